@@ -1,0 +1,37 @@
+# rpay: `make run` serves the app on http://127.0.0.1:8000, `make test` runs the suite.
+# Both install what they need first (Python packages into .venv, npm packages).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP_PY := $(VENV)/.installed
+STAMP_NODE := node_modules/.installed
+
+.PHONY: install run test bench lint clean
+
+install: $(STAMP_PY) $(STAMP_NODE)
+
+$(STAMP_PY): requirements.txt requirements-dev.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "make: cannot create a virtualenv: install python3-venv"; exit 1; }
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+$(STAMP_NODE): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make: npm is missing: install Node.js 20 and npm (apt-get install nodejs npm)"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+run: install
+	$(PY) scripts/dev.py
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(PY) scripts/bench.py
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) node_modules var artifacts

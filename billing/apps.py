@@ -1,0 +1,22 @@
+from django.apps import AppConfig
+
+
+class BillingConfig(AppConfig):
+    name = "billing"
+    verbose_name = "Billing"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.conf import settings
+
+        from .models import configure
+
+        configure(
+            table_name=settings.DYNAMODB_TABLE,
+            region=settings.AWS_REGION,
+            host=settings.DYNAMODB_ENDPOINT,
+            max_retry_attempts=settings.DYNAMODB_MAX_RETRY_ATTEMPTS,
+            max_pool_connections=settings.DYNAMODB_MAX_POOL_CONNECTIONS,
+            connect_timeout_seconds=settings.DYNAMODB_CONNECT_TIMEOUT,
+            read_timeout_seconds=settings.DYNAMODB_READ_TIMEOUT,
+        )

@@ -1,0 +1,321 @@
+"""The payment-gateway interface and the simulated gateway used in development and tests.
+
+The interface mirrors what real card processors offer (Stripe, Adyen, Braintree):
+card details are exchanged for a token once, on the server, and every later charge
+or refund names that token or charge, with an idempotency key so that a retried
+request never charges twice. rpay stores only the token, brand, last four digits and
+expiry (DESIGN.md invariant 3).
+
+``get_gateway()`` returns the implementation named by the ``PAYMENT_GATEWAY`` setting.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+
+class CardError(ValueError):
+    """The card details cannot be tokenized (bad number, expired, bad CVC)."""
+
+    def __init__(self, message: str, field: str = "card_number") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class GatewayError(RuntimeError):
+    """The gateway could not be reached or failed: the outcome of the call is unknown.
+
+    Retrying with the same idempotency key is always safe.
+    """
+
+
+@dataclass(frozen=True)
+class CardToken:
+    token: str
+    brand: str
+    last4: str
+    exp_month: int
+    exp_year: int
+
+
+@dataclass(frozen=True)
+class ChargeResult:
+    status: str  # "succeeded" | "declined"
+    charge_id: str
+    amount: int
+    currency: str
+    decline_code: str | None = None
+    created: str = ""
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "succeeded"
+
+
+@dataclass(frozen=True)
+class RefundResult:
+    status: str  # "succeeded" | "failed"
+    refund_id: str
+    charge_id: str
+    amount: int
+    reason: str | None = None
+
+
+class PaymentGateway(Protocol):
+    def tokenize_card(
+        self, number: str, exp_month: int, exp_year: int, cvc: str
+    ) -> CardToken: ...
+
+    def charge(
+        self,
+        token: str,
+        amount: int,
+        currency: str,
+        idempotency_key: str,
+        metadata: dict[str, str] | None = None,
+    ) -> ChargeResult: ...
+
+    def refund(
+        self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""
+    ) -> RefundResult: ...
+
+
+# --- card-number rules (used by forms and by the simulated gateway) ---------------------
+
+
+def normalize_card_number(number: str) -> str:
+    return "".join(ch for ch in str(number) if not ch.isspace() and ch != "-")
+
+
+def luhn_valid(number: str) -> bool:
+    if not number.isdigit() or not 12 <= len(number) <= 19:
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(number)):
+        d = int(ch)
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def card_brand(number: str) -> str:
+    if number.startswith("4"):
+        return "Visa"
+    if number[:2] in {"51", "52", "53", "54", "55"} or "2221" <= number[:4] <= "2720":
+        return "Mastercard"
+    if number[:2] in {"34", "37"}:
+        return "American Express"
+    if number.startswith("6011") or number.startswith("65"):
+        return "Discover"
+    return "Card"
+
+
+# --- the simulated gateway -----------------------------------------------------------
+
+# In the manner of the well-known processor test cards: these numbers tokenize but
+# are declined when charged, with the decline code given.
+DECLINING_TEST_CARDS = {
+    "4000000000000002": "card_declined",
+    "4000000000009995": "insufficient_funds",
+    "4000000000000069": "expired_card",
+    "4000000000000341": "card_declined",
+}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tokens (
+    token TEXT PRIMARY KEY, brand TEXT NOT NULL, last4 TEXT NOT NULL,
+    exp_month INTEGER NOT NULL, exp_year INTEGER NOT NULL, decline_code TEXT
+);
+CREATE TABLE IF NOT EXISTS charges (
+    idempotency_key TEXT PRIMARY KEY, charge_id TEXT NOT NULL UNIQUE, token TEXT NOT NULL,
+    amount INTEGER NOT NULL, currency TEXT NOT NULL, status TEXT NOT NULL,
+    decline_code TEXT, metadata TEXT NOT NULL, created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS refunds (
+    idempotency_key TEXT PRIMARY KEY, refund_id TEXT NOT NULL UNIQUE,
+    charge_id TEXT NOT NULL, amount INTEGER NOT NULL, status TEXT NOT NULL,
+    reason TEXT, created TEXT NOT NULL
+);
+"""
+
+
+@dataclass
+class SimulatedGateway:
+    """A card processor simulated on a SQLite ledger.
+
+    The ledger is a file, so idempotency holds across process restarts and between
+    two batch processes running at once: the same key returns the recorded result
+    and charges nothing more. ``latency_ms`` adds a delay per charge or refund, to
+    benchmark the batch against a realistic processor.
+    """
+
+    ledger_path: str
+    latency_ms: int = 0
+    _local: threading.local = field(default_factory=threading.local, repr=False)
+
+    def _db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if self.ledger_path != ":memory:":
+                Path(self.ledger_path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.ledger_path, timeout=60, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            self._local.conn = conn
+        return conn
+
+    def _sleep(self) -> None:
+        if self.latency_ms:
+            time.sleep(self.latency_ms / 1000)
+
+    def tokenize_card(self, number: str, exp_month: int, exp_year: int, cvc: str) -> CardToken:
+        number = normalize_card_number(number)
+        if not luhn_valid(number):
+            raise CardError("That card number is not valid.")
+        now = datetime.now(tz=UTC)
+        if not 1 <= int(exp_month) <= 12:
+            raise CardError("The expiry month must be 1-12.", field="exp_month")
+        if (int(exp_year), int(exp_month)) < (now.year, now.month):
+            raise CardError("This card has expired.", field="exp_year")
+        cvc_len = 4 if card_brand(number) == "American Express" else 3
+        if not (str(cvc).isdigit() and len(str(cvc)) == cvc_len):
+            raise CardError(f"The security code must be {cvc_len} digits.", field="cvc")
+        token = CardToken(
+            token="tok_sim_" + secrets.token_hex(12),
+            brand=card_brand(number),
+            last4=number[-4:],
+            exp_month=int(exp_month),
+            exp_year=int(exp_year),
+        )
+        self._db().execute(
+            "INSERT INTO tokens VALUES (?, ?, ?, ?, ?, ?)",
+            (token.token, token.brand, token.last4, token.exp_month, token.exp_year,
+             DECLINING_TEST_CARDS.get(number)),
+        )
+        return token
+
+    def charge(
+        self,
+        token: str,
+        amount: int,
+        currency: str,
+        idempotency_key: str,
+        metadata: dict[str, str] | None = None,
+    ) -> ChargeResult:
+        if not isinstance(amount, int) or amount <= 0:
+            raise ValueError("amount must be a positive integer number of minor units")
+        db = self._db()
+        existing = db.execute(
+            "SELECT charge_id, amount, currency, status, decline_code, created FROM charges "
+            "WHERE idempotency_key = ?", (idempotency_key,),
+        ).fetchone()
+        if existing:
+            return _charge_result(existing)
+        self._sleep()
+        row = db.execute("SELECT decline_code FROM tokens WHERE token = ?", (token,)).fetchone()
+        decline_code = "invalid_token" if row is None else row[0]
+        status = "declined" if decline_code else "succeeded"
+        created = datetime.now(tz=UTC).isoformat(timespec="seconds")
+        charge_id = "ch_sim_" + secrets.token_hex(12)
+        # INSERT OR IGNORE + re-read: two processes racing on one key both get the
+        # first writer's result, and only one charge exists.
+        db.execute(
+            "INSERT OR IGNORE INTO charges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (idempotency_key, charge_id, token, amount, currency.upper(), status,
+             decline_code, json.dumps(metadata or {}, sort_keys=True), created),
+        )
+        stored = db.execute(
+            "SELECT charge_id, amount, currency, status, decline_code, created FROM charges "
+            "WHERE idempotency_key = ?", (idempotency_key,),
+        ).fetchone()
+        return _charge_result(stored)
+
+    def refund(
+        self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""
+    ) -> RefundResult:
+        db = self._db()
+        existing = db.execute(
+            "SELECT refund_id, charge_id, amount, status, reason FROM refunds "
+            "WHERE idempotency_key = ?", (idempotency_key,),
+        ).fetchone()
+        if existing:
+            return RefundResult(*existing[:4], reason=existing[4])
+        self._sleep()
+        charge = db.execute(
+            "SELECT amount, status FROM charges WHERE charge_id = ?", (charge_id,)
+        ).fetchone()
+        refunded = db.execute(
+            "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE charge_id = ? AND status = 'succeeded'",
+            (charge_id,),
+        ).fetchone()[0]
+        if charge is None or charge[1] != "succeeded":
+            status, why = "failed", "no such successful charge"
+        elif amount <= 0 or refunded + amount > charge[0]:
+            status, why = "failed", "refund exceeds the amount charged"
+        else:
+            status, why = "succeeded", reason or None
+        refund_id = "re_sim_" + secrets.token_hex(12)
+        db.execute(
+            "INSERT OR IGNORE INTO refunds VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (idempotency_key, refund_id, charge_id, amount, status, why,
+             datetime.now(tz=UTC).isoformat(timespec="seconds")),
+        )
+        stored = db.execute(
+            "SELECT refund_id, charge_id, amount, status, reason FROM refunds "
+            "WHERE idempotency_key = ?", (idempotency_key,),
+        ).fetchone()
+        return RefundResult(stored[0], stored[3], stored[1], stored[2], reason=stored[4])
+
+    # --- for tests and benchmarks ---------------------------------------------------
+
+    def charges_made(self, **metadata: str) -> list[dict[str, Any]]:
+        """Every charge really made whose metadata contains all the given pairs."""
+        rows = self._db().execute(
+            "SELECT idempotency_key, charge_id, amount, currency, status, metadata FROM charges"
+        ).fetchall()
+        out = []
+        for key, charge_id, amount, currency, status, meta in rows:
+            meta = json.loads(meta)
+            if all(meta.get(k) == v for k, v in metadata.items()):
+                out.append({"idempotency_key": key, "charge_id": charge_id, "amount": amount,
+                            "currency": currency, "status": status, "metadata": meta})
+        return out
+
+
+def _charge_result(row: tuple) -> ChargeResult:
+    charge_id, amount, currency, status, decline_code, created = row
+    return ChargeResult(status=status, charge_id=charge_id, amount=amount, currency=currency,
+                        decline_code=decline_code, created=created)
+
+
+@lru_cache(maxsize=8)
+def _build_gateway(path: str, ledger: str, latency_ms: int) -> PaymentGateway:
+    cls = import_string(path)
+    if cls is SimulatedGateway:
+        return SimulatedGateway(ledger_path=ledger, latency_ms=latency_ms)
+    return cls()
+
+
+def get_gateway() -> PaymentGateway:
+    """The gateway named by ``settings.PAYMENT_GATEWAY`` (one instance per configuration)."""
+    return _build_gateway(
+        settings.PAYMENT_GATEWAY,
+        settings.PAYMENT_GATEWAY_LEDGER,
+        settings.PAYMENT_GATEWAY_LATENCY_MS,
+    )

@@ -1,0 +1,119 @@
+"""Seed demo data once: users, products, accounts, subscriptions and eight months of receipts."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+
+from billing import access
+from billing.gateway import get_gateway
+from billing.management.base import BillingCommand
+from billing.schedule import anchor_date, billing_today
+
+STAFF_EMAIL = "staff@rpay.localhost"
+STAFF_PASSWORD = "staff-demo-2026"
+CUSTOMER_EMAIL = "customer@rpay.localhost"
+CUSTOMER_PASSWORD = "customer-demo-2026"
+
+PRODUCTS = [
+    ("NEWS-DAILY", "Daily News digital", 999, "USD"),
+    ("MUSIC-FAMILY", "Music Family plan", 1699, "USD"),
+    ("CLOUD-200", "Cloud Storage 200 GB", 299, "EUR"),
+    ("GYM-CITY", "City Gym membership", 4500, "GBP"),
+    ("COFFEE-BOX", "Coffee beans monthly box", 2450, "USD"),
+]
+
+# (e-mail, [(sku, payment day)]): days 29, 30 and 31 show the month-end clamp.
+DEMO_ACCOUNTS = [
+    (CUSTOMER_EMAIL, [("NEWS-DAILY", 31), ("MUSIC-FAMILY", 15), ("CLOUD-200", 29)]),
+    ("ada@example.com", [("GYM-CITY", 30), ("COFFEE-BOX", 1)]),
+    ("grace@example.com", [("NEWS-DAILY", 28), ("CLOUD-200", 31)]),
+    ("alan@example.com", [("MUSIC-FAMILY", 29)]),
+    ("edsger@example.com", [("COFFEE-BOX", 12), ("GYM-CITY", 5)]),
+]
+
+
+def months_ago(today: date, n: int) -> tuple[int, int]:
+    index = today.year * 12 + today.month - 1 - n
+    return index // 12, index % 12 + 1
+
+
+class Command(BillingCommand):
+    help = "Seed demo users, products, accounts, subscriptions and receipts (only once)."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        User = get_user_model()
+        staff, created_staff = User.objects.get_or_create(
+            username=STAFF_EMAIL, defaults={"email": STAFF_EMAIL, "is_staff": True, "is_superuser": True}
+        )
+        if created_staff:
+            staff.set_password(STAFF_PASSWORD)
+            staff.save()
+        money = Permission.objects.filter(codename="manage_money", content_type__app_label="billing").first()
+        if money:
+            staff.user_permissions.add(money)
+
+        for sku, name, amount, currency in PRODUCTS:
+            if access.get_product(sku) is None:
+                access.create_product(sku, name, amount, currency)
+
+        today = billing_today(settings.BILLING_TIMEZONE)
+        seeded = 0
+        rng = random.Random(2026)
+        gateway = get_gateway()
+        for email, subs in DEMO_ACCOUNTS:
+            user, _ = User.objects.get_or_create(username=email, defaults={"email": email})
+            if not user.has_usable_password():
+                user.set_password(CUSTOMER_PASSWORD)
+                user.save()
+            if access.get_account_id_for_user(user.pk):
+                continue
+            account = access.create_account(email, user_id=user.pk, name=email.split("@")[0].title())
+            card = gateway.tokenize_card("4242424242424242", 12, today.year + 3, "123")
+            for sku, day in subs:
+                product = access.get_product(sku)
+                # Made eight months ago, so the receipts below belong to it.
+                created = date(*months_ago(today, 8), 1)
+                sub = access.create_subscription(
+                    account, sku=sku, payment_day=day, amount=product.PaymentAmount,
+                    currency=product.Currency, card=card, today=created,
+                    reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product.Name,
+                )
+                last_paid = None
+                for n in range(8, 0, -1):
+                    billed = anchor_date(*months_ago(today, n), day)
+                    if billed >= today:
+                        continue
+                    access.create_receipt(
+                        sub, billing_date=billed, amount=product.PaymentAmount,
+                        currency=product.Currency, charge_id=f"ch_demo_{rng.getrandbits(48):012x}",
+                        retention_days=settings.RECEIPT_RETENTION_DAYS,
+                        processed_at=datetime(billed.year, billed.month, billed.day, 6, tzinfo=UTC),
+                    )
+                    last_paid = billed
+                this_month = anchor_date(today.year, today.month, day)
+                if this_month < today:
+                    access.create_receipt(
+                        sub, billing_date=this_month, amount=product.PaymentAmount,
+                        currency=product.Currency, charge_id=f"ch_demo_{rng.getrandbits(48):012x}",
+                        retention_days=settings.RECEIPT_RETENTION_DAYS,
+                        processed_at=datetime(this_month.year, this_month.month, this_month.day, 6, tzinfo=UTC),
+                    )
+                    last_paid = this_month
+                # Bring the schedule up to date as the payment batch would have.
+                next_payment = this_month if this_month >= today else anchor_date(*months_ago(today, -1), day)
+                remind = max(next_payment - timedelta(days=settings.REMINDER_DAYS_BEFORE), today)
+                access.set_schedule(
+                    sub, next_payment=next_payment, last_payment=last_paid or created,
+                    next_reminder=remind, last_reminder=remind - timedelta(days=30),
+                )
+            seeded += 1
+
+        self.stdout.write(f"seeded {seeded} new demo account(s); {len(DEMO_ACCOUNTS) - seeded} already there")
+        self.stdout.write(f"staff log-in:    {STAFF_EMAIL} / {STAFF_PASSWORD}")
+        self.stdout.write(f"customer log-in: {CUSTOMER_EMAIL} / {CUSTOMER_PASSWORD}")

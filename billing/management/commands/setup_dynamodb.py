@@ -1,0 +1,29 @@
+"""Create the rpay table with both indexes if it is missing; safe to run any time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from billing.management.base import BillingCommand
+from billing.table import ensure_table, summarize
+
+
+class Command(BillingCommand):
+    help = "Create the DynamoDB table and its two GSIs if missing, wait until active, enable TTL."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        status = ensure_table(wait=True)
+        endpoint = settings.DYNAMODB_ENDPOINT or f"AWS DynamoDB ({settings.AWS_REGION})"
+        verb = "created" if status.created else "already exists"
+        self.stdout.write(f"{settings.DYNAMODB_TABLE} {verb} at {endpoint}")
+        if status.ttl == "enabled":
+            self.stdout.write("TTL: enabled on attribute TTL (receipts expire)")
+        else:
+            self.stdout.write(
+                f"TTL: this engine does not support it ({status.ttl.removeprefix('unsupported: ')}); "
+                "expired receipts are still hidden by every read"
+            )
+        for line in summarize(status.description):
+            self.stdout.write(line)

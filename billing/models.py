@@ -1,0 +1,360 @@
+"""The one DynamoDB table (DESIGN.md §2), modelled with PynamoDB.
+
+Every entity is a subclass of ``BillingItem`` told apart by the ``EntityType``
+discriminator, and declares its key templates once, next to its attributes (the
+ElectroDB habit): all code builds keys through ``Entity.pk(...)`` / ``Entity.sk(...)``.
+
+Only ``Subscription`` carries the GSI key attributes, so the two indexes are sparse:
+accounts, receipts, products, batch runs and events never appear in them.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pynamodb.attributes import (
+    DiscriminatorAttribute,
+    JSONAttribute,
+    MapAttribute,
+    NumberAttribute,
+    TTLAttribute,
+    UnicodeAttribute,
+    VersionAttribute,
+)
+from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection
+from pynamodb.models import Model
+
+# --- key templates -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyTemplate:
+    """A key format such as ``SUB#{sub_id}#SKU#{sku}``: builds keys and parses them back."""
+
+    template: str
+
+    def format(self, **values: Any) -> str:
+        for name, value in values.items():
+            # A '#' inside a value would make the key ambiguous when parsed back.
+            if "#" in str(value):
+                raise ValueError(f"{name} may not contain '#': {value!r}")
+        return self.template.format(**values)
+
+    @property
+    def fields(self) -> list[str]:
+        return [f for _, f, _, _ in string.Formatter().parse(self.template) if f]
+
+    @property
+    def prefix(self) -> str:
+        """The constant text before the first field: what ``begins_with`` queries use."""
+        return self.template.split("{", 1)[0]
+
+    def parse(self, key: str) -> dict[str, str]:
+        pattern = re.escape(self.template)
+        for field in self.fields:
+            pattern = pattern.replace(re.escape("{" + field + "}"), f"(?P<{field}>[^#]*)")
+        match = re.fullmatch(pattern, key)
+        if not match:
+            raise ValueError(f"{key!r} does not match {self.template!r}")
+        return match.groupdict()
+
+
+# --- the table --------------------------------------------------------------------------
+
+
+class BillingItem(Model):
+    """Base model of the single table: generic PK/SK and the entity discriminator.
+
+    ``Meta`` is filled in by :func:`configure` from Django settings, so that tests can
+    point the same classes at moto or at a dynalite server.
+    """
+
+    class Meta:
+        table_name = "RecurringPayments"
+        region = "us-east-1"
+        host: str | None = None
+        billing_mode = "PAY_PER_REQUEST"
+        max_retry_attempts = 5
+        max_pool_connections = 64
+        connect_timeout_seconds = 3
+        read_timeout_seconds = 10
+
+    PK = UnicodeAttribute(hash_key=True)
+    SK = UnicodeAttribute(range_key=True)
+    EntityType = DiscriminatorAttribute()
+
+    pk_template: ClassVar[KeyTemplate]
+    sk_template: ClassVar[KeyTemplate]
+
+    @classmethod
+    def pk(cls, **values: Any) -> str:
+        return cls.pk_template.format(**values)
+
+    @classmethod
+    def sk(cls, **values: Any) -> str:
+        return cls.sk_template.format(**values)
+
+
+ACCOUNT_PK = KeyTemplate("ACC#{account_id}")
+
+
+class Account(BillingItem, discriminator="Account"):
+    pk_template = ACCOUNT_PK
+    sk_template = ACCOUNT_PK
+
+    Email = UnicodeAttribute()
+    Name = UnicodeAttribute(null=True)
+    # The Django user that owns this account (users live in Django's database).
+    UserId = NumberAttribute(null=True)
+    CreatedDate = UnicodeAttribute()
+
+    @property
+    def account_id(self) -> str:
+        return ACCOUNT_PK.parse(self.PK)["account_id"]
+
+
+class UserLink(BillingItem, discriminator="UserLink"):
+    """Maps a Django user to the billing account it owns (one GetItem at log-in)."""
+
+    pk_template = KeyTemplate("USER#{user_id}")
+    sk_template = KeyTemplate("USER#{user_id}")
+
+    AccountId = UnicodeAttribute()
+    Email = UnicodeAttribute()
+
+
+class PaymentDetails(MapAttribute):
+    """What the gateway gave back for a card: never the card number or the CVC."""
+
+    Token = UnicodeAttribute()
+    Brand = UnicodeAttribute()
+    Last4 = UnicodeAttribute()
+    ExpMonth = NumberAttribute()
+    ExpYear = NumberAttribute()
+    BillingAddress = UnicodeAttribute(null=True)
+
+
+# Projections (DESIGN.md §2). EntityType must be projected, or PynamoDB's discriminator
+# filter drops every row of a query made through the Subscription class.
+GSI1_PROJECTION = [
+    "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
+    "Currency", "PaymentDetails", "Status", "ProductName",
+]
+GSI2_PROJECTION = [
+    "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
+    "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
+    "NextReminderDate", "LastReminderDate", "Version",
+]
+
+
+class DueRemindersIndex(GlobalSecondaryIndex):
+    """GSI-1: subscriptions whose reminder is due on a date (getDueRemindersByDate)."""
+
+    class Meta:
+        index_name = "GSI-1"
+        projection = IncludeProjection([a for a in GSI1_PROJECTION if a not in ("PK", "SK")])
+
+    NextReminderDate = UnicodeAttribute(hash_key=True)
+    LastReminderDate = UnicodeAttribute(range_key=True)
+
+
+class DuePaymentsIndex(GlobalSecondaryIndex):
+    """GSI-2: subscriptions whose payment is due on a date (getDuePaymentsByDate)."""
+
+    class Meta:
+        index_name = "GSI-2"
+        projection = IncludeProjection([a for a in GSI2_PROJECTION if a not in ("PK", "SK")])
+
+    NextPaymentDate = UnicodeAttribute(hash_key=True)
+    LastPaymentDate = UnicodeAttribute(range_key=True)
+
+
+class SubscriptionStatus:
+    ACTIVE = "active"
+    PAST_DUE = "past_due"
+    CANCELLED = "cancelled"
+    LIVE = (ACTIVE, PAST_DUE)
+
+
+class Subscription(BillingItem, discriminator="Subscription"):
+    pk_template = ACCOUNT_PK
+    sk_template = KeyTemplate("SUB#{sub_id}#SKU#{sku}")
+
+    Email = UnicodeAttribute()
+    SKU = UnicodeAttribute()
+    ProductName = UnicodeAttribute(null=True)
+    PaymentDay = NumberAttribute()
+    PaymentAmount = NumberAttribute()  # minor units
+    Currency = UnicodeAttribute()
+    # The four GSI keys: present on every live subscription, absent once cancelled.
+    NextPaymentDate = UnicodeAttribute(null=True)
+    LastPaymentDate = UnicodeAttribute(null=True)
+    NextReminderDate = UnicodeAttribute(null=True)
+    LastReminderDate = UnicodeAttribute(null=True)
+    PaymentDetails = PaymentDetails()
+    CreatedDate = UnicodeAttribute()
+    Status = UnicodeAttribute(default=SubscriptionStatus.ACTIVE)
+    # The anchor date of the period being paid while a payment is retried (dunning).
+    BillingPeriod = UnicodeAttribute(null=True)
+    RetryCount = NumberAttribute(default=0)
+    CancelledDate = UnicodeAttribute(null=True)
+    CancelReason = UnicodeAttribute(null=True)
+    Version = VersionAttribute()
+
+    due_reminders = DueRemindersIndex()
+    due_payments = DuePaymentsIndex()
+
+    @property
+    def account_id(self) -> str:
+        return ACCOUNT_PK.parse(self.PK)["account_id"]
+
+    @property
+    def sub_id(self) -> str:
+        return self.sk_template.parse(self.SK)["sub_id"]
+
+    @property
+    def is_live(self) -> bool:
+        return self.Status in SubscriptionStatus.LIVE
+
+
+class ReceiptStatus:
+    PAID = "paid"
+    REFUNDED = "refunded"
+    PARTIALLY_REFUNDED = "partially_refunded"
+
+
+class Receipt(BillingItem, discriminator="Receipt"):
+    pk_template = ACCOUNT_PK
+    # Keyed by billing date, not processing time: a retried payment finds the same key.
+    sk_template = KeyTemplate("REC#{billing_date}#SKU#{sku}#SUB#{sub_id}")
+
+    SubId = UnicodeAttribute()
+    SKU = UnicodeAttribute()
+    ProductName = UnicodeAttribute(null=True)
+    Email = UnicodeAttribute(null=True)
+    BillingDate = UnicodeAttribute()
+    ProcessedDate = UnicodeAttribute()
+    ProcessedAmount = NumberAttribute()  # minor units
+    Currency = UnicodeAttribute()
+    ChargeId = UnicodeAttribute(null=True)
+    CardBrand = UnicodeAttribute(null=True)
+    CardLast4 = UnicodeAttribute(null=True)
+    Status = UnicodeAttribute(default=ReceiptStatus.PAID)
+    RefundedAmount = NumberAttribute(default=0)
+    RefundId = UnicodeAttribute(null=True)
+    TTL = TTLAttribute(null=True)
+
+    @property
+    def account_id(self) -> str:
+        return ACCOUNT_PK.parse(self.PK)["account_id"]
+
+
+class ProductStatus:
+    ACTIVE = "active"
+    RETIRED = "retired"
+
+
+class Product(BillingItem, discriminator="Product"):
+    """The catalogue: one partition, so listing it is a single Query."""
+
+    pk_template = KeyTemplate("CATALOG")
+    sk_template = KeyTemplate("SKU#{sku}")
+
+    SKU = UnicodeAttribute()
+    Name = UnicodeAttribute()
+    Description = UnicodeAttribute(null=True)
+    PaymentAmount = NumberAttribute()  # monthly price, minor units
+    Currency = UnicodeAttribute()
+    Status = UnicodeAttribute(default=ProductStatus.ACTIVE)
+    CreatedDate = UnicodeAttribute()
+
+
+class BatchRun(BillingItem, discriminator="BatchRun"):
+    """A record of one run of a daily batch (``kind`` is ``payments`` or ``reminders``).
+
+    One partition per kind, sorted by start time, so the history and the last
+    completed run are one Query each.
+    """
+
+    pk_template = KeyTemplate("RUN#{kind}")
+    sk_template = KeyTemplate("{started}#{run_id}")
+
+    Kind = UnicodeAttribute()
+    RunId = UnicodeAttribute()
+    StartedAt = UnicodeAttribute()
+    FinishedAt = UnicodeAttribute(null=True)
+    FirstDate = UnicodeAttribute()
+    LastDate = UnicodeAttribute()
+    Outcome = UnicodeAttribute(default="running")  # running | completed | failed | interrupted
+    Counts = JSONAttribute(null=True)
+    Failures = JSONAttribute(null=True)
+    DryRun = UnicodeAttribute(null=True)
+    Host = UnicodeAttribute(null=True)
+
+
+class AuditEvent(BillingItem, discriminator="Event"):
+    """Something that happened to an account: who, what, when, before and after."""
+
+    pk_template = ACCOUNT_PK
+    sk_template = KeyTemplate("EVT#{at}#{event_id}")
+
+    At = UnicodeAttribute()
+    Actor = UnicodeAttribute()
+    Action = UnicodeAttribute()
+    Subject = UnicodeAttribute(null=True)
+    Before = JSONAttribute(null=True)
+    After = JSONAttribute(null=True)
+    Note = UnicodeAttribute(null=True)
+
+
+ENTITIES: tuple[type[BillingItem], ...] = (
+    Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent,
+)
+
+
+def configure(
+    *,
+    table_name: str,
+    region: str,
+    host: str | None,
+    max_retry_attempts: int = 5,
+    max_pool_connections: int = 64,
+    connect_timeout_seconds: int = 3,
+    read_timeout_seconds: int = 10,
+) -> None:
+    """Point every entity at a table and endpoint, dropping cached connections.
+
+    With an endpoint (dynalite, DynamoDB Local) and no AWS credentials in the
+    environment, dummy credentials are used: local engines accept any.
+    """
+    import os
+
+    meta = BillingItem.Meta
+    meta.table_name = table_name
+    meta.region = region
+    meta.host = host
+    meta.max_retry_attempts = max_retry_attempts
+    meta.max_pool_connections = max_pool_connections
+    meta.connect_timeout_seconds = connect_timeout_seconds
+    meta.read_timeout_seconds = read_timeout_seconds
+    if host and not os.environ.get("AWS_ACCESS_KEY_ID") and not os.environ.get("AWS_PROFILE"):
+        meta.aws_access_key_id = "local"
+        meta.aws_secret_access_key = "local"
+    else:
+        meta.aws_access_key_id = None
+        meta.aws_secret_access_key = None
+    for cls in (BillingItem, *ENTITIES):
+        cls._connection = None
+    # One connection (one botocore client, one HTTP pool) for every entity: the batch
+    # workers share the pool, and request counting hooks a single client.
+    shared = BillingItem._get_connection()
+    for cls in ENTITIES:
+        cls._connection = shared
+
+
+def dynamodb_client() -> Any:
+    """The botocore client every entity uses (for event hooks: request counting)."""
+    return BillingItem._get_connection().connection.client

@@ -1,0 +1,71 @@
+"""Table lifecycle: create the one table from the PynamoDB models, enable TTL, describe it.
+
+The schema (keys, both GSIs and their projections) comes from ``billing.models``:
+``BillingItem.create_table`` collects the indexes declared on the ``Subscription``
+subclass, so the models are the single source of truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pynamodb.exceptions import PynamoDBException
+
+from .models import BillingItem, Receipt
+
+
+@dataclass
+class TableStatus:
+    created: bool
+    ttl: str  # "enabled" | "unsupported: <reason>"
+    description: dict
+
+
+def ensure_table(wait: bool = True) -> TableStatus:
+    """Create the table if it is missing (idempotent), wait for it, and turn TTL on."""
+    created = False
+    if not BillingItem.exists():
+        BillingItem.create_table(wait=wait, billing_mode="PAY_PER_REQUEST")
+        created = True
+    ttl = enable_ttl()
+    return TableStatus(created=created, ttl=ttl, description=describe_table())
+
+
+def enable_ttl() -> str:
+    """Ask DynamoDB to expire receipts through ``TTL``; say so when the engine cannot."""
+    client = BillingItem._get_connection().connection.client
+    try:
+        current = client.describe_time_to_live(TableName=BillingItem.Meta.table_name)
+        if current.get("TimeToLiveDescription", {}).get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+            return "enabled"
+        client.update_time_to_live(
+            TableName=BillingItem.Meta.table_name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": Receipt.TTL.attr_name},
+        )
+        return "enabled"
+    except ClientError as error:
+        return f"unsupported: {error.response.get('Error', {}).get('Code', 'error')}"
+    except (BotoCoreError, PynamoDBException) as error:
+        return f"unsupported: {type(error).__name__}"
+
+
+def describe_table() -> dict:
+    return BillingItem.describe_table()
+
+
+def delete_table() -> None:
+    if BillingItem.exists():
+        BillingItem.delete_table()
+
+
+def summarize(description: dict) -> list[str]:
+    """Short human lines describing the table and its indexes."""
+    keys = ", ".join(f"{k['AttributeName']} ({k['KeyType']})" for k in description["KeySchema"])
+    lines = [f"table {description['TableName']}: {description.get('TableStatus')}, keys {keys}"]
+    for gsi in description.get("GlobalSecondaryIndexes", []):
+        gkeys = ", ".join(f"{k['AttributeName']} ({k['KeyType']})" for k in gsi["KeySchema"])
+        proj = gsi["Projection"]
+        extra = ", ".join(proj.get("NonKeyAttributes", []))
+        lines.append(f"  {gsi['IndexName']}: keys {gkeys}; projection {proj['ProjectionType']} {extra}")
+    return lines

@@ -1,0 +1,121 @@
+"""Shared fixtures: a fresh DynamoDB table per test, on moto or on a dynalite server.
+
+Data-layer tests take ``table`` and run twice, once per engine (DESIGN.md §4);
+page and command tests take ``moto_table`` for speed. ``ddb_requests`` counts the
+DynamoDB operations made through botocore's event hooks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+# moto and the local engine accept any credentials; never pick up a developer's real ones.
+os.environ["AWS_ACCESS_KEY_ID"] = "testing"
+os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
+os.environ.pop("AWS_PROFILE", None)
+os.environ.pop("AWS_SESSION_TOKEN", None)
+
+from moto import mock_aws  # noqa: E402
+
+from billing.localengine import free_port, start_dynalite  # noqa: E402
+from billing.models import configure, dynamodb_client  # noqa: E402
+from billing.table import delete_table, ensure_table  # noqa: E402
+
+ENGINES = ["moto", "dynalite"]
+REGION = "us-east-1"
+_table_numbers = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def dynalite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One dynalite per test run, on a free port, with its data in a temporary folder."""
+    server = start_dynalite(free_port(), tmp_path_factory.mktemp("dynalite-data"))
+    yield server
+    server.stop()
+
+
+@contextmanager
+def table_on(engine: str, request: pytest.FixtureRequest, settings) -> Iterator[str]:
+    # dynalite, like DynamoDB, wants table names of 3-255 characters.
+    name = f"rpay_test_{os.getpid()}_{next(_table_numbers)}"
+    settings.DYNAMODB_TABLE = name
+    if engine == "moto":
+        with mock_aws():
+            settings.DYNAMODB_ENDPOINT = None
+            configure(table_name=name, region=REGION, host=None, max_retry_attempts=1)
+            ensure_table()
+            yield engine
+        return
+    server = request.getfixturevalue("dynalite_server")
+    settings.DYNAMODB_ENDPOINT = server.endpoint
+    configure(table_name=name, region=REGION, host=server.endpoint, max_retry_attempts=1)
+    ensure_table()
+    try:
+        yield engine
+    finally:
+        delete_table()
+
+
+@pytest.fixture(params=ENGINES)
+def table(request: pytest.FixtureRequest, settings) -> Iterator[str]:
+    """A fresh table on each engine in turn; yields the engine's name."""
+    with table_on(request.param, request, settings) as engine:
+        yield engine
+
+
+@pytest.fixture
+def moto_table(request: pytest.FixtureRequest, settings) -> Iterator[str]:
+    """A fresh table on moto only (pages, forms, commands)."""
+    with table_on("moto", request, settings) as engine:
+        yield engine
+
+
+@pytest.fixture
+def dynalite_table(request: pytest.FixtureRequest, settings) -> Iterator[str]:
+    """A fresh table on the dynalite server only (concurrency, real HTTP)."""
+    with table_on("dynalite", request, settings) as engine:
+        yield engine
+
+
+@pytest.fixture(autouse=True)
+def gateway_ledger(settings, tmp_path) -> str:
+    """Each test gets its own simulated-gateway ledger (never the developer's var/)."""
+    settings.PAYMENT_GATEWAY_LEDGER = str(tmp_path / "gateway-ledger.sqlite3")
+    settings.PAYMENT_GATEWAY_LATENCY_MS = 0
+    return settings.PAYMENT_GATEWAY_LEDGER
+
+
+class RequestCounter:
+    """Counts DynamoDB operations by name, from botocore's ``before-call`` event."""
+
+    def __init__(self) -> None:
+        self.ops: list[str] = []
+
+    def __call__(self, model, **kwargs) -> None:
+        self.ops.append(model.name)
+
+    @property
+    def total(self) -> int:
+        return len(self.ops)
+
+    def by_name(self) -> Counter:
+        return Counter(self.ops)
+
+    def reset(self) -> None:
+        self.ops.clear()
+
+
+@pytest.fixture
+def ddb_requests() -> Iterator[RequestCounter]:
+    """Use after a table fixture: counts every request the entities make from now on."""
+    counter = RequestCounter()
+    events = dynamodb_client().meta.events
+    events.register("before-call.dynamodb", counter, unique_id="rpay-request-counter")
+    yield counter
+    events.unregister("before-call.dynamodb", unique_id="rpay-request-counter")

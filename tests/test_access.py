@@ -1,0 +1,280 @@
+"""The access patterns of DESIGN.md §3, on moto and on dynalite (``table`` runs each twice)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+import boto3
+import pytest
+from django.conf import settings
+
+from billing import access
+from billing.gateway import SimulatedGateway
+from billing.models import BillingItem, Subscription, SubscriptionStatus
+
+from .factories import make_account, make_subscription
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+
+def raw_items(pk: str) -> list[dict]:
+    """Items as DynamoDB stores them, read with plain boto3 (not through PynamoDB)."""
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=settings.DYNAMODB_ENDPOINT)
+    out = client.query(
+        TableName=settings.DYNAMODB_TABLE,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": pk}},
+    )
+    return out["Items"]
+
+
+def raw_index(index: str, key_attr: str, value: str) -> list[dict]:
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=settings.DYNAMODB_ENDPOINT)
+    return client.query(
+        TableName=settings.DYNAMODB_TABLE, IndexName=index,
+        KeyConditionExpression="#k = :v",
+        ExpressionAttributeNames={"#k": key_attr},
+        ExpressionAttributeValues={":v": {"S": value}},
+    )["Items"]
+
+
+def test_key_formats_on_the_raw_items(table) -> None:
+    account = make_account()
+    sub = make_subscription(account, sku="GYM-CITY")
+    receipt, created = access.create_receipt(
+        sub, billing_date=date(2027, 1, 15), amount=999, currency="USD", charge_id="ch_1", retention_days=200
+    )
+    assert created
+    account_id = account.account_id
+    items = {i["SK"]["S"]: i for i in raw_items(f"ACC#{account_id}")}
+    assert f"ACC#{account_id}" in items
+    assert f"SUB#{sub.sub_id}#SKU#GYM-CITY" in items
+    assert f"REC#2027-01-15#SKU#GYM-CITY#SUB#{sub.sub_id}" in items
+    assert items[f"ACC#{account_id}"]["EntityType"] == {"S": "Account"}
+    raw_sub = items[f"SUB#{sub.sub_id}#SKU#GYM-CITY"]
+    assert raw_sub["EntityType"] == {"S": "Subscription"}
+    assert raw_sub["PaymentAmount"] == {"N": "999"}  # money: a number of minor units
+    assert raw_sub["Currency"] == {"S": "USD"}
+    raw_receipt = items[f"REC#2027-01-15#SKU#GYM-CITY#SUB#{sub.sub_id}"]
+    assert raw_receipt["ProcessedAmount"] == {"N": "999"}
+    expected_ttl = int(datetime(2027, 1, 15, tzinfo=UTC).timestamp()) + 200 * 86400
+    assert raw_receipt["TTL"] == {"N": str(expected_ttl)}
+
+
+def test_account_ids_are_random(table) -> None:
+    ids = {make_account("same@example.com").account_id for _ in range(5)}
+    assert len(ids) == 5
+    for account_id in ids:
+        assert "same" not in account_id and not account_id.isdigit()
+
+
+def test_user_link(table) -> None:
+    account = make_account(user_id=42)
+    assert access.get_account_id_for_user(42) == account.account_id
+    assert access.get_account_id_for_user(43) is None
+    assert access.get_account(account.account_id).Email == "pat@example.com"
+
+
+def test_subscriptions_by_account_returns_only_that_accounts_subscriptions(table) -> None:
+    mine, other = make_account(), make_account("other@example.com")
+    a = make_subscription(mine, sku="A-1")
+    b = make_subscription(mine, sku="B-2")
+    make_subscription(other, sku="A-1")
+    access.create_receipt(a, billing_date=date(2027, 1, 15), amount=999, currency="USD",
+                          charge_id="ch", retention_days=200)
+    found = access.get_subscriptions_by_account(mine.account_id)
+    assert sorted(s.SK for s in found) == sorted([a.SK, b.SK])
+    assert all(isinstance(s, Subscription) for s in found)
+
+
+def test_get_subscription_by_id_with_and_without_sku(table) -> None:
+    account = make_account()
+    sub = make_subscription(account, sku="A-1")
+    assert access.get_subscription(account.account_id, sub.sub_id).SK == sub.SK
+    assert access.get_subscription(account.account_id, sub.sub_id, sku="A-1").SK == sub.SK
+    assert access.get_subscription(account.account_id, "nope") is None
+    assert access.get_subscription(make_account("b@x.org").account_id, sub.sub_id) is None
+
+
+def test_new_subscription_is_due_on_its_first_dates(table) -> None:
+    """The seed misses this: without LastPaymentDate an item is not in GSI-2."""
+    account = make_account()
+    sub = make_subscription(account, payment_day=20, today=date(2027, 1, 10))
+    assert sub.NextPaymentDate == "2027-01-20"
+    assert sub.NextReminderDate == "2027-01-13"
+    due = list(access.get_due_payments_by_date(date(2027, 1, 20)))
+    assert [s.SK for s in due] == [sub.SK]
+    assert due[0].PaymentDetails.Token == "tok_test_visa"  # projected: no GetItem needed
+    assert due[0].PaymentAmount == 999 and due[0].Currency == "USD"
+    reminders = list(access.get_due_reminders_by_date(date(2027, 1, 13)))
+    assert [s.SK for s in reminders] == [sub.SK]
+    assert list(access.get_due_payments_by_date(date(2027, 1, 13))) == []
+
+
+def test_receipts_and_accounts_never_enter_the_indexes(table) -> None:
+    account = make_account()
+    sub = make_subscription(account, payment_day=20, today=date(2027, 1, 10))
+    access.create_receipt(sub, billing_date=date(2027, 1, 20), amount=999, currency="USD",
+                          charge_id="ch", retention_days=200)
+    access.create_product("P-1", "Product", 100, "USD")
+    access.record_event(account.account_id, actor="test", action="noop")
+    for index, attr in (("GSI-1", "NextReminderDate"), ("GSI-2", "NextPaymentDate")):
+        for value in ("2027-01-13", "2027-01-20"):
+            for item in raw_index(index, attr, value):
+                assert item["EntityType"]["S"] == "Subscription"
+    for item in raw_items(account.PK):
+        if item["EntityType"]["S"] != "Subscription":
+            assert not {"NextReminderDate", "NextPaymentDate", "LastReminderDate", "LastPaymentDate"} & set(item)
+
+
+def test_cancelled_subscription_leaves_both_indexes(table) -> None:
+    account = make_account()
+    sub = make_subscription(account, payment_day=20, today=date(2027, 1, 10))
+    access.cancel_subscription(sub)
+    assert list(access.get_due_payments_by_date(date(2027, 1, 20))) == []
+    assert list(access.get_due_reminders_by_date(date(2027, 1, 13))) == []
+    stored = access.get_subscription(account.account_id, sub.sub_id)
+    assert stored.Status == SubscriptionStatus.CANCELLED
+    assert stored.NextPaymentDate is None and stored.NextReminderDate is None
+    with pytest.raises(access.ConditionFailed):
+        access.cancel_subscription(stored)  # already cancelled: nothing to do
+
+
+def test_stale_write_is_refused(table) -> None:
+    account = make_account()
+    sub = make_subscription(account)
+    stale = access.get_subscription(account.account_id, sub.sub_id)
+    fresh = access.get_subscription(account.account_id, sub.sub_id)
+    access.change_payment_day(fresh, 3, today=date(2027, 1, 10), reminder_days_before=7)
+    with pytest.raises(access.ConditionFailed):
+        access.change_payment_day(stale, 9, today=date(2027, 1, 10), reminder_days_before=7)
+
+
+def test_receipts_window_and_ttl(table) -> None:
+    account = make_account()
+    sub = make_subscription(account, payment_day=5, today=date(2026, 1, 1))
+    for month in range(1, 12):
+        access.create_receipt(sub, billing_date=date(2026, month, 5), amount=999, currency="USD",
+                              charge_id=f"ch{month}", retention_days=200)
+    other = make_subscription(make_account("b@x.org"), payment_day=5, today=date(2026, 1, 1))
+    access.create_receipt(other, billing_date=date(2026, 10, 5), amount=1, currency="USD",
+                          charge_id="x", retention_days=200)
+    now = datetime(2026, 11, 22, 12, tzinfo=UTC)
+    got = access.get_receipts_by_account(account.account_id, date(2026, 5, 22), date(2026, 11, 22), now=now)
+    assert [r.BillingDate for r in got] == ["2026-11-05", "2026-10-05", "2026-09-05", "2026-08-05",
+                                            "2026-07-05", "2026-06-05"]
+    # a receipt whose TTL has passed is hidden even if DynamoDB has not deleted it yet
+    later = now + timedelta(days=200 - (now.date() - date(2026, 6, 5)).days + 1)
+    got = access.get_receipts_by_account(account.account_id, date(2026, 5, 22), date(2026, 11, 22), now=later)
+    assert "2026-06-05" not in [r.BillingDate for r in got]
+    collection = access.get_account_collection(account.account_id, now=now)
+    assert all(now < r.TTL for r in collection.receipts)
+    # Jan-May receipts are past their 200 days on Nov 22 (May 5 + 200 days = Nov 21)
+    assert [r.BillingDate[5:7] for r in collection.receipts] == ["11", "10", "09", "08", "07", "06"]
+
+
+def test_receipt_is_written_once_per_billing_date(table) -> None:
+    sub = make_subscription(make_account())
+    first, created = access.create_receipt(sub, billing_date=date(2027, 1, 15), amount=999, currency="USD",
+                                           charge_id="ch_a", retention_days=200)
+    again, created_again = access.create_receipt(sub, billing_date=date(2027, 1, 15), amount=999,
+                                                 currency="USD", charge_id="ch_b", retention_days=200)
+    assert created and not created_again
+    stored = access.get_receipt(sub.account_id, first.SK)
+    assert stored.ChargeId == "ch_a"
+
+
+def test_account_collection_is_one_query(table, ddb_requests) -> None:
+    account = make_account()
+    for sku in ("A-1", "B-2", "C-3"):
+        make_subscription(account, sku=sku)
+    ddb_requests.reset()
+    collection = access.get_account_collection(account.account_id)
+    assert ddb_requests.ops == ["Query"]
+    assert collection.account.PK == account.PK and len(collection.subscriptions) == 3
+
+
+def test_access_functions_never_scan(table, ddb_requests) -> None:
+    account = make_account(user_id=7)
+    sub = make_subscription(account, payment_day=20, today=date(2027, 1, 10))
+    access.create_receipt(sub, billing_date=date(2027, 1, 20), amount=999, currency="USD",
+                          charge_id="ch", retention_days=200)
+    list(access.get_due_payments_by_date(date(2027, 1, 20)))
+    list(access.get_due_reminders_by_date(date(2027, 1, 13)))
+    access.get_subscriptions_by_account(account.account_id)
+    access.get_receipts_by_account(account.account_id, date(2026, 7, 1), date(2027, 1, 31))
+    access.get_subscription(account.account_id, sub.sub_id)
+    access.get_account_id_for_user(7)
+    access.cancel_subscription(access.get_subscription(account.account_id, sub.sub_id))
+    counts = ddb_requests.by_name()
+    assert set(counts) <= {"Query", "GetItem", "PutItem", "UpdateItem"}
+    assert counts == {"PutItem": 4, "Query": 6, "GetItem": 1, "UpdateItem": 1}
+
+
+def test_each_pattern_costs_one_request(table, ddb_requests) -> None:
+    account = make_account()
+    ddb_requests.reset()
+    sub = make_subscription(account)
+    assert ddb_requests.ops == ["PutItem"]
+    ddb_requests.reset()
+    list(access.get_due_payments_by_date(date(2027, 1, 15)))
+    assert ddb_requests.ops == ["Query"]
+    ddb_requests.reset()
+    access.create_receipt(sub, billing_date=date(2027, 1, 15), amount=999, currency="USD",
+                          charge_id="c", retention_days=200)
+    assert ddb_requests.ops == ["PutItem"]
+
+
+PAN_RUN = re.compile(r"\d{13,19}")
+
+
+def test_no_card_number_is_stored(table, settings, tmp_path) -> None:
+    gateway = SimulatedGateway(ledger_path=str(tmp_path / "ledger.sqlite3"))
+    card = gateway.tokenize_card("4242 4242 4242 4242", 12, 2030, "123")
+    assert (card.brand, card.last4) == ("Visa", "4242")
+    account = make_account()
+    sub = make_subscription(account, card=card)
+    access.create_receipt(sub, billing_date=date(2027, 1, 15), amount=999, currency="USD",
+                          charge_id="ch", retention_days=200)
+
+    def strings(value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k == "N":
+                    continue
+                yield from strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from strings(v)
+        elif isinstance(value, str):
+            yield value
+
+    stored = raw_items(account.PK)
+    assert stored
+    for item in stored:
+        for text in strings(item):
+            assert not PAN_RUN.search(text), text
+            assert "4242424242424242" not in text
+    details = access.get_subscription(account.account_id, sub.sub_id).PaymentDetails
+    assert set(details.attribute_values) <= {"Token", "Brand", "Last4", "ExpMonth", "ExpYear", "BillingAddress"}
+
+
+def test_products(table) -> None:
+    access.create_product("NEWS", "News", 999, "usd")
+    with pytest.raises(access.AlreadyExists):
+        access.create_product("NEWS", "News again", 1, "USD")
+    assert [p.SKU for p in access.list_products()] == ["NEWS"]
+    assert access.get_product("NEWS").Currency == "USD"
+    assert access.get_product("missing") is None
+
+
+def test_float_amounts_are_refused(table) -> None:
+    with pytest.raises(ValueError):
+        make_subscription(make_account(), amount=9.99)
+
+
+def test_entities_share_one_connection(table) -> None:
+    from billing.models import ENTITIES
+
+    assert {id(cls._get_connection()) for cls in ENTITIES} == {id(BillingItem._get_connection())}

@@ -1,0 +1,119 @@
+"""setup_dynamodb and seed_demo: idempotent, informative, and one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from billing import access
+from billing.localengine import LocalEngineError, free_port, start_dynalite
+from billing.table import describe_table
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db(databases=[])
+def test_setup_dynamodb_is_idempotent(table) -> None:
+    first = run("setup_dynamodb")  # the fixture already made it
+    assert "already exists" in first
+    assert "GSI-1: keys NextReminderDate (HASH), LastReminderDate (RANGE)" in first
+    assert "GSI-2: keys NextPaymentDate (HASH), LastPaymentDate (RANGE)" in first
+    assert "TTL:" in first
+    description = describe_table()
+    indexes = {i["IndexName"]: i for i in description["GlobalSecondaryIndexes"]}
+    assert set(indexes) == {"GSI-1", "GSI-2"}
+    for name in indexes:
+        projected = set(indexes[name]["Projection"]["NonKeyAttributes"])
+        assert {"EntityType", "Email", "SKU", "PaymentAmount", "Currency"} <= projected
+    assert {"PaymentDay", "PaymentDetails", "Status"} <= set(indexes["GSI-2"]["Projection"]["NonKeyAttributes"])
+    assert "NextPaymentDate" in indexes["GSI-1"]["Projection"]["NonKeyAttributes"]
+    assert description.get("BillingModeSummary", {}).get("BillingMode", "PAY_PER_REQUEST") == "PAY_PER_REQUEST"
+
+
+@pytest.mark.django_db
+def test_setup_dynamodb_creates_a_missing_table(moto_table) -> None:
+    from billing.table import delete_table
+
+    delete_table()
+    assert "created" in run("setup_dynamodb")
+    assert "already exists" in run("setup_dynamodb")
+
+
+@pytest.mark.django_db
+def test_seed_demo_once(moto_table) -> None:
+    out = run("seed_demo")
+    assert "seeded 5 new demo account(s)" in out
+    assert "staff@rpay.localhost" in out and "customer@rpay.localhost" in out
+    again = run("seed_demo")
+    assert "seeded 0 new demo account(s)" in again
+    User = get_user_model()
+    assert User.objects.get(username="staff@rpay.localhost").is_staff
+    customer = User.objects.get(username="customer@rpay.localhost")
+    account_id = access.get_account_id_for_user(customer.pk)
+    collection = access.get_account_collection(account_id)
+    days = {s.PaymentDay for s in collection.subscriptions}
+    assert {29, 31} <= days
+    assert len(collection.subscriptions) == 3
+    # eight months of receipts were written; the reads hide the ones past their TTL
+    assert 12 <= len(collection.receipts) < 3 * 9
+    all_days = set()
+    for user in User.objects.all():
+        link = access.get_account_id_for_user(user.pk)
+        if link:
+            all_days |= {s.PaymentDay for s in access.get_subscriptions_by_account(link)}
+    assert {29, 30, 31} <= all_days
+    assert len(access.list_products()) >= 3
+
+
+def test_unreachable_dynamodb_is_a_one_line_command_error(tmp_path) -> None:
+    port = free_port()  # nothing listens there
+    env = {"DYNAMODB_ENDPOINT": f"http://127.0.0.1:{port}", "DYNAMODB_MAX_RETRY_ATTEMPTS": "0",
+           "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3", "PATH": "/usr/bin:/bin",
+           "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x"}
+    proc = subprocess.run([sys.executable, "manage.py", "setup_dynamodb"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert "cannot reach DynamoDB" in lines[0] and str(port) in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_busy_port_is_a_clear_error(dynalite_server) -> None:
+    with pytest.raises(LocalEngineError, match=f"port {dynalite_server.port} is already in use"):
+        start_dynalite(dynalite_server.port, None)
+
+
+def test_dynalite_keeps_data_across_restarts(tmp_path) -> None:
+    import boto3
+
+    data = tmp_path / "data"
+    port = free_port()
+    engine = start_dynalite(port, data)
+    try:
+        client = boto3.client("dynamodb", endpoint_url=engine.endpoint, region_name="us-east-1")
+        client.create_table(TableName="persist", BillingMode="PAY_PER_REQUEST",
+                            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+                            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}])
+        client.put_item(TableName="persist", Item={"PK": {"S": "kept"}})
+    finally:
+        engine.stop()
+    assert engine.process.poll() is not None
+    engine = start_dynalite(port, data)
+    try:
+        client = boto3.client("dynamodb", endpoint_url=engine.endpoint, region_name="us-east-1")
+        assert client.get_item(TableName="persist", Key={"PK": {"S": "kept"}})["Item"]["PK"]["S"] == "kept"
+    finally:
+        engine.stop()

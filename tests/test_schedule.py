@@ -1,0 +1,120 @@
+"""The anchor-day schedule, reminder and retry dates (billing/schedule.py)."""
+
+from __future__ import annotations
+
+import calendar
+from datetime import date, timedelta
+from itertools import islice
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from billing.schedule import (
+    anchor_date,
+    billing_today,
+    first_payment_date,
+    months_before,
+    next_payment_date,
+    next_retry_date,
+    payment_dates,
+    reminder_date,
+    rescheduled_payment_date,
+    retry_dates,
+    start_dates,
+)
+
+days = st.integers(min_value=1, max_value=31)
+starts = st.dates(min_value=date(2000, 1, 1), max_value=date(2090, 12, 31))
+
+
+def test_day_31_keeps_its_anchor_through_short_months() -> None:
+    dates = list(islice(payment_dates(31, date(2027, 1, 1)), 5))
+    assert dates == [date(2027, 1, 31), date(2027, 2, 28), date(2027, 3, 31), date(2027, 4, 30), date(2027, 5, 31)]
+
+
+def test_leap_february() -> None:
+    assert list(islice(payment_dates(30, date(2028, 1, 31)), 3)) == [
+        date(2028, 2, 29), date(2028, 3, 30), date(2028, 4, 30)
+    ]
+    assert anchor_date(2028, 2, 31) == date(2028, 2, 29)
+    assert anchor_date(2100, 2, 29) == date(2100, 2, 28)
+
+
+@pytest.mark.parametrize("bad", [0, 32, -1])
+def test_payment_day_out_of_range(bad: int) -> None:
+    with pytest.raises(ValueError):
+        anchor_date(2027, 1, bad)
+
+
+@given(day=days, start=starts)
+def test_schedule_is_one_anchor_date_per_month(day: int, start: date) -> None:
+    dates = list(islice(payment_dates(day, start), 24))
+    assert dates[0] >= start
+    for earlier, later in zip(dates, dates[1:], strict=False):
+        assert later > earlier
+        # consecutive calendar months, no month skipped or repeated
+        assert (later.year * 12 + later.month) - (earlier.year * 12 + earlier.month) == 1
+    for d in dates:
+        last = calendar.monthrange(d.year, d.month)[1]
+        assert d.day == min(day, last)
+
+
+@given(day=days, start=starts)
+def test_first_payment_is_the_next_occurrence(day: int, start: date) -> None:
+    first = first_payment_date(day, start)
+    assert first >= start
+    # nothing between start and first is an anchor date
+    probe = start
+    while probe < first:
+        assert probe != anchor_date(probe.year, probe.month, day)
+        probe += timedelta(days=1)
+
+
+@given(day=days, after=starts)
+def test_next_payment_date_is_strictly_after(day: int, after: date) -> None:
+    nxt = next_payment_date(day, after)
+    assert nxt > after
+    assert (nxt.year * 12 + nxt.month) - (after.year * 12 + after.month) in (0, 1)
+
+
+@given(day=days, today=starts, before=st.integers(min_value=0, max_value=20))
+def test_start_dates(day: int, today: date, before: int) -> None:
+    payment, remind = start_dates(day, today, before)
+    assert payment > today
+    assert today < remind <= payment
+    assert remind >= payment - timedelta(days=before)
+
+
+def test_reminder_seven_days_before() -> None:
+    assert reminder_date(date(2027, 3, 31), 7) == date(2027, 3, 24)
+    assert reminder_date(date(2027, 3, 2), 7, today=date(2027, 2, 28)) == date(2027, 2, 28)
+
+
+def test_retry_dates() -> None:
+    assert retry_dates(date(2027, 1, 31), [1, 3, 5]) == [date(2027, 2, 1), date(2027, 2, 3), date(2027, 2, 5)]
+    assert next_retry_date(date(2027, 1, 31), [1, 3, 5], 2) == date(2027, 2, 5)
+    assert next_retry_date(date(2027, 1, 31), [1, 3, 5], 3) is None
+
+
+@given(new_day=days, unpaid=starts, gap=st.integers(min_value=-40, max_value=40))
+def test_rescheduling_never_charges_a_month_twice(new_day: int, unpaid: date, gap: int) -> None:
+    today = unpaid + timedelta(days=gap)
+    moved = rescheduled_payment_date(new_day, unpaid, today)
+    assert moved > today
+    # never in a month before the first unpaid one
+    assert (moved.year, moved.month) >= (unpaid.year, unpaid.month)
+    assert moved.day == min(new_day, calendar.monthrange(moved.year, moved.month)[1])
+
+
+def test_months_before_clamps() -> None:
+    assert months_before(date(2026, 8, 31), 6) == date(2026, 2, 28)
+    assert months_before(date(2026, 11, 22), 6) == date(2026, 5, 22)
+
+
+def test_billing_today_uses_the_time_zone() -> None:
+    from datetime import UTC, datetime
+
+    late_utc = datetime(2026, 11, 22, 23, 30, tzinfo=UTC)
+    assert billing_today("UTC", late_utc) == date(2026, 11, 22)
+    assert billing_today("Asia/Tokyo", late_utc) == date(2026, 11, 23)
