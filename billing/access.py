@@ -19,6 +19,7 @@ from .gateway import CardToken
 from .models import (
     Account,
     AuditEvent,
+    BatchRun,
     BillingItem,
     PaymentDetails,
     Product,
@@ -424,6 +425,14 @@ def create_product(sku: str, name: str, amount: int, currency: str, description:
             raise AlreadyExists(sku) from error
         raise
     return product
+
+
+# --- batch runs (written by billing.batches) -----------------------------------------
+
+
+def list_batch_runs(kind: str, *, limit: int = 50) -> list[BatchRun]:
+    """The newest runs of one batch (``payments`` or ``reminders``), newest first: one Query."""
+    return list(BatchRun.query(BatchRun.pk(kind=kind), scan_index_forward=False, limit=limit))
 
 
 # --- audit events ----------------------------------------------------------------------

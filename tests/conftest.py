@@ -119,3 +119,7 @@ def ddb_requests() -> Iterator[RequestCounter]:
     events.register("before-call.dynamodb", counter, unique_id="rpay-request-counter")
     yield counter
     events.unregister("before-call.dynamodb", unique_id="rpay-request-counter")
+
+
+# Browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py.
+pytest_plugins = ["tests.browser"]

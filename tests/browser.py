@@ -1,0 +1,79 @@
+"""Playwright driving Debian's Chromium against pytest-django's live server.
+
+Without a Chromium the browser tests are skipped with a visible reason, except when
+``REQUIRE_BROWSER=1`` (CI): then they fail. Screenshots go to ``artifacts/screenshots``
+(git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("REQUIRE_BROWSER") == "1":
+        pytest.fail(f"REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    path = chromium_path()
+    if path is None:
+        _unavailable("no Chromium found (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover
+        _unavailable("playwright is not installed")
+    # Playwright's sync API runs an event loop in this thread; the Django ORM calls
+    # the tests make around it are still plain synchronous calls.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server) -> Iterator[object]:
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def phone_page(browser, live_server) -> Iterator[object]:
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844},
+                                  is_mobile=True, has_touch=True)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,22 @@
+"""The home page in a real Chromium, on a desktop and a phone viewport."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from .browser import screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_home_page_in_chromium(page, phone_page, moto_table, live_server) -> None:
+    call_command("seed_demo", stdout=None)
+    page.goto("/")
+    assert page.get_by_test_id("accounts").inner_text() == "5"
+    # Bootstrap is served from static/ (npm package), not a CDN
+    assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith("system-ui")
+    screenshot(page, "home")
+    phone_page.goto("/")
+    assert phone_page.evaluate("document.documentElement.scrollWidth") <= 390
+    screenshot(phone_page, "home-phone")
