@@ -117,3 +117,12 @@ def test_dynalite_keeps_data_across_restarts(tmp_path) -> None:
         assert client.get_item(TableName="persist", Key={"PK": {"S": "kept"}})["Item"]["PK"]["S"] == "kept"
     finally:
         engine.stop()
+
+
+@pytest.mark.django_db
+def test_seeded_users_can_log_in(moto_table, client) -> None:
+    run("seed_demo")
+    from billing.management.commands.seed_demo import CUSTOMER_PASSWORD, STAFF_PASSWORD
+
+    assert client.login(username="customer@rpay.localhost", password=CUSTOMER_PASSWORD)
+    assert client.login(username="staff@rpay.localhost", password=STAFF_PASSWORD)

@@ -67,8 +67,9 @@ class Command(BillingCommand):
         rng = random.Random(2026)
         gateway = get_gateway()
         for email, subs in DEMO_ACCOUNTS:
-            user, _ = User.objects.get_or_create(username=email, defaults={"email": email})
-            if not user.has_usable_password():
+            user, created_user = User.objects.get_or_create(username=email, defaults={"email": email})
+            # get_or_create leaves password "" (which Django counts as usable): set it on creation.
+            if created_user:
                 user.set_password(CUSTOMER_PASSWORD)
                 user.save()
             if access.get_account_id_for_user(user.pk):
