@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Subscribing: the two-step form, tokenization, the confirmation e-mail, the dashboard."""
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from billing.schedule import start_dates
 from billing.views import SESSION_PENDING, today
 
 from .test_portal_support import (  # noqa: F401
-    GOOD_CARD, customer, fast_hashing, other_customer, products, subscribe,
+    GOOD_CARD,
+    customer,
+    fast_hashing,
+    other_customer,
+    products,
+    subscribe,
 )
 
 pytestmark = pytest.mark.django_db
