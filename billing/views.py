@@ -24,10 +24,12 @@ from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.mail import send_mail
+from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from . import access
@@ -108,6 +110,7 @@ class LoginView(auth_views.LoginView):
         return response
 
 
+@sensitive_post_parameters("password1", "password2")
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
@@ -115,7 +118,11 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignUpForm(_posted(request))
     if request.method == "POST" and form.is_valid():
         email = form.cleaned_data["email"]
-        user = get_user_model().objects.create_user(email, email=email, password=form.cleaned_data["password1"])
+        try:
+            user = get_user_model().objects.create_user(email, email=email, password=form.cleaned_data["password1"])
+        except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
+            form.add_error("email", "An account with this e-mail already exists. Log in instead.")
+            return render(request, "portal/auth/signup.html", {"form": form})
         account = access.create_account(email, user_id=user.pk)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         request.session[SESSION_ACCOUNT] = account.account_id
@@ -190,6 +197,8 @@ def _tokenize(form: Any) -> CardToken | None:
         return None
 
 
+# Card number and CVC never reach Django's error reports or logs (DESIGN.md invariant 3).
+@sensitive_post_parameters("card_number", "cvc")
 @customer_required
 @require_http_methods(["GET", "POST"])
 def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
@@ -318,6 +327,7 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
     return render(request, "portal/change_day.html", {"sub": sub, "form": form})
 
 
+@sensitive_post_parameters("card_number", "cvc")
 @customer_required
 @require_http_methods(["GET", "POST"])
 def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:

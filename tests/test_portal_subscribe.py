@@ -169,3 +169,25 @@ def test_dashboard_shows_past_due_clearly(customer) -> None:
 def test_empty_dashboard(customer) -> None:
     html = customer.client.get("/").content.decode()
     assert "You have no subscriptions yet" in html and "No payments scheduled" in html
+
+
+@pytest.mark.parametrize("path", ["/subscribe/", "card"])
+def test_card_number_never_reaches_error_reports(customer, monkeypatch, caplog, path) -> None:
+    from django.views.debug import SafeExceptionReporterFilter
+
+    if path == "card":
+        path = f"/subscriptions/{subscribe(customer).sub_id}/card/"
+
+    class Broken:
+        def tokenize_card(self, *args, **kwargs):
+            raise RuntimeError("gateway exploded")
+
+    monkeypatch.setattr("billing.views.get_gateway", lambda: Broken())
+    customer.client.raise_request_exception = False
+    response = customer.client.post(path, {"product": "NEWS-DAILY", "payment_day": "3", **GOOD_CARD})
+    assert response.status_code == 500
+    [record] = [r for r in caplog.records if r.name == "django.request"]
+    posted = SafeExceptionReporterFilter().get_post_parameters(record.request)
+    assert set(posted["card_number"]) == {"*"} and set(posted["cvc"]) == {"*"}
+    assert "4242" not in caplog.text
+    assert "Something went wrong on our side" in response.content.decode()  # the custom 500 page
