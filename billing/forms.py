@@ -64,6 +64,15 @@ class SecretInput(forms.TextInput):
         return super().get_context(name, None, attrs)
 
 
+def day_choices(dates: dict[int, date] | None, what: str) -> list[tuple[int, str]]:
+    """Days 1-31, each labelled with the date it leads to when known, so the customer
+    sees the effect of the month-end rule before choosing."""
+    days = range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)
+    if not dates:
+        return [(d, str(d)) for d in days]
+    return [(d, f"{d} — {what} {dates[d].day} {dates[d]:%b %Y}") for d in days]
+
+
 def _year_choices(today: date) -> list[tuple[int, str]]:
     return [(y, str(y)) for y in range(today.year, today.year + 16)]
 
@@ -134,8 +143,10 @@ class SubscribeForm(CardFields):
     field_order = ["product", "payment_day", "card_number", "exp_month", "exp_year", "cvc",
                    "cardholder", "billing_address"]
 
-    def __init__(self, *args: Any, products: list[Product], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, products: list[Product], first_dates: dict[int, date] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["payment_day"].choices = day_choices(first_dates, "first payment")
         # Only the active catalogue is offered; a retired SKU posted by hand is invalid.
         self.fields["product"].choices = [
             (p.SKU, f"{p.Name} — {format_money(p.PaymentAmount, p.Currency)} a month") for p in products
@@ -155,6 +166,10 @@ class ChangeDayForm(VersionedForm):
         label="New payment day", coerce=int, help_text=PAYMENT_DAY_HELP,
         choices=[(d, str(d)) for d in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)],
     )
+
+    def __init__(self, *args: Any, next_dates: dict[int, date] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["payment_day"].choices = day_choices(next_dates, "next payment")
 
 
 class ReplaceCardForm(CardFields):

@@ -36,7 +36,7 @@ from . import access
 from .forms import CancelForm, ChangeDayForm, ConfirmForm, ReplaceCardForm, SignUpForm, SubscribeForm
 from .gateway import CardError, CardToken, get_gateway
 from .models import ProductStatus, Receipt, Subscription, SubscriptionStatus
-from .schedule import billing_today, months_before, next_payment_date, start_dates
+from .schedule import billing_today, months_before, next_payment_date, rescheduled_payment_date, start_dates
 from .templatetags.money import decimal_string, format_money
 
 log = logging.getLogger("billing")
@@ -152,7 +152,7 @@ def upcoming_payments(subs: list[Subscription], count: int = 3) -> list[dict[str
     streams = [dates(s) for s in subs if s.NextPaymentDate]
     return [
         {"date": d, "sub": s, "amount": s.PaymentAmount, "currency": s.Currency}
-        for d, _, s in islice(heapq.merge(*streams), count)
+        for d, _, s in islice(heapq.merge(*streams, key=lambda item: item[:2]), count)
     ]
 
 
@@ -206,7 +206,9 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     initial: dict[str, Any] = {"payment_day": today().day}
     if request.GET.get("product"):
         initial["product"] = request.GET["product"]
-    form = SubscribeForm(_posted(request), products=products, today=today(), initial=initial)
+    first_dates = {d: start_dates(d, today(), settings.REMINDER_DAYS_BEFORE)[0] for d in range(1, 32)}
+    form = SubscribeForm(_posted(request), products=products, today=today(), initial=initial,
+                         first_dates=first_dates)
     if request.method == "POST" and form.is_valid() and (card := _tokenize(form)):
         # The confirm step gets the token, never the card number or CVC.
         request.session[SESSION_PENDING] = {
@@ -306,7 +308,11 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
     if not sub.is_live:
         messages.info(request, "This subscription is cancelled: there is nothing to change.")
         return redirect("subscription", sub_id=sub_id)
-    form = ChangeDayForm(_posted(request), initial={"payment_day": sub.PaymentDay, "version": sub.Version})
+    # The same rule access.change_payment_day applies, shown before the customer chooses.
+    unpaid = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
+    next_dates = {d: rescheduled_payment_date(d, unpaid, today()) for d in range(1, 32)}
+    form = ChangeDayForm(_posted(request), next_dates=next_dates,
+                         initial={"payment_day": sub.PaymentDay, "version": sub.Version})
     if request.method == "POST" and form.is_valid():
         if _is_stale(form, sub):
             messages.warning(request, STALE_MESSAGE)

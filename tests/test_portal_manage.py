@@ -37,11 +37,13 @@ def test_change_payment_day(customer, ddb_requests) -> None:
     page = customer.client.get(url)
     assert ddb_requests.ops == ["Query"]
     assert 'name="version" value="1"' in page.content.decode()
+    expected = rescheduled_payment_date(31, date.fromisoformat(sub.NextPaymentDate), today())
+    # each choice shows the date it leads to, before the customer picks it
+    assert f"31 — next payment {expected.day} {expected:%b %Y}" in page.content.decode()
     ddb_requests.reset()
     response = customer.client.post(url, {"payment_day": "31", "version": "1"}, follow=True)
     assert ddb_requests.by_name()["UpdateItem"] == 1 and ddb_requests.ops[:3] == ["Query", "UpdateItem", "PutItem"]
     stored = access.get_subscription(customer.account_id, sub.sub_id)
-    expected = rescheduled_payment_date(31, date.fromisoformat(sub.NextPaymentDate), today())
     assert stored.PaymentDay == 31 and stored.NextPaymentDate == expected.isoformat()
     assert f"Your next payment is on {expected.day} {expected:%B %Y}" in " ".join(messages_of(response))
     assert date.fromisoformat(stored.NextReminderDate) >= min(today() + timedelta(days=1), expected)

@@ -41,6 +41,8 @@ def test_subscribe_page_offers_only_active_products(customer, ddb_requests) -> N
     assert "Daily News — $9.99 a month" in html and "Tea from Japan — ¥1,500 a month" in html
     assert "Old Magazine" not in html
     assert "on months with fewer days you pay on the last day" in html.lower()
+    first = start_dates(31, today(), settings.REMINDER_DAYS_BEFORE)[0]
+    assert f"31 — first payment {first.day} {first:%b %Y}" in html
     for field in ["id_product_0", "id_payment_day", "id_card_number", "id_exp_month", "id_exp_year", "id_cvc"]:
         assert f'for="{field}"' in html, field  # every field labelled
 
