@@ -101,7 +101,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_role("link", name="Cancel the subscription").click()
     screenshot(page, "portal-cancel")
     page.get_by_role("button", name="Yes, cancel the subscription").click()
-    assert "No payment was ever taken" in page.get_by_test_id("last-period").inner_text()
+    assert "No payment was taken for this subscription" in page.get_by_test_id("last-period").inner_text()
     screenshot(page, "portal-cancelled")
     page.goto("/")
     assert "Cancelled subscriptions (1)" in page.content()

@@ -148,4 +148,4 @@ def test_cancel_shows_the_last_period_paid(customer, ddb_requests) -> None:
 def test_cancel_before_any_payment(customer) -> None:
     sub = subscribe(customer)
     response = customer.client.post(f"/subscriptions/{sub.sub_id}/cancel/", {"version": "1"}, follow=True)
-    assert "No payment was ever taken" in response.content.decode()
+    assert "No payment was taken for this subscription" in response.content.decode()
