@@ -518,3 +518,15 @@ def table_overview(user_ids: Iterable[int]) -> TableOverview:
             "receipts": len(collection.receipts),
         })
     return overview
+
+
+# --- portal ---
+
+
+def get_unexpired_receipt(account_id: str, receipt_sk: str, *, now: datetime | None = None) -> Receipt | None:
+    """``get_receipt`` without receipts whose TTL has passed (DynamoDB deletes them lazily,
+    and the customer must not see a receipt the list no longer shows): one GetItem."""
+    receipt = get_receipt(account_id, receipt_sk)
+    if receipt is None or _expired(receipt, now or utc_now()):
+        return None
+    return receipt

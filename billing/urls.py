@@ -1,7 +1,43 @@
-from django.urls import path
+from django.contrib.auth import views as auth_views
+from django.urls import path, reverse_lazy
 
 from . import views
 
+AUTH = "portal/auth/"
+
 urlpatterns = [
     path("", views.home, name="home"),
+    # accounts
+    path("signup/", views.signup, name="signup"),
+    path("login/", views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("password/change/", auth_views.PasswordChangeView.as_view(
+        template_name=AUTH + "password_change.html", success_url=reverse_lazy("password_change_done")),
+        name="password_change"),
+    path("password/change/done/", auth_views.PasswordChangeDoneView.as_view(
+        template_name=AUTH + "password_change_done.html"), name="password_change_done"),
+    path("password/reset/", auth_views.PasswordResetView.as_view(
+        template_name=AUTH + "password_reset.html",
+        email_template_name="billing/portal_email/password_reset.txt",
+        subject_template_name="billing/portal_email/password_reset_subject.txt",
+        success_url=reverse_lazy("password_reset_done")), name="password_reset"),
+    path("password/reset/sent/", auth_views.PasswordResetDoneView.as_view(
+        template_name=AUTH + "password_reset_done.html"), name="password_reset_done"),
+    path("password/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
+        template_name=AUTH + "password_reset_confirm.html", success_url=reverse_lazy("password_reset_complete")),
+        name="password_reset_confirm"),
+    path("password/reset/complete/", auth_views.PasswordResetCompleteView.as_view(
+        template_name=AUTH + "password_reset_complete.html"), name="password_reset_complete"),
+    # subscriptions
+    path("subscribe/", views.subscribe, name="subscribe"),
+    path("subscribe/confirm/", views.subscribe_confirm, name="subscribe_confirm"),
+    path("subscriptions/<str:sub_id>/", views.subscription_detail, name="subscription"),
+    path("subscriptions/<str:sub_id>/payment-day/", views.change_day, name="change_day"),
+    path("subscriptions/<str:sub_id>/card/", views.replace_card, name="replace_card"),
+    path("subscriptions/<str:sub_id>/cancel/", views.cancel, name="cancel"),
+    path("subscriptions/<str:sub_id>/cancelled/", views.cancelled, name="cancelled"),
+    # receipts
+    path("receipts/", views.receipts, name="receipts"),
+    path("receipts/export.csv", views.receipts_csv, name="receipts_csv"),
+    path("receipts/<str:receipt_id>/", views.receipt_detail, name="receipt"),
 ]

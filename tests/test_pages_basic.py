@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 
 from billing.localengine import free_port
 from billing.models import configure
 
 
 @pytest.mark.django_db
-def test_home_shows_what_the_table_holds(client, moto_table) -> None:
-    call_command("seed_demo", stdout=None)
+def test_home_is_the_seeded_customers_dashboard(client, moto_table) -> None:
+    # The portal (issue #3) replaced the temporary table overview: visitors get a landing
+    # page, customers their dashboard.
+    from .test_portal_support import seed_demo
+
+    seed_demo()
+    assert 'href="/signup/"' in client.get("/").content.decode()
+    client.post("/login/", {"username": "customer@rpay.localhost", "password": "customer-demo-2026"})
     response = client.get("/")
     assert response.status_code == 200
-    html = response.content.decode()
-    assert 'data-testid="accounts">5<' in html
+    assert len(response.context["live"]) == 3
 
 
 @pytest.mark.django_db
@@ -29,7 +33,8 @@ def test_404_page(client, moto_table) -> None:
 def test_dynamodb_down_gives_a_friendly_503(client, settings, caplog) -> None:
     from django.contrib.auth import get_user_model
 
-    get_user_model().objects.create_user("someone@example.com", password="x")
+    # logged in, so the home page needs DynamoDB (the landing page does not)
+    client.force_login(get_user_model().objects.create_user("someone@example.com", password="x"))
     endpoint = f"http://127.0.0.1:{free_port()}"
     settings.DYNAMODB_ENDPOINT = endpoint
     configure(table_name="down_table", region="us-east-1", host=endpoint, max_retry_attempts=0,

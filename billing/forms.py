@@ -1,0 +1,184 @@
+"""Customer-portal forms (rendered with crispy-forms / Bootstrap 5).
+
+Card forms take the number and CVC only to hand them to the gateway on the server:
+their widgets never render a submitted value back, so a card number is never echoed
+in the page after a validation error.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model, password_validation
+from django.core.exceptions import ValidationError
+
+from .gateway import luhn_valid, normalize_card_number
+from .models import Product
+from .schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
+from .templatetags.money import format_money
+
+PAYMENT_DAY_HELP = (
+    "The day of the month you pay. On months with fewer days you pay on the last day "
+    "(for example day 31 is paid on 30 April and 28 February)."
+)
+
+
+class SignUpForm(forms.Form):
+    email = forms.EmailField(label="E-mail", widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+    password1 = forms.CharField(
+        label="Password", strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text=password_validation.password_validators_help_text_html(),
+    )
+    password2 = forms.CharField(
+        label="Password again", strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data["email"].strip().lower()
+        if get_user_model().objects.filter(username__iexact=email).exists():
+            raise ValidationError("An account with this e-mail already exists. Log in instead.")
+        return email
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        p1, p2 = data.get("password1"), data.get("password2")
+        if p1 and p2 and p1 != p2:
+            self.add_error("password2", "The two passwords do not match.")
+        elif p1 and data.get("email"):
+            user = get_user_model()(username=data["email"], email=data["email"])
+            try:
+                password_validation.validate_password(p1, user)
+            except ValidationError as error:
+                self.add_error("password1", error)
+        return data
+
+
+class SecretInput(forms.TextInput):
+    """A text input that never renders the submitted value (card number, CVC)."""
+
+    def get_context(self, name: str, value: Any, attrs: dict | None) -> dict:
+        return super().get_context(name, None, attrs)
+
+
+def day_choices(dates: dict[int, date] | None, what: str) -> list[tuple[int, str]]:
+    """Days 1-31, each labelled with the date it leads to when known, so the customer
+    sees the effect of the month-end rule before choosing."""
+    days = range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)
+    if not dates:
+        return [(d, str(d)) for d in days]
+    return [(d, f"{d} — {what} {dates[d].day} {dates[d]:%b %Y}") for d in days]
+
+
+def _year_choices(today: date) -> list[tuple[int, str]]:
+    return [(y, str(y)) for y in range(today.year, today.year + 16)]
+
+
+MONTH_CHOICES = [(m, f"{m:02d}") for m in range(1, 13)]
+
+
+class CardFields(forms.Form):
+    """Card number, expiry, CVC and optional name/address: tokenized by the view."""
+
+    card_number = forms.CharField(
+        label="Card number", max_length=30,
+        widget=SecretInput(attrs={"autocomplete": "cc-number", "inputmode": "numeric",
+                                  "placeholder": "1234 1234 1234 1234"}),
+    )
+    exp_month = forms.TypedChoiceField(label="Expiry month", coerce=int, choices=MONTH_CHOICES,
+                                       widget=forms.Select(attrs={"autocomplete": "cc-exp-month"}))
+    exp_year = forms.TypedChoiceField(label="Expiry year", coerce=int, choices=[],
+                                      widget=forms.Select(attrs={"autocomplete": "cc-exp-year"}))
+    cvc = forms.CharField(
+        label="Security code (CVC)", max_length=4, min_length=3,
+        widget=SecretInput(attrs={"autocomplete": "cc-csc", "inputmode": "numeric", "size": 4}),
+    )
+    cardholder = forms.CharField(label="Name on card (optional)", max_length=100, required=False,
+                                 widget=forms.TextInput(attrs={"autocomplete": "cc-name"}))
+    billing_address = forms.CharField(
+        label="Billing address (optional)", max_length=300, required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "autocomplete": "street-address"}),
+    )
+
+    def __init__(self, *args: Any, today: date, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["exp_year"].choices = _year_choices(today)
+        self.today = today
+
+    def clean_card_number(self) -> str:
+        number = normalize_card_number(self.cleaned_data["card_number"])
+        if not luhn_valid(number):
+            raise ValidationError("That card number is not valid. Check the digits and try again.")
+        return number
+
+    def clean_cvc(self) -> str:
+        cvc = self.cleaned_data["cvc"].strip()
+        if not cvc.isdigit():
+            raise ValidationError("The security code is the 3 or 4 digits on the back of the card.")
+        return cvc
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        month, year = data.get("exp_month"), data.get("exp_year")
+        if month and year and (year, month) < (self.today.year, self.today.month):
+            self.add_error("exp_month", "This card has expired.")
+        return data
+
+    def billing_address_text(self) -> str | None:
+        parts = [self.cleaned_data.get("cardholder", "").strip(),
+                 self.cleaned_data.get("billing_address", "").strip()]
+        return "\n".join(p for p in parts if p) or None
+
+
+class SubscribeForm(CardFields):
+    product = forms.ChoiceField(label="Product", widget=forms.RadioSelect)
+    payment_day = forms.TypedChoiceField(
+        label="Payment day", coerce=int, help_text=PAYMENT_DAY_HELP,
+        choices=[(d, str(d)) for d in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)],
+    )
+
+    field_order = ["product", "payment_day", "card_number", "exp_month", "exp_year", "cvc",
+                   "cardholder", "billing_address"]
+
+    def __init__(self, *args: Any, products: list[Product], first_dates: dict[int, date] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["payment_day"].choices = day_choices(first_dates, "first payment")
+        # Only the active catalogue is offered; a retired SKU posted by hand is invalid.
+        self.fields["product"].choices = [
+            (p.SKU, f"{p.Name} — {format_money(p.PaymentAmount, p.Currency)} a month") for p in products
+        ]
+        self.order_fields(self.field_order)
+
+
+class VersionedForm(forms.Form):
+    """Carries the subscription's Version as read when the page was shown, so a form
+    submitted from a stale tab is refused instead of overwriting a newer change."""
+
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+
+class ChangeDayForm(VersionedForm):
+    payment_day = forms.TypedChoiceField(
+        label="New payment day", coerce=int, help_text=PAYMENT_DAY_HELP,
+        choices=[(d, str(d)) for d in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)],
+    )
+
+    def __init__(self, *args: Any, next_dates: dict[int, date] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["payment_day"].choices = day_choices(next_dates, "next payment")
+
+
+class ReplaceCardForm(CardFields):
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+
+class CancelForm(VersionedForm):
+    pass
+
+
+class ConfirmForm(forms.Form):
+    """The confirm step posts nothing but its CSRF token: the details are in the session."""

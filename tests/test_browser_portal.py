@@ -1,0 +1,149 @@
+"""The customer portal in a real Chromium: sign up, subscribe, manage, receipts.
+
+Screenshots of every page go to artifacts/screenshots/portal-*.png.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from billing import access
+
+from .browser import screenshot
+from .test_portal_support import seed_demo
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+EMAIL = "zoe@example.com"
+PASSWORD = "zoe-Long-password-2026"
+
+
+def no_horizontal_scroll(page) -> bool:
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def log_in(page, email: str, password: str) -> None:
+    page.goto("/login/")
+    page.locator("#id_username").fill(email)
+    page.locator("#id_password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_load_state()
+
+
+def test_customer_journey(page, phone_page, moto_table, settings) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    seed_demo()
+
+    page.goto("/")
+    screenshot(page, "portal-landing")
+    page.get_by_role("link", name="Sign up").last.click()
+    page.locator("#id_email").fill(EMAIL)
+    page.locator("#id_password1").fill(PASSWORD)
+    page.locator("#id_password2").fill(PASSWORD)
+    screenshot(page, "portal-signup")
+    page.get_by_role("button", name="Sign up").click()
+
+    # subscribe, step 1: first an invalid card, which must not come back in the form
+    page.get_by_label("Daily News digital — $9.99 a month").check()
+    page.get_by_label("Payment day").select_option("31")
+    page.get_by_label("Card number").fill("4242 4242 4242 4241")
+    page.get_by_label("Expiry month").select_option("12")
+    page.get_by_label("Expiry year").select_option("2030")
+    page.get_by_label("Security code (CVC)").fill("123")
+    page.get_by_role("button", name="Continue").click()
+    assert "That card number is not valid" in page.content()
+    assert page.get_by_label("Card number").input_value() == ""
+    screenshot(page, "portal-subscribe-error")
+    page.get_by_label("Card number").fill("4242 4242 4242 4242")
+    page.get_by_label("Security code (CVC)").fill("123")
+    page.get_by_label("Name on card (optional)").fill("Zoe Example")
+    page.get_by_role("button", name="Continue").click()
+
+    # step 2: the first payment and reminder dates before confirming
+    assert page.get_by_test_id("first-payment").inner_text()
+    assert page.get_by_test_id("first-reminder").inner_text()
+    screenshot(page, "portal-subscribe-confirm")
+    page.get_by_role("button", name="Confirm and subscribe").click()
+    assert "You are subscribed to Daily News digital" in page.content()
+    screenshot(page, "portal-subscription")
+
+    page.get_by_role("link", name="Subscriptions").first.click()
+    card = page.get_by_test_id("subscription")
+    assert "Daily News digital" in card.inner_text() and "Visa ···· 4242" in card.inner_text()
+    screenshot(page, "portal-dashboard-new")
+
+    # change the payment day
+    page.get_by_role("link", name="Manage Daily News digital").click()
+    page.get_by_role("link", name="Change the payment day").click()
+    screenshot(page, "portal-change-day")
+    page.get_by_label("New payment day").select_option("10")
+    page.get_by_role("button", name="Change the day").click()
+    assert re.search(r"Your payment day is now the 10\. Your next payment is on \d+ \w+ \d{4}", page.content())
+
+    # replace the card
+    page.get_by_role("link", name="Replace the card").click()
+    page.get_by_label("Card number").fill("5555 5555 5555 4444")
+    page.get_by_label("Expiry month").select_option("6")
+    page.get_by_label("Expiry year").select_option("2031")
+    page.get_by_label("Security code (CVC)").fill("321")
+    screenshot(page, "portal-replace-card")
+    page.get_by_role("button", name="Use this card").click()
+    assert "Mastercard ending in 4444" in page.content()
+    account_id = access.get_account_id_for_user(
+        __import__("django.contrib.auth", fromlist=["get_user_model"]).get_user_model()
+        .objects.get(username=EMAIL).pk)
+    [sub] = access.get_subscriptions_by_account(account_id)
+    assert sub.PaymentDay == 10 and sub.PaymentDetails.Last4 == "4444"
+
+    # cancel
+    page.get_by_role("link", name="Cancel the subscription").click()
+    screenshot(page, "portal-cancel")
+    page.get_by_role("button", name="Yes, cancel the subscription").click()
+    assert "No payment was taken for this subscription" in page.get_by_test_id("last-period").inner_text()
+    screenshot(page, "portal-cancelled")
+    page.goto("/")
+    assert "Cancelled subscriptions (1)" in page.content()
+
+    # log out, log in as the seeded customer: receipts
+    page.get_by_role("button", name="Log out").click()
+    assert page.get_by_role("link", name="Sign up").first.is_visible()
+    log_in(page, "customer@rpay.localhost", "customer-demo-2026")
+    assert page.get_by_test_id("subscription").count() == 3
+    screenshot(page, "portal-dashboard")
+    page.get_by_role("link", name="Receipts").first.click()
+    assert page.get_by_test_id("receipt-month").count() >= 6
+    screenshot(page, "portal-receipts")
+    page.locator("[data-testid=receipt-month] a").first.click()
+    assert page.get_by_test_id("receipt-amount").inner_text().startswith(("$", "€"))
+    screenshot(page, "portal-receipt")
+    page.emulate_media(media="print")
+    assert not page.locator("nav.navbar").is_visible()
+    screenshot(page, "portal-receipt-print")
+    page.emulate_media(media="screen")
+    page.goto("/password/change/")
+    screenshot(page, "portal-password-change")
+
+    # the phone: no horizontal scroll on the dashboard, receipts and subscribe
+    log_in(phone_page, "customer@rpay.localhost", "customer-demo-2026")
+    assert phone_page.get_by_test_id("subscription").count() == 3
+    assert no_horizontal_scroll(phone_page)
+    screenshot(phone_page, "portal-dashboard-phone")
+    for path, name in [("/receipts/", "portal-receipts-phone"), ("/subscribe/", "portal-subscribe-phone")]:
+        phone_page.goto(path)
+        assert no_horizontal_scroll(phone_page), path
+        screenshot(phone_page, name)
+
+
+def test_keyboard_only_log_in(page, moto_table, settings) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    seed_demo()
+    page.goto("/login/")
+    page.locator("#id_username").focus()
+    page.keyboard.type("customer@rpay.localhost")
+    page.keyboard.press("Tab")
+    page.keyboard.type("customer-demo-2026")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"://[^/]+/$"))
+    assert page.get_by_test_id("subscription").count() == 3

@@ -1,0 +1,151 @@
+# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
+"""Managing a subscription: payment day, card, cancel; audit events; stale writes."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+from django.conf import settings
+
+from billing import access
+from billing.schedule import rescheduled_payment_date
+from billing.views import today
+
+from .test_portal_support import GOOD_CARD, customer, fast_hashing, products, subscribe  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def messages_of(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]]
+
+
+def test_subscription_page(customer, ddb_requests) -> None:
+    sub = subscribe(customer)
+    ddb_requests.reset()
+    response = customer.client.get(f"/subscriptions/{sub.sub_id}/")
+    assert ddb_requests.ops == ["Query"]
+    html = response.content.decode()
+    assert "Change the payment day" in html and "Replace the card" in html and "Cancel the subscription" in html
+
+
+def test_change_payment_day(customer, ddb_requests) -> None:
+    sub = subscribe(customer, day=15)
+    url = f"/subscriptions/{sub.sub_id}/payment-day/"
+    ddb_requests.reset()
+    page = customer.client.get(url)
+    assert ddb_requests.ops == ["Query"]
+    assert 'name="version" value="1"' in page.content.decode()
+    expected = rescheduled_payment_date(31, date.fromisoformat(sub.NextPaymentDate), today())
+    # each choice shows the date it leads to, before the customer picks it
+    assert f"31 — next payment {expected.day} {expected:%b %Y}" in page.content.decode()
+    ddb_requests.reset()
+    response = customer.client.post(url, {"payment_day": "31", "version": "1"}, follow=True)
+    assert ddb_requests.by_name()["UpdateItem"] == 1 and ddb_requests.ops[:3] == ["Query", "UpdateItem", "PutItem"]
+    stored = access.get_subscription(customer.account_id, sub.sub_id)
+    assert stored.PaymentDay == 31 and stored.NextPaymentDate == expected.isoformat()
+    assert f"Your next payment is on {expected.day} {expected:%B %Y}" in " ".join(messages_of(response))
+    assert date.fromisoformat(stored.NextReminderDate) >= min(today() + timedelta(days=1), expected)
+    [event] = access.get_events_by_account(customer.account_id)
+    assert event.Action == "subscription.payment_day_changed" and event.Actor == customer.email
+    assert event.Before["PaymentDay"] == 15 and event.After["PaymentDay"] == 31 and event.Subject == sub.SK
+
+
+@pytest.mark.parametrize("value", ["0", "32", "-1", "x", ""])
+def test_change_payment_day_refuses_bad_days(customer, value) -> None:
+    sub = subscribe(customer, day=15)
+    response = customer.client.post(f"/subscriptions/{sub.sub_id}/payment-day/", {"payment_day": value, "version": "1"})
+    assert response.status_code == 200 and response.context["form"].errors["payment_day"]
+    assert "is-invalid" in response.content.decode()
+    assert access.get_subscription(customer.account_id, sub.sub_id).PaymentDay == 15
+
+
+def test_a_stale_form_is_refused_kindly(customer) -> None:
+    sub = subscribe(customer, day=15)
+    url = f"/subscriptions/{sub.sub_id}/payment-day/"
+    customer.client.post(url, {"payment_day": "20", "version": "1"})  # another tab
+    response = customer.client.post(url, {"payment_day": "25", "version": "1"}, follow=True)
+    assert response.status_code == 200
+    assert "changed elsewhere" in " ".join(messages_of(response))
+    assert access.get_subscription(customer.account_id, sub.sub_id).PaymentDay == 20
+
+
+@pytest.mark.parametrize(("path", "function", "data"), [
+    ("payment-day", "change_payment_day", {"payment_day": "20"}),
+    ("card", "replace_card", {**GOOD_CARD, "card_number": "5555 5555 5555 4444"}),
+    ("cancel", "cancel_subscription", {}),
+])
+def test_condition_failed_is_a_friendly_message(customer, monkeypatch, path, function, data) -> None:
+    sub = subscribe(customer, day=15)
+
+    def concurrent_change(*args, **kwargs):
+        raise access.ConditionFailed(sub.SK)
+
+    monkeypatch.setattr(access, function, concurrent_change)
+    response = customer.client.post(f"/subscriptions/{sub.sub_id}/{path}/", data, follow=True)
+    assert response.status_code == 200
+    assert "changed elsewhere" in " ".join(messages_of(response))
+    assert access.get_events_by_account(customer.account_id) == []
+
+
+def test_replace_card(customer, ddb_requests) -> None:
+    sub = subscribe(customer)
+    url = f"/subscriptions/{sub.sub_id}/card/"
+    ddb_requests.reset()
+    response = customer.client.post(url, {**GOOD_CARD, "card_number": "5555 5555 5555 4444", "exp_month": "3",
+                                          "exp_year": "2031", "version": "1"}, follow=True)
+    assert ddb_requests.ops[:3] == ["Query", "UpdateItem", "PutItem"]
+    stored = access.get_subscription(customer.account_id, sub.sub_id).PaymentDetails
+    assert (stored.Brand, stored.Last4, stored.ExpMonth, stored.ExpYear) == ("Mastercard", "4444", 3, 2031)
+    assert stored.Token != sub.PaymentDetails.Token
+    assert "Mastercard ending in 4444" in " ".join(messages_of(response))
+    [event] = access.get_events_by_account(customer.account_id)
+    assert event.Action == "subscription.card_replaced"
+    assert event.Before["Card"] == "Visa ****4242" and event.After["Card"] == "Mastercard ****4444"
+
+
+def test_replace_card_errors(customer) -> None:
+    sub = subscribe(customer)
+    response = customer.client.post(f"/subscriptions/{sub.sub_id}/card/",
+                                    {**GOOD_CARD, "card_number": "5555 5555 5555 4440", "version": "1"})
+    assert "not valid" in " ".join(response.context["form"].errors["card_number"])
+    assert "5555 5555 5555 4440" not in response.content.decode()
+    assert access.get_subscription(customer.account_id, sub.sub_id).PaymentDetails.Last4 == "4242"
+
+
+def test_cancel_shows_the_last_period_paid(customer, ddb_requests) -> None:
+    sub = subscribe(customer, day=10, on=today() - timedelta(days=70))
+    paid = [today() - timedelta(days=60), today() - timedelta(days=30)]
+    for billed in paid:
+        access.create_receipt(sub, billing_date=billed, amount=999, currency="USD", charge_id="ch",
+                              retention_days=settings.RECEIPT_RETENTION_DAYS)
+    url = f"/subscriptions/{sub.sub_id}/cancel/"
+    page = customer.client.get(url)
+    assert "Yes, cancel the subscription" in page.content.decode()
+    assert access.get_subscription(customer.account_id, sub.sub_id).is_live  # GET changes nothing
+    ddb_requests.reset()
+    response = customer.client.post(url, {"version": "1"})
+    assert ddb_requests.ops == ["Query", "UpdateItem", "PutItem"]
+    assert response["Location"] == f"/subscriptions/{sub.sub_id}/cancelled/"
+    stored = access.get_subscription(customer.account_id, sub.sub_id)
+    assert stored.Status == "cancelled" and stored.NextPaymentDate is None
+    ddb_requests.reset()
+    done = customer.client.get(response["Location"])
+    assert ddb_requests.ops == ["Query", "Query"]
+    assert done.context["period_start"] == paid[-1]
+    html = done.content.decode()
+    assert f"{paid[-1].day} {paid[-1]:%B %Y}" in html and "The last period paid was" in html
+    [event] = access.get_events_by_account(customer.account_id)
+    assert event.Action == "subscription.cancelled" and event.After["Status"] == "cancelled"
+    # the cancelled subscription can no longer be changed
+    again = customer.client.get(url)
+    assert again["Location"] == f"/subscriptions/{sub.sub_id}/cancelled/"
+    day = customer.client.post(f"/subscriptions/{sub.sub_id}/payment-day/", {"payment_day": "3"})
+    assert day.status_code == 302 and access.get_subscription(customer.account_id, sub.sub_id).PaymentDay == 10
+
+
+def test_cancel_before_any_payment(customer) -> None:
+    sub = subscribe(customer)
+    response = customer.client.post(f"/subscriptions/{sub.sub_id}/cancel/", {"version": "1"}, follow=True)
+    assert "No payment was taken for this subscription" in response.content.decode()
