@@ -154,6 +154,18 @@ def _failures_for(account_id: str, sub_ids: set[str], runs: list) -> list[dict]:
     return found
 
 
+def event_changes(before: dict | None, after: dict | None) -> list[tuple[str, Any, Any]]:
+    """The fields an event changed, as (field, before, after); every field when only one
+    side was recorded. Unchanged fields stay in the stored event but off the page."""
+    before, after = before or {}, after or {}
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return [("", before, after)]
+    names = list(dict.fromkeys([*before, *after]))
+    if before and after:
+        names = [n for n in names if before.get(n) != after.get(n)]
+    return [(n, before.get(n), after.get(n)) for n in names]
+
+
 def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
     account = access.get_account(account_id) if "#" not in account_id else None
     if account is None:
@@ -170,7 +182,7 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
         "account_id": account_id,
         "subscriptions": subscriptions,
         "receipts": receipts,
-        "events": events,
+        "events": [{"event": e, "changes": event_changes(e.Before, e.After)} for e in events],
         "past_due": past_due,
         "failures": failures,
         "receipts_from": months_before(today, 6),

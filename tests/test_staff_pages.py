@@ -219,3 +219,12 @@ def test_add_edit_retire_a_product(staff_client, moto_table) -> None:
     assert "Tea box XL" in html and "retired" in html
     actions = [e.Action for e in access.get_events_by_account("CATALOG")]
     assert sorted(actions) == ["staff.create_product", "staff.retire_product", "staff.update_product"]
+
+
+def test_event_changes_show_only_what_changed() -> None:
+    from billing.staff import event_changes
+
+    assert event_changes({"Status": "active", "Day": 3}, {"Status": "cancelled", "Day": 3}) == [
+        ("Status", "active", "cancelled")]
+    assert event_changes(None, {"SKU": "X"}) == [("SKU", None, "X")]
+    assert event_changes(None, None) == []
