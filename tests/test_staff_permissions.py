@@ -101,3 +101,24 @@ def test_actions_need_csrf(setup) -> None:
     client.force_login(make_user("money@rpay.localhost", staff=True, money=True))
     response = client.post(reverse("admin:staff_cancel", args=[setup.account_id, setup.sub.sub_id]))
     assert response.status_code == 403
+
+
+def test_the_permission_exists_and_the_seeded_staff_user_has_it(moto_table) -> None:
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from billing.management.commands.seed_demo import CUSTOMER_EMAIL, STAFF_EMAIL
+
+    call_command("seed_demo", stdout=None)
+    users = get_user_model().objects
+    assert users.get(username=STAFF_EMAIL).has_perm("billing.manage_money")
+    assert users.get(username=STAFF_EMAIL).user_permissions.filter(codename="manage_money").exists()
+    assert not users.get(username=CUSTOMER_EMAIL).has_perm("billing.manage_money")
+
+
+def test_no_migration_is_missing() -> None:
+    import io
+
+    from django.core.management import call_command
+
+    call_command("makemigrations", "billing", "--check", "--dry-run", stdout=io.StringIO())
