@@ -25,6 +25,7 @@ from .models import (
     Product,
     ProductStatus,
     Receipt,
+    ReceiptStatus,
     Subscription,
     SubscriptionStatus,
     UserLink,
@@ -530,3 +531,110 @@ def get_unexpired_receipt(account_id: str, receipt_sk: str, *, now: datetime | N
     if receipt is None or _expired(receipt, now or utc_now()):
         return None
     return receipt
+
+
+# --- staff ---------------------------------------------------------------------------
+
+
+def update_product(
+    sku: str, *, name: str, amount: int, currency: str, description: str = ""
+) -> Product:
+    """UpdateItem on an existing catalogue entry. Existing subscriptions keep the price
+    they signed up for: it is copied onto each subscription, never read back from here."""
+    if not isinstance(amount, int) or amount <= 0:
+        raise ValueError("amount must be a positive integer number of minor units")
+    product = Product(Product.pk(), Product.sk(sku=sku))
+    actions = [
+        Product.Name.set(name),
+        Product.PaymentAmount.set(amount),
+        Product.Currency.set(currency.upper()),
+        Product.Description.set(description) if description else Product.Description.remove(),
+    ]
+    try:
+        product.update(actions=actions, condition=Product.SK.exists())
+    except UpdateError as error:
+        if _is_conditional_failure(error):
+            raise ConditionFailed(sku) from error
+        raise
+    return product
+
+
+def retire_product(sku: str) -> Product:
+    """No new subscriptions (``list_products`` hides it); existing ones are untouched."""
+    product = Product(Product.pk(), Product.sk(sku=sku))
+    try:
+        product.update(actions=[Product.Status.set(ProductStatus.RETIRED)], condition=Product.SK.exists())
+    except UpdateError as error:
+        if _is_conditional_failure(error):
+            raise ConditionFailed(sku) from error
+        raise
+    return product
+
+
+def record_refund(receipt: Receipt, *, refund_id: str, amount: int) -> Receipt:
+    """Mark a receipt refunded after the gateway refunded ``amount`` minor units of it.
+
+    The condition on ``RefundedAmount`` refuses a write based on a stale read, so two
+    staff members refunding at once cannot both add to the total.
+    """
+    if not isinstance(amount, int) or amount <= 0:
+        raise ValueError("amount must be a positive integer number of minor units")
+    before = receipt.RefundedAmount or 0
+    total = before + amount
+    if total > receipt.ProcessedAmount:
+        raise ValueError("refund exceeds the amount charged")
+    status = ReceiptStatus.REFUNDED if total == receipt.ProcessedAmount else ReceiptStatus.PARTIALLY_REFUNDED
+    unchanged = Receipt.RefundedAmount == before
+    if before == 0:
+        unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
+    try:
+        receipt.update(
+            actions=[
+                Receipt.RefundedAmount.set(total),
+                Receipt.RefundId.set(refund_id),
+                Receipt.Status.set(status),
+            ],
+            condition=Receipt.SK.exists() & unchanged,
+        )
+    except UpdateError as error:
+        if _is_conditional_failure(error):
+            raise ConditionFailed(receipt.SK) from error
+        raise
+    return receipt
+
+
+def receipt_snapshot(receipt: Receipt) -> dict:
+    """The receipt fields a refund changes, for audit before/after records."""
+    return {
+        "BillingDate": receipt.BillingDate,
+        "ProcessedAmount": receipt.ProcessedAmount,
+        "Currency": receipt.Currency,
+        "Status": receipt.Status,
+        "RefundedAmount": receipt.RefundedAmount or 0,
+        "RefundId": receipt.RefundId,
+    }
+
+
+@dataclass
+class UpcomingDay:
+    """What the batches will do on one day: payments due (count, totals) and reminders."""
+
+    day: date
+    payments: int = 0
+    totals: dict[str, int] = field(default_factory=dict)  # currency -> minor units
+    reminders: int = 0
+
+
+def get_upcoming(start: date, days: int = 30) -> list[UpcomingDay]:
+    """Per day from ``start``: one Query of GSI-2 (amounts are needed, so items are read)
+    and one ``Select=COUNT`` Query of GSI-1 (only the number of reminders is shown)."""
+    upcoming = []
+    for offset in range(days):
+        day = start + timedelta(days=offset)
+        entry = UpcomingDay(day=day)
+        for sub in get_due_payments_by_date(day):
+            entry.payments += 1
+            entry.totals[sub.Currency] = entry.totals.get(sub.Currency, 0) + sub.PaymentAmount
+        entry.reminders = Subscription.due_reminders.count(day.isoformat())
+        upcoming.append(entry)
+    return upcoming

@@ -358,3 +358,20 @@ def configure(
 def dynamodb_client() -> Any:
     """The botocore client every entity uses (for event hooks: request counting)."""
     return BillingItem._get_connection().connection.client
+
+
+# --- Django permission holder (staff) ----------------------------------------------------
+# Billing data is not in Django's database, but Django's permissions need a model to
+# hang on. This one has no table (managed = False); its migration only gives
+# ``billing.manage_money`` a content type and a Permission row.
+from django.db import models as django_models  # noqa: E402
+
+
+class BillingPermission(django_models.Model):
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions = [("manage_money", "Can refund and retry payments")]
+
+    def __str__(self) -> str:
+        return "billing permissions"

@@ -1,0 +1,47 @@
+"""The staff pages join the one admin site: its URLs gain ``staff/...`` (billing.staff),
+and the user admin links each user to their billing page.
+
+Billing has no Django models to register; ``BillingPermission`` only holds the
+``billing.manage_money`` permission and is deliberately not registered.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.urls import reverse
+from django.utils.html import format_html
+
+from .staff import staff_urls
+
+_admin_get_urls = admin.site.get_urls
+
+
+def _get_urls() -> list:
+    # Ours first: the admin's own patterns end in a catch-all for app labels.
+    return staff_urls(admin.site) + _admin_get_urls()
+
+
+# Extending the default site in place (rather than a second AdminSite) keeps one admin,
+# one log-in and the project's `admin.site.urls` untouched.
+admin.site.get_urls = _get_urls
+admin.site.index_template = "admin/rpay_index.html"
+
+User = get_user_model()
+
+
+class BillingUserAdmin(UserAdmin):
+    """Django's user admin plus a link to the customer's billing page."""
+
+    list_display = (*UserAdmin.list_display, "billing_link")
+
+    @admin.display(description="Billing")
+    def billing_link(self, obj) -> str:
+        # A link, not a look-up: resolving the account costs a GetItem per row.
+        return format_html('<a href="{}">billing page</a>', reverse("admin:staff_user_billing", args=[obj.pk]))
+
+
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+admin.site.register(User, BillingUserAdmin)

@@ -1,0 +1,204 @@
+"""Write the table as a NoSQL Workbench data model (the format of the seed's
+RecurringPaymentsSchema.json), generated from the PynamoDB models so it cannot drift:
+attribute names and types from ``Model.get_attributes()``, keys and indexes from
+``BillingItem._get_schema()`` (the same schema ``setup_dynamodb`` creates the table
+from), one facet per entity with sample items serialized by the entity itself.
+
+It reads nothing from DynamoDB: it describes the code, and the tests compare it with
+the live table's description.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from billing.management.base import BillingCommand
+from billing.models import (
+    ENTITIES,
+    Account,
+    AuditEvent,
+    BatchRun,
+    BillingItem,
+    PaymentDetails,
+    Product,
+    Receipt,
+    Subscription,
+    UserLink,
+)
+
+
+def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
+    """A few made-up items per entity, keyed through each entity's own templates.
+    The card is a gateway token and last four digits: never a card number (invariant 3)."""
+    acc = "7f3a9c2e41d05b68"
+    acc2 = "0b1d2e3f4a5b6c7d"
+    card = PaymentDetails(Token="tok_sim_5e1f0c9a", Brand="Visa", Last4="4242", ExpMonth=12, ExpYear=2029,
+                          BillingAddress="12 Bridge Street, Birmingham, B12 7ST")
+
+    def sub(account_id: str, sub_id: str, sku: str, day: int, amount: int, currency: str, nxt: str,
+            remind: str, status: str = "active") -> Subscription:
+        live = status != "cancelled"
+        return Subscription(
+            Subscription.pk(account_id=account_id), Subscription.sk(sub_id=sub_id, sku=sku),
+            Email="customer@rpay.localhost", SKU=sku, ProductName=sku.title(), PaymentDay=day,
+            PaymentAmount=amount, Currency=currency, NextPaymentDate=nxt if live else None,
+            LastPaymentDate="2026-10-31", NextReminderDate=remind if live else None,
+            LastReminderDate="2026-10-24", PaymentDetails=card, CreatedDate="2026-03-01T09:41:25+00:00",
+            Status=status, RetryCount=0, Version=3,
+            CancelledDate=None if live else "2026-11-02T10:00:00+00:00",
+            CancelReason=None if live else "customer",
+        )
+
+    def receipt(account_id: str, sub_id: str, sku: str, billed: str, amount: int, currency: str) -> Receipt:
+        return Receipt(
+            Receipt.pk(account_id=account_id), Receipt.sk(billing_date=billed, sku=sku, sub_id=sub_id),
+            SubId=sub_id, SKU=sku, ProductName=sku.title(), Email="customer@rpay.localhost",
+            BillingDate=billed, ProcessedDate=f"{billed}T06:00:02+00:00", ProcessedAmount=amount,
+            Currency=currency, ChargeId="ch_sim_9d8c7b6a5f4e", CardBrand="Visa", CardLast4="4242",
+            Status="paid", RefundedAmount=0, TTL=datetime(2027, 5, 19, tzinfo=UTC),
+        )
+
+    return {
+        Account: [
+            Account(Account.pk(account_id=acc), Account.sk(account_id=acc), Email="customer@rpay.localhost",
+                    Name="Customer", UserId=2, CreatedDate="2026-03-01T09:40:00+00:00"),
+            Account(Account.pk(account_id=acc2), Account.sk(account_id=acc2), Email="ada@example.com",
+                    Name="Ada", UserId=3, CreatedDate="2026-03-02T11:00:00+00:00"),
+        ],
+        UserLink: [UserLink(UserLink.pk(user_id=2), UserLink.sk(user_id=2), AccountId=acc,
+                            Email="customer@rpay.localhost")],
+        Subscription: [
+            sub(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", 31, 999, "USD", "2026-11-30", "2026-11-23"),
+            sub(acc, "18e9374a55c47382", "CLOUD-200", 29, 299, "EUR", "2026-11-29", "2026-11-22"),
+            sub(acc, "99aa88bb77cc66dd", "MUSIC-FAMILY", 15, 1699, "USD", "", "", status="cancelled"),
+        ],
+        Receipt: [
+            receipt(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", "2026-10-31", 999, "USD"),
+            receipt(acc, "18e9374a55c47382", "CLOUD-200", "2026-10-29", 299, "EUR"),
+        ],
+        Product: [
+            Product(Product.pk(), Product.sk(sku="NEWS-DAILY"), SKU="NEWS-DAILY", Name="Daily News digital",
+                    PaymentAmount=999, Currency="USD", Status="active", CreatedDate="2026-01-01T00:00:00+00:00"),
+            Product(Product.pk(), Product.sk(sku="GYM-CITY"), SKU="GYM-CITY", Name="City Gym membership",
+                    PaymentAmount=4500, Currency="GBP", Status="retired", CreatedDate="2026-01-01T00:00:00+00:00"),
+        ],
+        BatchRun: [BatchRun(
+            BatchRun.pk(kind="payments"), BatchRun.sk(started="2026-11-21T06:00:00+00:00", run_id="r7c1"),
+            Kind="payments", RunId="r7c1", StartedAt="2026-11-21T06:00:00+00:00",
+            FinishedAt="2026-11-21T06:00:41+00:00", FirstDate="2026-11-21", LastDate="2026-11-21",
+            Outcome="completed", Counts={"due": 41, "charged": 40, "declined": 1},
+            Failures=[{"sub_id": "18e9374a55c47382", "reason": "card_declined"}], Host="batch-1",
+        )],
+        AuditEvent: [AuditEvent(
+            AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),
+            At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action="staff.cancel_subscription",
+            Subject=Subscription.sk(sub_id="99aa88bb77cc66dd", sku="MUSIC-FAMILY"),
+            Before={"Status": "active"}, After={"Status": "cancelled"},
+        )],
+    }
+
+
+def _attribute_types() -> dict[str, str]:
+    """Every attribute of every entity with its DynamoDB type; one name, one type."""
+    types: dict[str, str] = {}
+    for entity in ENTITIES:
+        for attr in entity.get_attributes().values():
+            known = types.setdefault(attr.attr_name, attr.attr_type)
+            if known != attr.attr_type:
+                raise ValueError(f"{attr.attr_name} is {known} in one entity and {attr.attr_type} in another")
+    return types
+
+
+def _key_attributes(key_schema: list[dict], types: dict[str, str]) -> dict:
+    keys = {}
+    for key in key_schema:
+        role = "PartitionKey" if key["KeyType"] == "HASH" else "SortKey"
+        keys[role] = {"AttributeName": key["AttributeName"], "AttributeType": types[key["AttributeName"]]}
+    return {"PartitionKey": keys["PartitionKey"], **({"SortKey": keys["SortKey"]} if "SortKey" in keys else {})}
+
+
+def workbench_model(now: datetime | None = None) -> dict[str, Any]:
+    """The NoSQL Workbench model of the table, as a JSON-ready dict."""
+    now = now or datetime.now(tz=UTC)
+    stamp = now.strftime("%b %d, %Y, %I:%M %p")
+    schema = BillingItem._get_schema()
+    types = _attribute_types()
+    key_names = [k["AttributeName"] for k in schema["key_schema"]]
+    samples = _sample_items()
+
+    facets = []
+    for entity in ENTITIES:
+        attributes = [a.attr_name for a in entity.get_attributes().values() if a.attr_name not in key_names]
+        facets.append({
+            "FacetName": entity.__name__,
+            "KeyAttributeAlias": {
+                "PartitionKeyAlias": entity.pk_template.template,
+                "SortKeyAlias": entity.sk_template.template,
+            },
+            "TableData": [item.serialize() for item in samples.get(entity, [])],
+            "NonKeyAttributes": attributes,
+            "DataAccess": {"MySql": {}},
+        })
+
+    indexes = []
+    for index in sorted(schema["global_secondary_indexes"], key=lambda i: i["index_name"]):
+        projection = {"ProjectionType": index["projection"]["ProjectionType"]}
+        if "NonKeyAttributes" in index["projection"]:
+            projection["NonKeyAttributes"] = list(index["projection"]["NonKeyAttributes"])
+        indexes.append({
+            "IndexName": index["index_name"],
+            "KeyAttributes": _key_attributes(index["key_schema"], types),
+            "Projection": projection,
+        })
+
+    return {
+        "ModelName": "rpay recurring payments",
+        "ModelMetadata": {
+            "Author": "rpay (manage.py export_workbench_model)",
+            "DateCreated": stamp,
+            "DateLastModified": stamp,
+            "Description": "Generated from billing/models.py: one table, entities told apart by EntityType, "
+                           "two sparse GSIs. Amounts are integer minor units with a Currency.",
+            "AWSService": "Amazon DynamoDB",
+            "Version": "3.0",
+        },
+        "DataModel": [{
+            "TableName": BillingItem.Meta.table_name,
+            "KeyAttributes": _key_attributes(schema["key_schema"], types),
+            "NonKeyAttributes": [
+                {"AttributeName": name, "AttributeType": kind}
+                for name, kind in types.items() if name not in key_names
+            ],
+            "TableFacets": facets,
+            "GlobalSecondaryIndexes": indexes,
+            "DataAccess": {"MySql": {}},
+            "BillingMode": getattr(BillingItem.Meta, "billing_mode", None) or "PAY_PER_REQUEST",
+        }],
+    }
+
+
+class Command(BillingCommand):
+    help = "Write the table as a NoSQL Workbench data model (JSON), generated from the PynamoDB models."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--output", "-o", help="file to write (default: standard output)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        text = json.dumps(workbench_model(), indent=2, default=_json_default) + "\n"
+        if options["output"]:
+            path = Path(options["output"])
+            path.write_text(text, encoding="utf-8")
+            self.stderr.write(f"wrote {path} ({len(text)} bytes)")
+        else:
+            self.stdout.write(text, ending="")
+
+
+def _json_default(value: Any) -> str:
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")

@@ -1,0 +1,101 @@
+"""Forms of the staff pages (the customer portal's forms live in billing/forms.py)."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from django import forms
+
+from .money import minor_units
+
+SKU_RE = re.compile(r"^[A-Z0-9][A-Z0-9-]{1,39}$")
+
+
+class LookupForm(forms.Form):
+    """Find a customer. A subscription id alone cannot be found without its account:
+    subscriptions live in their account's partition and there is no index on the id,
+    and a Scan of the whole table is never an option."""
+
+    email = forms.EmailField(required=False, label="E-mail")
+    account_id = forms.CharField(required=False, max_length=64, label="Account id")
+    sub_id = forms.CharField(required=False, max_length=64, label="Subscription id (with the account id)")
+
+    def clean(self) -> dict:
+        data = super().clean()
+        for name in ("account_id", "sub_id"):
+            if "#" in (data.get(name) or ""):
+                self.add_error(name, "Ids never contain '#'.")
+        if data.get("sub_id") and not data.get("account_id"):
+            self.add_error("account_id", "A subscription id needs its account id.")
+        if not (data.get("email") or data.get("account_id")):
+            raise forms.ValidationError("Give an e-mail or an account id.")
+        return data
+
+
+class PaymentDayForm(forms.Form):
+    payment_day = forms.IntegerField(min_value=1, max_value=31, label="New payment day (1-31)")
+
+
+class MoneyField(forms.DecimalField):
+    """A price typed as a decimal (12.99): parsed as Decimal, never as a float."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("max_digits", 12)
+        kwargs.setdefault("decimal_places", 2)
+        kwargs.setdefault("min_value", Decimal("0.01"))
+        super().__init__(**kwargs)
+
+
+class RefundForm(forms.Form):
+    amount = MoneyField(label="Amount to refund")
+    reason = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args, currency: str, refundable: int, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.currency = currency
+        self.refundable = refundable
+
+    def clean_amount(self) -> int:
+        try:
+            amount = minor_units(self.cleaned_data["amount"], self.currency)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from error
+        if amount > self.refundable:
+            raise forms.ValidationError("That is more than what is left to refund on this receipt.")
+        return amount
+
+
+class ProductForm(forms.Form):
+    sku = forms.CharField(max_length=40, label="SKU", help_text="Capitals, digits and '-', e.g. NEWS-DAILY")
+    name = forms.CharField(max_length=100)
+    description = forms.CharField(max_length=300, required=False)
+    price = MoneyField(label="Monthly price")
+    currency = forms.CharField(min_length=3, max_length=3, help_text="ISO 4217, e.g. USD")
+
+    def __init__(self, *args, editing: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if editing:
+            # The SKU is part of the key: it cannot change once created.
+            self.fields["sku"].disabled = True
+
+    def clean_sku(self) -> str:
+        sku = self.cleaned_data["sku"].strip().upper()
+        if not SKU_RE.match(sku):
+            raise forms.ValidationError("Use 2-40 capitals, digits or '-'.")
+        return sku
+
+    def clean_currency(self) -> str:
+        currency = self.cleaned_data["currency"].strip().upper()
+        if not currency.isalpha():
+            raise forms.ValidationError("A three-letter ISO 4217 code.")
+        return currency
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if "price" in data and "currency" in data:
+            try:
+                data["amount"] = minor_units(data["price"], data["currency"])
+            except ValueError as error:
+                self.add_error("price", str(error))
+        return data

@@ -1,0 +1,230 @@
+"""The staff pages: look-up, the billing page, upcoming, batch runs and the catalogue."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from billing import access
+from billing.models import BatchRun
+from billing.schedule import billing_today
+
+from .factories import make_account, make_subscription
+from .staff_helpers import make_customer, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff_client(client):
+    client.force_login(make_user("clerk@rpay.localhost", staff=True))
+    return client
+
+
+@pytest.fixture
+def customer(moto_table):
+    return make_customer()
+
+
+# --- look-up -------------------------------------------------------------------------------
+
+
+def test_lookup_by_email_goes_to_the_billing_page(staff_client, customer, ddb_requests) -> None:
+    response = staff_client.get(reverse("admin:staff_index"), {"email": "PAT@example.com"})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:staff_account", args=[customer.account_id])
+    assert "Scan" not in ddb_requests.ops
+
+
+def test_lookup_by_account_and_subscription(staff_client, customer) -> None:
+    url = reverse("admin:staff_index")
+    response = staff_client.get(url, {"account_id": customer.account_id, "sub_id": customer.sub.sub_id})
+    assert response["Location"].endswith(f"/{customer.account_id}/#sub-{customer.sub.sub_id}")
+    assert staff_client.get(url, {"account_id": customer.account_id})["Location"].endswith(
+        f"/{customer.account_id}/")
+
+
+@pytest.mark.parametrize("query, error", [
+    ({"sub_id": "abc"}, "A subscription id needs its account id."),
+    ({"email": "nobody@example.com"}, "No customer with a billing account has that e-mail."),
+    ({"account_id": "nope"}, "No account with that id."),
+    ({"account_id": "a#b"}, "Ids never contain"),
+])
+def test_lookup_errors(staff_client, customer, query, error) -> None:
+    response = staff_client.get(reverse("admin:staff_index"), query)
+    assert response.status_code == 200
+    assert error in response.content.decode()
+
+
+def test_lookup_page_explains_the_subscription_id_limitation(staff_client, moto_table) -> None:
+    html = staff_client.get(reverse("admin:staff_index")).content.decode()
+    assert "together with its account id" in html and "never scan" in html
+
+
+def test_user_admin_links_to_the_billing_page(staff_client, customer) -> None:
+    from django.contrib.auth import get_user_model
+
+    # The user admin needs the auth view permission; a superuser has it.
+    boss = get_user_model().objects.create_superuser("boss@rpay.localhost", "boss@rpay.localhost", "pw")
+    staff_client.force_login(boss)
+    link = reverse("admin:staff_user_billing", args=[customer.user.pk])
+    assert link in staff_client.get(reverse("admin:auth_user_change", args=[customer.user.pk])).content.decode()
+    assert link in staff_client.get(reverse("admin:auth_user_changelist")).content.decode()
+    response = staff_client.get(link)
+    assert response["Location"] == reverse("admin:staff_account", args=[customer.account_id])
+    # a user who never subscribed has no account
+    assert staff_client.get(reverse("admin:staff_user_billing", args=[boss.pk])).status_code == 404
+
+
+def test_admin_index_links_to_the_staff_pages(staff_client, moto_table) -> None:
+    html = staff_client.get(reverse("admin:index")).content.decode()
+    for name in ("staff_index", "staff_upcoming", "staff_runs", "staff_products"):
+        assert reverse(f"admin:{name}") in html
+
+
+# --- the billing page ----------------------------------------------------------------------
+
+
+def test_billing_page_shows_everything(staff_client, customer) -> None:
+    today = billing_today(settings.BILLING_TIMEZONE)
+    # a receipt older than six months is not shown; one inside the window is
+    old, _ = access.create_receipt(customer.sub, billing_date=today - timedelta(days=190), amount=999,
+                                   currency="USD", charge_id="ch_old", retention_days=400)
+    access.record_event(customer.account_id, actor="customer", action="portal.change_card")
+    BatchRun(BatchRun.pk(kind="payments"), BatchRun.sk(started="2026-11-20T06:00:00+00:00", run_id="r1"),
+             Kind="payments", RunId="r1", StartedAt="2026-11-20T06:00:00+00:00", FirstDate="2026-11-20",
+             LastDate="2026-11-20", Outcome="completed", Counts={"charged": 3, "declined": 1},
+             Failures=[{"sub_id": customer.past_due.sub_id, "reason": "card_declined"},
+                       {"sub_id": "someone-else", "reason": "insufficient_funds"}]).save()
+
+    html = staff_client.get(reverse("admin:staff_account", args=[customer.account_id])).content.decode()
+    assert "pat@example.com" in html
+    for sub in (customer.sub, customer.past_due, customer.cancelled):  # all statuses
+        assert f'id="sub-{sub.sub_id}"' in html
+    assert "cancelled" in html and "past_due" in html
+    assert customer.receipt.BillingDate in html and "9.99 USD" in html
+    assert old.BillingDate not in html
+    assert "portal.change_card" in html
+    assert "card_declined" in html and "insufficient_funds" not in html  # only this account's failures
+    assert "45.00 GBP" in html
+
+
+# --- upcoming --------------------------------------------------------------------------------
+
+
+def test_upcoming_counts_match_the_subscriptions(staff_client, moto_table, ddb_requests) -> None:
+    today = billing_today(settings.BILLING_TIMEZONE)
+    subs = []
+    for n, (day, amount, currency) in enumerate([(3, 999, "USD"), (3, 1500, "USD"), (17, 299, "EUR"),
+                                                 (28, 4500, "GBP"), (17, 1000, "EUR")]):
+        account = make_account(f"c{n}@example.com")
+        subs.append(make_subscription(account, payment_day=day, amount=amount, currency=currency, today=today))
+    gone = make_subscription(make_account("gone@example.com"), payment_day=3, amount=5, today=today)
+    access.cancel_subscription(gone)
+    end = today + timedelta(days=29)
+    payments = Counter(s.NextPaymentDate for s in subs if s.NextPaymentDate <= end.isoformat())
+    reminders = Counter(s.NextReminderDate for s in subs if s.NextReminderDate <= end.isoformat())
+    assert sum(payments.values()) >= 3  # the test is about something
+
+    ddb_requests.reset()
+    response = staff_client.get(reverse("admin:staff_upcoming"))
+    assert response.status_code == 200
+    # 30 days x (one Query of GSI-2 + one COUNT Query of GSI-1); nothing else, never a Scan
+    assert set(ddb_requests.ops) == {"Query"} and ddb_requests.total == 60
+
+    html = response.content.decode()
+    for offset in range(30):
+        day = (today + timedelta(days=offset)).isoformat()
+        assert f'data-testid="payments-{day}">{payments.get(day, 0)}<' in html
+        assert f'data-testid="reminders-{day}">{reminders.get(day, 0)}<' in html
+    chart = response.context["chart"]
+    assert sum(chart["payments"]) == sum(payments.values())
+    # totals per currency, in minor units, never mixed
+    for currency in ("USD", "EUR", "GBP"):
+        expected = sum(s.PaymentAmount for s in subs if s.Currency == currency and s.NextPaymentDate <= end.isoformat())
+        got = sum(chart["amounts"].get(currency, {"values": [0]})["values"])
+        assert got == expected, currency
+    assert "vendor/chartjs/chart.umd.js" in html and "cdn" not in html.lower()
+    assert json.loads(html.split('id="upcoming-data" type="application/json">')[1].split("</script>")[0])
+
+
+def test_upcoming_uses_count_queries_for_reminders(moto_table, ddb_requests) -> None:
+    captured = []
+
+    def capture(params, **kwargs) -> None:
+        captured.append(params)
+
+    from billing.models import dynamodb_client
+
+    dynamodb_client().meta.events.register("before-parameter-build.dynamodb.Query", capture, unique_id="cap")
+    try:
+        access.get_upcoming(billing_today(settings.BILLING_TIMEZONE), 2)
+    finally:
+        dynamodb_client().meta.events.unregister("before-parameter-build.dynamodb.Query", unique_id="cap")
+    by_index = {(p["IndexName"], p.get("Select")) for p in captured}
+    assert by_index == {("GSI-2", None), ("GSI-1", "COUNT")}
+
+
+# --- batch runs --------------------------------------------------------------------------------
+
+
+def test_batch_runs_page(staff_client, moto_table) -> None:
+    BatchRun(BatchRun.pk(kind="reminders"), BatchRun.sk(started="2026-11-21T05:00:00+00:00", run_id="r9"),
+             Kind="reminders", RunId="r9", StartedAt="2026-11-21T05:00:00+00:00", FirstDate="2026-11-21",
+             LastDate="2026-11-21", Outcome="failed", Counts={"sent": 12},
+             Failures=[{"sub_id": "s1", "reason": "smtp timeout"}]).save()
+    html = staff_client.get(reverse("admin:staff_runs")).content.decode()
+    assert "sent: 12" in html and "smtp timeout" in html and "failed" in html
+    assert "No payments runs recorded yet." in html
+    content = html.split('<div class="staff">')[1]  # the admin header has its own log-out form
+    assert "<button" not in content and "<form" not in content  # no way to start a batch
+
+
+# --- product catalogue -------------------------------------------------------------------------
+
+
+def test_add_edit_retire_a_product(staff_client, moto_table) -> None:
+    add = reverse("admin:staff_product_add")
+    bad = staff_client.post(add, {"sku": "tea-box", "name": "Tea", "price": "12.999", "currency": "usd"})
+    assert bad.status_code == 200 and access.get_product("TEA-BOX") is None
+    response = staff_client.post(add, {"sku": "tea-box", "name": "Tea box", "price": "12.99", "currency": "usd"})
+    assert response.status_code == 302
+    product = access.get_product("TEA-BOX")
+    assert product.PaymentAmount == 1299 and isinstance(product.PaymentAmount, int) and product.Currency == "USD"
+    duplicate = staff_client.post(add, {"sku": "TEA-BOX", "name": "Again", "price": "1", "currency": "USD"})
+    assert "already exists" in duplicate.content.decode()
+
+    sub = make_subscription(make_account(), sku="TEA-BOX", amount=1299)
+    edit = reverse("admin:staff_product_edit", args=["TEA-BOX"])
+    assert 'value="12.99"' in staff_client.get(edit).content.decode()
+    staff_client.post(edit, {"sku": "IGNORED", "name": "Tea box XL", "price": "0.10", "currency": "EUR"})
+    product = access.get_product("TEA-BOX")
+    assert (product.Name, product.PaymentAmount, product.Currency) == ("Tea box XL", 10, "EUR")
+    assert access.get_product("IGNORED") is None  # the SKU is the key: it does not change
+
+    retire = reverse("admin:staff_product_retire", args=["TEA-BOX"])
+    assert "Retire product" in staff_client.get(retire).content.decode()
+    assert access.get_product("TEA-BOX").Status == "active"  # GET only asks
+    staff_client.post(retire)
+    assert access.get_product("TEA-BOX").Status == "retired"
+    assert "TEA-BOX" not in [p.SKU for p in access.list_products()]  # no new subscriptions
+    kept = access.get_subscription(sub.account_id, sub.sub_id)
+    assert kept.Status == "active" and kept.PaymentAmount == 1299  # existing ones go on
+    html = staff_client.get(reverse("admin:staff_products")).content.decode()
+    assert "Tea box XL" in html and "retired" in html
+    actions = [e.Action for e in access.get_events_by_account("CATALOG")]
+    assert sorted(actions) == ["staff.create_product", "staff.retire_product", "staff.update_product"]
+
+
+def test_event_changes_show_only_what_changed() -> None:
+    from billing.staff import event_changes
+
+    assert event_changes({"Status": "active", "Day": 3}, {"Status": "cancelled", "Day": 3}) == [
+        ("Status", "active", "cancelled")]
+    assert event_changes(None, {"SKU": "X"}) == [("SKU", None, "X")]
+    assert event_changes(None, None) == []
