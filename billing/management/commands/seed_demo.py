@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -11,8 +10,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from billing import access
-from billing.gateway import get_gateway
+from billing.gateway import PaymentGateway, get_gateway
 from billing.management.base import BillingCommand
+from billing.models import Subscription
 from billing.schedule import anchor_date, billing_today
 
 STAFF_EMAIL = "staff@rpay.localhost"
@@ -43,6 +43,16 @@ def months_ago(today: date, n: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
+def demo_charge(gateway: PaymentGateway, sub: Subscription, billed: date) -> str:
+    """A real charge on the (simulated) gateway, so staff can refund demo receipts."""
+    result = gateway.charge(
+        sub.PaymentDetails.Token, sub.PaymentAmount, sub.Currency,
+        idempotency_key=f"{sub.sub_id}:{billed.isoformat()}",
+        metadata={"sub_id": sub.sub_id, "billing_date": billed.isoformat(), "source": "seed_demo"},
+    )
+    return result.charge_id
+
+
 class Command(BillingCommand):
     help = "Seed demo users, products, accounts, subscriptions and receipts (only once)."
 
@@ -64,7 +74,6 @@ class Command(BillingCommand):
 
         today = billing_today(settings.BILLING_TIMEZONE)
         seeded = 0
-        rng = random.Random(2026)
         gateway = get_gateway()
         for email, subs in DEMO_ACCOUNTS:
             user, created_user = User.objects.get_or_create(username=email, defaults={"email": email})
@@ -92,7 +101,7 @@ class Command(BillingCommand):
                         continue
                     access.create_receipt(
                         sub, billing_date=billed, amount=product.PaymentAmount,
-                        currency=product.Currency, charge_id=f"ch_demo_{rng.getrandbits(48):012x}",
+                        currency=product.Currency, charge_id=demo_charge(gateway, sub, billed),
                         retention_days=settings.RECEIPT_RETENTION_DAYS,
                         processed_at=datetime(billed.year, billed.month, billed.day, 6, tzinfo=UTC),
                     )
@@ -101,7 +110,7 @@ class Command(BillingCommand):
                 if this_month < today:
                     access.create_receipt(
                         sub, billing_date=this_month, amount=product.PaymentAmount,
-                        currency=product.Currency, charge_id=f"ch_demo_{rng.getrandbits(48):012x}",
+                        currency=product.Currency, charge_id=demo_charge(gateway, sub, this_month),
                         retention_days=settings.RECEIPT_RETENTION_DAYS,
                         processed_at=datetime(this_month.year, this_month.month, this_month.day, 6, tzinfo=UTC),
                     )
