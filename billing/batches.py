@@ -324,7 +324,7 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
     try:
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=failed_retries, retry_on=retry_on,
-            next_reminder=_reminder_before(next_anchor, max(run_date, retry_on)),
+            next_reminder=_reminder_before(next_anchor, run_date),
         )
     except access.ConditionFailed:
         out.reason = "already handled by another run"
