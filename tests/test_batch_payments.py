@@ -171,3 +171,33 @@ def test_catch_up_is_bounded(table) -> None:
     batches.run_payments(run_date=date(2027, 1, 1))
     summary = batches.run_payments(run_date=date(2027, 3, 15), catch_up_days=5)
     assert summary.dates[0] == date(2027, 3, 10) and len(summary.dates) == 6
+
+
+def test_a_mail_failure_keeps_the_payment_and_counts_an_error(moto_table, monkeypatch) -> None:
+    [sub] = seed_due(1, due=D)
+
+    def smtp_down(*a, **k):
+        raise ConnectionRefusedError("smtp down")
+    monkeypatch.setattr(batches, "send_mail", smtp_down)
+    summary = batches.run_payments(run_date=D)
+    assert summary.counts["paid"] == 1 and summary.counts["errors"] == 1 and not summary.ok
+    assert fresh(sub).NextPaymentDate == "2027-04-15"
+    assert "mail: ConnectionRefusedError" in summary.failures[-1]["reason"]
+    monkeypatch.undo()
+    assert batches.run_payments(run_date=D).counts["processed"] == 0  # never charged twice
+
+
+def test_a_cancelled_subscription_is_never_charged(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    live = fresh(sub)
+    access.cancel_subscription(live)
+    outcome = batches.take_payment(live, run_date=D)
+    assert outcome.status == "skipped" and get_gateway().charges_made() == []
+
+
+@pytest.mark.parametrize(("amount", "currency", "text"), [
+    (999, "usd", "9.99 USD"), (123456789, "EUR", "1,234,567.89 EUR"), (5000, "JPY", "5,000 JPY"),
+    (1005, "KWD", "1.005 KWD"), (7, "GBP", "0.07 GBP"),
+])
+def test_amounts_are_formatted_from_minor_units(amount, currency, text) -> None:
+    assert batches.format_amount(amount, currency) == text
