@@ -421,39 +421,43 @@ def _run(
         kind, first_date=dates[0], last_date=dates[-1], host=socket.gethostname())
     summary.run_id = run.RunId if run else None
     lock = threading.Lock()
-    # Bounded look-ahead: at most this many items read but not finished, so a stop
-    # request is honoured within one item per worker.
-    slots = threading.BoundedSemaphore(max(2, workers * 2))
+    halt = threading.Event()  # the query failed: every worker stops
 
     def work(sub: Subscription, day: date) -> None:
         try:
-            if stop.is_set():
-                return  # read but not started: the next run takes it
-            try:
-                outcome = act(sub, day)
-            except Exception as error:  # infrastructure or a bug: counted, the run goes on
-                log.warning("%s %s on %s failed: %s", kind, sub.SK, day, _describe(error))
-                outcome = (PaymentOutcome if kind == PAYMENTS else ReminderOutcome)(
-                    "error", sub.sub_id, sub.account_id, reason=_describe(error))
-            with lock:
-                _count(summary, outcome)
-            if on_item:
-                on_item(outcome)
-        finally:
-            slots.release()
+            outcome = act(sub, day)
+        except Exception as error:  # infrastructure or a bug: counted, the run goes on
+            log.warning("%s %s on %s failed: %s", kind, sub.SK, day, _describe(error))
+            outcome = (PaymentOutcome if kind == PAYMENTS else ReminderOutcome)(
+                "error", sub.sub_id, sub.account_id, reason=_describe(error))
+        with lock:
+            _count(summary, outcome)
+        if on_item:
+            on_item(outcome)
+
+    def worker(items: Iterator[Subscription], day: date, read_lock: threading.Lock) -> None:
+        # Each worker takes the next item itself (the healthchecks loop): nothing is read
+        # ahead, so a stop request leaves no item half done and none claimed unprocessed,
+        # and no feeding thread has to win the GIL once per item.
+        while not (stop.is_set() or halt.is_set()):
+            with read_lock:
+                try:
+                    sub = next(items, None)
+                except BaseException:
+                    halt.set()
+                    raise
+            if sub is None:
+                return
+            work(sub, day)
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"rpay-{kind}") as pool:
             for day in dates:
-                pending: list[Future] = []
-                for sub in find(day):
-                    if stop.is_set():
-                        break
-                    slots.acquire()
-                    pending.append(pool.submit(work, sub, day))
+                items, read_lock = iter(find(day)), threading.Lock()
+                futures: list[Future] = [pool.submit(worker, items, day, read_lock) for _ in range(max(1, workers))]
                 # Finish a date before the next: a declined payment may be due again
                 # on a later date of this same run (its first retry).
-                for future in pending:
+                for future in futures:
                     future.result()
                 if stop.is_set():
                     summary.interrupted = True
