@@ -638,3 +638,118 @@ def get_upcoming(start: date, days: int = 30) -> list[UpcomingDay]:
         entry.reminders = Subscription.due_reminders.count(day.isoformat())
         upcoming.append(entry)
     return upcoming
+
+
+# --- batches ---------------------------------------------------------------------------
+# Writes made by billing.batches. Each is one conditional UpdateItem (or PutItem): the
+# condition is what makes a batch safe to re-run and to run twice at once.
+
+
+def _still_due(sub: Subscription, slot: date) -> Condition:
+    return (Subscription.NextPaymentDate == slot.isoformat()) & _live()
+
+
+def advance_after_payment(
+    sub: Subscription, *, slot: date, paid_period: date, next_payment: date, next_reminder: date
+) -> Subscription:
+    """After a successful charge: move to the next anchor date, back to active.
+
+    Only if ``NextPaymentDate`` still equals ``slot`` (the date being processed), so
+    that of two runs racing on one item exactly one advances it (ConditionFailed for
+    the other). The version is incremented but not checked.
+    """
+    return update_subscription(
+        sub,
+        [
+            Subscription.NextPaymentDate.set(next_payment.isoformat()),
+            Subscription.LastPaymentDate.set(paid_period.isoformat()),
+            Subscription.NextReminderDate.set(next_reminder.isoformat()),
+            Subscription.Status.set(SubscriptionStatus.ACTIVE),
+            Subscription.BillingPeriod.remove(),
+            Subscription.RetryCount.set(0),
+        ],
+        _still_due(sub, slot),
+        check_version=False,
+    )
+
+
+def mark_past_due(
+    sub: Subscription, *, slot: date, period: date, failed_retries: int, retry_on: date, next_reminder: date
+) -> Subscription:
+    """After a declined charge: past due, retried on ``retry_on``; ``BillingPeriod``
+    remembers the period being paid. Same condition as :func:`advance_after_payment`."""
+    return update_subscription(
+        sub,
+        [
+            Subscription.Status.set(SubscriptionStatus.PAST_DUE),
+            Subscription.BillingPeriod.set(period.isoformat()),
+            Subscription.RetryCount.set(failed_retries),
+            Subscription.NextPaymentDate.set(retry_on.isoformat()),
+            Subscription.NextReminderDate.set(next_reminder.isoformat()),
+        ],
+        _still_due(sub, slot),
+        check_version=False,
+    )
+
+
+def claim_reminder(sub: Subscription, *, day: date, next_reminder: date) -> Subscription:
+    """Claim the reminder due on ``day`` before sending it: ``NextReminderDate`` moves on
+    only if it still equals ``day``, so of two runs exactly one sends the e-mail."""
+    return update_subscription(
+        sub,
+        [
+            Subscription.LastReminderDate.set(day.isoformat()),
+            Subscription.NextReminderDate.set(next_reminder.isoformat()),
+        ],
+        (Subscription.NextReminderDate == day.isoformat()) & _live(),
+        check_version=False,
+    )
+
+
+def start_batch_run(kind: str, *, first_date: date, last_date: date, host: str | None = None) -> BatchRun:
+    """Record that a run of ``kind`` started, covering ``first_date`` to ``last_date``."""
+    started = utc_now().isoformat(timespec="microseconds")
+    run_id = new_id()
+    run = BatchRun(
+        BatchRun.pk(kind=kind),
+        BatchRun.sk(started=started, run_id=run_id),
+        Kind=kind, RunId=run_id, StartedAt=started,
+        FirstDate=first_date.isoformat(), LastDate=last_date.isoformat(),
+        Outcome="running", Counts={}, Failures=[], Host=host,
+    )
+    run.save(condition=BatchRun.SK.does_not_exist())
+    return run
+
+
+MAX_RECORDED_FAILURES = 200
+
+
+def finish_batch_run(run: BatchRun, *, outcome: str, counts: dict, failures: list[dict]) -> BatchRun:
+    """Record how a run ended. Failures are capped (an item holds at most 400 KB); the
+    count of those left out is kept in ``Counts["failures_not_recorded"]``."""
+    counts = dict(counts)
+    if len(failures) > MAX_RECORDED_FAILURES:
+        counts["failures_not_recorded"] = len(failures) - MAX_RECORDED_FAILURES
+    run.update(actions=[
+        BatchRun.FinishedAt.set(utc_now().isoformat(timespec="microseconds")),
+        BatchRun.Outcome.set(outcome),
+        BatchRun.Counts.set(counts),
+        BatchRun.Failures.set(failures[:MAX_RECORDED_FAILURES]),
+    ])
+    return run
+
+
+def last_completed_run(kind: str, *, look_back: int = 20) -> BatchRun | None:
+    """Of the newest ``look_back`` completed runs, the one that covered the latest date
+    (a manual re-run of an old date does not move the catch-up window back). One Query."""
+    runs = BatchRun.query(
+        BatchRun.pk(kind=kind), scan_index_forward=False,
+        filter_condition=BatchRun.Outcome == "completed", page_size=look_back,
+    )
+    best: BatchRun | None = None
+    for n, run in enumerate(runs):
+        if best is None or run.LastDate > best.LastDate:
+            best = run
+        if n + 1 >= look_back:
+            break
+    return best

@@ -167,6 +167,11 @@ class SimulatedGateway:
     ledger_path: str
     latency_ms: int = 0
     _local: threading.local = field(default_factory=threading.local, repr=False)
+    # SQLite lets one writer in at a time; a writer that finds the lock taken sleeps in
+    # growing steps (1, 2, 5, 10 ms...). Threads of one process queue on this lock
+    # instead, so a batch with many workers does not stall on the ledger. Between
+    # processes SQLite's own locking (busy timeout) still decides.
+    _write_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def _db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -175,7 +180,9 @@ class SimulatedGateway:
                 Path(self.ledger_path).parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.ledger_path, timeout=60, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            # A simulator: it must survive a killed process (WAL does), not a power cut, so
+            # no fsync, which would stall every worker behind one checkpoint.
+            conn.execute("PRAGMA synchronous=OFF")
             conn.executescript(_SCHEMA)
             self._local.conn = conn
         return conn
@@ -235,11 +242,12 @@ class SimulatedGateway:
         charge_id = "ch_sim_" + secrets.token_hex(12)
         # INSERT OR IGNORE + re-read: two processes racing on one key both get the
         # first writer's result, and only one charge exists.
-        db.execute(
-            "INSERT OR IGNORE INTO charges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (idempotency_key, charge_id, token, amount, currency.upper(), status,
-             decline_code, json.dumps(metadata or {}, sort_keys=True), created),
-        )
+        with self._write_lock:
+            db.execute(
+                "INSERT OR IGNORE INTO charges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (idempotency_key, charge_id, token, amount, currency.upper(), status,
+                 decline_code, json.dumps(metadata or {}, sort_keys=True), created),
+            )
         stored = db.execute(
             "SELECT charge_id, amount, currency, status, decline_code, created FROM charges "
             "WHERE idempotency_key = ?", (idempotency_key,),

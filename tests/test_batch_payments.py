@@ -1,0 +1,203 @@
+"""The payment batch: outcomes, exactly once under crashes and races, requests per payment."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from datetime import date
+
+import pytest
+from django.core import mail
+
+from billing import access, batches
+from billing.gateway import get_gateway
+from billing.models import SubscriptionStatus
+
+from .batchdata import fresh, receipts_of, seed_due
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+D = date(2027, 3, 15)
+
+
+def charges_per_sub(subs, period: date = D) -> Counter:
+    gateway = get_gateway()
+    made = gateway.charges_made(billing_date=period.isoformat())
+    return Counter(c["metadata"]["sub_id"] for c in made)
+
+
+def test_a_due_payment_is_charged_receipted_advanced_and_mailed(table) -> None:
+    [sub] = seed_due(1, due=D)
+    summary = batches.run_payments(run_date=D, workers=2)
+    assert summary.counts["paid"] == 1 and summary.ok
+    after = fresh(sub)
+    assert after.NextPaymentDate == "2027-04-15"
+    assert after.LastPaymentDate == "2027-03-15"
+    assert after.NextReminderDate == "2027-04-08"
+    assert after.Status == SubscriptionStatus.ACTIVE and after.RetryCount == 0 and after.BillingPeriod is None
+    assert after.Version == 2  # incremented, not checked
+    [receipt] = receipts_of(sub)
+    assert receipt.BillingDate == "2027-03-15" and receipt.ProcessedAmount == 999
+    assert receipt.TTL is not None
+    [message] = mail.outbox
+    assert message.to == [sub.Email]
+    assert "9.99 USD" in message.body and "4242" in message.body
+    assert message.alternatives and "9.99 USD" in message.alternatives[0][0]
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    assert charge["idempotency_key"] == f"{sub.sub_id}:2027-03-15"
+
+
+def test_dry_run_charges_writes_and_sends_nothing(table, ddb_requests) -> None:
+    [sub] = seed_due(1, due=D)
+    ddb_requests.reset()
+    summary = batches.run_payments(run_date=D, dry_run=True, catch_up_days=0)
+    assert summary.counts["dry_run"] == 1 and summary.counts["paid"] == 0
+    assert set(ddb_requests.by_name()) == {"Query"}
+    assert get_gateway().charges_made() == [] and mail.outbox == []
+    assert fresh(sub).NextPaymentDate == D.isoformat()
+
+
+def test_not_due_yet_is_skipped(table) -> None:
+    [sub] = seed_due(1, due=D)
+    outcome = batches.take_payment(fresh(sub), run_date=date(2027, 3, 14))
+    assert outcome.status == "skipped" and "not due" in outcome.reason
+    assert get_gateway().charges_made() == []
+
+
+def _crash_after_charge(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("crash after the charge")
+    monkeypatch.setattr(batches.access, "create_receipt", boom)
+
+
+def _crash_after_receipt(monkeypatch):
+    real = access.create_receipt
+
+    def boom(*a, **k):
+        real(*a, **k)
+        raise RuntimeError("crash after the receipt")
+    monkeypatch.setattr(batches.access, "create_receipt", boom)
+
+
+def _crash_before_update(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("crash before the update")
+    monkeypatch.setattr(batches.access, "advance_after_payment", boom)
+
+
+def _crash_after_update(monkeypatch):
+    real = access.advance_after_payment
+
+    def boom(*a, **k):
+        real(*a, **k)
+        raise RuntimeError("crash after the update")
+    monkeypatch.setattr(batches.access, "advance_after_payment", boom)
+
+
+@pytest.mark.parametrize("crash", [_crash_after_charge, _crash_after_receipt, _crash_before_update,
+                                   _crash_after_update])
+def test_a_crash_at_any_step_then_a_rerun_charges_and_receipts_exactly_once(table, crash) -> None:
+    subs = seed_due(25, due=D)
+    with pytest.MonkeyPatch.context() as mp:
+        crash(mp)
+        first = batches.run_payments(run_date=D, workers=4)
+    assert first.counts["errors"] == 25 and first.outcome == "failed"
+    batches.run_payments(run_date=D, workers=4)
+    batches.run_payments(run_date=D, workers=4)  # and once more: nothing left to do
+    charges = charges_per_sub(subs)
+    for sub in subs:
+        assert charges[sub.sub_id] == 1
+        assert [r.BillingDate for r in receipts_of(sub)] == [D.isoformat()]
+        assert fresh(sub).NextPaymentDate == "2027-04-15"
+
+
+@pytest.mark.dynalite_only
+def test_two_runs_at_once_over_1000_subscriptions_never_double_charge(dynalite_table) -> None:
+    subs = seed_due(1000, due=D)
+    results: list = []
+    barrier = threading.Barrier(2)
+
+    def run() -> None:
+        barrier.wait()
+        results.append(batches.run_payments(run_date=D, workers=8))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(r.counts["paid"] for r in results) == 1000
+    assert sum(r.counts["errors"] for r in results) == 0
+    charges = charges_per_sub(subs)
+    assert len(charges) == 1000 and set(charges.values()) == {1}
+    mails = Counter(m.to[0] for m in mail.outbox)
+    assert len(mails) == 1000 and set(mails.values()) == {1}
+    for sub in subs[::50]:
+        assert len(receipts_of(sub)) == 1
+        assert fresh(sub).NextPaymentDate == "2027-04-15"
+    assert not list(access.get_due_payments_by_date(D))
+
+
+def test_a_payment_costs_two_writes_plus_its_share_of_the_index_pages(table, ddb_requests) -> None:
+    seed_due(40, due=D)
+    ddb_requests.reset()
+    summary = batches.run_payments(run_date=D, workers=4, catch_up_days=0)
+    assert summary.counts["paid"] == 40
+    ops = ddb_requests.by_name()
+    # +1 PutItem and +1 UpdateItem: the BatchRun record; one index page holds all 40.
+    assert ops == Counter({"PutItem": 41, "UpdateItem": 41, "Query": 1})
+    assert "Scan" not in ops
+
+
+def test_catch_up_takes_three_skipped_days_once_each(table) -> None:
+    days = [date(2027, 3, d) for d in (11, 12, 13, 14, 15)]
+    batches.run_payments(run_date=days[0])  # the last completed run: the 11th
+    subs = {d: seed_due(3, due=d, prefix=f"d{d.day}") for d in days[1:]}
+    summary = batches.run_payments(run_date=days[-1])  # the 12th-14th were never run
+    assert summary.dates == days[1:]
+    assert summary.counts["paid"] == 12
+    for d, group in subs.items():
+        assert set(charges_per_sub(group, d).values()) == {1}
+        for sub in group:
+            assert [r.BillingDate for r in receipts_of(sub)] == [d.isoformat()]
+    [latest, *_] = access.list_batch_runs("payments")
+    assert (latest.FirstDate, latest.LastDate, latest.Outcome) == ("2027-03-12", "2027-03-15", "completed")
+    assert latest.Counts["paid"] == 12 and latest.FinishedAt
+    again = batches.run_payments(run_date=days[-1])
+    assert again.dates == [days[-1]] and again.counts["processed"] == 0
+
+
+def test_catch_up_is_bounded(table) -> None:
+    batches.run_payments(run_date=date(2027, 1, 1))
+    summary = batches.run_payments(run_date=date(2027, 3, 15), catch_up_days=5)
+    assert summary.dates[0] == date(2027, 3, 10) and len(summary.dates) == 6
+
+
+def test_a_mail_failure_keeps_the_payment_and_counts_an_error(moto_table, monkeypatch) -> None:
+    [sub] = seed_due(1, due=D)
+
+    def smtp_down(*a, **k):
+        raise ConnectionRefusedError("smtp down")
+    monkeypatch.setattr(batches, "send_mail", smtp_down)
+    summary = batches.run_payments(run_date=D)
+    assert summary.counts["paid"] == 1 and summary.counts["errors"] == 1 and not summary.ok
+    assert fresh(sub).NextPaymentDate == "2027-04-15"
+    assert "mail: ConnectionRefusedError" in summary.failures[-1]["reason"]
+    monkeypatch.undo()
+    assert batches.run_payments(run_date=D).counts["processed"] == 0  # never charged twice
+
+
+def test_a_cancelled_subscription_is_never_charged(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    live = fresh(sub)
+    access.cancel_subscription(live)
+    outcome = batches.take_payment(live, run_date=D)
+    assert outcome.status == "skipped" and get_gateway().charges_made() == []
+
+
+@pytest.mark.parametrize(("amount", "currency", "text"), [
+    (999, "usd", "9.99 USD"), (123456789, "EUR", "1,234,567.89 EUR"), (5000, "JPY", "5,000 JPY"),
+    (1005, "KWD", "1.005 KWD"), (7, "GBP", "0.07 GBP"),
+])
+def test_amounts_are_formatted_from_minor_units(amount, currency, text) -> None:
+    assert batches.format_amount(amount, currency) == text

@@ -1,0 +1,97 @@
+"""The reminder batch: claimed before sending, so each reminder goes out once."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from datetime import date, timedelta
+
+import pytest
+from django.core import mail
+
+from billing import access, batches
+
+from .batchdata import DECLINED_NUMBER, fresh, seed_due
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+R = date(2027, 3, 8)  # reminders for payments on 2027-03-15
+PAY = date(2027, 3, 15)
+
+
+def test_a_due_reminder_is_claimed_and_mailed_once(table, settings) -> None:
+    settings.SITE_URL = "https://rpay.example.com"
+    [sub] = seed_due(1, due=PAY, amount=123456, currency="EUR")
+    summary = batches.run_reminders(run_date=R)
+    assert summary.counts["sent"] == 1 and summary.ok
+    [message] = mail.outbox
+    assert message.to == [sub.Email]
+    assert "Daily News" in message.subject and "15 Mar 2027" in message.subject
+    for text in (message.body, message.alternatives[0][0]):
+        assert "1,234.56 EUR" in text and "15 March 2027" in text and "4242" in text
+        assert "https://rpay.example.com/" in text and "Daily News" in text
+    assert "4242424242424242" not in message.body  # never a card number
+    after = fresh(sub)
+    assert after.LastReminderDate == R.isoformat()
+    assert after.NextReminderDate == "2027-04-08"  # the reminder of the following payment
+    assert batches.run_reminders(run_date=R).counts["processed"] == 0
+    assert len(mail.outbox) == 1
+
+
+def test_dry_run_sends_and_writes_nothing(table, ddb_requests) -> None:
+    [sub] = seed_due(1, due=PAY)
+    ddb_requests.reset()
+    summary = batches.run_reminders(run_date=R, dry_run=True)
+    assert summary.counts["dry_run"] == 1
+    assert set(ddb_requests.by_name()) == {"Query"}
+    assert mail.outbox == [] and fresh(sub).NextReminderDate == R.isoformat()
+
+
+def test_a_reminder_costs_one_update(table, ddb_requests) -> None:
+    seed_due(30, due=PAY)
+    ddb_requests.reset()
+    batches.run_reminders(run_date=R, catch_up_days=0)
+    assert ddb_requests.by_name() == Counter({"UpdateItem": 31, "PutItem": 1, "Query": 1})
+
+
+def test_a_past_due_subscription_is_reminded_of_its_next_anchor_date(table) -> None:
+    [sub] = seed_due(1, due=date(2027, 2, 15), number=DECLINED_NUMBER)
+    batches.run_payments(run_date=date(2027, 2, 15))  # declined: retried on the 16th
+    mail.outbox.clear()
+    assert fresh(sub).NextReminderDate == R.isoformat()
+    batches.run_reminders(run_date=R)
+    [message] = mail.outbox
+    assert "15 March 2027" in message.body
+
+
+def test_catch_up_sends_missed_reminders_unless_their_payment_has_passed(table) -> None:
+    batches.run_reminders(run_date=date(2027, 3, 1))
+    [stale] = seed_due(1, due=date(2027, 3, 9), prefix="stale")  # reminded 2 Mar, paid 9 Mar
+    [late] = seed_due(1, due=date(2027, 3, 12), prefix="late")  # reminded 5 Mar
+    summary = batches.run_reminders(run_date=date(2027, 3, 10))
+    assert summary.dates[0] == date(2027, 3, 2)
+    assert [m.to[0] for m in mail.outbox] == [late.Email]
+    assert fresh(stale).NextReminderDate == "2027-04-02"  # claimed all the same
+
+
+@pytest.mark.dynalite_only
+def test_two_reminder_runs_at_once_over_1000_subscriptions_send_each_once(dynalite_table) -> None:
+    subs = seed_due(1000, due=PAY)
+    barrier = threading.Barrier(2)
+    results: list = []
+
+    def run() -> None:
+        barrier.wait()
+        results.append(batches.run_reminders(run_date=R, workers=8))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(r.counts["sent"] for r in results) == 1000
+    per_sub = Counter(m.to[0] for m in mail.outbox)
+    assert len(per_sub) == 1000 and set(per_sub.values()) == {1}
+    assert {s.Email for s in subs} == set(per_sub)
+    assert not list(access.get_due_reminders_by_date(R))
+    assert len(list(access.get_due_reminders_by_date(R + timedelta(days=31)))) == 1000
