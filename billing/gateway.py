@@ -263,7 +263,7 @@ class SimulatedGateway:
             "WHERE idempotency_key = ?", (idempotency_key,),
         ).fetchone()
         if existing:
-            return RefundResult(*existing[:4], reason=existing[4])
+            return _refund_result(existing)
         self._sleep()
         charge = db.execute(
             "SELECT amount, status FROM charges WHERE charge_id = ?", (charge_id,)
@@ -288,7 +288,7 @@ class SimulatedGateway:
             "SELECT refund_id, charge_id, amount, status, reason FROM refunds "
             "WHERE idempotency_key = ?", (idempotency_key,),
         ).fetchone()
-        return RefundResult(stored[0], stored[3], stored[1], stored[2], reason=stored[4])
+        return _refund_result(stored)
 
     # --- for tests and benchmarks ---------------------------------------------------
 
@@ -304,6 +304,11 @@ class SimulatedGateway:
                 out.append({"idempotency_key": key, "charge_id": charge_id, "amount": amount,
                             "currency": currency, "status": status, "metadata": meta})
         return out
+
+
+def _refund_result(row: tuple) -> RefundResult:
+    refund_id, charge_id, amount, status, reason = row
+    return RefundResult(status=status, refund_id=refund_id, charge_id=charge_id, amount=amount, reason=reason)
 
 
 def _charge_result(row: tuple) -> ChargeResult:

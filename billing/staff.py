@@ -25,8 +25,8 @@ from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_http_methods
 
-from . import access
-from .gateway import RefundResult, get_gateway
+from . import access, batches
+from .gateway import GatewayError, get_gateway
 from .models import ProductStatus, Receipt, ReceiptStatus, Subscription, SubscriptionStatus
 from .money import exponent, format_money, to_decimal
 from .schedule import billing_today, months_before
@@ -68,25 +68,6 @@ def _subscription_or_404(account_id: str, sub_id: str) -> Subscription:
     if sub is None:
         raise Http404("No such subscription")
     return sub
-
-
-def refund_result(result: RefundResult) -> RefundResult:
-    """The gateway's answer with its fields in their places.
-
-    ``SimulatedGateway.refund`` (billing/gateway.py, not staff code) builds its
-    RefundResult positionally from SQL rows in another column order, so ``status``
-    holds the refund id. Until that is fixed there, the fields are recognised by their
-    values: a status word, an int amount, a ``re_`` refund id and the charge id.
-    """
-    if result.status in ("succeeded", "failed"):
-        return result
-    values = [result.status, result.refund_id, result.charge_id, result.amount]
-    status = next(v for v in values if v in ("succeeded", "failed"))
-    amount = next(v for v in values if isinstance(v, int))
-    refund_id = next(v for v in values if isinstance(v, str) and v.startswith("re_"))
-    charge_id = next(v for v in values if isinstance(v, str) and v not in (status, refund_id))
-    return RefundResult(status=status, refund_id=refund_id, charge_id=charge_id, amount=amount,
-                        reason=result.reason)
 
 
 # --- look-up -----------------------------------------------------------------------------
@@ -261,20 +242,27 @@ def retry_payment(request: HttpRequest, account_id: str, sub_id: str) -> HttpRes
                         f"Charge {format_money(sub.PaymentAmount, sub.Currency)} for the period "
                         f"{sub.BillingPeriod or sub.NextPaymentDate} now, instead of waiting for the next retry?",
                         sub=sub, button="Retry payment now", danger=True)
-    # Imported here: the payment batch module is written elsewhere and may not be merged yet.
-    try:
-        from billing import batches
-    except ImportError:
-        messages.error(request, "The payment batch (billing.batches) is not installed here; nothing was charged.")
-        return redirect(_account_url(account_id))
-
     before = access.subscription_snapshot(sub)
-    result = batches.take_payment(sub, run_date=_today())
+    try:
+        # The same code path as the nightly run, so the same exactly-once guarantees hold:
+        # a distinct idempotency key per retry attempt, receipt only if absent, advance
+        # only if the subscription is still due.
+        result = batches.take_payment(sub, run_date=_today())
+    except GatewayError as error:
+        access.record_event(account_id, actor=_actor(request), action="staff.retry_payment_failed",
+                            subject=sub.SK, before=before, after=before, note=str(error)[:500])
+        messages.error(request, "The payment provider could not be reached; nothing changed. Try again shortly.")
+        return redirect(_account_url(account_id))
     after_sub = access.get_subscription(account_id, sub_id, sku=sub.SKU) or sub
     access.record_event(account_id, actor=_actor(request), action="staff.retry_payment", subject=sub.SK,
                         before=before, after=access.subscription_snapshot(after_sub),
-                        note=str(result)[:500] if result is not None else None)
-    messages.info(request, f"Payment retried: {result}. Status is now {after_sub.Status}.")
+                        note=f"{result.status}: {result.reason}"[:500] if result.reason else result.status)
+    outcome = {
+        "paid": (messages.SUCCESS, "The payment went through"),
+        "declined": (messages.WARNING, "The card was declined again; the next retry is scheduled"),
+        "cancelled": (messages.WARNING, "The card was declined on the last retry; the subscription is cancelled"),
+    }.get(result.status, (messages.INFO, f"Nothing was charged ({result.reason or result.status})"))
+    messages.add_message(request, outcome[0], f"{outcome[1]}. Status is now {after_sub.Status}.")
     return redirect(_account_url(account_id))
 
 
@@ -295,9 +283,9 @@ def refund(request: HttpRequest, account_id: str, receipt_sk: str) -> HttpRespon
     if request.method == "POST" and form.is_valid():
         amount = form.cleaned_data["amount"]
         before = access.receipt_snapshot(receipt)
-        result = refund_result(get_gateway().refund(
+        result = get_gateway().refund(
             receipt.ChargeId, amount, idempotency_key=f"refund:{receipt.SK}",
-            reason=form.cleaned_data["reason"] or "staff refund"))
+            reason=form.cleaned_data["reason"] or "staff refund")
         if result.status != "succeeded":
             access.record_event(account_id, actor=_actor(request), action="staff.refund_failed",
                                 subject=receipt.SK, before=before, after=before,

@@ -3,13 +3,14 @@ audit event with before/after snapshots."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from django.urls import reverse
 
 from billing import access
 from billing.gateway import get_gateway
 from billing.models import ReceiptStatus
-from billing.staff import refund_result
 
 from .staff_helpers import make_customer, make_user
 
@@ -106,11 +107,11 @@ def test_refund_part_then_the_receipt_shows_it(money_client, customer) -> None:
     assert access.get_receipt(customer.account_id, customer.receipt.SK).RefundedAmount == 499
     # ...and the gateway itself refuses refunding beyond what was charged.
     gateway = get_gateway()
-    beyond = refund_result(gateway.refund(receipt.ChargeId, 501, idempotency_key="another-key"))
+    beyond = gateway.refund(receipt.ChargeId, 501, idempotency_key="another-key")
     assert beyond.status == "failed" and "exceeds" in beyond.reason
-    assert refund_result(gateway.refund(receipt.ChargeId, 500, idempotency_key="k2")).status == "succeeded"
+    assert gateway.refund(receipt.ChargeId, 500, idempotency_key="k2").status == "succeeded"
     # the same idempotency key only ever returns the first refund
-    same = refund_result(gateway.refund(receipt.ChargeId, 100, idempotency_key=f"refund:{receipt.SK}"))
+    same = gateway.refund(receipt.ChargeId, 100, idempotency_key=f"refund:{receipt.SK}")
     assert same.refund_id == receipt.RefundId and same.amount == 499
 
 
@@ -151,32 +152,36 @@ def test_retry_confirm_page_needs_a_past_due_subscription(money_client, customer
     assert active.status_code == 302
 
 
-def test_retry_now_takes_the_payment_and_records(money_client, customer, monkeypatch) -> None:
-    batches = pytest.importorskip("billing.batches")
-    calls = []
-    real = batches.take_payment
+def test_retry_now_takes_the_payment_and_records(money_client, customer) -> None:
+    """A past-due subscription whose card now works: retry now pays the period it owes."""
+    from billing.gateway import get_gateway
 
-    def spy(sub, run_date):
-        calls.append((sub.SK, run_date))
-        return real(sub, run_date=run_date)
-
-    monkeypatch.setattr(batches, "take_payment", spy)
-    url = reverse("admin:staff_retry", args=[customer.account_id, customer.past_due.sub_id])
-    assert money_client.post(url).status_code == 302
-    assert calls and calls[0][0] == customer.past_due.SK
+    card = get_gateway().tokenize_card("4242424242424242", 12, 2031, "123")
+    past_due = access.replace_card(customer.past_due, card)
+    period = past_due.BillingPeriod
+    url = reverse("admin:staff_retry", args=[customer.account_id, past_due.sub_id])
+    response = money_client.post(url, follow=True)
+    assert "The payment went through" in response.content.decode()
+    stored = access.get_subscription(customer.account_id, past_due.sub_id)
+    assert stored.Status == "active" and stored.BillingPeriod is None
+    receipts = access.get_receipts_by_account(customer.account_id, date.fromisoformat(period), date.today())
+    assert [r.BillingDate for r in receipts if r.SubId == past_due.sub_id] == [period]
+    assert len(get_gateway().charges_made(sub_id=past_due.sub_id)) == 1
     event = only_event(customer.account_id, "staff.retry_payment")
-    assert event.Before["Status"] == "past_due" and event.After is not None
+    assert event.Before["Status"] == "past_due" and event.After["Status"] == "active"
+    # a second press finds nothing owed and charges nothing
+    money_client.post(url)
+    assert len(get_gateway().charges_made(sub_id=past_due.sub_id)) == 1
 
 
-def test_retry_now_without_the_batch_module_charges_nothing(money_client, customer) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("billing.batches") is not None:
-        pytest.skip("billing.batches is installed")
+def test_retry_now_declined_again_stays_past_due(money_client, customer) -> None:
     url = reverse("admin:staff_retry", args=[customer.account_id, customer.past_due.sub_id])
-    assert money_client.post(url).status_code == 302
-    assert not access.get_events_by_account(customer.account_id)
-    assert access.get_subscription(customer.account_id, customer.past_due.sub_id).Status == "past_due"
+    response = money_client.post(url, follow=True)
+    assert "declined again" in response.content.decode()
+    stored = access.get_subscription(customer.account_id, customer.past_due.sub_id)
+    assert stored.Status == "past_due" and stored.RetryCount == 2
+    event = only_event(customer.account_id, "staff.retry_payment")
+    assert event.Note.startswith("declined")
 
 
 def test_unknown_ids_are_404(money_client, customer) -> None:
@@ -187,8 +192,9 @@ def test_unknown_ids_are_404(money_client, customer) -> None:
     assert money_client.get(reverse("admin:staff_refund", args=[a, "SUB#x"])).status_code == 404
 
 
-@pytest.mark.xfail(strict=True, reason="SimulatedGateway.refund fills RefundResult in the wrong field order "
-                   "(reported); billing.staff.refund_result works around it. Remove both when fixed.")
 def test_gateway_refund_result_has_its_fields_in_place(moto_table, customer) -> None:
     result = get_gateway().refund(customer.receipt.ChargeId, 100, idempotency_key="direct")
     assert result.status == "succeeded" and result.refund_id.startswith("re_") and result.amount == 100
+    assert result.charge_id == customer.receipt.ChargeId
+    replay = get_gateway().refund(customer.receipt.ChargeId, 100, idempotency_key="direct")
+    assert replay == result
