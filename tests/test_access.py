@@ -252,8 +252,12 @@ def test_no_card_number_is_stored(table, settings, tmp_path) -> None:
 
     stored = raw_items(account.PK)
     assert stored
+    # Random ids and tokens are hex and may hold a long digit run by chance: take them out.
+    known_ids = (account.account_id, sub.sub_id, card.token)
     for item in stored:
         for text in strings(item):
+            for known in known_ids:
+                text = text.replace(known, "<id>")
             assert not PAN_RUN.search(text), text
             assert "4242424242424242" not in text
     details = access.get_subscription(account.account_id, sub.sub_id).PaymentDetails
