@@ -346,16 +346,10 @@ def _reminded_payment_date(sub: Subscription, day: date) -> date:
     return date.fromisoformat(sub.NextPaymentDate)
 
 
-def _following_reminder(payment: date) -> date:
-    """The reminder of the payment after ``payment``.
-
-    GSI-1 does not project ``PaymentDay``, so the day is taken from the announced
-    payment date: exact unless that date was clamped to a month's end, where the
-    guess is at most three days early (never late). The payment run rewrites
-    ``NextReminderDate`` from the real ``PaymentDay`` when it advances, which always
-    happens before that reminder is due.
-    """
-    following = next_payment_date(payment.day, payment)
+def _following_reminder(sub: Subscription, payment: date) -> date:
+    """The reminder of the payment after ``payment``, on the subscription's anchor day
+    (GSI-1 projects ``PaymentDay`` for this: no GetItem per reminder)."""
+    following = next_payment_date(sub.PaymentDay, payment)
     return following - timedelta(days=_days_before())
 
 
@@ -370,7 +364,7 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
         out.status = "dry_run"
         return out
     try:
-        access.claim_reminder(sub, day=day, next_reminder=max(_following_reminder(payment), day + timedelta(days=1)))
+        access.claim_reminder(sub, day=day, next_reminder=max(_following_reminder(sub, payment), day + timedelta(days=1)))
     except access.ConditionFailed:
         out.reason = "claimed by another run"
         return out
@@ -544,7 +538,7 @@ def _skip_stale_reminder(sub: Subscription, day: date, dry_run: bool) -> Reminde
     if not dry_run:
         payment = _reminded_payment_date(sub, day)
         with contextlib.suppress(access.ConditionFailed):
-            access.claim_reminder(sub, day=day, next_reminder=max(_following_reminder(payment), day + timedelta(days=1)))
+            access.claim_reminder(sub, day=day, next_reminder=max(_following_reminder(sub, payment), day + timedelta(days=1)))
     return out
 
 

@@ -141,7 +141,7 @@ class PaymentDetails(MapAttribute):
 # filter drops every row of a query made through the Subscription class.
 GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
-    "Currency", "PaymentDetails", "Status", "ProductName",
+    "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay",
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",

@@ -95,3 +95,11 @@ def test_two_reminder_runs_at_once_over_1000_subscriptions_send_each_once(dynali
     assert {s.Email for s in subs} == set(per_sub)
     assert not list(access.get_due_reminders_by_date(R))
     assert len(list(access.get_due_reminders_by_date(R + timedelta(days=31)))) == 1000
+
+
+def test_the_next_reminder_keeps_the_anchor_day_after_a_clamped_month(table) -> None:
+    """Day 31 pays Feb 28; its next reminder is 7 days before Mar 31 (Mar 24), not
+    before Mar 28: GSI-1 projects PaymentDay, so no guess from the clamped date."""
+    [sub] = seed_due(1, due=date(2027, 2, 28), payment_day=31)
+    batches.run_reminders(run_date=date(2027, 2, 21), catch_up_days=0)
+    assert fresh(sub).NextReminderDate == "2027-03-24"
