@@ -41,6 +41,11 @@ class ConditionFailed(Exception):
     """A conditional update found the item changed (or gone) since it was read."""
 
 
+class PaymentInProgress(ConditionFailed):
+    """The subscription's payment is due today or still pending: its schedule can't move
+    until that payment has been taken (or the batch could charge the period twice)."""
+
+
 def new_id() -> str:
     """A random, URL-safe identifier: never derived from an e-mail or a counter."""
     return secrets.token_hex(8)
@@ -245,7 +250,15 @@ def _live() -> Condition:
 
 
 def change_payment_day(sub: Subscription, new_day: int, *, today: date, reminder_days_before: int) -> Subscription:
-    """Move the schedule to a new anchor day without charging any month twice."""
+    """Move the schedule to a new anchor day without charging any month twice.
+
+    Refused (``PaymentInProgress``) while a payment is due today or overdue: the payment
+    run may be charging it right now under the old date's idempotency key, and moving
+    the date would let the new date charge the same period again. The condition makes
+    that hold even against a run that starts between our read and our write.
+    """
+    if date.fromisoformat(sub.NextPaymentDate) <= today:
+        raise PaymentInProgress(sub.SK)
     unpaid = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
     next_payment = rescheduled_payment_date(new_day, unpaid, today)
     remind = max(next_payment - timedelta(days=reminder_days_before), min(today + timedelta(days=1), next_payment))
@@ -260,7 +273,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, today: date, reminder
             Subscription.RetryCount.set(0),
             Subscription.Status.set(SubscriptionStatus.ACTIVE),
         ],
-        _live(),
+        _live() & (Subscription.NextPaymentDate > today.isoformat()),
     )
 
 

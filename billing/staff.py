@@ -218,6 +218,10 @@ def payment_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
         try:
             access.change_payment_day(sub, form.cleaned_data["payment_day"], today=_today(),
                                       reminder_days_before=settings.REMINDER_DAYS_BEFORE)
+        except access.PaymentInProgress:
+            messages.error(request, "A payment is due today or still pending on this subscription; "
+                                    "change the day once it has been taken.")
+            return redirect(_account_url(account_id))
         except access.ConditionFailed:
             messages.error(request, "The subscription changed meanwhile; nothing was done. Look again.")
             return redirect(_account_url(account_id))

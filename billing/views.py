@@ -301,6 +301,12 @@ def subscription_detail(request: HttpRequest, account_id: str, sub_id: str) -> H
     return render(request, "portal/subscription.html", {"sub": sub})
 
 
+PAYMENT_IN_PROGRESS_MESSAGE = (
+    "A payment for this subscription is due today or still being taken, so its day can't move "
+    "right now. You can change the payment day once that payment has gone through."
+)
+
+
 @customer_required
 @require_http_methods(["GET", "POST"])
 def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
@@ -321,6 +327,9 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
         try:
             access.change_payment_day(sub, form.cleaned_data["payment_day"], today=today(),
                                       reminder_days_before=settings.REMINDER_DAYS_BEFORE)
+        except access.PaymentInProgress:
+            messages.warning(request, PAYMENT_IN_PROGRESS_MESSAGE)
+            return redirect("subscription", sub_id=sub_id)
         except access.ConditionFailed:
             messages.warning(request, STALE_MESSAGE)
             return redirect("change_day", sub_id=sub_id)

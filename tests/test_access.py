@@ -282,3 +282,16 @@ def test_entities_share_one_connection(table) -> None:
     from billing.models import ENTITIES
 
     assert {id(cls._get_connection()) for cls in ENTITIES} == {id(BillingItem._get_connection())}
+
+
+def test_payment_day_cannot_move_while_a_payment_is_due(table) -> None:
+    """Moving the date while the run charges the old one would charge the period twice."""
+    account = make_account()
+    sub = make_subscription(account, payment_day=20, today=date(2027, 1, 10))  # due 2027-01-20
+    with pytest.raises(access.PaymentInProgress):
+        access.change_payment_day(sub, 25, today=date(2027, 1, 20), reminder_days_before=7)
+    with pytest.raises(access.PaymentInProgress):
+        access.change_payment_day(sub, 25, today=date(2027, 1, 22), reminder_days_before=7)
+    assert access.get_subscription(account.account_id, sub.sub_id).NextPaymentDate == "2027-01-20"
+    moved = access.change_payment_day(sub, 25, today=date(2027, 1, 19), reminder_days_before=7)
+    assert moved.NextPaymentDate == "2027-01-25"

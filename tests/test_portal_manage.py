@@ -149,3 +149,15 @@ def test_cancel_before_any_payment(customer) -> None:
     sub = subscribe(customer)
     response = customer.client.post(f"/subscriptions/{sub.sub_id}/cancel/", {"version": "1"}, follow=True)
     assert "No payment was taken for this subscription" in response.content.decode()
+
+
+def test_payment_day_is_locked_while_a_payment_is_due(customer) -> None:
+    """Subscribed a month ago: today is the payment day, so the day can't move until paid."""
+    sub = subscribe(customer, day=today().day, on=today() - timedelta(days=1))
+    assert sub.NextPaymentDate == today().isoformat()
+    response = customer.client.post(f"/subscriptions/{sub.sub_id}/payment-day/",
+                                    {"payment_day": "3", "version": "1"}, follow=True)
+    assert response.status_code == 200
+    assert "can't move right now" in " ".join(messages_of(response))
+    stored = access.get_subscription(customer.account_id, sub.sub_id)
+    assert stored.PaymentDay == today().day and stored.NextPaymentDate == today().isoformat()
