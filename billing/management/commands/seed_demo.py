@@ -94,27 +94,18 @@ class Command(BillingCommand):
                     currency=product.Currency, card=card, today=created,
                     reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product.Name,
                 )
-                last_paid = None
-                for n in range(8, 0, -1):
-                    billed = anchor_date(*months_ago(today, n), day)
-                    if billed >= today:
-                        continue
+                # Paid every month from eight months ago up to (not including) today.
+                billed_dates = [anchor_date(*months_ago(today, n), day) for n in range(8, -1, -1)]
+                billed_dates = [d for d in billed_dates if d < today]
+                for billed in billed_dates:
                     access.create_receipt(
                         sub, billing_date=billed, amount=product.PaymentAmount,
                         currency=product.Currency, charge_id=demo_charge(gateway, sub, billed),
                         retention_days=settings.RECEIPT_RETENTION_DAYS,
                         processed_at=datetime(billed.year, billed.month, billed.day, 6, tzinfo=UTC),
                     )
-                    last_paid = billed
+                last_paid = billed_dates[-1] if billed_dates else None
                 this_month = anchor_date(today.year, today.month, day)
-                if this_month < today:
-                    access.create_receipt(
-                        sub, billing_date=this_month, amount=product.PaymentAmount,
-                        currency=product.Currency, charge_id=demo_charge(gateway, sub, this_month),
-                        retention_days=settings.RECEIPT_RETENTION_DAYS,
-                        processed_at=datetime(this_month.year, this_month.month, this_month.day, 6, tzinfo=UTC),
-                    )
-                    last_paid = this_month
                 # Bring the schedule up to date as the payment batch would have.
                 next_payment = this_month if this_month >= today else anchor_date(*months_ago(today, -1), day)
                 remind = max(next_payment - timedelta(days=settings.REMINDER_DAYS_BEFORE), today)
