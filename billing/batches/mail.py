@@ -17,6 +17,7 @@ from billing.models import Subscription
 log = logging.getLogger(__package__)  # "billing.batches", as before the split
 
 
+# ISO 4217 minor-unit exponents that are not 2.
 _EXPONENTS = {"JPY": 0, "KRW": 0, "ISK": 0, "CLP": 0, "VND": 0, "HUF": 2, "BHD": 3, "KWD": 3, "OMR": 3,
               "JOD": 3, "TND": 3}
 
