@@ -9,11 +9,7 @@ from datetime import UTC, datetime
 
 from pynamodb.expressions.condition import Condition
 
-from billing.models import (
-    Receipt,
-    Subscription,
-    SubscriptionStatus,
-)
+from billing.models import Receipt, Subscription, SubscriptionStatus
 
 
 class AlreadyExists(Exception):

@@ -10,14 +10,7 @@ from datetime import datetime
 
 from pynamodb.exceptions import DoesNotExist
 
-from billing.models import (
-    Account,
-    AuditEvent,
-    BillingItem,
-    Receipt,
-    Subscription,
-    UserLink,
-)
+from billing.models import Account, AuditEvent, BillingItem, Receipt, Subscription, UserLink
 
 from ._common import _expired, iso_now, new_id, utc_now
 from .catalog import list_products

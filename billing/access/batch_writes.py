@@ -8,10 +8,7 @@ from datetime import date
 
 from pynamodb.expressions.condition import Condition
 
-from billing.models import (
-    Subscription,
-    SubscriptionStatus,
-)
+from billing.models import Subscription, SubscriptionStatus
 
 from ._common import _live
 from .subscriptions import update_subscription

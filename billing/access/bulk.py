@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from billing.models import (
-    BillingItem,
-)
+from billing.models import BillingItem
 
 
 def batch_items(items: Iterable[BillingItem]) -> None:

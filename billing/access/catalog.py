@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
-from billing.models import (
-    Product,
-    ProductStatus,
-)
+from billing.models import Product, ProductStatus
 
 from ._common import AlreadyExists, ConditionFailed, _is_conditional_failure, iso_now
 

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from billing.models import (
-    AuditEvent,
-)
+from billing.models import AuditEvent
 
 from ._common import iso_now, new_id
 

@@ -8,11 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
-from billing.models import (
-    Receipt,
-    ReceiptStatus,
-    Subscription,
-)
+from billing.models import Receipt, ReceiptStatus, Subscription
 
 from ._common import ConditionFailed, _expired, _is_conditional_failure, utc_now
 

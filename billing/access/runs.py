@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from billing.models import (
-    BatchRun,
-)
+from billing.models import BatchRun
 
 from ._common import new_id, utc_now
 

@@ -12,12 +12,7 @@ from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 from pynamodb.expressions.condition import Condition
 
 from billing.gateway import CardToken
-from billing.models import (
-    Account,
-    PaymentDetails,
-    Subscription,
-    SubscriptionStatus,
-)
+from billing.models import Account, PaymentDetails, Subscription, SubscriptionStatus
 from billing.schedule import rescheduled_payment_date, start_dates
 
 from ._common import (

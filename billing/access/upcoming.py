@@ -6,9 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from billing.models import (
-    Subscription,
-)
+from billing.models import Subscription
 
 from .subscriptions import get_due_payments_by_date
 
