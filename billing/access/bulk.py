@@ -1,5 +1,4 @@
-"""Bulk writes for demo seeding and benchmarks: BatchWriteItem, no conditions.
-"""
+"""Bulk writes for demo seeding and benchmarks: BatchWriteItem, no conditions."""
 
 from __future__ import annotations
 

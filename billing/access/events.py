@@ -1,5 +1,4 @@
-"""The audit trail: who changed what on an account, with before/after snapshots.
-"""
+"""The audit trail: who changed what on an account, with before/after snapshots."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The staff's look ahead: what the batches will do on each of the coming days.
-"""
+"""The staff's look ahead: what the batches will do on each of the coming days."""
 
 from __future__ import annotations
 

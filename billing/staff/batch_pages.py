@@ -1,5 +1,4 @@
-"""What the batches will do and have done: the upcoming days and the recorded runs.
-"""
+"""What the batches will do and have done: the upcoming days and the recorded runs."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The wiring: every staff page as an admin URL, behind ``site.admin_view``.
-"""
+"""The wiring: every staff page as an admin URL, behind ``site.admin_view``."""
 
 from __future__ import annotations
 

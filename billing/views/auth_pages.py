@@ -1,5 +1,4 @@
-"""Log-in and sign-up: a new user gets their billing account at once.
-"""
+"""Log-in and sign-up: a new user gets their billing account at once."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The site's 404 and 500 pages (``handler404``/``handler500`` in rpay_site/urls.py).
-"""
+"""The site's 404 and 500 pages (``handler404``/``handler500`` in rpay_site/urls.py)."""
 
 from __future__ import annotations
 
