@@ -178,7 +178,7 @@ def test_a_mail_failure_keeps_the_payment_and_counts_an_error(moto_table, monkey
 
     def smtp_down(*a, **k):
         raise ConnectionRefusedError("smtp down")
-    monkeypatch.setattr(batches, "send_mail", smtp_down)
+    monkeypatch.setattr(batches.mail, "send_mail", smtp_down)
     summary = batches.run_payments(run_date=D)
     assert summary.counts["paid"] == 1 and summary.counts["errors"] == 1 and not summary.ok
     assert fresh(sub).NextPaymentDate == "2027-04-15"

@@ -186,7 +186,7 @@ def test_card_number_never_reaches_error_reports(customer, monkeypatch, caplog, 
         def tokenize_card(self, *args, **kwargs):
             raise RuntimeError("gateway exploded")
 
-    monkeypatch.setattr("billing.views.get_gateway", lambda: Broken())
+    monkeypatch.setattr("billing.views.cards.get_gateway", lambda: Broken())
     customer.client.raise_request_exception = False
     response = customer.client.post(path, {"product": "NEWS-DAILY", "payment_day": "3", **GOOD_CARD})
     assert response.status_code == 500

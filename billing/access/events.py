@@ -1,0 +1,38 @@
+"""The audit trail: who changed what on an account, with before/after snapshots."""
+
+from __future__ import annotations
+
+from billing.models import AuditEvent
+
+from ._common import iso_now, new_id
+
+
+def record_event(
+    account_id: str,
+    *,
+    actor: str,
+    action: str,
+    subject: str | None = None,
+    before: dict | None = None,
+    after: dict | None = None,
+    note: str | None = None,
+) -> AuditEvent:
+    at = iso_now()
+    event = AuditEvent(
+        AuditEvent.pk(account_id=account_id),
+        AuditEvent.sk(at=at, event_id=new_id()),
+        At=at, Actor=actor, Action=action, Subject=subject, Before=before, After=after, Note=note,
+    )
+    event.save()
+    return event
+
+
+def get_events_by_account(account_id: str, *, limit: int = 100) -> list[AuditEvent]:
+    return list(
+        AuditEvent.query(
+            AuditEvent.pk(account_id=account_id),
+            AuditEvent.SK.startswith(AuditEvent.sk_template.prefix),
+            scan_index_forward=False,
+            limit=limit,
+        )
+    )

@@ -1,0 +1,135 @@
+"""Receipts: written once per paid period (the key is deterministic, so a retry finds the
+first), read by the customer until their TTL passes, and refunded by staff.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+
+from billing.models import Receipt, ReceiptStatus, Subscription
+
+from ._common import ConditionFailed, _expired, _is_conditional_failure, utc_now
+
+
+def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
+    return datetime(billing_date.year, billing_date.month, billing_date.day, tzinfo=UTC) + timedelta(
+        days=retention_days
+    )
+
+
+def create_receipt(
+    sub: Subscription,
+    *,
+    billing_date: date,
+    amount: int,
+    currency: str,
+    charge_id: str | None,
+    retention_days: int,
+    processed_at: datetime | None = None,
+) -> tuple[Receipt, bool]:
+    """PutItem only if absent. The key is deterministic (billing date, SKU, SubId), so a
+    retried payment finds the first receipt; returns (receipt, created).
+    """
+    receipt = Receipt(
+        sub.PK,
+        Receipt.sk(billing_date=billing_date.isoformat(), sku=sub.SKU, sub_id=sub.sub_id),
+        SubId=sub.sub_id,
+        SKU=sub.SKU,
+        ProductName=sub.ProductName,
+        Email=sub.Email,
+        BillingDate=billing_date.isoformat(),
+        ProcessedDate=(processed_at or utc_now()).isoformat(timespec="seconds"),
+        ProcessedAmount=amount,
+        Currency=currency,
+        ChargeId=charge_id,
+        CardBrand=sub.PaymentDetails.Brand if sub.PaymentDetails else None,
+        CardLast4=sub.PaymentDetails.Last4 if sub.PaymentDetails else None,
+        TTL=receipt_ttl(billing_date, retention_days),
+    )
+    try:
+        receipt.save(condition=Receipt.SK.does_not_exist())
+    except PutError as error:
+        if _is_conditional_failure(error):
+            return receipt, False
+        raise
+    return receipt, True
+
+
+def get_receipts_by_account(
+    account_id: str, start: date, end: date, *, now: datetime | None = None
+) -> list[Receipt]:
+    """Query base table, ``SK between REC#<start> and REC#<end>~``, newest first,
+    without receipts whose TTL has passed."""
+    now = now or utc_now()
+    prefix = Receipt.sk_template.prefix
+    receipts = Receipt.query(
+        Receipt.pk(account_id=account_id),
+        Receipt.SK.between(f"{prefix}{start.isoformat()}", f"{prefix}{end.isoformat()}~"),
+        filter_condition=Receipt.TTL.does_not_exist() | (now < Receipt.TTL),
+        scan_index_forward=False,
+    )
+    return [r for r in receipts if not _expired(r, now)]
+
+
+def get_receipt(account_id: str, receipt_sk: str) -> Receipt | None:
+    if not receipt_sk.startswith(Receipt.sk_template.prefix):
+        return None
+    try:
+        return Receipt.get(Receipt.pk(account_id=account_id), receipt_sk)
+    except DoesNotExist:
+        return None
+
+
+def get_unexpired_receipt(account_id: str, receipt_sk: str, *, now: datetime | None = None) -> Receipt | None:
+    """``get_receipt`` without receipts whose TTL has passed (DynamoDB deletes them lazily,
+    and the customer must not see a receipt the list no longer shows): one GetItem."""
+    receipt = get_receipt(account_id, receipt_sk)
+    if receipt is None or _expired(receipt, now or utc_now()):
+        return None
+    return receipt
+
+
+def record_refund(receipt: Receipt, *, refund_id: str, amount: int) -> Receipt:
+    """Mark a receipt refunded after the gateway refunded ``amount`` minor units of it.
+
+    The condition on ``RefundedAmount`` refuses a write based on a stale read, so two
+    staff members refunding at once cannot both add to the total.
+    """
+    if not isinstance(amount, int) or amount <= 0:
+        raise ValueError("amount must be a positive integer number of minor units")
+    before = receipt.RefundedAmount or 0
+    total = before + amount
+    if total > receipt.ProcessedAmount:
+        raise ValueError("refund exceeds the amount charged")
+    status = ReceiptStatus.REFUNDED if total == receipt.ProcessedAmount else ReceiptStatus.PARTIALLY_REFUNDED
+    unchanged = Receipt.RefundedAmount == before
+    if before == 0:
+        unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
+    try:
+        receipt.update(
+            actions=[
+                Receipt.RefundedAmount.set(total),
+                Receipt.RefundId.set(refund_id),
+                Receipt.Status.set(status),
+            ],
+            condition=Receipt.SK.exists() & unchanged,
+        )
+    except UpdateError as error:
+        if _is_conditional_failure(error):
+            raise ConditionFailed(receipt.SK) from error
+        raise
+    return receipt
+
+
+def receipt_snapshot(receipt: Receipt) -> dict:
+    """The receipt fields a refund changes, for audit before/after records."""
+    return {
+        "BillingDate": receipt.BillingDate,
+        "ProcessedAmount": receipt.ProcessedAmount,
+        "Currency": receipt.Currency,
+        "Status": receipt.Status,
+        "RefundedAmount": receipt.RefundedAmount or 0,
+        "RefundId": receipt.RefundId,
+    }

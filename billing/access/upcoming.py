@@ -1,0 +1,35 @@
+"""The staff's look ahead: what the batches will do on each of the coming days."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from billing.models import Subscription
+
+from .subscriptions import get_due_payments_by_date
+
+
+@dataclass
+class UpcomingDay:
+    """What the batches will do on one day: payments due (count, totals) and reminders."""
+
+    day: date
+    payments: int = 0
+    totals: dict[str, int] = field(default_factory=dict)  # currency -> minor units
+    reminders: int = 0
+
+
+def get_upcoming(start: date, days: int = 30) -> list[UpcomingDay]:
+    """Per day from ``start``: one Query of GSI-2 (amounts are needed, so items are read)
+    and one ``Select=COUNT`` Query of GSI-1 (only the number of reminders is shown)."""
+    upcoming = []
+    for offset in range(days):
+        day = start + timedelta(days=offset)
+        entry = UpcomingDay(day=day)
+        for sub in get_due_payments_by_date(day):
+            entry.payments += 1
+            entry.totals[sub.Currency] = entry.totals.get(sub.Currency, 0) + sub.PaymentAmount
+        entry.reminders = Subscription.due_reminders.count(day.isoformat())
+        upcoming.append(entry)
+    return upcoming

@@ -1,0 +1,57 @@
+"""The two daily batches: reminders and payments (orchestration over access + gateway + mail).
+
+Each unit of work is made safe to repeat and to race by a condition, never by a
+transaction (DESIGN.md invariant 5):
+
+* a payment is charged with an idempotency key (``<SubId>:<BillingDate>``, and
+  ``<SubId>:<BillingDate>:retry<N>`` for the N-th retry of a declined period: a
+  gateway replays the recorded decline for a repeated key, so a retry needs a key of
+  its own, while each attempt stays idempotent), its receipt is written only if
+  absent, and the subscription advances only if ``NextPaymentDate`` still equals the
+  date being processed. A process that dies between any two steps is repaired by the
+  next run: the charge replays, the receipt is found, the advance happens once.
+* a reminder is *claimed* (``NextReminderDate`` moves on, on condition it still
+  equals the day) before its e-mail is sent, so two runs send it once; a process that
+  dies between the claim and the e-mail loses that one e-mail (at most once).
+
+Only the process that wins the conditional write sends the customer's e-mail.
+
+The package: ``payments`` and ``reminders`` (one unit of work each), ``runs`` (the run
+loop over the indexes), ``outcomes`` (what they report), ``mail`` (the e-mails). This
+module re-exports their public names, so callers keep writing ``batches.<name>``.
+"""
+
+from billing import access  # noqa: F401 - callers and tests reach it as batches.access
+
+from . import mail  # noqa: F401 - tests patch batches.mail.send_mail
+from .mail import format_amount
+from .outcomes import (
+    PAYMENT_COUNTS,
+    PAYMENTS,
+    REMINDER_COUNTS,
+    REMINDERS,
+    PaymentOutcome,
+    ReminderOutcome,
+    RunSummary,
+)
+from .payments import GATEWAY_ATTEMPTS, charge_key, take_payment
+from .reminders import send_reminder
+from .runs import dates_to_cover, run_payments, run_reminders
+
+__all__ = [
+    "GATEWAY_ATTEMPTS",
+    "PAYMENTS",
+    "PAYMENT_COUNTS",
+    "REMINDERS",
+    "REMINDER_COUNTS",
+    "PaymentOutcome",
+    "ReminderOutcome",
+    "RunSummary",
+    "charge_key",
+    "dates_to_cover",
+    "format_amount",
+    "run_payments",
+    "run_reminders",
+    "send_reminder",
+    "take_payment",
+]

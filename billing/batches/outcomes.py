@@ -1,0 +1,132 @@
+"""What a batch reports: the outcome of one payment or reminder, and the summary of a run
+(printed by the commands and stored in its BatchRun).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+PAYMENTS = "payments"
+REMINDERS = "reminders"
+
+
+@dataclass
+class PaymentOutcome:
+    """What happened to one subscription's payment.
+
+    ``status`` is one of ``paid``, ``declined`` (past due, a retry is scheduled),
+    ``cancelled`` (the last retry failed), ``skipped`` (nothing to do: not due, or
+    another run got there first), ``dry_run``, or ``error`` (infrastructure: DynamoDB
+    or the gateway failed after retries; the next run repeats it safely).
+    """
+
+    status: str
+    sub_id: str
+    account_id: str
+    due: date | None = None  # the NextPaymentDate processed
+    period: date | None = None  # the billing date paid (BillingDate of the receipt)
+    attempt: int = 0  # 0: first attempt of the period; N: N-th retry
+    charge_id: str | None = None
+    reason: str = ""
+    next_payment: date | None = None
+    mail_error: str = ""  # the outcome stands; the e-mail could not be sent
+
+    @property
+    def is_retry(self) -> bool:
+        return self.attempt > 0
+
+    def line(self) -> str:
+        what = f"{self.status} sub {self.sub_id}"
+        if self.period:
+            what += f" period {self.period}"
+        if self.is_retry:
+            what += f" retry {self.attempt}"
+        if self.next_payment:
+            what += f" next {self.next_payment}"
+        return what + (f" ({self.reason})" if self.reason else "")
+
+
+@dataclass
+class ReminderOutcome:
+    status: str  # sent | skipped | dry_run | error
+    sub_id: str
+    account_id: str
+    day: date | None = None
+    payment_date: date | None = None
+    reason: str = ""
+    mail_error: str = ""
+
+    def line(self) -> str:
+        what = f"{self.status} reminder sub {self.sub_id}"
+        if self.payment_date:
+            what += f" for {self.payment_date}"
+        return what + (f" ({self.reason})" if self.reason else "")
+
+
+PAYMENT_COUNTS = ("processed", "paid", "declined", "retried", "cancelled", "skipped", "errors")
+
+
+REMINDER_COUNTS = ("processed", "sent", "skipped", "errors")
+
+
+@dataclass
+class RunSummary:
+    """The result of one run, as printed by the commands and stored in its BatchRun."""
+
+    kind: str
+    dates: list[date]
+    dry_run: bool = False
+    counts: Counter = field(default_factory=Counter)
+    failures: list[dict] = field(default_factory=list)
+    elapsed: float = 0.0
+    interrupted: bool = False
+    run_id: str | None = None
+
+    @property
+    def rate(self) -> float:
+        return self.counts["processed"] / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def outcome(self) -> str:
+        if self.counts["errors"]:
+            return "failed"
+        return "interrupted" if self.interrupted else "completed"
+
+    @property
+    def ok(self) -> bool:
+        """Every item ended in a business outcome (exit status 0)."""
+        return self.outcome == "completed"
+
+    def as_dict(self) -> dict[str, Any]:
+        names = PAYMENT_COUNTS if self.kind == PAYMENTS else REMINDER_COUNTS
+        counts = {name: self.counts[name] for name in names}
+        counts.update({k: v for k, v in self.counts.items() if k not in counts})
+        return {
+            "kind": self.kind,
+            "run_id": self.run_id,
+            "first_date": self.dates[0].isoformat() if self.dates else None,
+            "last_date": self.dates[-1].isoformat() if self.dates else None,
+            "dry_run": self.dry_run,
+            "outcome": self.outcome,
+            **counts,
+            "elapsed": round(self.elapsed, 3),
+            "rate": round(self.rate, 1),
+            "failures": self.failures[:20],
+        }
+
+    def line(self) -> str:
+        names = PAYMENT_COUNTS if self.kind == PAYMENTS else REMINDER_COUNTS
+        parts = [f"{n} {self.counts[n]}" for n in names]
+        if self.dry_run:
+            parts.append(f"dry-run {self.counts['dry_run']}")
+        span = self.dates[0].isoformat() if self.dates else "-"
+        if len(self.dates) > 1:
+            span += f"..{self.dates[-1].isoformat()}"
+        text = (f"{self.kind} {span}: " + ", ".join(parts)
+                + f", elapsed {self.elapsed:.1f}s, {self.rate:.1f}/s")
+        if self.interrupted:
+            text += " (interrupted)"
+        return text

@@ -1,0 +1,190 @@
+"""The run loop: which dates a run covers (catch-up), the worker pool over the day's index
+Query, counting outcomes, and recording the run's start and end.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import date, timedelta
+from typing import Any
+
+from django.conf import settings
+
+from billing import access
+from billing.gateway import PaymentGateway, get_gateway
+from billing.models import Subscription
+from billing.schedule import billing_today
+
+from .outcomes import PAYMENTS, REMINDERS, PaymentOutcome, ReminderOutcome, RunSummary
+from .payments import take_payment
+from .reminders import _reminded_payment_date, _skip_stale_reminder, send_reminder
+
+log = logging.getLogger(__package__)  # "billing.batches", as before the split
+
+
+def dates_to_cover(kind: str, run_date: date, catch_up_days: int) -> list[date]:
+    """``run_date`` and, before it, every date since the last completed run's last date
+    (at most ``catch_up_days`` back). No completed run yet: ``run_date`` alone."""
+    last = access.last_completed_run(kind) if catch_up_days > 0 else None
+    first = run_date
+    if last is not None:
+        after_last = date.fromisoformat(last.LastDate) + timedelta(days=1)
+        first = min(run_date, max(after_last, run_date - timedelta(days=catch_up_days)))
+    return [first + timedelta(days=n) for n in range((run_date - first).days + 1)]
+
+
+def _describe(error: BaseException) -> str:
+    from billing.errors import DYNAMODB_ERRORS, describe_dynamodb_error
+
+    if isinstance(error, DYNAMODB_ERRORS):
+        return describe_dynamodb_error(error)
+    return f"{type(error).__name__}: {error}".splitlines()[0]
+
+
+def _run(
+    kind: str,
+    dates: list[date],
+    find: Callable[[date], Iterable[Subscription]],
+    act: Callable[[Subscription, date], Any],
+    *,
+    workers: int,
+    dry_run: bool,
+    stop: threading.Event | None,
+    on_item: Callable[[Any], None] | None,
+) -> RunSummary:
+    summary = RunSummary(kind, dates, dry_run=dry_run)
+    stop = stop or threading.Event()
+    started = time.monotonic()
+    run = None if dry_run else access.start_batch_run(
+        kind, first_date=dates[0], last_date=dates[-1], host=socket.gethostname())
+    summary.run_id = run.RunId if run else None
+    lock = threading.Lock()
+    halt = threading.Event()  # the query failed: every worker stops
+
+    def work(sub: Subscription, day: date) -> None:
+        try:
+            outcome = act(sub, day)
+        except Exception as error:  # infrastructure or a bug: counted, the run goes on
+            log.warning("%s %s on %s failed: %s", kind, sub.SK, day, _describe(error))
+            outcome = (PaymentOutcome if kind == PAYMENTS else ReminderOutcome)(
+                "error", sub.sub_id, sub.account_id, reason=_describe(error))
+        with lock:
+            _count(summary, outcome)
+        if on_item:
+            on_item(outcome)
+
+    def worker(items: Iterator[Subscription], day: date, read_lock: threading.Lock) -> None:
+        # Each worker takes the next item itself (the healthchecks loop): nothing is read
+        # ahead, so a stop request leaves no item half done and none claimed unprocessed,
+        # and no feeding thread has to win the GIL once per item.
+        while not (stop.is_set() or halt.is_set()):
+            with read_lock:
+                try:
+                    sub = next(items, None)
+                except BaseException:
+                    halt.set()
+                    raise
+            if sub is None:
+                return
+            work(sub, day)
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"rpay-{kind}") as pool:
+            for day in dates:
+                items, read_lock = iter(find(day)), threading.Lock()
+                futures: list[Future] = [pool.submit(worker, items, day, read_lock) for _ in range(max(1, workers))]
+                # Finish a date before the next: a declined payment may be due again
+                # on a later date of this same run (its first retry).
+                for future in futures:
+                    future.result()
+                if stop.is_set():
+                    summary.interrupted = True
+                    break
+    except BaseException as error:
+        summary.elapsed = time.monotonic() - started
+        summary.counts["errors"] += 1
+        summary.failures.append({"subject": f"query {kind}", "reason": _describe(error)})
+        if run is not None:
+            try:
+                access.finish_batch_run(run, outcome="failed", counts=dict(summary.counts), failures=summary.failures)
+            except Exception:  # noqa: BLE001 - the original error matters more
+                log.warning("could not record the end of run %s", run.RunId)
+        raise
+    summary.elapsed = time.monotonic() - started
+    if run is not None:
+        access.finish_batch_run(run, outcome=summary.outcome, counts=dict(summary.counts), failures=summary.failures)
+    return summary
+
+
+def _count(summary: RunSummary, outcome: PaymentOutcome | ReminderOutcome) -> None:
+    counts = summary.counts
+    counts["processed"] += 1
+    status = outcome.status
+    counts["errors" if status == "error" else status] += 1
+    if isinstance(outcome, PaymentOutcome) and outcome.is_retry and status not in ("skipped", "dry_run"):
+        counts["retried"] += 1
+    subject = f"{outcome.account_id}/{outcome.sub_id}"
+    if status in ("error", "declined", "cancelled"):
+        summary.failures.append({"subject": subject, "reason": f"{status}: {outcome.reason}"})
+    if outcome.mail_error:
+        counts["errors"] += 1
+        counts["mail_errors"] += 1
+        summary.failures.append({"subject": subject, "reason": f"{status}, but {outcome.mail_error}"})
+
+
+def run_payments(
+    *,
+    run_date: date | None = None,
+    workers: int = 8,
+    dry_run: bool = False,
+    catch_up_days: int = 31,
+    stop: threading.Event | None = None,
+    on_item: Callable[[PaymentOutcome], None] | None = None,
+    gateway: PaymentGateway | None = None,
+) -> RunSummary:
+    """Take every payment due on ``run_date`` (default: today in ``BILLING_TIMEZONE``)
+    and on any earlier date not covered by a completed run (at most ``catch_up_days``)."""
+    run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
+    gateway = gateway or get_gateway()
+    return _run(
+        PAYMENTS, dates_to_cover(PAYMENTS, run_date, catch_up_days), _due_payments,
+        lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway),
+        workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
+    )
+
+
+def run_reminders(
+    *,
+    run_date: date | None = None,
+    workers: int = 8,
+    dry_run: bool = False,
+    catch_up_days: int = 31,
+    stop: threading.Event | None = None,
+    on_item: Callable[[ReminderOutcome], None] | None = None,
+) -> RunSummary:
+    """Send every reminder due on ``run_date`` and on missed earlier dates. A missed
+    reminder whose payment date has already passed is claimed but not sent."""
+    run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
+
+    def act(sub: Subscription, day: date) -> ReminderOutcome:
+        if day < run_date and _reminded_payment_date(sub, day) < run_date:
+            return _skip_stale_reminder(sub, day, dry_run)
+        return send_reminder(sub, day=day, dry_run=dry_run)
+
+    return _run(
+        REMINDERS, dates_to_cover(REMINDERS, run_date, catch_up_days), _due_reminders, act,
+        workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
+    )
+
+
+def _due_payments(day: date) -> Iterator[Subscription]:
+    return access.get_due_payments_by_date(day)
+
+
+def _due_reminders(day: date) -> Iterator[Subscription]:
+    return access.get_due_reminders_by_date(day)

@@ -1,0 +1,76 @@
+"""What every portal page shares: the customer's account id in the session (never in the
+URL), the ``customer_required`` decorator, the billing-timezone ``today``, the session keys.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import date
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponseBase
+from django.shortcuts import redirect
+
+from billing import access
+from billing.schedule import billing_today
+
+log = logging.getLogger("billing")
+
+SESSION_ACCOUNT = "account_id"
+SESSION_PENDING = "pending_subscription"
+RECEIPT_MONTHS = 6
+
+
+STALE_MESSAGE = (
+    "This subscription was changed elsewhere (another tab or device) while you were looking "
+    "at it. We have shown you the latest version: please check it and try again."
+)
+
+
+def _posted(request: HttpRequest) -> Any:
+    # An empty POST is still a submission: bind it so its errors are shown.
+    return request.POST if request.method == "POST" else None
+
+
+def today() -> date:
+    return billing_today(settings.BILLING_TIMEZONE)
+
+
+def remember_account(request: HttpRequest) -> str | None:
+    """Put the user's account id in the session: one GetItem, only when missing."""
+    account_id = request.session.get(SESSION_ACCOUNT)
+    if not account_id and request.user.is_authenticated:
+        account_id = access.get_account_id_for_user(request.user.pk)
+        if account_id:
+            request.session[SESSION_ACCOUNT] = account_id
+    return account_id
+
+
+def customer_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """``login_required`` plus the account id from the session as ``account_id``.
+
+    Staff users without a billing account belong in the admin; a customer whose sign-up
+    stopped between creating the user and the account gets the account now.
+    """
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        account_id = remember_account(request)
+        if not account_id:
+            if request.user.is_staff:
+                return redirect("admin:index")
+            account = access.create_account(request.user.email or request.user.get_username(),
+                                            user_id=request.user.pk)
+            account_id = request.session[SESSION_ACCOUNT] = account.account_id
+        return view(request, account_id, *args, **kwargs)
+
+    return wrapper
+
+
+def actor(request: HttpRequest) -> str:
+    return request.user.email or request.user.get_username()

@@ -1,0 +1,51 @@
+"""Log-in and sign-up: a new user gets their billing account at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model, login
+from django.contrib.auth import views as auth_views
+from django.db import IntegrityError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_http_methods
+
+from billing import access
+from billing.forms import SignUpForm
+
+from ._common import SESSION_ACCOUNT, _posted, remember_account
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "portal/auth/login.html"
+    redirect_authenticated_user = True
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        response = super().form_valid(form)
+        if remember_account(self.request) is None and self.request.user.is_staff:
+            return redirect("admin:index")
+        return response
+
+
+@sensitive_post_parameters("password1", "password2")
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("home")
+    form = SignUpForm(_posted(request))
+    if request.method == "POST" and form.is_valid():
+        email = form.cleaned_data["email"]
+        try:
+            user = get_user_model().objects.create_user(email, email=email, password=form.cleaned_data["password1"])
+        except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
+            form.add_error("email", "An account with this e-mail already exists. Log in instead.")
+            return render(request, "portal/auth/signup.html", {"form": form})
+        account = access.create_account(email, user_id=user.pk)
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        request.session[SESSION_ACCOUNT] = account.account_id
+        messages.success(request, "Welcome to rpay. Your account is ready: subscribe to your first product below.")
+        return redirect("subscribe")
+    return render(request, "portal/auth/signup.html", {"form": form})

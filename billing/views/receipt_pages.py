@@ -1,0 +1,76 @@
+"""Receipts: the last six months grouped by month, one receipt, and the CSV export
+(which carries no card details at all).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import OrderedDict, defaultdict
+from datetime import date
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from billing import access
+from billing.models import Receipt
+from billing.schedule import months_before
+from billing.templatetags.money import decimal_string
+
+from ._common import RECEIPT_MONTHS, customer_required, today
+
+
+def _receipt_window() -> tuple[date, date]:
+    end = today()
+    return months_before(end, RECEIPT_MONTHS), end
+
+
+def group_by_month(receipts: list[Receipt]) -> list[dict[str, Any]]:
+    """Newest month first, each with its receipts and a total per currency (net of refunds)."""
+    months: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    for receipt in receipts:
+        key = receipt.BillingDate[:7]
+        month = months.setdefault(key, {"month": date.fromisoformat(key + "-01"), "receipts": [],
+                                        "totals": defaultdict(int)})
+        month["receipts"].append(receipt)
+        month["totals"][receipt.Currency] += int(receipt.ProcessedAmount) - int(receipt.RefundedAmount or 0)
+    for month in months.values():
+        month["totals"] = sorted(month["totals"].items())
+    return list(months.values())
+
+
+@customer_required
+def receipts(request: HttpRequest, account_id: str) -> HttpResponse:
+    start, end = _receipt_window()
+    found = access.get_receipts_by_account(account_id, start, end)
+    return render(request, "portal/receipts.html", {"months": group_by_month(found), "start": start, "end": end})
+
+
+@customer_required
+def receipt_detail(request: HttpRequest, account_id: str, receipt_id: str) -> HttpResponse:
+    receipt = access.get_unexpired_receipt(account_id, receipt_id)
+    if receipt is None:
+        raise Http404("no such receipt")
+    net = int(receipt.ProcessedAmount) - int(receipt.RefundedAmount or 0)
+    return render(request, "portal/receipt.html", {"receipt": receipt, "net": net})
+
+
+CSV_COLUMNS = ["billing_date", "processed_date", "product", "sku", "subscription", "amount", "currency",
+               "status", "refunded_amount", "charge_id"]
+
+
+@customer_required
+def receipts_csv(request: HttpRequest, account_id: str) -> HttpResponse:
+    start, end = _receipt_window()
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="rpay-receipts-{start}-to-{end}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(CSV_COLUMNS)
+    # No card details at all in the export: it is a file that gets e-mailed around.
+    for r in access.get_receipts_by_account(account_id, start, end):
+        writer.writerow([
+            r.BillingDate, r.ProcessedDate, r.ProductName or "", r.SKU, r.SubId,
+            decimal_string(r.ProcessedAmount, r.Currency), r.Currency, r.Status,
+            decimal_string(r.RefundedAmount or 0, r.Currency), r.ChargeId or "",
+        ])
+    return response
