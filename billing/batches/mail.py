@@ -13,22 +13,13 @@ from django.core.mail import send_mail
 from django.template.loader import render_to_string
 
 from billing.models import Subscription
+from billing.money import format_money
 
 log = logging.getLogger(__package__)  # "billing.batches", as before the split
 
 
-# ISO 4217 minor-unit exponents that are not 2.
-_EXPONENTS = {"JPY": 0, "KRW": 0, "ISK": 0, "CLP": 0, "VND": 0, "HUF": 2, "BHD": 3, "KWD": 3, "OMR": 3,
-              "JOD": 3, "TND": 3}
-
-
-def format_amount(amount: int, currency: str) -> str:
-    """``999, "USD"`` -> ``"9.99 USD"``: integer arithmetic only (no floats on money)."""
-    exponent = _EXPONENTS.get(currency.upper(), 2)
-    sign = "-" if amount < 0 else ""
-    whole, minor = divmod(abs(int(amount)), 10**exponent)
-    text = f"{whole:,}" + (f".{minor:0{exponent}d}" if exponent else "")
-    return f"{sign}{text} {currency.upper()}"
+# Amounts in e-mails carry the currency code: "9.99 USD".
+format_amount = format_money
 
 
 def _email(template: str, to: str, subject: str, context: dict[str, Any]) -> str:
