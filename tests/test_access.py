@@ -295,3 +295,18 @@ def test_payment_day_cannot_move_while_a_payment_is_due(table) -> None:
     assert access.get_subscription(account.account_id, sub.sub_id).NextPaymentDate == "2027-01-20"
     moved = access.change_payment_day(sub, 25, today=date(2027, 1, 19), reminder_days_before=7)
     assert moved.NextPaymentDate == "2027-01-25"
+
+
+def test_audited_change_records_before_and_after_only_when_the_change_happens(table) -> None:
+    account = make_account()
+    sub = make_subscription(account, payment_day=20, today=date(2027, 1, 10))
+    stale = access.get_subscription(account.account_id, sub.sub_id)
+    with access.audited_change(sub, actor="ops@example.com", action="test.cancel"):
+        access.cancel_subscription(sub)
+    with pytest.raises(access.ConditionFailed), access.audited_change(stale, actor="ops@example.com",
+                                                                       action="test.stale"):
+        access.cancel_subscription(stale)  # already cancelled: refused, so nothing to record
+    events = access.get_events_by_account(account.account_id)
+    assert [e.Action for e in events] == ["test.cancel"]
+    assert events[0].Before["Status"] == "active" and events[0].After["Status"] == "cancelled"
+    assert events[0].Subject == sub.SK and events[0].Actor == "ops@example.com"

@@ -47,6 +47,7 @@ from .catalog import (
     update_product,
 )
 from .events import (
+    audited_change,
     get_events_by_account,
     record_event,
 )
@@ -127,6 +128,7 @@ __all__ = [
     "create_product",
     "update_product",
     "retire_product",
+    "audited_change",
     "record_event",
     "get_events_by_account",
     "list_batch_runs",

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from billing.models import AuditEvent
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from billing.models import AuditEvent, Subscription
 
 from ._common import iso_now, new_id
+from .subscriptions import subscription_snapshot
 
 
 def record_event(
@@ -25,6 +29,16 @@ def record_event(
     )
     event.save()
     return event
+
+
+@contextmanager
+def audited_change(sub: Subscription, *, actor: str, action: str) -> Iterator[None]:
+    """Record the change the block makes to ``sub`` as an event with before/after
+    snapshots. Nothing is recorded when the block raises: the change did not happen."""
+    before = subscription_snapshot(sub)
+    yield
+    record_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
+                 before=before, after=subscription_snapshot(sub))
 
 
 def get_events_by_account(account_id: str, *, limit: int = 100) -> list[AuditEvent]:

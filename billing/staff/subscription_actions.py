@@ -29,14 +29,12 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
         return _confirm(request, account_id, "Cancel subscription",
                         "Cancel this subscription? No further payments or reminders will be made.",
                         sub=sub, button="Cancel subscription", danger=True)
-    before = access.subscription_snapshot(sub)
     try:
-        access.cancel_subscription(sub, reason="staff")
+        with access.audited_change(sub, actor=_actor(request), action="staff.cancel_subscription"):
+            access.cancel_subscription(sub, reason="staff")
     except access.ConditionFailed:
         messages.error(request, "The subscription changed meanwhile; nothing was done. Look again.")
         return redirect(_account_url(account_id))
-    access.record_event(account_id, actor=_actor(request), action="staff.cancel_subscription",
-                        subject=sub.SK, before=before, after=access.subscription_snapshot(sub))
     messages.success(request, f"Subscription {sub.ProductName or sub.SKU} cancelled.")
     return redirect(_account_url(account_id))
 
@@ -49,10 +47,10 @@ def payment_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
         return redirect(_account_url(account_id))
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
     if request.method == "POST" and form.is_valid():
-        before = access.subscription_snapshot(sub)
         try:
-            access.change_payment_day(sub, form.cleaned_data["payment_day"], today=_today(),
-                                      reminder_days_before=settings.REMINDER_DAYS_BEFORE)
+            with access.audited_change(sub, actor=_actor(request), action="staff.change_payment_day"):
+                access.change_payment_day(sub, form.cleaned_data["payment_day"], today=_today(),
+                                          reminder_days_before=settings.REMINDER_DAYS_BEFORE)
         except access.PaymentInProgress:
             messages.error(request, "A payment is due today or still pending on this subscription; "
                                     "change the day once it has been taken.")
@@ -60,8 +58,6 @@ def payment_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
         except access.ConditionFailed:
             messages.error(request, "The subscription changed meanwhile; nothing was done. Look again.")
             return redirect(_account_url(account_id))
-        access.record_event(account_id, actor=_actor(request), action="staff.change_payment_day",
-                            subject=sub.SK, before=before, after=access.subscription_snapshot(sub))
         messages.success(request, f"Payment day changed to {sub.PaymentDay}; next payment {sub.NextPaymentDate}.")
         return redirect(_account_url(account_id))
     return _confirm(request, account_id, "Change the payment day",

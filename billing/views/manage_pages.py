@@ -63,18 +63,16 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
         if _is_stale(form, sub):
             messages.warning(request, STALE_MESSAGE)
             return redirect("change_day", sub_id=sub_id)
-        before = access.subscription_snapshot(sub)
         try:
-            access.change_payment_day(sub, form.cleaned_data["payment_day"], today=today(),
-                                      reminder_days_before=settings.REMINDER_DAYS_BEFORE)
+            with access.audited_change(sub, actor=actor(request), action="subscription.payment_day_changed"):
+                access.change_payment_day(sub, form.cleaned_data["payment_day"], today=today(),
+                                          reminder_days_before=settings.REMINDER_DAYS_BEFORE)
         except access.PaymentInProgress:
             messages.warning(request, PAYMENT_IN_PROGRESS_MESSAGE)
             return redirect("subscription", sub_id=sub_id)
         except access.ConditionFailed:
             messages.warning(request, STALE_MESSAGE)
             return redirect("change_day", sub_id=sub_id)
-        access.record_event(account_id, actor=actor(request), action="subscription.payment_day_changed",
-                            subject=sub.SK, before=before, after=access.subscription_snapshot(sub))
         next_date = date.fromisoformat(sub.NextPaymentDate)
         messages.success(request, f"Your payment day is now the {sub.PaymentDay}. "
                                   f"Your next payment is on {next_date:%-d %B %Y}.")
@@ -97,14 +95,12 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
             return redirect("replace_card", sub_id=sub_id)
         card = _tokenize(form)
         if card:
-            before = access.subscription_snapshot(sub)
             try:
-                access.replace_card(sub, card, form.billing_address_text())
+                with access.audited_change(sub, actor=actor(request), action="subscription.card_replaced"):
+                    access.replace_card(sub, card, form.billing_address_text())
             except access.ConditionFailed:
                 messages.warning(request, STALE_MESSAGE)
                 return redirect("replace_card", sub_id=sub_id)
-            access.record_event(account_id, actor=actor(request), action="subscription.card_replaced",
-                                subject=sub.SK, before=before, after=access.subscription_snapshot(sub))
             messages.success(request, f"Future payments will use your {card.brand} ending in {card.last4}.")
             return redirect("subscription", sub_id=sub_id)
     return render(request, "portal/replace_card.html", {"sub": sub, "form": form})
@@ -121,14 +117,12 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
         if _is_stale(form, sub):
             messages.warning(request, STALE_MESSAGE)
             return redirect("cancel", sub_id=sub_id)
-        before = access.subscription_snapshot(sub)
         try:
-            access.cancel_subscription(sub, reason="customer")
+            with access.audited_change(sub, actor=actor(request), action="subscription.cancelled"):
+                access.cancel_subscription(sub, reason="customer")
         except access.ConditionFailed:
             messages.warning(request, STALE_MESSAGE)
             return redirect("cancel", sub_id=sub_id)
-        access.record_event(account_id, actor=actor(request), action="subscription.cancelled",
-                            subject=sub.SK, before=before, after=access.subscription_snapshot(sub))
         messages.success(request, f"Your {sub.ProductName or sub.SKU} subscription is cancelled.")
         return redirect("cancelled", sub_id=sub_id)
     return render(request, "portal/cancel.html", {"sub": sub, "form": form})
