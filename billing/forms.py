@@ -16,8 +16,8 @@ from django.core.exceptions import ValidationError
 
 from .gateway import luhn_valid, normalize_card_number
 from .models import Product
+from .money import format_with_symbol
 from .schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
-from .templatetags.money import format_money
 
 PAYMENT_DAY_HELP = (
     "The day of the month you pay. On months with fewer days you pay on the last day "
@@ -147,9 +147,9 @@ class SubscribeForm(CardFields):
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["payment_day"].choices = day_choices(first_dates, "first payment")
-        # Only the active catalogue is offered; a retired SKU posted by hand is invalid.
+        # Only the active catalog is offered; a retired SKU posted by hand is invalid.
         self.fields["product"].choices = [
-            (p.SKU, f"{p.Name} — {format_money(p.PaymentAmount, p.Currency)} a month") for p in products
+            (p.SKU, f"{p.Name} — {format_with_symbol(p.PaymentAmount, p.Currency)} a month") for p in products
         ]
         self.order_fields(self.field_order)
 

@@ -10,9 +10,11 @@ accounts, receipts, products, batch runs and events never appear in them.
 
 from __future__ import annotations
 
+import os
 import re
 import string
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from pynamodb.attributes import (
@@ -172,11 +174,14 @@ class DuePaymentsIndex(GlobalSecondaryIndex):
     LastPaymentDate = UnicodeAttribute(range_key=True)
 
 
-class SubscriptionStatus:
+class SubscriptionStatus(StrEnum):
     ACTIVE = "active"
     PAST_DUE = "past_due"
     CANCELLED = "cancelled"
-    LIVE = (ACTIVE, PAST_DUE)
+
+
+# Live subscriptions are billed and carry the GSI keys (DESIGN.md invariant 1).
+LIVE_STATUSES = (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAST_DUE)
 
 
 class Subscription(BillingItem, discriminator="Subscription"):
@@ -217,10 +222,10 @@ class Subscription(BillingItem, discriminator="Subscription"):
 
     @property
     def is_live(self) -> bool:
-        return self.Status in SubscriptionStatus.LIVE
+        return self.Status in LIVE_STATUSES
 
 
-class ReceiptStatus:
+class ReceiptStatus(StrEnum):
     PAID = "paid"
     REFUNDED = "refunded"
     PARTIALLY_REFUNDED = "partially_refunded"
@@ -231,7 +236,8 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # Keyed by billing date, not processing time: a retried payment finds the same key.
     sk_template = KeyTemplate("REC#{billing_date}#SKU#{sku}#SUB#{sub_id}")
 
-    SubId = UnicodeAttribute()
+    # Stored as the seed's ``SubId``; read as ``receipt.sub_id``, like ``sub.sub_id``.
+    sub_id = UnicodeAttribute(attr_name="SubId")
     SKU = UnicodeAttribute()
     ProductName = UnicodeAttribute(null=True)
     Email = UnicodeAttribute(null=True)
@@ -252,13 +258,13 @@ class Receipt(BillingItem, discriminator="Receipt"):
         return ACCOUNT_PK.parse(self.PK)["account_id"]
 
 
-class ProductStatus:
+class ProductStatus(StrEnum):
     ACTIVE = "active"
     RETIRED = "retired"
 
 
 class Product(BillingItem, discriminator="Product"):
-    """The catalogue: one partition, so listing it is a single Query."""
+    """The catalog: one partition, so listing it is a single Query."""
 
     pk_template = KeyTemplate("CATALOG")
     sk_template = KeyTemplate("SKU#{sku}")
@@ -272,8 +278,20 @@ class Product(BillingItem, discriminator="Product"):
     CreatedDate = UnicodeAttribute()
 
 
+class BatchKind(StrEnum):
+    PAYMENTS = "payments"
+    REMINDERS = "reminders"
+
+
+class RunOutcome(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"  # an infrastructure error remained after retries
+    INTERRUPTED = "interrupted"  # stopped by SIGTERM/SIGINT; the next run carries on
+
+
 class BatchRun(BillingItem, discriminator="BatchRun"):
-    """A record of one run of a daily batch (``kind`` is ``payments`` or ``reminders``).
+    """A record of one run of a daily batch (``Kind`` is a ``BatchKind``).
 
     One partition per kind, sorted by start time, so the history and the last
     completed run are one Query each.
@@ -288,11 +306,34 @@ class BatchRun(BillingItem, discriminator="BatchRun"):
     FinishedAt = UnicodeAttribute(null=True)
     FirstDate = UnicodeAttribute()
     LastDate = UnicodeAttribute()
-    Outcome = UnicodeAttribute(default="running")  # running | completed | failed | interrupted
+    Outcome = UnicodeAttribute(default=RunOutcome.RUNNING)
     Counts = JSONAttribute(null=True)
-    Failures = JSONAttribute(null=True)
-    DryRun = UnicodeAttribute(null=True)
+    Failures = JSONAttribute(null=True)  # a list of {"subject": ..., "reason": ...}
     Host = UnicodeAttribute(null=True)
+
+
+class AuditAction(StrEnum):
+    """What an audit event records (``AuditEvent.Action``): one name per kind of change."""
+
+    SUBSCRIPTION_CREATED = "subscription.created"
+    PAYMENT_DAY_CHANGED = "subscription.payment_day_changed"
+    CARD_REPLACED = "subscription.card_replaced"
+    SUBSCRIPTION_CANCELLED = "subscription.cancelled"
+    STAFF_CANCEL = "staff.cancel_subscription"
+    STAFF_PAYMENT_DAY = "staff.change_payment_day"
+    STAFF_RETRY = "staff.retry_payment"
+    STAFF_RETRY_FAILED = "staff.retry_payment_failed"
+    STAFF_REFUND = "staff.refund"
+    STAFF_REFUND_FAILED = "staff.refund_failed"
+    STAFF_REFUND_UNRECORDED = "staff.refund_unrecorded"
+    PRODUCT_CREATED = "staff.create_product"
+    PRODUCT_UPDATED = "staff.update_product"
+    PRODUCT_RETIRED = "staff.retire_product"
+
+
+# Catalogue changes belong to no customer: their audit events are filed in the
+# pseudo-account partition ``ACC#CATALOG`` (not the product partition ``CATALOG``).
+CATALOG_EVENTS_ACCOUNT = "CATALOG"
 
 
 class AuditEvent(BillingItem, discriminator="Event"):
@@ -330,8 +371,6 @@ def configure(
     With an endpoint (dynalite, DynamoDB Local) and no AWS credentials in the
     environment, dummy credentials are used: local engines accept any.
     """
-    import os
-
     meta = BillingItem.Meta
     meta.table_name = table_name
     meta.region = region
@@ -346,10 +385,13 @@ def configure(
     else:
         meta.aws_access_key_id = None
         meta.aws_secret_access_key = None
+    # PynamoDB has no public API for either step below: a model caches its connection
+    # in ``_connection`` on first use (so a changed ``Meta`` needs the cache dropped), and
+    # each class would otherwise open its own. Sharing one connection (one botocore
+    # client, one HTTP pool) lets the batch workers share the pool and lets request
+    # counting hook a single client. Pinned PynamoDB version: see requirements.txt.
     for cls in (BillingItem, *ENTITIES):
         cls._connection = None
-    # One connection (one botocore client, one HTTP pool) for every entity: the batch
-    # workers share the pool, and request counting hooks a single client.
     shared = BillingItem._get_connection()
     for cls in ENTITIES:
         cls._connection = shared

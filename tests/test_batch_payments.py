@@ -9,9 +9,11 @@ from datetime import date
 import pytest
 from django.core import mail
 
+import billing.mail
 from billing import access, batches
 from billing.gateway import get_gateway
 from billing.models import SubscriptionStatus
+from billing.money import format_with_code
 
 from .batchdata import fresh, receipts_of, seed_due
 
@@ -67,7 +69,7 @@ def test_not_due_yet_is_skipped(table) -> None:
 def _crash_after_charge(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("crash after the charge")
-    monkeypatch.setattr(batches.access, "create_receipt", boom)
+    monkeypatch.setattr(access, "create_receipt", boom)
 
 
 def _crash_after_receipt(monkeypatch):
@@ -76,13 +78,13 @@ def _crash_after_receipt(monkeypatch):
     def boom(*a, **k):
         real(*a, **k)
         raise RuntimeError("crash after the receipt")
-    monkeypatch.setattr(batches.access, "create_receipt", boom)
+    monkeypatch.setattr(access, "create_receipt", boom)
 
 
 def _crash_before_update(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("crash before the update")
-    monkeypatch.setattr(batches.access, "advance_after_payment", boom)
+    monkeypatch.setattr(access, "advance_after_payment", boom)
 
 
 def _crash_after_update(monkeypatch):
@@ -91,7 +93,7 @@ def _crash_after_update(monkeypatch):
     def boom(*a, **k):
         real(*a, **k)
         raise RuntimeError("crash after the update")
-    monkeypatch.setattr(batches.access, "advance_after_payment", boom)
+    monkeypatch.setattr(access, "advance_after_payment", boom)
 
 
 @pytest.mark.parametrize("crash", [_crash_after_charge, _crash_after_receipt, _crash_before_update,
@@ -178,7 +180,7 @@ def test_a_mail_failure_keeps_the_payment_and_counts_an_error(moto_table, monkey
 
     def smtp_down(*a, **k):
         raise ConnectionRefusedError("smtp down")
-    monkeypatch.setattr(batches.mail, "send_mail", smtp_down)
+    monkeypatch.setattr(billing.mail, "send_mail", smtp_down)
     summary = batches.run_payments(run_date=D)
     assert summary.counts["paid"] == 1 and summary.counts["errors"] == 1 and not summary.ok
     assert fresh(sub).NextPaymentDate == "2027-04-15"
@@ -200,4 +202,4 @@ def test_a_cancelled_subscription_is_never_charged(moto_table) -> None:
     (1005, "KWD", "1.005 KWD"), (7, "GBP", "0.07 GBP"),
 ])
 def test_amounts_are_formatted_from_minor_units(amount, currency, text) -> None:
-    assert batches.format_amount(amount, currency) == text
+    assert format_with_code(amount, currency) == text

@@ -14,9 +14,9 @@ from django.urls import reverse
 
 from billing import access
 from billing.models import Receipt, ReceiptStatus
+from billing.money import decimal_string, format_with_code, format_with_symbol
+from billing.pages import today
 from billing.schedule import months_before
-from billing.templatetags.money import decimal_string, format_money
-from billing.views import today
 
 from .test_portal_support import customer, fast_hashing, products, subscribe  # noqa: F401
 
@@ -33,13 +33,18 @@ pytestmark = pytest.mark.django_db
     (0, "USD", "$0.00", "0.00"),
 ])
 def test_money(amount, currency, shown, plain) -> None:
-    assert format_money(amount, currency) == shown
+    assert format_with_symbol(amount, currency) == shown
     assert decimal_string(amount, currency) == plain
-    assert Template("{% load money %}{{ a|money:c }}").render(Context({"a": amount, "c": currency})) == shown
+    context = Context({"a": amount, "c": currency})
+    assert Template("{% load money %}{{ a|money_symbol:c }}").render(context) == shown
+    # The staff's format: the same number with the currency code.
+    assert Template("{% load money %}{{ a|money_code:c }}").render(context) == format_with_code(amount, currency)
+    assert format_with_code(amount, currency).endswith(" " + currency.upper())
 
 
-def test_money_filter_never_breaks_a_page() -> None:
-    assert Template("{% load money %}[{{ a|money:'USD' }}]").render(Context({"a": "junk"})) == "[]"
+def test_money_filters_never_break_a_page() -> None:
+    for name in ("money_symbol", "money_code"):
+        assert Template("{% load money %}[{{ a|" + name + ":'USD' }}]").render(Context({"a": "junk"})) == "[]"
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from django.test import Client
 
 from billing import access
 from billing.models import Product, ProductStatus, Subscription
-from billing.views import today
+from billing.pages import today
 
 from .factories import TEST_CARD
 

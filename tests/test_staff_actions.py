@@ -165,7 +165,7 @@ def test_retry_now_takes_the_payment_and_records(money_client, customer) -> None
     stored = access.get_subscription(customer.account_id, past_due.sub_id)
     assert stored.Status == "active" and stored.BillingPeriod is None
     receipts = access.get_receipts_by_account(customer.account_id, date.fromisoformat(period), date.today())
-    assert [r.BillingDate for r in receipts if r.SubId == past_due.sub_id] == [period]
+    assert [r.BillingDate for r in receipts if r.sub_id == past_due.sub_id] == [period]
     assert len(get_gateway().charges_made(sub_id=past_due.sub_id)) == 1
     event = only_event(customer.account_id, "staff.retry_payment")
     assert event.Before["Status"] == "past_due" and event.After["Status"] == "active"

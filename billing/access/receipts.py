@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist, PutError
 
 from billing.models import Receipt, ReceiptStatus, Subscription
 
-from ._common import ConditionFailed, _expired, _is_conditional_failure, utc_now
+from ._common import ConditionFailed, is_conditional_failure, is_expired, refused_as, utc_now
 
 
 def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
@@ -35,7 +35,7 @@ def create_receipt(
     receipt = Receipt(
         sub.PK,
         Receipt.sk(billing_date=billing_date.isoformat(), sku=sub.SKU, sub_id=sub.sub_id),
-        SubId=sub.sub_id,
+        sub_id=sub.sub_id,
         SKU=sub.SKU,
         ProductName=sub.ProductName,
         Email=sub.Email,
@@ -51,7 +51,7 @@ def create_receipt(
     try:
         receipt.save(condition=Receipt.SK.does_not_exist())
     except PutError as error:
-        if _is_conditional_failure(error):
+        if is_conditional_failure(error):
             return receipt, False
         raise
     return receipt, True
@@ -70,7 +70,7 @@ def get_receipts_by_account(
         filter_condition=Receipt.TTL.does_not_exist() | (now < Receipt.TTL),
         scan_index_forward=False,
     )
-    return [r for r in receipts if not _expired(r, now)]
+    return [r for r in receipts if not is_expired(r, now)]
 
 
 def get_receipt(account_id: str, receipt_sk: str) -> Receipt | None:
@@ -86,7 +86,7 @@ def get_unexpired_receipt(account_id: str, receipt_sk: str, *, now: datetime | N
     """``get_receipt`` without receipts whose TTL has passed (DynamoDB deletes them lazily,
     and the customer must not see a receipt the list no longer shows): one GetItem."""
     receipt = get_receipt(account_id, receipt_sk)
-    if receipt is None or _expired(receipt, now or utc_now()):
+    if receipt is None or is_expired(receipt, now or utc_now()):
         return None
     return receipt
 
@@ -107,7 +107,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int) -> Receipt:
     unchanged = Receipt.RefundedAmount == before
     if before == 0:
         unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
-    try:
+    with refused_as(ConditionFailed, receipt.SK):
         receipt.update(
             actions=[
                 Receipt.RefundedAmount.set(total),
@@ -116,10 +116,6 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int) -> Receipt:
             ],
             condition=Receipt.SK.exists() & unchanged,
         )
-    except UpdateError as error:
-        if _is_conditional_failure(error):
-            raise ConditionFailed(receipt.SK) from error
-        raise
     return receipt
 
 

@@ -6,23 +6,23 @@ that audit events record.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date, timedelta
+from datetime import date
 
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
 from billing.gateway import CardToken
 from billing.models import Account, PaymentDetails, Subscription, SubscriptionStatus
-from billing.schedule import rescheduled_payment_date, start_dates
+from billing.schedule import reminder_date, rescheduled_payment_date, start_dates
 
 from ._common import (
     AlreadyExists,
     ConditionFailed,
     PaymentInProgress,
-    _is_conditional_failure,
-    _live,
     iso_now,
+    live,
     new_id,
+    refused_as,
 )
 
 
@@ -70,12 +70,8 @@ def create_subscription(
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
     )
-    try:
+    with refused_as(AlreadyExists, sub.SK):
         sub.save(condition=Subscription.SK.does_not_exist())
-    except PutError as error:
-        if _is_conditional_failure(error):
-            raise AlreadyExists(sub.SK) from error
-        raise
     return sub
 
 
@@ -119,12 +115,8 @@ def update_subscription(
     ``check_version`` adds PynamoDB's optimistic-locking check on ``Version`` (the
     portal's read-modify-write); batches pass their own business condition instead.
     """
-    try:
+    with refused_as(ConditionFailed, sub.SK):
         sub.update(actions=actions, condition=condition, add_version_condition=check_version)
-    except UpdateError as error:
-        if _is_conditional_failure(error):
-            raise ConditionFailed(sub.SK) from error
-        raise
     return sub
 
 
@@ -140,7 +132,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, today: date, reminder
         raise PaymentInProgress(sub.SK)
     unpaid = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
     next_payment = rescheduled_payment_date(new_day, unpaid, today)
-    remind = max(next_payment - timedelta(days=reminder_days_before), min(today + timedelta(days=1), next_payment))
+    remind = reminder_date(next_payment, reminder_days_before, today)
     return update_subscription(
         sub,
         [
@@ -152,7 +144,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, today: date, reminder
             Subscription.RetryCount.set(0),
             Subscription.Status.set(SubscriptionStatus.ACTIVE),
         ],
-        _live() & (Subscription.NextPaymentDate > today.isoformat()),
+        live() & (Subscription.NextPaymentDate > today.isoformat()),
     )
 
 
@@ -173,13 +165,13 @@ def set_schedule(
             Subscription.NextReminderDate.set(next_reminder.isoformat()),
             Subscription.LastReminderDate.set(last_reminder.isoformat()),
         ],
-        _live(),
+        live(),
     )
 
 
 def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None) -> Subscription:
     return update_subscription(
-        sub, [Subscription.PaymentDetails.set(payment_details_from(card, billing_address))], _live()
+        sub, [Subscription.PaymentDetails.set(payment_details_from(card, billing_address))], live()
     )
 
 
@@ -194,7 +186,7 @@ def cancel_subscription(sub: Subscription, *, reason: str = "customer", check_ve
             Subscription.NextPaymentDate.remove(),
             Subscription.NextReminderDate.remove(),
         ],
-        _live(),
+        live(),
         check_version=check_version,
     )
 

@@ -11,16 +11,17 @@ from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.gateway import get_gateway
-from billing.models import ReceiptStatus
-from billing.money import format_money, to_decimal
-from billing.staff_forms import RefundForm
+from billing.models import AuditAction, ReceiptStatus
+from billing.money import format_with_code, to_decimal
+from billing.pages import actor
 
-from ._common import _account_url, _actor, _confirm, _require_money
+from .common import account_url, confirm_page, require_money_permission
+from .forms import RefundForm
 
 
 @require_http_methods(["GET", "POST"])
-def refund(request: HttpRequest, account_id: str, receipt_sk: str) -> HttpResponse:
-    _require_money(request)
+def staff_refund(request: HttpRequest, account_id: str, receipt_sk: str) -> HttpResponse:
+    require_money_permission(request)
     receipt = access.get_receipt(account_id, receipt_sk)
     if receipt is None:
         raise Http404("No such receipt")
@@ -28,7 +29,7 @@ def refund(request: HttpRequest, account_id: str, receipt_sk: str) -> HttpRespon
     # call would only return the first refund's result.
     if receipt.Status != ReceiptStatus.PAID or not receipt.ChargeId:
         messages.error(request, "This receipt has already been refunded (or has no charge to refund).")
-        return redirect(_account_url(account_id))
+        return redirect(account_url(account_id))
     refundable = receipt.ProcessedAmount - (receipt.RefundedAmount or 0)
     form = RefundForm(request.POST or None, currency=receipt.Currency, refundable=refundable,
                       initial={"amount": to_decimal(refundable, receipt.Currency)})
@@ -39,25 +40,25 @@ def refund(request: HttpRequest, account_id: str, receipt_sk: str) -> HttpRespon
             receipt.ChargeId, amount, idempotency_key=f"refund:{receipt.SK}",
             reason=form.cleaned_data["reason"] or "staff refund")
         if result.status != "succeeded":
-            access.record_event(account_id, actor=_actor(request), action="staff.refund_failed",
+            access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_REFUND_FAILED,
                                 subject=receipt.SK, before=before, after=before,
                                 note=result.reason or result.status)
             messages.error(request, f"The gateway refused the refund: {result.reason or result.status}.")
-            return redirect(_account_url(account_id))
+            return redirect(account_url(account_id))
         try:
             access.record_refund(receipt, refund_id=result.refund_id, amount=result.amount)
         except (access.ConditionFailed, ValueError):
             # The money went back but our record moved meanwhile: keep the trail honest.
-            access.record_event(account_id, actor=_actor(request), action="staff.refund_unrecorded",
+            access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_REFUND_UNRECORDED,
                                 subject=receipt.SK, before=before, note=result.refund_id)
             messages.error(request, f"Refunded ({result.refund_id}) but the receipt changed meanwhile; check it.")
-            return redirect(_account_url(account_id))
-        access.record_event(account_id, actor=_actor(request), action="staff.refund", subject=receipt.SK,
+            return redirect(account_url(account_id))
+        access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_REFUND, subject=receipt.SK,
                             before=before, after=access.receipt_snapshot(receipt),
                             note=form.cleaned_data["reason"] or None)
-        messages.success(request, f"Refunded {format_money(result.amount, receipt.Currency)} ({result.refund_id}).")
-        return redirect(_account_url(account_id))
-    return _confirm(request, account_id, "Refund a payment",
-                    f"Refund up to {format_money(refundable, receipt.Currency)} of the payment of "
+        messages.success(request, f"Refunded {format_with_code(result.amount, receipt.Currency)} ({result.refund_id}).")
+        return redirect(account_url(account_id))
+    return confirm_page(request, account_id, "Refund a payment",
+                    f"Refund up to {format_with_code(refundable, receipt.Currency)} of the payment of "
                     f"{receipt.BillingDate} to the customer's card?", receipt=receipt, form=form,
                     button="Refund", danger=True)

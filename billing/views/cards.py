@@ -9,8 +9,9 @@ from typing import Any
 from billing.gateway import CardError, CardToken, get_gateway
 
 
-def _tokenize(form: Any) -> CardToken | None:
-    """Exchange the card for a token on the server; gateway refusals become field errors."""
+def tokenize_card_form(form: Any) -> CardToken | None:
+    """Exchange a valid card form's card for a token on the server; gateway refusals
+    become field errors on the form (and None is returned)."""
     data = form.cleaned_data
     try:
         return get_gateway().tokenize_card(data["card_number"], data["exp_month"], data["exp_year"], data["cvc"])

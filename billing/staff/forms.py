@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from django import forms
 
-from .money import minor_units
+from billing.money import minor_units
 
 SKU_RE = re.compile(r"^[A-Z0-9][A-Z0-9-]{1,39}$")
 
