@@ -133,6 +133,13 @@ class CardFields(forms.Form):
         return "\n".join(p for p in parts if p) or None
 
 
+class VersionedForm(forms.Form):
+    """Carries the subscription's Version as read when the page was shown, so a form
+    submitted from a stale tab is refused instead of overwriting a newer change."""
+
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+
 class SubscribeForm(CardFields):
     product = forms.ChoiceField(label="Product", widget=forms.RadioSelect)
     payment_day = forms.TypedChoiceField(
@@ -154,13 +161,6 @@ class SubscribeForm(CardFields):
         self.order_fields(self.field_order)
 
 
-class VersionedForm(forms.Form):
-    """Carries the subscription's Version as read when the page was shown, so a form
-    submitted from a stale tab is refused instead of overwriting a newer change."""
-
-    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
-
-
 class ChangeDayForm(VersionedForm):
     payment_day = forms.TypedChoiceField(
         label="New payment day", coerce=int, help_text=PAYMENT_DAY_HELP,
@@ -172,8 +172,8 @@ class ChangeDayForm(VersionedForm):
         self.fields["payment_day"].choices = day_choices(next_dates, "next payment")
 
 
-class ReplaceCardForm(CardFields):
-    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+class ReplaceCardForm(CardFields, VersionedForm):
+    pass
 
 
 class CancelForm(VersionedForm):

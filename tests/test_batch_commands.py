@@ -21,8 +21,7 @@ from billing import access
 from billing.gateway import SimulatedGateway, get_gateway
 from billing.localengine import free_port
 
-from .batchdata import card, fresh, receipts_of, seed_due
-from .factories import make_account, make_subscription
+from .builders import card, fresh, make_account, make_subscription, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from datetime import date
 
@@ -15,7 +14,7 @@ from billing.gateway import get_gateway
 from billing.models import SubscriptionStatus
 from billing.money import format_with_code
 
-from .batchdata import fresh, receipts_of, seed_due
+from .builders import at_once, fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -116,18 +115,7 @@ def test_a_crash_at_any_step_then_a_rerun_charges_and_receipts_exactly_once(tabl
 @pytest.mark.dynalite_only
 def test_two_runs_at_once_over_1000_subscriptions_never_double_charge(dynalite_table) -> None:
     subs = seed_due(1000, due=D)
-    results: list = []
-    barrier = threading.Barrier(2)
-
-    def run() -> None:
-        barrier.wait()
-        results.append(batches.run_payments(run_date=D, workers=8))
-
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = at_once(lambda: batches.run_payments(run_date=D, workers=8))
     assert sum(r.counts["paid"] for r in results) == 1000
     assert sum(r.counts["errors"] for r in results) == 0
     charges = charges_per_sub(subs)

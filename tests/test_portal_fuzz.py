@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from billing import access
 
-from .test_portal_support import customer, fast_hashing, products, subscribe  # noqa: F401
+from .builders import subscribe
 
 pytestmark = pytest.mark.django_db
 

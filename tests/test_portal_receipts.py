@@ -18,7 +18,7 @@ from billing.money import decimal_string, format_with_code, format_with_symbol
 from billing.pages import today
 from billing.schedule import months_before
 
-from .test_portal_support import customer, fast_hashing, products, subscribe  # noqa: F401
+from .builders import subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -12,14 +12,14 @@ from billing import access
 from billing.gateway import get_gateway
 from billing.models import ReceiptStatus
 
-from .staff_helpers import make_customer, make_user
+from .builders import make_customer_with_history, make_user
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def customer(moto_table):
-    return make_customer()
+    return make_customer_with_history()
 
 
 @pytest.fixture
