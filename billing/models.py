@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from pynamodb.attributes import (
     DiscriminatorAttribute,
     JSONAttribute,
+    ListAttribute,
     MapAttribute,
     NumberAttribute,
     TTLAttribute,
@@ -231,6 +232,16 @@ class ReceiptStatus(StrEnum):
     PARTIALLY_REFUNDED = "partially_refunded"
 
 
+class Refund(MapAttribute):
+    """One refund of a receipt's charge, as the gateway made it."""
+
+    RefundId = UnicodeAttribute()
+    Amount = NumberAttribute()  # minor units
+    At = UnicodeAttribute()
+    Actor = UnicodeAttribute(null=True)
+    Reason = UnicodeAttribute(null=True)
+
+
 class Receipt(BillingItem, discriminator="Receipt"):
     pk_template = ACCOUNT_PK
     # Keyed by billing date, not processing time: a retried payment finds the same key.
@@ -249,8 +260,10 @@ class Receipt(BillingItem, discriminator="Receipt"):
     CardBrand = UnicodeAttribute(null=True)
     CardLast4 = UnicodeAttribute(null=True)
     Status = UnicodeAttribute(default=ReceiptStatus.PAID)
+    # Several partial refunds, up to ProcessedAmount (money rule M5); RefundedAmount is
+    # their sum, kept so that a refund's conditional update can check it in one place.
     RefundedAmount = NumberAttribute(default=0)
-    RefundId = UnicodeAttribute(null=True)
+    Refunds = ListAttribute(of=Refund, null=True)
     TTL = TTLAttribute(null=True)
 
     @property
@@ -323,7 +336,7 @@ class AuditAction(StrEnum):
     STAFF_PAYMENT_DAY = "staff.change_payment_day"
     STAFF_RETRY = "staff.retry_payment"
     STAFF_RETRY_FAILED = "staff.retry_payment_failed"
-    STAFF_REFUND = "staff.refund"
+    STAFF_REFUND = "staff.refund"  # a refund made (recorded by access.record_refund)
     STAFF_REFUND_FAILED = "staff.refund_failed"
     STAFF_REFUND_UNRECORDED = "staff.refund_unrecorded"
     PRODUCT_CREATED = "staff.create_product"

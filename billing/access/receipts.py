@@ -8,9 +8,10 @@ from datetime import UTC, date, datetime, timedelta
 
 from pynamodb.exceptions import DoesNotExist, PutError
 
-from billing.models import Receipt, ReceiptStatus, Subscription
+from billing.models import AuditAction, Receipt, ReceiptStatus, Refund, Subscription
 
-from ._common import ConditionFailed, is_conditional_failure, is_expired, refused_as, utc_now
+from ._common import ConditionFailed, is_conditional_failure, is_expired, iso_now, refused_as, utc_now
+from .events import record_event
 
 
 def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
@@ -91,41 +92,61 @@ def get_unexpired_receipt(account_id: str, receipt_sk: str, *, now: datetime | N
     return receipt
 
 
-def record_refund(receipt: Receipt, *, refund_id: str, amount: int) -> Receipt:
-    """Mark a receipt refunded after the gateway refunded ``amount`` minor units of it.
+def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, reason: str | None = None,
+                  attempts: int = 3) -> tuple[Receipt, bool]:
+    """Add one refund the gateway made to its receipt, and its audit event (money rule M6:
+    the event is written here, so no caller can forget it).
 
-    The condition on ``RefundedAmount`` refuses a write based on a stale read, so two
-    staff members refunding at once cannot both add to the total.
+    Several partial refunds add up to at most ``ProcessedAmount`` (M5). The update is
+    conditional on ``RefundedAmount`` as read, so two staff members refunding at once
+    cannot lose one another's refund: a refused write re-reads the receipt and tries
+    again. A refund id already recorded is not added twice (a retried request): returns
+    (receipt, whether this call added the refund).
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
-    before = receipt.RefundedAmount or 0
-    total = before + amount
-    if total > receipt.ProcessedAmount:
-        raise ValueError("refund exceeds the amount charged")
-    status = ReceiptStatus.REFUNDED if total == receipt.ProcessedAmount else ReceiptStatus.PARTIALLY_REFUNDED
-    unchanged = Receipt.RefundedAmount == before
-    if before == 0:
-        unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
-    with refused_as(ConditionFailed, receipt.SK):
-        receipt.update(
-            actions=[
-                Receipt.RefundedAmount.set(total),
-                Receipt.RefundId.set(refund_id),
-                Receipt.Status.set(status),
-            ],
-            condition=Receipt.SK.exists() & unchanged,
-        )
-    return receipt
+    for _ in range(attempts):
+        if any(r.RefundId == refund_id for r in receipt.Refunds or []):
+            return receipt, False
+        before = receipt_snapshot(receipt)
+        total = (receipt.RefundedAmount or 0) + amount
+        if total > receipt.ProcessedAmount:
+            raise ValueError("refund exceeds the amount charged")
+        status = ReceiptStatus.REFUNDED if total == receipt.ProcessedAmount else ReceiptStatus.PARTIALLY_REFUNDED
+        unchanged = Receipt.RefundedAmount == (receipt.RefundedAmount or 0)
+        if not receipt.RefundedAmount:
+            unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
+        entry = Refund(RefundId=refund_id, Amount=amount, At=iso_now(), Actor=actor, Reason=reason or None)
+        try:
+            with refused_as(ConditionFailed, receipt.SK):
+                receipt.update(
+                    actions=[
+                        Receipt.RefundedAmount.set(total),
+                        Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),
+                        Receipt.Status.set(status),
+                    ],
+                    condition=Receipt.SK.exists() & unchanged,
+                )
+        except ConditionFailed:
+            fresh = get_receipt(receipt.account_id, receipt.SK)
+            if fresh is None:
+                raise
+            receipt = fresh
+            continue
+        record_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
+                     before=before, after=receipt_snapshot(receipt), note=reason or None)
+        return receipt, True
+    raise ConditionFailed(receipt.SK)
 
 
 def receipt_snapshot(receipt: Receipt) -> dict:
     """The receipt fields a refund changes, for audit before/after records."""
+    refunds = receipt.Refunds or []
     return {
         "BillingDate": receipt.BillingDate,
         "ProcessedAmount": receipt.ProcessedAmount,
         "Currency": receipt.Currency,
         "Status": receipt.Status,
         "RefundedAmount": receipt.RefundedAmount or 0,
-        "RefundId": receipt.RefundId,
+        "Refunds": [r.RefundId for r in refunds],
     }

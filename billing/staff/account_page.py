@@ -10,7 +10,7 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 
 from billing import access
-from billing.models import LIVE_STATUSES, ReceiptStatus, SubscriptionStatus
+from billing.models import LIVE_STATUSES, SubscriptionStatus
 from billing.pages import today
 from billing.schedule import months_before
 
@@ -66,5 +66,4 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
         "failures": failures,
         "receipts_from": months_before(day, 6),
         "live_statuses": LIVE_STATUSES,
-        "paid": ReceiptStatus.PAID,
     })

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from billing.gateway import CardError, CardToken, get_gateway
+from billing.gateway import CardError, CardToken, GatewayError, get_gateway
 
 
 def tokenize_card_form(form: Any) -> CardToken | None:
@@ -17,4 +17,8 @@ def tokenize_card_form(form: Any) -> CardToken | None:
         return get_gateway().tokenize_card(data["card_number"], data["exp_month"], data["exp_year"], data["cvc"])
     except CardError as error:
         form.add_error(error.field if error.field in form.fields else "card_number", str(error))
+        return None
+    except GatewayError:
+        form.add_error(None, "Our payment provider could not be reached, so your card was not saved. "
+                             "Nothing was charged: please try again in a minute.")
         return None
