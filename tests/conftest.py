@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +39,30 @@ def dynalite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object
     server = start_dynalite(free_port(), tmp_path_factory.mktemp("dynalite-data"))
     yield server
     server.stop()
+
+
+def _serialize_moto_writes() -> None:
+    """moto backs up the whole table (``copy.deepcopy``) at each TransactWriteItems, which
+    breaks when another thread writes meanwhile ("dictionary changed size during
+    iteration"); DynamoDB has no such limit. The batch's workers write receipts in
+    transactions, so on moto the writes take turns."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+    for name in ("transact_write_items", "put_item", "update_item", "delete_item"):
+        real = getattr(DynamoDBBackend, name)
+        if getattr(real, "serialized", False):
+            continue
+
+        def serialized(self, *args, _real=real, **kwargs):
+            with lock:
+                return _real(self, *args, **kwargs)
+
+        serialized.serialized = True
+        setattr(DynamoDBBackend, name, serialized)
+
+
+_serialize_moto_writes()
 
 
 @contextmanager
