@@ -144,7 +144,11 @@ def record_paid_charge(sub: Subscription, result: ChargeResult, *, run_date: dat
     through its last day, whatever its state now (DESIGN.md M2)."""
     start = date.fromisoformat(result.metadata["period_start"])
     end = date.fromisoformat(result.metadata["period_end"])
-    out = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id, due=start, period=start,
+    # The date the subscription is due on for that period: its retry date while the
+    # period is being retried, else the period's first day.
+    slot = date.fromisoformat(sub.NextPaymentDate) if sub.NextPaymentDate and sub.BillingPeriod == start.isoformat() \
+        else start
+    out = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id, due=slot, period=start,
                          period_end=end, charge_id=result.charge_id, amount=result.amount)
     out.attempt = int(result.metadata.get("attempt", "0"))
     return _paid(sub, out, result, run_date, actor)
