@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.utils.module_loading import import_string
+from django.views.decorators.debug import sensitive_variables
 
 
 class CardError(ValueError):
@@ -191,6 +192,8 @@ class SimulatedGateway:
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000)
 
+    # All variables, in this frame and (in Django's error reports) the helpers below it.
+    @sensitive_variables()
     def tokenize_card(self, number: str, exp_month: int, exp_year: int, cvc: str) -> CardToken:
         number = normalize_card_number(number)
         if not luhn_valid(number):

@@ -230,6 +230,9 @@ AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# The pause runs from the lock-out: trying again during it does not extend it, so the
+# page can say how long it lasts.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # The e-mail is the username, lowercased as sign-up stores it: "Pat@X" and "pat@x" are
 # one account, so they share one failure count.
 AXES_USERNAME_CALLABLE = "billing.auth_backends.throttle_username"

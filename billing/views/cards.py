@@ -6,9 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.views.decorators.debug import sensitive_variables
+
 from billing.gateway import CardError, CardToken, get_gateway
 
 
+# All variables: cleaned_data holds the number and CVC, and every frame below (the
+# gateway, its helpers) inherits this list in Django's error reports.
+@sensitive_variables()
 def _tokenize(form: Any) -> CardToken | None:
     """Exchange the card for a token on the server; gateway refusals become field errors."""
     data = form.cleaned_data

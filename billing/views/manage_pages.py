@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 from billing import access
@@ -83,6 +83,7 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
 @sensitive_post_parameters("card_number", "cvc")
 @customer_required
 @require_http_methods(["GET", "POST"])
+@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
 def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = _own_subscription(account_id, sub_id)
     if not sub.is_live:

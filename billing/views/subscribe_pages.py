@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 from billing import access
@@ -32,6 +32,7 @@ from .cards import _tokenize
 @sensitive_post_parameters("card_number", "cvc")
 @customer_required
 @require_http_methods(["GET", "POST"])
+@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
 def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     products = access.list_products()
     initial: dict[str, Any] = {"payment_day": today().day}
