@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -58,7 +59,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         try:
             user = get_user_model().objects.create_user(email, email=email, password=form.cleaned_data["password1"])
         except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
-            form.add_error("email", "An account with this e-mail already exists. Log in instead.")
+            form.add_error("email", ValidationError(form.error_messages["duplicate_email"], code="duplicate_email"))
             return render(request, "portal/auth/signup.html", {"form": form})
         account = access.create_account(email, user_id=user.pk)
         login(request, user, backend="billing.auth_backends.EmailLoginBackend")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.views.decorators.debug import sensitive_variables
 
 from billing.gateway import CardError, CardToken, get_gateway
@@ -20,5 +21,6 @@ def _tokenize(form: Any) -> CardToken | None:
     try:
         return get_gateway().tokenize_card(data["card_number"], data["exp_month"], data["exp_year"], data["cvc"])
     except CardError as error:
-        form.add_error(error.field if error.field in form.fields else "card_number", str(error))
+        form.add_error(error.field if error.field in form.fields else "card_number",
+                       ValidationError(str(error), code="card_refused"))
         return None
