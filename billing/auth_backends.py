@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from axes.backends import AxesStandaloneBackend
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -29,6 +30,22 @@ def throttle_username(request: HttpRequest, credentials: dict[str, Any] | None) 
     if credentials and credentials.get("username") is not None:
         return login_name(credentials["username"])
     return login_name(request.POST.get("username"))
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """AXES_CLIENT_IP_CALLABLE: the address failures are counted by.
+
+    Behind ``TRUSTED_PROXY_COUNT`` proxies, REMOTE_ADDR is the nearest proxy's address;
+    each proxy appends the address it was reached from to X-Forwarded-For, so the
+    client is the entry the outermost trusted proxy added: ``TRUSTED_PROXY_COUNT`` from
+    the right. Entries further left are whatever the client sent and are ignored.
+    """
+    proxies = settings.TRUSTED_PROXY_COUNT
+    if proxies:
+        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
+        if len(forwarded) >= proxies:
+            return forwarded[-proxies]
+    return request.META.get("REMOTE_ADDR")
 
 
 class LoginThrottleBackend(AxesStandaloneBackend):

@@ -237,3 +237,7 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # one account, so they share one failure count.
 AXES_USERNAME_CALLABLE = "billing.auth_backends.throttle_username"
 AXES_LOCKOUT_CALLABLE = "billing.views.auth_pages.locked_out"
+# How many proxies in front of gunicorn append to X-Forwarded-For (0: clients connect
+# directly, REMOTE_ADDR is theirs). The throttle needs the client's real address.
+TRUSTED_PROXY_COUNT = env_int("DJANGO_TRUSTED_PROXY_COUNT", 0, minimum=0)
+AXES_CLIENT_IP_CALLABLE = "billing.auth_backends.client_address"

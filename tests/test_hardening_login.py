@@ -139,3 +139,27 @@ def test_usernames_differing_only_in_case_need_the_exact_spelling(users) -> None
 def test_test_client_login_still_works(users) -> None:
     """authenticate() without a request (the test client, a shell) skips the throttle."""
     assert Client().login(username="pat@example.com", password=PASSWORD)
+
+
+# --- the client's address behind proxies ---------------------------------------------------
+
+
+def through_proxy(username: str, password: str, forwarded_for: str):
+    return Client().post("/login/", {"username": username, "password": password},
+                         REMOTE_ADDR="10.0.0.5", HTTP_X_FORWARDED_FOR=forwarded_for)
+
+
+def test_behind_a_trusted_proxy_the_lock_out_is_per_client_address(users, settings) -> None:
+    settings.TRUSTED_PROXY_COUNT = 1
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        # the attacker also forges an entry on the left: only the proxy's own entry counts
+        through_proxy("pat@example.com", "wrong", f"1.2.3.{_}, {ATTACKER}")
+    assert through_proxy("pat@example.com", PASSWORD, ATTACKER).status_code == 429
+    assert logged_in(through_proxy("pat@example.com", PASSWORD, ELSEWHERE))
+
+
+def test_without_trusted_proxies_forwarded_for_is_ignored(users, settings) -> None:
+    settings.TRUSTED_PROXY_COUNT = 0
+    for n in range(settings.AXES_FAILURE_LIMIT):
+        through_proxy("pat@example.com", "wrong", f"192.0.2.{n}")  # a forged header per try
+    assert through_proxy("pat@example.com", PASSWORD, ELSEWHERE).status_code == 429  # REMOTE_ADDR counted
