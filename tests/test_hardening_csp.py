@@ -18,6 +18,8 @@ from billing.management.commands.seed_demo import (
     STAFF_PASSWORD,
 )
 
+from .browser import screenshot
+
 EXPECTED_DIRECTIVES = {
     "default-src": "'self'", "script-src": "'self'", "style-src": "'self'", "img-src": "'self' data:",
     "object-src": "'none'", "base-uri": "'none'", "frame-ancestors": "'none'", "form-action": "'self'",
@@ -164,4 +166,16 @@ def test_chromium_reports_no_policy_violation(page, moto_table, settings) -> Non
     assert page.evaluate("document.querySelector('.chart-counts').getBoundingClientRect().height") == 280
     page.goto("/admin/staff/")
     page.goto("/admin/auth/user/")
+    page.get_by_role("button", name="Log out").click()
+
+    # the lock-out pages, in each log-in page's look
+    for login_path, submit, name in [("/login/", "button[type=submit]", "portal-lockout"),
+                                     ("/admin/login/", "input[type=submit]", "admin-lockout")]:
+        for _ in range(settings.AXES_FAILURE_LIMIT + 1):
+            page.goto(login_path)
+            page.fill("#id_username", STAFF_EMAIL)
+            page.fill("#id_password", "not-the-password")
+            page.click(submit)
+        assert "is paused for 15 minutes" in page.get_by_test_id("lockout-message").inner_text()
+        screenshot(page, name)
     assert violations == []
