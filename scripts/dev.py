@@ -38,7 +38,13 @@ class EngineDied(Exception):
     """DynamoDB Local exited while the runner still needed it."""
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def _stop_on_signal(signum: int, frame: object) -> None:
+    # Once is enough: a second Ctrl-C must not interrupt the stopping of the children.
+    for other in STOP_SIGNALS:
+        signal.signal(other, signal.SIG_IGN)
     raise Stop(signal.Signals(signum).name)
 
 
@@ -78,7 +84,7 @@ def how_it_ended(returncode: int) -> str:
 
 
 def main() -> int:
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for signum in STOP_SIGNALS:
         signal.signal(signum, _stop_on_signal)
     port = int(os.environ.get("DYNAMODB_PORT", "8123"))
     addr = os.environ.get("RUN_ADDR", "127.0.0.1:8000")
@@ -123,8 +129,8 @@ def main() -> int:
         print("stopping the web server and DynamoDB Local", flush=True)
         return 0
     finally:
-        # The runner stops its children even if another signal arrives meanwhile.
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        # The runner stops its children even if a signal arrives meanwhile.
+        for signum in STOP_SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
         stop(child)
         if engine is not None:

@@ -164,3 +164,22 @@ def test_when_the_engine_dies_the_runner_says_so_in_one_line_and_exits_non_zero(
     assert "DynamoDB Local was killed (SIGKILL)" in line and "dynamodb.log" in line
     assert not port_in_use(runner.web_port)
     assert still_running(children) == []
+
+
+def test_a_busy_web_port_is_one_line_before_anything_starts(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        engine_port = free_port()
+        env = {**os.environ, "RUN_ADDR": f"127.0.0.1:{port}", "DYNAMODB_PORT": str(engine_port),
+               "DYNAMODB_DATA_DIR": str(tmp_path / "dynamodb")}
+        done = subprocess.run([sys.executable, "scripts/dev.py"], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"make run: port {port} is already in use: stop what runs there or set RUN_ADDR"]
+    assert not (tmp_path / "dynamodb").exists() and not port_in_use(engine_port)  # the engine never started
+
