@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Receipts: six months grouped by month, detail (print), CSV; the money filter."""
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Subscribing: the two-step form, tokenization, the confirmation e-mail, the dashboard."""
 
 from __future__ import annotations
