@@ -417,8 +417,9 @@ def dynamodb_client() -> Any:
 
 # --- Django permission holder (staff) ----------------------------------------------------
 # Billing data is not in Django's database, but Django's permissions need a model to
-# hang on. This one has no table (managed = False); its migration only gives
-# ``billing.manage_money`` a content type and a Permission row.
+# hang on. This one has no table (managed = False); its migrations only give the staff
+# permissions a content type and Permission rows, and make the three role groups
+# (support, finance, catalog: billing/migrations/0003_staff_roles.py).
 from django.db import models as django_models  # noqa: E402
 
 
@@ -426,7 +427,14 @@ class BillingPermission(django_models.Model):
     class Meta:
         managed = False
         default_permissions = ()
-        permissions = [("manage_money", "Can refund and retry payments")]
+        permissions = [
+            ("view_billing", "Can view customers' billing pages, upcoming payments and batch runs"),
+            ("cancel_subscription", "Can cancel a customer's subscription"),
+            ("change_payment_day", "Can change a subscription's payment day"),
+            # The finance permission; its codename predates the roles and is kept.
+            ("manage_money", "Can refund and retry payments"),
+            ("manage_catalog", "Can add, edit and retire products"),
+        ]
 
     def __str__(self) -> str:
         return "billing permissions"

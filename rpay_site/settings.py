@@ -46,7 +46,7 @@ ALLOWED_HOSTS = [
 ]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "billing.apps.RpayAdminConfig",  # django.contrib.admin with billing.staff.site as its site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
