@@ -33,18 +33,41 @@ from pynamodb.models import Model
 # --- key templates -------------------------------------------------------------------
 
 
+# The longest id (account, subscription, SKU...) a key may hold. Ours are 16 hex digits
+# and SKUs at most 40 characters; DynamoDB's limits (2,048 bytes for a partition key,
+# 1,024 for a sort key) are far above, so a key built from valid ids always fits.
+MAX_ID_LENGTH = 100
+# DynamoDB's own limit on a sort key, for keys that arrive whole (a receipt's key in a URL).
+MAX_SORT_KEY_BYTES = 1024
+
+
+class InvalidKey(ValueError):
+    """An id that cannot be part of a key: too long, or holding '#' or a control character.
+
+    DESIGN.md invariant 9: this is the one place ids are checked before they reach a key;
+    the access layer answers "not found" for them, so a page answers 404, never 500.
+    """
+
+
+def check_id(name: str, value: Any) -> str:
+    text = str(value)
+    if len(text) > MAX_ID_LENGTH:
+        raise InvalidKey(f"{name} is longer than {MAX_ID_LENGTH} characters")
+    # A '#' inside a value would make the key ambiguous when parsed back.
+    if "#" in text or any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise InvalidKey(f"{name} may not contain '#' or control characters: {text[:40]!r}")
+    return text
+
+
 @dataclass(frozen=True)
 class KeyTemplate:
-    """A key format such as ``SUB#{sub_id}#SKU#{sku}``: builds keys and parses them back."""
+    """A key format such as ``SUB#{sub_id}#SKU#{sku}``: builds keys and parses them back.
+    Every value is checked by ``check_id`` first (``InvalidKey``)."""
 
     template: str
 
     def format(self, **values: Any) -> str:
-        for name, value in values.items():
-            # A '#' inside a value would make the key ambiguous when parsed back.
-            if "#" in str(value):
-                raise ValueError(f"{name} may not contain '#': {value!r}")
-        return self.template.format(**values)
+        return self.template.format(**{name: check_id(name, value) for name, value in values.items()})
 
     @property
     def fields(self) -> list[str]:
@@ -56,13 +79,16 @@ class KeyTemplate:
         return self.template.split("{", 1)[0]
 
     def parse(self, key: str) -> dict[str, str]:
+        """The ids a key was built from; ``InvalidKey`` when ``key`` is not one of ours."""
+        if len(key.encode()) > MAX_SORT_KEY_BYTES:
+            raise InvalidKey(f"a key is at most {MAX_SORT_KEY_BYTES} bytes")
         pattern = re.escape(self.template)
         for field in self.fields:
             pattern = pattern.replace(re.escape("{" + field + "}"), f"(?P<{field}>[^#]*)")
         match = re.fullmatch(pattern, key)
         if not match:
-            raise ValueError(f"{key!r} does not match {self.template!r}")
-        return match.groupdict()
+            raise InvalidKey(f"{key[:60]!r} does not match {self.template!r}")
+        return {name: check_id(name, value) for name, value in match.groupdict().items()}
 
 
 # --- the table --------------------------------------------------------------------------
@@ -301,6 +327,9 @@ class RunOutcome(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"  # an infrastructure error remained after retries
     INTERRUPTED = "interrupted"  # stopped by SIGTERM/SIGINT; the next run carries on
+    # A "running" record whose lease ran out (the process was killed, or lost DynamoDB
+    # before it could record its end); stored so by the next run, which reports it once.
+    ABANDONED = "abandoned"
 
 
 class BatchRun(BillingItem, discriminator="BatchRun"):
@@ -320,9 +349,17 @@ class BatchRun(BillingItem, discriminator="BatchRun"):
     FirstDate = UnicodeAttribute()
     LastDate = UnicodeAttribute()
     Outcome = UnicodeAttribute(default=RunOutcome.RUNNING)
+    # A running run renews its lease (heartbeat); one whose lease has passed is abandoned.
+    LeaseUntil = UnicodeAttribute(null=True)
     Counts = JSONAttribute(null=True)
     Failures = JSONAttribute(null=True)  # a list of {"subject": ..., "reason": ...}
     Host = UnicodeAttribute(null=True)
+
+    def status_at(self, now_iso: str) -> RunOutcome:
+        """The outcome as staff should read it at ``now_iso`` (UTC ISO-8601)."""
+        if self.Outcome == RunOutcome.RUNNING and self.LeaseUntil and self.LeaseUntil < now_iso:
+            return RunOutcome.ABANDONED
+        return RunOutcome(self.Outcome)
 
 
 class AuditAction(StrEnum):

@@ -19,6 +19,7 @@ from ._common import (
     AlreadyExists,
     ConditionFailed,
     PaymentInProgress,
+    absent_if_invalid,
     iso_now,
     live,
     new_id,
@@ -75,6 +76,7 @@ def create_subscription(
     return sub
 
 
+@absent_if_invalid()
 def get_subscription(account_id: str, sub_id: str, sku: str | None = None) -> Subscription | None:
     """GetItem when the SKU is known; otherwise one Query on the ``SUB#<SubId>#`` prefix
     (the SKU is part of the sort key, and URLs carry only the subscription id).
@@ -85,14 +87,13 @@ def get_subscription(account_id: str, sub_id: str, sku: str | None = None) -> Su
             return Subscription.get(pk, Subscription.sk(sub_id=sub_id, sku=sku), consistent_read=True)
         except DoesNotExist:
             return None
-    if "#" in sub_id:
-        return None
     prefix = Subscription.sk_template.format(sub_id=sub_id, sku="")
     for sub in Subscription.query(pk, Subscription.SK.startswith(prefix), consistent_read=True):
         return sub
     return None
 
 
+@absent_if_invalid(list)
 def get_subscriptions_by_account(account_id: str) -> list[Subscription]:
     """Query base table, ``begins_with(SK, "SUB#")``: never receipts or other accounts'."""
     return list(
