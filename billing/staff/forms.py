@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import Decimal
 
 from django import forms
@@ -69,10 +70,22 @@ class RefundForm(forms.Form):
         return amount
 
 
+# Control characters (line breaks, tabs, NUL...) and Unicode line/paragraph separators.
+LINE_BREAKING_CATEGORIES = {"Cc", "Zl", "Zp"}
+
+
+def no_control_characters(value: str) -> None:
+    """A product's name and description are one line of text: they go into e-mail
+    subjects, page titles and CSV cells, where a line break is a 500 or a lost e-mail."""
+    if any(unicodedata.category(ch) in LINE_BREAKING_CATEGORIES for ch in value):
+        raise forms.ValidationError("Use one line of text: no line breaks, tabs or other control characters.",
+                                    code="control_characters")
+
+
 class ProductForm(forms.Form):
     sku = forms.CharField(max_length=40, label="SKU", help_text="Capitals, digits and '-', e.g. NEWS-DAILY")
-    name = forms.CharField(max_length=100)
-    description = forms.CharField(max_length=300, required=False)
+    name = forms.CharField(max_length=100, validators=[no_control_characters])
+    description = forms.CharField(max_length=300, required=False, validators=[no_control_characters])
     price = MoneyField(label="Monthly price")
     currency = forms.CharField(min_length=3, max_length=3, help_text="ISO 4217, e.g. USD")
 
