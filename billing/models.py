@@ -155,6 +155,18 @@ class UserLink(BillingItem, discriminator="UserLink"):
     Email = UnicodeAttribute()
 
 
+class SubIdLookup(BillingItem, discriminator="SubIdLookup"):
+    """Maps a subscription id to its account (and SKU), so staff can find a subscription
+    by its id alone with one GetItem: subscriptions live in their account's partition.
+    Written when the subscription is created, never changed (ids are never reused)."""
+
+    pk_template = KeyTemplate("SUBID#{sub_id}")
+    sk_template = KeyTemplate("SUBID#{sub_id}")
+
+    AccountId = UnicodeAttribute()
+    SKU = UnicodeAttribute()
+
+
 class PaymentDetails(MapAttribute):
     """What the gateway gave back for a card: never the card number or the CVC."""
 
@@ -402,7 +414,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 
 ENTITIES: tuple[type[BillingItem], ...] = (
-    Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent,
+    Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup,
 )
 
 

@@ -18,7 +18,5 @@ from .permissions import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING
 from .site import StaffAdminSite
 from .urls import staff_urls
 
-MONEY_PERMISSION = MONEY  # the name before roles; the finance permission
-
-__all__ = ["CANCEL", "CATALOG", "CHANGE_DAY", "MONEY", "MONEY_PERMISSION", "VIEW_BILLING", "StaffAdminSite",
-           "event_changes", "staff_urls"]
+__all__ = ["CANCEL", "CATALOG", "CHANGE_DAY", "MONEY", "VIEW_BILLING", "StaffAdminSite", "event_changes",
+           "staff_urls"]
