@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .batchdata import seed_due
+from .builders import seed_due
 
 ROOT = Path(__file__).resolve().parent.parent
 D = date(2027, 3, 15)
