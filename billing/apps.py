@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class BillingConfig(AppConfig):
@@ -21,3 +22,12 @@ class BillingConfig(AppConfig):
             connect_timeout_seconds=settings.DYNAMODB_CONNECT_TIMEOUT,
             read_timeout_seconds=settings.DYNAMODB_READ_TIMEOUT,
         )
+
+
+class RpayAdminConfig(admin_apps.AdminConfig):
+    """``django.contrib.admin`` with the project's site as the default one (listed in
+    INSTALLED_APPS in its place)."""
+
+    # Not the config Django picks for "billing" (that is BillingConfig, the only other one).
+    default = False
+    default_site = "billing.staff.site.StaffAdminSite"

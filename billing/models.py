@@ -155,6 +155,18 @@ class UserLink(BillingItem, discriminator="UserLink"):
     Email = UnicodeAttribute()
 
 
+class SubIdLookup(BillingItem, discriminator="SubIdLookup"):
+    """Maps a subscription id to its account (and SKU), so staff can find a subscription
+    by its id alone with one GetItem: subscriptions live in their account's partition.
+    Written when the subscription is created, never changed (ids are never reused)."""
+
+    pk_template = KeyTemplate("SUBID#{sub_id}")
+    sk_template = KeyTemplate("SUBID#{sub_id}")
+
+    AccountId = UnicodeAttribute()
+    SKU = UnicodeAttribute()
+
+
 class PaymentDetails(MapAttribute):
     """What the gateway gave back for a card: never the card number or the CVC."""
 
@@ -402,7 +414,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 
 ENTITIES: tuple[type[BillingItem], ...] = (
-    Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent,
+    Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup,
 )
 
 
@@ -454,8 +466,9 @@ def dynamodb_client() -> Any:
 
 # --- Django permission holder (staff) ----------------------------------------------------
 # Billing data is not in Django's database, but Django's permissions need a model to
-# hang on. This one has no table (managed = False); its migration only gives
-# ``billing.manage_money`` a content type and a Permission row.
+# hang on. This one has no table (managed = False); its migrations only give the staff
+# permissions a content type and Permission rows, and make the three role groups
+# (support, finance, catalog: billing/migrations/0003_staff_roles.py).
 from django.db import models as django_models  # noqa: E402
 
 
@@ -463,7 +476,14 @@ class BillingPermission(django_models.Model):
     class Meta:
         managed = False
         default_permissions = ()
-        permissions = [("manage_money", "Can refund and retry payments")]
+        permissions = [
+            ("view_billing", "Can view customers' billing pages, upcoming payments and batch runs"),
+            ("cancel_subscription", "Can cancel a customer's subscription"),
+            ("change_payment_day", "Can change a subscription's payment day"),
+            # The finance permission; its codename predates the roles and is kept.
+            ("manage_money", "Can refund and retry payments"),
+            ("manage_catalog", "Can add, edit and retire products"),
+        ]
 
     def __str__(self) -> str:
         return "billing permissions"

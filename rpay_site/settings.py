@@ -27,7 +27,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "billing.apps.RpayAdminConfig",  # django.contrib.admin with billing.staff.site as its site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

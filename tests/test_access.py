@@ -209,14 +209,15 @@ def test_access_functions_never_scan(table, ddb_requests) -> None:
     access.cancel_subscription(access.get_subscription(account.account_id, sub.sub_id))
     counts = ddb_requests.by_name()
     assert set(counts) <= {"Query", "GetItem", "PutItem", "UpdateItem"}
-    assert counts == {"PutItem": 4, "Query": 6, "GetItem": 1, "UpdateItem": 1}
+    # PutItem: account, user link, subscription and its SUBID# look-up item, receipt
+    assert counts == {"PutItem": 5, "Query": 6, "GetItem": 1, "UpdateItem": 1}
 
 
 def test_each_pattern_costs_one_request(table, ddb_requests) -> None:
     account = make_account()
     ddb_requests.reset()
     sub = make_subscription(account)
-    assert ddb_requests.ops == ["PutItem"]
+    assert ddb_requests.ops == ["PutItem", "PutItem"]  # the subscription, then its SUBID# look-up item
     ddb_requests.reset()
     list(access.get_due_payments_by_date(date(2027, 1, 15)))
     assert ddb_requests.ops == ["Query"]

@@ -63,7 +63,8 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
 
     ddb_requests.reset()
     done = customer.client.post("/subscribe/confirm/")
-    assert ddb_requests.by_name() == {"GetItem": 2, "PutItem": 2}  # product, account; subscription, event
+    # GetItem: product, account; PutItem: subscription, its SUBID# look-up item, event
+    assert ddb_requests.by_name() == {"GetItem": 2, "PutItem": 3}
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert done["Location"] == f"/subscriptions/{sub.sub_id}/"
     assert (sub.SKU, sub.PaymentDay, sub.PaymentAmount, sub.Currency) == ("NEWS-DAILY", 31, 999, "USD")

@@ -22,6 +22,7 @@ from .batch_writes import advance_after_payment, claim_reminder, mark_past_due
 from .bulk import batch_items, due_subscription
 from .catalog import create_product, get_product, list_products, retire_product, update_product
 from .events import audited_change, get_events_by_account, record_event
+from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
 from .receipts import (
     create_receipt,
     get_receipt,
@@ -73,6 +74,10 @@ __all__ = [
     "get_account_collection",
     "get_account_id_for_user",
     "link_user",
+    # the staff look-up: a subscription by its id alone, the accounts of many users
+    "get_account_id_for_subscription",
+    "get_account_ids_for_users",
+    "record_subscription_id",
     # subscriptions
     "cancel_subscription",
     "change_payment_day",

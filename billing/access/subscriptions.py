@@ -25,6 +25,7 @@ from ._common import (
     new_id,
     refused_as,
 )
+from .lookups import record_subscription_id
 
 
 def payment_details_from(card: CardToken, billing_address: str | None = None) -> PaymentDetails:
@@ -73,6 +74,7 @@ def create_subscription(
     )
     with refused_as(AlreadyExists, sub.SK):
         sub.save(condition=Subscription.SK.does_not_exist())
+    record_subscription_id(sub)  # staff find it by its id alone (access/lookups.py)
     return sub
 
 

@@ -29,6 +29,7 @@ from billing.models import (
     PaymentDetails,
     Product,
     Receipt,
+    SubIdLookup,
     Subscription,
     SubscriptionStatus,
     UserLink,
@@ -70,6 +71,10 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                     Name="Customer", UserId=2, CreatedDate="2026-03-01T09:40:00+00:00"),
             Account(Account.pk(account_id=acc2), Account.sk(account_id=acc2), Email="ada@example.com",
                     Name="Ada", UserId=3, CreatedDate="2026-03-02T11:00:00+00:00"),
+        ],
+        SubIdLookup: [
+            SubIdLookup(SubIdLookup.pk(sub_id=sid), SubIdLookup.sk(sub_id=sid), AccountId=acc, SKU=sku)
+            for sid, sku in (("a1b2c3d4e5f60718", "NEWS-DAILY"), ("18e9374a55c47382", "CLOUD-200"))
         ],
         UserLink: [UserLink(UserLink.pk(user_id=2), UserLink.sk(user_id=2), AccountId=acc,
                             Email="customer@rpay.localhost")],
