@@ -14,6 +14,7 @@ from .catalog import (
     get_products_by_category,
     get_products_by_ids,
     get_warehouse_by_warehouse_id,
+    get_warehouses_by_ids,
 )
 from .codes import create_discount_code, get_discount_code, get_gift_card, issue_gift_card
 from .inventory import (
@@ -48,5 +49,5 @@ __all__ = [
     "get_product_inventory_by_product_id", "get_product_inventory_by_warehouse_id",
     "get_products_by_category", "get_products_by_customer_id_for_date_range", "get_products_by_ids",
     "get_shipment_by_order_id", "get_shipment_by_warehouse_id", "get_shipment_details_by_shipment_id",
-    "get_warehouse_by_warehouse_id", "issue_gift_card", "load_seed_sample", "put_stock",
+    "get_warehouse_by_warehouse_id", "get_warehouses_by_ids", "issue_gift_card", "load_seed_sample", "put_stock",
 ]

@@ -55,6 +55,13 @@ def get_products_by_ids(product_ids: list[str]) -> dict[str, Product]:
     return {item.product_id: item for item in Product.batch_get(keys)} if keys else {}
 
 
+def get_warehouses_by_ids(warehouse_ids: list[str]) -> dict[str, Warehouse]:
+    """Several warehouses in one BatchGetItem (their addresses, to choose the nearest)."""
+    wanted = sorted({w for w in warehouse_ids if all_valid(w)})
+    keys = [(Warehouse.pk(warehouse_id=w), Warehouse.sk(warehouse_id=w)) for w in wanted]
+    return {item.warehouse_id: item for item in Warehouse.batch_get(keys)} if keys else {}
+
+
 def create_customer(customer_id: str, email: str, name: str = "") -> Customer:
     """The shop side of an rpay account (customer id = AccountId); written once."""
     check_id(customer_id, "customer id")
