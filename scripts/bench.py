@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from billing.localengine import free_port, start_dynalite  # noqa: E402
+from billing.localengine import free_port, start_local_engine  # noqa: E402
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 DUE = int(2000 * SCALE)
@@ -260,7 +260,7 @@ def scan_run(token: str, workers: int, ledger: str) -> dict:
 def main() -> None:
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
-    server = start_dynalite(free_port(), tmp / "dynalite")
+    server = start_local_engine(free_port(), tmp / "dynamodb")
     results: dict = {"due": DUE, "scale": SCALE, "python": platform.python_version(),
                      "cpus": os.cpu_count(), "engine": "dynalite (LevelDB on disk)"}
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from billing.localengine import LocalEngineError, start_dynalite  # noqa: E402
+from billing.localengine import LocalEngineError, start_local_engine  # noqa: E402
 
 
 def _stop_on_sigterm(signum: int, frame: object) -> None:
@@ -30,7 +30,7 @@ def main() -> int:
     var = ROOT / "var"
     var.mkdir(exist_ok=True)
     try:
-        engine = start_dynalite(port, var / "dynalite", log_file=var / "dynalite.log")
+        engine = start_local_engine(port, var / "dynamodb", log_file=var / "dynamodb.log")
     except LocalEngineError as error:
         print(f"make run: {error}", file=sys.stderr)
         return 1

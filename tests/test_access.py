@@ -1,4 +1,4 @@
-"""The access patterns of DESIGN.md §3, on moto and on dynalite (``table`` runs each twice)."""
+"""The access patterns of DESIGN.md §3, on moto and on DynamoDB Local (``table`` runs each twice)."""
 
 from __future__ import annotations
 
