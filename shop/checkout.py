@@ -49,7 +49,7 @@ from shop.plan import (
 
 log = logging.getLogger("shop.checkout")
 
-ATTEMPTS = 8  # a transaction that met another one on the same stock item is tried again
+ATTEMPTS = 10  # a transaction that met another one on the same stock item is tried again
 
 # Fault injection for tests: called with the name of each step ("placed", "charged",
 # "declined") just after it; a test makes it raise to simulate a crash there.
@@ -93,7 +93,12 @@ def checkout(request: CheckoutRequest) -> Order:
         try:
             details = writes.place_order(plan, token=request.token)
         except writes.AlreadyPlaced:
-            return settle(order_id)
+            try:
+                return settle(order_id)
+            except NotFound:
+                # Its twin's transaction is not visible yet (same token, in flight).
+                _pause(attempt)
+                continue
         except OutOfStock:
             # The stock read was stale: plan again from fresh stock (another warehouse may
             # have some); the next plan raises OutOfStock itself when there is none.

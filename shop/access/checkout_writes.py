@@ -24,6 +24,7 @@ from shop.models import (
     PaymentType,
     PendingAction,
     Pick,
+    ShipmentStatus,
     WarehouseItem,
 )
 
@@ -204,28 +205,42 @@ def finish_paid(details: OrderDetails, charge_id: str, paid_at: str) -> None:
     details.payments.append(payment)
 
 
-def put_back(tx: LabelledWrite, details: OrderDetails, *, reserved: bool) -> None:
+def shipped_quantities(details: OrderDetails) -> dict[tuple[str, str], int]:
+    """(product id, warehouse id) -> units that left the warehouse in a shipped shipment."""
+    shipped = {s.shipment_id for s in details.shipments if s.Status == ShipmentStatus.SHIPPED}
+    out: dict[tuple[str, str], int] = {}
+    for item in details.shipment_items:
+        if item.ShipmentId in shipped:
+            key = (item.ProductId, item.WarehouseId)
+            out[key] = out.get(key, 0) + item.Quantity
+    return out
+
+
+def put_back(tx: LabelledWrite, details: OrderDetails, *, refunded: bool = False) -> None:
     """Add to ``tx`` what gives back an order's stock, gift-card money and code use.
 
-    ``reserved``: the stock was reserved and not shipped (checkout rolled back, order
-    cancelled); otherwise it left the warehouse and comes back as returned goods."""
+    Units still reserved are released; units already shipped come back as returned goods
+    (on hand again). ``refunded`` marks the gift-card payment refunded, not reversed."""
     order = details.order
+    shipped = shipped_quantities(details)
     for item in details.items:
         for pick in item.Picks:
+            returned = min(shipped.get((item.ProductId, pick.WarehouseId), 0), pick.Quantity)
+            released = pick.Quantity - returned
             actions = [WarehouseItem.Available.add(pick.Quantity)]
-            if reserved:
-                actions.append(WarehouseItem.Reserved.add(-pick.Quantity))
-            else:
-                actions.append(WarehouseItem.OnHand.add(pick.Quantity))
+            if released:
+                actions.append(WarehouseItem.Reserved.add(-released))
+            if returned:
+                actions.append(WarehouseItem.OnHand.add(returned))
             tx.update(("stock", item.ProductId, pick.WarehouseId), _stock(item.ProductId, pick.WarehouseId), actions)
     if order.GiftCardAmount and order.GiftCardHash:
         card = GiftCard(**GiftCard.keys(code_hash=order.GiftCardHash))
         tx.update(("gift_card",), card, [GiftCard.Balance.add(order.GiftCardAmount)])
         for payment in details.payments:
             if payment.Type == PaymentType.GIFT_CARD and payment.Status == PaymentStatus.SUCCEEDED:
-                tx.update(("payment",), payment, [Payment.Status.set(PaymentStatus.REVERSED if reserved
-                                                                     else PaymentStatus.REFUNDED),
-                                                  Payment.RefundedAmount.set(payment.Amount)])
+                status = PaymentStatus.REFUNDED if refunded else PaymentStatus.REVERSED
+                tx.update(("payment", payment.SK), payment,
+                          [Payment.Status.set(status), Payment.RefundedAmount.set(payment.Amount)])
     if order.DiscountCode:
         code = DiscountCode(**DiscountCode.keys(code=order.DiscountCode))
         tx.update(("discount_code",), code, [DiscountCode.Uses.add(-1)])
@@ -239,7 +254,7 @@ def roll_back_checkout(details: OrderDetails, decline_code: str | None, at: str)
     tx.update(("order",), order, [Order.Status.set(OrderStatus.DECLINED),
                                   Order.DeclineCode.set(decline_code or "declined"), Order.ClosedAt.set(at)],
               condition=Order.Status == OrderStatus.PENDING_PAYMENT)
-    put_back(tx, details, reserved=True)
+    put_back(tx, details)
     tx.delete(("journal",), journal_entry(order.order_id, "checkout", order.PlacedAt))
     tx.commit()
 

@@ -61,6 +61,9 @@ class LabelledWrite:
     def __len__(self) -> int:
         return sum(len(ops) for ops in self._ops.values())
 
+    def check(self, label: Label, item: ShopItem, condition: Condition) -> None:
+        self._ops["check"].append((label, lambda tx: tx.condition_check(type(item), item.PK, item.SK, condition)))
+
     def put(self, label: Label, item: ShopItem, condition: Condition | None = None) -> None:
         self._ops["put"].append((label, lambda tx: tx.save(item, condition=condition, return_values="ALL_OLD")))
 
@@ -85,6 +88,9 @@ class LabelledWrite:
             code = error.cause_response_code
             if code == "IdempotentParameterMismatchException":
                 raise Cancelled([], idempotent_mismatch=True) from error
+            if code == "TransactionInProgressException":
+                # The same ClientRequestToken is being written right now (a double submit).
+                raise Cancelled([Failure(("transaction",), "TransactionConflict", None)]) from error
             if code != "TransactionCanceledException":
                 raise
             failures = [
