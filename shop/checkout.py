@@ -14,10 +14,10 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from billing.gateway import CardToken, GatewayError, get_gateway
+from shop import faults
 from shop.access import checkout_writes as writes
 from shop.access._common import iso, utc_now
 from shop.access.catalog import get_products_by_ids, get_warehouses_by_ids
@@ -33,6 +33,7 @@ from shop.errors import (
     NotFound,
     OutOfStock,
     PaymentPending,
+    ShopError,
 )
 from shop.ids import check_id, gift_card_hash, new_id, normalize_discount_code
 from shop.models import Address, Order, OrderStatus, ProductStatus, Warehouse
@@ -50,16 +51,6 @@ from shop.plan import (
 log = logging.getLogger("shop.checkout")
 
 ATTEMPTS = 10  # a transaction that met another one on the same stock item is tried again
-
-# Fault injection for tests: called with the name of each step ("placed", "charged",
-# "declined") just after it; a test makes it raise to simulate a crash there.
-step_hook: Callable[[str], None] | None = None
-
-
-def _step(name: str) -> None:
-    if step_hook is not None:
-        step_hook(name)
-
 
 def new_checkout_token() -> str:
     """Issued with the checkout page; becomes the order id and the ClientRequestToken."""
@@ -89,7 +80,15 @@ def checkout(request: CheckoutRequest) -> Order:
     gift_hash = gift_card_hash(request.gift_card_code) if request.gift_card_code else None
 
     for attempt in range(ATTEMPTS):
-        plan = _plan(order_id, customer_id, cart, address, code, request, gift_hash)
+        try:
+            plan = _plan(order_id, customer_id, cart, address, code, request, gift_hash)
+        except ShopError:
+            # Submitted again after it was placed: the first submit took the last units or
+            # the gift card's balance. The answer is the order placed, not an error.
+            if get_order_details_by_order_id(order_id, consistent=True) is not None:
+                return settle(order_id)
+            raise
+        faults.step("planned")
         try:
             details = writes.place_order(plan, token=request.token)
         except writes.AlreadyPlaced:
@@ -109,7 +108,7 @@ def checkout(request: CheckoutRequest) -> Order:
                 raise
             _pause(attempt)
             continue
-        _step("placed")
+        faults.step("placed")
         return _settle(details)
     raise Busy("Many people are buying the same things right now: please try again.")
 
@@ -229,14 +228,14 @@ def _settle(details: OrderDetails) -> Order:
         log.warning("order %s: the gateway failed (%s); reconcile will finish it", order.order_id, error)
         raise PaymentPending(order.order_id) from error
     if charge.succeeded:
-        _step("charged")
+        faults.step("charged")
         try:
             writes.finish_paid(details, charge.charge_id, iso(utc_now()))
         except Cancelled:
             return _settled_elsewhere(order.order_id)
         order.Status, order.ChargeId = OrderStatus.PAID, charge.charge_id
         return order
-    _step("declined")
+    faults.step("declined")
     try:
         writes.roll_back_checkout(details, charge.decline_code, iso(utc_now()))
     except Cancelled:

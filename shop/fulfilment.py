@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 
 from billing.gateway import GatewayError, get_gateway
+from shop import faults
 from shop.access import fulfilment_writes as writes
 from shop.access._common import iso, utc_now
 from shop.access.orders import OrderDetails, get_order_details_by_order_id
@@ -77,6 +78,7 @@ def _close(details: OrderDetails, kind: str) -> Order:
         writes.close_order(details, kind, iso(utc_now()))
     except Cancelled as error:
         raise OrderStateError("The order changed meanwhile: reload it and try again.") from error
+    faults.step("closed")
     finish_refund(details.order.order_id, kind)
     return details.order
 

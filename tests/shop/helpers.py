@@ -53,3 +53,35 @@ def shop_charges() -> list[dict]:
 
 def partition(pk: str) -> list[ShopItem]:
     return list(ShopItem.query(pk, consistent_read=True))
+
+
+def assert_books_balance(product_ids: tuple[str, ...] = ("album", "book")) -> None:
+    """Stock and money agree with the orders, whatever happened:
+    reserved units = units of open orders not shipped; every paid order has exactly one
+    successful charge of its card amount; every successful charge belongs to a paid (or
+    since refunded) order; no journal entry is left."""
+    from shop.access.checkout_writes import get_pending_actions
+    from shop.models import OrderStatus
+
+    orders = {o.order_id: access.get_order_details_by_order_id(o.order_id, consistent=True)
+              for o in access.get_orders_by_customer_id(CUSTOMER, limit=1000)}
+    reserved: dict[tuple[str, str], int] = {}
+    for details in orders.values():
+        if details.order.Status in (OrderStatus.PAID, OrderStatus.PENDING_PAYMENT):
+            for item in details.items:
+                for pick in item.Picks:
+                    key = (item.ProductId, pick.WarehouseId)
+                    reserved[key] = reserved.get(key, 0) + pick.Quantity
+    for product_id in product_ids:
+        for warehouse_id, (_, held, _) in stock(product_id).items():
+            assert held == reserved.get((product_id, warehouse_id), 0), (product_id, warehouse_id)
+    charges = {c["metadata"]["order_id"]: c for c in shop_charges()}
+    for order_id, details in orders.items():
+        order = details.order
+        if order.Status == OrderStatus.PAID and order.CardAmount:
+            assert charges[order_id]["amount"] == order.CardAmount
+            assert charges[order_id]["charge_id"] == order.ChargeId
+            assert [p.ChargeId for p in details.payments if p.Type == "Card"] == [order.ChargeId]
+    for order_id in charges:
+        assert order_id in orders and orders[order_id].order.Status == OrderStatus.PAID, order_id
+    assert get_pending_actions("~") == []
