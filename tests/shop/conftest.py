@@ -24,6 +24,7 @@ _numbers = itertools.count()
 
 
 def _shop_table(engine: str, request: pytest.FixtureRequest, settings) -> Iterator[str]:
+    before = ShopItem.Meta.table_name
     with table_on(engine, request, settings):
         name = f"shop_test_{os.getpid()}_{next(_numbers)}"
         settings.SHOP_DYNAMODB_TABLE = name
@@ -34,6 +35,7 @@ def _shop_table(engine: str, request: pytest.FixtureRequest, settings) -> Iterat
         finally:
             if engine != "moto":
                 delete_table(model=ShopItem)
+            configure(table_name=before)  # later tests find the shop where settings say
 
 
 @pytest.fixture(params=SHOP_ENGINES)
