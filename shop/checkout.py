@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from billing.gateway import CardToken, GatewayError, get_gateway
 from shop import faults
 from shop.access import checkout_writes as writes
-from shop.access._common import iso, utc_now
 from shop.access.catalog import get_products_by_ids, get_warehouses_by_ids
 from shop.access.codes import get_discount_code, get_gift_card
 from shop.access.inventory import get_product_inventory_by_product_id
 from shop.access.orders import OrderDetails, get_order_details_by_order_id
 from shop.access.transactions import Cancelled
+from shop.clock import iso, utc_now
 from shop.errors import (
     Busy,
     CardDeclined,

@@ -8,10 +8,10 @@ import contextlib
 from billing.gateway import GatewayError, get_gateway
 from shop import faults
 from shop.access import fulfilment_writes as writes
-from shop.access._common import iso, utc_now
 from shop.access.orders import OrderDetails, get_order_details_by_order_id
 from shop.access.shipments import get_shipment_details_by_shipment_id
 from shop.access.transactions import Cancelled
+from shop.clock import iso, utc_now
 from shop.errors import InvalidInput, NotFound, OrderStateError, PaymentPending, ShopError
 from shop.ids import check_id
 from shop.models import Order, OrderStatus, Shipment, ShipmentStatus

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from shop.access._common import iso, utc_now
 from shop.access.checkout_writes import get_pending_actions
 from shop.checkout import settle
+from shop.clock import iso, utc_now
 from shop.errors import CardDeclined, PaymentPending, ShopError
 
 

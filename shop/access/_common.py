@@ -1,24 +1,11 @@
-"""What the shop's access modules share: the clock, date-range bounds, safe look-ups."""
+"""What the shop's access modules share: safe look-ups (and the clock, re-exported)."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
-
+from shop.clock import date_bounds, iso, utc_now
 from shop.ids import is_valid_id
 
-
-def utc_now() -> datetime:
-    return datetime.now(tz=UTC)
-
-
-def iso(moment: datetime) -> str:
-    """UTC ISO-8601 with 'Z', to the second: sorts as text, as keys need."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def date_bounds(first: date, last: date, prefix: str = "") -> tuple[str, str]:
-    """Sort-key bounds of a date range that includes the whole of its last day."""
-    return f"{prefix}{first.isoformat()}", f"{prefix}{last.isoformat()}~"
+__all__ = ["all_valid", "date_bounds", "iso", "utc_now"]
 
 
 def all_valid(*ids: object) -> bool:
