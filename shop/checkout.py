@@ -51,6 +51,7 @@ from shop.plan import (
 log = logging.getLogger("shop.checkout")
 
 ATTEMPTS = 10  # a transaction that met another one on the same stock item is tried again
+MAX_TOKEN_LENGTH = 32  # ClientRequestToken takes 36 characters: the token and ".<attempt>"
 
 def new_checkout_token() -> str:
     """Issued with the checkout page; becomes the order id and the ClientRequestToken."""
@@ -73,6 +74,8 @@ def checkout(request: CheckoutRequest) -> Order:
     """Place and pay an order; return it paid, or raise a ``ShopError`` that says why not
     (nothing is left reserved or debited then, except ``PaymentPending``)."""
     order_id = check_id(request.token, "checkout token")
+    if len(order_id) > MAX_TOKEN_LENGTH:
+        raise InvalidInput("The checkout token is not valid.", field="checkout token")
     customer_id = check_id(request.customer_id, "customer id")
     cart = check_cart(request.lines)
     address = _address(request.address)
@@ -90,7 +93,7 @@ def checkout(request: CheckoutRequest) -> Order:
             raise
         faults.step("planned")
         try:
-            details = writes.place_order(plan, token=request.token)
+            details = writes.place_order(plan, token=_request_token(order_id, attempt))
         except writes.AlreadyPlaced:
             try:
                 return settle(order_id)
@@ -111,6 +114,14 @@ def checkout(request: CheckoutRequest) -> Order:
         faults.step("placed")
         return _settle(details)
     raise Busy("Many people are buying the same things right now: please try again.")
+
+
+def _request_token(order_id: str, attempt: int) -> str:
+    """The ClientRequestToken of an attempt. The first is the checkout token itself, so
+    a double submit meets its twin's token; a retry after a conflict re-plans (other
+    parameters), so it gets a token of its own: DynamoDB refuses a token reused with
+    other parameters for ten minutes."""
+    return order_id if attempt == 0 else f"{order_id}.{attempt}"
 
 
 def _pause(attempt: int) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shop import access
-from shop.checkout import checkout, settle
+from shop.checkout import checkout, new_checkout_token, settle
 from shop.errors import (
     CardDeclined,
     DiscountCodeUsedUp,
@@ -170,3 +170,45 @@ def test_gift_card_balance_race_is_named(shop, monkeypatch) -> None:
         checkout(request(("book", 1), gift_card_code="GIFT-0000-0005"))
     assert error.value.balance == 1000
     assert access.get_gift_card("GIFT-0000-0005").Balance == 1000
+
+
+def stale_plan(**overrides):
+    """A plan made from reads that are no longer true (another checkout came first)."""
+    from shop.access.checkout_writes import PlannedLine, PlannedOrder
+
+    values = dict(order_id=new_checkout_token(), invoice_id="inv1", customer_id=CUSTOMER,
+                  placed_at="2026-11-23T10:00:00Z", currency="SEK",
+                  lines=(PlannedLine("album", "Options Open", 10000, 1, (("near", 1),)),
+                         PlannedLine("book", "The Book", 4000, 9, (("near", 4), ("far", 5)))),
+                  subtotal=46000, discount=0, gift_card_amount=0, card_amount=46000, card_token="tok")
+    values.update(overrides)
+    return PlannedOrder(**values)
+
+
+def test_a_cancelled_transaction_names_the_product_and_what_is_left(shop) -> None:
+    from shop.access.checkout_writes import place_order
+
+    plan = stale_plan()
+    with pytest.raises(OutOfStock) as error:
+        place_order(plan, token=new_checkout_token())
+    # the first failing stock item: near has 3 books, not 4 (CancellationReasons + ALL_OLD)
+    assert (error.value.product_id, error.value.available) == ("book", 3)
+    assert stock("album") == {"near": (10, 0, 10)}  # nothing of it was written
+    assert access.get_order_details_by_order_id(plan.order_id) is None
+
+
+def test_a_cancelled_transaction_names_the_code(shop) -> None:
+    from shop.access.checkout_writes import place_order
+
+    access.create_discount_code("LIMIT1", percent_off=10, max_uses=1)
+    checkout(request(("album", 1), discount_code="LIMIT1"))
+    plan = stale_plan(lines=stale_plan().lines[:1], subtotal=10000, discount=1000, card_amount=9000,
+                      discount_code="LIMIT1", discount_max_uses=1)
+    with pytest.raises(DiscountCodeUsedUp):
+        place_order(plan, token=new_checkout_token())
+    assert access.get_discount_code("LIMIT1").Uses == 1
+
+
+def test_a_checkout_token_longer_than_a_client_request_token_is_refused(shop) -> None:
+    with pytest.raises(InvalidInput):
+        checkout(request(("album", 1), token="a" * 33))
