@@ -16,8 +16,8 @@ from django.core.exceptions import ValidationError
 
 from .gateway import luhn_valid, normalize_card_number
 from .models import Product
+from .money import format_with_symbol
 from .schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
-from .templatetags.money import format_money
 
 PAYMENT_DAY_HELP = (
     "The day of the month you pay. On months with fewer days you pay on the last day "
@@ -133,6 +133,13 @@ class CardFields(forms.Form):
         return "\n".join(p for p in parts if p) or None
 
 
+class VersionedForm(forms.Form):
+    """Carries the subscription's Version as read when the page was shown, so a form
+    submitted from a stale tab is refused instead of overwriting a newer change."""
+
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+
 class SubscribeForm(CardFields):
     product = forms.ChoiceField(label="Product", widget=forms.RadioSelect)
     payment_day = forms.TypedChoiceField(
@@ -147,18 +154,11 @@ class SubscribeForm(CardFields):
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["payment_day"].choices = day_choices(first_dates, "first payment")
-        # Only the active catalogue is offered; a retired SKU posted by hand is invalid.
+        # Only the active catalog is offered; a retired SKU posted by hand is invalid.
         self.fields["product"].choices = [
-            (p.SKU, f"{p.Name} — {format_money(p.PaymentAmount, p.Currency)} a month") for p in products
+            (p.SKU, f"{p.Name} — {format_with_symbol(p.PaymentAmount, p.Currency)} a month") for p in products
         ]
         self.order_fields(self.field_order)
-
-
-class VersionedForm(forms.Form):
-    """Carries the subscription's Version as read when the page was shown, so a form
-    submitted from a stale tab is refused instead of overwriting a newer change."""
-
-    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
 
 class ChangeDayForm(VersionedForm):
@@ -172,8 +172,8 @@ class ChangeDayForm(VersionedForm):
         self.fields["payment_day"].choices = day_choices(next_dates, "next payment")
 
 
-class ReplaceCardForm(CardFields):
-    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+class ReplaceCardForm(CardFields, VersionedForm):
+    pass
 
 
 class CancelForm(VersionedForm):

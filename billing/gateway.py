@@ -25,20 +25,37 @@ from typing import Any, Protocol
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+# --- what can go wrong (django-oscar's payment/exceptions.py is the model) --------------
+# Every gateway call site catches ``PaymentError`` (or a subclass it can act on) and turns
+# it into a message, a form error or an outcome: never a 500.
 
-class CardError(ValueError):
-    """The card details cannot be tokenized (bad number, expired, bad CVC)."""
+
+class PaymentError(Exception):
+    """Base of everything that stops a card from being tokenized, charged or refunded."""
+
+
+class CardError(PaymentError, ValueError):
+    """The customer's card details cannot be used (bad number, expired, bad CVC): the
+    message is for the customer, ``field`` the form field it belongs to."""
 
     def __init__(self, message: str, field: str = "card_number") -> None:
         super().__init__(message)
         self.field = field
 
 
-class GatewayError(RuntimeError):
+class GatewayError(PaymentError, RuntimeError):
     """The gateway could not be reached or failed: the outcome of the call is unknown.
 
     Retrying with the same idempotency key is always safe.
     """
+
+
+class RefundRefused(PaymentError):
+    """The gateway answered and refused a refund (more than is left, no such charge)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -187,6 +204,20 @@ class SimulatedGateway:
             self._local.conn = conn
         return conn
 
+    def _charge_by_key(self, idempotency_key: str) -> ChargeResult | None:
+        row = self._db().execute(
+            "SELECT charge_id, amount, currency, status, decline_code, created FROM charges "
+            "WHERE idempotency_key = ?", (idempotency_key,),
+        ).fetchone()
+        return _charge_result(row) if row else None
+
+    def _refund_by_key(self, idempotency_key: str) -> RefundResult | None:
+        row = self._db().execute(
+            "SELECT refund_id, charge_id, amount, status, reason FROM refunds "
+            "WHERE idempotency_key = ?", (idempotency_key,),
+        ).fetchone()
+        return _refund_result(row) if row else None
+
     def _sleep(self) -> None:
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000)
@@ -228,12 +259,8 @@ class SimulatedGateway:
         if not isinstance(amount, int) or amount <= 0:
             raise ValueError("amount must be a positive integer number of minor units")
         db = self._db()
-        existing = db.execute(
-            "SELECT charge_id, amount, currency, status, decline_code, created FROM charges "
-            "WHERE idempotency_key = ?", (idempotency_key,),
-        ).fetchone()
-        if existing:
-            return _charge_result(existing)
+        if existing := self._charge_by_key(idempotency_key):
+            return existing
         self._sleep()
         row = db.execute("SELECT decline_code FROM tokens WHERE token = ?", (token,)).fetchone()
         decline_code = "invalid_token" if row is None else row[0]
@@ -248,22 +275,16 @@ class SimulatedGateway:
                 (idempotency_key, charge_id, token, amount, currency.upper(), status,
                  decline_code, json.dumps(metadata or {}, sort_keys=True), created),
             )
-        stored = db.execute(
-            "SELECT charge_id, amount, currency, status, decline_code, created FROM charges "
-            "WHERE idempotency_key = ?", (idempotency_key,),
-        ).fetchone()
-        return _charge_result(stored)
+        stored = self._charge_by_key(idempotency_key)
+        assert stored is not None  # inserted above, by us or by the racer that won
+        return stored
 
     def refund(
         self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""
     ) -> RefundResult:
         db = self._db()
-        existing = db.execute(
-            "SELECT refund_id, charge_id, amount, status, reason FROM refunds "
-            "WHERE idempotency_key = ?", (idempotency_key,),
-        ).fetchone()
-        if existing:
-            return _refund_result(existing)
+        if existing := self._refund_by_key(idempotency_key):
+            return existing
         self._sleep()
         charge = db.execute(
             "SELECT amount, status FROM charges WHERE charge_id = ?", (charge_id,)
@@ -284,11 +305,9 @@ class SimulatedGateway:
             (idempotency_key, refund_id, charge_id, amount, status, why,
              datetime.now(tz=UTC).isoformat(timespec="seconds")),
         )
-        stored = db.execute(
-            "SELECT refund_id, charge_id, amount, status, reason FROM refunds "
-            "WHERE idempotency_key = ?", (idempotency_key,),
-        ).fetchone()
-        return _refund_result(stored)
+        stored = self._refund_by_key(idempotency_key)
+        assert stored is not None
+        return stored
 
     # --- for tests and benchmarks ---------------------------------------------------
 

@@ -10,14 +10,17 @@ accounts, receipts, products, batch runs and events never appear in them.
 
 from __future__ import annotations
 
+import os
 import re
 import string
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from pynamodb.attributes import (
     DiscriminatorAttribute,
     JSONAttribute,
+    ListAttribute,
     MapAttribute,
     NumberAttribute,
     TTLAttribute,
@@ -30,18 +33,41 @@ from pynamodb.models import Model
 # --- key templates -------------------------------------------------------------------
 
 
+# The longest id (account, subscription, SKU...) a key may hold. Ours are 16 hex digits
+# and SKUs at most 40 characters; DynamoDB's limits (2,048 bytes for a partition key,
+# 1,024 for a sort key) are far above, so a key built from valid ids always fits.
+MAX_ID_LENGTH = 100
+# DynamoDB's own limit on a sort key, for keys that arrive whole (a receipt's key in a URL).
+MAX_SORT_KEY_BYTES = 1024
+
+
+class InvalidKey(ValueError):
+    """An id that cannot be part of a key: too long, or holding '#' or a control character.
+
+    DESIGN.md invariant 9: this is the one place ids are checked before they reach a key;
+    the access layer answers "not found" for them, so a page answers 404, never 500.
+    """
+
+
+def check_id(name: str, value: Any) -> str:
+    text = str(value)
+    if len(text) > MAX_ID_LENGTH:
+        raise InvalidKey(f"{name} is longer than {MAX_ID_LENGTH} characters")
+    # A '#' inside a value would make the key ambiguous when parsed back.
+    if "#" in text or any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise InvalidKey(f"{name} may not contain '#' or control characters: {text[:40]!r}")
+    return text
+
+
 @dataclass(frozen=True)
 class KeyTemplate:
-    """A key format such as ``SUB#{sub_id}#SKU#{sku}``: builds keys and parses them back."""
+    """A key format such as ``SUB#{sub_id}#SKU#{sku}``: builds keys and parses them back.
+    Every value is checked by ``check_id`` first (``InvalidKey``)."""
 
     template: str
 
     def format(self, **values: Any) -> str:
-        for name, value in values.items():
-            # A '#' inside a value would make the key ambiguous when parsed back.
-            if "#" in str(value):
-                raise ValueError(f"{name} may not contain '#': {value!r}")
-        return self.template.format(**values)
+        return self.template.format(**{name: check_id(name, value) for name, value in values.items()})
 
     @property
     def fields(self) -> list[str]:
@@ -53,13 +79,16 @@ class KeyTemplate:
         return self.template.split("{", 1)[0]
 
     def parse(self, key: str) -> dict[str, str]:
+        """The ids a key was built from; ``InvalidKey`` when ``key`` is not one of ours."""
+        if len(key.encode()) > MAX_SORT_KEY_BYTES:
+            raise InvalidKey(f"a key is at most {MAX_SORT_KEY_BYTES} bytes")
         pattern = re.escape(self.template)
         for field in self.fields:
             pattern = pattern.replace(re.escape("{" + field + "}"), f"(?P<{field}>[^#]*)")
         match = re.fullmatch(pattern, key)
         if not match:
-            raise ValueError(f"{key!r} does not match {self.template!r}")
-        return match.groupdict()
+            raise InvalidKey(f"{key[:60]!r} does not match {self.template!r}")
+        return {name: check_id(name, value) for name, value in match.groupdict().items()}
 
 
 # --- the table --------------------------------------------------------------------------
@@ -172,11 +201,14 @@ class DuePaymentsIndex(GlobalSecondaryIndex):
     LastPaymentDate = UnicodeAttribute(range_key=True)
 
 
-class SubscriptionStatus:
+class SubscriptionStatus(StrEnum):
     ACTIVE = "active"
     PAST_DUE = "past_due"
     CANCELLED = "cancelled"
-    LIVE = (ACTIVE, PAST_DUE)
+
+
+# Live subscriptions are billed and carry the GSI keys (DESIGN.md invariant 1).
+LIVE_STATUSES = (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAST_DUE)
 
 
 class Subscription(BillingItem, discriminator="Subscription"):
@@ -217,13 +249,23 @@ class Subscription(BillingItem, discriminator="Subscription"):
 
     @property
     def is_live(self) -> bool:
-        return self.Status in SubscriptionStatus.LIVE
+        return self.Status in LIVE_STATUSES
 
 
-class ReceiptStatus:
+class ReceiptStatus(StrEnum):
     PAID = "paid"
     REFUNDED = "refunded"
     PARTIALLY_REFUNDED = "partially_refunded"
+
+
+class Refund(MapAttribute):
+    """One refund of a receipt's charge, as the gateway made it."""
+
+    RefundId = UnicodeAttribute()
+    Amount = NumberAttribute()  # minor units
+    At = UnicodeAttribute()
+    Actor = UnicodeAttribute(null=True)
+    Reason = UnicodeAttribute(null=True)
 
 
 class Receipt(BillingItem, discriminator="Receipt"):
@@ -231,7 +273,8 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # Keyed by billing date, not processing time: a retried payment finds the same key.
     sk_template = KeyTemplate("REC#{billing_date}#SKU#{sku}#SUB#{sub_id}")
 
-    SubId = UnicodeAttribute()
+    # Stored as the seed's ``SubId``; read as ``receipt.sub_id``, like ``sub.sub_id``.
+    sub_id = UnicodeAttribute(attr_name="SubId")
     SKU = UnicodeAttribute()
     ProductName = UnicodeAttribute(null=True)
     Email = UnicodeAttribute(null=True)
@@ -243,8 +286,10 @@ class Receipt(BillingItem, discriminator="Receipt"):
     CardBrand = UnicodeAttribute(null=True)
     CardLast4 = UnicodeAttribute(null=True)
     Status = UnicodeAttribute(default=ReceiptStatus.PAID)
+    # Several partial refunds, up to ProcessedAmount (money rule M5); RefundedAmount is
+    # their sum, kept so that a refund's conditional update can check it in one place.
     RefundedAmount = NumberAttribute(default=0)
-    RefundId = UnicodeAttribute(null=True)
+    Refunds = ListAttribute(of=Refund, null=True)
     TTL = TTLAttribute(null=True)
 
     @property
@@ -252,13 +297,13 @@ class Receipt(BillingItem, discriminator="Receipt"):
         return ACCOUNT_PK.parse(self.PK)["account_id"]
 
 
-class ProductStatus:
+class ProductStatus(StrEnum):
     ACTIVE = "active"
     RETIRED = "retired"
 
 
 class Product(BillingItem, discriminator="Product"):
-    """The catalogue: one partition, so listing it is a single Query."""
+    """The catalog: one partition, so listing it is a single Query."""
 
     pk_template = KeyTemplate("CATALOG")
     sk_template = KeyTemplate("SKU#{sku}")
@@ -272,8 +317,20 @@ class Product(BillingItem, discriminator="Product"):
     CreatedDate = UnicodeAttribute()
 
 
+class BatchKind(StrEnum):
+    PAYMENTS = "payments"
+    REMINDERS = "reminders"
+
+
+class RunOutcome(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"  # an infrastructure error remained after retries
+    INTERRUPTED = "interrupted"  # stopped by SIGTERM/SIGINT; the next run carries on
+
+
 class BatchRun(BillingItem, discriminator="BatchRun"):
-    """A record of one run of a daily batch (``kind`` is ``payments`` or ``reminders``).
+    """A record of one run of a daily batch (``Kind`` is a ``BatchKind``).
 
     One partition per kind, sorted by start time, so the history and the last
     completed run are one Query each.
@@ -288,11 +345,34 @@ class BatchRun(BillingItem, discriminator="BatchRun"):
     FinishedAt = UnicodeAttribute(null=True)
     FirstDate = UnicodeAttribute()
     LastDate = UnicodeAttribute()
-    Outcome = UnicodeAttribute(default="running")  # running | completed | failed | interrupted
+    Outcome = UnicodeAttribute(default=RunOutcome.RUNNING)
     Counts = JSONAttribute(null=True)
-    Failures = JSONAttribute(null=True)
-    DryRun = UnicodeAttribute(null=True)
+    Failures = JSONAttribute(null=True)  # a list of {"subject": ..., "reason": ...}
     Host = UnicodeAttribute(null=True)
+
+
+class AuditAction(StrEnum):
+    """What an audit event records (``AuditEvent.Action``): one name per kind of change."""
+
+    SUBSCRIPTION_CREATED = "subscription.created"
+    PAYMENT_DAY_CHANGED = "subscription.payment_day_changed"
+    CARD_REPLACED = "subscription.card_replaced"
+    SUBSCRIPTION_CANCELLED = "subscription.cancelled"
+    STAFF_CANCEL = "staff.cancel_subscription"
+    STAFF_PAYMENT_DAY = "staff.change_payment_day"
+    STAFF_RETRY = "staff.retry_payment"
+    STAFF_RETRY_FAILED = "staff.retry_payment_failed"
+    STAFF_REFUND = "staff.refund"  # a refund made (recorded by access.record_refund)
+    STAFF_REFUND_FAILED = "staff.refund_failed"
+    STAFF_REFUND_UNRECORDED = "staff.refund_unrecorded"
+    PRODUCT_CREATED = "staff.create_product"
+    PRODUCT_UPDATED = "staff.update_product"
+    PRODUCT_RETIRED = "staff.retire_product"
+
+
+# Catalogue changes belong to no customer: their audit events are filed in the
+# pseudo-account partition ``ACC#CATALOG`` (not the product partition ``CATALOG``).
+CATALOG_EVENTS_ACCOUNT = "CATALOG"
 
 
 class AuditEvent(BillingItem, discriminator="Event"):
@@ -330,8 +410,6 @@ def configure(
     With an endpoint (dynalite, DynamoDB Local) and no AWS credentials in the
     environment, dummy credentials are used: local engines accept any.
     """
-    import os
-
     meta = BillingItem.Meta
     meta.table_name = table_name
     meta.region = region
@@ -346,10 +424,13 @@ def configure(
     else:
         meta.aws_access_key_id = None
         meta.aws_secret_access_key = None
+    # PynamoDB has no public API for either step below: a model caches its connection
+    # in ``_connection`` on first use (so a changed ``Meta`` needs the cache dropped), and
+    # each class would otherwise open its own. Sharing one connection (one botocore
+    # client, one HTTP pool) lets the batch workers share the pool and lets request
+    # counting hook a single client. Pinned PynamoDB version: see requirements.txt.
     for cls in (BillingItem, *ENTITIES):
         cls._connection = None
-    # One connection (one botocore client, one HTTP pool) for every entity: the batch
-    # workers share the pool, and request counting hooks a single client.
     shared = BillingItem._get_connection()
     for cls in ENTITIES:
         cls._connection = shared

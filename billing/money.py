@@ -49,7 +49,7 @@ def _grouped(amount: int, currency: str) -> tuple[str, str]:
     return ("-" if value < 0 else ""), format(abs(value), f",.{exponent(currency)}f")
 
 
-def format_money(amount: int | None, currency: str) -> str:
+def format_with_code(amount: int | None, currency: str) -> str:
     """With the currency code, for e-mails and staff pages: ``999, "usd"`` -> ``"9.99 USD"``."""
     if amount is None or amount == "":
         return ""
@@ -57,7 +57,7 @@ def format_money(amount: int | None, currency: str) -> str:
     return f"{sign}{number} {(currency or '').upper()}"
 
 
-def format_money_symbol(amount: int | None, currency: str) -> str:
+def format_with_symbol(amount: int | None, currency: str) -> str:
     """For customers' pages: ``999, "USD"`` -> ``"$9.99"``; ``123456, "CHF"`` -> ``"CHF 1,234.56"``."""
     if amount is None or amount == "":
         return ""

@@ -33,7 +33,8 @@ def anchor_date(year: int, month: int, payment_day: int) -> date:
     return date(year, month, min(payment_day, last_day))
 
 
-def _add_months(year: int, month: int, months: int) -> tuple[int, int]:
+def add_months(year: int, month: int, months: int) -> tuple[int, int]:
+    """``(year, month)`` moved by ``months`` calendar months (negative: back)."""
     index = year * 12 + (month - 1) + months
     return index // 12, index % 12 + 1
 
@@ -47,7 +48,7 @@ def first_payment_date(payment_day: int, today: date) -> date:
     this_month = anchor_date(today.year, today.month, payment_day)
     if this_month >= today:
         return this_month
-    year, month = _add_months(today.year, today.month, 1)
+    year, month = add_months(today.year, today.month, 1)
     return anchor_date(year, month, payment_day)
 
 
@@ -56,8 +57,18 @@ def next_payment_date(payment_day: int, after: date) -> date:
     candidate = first_payment_date(payment_day, after)
     if candidate > after:
         return candidate
-    year, month = _add_months(after.year, after.month, 1)
+    year, month = add_months(after.year, after.month, 1)
     return anchor_date(year, month, payment_day)
+
+
+def reminder_date(payment: date, days_before: int, today: date) -> date:
+    """When to remind about ``payment``: ``days_before`` days earlier, but never before
+    tomorrow (today's reminder run may already be over, and a date it has passed would
+    never be sent) and never after the payment itself. The one reminder rule: new
+    subscriptions, changed days and the batches all use it.
+    """
+    remind = payment - timedelta(days=days_before)
+    return max(remind, min(today + timedelta(days=1), payment))
 
 
 def start_dates(payment_day: int, today: date, days_before: int) -> tuple[date, date]:
@@ -65,12 +76,9 @@ def start_dates(payment_day: int, today: date, days_before: int) -> tuple[date, 
 
     The first payment is the next occurrence of the payment day *after* today: today's
     payment run may already be over, and a date it has passed would never be taken.
-    The reminder is ``days_before`` earlier but never before tomorrow, for the same
-    reason (the confirmation e-mail sent at sign-up already names the first date).
     """
     payment = first_payment_date(payment_day, today + timedelta(days=1))
-    remind = payment - timedelta(days=days_before)
-    return payment, max(remind, min(today + timedelta(days=1), payment))
+    return payment, reminder_date(payment, days_before, today)
 
 
 def rescheduled_payment_date(
@@ -95,19 +103,6 @@ def payment_dates(payment_day: int, start: date) -> Iterator[date]:
     while True:
         yield current
         current = next_payment_date(payment_day, current)
-
-
-def reminder_date(payment_date: date, days_before: int, today: date | None = None) -> date:
-    """When to remind about ``payment_date``: ``days_before`` days earlier.
-
-    A reminder date already in the past (a subscription made less than
-    ``days_before`` days before its first payment) is moved to ``today`` so the
-    customer is still told before being charged.
-    """
-    remind = payment_date - timedelta(days=days_before)
-    if today is not None and remind < today:
-        return min(today, payment_date)
-    return remind
 
 
 def retry_dates(billing_date: date, retry_days: Sequence[int]) -> list[date]:
@@ -135,5 +130,5 @@ def months_before(today: date, months: int) -> date:
     The receipt window is ``months_before(today, 6)`` to today: at most 184 days,
     which ``RECEIPT_RETENTION_DAYS`` (default 200) always covers.
     """
-    year, month = _add_months(today.year, today.month, -months)
+    year, month = add_months(today.year, today.month, -months)
     return date(year, month, min(today.day, calendar.monthrange(year, month)[1]))

@@ -18,8 +18,8 @@ urlpatterns = [
         template_name=AUTH + "password_change_done.html"), name="password_change_done"),
     path("password/reset/", auth_views.PasswordResetView.as_view(
         template_name=AUTH + "password_reset.html",
-        email_template_name="billing/portal_email/password_reset.txt",
-        subject_template_name="billing/portal_email/password_reset_subject.txt",
+        email_template_name="billing/email/password_reset.txt",
+        subject_template_name="billing/email/password_reset_subject.txt",
         success_url=reverse_lazy("password_reset_done")), name="password_reset"),
     path("password/reset/sent/", auth_views.PasswordResetDoneView.as_view(
         template_name=AUTH + "password_reset_done.html"), name="password_reset_done"),

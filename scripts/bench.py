@@ -77,19 +77,12 @@ def use_table(name: str, endpoint: str) -> None:
 
 
 def subscription(n: int, prefix: str, due: date, token: str):
-    from billing.models import PaymentDetails, Subscription
+    from billing import access
+    from billing.models import PaymentDetails
 
     sub_id = f"{prefix}{n:07d}"
-    return Subscription(
-        Subscription.pk(account_id=f"acc{sub_id}"), Subscription.sk(sub_id=sub_id, sku="NEWS-DAILY"),
-        Email=f"{sub_id}@example.com", SKU="NEWS-DAILY", ProductName="Daily News",
-        PaymentDay=due.day, PaymentAmount=999, Currency="USD",
-        NextPaymentDate=due.isoformat(), LastPaymentDate=(due - timedelta(days=31)).isoformat(),
-        NextReminderDate=(due - timedelta(days=7)).isoformat(),
-        LastReminderDate=(due - timedelta(days=38)).isoformat(),
-        PaymentDetails=PaymentDetails(Token=token, Brand="Visa", Last4="4242", ExpMonth=12, ExpYear=2030),
-        CreatedDate="2026-01-01T00:00:00+00:00", Status="active", RetryCount=0, Version=1,
-    )
+    card = PaymentDetails(Token=token, Brand="Visa", Last4="4242", ExpMonth=12, ExpYear=2030)
+    return access.due_subscription(f"acc{sub_id}", sub_id, due=due, card=card)
 
 
 def seed(items: list, threads: int = 4) -> float:

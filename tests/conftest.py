@@ -122,5 +122,45 @@ def ddb_requests() -> Iterator[RequestCounter]:
     events.unregister("before-call.dynamodb", unique_id="rpay-request-counter")
 
 
+# --- the cast --------------------------------------------------------------------------
+# One set of people and products every page test can ask for by name (builders in
+# tests/builders.py): ``products`` (three on sale, one retired), ``customer`` (Ann) and
+# ``other_customer`` (Bob), each logged in through the real log-in page.
+
+
+@pytest.fixture(autouse=True)
+def fast_hashing(settings) -> None:
+    # PBKDF2 at production strength costs seconds per test on a shared 2-core box.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def products(moto_table) -> dict:
+    from billing import access
+
+    made = {
+        "NEWS-DAILY": access.create_product("NEWS-DAILY", "Daily News", 999, "USD"),
+        "TEA-JP": access.create_product("TEA-JP", "Tea from Japan", 1500, "JPY"),
+        "GYM": access.create_product("GYM", "City Gym", 4500, "GBP"),
+        "OLD-MAG": access.create_product("OLD-MAG", "Old Magazine", 300, "USD"),
+    }
+    made["OLD-MAG"] = access.retire_product("OLD-MAG")
+    return made
+
+
+@pytest.fixture
+def customer(db, moto_table, products):
+    from .builders import make_customer
+
+    return make_customer("ann@example.com")
+
+
+@pytest.fixture
+def other_customer(db, moto_table, products):
+    from .builders import make_customer
+
+    return make_customer("bob@example.com")
+
+
 # Browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py.
 pytest_plugins = ["tests.browser"]

@@ -13,7 +13,7 @@ from billing import access
 from billing.gateway import SimulatedGateway
 from billing.models import BillingItem, Subscription, SubscriptionStatus
 
-from .factories import make_account, make_subscription
+from .builders import make_account, make_subscription
 
 pytestmark = pytest.mark.django_db(databases=[])
 

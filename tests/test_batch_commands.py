@@ -17,12 +17,11 @@ from django.core import mail
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from billing import access, batches
+from billing import access
 from billing.gateway import SimulatedGateway, get_gateway
 from billing.localengine import free_port
 
-from .batchdata import card, fresh, receipts_of, seed_due
-from .factories import make_account, make_subscription
+from .builders import card, fresh, make_account, make_subscription, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,7 +113,7 @@ def test_an_infrastructure_error_exits_non_zero_after_the_summary(moto_table, mo
 
     def unavailable(*a, **k):
         raise RuntimeError("gateway exploded")
-    monkeypatch.setattr(batches.access, "create_receipt", unavailable)
+    monkeypatch.setattr(access, "create_receipt", unavailable)
     out = StringIO()
     with pytest.raises(CommandError, match="2 item"):
         call_command("process_payments", "--date", "2027-03-15", "--json", stdout=out)

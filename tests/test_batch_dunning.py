@@ -11,7 +11,7 @@ from billing import access, batches
 from billing.gateway import get_gateway
 from billing.models import SubscriptionStatus
 
-from .batchdata import DECLINED_NUMBER, card, fresh, receipts_of, seed_due
+from .builders import DECLINED_NUMBER, card, fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from datetime import date
 
 import pytest
 from django.core import mail
 
+import billing.mail
 from billing import access, batches
 from billing.gateway import get_gateway
 from billing.models import SubscriptionStatus
+from billing.money import format_with_code
 
-from .batchdata import fresh, receipts_of, seed_due
+from .builders import at_once, fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -67,7 +68,7 @@ def test_not_due_yet_is_skipped(table) -> None:
 def _crash_after_charge(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("crash after the charge")
-    monkeypatch.setattr(batches.access, "create_receipt", boom)
+    monkeypatch.setattr(access, "create_receipt", boom)
 
 
 def _crash_after_receipt(monkeypatch):
@@ -76,13 +77,13 @@ def _crash_after_receipt(monkeypatch):
     def boom(*a, **k):
         real(*a, **k)
         raise RuntimeError("crash after the receipt")
-    monkeypatch.setattr(batches.access, "create_receipt", boom)
+    monkeypatch.setattr(access, "create_receipt", boom)
 
 
 def _crash_before_update(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("crash before the update")
-    monkeypatch.setattr(batches.access, "advance_after_payment", boom)
+    monkeypatch.setattr(access, "advance_after_payment", boom)
 
 
 def _crash_after_update(monkeypatch):
@@ -91,7 +92,7 @@ def _crash_after_update(monkeypatch):
     def boom(*a, **k):
         real(*a, **k)
         raise RuntimeError("crash after the update")
-    monkeypatch.setattr(batches.access, "advance_after_payment", boom)
+    monkeypatch.setattr(access, "advance_after_payment", boom)
 
 
 @pytest.mark.parametrize("crash", [_crash_after_charge, _crash_after_receipt, _crash_before_update,
@@ -114,18 +115,7 @@ def test_a_crash_at_any_step_then_a_rerun_charges_and_receipts_exactly_once(tabl
 @pytest.mark.local_engine
 def test_two_runs_at_once_over_1000_subscriptions_never_double_charge(local_table) -> None:
     subs = seed_due(1000, due=D)
-    results: list = []
-    barrier = threading.Barrier(2)
-
-    def run() -> None:
-        barrier.wait()
-        results.append(batches.run_payments(run_date=D, workers=8))
-
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = at_once(lambda: batches.run_payments(run_date=D, workers=8))
     assert sum(r.counts["paid"] for r in results) == 1000
     assert sum(r.counts["errors"] for r in results) == 0
     charges = charges_per_sub(subs)
@@ -178,7 +168,7 @@ def test_a_mail_failure_keeps_the_payment_and_counts_an_error(moto_table, monkey
 
     def smtp_down(*a, **k):
         raise ConnectionRefusedError("smtp down")
-    monkeypatch.setattr(batches.mail, "send_mail", smtp_down)
+    monkeypatch.setattr(billing.mail, "send_mail", smtp_down)
     summary = batches.run_payments(run_date=D)
     assert summary.counts["paid"] == 1 and summary.counts["errors"] == 1 and not summary.ok
     assert fresh(sub).NextPaymentDate == "2027-04-15"
@@ -200,4 +190,4 @@ def test_a_cancelled_subscription_is_never_charged(moto_table) -> None:
     (1005, "KWD", "1.005 KWD"), (7, "GBP", "0.07 GBP"),
 ])
 def test_amounts_are_formatted_from_minor_units(amount, currency, text) -> None:
-    assert batches.format_amount(amount, currency) == text
+    assert format_with_code(amount, currency) == text

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from datetime import date, timedelta
 
@@ -11,7 +10,7 @@ from django.core import mail
 
 from billing import access, batches
 
-from .batchdata import DECLINED_NUMBER, fresh, seed_due
+from .builders import DECLINED_NUMBER, at_once, fresh, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -77,18 +76,7 @@ def test_catch_up_sends_missed_reminders_unless_their_payment_has_passed(table) 
 @pytest.mark.local_engine
 def test_two_reminder_runs_at_once_over_1000_subscriptions_send_each_once(local_table) -> None:
     subs = seed_due(1000, due=PAY)
-    barrier = threading.Barrier(2)
-    results: list = []
-
-    def run() -> None:
-        barrier.wait()
-        results.append(batches.run_reminders(run_date=R, workers=8))
-
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = at_once(lambda: batches.run_reminders(run_date=R, workers=8))
     assert sum(r.counts["sent"] for r in results) == 1000
     per_sub = Counter(m.to[0] for m in mail.outbox)
     assert len(per_sub) == 1000 and set(per_sub.values()) == {1}

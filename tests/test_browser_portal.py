@@ -6,13 +6,14 @@ Screenshots of every page go to artifacts/screenshots/portal-*.png.
 from __future__ import annotations
 
 import re
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from billing import access
 
 from .browser import screenshot
-from .test_portal_support import seed_demo
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -34,7 +35,7 @@ def log_in(page, email: str, password: str) -> None:
 
 def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    seed_demo()
+    call_command("seed_demo", stdout=StringIO())
 
     page.goto("/")
     screenshot(page, "portal-landing")
@@ -138,7 +139,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
 
 def test_keyboard_only_log_in(page, moto_table, settings) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    seed_demo()
+    call_command("seed_demo", stdout=StringIO())
     page.goto("/login/")
     page.locator("#id_username").focus()
     page.keyboard.type("customer@rpay.localhost")

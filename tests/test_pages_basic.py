@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from billing.localengine import free_port
 from billing.models import configure
@@ -10,11 +13,8 @@ from billing.models import configure
 
 @pytest.mark.django_db
 def test_home_is_the_seeded_customers_dashboard(client, moto_table) -> None:
-    # The portal (issue #3) replaced the temporary table overview: visitors get a landing
-    # page, customers their dashboard.
-    from .test_portal_support import seed_demo
-
-    seed_demo()
+    # Visitors get a landing page, customers their dashboard.
+    call_command("seed_demo", stdout=StringIO())
     assert 'href="/signup/"' in client.get("/").content.decode()
     client.post("/login/", {"username": "customer@rpay.localhost", "password": "customer-demo-2026"})
     response = client.get("/")

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from billing import access
 
-from .test_portal_support import PASSWORD, customer, fast_hashing, other_customer, products  # noqa: F401
+from .builders import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

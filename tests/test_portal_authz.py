@@ -12,9 +12,9 @@ from django.conf import settings
 from django.urls import reverse
 
 from billing import access
-from billing.views import today
+from billing.pages import today
 
-from .test_portal_support import GOOD_CARD, customer, fast_hashing, other_customer, products, subscribe  # noqa: F401
+from .builders import GOOD_CARD, subscribe
 
 pytestmark = pytest.mark.django_db
 

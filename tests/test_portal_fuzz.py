@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Hypothesis: no posted input makes the subscribe or change-day forms answer 500."""
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from hypothesis import strategies as st
 
 from billing import access
 
-from .test_portal_support import customer, fast_hashing, products, subscribe  # noqa: F401
+from .builders import subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,10 @@ import pytest
 from django.conf import settings
 
 from billing import access
+from billing.pages import today
 from billing.schedule import rescheduled_payment_date
-from billing.views import today
 
-from .test_portal_support import GOOD_CARD, customer, fast_hashing, products, subscribe  # noqa: F401
+from .builders import GOOD_CARD, subscribe
 
 pytestmark = pytest.mark.django_db
 

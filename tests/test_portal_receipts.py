@@ -14,11 +14,11 @@ from django.urls import reverse
 
 from billing import access
 from billing.models import Receipt, ReceiptStatus
+from billing.money import decimal_string, format_with_code, format_with_symbol
+from billing.pages import today
 from billing.schedule import months_before
-from billing.templatetags.money import decimal_string, format_money
-from billing.views import today
 
-from .test_portal_support import customer, fast_hashing, products, subscribe  # noqa: F401
+from .builders import subscribe
 
 pytestmark = pytest.mark.django_db
 
@@ -33,13 +33,18 @@ pytestmark = pytest.mark.django_db
     (0, "USD", "$0.00", "0.00"),
 ])
 def test_money(amount, currency, shown, plain) -> None:
-    assert format_money(amount, currency) == shown
+    assert format_with_symbol(amount, currency) == shown
     assert decimal_string(amount, currency) == plain
-    assert Template("{% load money %}{{ a|money:c }}").render(Context({"a": amount, "c": currency})) == shown
+    context = Context({"a": amount, "c": currency})
+    assert Template("{% load money %}{{ a|money_symbol:c }}").render(context) == shown
+    # The staff's format: the same number with the currency code.
+    assert Template("{% load money %}{{ a|money_code:c }}").render(context) == format_with_code(amount, currency)
+    assert format_with_code(amount, currency).endswith(" " + currency.upper())
 
 
-def test_money_filter_never_breaks_a_page() -> None:
-    assert Template("{% load money %}[{{ a|money:'USD' }}]").render(Context({"a": "junk"})) == "[]"
+def test_money_filters_never_break_a_page() -> None:
+    for name in ("money_symbol", "money_code"):
+        assert Template("{% load money %}[{{ a|" + name + ":'USD' }}]").render(Context({"a": "junk"})) == "[]"
 
 
 @pytest.fixture
@@ -121,3 +126,19 @@ def test_no_receipts(customer) -> None:
     assert "No payments in the last six months" in customer.client.get("/receipts/").content.decode()
     rows = list(csv.reader(io.StringIO(customer.client.get("/receipts/export.csv").content.decode())))
     assert len(rows) == 1
+
+
+@pytest.mark.parametrize("name", ["=HYPERLINK(\"http://evil\")", "+1+2", "-3", "@SUM(A1)", "\tTab", "\rCR"])
+def test_receipts_csv_cells_never_run_as_formulas(customer, name) -> None:
+    """OWASP CSV injection: a product name a spreadsheet would run is written with a
+    leading quote; the customer still reads the name."""
+    sub = subscribe(customer)
+    access.create_receipt(sub, billing_date=today(), amount=999, currency="USD", charge_id="ch_x",
+                          retention_days=200)
+    sub.ProductName = name  # a receipt copies the product's name at payment time
+    access.create_receipt(sub, billing_date=today() - timedelta(days=1), amount=999, currency="USD",
+                          charge_id="ch_y", retention_days=200)
+    rows = list(csv.DictReader(io.StringIO(customer.client.get("/receipts/export.csv").content.decode())))
+    named = {r["charge_id"]: r["product"] for r in rows}
+    assert named["ch_y"] == "'" + name
+    assert named["ch_x"] == "News-Daily"  # ordinary names untouched

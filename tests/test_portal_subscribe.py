@@ -11,17 +11,11 @@ from django.core import mail
 
 from billing import access
 from billing.models import Product, ProductStatus
+from billing.pages import today
 from billing.schedule import start_dates
-from billing.views import SESSION_PENDING, today
+from billing.views.common import SESSION_PENDING
 
-from .test_portal_support import (  # noqa: F401
-    GOOD_CARD,
-    customer,
-    fast_hashing,
-    other_customer,
-    products,
-    subscribe,
-)
+from .builders import GOOD_CARD, subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -87,8 +87,20 @@ def test_start_dates(day: int, today: date, before: int) -> None:
 
 
 def test_reminder_seven_days_before() -> None:
-    assert reminder_date(date(2027, 3, 31), 7) == date(2027, 3, 24)
-    assert reminder_date(date(2027, 3, 2), 7, today=date(2027, 2, 28)) == date(2027, 2, 28)
+    # The one reminder rule (schedule.reminder_date): days_before earlier, never before
+    # tomorrow, never after the payment. (It replaced a test-only variant that allowed today.)
+    assert reminder_date(date(2027, 3, 31), 7, today=date(2027, 3, 1)) == date(2027, 3, 24)
+    assert reminder_date(date(2027, 3, 2), 7, today=date(2027, 2, 28)) == date(2027, 3, 1)
+    assert reminder_date(date(2027, 3, 1), 7, today=date(2027, 3, 1)) == date(2027, 3, 1)
+
+
+@given(payment=starts, before=st.integers(min_value=0, max_value=20), lead=st.integers(min_value=-5, max_value=40))
+def test_reminder_date_bounds(payment: date, before: int, lead: int) -> None:
+    today = payment - timedelta(days=lead)
+    remind = reminder_date(payment, before, today)
+    assert remind >= payment - timedelta(days=before)
+    if payment > today:
+        assert today < remind <= payment
 
 
 def test_retry_dates() -> None:

@@ -3,6 +3,7 @@ audit event with before/after snapshots."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -12,14 +13,14 @@ from billing import access
 from billing.gateway import get_gateway
 from billing.models import ReceiptStatus
 
-from .staff_helpers import make_customer, make_user
+from .builders import make_customer_with_history, make_user
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def customer(moto_table):
-    return make_customer()
+    return make_customer_with_history()
 
 
 @pytest.fixture
@@ -83,66 +84,123 @@ def test_change_payment_day(clerk_client, customer) -> None:
     assert event.After["NextPaymentDate"] == sub.NextPaymentDate
 
 
-def test_refund_part_then_the_receipt_shows_it(money_client, customer) -> None:
+def refund_form(page: str) -> dict:
+    """The refund form's hidden request id, as the page proposes it."""
+    match = re.search(r'name="request_id" value="([0-9a-f]{16})"', page)
+    assert match, "the refund form carries its request id"
+    return {"request_id": match.group(1)}
+
+
+def test_several_partial_refunds_up_to_the_charge(money_client, customer, mailoutbox) -> None:
+    """Money rule M5 (it replaced "one refund per receipt"): 4.99, then 3.00, then the
+    rest; each its own gateway refund, recorded on the receipt, audited and e-mailed."""
     url = reverse("admin:staff_refund", args=[customer.account_id, customer.receipt.SK])
     page = money_client.get(url).content.decode()
     assert 'value="9.99"' in page  # the full amount is proposed
+    first = refund_form(page)
     # more than was charged is refused by the form, before the gateway is called
-    assert money_client.post(url, {"amount": "10.00"}).status_code == 200
-    assert money_client.post(url, {"amount": "1.001"}).status_code == 200
+    assert money_client.post(url, {"amount": "10.00", **first}).status_code == 200
+    assert money_client.post(url, {"amount": "1.001", **first}).status_code == 200
 
-    response = money_client.post(url, {"amount": "4.99", "reason": "late delivery"})
-    assert response.status_code == 302
+    assert money_client.post(url, {"amount": "4.99", "reason": "late delivery", **first}).status_code == 302
     receipt = access.get_receipt(customer.account_id, customer.receipt.SK)
-    assert receipt.Status == ReceiptStatus.PARTIALLY_REFUNDED
-    assert receipt.RefundedAmount == 499 and receipt.RefundId.startswith("re_sim_")
+    assert receipt.Status == ReceiptStatus.PARTIALLY_REFUNDED and receipt.RefundedAmount == 499
+    [refund] = receipt.Refunds
+    assert refund.RefundId.startswith("re_sim_") and refund.Amount == 499 and refund.Reason == "late delivery"
     event = only_event(customer.account_id, "staff.refund")
     assert event.Before["RefundedAmount"] == 0 and event.Before["Status"] == "paid"
-    assert event.After["RefundedAmount"] == 499 and event.After["RefundId"] == receipt.RefundId
+    assert event.After["RefundedAmount"] == 499 and event.After["Refunds"] == [refund.RefundId]
     assert event.Actor == "money@rpay.localhost" and event.Note == "late delivery"
+    [message] = mailoutbox
+    assert message.to == [receipt.Email] and "4.99 USD" in message.body and refund.RefundId in message.body
+    assert "4.99 USD of 9.99 USD" in message.body
 
-    # One refund per receipt (its key is the idempotency key): a second is refused here...
-    again = money_client.post(url, {"amount": "1.00"})
-    assert again.status_code == 302
+    # The same form submitted twice (a double click) refunds once.
+    assert money_client.post(url, {"amount": "4.99", **first}).status_code == 302
     assert access.get_receipt(customer.account_id, customer.receipt.SK).RefundedAmount == 499
-    # ...and the gateway itself refuses refunding beyond what was charged.
-    gateway = get_gateway()
-    beyond = gateway.refund(receipt.ChargeId, 501, idempotency_key="another-key")
+
+    # A second refund of the same charge: a new form, a new request id, a refund of its own.
+    second = refund_form(money_client.get(url).content.decode())
+    assert second != first
+    assert 'value="5.00"' in money_client.get(url).content.decode()  # what is left is proposed
+    assert money_client.post(url, {"amount": "3.00", **second}).status_code == 302
+    third = refund_form(money_client.get(url).content.decode())
+    assert money_client.post(url, {"amount": "2.01", **third}).status_code == 200  # more than is left
+    assert money_client.post(url, {"amount": "2.00", **third}).status_code == 302
+    receipt = access.get_receipt(customer.account_id, customer.receipt.SK)
+    assert receipt.Status == ReceiptStatus.REFUNDED and receipt.RefundedAmount == 999
+    assert [r.Amount for r in receipt.Refunds] == [499, 300, 200]
+    assert len(mailoutbox) == 3
+    # nothing is left: the page says so instead of offering a form
+    assert money_client.get(url).status_code == 302
+    # the gateway agrees: its refunds of the charge add up to the charge, and no more is possible
+    beyond = get_gateway().refund(receipt.ChargeId, 1, idempotency_key="one-more")
     assert beyond.status == "failed" and "exceeds" in beyond.reason
-    assert gateway.refund(receipt.ChargeId, 500, idempotency_key="k2").status == "succeeded"
-    # the same idempotency key only ever returns the first refund
-    same = gateway.refund(receipt.ChargeId, 100, idempotency_key=f"refund:{receipt.SK}")
-    assert same.refund_id == receipt.RefundId and same.amount == 499
+    # the customer's receipt page lists each refund
+    html = customer_receipt_page(customer, receipt)
+    assert all(r.RefundId in html for r in receipt.Refunds)
+
+
+def customer_receipt_page(customer, receipt) -> str:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(customer.user)
+    return client.get(reverse("receipt", args=[receipt.SK])).content.decode()
 
 
 def test_full_refund_marks_the_receipt_refunded(money_client, customer) -> None:
     url = reverse("admin:staff_refund", args=[customer.account_id, customer.receipt.SK])
-    assert money_client.post(url, {"amount": "9.99"}).status_code == 302
+    form = refund_form(money_client.get(url).content.decode())
+    assert money_client.post(url, {"amount": "9.99", **form}).status_code == 302
     receipt = access.get_receipt(customer.account_id, customer.receipt.SK)
     assert receipt.Status == ReceiptStatus.REFUNDED and receipt.RefundedAmount == 999
 
 
 def test_refund_the_gateway_refuses_is_recorded_and_leaves_the_receipt(money_client, customer) -> None:
     sub = customer.sub
-    from datetime import date
-
     bogus, _ = access.create_receipt(sub, billing_date=date.fromisoformat(customer.receipt.BillingDate).replace(day=1),
                                      amount=999, currency="USD", charge_id="ch_unknown", retention_days=200)
     url = reverse("admin:staff_refund", args=[customer.account_id, bogus.SK])
-    assert money_client.post(url, {"amount": "9.99"}).status_code == 302
+    form = refund_form(money_client.get(url).content.decode())
+    assert money_client.post(url, {"amount": "9.99", **form}).status_code == 302
     assert access.get_receipt(customer.account_id, bogus.SK).Status == ReceiptStatus.PAID
     event = only_event(customer.account_id, "staff.refund_failed")
     assert "no such successful charge" in event.Note
 
 
-def test_record_refund_refuses_a_stale_read(moto_table, customer) -> None:
+def test_a_refund_the_gateway_cannot_make_is_a_message_and_an_event(money_client, customer, monkeypatch) -> None:
+    """Defect 7: an unreachable gateway on refund was a 500 with no audit event."""
+    from billing.gateway import GatewayError
+
+    def unreachable(*args, **kwargs):
+        raise GatewayError("connection reset")
+
+    url = reverse("admin:staff_refund", args=[customer.account_id, customer.receipt.SK])
+    form = refund_form(money_client.get(url).content.decode())
+    monkeypatch.setattr(type(get_gateway()), "refund", unreachable)
+    response = money_client.post(url, {"amount": "1.00", **form}, follow=True)
+    assert response.status_code == 200
+    assert "could not be reached" in response.content.decode()
+    assert access.get_receipt(customer.account_id, customer.receipt.SK).RefundedAmount == 0
+    event = only_event(customer.account_id, "staff.refund_failed")
+    assert "connection reset" in event.Note
+
+
+def test_refunds_recorded_from_stale_reads_both_land(moto_table, customer) -> None:
+    """Two staff members refunding at once: the second write re-reads and adds its refund
+    (it replaced a rule that refused the stale read and lost the record)."""
     first = access.get_receipt(customer.account_id, customer.receipt.SK)
     stale = access.get_receipt(customer.account_id, customer.receipt.SK)
-    access.record_refund(first, refund_id="re_1", amount=100)
-    with pytest.raises(access.ConditionFailed):
-        access.record_refund(stale, refund_id="re_2", amount=100)
+    access.record_refund(first, refund_id="re_1", amount=100, actor="a@x")
+    both, added = access.record_refund(stale, refund_id="re_2", amount=100, actor="b@x")
+    assert added and both.RefundedAmount == 200 and [r.RefundId for r in both.Refunds] == ["re_1", "re_2"]
+    # the same refund recorded again (a retried request) is not added twice
+    again, added = access.record_refund(stale, refund_id="re_2", amount=100, actor="b@x")
+    assert not added and again.RefundedAmount == 200
     with pytest.raises(ValueError):
-        access.record_refund(first, refund_id="re_3", amount=900)
+        access.record_refund(again, refund_id="re_3", amount=900, actor="a@x")
+    assert len([e for e in access.get_events_by_account(customer.account_id) if e.Action == "staff.refund"]) == 2
 
 
 def test_retry_confirm_page_needs_a_past_due_subscription(money_client, customer) -> None:
@@ -165,7 +223,7 @@ def test_retry_now_takes_the_payment_and_records(money_client, customer) -> None
     stored = access.get_subscription(customer.account_id, past_due.sub_id)
     assert stored.Status == "active" and stored.BillingPeriod is None
     receipts = access.get_receipts_by_account(customer.account_id, date.fromisoformat(period), date.today())
-    assert [r.BillingDate for r in receipts if r.SubId == past_due.sub_id] == [period]
+    assert [r.BillingDate for r in receipts if r.sub_id == past_due.sub_id] == [period]
     assert len(get_gateway().charges_made(sub_id=past_due.sub_id)) == 1
     event = only_event(customer.account_id, "staff.retry_payment")
     assert event.Before["Status"] == "past_due" and event.After["Status"] == "active"

@@ -14,8 +14,7 @@ from billing import access
 from billing.models import BatchRun
 from billing.schedule import billing_today
 
-from .factories import make_account, make_subscription
-from .staff_helpers import make_customer, make_user
+from .builders import make_account, make_customer_with_history, make_subscription, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +27,7 @@ def staff_client(client):
 
 @pytest.fixture
 def customer(moto_table):
-    return make_customer()
+    return make_customer_with_history()
 
 
 # --- look-up -------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from .staff_helpers import make_customer, make_user
+from .builders import make_customer_with_history, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ def setup(moto_table):
     from billing import access
 
     access.create_product("NEWS-DAILY", "Daily News", 999, "USD")
-    return make_customer()
+    return make_customer_with_history()
 
 
 def test_anonymous_is_sent_to_the_admin_login(client: Client, setup) -> None:

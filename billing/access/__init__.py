@@ -4,53 +4,24 @@ Views, forms, commands and batches call these functions; they never build keys o
 touch PynamoDB models for queries themselves. Every function here is a Query,
 GetItem, PutItem or UpdateItem: nothing scans the table.
 
-The patterns live in one module per kind of item (accounts, subscriptions, receipts,
-catalog, events, runs) plus the batches' conditional writes and the staff's look ahead;
-this package re-exports them all, so callers keep writing ``access.<name>``.
+One module per kind of item (accounts, subscriptions, receipts, catalog, events,
+runs), the batches' conditional writes and the staff's look ahead; this package is
+their public API: callers write ``access.<name>``.
 """
 
-from ._common import (
-    AlreadyExists,
-    ConditionFailed,
-    PaymentInProgress,
-    _expired,
-    _is_conditional_failure,
-    _live,
-    iso_now,
-    new_id,
-    utc_now,
-)
+from ._common import AlreadyExists, ConditionFailed, PaymentInProgress, new_id, utc_now
 from .accounts import (
     AccountCollection,
-    TableOverview,
     create_account,
     get_account,
     get_account_collection,
     get_account_id_for_user,
     link_user,
-    table_overview,
 )
-from .batch_writes import (
-    _still_due,
-    advance_after_payment,
-    claim_reminder,
-    mark_past_due,
-)
-from .bulk import (
-    batch_items,
-)
-from .catalog import (
-    create_product,
-    get_product,
-    list_products,
-    retire_product,
-    update_product,
-)
-from .events import (
-    audited_change,
-    get_events_by_account,
-    record_event,
-)
+from .batch_writes import advance_after_payment, claim_reminder, mark_past_due
+from .bulk import batch_items, due_subscription
+from .catalog import create_product, get_product, list_products, retire_product, update_product
+from .events import audited_change, get_events_by_account, record_event
 from .receipts import (
     create_receipt,
     get_receipt,
@@ -81,66 +52,67 @@ from .subscriptions import (
     subscription_snapshot,
     update_subscription,
 )
-from .upcoming import (
-    UpcomingDay,
-    get_upcoming,
-)
+from .upcoming import UpcomingDay, get_upcoming
 
 __all__ = [
+    # errors callers catch
     "AlreadyExists",
     "ConditionFailed",
     "PaymentInProgress",
+    # ids and the clock
     "new_id",
     "utc_now",
-    "iso_now",
-    "_is_conditional_failure",
-    "_live",
-    "_expired",
-    "create_account",
-    "link_user",
-    "get_account",
-    "get_account_id_for_user",
+    # accounts
     "AccountCollection",
+    "create_account",
+    "get_account",
     "get_account_collection",
-    "TableOverview",
-    "table_overview",
-    "payment_details_from",
+    "get_account_id_for_user",
+    "link_user",
+    # subscriptions
+    "cancel_subscription",
+    "change_payment_day",
     "create_subscription",
+    "get_due_payments_by_date",
+    "get_due_reminders_by_date",
     "get_subscription",
     "get_subscriptions_by_account",
-    "update_subscription",
-    "change_payment_day",
-    "set_schedule",
+    "payment_details_from",
     "replace_card",
-    "cancel_subscription",
-    "get_due_reminders_by_date",
-    "get_due_payments_by_date",
+    "set_schedule",
     "subscription_snapshot",
-    "receipt_ttl",
+    "update_subscription",
+    # the batches' conditional writes
+    "advance_after_payment",
+    "claim_reminder",
+    "mark_past_due",
+    # receipts
     "create_receipt",
-    "get_receipts_by_account",
     "get_receipt",
+    "get_receipts_by_account",
     "get_unexpired_receipt",
-    "record_refund",
     "receipt_snapshot",
-    "list_products",
-    "get_product",
+    "receipt_ttl",
+    "record_refund",
+    # catalog
     "create_product",
-    "update_product",
+    "get_product",
+    "list_products",
     "retire_product",
+    "update_product",
+    # audit trail
     "audited_change",
-    "record_event",
     "get_events_by_account",
-    "list_batch_runs",
-    "start_batch_run",
+    "record_event",
+    # batch runs
     "MAX_RECORDED_FAILURES",
     "finish_batch_run",
     "last_completed_run",
-    "_still_due",
-    "advance_after_payment",
-    "mark_past_due",
-    "claim_reminder",
+    "list_batch_runs",
+    "start_batch_run",
+    # staff look ahead, bulk writes
     "UpcomingDay",
     "get_upcoming",
     "batch_items",
+    "due_subscription",
 ]

@@ -1,15 +1,21 @@
-"""What every access module shares: the exceptions callers catch, id and clock helpers,
-and the small conditions several modules build their writes on.
+"""What the access modules share (package-private): the exceptions callers catch, id and
+clock helpers, the live-subscription condition, and the translation of DynamoDB's
+conditional-check failures into those exceptions.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import wraps
+from typing import Any, TypeVar
 
+from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
 
-from billing.models import Receipt, Subscription, SubscriptionStatus
+from billing.models import LIVE_STATUSES, InvalidKey, Receipt, Subscription
 
 
 class AlreadyExists(Exception):
@@ -38,14 +44,49 @@ def iso_now() -> str:
     return utc_now().isoformat(timespec="seconds")
 
 
-def _is_conditional_failure(error: Exception) -> bool:
+def is_conditional_failure(error: Exception) -> bool:
+    """A write refused by its condition (as opposed to an outage or a bad request)."""
     return getattr(error, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
-def _live() -> Condition:
-    return Subscription.Status.is_in(*SubscriptionStatus.LIVE)
+@contextmanager
+def refused_as(domain_error: type[Exception], key: str) -> Iterator[None]:
+    """Turn a conditional write's refusal into ``domain_error(key)``; anything else
+    (outage, throttling after retries) propagates unchanged."""
+    try:
+        yield
+    except (PutError, UpdateError, TransactWriteError) as error:
+        if is_conditional_failure(error):
+            raise domain_error(key) from error
+        raise
 
 
-def _expired(receipt: Receipt, now: datetime) -> bool:
+def live() -> Condition:
+    """The condition that a subscription is still live (active or past due)."""
+    return Subscription.Status.is_in(*LIVE_STATUSES)
+
+
+def is_expired(receipt: Receipt, now: datetime) -> bool:
     # DynamoDB deletes expired items lazily (up to days later): hide them ourselves.
     return receipt.TTL is not None and now >= receipt.TTL
+
+
+Result = TypeVar("Result")
+
+
+def absent_if_invalid(empty: Callable[[], Any] = lambda: None) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
+    """A look-up given an id that cannot be in a key (``InvalidKey``: too long, a '#')
+    finds nothing, as DynamoDB would if asked: ``empty()`` (None, [], ...), never an error.
+    With the check in the key templates, this makes invariant 9 hold for every read."""
+
+    def decorate(read: Callable[..., Result]) -> Callable[..., Result]:
+        @wraps(read)
+        def wrapper(*args: Any, **kwargs: Any) -> Result:
+            try:
+                return read(*args, **kwargs)
+            except InvalidKey:
+                return empty()
+
+        return wrapper
+
+    return decorate

@@ -10,12 +10,12 @@ from pynamodb.expressions.condition import Condition
 
 from billing.models import Subscription, SubscriptionStatus
 
-from ._common import _live
+from ._common import live
 from .subscriptions import update_subscription
 
 
 def _still_due(sub: Subscription, slot: date) -> Condition:
-    return (Subscription.NextPaymentDate == slot.isoformat()) & _live()
+    return (Subscription.NextPaymentDate == slot.isoformat()) & live()
 
 
 def advance_after_payment(
@@ -70,6 +70,6 @@ def claim_reminder(sub: Subscription, *, day: date, next_reminder: date) -> Subs
             Subscription.LastReminderDate.set(day.isoformat()),
             Subscription.NextReminderDate.set(next_reminder.isoformat()),
         ],
-        (Subscription.NextReminderDate == day.isoformat()) & _live(),
+        (Subscription.NextReminderDate == day.isoformat()) & live(),
         check_version=False,
     )

@@ -1,14 +1,14 @@
-"""The product catalogue: the SKUs customers can subscribe to, and staff's edits to it.
+"""The product catalog: the SKUs customers can subscribe to, and staff's edits to it.
 Existing subscriptions copy their price and never read it back from here.
 """
 
 from __future__ import annotations
 
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist
 
 from billing.models import Product, ProductStatus
 
-from ._common import AlreadyExists, ConditionFailed, _is_conditional_failure, iso_now
+from ._common import AlreadyExists, ConditionFailed, absent_if_invalid, iso_now, refused_as
 
 
 def list_products(*, include_retired: bool = False) -> list[Product]:
@@ -16,10 +16,11 @@ def list_products(*, include_retired: bool = False) -> list[Product]:
     return [p for p in products if include_retired or p.Status == ProductStatus.ACTIVE]
 
 
+@absent_if_invalid()
 def get_product(sku: str) -> Product | None:
     try:
         return Product.get(Product.pk(), Product.sk(sku=sku))
-    except (DoesNotExist, ValueError):
+    except DoesNotExist:
         return None
 
 
@@ -30,19 +31,15 @@ def create_product(sku: str, name: str, amount: int, currency: str, description:
         Product.pk(), Product.sk(sku=sku), SKU=sku, Name=name, Description=description or None,
         PaymentAmount=amount, Currency=currency.upper(), CreatedDate=iso_now(),
     )
-    try:
+    with refused_as(AlreadyExists, sku):
         product.save(condition=Product.SK.does_not_exist())
-    except PutError as error:
-        if _is_conditional_failure(error):
-            raise AlreadyExists(sku) from error
-        raise
     return product
 
 
 def update_product(
     sku: str, *, name: str, amount: int, currency: str, description: str = ""
 ) -> Product:
-    """UpdateItem on an existing catalogue entry. Existing subscriptions keep the price
+    """UpdateItem on an existing catalog entry. Existing subscriptions keep the price
     they signed up for: it is copied onto each subscription, never read back from here."""
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
@@ -53,22 +50,14 @@ def update_product(
         Product.Currency.set(currency.upper()),
         Product.Description.set(description) if description else Product.Description.remove(),
     ]
-    try:
+    with refused_as(ConditionFailed, sku):
         product.update(actions=actions, condition=Product.SK.exists())
-    except UpdateError as error:
-        if _is_conditional_failure(error):
-            raise ConditionFailed(sku) from error
-        raise
     return product
 
 
 def retire_product(sku: str) -> Product:
     """No new subscriptions (``list_products`` hides it); existing ones are untouched."""
     product = Product(Product.pk(), Product.sk(sku=sku))
-    try:
+    with refused_as(ConditionFailed, sku):
         product.update(actions=[Product.Status.set(ProductStatus.RETIRED)], condition=Product.SK.exists())
-    except UpdateError as error:
-        if _is_conditional_failure(error):
-            raise ConditionFailed(sku) from error
-        raise
     return product

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from billing.models import AuditEvent, Subscription
 
-from ._common import iso_now, new_id
+from ._common import absent_if_invalid, iso_now, new_id
 from .subscriptions import subscription_snapshot
 
 
@@ -41,6 +41,7 @@ def audited_change(sub: Subscription, *, actor: str, action: str) -> Iterator[No
                  before=before, after=subscription_snapshot(sub))
 
 
+@absent_if_invalid(list)
 def get_events_by_account(account_id: str, *, limit: int = 100) -> list[AuditEvent]:
     return list(
         AuditEvent.query(

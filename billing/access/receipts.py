@@ -6,11 +6,20 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist, PutError
 
-from billing.models import Receipt, ReceiptStatus, Subscription
+from billing.models import AuditAction, Receipt, ReceiptStatus, Refund, Subscription
 
-from ._common import ConditionFailed, _expired, _is_conditional_failure, utc_now
+from ._common import (
+    ConditionFailed,
+    absent_if_invalid,
+    is_conditional_failure,
+    is_expired,
+    iso_now,
+    refused_as,
+    utc_now,
+)
+from .events import record_event
 
 
 def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
@@ -35,7 +44,7 @@ def create_receipt(
     receipt = Receipt(
         sub.PK,
         Receipt.sk(billing_date=billing_date.isoformat(), sku=sub.SKU, sub_id=sub.sub_id),
-        SubId=sub.sub_id,
+        sub_id=sub.sub_id,
         SKU=sub.SKU,
         ProductName=sub.ProductName,
         Email=sub.Email,
@@ -51,12 +60,13 @@ def create_receipt(
     try:
         receipt.save(condition=Receipt.SK.does_not_exist())
     except PutError as error:
-        if _is_conditional_failure(error):
+        if is_conditional_failure(error):
             return receipt, False
         raise
     return receipt, True
 
 
+@absent_if_invalid(list)
 def get_receipts_by_account(
     account_id: str, start: date, end: date, *, now: datetime | None = None
 ) -> list[Receipt]:
@@ -70,12 +80,12 @@ def get_receipts_by_account(
         filter_condition=Receipt.TTL.does_not_exist() | (now < Receipt.TTL),
         scan_index_forward=False,
     )
-    return [r for r in receipts if not _expired(r, now)]
+    return [r for r in receipts if not is_expired(r, now)]
 
 
+@absent_if_invalid()
 def get_receipt(account_id: str, receipt_sk: str) -> Receipt | None:
-    if not receipt_sk.startswith(Receipt.sk_template.prefix):
-        return None
+    Receipt.sk_template.parse(receipt_sk)  # InvalidKey for anything not a receipt key
     try:
         return Receipt.get(Receipt.pk(account_id=account_id), receipt_sk)
     except DoesNotExist:
@@ -86,50 +96,66 @@ def get_unexpired_receipt(account_id: str, receipt_sk: str, *, now: datetime | N
     """``get_receipt`` without receipts whose TTL has passed (DynamoDB deletes them lazily,
     and the customer must not see a receipt the list no longer shows): one GetItem."""
     receipt = get_receipt(account_id, receipt_sk)
-    if receipt is None or _expired(receipt, now or utc_now()):
+    if receipt is None or is_expired(receipt, now or utc_now()):
         return None
     return receipt
 
 
-def record_refund(receipt: Receipt, *, refund_id: str, amount: int) -> Receipt:
-    """Mark a receipt refunded after the gateway refunded ``amount`` minor units of it.
+def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, reason: str | None = None,
+                  attempts: int = 3) -> tuple[Receipt, bool]:
+    """Add one refund the gateway made to its receipt, and its audit event (money rule M6:
+    the event is written here, so no caller can forget it).
 
-    The condition on ``RefundedAmount`` refuses a write based on a stale read, so two
-    staff members refunding at once cannot both add to the total.
+    Several partial refunds add up to at most ``ProcessedAmount`` (M5). The update is
+    conditional on ``RefundedAmount`` as read, so two staff members refunding at once
+    cannot lose one another's refund: a refused write re-reads the receipt and tries
+    again. A refund id already recorded is not added twice (a retried request): returns
+    (receipt, whether this call added the refund).
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
-    before = receipt.RefundedAmount or 0
-    total = before + amount
-    if total > receipt.ProcessedAmount:
-        raise ValueError("refund exceeds the amount charged")
-    status = ReceiptStatus.REFUNDED if total == receipt.ProcessedAmount else ReceiptStatus.PARTIALLY_REFUNDED
-    unchanged = Receipt.RefundedAmount == before
-    if before == 0:
-        unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
-    try:
-        receipt.update(
-            actions=[
-                Receipt.RefundedAmount.set(total),
-                Receipt.RefundId.set(refund_id),
-                Receipt.Status.set(status),
-            ],
-            condition=Receipt.SK.exists() & unchanged,
-        )
-    except UpdateError as error:
-        if _is_conditional_failure(error):
-            raise ConditionFailed(receipt.SK) from error
-        raise
-    return receipt
+    for _ in range(attempts):
+        if any(r.RefundId == refund_id for r in receipt.Refunds or []):
+            return receipt, False
+        before = receipt_snapshot(receipt)
+        total = (receipt.RefundedAmount or 0) + amount
+        if total > receipt.ProcessedAmount:
+            raise ValueError("refund exceeds the amount charged")
+        status = ReceiptStatus.REFUNDED if total == receipt.ProcessedAmount else ReceiptStatus.PARTIALLY_REFUNDED
+        unchanged = Receipt.RefundedAmount == (receipt.RefundedAmount or 0)
+        if not receipt.RefundedAmount:
+            unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
+        entry = Refund(RefundId=refund_id, Amount=amount, At=iso_now(), Actor=actor, Reason=reason or None)
+        try:
+            with refused_as(ConditionFailed, receipt.SK):
+                receipt.update(
+                    actions=[
+                        Receipt.RefundedAmount.set(total),
+                        Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),
+                        Receipt.Status.set(status),
+                    ],
+                    condition=Receipt.SK.exists() & unchanged,
+                )
+        except ConditionFailed:
+            fresh = get_receipt(receipt.account_id, receipt.SK)
+            if fresh is None:
+                raise
+            receipt = fresh
+            continue
+        record_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
+                     before=before, after=receipt_snapshot(receipt), note=reason or None)
+        return receipt, True
+    raise ConditionFailed(receipt.SK)
 
 
 def receipt_snapshot(receipt: Receipt) -> dict:
     """The receipt fields a refund changes, for audit before/after records."""
+    refunds = receipt.Refunds or []
     return {
         "BillingDate": receipt.BillingDate,
         "ProcessedAmount": receipt.ProcessedAmount,
         "Currency": receipt.Currency,
         "Status": receipt.Status,
         "RefundedAmount": receipt.RefundedAmount or 0,
-        "RefundId": receipt.RefundId,
+        "Refunds": [r.RefundId for r in refunds],
     }

@@ -6,23 +6,24 @@ that audit events record.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date, timedelta
+from datetime import date
 
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
 from billing.gateway import CardToken
 from billing.models import Account, PaymentDetails, Subscription, SubscriptionStatus
-from billing.schedule import rescheduled_payment_date, start_dates
+from billing.schedule import reminder_date, rescheduled_payment_date, start_dates
 
 from ._common import (
     AlreadyExists,
     ConditionFailed,
     PaymentInProgress,
-    _is_conditional_failure,
-    _live,
+    absent_if_invalid,
     iso_now,
+    live,
     new_id,
+    refused_as,
 )
 
 
@@ -70,15 +71,12 @@ def create_subscription(
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
     )
-    try:
+    with refused_as(AlreadyExists, sub.SK):
         sub.save(condition=Subscription.SK.does_not_exist())
-    except PutError as error:
-        if _is_conditional_failure(error):
-            raise AlreadyExists(sub.SK) from error
-        raise
     return sub
 
 
+@absent_if_invalid()
 def get_subscription(account_id: str, sub_id: str, sku: str | None = None) -> Subscription | None:
     """GetItem when the SKU is known; otherwise one Query on the ``SUB#<SubId>#`` prefix
     (the SKU is part of the sort key, and URLs carry only the subscription id).
@@ -89,14 +87,13 @@ def get_subscription(account_id: str, sub_id: str, sku: str | None = None) -> Su
             return Subscription.get(pk, Subscription.sk(sub_id=sub_id, sku=sku), consistent_read=True)
         except DoesNotExist:
             return None
-    if "#" in sub_id:
-        return None
     prefix = Subscription.sk_template.format(sub_id=sub_id, sku="")
     for sub in Subscription.query(pk, Subscription.SK.startswith(prefix), consistent_read=True):
         return sub
     return None
 
 
+@absent_if_invalid(list)
 def get_subscriptions_by_account(account_id: str) -> list[Subscription]:
     """Query base table, ``begins_with(SK, "SUB#")``: never receipts or other accounts'."""
     return list(
@@ -119,12 +116,8 @@ def update_subscription(
     ``check_version`` adds PynamoDB's optimistic-locking check on ``Version`` (the
     portal's read-modify-write); batches pass their own business condition instead.
     """
-    try:
+    with refused_as(ConditionFailed, sub.SK):
         sub.update(actions=actions, condition=condition, add_version_condition=check_version)
-    except UpdateError as error:
-        if _is_conditional_failure(error):
-            raise ConditionFailed(sub.SK) from error
-        raise
     return sub
 
 
@@ -140,7 +133,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, today: date, reminder
         raise PaymentInProgress(sub.SK)
     unpaid = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
     next_payment = rescheduled_payment_date(new_day, unpaid, today)
-    remind = max(next_payment - timedelta(days=reminder_days_before), min(today + timedelta(days=1), next_payment))
+    remind = reminder_date(next_payment, reminder_days_before, today)
     return update_subscription(
         sub,
         [
@@ -152,7 +145,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, today: date, reminder
             Subscription.RetryCount.set(0),
             Subscription.Status.set(SubscriptionStatus.ACTIVE),
         ],
-        _live() & (Subscription.NextPaymentDate > today.isoformat()),
+        live() & (Subscription.NextPaymentDate > today.isoformat()),
     )
 
 
@@ -173,13 +166,13 @@ def set_schedule(
             Subscription.NextReminderDate.set(next_reminder.isoformat()),
             Subscription.LastReminderDate.set(last_reminder.isoformat()),
         ],
-        _live(),
+        live(),
     )
 
 
 def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None) -> Subscription:
     return update_subscription(
-        sub, [Subscription.PaymentDetails.set(payment_details_from(card, billing_address))], _live()
+        sub, [Subscription.PaymentDetails.set(payment_details_from(card, billing_address))], live()
     )
 
 
@@ -194,7 +187,7 @@ def cancel_subscription(sub: Subscription, *, reason: str = "customer", check_ve
             Subscription.NextPaymentDate.remove(),
             Subscription.NextReminderDate.remove(),
         ],
-        _live(),
+        live(),
         check_version=check_version,
     )
 

@@ -17,21 +17,17 @@ transaction (DESIGN.md invariant 5):
 Only the process that wins the conditional write sends the customer's e-mail.
 
 The package: ``payments`` and ``reminders`` (one unit of work each), ``runs`` (the run
-loop over the indexes), ``outcomes`` (what they report), ``mail`` (the e-mails). This
-module re-exports their public names, so callers keep writing ``batches.<name>``.
+loop over the indexes), ``outcomes`` (what they report); e-mails go through
+``billing.mail``. This module is the package's public API: ``batches.<name>``.
 """
 
-from billing import access  # noqa: F401 - callers and tests reach it as batches.access
-
-from . import mail  # noqa: F401 - tests patch batches.mail.send_mail
-from .mail import format_amount
 from .outcomes import (
     PAYMENT_COUNTS,
-    PAYMENTS,
     REMINDER_COUNTS,
-    REMINDERS,
     PaymentOutcome,
+    PaymentStatus,
     ReminderOutcome,
+    ReminderStatus,
     RunSummary,
 )
 from .payments import GATEWAY_ATTEMPTS, charge_key, take_payment
@@ -40,16 +36,15 @@ from .runs import dates_to_cover, run_payments, run_reminders
 
 __all__ = [
     "GATEWAY_ATTEMPTS",
-    "PAYMENTS",
     "PAYMENT_COUNTS",
-    "REMINDERS",
     "REMINDER_COUNTS",
     "PaymentOutcome",
+    "PaymentStatus",
     "ReminderOutcome",
+    "ReminderStatus",
     "RunSummary",
     "charge_key",
     "dates_to_cover",
-    "format_amount",
     "run_payments",
     "run_reminders",
     "send_reminder",

@@ -7,23 +7,33 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
+from enum import StrEnum
 from typing import Any
 
-PAYMENTS = "payments"
-REMINDERS = "reminders"
+from billing.models import BatchKind, RunOutcome
+
+
+class PaymentStatus(StrEnum):
+    PAID = "paid"
+    DECLINED = "declined"  # past due, a retry is scheduled
+    CANCELLED = "cancelled"  # the last retry failed
+    SKIPPED = "skipped"  # nothing to do: not due, or another run got there first
+    DRY_RUN = "dry_run"
+    ERROR = "error"  # infrastructure failed after retries; the next run repeats it safely
+
+
+class ReminderStatus(StrEnum):
+    SENT = "sent"
+    SKIPPED = "skipped"
+    DRY_RUN = "dry_run"
+    ERROR = "error"
 
 
 @dataclass
 class PaymentOutcome:
-    """What happened to one subscription's payment.
+    """What happened to one subscription's payment (``status``: a ``PaymentStatus``)."""
 
-    ``status`` is one of ``paid``, ``declined`` (past due, a retry is scheduled),
-    ``cancelled`` (the last retry failed), ``skipped`` (nothing to do: not due, or
-    another run got there first), ``dry_run``, or ``error`` (infrastructure: DynamoDB
-    or the gateway failed after retries; the next run repeats it safely).
-    """
-
-    status: str
+    status: PaymentStatus
     sub_id: str
     account_id: str
     due: date | None = None  # the NextPaymentDate processed
@@ -51,7 +61,7 @@ class PaymentOutcome:
 
 @dataclass
 class ReminderOutcome:
-    status: str  # sent | skipped | dry_run | error
+    status: ReminderStatus
     sub_id: str
     account_id: str
     day: date | None = None
@@ -76,7 +86,7 @@ REMINDER_COUNTS = ("processed", "sent", "skipped", "errors")
 class RunSummary:
     """The result of one run, as printed by the commands and stored in its BatchRun."""
 
-    kind: str
+    kind: BatchKind
     dates: list[date]
     dry_run: bool = False
     counts: Counter = field(default_factory=Counter)
@@ -90,18 +100,18 @@ class RunSummary:
         return self.counts["processed"] / self.elapsed if self.elapsed > 0 else 0.0
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> RunOutcome:
         if self.counts["errors"]:
-            return "failed"
-        return "interrupted" if self.interrupted else "completed"
+            return RunOutcome.FAILED
+        return RunOutcome.INTERRUPTED if self.interrupted else RunOutcome.COMPLETED
 
     @property
     def ok(self) -> bool:
         """Every item ended in a business outcome (exit status 0)."""
-        return self.outcome == "completed"
+        return self.outcome == RunOutcome.COMPLETED
 
     def as_dict(self) -> dict[str, Any]:
-        names = PAYMENT_COUNTS if self.kind == PAYMENTS else REMINDER_COUNTS
+        names = PAYMENT_COUNTS if self.kind == BatchKind.PAYMENTS else REMINDER_COUNTS
         counts = {name: self.counts[name] for name in names}
         counts.update({k: v for k, v in self.counts.items() if k not in counts})
         return {
@@ -118,7 +128,7 @@ class RunSummary:
         }
 
     def line(self) -> str:
-        names = PAYMENT_COUNTS if self.kind == PAYMENTS else REMINDER_COUNTS
+        names = PAYMENT_COUNTS if self.kind == BatchKind.PAYMENTS else REMINDER_COUNTS
         parts = [f"{n} {self.counts[n]}" for n in names]
         if self.dry_run:
             parts.append(f"dry-run {self.counts['dry_run']}")

@@ -11,12 +11,12 @@ from django.conf import settings
 
 from billing import access
 from billing.gateway import ChargeResult, GatewayError, PaymentGateway, get_gateway
+from billing.mail import send_customer_email, subscription_context
 from billing.models import Subscription
-from billing.schedule import next_payment_date, next_retry_date
+from billing.money import format_with_code
+from billing.schedule import next_payment_date, next_retry_date, reminder_date
 
-from .mail import _email, _sub_context, format_amount
-from .outcomes import PaymentOutcome
-from .reminders import _reminder_before
+from .outcomes import PaymentOutcome, PaymentStatus
 
 GATEWAY_ATTEMPTS = 3  # a GatewayError leaves the outcome unknown: the same key is safe to repeat
 
@@ -39,6 +39,10 @@ def _charge(gateway: PaymentGateway, sub: Subscription, key: str, period: date, 
     raise AssertionError("unreachable")
 
 
+def _next_reminder(payment: date, run_date: date) -> date:
+    return reminder_date(payment, settings.REMINDER_DAYS_BEFORE, run_date)
+
+
 def take_payment(
     sub: Subscription, *, run_date: date, dry_run: bool = False, gateway: PaymentGateway | None = None
 ) -> PaymentOutcome:
@@ -50,7 +54,7 @@ def take_payment(
     call from two processes at once: see the module docstring. DynamoDB and gateway
     failures raise (the caller counts them as errors); business outcomes are returned.
     """
-    out = PaymentOutcome("skipped", sub.sub_id, sub.account_id)
+    out = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id)
     if not sub.is_live or not sub.NextPaymentDate:
         out.reason = "not live"
         return out
@@ -62,7 +66,7 @@ def take_payment(
         out.reason = f"not due until {due}"
         return out
     if dry_run:
-        out.status, out.reason = "dry_run", f"would charge {format_amount(sub.PaymentAmount, sub.Currency)}"
+        out.status, out.reason = PaymentStatus.DRY_RUN, f"would charge {format_with_code(sub.PaymentAmount, sub.Currency)}"
         return out
 
     result = _charge(gateway or get_gateway(), sub, charge_key(sub.sub_id, period, out.attempt), period, out.attempt)
@@ -83,14 +87,14 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
     try:
         access.advance_after_payment(
             sub, slot=out.due, paid_period=out.period, next_payment=next_payment,
-            next_reminder=_reminder_before(next_payment, run_date),
+            next_reminder=_next_reminder(next_payment, run_date),
         )
     except access.ConditionFailed:
         out.reason = "already advanced by another run"
         return out
-    out.status, out.next_payment = "paid", next_payment
-    out.mail_error = _email("receipt", sub.Email, f"Receipt: {sub.ProductName or sub.SKU}, {out.period:%d %b %Y}", {
-        **_sub_context(sub), "amount": format_amount(result.amount, result.currency),
+    out.status, out.next_payment = PaymentStatus.PAID, next_payment
+    out.mail_error = send_customer_email("receipt", sub.Email, f"Receipt: {sub.ProductName or sub.SKU}, {out.period:%d %b %Y}", {
+        **subscription_context(sub), "amount": format_with_code(result.amount, result.currency),
         "billing_date": out.period, "charge_id": result.charge_id, "next_payment": next_payment,
     })
     return out
@@ -101,26 +105,26 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
     failed_retries = out.attempt  # the first attempt is not a retry
     retry_on = next_retry_date(out.period, settings.PAYMENT_RETRY_DAYS, failed_retries)
     reason = result.decline_code or "declined"
-    context = {**_sub_context(sub), "billing_date": out.period, "decline_code": reason, "retry_on": retry_on}
+    context = {**subscription_context(sub), "billing_date": out.period, "decline_code": reason, "retry_on": retry_on}
     if retry_on is None:
         try:
             access.cancel_subscription(sub, reason="payment_failed", check_version=False)
         except access.ConditionFailed:
             out.reason = "already cancelled or changed by another run"
             return out
-        out.status, out.reason = "cancelled", f"{reason}; no retry left"
-        out.mail_error = _email("subscription_cancelled", sub.Email, f"Subscription cancelled: {context['product']}", context)
+        out.status, out.reason = PaymentStatus.CANCELLED, f"{reason}; no retry left"
+        out.mail_error = send_customer_email("subscription_cancelled", sub.Email, f"Subscription cancelled: {context['product']}", context)
         return out
     # The reminder for the next period: the retry does not move the anchor schedule.
     next_anchor = next_payment_date(sub.PaymentDay, out.period)
     try:
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=failed_retries, retry_on=retry_on,
-            next_reminder=_reminder_before(next_anchor, run_date),
+            next_reminder=_next_reminder(next_anchor, run_date),
         )
     except access.ConditionFailed:
         out.reason = "already handled by another run"
         return out
-    out.status, out.reason, out.next_payment = "declined", f"{reason}; retry on {retry_on}", retry_on
-    out.mail_error = _email("payment_declined", sub.Email, f"Payment declined: {context['product']}", context)
+    out.status, out.reason, out.next_payment = PaymentStatus.DECLINED, f"{reason}; retry on {retry_on}", retry_on
+    out.mail_error = send_customer_email("payment_declined", sub.Email, f"Payment declined: {context['product']}", context)
     return out

@@ -11,23 +11,25 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import date, timedelta
-from typing import Any
 
 from django.conf import settings
 
 from billing import access
+from billing.errors import DYNAMODB_ERRORS, describe_dynamodb_error
 from billing.gateway import PaymentGateway, get_gateway
-from billing.models import Subscription
+from billing.models import BatchKind, RunOutcome, Subscription
 from billing.schedule import billing_today
 
-from .outcomes import PAYMENTS, REMINDERS, PaymentOutcome, ReminderOutcome, RunSummary
+from .outcomes import PaymentOutcome, PaymentStatus, ReminderOutcome, ReminderStatus, RunSummary
 from .payments import take_payment
-from .reminders import _reminded_payment_date, _skip_stale_reminder, send_reminder
+from .reminders import reminded_payment_date, send_reminder, skip_stale_reminder
 
-log = logging.getLogger(__package__)  # "billing.batches", as before the split
+log = logging.getLogger(__package__)  # "billing.batches": one logger for both batches
+
+Outcome = PaymentOutcome | ReminderOutcome
 
 
-def dates_to_cover(kind: str, run_date: date, catch_up_days: int) -> list[date]:
+def dates_to_cover(kind: BatchKind, run_date: date, catch_up_days: int) -> list[date]:
     """``run_date`` and, before it, every date since the last completed run's last date
     (at most ``catch_up_days`` back). No completed run yet: ``run_date`` alone."""
     last = access.last_completed_run(kind) if catch_up_days > 0 else None
@@ -39,23 +41,22 @@ def dates_to_cover(kind: str, run_date: date, catch_up_days: int) -> list[date]:
 
 
 def _describe(error: BaseException) -> str:
-    from billing.errors import DYNAMODB_ERRORS, describe_dynamodb_error
-
     if isinstance(error, DYNAMODB_ERRORS):
         return describe_dynamodb_error(error)
     return f"{type(error).__name__}: {error}".splitlines()[0]
 
 
 def _run(
-    kind: str,
+    kind: BatchKind,
     dates: list[date],
     find: Callable[[date], Iterable[Subscription]],
-    act: Callable[[Subscription, date], Any],
+    act: Callable[[Subscription, date], Outcome],
+    failed: Callable[[Subscription, str], Outcome],
     *,
     workers: int,
     dry_run: bool,
     stop: threading.Event | None,
-    on_item: Callable[[Any], None] | None,
+    on_item: Callable[[Outcome], None] | None,
 ) -> RunSummary:
     summary = RunSummary(kind, dates, dry_run=dry_run)
     stop = stop or threading.Event()
@@ -71,8 +72,7 @@ def _run(
             outcome = act(sub, day)
         except Exception as error:  # infrastructure or a bug: counted, the run goes on
             log.warning("%s %s on %s failed: %s", kind, sub.SK, day, _describe(error))
-            outcome = (PaymentOutcome if kind == PAYMENTS else ReminderOutcome)(
-                "error", sub.sub_id, sub.account_id, reason=_describe(error))
+            outcome = failed(sub, _describe(error))
         with lock:
             _count(summary, outcome)
         if on_item:
@@ -111,7 +111,7 @@ def _run(
         summary.failures.append({"subject": f"query {kind}", "reason": _describe(error)})
         if run is not None:
             try:
-                access.finish_batch_run(run, outcome="failed", counts=dict(summary.counts), failures=summary.failures)
+                access.finish_batch_run(run, outcome=RunOutcome.FAILED, counts=dict(summary.counts), failures=summary.failures)
             except Exception:  # noqa: BLE001 - the original error matters more
                 log.warning("could not record the end of run %s", run.RunId)
         raise
@@ -121,15 +121,16 @@ def _run(
     return summary
 
 
-def _count(summary: RunSummary, outcome: PaymentOutcome | ReminderOutcome) -> None:
+def _count(summary: RunSummary, outcome: Outcome) -> None:
     counts = summary.counts
     counts["processed"] += 1
     status = outcome.status
-    counts["errors" if status == "error" else status] += 1
-    if isinstance(outcome, PaymentOutcome) and outcome.is_retry and status not in ("skipped", "dry_run"):
+    counts["errors" if status == PaymentStatus.ERROR else str(status)] += 1
+    if isinstance(outcome, PaymentOutcome) and outcome.is_retry and status not in (
+            PaymentStatus.SKIPPED, PaymentStatus.DRY_RUN):
         counts["retried"] += 1
     subject = f"{outcome.account_id}/{outcome.sub_id}"
-    if status in ("error", "declined", "cancelled"):
+    if status in (PaymentStatus.ERROR, PaymentStatus.DECLINED, PaymentStatus.CANCELLED):
         summary.failures.append({"subject": subject, "reason": f"{status}: {outcome.reason}"})
     if outcome.mail_error:
         counts["errors"] += 1
@@ -152,8 +153,9 @@ def run_payments(
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
     gateway = gateway or get_gateway()
     return _run(
-        PAYMENTS, dates_to_cover(PAYMENTS, run_date, catch_up_days), _due_payments,
+        BatchKind.PAYMENTS, dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days), _due_payments,
         lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway),
+        lambda sub, why: PaymentOutcome(PaymentStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
     )
 
@@ -172,12 +174,13 @@ def run_reminders(
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
 
     def act(sub: Subscription, day: date) -> ReminderOutcome:
-        if day < run_date and _reminded_payment_date(sub, day) < run_date:
-            return _skip_stale_reminder(sub, day, dry_run)
+        if day < run_date and reminded_payment_date(sub, day) < run_date:
+            return skip_stale_reminder(sub, day, dry_run)
         return send_reminder(sub, day=day, dry_run=dry_run)
 
     return _run(
-        REMINDERS, dates_to_cover(REMINDERS, run_date, catch_up_days), _due_reminders, act,
+        BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days), _due_reminders, act,
+        lambda sub, why: ReminderOutcome(ReminderStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
     )
 

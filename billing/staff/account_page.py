@@ -10,25 +10,23 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 
 from billing import access
-from billing.models import ReceiptStatus, SubscriptionStatus
+from billing.models import LIVE_STATUSES, SubscriptionStatus
+from billing.pages import today
 from billing.schedule import months_before
 
-from ._common import _render, _today
+from .common import render_staff
 
 
 def _failures_for(account_id: str, sub_ids: set[str], runs: list) -> list[dict]:
     """Failures recorded by recent payment runs that name this account or its subscriptions.
 
-    The batch decides the shape of ``Failures``; anything that mentions one of the ids
-    is shown as it was recorded.
+    ``Failures`` is a list of ``{"subject", "reason"}`` (billing.batches); any entry that
+    mentions one of the ids is shown as it was recorded.
     """
     needles = {account_id, *sub_ids}
     found = []
     for run in runs:
-        failures = run.Failures or []
-        if isinstance(failures, dict):
-            failures = [{"key": k, "reason": v} for k, v in failures.items()]
-        for failure in failures:
+        for failure in run.Failures or []:
             text = json.dumps(failure, default=str)
             if any(n and n in text for n in needles):
                 found.append({"run": run, "failure": failure, "text": text})
@@ -48,17 +46,17 @@ def event_changes(before: dict | None, after: dict | None) -> list[tuple[str, An
 
 
 def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
-    account = access.get_account(account_id) if "#" not in account_id else None
+    account = access.get_account(account_id)
     if account is None:
         raise Http404("No such account")
-    today = _today()
+    day = today()
     subscriptions = access.get_subscriptions_by_account(account_id)
-    receipts = access.get_receipts_by_account(account_id, months_before(today, 6), today)
+    receipts = access.get_receipts_by_account(account_id, months_before(day, 6), day)
     events = access.get_events_by_account(account_id)
     past_due = [s for s in subscriptions if s.Status == SubscriptionStatus.PAST_DUE]
     runs = access.list_batch_runs("payments", limit=30)
     failures = _failures_for(account_id, {s.sub_id for s in subscriptions}, runs)
-    return _render(request, "staff/account.html", f"Billing: {account.Email}", {
+    return render_staff(request, "staff/account.html", f"Billing: {account.Email}", {
         "account": account,
         "account_id": account_id,
         "subscriptions": subscriptions,
@@ -66,7 +64,6 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
         "events": [{"event": e, "changes": event_changes(e.Before, e.After)} for e in events],
         "past_due": past_due,
         "failures": failures,
-        "receipts_from": months_before(today, 6),
-        "live_statuses": SubscriptionStatus.LIVE,
-        "paid": ReceiptStatus.PAID,
+        "receipts_from": months_before(day, 6),
+        "live_statuses": LIVE_STATUSES,
     })

@@ -10,9 +10,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from billing import access
-from billing.staff_forms import LookupForm
 
-from ._common import _account_url, _render
+from .common import account_url, render_staff
+from .forms import LookupForm
 
 
 def index(request: HttpRequest) -> HttpResponse:
@@ -28,9 +28,9 @@ def index(request: HttpRequest) -> HttpResponse:
                 if access.get_subscription(data["account_id"], data["sub_id"]) is None:
                     form.add_error("sub_id", "That account has no subscription with that id.")
                 else:
-                    return redirect(_account_url(data["account_id"]) + f"#sub-{data['sub_id']}")
+                    return redirect(account_url(data["account_id"]) + f"#sub-{data['sub_id']}")
             else:
-                return redirect(_account_url(data["account_id"]))
+                return redirect(account_url(data["account_id"]))
         else:
             # E-mails live in Django's users; the billing account is one GetItem per user.
             email = data["email"]
@@ -40,10 +40,10 @@ def index(request: HttpRequest) -> HttpResponse:
                 if account_id:
                     matches.append({"user": user, "account_id": account_id})
             if len(matches) == 1:
-                return redirect(_account_url(matches[0]["account_id"]))
+                return redirect(account_url(matches[0]["account_id"]))
             if not matches:
                 form.add_error("email", "No customer with a billing account has that e-mail.")
-    return _render(request, "staff/index.html", "Billing", {"form": form, "matches": matches})
+    return render_staff(request, "staff/index.html", "Billing", {"form": form, "matches": matches})
 
 
 def user_billing(request: HttpRequest, user_id: int) -> HttpResponse:
@@ -51,5 +51,5 @@ def user_billing(request: HttpRequest, user_id: int) -> HttpResponse:
     account_id = access.get_account_id_for_user(user_id)
     if account_id is None:
         user = get_user_model().objects.filter(pk=user_id).first()
-        return _render(request, "staff/no_account.html", "No billing account", {"user_obj": user}, status=404)
-    return redirect(_account_url(account_id))
+        return render_staff(request, "staff/no_account.html", "No billing account", {"user_obj": user}, status=404)
+    return redirect(account_url(account_id))

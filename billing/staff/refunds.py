@@ -1,5 +1,6 @@
-"""Refunding a receipt through the gateway (needs the money permission), recorded on the
-receipt with a condition and in the audit trail whatever happens.
+"""Refunding a receipt through the gateway (needs the money permission): several partial
+refunds up to what was charged, each recorded on the receipt, audited and e-mailed
+(billing.refunds does the work; this page asks and reports).
 """
 
 from __future__ import annotations
@@ -10,54 +11,49 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from billing import access
-from billing.gateway import get_gateway
-from billing.models import ReceiptStatus
-from billing.money import format_money, to_decimal
-from billing.staff_forms import RefundForm
+from billing.gateway import GatewayError, RefundRefused
+from billing.money import format_with_code, to_decimal
+from billing.pages import actor
+from billing.refunds import refund_receipt
 
-from ._common import _account_url, _actor, _confirm, _require_money
+from .common import account_url, confirm_page, require_money_permission
+from .forms import RefundForm
 
 
 @require_http_methods(["GET", "POST"])
-def refund(request: HttpRequest, account_id: str, receipt_sk: str) -> HttpResponse:
-    _require_money(request)
+def staff_refund(request: HttpRequest, account_id: str, receipt_sk: str) -> HttpResponse:
+    require_money_permission(request)
     receipt = access.get_receipt(account_id, receipt_sk)
     if receipt is None:
         raise Http404("No such receipt")
-    # One refund per receipt: the idempotency key is the receipt's key, so a second
-    # call would only return the first refund's result.
-    if receipt.Status != ReceiptStatus.PAID or not receipt.ChargeId:
-        messages.error(request, "This receipt has already been refunded (or has no charge to refund).")
-        return redirect(_account_url(account_id))
     refundable = receipt.ProcessedAmount - (receipt.RefundedAmount or 0)
+    if refundable <= 0 or not receipt.ChargeId:
+        messages.error(request, "This receipt has been refunded in full (or has no charge to refund).")
+        return redirect(account_url(account_id))
     form = RefundForm(request.POST or None, currency=receipt.Currency, refundable=refundable,
-                      initial={"amount": to_decimal(refundable, receipt.Currency)})
+                      initial={"amount": to_decimal(refundable, receipt.Currency), "request_id": access.new_id()})
     if request.method == "POST" and form.is_valid():
-        amount = form.cleaned_data["amount"]
-        before = access.receipt_snapshot(receipt)
-        result = get_gateway().refund(
-            receipt.ChargeId, amount, idempotency_key=f"refund:{receipt.SK}",
-            reason=form.cleaned_data["reason"] or "staff refund")
-        if result.status != "succeeded":
-            access.record_event(account_id, actor=_actor(request), action="staff.refund_failed",
-                                subject=receipt.SK, before=before, after=before,
-                                note=result.reason or result.status)
-            messages.error(request, f"The gateway refused the refund: {result.reason or result.status}.")
-            return redirect(_account_url(account_id))
+        data = form.cleaned_data
         try:
-            access.record_refund(receipt, refund_id=result.refund_id, amount=result.amount)
+            done = refund_receipt(receipt, data["amount"], request_id=data["request_id"], actor=actor(request),
+                                  reason=data["reason"])
+        except GatewayError:
+            messages.error(request, "The payment provider could not be reached; nothing was refunded. "
+                                    "Try again shortly.")
+            return redirect(account_url(account_id))
+        except RefundRefused as refused:
+            messages.error(request, f"The gateway refused the refund: {refused.reason}.")
+            return redirect(account_url(account_id))
         except (access.ConditionFailed, ValueError):
-            # The money went back but our record moved meanwhile: keep the trail honest.
-            access.record_event(account_id, actor=_actor(request), action="staff.refund_unrecorded",
-                                subject=receipt.SK, before=before, note=result.refund_id)
-            messages.error(request, f"Refunded ({result.refund_id}) but the receipt changed meanwhile; check it.")
-            return redirect(_account_url(account_id))
-        access.record_event(account_id, actor=_actor(request), action="staff.refund", subject=receipt.SK,
-                            before=before, after=access.receipt_snapshot(receipt),
-                            note=form.cleaned_data["reason"] or None)
-        messages.success(request, f"Refunded {format_money(result.amount, receipt.Currency)} ({result.refund_id}).")
-        return redirect(_account_url(account_id))
-    return _confirm(request, account_id, "Refund a payment",
-                    f"Refund up to {format_money(refundable, receipt.Currency)} of the payment of "
-                    f"{receipt.BillingDate} to the customer's card?", receipt=receipt, form=form,
-                    button="Refund", danger=True)
+            # The money went back but the receipt could not be updated: keep the trail honest.
+            messages.error(request, "Refunded at the gateway, but the receipt could not be updated; "
+                                    "run reconcile_payments or check it.")
+            return redirect(account_url(account_id))
+        left = done.receipt.ProcessedAmount - (done.receipt.RefundedAmount or 0)
+        messages.success(request, f"Refunded {format_with_code(done.amount, receipt.Currency)} ({done.refund_id}); "
+                                  f"{format_with_code(left, receipt.Currency)} left refundable.")
+        return redirect(account_url(account_id))
+    return confirm_page(request, account_id, "Refund a payment",
+                        f"Refund up to {format_with_code(refundable, receipt.Currency)} of the payment of "
+                        f"{receipt.BillingDate} to the customer's card?", receipt=receipt, form=form,
+                        button="Refund", danger=True)

@@ -12,69 +12,70 @@ from django.views.decorators.http import require_http_methods
 
 from billing import access, batches
 from billing.gateway import GatewayError
-from billing.models import SubscriptionStatus
-from billing.money import format_money
-from billing.staff_forms import PaymentDayForm
+from billing.models import AuditAction, SubscriptionStatus
+from billing.money import format_with_code
+from billing.pages import actor, subscription_or_404, today
 
-from ._common import _account_url, _actor, _confirm, _require_money, _subscription_or_404, _today
+from .common import account_url, confirm_page, require_money_permission
+from .forms import PaymentDayForm
 
 
 @require_http_methods(["GET", "POST"])
-def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    sub = _subscription_or_404(account_id, sub_id)
+def staff_cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
         messages.error(request, "This subscription is already cancelled.")
-        return redirect(_account_url(account_id))
+        return redirect(account_url(account_id))
     if request.method == "GET":
-        return _confirm(request, account_id, "Cancel subscription",
+        return confirm_page(request, account_id, "Cancel subscription",
                         "Cancel this subscription? No further payments or reminders will be made.",
                         sub=sub, button="Cancel subscription", danger=True)
     try:
-        with access.audited_change(sub, actor=_actor(request), action="staff.cancel_subscription"):
+        with access.audited_change(sub, actor=actor(request), action=AuditAction.STAFF_CANCEL):
             access.cancel_subscription(sub, reason="staff")
     except access.ConditionFailed:
         messages.error(request, "The subscription changed meanwhile; nothing was done. Look again.")
-        return redirect(_account_url(account_id))
+        return redirect(account_url(account_id))
     messages.success(request, f"Subscription {sub.ProductName or sub.SKU} cancelled.")
-    return redirect(_account_url(account_id))
+    return redirect(account_url(account_id))
 
 
 @require_http_methods(["GET", "POST"])
-def payment_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    sub = _subscription_or_404(account_id, sub_id)
+def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
         messages.error(request, "A cancelled subscription has no payment day to change.")
-        return redirect(_account_url(account_id))
+        return redirect(account_url(account_id))
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
     if request.method == "POST" and form.is_valid():
         try:
-            with access.audited_change(sub, actor=_actor(request), action="staff.change_payment_day"):
-                access.change_payment_day(sub, form.cleaned_data["payment_day"], today=_today(),
+            with access.audited_change(sub, actor=actor(request), action=AuditAction.STAFF_PAYMENT_DAY):
+                access.change_payment_day(sub, form.cleaned_data["payment_day"], today=today(),
                                           reminder_days_before=settings.REMINDER_DAYS_BEFORE)
         except access.PaymentInProgress:
             messages.error(request, "A payment is due today or still pending on this subscription; "
                                     "change the day once it has been taken.")
-            return redirect(_account_url(account_id))
+            return redirect(account_url(account_id))
         except access.ConditionFailed:
             messages.error(request, "The subscription changed meanwhile; nothing was done. Look again.")
-            return redirect(_account_url(account_id))
+            return redirect(account_url(account_id))
         messages.success(request, f"Payment day changed to {sub.PaymentDay}; next payment {sub.NextPaymentDate}.")
-        return redirect(_account_url(account_id))
-    return _confirm(request, account_id, "Change the payment day",
+        return redirect(account_url(account_id))
+    return confirm_page(request, account_id, "Change the payment day",
                     "Move this subscription to a new day of the month? No month is charged twice; "
                     "the next payment moves to the new day.", sub=sub, form=form, button="Change payment day")
 
 
 @require_http_methods(["GET", "POST"])
-def retry_payment(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    _require_money(request)
-    sub = _subscription_or_404(account_id, sub_id)
+def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    require_money_permission(request)
+    sub = subscription_or_404(account_id, sub_id)
     if sub.Status != SubscriptionStatus.PAST_DUE:
         messages.error(request, "Only a past-due subscription can be retried now.")
-        return redirect(_account_url(account_id))
+        return redirect(account_url(account_id))
     if request.method == "GET":
-        return _confirm(request, account_id, "Retry the payment now",
-                        f"Charge {format_money(sub.PaymentAmount, sub.Currency)} for the period "
+        return confirm_page(request, account_id, "Retry the payment now",
+                        f"Charge {format_with_code(sub.PaymentAmount, sub.Currency)} for the period "
                         f"{sub.BillingPeriod or sub.NextPaymentDate} now, instead of waiting for the next retry?",
                         sub=sub, button="Retry payment now", danger=True)
     before = access.subscription_snapshot(sub)
@@ -82,14 +83,14 @@ def retry_payment(request: HttpRequest, account_id: str, sub_id: str) -> HttpRes
         # The same code path as the nightly run, so the same exactly-once guarantees hold:
         # a distinct idempotency key per retry attempt, receipt only if absent, advance
         # only if the subscription is still due.
-        result = batches.take_payment(sub, run_date=_today())
+        result = batches.take_payment(sub, run_date=today())
     except GatewayError as error:
-        access.record_event(account_id, actor=_actor(request), action="staff.retry_payment_failed",
+        access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_RETRY_FAILED,
                             subject=sub.SK, before=before, after=before, note=str(error)[:500])
         messages.error(request, "The payment provider could not be reached; nothing changed. Try again shortly.")
-        return redirect(_account_url(account_id))
+        return redirect(account_url(account_id))
     after_sub = access.get_subscription(account_id, sub_id, sku=sub.SKU) or sub
-    access.record_event(account_id, actor=_actor(request), action="staff.retry_payment", subject=sub.SK,
+    access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_RETRY, subject=sub.SK,
                         before=before, after=access.subscription_snapshot(after_sub),
                         note=f"{result.status}: {result.reason}"[:500] if result.reason else result.status)
     outcome = {
@@ -98,4 +99,4 @@ def retry_payment(request: HttpRequest, account_id: str, sub_id: str) -> HttpRes
         "cancelled": (messages.WARNING, "The card was declined on the last retry; the subscription is cancelled"),
     }.get(result.status, (messages.INFO, f"Nothing was charged ({result.reason or result.status})"))
     messages.add_message(request, outcome[0], f"{outcome[1]}. Status is now {after_sub.Status}.")
-    return redirect(_account_url(account_id))
+    return redirect(account_url(account_id))

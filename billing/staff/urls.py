@@ -10,10 +10,10 @@ from django.urls import URLPattern, path
 
 from .account_page import account_detail
 from .batch_pages import batch_runs, upcoming
-from .catalogue import product_add, product_edit, product_retire, products
+from .catalog import product_add, product_edit, product_retire, products
 from .lookup import index, user_billing
-from .refunds import refund
-from .subscription_actions import cancel, payment_day, retry_payment
+from .refunds import staff_refund
+from .subscription_actions import staff_cancel, staff_payment_day, staff_retry
 
 
 def staff_urls(site: AdminSite) -> list[URLPattern]:
@@ -28,10 +28,10 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/", staff(index), name="staff_index"),
         path("staff/users/<int:user_id>/", staff(user_billing), name="staff_user_billing"),
         path("staff/accounts/<str:account_id>/", staff(account_detail), name="staff_account"),
-        path(f"{sub}/cancel/", staff(cancel), name="staff_cancel"),
-        path(f"{sub}/payment-day/", staff(payment_day), name="staff_payment_day"),
-        path(f"{sub}/retry/", staff(retry_payment), name="staff_retry"),
-        path("staff/accounts/<str:account_id>/receipts/<str:receipt_sk>/refund/", staff(refund),
+        path(f"{sub}/cancel/", staff(staff_cancel), name="staff_cancel"),
+        path(f"{sub}/payment-day/", staff(staff_payment_day), name="staff_payment_day"),
+        path(f"{sub}/retry/", staff(staff_retry), name="staff_retry"),
+        path("staff/accounts/<str:account_id>/receipts/<str:receipt_sk>/refund/", staff(staff_refund),
              name="staff_refund"),
         path("staff/upcoming/", staff(upcoming), name="staff_upcoming"),
         path("staff/runs/", staff(batch_runs), name="staff_runs"),

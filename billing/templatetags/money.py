@@ -1,21 +1,33 @@
-"""``{{ amount|money:currency }}``: integer minor units shown in their currency (billing.money)."""
+"""Template filters for integer minor units (formats from billing.money):
+
+``{{ amount|money_symbol:currency }}`` -> "$9.99" (customers' pages),
+``{{ amount|money_code:currency }}`` -> "9.99 USD" (staff pages, e-mails).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django import template
 
-from billing.money import decimal_string, format_money_symbol
+from billing.money import format_with_code, format_with_symbol
 
 register = template.Library()
 
-# The portal's names for the shared formatters.
-format_money = format_money_symbol
-__all__ = ["decimal_string", "format_money", "money"]
 
-
-@register.filter(name="money")
-def money(minor_units: int | None, currency: str = "") -> str:
+def _safe(formatter: Callable[[int | None, str], str], minor_units: int | None, currency: str) -> str:
+    # A template shows nothing rather than fail the whole page on a malformed amount.
     try:
-        return format_money_symbol(minor_units, currency)
+        return formatter(minor_units, currency)
     except (TypeError, ValueError, ArithmeticError):
         return ""
+
+
+@register.filter
+def money_symbol(minor_units: int | None, currency: str = "") -> str:
+    return _safe(format_with_symbol, minor_units, currency)
+
+
+@register.filter
+def money_code(minor_units: int | None, currency: str = "") -> str:
+    return _safe(format_with_code, minor_units, currency)

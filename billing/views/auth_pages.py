@@ -15,8 +15,9 @@ from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.forms import SignUpForm
+from billing.pages import bound_data
 
-from ._common import SESSION_ACCOUNT, _posted, remember_account
+from .common import SESSION_ACCOUNT, remember_account
 
 
 class LoginView(auth_views.LoginView):
@@ -35,7 +36,7 @@ class LoginView(auth_views.LoginView):
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("home")
-    form = SignUpForm(_posted(request))
+    form = SignUpForm(bound_data(request))
     if request.method == "POST" and form.is_valid():
         email = form.cleaned_data["email"]
         try:

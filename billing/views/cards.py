@@ -6,14 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from billing.gateway import CardError, CardToken, get_gateway
+from billing.gateway import CardError, CardToken, GatewayError, get_gateway
 
 
-def _tokenize(form: Any) -> CardToken | None:
-    """Exchange the card for a token on the server; gateway refusals become field errors."""
+def tokenize_card_form(form: Any) -> CardToken | None:
+    """Exchange a valid card form's card for a token on the server; gateway refusals
+    become field errors on the form (and None is returned)."""
     data = form.cleaned_data
     try:
         return get_gateway().tokenize_card(data["card_number"], data["exp_month"], data["exp_year"], data["cvc"])
     except CardError as error:
         form.add_error(error.field if error.field in form.fields else "card_number", str(error))
+        return None
+    except GatewayError:
+        form.add_error(None, "Our payment provider could not be reached, so your card was not saved. "
+                             "Nothing was charged: please try again in a minute.")
         return None

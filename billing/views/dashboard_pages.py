@@ -13,12 +13,13 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_safe
 
 from billing import access
 from billing.models import Subscription, SubscriptionStatus
 from billing.schedule import next_payment_date
 
-from ._common import customer_required
+from .common import customer_required
 
 
 def upcoming_payments(subs: list[Subscription], count: int = 3) -> list[dict[str, Any]]:
@@ -50,12 +51,14 @@ def monthly_totals(subs: list[Subscription]) -> list[tuple[str, int]]:
     return sorted(totals.items())
 
 
+@require_safe
 def home(request: HttpRequest) -> HttpResponse:
     if not request.user.is_authenticated:
         return render(request, "portal/landing.html")
     return dashboard(request)
 
 
+@require_safe
 @customer_required
 def dashboard(request: HttpRequest, account_id: str) -> HttpResponse:
     collection = access.get_account_collection(account_id)  # the page's one Query

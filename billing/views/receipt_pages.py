@@ -11,13 +11,15 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_safe
 
 from billing import access
 from billing.models import Receipt
+from billing.money import decimal_string
+from billing.pages import today
 from billing.schedule import months_before
-from billing.templatetags.money import decimal_string
 
-from ._common import RECEIPT_MONTHS, customer_required, today
+from .common import RECEIPT_MONTHS, customer_required
 
 
 def _receipt_window() -> tuple[date, date]:
@@ -39,6 +41,7 @@ def group_by_month(receipts: list[Receipt]) -> list[dict[str, Any]]:
     return list(months.values())
 
 
+@require_safe
 @customer_required
 def receipts(request: HttpRequest, account_id: str) -> HttpResponse:
     start, end = _receipt_window()
@@ -46,6 +49,7 @@ def receipts(request: HttpRequest, account_id: str) -> HttpResponse:
     return render(request, "portal/receipts.html", {"months": group_by_month(found), "start": start, "end": end})
 
 
+@require_safe
 @customer_required
 def receipt_detail(request: HttpRequest, account_id: str, receipt_id: str) -> HttpResponse:
     receipt = access.get_unexpired_receipt(account_id, receipt_id)
@@ -55,10 +59,20 @@ def receipt_detail(request: HttpRequest, account_id: str, receipt_id: str) -> Ht
     return render(request, "portal/receipt.html", {"receipt": receipt, "net": net})
 
 
+# OWASP "CSV injection": a cell a spreadsheet would run as a formula gets a leading quote.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: object) -> str:
+    text = str(cell)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 CSV_COLUMNS = ["billing_date", "processed_date", "product", "sku", "subscription", "amount", "currency",
                "status", "refunded_amount", "charge_id"]
 
 
+@require_safe
 @customer_required
 def receipts_csv(request: HttpRequest, account_id: str) -> HttpResponse:
     start, end = _receipt_window()
@@ -68,9 +82,9 @@ def receipts_csv(request: HttpRequest, account_id: str) -> HttpResponse:
     writer.writerow(CSV_COLUMNS)
     # No card details at all in the export: it is a file that gets e-mailed around.
     for r in access.get_receipts_by_account(account_id, start, end):
-        writer.writerow([
-            r.BillingDate, r.ProcessedDate, r.ProductName or "", r.SKU, r.SubId,
+        writer.writerow([spreadsheet_safe(cell) for cell in (
+            r.BillingDate, r.ProcessedDate, r.ProductName or "", r.SKU, r.sub_id,
             decimal_string(r.ProcessedAmount, r.Currency), r.Currency, r.Status,
             decimal_string(r.RefundedAmount or 0, r.Currency), r.ChargeId or "",
-        ])
+        )])
     return response

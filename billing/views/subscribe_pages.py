@@ -9,10 +9,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.core.mail import send_mail
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
@@ -20,27 +18,29 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.forms import ConfirmForm, SubscribeForm
 from billing.gateway import CardToken
-from billing.models import ProductStatus, Subscription
+from billing.mail import send_customer_email, subscription_context
+from billing.models import AuditAction, ProductStatus, Subscription
+from billing.money import format_with_symbol
+from billing.pages import actor, bound_data, today
 from billing.schedule import start_dates
-from billing.templatetags.money import format_money
 
-from ._common import SESSION_PENDING, _posted, actor, customer_required, log, today
-from .cards import _tokenize
+from .cards import tokenize_card_form
+from .common import SESSION_PENDING, customer_required, log
 
 
 # Card number and CVC never reach Django's error reports or logs (DESIGN.md invariant 3).
 @sensitive_post_parameters("card_number", "cvc")
-@customer_required
 @require_http_methods(["GET", "POST"])
+@customer_required
 def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     products = access.list_products()
     initial: dict[str, Any] = {"payment_day": today().day}
     if request.GET.get("product"):
         initial["product"] = request.GET["product"]
     first_dates = {d: start_dates(d, today(), settings.REMINDER_DAYS_BEFORE)[0] for d in range(1, 32)}
-    form = SubscribeForm(_posted(request), products=products, today=today(), initial=initial,
+    form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
                          first_dates=first_dates)
-    if request.method == "POST" and form.is_valid() and (card := _tokenize(form)):
+    if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
         # The confirm step gets the token, never the card number or CVC.
         request.session[SESSION_PENDING] = {
             "sku": form.cleaned_data["product"],
@@ -53,8 +53,8 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
 
 
-@customer_required
 @require_http_methods(["GET", "POST"])
+@customer_required
 def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     pending = request.session.get(SESSION_PENDING)
     if not pending:
@@ -68,7 +68,7 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     day = int(pending["payment_day"])
     first_payment, first_reminder = start_dates(day, today(), settings.REMINDER_DAYS_BEFORE)
     card = CardToken(**pending["card"])
-    form = ConfirmForm(_posted(request))
+    form = ConfirmForm(bound_data(request))
     if request.method == "POST" and form.is_valid():
         account = access.get_account(account_id)
         if account is None:
@@ -79,10 +79,10 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
             reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product.Name,
             billing_address=pending.get("billing_address"),
         )
-        access.record_event(account_id, actor=actor(request), action="subscription.created",
+        access.record_event(account_id, actor=actor(request), action=AuditAction.SUBSCRIPTION_CREATED,
                             subject=sub.SK, before=None, after=access.subscription_snapshot(sub))
         request.session.pop(SESSION_PENDING, None)
-        _send_confirmation(request, sub)
+        _send_confirmation(sub)
         messages.success(
             request, f"You are subscribed to {product.Name}. Your first payment is on {first_payment:%-d %B %Y}."
         )
@@ -94,18 +94,17 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     })
 
 
-def _send_confirmation(request: HttpRequest, sub: Subscription) -> None:
+def _send_confirmation(sub: Subscription) -> None:
     context = {
-        "sub": sub,
-        "amount": format_money(sub.PaymentAmount, sub.Currency),
+        **subscription_context(sub),
+        # The amount as the customer saw it on the confirm page ("$9.99").
+        "amount": format_with_symbol(sub.PaymentAmount, sub.Currency),
         "first_payment": date.fromisoformat(sub.NextPaymentDate),
         "first_reminder": date.fromisoformat(sub.NextReminderDate),
         "manage_url": settings.SITE_URL.rstrip("/") + reverse("subscription", args=[sub.sub_id]),
     }
-    subject = f"Your {sub.ProductName or sub.SKU} subscription is confirmed"
-    body = render_to_string("billing/portal_email/subscription_confirmed.txt", context)
-    # The subscription exists whatever the mail server says: a failed send is logged, not shown as an error.
-    try:
-        send_mail(subject, body, None, [sub.Email])
-    except OSError as error:
-        log.warning("confirmation mail for %s not sent: %s", sub.SK, error)
+    # The subscription exists whatever the mail server says: a failed send is logged, not shown.
+    failure = send_customer_email("subscription_confirmed", sub.Email,
+                                  f"Your {sub.ProductName or sub.SKU} subscription is confirmed", context)
+    if failure:
+        log.warning("confirmation mail for %s not sent: %s", sub.SK, failure)

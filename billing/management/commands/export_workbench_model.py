@@ -17,10 +17,12 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from billing import access
 from billing.management.base import BillingCommand
 from billing.models import (
     ENTITIES,
     Account,
+    AuditAction,
     AuditEvent,
     BatchRun,
     BillingItem,
@@ -28,6 +30,7 @@ from billing.models import (
     Product,
     Receipt,
     Subscription,
+    SubscriptionStatus,
     UserLink,
 )
 
@@ -41,23 +44,21 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                           BillingAddress="12 Bridge Street, Birmingham, B12 7ST")
 
     def sub(account_id: str, sub_id: str, sku: str, day: int, amount: int, currency: str, nxt: str,
-            remind: str, status: str = "active") -> Subscription:
-        live = status != "cancelled"
-        return Subscription(
-            Subscription.pk(account_id=account_id), Subscription.sk(sub_id=sub_id, sku=sku),
-            Email="customer@rpay.localhost", SKU=sku, ProductName=sku.title(), PaymentDay=day,
-            PaymentAmount=amount, Currency=currency, NextPaymentDate=nxt if live else None,
-            LastPaymentDate="2026-10-31", NextReminderDate=remind if live else None,
-            LastReminderDate="2026-10-24", PaymentDetails=card, CreatedDate="2026-03-01T09:41:25+00:00",
-            Status=status, RetryCount=0, Version=3,
-            CancelledDate=None if live else "2026-11-02T10:00:00+00:00",
-            CancelReason=None if live else "customer",
-        )
+            status: SubscriptionStatus = SubscriptionStatus.ACTIVE) -> Subscription:
+        item = access.due_subscription(
+            account_id, sub_id, due=date.fromisoformat(nxt), card=card, sku=sku, product_name=sku.title(),
+            email="customer@rpay.localhost", payment_day=day, amount=amount, currency=currency)
+        item.CreatedDate, item.Version = "2026-03-01T09:41:25+00:00", 3
+        if status == SubscriptionStatus.CANCELLED:
+            # An ended subscription leaves both indexes: no Next* keys (DESIGN.md invariant 1).
+            item.Status, item.NextPaymentDate, item.NextReminderDate = status, None, None
+            item.CancelledDate, item.CancelReason = "2026-11-02T10:00:00+00:00", "customer"
+        return item
 
     def receipt(account_id: str, sub_id: str, sku: str, billed: str, amount: int, currency: str) -> Receipt:
         return Receipt(
             Receipt.pk(account_id=account_id), Receipt.sk(billing_date=billed, sku=sku, sub_id=sub_id),
-            SubId=sub_id, SKU=sku, ProductName=sku.title(), Email="customer@rpay.localhost",
+            sub_id=sub_id, SKU=sku, ProductName=sku.title(), Email="customer@rpay.localhost",
             BillingDate=billed, ProcessedDate=f"{billed}T06:00:02+00:00", ProcessedAmount=amount,
             Currency=currency, ChargeId="ch_sim_9d8c7b6a5f4e", CardBrand="Visa", CardLast4="4242",
             Status="paid", RefundedAmount=0, TTL=datetime(2027, 5, 19, tzinfo=UTC),
@@ -73,9 +74,10 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
         UserLink: [UserLink(UserLink.pk(user_id=2), UserLink.sk(user_id=2), AccountId=acc,
                             Email="customer@rpay.localhost")],
         Subscription: [
-            sub(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", 31, 999, "USD", "2026-11-30", "2026-11-23"),
-            sub(acc, "18e9374a55c47382", "CLOUD-200", 29, 299, "EUR", "2026-11-29", "2026-11-22"),
-            sub(acc, "99aa88bb77cc66dd", "MUSIC-FAMILY", 15, 1699, "USD", "", "", status="cancelled"),
+            sub(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", 31, 999, "USD", "2026-11-30"),
+            sub(acc, "18e9374a55c47382", "CLOUD-200", 29, 299, "EUR", "2026-11-29"),
+            sub(acc, "99aa88bb77cc66dd", "MUSIC-FAMILY", 15, 1699, "USD", "2026-11-15",
+                status=SubscriptionStatus.CANCELLED),
         ],
         Receipt: [
             receipt(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", "2026-10-31", 999, "USD"),
@@ -96,7 +98,7 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
         )],
         AuditEvent: [AuditEvent(
             AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),
-            At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action="staff.cancel_subscription",
+            At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action=AuditAction.STAFF_CANCEL,
             Subject=Subscription.sk(sub_id="99aa88bb77cc66dd", sku="MUSIC-FAMILY"),
             Before={"Status": "active"}, After={"Status": "cancelled"},
         )],

@@ -6,12 +6,13 @@ from typing import Any
 
 from billing import batches
 from billing.management.batchcommand import BatchCommand
+from billing.models import BatchKind
 
 
 class Command(BatchCommand):
     help = ("Take every payment due on a date (default today) from GSI-2, and on missed earlier dates; "
             "safe to re-run and to run twice at once.")
-    kind = batches.PAYMENTS
+    kind = BatchKind.PAYMENTS
 
     def run(self, **kwargs: Any) -> batches.RunSummary:
         return batches.run_payments(**kwargs)

@@ -13,7 +13,7 @@ from billing import access
 from billing.gateway import PaymentGateway, get_gateway
 from billing.management.base import BillingCommand
 from billing.models import Subscription
-from billing.schedule import anchor_date, billing_today
+from billing.schedule import add_months, anchor_date, billing_today, first_payment_date, reminder_date
 
 STAFF_EMAIL = "staff@rpay.localhost"
 STAFF_PASSWORD = "staff-demo-2026"
@@ -36,11 +36,6 @@ DEMO_ACCOUNTS = [
     ("alan@example.com", [("MUSIC-FAMILY", 29)]),
     ("edsger@example.com", [("COFFEE-BOX", 12), ("GYM-CITY", 5)]),
 ]
-
-
-def months_ago(today: date, n: int) -> tuple[int, int]:
-    index = today.year * 12 + today.month - 1 - n
-    return index // 12, index % 12 + 1
 
 
 def demo_charge(gateway: PaymentGateway, sub: Subscription, billed: date) -> str:
@@ -88,14 +83,14 @@ class Command(BillingCommand):
             for sku, day in subs:
                 product = access.get_product(sku)
                 # Made eight months ago, so the receipts below belong to it.
-                created = date(*months_ago(today, 8), 1)
+                created = date(*add_months(today.year, today.month, -8), 1)
                 sub = access.create_subscription(
                     account, sku=sku, payment_day=day, amount=product.PaymentAmount,
                     currency=product.Currency, card=card, today=created,
                     reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product.Name,
                 )
                 # Paid every month from eight months ago up to (not including) today.
-                billed_dates = [anchor_date(*months_ago(today, n), day) for n in range(8, -1, -1)]
+                billed_dates = [anchor_date(*add_months(today.year, today.month, -n), day) for n in range(8, -1, -1)]
                 billed_dates = [d for d in billed_dates if d < today]
                 for billed in billed_dates:
                     access.create_receipt(
@@ -105,10 +100,9 @@ class Command(BillingCommand):
                         processed_at=datetime(billed.year, billed.month, billed.day, 6, tzinfo=UTC),
                     )
                 last_paid = billed_dates[-1] if billed_dates else None
-                this_month = anchor_date(today.year, today.month, day)
                 # Bring the schedule up to date as the payment batch would have.
-                next_payment = this_month if this_month >= today else anchor_date(*months_ago(today, -1), day)
-                remind = max(next_payment - timedelta(days=settings.REMINDER_DAYS_BEFORE), today)
+                next_payment = first_payment_date(day, today)
+                remind = reminder_date(next_payment, settings.REMINDER_DAYS_BEFORE, today)
                 access.set_schedule(
                     sub, next_payment=next_payment, last_payment=last_paid or created,
                     next_reminder=remind, last_reminder=remind - timedelta(days=30),

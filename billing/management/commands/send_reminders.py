@@ -6,12 +6,13 @@ from typing import Any
 
 from billing import batches
 from billing.management.batchcommand import BatchCommand
+from billing.models import BatchKind
 
 
 class Command(BatchCommand):
     help = ("Send every payment reminder due on a date (default today) from GSI-1, and on missed "
             "earlier dates; each is claimed before it is sent, so it goes out once.")
-    kind = batches.REMINDERS
+    kind = BatchKind.REMINDERS
 
     def run(self, **kwargs: Any) -> batches.RunSummary:
         return batches.run_reminders(**kwargs)

@@ -1,22 +1,19 @@
 """What every portal page shares: the customer's account id in the session (never in the
-URL), the ``customer_required`` decorator, the billing-timezone ``today``, the session keys.
+URL), the ``customer_required`` decorator, the session keys and the stale-form message.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import date
 from functools import wraps
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponseBase
 from django.shortcuts import redirect
 
 from billing import access
-from billing.schedule import billing_today
 
 log = logging.getLogger("billing")
 
@@ -29,15 +26,6 @@ STALE_MESSAGE = (
     "This subscription was changed elsewhere (another tab or device) while you were looking "
     "at it. We have shown you the latest version: please check it and try again."
 )
-
-
-def _posted(request: HttpRequest) -> Any:
-    # An empty POST is still a submission: bind it so its errors are shown.
-    return request.POST if request.method == "POST" else None
-
-
-def today() -> date:
-    return billing_today(settings.BILLING_TIMEZONE)
 
 
 def remember_account(request: HttpRequest) -> str | None:
@@ -70,7 +58,3 @@ def customer_required(view: Callable[..., HttpResponseBase]) -> Callable[..., Ht
         return view(request, account_id, *args, **kwargs)
 
     return wrapper
-
-
-def actor(request: HttpRequest) -> str:
-    return request.user.email or request.user.get_username()

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from django import forms
 
-from .money import minor_units
+from billing.money import minor_units
 
 SKU_RE = re.compile(r"^[A-Z0-9][A-Z0-9-]{1,39}$")
 
@@ -50,6 +50,9 @@ class MoneyField(forms.DecimalField):
 class RefundForm(forms.Form):
     amount = MoneyField(label="Amount to refund")
     reason = forms.CharField(max_length=200, required=False)
+    # Fixed when the form is shown: the refund's idempotency key, so a double submit
+    # refunds once while a later refund of the same charge is a refund of its own.
+    request_id = forms.RegexField(regex=r"^[0-9a-f]{16}$", widget=forms.HiddenInput)
 
     def __init__(self, *args, currency: str, refundable: int, **kwargs) -> None:
         super().__init__(*args, **kwargs)

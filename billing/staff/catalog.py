@@ -1,5 +1,5 @@
-"""The product catalogue: list, add, edit and retire products. Catalogue changes are
-audited under a fixed pseudo-account, as they belong to no customer.
+"""The product catalog: list, add, edit and retire products. Catalog changes belong to no
+customer: they are audited in the pseudo-account ``CATALOG_EVENTS_ACCOUNT``.
 """
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from billing import access
-from billing.models import ProductStatus
+from billing.models import CATALOG_EVENTS_ACCOUNT, AuditAction, ProductStatus
 from billing.money import to_decimal
-from billing.staff_forms import ProductForm
+from billing.pages import actor
 
-from ._common import _actor, _render
+from .common import render_staff
+from .forms import ProductForm
 
 
 def products(request: HttpRequest) -> HttpResponse:
-    return _render(request, "staff/products.html", "Product catalogue", {
+    return render_staff(request, "staff/products.html", "Product catalog", {
         "products": access.list_products(include_retired=True), "retired": ProductStatus.RETIRED,
     })
 
@@ -37,10 +38,10 @@ def product_add(request: HttpRequest) -> HttpResponse:
         else:
             after = {"SKU": product.SKU, "Name": product.Name, "PaymentAmount": product.PaymentAmount,
                      "Currency": product.Currency, "Status": product.Status}
-            _record_catalogue_event(request, "staff.create_product", product.SKU, None, after)
+            _record_catalog_event(request, AuditAction.PRODUCT_CREATED, product.SKU, None, after)
             messages.success(request, f"Product {product.SKU} added.")
             return redirect("admin:staff_products")
-    return _render(request, "staff/product_form.html", "Add a product", {"form": form})
+    return render_staff(request, "staff/product_form.html", "Add a product", {"form": form})
 
 
 def _product_or_404(sku: str):
@@ -55,14 +56,9 @@ def _product_snapshot(product) -> dict:
             "Currency": product.Currency, "Status": product.Status, "Description": product.Description}
 
 
-CATALOGUE_ACCOUNT = "CATALOG"
-
-
-def _record_catalogue_event(request: HttpRequest, action: str, sku: str, before: dict | None,
-                            after: dict | None) -> None:
-    # Audit events live in an account's partition; catalogue changes belong to no account,
-    # so they are filed under a fixed pseudo-account id.
-    access.record_event(CATALOGUE_ACCOUNT, actor=_actor(request), action=action, subject=f"SKU#{sku}",
+def _record_catalog_event(request: HttpRequest, action: AuditAction, sku: str, before: dict | None,
+                          after: dict | None) -> None:
+    access.record_event(CATALOG_EVENTS_ACCOUNT, actor=actor(request), action=action, subject=f"SKU#{sku}",
                         before=before, after=after)
 
 
@@ -77,10 +73,10 @@ def product_edit(request: HttpRequest, sku: str) -> HttpResponse:
         before = _product_snapshot(product)
         updated = access.update_product(product.SKU, name=data["name"], amount=data["amount"],
                                         currency=data["currency"], description=data["description"])
-        _record_catalogue_event(request, "staff.update_product", product.SKU, before, _product_snapshot(updated))
+        _record_catalog_event(request, AuditAction.PRODUCT_UPDATED, product.SKU, before, _product_snapshot(updated))
         messages.success(request, f"Product {product.SKU} saved. Existing subscriptions keep their price.")
         return redirect("admin:staff_products")
-    return _render(request, "staff/product_form.html", f"Edit {product.SKU}", {"form": form, "product": product})
+    return render_staff(request, "staff/product_form.html", f"Edit {product.SKU}", {"form": form, "product": product})
 
 
 @require_http_methods(["GET", "POST"])
@@ -90,13 +86,13 @@ def product_retire(request: HttpRequest, sku: str) -> HttpResponse:
         messages.info(request, f"{product.SKU} is already retired.")
         return redirect("admin:staff_products")
     if request.method == "GET":
-        return _render(request, "staff/confirm.html", f"Retire {product.SKU}", {
+        return render_staff(request, "staff/confirm.html", f"Retire {product.SKU}", {
             "question": f"Retire {product.Name} ({product.SKU})? It takes no new subscriptions; "
                         "existing subscriptions go on being billed.",
             "button": "Retire product", "danger": True, "back": reverse("admin:staff_products"),
         })
     before = _product_snapshot(product)
     retired = access.retire_product(product.SKU)
-    _record_catalogue_event(request, "staff.retire_product", product.SKU, before, _product_snapshot(retired))
+    _record_catalog_event(request, AuditAction.PRODUCT_RETIRED, product.SKU, before, _product_snapshot(retired))
     messages.success(request, f"{product.SKU} retired.")
     return redirect("admin:staff_products")

@@ -1,0 +1,71 @@
+"""Refunding a charge: the gateway gives the money back, the receipt records it, the
+customer is told (money rules M5 and M6).
+
+Each refund request has its own idempotency key, ``refund:<ChargeId>:<RequestId>``: the
+request id is fixed when staff open the refund form, so a double click or a retried
+request refunds once, while a second refund of the same charge (another request) is a
+refund of its own. The gateway refuses more than what is left of the charge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from billing import access
+from billing.gateway import GatewayError, PaymentGateway, RefundRefused, get_gateway
+from billing.mail import send_customer_email
+from billing.models import AuditAction, Receipt
+from billing.money import format_with_code
+
+
+@dataclass
+class RefundDone:
+    receipt: Receipt
+    refund_id: str
+    amount: int
+    mail_error: str = ""
+
+
+def refund_key(receipt: Receipt, request_id: str) -> str:
+    return f"refund:{receipt.ChargeId}:{request_id}"
+
+
+def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str, reason: str = "",
+                   gateway: PaymentGateway | None = None) -> RefundDone:
+    """Refund ``amount`` minor units of the receipt's charge.
+
+    Raises ``RefundRefused`` when the gateway refuses it and ``GatewayError`` when the
+    gateway cannot be reached (nothing is known to have moved: the same request may be
+    tried again); both leave an audit event. Nothing is raised for a mail failure.
+    """
+    if not receipt.ChargeId:
+        raise RefundRefused("this receipt has no charge to refund")
+    before = access.receipt_snapshot(receipt)
+    try:
+        result = (gateway or get_gateway()).refund(
+            receipt.ChargeId, amount, idempotency_key=refund_key(receipt, request_id),
+            reason=reason or "staff refund")
+    except GatewayError as error:
+        _record_failure(receipt, actor, before, f"gateway unreachable: {error}")
+        raise
+    if result.status != "succeeded":
+        _record_failure(receipt, actor, before, result.reason or result.status)
+        raise RefundRefused(result.reason or result.status)
+    receipt, added = access.record_refund(receipt, refund_id=result.refund_id, amount=result.amount, actor=actor,
+                                          reason=reason or None)
+    if not added:  # a repeated request: the refund and its e-mail were made the first time
+        return RefundDone(receipt, result.refund_id, result.amount)
+    mail_error = send_customer_email("refund", receipt.Email or "", f"Refund: {receipt.ProductName or receipt.SKU}", {
+        "product": receipt.ProductName or receipt.SKU,
+        "amount": format_with_code(result.amount, receipt.Currency),
+        "billing_date": receipt.BillingDate,
+        "refund_id": result.refund_id,
+        "refunded_total": format_with_code(receipt.RefundedAmount or 0, receipt.Currency),
+        "charged": format_with_code(receipt.ProcessedAmount, receipt.Currency),
+    })
+    return RefundDone(receipt, result.refund_id, result.amount, mail_error)
+
+
+def _record_failure(receipt: Receipt, actor: str, before: dict, why: str) -> None:
+    access.record_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND_FAILED,
+                        subject=receipt.SK, before=before, after=before, note=why[:500])

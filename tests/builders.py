@@ -1,0 +1,193 @@
+"""Builders for test data, written through the access layer (no tests, no fixtures here:
+the shared fixtures, the cast of customers, live in conftest.py).
+
+* accounts and subscriptions: ``make_account``, ``make_subscription``, ``TEST_CARD``
+* many due subscriptions for the batch tests: ``seed_due``, ``card``, ``fresh``, ``receipts_of``
+* a logged-in portal customer: ``make_customer`` (``Customer``), ``subscribe``
+* staff users and a customer with a history: ``make_user``, ``make_customer_with_history``
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.test import Client
+
+from billing import access
+from billing.gateway import CardToken, get_gateway
+from billing.models import Account, Receipt, Subscription, SubscriptionStatus
+from billing.pages import today
+
+TEST_CARD = CardToken(token="tok_test_visa", brand="Visa", last4="4242", exp_month=12, exp_year=2030)
+
+
+def make_account(email: str = "pat@example.com", user_id: int | None = None) -> Account:
+    return access.create_account(email, user_id=user_id)
+
+
+def make_subscription(
+    account: Account,
+    *,
+    sku: str = "NEWS-DAILY",
+    payment_day: int = 15,
+    amount: int = 999,
+    currency: str = "USD",
+    today: date = date(2027, 1, 10),
+    card: CardToken = TEST_CARD,
+    reminder_days_before: int = 7,
+) -> Subscription:
+    return access.create_subscription(
+        account, sku=sku, payment_day=payment_day, amount=amount, currency=currency,
+        card=card, today=today, reminder_days_before=reminder_days_before, product_name=sku.title(),
+    )
+
+
+GOOD_NUMBER = "4242424242424242"
+DECLINED_NUMBER = "4000000000000002"
+
+
+def card(number: str = GOOD_NUMBER) -> CardToken:
+    """A token the simulated gateway knows (each test has its own ledger)."""
+    return get_gateway().tokenize_card(number, 12, 2030, "123")
+
+
+def due_subscription(
+    n: int, *, due: date, card: CardToken, prefix: str = "s", **kwargs: Any
+) -> Subscription:
+    """A live subscription (own account) due to pay on ``due``, reminded 7 days before."""
+    sub_id = f"{prefix}{n:06d}"
+    return access.due_subscription(f"acct{sub_id}", sub_id, due=due, card=access.payment_details_from(card),
+                                   email=f"{sub_id}@example.com", **kwargs)
+
+
+def seed_due(count: int, *, due: date, prefix: str = "s", number: str = GOOD_NUMBER, **kwargs) -> list[Subscription]:
+    token = card(number)
+    subs = [due_subscription(n, due=due, prefix=prefix, card=token, **kwargs) for n in range(count)]
+    access.batch_items(subs)
+    return subs
+
+
+def at_once(run: Callable[[], Any], times: int = 2) -> list[Any]:
+    """Call ``run`` from ``times`` threads released together (two batch runs at once);
+    returns their results. An exception in a thread fails the test."""
+    barrier = threading.Barrier(times)
+    results: list[Any] = []
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        barrier.wait()
+        try:
+            results.append(run())
+        except BaseException as error:  # noqa: BLE001 - re-raised in the test's thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker) for _ in range(times)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+def fresh(sub: Subscription) -> Subscription:
+    got = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
+    assert got is not None
+    return got
+
+
+def receipts_of(sub: Subscription) -> list:
+    return [r for r in access.get_receipts_by_account(sub.account_id, date(2000, 1, 1), date(2100, 1, 1))
+            if r.sub_id == sub.sub_id]
+
+
+PASSWORD = "a-long-Password-2026"
+GOOD_CARD = {"card_number": "4242 4242 4242 4242", "exp_month": "12", "exp_year": "2030", "cvc": "123"}
+
+
+@dataclass
+class Customer:
+    client: Client
+    email: str
+    user_id: int
+    account_id: str
+
+
+def make_customer(email: str) -> Customer:
+    user = get_user_model().objects.create_user(email, email=email, password=PASSWORD)
+    account = access.create_account(email, user_id=user.pk)
+    client = Client()
+    response = client.post("/login/", {"username": email, "password": PASSWORD})
+    assert response.status_code == 302, response.content
+    return Customer(client, email, user.pk, account.account_id)
+
+
+def subscribe(customer: Customer, sku: str = "NEWS-DAILY", day: int = 15, amount: int = 999,
+              currency: str = "USD", on: date | None = None) -> Subscription:
+    """A subscription made through the access layer (setup for manage/receipt tests)."""
+    account = access.get_account(customer.account_id)
+    return access.create_subscription(
+        account, sku=sku, payment_day=day, amount=amount, currency=currency, card=TEST_CARD,
+        today=on or today(), reminder_days_before=7, product_name=sku.title(),
+    )
+
+
+def make_user(username: str, *, staff: bool = False, money: bool = False):
+    user = get_user_model().objects.create_user(username, email=username, password="pw-for-tests")
+    user.is_staff = staff
+    user.save()
+    if money:
+        user.user_permissions.add(Permission.objects.get(codename="manage_money", content_type__app_label="billing"))
+    return user
+
+
+@dataclass
+class CustomerWithHistory:
+    user: object
+    account: Account
+    sub: Subscription  # active
+    past_due: Subscription
+    cancelled: Subscription
+    receipt: Receipt  # paid through the simulated gateway: refundable
+
+    @property
+    def account_id(self) -> str:
+        return self.account.account_id
+
+
+def make_past_due(sub: Subscription, period: str) -> Subscription:
+    return access.update_subscription(sub, [
+        Subscription.Status.set(SubscriptionStatus.PAST_DUE),
+        Subscription.BillingPeriod.set(period),
+        Subscription.RetryCount.set(1),
+    ])
+
+
+def make_customer_with_history(email: str = "pat@example.com") -> CustomerWithHistory:
+    user = make_user(email)
+    account = make_account(email, user_id=user.pk)
+    today_ = today()
+    sub = make_subscription(account, sku="NEWS-DAILY", payment_day=15, amount=999, today=today_)
+    past_due = make_past_due(
+        make_subscription(account, sku="GYM-CITY", payment_day=3, amount=4500, currency="GBP", today=today_),
+        (today_ - timedelta(days=2)).isoformat(),
+    )
+    cancelled = make_subscription(account, sku="CLOUD-200", payment_day=20, amount=299, currency="EUR", today=today_)
+    access.cancel_subscription(cancelled)
+
+    gateway = get_gateway()
+    card = gateway.tokenize_card("4242424242424242", 12, today_.year + 3, "123")
+    billed = today_ - timedelta(days=10)
+    charge = gateway.charge(card.token, 999, "USD", idempotency_key=f"{sub.sub_id}:{billed.isoformat()}")
+    assert charge.succeeded
+    receipt, _ = access.create_receipt(sub, billing_date=billed, amount=999, currency="USD",
+                                       charge_id=charge.charge_id, retention_days=settings.RECEIPT_RETENTION_DAYS)
+    return CustomerWithHistory(user, account, sub, past_due, cancelled, receipt)

@@ -1,0 +1,62 @@
+"""The code's shape, checked: public package APIs and no reaching into another module's
+private names (issue 13). These are rules a reviewer would otherwise have to remember."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = [ROOT / "billing"] + ([ROOT / "shop"] if (ROOT / "shop").exists() else [])
+
+
+def _sources() -> list[Path]:
+    return [f for app in APPS for f in app.rglob("*.py") if "migrations" not in f.parts]
+
+
+def _package_of(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    offenders = []
+    for path in _sources():
+        tree = ast.parse(path.read_text(), str(path))
+        package = _package_of(path)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+                continue
+            offenders += [f"{path.relative_to(ROOT)}: {alias.name}" for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+            # A package-private module (``_common``) is for its own package's modules only.
+            module = "." * node.level + (node.module or "")
+            target = module if not node.level else package
+            if any(part.startswith("_") and not part.startswith("__") for part in (node.module or "").split(".")) \
+                    and (not node.level and not target.startswith(package)):
+                offenders.append(f"{path.relative_to(ROOT)}: from {module}")
+    assert offenders == []
+
+
+PACKAGES = ["billing.access", "billing.batches", "billing.views", "billing.staff"]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_each_package_lists_its_public_api(name: str) -> None:
+    package = importlib.import_module(name)
+    exported = package.__all__
+    assert exported, f"{name} exports nothing"
+    assert len(exported) == len(set(exported)), f"{name}.__all__ names something twice"
+    for attr in exported:
+        assert not attr.startswith("_"), f"{name} exports private {attr}"
+        assert hasattr(package, attr), f"{name}.__all__ names {attr}, which it does not define"
+
+
+def test_batches_do_not_re_export_the_access_layer() -> None:
+    # Patching ``batches.access.x`` must not be a way to patch the global access layer.
+    import billing.batches
+
+    assert "access" not in billing.batches.__all__
+    assert not hasattr(billing.batches, "mail")
