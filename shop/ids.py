@@ -13,7 +13,7 @@ import secrets
 
 from shop.errors import InvalidInput
 
-MAX_ID_LENGTH = 128  # a shipment id is "<orderId>-<warehouseId>"
+MAX_ID_LENGTH = 64
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 

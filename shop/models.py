@@ -193,7 +193,8 @@ class Product(ShopItem, discriminator="product"):
 
     @staticmethod
     def sort_name(name: str) -> str:
-        return " ".join(name.replace("#", " ").casefold().split())
+        """The name as it sorts in a category: folded, no '#', at most 60 characters."""
+        return " ".join(name.replace("#", " ").casefold().split())[:60]
 
 
 class Warehouse(ShopItem, discriminator="warehouse"):

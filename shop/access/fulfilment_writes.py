@@ -5,6 +5,8 @@ once the gateway has made it, with a journal entry in between for the reconcile 
 
 from __future__ import annotations
 
+import hashlib
+
 from billing.gateway import RefundResult
 from shop.models import (
     Order,
@@ -28,8 +30,9 @@ def _order_keys(order: Order) -> dict[str, str]:
 
 
 def shipment_id_for(order_id: str, warehouse_id: str) -> str:
-    """One shipment per order and warehouse: a fixed id makes creating them idempotent."""
-    return f"{order_id}-{warehouse_id}"
+    """One shipment per order and warehouse: an id derived from both makes creating them
+    idempotent (a hash, so it stays as short as any id)."""
+    return hashlib.sha256(f"{order_id}:{warehouse_id}".encode()).hexdigest()[:16]
 
 
 def create_shipments(details: OrderDetails, created_at: str) -> list[Shipment]:
