@@ -22,6 +22,10 @@ class BillingConfig(AppConfig):
             connect_timeout_seconds=settings.DYNAMODB_CONNECT_TIMEOUT,
             read_timeout_seconds=settings.DYNAMODB_READ_TIMEOUT,
         )
+        # The shop's table lives on the same engine; it shares the connection above.
+        from shop.models import configure as configure_shop
+
+        configure_shop(table_name=settings.SHOP_DYNAMODB_TABLE)
 
 
 class RpayAdminConfig(admin_apps.AdminConfig):

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "csp",
     "axes",
     "billing",
+    "shop",
 ]
 
 MIDDLEWARE = [
@@ -147,6 +148,8 @@ SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
 DYNAMODB_ENDPOINT = os.environ.get("DYNAMODB_ENDPOINT", "http://127.0.0.1:8123") or None
 DYNAMODB_TABLE = os.environ.get("DYNAMODB_TABLE", "RecurringPayments")
 AWS_REGION = os.environ.get("AWS_REGION", "us-east-1")
+# The online shop's own table, on the same engine (SHOP-DESIGN.md).
+SHOP_DYNAMODB_TABLE = os.environ.get("SHOP_DYNAMODB_TABLE", "OnlineShop")
 # Enough pooled HTTP connections for the batch workers (--workers up to 32).
 DYNAMODB_MAX_POOL_CONNECTIONS = env_int("DYNAMODB_MAX_POOL_CONNECTIONS", 64, minimum=1)
 DYNAMODB_MAX_RETRY_ATTEMPTS = env_int("DYNAMODB_MAX_RETRY_ATTEMPTS", 5, minimum=0)

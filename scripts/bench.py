@@ -11,7 +11,9 @@ BatchWriteItem, and measures:
    ratio batch / limit;
 3. the same 2,000 due payments in tables of 2,000, 20,000 and 100,000 subscriptions;
 4. a naive baseline that finds the due subscriptions with a Scan (only here!);
-5. DynamoDB requests per payment.
+5. DynamoDB requests per payment;
+6. the shop: checkouts/s against a bare loop of the same transactions, and the access
+   patterns' latency at 1,000 and 100,000 orders (scripts/bench_shop.py).
 
 Prints the figures and writes docs/PERFORMANCE.md and bench-results.json (git-ignored).
 ``BENCH_SCALE=0.1`` shrinks every count for a quick try.
@@ -34,6 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import bench_shop  # noqa: E402  (scripts/ is on the path: this file's folder)
 
 from billing.localengine import free_port, start_local_engine  # noqa: E402
 
@@ -308,11 +312,14 @@ def main() -> None:
             if size == SIZES[2]:
                 results["scan"][str(size)] = scan_run(token, 8, ledger)
                 say(f"scan   table {size}: {results['scan'][str(size)]['rate']:7.1f} payments/s")
+
+        # 6: the shop's checkout and patterns (scripts/bench_shop.py).
+        results["shop"] = bench_shop.run(server.endpoint, token, say)
     finally:
         server.stop()
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
-    report = render(results)
+    report = render(results) + "\n\n" + bench_shop.render(results["shop"])
     print(report)
     write_performance_md(report)
 

@@ -194,9 +194,20 @@ class Command(BillingCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--output", "-o", help="file to write (default: standard output)")
+        parser.add_argument("--table", choices=["billing", "shop", "all"], default="billing",
+                            help="which table: billing (default), the online shop's, or both in one model")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        text = json.dumps(workbench_model(), indent=2, default=_json_default) + "\n"
+        model = workbench_model()
+        if options["table"] != "billing":
+            from shop.workbench import shop_table_model
+
+            shop = shop_table_model()
+            model["DataModel"] = [shop] if options["table"] == "shop" else [*model["DataModel"], shop]
+            if options["table"] == "shop":
+                model["ModelName"] = "rpay online shop"
+                model["ModelMetadata"]["Description"] = "Generated from shop/models.py (SHOP-DESIGN.md)."
+        text = json.dumps(model, indent=2, default=_json_default) + "\n"
         if options["output"]:
             path = Path(options["output"])
             path.write_text(text, encoding="utf-8")
