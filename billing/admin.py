@@ -1,8 +1,9 @@
-"""The staff pages join the one admin site: its URLs gain ``staff/...`` (billing.staff),
-and the user admin links each user to their billing page.
+"""Registrations on the project's admin site (``billing.staff.site.StaffAdminSite``, the
+default site through ``RpayAdminConfig``): the user admin links each user to their
+billing page.
 
-Billing has no Django models to register; ``BillingPermission`` only holds the
-``billing.manage_money`` permission and is deliberately not registered.
+Billing has no Django models to register; ``BillingPermission`` only holds the staff
+permissions and is deliberately not registered.
 """
 
 from __future__ import annotations
@@ -12,21 +13,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.urls import reverse
 from django.utils.html import format_html
-
-from .staff import staff_urls
-
-_admin_get_urls = admin.site.get_urls
-
-
-def _get_urls() -> list:
-    # Ours first: the admin's own patterns end in a catch-all for app labels.
-    return staff_urls(admin.site) + _admin_get_urls()
-
-
-# Extending the default site in place (rather than a second AdminSite) keeps one admin,
-# one log-in and the project's `admin.site.urls` untouched.
-admin.site.get_urls = _get_urls
-admin.site.index_template = "admin/rpay_index.html"
 
 User = get_user_model()
 

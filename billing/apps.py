@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class BillingConfig(AppConfig):
@@ -9,6 +10,7 @@ class BillingConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
+        from . import checks  # noqa: F401  (registers the billing settings' system checks)
         from .models import configure
 
         configure(
@@ -20,3 +22,16 @@ class BillingConfig(AppConfig):
             connect_timeout_seconds=settings.DYNAMODB_CONNECT_TIMEOUT,
             read_timeout_seconds=settings.DYNAMODB_READ_TIMEOUT,
         )
+        # The shop's table lives on the same engine; it shares the connection above.
+        from shop.models import configure as configure_shop
+
+        configure_shop(table_name=settings.SHOP_DYNAMODB_TABLE)
+
+
+class RpayAdminConfig(admin_apps.AdminConfig):
+    """``django.contrib.admin`` with the project's site as the default one (listed in
+    INSTALLED_APPS in its place)."""
+
+    # Not the config Django picks for "billing" (that is BillingConfig, the only other one).
+    default = False
+    default_site = "billing.staff.site.StaffAdminSite"

@@ -33,18 +33,41 @@ from pynamodb.models import Model
 # --- key templates -------------------------------------------------------------------
 
 
+# The longest id (account, subscription, SKU...) a key may hold. Ours are 16 hex digits
+# and SKUs at most 40 characters; DynamoDB's limits (2,048 bytes for a partition key,
+# 1,024 for a sort key) are far above, so a key built from valid ids always fits.
+MAX_ID_LENGTH = 100
+# DynamoDB's own limit on a sort key, for keys that arrive whole (a receipt's key in a URL).
+MAX_SORT_KEY_BYTES = 1024
+
+
+class InvalidKey(ValueError):
+    """An id that cannot be part of a key: too long, or holding '#' or a control character.
+
+    DESIGN.md invariant 9: this is the one place ids are checked before they reach a key;
+    the access layer answers "not found" for them, so a page answers 404, never 500.
+    """
+
+
+def check_id(name: str, value: Any) -> str:
+    text = str(value)
+    if len(text) > MAX_ID_LENGTH:
+        raise InvalidKey(f"{name} is longer than {MAX_ID_LENGTH} characters")
+    # A '#' inside a value would make the key ambiguous when parsed back.
+    if "#" in text or any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise InvalidKey(f"{name} may not contain '#' or control characters: {text[:40]!r}")
+    return text
+
+
 @dataclass(frozen=True)
 class KeyTemplate:
-    """A key format such as ``SUB#{sub_id}#SKU#{sku}``: builds keys and parses them back."""
+    """A key format such as ``SUB#{sub_id}#SKU#{sku}``: builds keys and parses them back.
+    Every value is checked by ``check_id`` first (``InvalidKey``)."""
 
     template: str
 
     def format(self, **values: Any) -> str:
-        for name, value in values.items():
-            # A '#' inside a value would make the key ambiguous when parsed back.
-            if "#" in str(value):
-                raise ValueError(f"{name} may not contain '#': {value!r}")
-        return self.template.format(**values)
+        return self.template.format(**{name: check_id(name, value) for name, value in values.items()})
 
     @property
     def fields(self) -> list[str]:
@@ -56,13 +79,16 @@ class KeyTemplate:
         return self.template.split("{", 1)[0]
 
     def parse(self, key: str) -> dict[str, str]:
+        """The ids a key was built from; ``InvalidKey`` when ``key`` is not one of ours."""
+        if len(key.encode()) > MAX_SORT_KEY_BYTES:
+            raise InvalidKey(f"a key is at most {MAX_SORT_KEY_BYTES} bytes")
         pattern = re.escape(self.template)
         for field in self.fields:
             pattern = pattern.replace(re.escape("{" + field + "}"), f"(?P<{field}>[^#]*)")
         match = re.fullmatch(pattern, key)
         if not match:
-            raise ValueError(f"{key!r} does not match {self.template!r}")
-        return match.groupdict()
+            raise InvalidKey(f"{key[:60]!r} does not match {self.template!r}")
+        return {name: check_id(name, value) for name, value in match.groupdict().items()}
 
 
 # --- the table --------------------------------------------------------------------------
@@ -72,7 +98,7 @@ class BillingItem(Model):
     """Base model of the single table: generic PK/SK and the entity discriminator.
 
     ``Meta`` is filled in by :func:`configure` from Django settings, so that tests can
-    point the same classes at moto or at a dynalite server.
+    point the same classes at moto or at a DynamoDB Local server.
     """
 
     class Meta:
@@ -127,6 +153,18 @@ class UserLink(BillingItem, discriminator="UserLink"):
 
     AccountId = UnicodeAttribute()
     Email = UnicodeAttribute()
+
+
+class SubIdLookup(BillingItem, discriminator="SubIdLookup"):
+    """Maps a subscription id to its account (and SKU), so staff can find a subscription
+    by its id alone with one GetItem: subscriptions live in their account's partition.
+    Written when the subscription is created, never changed (ids are never reused)."""
+
+    pk_template = KeyTemplate("SUBID#{sub_id}")
+    sk_template = KeyTemplate("SUBID#{sub_id}")
+
+    AccountId = UnicodeAttribute()
+    SKU = UnicodeAttribute()
 
 
 class PaymentDetails(MapAttribute):
@@ -308,6 +346,9 @@ class RunOutcome(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"  # an infrastructure error remained after retries
     INTERRUPTED = "interrupted"  # stopped by SIGTERM/SIGINT; the next run carries on
+    # A "running" record whose lease ran out (the process was killed, or lost DynamoDB
+    # before it could record its end); stored so by the next run, which reports it once.
+    ABANDONED = "abandoned"
 
 
 class BatchRun(BillingItem, discriminator="BatchRun"):
@@ -327,9 +368,17 @@ class BatchRun(BillingItem, discriminator="BatchRun"):
     FirstDate = UnicodeAttribute()
     LastDate = UnicodeAttribute()
     Outcome = UnicodeAttribute(default=RunOutcome.RUNNING)
+    # A running run renews its lease (heartbeat); one whose lease has passed is abandoned.
+    LeaseUntil = UnicodeAttribute(null=True)
     Counts = JSONAttribute(null=True)
     Failures = JSONAttribute(null=True)  # a list of {"subject": ..., "reason": ...}
     Host = UnicodeAttribute(null=True)
+
+    def status_at(self, now_iso: str) -> RunOutcome:
+        """The outcome as staff should read it at ``now_iso`` (UTC ISO-8601)."""
+        if self.Outcome == RunOutcome.RUNNING and self.LeaseUntil and self.LeaseUntil < now_iso:
+            return RunOutcome.ABANDONED
+        return RunOutcome(self.Outcome)
 
 
 class AuditAction(StrEnum):
@@ -375,7 +424,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 
 ENTITIES: tuple[type[BillingItem], ...] = (
-    Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent,
+    Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup,
 )
 
 
@@ -391,7 +440,7 @@ def configure(
 ) -> None:
     """Point every entity at a table and endpoint, dropping cached connections.
 
-    With an endpoint (dynalite, DynamoDB Local) and no AWS credentials in the
+    With an endpoint (DynamoDB Local, another emulator) and no AWS credentials in the
     environment, dummy credentials are used: local engines accept any.
     """
     meta = BillingItem.Meta
@@ -427,8 +476,9 @@ def dynamodb_client() -> Any:
 
 # --- Django permission holder (staff) ----------------------------------------------------
 # Billing data is not in Django's database, but Django's permissions need a model to
-# hang on. This one has no table (managed = False); its migration only gives
-# ``billing.manage_money`` a content type and a Permission row.
+# hang on. This one has no table (managed = False); its migrations only give the staff
+# permissions a content type and Permission rows, and make the three role groups
+# (support, finance, catalog: billing/migrations/0003_staff_roles.py).
 from django.db import models as django_models  # noqa: E402
 
 
@@ -436,7 +486,14 @@ class BillingPermission(django_models.Model):
     class Meta:
         managed = False
         default_permissions = ()
-        permissions = [("manage_money", "Can refund and retry payments")]
+        permissions = [
+            ("view_billing", "Can view customers' billing pages, upcoming payments and batch runs"),
+            ("cancel_subscription", "Can cancel a customer's subscription"),
+            ("change_payment_day", "Can change a subscription's payment day"),
+            # The finance permission; its codename predates the roles and is kept.
+            ("manage_money", "Can refund and retry payments"),
+            ("manage_catalog", "Can add, edit and retire products"),
+        ]
 
     def __str__(self) -> str:
         return "billing permissions"

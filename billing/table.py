@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PynamoDBException
+from pynamodb.models import Model
 
 from .models import BillingItem, Receipt
 
@@ -22,14 +23,17 @@ class TableStatus:
     description: dict
 
 
-def ensure_table(wait: bool = True) -> TableStatus:
-    """Create the table if it is missing (idempotent), wait for it, and turn TTL on."""
+def ensure_table(wait: bool = True, model: type[Model] = BillingItem) -> TableStatus:
+    """Create the table if it is missing (idempotent), wait for it, and turn TTL on.
+
+    ``model`` is the base model of another table on the same engine (the shop's);
+    only the billing table uses TTL."""
     created = False
-    if not BillingItem.exists():
-        BillingItem.create_table(wait=wait, billing_mode="PAY_PER_REQUEST")
+    if not model.exists():
+        model.create_table(wait=wait, billing_mode="PAY_PER_REQUEST")
         created = True
-    ttl = enable_ttl()
-    return TableStatus(created=created, ttl=ttl, description=describe_table())
+    ttl = enable_ttl() if model is BillingItem else "not used"
+    return TableStatus(created=created, ttl=ttl, description=describe_table(model))
 
 
 def enable_ttl() -> str:
@@ -50,13 +54,13 @@ def enable_ttl() -> str:
         return f"unsupported: {type(error).__name__}"
 
 
-def describe_table() -> dict:
-    return BillingItem.describe_table()
+def describe_table(model: type[Model] = BillingItem) -> dict:
+    return model.describe_table()
 
 
-def delete_table() -> None:
-    if BillingItem.exists():
-        BillingItem.delete_table()
+def delete_table(model: type[Model] = BillingItem) -> None:
+    if model.exists():
+        model.delete_table()
 
 
 def summarize(description: dict) -> list[str]:

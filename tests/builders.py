@@ -10,14 +10,14 @@ the shared fixtures, the cast of customers, live in conftest.py).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import Group
 from django.test import Client
 
 from billing import access
@@ -140,12 +140,21 @@ def subscribe(customer: Customer, sku: str = "NEWS-DAILY", day: int = 15, amount
     )
 
 
-def make_user(username: str, *, staff: bool = False, money: bool = False):
+CLERK_ROLES = ("support", "catalog")
+
+
+def make_user(username: str, *, staff: bool = False, money: bool = False, roles: Iterable[str] | None = None):
+    """A Django user. Staff get role groups (billing/migrations/0003_staff_roles.py):
+    ``roles`` exactly, or by default the clerk's support and catalog roles (every staff
+    page but the money actions); ``money=True`` adds the finance role."""
     user = get_user_model().objects.create_user(username, email=username, password="pw-for-tests")
     user.is_staff = staff
     user.save()
+    names = set(CLERK_ROLES if roles is None and staff else roles or ())
     if money:
-        user.user_permissions.add(Permission.objects.get(codename="manage_money", content_type__app_label="billing"))
+        names.add("finance")
+    user.groups.set(Group.objects.filter(name__in=names))
+    assert user.groups.count() == len(names), f"no such role among {sorted(names)}"
     return user
 
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: a fresh DynamoDB table per test, on moto or on a dynalite server.
+"""Shared fixtures: a fresh DynamoDB table per test, on moto or on DynamoDB Local.
 
 Data-layer tests take ``table`` and run twice, once per engine (DESIGN.md §4);
 page and command tests take ``moto_table`` for speed. ``ddb_requests`` counts the
@@ -24,21 +24,22 @@ os.environ.pop("AWS_SESSION_TOKEN", None)
 
 from moto import mock_aws  # noqa: E402
 
-from billing.localengine import free_port, start_dynalite  # noqa: E402
+from billing.localengine import LocalEngine, free_port, start_local_engine  # noqa: E402
 from billing.models import configure, dynamodb_client  # noqa: E402
 from billing.table import delete_table, ensure_table  # noqa: E402
 
-ENGINES = ["moto", "dynalite"]
+ENGINES = ["moto", "ddblocal"]
 REGION = "us-east-1"
 _table_numbers = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def dynalite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """One dynalite per test run, on a free port, with its data in a temporary folder."""
-    server = start_dynalite(free_port(), tmp_path_factory.mktemp("dynalite-data"))
-    yield server
-    server.stop()
+def local_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEngine]:
+    """One DynamoDB Local per test run, on a free port, in memory (its log in a temporary folder)."""
+    log = tmp_path_factory.mktemp("dynamodb-local") / "engine.log"
+    engine = start_local_engine(free_port(), None, log_file=log)
+    yield engine
+    engine.stop()
 
 
 def _serialize_moto_writes() -> None:
@@ -67,7 +68,7 @@ _serialize_moto_writes()
 
 @contextmanager
 def table_on(engine: str, request: pytest.FixtureRequest, settings) -> Iterator[str]:
-    # dynalite, like DynamoDB, wants table names of 3-255 characters.
+    # DynamoDB Local, like DynamoDB, wants table names of 3-255 characters.
     name = f"rpay_test_{os.getpid()}_{next(_table_numbers)}"
     settings.DYNAMODB_TABLE = name
     if engine == "moto":
@@ -77,9 +78,9 @@ def table_on(engine: str, request: pytest.FixtureRequest, settings) -> Iterator[
             ensure_table()
             yield engine
         return
-    server = request.getfixturevalue("dynalite_server")
-    settings.DYNAMODB_ENDPOINT = server.endpoint
-    configure(table_name=name, region=REGION, host=server.endpoint, max_retry_attempts=1)
+    local = request.getfixturevalue("local_engine")
+    settings.DYNAMODB_ENDPOINT = local.endpoint
+    configure(table_name=name, region=REGION, host=local.endpoint, max_retry_attempts=1)
     ensure_table()
     try:
         yield engine
@@ -102,9 +103,9 @@ def moto_table(request: pytest.FixtureRequest, settings) -> Iterator[str]:
 
 
 @pytest.fixture
-def dynalite_table(request: pytest.FixtureRequest, settings) -> Iterator[str]:
-    """A fresh table on the dynalite server only (concurrency, real HTTP)."""
-    with table_on("dynalite", request, settings) as engine:
+def local_table(request: pytest.FixtureRequest, settings) -> Iterator[str]:
+    """A fresh table on DynamoDB Local only (concurrency, transactions, real HTTP)."""
+    with table_on("ddblocal", request, settings) as engine:
         yield engine
 
 

@@ -112,8 +112,8 @@ def test_a_crash_at_any_step_then_a_rerun_charges_and_receipts_exactly_once(tabl
         assert fresh(sub).NextPaymentDate == "2027-04-15"
 
 
-@pytest.mark.dynalite_only
-def test_two_runs_at_once_over_1000_subscriptions_never_double_charge(dynalite_table) -> None:
+@pytest.mark.local_engine
+def test_two_runs_at_once_over_1000_subscriptions_never_double_charge(local_table) -> None:
     subs = seed_due(1000, due=D)
     results = at_once(lambda: batches.run_payments(run_date=D, workers=8))
     assert sum(r.counts["paid"] for r in results) == 1000

@@ -73,8 +73,8 @@ def test_catch_up_sends_missed_reminders_unless_their_payment_has_passed(table) 
     assert fresh(stale).NextReminderDate == "2027-04-02"  # claimed all the same
 
 
-@pytest.mark.dynalite_only
-def test_two_reminder_runs_at_once_over_1000_subscriptions_send_each_once(dynalite_table) -> None:
+@pytest.mark.local_engine
+def test_two_reminder_runs_at_once_over_1000_subscriptions_send_each_once(local_table) -> None:
     subs = seed_due(1000, due=PAY)
     results = at_once(lambda: batches.run_reminders(run_date=R, workers=8))
     assert sum(r.counts["sent"] for r in results) == 1000

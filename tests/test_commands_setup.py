@@ -12,7 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from billing import access
-from billing.localengine import LocalEngineError, free_port, start_dynalite
+from billing.localengine import free_port
+from billing.models import dynamodb_client
 from billing.table import describe_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,12 +26,15 @@ def run(*args: str) -> str:
 
 
 @pytest.mark.django_db(databases=[])
-def test_setup_dynamodb_is_idempotent(table) -> None:
+def test_setup_dynamodb_is_idempotent_and_enables_ttl(table, settings) -> None:
     first = run("setup_dynamodb")  # the fixture already made it
     assert "already exists" in first
     assert "GSI-1: keys NextReminderDate (HASH), LastReminderDate (RANGE)" in first
     assert "GSI-2: keys NextPaymentDate (HASH), LastPaymentDate (RANGE)" in first
-    assert "TTL:" in first
+    # Both engines take UpdateTimeToLive (dynalite did not): receipts expire for real.
+    assert "TTL: enabled on attribute TTL" in first
+    ttl = dynamodb_client().describe_time_to_live(TableName=settings.DYNAMODB_TABLE)["TimeToLiveDescription"]
+    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "TTL"}
     description = describe_table()
     indexes = {i["IndexName"]: i for i in description["GlobalSecondaryIndexes"]}
     assert set(indexes) == {"GSI-1", "GSI-2"}
@@ -89,34 +93,6 @@ def test_unreachable_dynamodb_is_a_one_line_command_error(tmp_path) -> None:
     assert len(lines) == 1, proc.stderr
     assert "cannot reach DynamoDB" in lines[0] and str(port) in lines[0]
     assert "Traceback" not in proc.stderr
-
-
-def test_busy_port_is_a_clear_error(dynalite_server) -> None:
-    with pytest.raises(LocalEngineError, match=f"port {dynalite_server.port} is already in use"):
-        start_dynalite(dynalite_server.port, None)
-
-
-def test_dynalite_keeps_data_across_restarts(tmp_path) -> None:
-    import boto3
-
-    data = tmp_path / "data"
-    port = free_port()
-    engine = start_dynalite(port, data)
-    try:
-        client = boto3.client("dynamodb", endpoint_url=engine.endpoint, region_name="us-east-1")
-        client.create_table(TableName="persist", BillingMode="PAY_PER_REQUEST",
-                            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-                            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}])
-        client.put_item(TableName="persist", Item={"PK": {"S": "kept"}})
-    finally:
-        engine.stop()
-    assert engine.process.poll() is not None
-    engine = start_dynalite(port, data)
-    try:
-        client = boto3.client("dynamodb", endpoint_url=engine.endpoint, region_name="us-east-1")
-        assert client.get_item(TableName="persist", Key={"PK": {"S": "kept"}})["Item"]["PK"]["S"] == "kept"
-    finally:
-        engine.stop()
 
 
 @pytest.mark.django_db

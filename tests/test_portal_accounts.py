@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Sign up, log in, log out, password change and reset; the landing page; login_required."""
 
 from __future__ import annotations

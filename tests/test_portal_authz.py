@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Authorisation matrix: customer B asking for any of customer A's objects gets 404.
 
 The account id comes from the session, never the URL: an id from another account is

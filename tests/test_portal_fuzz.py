@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Hypothesis: no posted input makes the subscribe or change-day forms answer 500."""
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Managing a subscription: payment day, card, cancel; audit events; stale writes."""
 
 from __future__ import annotations

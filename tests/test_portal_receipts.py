@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Receipts: six months grouped by month, detail (print), CSV; the money filter."""
 
 from __future__ import annotations
@@ -91,7 +90,9 @@ def test_receipt_detail_prints_cleanly(customer, history, ddb_requests) -> None:
     html = response.content.decode()
     assert "$9.99" in html and "Visa ending in 4242" in html and "ch_40" in html
     assert 'data-testid="refunded">$5.00' in html and "$4.99" in html
-    assert "window.print()" in html
+    # the Print button's handler is a static script: the Content-Security-Policy allows no onclick
+    assert "data-print-page" in html and "js/print.js" in html
+    assert "window.print()" in (settings.BASE_DIR / "static" / "js" / "print.js").read_text()
     css = (settings.BASE_DIR / "static" / "css" / "rpay.css").read_text()
     assert "@media print" in css and ".navbar" in css
 
@@ -126,3 +127,19 @@ def test_no_receipts(customer) -> None:
     assert "No payments in the last six months" in customer.client.get("/receipts/").content.decode()
     rows = list(csv.reader(io.StringIO(customer.client.get("/receipts/export.csv").content.decode())))
     assert len(rows) == 1
+
+
+@pytest.mark.parametrize("name", ["=HYPERLINK(\"http://evil\")", "+1+2", "-3", "@SUM(A1)", "\tTab", "\rCR"])
+def test_receipts_csv_cells_never_run_as_formulas(customer, name) -> None:
+    """OWASP CSV injection: a product name a spreadsheet would run is written with a
+    leading quote; the customer still reads the name."""
+    sub = subscribe(customer)
+    access.create_receipt(sub, billing_date=today(), amount=999, currency="USD", charge_id="ch_x",
+                          retention_days=200)
+    sub.ProductName = name  # a receipt copies the product's name at payment time
+    access.create_receipt(sub, billing_date=today() - timedelta(days=1), amount=999, currency="USD",
+                          charge_id="ch_y", retention_days=200)
+    rows = list(csv.DictReader(io.StringIO(customer.client.get("/receipts/export.csv").content.decode())))
+    named = {r["charge_id"]: r["product"] for r in rows}
+    assert named["ch_y"] == "'" + name
+    assert named["ch_x"] == "News-Daily"  # ordinary names untouched

@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_portal_support are parameters here)
 """Subscribing: the two-step form, tokenization, the confirmation e-mail, the dashboard."""
 
 from __future__ import annotations
@@ -77,9 +76,9 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
 
     ddb_requests.reset()
     done = customer.client.post("/subscribe/confirm/", {"quote": quote_of(confirm)})
-    # product, account; subscription + its event; the charge's receipt + its event; the
-    # advance; the subscription read back for the page
-    assert ddb_requests.by_name() == {"GetItem": 3, "TransactWriteItems": 2, "UpdateItem": 1}
+    # product, account; subscription + its event; its SUBID# look-up item; the charge's
+    # receipt + its event; the advance; the subscription read back for the page
+    assert ddb_requests.by_name() == {"GetItem": 3, "TransactWriteItems": 2, "PutItem": 1, "UpdateItem": 1}
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert done["Location"] == f"/subscriptions/{sub.sub_id}/"
     assert (sub.SKU, sub.PaymentDay, sub.PaymentAmount, sub.Currency) == ("NEWS-DAILY", 31, 999, "USD")

@@ -49,8 +49,8 @@ def test_lookup_by_account_and_subscription(staff_client, customer) -> None:
 
 
 @pytest.mark.parametrize("query, error", [
-    ({"sub_id": "abc"}, "A subscription id needs its account id."),
-    ({"email": "nobody@example.com"}, "No customer with a billing account has that e-mail."),
+    ({"sub_id": "abc"}, "No subscription with that id."),
+    ({"email": "nobody@example.com"}, "No customer with a billing account has that e-mail or name."),
     ({"account_id": "nope"}, "No account with that id."),
     ({"account_id": "a#b"}, "Ids never contain"),
 ])
@@ -60,9 +60,10 @@ def test_lookup_errors(staff_client, customer, query, error) -> None:
     assert error in response.content.decode()
 
 
-def test_lookup_page_explains_the_subscription_id_limitation(staff_client, moto_table) -> None:
+def test_lookup_page_explains_what_it_finds(staff_client, moto_table) -> None:
+    # A subscription id alone is found since issue 12 (tests/test_staff_lookup.py).
     html = staff_client.get(reverse("admin:staff_index")).content.decode()
-    assert "together with its account id" in html and "never scan" in html
+    assert "part of an e-mail or a name" in html and "subscription id (on its own" in html
 
 
 def test_user_admin_links_to_the_billing_page(staff_client, customer) -> None:

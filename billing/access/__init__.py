@@ -22,6 +22,7 @@ from .batch_writes import advance_after_payment, claim_reminder, extend_after_ca
 from .bulk import batch_items, due_subscription
 from .catalog import create_product, get_product, list_products, retire_product, update_product
 from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
+from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
 from .receipts import (
     create_receipt,
     get_receipt,
@@ -33,9 +34,13 @@ from .receipts import (
 )
 from .runs import (
     MAX_RECORDED_FAILURES,
+    RUN_LEASE,
+    abandoned_batch_runs,
     finish_batch_run,
     last_completed_run,
     list_batch_runs,
+    mark_batch_run_abandoned,
+    renew_batch_run,
     start_batch_run,
 )
 from .subscriptions import (
@@ -51,7 +56,7 @@ from .subscriptions import (
     set_schedule,
     update_subscription,
 )
-from .upcoming import UpcomingDay, get_upcoming
+from .upcoming import UpcomingDay, count_due_payments_by_date, count_due_reminders_by_date, get_upcoming
 
 __all__ = [
     # errors callers catch
@@ -68,6 +73,10 @@ __all__ = [
     "get_account_collection",
     "get_account_id_for_user",
     "link_user",
+    # the staff look-up: a subscription by its id alone, the accounts of many users
+    "get_account_id_for_subscription",
+    "get_account_ids_for_users",
+    "record_subscription_id",
     # subscriptions
     "cancel_subscription",
     "change_payment_day",
@@ -107,12 +116,18 @@ __all__ = [
     "record_event",
     # batch runs
     "MAX_RECORDED_FAILURES",
+    "RUN_LEASE",
+    "abandoned_batch_runs",
+    "renew_batch_run",
+    "mark_batch_run_abandoned",
     "finish_batch_run",
     "last_completed_run",
     "list_batch_runs",
     "start_batch_run",
     # staff look ahead, bulk writes
     "UpcomingDay",
+    "count_due_payments_by_date",
+    "count_due_reminders_by_date",
     "get_upcoming",
     "batch_items",
     "due_subscription",

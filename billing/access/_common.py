@@ -6,14 +6,16 @@ conditional-check failures into those exceptions.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import wraps
+from typing import Any, TypeVar
 
 from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
 
-from billing.models import LIVE_STATUSES, Receipt, Subscription
+from billing.models import LIVE_STATUSES, InvalidKey, Receipt, Subscription
 
 
 class AlreadyExists(Exception):
@@ -72,3 +74,24 @@ def live() -> Condition:
 def is_expired(receipt: Receipt, now: datetime) -> bool:
     # DynamoDB deletes expired items lazily (up to days later): hide them ourselves.
     return receipt.TTL is not None and now >= receipt.TTL
+
+
+Result = TypeVar("Result")
+
+
+def absent_if_invalid(empty: Callable[[], Any] = lambda: None) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
+    """A look-up given an id that cannot be in a key (``InvalidKey``: too long, a '#')
+    finds nothing, as DynamoDB would if asked: ``empty()`` (None, [], ...), never an error.
+    With the check in the key templates, this makes invariant 9 hold for every read."""
+
+    def decorate(read: Callable[..., Result]) -> Callable[..., Result]:
+        @wraps(read)
+        def wrapper(*args: Any, **kwargs: Any) -> Result:
+            try:
+                return read(*args, **kwargs)
+            except InvalidKey:
+                return empty()
+
+        return wrapper
+
+    return decorate

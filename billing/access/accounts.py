@@ -11,7 +11,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from billing.models import Account, AuditEvent, BillingItem, Receipt, Subscription, UserLink
 
-from ._common import is_expired, iso_now, new_id, utc_now
+from ._common import absent_if_invalid, is_expired, iso_now, new_id, utc_now
 
 
 def create_account(email: str, *, user_id: int | None = None, name: str = "") -> Account:
@@ -40,6 +40,7 @@ def link_user(user_id: int, account_id: str, email: str) -> UserLink:
     return link
 
 
+@absent_if_invalid()
 def get_account(account_id: str) -> Account | None:
     try:
         return Account.get(Account.pk(account_id=account_id), Account.sk(account_id=account_id))
@@ -69,6 +70,7 @@ class AccountCollection:
         return [s for s in self.subscriptions if s.is_live]
 
 
+@absent_if_invalid(AccountCollection)
 def get_account_collection(account_id: str, *, now: datetime | None = None) -> AccountCollection:
     """Account, subscriptions, unexpired receipts and events in one Query of the partition."""
     now = now or utc_now()

@@ -8,7 +8,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from billing.models import Product, ProductStatus
 
-from ._common import AlreadyExists, ConditionFailed, iso_now, refused_as
+from ._common import AlreadyExists, ConditionFailed, absent_if_invalid, iso_now, refused_as
 
 
 def list_products(*, include_retired: bool = False) -> list[Product]:
@@ -16,10 +16,11 @@ def list_products(*, include_retired: bool = False) -> list[Product]:
     return [p for p in products if include_retired or p.Status == ProductStatus.ACTIVE]
 
 
+@absent_if_invalid()
 def get_product(sku: str) -> Product | None:
     try:
         return Product.get(Product.pk(), Product.sk(sku=sku))
-    except (DoesNotExist, ValueError):
+    except DoesNotExist:
         return None
 
 

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from billing.models import AuditAction, AuditEvent, Subscription
 
-from ._common import iso_now, new_id
+from ._common import absent_if_invalid, iso_now, new_id
 
 
 def subscription_snapshot(sub: Subscription) -> dict:
@@ -76,6 +76,7 @@ def audited_change(sub: Subscription, *, actor: str, action: AuditAction | str) 
                  before=before, after=subscription_snapshot(sub))
 
 
+@absent_if_invalid(list)
 def get_events_by_account(account_id: str, *, limit: int = 100) -> list[AuditEvent]:
     return list(
         AuditEvent.query(

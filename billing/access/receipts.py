@@ -11,7 +11,14 @@ from pynamodb.transactions import TransactWrite
 
 from billing.models import AuditAction, Receipt, ReceiptStatus, Refund, Subscription
 
-from ._common import ConditionFailed, is_expired, iso_now, refused_as, utc_now
+from ._common import (
+    ConditionFailed,
+    absent_if_invalid,
+    is_expired,
+    iso_now,
+    refused_as,
+    utc_now,
+)
 from .events import new_event, record_event
 
 
@@ -75,6 +82,7 @@ def create_receipt(
     return receipt, True
 
 
+@absent_if_invalid(list)
 def get_receipts_by_account(
     account_id: str, start: date, end: date, *, now: datetime | None = None
 ) -> list[Receipt]:
@@ -91,9 +99,9 @@ def get_receipts_by_account(
     return [r for r in receipts if not is_expired(r, now)]
 
 
+@absent_if_invalid()
 def get_receipt(account_id: str, receipt_sk: str) -> Receipt | None:
-    if not receipt_sk.startswith(Receipt.sk_template.prefix):
-        return None
+    Receipt.sk_template.parse(receipt_sk)  # InvalidKey for anything not a receipt key
     try:
         return Receipt.get(Receipt.pk(account_id=account_id), receipt_sk)
     except DoesNotExist:

@@ -19,12 +19,14 @@ from billing.schedule import check_payment_day, first_period, reminder_date
 from ._common import (
     AlreadyExists,
     ConditionFailed,
+    absent_if_invalid,
     iso_now,
     live,
     new_id,
     refused_as,
 )
 from .events import new_event, record_event, subscription_snapshot
+from .lookups import record_subscription_id
 
 
 def payment_details_from(card: CardToken, billing_address: str | None = None) -> PaymentDetails:
@@ -85,9 +87,11 @@ def create_subscription(
     with refused_as(AlreadyExists, sub.SK), TransactWrite(connection=Subscription._get_connection().connection) as tx:
         tx.save(sub, condition=Subscription.SK.does_not_exist())
         tx.save(event)
+    record_subscription_id(sub)  # staff find it by its id alone (access/lookups.py)
     return sub
 
 
+@absent_if_invalid()
 def get_subscription(account_id: str, sub_id: str, sku: str | None = None) -> Subscription | None:
     """GetItem when the SKU is known; otherwise one Query on the ``SUB#<SubId>#`` prefix
     (the SKU is part of the sort key, and URLs carry only the subscription id).
@@ -98,14 +102,13 @@ def get_subscription(account_id: str, sub_id: str, sku: str | None = None) -> Su
             return Subscription.get(pk, Subscription.sk(sub_id=sub_id, sku=sku), consistent_read=True)
         except DoesNotExist:
             return None
-    if "#" in sub_id:
-        return None
     prefix = Subscription.sk_template.format(sub_id=sub_id, sku="")
     for sub in Subscription.query(pk, Subscription.SK.startswith(prefix), consistent_read=True):
         return sub
     return None
 
 
+@absent_if_invalid(list)
 def get_subscriptions_by_account(account_id: str) -> list[Subscription]:
     """Query base table, ``begins_with(SK, "SUB#")``: never receipts or other accounts'."""
     return list(

@@ -46,7 +46,7 @@ def event_changes(before: dict | None, after: dict | None) -> list[tuple[str, An
 
 
 def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
-    account = access.get_account(account_id) if "#" not in account_id else None
+    account = access.get_account(account_id)
     if account is None:
         raise Http404("No such account")
     day = today()

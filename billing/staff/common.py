@@ -1,34 +1,26 @@
-"""What every staff page shares: the money permission, rendering inside the admin's own
-layout, the confirm page, and the account page's URL.
+"""What every staff page shares: rendering inside the admin's own layout, the confirm
+page, and the account page's URL. (Permissions: ``permissions``, checked in ``urls``.)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
 from billing.models import Receipt, Subscription
 
-MONEY_PERMISSION = "billing.manage_money"
-
-
-def require_money_permission(request: HttpRequest) -> None:
-    if not request.user.has_perm(MONEY_PERMISSION):
-        raise PermissionDenied("Refunds and payment retries need the 'Can refund and retry payments' permission.")
-
 
 def render_staff(request: HttpRequest, template: str, title: str, context: dict[str, Any] | None = None,
                  status: int = 200) -> HttpResponse:
     """Render inside the admin's own context (site header, user links, sidebar), so the
-    staff pages look native."""
+    staff pages look native. Templates show only the actions the user may take, through
+    Django's ``perms`` (e.g. ``perms.billing.manage_money``)."""
     from django.contrib import admin
 
-    ctx = {**admin.site.each_context(request), "title": title, "can_manage_money":
-           request.user.has_perm(MONEY_PERMISSION), **(context or {})}
+    ctx = {**admin.site.each_context(request), "title": title, **(context or {})}
     return render(request, template, ctx, status=status)
 
 

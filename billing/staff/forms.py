@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import Decimal
 
 from django import forms
@@ -13,23 +14,23 @@ SKU_RE = re.compile(r"^[A-Z0-9][A-Z0-9-]{1,39}$")
 
 
 class LookupForm(forms.Form):
-    """Find a customer. A subscription id alone cannot be found without its account:
-    subscriptions live in their account's partition and there is no index on the id,
-    and a Scan of the whole table is never an option."""
+    """Find a customer by part of their e-mail or name (Django's users hold both), by
+    account id, or by subscription id alone (its ``SUBID#`` look-up item names the
+    account). The field keeps the name ``email`` that links and bookmarks use."""
 
-    email = forms.EmailField(required=False, label="E-mail")
+    email = forms.CharField(required=False, max_length=254, label="E-mail or name",
+                            help_text="All or part of it; several words must all match.")
     account_id = forms.CharField(required=False, max_length=64, label="Account id")
-    sub_id = forms.CharField(required=False, max_length=64, label="Subscription id (with the account id)")
+    sub_id = forms.CharField(required=False, max_length=64, label="Subscription id")
 
     def clean(self) -> dict:
         data = super().clean()
         for name in ("account_id", "sub_id"):
             if "#" in (data.get(name) or ""):
-                self.add_error(name, "Ids never contain '#'.")
-        if data.get("sub_id") and not data.get("account_id"):
-            self.add_error("account_id", "A subscription id needs its account id.")
-        if not (data.get("email") or data.get("account_id")):
-            raise forms.ValidationError("Give an e-mail or an account id.")
+                self.add_error(name, forms.ValidationError("Ids never contain '#'.", code="invalid_id"))
+        if not (data.get("email") or data.get("account_id") or data.get("sub_id")):
+            raise forms.ValidationError("Give an e-mail or name, an account id or a subscription id.",
+                                        code="empty")
         return data
 
 
@@ -69,10 +70,22 @@ class RefundForm(forms.Form):
         return amount
 
 
+# Control characters (line breaks, tabs, NUL...) and Unicode line/paragraph separators.
+LINE_BREAKING_CATEGORIES = {"Cc", "Zl", "Zp"}
+
+
+def no_control_characters(value: str) -> None:
+    """A product's name and description are one line of text: they go into e-mail
+    subjects, page titles and CSV cells, where a line break is a 500 or a lost e-mail."""
+    if any(unicodedata.category(ch) in LINE_BREAKING_CATEGORIES for ch in value):
+        raise forms.ValidationError("Use one line of text: no line breaks, tabs or other control characters.",
+                                    code="control_characters")
+
+
 class ProductForm(forms.Form):
     sku = forms.CharField(max_length=40, label="SKU", help_text="Capitals, digits and '-', e.g. NEWS-DAILY")
-    name = forms.CharField(max_length=100)
-    description = forms.CharField(max_length=300, required=False)
+    name = forms.CharField(max_length=100, validators=[no_control_characters])
+    description = forms.CharField(max_length=300, required=False, validators=[no_control_characters])
     price = MoneyField(label="Monthly price")
     currency = forms.CharField(min_length=3, max_length=3, help_text="ISO 4217, e.g. USD")
 

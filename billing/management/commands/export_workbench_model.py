@@ -29,6 +29,7 @@ from billing.models import (
     PaymentDetails,
     Product,
     Receipt,
+    SubIdLookup,
     Subscription,
     SubscriptionStatus,
     UserLink,
@@ -70,6 +71,10 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                     Name="Customer", UserId=2, CreatedDate="2026-03-01T09:40:00+00:00"),
             Account(Account.pk(account_id=acc2), Account.sk(account_id=acc2), Email="ada@example.com",
                     Name="Ada", UserId=3, CreatedDate="2026-03-02T11:00:00+00:00"),
+        ],
+        SubIdLookup: [
+            SubIdLookup(SubIdLookup.pk(sub_id=sid), SubIdLookup.sk(sub_id=sid), AccountId=acc, SKU=sku)
+            for sid, sku in (("a1b2c3d4e5f60718", "NEWS-DAILY"), ("18e9374a55c47382", "CLOUD-200"))
         ],
         UserLink: [UserLink(UserLink.pk(user_id=2), UserLink.sk(user_id=2), AccountId=acc,
                             Email="customer@rpay.localhost")],
@@ -189,9 +194,20 @@ class Command(BillingCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--output", "-o", help="file to write (default: standard output)")
+        parser.add_argument("--table", choices=["billing", "shop", "all"], default="billing",
+                            help="which table: billing (default), the online shop's, or both in one model")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        text = json.dumps(workbench_model(), indent=2, default=_json_default) + "\n"
+        model = workbench_model()
+        if options["table"] != "billing":
+            from shop.workbench import shop_table_model
+
+            shop = shop_table_model()
+            model["DataModel"] = [shop] if options["table"] == "shop" else [*model["DataModel"], shop]
+            if options["table"] == "shop":
+                model["ModelName"] = "rpay online shop"
+                model["ModelMetadata"]["Description"] = "Generated from shop/models.py (SHOP-DESIGN.md)."
+        text = json.dumps(model, indent=2, default=_json_default) + "\n"
         if options["output"]:
             path = Path(options["output"])
             path.write_text(text, encoding="utf-8")

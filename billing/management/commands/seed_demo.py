@@ -112,3 +112,14 @@ class Command(BillingCommand):
         self.stdout.write(f"seeded {seeded} new demo account(s); {len(DEMO_ACCOUNTS) - seeded} already there")
         self.stdout.write(f"staff log-in:    {STAFF_EMAIL} / {STAFF_PASSWORD}")
         self.stdout.write(f"customer log-in: {CUSTOMER_EMAIL} / {CUSTOMER_PASSWORD}")
+        self._seed_shop()
+
+    def _seed_shop(self) -> None:
+        """The online shop's demo data: the seed's sample with its ids (shop/demo.py)."""
+        from shop.demo import seed_shop, shop_table_exists
+
+        if not shop_table_exists():
+            self.stdout.write("shop: its table is missing (run setup_dynamodb); not seeded")
+            return
+        for line in seed_shop(CUSTOMER_PASSWORD):
+            self.stdout.write(line)

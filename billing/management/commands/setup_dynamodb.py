@@ -11,7 +11,8 @@ from billing.table import ensure_table, summarize
 
 
 class Command(BillingCommand):
-    help = "Create the DynamoDB table and its two GSIs if missing, wait until active, enable TTL."
+    help = ("Create the DynamoDB table and its two GSIs if missing, wait until active, enable TTL; "
+            "and the shop's table with its two GSIs.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         status = ensure_table(wait=True)
@@ -19,11 +20,23 @@ class Command(BillingCommand):
         verb = "created" if status.created else "already exists"
         self.stdout.write(f"{settings.DYNAMODB_TABLE} {verb} at {endpoint}")
         if status.ttl == "enabled":
-            self.stdout.write("TTL: enabled on attribute TTL (receipts expire)")
+            # AWS, DynamoDB Local and moto all take UpdateTimeToLive.
+            self.stdout.write("TTL: enabled on attribute TTL (receipts expire; reads also hide expired ones)")
         else:
             self.stdout.write(
                 f"TTL: this engine does not support it ({status.ttl.removeprefix('unsupported: ')}); "
                 "expired receipts are still hidden by every read"
             )
+        for line in summarize(status.description):
+            self.stdout.write(line)
+        self._setup_shop()
+
+    def _setup_shop(self) -> None:
+        """The online shop's table (SHOP-DESIGN.md), on the same engine."""
+        from shop.models import ShopItem
+
+        status = ensure_table(wait=True, model=ShopItem)
+        verb = "created" if status.created else "already exists"
+        self.stdout.write(f"{ShopItem.Meta.table_name} {verb} (the shop's table)")
         for line in summarize(status.description):
             self.stdout.write(line)

@@ -1,0 +1,60 @@
+"""The staff permissions and the check every staff URL makes (wired once, in ``urls``).
+
+Roles are Django groups made by billing/migrations/0003_staff_roles.py:
+
+* ``support``: ``VIEW_BILLING``, ``CANCEL``, ``CHANGE_DAY``
+* ``finance``: ``VIEW_BILLING``, ``MONEY`` (refund, retry now)
+* ``catalog``: ``CATALOG`` (products and prices)
+
+A superuser has every permission. A staff user with none reaches the admin but no
+billing page: each answers 403 with a page in the admin's look that names what is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib.auth.models import Permission
+from django.http import HttpRequest, HttpResponse
+
+from .common import render_staff
+
+VIEW_BILLING = "billing.view_billing"
+CANCEL = "billing.cancel_subscription"
+CHANGE_DAY = "billing.change_payment_day"
+MONEY = "billing.manage_money"
+CATALOG = "billing.manage_catalog"
+
+# Which role to ask for, named on the 403 page.
+ROLE_OF = {VIEW_BILLING: "support or finance", CANCEL: "support", CHANGE_DAY: "support",
+           MONEY: "finance", CATALOG: "catalog"}
+
+
+def _permission_name(perm: str) -> str:
+    app_label, codename = perm.split(".", 1)
+    found = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
+    return found.name if found else perm
+
+
+def forbidden(request: HttpRequest, perm: str) -> HttpResponse:
+    """The 403 page: what is missing and which role has it, inside the admin."""
+    return render_staff(request, "staff/forbidden.html", "Permission needed", {
+        "permission": perm, "permission_name": _permission_name(perm), "role": ROLE_OF.get(perm, ""),
+    }, status=403)
+
+
+def permission_required(perm: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """A view that answers the 403 page unless the user has ``perm``."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def checked(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if not request.user.has_perm(perm):
+                return forbidden(request, perm)
+            return view(request, *args, **kwargs)
+
+        checked.staff_permission = perm  # the matrix test reads it back from the URL patterns
+        return checked
+
+    return decorate

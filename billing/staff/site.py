@@ -1,0 +1,54 @@
+"""The project's admin site: Django's ``AdminSite`` plus the staff pages.
+
+``RpayAdminConfig`` (billing/apps.py) makes this the default site, so ``admin.site``,
+``admin.register`` and ``admin.site.urls`` all mean it (Django's "overriding the default
+admin site"). Its index and navigation sidebar list the billing pages the user may open,
+as a "Billing" section among the apps; a staff user with only a billing role therefore
+sees their pages there, not "You don't have permission to view or edit anything".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.admin import AdminSite
+from django.http import HttpRequest
+from django.urls import URLPattern, URLResolver, reverse
+
+from .permissions import CATALOG, VIEW_BILLING
+
+# (URL name, label, the permission it needs, URL name of its "Add" link or None)
+BILLING_PAGES = [
+    ("staff_index", "Find a customer", VIEW_BILLING, None),
+    ("staff_upcoming", "Upcoming payments and reminders", VIEW_BILLING, None),
+    ("staff_runs", "Batch runs", VIEW_BILLING, None),
+    ("staff_products", "Product catalog", CATALOG, "staff_product_add"),
+]
+
+
+class StaffAdminSite(AdminSite):
+
+    def get_urls(self) -> list[URLPattern | URLResolver]:
+        from .urls import staff_urls
+
+        # Ours first: the admin's own patterns end in a catch-all for app labels.
+        return staff_urls(self) + super().get_urls()
+
+    def billing_app(self, request: HttpRequest) -> dict[str, Any] | None:
+        """The billing pages this user may open, shaped like an entry of ``get_app_list``."""
+        pages = [{
+            "name": label, "object_name": name, "perms": {"view": True},
+            "admin_url": reverse(f"admin:{name}", current_app=self.name),
+            "add_url": reverse(f"admin:{add}", current_app=self.name) if add else None,
+            "view_only": True,
+        } for name, label, perm, add in BILLING_PAGES if request.user.has_perm(perm)]
+        if not pages:
+            return None
+        return {"name": "Billing", "app_label": "billing", "app_url": pages[0]["admin_url"],
+                "has_module_perms": True, "models": pages}
+
+    def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
+        app_list = super().get_app_list(request, app_label)
+        billing = self.billing_app(request) if app_label in (None, "billing") else None
+        # Billing first: it is what staff come for.
+        return [billing, *app_list] if billing else app_list

@@ -1,0 +1,53 @@
+"""The shop's named access patterns (SHOP-DESIGN.md): the only code that reads or writes
+shop items. The seed's sixteen, named in snake case, plus products by category, a
+customer's orders, discount-code and gift-card look-ups; each is one request (a
+BatchGetItem may follow for names). Nothing scans the table. Look-ups with an id that
+could not be in a key find nothing; writes with one raise ``InvalidInput``.
+"""
+
+from .catalog import (
+    create_customer,
+    create_product,
+    create_warehouse,
+    get_customer_by_customer_id,
+    get_product_by_product_id,
+    get_products_by_category,
+    get_products_by_ids,
+    get_warehouse_by_warehouse_id,
+    get_warehouses_by_ids,
+)
+from .codes import create_discount_code, get_discount_code, get_gift_card, issue_gift_card
+from .inventory import (
+    adjust_stock,
+    get_product_inventory_by_product_id,
+    get_product_inventory_by_warehouse_id,
+    put_stock,
+)
+from .orders import (
+    OrderDetails,
+    get_invoice_by_customer_id_for_date_range,
+    get_invoice_by_invoice_id,
+    get_invoice_by_order_id,
+    get_order_by_product_id_for_date_range,
+    get_order_details_by_order_id,
+    get_orders_by_customer_id,
+    get_payment_by_invoice_id,
+    get_product_by_order_id,
+    get_products_by_customer_id_for_date_range,
+    get_shipment_by_order_id,
+)
+from .sample import load_seed_sample
+from .shipments import ShipmentDetails, get_shipment_by_warehouse_id, get_shipment_details_by_shipment_id
+
+__all__ = [
+    "OrderDetails", "ShipmentDetails",
+    "adjust_stock", "create_customer", "create_discount_code", "create_product", "create_warehouse",
+    "get_customer_by_customer_id", "get_discount_code", "get_gift_card",
+    "get_invoice_by_customer_id_for_date_range", "get_invoice_by_invoice_id", "get_invoice_by_order_id",
+    "get_order_by_product_id_for_date_range", "get_order_details_by_order_id", "get_orders_by_customer_id",
+    "get_payment_by_invoice_id", "get_product_by_order_id", "get_product_by_product_id",
+    "get_product_inventory_by_product_id", "get_product_inventory_by_warehouse_id",
+    "get_products_by_category", "get_products_by_customer_id_for_date_range", "get_products_by_ids",
+    "get_shipment_by_order_id", "get_shipment_by_warehouse_id", "get_shipment_details_by_shipment_id",
+    "get_warehouse_by_warehouse_id", "get_warehouses_by_ids", "issue_gift_card", "load_seed_sample", "put_stock",
+]

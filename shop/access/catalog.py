@@ -1,0 +1,92 @@
+"""Customers, products and warehouses: patterns 1-3 and products by category."""
+
+from __future__ import annotations
+
+from pynamodb.exceptions import DoesNotExist
+
+from shop.ids import check_id
+from shop.models import Address, Customer, Product, ShopItem, Warehouse
+
+from ._common import all_valid, iso, utc_now
+
+
+def get_customer_by_customer_id(customer_id: str) -> Customer | None:
+    """Pattern 1: GetItem PK = SK = c#<customerId>."""
+    if not all_valid(customer_id):
+        return None
+    try:
+        return Customer.get(*Customer.keys(customer_id=customer_id).values())
+    except DoesNotExist:
+        return None
+
+
+def get_product_by_product_id(product_id: str) -> Product | None:
+    """Pattern 2: GetItem PK = SK = p#<productId>."""
+    if not all_valid(product_id):
+        return None
+    try:
+        return Product.get(Product.pk(product_id=product_id), Product.sk(product_id=product_id))
+    except DoesNotExist:
+        return None
+
+
+def get_warehouse_by_warehouse_id(warehouse_id: str) -> Warehouse | None:
+    """Pattern 3: GetItem PK = SK = w#<warehouseId>."""
+    if not all_valid(warehouse_id):
+        return None
+    try:
+        return Warehouse.get(Warehouse.pk(warehouse_id=warehouse_id), Warehouse.sk(warehouse_id=warehouse_id))
+    except DoesNotExist:
+        return None
+
+
+def get_products_by_category(category: str, limit: int = 100) -> list[Product]:
+    """A category's products sorted by name: one Query of GSI1 ``cat#<category>``."""
+    if not all_valid(category):
+        return []
+    pk = Product.key_templates["GSI1PK"].format(category=category)
+    return [p for p in ShopItem.gsi1.query(pk, limit=limit) if isinstance(p, Product)]
+
+
+def get_products_by_ids(product_ids: list[str]) -> dict[str, Product]:
+    """Several products in one BatchGetItem (the names behind a list of ids)."""
+    wanted = sorted({p for p in product_ids if all_valid(p)})
+    keys = [(Product.pk(product_id=p), Product.sk(product_id=p)) for p in wanted]
+    return {item.product_id: item for item in Product.batch_get(keys)} if keys else {}
+
+
+def get_warehouses_by_ids(warehouse_ids: list[str]) -> dict[str, Warehouse]:
+    """Several warehouses in one BatchGetItem (their addresses, to choose the nearest)."""
+    wanted = sorted({w for w in warehouse_ids if all_valid(w)})
+    keys = [(Warehouse.pk(warehouse_id=w), Warehouse.sk(warehouse_id=w)) for w in wanted]
+    return {item.warehouse_id: item for item in Warehouse.batch_get(keys)} if keys else {}
+
+
+def create_customer(customer_id: str, email: str, name: str = "") -> Customer:
+    """The shop side of an rpay account (customer id = AccountId); written once."""
+    check_id(customer_id, "customer id")
+    customer = Customer(**Customer.keys(customer_id=customer_id), Email=email, Name=name or None,
+                        CreatedAt=iso(utc_now()))
+    customer.save(condition=Customer.PK.does_not_exist())
+    return customer
+
+
+def create_product(product_id: str, name: str, price: int, currency: str, category: str,
+                   description: str = "") -> Product:
+    check_id(product_id, "product id")
+    check_id(category, "category")
+    if not isinstance(price, int) or price < 0:
+        raise ValueError("price must be a non-negative integer number of minor units")
+    product = Product(
+        **Product.keys(product_id=product_id, category=category, sort_name=Product.sort_name(name)),
+        Name=name, Description=description or None, Category=category, Price=price, Currency=currency,
+    )
+    product.save(condition=Product.PK.does_not_exist())
+    return product
+
+
+def create_warehouse(warehouse_id: str, name: str, address: Address) -> Warehouse:
+    check_id(warehouse_id, "warehouse id")
+    warehouse = Warehouse(**Warehouse.keys(warehouse_id=warehouse_id), Name=name, Address=address)
+    warehouse.save(condition=Warehouse.PK.does_not_exist())
+    return warehouse

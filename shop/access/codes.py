@@ -1,0 +1,62 @@
+"""Discount codes and gift cards: look-ups (one GetItem each) and issuing them."""
+
+from __future__ import annotations
+
+from pynamodb.exceptions import DoesNotExist, PutError
+
+from shop.errors import InvalidInput
+from shop.ids import gift_card_hash, normalize_discount_code
+from shop.models import DiscountCode, GiftCard
+
+from ._common import iso, utc_now
+
+
+def get_discount_code(code: str) -> DiscountCode | None:
+    """GetItem dc#<CODE> (codes are case-insensitive); None for a code that cannot exist."""
+    try:
+        code = normalize_discount_code(code)
+        return DiscountCode.get(*DiscountCode.keys(code=code).values())
+    except (InvalidInput, DoesNotExist):
+        return None
+
+
+def get_gift_card(code: str) -> GiftCard | None:
+    """GetItem gc#<hash of the code>: the code itself is never stored."""
+    try:
+        return GiftCard.get(*GiftCard.keys(code_hash=gift_card_hash(code)).values())
+    except (InvalidInput, DoesNotExist):
+        return None
+
+
+def create_discount_code(code: str, *, percent_off: int | None = None, amount_off: int | None = None,
+                         currency: str | None = None, max_uses: int | None = None) -> DiscountCode:
+    code = normalize_discount_code(code)
+    if (percent_off is None) == (amount_off is None):
+        raise InvalidInput("A discount code takes either a percentage or an amount off.")
+    if percent_off is not None and not 0 < percent_off <= 100:
+        raise InvalidInput("The percentage must be 1-100.")
+    if amount_off is not None and (amount_off <= 0 or not currency):
+        raise InvalidInput("An amount off must be positive and have a currency.")
+    if max_uses is not None and max_uses < 1:
+        raise InvalidInput("A limit on uses must be at least 1.")
+    item = DiscountCode(**DiscountCode.keys(code=code), Code=code, PercentOff=percent_off,
+                        AmountOff=amount_off, Currency=currency, MaxUses=max_uses, Uses=0)
+    try:
+        item.save(condition=DiscountCode.PK.does_not_exist())
+    except PutError as error:
+        raise InvalidInput(f"The code {code} exists already.") from error
+    return item
+
+
+def issue_gift_card(code: str, balance: int, currency: str) -> GiftCard:
+    """A new gift card; the code is the bearer secret, only its hash and last four are kept."""
+    if not isinstance(balance, int) or balance <= 0:
+        raise InvalidInput("A gift card's balance must be a positive whole number of minor units.")
+    normalized = "".join(code.split()).upper()
+    card = GiftCard(**GiftCard.keys(code_hash=gift_card_hash(code)), Balance=balance, Currency=currency,
+                    Last4=normalized[-4:], IssuedAt=iso(utc_now()))
+    try:
+        card.save(condition=GiftCard.PK.does_not_exist())
+    except PutError as error:
+        raise InvalidInput("That gift card code is taken.") from error
+    return card

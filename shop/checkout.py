@@ -1,0 +1,265 @@
+"""Checkout (SHOP-DESIGN.md §6): check the cart, price it, choose warehouses, place the
+order in one transaction, charge the card, and finish or roll back.
+
+The order id comes from the checkout token issued with the checkout page, so a double
+submit finds its order already placed and settles that one: one order, one charge
+(the card is charged under ``<orderId>:card``, which the gateway replays). A crash at
+any step leaves a journal entry that ``manage.py reconcile_checkouts`` settles the same
+way (``settle``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets
+import time
+from dataclasses import dataclass
+
+from billing.gateway import CardToken, GatewayError, get_gateway
+from shop import faults
+from shop.access import checkout_writes as writes
+from shop.access.catalog import get_products_by_ids, get_warehouses_by_ids
+from shop.access.codes import get_discount_code, get_gift_card
+from shop.access.inventory import get_product_inventory_by_product_id
+from shop.access.orders import OrderDetails, get_order_details_by_order_id
+from shop.access.transactions import Cancelled
+from shop.clock import iso, utc_now
+from shop.errors import (
+    Busy,
+    CardDeclined,
+    DiscountCodeUsedUp,
+    InvalidInput,
+    NotFound,
+    OutOfStock,
+    PaymentPending,
+    ShopError,
+)
+from shop.ids import check_id, gift_card_hash, new_id, normalize_discount_code
+from shop.models import Address, Order, OrderStatus, ProductStatus, Warehouse
+from shop.plan import (
+    MAX_LINES,
+    Stock,
+    allocate,
+    check_cart,
+    discount_amount,
+    split_payment,
+    tx_size,
+    zip_distance,
+)
+
+log = logging.getLogger("shop.checkout")
+
+ATTEMPTS = 10  # a transaction that met another one on the same stock item is tried again
+MAX_TOKEN_LENGTH = 32  # ClientRequestToken takes 36 characters: the token and ".<attempt>"
+
+def new_checkout_token() -> str:
+    """Issued with the checkout page; becomes the order id and the ClientRequestToken."""
+    return secrets.token_hex(16)
+
+
+@dataclass(frozen=True)
+class CheckoutRequest:
+    token: str
+    customer_id: str
+    lines: tuple[tuple[str, int], ...]  # (product id, quantity)
+    address: Address | dict[str, str]
+    discount_code: str | None = None
+    gift_card_code: str | None = None
+    card: CardToken | None = None  # from billing.gateway.tokenize_card: never a card number
+    shipment_type: str = "Standard"
+
+
+def checkout(request: CheckoutRequest) -> Order:
+    """Place and pay an order; return it paid, or raise a ``ShopError`` that says why not
+    (nothing is left reserved or debited then, except ``PaymentPending``)."""
+    order_id = check_id(request.token, "checkout token")
+    if len(order_id) > MAX_TOKEN_LENGTH:
+        raise InvalidInput("The checkout token is not valid.", field="checkout token")
+    customer_id = check_id(request.customer_id, "customer id")
+    cart = check_cart(request.lines)
+    address = _address(request.address)
+    code = normalize_discount_code(request.discount_code) if request.discount_code else None
+    gift_hash = gift_card_hash(request.gift_card_code) if request.gift_card_code else None
+
+    for attempt in range(ATTEMPTS):
+        try:
+            plan = _plan(order_id, customer_id, cart, address, code, request, gift_hash)
+        except ShopError:
+            # Submitted again after it was placed: the first submit took the last units or
+            # the gift card's balance. The answer is the order placed, not an error.
+            if get_order_details_by_order_id(order_id, consistent=True) is not None:
+                return settle(order_id)
+            raise
+        faults.step("planned")
+        try:
+            details = writes.place_order(plan, token=_request_token(order_id, attempt))
+        except writes.AlreadyPlaced:
+            try:
+                return settle(order_id)
+            except NotFound:
+                # Its twin's transaction is not visible yet (same token, in flight).
+                _pause(attempt)
+                continue
+        except OutOfStock:
+            # The stock read was stale: plan again from fresh stock (another warehouse may
+            # have some); the next plan raises OutOfStock itself when there is none.
+            _pause(attempt)
+            continue
+        except Cancelled as cancelled:
+            if not cancelled.conflict:
+                raise
+            _pause(attempt)
+            continue
+        faults.step("placed")
+        return _settle(details)
+    raise Busy("Many people are buying the same things right now: please try again.")
+
+
+def _request_token(order_id: str, attempt: int) -> str:
+    """The ClientRequestToken of an attempt. The first is the checkout token itself, so
+    a double submit meets its twin's token; a retry after a conflict re-plans (other
+    parameters), so it gets a token of its own: DynamoDB refuses a token reused with
+    other parameters for ten minutes."""
+    return order_id if attempt == 0 else f"{order_id}.{attempt}"
+
+
+def _pause(attempt: int) -> None:
+    time.sleep(random.uniform(0, 0.01 * 2**attempt))
+
+
+def _address(value: Address | dict[str, str]) -> dict[str, str]:
+    raw = value.as_dict() if isinstance(value, Address) else dict(value or {})
+    required = ("Country", "City", "Street", "ZipCode")
+    if any(not str(raw.get(k, "")).strip() for k in required):
+        raise InvalidInput("The delivery address needs a country, city, street and postcode.", field="address")
+    if any(len(str(v)) > 200 for v in raw.values()):
+        raise InvalidInput("An address line is too long.", field="address")
+    allowed = ("Country", "County", "City", "Street", "Number", "ZipCode")
+    return {k: str(raw[k]).strip() for k in allowed if raw.get(k)}
+
+
+def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: str | None,
+          request: CheckoutRequest, gift_hash: str | None) -> writes.PlannedOrder:
+    """Read what the checkout needs (products: one BatchGetItem; stock: a Query per
+    product; code and gift card: a GetItem each) and decide everything."""
+    products = get_products_by_ids([line.product_id for line in cart])
+    for line in cart:
+        product = products.get(line.product_id)
+        if product is None or product.Status != ProductStatus.ACTIVE:
+            raise NotFound(f"There is no product {line.product_id}.", field="product")
+    currencies = {products[line.product_id].Currency for line in cart}
+    if len(currencies) != 1:
+        raise InvalidInput("One order is paid in one currency.", field="cart")
+    (currency,) = currencies
+
+    inventory = {line.product_id: get_product_inventory_by_product_id(line.product_id) for line in cart}
+    # The warehouses' addresses, to pick the nearest: one BatchGetItem.
+    warehouses = get_warehouses_by_ids([s.warehouse_id for items in inventory.values() for s in items])
+    lines = []
+    for line in cart:
+        product = products[line.product_id]
+        stock = [Stock(s.warehouse_id, s.Available, _distance(address, warehouses.get(s.warehouse_id)))
+                 for s in inventory[line.product_id]]
+        picks = allocate(line.product_id, product.Name, line.quantity, stock)
+        lines.append(writes.PlannedLine(line.product_id, product.Name, product.Price, line.quantity, tuple(picks)))
+    subtotal = sum(line.unit_price * line.quantity for line in lines)
+
+    discount, max_uses = 0, None
+    if code:
+        found = get_discount_code(code)
+        if found is None or found.Active != "yes":
+            raise NotFound(f"There is no discount code {code}.", field="discount code")
+        if found.AmountOff is not None and found.Currency != currency:
+            raise InvalidInput(f"The code {code} is for {found.Currency} orders.", field="discount code")
+        if found.MaxUses is not None and found.Uses >= found.MaxUses:
+            raise DiscountCodeUsedUp(code)
+        discount = discount_amount(subtotal, percent_off=found.PercentOff, amount_off=found.AmountOff)
+        max_uses = found.MaxUses
+
+    balance, last4 = None, None
+    if gift_hash:
+        card = get_gift_card(request.gift_card_code or "")
+        if card is None:
+            raise NotFound("There is no gift card with that code.", field="gift card")
+        if card.Currency != currency:
+            raise InvalidInput(f"That gift card is in {card.Currency}.", field="gift card")
+        balance, last4 = card.Balance, card.Last4
+        if balance <= 0:
+            raise InvalidInput("That gift card has nothing left on it.", field="gift card")
+
+    split = split_payment(subtotal, discount, balance)
+    if split.card and request.card is None:
+        raise InvalidInput("A card is needed to pay the rest.", field="card")
+    size = tx_size([len(line.picks) for line in lines], gift_card=bool(split.gift_card), code=bool(code),
+                   card=bool(split.card))
+    if size > 100:
+        raise InvalidInput(f"Too many products from too many warehouses for one order (at most {MAX_LINES} "
+                           "products): split the order.", field="cart")
+    card = request.card if split.card else None
+    return writes.PlannedOrder(
+        order_id=order_id, invoice_id=new_id(), customer_id=customer_id, placed_at=iso(utc_now()),
+        currency=currency, lines=tuple(lines), subtotal=split.subtotal, discount=split.discount,
+        gift_card_amount=split.gift_card, card_amount=split.card, discount_code=code, discount_max_uses=max_uses,
+        gift_card_hash=gift_hash if split.gift_card else None, gift_card_last4=last4,
+        card_token=card.token if card else None, card_brand=card.brand if card else None,
+        card_last4=card.last4 if card else None, address=address, shipment_type=request.shipment_type,
+    )
+
+
+def _distance(address: dict[str, str], warehouse: Warehouse | None) -> int:
+    if warehouse is None:
+        return 10**10
+    where = warehouse.Address
+    return zip_distance(address.get("ZipCode"), where.ZipCode, address.get("Country", ""), where.Country)
+
+
+def settle(order_id: str) -> Order:
+    """Finish an order a crash or a double submit left waiting for its card: charge it
+    under the same idempotency key (the gateway replays a charge already made), then mark
+    it paid or roll it back. An order already settled is returned (or its decline raised)."""
+    details = get_order_details_by_order_id(order_id, consistent=True)
+    if details is None:
+        raise NotFound(f"There is no order {order_id}.")
+    return _settle(details)
+
+
+def _settle(details: OrderDetails) -> Order:
+    order = details.order
+    if order.Status == OrderStatus.DECLINED:
+        raise CardDeclined(order.order_id, order.DeclineCode)
+    if order.Status != OrderStatus.PENDING_PAYMENT:
+        return order
+    try:
+        charge = get_gateway().charge(
+            order.CardToken or "", order.CardAmount, order.Currency, idempotency_key=f"{order.order_id}:card",
+            metadata={"order_id": order.order_id, "source": "shop"},
+        )
+    except GatewayError as error:
+        log.warning("order %s: the gateway failed (%s); reconcile will finish it", order.order_id, error)
+        raise PaymentPending(order.order_id) from error
+    if charge.succeeded:
+        faults.step("charged")
+        try:
+            writes.finish_paid(details, charge.charge_id, iso(utc_now()))
+        except Cancelled:
+            return _settled_elsewhere(order.order_id)
+        order.Status, order.ChargeId = OrderStatus.PAID, charge.charge_id
+        return order
+    faults.step("declined")
+    try:
+        writes.roll_back_checkout(details, charge.decline_code, iso(utc_now()))
+    except Cancelled:
+        _settled_elsewhere(order.order_id)
+    raise CardDeclined(order.order_id, charge.decline_code)
+
+
+def _settled_elsewhere(order_id: str) -> Order:
+    """Another process (the double submit's twin, the reconcile command) settled it first."""
+    details = get_order_details_by_order_id(order_id, consistent=True)
+    if details is None or details.order.Status == OrderStatus.PENDING_PAYMENT:
+        raise PaymentPending(order_id)
+    if details.order.Status == OrderStatus.DECLINED:
+        raise CardDeclined(order_id, details.order.DeclineCode)
+    return details.order
+

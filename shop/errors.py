@@ -1,0 +1,72 @@
+"""What can go wrong in the shop, in words a page can show.
+
+One base, ``ShopError``, whose message is meant for the customer or the staff member;
+the subclasses carry the details a page or a test needs (which product, what balance).
+"""
+
+from __future__ import annotations
+
+
+class ShopError(Exception):
+    """A business outcome the caller shows to a person; nothing half-written is left."""
+
+
+class InvalidInput(ShopError):
+    """An id, a quantity, a code or an address that cannot be used (nothing was written)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotFound(InvalidInput):
+    """The thing named does not exist (an unknown product, code or order)."""
+
+
+class OutOfStock(ShopError):
+    def __init__(self, product_id: str, name: str, available: int | None) -> None:
+        self.product_id = product_id
+        self.name = name
+        self.available = available
+        left = "none left" if not available else f"only {available} left"
+        super().__init__(f"{name} is out of stock ({left}).")
+
+
+class GiftCardBalanceTooLow(ShopError):
+    def __init__(self, balance: int | None, currency: str = "") -> None:
+        self.balance = balance
+        self.currency = currency
+        super().__init__(
+            "The gift card's balance is too low" + (f" (now {balance} {currency} minor units)." if balance is not None else ".")
+        )
+
+
+class DiscountCodeUsedUp(ShopError):
+    def __init__(self, code: str) -> None:
+        self.code = code
+        super().__init__(f"The discount code {code} has been used as many times as it may be.")
+
+
+class CardDeclined(ShopError):
+    """The card was declined; the order was rolled back (stock, gift card, code)."""
+
+    def __init__(self, order_id: str, decline_code: str | None) -> None:
+        self.order_id = order_id
+        self.decline_code = decline_code
+        super().__init__(f"The card was declined ({decline_code or 'no reason given'}); nothing was charged.")
+
+
+class PaymentPending(ShopError):
+    """The gateway did not answer: the order waits; the reconcile command finishes it."""
+
+    def __init__(self, order_id: str) -> None:
+        self.order_id = order_id
+        super().__init__("The payment could not be confirmed yet; the order will be completed or cancelled shortly.")
+
+
+class OrderStateError(ShopError):
+    """The order is not in a state that allows this (e.g. cancelling a shipped order)."""
+
+
+class Busy(ShopError):
+    """Other checkouts kept changing the same items; the customer may simply try again."""

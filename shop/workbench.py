@@ -1,0 +1,80 @@
+"""The shop's table as a NoSQL Workbench table model (the format of the seed's
+AnOnlineShop_14.json), generated from the PynamoDB models so it cannot drift: keys and
+indexes from ``ShopItem._get_schema()`` (what ``setup_dynamodb`` creates), attribute
+types from the entities, one facet per entity with the seed's sample as its items.
+``export_workbench_model --table shop|all`` writes it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shop.access.checkout_writes import journal_entry
+from shop.access.sample import sample_items
+from shop.ids import gift_card_hash
+from shop.models import ENTITIES, DiscountCode, GiftCard, ShopItem
+
+
+def attribute_types() -> dict[str, str]:
+    """Every attribute of every entity with its DynamoDB type; one name, one type."""
+    types: dict[str, str] = {}
+    for entity in ENTITIES:
+        for attr in entity.get_attributes().values():
+            known = types.setdefault(attr.attr_name, attr.attr_type)
+            if known != attr.attr_type:
+                raise ValueError(f"{attr.attr_name} is {known} in one entity and {attr.attr_type} in another")
+    return types
+
+
+def _keys(key_schema: list[dict], types: dict[str, str]) -> dict[str, Any]:
+    out = {}
+    for key in key_schema:
+        role = "PartitionKey" if key["KeyType"] == "HASH" else "SortKey"
+        out[role] = {"AttributeName": key["AttributeName"], "AttributeType": types[key["AttributeName"]]}
+    return out
+
+
+def _samples() -> dict[type[ShopItem], list[ShopItem]]:
+    by_entity: dict[type[ShopItem], list[ShopItem]] = {}
+    extra = [
+        DiscountCode(**DiscountCode.keys(code="WELCOME10"), Code="WELCOME10", PercentOff=10, MaxUses=100, Uses=3),
+        GiftCard(**GiftCard.keys(code_hash=gift_card_hash("DEMO-GIFT-CARD-0001")), Balance=50000, Currency="SEK",
+                 Last4="0001", IssuedAt="2020-06-01T00:00:00Z"),
+        journal_entry("3f2a9c0d5e7b4a11", "checkout", "2020-06-21T19:30:00Z"),
+    ]
+    for item in [*sample_items("ch_sim_5e1f0c9a7d2b"), *extra]:
+        by_entity.setdefault(type(item), []).append(item)
+    return by_entity
+
+
+def shop_table_model() -> dict[str, Any]:
+    """The shop table's entry of a Workbench model's ``DataModel`` list."""
+    schema = ShopItem._get_schema()
+    types = attribute_types()
+    key_names = [k["AttributeName"] for k in schema["key_schema"]]
+    samples = _samples()
+    facets = []
+    for entity in ENTITIES:
+        templates = entity.key_templates
+        facets.append({
+            "FacetName": entity.get_attributes()["EntityType"].get_discriminator(entity),
+            "KeyAttributeAlias": {"PartitionKeyAlias": templates["PK"].template,
+                                  "SortKeyAlias": templates["SK"].template},
+            "TableData": [item.serialize() for item in samples.get(entity, [])],
+            "NonKeyAttributes": [a.attr_name for a in entity.get_attributes().values()
+                                 if a.attr_name not in key_names],
+            "DataAccess": {"MySql": {}},
+        })
+    indexes = [{
+        "IndexName": index["index_name"],
+        "KeyAttributes": _keys(index["key_schema"], types),
+        "Projection": {"ProjectionType": index["projection"]["ProjectionType"]},
+    } for index in sorted(schema["global_secondary_indexes"], key=lambda i: i["index_name"])]
+    return {
+        "TableName": ShopItem.Meta.table_name,
+        "KeyAttributes": _keys(schema["key_schema"], types),
+        "NonKeyAttributes": [{"AttributeName": n, "AttributeType": t} for n, t in types.items() if n not in key_names],
+        "TableFacets": facets,
+        "GlobalSecondaryIndexes": indexes,
+        "DataAccess": {"MySql": {}},
+        "BillingMode": "PAY_PER_REQUEST",
+    }

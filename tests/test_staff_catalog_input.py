@@ -1,0 +1,54 @@
+"""Product names and descriptions are one line (issue 12, header injection): a line break
+in a name made the subscribe confirm step a 500 and lost the batches' e-mails. The staff
+form refuses control characters with a field error; nothing is stored."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from hypothesis import given
+from hypothesis import strategies as st
+
+from billing import access
+from billing.staff.forms import ProductForm
+
+from .builders import make_user
+
+BREAKS = ["Daily\nNews", "Daily\r\nNews", "Daily\rNews", "Tab\there", "Nul\x00byte", "Bell\x07", "Del\x7f",
+          "C1\x85next line", "Line\u2028separator", "Para\u2029separator"]
+
+
+def data(**changes) -> dict:
+    return {"sku": "TEA-BOX", "name": "Tea box", "description": "Loose leaf", "price": "12.99",
+            "currency": "USD", **changes}
+
+
+@pytest.mark.parametrize("text", BREAKS)
+@pytest.mark.parametrize("field", ["name", "description"])
+def test_the_form_refuses_control_characters(field: str, text: str) -> None:
+    form = ProductForm(data(**{field: text}))
+    assert not form.is_valid()
+    assert form.has_error(field, code="control_characters")
+    assert "no line breaks" in form.errors[field][0]
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cc", "Cs", "Zl", "Zp"]), min_size=1, max_size=60)
+       .filter(lambda s: s.strip()))
+def test_one_line_names_are_accepted(name: str) -> None:
+    form = ProductForm(data(name=name))
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["name"] == name.strip()
+
+
+@pytest.mark.django_db
+def test_the_catalog_pages_store_nothing_with_a_line_break(client, moto_table) -> None:
+    client.force_login(make_user("cat@rpay.localhost", staff=True, roles=["catalog"]))
+    response = client.post(reverse("admin:staff_product_add"), data(name="Tea\nBcc: victim@example.com"))
+    assert response.status_code == 200
+    assert "no line breaks" in response.content.decode()
+    assert access.get_product("TEA-BOX") is None
+
+    access.create_product("TEA-BOX", "Tea box", 1299, "USD")
+    response = client.post(reverse("admin:staff_product_edit", args=["TEA-BOX"]), data(description="a\r\nb"))
+    assert response.status_code == 200 and "no line breaks" in response.content.decode()
+    assert access.get_product("TEA-BOX").Description is None

@@ -1,0 +1,190 @@
+"""Staff roles (issue 12): support, finance and catalog groups, each staff URL checking
+its own permission. The matrix below is the specification: every staff URL x every role
+(no role, support, finance, catalog, superuser), allowed -> 200/302, refused -> 403 with
+a page inside the admin."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.test import Client
+from django.urls import reverse
+
+from billing import access
+
+from .builders import make_customer_with_history, make_user
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ["none", "support", "finance", "catalog", "superuser"]
+
+# URL name -> the roles that may open it (the superuser may open everything).
+MATRIX: dict[str, set[str]] = {
+    "staff_index": {"support", "finance"},
+    "staff_user_billing": {"support", "finance"},
+    "staff_account": {"support", "finance"},
+    "staff_upcoming": {"support", "finance"},
+    "staff_runs": {"support", "finance"},
+    "staff_cancel": {"support"},
+    "staff_payment_day": {"support"},
+    "staff_retry": {"finance"},
+    "staff_refund": {"finance"},
+    "staff_products": {"catalog"},
+    "staff_product_add": {"catalog"},
+    "staff_product_edit": {"catalog"},
+    "staff_product_retire": {"catalog"},
+}
+
+
+@pytest.fixture
+def customer(moto_table):
+    access.create_product("NEWS-DAILY", "Daily News", 999, "USD")
+    return make_customer_with_history()
+
+
+def url_of(name: str, c) -> str:
+    a = c.account_id
+    args = {
+        "staff_user_billing": [c.user.pk],
+        "staff_account": [a],
+        "staff_cancel": [a, c.sub.sub_id],
+        "staff_payment_day": [a, c.sub.sub_id],
+        "staff_retry": [a, c.past_due.sub_id],
+        "staff_refund": [a, c.receipt.SK],
+        "staff_product_edit": ["NEWS-DAILY"],
+        "staff_product_retire": ["NEWS-DAILY"],
+    }.get(name, [])
+    return reverse(f"admin:{name}", args=args)
+
+
+def login_as(client: Client, role: str) -> None:
+    if role == "superuser":
+        user = get_user_model().objects.create_superuser("boss@rpay.localhost", "boss@rpay.localhost", "pw")
+    else:
+        user = make_user(f"{role}@rpay.localhost", staff=True, roles=[] if role == "none" else [role])
+    client.force_login(user)
+
+
+def test_the_matrix_covers_every_staff_url() -> None:
+    from django.contrib import admin
+
+    names = {p.name for p in admin.site.get_urls() if getattr(p, "name", "") and p.name.startswith("staff_")}
+    assert names == set(MATRIX)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_staff_url_for_each_role(client: Client, customer, role: str) -> None:
+    login_as(client, role)
+    for name, allowed in MATRIX.items():
+        url = url_of(name, customer)
+        response = client.get(url)
+        if role == "superuser" or role in allowed:
+            assert response.status_code in (200, 302), (role, name)
+            if response.status_code == 302:
+                assert not response["Location"].startswith("/admin/login/"), (role, name)
+        else:
+            assert response.status_code == 403, (role, name)
+            html = response.content.decode()
+            # a clear page inside the admin's own layout, naming what is missing
+            assert 'data-testid="forbidden"' in html and 'id="site-name"' in html, (role, name)
+            assert "billing." in html, (role, name)
+
+
+@pytest.mark.parametrize("role", ["none", "finance", "catalog"])
+def test_a_refused_action_changes_nothing(client: Client, customer, role: str) -> None:
+    login_as(client, role)
+    sub = customer.sub
+    assert client.post(url_of("staff_cancel", customer)).status_code == 403
+    assert client.post(url_of("staff_payment_day", customer), {"payment_day": 2}).status_code == 403
+    after = access.get_subscription(customer.account_id, sub.sub_id)
+    assert (after.Status, after.PaymentDay) == (sub.Status, sub.PaymentDay)
+    assert access.get_events_by_account(customer.account_id) == []
+
+
+def test_support_cannot_refund_or_edit_the_catalog(client: Client, customer) -> None:
+    login_as(client, "support")
+    response = client.post(url_of("staff_refund", customer), {"amount": "9.99", "request_id": "0" * 16})
+    assert response.status_code == 403
+    assert not access.get_receipt(customer.account_id, customer.receipt.SK).RefundedAmount
+    assert client.post(url_of("staff_product_retire", customer)).status_code == 403
+    assert access.get_product("NEWS-DAILY").Status == "active"
+
+
+@pytest.mark.parametrize("role, shown, hidden", [
+    ("support", ["Cancel", "Change day"], ["Retry now", ">Refund<"]),
+    ("finance", ["Retry now", ">Refund<"], ["Cancel<", "Change day"]),
+])
+def test_the_account_page_offers_only_what_the_role_may_do(client: Client, customer, role, shown, hidden) -> None:
+    login_as(client, role)
+    page = client.get(url_of("staff_account", customer)).content.decode()
+    for text in shown:
+        assert text in page, (role, text)
+    for text in hidden:
+        assert text not in page, (role, text)
+
+
+@pytest.mark.parametrize("role, links, no_links", [
+    ("support", ["staff_index", "staff_upcoming", "staff_runs"], ["staff_products"]),
+    ("finance", ["staff_index", "staff_upcoming", "staff_runs"], ["staff_products"]),
+    ("catalog", ["staff_products", "staff_product_add"], ["staff_index", "staff_upcoming", "staff_runs"]),
+])
+def test_the_admin_index_shows_a_billing_role_its_pages(client: Client, moto_table, role, links, no_links) -> None:
+    login_as(client, role)
+    response = client.get(reverse("admin:index"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "have permission to view or edit anything" not in html
+    assert "Billing" in html
+    for name in links:
+        assert f'href="{reverse(f"admin:{name}")}"' in html, (role, name)
+    for name in no_links:
+        assert f'href="{reverse(f"admin:{name}")}"' not in html, (role, name)
+
+
+def test_a_staff_user_without_a_role_is_told_so_on_the_index(client: Client, moto_table) -> None:
+    login_as(client, "none")
+    html = client.get(reverse("admin:index")).content.decode()
+    assert "have permission to view or edit anything" in html
+    assert reverse("admin:staff_index") not in html
+
+
+def test_the_roles_exist_with_their_permissions() -> None:
+    def perms(role: str) -> set[str]:
+        return set(Group.objects.get(name=role).permissions.values_list("codename", flat=True))
+
+    assert perms("support") == {"view_billing", "cancel_subscription", "change_payment_day"}
+    assert perms("finance") == {"view_billing", "manage_money"}
+    assert perms("catalog") == {"manage_catalog"}
+
+
+def test_the_roles_migration_is_idempotent() -> None:
+    import importlib
+    from types import SimpleNamespace
+
+    from django.apps import apps
+    from django.contrib.auth.models import Permission
+    from django.db import connection
+
+    roles = importlib.import_module("billing.migrations.0003_staff_roles")
+
+    def state() -> tuple:
+        return (Group.objects.count(), Permission.objects.count(),
+                sorted(Group.objects.values_list("name", "permissions__codename")))
+
+    before = state()
+    editor = SimpleNamespace(connection=connection)  # all the migration function uses
+    roles.create_roles(apps, editor)
+    roles.create_roles(apps, editor)
+    assert state() == before
+
+
+def test_a_direct_grant_of_the_finance_permission_still_works(client: Client, customer) -> None:
+    # billing.manage_money predates the roles and keeps its name: existing grants keep working.
+    from django.contrib.auth.models import Permission
+
+    user = make_user("old-grant@rpay.localhost", staff=True, roles=[])
+    user.user_permissions.add(Permission.objects.get(codename="manage_money", content_type__app_label="billing"))
+    client.force_login(user)
+    assert client.get(url_of("staff_refund", customer)).status_code == 200
+    assert client.get(url_of("staff_cancel", customer)).status_code == 403
