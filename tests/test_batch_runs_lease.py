@@ -83,7 +83,8 @@ def test_json_success_has_a_boolean_dry_run(moto_table) -> None:
     seed_due(1, due=date(2027, 3, 15))
     for args, expected in (((), False), (("--dry-run",), True)):
         out = StringIO()
-        call_command("process_payments", "--date", "2027-03-15", "--json", *args, stdout=out)
+        with time_machine.travel(datetime(2027, 3, 15, 6, tzinfo=UTC), tick=False):  # M3: never a future --date
+            call_command("process_payments", "--date", "2027-03-15", "--json", *args, stdout=out)
         assert json.loads(out.getvalue())["dry_run"] is expected
 
 
@@ -104,7 +105,8 @@ class Terminal(StringIO):
 
 def test_the_progress_bar_knows_the_total_and_prints_item_lines_above_it(moto_table, capsys) -> None:
     seed_due(3, due=date(2027, 3, 15))
-    call_command("process_payments", "--date", "2027-03-15", "--catch-up-days", "0", "-v", "2", stdout=Terminal())
+    with time_machine.travel(datetime(2027, 3, 15, 6, tzinfo=UTC), tick=False):  # M3: never a future --date
+        call_command("process_payments", "--date", "2027-03-15", "--catch-up-days", "0", "-v", "2", stdout=Terminal())
     screen = capsys.readouterr().out
     assert "3/3" in screen  # the total was known (a COUNT query) before the items ran
     item_lines = [line for line in screen.splitlines() if line.startswith("paid sub ")]
