@@ -62,11 +62,12 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_label("Name on card (optional)").fill("Zoe Example")
     page.get_by_role("button", name="Continue").click()
 
-    # step 2: the first payment and reminder dates before confirming
+    # step 2: what is charged today and the next payment date before confirming (issue 10:
+    # paid in advance, the first period charged at once; was the first payment and reminder)
     assert page.get_by_test_id("first-payment").inner_text()
-    assert page.get_by_test_id("first-reminder").inner_text()
+    assert page.get_by_test_id("first-charge").inner_text().startswith("$")
     screenshot(page, "portal-subscribe-confirm")
-    page.get_by_role("button", name="Confirm and subscribe").click()
+    page.get_by_role("button", name=re.compile("Confirm and pay")).click()
     assert "You are subscribed to Daily News digital" in page.content()
     screenshot(page, "portal-subscription")
 
@@ -81,7 +82,8 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     screenshot(page, "portal-change-day")
     page.get_by_label("New payment day").select_option("10")
     page.get_by_role("button", name="Change the day").click()
-    assert re.search(r"Your payment day is now the 10\. Your next payment is on \d+ \w+ \d{4}", page.content())
+    # issue 10: the next payment keeps its date and is prorated up to the new day
+    assert re.search(r"Your payment day is now the 10\. The days you paid for stay paid", page.content())
 
     # replace the card
     page.get_by_role("link", name="Replace the card").click()
@@ -102,7 +104,8 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_role("link", name="Cancel the subscription").click()
     screenshot(page, "portal-cancel")
     page.get_by_role("button", name="Yes, cancel the subscription").click()
-    assert "No payment was taken for this subscription" in page.get_by_test_id("last-period").inner_text()
+    # issue 10: the first period was paid at subscribing, and the service runs to its end
+    assert "The last period paid was" in page.get_by_test_id("last-period").inner_text()
     screenshot(page, "portal-cancelled")
     page.goto("/")
     assert "Cancelled subscriptions (1)" in page.content()
