@@ -182,7 +182,7 @@ class SubscribeForm(CardFields):
     def __init__(self, *args: Any, products: list[Product], first_dates: dict[int, date] | None = None,
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["payment_day"].choices = day_choices(first_dates, "first payment")
+        self.fields["payment_day"].choices = day_choices(first_dates, "next payment")
         # Only the active catalog is offered; a retired SKU posted by hand is invalid.
         self.fields["product"].choices = [
             (p.SKU, f"{p.Name} — {format_with_symbol(p.PaymentAmount, p.Currency)} a month") for p in products
@@ -210,4 +210,7 @@ class CancelForm(VersionedForm):
 
 
 class ConfirmForm(forms.Form):
-    """The confirm step posts nothing but its CSRF token: the details are in the session."""
+    """The confirm step posts the signed quote the customer saw (price, currency, day,
+    first charge and its date); the card and address are in the session."""
+
+    quote = forms.CharField(widget=forms.HiddenInput, max_length=2000)

@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -76,6 +76,9 @@ class ChargeResult:
     currency: str
     decline_code: str | None = None
     created: str = ""
+    # What the charge was made with (account_id, sub_id, period_start, period_end...): a
+    # replayed key returns the first call's, so the caller records what was charged.
+    metadata: dict[str, str] = field(default_factory=dict)
 
     @property
     def succeeded(self) -> bool:
@@ -108,6 +111,14 @@ class PaymentGateway(Protocol):
     def refund(
         self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""
     ) -> RefundResult: ...
+
+    def list_charges(
+        self, created_from: date, created_to: date, **metadata: str
+    ) -> list[ChargeResult]:
+        """Charges created between the two dates (inclusive, UTC) whose metadata holds every
+        given pair: what a processor's list API (Stripe's ``/v1/charges?created[gte]=``
+        plus a metadata search) answers. Reconciliation reads it."""
+        ...
 
 
 # --- card-number rules (used by forms and by the simulated gateway) ---------------------
@@ -207,8 +218,7 @@ class SimulatedGateway:
 
     def _charge_by_key(self, idempotency_key: str) -> ChargeResult | None:
         row = self._db().execute(
-            "SELECT charge_id, amount, currency, status, decline_code, created FROM charges "
-            "WHERE idempotency_key = ?", (idempotency_key,),
+            f"SELECT {_CHARGE_COLUMNS} FROM charges WHERE idempotency_key = ?", (idempotency_key,),
         ).fetchone()
         return _charge_result(row) if row else None
 
@@ -312,6 +322,14 @@ class SimulatedGateway:
         assert stored is not None
         return stored
 
+    def list_charges(self, created_from: date, created_to: date, **metadata: str) -> list[ChargeResult]:
+        rows = self._db().execute(
+            f"SELECT {_CHARGE_COLUMNS} FROM charges WHERE substr(created, 1, 10) BETWEEN ? AND ? "
+            "ORDER BY created, charge_id", (created_from.isoformat(), created_to.isoformat()),
+        ).fetchall()
+        charges = [_charge_result(row) for row in rows]
+        return [c for c in charges if all(c.metadata.get(k) == v for k, v in metadata.items())]
+
     # --- for tests and benchmarks ---------------------------------------------------
 
     def charges_made(self, **metadata: str) -> list[dict[str, Any]]:
@@ -333,10 +351,13 @@ def _refund_result(row: tuple) -> RefundResult:
     return RefundResult(status=status, refund_id=refund_id, charge_id=charge_id, amount=amount, reason=reason)
 
 
+_CHARGE_COLUMNS = "charge_id, amount, currency, status, decline_code, created, metadata"
+
+
 def _charge_result(row: tuple) -> ChargeResult:
-    charge_id, amount, currency, status, decline_code, created = row
+    charge_id, amount, currency, status, decline_code, created, metadata = row
     return ChargeResult(status=status, charge_id=charge_id, amount=amount, currency=currency,
-                        decline_code=decline_code, created=created)
+                        decline_code=decline_code, created=created, metadata=json.loads(metadata))
 
 
 @lru_cache(maxsize=8)

@@ -244,6 +244,10 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # The anchor date of the period being paid while a payment is retried (dunning).
     BillingPeriod = UnicodeAttribute(null=True)
     RetryCount = NumberAttribute(default=0)
+    # The last day the payments made cover (DESIGN.md M1, paid in advance): the day before
+    # NextPaymentDate while active, before BillingPeriod while past due; after a cancel,
+    # the day the service ends. Null only on items written before it existed.
+    PaidThroughDate = UnicodeAttribute(null=True)
     CancelledDate = UnicodeAttribute(null=True)
     CancelReason = UnicodeAttribute(null=True)
     Version = VersionAttribute()
@@ -291,6 +295,9 @@ class Receipt(BillingItem, discriminator="Receipt"):
     ProductName = UnicodeAttribute(null=True)
     Email = UnicodeAttribute(null=True)
     BillingDate = UnicodeAttribute()
+    # The days the charge pays for (inclusive); PeriodStart is the BillingDate.
+    PeriodStart = UnicodeAttribute(null=True)
+    PeriodEnd = UnicodeAttribute(null=True)
     ProcessedDate = UnicodeAttribute()
     ProcessedAmount = NumberAttribute()  # minor units
     Currency = UnicodeAttribute()
@@ -378,6 +385,9 @@ class AuditAction(StrEnum):
     """What an audit event records (``AuditEvent.Action``): one name per kind of change."""
 
     SUBSCRIPTION_CREATED = "subscription.created"
+    PAYMENT_SUCCEEDED = "payment.succeeded"
+    PAYMENT_DECLINED = "payment.declined"
+    PAID_AFTER_CANCEL = "payment.succeeded_after_cancel"
     PAYMENT_DAY_CHANGED = "subscription.payment_day_changed"
     CARD_REPLACED = "subscription.card_replaced"
     SUBSCRIPTION_CANCELLED = "subscription.cancelled"

@@ -71,30 +71,68 @@ def reminder_date(payment: date, days_before: int, today: date) -> date:
     return max(remind, min(today + timedelta(days=1), payment))
 
 
-def start_dates(payment_day: int, today: date, days_before: int) -> tuple[date, date]:
-    """The first payment and reminder dates of a subscription created ``today``.
+# --- periods: what one charge pays for (DESIGN.md M1, docs/DESIGN-NOTES.md "Money rules") ---
 
-    The first payment is the next occurrence of the payment day *after* today: today's
-    payment run may already be over, and a date it has passed would never be taken.
+# A regular period runs from one anchor date to the day before the next: at least 28 days.
+MIN_PERIOD_DAYS = 28
+
+
+def anchor_on_or_before(payment_day: int, day: date) -> date:
+    """The latest anchor date of ``payment_day`` that is not after ``day``."""
+    this_month = anchor_date(day.year, day.month, payment_day)
+    if this_month <= day:
+        return this_month
+    year, month = add_months(day.year, day.month, -1)
+    return anchor_date(year, month, payment_day)
+
+
+def is_anchor(payment_day: int, day: date) -> bool:
+    return anchor_date(day.year, day.month, payment_day) == day
+
+
+def first_period(payment_day: int, today: date) -> tuple[date, date]:
+    """The days the charge at subscribing pays for: from ``today`` to the day before the
+    first anchor date after it (a prorated period), or a full period when ``today`` is
+    itself an anchor date."""
+    if is_anchor(payment_day, today):
+        return today, period_end(payment_day, today)
+    return today, next_payment_date(payment_day, today) - timedelta(days=1)
+
+
+def period_end(payment_day: int, start: date) -> date:
+    """The last day a charge starting on ``start`` pays for: the day before the first
+    anchor date at least ``MIN_PERIOD_DAYS`` after ``start``.
+
+    From an anchor date that is the next anchor (a regular month). From any other day
+    (the first payment after a change of payment day) it is the prorated days up to the
+    new day *plus* the full month after them, so that no period is shorter than 28 days
+    and a catch-up run never meets the same subscription twice.
     """
-    payment = first_payment_date(payment_day, today + timedelta(days=1))
-    return payment, reminder_date(payment, days_before, today)
+    return first_payment_date(payment_day, start + timedelta(days=MIN_PERIOD_DAYS)) - timedelta(days=1)
 
 
-def rescheduled_payment_date(
-    new_payment_day: int, unpaid_period: date, today: date
-) -> date:
-    """The next payment date after the customer changes the payment day.
+def prorate(price: int, days: int, period_days: int) -> int:
+    """``price * days / period_days`` in minor units, rounded half up (integers only)."""
+    if days == period_days:
+        return price
+    return (2 * price * days + period_days) // (2 * period_days)
 
-    ``unpaid_period`` is the anchor date of the first period not yet paid (the current
-    ``NextPaymentDate``, or the period being retried). The new day is taken in that
-    period's month, or in the following month if that date is not after today: so a
-    month is never charged twice, and no date today's run may have passed is chosen.
-    """
-    candidate = anchor_date(unpaid_period.year, unpaid_period.month, new_payment_day)
-    if candidate <= today:
-        return next_payment_date(new_payment_day, max(candidate, today))
-    return candidate
+
+def period_amount(price: int, payment_day: int, start: date, end: date) -> int:
+    """What the days ``start``..``end`` (inclusive) cost at ``price`` a month on
+    ``payment_day``: each anchor period they cover in full costs ``price``; a part of an
+    anchor period costs its days' share of it, rounded half up (``prorate``)."""
+    if end < start:
+        raise ValueError(f"empty period {start}..{end}")
+    total = 0
+    cursor = start
+    while cursor <= end:
+        anchor = anchor_on_or_before(payment_day, cursor)
+        following = next_payment_date(payment_day, anchor)
+        segment_end = min(end, following - timedelta(days=1))
+        total += prorate(price, (segment_end - cursor).days + 1, (following - anchor).days)
+        cursor = segment_end + timedelta(days=1)
+    return total
 
 
 def payment_dates(payment_day: int, start: date) -> Iterator[date]:
@@ -116,6 +154,18 @@ def next_retry_date(
     """The retry after ``attempts_made`` failed retries, or None when none is left."""
     dates = retry_dates(billing_date, retry_days)
     return dates[attempts_made] if attempts_made < len(dates) else None
+
+
+def retry_after(run_date: date, retry_days: Sequence[int], failed_retries: int) -> date | None:
+    """The next retry of a declined period, counted from the real run date (DESIGN.md
+    M3): the gap between two ``PAYMENT_RETRY_DAYS`` entries, at least one day after
+    ``run_date``; None when no retry is left. ``failed_retries`` counts the failed
+    attempts after the first one, so 0 after the first decline."""
+    days = sorted({d for d in retry_days if d > 0})
+    if failed_retries >= len(days):
+        return None
+    gap = days[0] if failed_retries == 0 else days[failed_retries] - days[failed_retries - 1]
+    return run_date + timedelta(days=max(1, gap))
 
 
 def billing_today(timezone_name: str, now: datetime | None = None) -> date:

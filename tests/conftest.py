@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,6 +40,30 @@ def local_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEngi
     engine = start_local_engine(free_port(), None, log_file=log)
     yield engine
     engine.stop()
+
+
+def _serialize_moto_writes() -> None:
+    """moto backs up the whole table (``copy.deepcopy``) at each TransactWriteItems, which
+    breaks when another thread writes meanwhile ("dictionary changed size during
+    iteration"); DynamoDB has no such limit. The batch's workers write receipts in
+    transactions, so on moto the writes take turns."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+    for name in ("transact_write_items", "put_item", "update_item", "delete_item"):
+        real = getattr(DynamoDBBackend, name)
+        if getattr(real, "serialized", False):
+            continue
+
+        def serialized(self, *args, _real=real, **kwargs):
+            with lock:
+                return _real(self, *args, **kwargs)
+
+        serialized.serialized = True
+        setattr(DynamoDBBackend, name, serialized)
+
+
+_serialize_moto_writes()
 
 
 @contextmanager

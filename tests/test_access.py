@@ -98,12 +98,16 @@ def test_get_subscription_by_id_with_and_without_sku(table) -> None:
 
 
 def test_new_subscription_is_due_on_its_first_dates(table) -> None:
-    """The seed misses this: without LastPaymentDate an item is not in GSI-2."""
+    """The seed misses this: without LastPaymentDate an item is not in GSI-2.
+
+    Rule changed (issue 10, M1 paid in advance): a new subscription owes its first
+    (prorated) period from the day it is made, so it is due that day, paid through the
+    day before; its first reminder announces the first anchor date."""
     account = make_account()
     sub = make_subscription(account, payment_day=20, today=date(2027, 1, 10))
-    assert sub.NextPaymentDate == "2027-01-20"
+    assert (sub.NextPaymentDate, sub.PaidThroughDate) == ("2027-01-10", "2027-01-09")
     assert sub.NextReminderDate == "2027-01-13"
-    due = list(access.get_due_payments_by_date(date(2027, 1, 20)))
+    due = list(access.get_due_payments_by_date(date(2027, 1, 10)))
     assert [s.SK for s in due] == [sub.SK]
     assert due[0].PaymentDetails.Token == "tok_test_visa"  # projected: no GetItem needed
     assert due[0].PaymentAmount == 999 and due[0].Currency == "USD"
@@ -208,23 +212,26 @@ def test_access_functions_never_scan(table, ddb_requests) -> None:
     access.get_account_id_for_user(7)
     access.cancel_subscription(access.get_subscription(account.account_id, sub.sub_id))
     counts = ddb_requests.by_name()
-    assert set(counts) <= {"Query", "GetItem", "PutItem", "UpdateItem"}
-    # PutItem: account, user link, subscription and its SUBID# look-up item, receipt
-    assert counts == {"PutItem": 5, "Query": 6, "GetItem": 1, "UpdateItem": 1}
+    # PutItem: account, user link, the SUBID# look-up item, the cancel's event; the
+    # subscription and the receipt are each written with their audit event (M6) in one
+    # TransactWriteItems.
+    assert set(counts) <= {"Query", "GetItem", "PutItem", "UpdateItem", "TransactWriteItems"}
+    assert counts == {"PutItem": 4, "TransactWriteItems": 2, "Query": 6, "GetItem": 1, "UpdateItem": 1}
 
 
 def test_each_pattern_costs_one_request(table, ddb_requests) -> None:
     account = make_account()
     ddb_requests.reset()
     sub = make_subscription(account)
-    assert ddb_requests.ops == ["PutItem", "PutItem"]  # the subscription, then its SUBID# look-up item
+    # the subscription with its audit event (M6), then its SUBID# look-up item
+    assert ddb_requests.ops == ["TransactWriteItems", "PutItem"]
     ddb_requests.reset()
     list(access.get_due_payments_by_date(date(2027, 1, 15)))
     assert ddb_requests.ops == ["Query"]
     ddb_requests.reset()
     access.create_receipt(sub, billing_date=date(2027, 1, 15), amount=999, currency="USD",
                           charge_id="c", retention_days=200)
-    assert ddb_requests.ops == ["PutItem"]
+    assert ddb_requests.ops == ["TransactWriteItems"]  # the receipt and its payment event (M6)
 
 
 PAN_RUN = re.compile(r"\d{13,19}")
@@ -285,17 +292,17 @@ def test_entities_share_one_connection(table) -> None:
     assert {id(cls._get_connection()) for cls in ENTITIES} == {id(BillingItem._get_connection())}
 
 
-def test_payment_day_cannot_move_while_a_payment_is_due(table) -> None:
-    """Moving the date while the run charges the old one would charge the period twice."""
+def test_a_change_of_day_moves_no_date_so_it_cannot_double_charge(table) -> None:
+    """Rule changed (issue 10, M1): the old rule refused a change while a payment was due
+    (the change moved NextPaymentDate, and a run charging the old date could then charge
+    the period again). Now a change sets only PaymentDay: the due date and the paid days
+    stay, so it is allowed on the payment day and while past due."""
     account = make_account()
-    sub = make_subscription(account, payment_day=20, today=date(2027, 1, 10))  # due 2027-01-20
-    with pytest.raises(access.PaymentInProgress):
-        access.change_payment_day(sub, 25, today=date(2027, 1, 20), reminder_days_before=7)
-    with pytest.raises(access.PaymentInProgress):
-        access.change_payment_day(sub, 25, today=date(2027, 1, 22), reminder_days_before=7)
-    assert access.get_subscription(account.account_id, sub.sub_id).NextPaymentDate == "2027-01-20"
-    moved = access.change_payment_day(sub, 25, today=date(2027, 1, 19), reminder_days_before=7)
-    assert moved.NextPaymentDate == "2027-01-25"
+    sub = make_subscription(account, payment_day=20, today=date(2027, 1, 10))
+    moved = access.change_payment_day(sub, 25, actor="pat@example.com")
+    assert (moved.PaymentDay, moved.NextPaymentDate, moved.PaidThroughDate) == (25, "2027-01-10", "2027-01-09")
+    [event] = [e for e in access.get_events_by_account(account.account_id) if e.Action == "subscription.payment_day_changed"]
+    assert (event.Before["PaymentDay"], event.After["PaymentDay"], event.Actor) == (20, 25, "pat@example.com")
 
 
 def test_audited_change_records_before_and_after_only_when_the_change_happens(table) -> None:
@@ -307,7 +314,8 @@ def test_audited_change_records_before_and_after_only_when_the_change_happens(ta
     with pytest.raises(access.ConditionFailed), access.audited_change(stale, actor="ops@example.com",
                                                                        action="test.stale"):
         access.cancel_subscription(stale)  # already cancelled: refused, so nothing to record
-    events = access.get_events_by_account(account.account_id)
+    # The access functions record their own events too (M6): keep this block's.
+    events = [e for e in access.get_events_by_account(account.account_id) if e.Action.startswith("test.")]
     assert [e.Action for e in events] == ["test.cancel"]
     assert events[0].Before["Status"] == "active" and events[0].After["Status"] == "cancelled"
     assert events[0].Subject == sub.SK and events[0].Actor == "ops@example.com"

@@ -41,7 +41,11 @@ def at(day: date, hour: int = 6):
 def test_anchor_day_31_through_the_command(moto_table, year, february) -> None:
     with at(date(year - 1, 12, 20)):
         sub = make_subscription(make_account(), payment_day=31, today=date(year - 1, 12, 20), card=card())
-    assert sub.NextPaymentDate == f"{year - 1}-12-31"
+    # Rule changed (issue 10, M1): the first period (20-30 Dec, prorated) is owed at once.
+    assert sub.NextPaymentDate == f"{year - 1}-12-20"
+    with at(date(year - 1, 12, 20)):
+        command("process_payments")
+    assert fresh(sub).NextPaymentDate == f"{year - 1}-12-31"
     paid = []
     for day in (date(year - 1, 12, 31), date(year, 1, 30), date(year, 1, 31), date.fromisoformat(february),
                 date(year, 3, 30), date(year, 3, 31), date(year, 4, 30)):
@@ -52,8 +56,8 @@ def test_anchor_day_31_through_the_command(moto_table, year, february) -> None:
                     f"{year}-03-31", f"{year}-04-30"]
     assert fresh(sub).NextPaymentDate == f"{year}-05-31"
     assert sorted(r.BillingDate for r in receipts_of(sub)) == [
-        f"{year - 1}-12-31", f"{year}-01-31", february, f"{year}-03-31", f"{year}-04-30"]
-    assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 5
+        f"{year - 1}-12-20", f"{year - 1}-12-31", f"{year}-01-31", february, f"{year}-03-31", f"{year}-04-30"]
+    assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 6
 
 
 def test_the_day_is_the_billing_time_zones(moto_table, settings) -> None:
@@ -67,22 +71,26 @@ def test_the_day_is_the_billing_time_zones(moto_table, settings) -> None:
 
 def test_json_summary_parses_and_item_lines_otherwise(moto_table) -> None:
     seed_due(3, due=date(2027, 3, 15))
-    out = command("process_payments", "--date", "2027-03-15", "--json", "--workers", "2")
+    with at(date(2027, 3, 15)):  # issue 10 (M3): a --date after today is refused
+        out = command("process_payments", "--date", "2027-03-15", "--json", "--workers", "2")
     [line] = out.splitlines()
     summary = json.loads(line)
     assert (summary["processed"], summary["paid"], summary["errors"]) == (3, 3, 0)
     assert summary["outcome"] == "completed" and summary["first_date"] == "2027-03-15"
     assert {"declined", "retried", "cancelled", "skipped", "elapsed", "rate"} <= set(summary)
     seed_due(2, due=date(2027, 3, 16), prefix="x")
-    lines = command("send_reminders", "--date", "2027-03-09").splitlines()
+    with at(date(2027, 3, 15)):
+        lines = command("send_reminders", "--date", "2027-03-09").splitlines()
     assert len(lines) == 3 and lines[0].startswith("sent reminder sub x")
     assert lines[-1].startswith("reminders 2027-03-09: processed 2, sent 2, skipped 0, errors 0, elapsed")
-    json.loads(command("send_reminders", "--date", "2027-03-09", "--json", "--dry-run"))
+    with at(date(2027, 3, 15)):
+        json.loads(command("send_reminders", "--date", "2027-03-09", "--json", "--dry-run"))
 
 
 def test_dry_run_command_changes_nothing(moto_table) -> None:
     [sub] = seed_due(1, due=date(2027, 3, 15))
-    out = command("process_payments", "--date", "2027-03-15", "--dry-run")
+    with at(date(2027, 3, 15)):  # issue 10 (M3): a --date after today is refused
+        out = command("process_payments", "--date", "2027-03-15", "--dry-run")
     assert "dry-run 1" in out
     assert fresh(sub).NextPaymentDate == "2027-03-15" and mail.outbox == []
     assert access.list_batch_runs("payments") == []
@@ -101,7 +109,7 @@ def test_bad_date_is_one_line_and_non_zero(name) -> None:
 def test_unreachable_dynamodb_is_one_line_and_non_zero(tmp_path) -> None:
     env = {**os.environ, "DYNAMODB_ENDPOINT": f"http://127.0.0.1:{free_port()}", "DYNAMODB_MAX_RETRY_ATTEMPTS": "0",
            "DYNAMODB_CONNECT_TIMEOUT": "1", "PAYMENT_GATEWAY_LEDGER": str(tmp_path / "ledger.sqlite3")}
-    proc = subprocess.run([sys.executable, "manage.py", "process_payments", "--date", "2027-03-15"], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "manage.py", "process_payments", "--date", "2026-03-15"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     [line] = proc.stderr.strip().splitlines()
@@ -115,7 +123,7 @@ def test_an_infrastructure_error_exits_non_zero_after_the_summary(moto_table, mo
         raise RuntimeError("gateway exploded")
     monkeypatch.setattr(access, "create_receipt", unavailable)
     out = StringIO()
-    with pytest.raises(CommandError, match="2 item"):
+    with pytest.raises(CommandError, match="2 item"), at(date(2027, 3, 15)):  # M3: never a future --date
         call_command("process_payments", "--date", "2027-03-15", "--json", stdout=out)
     assert json.loads(out.getvalue())["errors"] == 2
     [run] = access.list_batch_runs("payments")
@@ -136,7 +144,7 @@ def test_sigterm_finishes_the_item_in_hand_and_stops(moto_table, monkeypatch) ->
 
     monkeypatch.setattr(SimulatedGateway, "charge", charge_then_sigterm)
     out = StringIO()
-    with pytest.raises(CommandError, match="stopped by a signal"):
+    with pytest.raises(CommandError, match="stopped by a signal"), at(date(2027, 3, 15)):  # M3
         call_command("process_payments", "--date", "2027-03-15", "--workers", "1", stdout=out)
     assert len(calls) == 1
     paid = [s for s in subs if fresh(s).NextPaymentDate == "2027-04-15"]
@@ -145,4 +153,5 @@ def test_sigterm_finishes_the_item_in_hand_and_stops(moto_table, monkeypatch) ->
     [run] = access.list_batch_runs("payments")
     assert run.Outcome == "interrupted"
     monkeypatch.setattr(SimulatedGateway, "charge", real_charge)
-    assert "paid 9" in command("process_payments", "--date", "2027-03-15")  # the next run continues
+    with at(date(2027, 3, 15)):
+        assert "paid 9" in command("process_payments", "--date", "2027-03-15")  # the next run continues

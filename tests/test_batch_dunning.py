@@ -80,9 +80,13 @@ def test_staff_retry_now_takes_a_past_due_payment_early(table) -> None:
     assert run(date(2027, 1, 16)).counts["processed"] == 0
 
 
-def test_a_declined_first_retry_inside_a_catch_up_run_is_retried_in_the_same_run(table) -> None:
+def test_a_catch_up_run_makes_one_attempt_and_the_retry_counts_from_the_run_date(table) -> None:
+    # Rule changed (issue 10, defect 6 / DESIGN.md M3): the old rule retried the decline
+    # of the missed 15th again within the same catch-up run; now the retry counts from
+    # the real run date, at least a day later.
     run(date(2027, 1, 14))
     [sub] = seed_due(1, due=PERIOD, number=DECLINED_NUMBER)
     summary = run(date(2027, 1, 16))  # the 15th was missed
-    assert summary.counts["declined"] == 2 and summary.counts["retried"] == 1
-    assert fresh(sub).NextPaymentDate == "2027-01-18"
+    assert summary.counts["declined"] == 1 and summary.counts["retried"] == 0
+    assert fresh(sub).NextPaymentDate == "2027-01-17"
+    assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 1

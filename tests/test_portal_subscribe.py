@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
-from django.conf import settings
 from django.core import mail
 
 from billing import access
 from billing.models import Product, ProductStatus
 from billing.pages import today
-from billing.schedule import start_dates
+from billing.schedule import first_period, period_amount
 from billing.views.common import SESSION_PENDING
 
 from .builders import GOOD_CARD, subscribe
@@ -19,6 +19,14 @@ from .builders import GOOD_CARD, subscribe
 pytestmark = pytest.mark.django_db
 
 PAN = re.compile(r"\d{13,19}")
+
+
+QUOTE = re.compile(r'name="quote" value="([^"]+)"')
+
+
+def quote_of(confirm_page) -> str:
+    """The signed quote the confirm page carries (issue 10, M4)."""
+    return QUOTE.search(confirm_page.content.decode())[1]
 
 
 def post_subscribe(customer, **changes):
@@ -34,8 +42,10 @@ def test_subscribe_page_offers_only_active_products(customer, ddb_requests) -> N
     assert "Daily News — $9.99 a month" in html and "Tea from Japan — ¥1,500 a month" in html
     assert "Old Magazine" not in html
     assert "on months with fewer days you pay on the last day" in html.lower()
-    first = start_dates(31, today(), settings.REMINDER_DAYS_BEFORE)[0]
-    assert f"31 — first payment {first.day} {first:%b %Y}" in html
+    # Rule changed (issue 10, M1): the first period is paid at once; each day shows the
+    # payment after it.
+    first = first_period(31, today())[1] + timedelta(days=1)
+    assert f"31 — next payment {first.day} {first:%b %Y}" in html
     for field in ["id_product_0", "id_payment_day", "id_card_number", "id_exp_month", "id_exp_year", "id_cvc"]:
         assert f'for="{field}"' in html, field  # every field labelled
 
@@ -55,44 +65,58 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
     ddb_requests.reset()
     confirm = customer.client.get("/subscribe/confirm/")
     assert ddb_requests.ops == ["GetItem"]
-    first_payment, first_reminder = start_dates(31, today(), settings.REMINDER_DAYS_BEFORE)
+    # Rule changed (issue 10, M1): paid in advance, the first (prorated) period today.
+    start, end = first_period(31, today())
+    first_amount = period_amount(999, 31, start, end)
+    next_payment = end + timedelta(days=1)
     html = confirm.content.decode()
-    assert f"{first_payment:%A} {first_payment.day} {first_payment:%B %Y}" in html
-    assert f"{first_reminder:%A} {first_reminder.day} {first_reminder:%B %Y}" in html
+    assert f"{next_payment:%A} {next_payment.day} {next_payment:%B %Y}" in html
+    assert f"${first_amount // 100}.{first_amount % 100:02d}" in html
     assert "Visa ending in 4242" in html and "$9.99 every month" in html
 
     ddb_requests.reset()
-    done = customer.client.post("/subscribe/confirm/")
-    # GetItem: product, account; PutItem: subscription, its SUBID# look-up item, event
-    assert ddb_requests.by_name() == {"GetItem": 2, "PutItem": 3}
+    done = customer.client.post("/subscribe/confirm/", {"quote": quote_of(confirm)})
+    # product, account; subscription + its event; its SUBID# look-up item; the charge's
+    # receipt + its event; the advance; the subscription read back for the page
+    assert ddb_requests.by_name() == {"GetItem": 3, "TransactWriteItems": 2, "PutItem": 1, "UpdateItem": 1}
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert done["Location"] == f"/subscriptions/{sub.sub_id}/"
     assert (sub.SKU, sub.PaymentDay, sub.PaymentAmount, sub.Currency) == ("NEWS-DAILY", 31, 999, "USD")
-    assert sub.NextPaymentDate == first_payment.isoformat()
-    assert sub.NextReminderDate == first_reminder.isoformat()
+    assert sub.NextPaymentDate == next_payment.isoformat() and sub.PaidThroughDate == end.isoformat()
     assert sub.PaymentDetails.Last4 == "4242" and sub.PaymentDetails.Token == pending["card"]["token"]
     assert sub.PaymentDetails.BillingAddress == "Ann Lee\n1 Main St"
     assert SESSION_PENDING not in customer.client.session
-    [event] = access.get_events_by_account(customer.account_id)
-    assert (event.Action, event.Actor, event.Subject) == ("subscription.created", customer.email, sub.SK)
-    # the confirmation e-mail: product, amount, first payment date, last four; never the number
-    [message] = mail.outbox
+    events = access.get_events_by_account(customer.account_id)
+    assert sorted(e.Action for e in events) == ["payment.succeeded", "subscription.created"]
+    created = next(e for e in events if e.Action == "subscription.created")
+    assert (created.Actor, created.Subject) == (customer.email, sub.SK)
+    [receipt] = access.get_receipts_by_account(customer.account_id, start, start)
+    assert (receipt.ProcessedAmount, receipt.PeriodStart, receipt.PeriodEnd) == (first_amount, start.isoformat(),
+                                                                                 end.isoformat())
+    # the receipt and the confirmation e-mail: product, amount, dates, last four; never the number
+    [receipt_mail, message] = mail.outbox
+    assert receipt_mail.subject.startswith("Receipt")
     assert message.to == [customer.email]
     assert "Daily News" in message.body and "$9.99" in message.body and "4242" in message.body
-    assert f"{first_payment.day} {first_payment:%B %Y}" in message.body
+    assert f"{next_payment.day} {next_payment:%B %Y}" in message.body
     assert not PAN.search(re.sub(r"https?://\S+", "", message.body))  # ids in the link are random hex
     # a second confirm (double click, back button) makes nothing more
-    again = customer.client.post("/subscribe/confirm/")
+    again = customer.client.post("/subscribe/confirm/", {"quote": quote_of(confirm)})
     assert again["Location"] == "/subscribe/"
     assert len(access.get_subscriptions_by_account(customer.account_id)) == 1
 
 
-def test_declining_test_card_tokenizes(customer) -> None:
+def test_a_declining_card_is_refused_at_subscribing(customer) -> None:
+    # Rule changed (issue 10, M1): the first period is charged at once, so a declining
+    # card (which still tokenizes) subscribes to nothing.
     response = post_subscribe(customer, card_number="4000 0000 0000 0002")
     assert response["Location"] == "/subscribe/confirm/"
-    customer.client.post("/subscribe/confirm/")
+    confirm = customer.client.get("/subscribe/confirm/")
+    done = customer.client.post("/subscribe/confirm/", {"quote": quote_of(confirm)}, follow=True)
+    assert "was declined" in done.content.decode()
     [sub] = access.get_subscriptions_by_account(customer.account_id)
-    assert sub.PaymentDetails.Last4 == "0002"
+    assert sub.PaymentDetails.Last4 == "0002" and not sub.is_live and sub.CancelReason == "first_payment_declined"
+    assert access.get_receipts_by_account(customer.account_id, today(), today()) == []
 
 
 @pytest.mark.parametrize(("changes", "field", "message"), [
@@ -131,7 +155,7 @@ def test_confirm_without_a_pending_subscription(customer) -> None:
 def test_product_retired_between_the_steps(customer, products) -> None:
     post_subscribe(customer, product="GYM")
     products["GYM"].update(actions=[Product.Status.set(ProductStatus.RETIRED)])
-    response = customer.client.post("/subscribe/confirm/", follow=True)
+    response = customer.client.post("/subscribe/confirm/", {"quote": "x"}, follow=True)
     assert "no longer available" in response.content.decode()
     assert access.get_subscriptions_by_account(customer.account_id) == []
 

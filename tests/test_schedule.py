@@ -14,14 +14,14 @@ from billing.schedule import (
     anchor_date,
     billing_today,
     first_payment_date,
+    first_period,
     months_before,
     next_payment_date,
     next_retry_date,
     payment_dates,
+    period_end,
     reminder_date,
-    rescheduled_payment_date,
     retry_dates,
-    start_dates,
 )
 
 days = st.integers(min_value=1, max_value=31)
@@ -78,12 +78,14 @@ def test_next_payment_date_is_strictly_after(day: int, after: date) -> None:
     assert (nxt.year * 12 + nxt.month) - (after.year * 12 + after.month) in (0, 1)
 
 
-@given(day=days, today=starts, before=st.integers(min_value=0, max_value=20))
-def test_start_dates(day: int, today: date, before: int) -> None:
-    payment, remind = start_dates(day, today, before)
-    assert payment > today
-    assert today < remind <= payment
-    assert remind >= payment - timedelta(days=before)
+@given(day=days, today=starts)
+def test_first_period(day: int, today: date) -> None:
+    # Rule changed (issue 10, M1): the first payment is taken at subscribing, for the days
+    # up to the first anchor date (was: the next anchor date after today, unpaid till then).
+    start, end = first_period(day, today)
+    assert start == today and end >= today
+    assert end + timedelta(days=1) == first_payment_date(day, today + timedelta(days=1)) or \
+        end == period_end(day, today)
 
 
 def test_reminder_seven_days_before() -> None:
@@ -104,19 +106,11 @@ def test_reminder_date_bounds(payment: date, before: int, lead: int) -> None:
 
 
 def test_retry_dates() -> None:
+    # Still the schedule helper; the batch now counts retries from the run date
+    # (schedule.retry_after, tests/test_money_rules.py).
     assert retry_dates(date(2027, 1, 31), [1, 3, 5]) == [date(2027, 2, 1), date(2027, 2, 3), date(2027, 2, 5)]
     assert next_retry_date(date(2027, 1, 31), [1, 3, 5], 2) == date(2027, 2, 5)
     assert next_retry_date(date(2027, 1, 31), [1, 3, 5], 3) is None
-
-
-@given(new_day=days, unpaid=starts, gap=st.integers(min_value=-40, max_value=40))
-def test_rescheduling_never_charges_a_month_twice(new_day: int, unpaid: date, gap: int) -> None:
-    today = unpaid + timedelta(days=gap)
-    moved = rescheduled_payment_date(new_day, unpaid, today)
-    assert moved > today
-    # never in a month before the first unpaid one
-    assert (moved.year, moved.month) >= (unpaid.year, unpaid.month)
-    assert moved.day == min(new_day, calendar.monthrange(moved.year, moved.month)[1])
 
 
 def test_months_before_clamps() -> None:

@@ -18,10 +18,10 @@ from .accounts import (
     get_account_id_for_user,
     link_user,
 )
-from .batch_writes import advance_after_payment, claim_reminder, mark_past_due
+from .batch_writes import advance_after_payment, claim_reminder, extend_after_cancel, mark_past_due
 from .bulk import batch_items, due_subscription
 from .catalog import create_product, get_product, list_products, retire_product, update_product
-from .events import audited_change, get_events_by_account, record_event
+from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
 from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
 from .receipts import (
     create_receipt,
@@ -54,7 +54,6 @@ from .subscriptions import (
     payment_details_from,
     replace_card,
     set_schedule,
-    subscription_snapshot,
     update_subscription,
 )
 from .upcoming import UpcomingDay, count_due_payments_by_date, count_due_reminders_by_date, get_upcoming
@@ -94,6 +93,7 @@ __all__ = [
     # the batches' conditional writes
     "advance_after_payment",
     "claim_reminder",
+    "extend_after_cancel",
     "mark_past_due",
     # receipts
     "create_receipt",
@@ -112,6 +112,7 @@ __all__ = [
     # audit trail
     "audited_change",
     "get_events_by_account",
+    "new_event",
     "record_event",
     # batch runs
     "MAX_RECORDED_FAILURES",

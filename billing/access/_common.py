@@ -45,8 +45,13 @@ def iso_now() -> str:
 
 
 def is_conditional_failure(error: Exception) -> bool:
-    """A write refused by its condition (as opposed to an outage or a bad request)."""
-    return getattr(error, "cause_response_code", None) == "ConditionalCheckFailedException"
+    """A write refused by its condition (as opposed to an outage or a bad request); for a
+    transaction, refused by the condition of one of its items."""
+    code = getattr(error, "cause_response_code", None)
+    if code == "TransactionCanceledException":
+        reasons = getattr(error, "cancellation_reasons", None) or []
+        return any(r is not None and r.code == "ConditionalCheckFailed" for r in reasons)
+    return code == "ConditionalCheckFailedException"
 
 
 @contextmanager

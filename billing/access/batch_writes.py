@@ -1,16 +1,17 @@
-"""Writes made by billing.batches. Each is one conditional UpdateItem: the condition is
-what makes a batch safe to re-run and to run twice at once.
+"""Writes made by billing.batches. Each is one conditional write: the condition is what
+makes a batch safe to re-run and to run twice at once.
 """
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 from pynamodb.expressions.condition import Condition
 
-from billing.models import Subscription, SubscriptionStatus
+from billing.models import AuditAction, Subscription, SubscriptionStatus
 
-from ._common import live
+from ._common import ConditionFailed, live, refused_as
+from .events import record_event, subscription_snapshot
 from .subscriptions import update_subscription
 
 
@@ -19,19 +20,29 @@ def _still_due(sub: Subscription, slot: date) -> Condition:
 
 
 def advance_after_payment(
-    sub: Subscription, *, slot: date, paid_period: date, next_payment: date, next_reminder: date
+    sub: Subscription,
+    *,
+    slot: date,
+    paid_period: date,
+    next_payment: date,
+    next_reminder: date,
+    paid_through: date | None = None,
 ) -> Subscription:
-    """After a successful charge: move to the next anchor date, back to active.
+    """After a successful charge for ``paid_period``..``paid_through``: paid through that
+    day, next payment the day after it, back to active.
 
     Only if ``NextPaymentDate`` still equals ``slot`` (the date being processed), so
     that of two runs racing on one item exactly one advances it (ConditionFailed for
-    the other). The version is incremented but not checked.
+    the other). The version is incremented but not checked. The charge's own audit event
+    was written with its receipt (``create_receipt``).
     """
+    paid_through = paid_through or next_payment - timedelta(days=1)
     return update_subscription(
         sub,
         [
             Subscription.NextPaymentDate.set(next_payment.isoformat()),
             Subscription.LastPaymentDate.set(paid_period.isoformat()),
+            Subscription.PaidThroughDate.set(paid_through.isoformat()),
             Subscription.NextReminderDate.set(next_reminder.isoformat()),
             Subscription.Status.set(SubscriptionStatus.ACTIVE),
             Subscription.BillingPeriod.remove(),
@@ -42,12 +53,39 @@ def advance_after_payment(
     )
 
 
+def extend_after_cancel(sub: Subscription, *, paid_period: date, paid_through: date) -> Subscription:
+    """A charge that succeeded after its subscription was cancelled (DESIGN.md M2): the
+    customer paid for ``paid_period``..``paid_through``, so the service runs to that day.
+    Only if the subscription is cancelled and was paid through the day before
+    ``paid_period`` (so a repeat changes nothing: ConditionFailed)."""
+    before = subscription_snapshot(sub)
+    condition = ((Subscription.Status == SubscriptionStatus.CANCELLED)
+                 & (Subscription.PaidThroughDate == (paid_period - timedelta(days=1)).isoformat()))
+    with refused_as(ConditionFailed, sub.SK):
+        sub.update(actions=[Subscription.PaidThroughDate.set(paid_through.isoformat()),
+                            Subscription.LastPaymentDate.set(paid_period.isoformat())],
+                   condition=condition, add_version_condition=False)
+    record_event(sub.account_id, actor="batch", action=AuditAction.PAID_AFTER_CANCEL, subject=sub.SK,
+                 before=before, after=subscription_snapshot(sub))
+    return sub
+
+
 def mark_past_due(
-    sub: Subscription, *, slot: date, period: date, failed_retries: int, retry_on: date, next_reminder: date
+    sub: Subscription,
+    *,
+    slot: date,
+    period: date,
+    failed_retries: int,
+    retry_on: date,
+    next_reminder: date,
+    decline_code: str = "declined",
+    actor: str = "batch",
 ) -> Subscription:
     """After a declined charge: past due, retried on ``retry_on``; ``BillingPeriod``
-    remembers the period being paid. Same condition as :func:`advance_after_payment`."""
-    return update_subscription(
+    remembers the period being paid. Same condition as :func:`advance_after_payment`;
+    records its ``payment.declined`` event."""
+    before = subscription_snapshot(sub)
+    update_subscription(
         sub,
         [
             Subscription.Status.set(SubscriptionStatus.PAST_DUE),
@@ -59,6 +97,9 @@ def mark_past_due(
         _still_due(sub, slot),
         check_version=False,
     )
+    record_event(sub.account_id, actor=actor, action=AuditAction.PAYMENT_DECLINED, subject=sub.SK,
+                 before=before, after=subscription_snapshot(sub), note=decline_code)
+    return sub
 
 
 def claim_reminder(sub: Subscription, *, day: date, next_reminder: date) -> Subscription:

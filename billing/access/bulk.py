@@ -37,6 +37,7 @@ def due_subscription(
         Currency=currency,
         NextPaymentDate=due.isoformat(),
         LastPaymentDate=(due - timedelta(days=31)).isoformat(),
+        PaidThroughDate=(due - timedelta(days=1)).isoformat(),
         NextReminderDate=(reminder or due - timedelta(days=reminder_days_before)).isoformat(),
         LastReminderDate=(due - timedelta(days=31 + reminder_days_before)).isoformat(),
         PaymentDetails=card,

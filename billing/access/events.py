@@ -1,38 +1,73 @@
-"""The audit trail: who changed what on an account, with before/after snapshots."""
+"""The audit trail: who changed what on an account, with before/after snapshots.
+
+The access functions that change a subscription or record a charge write their own
+event (Zulip's ``RealmAuditLog`` habit), so no caller can forget it; ``audited_change``
+remains for changes made outside them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from billing.models import AuditEvent, Subscription
+from billing.models import AuditAction, AuditEvent, Subscription
 
 from ._common import absent_if_invalid, iso_now, new_id
-from .subscriptions import subscription_snapshot
+
+
+def subscription_snapshot(sub: Subscription) -> dict:
+    """The fields staff and customers care about, for audit before/after records."""
+    return {
+        "Status": sub.Status,
+        "PaymentDay": sub.PaymentDay,
+        "PaymentAmount": sub.PaymentAmount,
+        "Currency": sub.Currency,
+        "NextPaymentDate": sub.NextPaymentDate,
+        "NextReminderDate": sub.NextReminderDate,
+        "PaidThroughDate": sub.PaidThroughDate,
+        "BillingPeriod": sub.BillingPeriod,
+        "RetryCount": sub.RetryCount,
+        "Card": f"{sub.PaymentDetails.Brand} ****{sub.PaymentDetails.Last4}" if sub.PaymentDetails else None,
+    }
+
+
+def new_event(
+    account_id: str,
+    *,
+    actor: str,
+    action: AuditAction | str,
+    subject: str | None = None,
+    before: dict | None = None,
+    after: dict | None = None,
+    note: str | None = None,
+) -> AuditEvent:
+    """An event item, not yet written (to join a transaction, or to save)."""
+    at = iso_now()
+    return AuditEvent(
+        AuditEvent.pk(account_id=account_id),
+        AuditEvent.sk(at=at, event_id=new_id()),
+        At=at, Actor=actor, Action=str(action), Subject=subject, Before=before, After=after, Note=note,
+    )
 
 
 def record_event(
     account_id: str,
     *,
     actor: str,
-    action: str,
+    action: AuditAction | str,
     subject: str | None = None,
     before: dict | None = None,
     after: dict | None = None,
     note: str | None = None,
 ) -> AuditEvent:
-    at = iso_now()
-    event = AuditEvent(
-        AuditEvent.pk(account_id=account_id),
-        AuditEvent.sk(at=at, event_id=new_id()),
-        At=at, Actor=actor, Action=action, Subject=subject, Before=before, After=after, Note=note,
-    )
+    event = new_event(account_id, actor=actor, action=action, subject=subject, before=before, after=after,
+                      note=note)
     event.save()
     return event
 
 
 @contextmanager
-def audited_change(sub: Subscription, *, actor: str, action: str) -> Iterator[None]:
+def audited_change(sub: Subscription, *, actor: str, action: AuditAction | str) -> Iterator[None]:
     """Record the change the block makes to ``sub`` as an event with before/after
     snapshots. Nothing is recorded when the block raises: the change did not happen."""
     before = subscription_snapshot(sub)

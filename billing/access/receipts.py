@@ -6,20 +6,20 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from pynamodb.exceptions import DoesNotExist, PutError
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.transactions import TransactWrite
 
 from billing.models import AuditAction, Receipt, ReceiptStatus, Refund, Subscription
 
 from ._common import (
     ConditionFailed,
     absent_if_invalid,
-    is_conditional_failure,
     is_expired,
     iso_now,
     refused_as,
     utc_now,
 )
-from .events import record_event
+from .events import new_event, record_event
 
 
 def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
@@ -37,9 +37,15 @@ def create_receipt(
     charge_id: str | None,
     retention_days: int,
     processed_at: datetime | None = None,
+    period_end: date | None = None,
+    actor: str = "batch",
 ) -> tuple[Receipt, bool]:
-    """PutItem only if absent. The key is deterministic (billing date, SKU, SubId), so a
-    retried payment finds the first receipt; returns (receipt, created).
+    """Record a successful charge: the receipt, only if absent, and its
+    ``payment.succeeded`` audit event, in one TransactWriteItems (one request, so a batch
+    payment stays at two: this and the advance). The key is deterministic (billing date,
+    SKU, SubId), so a retried payment finds the first receipt and writes no second event;
+    returns (receipt, created). ``billing_date`` is the first day paid for,
+    ``period_end`` the last.
     """
     receipt = Receipt(
         sub.PK,
@@ -49,6 +55,8 @@ def create_receipt(
         ProductName=sub.ProductName,
         Email=sub.Email,
         BillingDate=billing_date.isoformat(),
+        PeriodStart=billing_date.isoformat(),
+        PeriodEnd=period_end.isoformat() if period_end else None,
         ProcessedDate=(processed_at or utc_now()).isoformat(timespec="seconds"),
         ProcessedAmount=amount,
         Currency=currency,
@@ -57,10 +65,18 @@ def create_receipt(
         CardLast4=sub.PaymentDetails.Last4 if sub.PaymentDetails else None,
         TTL=receipt_ttl(billing_date, retention_days),
     )
+    event = new_event(
+        sub.account_id, actor=actor, action=AuditAction.PAYMENT_SUCCEEDED, subject=sub.SK,
+        after={"Receipt": receipt.SK, "Amount": amount, "Currency": currency, "ChargeId": charge_id,
+               "PeriodStart": receipt.PeriodStart, "PeriodEnd": receipt.PeriodEnd},
+    )
     try:
-        receipt.save(condition=Receipt.SK.does_not_exist())
-    except PutError as error:
-        if is_conditional_failure(error):
+        with TransactWrite(connection=Receipt._get_connection().connection) as transaction:
+            transaction.save(receipt, condition=Receipt.SK.does_not_exist())
+            transaction.save(event)
+    except TransactWriteError as error:
+        reasons = error.cancellation_reasons or []
+        if reasons and reasons[0] is not None and reasons[0].code == "ConditionalCheckFailed":
             return receipt, False
         raise
     return receipt, True

@@ -1,30 +1,31 @@
 """Subscriptions: create, read, and the portal's and staff's conditional updates (change
-day, replace card, cancel, set schedule), the two batch-index Queries, and the snapshot
-that audit events record.
+day, replace card, cancel, set schedule), each with its own audit event, and the two
+batch-index Queries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date
+from datetime import date, timedelta
 
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
+from pynamodb.transactions import TransactWrite
 
 from billing.gateway import CardToken
-from billing.models import Account, PaymentDetails, Subscription, SubscriptionStatus
-from billing.schedule import reminder_date, rescheduled_payment_date, start_dates
+from billing.models import Account, AuditAction, PaymentDetails, Subscription, SubscriptionStatus
+from billing.schedule import check_payment_day, first_period, reminder_date
 
 from ._common import (
     AlreadyExists,
     ConditionFailed,
-    PaymentInProgress,
     absent_if_invalid,
     iso_now,
     live,
     new_id,
     refused_as,
 )
+from .events import new_event, record_event, subscription_snapshot
 from .lookups import record_subscription_id
 
 
@@ -47,13 +48,20 @@ def create_subscription(
     reminder_days_before: int,
     product_name: str | None = None,
     billing_address: str | None = None,
+    actor: str | None = None,
 ) -> Subscription:
-    """PutItem, only if absent. The new item carries all four GSI keys (the ``Last*``
-    ones at the creation date), so it is found on its first reminder and payment date.
+    """PutItem, only if absent, and its ``subscription.created`` event.
+
+    Paid in advance (DESIGN.md M1): the new subscription owes its first period from
+    ``today`` (``NextPaymentDate`` is today, ``PaidThroughDate`` yesterday), which the
+    caller charges at once through the batch's own path (``batches.take_first_payment``).
+    It carries all four GSI keys (the ``Last*`` ones at the creation date), so should that
+    charge not happen, today's or the next catch-up run finds it.
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
-    first_payment, first_reminder = start_dates(payment_day, today, reminder_days_before)
+    check_payment_day(payment_day)
+    _, first_end = first_period(payment_day, today)
     sub_id = new_id()
     sub = Subscription(
         account.PK,
@@ -64,16 +72,21 @@ def create_subscription(
         PaymentDay=payment_day,
         PaymentAmount=amount,
         Currency=currency.upper(),
-        NextPaymentDate=first_payment.isoformat(),
+        NextPaymentDate=today.isoformat(),
         LastPaymentDate=today.isoformat(),
-        NextReminderDate=first_reminder.isoformat(),
+        NextReminderDate=reminder_date(first_end + timedelta(days=1), reminder_days_before, today).isoformat(),
         LastReminderDate=today.isoformat(),
+        PaidThroughDate=(today - timedelta(days=1)).isoformat(),
         PaymentDetails=payment_details_from(card, billing_address),
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
     )
-    with refused_as(AlreadyExists, sub.SK):
-        sub.save(condition=Subscription.SK.does_not_exist())
+    event = new_event(account.account_id, actor=actor or account.Email, action=AuditAction.SUBSCRIPTION_CREATED,
+                      subject=sub.SK, before=None, after=subscription_snapshot(sub))
+    # One request: the item and its event, or neither.
+    with refused_as(AlreadyExists, sub.SK), TransactWrite(connection=Subscription._get_connection().connection) as tx:
+        tx.save(sub, condition=Subscription.SK.does_not_exist())
+        tx.save(event)
     record_subscription_id(sub)  # staff find it by its id alone (access/lookups.py)
     return sub
 
@@ -123,32 +136,40 @@ def update_subscription(
     return sub
 
 
-def change_payment_day(sub: Subscription, new_day: int, *, today: date, reminder_days_before: int) -> Subscription:
-    """Move the schedule to a new anchor day without charging any month twice.
+def _audited_update(sub: Subscription, actions: list, condition: Condition | None, *, actor: str,
+                    action: AuditAction | str, check_version: bool = True, note: str | None = None) -> Subscription:
+    """The update and its audit event (before/after snapshots), in one function so that
+    no caller can forget the event. Nothing is recorded when the update is refused."""
+    before = subscription_snapshot(sub)
+    update_subscription(sub, actions, condition, check_version=check_version)
+    record_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before,
+                 after=subscription_snapshot(sub), note=note)
+    return sub
 
-    Refused (``PaymentInProgress``) while a payment is due today or overdue: the payment
-    run may be charging it right now under the old date's idempotency key, and moving
-    the date would let the new date charge the same period again. The condition makes
-    that hold even against a run that starts between our read and our write.
+
+def change_payment_day(
+    sub: Subscription,
+    new_day: int,
+    *,
+    actor: str = "system",
+    action: AuditAction = AuditAction.PAYMENT_DAY_CHANGED,
+    today: date | None = None,
+    reminder_days_before: int | None = None,
+) -> Subscription:
+    """Move the anchor to a new day of the month, prorated by day (DESIGN.md M1).
+
+    Only ``PaymentDay`` changes: the days already paid stay paid (``PaidThroughDate``),
+    and the next payment stays on its date and charges from there to the first new
+    anchor at least 28 days on (``schedule.period_end``), prorated by day
+    (``schedule.period_amount``). So no day is granted unpaid or charged twice, however
+    often the day changes; a past-due period stays owed (``BillingPeriod``,
+    ``RetryCount`` and ``Status`` are untouched), and since no date moves, a change
+    racing the payment run cannot make it charge twice: the run's advance writes the
+    dates of the period it charged. ``today`` and ``reminder_days_before`` are accepted
+    for the callers of the old rule and not needed.
     """
-    if date.fromisoformat(sub.NextPaymentDate) <= today:
-        raise PaymentInProgress(sub.SK)
-    unpaid = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
-    next_payment = rescheduled_payment_date(new_day, unpaid, today)
-    remind = reminder_date(next_payment, reminder_days_before, today)
-    return update_subscription(
-        sub,
-        [
-            Subscription.PaymentDay.set(new_day),
-            Subscription.NextPaymentDate.set(next_payment.isoformat()),
-            Subscription.NextReminderDate.set(remind.isoformat()),
-            # A changed day ends any retry sequence: the new date is a fresh attempt.
-            Subscription.BillingPeriod.remove(),
-            Subscription.RetryCount.set(0),
-            Subscription.Status.set(SubscriptionStatus.ACTIVE),
-        ],
-        live() & (Subscription.NextPaymentDate > today.isoformat()),
-    )
+    check_payment_day(new_day)
+    return _audited_update(sub, [Subscription.PaymentDay.set(new_day)], live(), actor=actor, action=action)
 
 
 def set_schedule(
@@ -159,11 +180,13 @@ def set_schedule(
     next_reminder: date,
     last_reminder: date,
 ) -> Subscription:
-    """Overwrite all four schedule dates (demo seeding and staff repairs)."""
+    """Overwrite all four schedule dates (demo seeding and staff repairs); paid through
+    the day before the next payment, as the payment batch leaves it."""
     return update_subscription(
         sub,
         [
             Subscription.NextPaymentDate.set(next_payment.isoformat()),
+            Subscription.PaidThroughDate.set((next_payment - timedelta(days=1)).isoformat()),
             Subscription.LastPaymentDate.set(last_payment.isoformat()),
             Subscription.NextReminderDate.set(next_reminder.isoformat()),
             Subscription.LastReminderDate.set(last_reminder.isoformat()),
@@ -172,15 +195,26 @@ def set_schedule(
     )
 
 
-def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None) -> Subscription:
-    return update_subscription(
-        sub, [Subscription.PaymentDetails.set(payment_details_from(card, billing_address))], live()
-    )
+def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None, *,
+                 actor: str = "system", action: AuditAction = AuditAction.CARD_REPLACED) -> Subscription:
+    """The card future payments use. A past-due period stays owed: the caller retries it
+    with the new card at once (``batches.pay_now``)."""
+    return _audited_update(sub, [Subscription.PaymentDetails.set(payment_details_from(card, billing_address))],
+                           live(), actor=actor, action=action)
 
 
-def cancel_subscription(sub: Subscription, *, reason: str = "customer", check_version: bool = True) -> Subscription:
-    """No further charges: the ``Next*`` keys go, so the item leaves both indexes at once."""
-    return update_subscription(
+def cancel_subscription(
+    sub: Subscription,
+    *,
+    actor: str = "system",
+    reason: str = "customer",
+    action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED,
+    check_version: bool = True,
+) -> Subscription:
+    """No further charges: the ``Next*`` keys go, so the item leaves both indexes at once.
+    The service runs to ``PaidThroughDate`` (paid in advance, no refund of unused days);
+    a past-due period ends unpaid and unserved."""
+    return _audited_update(
         sub,
         [
             Subscription.Status.set(SubscriptionStatus.CANCELLED),
@@ -190,7 +224,7 @@ def cancel_subscription(sub: Subscription, *, reason: str = "customer", check_ve
             Subscription.NextReminderDate.remove(),
         ],
         live(),
-        check_version=check_version,
+        actor=actor, action=action, check_version=check_version, note=reason,
     )
 
 
@@ -202,16 +236,3 @@ def get_due_reminders_by_date(day: date, *, page_size: int | None = None) -> Ite
 def get_due_payments_by_date(day: date, *, page_size: int | None = None) -> Iterator[Subscription]:
     """Query GSI-2, ``NextPaymentDate = day``: every subscription to charge that day."""
     return Subscription.due_payments.query(day.isoformat(), page_size=page_size)
-
-
-def subscription_snapshot(sub: Subscription) -> dict:
-    """The fields staff and customers care about, for audit before/after records."""
-    return {
-        "Status": sub.Status,
-        "PaymentDay": sub.PaymentDay,
-        "PaymentAmount": sub.PaymentAmount,
-        "Currency": sub.Currency,
-        "NextPaymentDate": sub.NextPaymentDate,
-        "NextReminderDate": sub.NextReminderDate,
-        "Card": f"{sub.PaymentDetails.Brand} ****{sub.PaymentDetails.Last4}" if sub.PaymentDetails else None,
-    }

@@ -3,7 +3,8 @@
 Each unit of work is made safe to repeat and to race by a condition, never by a
 transaction (DESIGN.md invariant 5):
 
-* a payment is charged with an idempotency key (``<SubId>:<BillingDate>``, and
+* a payment is charged with an idempotency key (``<SubId>:<BillingDate>``, the first
+  day the charge pays for, and
   ``<SubId>:<BillingDate>:retry<N>`` for the N-th retry of a declined period: a
   gateway replays the recorded decline for a repeated key, so a retry needs a key of
   its own, while each attempt stays idempotent), its receipt is written only if
@@ -30,7 +31,15 @@ from .outcomes import (
     ReminderStatus,
     RunSummary,
 )
-from .payments import GATEWAY_ATTEMPTS, charge_key, take_payment
+from .payments import (
+    GATEWAY_ATTEMPTS,
+    charge_key,
+    owed_amount,
+    owed_period,
+    record_paid_charge,
+    take_first_payment,
+    take_payment,
+)
 from .reminders import send_reminder
 from .runs import dates_to_cover, run_payments, run_reminders
 
@@ -46,7 +55,11 @@ __all__ = [
     "charge_key",
     "dates_to_cover",
     "run_payments",
+    "owed_amount",
+    "owed_period",
+    "record_paid_charge",
     "run_reminders",
     "send_reminder",
+    "take_first_payment",
     "take_payment",
 ]

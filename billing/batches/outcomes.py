@@ -37,7 +37,9 @@ class PaymentOutcome:
     sub_id: str
     account_id: str
     due: date | None = None  # the NextPaymentDate processed
-    period: date | None = None  # the billing date paid (BillingDate of the receipt)
+    period: date | None = None  # the billing date paid (BillingDate of the receipt): its first day
+    period_end: date | None = None  # the last day the charge pays for
+    amount: int | None = None  # minor units charged (or to charge)
     attempt: int = 0  # 0: first attempt of the period; N: N-th retry
     charge_id: str | None = None
     reason: str = ""

@@ -1,20 +1,28 @@
-"""One payment: charge with an idempotency key, write the receipt only if absent, then
-advance (or mark past due, or cancel) on condition the item is still due.
+"""One payment: charge the period owed with an idempotency key, record the charge (receipt
+and audit event) only if absent, then advance (or mark past due, or cancel) on condition
+the item is still due.
+
+What a charge pays for (DESIGN.md M1, docs/DESIGN-NOTES.md "Money rules"): the period
+from the first unpaid day (``BillingPeriod`` while past due, else ``NextPaymentDate``)
+to ``schedule.period_end`` (or, for the first payment, to the day before the first
+anchor date), at ``schedule.period_amount``. The charge carries that period in its
+metadata, and what is recorded is what the gateway says was charged: a replayed key
+returns the first call's period even if the payment day changed meanwhile.
 """
 
 from __future__ import annotations
 
 import time
-from datetime import date
+from datetime import date, timedelta
 
 from django.conf import settings
 
 from billing import access
 from billing.gateway import ChargeResult, GatewayError, PaymentGateway, get_gateway
 from billing.mail import send_customer_email, subscription_context
-from billing.models import Subscription
+from billing.models import Subscription, SubscriptionStatus
 from billing.money import format_with_code
-from billing.schedule import next_payment_date, next_retry_date, reminder_date
+from billing.schedule import first_period, period_amount, period_end, reminder_date, retry_after
 
 from .outcomes import PaymentOutcome, PaymentStatus
 
@@ -22,16 +30,33 @@ GATEWAY_ATTEMPTS = 3  # a GatewayError leaves the outcome unknown: the same key 
 
 
 def charge_key(sub_id: str, period: date, attempt: int) -> str:
-    """The gateway idempotency key of one attempt to pay one period."""
+    """The gateway idempotency key of one attempt to pay one period (its first day)."""
     key = f"{sub_id}:{period.isoformat()}"
     return key if attempt == 0 else f"{key}:retry{attempt}"
 
 
-def _charge(gateway: PaymentGateway, sub: Subscription, key: str, period: date, attempt: int) -> ChargeResult:
-    metadata = {"sub_id": sub.sub_id, "billing_date": period.isoformat(), "attempt": str(attempt)}
+def owed_period(sub: Subscription) -> tuple[date, date]:
+    """The days the subscription's next charge pays for (first and last, inclusive).
+
+    The first payment (nothing paid yet: ``LastPaymentDate`` is still the period's first
+    day, as ``create_subscription`` leaves it) runs to the day before the first anchor
+    date; any other to ``schedule.period_end``."""
+    start = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
+    if sub.LastPaymentDate == start.isoformat():
+        return first_period(int(sub.PaymentDay), start)
+    return start, period_end(int(sub.PaymentDay), start)
+
+
+def owed_amount(sub: Subscription) -> int:
+    """What the next charge will be, in minor units (reminders and pages show it)."""
+    start, end = owed_period(sub)
+    return period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, end)
+
+
+def _charge(gateway: PaymentGateway, sub: Subscription, key: str, amount: int, metadata: dict[str, str]) -> ChargeResult:
     for n in range(GATEWAY_ATTEMPTS):
         try:
-            return gateway.charge(sub.PaymentDetails.Token, sub.PaymentAmount, sub.Currency, key, metadata)
+            return gateway.charge(sub.PaymentDetails.Token, amount, sub.Currency, key, metadata)
         except GatewayError:
             if n + 1 == GATEWAY_ATTEMPTS:
                 raise
@@ -44,15 +69,22 @@ def _next_reminder(payment: date, run_date: date) -> date:
 
 
 def take_payment(
-    sub: Subscription, *, run_date: date, dry_run: bool = False, gateway: PaymentGateway | None = None
+    sub: Subscription,
+    *,
+    run_date: date,
+    dry_run: bool = False,
+    gateway: PaymentGateway | None = None,
+    actor: str = "batch",
+    end_on_decline: bool = False,
 ) -> PaymentOutcome:
-    """Charge one subscription for the payment it is due (its ``NextPaymentDate``).
+    """Charge one subscription for the period it owes (due on its ``NextPaymentDate``).
 
     ``sub`` is the item as read from GSI-2 or by GetItem. An active subscription is
     charged only when due on or before ``run_date``; a past-due one may be retried
-    early (staff's "retry now"). Safe to call again after a crash at any point and to
-    call from two processes at once: see the module docstring. DynamoDB and gateway
-    failures raise (the caller counts them as errors); business outcomes are returned.
+    early (staff's "retry now", the customer's new card). Safe to call again after a
+    crash at any point and to call from two processes at once: see the package
+    docstring. DynamoDB and gateway failures raise (the caller counts them as errors);
+    business outcomes are returned.
     """
     out = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id)
     if not sub.is_live or not sub.NextPaymentDate:
@@ -60,67 +92,139 @@ def take_payment(
         return out
     due = out.due = date.fromisoformat(sub.NextPaymentDate)
     retrying = bool(sub.BillingPeriod)
-    period = out.period = date.fromisoformat(sub.BillingPeriod) if retrying else due
+    start, end = owed_period(sub)
+    out.period, out.period_end = start, end
     out.attempt = (sub.RetryCount or 0) + 1 if retrying else 0
     if due > run_date and not retrying:
         out.reason = f"not due until {due}"
         return out
+    amount = out.amount = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, end)
     if dry_run:
-        out.status, out.reason = PaymentStatus.DRY_RUN, f"would charge {format_with_code(sub.PaymentAmount, sub.Currency)}"
+        out.status, out.reason = PaymentStatus.DRY_RUN, f"would charge {format_with_code(amount, sub.Currency)}"
         return out
 
-    result = _charge(gateway or get_gateway(), sub, charge_key(sub.sub_id, period, out.attempt), period, out.attempt)
-    out.charge_id = result.charge_id
+    # Enough for reconciliation to find the account, the subscription and the period
+    # from the gateway's side alone (``reconcile_payments``).
+    metadata = {
+        "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU,
+        "billing_date": start.isoformat(), "period_start": start.isoformat(), "period_end": end.isoformat(),
+        "attempt": str(out.attempt), "payment_day": str(sub.PaymentDay),
+    }
+    result = _charge(gateway or get_gateway(), sub, charge_key(sub.sub_id, start, out.attempt), amount, metadata)
+    out.charge_id, out.amount = result.charge_id, result.amount
     if result.succeeded:
-        return _paid(sub, out, result, run_date)
-    return _declined(sub, out, result, run_date)
+        return _paid(sub, out, result, run_date, actor)
+    if end_on_decline:
+        return _ended_unpaid(sub, out, result, actor)
+    return _declined(sub, out, result, run_date, actor)
 
 
-def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date) -> PaymentOutcome:
-    assert out.period and out.due
-    # The receipt first: if we die after it, the re-run finds it and only advances.
-    access.create_receipt(
-        sub, billing_date=out.period, amount=result.amount, currency=result.currency,
-        charge_id=result.charge_id, retention_days=settings.RECEIPT_RETENTION_DAYS,
-    )
-    next_payment = next_payment_date(sub.PaymentDay, out.period)
+def _ended_unpaid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, actor: str) -> PaymentOutcome:
+    out.reason = result.decline_code or "declined"
     try:
-        access.advance_after_payment(
-            sub, slot=out.due, paid_period=out.period, next_payment=next_payment,
-            next_reminder=_next_reminder(next_payment, run_date),
-        )
+        access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False)
     except access.ConditionFailed:
-        out.reason = "already advanced by another run"
+        out.reason += "; already handled by another run"
         return out
-    out.status, out.next_payment = PaymentStatus.PAID, next_payment
-    out.mail_error = send_customer_email("receipt", sub.Email, f"Receipt: {sub.ProductName or sub.SKU}, {out.period:%d %b %Y}", {
-        **subscription_context(sub), "amount": format_with_code(result.amount, result.currency),
-        "billing_date": out.period, "charge_id": result.charge_id, "next_payment": next_payment,
-    })
+    out.status = PaymentStatus.CANCELLED
     return out
 
 
-def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date) -> PaymentOutcome:
+def take_first_payment(sub: Subscription, *, today: date, gateway: PaymentGateway | None = None,
+                       actor: str = "customer") -> PaymentOutcome:
+    """The charge at subscribing, through the batch's own path (its own key
+    ``<SubId>:<today>``). A decline ends the subscription at once, unpaid and unserved
+    (no dunning for a subscription that never started): the caller says so."""
+    return take_payment(sub, run_date=today, gateway=gateway, actor=actor, end_on_decline=True)
+
+
+def record_paid_charge(sub: Subscription, result: ChargeResult, *, run_date: date, actor: str = "batch") -> PaymentOutcome:
+    """Record a charge the gateway says succeeded (the batch's path and
+    reconciliation's): its receipt and event if absent, then the subscription paid
+    through its last day, whatever its state now (DESIGN.md M2)."""
+    start = date.fromisoformat(result.metadata["period_start"])
+    end = date.fromisoformat(result.metadata["period_end"])
+    # The date the subscription is due on for that period: its retry date while the
+    # period is being retried, else the period's first day.
+    slot = date.fromisoformat(sub.NextPaymentDate) if sub.NextPaymentDate and sub.BillingPeriod == start.isoformat() \
+        else start
+    out = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id, due=slot, period=start,
+                         period_end=end, charge_id=result.charge_id, amount=result.amount)
+    out.attempt = int(result.metadata.get("attempt", "0"))
+    return _paid(sub, out, result, run_date, actor)
+
+
+def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date, actor: str) -> PaymentOutcome:
+    assert out.period and out.due
+    # What the gateway charged is the truth: a replayed key returns the first call's period.
+    start = date.fromisoformat(result.metadata.get("period_start", out.period.isoformat()))
+    end = date.fromisoformat(result.metadata["period_end"]) if "period_end" in result.metadata else out.period_end
+    assert end is not None
+    out.period, out.period_end = start, end
+    next_payment = end + timedelta(days=1)
+    # The receipt first: if we die after it, the re-run finds it and only advances.
+    _, created = access.create_receipt(
+        sub, billing_date=start, amount=result.amount, currency=result.currency,
+        charge_id=result.charge_id, retention_days=settings.RECEIPT_RETENTION_DAYS,
+        period_end=end, actor=actor,
+    )
+    if created:  # the process that recorded the charge tells the customer, once
+        out.mail_error = send_customer_email("receipt", sub.Email, f"Receipt: {sub.ProductName or sub.SKU}, {start:%d %b %Y}", {
+            **subscription_context(sub), "amount": format_with_code(result.amount, result.currency),
+            "billing_date": start, "period_start": start, "period_end": end,
+            "charge_id": result.charge_id, "next_payment": next_payment,
+        })
+    try:
+        access.advance_after_payment(
+            sub, slot=out.due, paid_period=start, next_payment=next_payment, paid_through=end,
+            next_reminder=_next_reminder(next_payment, run_date),
+        )
+    except access.ConditionFailed:
+        out.reason = _after_refused_advance(sub, start, end)
+        out.status = PaymentStatus.PAID if out.reason.startswith("paid after") else PaymentStatus.SKIPPED
+        return out
+    out.status, out.next_payment = PaymentStatus.PAID, next_payment
+    return out
+
+
+def _after_refused_advance(sub: Subscription, start: date, end: date) -> str:
+    """The advance was refused: another run advanced it, or it was cancelled while the
+    charge was in flight. Then the customer paid for ``start``..``end``: the service runs
+    to ``end`` (never money taken for nothing)."""
+    now = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
+    if now is None or now.Status != SubscriptionStatus.CANCELLED:
+        return "already advanced by another run"
+    try:
+        access.extend_after_cancel(now, paid_period=start, paid_through=end)
+    except access.ConditionFailed:
+        return "already recorded"
+    return f"paid after cancel: service runs to {end}"
+
+
+def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date, actor: str) -> PaymentOutcome:
     assert out.period and out.due
     failed_retries = out.attempt  # the first attempt is not a retry
-    retry_on = next_retry_date(out.period, settings.PAYMENT_RETRY_DAYS, failed_retries)
+    # Counted from the real run date, at least a day on (DESIGN.md M3): a catch-up run
+    # over several dates never meets the retry again, and never squeezes the dunning.
+    retry_on = retry_after(run_date, settings.PAYMENT_RETRY_DAYS, failed_retries)
     reason = result.decline_code or "declined"
-    context = {**subscription_context(sub), "billing_date": out.period, "decline_code": reason, "retry_on": retry_on}
+    context = {**subscription_context(sub), "billing_date": out.period, "decline_code": reason, "retry_on": retry_on,
+               "amount": format_with_code(result.amount, result.currency)}
     if retry_on is None:
         try:
-            access.cancel_subscription(sub, reason="payment_failed", check_version=False)
+            access.cancel_subscription(sub, reason="payment_failed", actor=actor, check_version=False)
         except access.ConditionFailed:
             out.reason = "already cancelled or changed by another run"
             return out
         out.status, out.reason = PaymentStatus.CANCELLED, f"{reason}; no retry left"
         out.mail_error = send_customer_email("subscription_cancelled", sub.Email, f"Subscription cancelled: {context['product']}", context)
         return out
-    # The reminder for the next period: the retry does not move the anchor schedule.
-    next_anchor = next_payment_date(sub.PaymentDay, out.period)
+    # The reminder for the period after the owed one: the retry does not move the schedule.
+    next_anchor = (out.period_end or out.period) + timedelta(days=1)
     try:
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=failed_retries, retry_on=retry_on,
-            next_reminder=_next_reminder(next_anchor, run_date),
+            next_reminder=_next_reminder(next_anchor, run_date), decline_code=reason, actor=actor,
         )
     except access.ConditionFailed:
         out.reason = "already handled by another run"

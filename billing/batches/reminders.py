@@ -12,7 +12,8 @@ from django.conf import settings
 from billing import access
 from billing.mail import send_customer_email, subscription_context
 from billing.models import Subscription, SubscriptionStatus
-from billing.schedule import next_payment_date, reminder_date
+from billing.money import format_with_code
+from billing.schedule import next_payment_date, period_amount, period_end, reminder_date
 
 from .outcomes import ReminderOutcome, ReminderStatus
 
@@ -36,6 +37,16 @@ def _following_reminder(sub: Subscription, payment: date, day: date) -> date:
     return reminder_date(next_payment_date(sub.PaymentDay, payment), _days_before(), day)
 
 
+def _amount_due(sub: Subscription) -> dict[str, str]:
+    """The amount the announced payment will take, when it is not the monthly price (the
+    first payment after a change of day is prorated): from GSI-1's projection alone."""
+    if sub.Status != SubscriptionStatus.ACTIVE or not sub.NextPaymentDate:
+        return {}
+    start = date.fromisoformat(sub.NextPaymentDate)
+    amount = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, period_end(int(sub.PaymentDay), start))
+    return {"amount": format_with_code(amount, sub.Currency)}
+
+
 def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> ReminderOutcome:
     """Claim the reminder due on ``day`` (conditional update), then e-mail it."""
     out = ReminderOutcome(ReminderStatus.SKIPPED, sub.sub_id, sub.account_id, day=day)
@@ -54,7 +65,7 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
     out.status = ReminderStatus.SENT
     out.mail_error = send_customer_email(
         "reminder", sub.Email, f"Upcoming payment: {sub.ProductName or sub.SKU} on {payment:%d %b %Y}",
-        {**subscription_context(sub), "payment_date": payment},
+        {**subscription_context(sub), "payment_date": payment, **_amount_due(sub)},
     )
     return out
 

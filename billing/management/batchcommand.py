@@ -11,20 +11,29 @@ from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import CommandError
 
 from billing import access
 from billing.batches import RunSummary
 from billing.management.base import BillingCommand
+from billing.schedule import billing_today
 
 
-def parse_date(value: str | None) -> date | None:
+def parse_date(value: str | None, option: str = "--date") -> date | None:
     if value is None:
         return None
     try:
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError:
-        raise CommandError(f"--date must be a date as YYYY-MM-DD, not {value!r}") from None
+        raise CommandError(f"{option} must be a date as YYYY-MM-DD, not {value!r}") from None
+    # Never ahead of the clock (DESIGN.md M3): a payment taken early lands outside the
+    # customer's paid period and receipts window, and a reminder would be sent early.
+    today = billing_today(settings.BILLING_TIMEZONE)
+    if day > today:
+        raise CommandError(f"{option} {day} is after today ({today} in {settings.BILLING_TIMEZONE}): "
+                           "a batch never runs ahead of the clock")
+    return day
 
 
 @contextmanager

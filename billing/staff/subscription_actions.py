@@ -4,13 +4,12 @@ payment now (through the batch's own code path). Each leaves an audit event.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
-from billing import access, batches
+from billing import access, actions, batches
 from billing.gateway import GatewayError
 from billing.models import AuditAction, SubscriptionStatus
 from billing.money import format_with_code
@@ -31,8 +30,7 @@ def staff_cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
                         "Cancel this subscription? No further payments or reminders will be made.",
                         sub=sub, button="Cancel subscription", danger=True)
     try:
-        with access.audited_change(sub, actor=actor(request), action=AuditAction.STAFF_CANCEL):
-            access.cancel_subscription(sub, reason="staff")
+        actions.cancel(sub, actor=actor(request), reason="staff", action=AuditAction.STAFF_CANCEL)
     except access.ConditionFailed:
         messages.error(request, "The subscription changed meanwhile; nothing was done. Look again.")
         return redirect(account_url(account_id))
@@ -49,21 +47,17 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
     if request.method == "POST" and form.is_valid():
         try:
-            with access.audited_change(sub, actor=actor(request), action=AuditAction.STAFF_PAYMENT_DAY):
-                access.change_payment_day(sub, form.cleaned_data["payment_day"], today=today(),
-                                          reminder_days_before=settings.REMINDER_DAYS_BEFORE)
-        except access.PaymentInProgress:
-            messages.error(request, "A payment is due today or still pending on this subscription; "
-                                    "change the day once it has been taken.")
-            return redirect(account_url(account_id))
+            actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request),
+                                       action=AuditAction.STAFF_PAYMENT_DAY)
         except access.ConditionFailed:
             messages.error(request, "The subscription changed meanwhile; nothing was done. Look again.")
             return redirect(account_url(account_id))
         messages.success(request, f"Payment day changed to {sub.PaymentDay}; next payment {sub.NextPaymentDate}.")
         return redirect(account_url(account_id))
     return confirm_page(request, account_id, "Change the payment day",
-                    "Move this subscription to a new day of the month? No month is charged twice; "
-                    "the next payment moves to the new day.", sub=sub, form=form, button="Change payment day")
+                    "Move this subscription to a new day of the month? The days paid stay paid and no "
+                    "day is charged twice: the next payment keeps its date and covers the days up to the "
+                    "new day, prorated by day, plus the month after.", sub=sub, form=form, button="Change payment day")
 
 
 @require_http_methods(["GET", "POST"])

@@ -1,5 +1,6 @@
 """Managing one subscription: see it, change its payment day, replace its card, cancel it.
-Each change is a conditional write; a stale form or a concurrent change gets a kind message.
+Each change is a conditional write made by ``billing.actions`` (audit event and e-mail
+included); a stale form or a concurrent change gets a kind message.
 """
 
 from __future__ import annotations
@@ -8,42 +9,34 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_safe
 
-from billing import access
+from billing import access, actions, batches
 from billing.forms import CancelForm, ChangeDayForm, ReplaceCardForm
-from billing.models import AuditAction, Subscription
+from billing.gateway import GatewayError
+from billing.models import Subscription
+from billing.money import format_with_symbol
 from billing.pages import actor, bound_data, subscription_or_404, today
-from billing.schedule import months_before, next_payment_date, rescheduled_payment_date
+from billing.schedule import months_before, next_payment_date, period_end
 
 from .cards import tokenize_card_form
 from .common import RECEIPT_MONTHS, STALE_MESSAGE, customer_required
 
-PAYMENT_IN_PROGRESS_MESSAGE = (
-    "A payment for this subscription is due today or still being taken, so its day can't move "
-    "right now. You can change the payment day once that payment has gone through."
-)
 
-
-def _apply_change(request: HttpRequest, sub: Subscription, form: Any, action: AuditAction,
-                  change: Callable[[], object], *, retry_page: str) -> HttpResponse | None:
-    """Make an audited change from a valid form. Returns the redirect to show when the
-    change could not be made (a stale form, a concurrent change, a payment in progress),
-    or None when it was made."""
+def _apply_change(request: HttpRequest, sub: Subscription, form: Any, change: Callable[[], object], *,
+                  retry_page: str) -> HttpResponse | None:
+    """Make a change from a valid form (the action records its own audit event and
+    e-mail). Returns the redirect to show when the change could not be made (a stale
+    form, a concurrent change), or None when it was made."""
     version = form.cleaned_data.get("version")
     try:
         if version is not None and version != sub.Version:
             raise access.ConditionFailed(sub.SK)  # the form was read before another change
-        with access.audited_change(sub, actor=actor(request), action=action):
-            change()
-    except access.PaymentInProgress:
-        messages.warning(request, PAYMENT_IN_PROGRESS_MESSAGE)
-        return redirect("subscription", sub_id=sub.sub_id)
+        change()
     except access.ConditionFailed:
         messages.warning(request, STALE_MESSAGE)
         return redirect(retry_page, sub_id=sub.sub_id)
@@ -64,22 +57,24 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
     if not sub.is_live:
         messages.info(request, "This subscription is cancelled: there is nothing to change.")
         return redirect("subscription", sub_id=sub_id)
-    # The same rule access.change_payment_day applies, shown before the customer chooses.
-    unpaid = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
-    next_dates = {d: rescheduled_payment_date(d, unpaid, today()) for d in range(1, 32)}
-    form = ChangeDayForm(bound_data(request), next_dates=next_dates,
+    # The rule access.change_payment_day applies, shown before the customer chooses: the
+    # next payment keeps its date and pays up to the new day's anchor, a month or more on.
+    start = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
+    period_ends = {d: period_end(d, start) for d in range(1, 32)}
+    form = ChangeDayForm(bound_data(request), next_dates={d: end + timedelta(days=1) for d, end in period_ends.items()},
                          initial={"payment_day": sub.PaymentDay, "version": sub.Version})
     if request.method == "POST" and form.is_valid():
         refused = _apply_change(
-            request, sub, form, AuditAction.PAYMENT_DAY_CHANGED,
-            lambda: access.change_payment_day(sub, form.cleaned_data["payment_day"], today=today(),
-                                              reminder_days_before=settings.REMINDER_DAYS_BEFORE),
+            request, sub, form,
+            lambda: actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request)),
             retry_page="change_day")
         if refused:
             return refused
-        next_date = date.fromisoformat(sub.NextPaymentDate)
-        messages.success(request, f"Your payment day is now the {sub.PaymentDay}. "
-                                  f"Your next payment is on {next_date:%-d %B %Y}.")
+        start, end = batches.owed_period(sub)
+        amount = format_with_symbol(batches.owed_amount(sub), sub.Currency)
+        messages.success(request, f"Your payment day is now the {sub.PaymentDay}. The days you paid for stay paid: "
+                                  f"the next payment ({amount}, on {start:%-d %B %Y}) covers {start:%-d %B} to "
+                                  f"{end:%-d %B %Y}, prorated by day.")
         return redirect("subscription", sub_id=sub_id)
     return render(request, "portal/change_day.html", {"sub": sub, "form": form})
 
@@ -95,13 +90,28 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         return redirect("subscription", sub_id=sub_id)
     form = ReplaceCardForm(bound_data(request), today=today(), initial={"version": sub.Version})
     if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
-        refused = _apply_change(
-            request, sub, form, AuditAction.CARD_REPLACED,
-            lambda: access.replace_card(sub, card, form.billing_address_text()),
-            retry_page="replace_card")
+        paid_now: list[batches.PaymentOutcome | None] = []
+        try:
+            refused = _apply_change(
+                request, sub, form,
+                lambda: paid_now.append(actions.replace_card(sub, card, form.billing_address_text(),
+                                                             actor=actor(request), today=today())),
+                retry_page="replace_card")
+        except GatewayError:
+            messages.warning(request, f"Future payments will use your {card.brand} ending in {card.last4}, but our "
+                                      "payment provider could not be reached to pay the overdue amount now; "
+                                      "we will try again on the next retry date.")
+            return redirect("subscription", sub_id=sub_id)
         if refused:
             return refused
         messages.success(request, f"Future payments will use your {card.brand} ending in {card.last4}.")
+        outcome = paid_now[0] if paid_now else None
+        if outcome is not None and outcome.status == batches.PaymentStatus.PAID:
+            messages.success(request, f"The overdue payment of {format_with_symbol(outcome.amount or 0, sub.Currency)} "
+                                      "went through with the new card.")
+        elif outcome is not None and outcome.status in (batches.PaymentStatus.DECLINED,
+                                                        batches.PaymentStatus.CANCELLED):
+            messages.warning(request, f"The new card was declined too ({outcome.reason}).")
         return redirect("subscription", sub_id=sub_id)
     return render(request, "portal/replace_card.html", {"sub": sub, "form": form})
 
@@ -115,8 +125,8 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     form = CancelForm(bound_data(request), initial={"version": sub.Version})
     if request.method == "POST" and form.is_valid():
         refused = _apply_change(
-            request, sub, form, AuditAction.SUBSCRIPTION_CANCELLED,
-            lambda: access.cancel_subscription(sub, reason="customer"), retry_page="cancel")
+            request, sub, form, lambda: actions.cancel(sub, actor=actor(request), reason="customer"),
+            retry_page="cancel")
         if refused:
             return refused
         messages.success(request, f"Your {sub.ProductName or sub.SKU} subscription is cancelled.")
@@ -135,12 +145,13 @@ def cancelled(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespons
     receipts = [r for r in access.get_receipts_by_account(account_id, months_before(end, RECEIPT_MONTHS), end)
                 if r.sub_id == sub.sub_id]
     last = receipts[0] if receipts else None  # newest first
-    period_end = None
-    if last is not None:
-        # A payment on the anchor date pays until the day before the next one.
-        period_end = next_payment_date(int(sub.PaymentDay), date.fromisoformat(last.BillingDate)) - timedelta(days=1)
+    last_day = None
+    if last is not None and last.PeriodEnd:
+        last_day = date.fromisoformat(last.PeriodEnd)
+    elif last is not None:  # a receipt from before receipts carried their period
+        last_day = next_payment_date(int(sub.PaymentDay), date.fromisoformat(last.BillingDate)) - timedelta(days=1)
     return render(request, "portal/cancelled.html", {
         "sub": sub, "last": last,
         "period_start": date.fromisoformat(last.BillingDate) if last else None,
-        "period_end": period_end,
+        "period_end": last_day,
     })

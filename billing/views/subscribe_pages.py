@@ -1,31 +1,56 @@
-"""Subscribing, in two steps: choose product, day and card (tokenized), then confirm.
-The confirmation e-mail is best effort: the subscription exists whatever the mail server says.
+"""Subscribing, in two steps: choose product, day and card (tokenized), then confirm the
+quote: the price, the first charge (today, for the days up to the first payment day,
+prorated by day) and the next payment date.
+
+The confirm page carries the quote the customer saw, signed (``django.core.signing``),
+and the click subscribes at that quote only if it is still the quote: a price changed
+by staff meanwhile (or a new day) shows the new quote to confirm again (DESIGN.md M4).
 """
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
+from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
-from billing import access
+from billing import access, actions
 from billing.forms import ConfirmForm, SubscribeForm
-from billing.gateway import CardToken
-from billing.mail import send_customer_email, subscription_context
-from billing.models import AuditAction, ProductStatus, Subscription
+from billing.gateway import CardToken, GatewayError
+from billing.models import Product, ProductStatus
 from billing.money import format_with_symbol
 from billing.pages import actor, bound_data, today
-from billing.schedule import start_dates
+from billing.schedule import first_period, period_amount
 
 from .cards import tokenize_card_form
-from .common import SESSION_PENDING, customer_required, log
+from .common import SESSION_PENDING, customer_required
+
+QUOTE_SALT = "billing.subscribe.quote"
+QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
+
+
+def quote_for(product: Product, payment_day: int, day: date) -> dict[str, Any]:
+    """What subscribing on ``day`` costs: the monthly price and the first charge (the days
+    up to the first payment date, prorated by day; a full month on the payment day)."""
+    start, end = first_period(payment_day, day)
+    price = int(product.PaymentAmount)
+    return {
+        "sku": product.SKU, "price": price, "currency": product.Currency, "payment_day": payment_day,
+        "first_amount": period_amount(price, payment_day, start, end),
+        "first_date": start.isoformat(), "period_end": end.isoformat(),
+        "next_payment": (end + timedelta(days=1)).isoformat(),
+    }
+
+
+def _quote_context(quote: dict[str, Any]) -> dict[str, Any]:
+    return {**quote, "first_date": date.fromisoformat(quote["first_date"]),
+            "period_end": date.fromisoformat(quote["period_end"]),
+            "next_payment": date.fromisoformat(quote["next_payment"])}
 
 
 # Card number and CVC never reach Django's error reports or logs (DESIGN.md invariant 3).
@@ -38,7 +63,7 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     initial: dict[str, Any] = {"payment_day": today().day}
     if request.GET.get("product"):
         initial["product"] = request.GET["product"]
-    first_dates = {d: start_dates(d, today(), settings.REMINDER_DAYS_BEFORE)[0] for d in range(1, 32)}
+    first_dates = {d: first_period(d, today())[1] + timedelta(days=1) for d in range(1, 32)}
     form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
                          first_dates=first_dates)
     if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
@@ -54,6 +79,14 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
 
 
+def _confirmed_quote(form: ConfirmForm) -> dict[str, Any] | None:
+    """The quote the customer saw, if its signature holds and it is not too old."""
+    try:
+        return signing.loads(form.cleaned_data["quote"], salt=QUOTE_SALT, max_age=QUOTE_MAX_AGE)
+    except signing.BadSignature:  # includes SignatureExpired
+        return None
+
+
 @require_http_methods(["GET", "POST"])
 @customer_required
 def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
@@ -67,45 +100,54 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         messages.error(request, "That product is no longer available. Please choose another one.")
         return redirect("subscribe")
     day = int(pending["payment_day"])
-    first_payment, first_reminder = start_dates(day, today(), settings.REMINDER_DAYS_BEFORE)
+    quote = quote_for(product, day, today())
     card = CardToken(**pending["card"])
     form = ConfirmForm(bound_data(request))
+    requote = False
     if request.method == "POST" and form.is_valid():
-        account = access.get_account(account_id)
-        if account is None:
-            raise Http404("no account")
-        sub = access.create_subscription(
-            account, sku=product.SKU, payment_day=day, amount=int(product.PaymentAmount),
-            currency=product.Currency, card=card, today=today(),
-            reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product.Name,
-            billing_address=pending.get("billing_address"),
-        )
-        access.record_event(account_id, actor=actor(request), action=AuditAction.SUBSCRIPTION_CREATED,
-                            subject=sub.SK, before=None, after=access.subscription_snapshot(sub))
-        request.session.pop(SESSION_PENDING, None)
-        _send_confirmation(sub)
-        messages.success(
-            request, f"You are subscribed to {product.Name}. Your first payment is on {first_payment:%-d %B %Y}."
-        )
-        return redirect("subscription", sub_id=sub.sub_id)
+        seen = _confirmed_quote(form)
+        if seen == quote:
+            return _subscribe_at(request, account_id, product, quote, card, pending)
+        requote = True
+        if seen and (seen.get("price"), seen.get("currency")) != (quote["price"], quote["currency"]):
+            messages.warning(request, f"The price of {product.Name} has changed from "
+                                      f"{format_with_symbol(seen['price'], seen['currency'])} to "
+                                      f"{format_with_symbol(quote['price'], quote['currency'])} a month. "
+                                      "Nothing was charged: please check the new price and confirm again.")
+        else:
+            messages.warning(request, "The details of this subscription have changed since the page was shown. "
+                                      "Nothing was charged: please check them and confirm again.")
+    form = ConfirmForm(initial={"quote": signing.dumps(quote, salt=QUOTE_SALT)})
     return render(request, "portal/subscribe_confirm.html", {
-        "form": form, "product": product, "payment_day": day, "card": card,
-        "first_payment": first_payment, "first_reminder": first_reminder,
-        "billing_address": pending.get("billing_address"),
-    })
+        "form": form, "product": product, "payment_day": day, "card": card, "requote": requote,
+        "quote": _quote_context(quote), "billing_address": pending.get("billing_address"),
+    }, status=409 if requote else 200)
 
 
-def _send_confirmation(sub: Subscription) -> None:
-    context = {
-        **subscription_context(sub),
-        # The amount as the customer saw it on the confirm page ("$9.99").
-        "amount": format_with_symbol(sub.PaymentAmount, sub.Currency),
-        "first_payment": date.fromisoformat(sub.NextPaymentDate),
-        "first_reminder": date.fromisoformat(sub.NextReminderDate),
-        "manage_url": settings.SITE_URL.rstrip("/") + reverse("subscription", args=[sub.sub_id]),
-    }
-    # The subscription exists whatever the mail server says: a failed send is logged, not shown.
-    failure = send_customer_email("subscription_confirmed", sub.Email,
-                                  f"Your {sub.ProductName or sub.SKU} subscription is confirmed", context)
-    if failure:
-        log.warning("confirmation mail for %s not sent: %s", sub.SK, failure)
+def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote: dict[str, Any],
+                  card: CardToken, pending: dict[str, Any]) -> HttpResponse:
+    account = access.get_account(account_id)
+    if account is None:
+        raise Http404("no account")
+    try:
+        started = actions.subscribe(
+            account, sku=product.SKU, product_name=product.Name, payment_day=quote["payment_day"],
+            amount=quote["price"], currency=quote["currency"], card=card, today=today(),
+            actor=actor(request), billing_address=pending.get("billing_address"),
+        )
+    except GatewayError:
+        messages.error(request, "Our payment provider could not be reached, so you have not been subscribed "
+                                "and nothing was charged. Please try again in a few minutes.")
+        return redirect("subscribe_confirm")
+    request.session.pop(SESSION_PENDING, None)
+    if not started.started:
+        messages.error(request, f"Your card ending in {card.last4} was declined ({started.outcome.reason}), so you "
+                                "have not been subscribed and nothing was charged. Please use another card.")
+        return redirect("subscribe")
+    sub, out = started.sub, started.outcome
+    messages.success(
+        request, f"You are subscribed to {product.Name}. We charged "
+                 f"{format_with_symbol(out.amount or 0, quote['currency'])} for "
+                 f"{out.period:%-d %B} to {out.period_end:%-d %B %Y}; your next payment is on "
+                 f"{date.fromisoformat(sub.NextPaymentDate):%-d %B %Y}.")
+    return redirect("subscription", sub_id=sub.sub_id)

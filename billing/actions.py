@@ -1,0 +1,109 @@
+"""What a customer or a staff member does to a subscription, as one operation each:
+the access function makes the change and records its audit event (so no caller can
+forget it), and this module tells the customer (``billing.mail``). Zulip's
+``zerver/actions`` are the model. Views and staff pages call these, never the access
+functions for these changes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date
+
+from django.conf import settings
+
+from billing import access
+from billing.batches import (
+    PaymentOutcome,
+    PaymentStatus,
+    owed_amount,
+    owed_period,
+    take_first_payment,
+    take_payment,
+)
+from billing.gateway import CardToken
+from billing.mail import send_customer_email, subscription_context
+from billing.models import Account, AuditAction, Subscription, SubscriptionStatus
+from billing.money import format_with_code, format_with_symbol
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Started:
+    """A subscription and the outcome of its first charge (``outcome.status`` is PAID when
+    it started; otherwise it has been ended unpaid and the page says why)."""
+
+    sub: Subscription
+    outcome: PaymentOutcome
+
+    @property
+    def started(self) -> bool:
+        return self.outcome.status == PaymentStatus.PAID
+
+
+def _tell(template: str, sub: Subscription, subject: str, **context: object) -> None:
+    failure = send_customer_email(template, sub.Email, subject, {**subscription_context(sub), **context})
+    if failure:  # the change is made whatever the mail server says
+        log.warning("%s mail for %s not sent: %s", template, sub.SK, failure)
+
+
+def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int, amount: int, currency: str,
+              card: CardToken, today: date, actor: str, billing_address: str | None = None) -> Started:
+    """Create the subscription and charge its first period at once (DESIGN.md M1, paid
+    in advance) through the batch's path. A decline or an unreachable gateway ends it
+    unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
+    charge and records it (M2)."""
+    sub = access.create_subscription(
+        account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
+        reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
+        billing_address=billing_address, actor=actor,
+    )
+    try:
+        outcome = take_first_payment(sub, today=today, actor=actor)
+    except Exception:
+        # The outcome is unknown (gateway or engine down): the subscription does not start.
+        access.cancel_subscription(sub, actor=actor, reason="first_payment_failed", check_version=False)
+        raise
+    fresh = access.get_subscription(account.account_id, sub.sub_id, sku) or sub
+    if outcome.status == PaymentStatus.PAID:
+        _tell("subscription_confirmed", fresh, f"Your {product_name} subscription is confirmed",
+              # The amounts as the customer saw them on the confirm page ("$9.99").
+              amount=format_with_symbol(amount, currency),
+              first_charge=format_with_symbol(outcome.amount or 0, currency), period_start=outcome.period,
+              period_end=outcome.period_end, next_payment=date.fromisoformat(fresh.NextPaymentDate),
+              manage_url=settings.SITE_URL.rstrip("/") + f"/subscriptions/{sub.sub_id}/")
+    return Started(fresh, outcome)
+
+
+def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
+                       action: AuditAction = AuditAction.PAYMENT_DAY_CHANGED) -> Subscription:
+    old_day = sub.PaymentDay
+    access.change_payment_day(sub, new_day, actor=actor, action=action)
+    start, end = owed_period(sub)
+    _tell("payment_day_changed", sub, f"Payment day changed: {sub.ProductName or sub.SKU}",
+          old_day=old_day, next_payment=date.fromisoformat(sub.NextPaymentDate), period_start=start,
+          period_end=end, next_amount=format_with_code(owed_amount(sub), sub.Currency),
+          past_due=sub.Status == SubscriptionStatus.PAST_DUE)
+    return sub
+
+
+def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None, *, actor: str,
+                 today: date, action: AuditAction = AuditAction.CARD_REPLACED) -> PaymentOutcome | None:
+    """Replace the card; a past-due period is retried with it at once ("pay now"), so the
+    owed period is neither forgiven nor left waiting. Returns that retry's outcome."""
+    access.replace_card(sub, card, billing_address, actor=actor, action=action)
+    _tell("card_replaced", sub, f"Card replaced: {sub.ProductName or sub.SKU}")
+    if sub.Status != SubscriptionStatus.PAST_DUE:
+        return None
+    return take_payment(sub, run_date=today, actor=actor)
+
+
+def cancel(sub: Subscription, *, actor: str, reason: str = "customer",
+           action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED) -> Subscription:
+    access.cancel_subscription(sub, actor=actor, reason=reason, action=action)
+    paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
+    _tell("subscription_ended", sub, f"Subscription cancelled: {sub.ProductName or sub.SKU}",
+          paid_through=paid_through, reason=reason)
+    return sub

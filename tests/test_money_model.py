@@ -1,0 +1,342 @@
+"""The money rules M1-M4 as a model-based test (DESIGN.md §2): a hypothesis state machine
+lives through many months of random days on moto, and after every step checks the
+rules against a ledger it keeps from the gateway's side.
+
+Steps: subscribe on any date with any day 1-31 (good or declining card), change the
+day (also while past due and on the payment day), replace the card (good or
+declining), cancel, staff "retry now", staff price changes, the engine failing between
+charge and receipt, payment runs on random dates with days skipped (catch-up), two
+runs at once (one after the other: the real-thread races are tests/test_batch_payments),
+reconciliation.
+
+Checks after every step:
+* every receipt has exactly one successful charge, and (once the runs and the
+  reconciliation have caught up after an engine failure) every successful charge one
+  receipt (M2);
+* each subscription's receipts tile its service without gap or overlap, from the day
+  it was made to its PaidThroughDate, and each charge is the documented price of its
+  days at the price the subscription was made with (M1, M4): what was charged equals
+  the price over the days served;
+* no charge pays for a day after the day it was made, and none is dated after the
+  clock (M3); a batch run charges a subscription at most once;
+* after a run on a day, every active subscription is paid through that day.
+
+A bounded profile runs in ``make test``; ``HYPOTHESIS_PROFILE=long`` runs it deeper
+(README, "Money rules").
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import Counter
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+import time_machine
+from django.core import mail
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from billing import access, actions, batches
+from billing.batches.reconcile import reconcile
+from billing.gateway import DECLINING_TEST_CARDS, get_gateway
+from billing.models import SubscriptionStatus, configure
+from billing.schedule import period_amount
+from billing.table import ensure_table
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+GOOD = "4242424242424242"
+DECLINING = sorted(DECLINING_TEST_CARDS)
+SKU = "NEWS-DAILY"
+START = date(2027, 1, 1)
+
+# make test: a few examples, and no shrinking (a failure is reported as found, at once;
+# the long profile shrinks it to the shortest story).
+settings.register_profile("money-bounded", max_examples=2, stateful_step_count=24, deadline=None,
+                          suppress_health_check=list(HealthCheck),
+                          phases=(Phase.explicit, Phase.reuse, Phase.generate))
+settings.register_profile("long", max_examples=150, stateful_step_count=150, deadline=None,
+                          suppress_health_check=list(HealthCheck))
+PROFILE = "long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "money-bounded"
+
+_tables = itertools.count()
+ACTIONS_PER_DAY = 3
+LIFETIME = timedelta(days=550)  # every example lives at least 18 months
+
+
+def busy(self: MoneyMachine) -> bool:
+    return self.actions_today < ACTIONS_PER_DAY
+
+
+def act(method):
+    """An action of the day: counted, so that the days keep passing."""
+    def counted(self, *args, **kwargs):
+        self.actions_today += 1
+        return method(self, *args, **kwargs)
+
+    counted.__name__ = method.__name__
+    return precondition(busy)(counted)
+
+
+class Tracked:
+    """What the model knows of one subscription, independently of the table."""
+
+    def __init__(self, sub, price: int, made: date) -> None:
+        self.account_id, self.sub_id, self.sku = sub.account_id, sub.sub_id, sub.SKU
+        self.price, self.made = price, made
+        self.days = {int(sub.PaymentDay)}  # every day the customer ever chose
+
+    def read(self):
+        sub = access.get_subscription(self.account_id, self.sub_id, self.sku)
+        assert sub is not None
+        return sub
+
+
+class MoneyMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        from django.conf import settings as django_settings
+
+        self.django_settings = django_settings
+        name = f"rpay_model_{os.getpid()}_{next(_tables)}"
+        configure(table_name=name, region="us-east-1", host=None, max_retry_attempts=1)
+        ensure_table()
+        django_settings.PAYMENT_GATEWAY_LEDGER = os.path.join(LEDGER_DIR, f"{name}.sqlite3")
+        django_settings.PAYMENT_RETRY_DAYS = [1, 3, 5]
+        django_settings.RECEIPT_RETENTION_DAYS = 5000  # the ledger reads every receipt of the months lived
+        mail.outbox = []
+        self.today = START
+        self.clock = time_machine.travel(self._noon(self.today), tick=False)
+        self.clock.start()
+        self.price = 999
+        access.create_product(SKU, "Daily News", self.price, "USD")
+        self.subs: list[Tracked] = []
+        self.unrecorded = False  # an engine failure left a charge without its receipt
+        self.actions_today = 0  # after a few actions, the days pass (see ACTIONS_PER_DAY)
+
+    @staticmethod
+    def _noon(day: date) -> datetime:
+        return datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
+
+    def _move_to(self, day: date) -> None:
+        self.clock.stop()
+        self.today = day
+        self.clock = time_machine.travel(self._noon(day), tick=False)
+        self.clock.start()
+
+    def teardown(self) -> None:
+        try:
+            # Whatever the last steps left, the runs and the reconciliation repair it all.
+            self._live_until(max(self.today, START + LIFETIME), skip=False)
+            self._run_payments()
+            reconcile(START, self.today, fix=True, today=self.today)
+            self.unrecorded = False
+            self.ledger_matches()
+        finally:
+            self.clock.stop()
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def _live(self) -> list[Tracked]:
+        return [t for t in self.subs if t.read().is_live]
+
+    def _charges(self, tracked: Tracked) -> list:
+        """The gateway's own record of the subscription's charges (its list API)."""
+        return get_gateway().list_charges(START, date(2100, 1, 1), sub_id=tracked.sub_id)
+
+    def _run_payments(self) -> batches.RunSummary:
+        before = Counter(c["metadata"]["sub_id"] for c in get_gateway().charges_made())
+        summary = batches.run_payments(run_date=self.today, workers=1)
+        after = Counter(c["metadata"]["sub_id"] for c in get_gateway().charges_made())
+        if len(summary.dates) <= 28:  # a period is at least 28 days (schedule.period_end)
+            for sub_id in after:
+                assert after[sub_id] - before[sub_id] <= 1, f"{sub_id} charged twice in one run"
+        return summary
+
+    # --- rules -------------------------------------------------------------------------
+
+    @initialize(days=st.lists(st.integers(1, 31), min_size=1, max_size=2),
+                first_day=st.integers(0, 60))
+    def first_customers(self, days: list[int], first_day: int) -> None:
+        """Every example starts with customers (a short example would check nothing)."""
+        self._move_to(START + timedelta(days=first_day))
+        for day in days:
+            self._subscribe(day, declining=False)
+
+    @rule(day=st.integers(1, 31), declining=st.booleans())
+    @act
+    def subscribe(self, day: int, declining: bool) -> None:
+        if len(self.subs) < 3:
+            self._subscribe(day, declining)
+
+    def _subscribe(self, day: int, declining: bool) -> None:
+        number = DECLINING[0] if declining else GOOD
+        token = get_gateway().tokenize_card(number, 12, 2040, "123")
+        product = access.get_product(SKU)
+        started = actions.subscribe(
+            access.create_account(f"c{len(self.subs)}@example.com"), sku=SKU, product_name=product.Name,
+            payment_day=day, amount=int(product.PaymentAmount), currency=product.Currency, card=token,
+            today=self.today, actor="customer")
+        assert started.started != declining
+        self.subs.append(Tracked(started.sub, int(product.PaymentAmount), self.today))
+
+    @rule(data=st.data(), day=st.integers(1, 31))
+    @act
+    def change_day(self, data: st.DataObject, day: int) -> None:
+        live = self._live()
+        if not live:
+            return
+        tracked = data.draw(st.sampled_from(live))
+        before = tracked.read()
+        actions.change_payment_day(before, day, actor="customer")
+        after = tracked.read()
+        # M1: a change never forgives a past-due period nor moves a date
+        assert (after.Status, after.BillingPeriod, after.RetryCount, after.NextPaymentDate, after.PaidThroughDate) == \
+            (before.Status, before.BillingPeriod, before.RetryCount, before.NextPaymentDate, before.PaidThroughDate)
+        tracked.days.add(day)
+
+    @rule(data=st.data(), declining=st.booleans())
+    @act
+    def replace_card(self, data: st.DataObject, declining: bool) -> None:
+        live = self._live()
+        if not live:
+            return
+        tracked = data.draw(st.sampled_from(live))
+        token = get_gateway().tokenize_card(DECLINING[1] if declining else GOOD, 12, 2040, "123")
+        outcome = actions.replace_card(tracked.read(), token, actor="customer", today=self.today)
+        if outcome is not None and not declining:
+            assert outcome.status == batches.PaymentStatus.PAID  # pay now: the owed period is paid
+
+    @rule(data=st.data())
+    @act
+    def cancel(self, data: st.DataObject) -> None:
+        live = self._live()
+        if live:
+            actions.cancel(data.draw(st.sampled_from(live)).read(), actor="customer")
+
+    @rule(data=st.data())
+    @act
+    def staff_retry_now(self, data: st.DataObject) -> None:
+        past_due = [t for t in self.subs if t.read().Status == SubscriptionStatus.PAST_DUE]
+        if past_due:
+            batches.take_payment(data.draw(st.sampled_from(past_due)).read(), run_date=self.today, actor="staff")
+
+    @rule(price=st.integers(100, 20000))
+    @act
+    def staff_changes_the_price(self, price: int) -> None:
+        access.update_product(SKU, name="Daily News", amount=price, currency="USD")  # M4: new subscriptions only
+
+    @rule(days=st.integers(1, 120), skip=st.booleans())
+    def days_pass(self, days: int, skip: bool) -> None:
+        """The clock moves on; the payment run happens on every day something is due (the
+        days between have nothing to run), except the first such day when ``skip``: the
+        next run catches it up."""
+        self.actions_today = 0
+        self._live_until(self.today + timedelta(days=days), skip)
+
+    def _live_until(self, target: date, skip: bool) -> None:
+        while self.today < target:
+            due = [date.fromisoformat(sub.NextPaymentDate) for sub in (t.read() for t in self.subs)
+                   if sub.is_live and sub.NextPaymentDate]
+            later = [d for d in due if d > self.today]
+            # never more than 27 days without a run: the catch-up window stays covered
+            self._move_to(min([*later, target, self.today + timedelta(days=27)]))
+            if skip and self.today in due:
+                skip = False
+                continue
+            self._run_and_check()
+
+    @rule()
+    @act
+    def payment_run(self) -> None:
+        self._run_and_check()
+
+    def _run_and_check(self) -> None:
+        summary = self._run_payments()
+        if summary.ok and not self.unrecorded:
+            for tracked in self.subs:
+                sub = tracked.read()
+                if sub.Status == SubscriptionStatus.ACTIVE:
+                    assert sub.PaidThroughDate >= self.today.isoformat(), "an active subscription owes days"
+
+    @rule()
+    @act
+    def two_runs_at_once(self) -> None:
+        self._run_payments()
+        made = len(get_gateway().charges_made())
+        self._run_payments()
+        assert len(get_gateway().charges_made()) == made  # the second finds nothing left to charge
+
+    @rule()
+    @act
+    def engine_fails_between_charge_and_receipt(self) -> None:
+        real = access.create_receipt
+
+        def engine_down(*args, **kwargs):
+            raise RuntimeError("DynamoDB unreachable")
+
+        access.create_receipt = engine_down
+        try:
+            summary = batches.run_payments(run_date=self.today, workers=1)
+        finally:
+            access.create_receipt = real
+        if summary.counts["errors"]:
+            self.unrecorded = True
+
+    @rule()
+    @act
+    def reconcile_fix(self) -> None:
+        reconcile(START, self.today, fix=True, today=self.today)
+        self.unrecorded = False
+
+    # --- the ledger ----------------------------------------------------------------------
+
+    @invariant()
+    def ledger_matches(self) -> None:
+        for tracked in self.subs:
+            sub = tracked.read()
+            charges = self._charges(tracked)
+            succeeded = {c.charge_id: c for c in charges if c.succeeded}
+            receipts = sorted((r for r in access.get_receipts_by_account(tracked.account_id, START, self.today)
+                               if r.sub_id == tracked.sub_id), key=lambda r: r.PeriodStart)
+            # M2: every receipt one successful charge, never two receipts for one charge
+            receipt_charges = [r.ChargeId for r in receipts]
+            assert len(set(receipt_charges)) == len(receipt_charges)
+            assert set(receipt_charges) <= set(succeeded)
+            if not self.unrecorded:
+                assert set(receipt_charges) == set(succeeded), "a charge without its receipt"
+            for charge in charges:
+                # M3: nothing paid for ahead of the day it was charged, nothing after the clock
+                assert charge.metadata["period_start"] <= charge.created[:10] <= self.today.isoformat()
+            # M1 + M4: the receipts tile the service from the day it was made, each at its price
+            expected_start = tracked.made
+            for receipt in receipts:
+                assert receipt.PeriodStart == expected_start.isoformat(), "a gap or an overlap"
+                end = date.fromisoformat(receipt.PeriodEnd)
+                meta = succeeded[receipt.ChargeId].metadata
+                day = int(meta["payment_day"])
+                assert day in tracked.days
+                assert receipt.ProcessedAmount == period_amount(tracked.price, day, expected_start, end)
+                expected_start = end + timedelta(days=1)
+            if not self.unrecorded:
+                assert sub.PaidThroughDate == (expected_start - timedelta(days=1)).isoformat()
+            assert sub.PaymentAmount == tracked.price  # M4: a staff price change never touches it
+
+
+LEDGER_DIR = ""
+
+
+def test_money_rules_hold_over_months_of_random_days(moto_table, tmp_path) -> None:
+    global LEDGER_DIR
+    LEDGER_DIR = str(tmp_path)
+    run_state_machine_as_test(MoneyMachine, settings=settings.get_profile(PROFILE))
