@@ -108,14 +108,12 @@ def main() -> int:
         for step in steps:
             child = start([python, "manage.py", *step], env)
             code = wait_watching(child, engine)
-            child = None
             if code != 0:
                 print(f"make run: step {step[0]} failed (exit {code})", file=sys.stderr)
                 return 1
         print(f"serving http://{addr}/  (Ctrl-C stops the server and DynamoDB Local)", flush=True)
         child = start([python, "manage.py", "runserver", addr], env)
-        code = wait_watching(child, engine)
-        child = None
+        code = wait_watching(child, engine)  # its group may outlive it: stop() below ends it
         print(f"make run: the web server exited (code {code}); stopping DynamoDB Local", file=sys.stderr)
         return code or 1
     except LocalEngineError as error:
