@@ -9,6 +9,7 @@ class BillingConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
+        from . import checks  # noqa: F401  (registers the billing settings' system checks)
         from .models import configure
 
         configure(

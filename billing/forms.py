@@ -11,8 +11,11 @@ from datetime import date
 from typing import Any
 
 from django import forms
-from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import SetPasswordMixin
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator
+from django.views.decorators.debug import sensitive_variables
 
 from .gateway import luhn_valid, normalize_card_number
 from .models import Product
@@ -25,35 +28,54 @@ PAYMENT_DAY_HELP = (
 )
 
 
-class SignUpForm(forms.Form):
-    email = forms.EmailField(label="E-mail", widget=forms.EmailInput(attrs={"autocomplete": "email"}))
-    password1 = forms.CharField(
-        label="Password", strip=False,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text=password_validation.password_validators_help_text_html(),
+def username_max_length() -> int:
+    """The user table's username column: the e-mail is stored there, so it must fit."""
+    return get_user_model()._meta.get_field(get_user_model().USERNAME_FIELD).max_length
+
+
+class SignUpForm(SetPasswordMixin, forms.Form):
+    """E-mail and password twice; the password checks are Django's own (SetPasswordMixin).
+
+    The e-mail becomes the username, lowercased. One longer than the username column
+    (150 characters) is refused with a form error rather than shortened: a stored name
+    that differs from the typed e-mail could not be logged in with, and real addresses
+    that long do not occur in practice.
+    """
+
+    error_messages = {
+        **SetPasswordMixin.error_messages,
+        "password_mismatch": "The two passwords do not match.",
+        "duplicate_email": "An account with this e-mail already exists. Log in instead.",
+    }
+
+    email = forms.EmailField(
+        label="E-mail", widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+        error_messages={"max_length": "This e-mail is longer than the %(limit_value)d characters rpay "
+                                      "can keep. Please use a shorter address."},
     )
-    password2 = forms.CharField(
-        label="Password again", strip=False,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-    )
+    password1, password2 = SetPasswordMixin.create_password_fields(label1="Password", label2="Password again")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        email = self.fields["email"]
+        email.max_length = username_max_length()
+        email.validators.append(MaxLengthValidator(email.max_length))
+        email.widget.attrs["maxlength"] = str(email.max_length)
 
     def clean_email(self) -> str:
         email = self.cleaned_data["email"].strip().lower()
         if get_user_model().objects.filter(username__iexact=email).exists():
-            raise ValidationError("An account with this e-mail already exists. Log in instead.")
+            raise ValidationError(self.error_messages["duplicate_email"], code="duplicate_email")
         return email
 
+    @sensitive_variables("data")
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        p1, p2 = data.get("password1"), data.get("password2")
-        if p1 and p2 and p1 != p2:
-            self.add_error("password2", "The two passwords do not match.")
-        elif p1 and data.get("email"):
-            user = get_user_model()(username=data["email"], email=data["email"])
-            try:
-                password_validation.validate_password(p1, user)
-            except ValidationError as error:
-                self.add_error("password1", error)
+        self.validate_passwords()
+        if not self.has_error("password2"):
+            email = data.get("email") or ""
+            # Errors stay on the first password field, where the rules are shown.
+            self.validate_password_for_user(get_user_model()(username=email, email=email), "password1")
         return data
 
 
@@ -108,23 +130,30 @@ class CardFields(forms.Form):
         self.fields["exp_year"].choices = _year_choices(today)
         self.today = today
 
+    # Every frame below these methods inherits their list in Django's error reports, so
+    # they hide all local variables: a helper may hold the number under any name.
+    @sensitive_variables()
     def clean_card_number(self) -> str:
         number = normalize_card_number(self.cleaned_data["card_number"])
         if not luhn_valid(number):
-            raise ValidationError("That card number is not valid. Check the digits and try again.")
+            raise ValidationError("That card number is not valid. Check the digits and try again.",
+                                  code="invalid_card_number")
         return number
 
+    @sensitive_variables()
     def clean_cvc(self) -> str:
         cvc = self.cleaned_data["cvc"].strip()
         if not cvc.isdigit():
-            raise ValidationError("The security code is the 3 or 4 digits on the back of the card.")
+            raise ValidationError("The security code is the 3 or 4 digits on the back of the card.",
+                                  code="invalid_cvc")
         return cvc
 
+    @sensitive_variables()
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         month, year = data.get("exp_month"), data.get("exp_year")
         if month and year and (year, month) < (self.today.year, self.today.month):
-            self.add_error("exp_month", "This card has expired.")
+            self.add_error("exp_month", ValidationError("This card has expired.", code="card_expired"))
         return data
 
     def billing_address_text(self) -> str | None:

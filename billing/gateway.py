@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.utils.module_loading import import_string
+from django.views.decorators.debug import sensitive_variables
 
 # --- what can go wrong (django-oscar's payment/exceptions.py is the model) --------------
 # Every gateway call site catches ``PaymentError`` (or a subclass it can act on) and turns
@@ -222,6 +223,8 @@ class SimulatedGateway:
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000)
 
+    # All variables, in this frame and (in Django's error reports) the helpers below it.
+    @sensitive_variables()
     def tokenize_card(self, number: str, exp_month: int, exp_year: int, cvc: str) -> CardToken:
         number = normalize_card_number(number)
         if not luhn_valid(number):

@@ -327,6 +327,9 @@ class RunOutcome(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"  # an infrastructure error remained after retries
     INTERRUPTED = "interrupted"  # stopped by SIGTERM/SIGINT; the next run carries on
+    # A "running" record whose lease ran out (the process was killed, or lost DynamoDB
+    # before it could record its end); stored so by the next run, which reports it once.
+    ABANDONED = "abandoned"
 
 
 class BatchRun(BillingItem, discriminator="BatchRun"):
@@ -346,9 +349,17 @@ class BatchRun(BillingItem, discriminator="BatchRun"):
     FirstDate = UnicodeAttribute()
     LastDate = UnicodeAttribute()
     Outcome = UnicodeAttribute(default=RunOutcome.RUNNING)
+    # A running run renews its lease (heartbeat); one whose lease has passed is abandoned.
+    LeaseUntil = UnicodeAttribute(null=True)
     Counts = JSONAttribute(null=True)
     Failures = JSONAttribute(null=True)  # a list of {"subject": ..., "reason": ...}
     Host = UnicodeAttribute(null=True)
+
+    def status_at(self, now_iso: str) -> RunOutcome:
+        """The outcome as staff should read it at ``now_iso`` (UTC ISO-8601)."""
+        if self.Outcome == RunOutcome.RUNNING and self.LeaseUntil and self.LeaseUntil < now_iso:
+            return RunOutcome.ABANDONED
+        return RunOutcome(self.Outcome)
 
 
 class AuditAction(StrEnum):

@@ -7,43 +7,24 @@ and leaves DYNAMODB_ENDPOINT empty to reach AWS DynamoDB.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
+
+from rpay_site.env import env_bool, env_choice, env_int, env_int_list, env_list, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "")
-    return int(value) if value.strip() else default
-
-
-def env_int_list(name: str, default: list[int]) -> list[int]:
-    value = os.environ.get(name, "")
-    if not value.strip():
-        return default
-    return [int(part) for part in value.split(",") if part.strip()]
-
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or (
     "dev-only-insecure-key-change-me" if DEBUG else ""
 )
 if not SECRET_KEY:
-    raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
-ALLOWED_HOSTS = [
-    h.strip()
-    for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
-    if h.strip()
-]
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -56,12 +37,15 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "crispy_forms",
     "crispy_bootstrap5",
+    "csp",
+    "axes",
     "billing",
     "shop",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -70,6 +54,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "billing.middleware.DynamoDBUnavailableMiddleware",
+    # Last, as django-axes asks: turns a locked-out log-in into the lock-out page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "rpay_site.urls"
@@ -94,8 +80,8 @@ WSGI_APPLICATION = "rpay_site.wsgi.application"
 # Django's own database holds only users, sessions and the admin log; billing data
 # lives in DynamoDB.
 DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'var' / 'django.sqlite3'}",
+    "default": env_url(
+        "DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'django.sqlite3'}", dj_database_url.parse,
         conn_max_age=60,
     )
 }
@@ -105,6 +91,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# The throttle first (refuses a locked-out account+address before any password is
+# checked), then the e-mail log-in (case-insensitive), both in billing/auth_backends.py.
+AUTHENTICATION_BACKENDS = [
+    "billing.auth_backends.LoginThrottleBackend",
+    "billing.auth_backends.EmailLoginBackend",
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -137,7 +130,7 @@ EMAIL_BACKEND = os.environ.get(
     "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
 )
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
-EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
@@ -153,14 +146,14 @@ AWS_REGION = os.environ.get("AWS_REGION", "us-east-1")
 # The online shop's own table, on the same engine (SHOP-DESIGN.md).
 SHOP_DYNAMODB_TABLE = os.environ.get("SHOP_DYNAMODB_TABLE", "OnlineShop")
 # Enough pooled HTTP connections for the batch workers (--workers up to 32).
-DYNAMODB_MAX_POOL_CONNECTIONS = env_int("DYNAMODB_MAX_POOL_CONNECTIONS", 64)
-DYNAMODB_MAX_RETRY_ATTEMPTS = env_int("DYNAMODB_MAX_RETRY_ATTEMPTS", 5)
-DYNAMODB_CONNECT_TIMEOUT = env_int("DYNAMODB_CONNECT_TIMEOUT", 3)
-DYNAMODB_READ_TIMEOUT = env_int("DYNAMODB_READ_TIMEOUT", 10)
+DYNAMODB_MAX_POOL_CONNECTIONS = env_int("DYNAMODB_MAX_POOL_CONNECTIONS", 64, minimum=1)
+DYNAMODB_MAX_RETRY_ATTEMPTS = env_int("DYNAMODB_MAX_RETRY_ATTEMPTS", 5, minimum=0)
+DYNAMODB_CONNECT_TIMEOUT = env_int("DYNAMODB_CONNECT_TIMEOUT", 3, minimum=1)
+DYNAMODB_READ_TIMEOUT = env_int("DYNAMODB_READ_TIMEOUT", 10, minimum=1)
 
 # --- Billing rules ---------------------------------------------------------------
 BILLING_TIMEZONE = os.environ.get("BILLING_TIMEZONE", "UTC")
-REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 7)
+REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 7, minimum=0)
 # 200 days keeps six full calendar months plus the current one visible.
 RECEIPT_RETENTION_DAYS = env_int("RECEIPT_RETENTION_DAYS", 200)
 PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
@@ -170,13 +163,84 @@ PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "billing.gateway.SimulatedGa
 PAYMENT_GATEWAY_LEDGER = os.environ.get(
     "PAYMENT_GATEWAY_LEDGER", str(BASE_DIR / "var" / "gateway-ledger.sqlite3")
 )
-PAYMENT_GATEWAY_LATENCY_MS = env_int("PAYMENT_GATEWAY_LATENCY_MS", 0)
+PAYMENT_GATEWAY_LATENCY_MS = env_int("PAYMENT_GATEWAY_LATENCY_MS", 0, minimum=0)
 
+LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {
-        "billing": {"handlers": ["console"], "level": os.environ.get("BILLING_LOG_LEVEL", "INFO")},
+        "billing": {"handlers": ["console"], "level": env_choice("BILLING_LOG_LEVEL", "INFO", LOG_LEVELS)},
     },
 }
+
+# --- HTTPS, cookies and security headers --------------------------------------------
+# Secure by default when DEBUG is off (``check --deploy`` is clean with only
+# DJANGO_SECRET_KEY and DJANGO_ALLOWED_HOSTS set); each knob can be turned per site.
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
+# One year once HTTPS works for good; 0 turns HSTS off. Browsers remember the header,
+# so a site trying HTTPS out starts with a few minutes (e.g. 300).
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+# Only consent to the browsers' preload list: a domain joins it when its owner submits it.
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", not DEBUG)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Behind a TLS-terminating proxy (load balancer, nginx): the name of the header the
+# proxy sets to "https", e.g. X-Forwarded-Proto. Only set it when the proxy always
+# sets (or strips) that header, otherwise a client could claim HTTPS.
+_proxy_ssl_header = env_choice("DJANGO_SECURE_PROXY_SSL_HEADER", "", ["", "X-Forwarded-Proto", "X-Forwarded-Protocol", "X-Forwarded-Ssl", "X-Url-Scheme"])
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"),
+     "on" if _proxy_ssl_header == "X-Forwarded-Ssl" else "https")
+    if _proxy_ssl_header else None
+)
+# Origins (with scheme) allowed to post forms when they differ from the Host header.
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+# --- Content-Security-Policy (django-csp 4) --------------------------------------------
+# Every script, style, font and image is served from this site (Bootstrap and
+# Chart.js from node_modules through WhiteNoise; no inline <script>/<style> or style=
+# attributes in the templates), so nothing inline or foreign is allowed. The page's own
+# JSON (json_script) is a data block, which the policy does not govern. Bootstrap's
+# icons are data: SVGs in its CSS, hence img-src data:.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+# --- Log-in throttling (django-axes) ---------------------------------------------------
+# After LOGIN_FAILURE_LIMIT failures for one account from one address, that pair is
+# locked out for LOGIN_COOLOFF_MINUTES: the right password no longer gets in, while
+# the same account from another address, and another account from the same address,
+# still can (so an attacker cannot lock a customer out from elsewhere).
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The pause runs from the lock-out: trying again during it does not extend it, so the
+# page can say how long it lasts.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# The e-mail is the username, lowercased as sign-up stores it: "Pat@X" and "pat@x" are
+# one account, so they share one failure count.
+AXES_USERNAME_CALLABLE = "billing.auth_backends.throttle_username"
+AXES_LOCKOUT_CALLABLE = "billing.views.auth_pages.locked_out"
+# How many proxies in front of gunicorn append to X-Forwarded-For (0: clients connect
+# directly, REMOTE_ADDR is theirs). The throttle needs the client's real address.
+TRUSTED_PROXY_COUNT = env_int("DJANGO_TRUSTED_PROXY_COUNT", 0, minimum=0)
+AXES_CLIENT_IP_CALLABLE = "billing.auth_backends.client_address"

@@ -33,9 +33,13 @@ from .receipts import (
 )
 from .runs import (
     MAX_RECORDED_FAILURES,
+    RUN_LEASE,
+    abandoned_batch_runs,
     finish_batch_run,
     last_completed_run,
     list_batch_runs,
+    mark_batch_run_abandoned,
+    renew_batch_run,
     start_batch_run,
 )
 from .subscriptions import (
@@ -52,7 +56,7 @@ from .subscriptions import (
     subscription_snapshot,
     update_subscription,
 )
-from .upcoming import UpcomingDay, get_upcoming
+from .upcoming import UpcomingDay, count_due_payments_by_date, count_due_reminders_by_date, get_upcoming
 
 __all__ = [
     # errors callers catch
@@ -106,12 +110,18 @@ __all__ = [
     "record_event",
     # batch runs
     "MAX_RECORDED_FAILURES",
+    "RUN_LEASE",
+    "abandoned_batch_runs",
+    "renew_batch_run",
+    "mark_batch_run_abandoned",
     "finish_batch_run",
     "last_completed_run",
     "list_batch_runs",
     "start_batch_run",
     # staff look ahead, bulk writes
     "UpcomingDay",
+    "count_due_payments_by_date",
+    "count_due_reminders_by_date",
     "get_upcoming",
     "batch_items",
     "due_subscription",

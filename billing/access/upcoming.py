@@ -20,6 +20,17 @@ class UpcomingDay:
     reminders: int = 0
 
 
+def count_due_payments_by_date(day: date) -> int:
+    """How many payments are due on ``day``: a ``Select=COUNT`` Query of GSI-2 (no items read
+    back; a batch's progress bar knows its total before it starts)."""
+    return Subscription.due_payments.count(day.isoformat())
+
+
+def count_due_reminders_by_date(day: date) -> int:
+    """How many reminders are due on ``day``: a ``Select=COUNT`` Query of GSI-1."""
+    return Subscription.due_reminders.count(day.isoformat())
+
+
 def get_upcoming(start: date, days: int = 30) -> list[UpcomingDay]:
     """Per day from ``start``: one Query of GSI-2 (amounts are needed, so items are read)
     and one ``Select=COUNT`` Query of GSI-1 (only the number of reminders is shown)."""
@@ -30,6 +41,6 @@ def get_upcoming(start: date, days: int = 30) -> list[UpcomingDay]:
         for sub in get_due_payments_by_date(day):
             entry.payments += 1
             entry.totals[sub.Currency] = entry.totals.get(sub.Currency, 0) + sub.PaymentAmount
-        entry.reminders = Subscription.due_reminders.count(day.isoformat())
+        entry.reminders = count_due_reminders_by_date(day)
         upcoming.append(entry)
     return upcoming

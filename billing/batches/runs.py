@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -17,7 +18,7 @@ from django.conf import settings
 from billing import access
 from billing.errors import DYNAMODB_ERRORS, describe_dynamodb_error
 from billing.gateway import PaymentGateway, get_gateway
-from billing.models import BatchKind, RunOutcome, Subscription
+from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from billing.schedule import billing_today
 
 from .outcomes import PaymentOutcome, PaymentStatus, ReminderOutcome, ReminderStatus, RunSummary
@@ -46,6 +47,33 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}".splitlines()[0]
 
 
+@contextmanager
+def _heartbeat(run: BatchRun | None) -> Iterator[None]:
+    """Renew the run's lease every third of it while the block runs, so a run that dies
+    without recording its end (SIGKILL, an outage) shows as abandoned once it passes."""
+    if run is None:
+        yield
+        return
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(access.RUN_LEASE.total_seconds() / 3):
+            try:
+                access.renew_batch_run(run)
+            except access.ConditionFailed:
+                return  # the record says the run has ended
+            except Exception as error:  # noqa: BLE001 - the run itself will meet the outage
+                log.warning("could not renew the lease of run %s: %s", run.RunId, _describe(error))
+
+    thread = threading.Thread(target=beat, name=f"rpay-heartbeat-{run.RunId}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(timeout=5)
+
+
 def _run(
     kind: BatchKind,
     dates: list[date],
@@ -57,6 +85,8 @@ def _run(
     dry_run: bool,
     stop: threading.Event | None,
     on_item: Callable[[Outcome], None] | None,
+    on_total: Callable[[int], None] | None = None,
+    count: Callable[[date], int] | None = None,
 ) -> RunSummary:
     summary = RunSummary(kind, dates, dry_run=dry_run)
     stop = stop or threading.Event()
@@ -94,8 +124,10 @@ def _run(
             work(sub, day)
 
     try:
-        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"rpay-{kind}") as pool:
+        with _heartbeat(run), ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"rpay-{kind}") as pool:
             for day in dates:
+                if on_total and count:
+                    on_total(count(day))  # one COUNT query, only when someone shows a total
                 items, read_lock = iter(find(day)), threading.Lock()
                 futures: list[Future] = [pool.submit(worker, items, day, read_lock) for _ in range(max(1, workers))]
                 # Finish a date before the next: a declined payment may be due again
@@ -146,6 +178,7 @@ def run_payments(
     catch_up_days: int = 31,
     stop: threading.Event | None = None,
     on_item: Callable[[PaymentOutcome], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
     gateway: PaymentGateway | None = None,
 ) -> RunSummary:
     """Take every payment due on ``run_date`` (default: today in ``BILLING_TIMEZONE``)
@@ -157,6 +190,7 @@ def run_payments(
         lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway),
         lambda sub, why: PaymentOutcome(PaymentStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
+        on_total=on_total, count=access.count_due_payments_by_date,
     )
 
 
@@ -168,6 +202,7 @@ def run_reminders(
     catch_up_days: int = 31,
     stop: threading.Event | None = None,
     on_item: Callable[[ReminderOutcome], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
 ) -> RunSummary:
     """Send every reminder due on ``run_date`` and on missed earlier dates. A missed
     reminder whose payment date has already passed is claimed but not sent."""
@@ -182,6 +217,7 @@ def run_reminders(
         BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days), _due_reminders, act,
         lambda sub, why: ReminderOutcome(ReminderStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
+        on_total=on_total, count=access.count_due_reminders_by_date,
     )
 
 

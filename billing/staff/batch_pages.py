@@ -40,10 +40,12 @@ def upcoming(request: HttpRequest) -> HttpResponse:
 
 def batch_runs(request: HttpRequest) -> HttpResponse:
     kinds = []
+    now = access.utc_now().isoformat(timespec="microseconds")
     for kind in BatchKind:
         runs = access.list_batch_runs(kind)
         kinds.append({"kind": kind, "runs": [{
             "run": run,
+            "status": run.status_at(now),
             "counts": sorted((run.Counts or {}).items()),
             "failures": run.Failures or [],
         } for run in runs]})

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import messages
+from django.conf import settings
+from django.contrib import admin, messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
@@ -18,6 +21,21 @@ from billing.forms import SignUpForm
 from billing.pages import bound_data
 
 from .common import SESSION_ACCOUNT, remember_account
+
+
+def locked_out(request: HttpRequest, original_response: HttpResponse | None = None,
+               credentials: dict[str, Any] | None = None) -> HttpResponse:
+    """AXES_LOCKOUT_CALLABLE: the lock-out page, in the look of the log-in page that was used."""
+    context = {
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "cooloff_minutes": int(settings.AXES_COOLOFF_TIME.total_seconds() // 60),
+    }
+    if request.path.startswith(reverse("admin:index")):
+        context.update(admin.site.each_context(request))
+        template = "admin/lockout.html"
+    else:
+        template = "portal/auth/lockout.html"
+    return render(request, template, context, status=settings.AXES_HTTP_RESPONSE_CODE)
 
 
 class LoginView(auth_views.LoginView):
@@ -42,10 +60,10 @@ def signup(request: HttpRequest) -> HttpResponse:
         try:
             user = get_user_model().objects.create_user(email, email=email, password=form.cleaned_data["password1"])
         except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
-            form.add_error("email", "An account with this e-mail already exists. Log in instead.")
+            form.add_error("email", ValidationError(form.error_messages["duplicate_email"], code="duplicate_email"))
             return render(request, "portal/auth/signup.html", {"form": form})
         account = access.create_account(email, user_id=user.pk)
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, user, backend="billing.auth_backends.EmailLoginBackend")
         request.session[SESSION_ACCOUNT] = account.account_id
         messages.success(request, "Welcome to rpay. Your account is ready: subscribe to your first product below.")
         return redirect("subscribe")

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_safe
 
 from billing import access
@@ -87,6 +87,7 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
 @sensitive_post_parameters("card_number", "cvc")
 @require_http_methods(["GET", "POST"])
 @customer_required
+@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
 def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:

@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 from billing import access
@@ -32,6 +32,7 @@ from .common import SESSION_PENDING, customer_required, log
 @sensitive_post_parameters("card_number", "cvc")
 @require_http_methods(["GET", "POST"])
 @customer_required
+@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
 def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     products = access.list_products()
     initial: dict[str, Any] = {"payment_day": today().day}

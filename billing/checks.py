@@ -1,0 +1,94 @@
+"""Django system checks for the billing settings (``manage.py check``; run before
+``runserver``, ``migrate`` and every management command).
+
+The environment parser (rpay_site/env.py) refuses values that do not parse; these
+checks refuse values that parse but would break the billing rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, register
+from django.utils.module_loading import import_string
+
+# The portal shows receipts from the same day six calendar months ago: at most 184
+# days back (e.g. 31 December back to 30 June: July-December is 31+31+30+31+30+31).
+SIX_MONTHS_DAYS = 184
+GATEWAY_METHODS = ("tokenize_card", "charge", "refund")
+
+
+@register("billing")
+def check_receipt_retention(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    days = settings.RECEIPT_RETENTION_DAYS
+    if days < SIX_MONTHS_DAYS:
+        return [Error(
+            f"RECEIPT_RETENTION_DAYS is {days}: receipts would expire before the six months "
+            "the portal shows.",
+            hint=f"Set it to at least {SIX_MONTHS_DAYS} (the default is 200).",
+            id="billing.E001",
+        )]
+    return []
+
+
+@register("billing")
+def check_billing_timezone(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    name = settings.BILLING_TIMEZONE
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return [Error(
+            f"BILLING_TIMEZONE {name!r} is not a known time zone.",
+            hint="Use an IANA name such as UTC or Europe/Berlin.",
+            id="billing.E002",
+        )]
+    return []
+
+
+@register("billing")
+def check_retry_days(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    days = list(settings.PAYMENT_RETRY_DAYS)
+    if any(day <= 0 for day in days):
+        return [Error(
+            f"PAYMENT_RETRY_DAYS {days} holds a day that is not after the billing date.",
+            hint="List whole days after a declined payment, each at least 1, e.g. 1,3,5.",
+            id="billing.E003",
+        )]
+    return []
+
+
+@register("billing")
+def check_payment_gateway(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    path = settings.PAYMENT_GATEWAY
+    try:
+        gateway = import_string(path)
+    except ImportError as error:
+        return [Error(
+            f"PAYMENT_GATEWAY {path!r} cannot be imported: {error}",
+            hint="Give the dotted path of a gateway class, e.g. billing.gateway.SimulatedGateway.",
+            id="billing.E004",
+        )]
+    missing = [name for name in GATEWAY_METHODS if not callable(getattr(gateway, name, None))]
+    if missing:
+        return [Error(
+            f"PAYMENT_GATEWAY {path!r} lacks {', '.join(missing)}.",
+            hint="A gateway implements billing.gateway.PaymentGateway.",
+            id="billing.E004",
+        )]
+    return []
+
+
+@register("billing")
+def check_site_url(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    url = settings.SITE_URL
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        return [Error(
+            f"SITE_URL {url!r} is not an absolute http(s) URL: links in e-mails would not work.",
+            hint="Include the scheme and host, e.g. https://billing.example.com",
+            id="billing.E005",
+        )]
+    return []
