@@ -168,14 +168,29 @@ class WarehouseForm(forms.Form):
 
 
 class StockForm(forms.Form):
-    """Stock a product in a warehouse (first time) or change it by a signed amount."""
+    """Stock a product in a warehouse (first time) or change it by a signed amount.
+    On a product's page the product is fixed (hidden), on a warehouse's the warehouse."""
 
     product_id = _id_field("Product id")
+    warehouse_id = _id_field("Warehouse id")
     change = forms.IntegerField(label="Change (+ received, − written off)", min_value=-10**6, max_value=10**6)
     reason = forms.CharField(label="Reason", max_length=300)
 
+    def __init__(self, *args: Any, fixed: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if fixed:
+            self.fields[fixed].widget = forms.HiddenInput()
+
     def clean_product_id(self) -> str:
         return clean_id(self.cleaned_data["product_id"], "product id")
+
+    def clean_warehouse_id(self) -> str:
+        return clean_id(self.cleaned_data["warehouse_id"], "warehouse id")
+
+    def clean_change(self) -> int:
+        if self.cleaned_data["change"] == 0:
+            raise ValidationError("A change of zero changes nothing.", code="zero")
+        return self.cleaned_data["change"]
 
 
 class ShipForm(forms.Form):
