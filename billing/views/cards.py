@@ -26,6 +26,7 @@ def tokenize_card_form(form: Any) -> CardToken | None:
                        ValidationError(str(error), code="card_refused"))
         return None
     except GatewayError:
-        form.add_error(None, "Our payment provider could not be reached, so your card was not saved. "
-                             "Nothing was charged: please try again in a minute.")
+        form.add_error(None, ValidationError(
+            "Our payment provider could not be reached, so your card was not saved. "
+            "Nothing was charged: please try again in a minute.", code="gateway_unreachable"))
         return None
