@@ -53,7 +53,7 @@ class CheckoutForm(CardFields):
     token = forms.CharField(widget=forms.HiddenInput, max_length=64)
     street = forms.CharField(label="Street", max_length=200, widget=forms.TextInput(
         attrs={"autocomplete": "address-line1"}))
-    number = forms.CharField(label="Number", max_length=20, required=False)
+    number = forms.CharField(label="House number", max_length=20, required=False)
     zip_code = forms.CharField(label="Postcode", max_length=20, widget=forms.TextInput(
         attrs={"autocomplete": "postal-code"}))
     city = forms.CharField(label="City", max_length=100, widget=forms.TextInput(
@@ -158,7 +158,7 @@ class WarehouseForm(forms.Form):
     warehouse_id = _id_field("Warehouse id")
     name = forms.CharField(label="Name", max_length=200)
     street = forms.CharField(label="Street", max_length=200)
-    number = forms.CharField(label="Number", max_length=20, required=False)
+    number = forms.CharField(label="House number", max_length=20, required=False)
     zip_code = forms.CharField(label="Postcode", max_length=20)
     city = forms.CharField(label="City", max_length=100)
     country = forms.CharField(label="Country", max_length=100)
