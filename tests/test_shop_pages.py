@@ -283,3 +283,32 @@ def test_gift_card_balance(ann, ddb_requests) -> None:
 def test_new_customer_through_the_real_log_in(shop_stock, db) -> None:
     zoe = make_customer("zoe@example.com")
     assert zoe.client.get("/shop/").status_code == 200
+
+
+def test_checkout_page_request_count(ann, ddb_requests) -> None:
+    add(ann.client, "album")
+    ddb_requests.reset()
+    assert ann.client.get("/shop/checkout/").status_code == 200
+    assert ddb_requests.by_name() == {"BatchGetItem": 1, "Query": 1}  # prices; the last order's address
+
+
+def test_confirmation_email_text_and_html(ann) -> None:
+    add(ann.client, "album", 2)
+    order_id = order_id_of(place(ann.client, discount_code="SAVE10", gift_card=GIFT_CODE))
+    message = mail.outbox[0]
+    html = message.alternatives[0][0]
+    for part in (message.body, html):
+        assert "2 x Options Open" in part or "2 × Options Open" in part
+        assert "ending 4242" in part and f"/shop/orders/{order_id}/" in part
+        assert "50.00" in part  # the gift card's share
+    assert "4242 4242" not in message.body + html  # never a card number
+
+
+def test_a_mail_failure_does_not_undo_the_order(ann, settings) -> None:
+    from billing.localengine import free_port
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", free_port(), 1
+    add(ann.client, "album")
+    order_id = order_id_of(place(ann.client))
+    assert access.get_order_details_by_order_id(order_id).order.Status == "paid"
