@@ -182,14 +182,24 @@ def test_a_double_submit_places_one_order(ann) -> None:
     assert len(mail.outbox) == 1
 
 
-def test_decline_says_what_to_do_and_a_new_card_places_the_order(ann) -> None:
+def test_decline_says_what_to_do_and_the_same_form_with_another_card_orders(ann) -> None:
     add(ann.client, "album")
-    response = place(ann.client, **DECLINED_CARD)
+    first = checkout_form(ann.client)["token"]
+    response = ann.client.post("/shop/checkout/", {"token": first, **ADDRESS, **DECLINED_CARD})
     html = response.content.decode()
     assert response.status_code == 200
     assert "Your card was declined" in html and "Nothing was charged" in html and "try another card" in html
     assert sum(s.Available for s in access.get_product_inventory_by_product_id("album")) == 3  # put back
-    order_id_of(place(ann.client))  # a fresh token: a new order, paid
+    assert access.get_order_details_by_order_id(first).order.Status == "declined"
+    # the page that said so carries a new token: the same form with another card is a new order
+    token = re.search(r'name="token" value="([0-9a-f]+)"', html).group(1)
+    assert token != first
+    order_id = order_id_of(ann.client.post("/shop/checkout/", {"token": token, **ADDRESS, **GOOD_CARD}))
+    assert order_id == token and access.get_order_details_by_order_id(order_id).order.Status == "paid"
+    # and a stale page with the declined token is not sent to the declined order
+    add(ann.client, "book")
+    response = ann.client.post("/shop/checkout/", {"token": first, **ADDRESS, **GOOD_CARD})
+    assert response.status_code == 200 and "out of date" in response.content.decode()
 
 
 def test_out_of_stock_at_checkout_says_what_to_do(ann) -> None:

@@ -36,6 +36,7 @@ from shop.errors import (
 )
 from shop.forms import CheckoutForm
 from shop.ids import is_valid_id
+from shop.models import OrderStatus
 
 from .cart_pages import priced_lines
 from .common import SESSION_TOKEN, get_cart, save_cart
@@ -79,7 +80,9 @@ def _price_changes(request: HttpRequest, cart: dict, lines: list[dict]) -> list[
 def _placed_already(account_id: str, token: str) -> str | None:
     """A resubmitted page whose order was placed: its order id (one Query)."""
     details = access.get_order_details_by_order_id(token) if is_valid_id(token) else None
-    return token if details is not None and details.order.customer_id == account_id else None
+    if details is None or details.order.customer_id != account_id or details.order.Status == OrderStatus.DECLINED:
+        return None
+    return token
 
 
 @sensitive_post_parameters("card_number", "cvc", "gift_card")
@@ -152,8 +155,10 @@ def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str
         form.add_error(None, f"{error.name} is out of stock ({left}). Lower its quantity in your cart "
                              f"or remove it, then place the order again. Nothing was charged.")
     except CardDeclined as error:
-        # The declined order keeps this token; the next try is a new order.
-        request.session[SESSION_TOKEN] = new_checkout_token()
+        # The declined order keeps this token; the next try (this form again) is a new order.
+        fresh = request.session[SESSION_TOKEN] = new_checkout_token()
+        form.data = form.data.copy()
+        form.data["token"] = fresh
         form.add_error("card_number", f"Your card was declined ({error.decline_code or 'no reason given'}). "
                                       "Nothing was charged and no order was placed: try another card, "
                                       "or ask your bank why.")
