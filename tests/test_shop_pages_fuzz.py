@@ -48,11 +48,11 @@ def staff(shop_stock) -> Client:
 @FUZZ
 @given(ident=ids)
 def test_ids_in_urls_never_500(shop_stock, customer, staff, ident) -> None:
-    segment = quote(ident, safe="")
+    segment = quote(ident, safe="")  # an encoded '/' may reach another URL: 405 there (POST only)
     for url in CUSTOMER_URLS:
-        assert customer.client.get(url.format(segment)).status_code in (200, 404), url
+        assert customer.client.get(url.format(segment)).status_code in (200, 404, 405), url
     for url in STAFF_URLS:
-        assert staff.get(url.format(segment)).status_code in (200, 404), url
+        assert staff.get(url.format(segment)).status_code in (200, 404, 405), url
     assert staff.post(f"/admin/shop/shipments/{segment}/ship/", {"carrier": "c", "tracking_number": "t"}
                       ).status_code in (302, 404)
     assert staff.post(f"/admin/shop/orders/{segment}/cancel/").status_code in (302, 404)
