@@ -322,3 +322,15 @@ def test_a_mail_failure_does_not_undo_the_order(ann, settings) -> None:
     add(ann.client, "album")
     order_id = order_id_of(place(ann.client))
     assert access.get_order_details_by_order_id(order_id).order.Status == "paid"
+
+
+def test_gift_card_look_ups_stop_after_ten_misses(ann) -> None:
+    from django.core.cache import cache
+
+    cache.clear()
+    for n in range(10):
+        assert "No gift card has that code" in ann.client.post("/shop/gift-card/", {"code": f"WRONG-{n}"}
+                                                                ).content.decode()
+    html = ann.client.post("/shop/gift-card/", {"code": GIFT_CODE}).content.decode()
+    assert "Too many codes" in html and "50.00" not in html
+    cache.clear()

@@ -4,6 +4,7 @@ payments, shipments and tracking in one Query), invoices and purchases in a date
 
 from __future__ import annotations
 
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.debug import sensitive_post_parameters
@@ -15,6 +16,9 @@ from shop import access
 from shop.forms import DateRangeForm, GiftCardBalanceForm
 
 from .common import order_or_404, shipment_rows
+
+GIFT_CARD_MISSES_ALLOWED = 10  # per account and hour
+GIFT_CARD_MISSES_WINDOW = 3600
 
 
 @require_GET
@@ -51,7 +55,15 @@ def gift_card_page(request: HttpRequest, account_id: str) -> HttpResponse:
     """A gift card's balance (one GetItem). POST, so the code stays out of URLs and logs."""
     form = GiftCardBalanceForm(bound_data(request))
     card, looked = None, False
+    misses_key = f"shop:gift-card-misses:{account_id}"
     if request.method == "POST" and form.is_valid():
-        looked = True
-        card = access.get_gift_card(form.cleaned_data["code"])
+        if cache.get(misses_key, 0) >= GIFT_CARD_MISSES_ALLOWED:
+            # A code is a bearer secret: no trying codes one after another.
+            form.add_error("code", "Too many codes that did not match: try again in an hour.")
+        else:
+            looked = True
+            card = access.get_gift_card(form.cleaned_data["code"])
+            if card is None:
+                cache.add(misses_key, 0, timeout=GIFT_CARD_MISSES_WINDOW)
+                cache.incr(misses_key)
     return render(request, "shop/gift_card.html", {"form": form, "card": card, "looked": looked})
