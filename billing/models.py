@@ -98,7 +98,7 @@ class BillingItem(Model):
     """Base model of the single table: generic PK/SK and the entity discriminator.
 
     ``Meta`` is filled in by :func:`configure` from Django settings, so that tests can
-    point the same classes at moto or at a dynalite server.
+    point the same classes at moto or at a DynamoDB Local server.
     """
 
     class Meta:
@@ -418,7 +418,7 @@ def configure(
 ) -> None:
     """Point every entity at a table and endpoint, dropping cached connections.
 
-    With an endpoint (dynalite, DynamoDB Local) and no AWS credentials in the
+    With an endpoint (DynamoDB Local, another emulator) and no AWS credentials in the
     environment, dummy credentials are used: local engines accept any.
     """
     meta = BillingItem.Meta

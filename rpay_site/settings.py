@@ -1,7 +1,7 @@
 """rpay settings: every value comes from an environment variable (DESIGN.md §4).
 
 The defaults are safe for development on one machine: DEBUG on, SQLite for Django's
-own tables, the local dynalite engine on port 8123, mail printed to the console.
+own tables, the local DynamoDB Local engine on port 8123, e-mails written to var/mail/.
 Production sets DJANGO_DEBUG=0, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL,
 and leaves DYNAMODB_ENDPOINT empty to reach AWS DynamoDB.
 """
@@ -126,9 +126,14 @@ CRISPY_ALLOWED_TEMPLATE_PACKS = "bootstrap5"
 CRISPY_TEMPLATE_PACK = "bootstrap5"
 
 # --- Mail ------------------------------------------------------------------------
+# By default every e-mail is written in full to a timestamped .log file under
+# var/mail/, never to stdout: a batch's stdout is only what the command prints, so
+# `--json >> file` stays JSON lines. Production sets EMAIL_BACKEND to SMTP; the tests
+# use pytest-django's locmem backend.
 EMAIL_BACKEND = os.environ.get(
-    "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
+    "EMAIL_BACKEND", "django.core.mail.backends.filebased.EmailBackend"
 )
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH") or str(BASE_DIR / "var" / "mail")
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")

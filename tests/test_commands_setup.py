@@ -13,6 +13,7 @@ from django.core.management import call_command
 
 from billing import access
 from billing.localengine import free_port
+from billing.models import dynamodb_client
 from billing.table import describe_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,12 +26,15 @@ def run(*args: str) -> str:
 
 
 @pytest.mark.django_db(databases=[])
-def test_setup_dynamodb_is_idempotent(table) -> None:
+def test_setup_dynamodb_is_idempotent_and_enables_ttl(table, settings) -> None:
     first = run("setup_dynamodb")  # the fixture already made it
     assert "already exists" in first
     assert "GSI-1: keys NextReminderDate (HASH), LastReminderDate (RANGE)" in first
     assert "GSI-2: keys NextPaymentDate (HASH), LastPaymentDate (RANGE)" in first
-    assert "TTL:" in first
+    # Both engines take UpdateTimeToLive (dynalite did not): receipts expire for real.
+    assert "TTL: enabled on attribute TTL" in first
+    ttl = dynamodb_client().describe_time_to_live(TableName=settings.DYNAMODB_TABLE)["TimeToLiveDescription"]
+    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "TTL"}
     description = describe_table()
     indexes = {i["IndexName"]: i for i in description["GlobalSecondaryIndexes"]}
     assert set(indexes) == {"GSI-1", "GSI-2"}

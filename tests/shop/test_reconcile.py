@@ -110,3 +110,19 @@ def test_a_crash_between_cancel_and_card_refund(shop, crash_at) -> None:
     assert {p.Type: p.Status for p in details.payments} == {"Card": "refunded", "GiftCard": "refunded"}
     assert stock("album") == {"near": (10, 0, 10)} and access.get_gift_card("GIFT-9999-0001").Balance == 1000
     assert "0 finished" in reconcile()
+
+
+def test_reconcile_json_for_cron(shop, crash_at) -> None:
+    import json
+
+    req = request(("album", 1))
+    crash_at("placed")
+    with pytest.raises(Crash):
+        checkout(req)
+    faults.hook = None
+    out = io.StringIO()
+    call_command("reconcile_checkouts", "--older-than", "3600", "--json", stdout=out)
+    assert json.loads(out.getvalue()) == {"finished": [], "rolled_back": [], "still_pending": [], "failed": []}
+    out = io.StringIO()
+    call_command("reconcile_checkouts", "--older-than", "0", "--json", stdout=out)
+    assert json.loads(out.getvalue())["finished"] == [f"checkout {req.token}"]

@@ -20,7 +20,8 @@ class Command(BillingCommand):
         verb = "created" if status.created else "already exists"
         self.stdout.write(f"{settings.DYNAMODB_TABLE} {verb} at {endpoint}")
         if status.ttl == "enabled":
-            self.stdout.write("TTL: enabled on attribute TTL (receipts expire)")
+            # AWS, DynamoDB Local and moto all take UpdateTimeToLive.
+            self.stdout.write("TTL: enabled on attribute TTL (receipts expire; reads also hide expired ones)")
         else:
             self.stdout.write(
                 f"TTL: this engine does not support it ({status.ttl.removeprefix('unsupported: ')}); "
