@@ -265,6 +265,7 @@ def test_orders_list_and_order_page_request_counts(ann, ann_order, ddb_requests)
     html = ann.client.get(f"/shop/orders/{ann_order}/").content.decode()
     assert "Options Open" in html and "Not shipped yet" in html
     assert ddb_requests.by_name() == {"Query": 1}  # pattern 5: the whole order at once
+    assert access.get_invoice_by_order_id(ann_order).invoice_id in html
 
 
 def test_another_customers_order_is_404(ann, ann_order, other_customer) -> None:

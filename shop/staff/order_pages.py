@@ -136,7 +136,7 @@ def customer_invoices(request: HttpRequest, customer_id: str) -> HttpResponse:
     if form.is_valid():
         for invoice in access.get_invoice_by_customer_id_for_date_range(customer_id, form.cleaned_data["first"],
                                                                         form.cleaned_data["last"]):
-            rows.append({"when": invoice.IssuedAt, "order_id": invoice.OrderId, "what": invoice.SK[2:],
+            rows.append({"when": invoice.IssuedAt, "order_id": invoice.OrderId, "what": invoice.invoice_id,
                          "amount": invoice.Amount, "currency": invoice.Currency})
     return render_shop_staff(request, "report.html", f"Invoices of customer {customer_id}", {
         "form": form, "rows": rows, "headers": ["Issued", "Order", "Invoice", "Amount"]})
