@@ -2,7 +2,8 @@
 admin URLs behind ``site.admin_view`` (active staff only, the admin's CSRF and cache
 protections) and the staff roles' permissions (billing.staff.permissions): looking and
 fulfilment (pick list, shipments) for support and finance, products, warehouses, stock
-and discount codes for the catalog role, cancel, refund and gift cards for finance."""
+and discount codes for the catalog role, cancel, refund and issuing gift cards for
+finance."""
 
 from __future__ import annotations
 
@@ -50,5 +51,5 @@ def shop_staff_urls(site: AdminSite) -> list[URLPattern]:
         path("shop/customers/<str:customer_id>/invoices/", staff(customer_invoices),
              name="shop_staff_customer_invoices"),
         path("shop/codes/", staff(codes, CATALOG), name="shop_staff_codes"),
-        path("shop/gift-cards/", staff(gift_cards, MONEY), name="shop_staff_gift_cards"),
+        path("shop/gift-cards/", staff(gift_cards), name="shop_staff_gift_cards"),
     ]
