@@ -23,16 +23,19 @@ BILLING_PAGES = [
     ("staff_upcoming", "Upcoming payments and reminders", VIEW_BILLING, None),
     ("staff_runs", "Batch runs", VIEW_BILLING, None),
     ("staff_products", "Product catalog", CATALOG, "staff_product_add"),
+    ("shop_staff_index", "Shop: orders, stock and shipments", VIEW_BILLING, None),
 ]
 
 
 class StaffAdminSite(AdminSite):
 
     def get_urls(self) -> list[URLPattern | URLResolver]:
+        from shop.staff import shop_staff_urls
+
         from .urls import staff_urls
 
         # Ours first: the admin's own patterns end in a catch-all for app labels.
-        return staff_urls(self) + super().get_urls()
+        return staff_urls(self) + shop_staff_urls(self) + super().get_urls()
 
     def billing_app(self, request: HttpRequest) -> dict[str, Any] | None:
         """The billing pages this user may open, shaped like an entry of ``get_app_list``."""

@@ -1,0 +1,232 @@
+"""The shop's forms: cart lines, checkout (address, codes, card), date ranges, gift-card
+balance, and the staff's forms. Ids typed by a person are checked here (``shop.ids``),
+so a bad one is a form error, never a key."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from billing.forms import CardFields
+from shop.errors import InvalidInput
+from shop.ids import check_id
+from shop.plan import MAX_QUANTITY
+
+CARD_FIELDS = ("card_number", "exp_month", "exp_year", "cvc", "cardholder", "billing_address")
+MAX_RANGE_DAYS = 366 * 3
+
+
+def _id_field(label: str, **kwargs: Any) -> forms.CharField:
+    return forms.CharField(label=label, max_length=64, **kwargs)
+
+
+def clean_id(value: str, what: str) -> str:
+    try:
+        return check_id(value.strip(), what)
+    except InvalidInput as error:
+        raise ValidationError(str(error), code="invalid_id") from error
+
+
+class AddToCartForm(forms.Form):
+    quantity = forms.IntegerField(label="Quantity", min_value=1, max_value=MAX_QUANTITY, initial=1)
+
+
+class CartLineForm(forms.Form):
+    """Change a line's quantity; 0 removes it."""
+
+    product = _id_field("Product")
+    quantity = forms.IntegerField(label="Quantity", min_value=0, max_value=MAX_QUANTITY)
+
+    def clean_product(self) -> str:
+        return clean_id(self.cleaned_data["product"], "product id")
+
+
+class CheckoutForm(CardFields):
+    """Shipping address, optional discount code and gift card, then the card for the rest.
+
+    The card is optional here: a gift card may cover everything; checkout says so when a
+    card is needed. ``token`` is the checkout token issued with the page (the order id)."""
+
+    token = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    street = forms.CharField(label="Street", max_length=200, widget=forms.TextInput(
+        attrs={"autocomplete": "address-line1"}))
+    number = forms.CharField(label="House number", max_length=20, required=False)
+    zip_code = forms.CharField(label="Postcode", max_length=20, widget=forms.TextInput(
+        attrs={"autocomplete": "postal-code"}))
+    city = forms.CharField(label="City", max_length=100, widget=forms.TextInput(
+        attrs={"autocomplete": "address-level2"}))
+    county = forms.CharField(label="County (optional)", max_length=100, required=False)
+    country = forms.CharField(label="Country", max_length=100, widget=forms.TextInput(
+        attrs={"autocomplete": "country-name"}))
+    discount_code = forms.CharField(label="Discount code (optional)", max_length=64, required=False)
+    gift_card = forms.CharField(label="Gift card code (optional)", max_length=64, required=False,
+                                widget=forms.TextInput(attrs={"autocomplete": "off"}))
+
+    field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "discount_code",
+                   "gift_card", *CARD_FIELDS]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("card_number", "exp_month", "exp_year", "cvc"):
+            self.fields[name].required = False
+        self.fields["card_number"].help_text = "Leave empty when a gift card pays the whole order."
+        self.order_fields(self.field_order)
+
+    def has_card(self) -> bool:
+        return bool((self.data.get("card_number") or "").strip())
+
+    def clean_card_number(self) -> str:
+        return super().clean_card_number() if self.has_card() else ""
+
+    def clean_cvc(self) -> str:
+        if not self.has_card():
+            return ""
+        cvc = (self.cleaned_data.get("cvc") or "").strip()
+        if not cvc:
+            raise ValidationError("Enter the card's security code.", code="required")
+        return super().clean_cvc()
+
+    def clean(self) -> dict[str, Any]:
+        if not self.has_card():
+            return forms.Form.clean(self)
+        for name in ("exp_month", "exp_year"):
+            if not self.cleaned_data.get(name) and name not in self.errors:
+                self.add_error(name, "Choose the card's expiry month and year.")
+        return super().clean()
+
+    def address(self) -> dict[str, str]:
+        data = self.cleaned_data
+        raw = {"Street": data["street"], "Number": data.get("number", ""), "ZipCode": data["zip_code"],
+               "City": data["city"], "County": data.get("county", ""), "Country": data["country"]}
+        return {k: v.strip() for k, v in raw.items() if v and v.strip()}
+
+
+class DateRangeForm(forms.Form):
+    """A date range including the whole of its last day (SHOP-DESIGN.md §7)."""
+
+    first = forms.DateField(label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    last = forms.DateField(label="To", widget=forms.DateInput(attrs={"type": "date"}))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        first, last = data.get("first"), data.get("last")
+        if first and last:
+            if last < first:
+                self.add_error("last", "The end of the range is before its start.")
+            elif (last - first).days > MAX_RANGE_DAYS:
+                self.add_error("first", "A range of at most three years, please.")
+        return data
+
+    @classmethod
+    def for_request(cls, params: Any, today: date, days: int = 90) -> DateRangeForm:
+        """Bound to the query string, defaulting to the last ``days`` days."""
+        data = {"first": params.get("first") or (today - timedelta(days=days)).isoformat(),
+                "last": params.get("last") or today.isoformat()}
+        return cls(data)
+
+
+class GiftCardBalanceForm(forms.Form):
+    code = forms.CharField(label="Gift card code", max_length=64,
+                           widget=forms.TextInput(attrs={"autocomplete": "off"}))
+
+
+# --- staff -----------------------------------------------------------------------------
+
+
+class ProductForm(forms.Form):
+    product_id = _id_field("Product id")
+    name = forms.CharField(label="Name", max_length=200)
+    description = forms.CharField(label="Description", max_length=1000, required=False,
+                                  widget=forms.Textarea(attrs={"rows": 2}))
+    category = _id_field("Category")
+    price = forms.IntegerField(label="Price (minor units)", min_value=0, max_value=10**10,
+                               help_text="In the currency's smallest unit: 10000 öre is 100 SEK.")
+    currency = forms.RegexField(label="Currency", regex=r"^[A-Z]{3}$", max_length=3,
+                                error_messages={"invalid": "Three capital letters, e.g. SEK."})
+
+    def clean_product_id(self) -> str:
+        return clean_id(self.cleaned_data["product_id"], "product id")
+
+    def clean_category(self) -> str:
+        return clean_id(self.cleaned_data["category"], "category")
+
+
+class WarehouseForm(forms.Form):
+    warehouse_id = _id_field("Warehouse id")
+    name = forms.CharField(label="Name", max_length=200)
+    street = forms.CharField(label="Street", max_length=200)
+    number = forms.CharField(label="House number", max_length=20, required=False)
+    zip_code = forms.CharField(label="Postcode", max_length=20)
+    city = forms.CharField(label="City", max_length=100)
+    country = forms.CharField(label="Country", max_length=100)
+
+    def clean_warehouse_id(self) -> str:
+        return clean_id(self.cleaned_data["warehouse_id"], "warehouse id")
+
+
+class StockForm(forms.Form):
+    """Stock a product in a warehouse (first time) or change it by a signed amount.
+    On a product's page the product is fixed (hidden), on a warehouse's the warehouse."""
+
+    product_id = _id_field("Product id")
+    warehouse_id = _id_field("Warehouse id")
+    change = forms.IntegerField(label="Change (+ received, − written off)", min_value=-10**6, max_value=10**6)
+    reason = forms.CharField(label="Reason", max_length=300)
+
+    def __init__(self, *args: Any, fixed: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if fixed:
+            self.fields[fixed].widget = forms.HiddenInput()
+
+    def clean_product_id(self) -> str:
+        return clean_id(self.cleaned_data["product_id"], "product id")
+
+    def clean_warehouse_id(self) -> str:
+        return clean_id(self.cleaned_data["warehouse_id"], "warehouse id")
+
+    def clean_change(self) -> int:
+        if self.cleaned_data["change"] == 0:
+            raise ValidationError("A change of zero changes nothing.", code="zero")
+        return self.cleaned_data["change"]
+
+
+class ShipForm(forms.Form):
+    carrier = forms.CharField(label="Carrier", max_length=100)
+    tracking_number = forms.CharField(label="Tracking number", max_length=100)
+
+
+class FindForm(forms.Form):
+    """Go to an order, a product, a warehouse or a customer by id."""
+
+    KINDS = [("order", "Order"), ("product", "Product"), ("warehouse", "Warehouse"), ("customer", "Customer")]
+    kind = forms.ChoiceField(label="What", choices=KINDS)
+    ident = _id_field("Id")
+
+    def clean_ident(self) -> str:
+        return clean_id(self.cleaned_data["ident"], "id")
+
+
+class DiscountCodeForm(forms.Form):
+    code = _id_field("Code")
+    percent_off = forms.IntegerField(label="Percent off", min_value=1, max_value=100, required=False)
+    amount_off = forms.IntegerField(label="Amount off (minor units)", min_value=1, max_value=10**10, required=False)
+    currency = forms.RegexField(label="Currency (for an amount)", regex=r"^[A-Z]{3}$", max_length=3, required=False)
+    max_uses = forms.IntegerField(label="Limit on uses (optional)", min_value=1, max_value=10**9, required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if (data.get("percent_off") is None) == (data.get("amount_off") is None):
+            raise ValidationError("Give either a percentage or an amount off.", code="one_of")
+        if data.get("amount_off") is not None and not data.get("currency"):
+            self.add_error("currency", "An amount off needs a currency.")
+        return data
+
+
+class GiftCardIssueForm(forms.Form):
+    code = forms.RegexField(label="Code", regex=r"^[A-Za-z0-9-]{8,64}$", max_length=64,
+                            error_messages={"invalid": "8-64 letters, digits or dashes."})
+    balance = forms.IntegerField(label="Balance (minor units)", min_value=1, max_value=10**9)
+    currency = forms.RegexField(label="Currency", regex=r"^[A-Z]{3}$", max_length=3)

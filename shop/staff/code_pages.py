@@ -1,0 +1,77 @@
+"""Staff: discount codes (percentage or amount, limit on uses) and gift cards (issue,
+balance). A gift-card code is a bearer secret: looked up by POST, never put in a URL."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_http_methods
+
+from billing.pages import bound_data
+from billing.staff.permissions import MONEY, forbidden
+from shop import access
+from shop.errors import InvalidInput
+from shop.forms import DiscountCodeForm, GiftCardBalanceForm, GiftCardIssueForm
+
+from .common import audit, render_shop_staff
+
+
+class CodeLookupForm(forms.Form):
+    code = forms.CharField(label="Code", max_length=64)
+
+
+@require_http_methods(["GET", "POST"])
+def codes(request: HttpRequest) -> HttpResponse:
+    find = CodeLookupForm(request.GET or None)
+    found, looked = None, False
+    if request.GET and find.is_valid():
+        looked, found = True, access.get_discount_code(find.cleaned_data["code"])
+    form = DiscountCodeForm(bound_data(request))
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            code = access.create_discount_code(data["code"], percent_off=data["percent_off"],
+                                               amount_off=data["amount_off"], currency=data["currency"] or None,
+                                               max_uses=data["max_uses"])
+        except InvalidInput as error:
+            form.add_error(None, str(error))
+        else:
+            audit(request, "shop.create_discount_code", code.Code, after={
+                "percent_off": data["percent_off"], "amount_off": data["amount_off"], "max_uses": data["max_uses"]})
+            messages.success(request, f"Code {code.Code} created.")
+            return redirect(reverse("admin:shop_staff_codes") + f"?code={code.Code}")
+    return render_shop_staff(request, "codes.html", "Discount codes",
+                             {"find": find, "code": found, "looked": looked, "form": form})
+
+
+@sensitive_post_parameters("code")
+@require_http_methods(["GET", "POST"])
+def gift_cards(request: HttpRequest) -> HttpResponse:
+    """Issue (money permission) and look up a balance (POST with ``lookup``)."""
+    looking = request.method == "POST" and "lookup" in request.GET
+    find = GiftCardBalanceForm(request.POST if looking else None)
+    card, looked = None, False
+    if looking and find.is_valid():
+        looked, card = True, access.get_gift_card(find.cleaned_data["code"])
+    form = GiftCardIssueForm(request.POST if request.method == "POST" and not looking else None)
+    if request.method == "POST" and not looking:
+        if not request.user.has_perm(MONEY):  # issuing a card is money; looking one up is not
+            return forbidden(request, MONEY)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                issued = access.issue_gift_card(data["code"], data["balance"], data["currency"])
+            except InvalidInput as error:
+                form.add_error("code", str(error))
+            else:
+                audit(request, "shop.issue_gift_card", f"ending {issued.Last4}",
+                      after={"balance": data["balance"], "currency": data["currency"]})
+                messages.success(request, f"Gift card ending {issued.Last4} issued.")
+                return redirect("admin:shop_staff_gift_cards")
+    return render_shop_staff(request, "gift_cards.html", "Gift cards", {
+        "find": find, "card": card, "looked": looked, "form": form,
+        "lookup_url": reverse("admin:shop_staff_gift_cards") + "?lookup=1"})

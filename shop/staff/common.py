@@ -1,0 +1,38 @@
+"""What the shop's staff pages share: rendering inside the admin, the audit trail of
+shop changes, and the look-ups that answer 404."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+
+from billing import access as billing_access
+from billing.pages import actor
+from billing.staff.common import render_staff
+from shop import access
+from shop.access import OrderDetails
+
+# Shop changes belong to no customer: their audit events go to this pseudo-account.
+SHOP_EVENTS_ACCOUNT = "SHOP"
+
+
+def render_shop_staff(request: HttpRequest, template: str, title: str, context: dict[str, Any] | None = None,
+                      status: int = 200) -> HttpResponse:
+    return render_staff(request, f"shop/staff/{template}", title, context, status)
+
+
+def audit(request: HttpRequest, action: str, subject: str, *, after: dict | None = None, note: str | None = None) -> None:
+    billing_access.record_event(SHOP_EVENTS_ACCOUNT, actor=actor(request), action=action, subject=subject,
+                                after=after, note=note)
+
+
+def recent_events(limit: int = 20) -> list:
+    return billing_access.get_events_by_account(SHOP_EVENTS_ACCOUNT, limit=limit)
+
+
+def order_or_404(order_id: str, *, consistent: bool = False) -> OrderDetails:
+    details = access.get_order_details_by_order_id(order_id, consistent=consistent)
+    if details is None:
+        raise Http404("No such order")
+    return details

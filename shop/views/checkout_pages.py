@@ -1,0 +1,205 @@
+"""Checkout: shipping address, discount code, gift card, then the rest by card.
+
+The page carries a checkout token (kept in the session until the order is placed): it
+becomes the order id, so a double click places one order (``shop.checkout``). Prices are
+re-read when the page is shown and when it is submitted; a price that changed meanwhile
+stops the submit with a message, so nobody pays a price they did not see.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
+from django.views.decorators.http import require_http_methods
+
+from billing.money import format_with_symbol
+from billing.pages import bound_data, today
+from billing.views.cards import tokenize_card_form
+from billing.views.common import customer_required
+from shop import access
+from shop.checkout import CheckoutRequest, checkout, new_checkout_token
+from shop.errors import (
+    Busy,
+    CardDeclined,
+    DiscountCodeUsedUp,
+    GiftCardBalanceTooLow,
+    InvalidInput,
+    OutOfStock,
+    PaymentPending,
+    ShopError,
+)
+from shop.forms import CheckoutForm
+from shop.ids import is_valid_id
+from shop.models import OrderStatus
+
+from .cart_pages import priced_lines
+from .common import SESSION_TOKEN, get_cart, save_cart
+from .emails import send_order_confirmation
+
+# checkout's error fields -> the form's fields
+_FIELDS = {"discount code": "discount_code", "gift card": "gift_card", "card": "card_number", "address": "street"}
+
+
+def _token(request: HttpRequest) -> str:
+    token = request.session.get(SESSION_TOKEN)
+    if not is_valid_id(token):
+        token = request.session[SESSION_TOKEN] = new_checkout_token()
+    return token
+
+
+def _saved_address(account_id: str) -> dict[str, str]:
+    """The address of the customer's last order (one Query), to fill the form again."""
+    orders = access.get_orders_by_customer_id(account_id, limit=1)
+    address = orders[0].ShippingAddress if orders and orders[0].ShippingAddress else None
+    if address is None:
+        return {}
+    return {"street": address.Street, "number": address.Number or "", "zip_code": address.ZipCode,
+            "city": address.City, "county": address.County or "", "country": address.Country}
+
+
+def _price_changes(request: HttpRequest, cart: dict, lines: list[dict]) -> list[str]:
+    """Lines whose price differs from the one the customer saw; the cart takes the new
+    price, so the next submit goes through."""
+    changed = []
+    for line in lines:
+        if line["was"] is not None and not line["gone"]:
+            changed.append(f"{line['name']} now costs {format_with_symbol(line['price'], line['currency'])} "
+                           f"(was {format_with_symbol(line['was'], line['currency'])})")
+            cart[line["product_id"]]["price"] = line["price"]
+    if changed:
+        save_cart(request, cart)
+    return changed
+
+
+def _placed_already(account_id: str, token: str) -> str | None:
+    """A resubmitted page whose order was placed: its order id (one Query)."""
+    details = access.get_order_details_by_order_id(token) if is_valid_id(token) else None
+    if details is None or details.order.customer_id != account_id or details.order.Status == OrderStatus.DECLINED:
+        return None
+    return token
+
+
+@sensitive_post_parameters("card_number", "cvc", "gift_card")
+@require_http_methods(["GET", "POST"])
+@customer_required
+@sensitive_variables()
+def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
+    cart = get_cart(request)
+    posted_token = request.POST.get("token", "") if request.method == "POST" else ""
+    if not cart:
+        if posted_token and (order_id := _placed_already(account_id, posted_token)):
+            return redirect("shop:order", order_id)  # the second click of a double click
+        messages.info(request, "Your cart is empty: add something first.")
+        return redirect("shop:cart")
+    token = _token(request)
+    lines, totals = priced_lines(cart)
+    gone = [line["name"] for line in lines if line["gone"]]
+    context: dict[str, Any] = {"lines": lines, "totals": sorted(totals.items())}
+    if gone:
+        messages.error(request, f"No longer sold: {', '.join(gone)}. Remove it from your cart to check out.")
+        return redirect("shop:cart")
+    initial = {"token": token, **(_saved_address(account_id) if request.method == "GET" else {})}
+    form = CheckoutForm(bound_data(request), today=today(), initial=initial)
+    changed = _price_changes(request, cart, lines)
+    if changed:
+        messages.warning(request, "Prices changed since you added them: " + "; ".join(changed)
+                         + ". Check the new total and place the order again.")
+        if request.method == "POST":
+            form = CheckoutForm(None, today=today(), initial={**initial, **_form_values(request.POST)})
+            return render(request, "shop/checkout.html", {**context, "form": form})
+    if request.method == "POST" and form.is_valid():
+        if form.cleaned_data["token"] != token:
+            if order_id := _placed_already(account_id, form.cleaned_data["token"]):
+                return redirect("shop:order", order_id)
+            messages.warning(request, "This checkout page was out of date; please check it and place the order.")
+            return render(request, "shop/checkout.html", {**context, "form": CheckoutForm(
+                None, today=today(), initial={**_form_values(request.POST), "token": token})})
+        card = None
+        if form.has_card():
+            card = tokenize_card_form(form)
+            if card is None:
+                return render(request, "shop/checkout.html", {**context, "form": form})
+        response = _place(request, account_id, form, token, cart, card)
+        if response is not None:
+            return response
+    return render(request, "shop/checkout.html", {**context, "form": form})
+
+
+def _form_values(post: Any) -> dict[str, str]:
+    """What the customer typed, minus the card (never shown again)."""
+    keep = ("street", "number", "zip_code", "city", "county", "country", "discount_code", "gift_card")
+    return {k: post.get(k, "") for k in keep}
+
+
+def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str, cart: dict,
+           card: Any) -> HttpResponse | None:
+    """Run the checkout; a redirect when the order is placed (or waits for the gateway),
+    None when the form shows what to do."""
+    data = form.cleaned_data
+    checkout_request = CheckoutRequest(
+        token=token, customer_id=account_id,
+        lines=tuple((pid, line["quantity"]) for pid, line in cart.items()),
+        address=form.address(), discount_code=data["discount_code"].strip() or None,
+        gift_card_code=data["gift_card"].strip() or None, card=card,
+    )
+    try:
+        order = checkout(checkout_request)
+    except OutOfStock as error:
+        left = f"only {error.available} left" if error.available else "none left"
+        form.add_error(None, f"{error.name} is out of stock ({left}). Lower its quantity in your cart "
+                             f"or remove it, then place the order again. Nothing was charged.")
+    except CardDeclined as error:
+        # The declined order keeps this token; the next try (this form again) is a new order.
+        fresh = request.session[SESSION_TOKEN] = new_checkout_token()
+        form.data = form.data.copy()
+        form.data["token"] = fresh
+        form.add_error("card_number", f"Your card was declined ({error.decline_code or 'no reason given'}). "
+                                      "Nothing was charged and no order was placed: try another card, "
+                                      "or ask your bank why.")
+    except PaymentPending as error:
+        _placed(request, cart)
+        messages.warning(request, "We could not confirm the payment with the card company yet. The order will be "
+                                  "completed or cancelled within minutes; this page shows which. "
+                                  "Please do not order again.")
+        return redirect("shop:order", error.order_id)
+    except DiscountCodeUsedUp as error:
+        form.add_error("discount_code", f"The code {error.code} has been used up: remove it to order without it.")
+    except GiftCardBalanceTooLow as error:
+        form.add_error("gift_card", str(error) + " Try again: the order now takes what is left on it.")
+    except Busy as error:
+        form.add_error(None, str(error))
+    except InvalidInput as error:
+        form.add_error(_FIELDS.get(error.field), _what_to_do(error))
+    except ShopError as error:
+        form.add_error(None, str(error))
+    else:
+        if order.customer_id != account_id:  # a token that is another customer's order id
+            request.session[SESSION_TOKEN] = new_checkout_token()
+            form.add_error(None, "This checkout page was out of date; please place the order again.")
+            return None
+        _placed(request, cart)
+        if cache.add(f"shop:confirmation:{order.order_id}", 1, timeout=3600):  # one e-mail for a double click
+            send_order_confirmation(request.user.email, order, access.get_order_details_by_order_id(
+                order.order_id, consistent=True))
+        messages.success(request, f"Thank you! Order {order.order_id} is placed and paid.")
+        return redirect(reverse("shop:order", args=[order.order_id]))
+    return None
+
+
+def _what_to_do(error: InvalidInput) -> str:
+    if error.field == "card":
+        return "The gift card and code do not cover the whole order: enter a card for the rest."
+    return str(error)
+
+
+def _placed(request: HttpRequest, cart: dict) -> None:
+    cart.clear()
+    save_cart(request, cart)
+    request.session.pop(SESSION_TOKEN, None)
+

@@ -1,0 +1,337 @@
+"""The shop's customer pages: browse, cart, checkout (code, gift card, card, declines,
+out of stock, price changes, double submit), orders, history, gift-card balance; a
+DynamoDB request count per page and 404 across accounts.
+
+The fixtures here (``shop_site``, ``shop_stock``) serve the other tests/test_shop_pages_*
+modules and tests/test_browser_shop.py too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from django.core import mail
+
+from billing.gateway import get_gateway
+from billing.table import ensure_table
+from shop import access
+from shop.models import Address, ShopItem, configure
+
+from .builders import make_customer
+
+GOOD_CARD = {"card_number": "4242 4242 4242 4242", "exp_month": "12", "exp_year": "2030", "cvc": "123"}
+DECLINED_CARD = {**GOOD_CARD, "card_number": "4000 0000 0000 0002"}
+ADDRESS = {"street": "Slanbarsvagen", "number": "34", "zip_code": "41787", "city": "Goteborg",
+           "country": "Sweden"}
+GIFT_CODE = "GIFT-1234-ABCD"
+
+
+@pytest.fixture
+def shop_site(db, moto_table, settings) -> Iterator[str]:
+    """The shop's table next to billing's, on moto (the engine of page tests)."""
+    before = ShopItem.Meta.table_name
+    name = f"shop_pages_{moto_table}_{id(settings)}"
+    settings.SHOP_DYNAMODB_TABLE = name
+    settings.SHOP_CATEGORIES = ["music", "books"]
+    configure(table_name=name)
+    ensure_table(model=ShopItem)
+    yield name
+    configure(table_name=before)
+
+
+def build_stock() -> None:
+    """Two warehouses, three products (one out of stock), a code and a gift card."""
+    access.create_warehouse("gbg", "Goteborg", Address(Country="Sweden", City="Goteborg", Street="Hamngatan",
+                                                      ZipCode="41111"))
+    access.create_warehouse("boras", "Boras", Address(Country="Sweden", City="Boras", Street="Allegatan",
+                                                     ZipCode="50111"))
+    access.create_product("album", "Options Open", 10000, "SEK", "music", "The latest album")
+    access.create_product("book", "The Book", 4000, "SEK", "books", "The best book ever")
+    access.create_product("single", "A Single", 1500, "SEK", "music")
+    access.put_stock("album", "gbg", 2)
+    access.put_stock("album", "boras", 1)
+    access.put_stock("book", "gbg", 50)
+    access.put_stock("single", "gbg", 0)
+    access.create_discount_code("SAVE10", percent_off=10)
+    access.issue_gift_card(GIFT_CODE, 5000, "SEK")
+
+
+@pytest.fixture
+def shop_stock(shop_site) -> None:
+    build_stock()
+
+
+@pytest.fixture
+def ann(shop_stock, customer):
+    return customer
+
+
+def add(client, product_id: str, quantity: int = 1):
+    return client.post(f"/shop/p/{product_id}/", {"quantity": quantity})
+
+
+def checkout_form(client) -> dict[str, str]:
+    page = client.get("/shop/checkout/")
+    assert page.status_code == 200, page.status_code
+    token = re.search(rb'name="token" value="([0-9a-f]+)"', page.content).group(1).decode()
+    return {"token": token}
+
+
+def place(client, **fields):
+    data = {**checkout_form(client), **ADDRESS, **GOOD_CARD, **fields}
+    return client.post("/shop/checkout/", data)
+
+
+def order_id_of(response) -> str:
+    assert response.status_code == 302, response.content[:2000]
+    match = re.fullmatch(r"/shop/orders/([0-9a-f]+)/", response["Location"])
+    assert match, response["Location"]
+    return match.group(1)
+
+
+# --- browsing ---------------------------------------------------------------------------
+
+
+def test_catalogue_shows_prices_and_availability(ann, ddb_requests) -> None:
+    ddb_requests.reset()
+    page = ann.client.get("/shop/c/music/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "Options Open" in html and "A Single" in html and "The Book" not in html
+    assert "3 left" in html and "Out of stock" in html
+    assert "100.00" in html  # 10000 öre
+    # one Query of the category, one stock Query per product (pattern 4)
+    assert ddb_requests.by_name() == {"Query": 3}
+
+
+def test_product_page_sums_stock_over_warehouses(ann, ddb_requests) -> None:
+    ddb_requests.reset()
+    html = ann.client.get("/shop/p/album/").content.decode()
+    assert "3 left" in html and "Add to cart" in html
+    assert ddb_requests.by_name() == {"GetItem": 1, "Query": 1}  # patterns 2 and 4
+    html = ann.client.get("/shop/p/single/").content.decode()
+    assert "Out of stock" in html and "Add to cart" not in html
+
+
+def test_unknown_product_and_category_are_404(ann) -> None:
+    for url in ("/shop/p/nope/", "/shop/p/a%23b/", "/shop/c/nope/", "/shop/p/" + "x" * 300 + "/"):
+        assert ann.client.get(url).status_code == 404, url
+
+
+def test_shop_needs_a_log_in(shop_stock, client) -> None:
+    response = client.get("/shop/")
+    assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+# --- cart -------------------------------------------------------------------------------
+
+
+def test_cart_add_change_remove(ann, ddb_requests) -> None:
+    assert add(ann.client, "album", 2).status_code == 302
+    assert add(ann.client, "book", 1).status_code == 302
+    ddb_requests.reset()
+    html = ann.client.get("/shop/cart/").content.decode()
+    assert ddb_requests.by_name() == {"BatchGetItem": 1}
+    assert "Options Open" in html and "The Book" in html and "240.00" in html
+    ann.client.post("/shop/cart/update/", {"product": "album", "quantity": 1})
+    assert "140.00" in ann.client.get("/shop/cart/").content.decode()
+    ann.client.post("/shop/cart/update/", {"product": "album", "quantity": 1, "remove": "1"})
+    html = ann.client.get("/shop/cart/").content.decode()
+    assert "Options Open" not in html and "40.00" in html
+
+
+def test_cannot_add_more_than_is_left(ann) -> None:
+    response = add(ann.client, "album", 4)
+    assert response.status_code == 200 and "Only 3 left" in response.content.decode()
+    assert "Options Open" not in ann.client.get("/shop/cart/").content.decode()
+
+
+# --- checkout ---------------------------------------------------------------------------
+
+
+def test_checkout_with_code_gift_card_and_card(ann) -> None:
+    add(ann.client, "album", 2)
+    order_id = order_id_of(place(ann.client, discount_code="save10", gift_card=GIFT_CODE))
+    details = access.get_order_details_by_order_id(order_id)
+    order = details.order
+    assert order.customer_id == ann.account_id
+    assert (order.Subtotal, order.Discount, order.GiftCardAmount, order.CardAmount) == (20000, 2000, 5000, 13000)
+    assert access.get_gift_card(GIFT_CODE).Balance == 0
+    assert sum(s.Available for s in access.get_product_inventory_by_product_id("album")) == 1
+    html = ann.client.get(f"/shop/orders/{order_id}/").content.decode()
+    assert "Gift card ending ABCD" in html and "ending 4242" in html and "SAVE10" in html
+    assert "Options Open" not in ann.client.get("/shop/cart/").content.decode()  # the cart is emptied
+    # the confirmation e-mail
+    assert len(mail.outbox) == 1 and mail.outbox[0].to == [ann.email]
+    assert order_id in mail.outbox[0].subject and "130.00" in mail.outbox[0].body
+    # the address is offered again next time
+    add(ann.client, "book")
+    assert 'value="Slanbarsvagen"' in ann.client.get("/shop/checkout/").content.decode()
+
+
+def test_a_double_submit_places_one_order(ann) -> None:
+    add(ann.client, "album")
+    data = {**checkout_form(ann.client), **ADDRESS, **GOOD_CARD}
+    first = order_id_of(ann.client.post("/shop/checkout/", data))
+    second = order_id_of(ann.client.post("/shop/checkout/", data))
+    assert first == second
+    assert len(access.get_orders_by_customer_id(ann.account_id)) == 1
+    assert len([c for c in get_gateway().charges_made(source="shop") if c["status"] == "succeeded"]) == 1
+    assert len(mail.outbox) == 1
+
+
+def test_decline_says_what_to_do_and_the_same_form_with_another_card_orders(ann) -> None:
+    add(ann.client, "album")
+    first = checkout_form(ann.client)["token"]
+    response = ann.client.post("/shop/checkout/", {"token": first, **ADDRESS, **DECLINED_CARD})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Your card was declined" in html and "Nothing was charged" in html and "try another card" in html
+    assert sum(s.Available for s in access.get_product_inventory_by_product_id("album")) == 3  # put back
+    assert access.get_order_details_by_order_id(first).order.Status == "declined"
+    # the page that said so carries a new token: the same form with another card is a new order
+    token = re.search(r'name="token" value="([0-9a-f]+)"', html).group(1)
+    assert token != first
+    order_id = order_id_of(ann.client.post("/shop/checkout/", {"token": token, **ADDRESS, **GOOD_CARD}))
+    assert order_id == token and access.get_order_details_by_order_id(order_id).order.Status == "paid"
+    # and a stale page with the declined token is not sent to the declined order
+    add(ann.client, "book")
+    response = ann.client.post("/shop/checkout/", {"token": first, **ADDRESS, **GOOD_CARD})
+    assert response.status_code == 200 and "out of date" in response.content.decode()
+
+
+def test_out_of_stock_at_checkout_says_what_to_do(ann) -> None:
+    add(ann.client, "album", 3)
+    access.adjust_stock("album", "gbg", -2)  # someone wrote two off meanwhile
+    html = place(ann.client).content.decode()
+    assert "Options Open is out of stock (only 1 left)" in html and "Lower its quantity" in html
+    assert access.get_orders_by_customer_id(ann.account_id) == []
+
+
+def test_gift_card_alone_needs_no_card(ann) -> None:
+    add(ann.client, "book")  # 40.00 < the gift card's 50.00
+    data = {k: v for k, v in GOOD_CARD.items() if k not in ("card_number", "cvc")}
+    order_id = order_id_of(place(ann.client, gift_card=GIFT_CODE, **{**data, "card_number": "", "cvc": ""}))
+    assert access.get_order_details_by_order_id(order_id).order.CardAmount == 0
+
+
+def test_no_card_when_one_is_needed_says_so(ann) -> None:
+    add(ann.client, "album")
+    html = place(ann.client, card_number="", cvc="").content.decode()
+    assert "enter a card for the rest" in html
+
+
+def test_unknown_code_is_a_field_error(ann) -> None:
+    add(ann.client, "album")
+    html = place(ann.client, discount_code="NOPE").content.decode()
+    assert "There is no discount code NOPE" in html
+
+
+def test_a_price_change_stops_the_submit_with_a_message(ann) -> None:
+    add(ann.client, "book")
+    data = {**checkout_form(ann.client), **ADDRESS, **GOOD_CARD}
+    product = access.get_product_by_product_id("book")
+    product.update(actions=[type(product).Price.set(4500)])
+    response = ann.client.post("/shop/checkout/", data)
+    html = response.content.decode()
+    assert response.status_code == 200 and "now costs" in html and "45.00" in html
+    assert access.get_orders_by_customer_id(ann.account_id) == []
+    order_id = order_id_of(ann.client.post("/shop/checkout/", data))  # seen now: placed
+    assert access.get_order_details_by_order_id(order_id).order.Subtotal == 4500
+
+
+def test_empty_cart_checkout_goes_back_to_the_cart(ann) -> None:
+    response = ann.client.get("/shop/checkout/")
+    assert response.status_code == 302 and response["Location"] == "/shop/cart/"
+
+
+# --- orders -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ann_order(ann) -> str:
+    add(ann.client, "album")
+    return order_id_of(place(ann.client))
+
+
+def test_orders_list_and_order_page_request_counts(ann, ann_order, ddb_requests) -> None:
+    ddb_requests.reset()
+    html = ann.client.get("/shop/orders/").content.decode()
+    assert ann_order[:9] in html
+    assert ddb_requests.by_name() == {"Query": 1}
+    ddb_requests.reset()
+    html = ann.client.get(f"/shop/orders/{ann_order}/").content.decode()
+    assert "Options Open" in html and "Not shipped yet" in html
+    assert ddb_requests.by_name() == {"Query": 1}  # pattern 5: the whole order at once
+    assert access.get_invoice_by_order_id(ann_order).invoice_id in html
+
+
+def test_another_customers_order_is_404(ann, ann_order, other_customer) -> None:
+    assert other_customer.client.get(f"/shop/orders/{ann_order}/").status_code == 404
+    assert ann_order not in other_customer.client.get("/shop/orders/").content.decode()
+
+
+def test_history_shows_invoices_and_purchases_in_range(ann, ann_order, ddb_requests) -> None:
+    ddb_requests.reset()
+    html = ann.client.get("/shop/history/").content.decode()
+    assert ddb_requests.by_name() == {"Query": 2}  # patterns 15 and 16
+    assert "1 × Options Open" in html and "100.00" in html
+    html = ann.client.get("/shop/history/?first=2001-01-01&last=2001-02-01").content.decode()
+    assert "No invoices in this range" in html and "Nothing bought in this range" in html
+    assert ann.client.get("/shop/history/?first=2001-02-01&last=2001-01-01").status_code == 200
+
+
+def test_gift_card_balance(ann, ddb_requests) -> None:
+    ddb_requests.reset()
+    html = ann.client.post("/shop/gift-card/", {"code": GIFT_CODE.lower()}).content.decode()
+    assert "ending ABCD" in html and "50.00" in html
+    assert ddb_requests.by_name() == {"GetItem": 1}
+    assert "No gift card has that code" in ann.client.post("/shop/gift-card/", {"code": "WRONG"}).content.decode()
+
+
+def test_new_customer_through_the_real_log_in(shop_stock, db) -> None:
+    zoe = make_customer("zoe@example.com")
+    assert zoe.client.get("/shop/").status_code == 200
+
+
+def test_checkout_page_request_count(ann, ddb_requests) -> None:
+    add(ann.client, "album")
+    ddb_requests.reset()
+    assert ann.client.get("/shop/checkout/").status_code == 200
+    assert ddb_requests.by_name() == {"BatchGetItem": 1, "Query": 1}  # prices; the last order's address
+
+
+def test_confirmation_email_text_and_html(ann) -> None:
+    add(ann.client, "album", 2)
+    order_id = order_id_of(place(ann.client, discount_code="SAVE10", gift_card=GIFT_CODE))
+    message = mail.outbox[0]
+    html = message.alternatives[0][0]
+    for part in (message.body, html):
+        assert "2 x Options Open" in part or "2 × Options Open" in part
+        assert "ending 4242" in part and f"/shop/orders/{order_id}/" in part
+        assert "50.00" in part  # the gift card's share
+    assert "4242 4242" not in message.body + html  # never a card number
+
+
+def test_a_mail_failure_does_not_undo_the_order(ann, settings) -> None:
+    from billing.localengine import free_port
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", free_port(), 1
+    add(ann.client, "album")
+    order_id = order_id_of(place(ann.client))
+    assert access.get_order_details_by_order_id(order_id).order.Status == "paid"
+
+
+def test_gift_card_look_ups_stop_after_ten_misses(ann) -> None:
+    from django.core.cache import cache
+
+    cache.clear()
+    for n in range(10):
+        assert "No gift card has that code" in ann.client.post("/shop/gift-card/", {"code": f"WRONG-{n}"}
+                                                                ).content.decode()
+    html = ann.client.post("/shop/gift-card/", {"code": GIFT_CODE}).content.decode()
+    assert "Too many codes" in html and "50.00" not in html
+    cache.clear()

@@ -1,0 +1,180 @@
+"""The shop's staff pages inside the admin: catalogue, stock (audited), pick list,
+shipments and tracking (the customer sees it, and gets an e-mail), cancel and refund,
+reports in a date range, codes and gift cards; request counts; staff only."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import mail
+from django.test import Client
+
+from billing import access as billing_access
+from shop import access
+from shop.models import OrderStatus
+
+from . import test_shop_pages as pages
+from .builders import make_user
+from .test_shop_pages import GIFT_CODE, add, order_id_of, place
+
+# The shop fixtures of tests/test_shop_pages.py, used here by name.
+shop_site = pages.shop_site
+shop_stock = pages.shop_stock
+
+
+@pytest.fixture
+def staff(shop_stock) -> Client:
+    client = Client()
+    client.force_login(make_user("sam@example.com", staff=True, money=True))
+    return client
+
+
+@pytest.fixture
+def paid_order(shop_stock, customer) -> tuple:
+    add(customer.client, "album", 3)  # 2 from gbg, 1 from boras
+    return customer, order_id_of(place(customer.client, gift_card=GIFT_CODE))
+
+
+def test_staff_pages_need_staff(shop_stock, customer, client) -> None:
+    for url in ("/admin/shop/", "/admin/shop/products/", "/admin/shop/warehouses/gbg/"):
+        assert client.get(url).status_code == 302
+        assert customer.client.get(url).status_code == 302  # a customer is not staff
+
+
+def test_add_product_and_warehouse(staff) -> None:
+    response = staff.post("/admin/shop/products/add/", {"product_id": "lp", "name": "An LP", "category": "music",
+                                                         "price": 25000, "currency": "SEK"})
+    assert response.status_code == 302
+    assert access.get_product_by_product_id("lp").Price == 25000
+    again = staff.post("/admin/shop/products/add/", {"product_id": "lp", "name": "An LP", "category": "music",
+                                                      "price": 1, "currency": "SEK"})
+    assert "exists already" in again.content.decode()
+    assert "An LP" in staff.get("/admin/shop/products/?category=music").content.decode()
+    response = staff.post("/admin/shop/warehouses/add/", {"warehouse_id": "sthlm", "name": "Stockholm",
+                                                          "street": "Vasagatan", "zip_code": "11120",
+                                                          "city": "Stockholm", "country": "Sweden"})
+    assert response.status_code == 302 and access.get_warehouse_by_warehouse_id("sthlm").Name == "Stockholm"
+
+
+def test_inventory_pages_and_audited_adjustment(staff, ddb_requests) -> None:
+    ddb_requests.reset()
+    html = staff.get("/admin/shop/products/album/").content.decode()
+    assert ddb_requests.by_name() == {"GetItem": 1, "Query": 1}  # patterns 2 and 4
+    assert "gbg" in html and "boras" in html
+    ddb_requests.reset()
+    html = staff.get("/admin/shop/warehouses/gbg/").content.decode()
+    assert ddb_requests.by_name() == {"GetItem": 1, "Query": 1}  # patterns 3 and 14
+    assert "album" in html and "book" in html
+    response = staff.post("/admin/shop/products/album/", {"warehouse_id": "gbg", "change": 5,
+                                                          "reason": "delivery 42"})
+    assert response.status_code == 302
+    assert {s.warehouse_id: s.Available for s in access.get_product_inventory_by_product_id("album")}["gbg"] == 7
+    # stocking somewhere new, and refusing to write off more than is there
+    staff.post("/admin/shop/warehouses/boras/", {"product_id": "book", "change": 4, "reason": "new shelf"})
+    assert {s.warehouse_id: s.Available for s in access.get_product_inventory_by_product_id("book")}["boras"] == 4
+    html = staff.post("/admin/shop/products/album/", {"warehouse_id": "boras", "change": -9,
+                                                      "reason": "broken"}).content.decode()
+    assert "Not that much unreserved stock" in html
+    events = billing_access.get_events_by_account("SHOP")
+    assert {(e.Subject, e.Note, e.Actor) for e in events if e.Action == "shop.adjust_stock"} == {
+        ("book/boras", "new shelf", "sam@example.com"), ("album/gbg", "delivery 42", "sam@example.com")}
+    assert "delivery 42" in staff.get("/admin/shop/").content.decode()
+
+
+def test_pick_list_ship_and_the_customer_sees_the_tracking(staff, paid_order, ddb_requests) -> None:
+    customer, order_id = paid_order
+    assert staff.post(f"/admin/shop/orders/{order_id}/shipments/").status_code == 302
+    ddb_requests.reset()
+    html = staff.get("/admin/shop/warehouses/gbg/shipments/").content.decode()
+    assert ddb_requests.by_name() == {"GetItem": 1, "Query": 1}  # pattern 3, pattern 13
+    assert order_id in html
+    details = access.get_order_details_by_order_id(order_id)
+    shipment = next(s for s in details.shipments if s.WarehouseId == "gbg")
+    mail.outbox.clear()
+    response = staff.post(f"/admin/shop/shipments/{shipment.shipment_id}/ship/",
+                          {"carrier": "PostNord", "tracking_number": "PN123456789SE"})
+    assert response.status_code == 302
+    assert access.get_order_details_by_order_id(order_id).order.Status == OrderStatus.PARTIALLY_SHIPPED
+    html = customer.client.get(f"/shop/orders/{order_id}/").content.decode()
+    assert "PostNord" in html and "PN123456789SE" in html
+    assert len(mail.outbox) == 1 and mail.outbox[0].to == [customer.email]
+    assert "PN123456789SE" in mail.outbox[0].body and "PostNord" in mail.outbox[0].alternatives[0][0]
+    # shipping twice is refused with a message, not a 500
+    again = staff.post(f"/admin/shop/shipments/{shipment.shipment_id}/ship/",
+                       {"carrier": "DHL", "tracking_number": "X1"}, follow=True)
+    assert "is shipped" in again.content.decode()
+
+
+def test_cancel_puts_back_stock_and_gift_card_and_mails(staff, paid_order) -> None:
+    customer, order_id = paid_order
+    mail.outbox.clear()
+    response = staff.post(f"/admin/shop/orders/{order_id}/cancel/")
+    assert response.status_code == 302
+    assert access.get_order_details_by_order_id(order_id).order.Status == OrderStatus.CANCELLED
+    assert access.get_gift_card(GIFT_CODE).Balance == 5000
+    assert sum(s.Available for s in access.get_product_inventory_by_product_id("album")) == 3
+    assert len(mail.outbox) == 1 and "cancelled" in mail.outbox[0].subject
+
+
+def test_refund_after_shipping(staff, paid_order) -> None:
+    customer, order_id = paid_order
+    staff.post(f"/admin/shop/orders/{order_id}/shipments/")
+    for shipment in access.get_order_details_by_order_id(order_id).shipments:
+        staff.post(f"/admin/shop/shipments/{shipment.shipment_id}/ship/", {"carrier": "DHL", "tracking_number": "D1"})
+    assert access.get_order_details_by_order_id(order_id).order.Status == OrderStatus.SHIPPED
+    mail.outbox.clear()
+    staff.post(f"/admin/shop/orders/{order_id}/refund/")
+    assert access.get_order_details_by_order_id(order_id).order.Status == OrderStatus.REFUNDED
+    assert len(mail.outbox) == 1 and "refunded" in mail.outbox[0].subject
+
+
+def test_cancel_needs_the_money_permission(shop_stock, paid_order) -> None:
+    _, order_id = paid_order
+    client = Client()
+    client.force_login(make_user("pat-staff@example.com", staff=True))
+    assert client.post(f"/admin/shop/orders/{order_id}/cancel/").status_code == 403
+    assert access.get_order_details_by_order_id(order_id).order.Status == OrderStatus.PAID
+
+
+def test_reports_in_a_date_range(staff, paid_order, ddb_requests) -> None:
+    customer, order_id = paid_order
+    ddb_requests.reset()
+    html = staff.get("/admin/shop/products/album/orders/").content.decode()
+    assert ddb_requests.by_name() == {"GetItem": 1, "Query": 1}  # pattern 9
+    assert order_id in html and "3 × Options Open" in html
+    ddb_requests.reset()
+    html = staff.get(f"/admin/shop/customers/{customer.account_id}/invoices/").content.decode()
+    assert ddb_requests.by_name() == {"Query": 1}  # pattern 15
+    assert order_id in html
+    html = staff.get(f"/admin/shop/customers/{customer.account_id}/invoices/?first=2001-01-01&last=2001-01-31")
+    assert order_id not in html.content.decode()
+
+
+def test_find_by_id(staff, paid_order) -> None:
+    _, order_id = paid_order
+    response = staff.get("/admin/shop/", {"kind": "order", "ident": order_id})
+    assert response.status_code == 302 and response["Location"] == f"/admin/shop/orders/{order_id}/"
+    assert staff.get("/admin/shop/", {"kind": "order", "ident": "a#b"}).status_code == 200
+
+
+def test_discount_codes_and_gift_cards(staff) -> None:
+    response = staff.post("/admin/shop/codes/", {"code": "spring", "percent_off": 15, "max_uses": 100})
+    assert response.status_code == 302
+    code = access.get_discount_code("SPRING")
+    assert (code.PercentOff, code.MaxUses) == (15, 100)
+    assert "15 % off" in staff.get("/admin/shop/codes/?code=spring").content.decode()
+    html = staff.post("/admin/shop/codes/", {"code": "both", "percent_off": 5, "amount_off": 100,
+                                             "currency": "SEK"}).content.decode()
+    assert "either a percentage or an amount" in html
+    assert staff.post("/admin/shop/gift-cards/", {"code": "NEW-CARD-9876", "balance": 20000,
+                                                  "currency": "SEK"}).status_code == 302
+    html = staff.post("/admin/shop/gift-cards/?lookup=1", {"code": "new-card-9876"}).content.decode()
+    assert "ending 9876" in html and "200.00" in html
+
+
+def test_unknown_ids_are_404(staff) -> None:
+    for url in ("/admin/shop/products/nope/", "/admin/shop/warehouses/nope/", "/admin/shop/orders/nope/",
+                "/admin/shop/warehouses/nope/shipments/", "/admin/shop/products/a%23b/orders/",
+                "/admin/shop/customers/a%23b/invoices/"):
+        assert staff.get(url).status_code == 404, url
+    assert staff.post("/admin/shop/shipments/nope/ship/", {"carrier": "x", "tracking_number": "y"}).status_code == 404
+    assert staff.post("/admin/shop/orders/nope/launch/").status_code == 404
