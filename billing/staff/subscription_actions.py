@@ -76,7 +76,7 @@ def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
         # The same code path as the nightly run, so the same exactly-once guarantees hold:
         # a distinct idempotency key per retry attempt, receipt only if absent, advance
         # only if the subscription is still due.
-        result = batches.take_payment(sub, run_date=today())
+        result = batches.take_payment(sub, run_date=today(), actor=actor(request))
     except GatewayError as error:
         access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_RETRY_FAILED,
                             subject=sub.SK, before=before, after=before, note=str(error)[:500])
