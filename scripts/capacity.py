@@ -392,6 +392,8 @@ def render(results: list[Result]) -> str:
         lines.append(f"  fleet: {r.processes} process(es), {r.workers} workers -> {r.rate:,.0f} payments/s; "
                      f"peak day takes {r.wall_hours:.2f} h")
         lines.append(f"  binding limit: {r.binding}")
+        if r.over_limit:
+            lines.append("  at or over a limit: " + "; ".join(r.over_limit))
         lines.append(f"  smallest shard count under every partition limit at {r.target_rate:,.0f}/s: {r.min_shards}")
         lines.append("")
     return "\n".join(lines)
