@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 from django.core import mail
 
-from billing import batches, money
+from billing import batches, money, schedule
 from billing.batches import payments
 from billing.gateway import GatewayError, get_gateway
 from billing.models import SubscriptionStatus
@@ -73,6 +73,23 @@ def test_unknown_or_missing_currency_has_two_decimals():
     assert money.exponent("") == 2
     assert money.exponent(None) == 2  # type: ignore[arg-type]
     assert money.exponent("bhd") == 3
+
+
+# --- schedule.py: retry days ------------------------------------------------------------
+
+
+def test_a_retry_day_of_zero_never_charges_on_the_billing_day():
+    assert schedule.retry_dates(D, [0, 2, 2, 1]) == [date(2027, 3, 16), date(2027, 3, 17)]
+    assert schedule.next_retry_date(D, [0, 3], 0) == date(2027, 3, 18)
+    assert schedule.next_retry_date(D, [0, 3], 1) is None
+    assert schedule.retry_after(D, [0, 2, 5], 0) == date(2027, 3, 17)
+
+
+def test_the_first_retry_waits_the_first_retry_day_then_the_gaps():
+    assert schedule.retry_after(D, [5, 2], 0) == date(2027, 3, 17)  # 2 days, not the gap 5 - 2
+    assert schedule.retry_after(D, [2, 5], 1) == date(2027, 3, 18)
+    assert schedule.retry_after(D, [2, 5], 2) is None
+    assert schedule.retry_after(D, [3, 3, 4], 1) == date(2027, 3, 16)  # duplicate days: at least one day
 
 
 # --- payments.py: the gateway retry loop ------------------------------------------------
