@@ -12,9 +12,9 @@ from decimal import Decimal
 import pytest
 from django.core import mail
 
-from billing import batches, money, schedule
+from billing import access, batches, money, refunds, schedule
 from billing.batches import payments
-from billing.gateway import GatewayError, get_gateway
+from billing.gateway import GatewayError, RefundRefused, get_gateway
 from billing.models import SubscriptionStatus
 
 from .builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
@@ -230,3 +230,61 @@ def test_no_retry_left_cancels_once_and_a_stale_run_says_so(moto_table, settings
     [message] = mail.outbox
     assert message.subject == f"Subscription cancelled: {stale.ProductName or stale.SKU}"
 
+
+
+# --- refunds.py: the key, the e-mail, the refusals and their audit ------------------------
+
+
+def paid_receipt():
+    [sub] = seed_due(1, due=D)
+    payments.take_payment(sub, run_date=D)
+    [receipt] = receipts_of(sub)
+    mail.outbox.clear()
+    return receipt
+
+
+def test_a_refund_is_keyed_by_charge_and_request_and_mailed(moto_table) -> None:
+    receipt = paid_receipt()
+    assert refunds.refund_key(receipt, "req1") == f"refund:{receipt.ChargeId}:req1"
+    done = refunds.refund_receipt(receipt, 300, request_id="req1", actor="staff:ann", reason="late")
+    assert done.amount == 300 and done.refund_id and done.mail_error == ""
+    assert done.receipt.RefundedAmount == 300
+    [message] = mail.outbox
+    assert message.subject == f"Refund: {receipt.ProductName or receipt.SKU}"
+    assert "Refunded now:     3.00 USD" in message.body
+    assert "Refunded in all:  3.00 USD of 9.99 USD" in message.body
+    assert f"Reference:        {done.refund_id}" in message.body and "of 2027-03-15." in message.body
+    [refund] = done.receipt.Refunds
+    assert refund.RefundId == done.refund_id and refund.Reason == "late" and refund.Actor == "staff:ann"
+    again = refunds.refund_receipt(receipt, 300, request_id="req1", actor="staff:ann")  # a double click
+    assert again.refund_id == done.refund_id and len(mail.outbox) == 1
+
+
+def test_a_receipt_without_a_charge_is_refused_with_a_reason(moto_table) -> None:
+    receipt = paid_receipt()
+    receipt.ChargeId = None
+    with pytest.raises(RefundRefused, match="^this receipt has no charge to refund$"):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann")
+
+
+def test_a_refused_refund_says_why_and_leaves_an_audit_event(moto_table) -> None:
+    receipt = paid_receipt()
+    with pytest.raises(RefundRefused, match="^refund exceeds the amount charged$"):
+        refunds.refund_receipt(receipt, 5000, request_id="r", actor="staff:ann")
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Actor == "staff:ann" and event.Subject == receipt.SK
+    assert event.Note == "refund exceeds the amount charged" and event.Before == event.After
+    assert mail.outbox == []
+
+
+def test_an_unreachable_gateway_on_refund_is_audited_and_raised(moto_table) -> None:
+    receipt = paid_receipt()
+
+    class Down:
+        def refund(self, *args, **kwargs):
+            raise GatewayError("connection reset")
+
+    with pytest.raises(GatewayError):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Note == "gateway unreachable: connection reset"
