@@ -92,6 +92,12 @@ def test_the_first_retry_waits_the_first_retry_day_then_the_gaps():
     assert schedule.retry_after(D, [3, 3, 4], 1) == date(2027, 3, 16)  # duplicate days: at least one day
 
 
+def test_an_anchor_date_is_its_own_latest_anchor():
+    assert schedule.anchor_on_or_before(15, D) == D
+    assert schedule.anchor_on_or_before(15, date(2027, 3, 14)) == date(2027, 2, 15)
+    assert schedule.anchor_on_or_before(31, date(2027, 2, 28)) == date(2027, 2, 28)
+
+
 def test_a_one_day_period_costs_one_days_share_and_an_empty_one_is_refused():
     # 15 Mar .. 14 Apr is a 31-day anchor period: one day of 3100 is 100.
     assert schedule.period_amount(3100, 15, D, D) == 100
