@@ -92,6 +92,11 @@ def test_the_first_retry_waits_the_first_retry_day_then_the_gaps():
     assert schedule.retry_after(D, [3, 3, 4], 1) == date(2027, 3, 16)  # duplicate days: at least one day
 
 
+def test_a_payment_day_out_of_range_is_refused_with_its_rule():
+    with pytest.raises(ValueError, match="^payment day must be 1-31, not 32$"):
+        schedule.check_payment_day(32)
+
+
 def test_an_anchor_date_is_its_own_latest_anchor():
     assert schedule.anchor_on_or_before(15, D) == D
     assert schedule.anchor_on_or_before(15, date(2027, 3, 14)) == date(2027, 2, 15)
