@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP_PY := $(VENV)/.installed
 STAMP_NODE := node_modules/.installed
 
-.PHONY: install java run test bench lint clean
+.PHONY: install java run test bench lint clean mutate
 
 install: $(STAMP_PY) $(STAMP_NODE) java
 
@@ -40,8 +40,14 @@ test: install
 bench: install
 	$(PY) scripts/bench.py
 
+# Mutation testing of the money path (docs/MUTATION.md): minutes, not part of `make test`.
+# `make mutate MUTANTS='billing.money*'` runs only those mutants; results stay in mutants/.
+mutate: install
+	$(VENV)/bin/mutmut run $(MUTANTS)
+	$(PY) scripts/mutation_report.py $(MUTATE_REPORT_ARGS)
+
 lint: install
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) node_modules var artifacts
+	rm -rf $(VENV) node_modules var artifacts mutants

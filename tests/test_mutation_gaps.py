@@ -1,0 +1,308 @@
+"""Tests written to kill the mutants that survived a mutation run of the money path
+(issue 19, docs/MUTATION.md). Each one pins a behaviour that a one-token change to
+billing/money.py, billing/schedule.py, billing/batches/payments.py or billing/refunds.py
+left unnoticed: the gateway retry loop, the receipt's charge id, the lost-race branches,
+the e-mails' dates, reference and subject, and the currency exponents."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.core import mail
+
+from billing import access, batches, money, refunds, schedule
+from billing.batches import payments
+from billing.gateway import GatewayError, RefundRefused, get_gateway
+from billing.models import SubscriptionStatus
+
+from .builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+D = date(2027, 3, 15)
+
+
+# --- money.py: exponents other than 2, empty amounts, the error text -----------------
+
+
+@pytest.mark.parametrize(("amount", "currency", "minor"), [
+    ("1234", "JPY", 1234), ("1.234", "KWD", 1234), ("12.34", "usd", 1234), ("7", "jpy", 7),
+])
+def test_minor_units_follow_the_currency_exponent(amount, currency, minor):
+    assert money.minor_units(Decimal(amount), currency) == minor
+
+
+def test_minor_units_refuse_more_decimals_than_the_currency_has_and_say_how_many():
+    with pytest.raises(ValueError, match=r"^JPY has 0 decimal places at most\.$"):
+        money.minor_units(Decimal("12.5"), "jpy")
+    with pytest.raises(ValueError, match=r"^KWD has 3 decimal places at most\.$"):
+        money.minor_units(Decimal("1.2345"), "kwd")
+
+
+@pytest.mark.parametrize(("amount", "currency", "text"), [
+    (1234, "KWD", "1.234"), (1234, "JPY", "1234"), (-5, "usd", "-0.05"), (0, "EUR", "0.00"),
+])
+def test_decimal_string_uses_the_exponent(amount, currency, text):
+    assert money.decimal_string(amount, currency) == text
+    assert money.to_decimal(amount, currency) == Decimal(text)
+
+
+@pytest.mark.parametrize("empty", [None, ""])
+def test_no_amount_formats_as_nothing(empty):
+    assert money.format_with_code(empty, "USD") == ""
+    assert money.format_with_symbol(empty, "USD") == ""
+
+
+@pytest.mark.parametrize(("amount", "currency", "with_code", "with_symbol"), [
+    (123456, "usd", "1,234.56 USD", "$1,234.56"),
+    (-999, "EUR", "-9.99 EUR", "-€9.99"),
+    (1234567, "JPY", "1,234,567 JPY", "¥1,234,567"),
+    (1234, "kwd", "1.234 KWD", "KWD 1.234"),
+    (-123456, "CHF", "-1,234.56 CHF", "-CHF 1,234.56"),
+    (5, None, "0.05 ", " 0.05"),
+])
+def test_formatting_with_code_and_with_symbol(amount, currency, with_code, with_symbol):
+    assert money.format_with_code(amount, currency) == with_code
+    assert money.format_with_symbol(amount, currency) == with_symbol
+
+
+def test_unknown_or_missing_currency_has_two_decimals():
+    assert money.exponent("xyz") == 2
+    assert money.exponent("") == 2
+    assert money.exponent(None) == 2  # type: ignore[arg-type]
+    assert money.exponent("bhd") == 3
+
+
+# --- schedule.py: retry days ------------------------------------------------------------
+
+
+def test_a_retry_day_of_zero_never_charges_on_the_billing_day():
+    assert schedule.retry_dates(D, [0, 2, 2, 1]) == [date(2027, 3, 16), date(2027, 3, 17)]
+    assert schedule.next_retry_date(D, [0, 3], 0) == date(2027, 3, 18)
+    assert schedule.next_retry_date(D, [0, 3], 1) is None
+    assert schedule.retry_after(D, [0, 2, 5], 0) == date(2027, 3, 17)
+
+
+def test_the_first_retry_waits_the_first_retry_day_then_the_gaps():
+    assert schedule.retry_after(D, [5, 2], 0) == date(2027, 3, 17)  # 2 days, not the gap 5 - 2
+    assert schedule.retry_after(D, [2, 5], 1) == date(2027, 3, 18)
+    assert schedule.retry_after(D, [2, 5], 2) is None
+    assert schedule.retry_after(D, [3, 3, 4], 1) == date(2027, 3, 16)  # duplicate days: at least one day
+
+
+def test_a_payment_day_out_of_range_is_refused_with_its_rule():
+    with pytest.raises(ValueError, match="^payment day must be 1-31, not 32$"):
+        schedule.check_payment_day(32)
+
+
+def test_an_anchor_date_is_its_own_latest_anchor():
+    assert schedule.anchor_on_or_before(15, D) == D
+    assert schedule.anchor_on_or_before(15, date(2027, 3, 14)) == date(2027, 2, 15)
+    assert schedule.anchor_on_or_before(31, date(2027, 2, 28)) == date(2027, 2, 28)
+
+
+def test_a_one_day_period_costs_one_days_share_and_an_empty_one_is_refused():
+    # 15 Mar .. 14 Apr is a 31-day anchor period: one day of 3100 is 100.
+    assert schedule.period_amount(3100, 15, D, D) == 100
+    with pytest.raises(ValueError, match="^empty period 2027-03-15..2027-03-14$"):
+        schedule.period_amount(3100, 15, D, date(2027, 3, 14))
+
+
+# --- payments.py: the gateway retry loop ------------------------------------------------
+
+
+class FlakyGateway:
+    """The simulated gateway behind a connection that fails the first ``failures`` calls."""
+
+    def __init__(self, failures: int) -> None:
+        self.real = get_gateway()
+        self.failures = failures
+        self.calls = 0
+
+    def charge(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise GatewayError(f"timeout {self.calls}")
+        return self.real.charge(*args, **kwargs)
+
+
+@pytest.fixture
+def sleeps(monkeypatch) -> list[float]:
+    slept: list[float] = []
+    monkeypatch.setattr(payments.time, "sleep", slept.append)
+    return slept
+
+
+def test_an_unreachable_gateway_is_tried_three_times_with_growing_pauses(moto_table, sleeps) -> None:
+    [sub] = seed_due(1, due=D)
+    gateway = FlakyGateway(failures=2)
+    out = payments.take_payment(sub, run_date=D, gateway=gateway)
+    assert out.status == batches.PaymentStatus.PAID
+    assert gateway.calls == 3
+    assert sleeps == [0.2, 0.4]
+    assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 1
+
+
+def test_a_gateway_down_for_three_calls_raises_and_records_nothing(moto_table, sleeps) -> None:
+    [sub] = seed_due(1, due=D)
+    gateway = FlakyGateway(failures=3)
+    with pytest.raises(GatewayError, match="timeout 3"):
+        payments.take_payment(sub, run_date=D, gateway=gateway)
+    assert gateway.calls == 3 and sleeps == [0.2, 0.4]
+    assert receipts_of(sub) == [] and fresh(sub).NextPaymentDate == D.isoformat()
+
+
+# --- payments.py: what is recorded and mailed --------------------------------------------
+
+
+def test_the_receipt_keeps_the_charge_id_and_the_mail_shows_it(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    out = payments.take_payment(sub, run_date=D)
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    [receipt] = receipts_of(sub)
+    assert out.charge_id and receipt.ChargeId == out.charge_id == charge["charge_id"]
+    [message] = mail.outbox
+    product = sub.ProductName or sub.SKU
+    assert message.subject == f"Receipt: {product}, 15 Mar 2027"
+    assert f"Reference:    {out.charge_id}" in message.body
+    assert "Billing date: 15 March 2027" in message.body
+    assert "Pays for:     15 March 2027 to 14 April 2027" in message.body
+    assert "next payment is due on 15 April 2027" in message.body
+
+
+def test_the_decline_mail_names_the_period_amount_and_retry_date(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    out = payments.take_payment(sub, run_date=D)
+    assert out.status == batches.PaymentStatus.DECLINED and out.next_payment == date(2027, 3, 16)
+    [message] = mail.outbox
+    product = sub.ProductName or sub.SKU
+    assert message.subject == f"Payment declined: {product}"
+    assert "(billing date\n15 March 2027)" in message.body
+    assert "We will try again on 16 March 2027." in message.body
+    assert money.format_with_code(out.amount, sub.Currency) in message.body
+
+
+# --- payments.py: the guard and the lost races -------------------------------------------
+
+
+def test_a_subscription_no_longer_live_is_skipped_even_with_a_date(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    sub.Status = SubscriptionStatus.CANCELLED  # the object in hand still has its date
+    out = payments.take_payment(sub, run_date=D)
+    assert out.status == batches.PaymentStatus.SKIPPED and out.reason == "not live"
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == []
+
+
+def test_a_live_subscription_without_a_date_is_skipped(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    sub.NextPaymentDate = None
+    out = payments.take_payment(sub, run_date=D)
+    assert out.status == batches.PaymentStatus.SKIPPED and out.reason == "not live"
+
+
+def test_a_run_that_lost_the_race_to_advance_says_so(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    mine, theirs = fresh(sub), fresh(sub)  # each run's own read of the item
+    first = payments.take_payment(theirs, run_date=D)
+    second = payments.take_payment(mine, run_date=D)
+    assert first.status == batches.PaymentStatus.PAID
+    assert second.status == batches.PaymentStatus.SKIPPED
+    assert second.reason == "already advanced by another run"
+    assert second.charge_id == first.charge_id and len(receipts_of(sub)) == 1
+    assert len(mail.outbox) == 1
+
+
+def test_a_run_that_lost_the_race_to_mark_past_due_says_so(moto_table) -> None:
+    [stale] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    mine, theirs = fresh(stale), fresh(stale)
+    first = payments.take_payment(theirs, run_date=D)
+    second = payments.take_payment(mine, run_date=D)
+    assert first.status == batches.PaymentStatus.DECLINED
+    assert second.status == batches.PaymentStatus.SKIPPED
+    assert second.reason == "already handled by another run"
+    assert len(mail.outbox) == 1
+
+
+def test_a_first_payment_declined_twice_is_ended_once(moto_table) -> None:
+    [stale] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    mine, theirs = fresh(stale), fresh(stale)
+    first = payments.take_payment(theirs, run_date=D, end_on_decline=True)
+    second = payments.take_payment(mine, run_date=D, end_on_decline=True)
+    assert first.status == batches.PaymentStatus.CANCELLED
+    assert second.status == batches.PaymentStatus.SKIPPED
+    assert second.reason.endswith("; already handled by another run")
+    assert fresh(stale).Status == SubscriptionStatus.CANCELLED
+
+
+def test_no_retry_left_cancels_once_and_a_stale_run_says_so(moto_table, settings) -> None:
+    settings.PAYMENT_RETRY_DAYS = []
+    [stale] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    mine, theirs = fresh(stale), fresh(stale)
+    first = payments.take_payment(theirs, run_date=D)
+    second = payments.take_payment(mine, run_date=D)
+    assert first.status == batches.PaymentStatus.CANCELLED and first.reason.endswith("; no retry left")
+    assert second.status == batches.PaymentStatus.SKIPPED
+    assert second.reason == "already cancelled or changed by another run"
+    [message] = mail.outbox
+    assert message.subject == f"Subscription cancelled: {stale.ProductName or stale.SKU}"
+
+
+
+# --- refunds.py: the key, the e-mail, the refusals and their audit ------------------------
+
+
+def paid_receipt():
+    [sub] = seed_due(1, due=D)
+    payments.take_payment(sub, run_date=D)
+    [receipt] = receipts_of(sub)
+    mail.outbox.clear()
+    return receipt
+
+
+def test_a_refund_is_keyed_by_charge_and_request_and_mailed(moto_table) -> None:
+    receipt = paid_receipt()
+    assert refunds.refund_key(receipt, "req1") == f"refund:{receipt.ChargeId}:req1"
+    done = refunds.refund_receipt(receipt, 300, request_id="req1", actor="staff:ann", reason="late")
+    assert done.amount == 300 and done.refund_id and done.mail_error == ""
+    assert done.receipt.RefundedAmount == 300
+    [message] = mail.outbox
+    assert message.subject == f"Refund: {receipt.ProductName or receipt.SKU}"
+    assert "Refunded now:     3.00 USD" in message.body
+    assert "Refunded in all:  3.00 USD of 9.99 USD" in message.body
+    assert f"Reference:        {done.refund_id}" in message.body and "of 2027-03-15." in message.body
+    [refund] = done.receipt.Refunds
+    assert refund.RefundId == done.refund_id and refund.Reason == "late" and refund.Actor == "staff:ann"
+    again = refunds.refund_receipt(receipt, 300, request_id="req1", actor="staff:ann")  # a double click
+    assert again.refund_id == done.refund_id and len(mail.outbox) == 1
+
+
+def test_a_receipt_without_a_charge_is_refused_with_a_reason(moto_table) -> None:
+    receipt = paid_receipt()
+    receipt.ChargeId = None
+    with pytest.raises(RefundRefused, match="^this receipt has no charge to refund$"):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann")
+
+
+def test_a_refused_refund_says_why_and_leaves_an_audit_event(moto_table) -> None:
+    receipt = paid_receipt()
+    with pytest.raises(RefundRefused, match="^refund exceeds the amount charged$"):
+        refunds.refund_receipt(receipt, 5000, request_id="r", actor="staff:ann")
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Actor == "staff:ann" and event.Subject == receipt.SK
+    assert event.Note == "refund exceeds the amount charged" and event.Before == event.After
+    assert mail.outbox == []
+
+
+def test_an_unreachable_gateway_on_refund_is_audited_and_raised(moto_table) -> None:
+    receipt = paid_receipt()
+
+    class Down:
+        def refund(self, *args, **kwargs):
+            raise GatewayError("connection reset")
+
+    with pytest.raises(GatewayError):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Note == "gateway unreachable: connection reset"
