@@ -7,6 +7,7 @@ subclass, so the models are the single source of truth.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -73,3 +74,26 @@ def summarize(description: dict) -> list[str]:
         extra = ", ".join(proj.get("NonKeyAttributes", []))
         lines.append(f"  {gsi['IndexName']}: keys {gkeys}; projection {proj['ProjectionType']} {extra}")
     return lines
+
+
+# --- the NoSQL Workbench model (export_workbench_model, for both tables) --------------
+
+
+def attribute_types(entities: Iterable[type[Model]]) -> dict[str, str]:
+    """Every attribute of every entity with its DynamoDB type; one name, one type."""
+    types: dict[str, str] = {}
+    for entity in entities:
+        for attr in entity.get_attributes().values():
+            known = types.setdefault(attr.attr_name, attr.attr_type)
+            if known != attr.attr_type:
+                raise ValueError(f"{attr.attr_name} is {known} in one entity and {attr.attr_type} in another")
+    return types
+
+
+def workbench_key_attributes(key_schema: list[dict], types: dict[str, str]) -> dict:
+    """A table's or index's key schema as Workbench's ``KeyAttributes`` (partition key first)."""
+    keys = {}
+    for key in key_schema:
+        role = "PartitionKey" if key["KeyType"] == "HASH" else "SortKey"
+        keys[role] = {"AttributeName": key["AttributeName"], "AttributeType": types[key["AttributeName"]]}
+    return {"PartitionKey": keys["PartitionKey"], **({"SortKey": keys["SortKey"]} if "SortKey" in keys else {})}

@@ -8,29 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from billing.table import attribute_types, workbench_key_attributes
 from shop.access.checkout_writes import journal_entry
 from shop.access.sample import sample_items
 from shop.ids import gift_card_hash
 from shop.models import ENTITIES, DiscountCode, GiftCard, ShopItem
-
-
-def attribute_types() -> dict[str, str]:
-    """Every attribute of every entity with its DynamoDB type; one name, one type."""
-    types: dict[str, str] = {}
-    for entity in ENTITIES:
-        for attr in entity.get_attributes().values():
-            known = types.setdefault(attr.attr_name, attr.attr_type)
-            if known != attr.attr_type:
-                raise ValueError(f"{attr.attr_name} is {known} in one entity and {attr.attr_type} in another")
-    return types
-
-
-def _keys(key_schema: list[dict], types: dict[str, str]) -> dict[str, Any]:
-    out = {}
-    for key in key_schema:
-        role = "PartitionKey" if key["KeyType"] == "HASH" else "SortKey"
-        out[role] = {"AttributeName": key["AttributeName"], "AttributeType": types[key["AttributeName"]]}
-    return out
 
 
 def _samples() -> dict[type[ShopItem], list[ShopItem]]:
@@ -49,7 +31,7 @@ def _samples() -> dict[type[ShopItem], list[ShopItem]]:
 def shop_table_model() -> dict[str, Any]:
     """The shop table's entry of a Workbench model's ``DataModel`` list."""
     schema = ShopItem._get_schema()
-    types = attribute_types()
+    types = attribute_types(ENTITIES)
     key_names = [k["AttributeName"] for k in schema["key_schema"]]
     samples = _samples()
     facets = []
@@ -66,12 +48,12 @@ def shop_table_model() -> dict[str, Any]:
         })
     indexes = [{
         "IndexName": index["index_name"],
-        "KeyAttributes": _keys(index["key_schema"], types),
+        "KeyAttributes": workbench_key_attributes(index["key_schema"], types),
         "Projection": {"ProjectionType": index["projection"]["ProjectionType"]},
     } for index in sorted(schema["global_secondary_indexes"], key=lambda i: i["index_name"])]
     return {
         "TableName": ShopItem.Meta.table_name,
-        "KeyAttributes": _keys(schema["key_schema"], types),
+        "KeyAttributes": workbench_key_attributes(schema["key_schema"], types),
         "NonKeyAttributes": [{"AttributeName": n, "AttributeType": t} for n, t in types.items() if n not in key_names],
         "TableFacets": facets,
         "GlobalSecondaryIndexes": indexes,

@@ -100,6 +100,19 @@ def _adjust(request: HttpRequest, form: StockForm, known: set[tuple[str, str]]) 
     return True
 
 
+def _stock_form(request: HttpRequest, fixed: str, value: str, stock: list) -> StockForm | None:
+    """The stock-adjustment form of a product's or a warehouse's page (``fixed`` names the
+    id the page is about); None once a posted adjustment has been made."""
+    data = bound_data(request)
+    if data is not None:
+        data = {**data.dict(), fixed: value}
+    form = StockForm(data, initial={fixed: value}, fixed=fixed)
+    if request.method == "POST" and form.is_valid() and \
+            _adjust(request, form, {(s.product_id, s.warehouse_id) for s in stock}):
+        return None
+    return form
+
+
 @require_http_methods(["GET", "POST"])
 def product_detail(request: HttpRequest, product_id: str) -> HttpResponse:
     """Patterns 2 and 4: the product and its stock in every warehouse."""
@@ -107,12 +120,8 @@ def product_detail(request: HttpRequest, product_id: str) -> HttpResponse:
     if product is None:
         raise Http404("No such product")
     stock = access.get_product_inventory_by_product_id(product_id)
-    data = bound_data(request)
-    if data is not None:
-        data = {**data.dict(), "product_id": product_id}
-    form = StockForm(data, initial={"product_id": product_id}, fixed="product_id")
-    if request.method == "POST" and form.is_valid() and \
-            _adjust(request, form, {(s.product_id, s.warehouse_id) for s in stock}):
+    form = _stock_form(request, "product_id", product_id, stock)
+    if form is None:
         return redirect("admin:shop_staff_product", product_id)
     return render_shop_staff(request, "product.html", f"Product {product_id}", {
         "product": product, "stock": stock, "form": form,
@@ -127,12 +136,8 @@ def warehouse_detail(request: HttpRequest, warehouse_id: str) -> HttpResponse:
     if warehouse is None:
         raise Http404("No such warehouse")
     stock = access.get_product_inventory_by_warehouse_id(warehouse_id)
-    data = bound_data(request)
-    if data is not None:
-        data = {**data.dict(), "warehouse_id": warehouse_id}
-    form = StockForm(data, initial={"warehouse_id": warehouse_id}, fixed="warehouse_id")
-    if request.method == "POST" and form.is_valid() and \
-            _adjust(request, form, {(s.product_id, s.warehouse_id) for s in stock}):
+    form = _stock_form(request, "warehouse_id", warehouse_id, stock)
+    if form is None:
         return redirect("admin:shop_staff_warehouse", warehouse_id)
     return render_shop_staff(request, "warehouse.html", f"Warehouse {warehouse_id}",
                              {"warehouse": warehouse, "stock": stock, "form": form})

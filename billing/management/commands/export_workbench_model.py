@@ -34,6 +34,7 @@ from billing.models import (
     SubscriptionStatus,
     UserLink,
 )
+from billing.table import attribute_types, workbench_key_attributes
 
 
 def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
@@ -110,31 +111,12 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
     }
 
 
-def _attribute_types() -> dict[str, str]:
-    """Every attribute of every entity with its DynamoDB type; one name, one type."""
-    types: dict[str, str] = {}
-    for entity in ENTITIES:
-        for attr in entity.get_attributes().values():
-            known = types.setdefault(attr.attr_name, attr.attr_type)
-            if known != attr.attr_type:
-                raise ValueError(f"{attr.attr_name} is {known} in one entity and {attr.attr_type} in another")
-    return types
-
-
-def _key_attributes(key_schema: list[dict], types: dict[str, str]) -> dict:
-    keys = {}
-    for key in key_schema:
-        role = "PartitionKey" if key["KeyType"] == "HASH" else "SortKey"
-        keys[role] = {"AttributeName": key["AttributeName"], "AttributeType": types[key["AttributeName"]]}
-    return {"PartitionKey": keys["PartitionKey"], **({"SortKey": keys["SortKey"]} if "SortKey" in keys else {})}
-
-
 def workbench_model(now: datetime | None = None) -> dict[str, Any]:
     """The NoSQL Workbench model of the table, as a JSON-ready dict."""
     now = now or datetime.now(tz=UTC)
     stamp = now.strftime("%b %d, %Y, %I:%M %p")
     schema = BillingItem._get_schema()
-    types = _attribute_types()
+    types = attribute_types(ENTITIES)
     key_names = [k["AttributeName"] for k in schema["key_schema"]]
     samples = _sample_items()
 
@@ -159,7 +141,7 @@ def workbench_model(now: datetime | None = None) -> dict[str, Any]:
             projection["NonKeyAttributes"] = list(index["projection"]["NonKeyAttributes"])
         indexes.append({
             "IndexName": index["index_name"],
-            "KeyAttributes": _key_attributes(index["key_schema"], types),
+            "KeyAttributes": workbench_key_attributes(index["key_schema"], types),
             "Projection": projection,
         })
 
@@ -176,7 +158,7 @@ def workbench_model(now: datetime | None = None) -> dict[str, Any]:
         },
         "DataModel": [{
             "TableName": BillingItem.Meta.table_name,
-            "KeyAttributes": _key_attributes(schema["key_schema"], types),
+            "KeyAttributes": workbench_key_attributes(schema["key_schema"], types),
             "NonKeyAttributes": [
                 {"AttributeName": name, "AttributeType": kind}
                 for name, kind in types.items() if name not in key_names
