@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from billing.models import AuditAction, AuditEvent, Subscription
 
@@ -50,18 +51,10 @@ def new_event(
     )
 
 
-def record_event(
-    account_id: str,
-    *,
-    actor: str,
-    action: AuditAction | str,
-    subject: str | None = None,
-    before: dict | None = None,
-    after: dict | None = None,
-    note: str | None = None,
-) -> AuditEvent:
-    event = new_event(account_id, actor=actor, action=action, subject=subject, before=before, after=after,
-                      note=note)
+def record_event(account_id: str, **fields: Any) -> AuditEvent:
+    """Write an audit event now: ``new_event``'s fields (actor, action, subject, before,
+    after, note)."""
+    event = new_event(account_id, **fields)
     event.save()
     return event
 
