@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,18 @@ def test_batches_do_not_re_export_the_access_layer() -> None:
 
     assert "access" not in billing.batches.__all__
     assert not hasattr(billing.batches, "mail")
+
+
+def test_only_access_due_dates_writes_the_due_index_keys() -> None:
+    # The GSI hash keys are derived in one module (billing/access/due_dates.py), so a
+    # change to how they are derived (sharding, issue 17) cannot miss a writer.
+    writes = re.compile(r"\b(NextPaymentDate|NextReminderDate)(\.(set|remove)\(|=)")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for package in ("billing", "shop", "scripts")
+        for path in (ROOT / package).rglob("*.py")
+        if path.name != "due_dates.py" and "migrations" not in path.parts
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if writes.search(line) and not line.lstrip().startswith("#")
+    ]
+    assert offenders == []

@@ -11,6 +11,7 @@ from pynamodb.expressions.condition import Condition
 from billing.models import AuditAction, Subscription, SubscriptionStatus
 
 from ._common import ConditionFailed, live, refused_as
+from .due_dates import next_payment_on, next_reminder_on
 from .events import record_event, subscription_snapshot
 from .subscriptions import update_subscription
 
@@ -40,10 +41,10 @@ def advance_after_payment(
     return update_subscription(
         sub,
         [
-            Subscription.NextPaymentDate.set(next_payment.isoformat()),
+            *next_payment_on(sub.sub_id, next_payment),
             Subscription.LastPaymentDate.set(paid_period.isoformat()),
             Subscription.PaidThroughDate.set(paid_through.isoformat()),
-            Subscription.NextReminderDate.set(next_reminder.isoformat()),
+            *next_reminder_on(sub.sub_id, next_reminder),
             Subscription.Status.set(SubscriptionStatus.ACTIVE),
             Subscription.BillingPeriod.remove(),
             Subscription.RetryCount.set(0),
@@ -91,8 +92,8 @@ def mark_past_due(
             Subscription.Status.set(SubscriptionStatus.PAST_DUE),
             Subscription.BillingPeriod.set(period.isoformat()),
             Subscription.RetryCount.set(failed_retries),
-            Subscription.NextPaymentDate.set(retry_on.isoformat()),
-            Subscription.NextReminderDate.set(next_reminder.isoformat()),
+            *next_payment_on(sub.sub_id, retry_on),
+            *next_reminder_on(sub.sub_id, next_reminder),
         ],
         _still_due(sub, slot),
         check_version=False,
@@ -109,7 +110,7 @@ def claim_reminder(sub: Subscription, *, day: date, next_reminder: date) -> Subs
         sub,
         [
             Subscription.LastReminderDate.set(day.isoformat()),
-            Subscription.NextReminderDate.set(next_reminder.isoformat()),
+            *next_reminder_on(sub.sub_id, next_reminder),
         ],
         (Subscription.NextReminderDate == day.isoformat()) & live(),
         check_version=False,

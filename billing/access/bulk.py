@@ -8,6 +8,8 @@ from datetime import date, timedelta
 
 from billing.models import BillingItem, PaymentDetails, Subscription, SubscriptionStatus
 
+from .due_dates import due_attributes
+
 
 def due_subscription(
     account_id: str,
@@ -35,10 +37,9 @@ def due_subscription(
         PaymentDay=payment_day or due.day,
         PaymentAmount=amount,
         Currency=currency,
-        NextPaymentDate=due.isoformat(),
+        **due_attributes(sub_id, due, reminder or due - timedelta(days=reminder_days_before)),
         LastPaymentDate=(due - timedelta(days=31)).isoformat(),
         PaidThroughDate=(due - timedelta(days=1)).isoformat(),
-        NextReminderDate=(reminder or due - timedelta(days=reminder_days_before)).isoformat(),
         LastReminderDate=(due - timedelta(days=31 + reminder_days_before)).isoformat(),
         PaymentDetails=card,
         CreatedDate="2026-01-01T00:00:00+00:00",

@@ -25,6 +25,7 @@ from ._common import (
     new_id,
     refused_as,
 )
+from .due_dates import due_attributes, leave_due_indexes, next_payment_on, next_reminder_on
 from .events import new_event, record_event, subscription_snapshot
 from .lookups import record_subscription_id
 
@@ -72,9 +73,8 @@ def create_subscription(
         PaymentDay=payment_day,
         PaymentAmount=amount,
         Currency=currency.upper(),
-        NextPaymentDate=today.isoformat(),
+        **due_attributes(sub_id, today, reminder_date(first_end + timedelta(days=1), reminder_days_before, today)),
         LastPaymentDate=today.isoformat(),
-        NextReminderDate=reminder_date(first_end + timedelta(days=1), reminder_days_before, today).isoformat(),
         LastReminderDate=today.isoformat(),
         PaidThroughDate=(today - timedelta(days=1)).isoformat(),
         PaymentDetails=payment_details_from(card, billing_address),
@@ -185,10 +185,10 @@ def set_schedule(
     return update_subscription(
         sub,
         [
-            Subscription.NextPaymentDate.set(next_payment.isoformat()),
+            *next_payment_on(sub.sub_id, next_payment),
             Subscription.PaidThroughDate.set((next_payment - timedelta(days=1)).isoformat()),
             Subscription.LastPaymentDate.set(last_payment.isoformat()),
-            Subscription.NextReminderDate.set(next_reminder.isoformat()),
+            *next_reminder_on(sub.sub_id, next_reminder),
             Subscription.LastReminderDate.set(last_reminder.isoformat()),
         ],
         live(),
@@ -220,8 +220,7 @@ def cancel_subscription(
             Subscription.Status.set(SubscriptionStatus.CANCELLED),
             Subscription.CancelledDate.set(iso_now()),
             Subscription.CancelReason.set(reason),
-            Subscription.NextPaymentDate.remove(),
-            Subscription.NextReminderDate.remove(),
+            *leave_due_indexes(),
         ],
         live(),
         actor=actor, action=action, check_version=check_version, note=reason,
