@@ -8,9 +8,23 @@ PY := $(VENV)/bin/python
 STAMP_PY := $(VENV)/.installed
 STAMP_NODE := node_modules/.installed
 
-.PHONY: install java run test bench lint clean mutate
+.PHONY: install java run test bench lint clean mutate messages messages-check
 
-install: $(STAMP_PY) $(STAMP_NODE) java
+# The compiled translations (README "Languages"): one .mo per .po, built by Babel.
+MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+
+install: $(STAMP_PY) $(STAMP_NODE) java $(MO_FILES)
+
+locale/%.mo: locale/%.po $(STAMP_PY)
+	$(PY) scripts/i18n.py compile $<
+
+# Extract the marked strings into the .po files (needs gettext: apt-get install gettext),
+# then translate the new ones; messages-check fails on an untranslated, fuzzy or stale one.
+messages: $(STAMP_PY)
+	$(PY) scripts/i18n.py extract
+
+messages-check: $(STAMP_PY)
+	$(PY) scripts/i18n.py check
 
 $(STAMP_PY): requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "make: cannot create a virtualenv: install python3-venv"; exit 1; }
@@ -50,4 +64,4 @@ lint: install
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) node_modules var artifacts mutants
+	rm -rf $(VENV) node_modules var artifacts mutants $(MO_FILES)

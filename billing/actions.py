@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from django.conf import settings
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.batches import (
@@ -43,7 +45,8 @@ class Started:
         return self.outcome.status == PaymentStatus.PAID
 
 
-def _tell(template: str, sub: Subscription, subject: str, **context: object) -> None:
+def _tell(template: str, sub: Subscription, subject: object, **context: object) -> None:
+    # Sent from a page: in the page's language (the customer's own, when logged in).
     failure = send_customer_email(template, sub.Email, subject, {**subscription_context(sub), **context})
     if failure:  # the change is made whatever the mail server says
         log.warning("%s mail for %s not sent: %s", template, sub.SK, failure)
@@ -68,7 +71,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         raise
     fresh = access.get_subscription(account.account_id, sub.sub_id, sku) or sub
     if outcome.status == PaymentStatus.PAID:
-        _tell("subscription_confirmed", fresh, f"Your {product_name} subscription is confirmed",
+        _tell("subscription_confirmed", fresh, format_lazy(_("Your {product} subscription is confirmed"), product=product_name),
               # The amounts as the customer saw them on the confirm page ("$9.99").
               amount=format_with_symbol(amount, currency),
               first_charge=format_with_symbol(outcome.amount or 0, currency), period_start=outcome.period,
@@ -82,7 +85,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
     old_day = sub.PaymentDay
     access.change_payment_day(sub, new_day, actor=actor, action=action)
     start, end = owed_period(sub)
-    _tell("payment_day_changed", sub, f"Payment day changed: {sub.ProductName or sub.SKU}",
+    _tell("payment_day_changed", sub, format_lazy(_("Payment day changed: {product}"), product=sub.ProductName or sub.SKU),
           old_day=old_day, next_payment=date.fromisoformat(sub.NextPaymentDate), period_start=start,
           period_end=end, next_amount=format_with_code(owed_amount(sub), sub.Currency),
           past_due=sub.Status == SubscriptionStatus.PAST_DUE)
@@ -94,7 +97,7 @@ def replace_card(sub: Subscription, card: CardToken, billing_address: str | None
     """Replace the card; a past-due period is retried with it at once ("pay now"), so the
     owed period is neither forgiven nor left waiting. Returns that retry's outcome."""
     access.replace_card(sub, card, billing_address, actor=actor, action=action)
-    _tell("card_replaced", sub, f"Card replaced: {sub.ProductName or sub.SKU}")
+    _tell("card_replaced", sub, format_lazy(_("Card replaced: {product}"), product=sub.ProductName or sub.SKU))
     if sub.Status != SubscriptionStatus.PAST_DUE:
         return None
     return take_payment(sub, run_date=today, actor=actor)
@@ -104,6 +107,6 @@ def cancel(sub: Subscription, *, actor: str, reason: str = "customer",
            action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED) -> Subscription:
     access.cancel_subscription(sub, actor=actor, reason=reason, action=action)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    _tell("subscription_ended", sub, f"Subscription cancelled: {sub.ProductName or sub.SKU}",
+    _tell("subscription_ended", sub, format_lazy(_("Subscription cancelled: {product}"), product=sub.ProductName or sub.SKU),
           paid_through=paid_through, reason=reason)
     return sub

@@ -15,14 +15,18 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import SetPasswordMixin
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
+
+from billing.localformat import local_date
 
 from .gateway import luhn_valid, normalize_card_number
 from .models import Product
 from .money import format_with_symbol
 from .schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
 
-PAYMENT_DAY_HELP = (
+PAYMENT_DAY_HELP = _(
     "The day of the month you pay. On months with fewer days you pay on the last day "
     "(for example day 31 is paid on 30 April and 28 February)."
 )
@@ -44,16 +48,16 @@ class SignUpForm(SetPasswordMixin, forms.Form):
 
     error_messages = {
         **SetPasswordMixin.error_messages,
-        "password_mismatch": "The two passwords do not match.",
-        "duplicate_email": "An account with this e-mail already exists. Log in instead.",
+        "password_mismatch": _("The two passwords do not match."),
+        "duplicate_email": _("An account with this e-mail already exists. Log in instead."),
     }
 
     email = forms.EmailField(
-        label="E-mail", widget=forms.EmailInput(attrs={"autocomplete": "email"}),
-        error_messages={"max_length": "This e-mail is longer than the %(limit_value)d characters rpay "
-                                      "can keep. Please use a shorter address."},
+        label=_("E-mail"), widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+        error_messages={"max_length": _("This e-mail is longer than the %(limit_value)d characters rpay "
+                                        "can keep. Please use a shorter address.")},
     )
-    password1, password2 = SetPasswordMixin.create_password_fields(label1="Password", label2="Password again")
+    password1, password2 = SetPasswordMixin.create_password_fields(label1=_("Password"), label2=_("Password again"))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -86,13 +90,14 @@ class SecretInput(forms.TextInput):
         return super().get_context(name, None, attrs)
 
 
-def day_choices(dates: dict[int, date] | None, what: str) -> list[tuple[int, str]]:
-    """Days 1-31, each labelled with the date it leads to when known, so the customer
-    sees the effect of the month-end rule before choosing."""
+def day_choices(dates: dict[int, date] | None) -> list[tuple[int, str]]:
+    """Days 1-31, each labelled with the date of the next payment it leads to when known,
+    so the customer sees the effect of the month-end rule before choosing."""
     days = range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)
     if not dates:
         return [(d, str(d)) for d in days]
-    return [(d, f"{d} — {what} {dates[d].day} {dates[d]:%b %Y}") for d in days]
+    return [(d, gettext("{day} — next payment {date}").format(day=d, date=local_date(dates[d], "j M Y")))
+            for d in days]
 
 
 def _year_choices(today: date) -> list[tuple[int, str]]:
@@ -106,22 +111,22 @@ class CardFields(forms.Form):
     """Card number, expiry, CVC and optional name/address: tokenized by the view."""
 
     card_number = forms.CharField(
-        label="Card number", max_length=30,
+        label=_("Card number"), max_length=30,
         widget=SecretInput(attrs={"autocomplete": "cc-number", "inputmode": "numeric",
                                   "placeholder": "1234 1234 1234 1234"}),
     )
-    exp_month = forms.TypedChoiceField(label="Expiry month", coerce=int, choices=MONTH_CHOICES,
+    exp_month = forms.TypedChoiceField(label=_("Expiry month"), coerce=int, choices=MONTH_CHOICES,
                                        widget=forms.Select(attrs={"autocomplete": "cc-exp-month"}))
-    exp_year = forms.TypedChoiceField(label="Expiry year", coerce=int, choices=[],
+    exp_year = forms.TypedChoiceField(label=_("Expiry year"), coerce=int, choices=[],
                                       widget=forms.Select(attrs={"autocomplete": "cc-exp-year"}))
     cvc = forms.CharField(
-        label="Security code (CVC)", max_length=4, min_length=3,
+        label=_("Security code (CVC)"), max_length=4, min_length=3,
         widget=SecretInput(attrs={"autocomplete": "cc-csc", "inputmode": "numeric", "size": 4}),
     )
-    cardholder = forms.CharField(label="Name on card (optional)", max_length=100, required=False,
+    cardholder = forms.CharField(label=_("Name on card (optional)"), max_length=100, required=False,
                                  widget=forms.TextInput(attrs={"autocomplete": "cc-name"}))
     billing_address = forms.CharField(
-        label="Billing address (optional)", max_length=300, required=False,
+        label=_("Billing address (optional)"), max_length=300, required=False,
         widget=forms.Textarea(attrs={"rows": 2, "autocomplete": "street-address"}),
     )
 
@@ -136,7 +141,7 @@ class CardFields(forms.Form):
     def clean_card_number(self) -> str:
         number = normalize_card_number(self.cleaned_data["card_number"])
         if not luhn_valid(number):
-            raise ValidationError("That card number is not valid. Check the digits and try again.",
+            raise ValidationError(_("That card number is not valid. Check the digits and try again."),
                                   code="invalid_card_number")
         return number
 
@@ -144,7 +149,7 @@ class CardFields(forms.Form):
     def clean_cvc(self) -> str:
         cvc = self.cleaned_data["cvc"].strip()
         if not cvc.isdigit():
-            raise ValidationError("The security code is the 3 or 4 digits on the back of the card.",
+            raise ValidationError(_("The security code is the 3 or 4 digits on the back of the card."),
                                   code="invalid_cvc")
         return cvc
 
@@ -153,7 +158,7 @@ class CardFields(forms.Form):
         data = super().clean()
         month, year = data.get("exp_month"), data.get("exp_year")
         if month and year and (year, month) < (self.today.year, self.today.month):
-            self.add_error("exp_month", ValidationError("This card has expired.", code="card_expired"))
+            self.add_error("exp_month", ValidationError(_("This card has expired."), code="card_expired"))
         return data
 
     def billing_address_text(self) -> str | None:
@@ -170,9 +175,9 @@ class VersionedForm(forms.Form):
 
 
 class SubscribeForm(CardFields):
-    product = forms.ChoiceField(label="Product", widget=forms.RadioSelect)
+    product = forms.ChoiceField(label=_("Product"), widget=forms.RadioSelect)
     payment_day = forms.TypedChoiceField(
-        label="Payment day", coerce=int, help_text=PAYMENT_DAY_HELP,
+        label=_("Payment day"), coerce=int, help_text=PAYMENT_DAY_HELP,
         choices=[(d, str(d)) for d in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)],
     )
 
@@ -182,23 +187,24 @@ class SubscribeForm(CardFields):
     def __init__(self, *args: Any, products: list[Product], first_dates: dict[int, date] | None = None,
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["payment_day"].choices = day_choices(first_dates, "next payment")
+        self.fields["payment_day"].choices = day_choices(first_dates)
         # Only the active catalog is offered; a retired SKU posted by hand is invalid.
         self.fields["product"].choices = [
-            (p.SKU, f"{p.Name} — {format_with_symbol(p.PaymentAmount, p.Currency)} a month") for p in products
+            (p.SKU, gettext("{name} — {price} a month").format(
+                name=p.Name, price=format_with_symbol(p.PaymentAmount, p.Currency))) for p in products
         ]
         self.order_fields(self.field_order)
 
 
 class ChangeDayForm(VersionedForm):
     payment_day = forms.TypedChoiceField(
-        label="New payment day", coerce=int, help_text=PAYMENT_DAY_HELP,
+        label=_("New payment day"), coerce=int, help_text=PAYMENT_DAY_HELP,
         choices=[(d, str(d)) for d in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)],
     )
 
     def __init__(self, *args: Any, next_dates: dict[int, date] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["payment_day"].choices = day_choices(next_dates, "next payment")
+        self.fields["payment_day"].choices = day_choices(next_dates)
 
 
 class ReplaceCardForm(CardFields, VersionedForm):

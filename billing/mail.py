@@ -4,6 +4,11 @@
 A send never raises: the write the e-mail announces (a payment, a claim, a new
 subscription) is already made, and a mail failure must neither undo nor repeat it.
 The caller gets back "" or one line saying what went wrong, to count or log.
+
+Each e-mail is written in its customer's language: ``language`` (the subscription's or
+account's copy of ``Account.Language``) is activated with ``translation.override`` while
+the subject and both bodies are rendered, so the subject and the amounts may be lazy
+(``format_lazy``, ``money_text``) and are formatted in that language, not the caller's.
 """
 
 from __future__ import annotations
@@ -15,9 +20,18 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.functional import lazy
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
+from billing.language import supported
 from billing.models import Subscription
 from billing.money import format_with_code
+
+# An amount with its currency code ("9.99 USD", "9,99 USD"), formatted when the e-mail
+# is rendered, so in the customer's language.
+money_text = lazy(format_with_code, str)
 
 log = logging.getLogger(__name__)
 
@@ -33,14 +47,18 @@ def email_subject(text: str) -> str:
     return _CONTROL.sub(" ", str(text)).strip()[:SUBJECT_MAX_LENGTH]
 
 
-def send_customer_email(template: str, to: str, subject: str, context: dict[str, Any]) -> str:
-    """Send one e-mail (text + HTML); returns "" or what went wrong, in one line."""
+def send_customer_email(template: str, to: str, subject: Any, context: dict[str, Any], *,
+                        language: str | None = None) -> str:
+    """Send one e-mail (text + HTML) in ``language`` (None: the active language, the
+    page's when a page sends it); returns "" or what went wrong, in one line."""
     try:
         site = settings.SITE_URL.rstrip("/")
         context = {**context, "site_url": site, "portal_url": site + "/"}
-        text = render_to_string(f"billing/email/{template}.txt", context)
-        html = render_to_string(f"billing/email/{template}.html", context)
-        send_mail(email_subject(subject), text, None, [to], html_message=html)
+        with translation.override(supported(language) if language else translation.get_language()):
+            text = render_to_string(f"billing/email/{template}.txt", context)
+            html = render_to_string(f"billing/email/{template}.html", context)
+            subject_line = email_subject(str(subject))
+        send_mail(subject_line, text, None, [to], html_message=html)
     except Exception as error:  # noqa: BLE001 - reported to the caller, never raised (see above)
         log.warning("e-mail %s failed: %s", template, error)
         return f"mail: {type(error).__name__}: {error}".splitlines()[0]
@@ -52,8 +70,9 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
     card = sub.PaymentDetails
     return {
         "product": sub.ProductName or sub.SKU,
-        "amount": format_with_code(sub.PaymentAmount, sub.Currency),
-        "card": f"{card.Brand} ending {card.Last4}" if card else "your card on file",
+        "amount": money_text(sub.PaymentAmount, sub.Currency),
+        "card": format_lazy(_("{brand} ending {last4}"), brand=card.Brand, last4=card.Last4) if card
+        else _("your card on file"),
         "last4": card.Last4 if card else "",
         "sub_id": sub.sub_id,
         "payment_day": sub.PaymentDay,

@@ -139,6 +139,10 @@ class Account(BillingItem, discriminator="Account"):
     # The Django user that owns this account (users live in Django's database).
     UserId = NumberAttribute(null=True)
     CreatedDate = UnicodeAttribute()
+    # The customer's language (a code of settings.LANGUAGES, e.g. "zh-hans"); copied onto
+    # the user link (read at log-in) and each subscription (read by the batches from the
+    # GSIs), so neither needs another request to know it. Null: the site's default.
+    Language = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -153,6 +157,7 @@ class UserLink(BillingItem, discriminator="UserLink"):
 
     AccountId = UnicodeAttribute()
     Email = UnicodeAttribute()
+    Language = UnicodeAttribute(null=True)  # the account's, so log-in knows it (one GetItem)
 
 
 class SubIdLookup(BillingItem, discriminator="SubIdLookup"):
@@ -182,12 +187,12 @@ class PaymentDetails(MapAttribute):
 # filter drops every row of a query made through the Subscription class.
 GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
-    "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay",
+    "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay", "Language",
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
-    "NextReminderDate", "LastReminderDate", "Version",
+    "NextReminderDate", "LastReminderDate", "Version", "Language",
 ]
 
 
@@ -250,6 +255,9 @@ class Subscription(BillingItem, discriminator="Subscription"):
     PaidThroughDate = UnicodeAttribute(null=True)
     CancelledDate = UnicodeAttribute(null=True)
     CancelReason = UnicodeAttribute(null=True)
+    # The account's language, copied here so the batches' e-mails (read from the GSIs,
+    # which project it) go out in it without reading the account (Account.Language).
+    Language = UnicodeAttribute(null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -309,6 +317,8 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # their sum, kept so that a refund's conditional update can check it in one place.
     RefundedAmount = NumberAttribute(default=0)
     Refunds = ListAttribute(of=Refund, null=True)
+    # The subscription's language when it was paid: a refund's e-mail is written in it.
+    Language = UnicodeAttribute(null=True)
     TTL = TTLAttribute(null=True)
 
     @property

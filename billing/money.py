@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from billing import localformat
+
 # ISO-4217 minor-unit exponents that are not 2.
 CURRENCY_EXPONENTS: dict[str, int] = {
     "BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0,
@@ -50,18 +52,27 @@ def _grouped(amount: int, currency: str) -> tuple[str, str]:
 
 
 def format_with_code(amount: int | None, currency: str) -> str:
-    """With the currency code, for e-mails and staff pages: ``999, "usd"`` -> ``"9.99 USD"``."""
+    """With the currency code, for e-mails and staff pages: ``999, "usd"`` -> ``"9.99 USD"``;
+    in the active language when it is not English (``"9,99 USD"`` in Italian)."""
     if amount is None or amount == "":
         return ""
+    locale = localformat.active_locale()
+    if locale is not None:
+        code = (currency or "").upper()
+        return localformat.currency(to_decimal(amount, code), code, exponent(code), locale, with_code=True)
     sign, number = _grouped(amount, currency)
     return f"{sign}{number} {(currency or '').upper()}"
 
 
 def format_with_symbol(amount: int | None, currency: str) -> str:
-    """For customers' pages: ``999, "USD"`` -> ``"$9.99"``; ``123456, "CHF"`` -> ``"CHF 1,234.56"``."""
+    """For customers' pages: ``999, "USD"`` -> ``"$9.99"``; ``123456, "CHF"`` -> ``"CHF 1,234.56"``;
+    in the active language's CLDR pattern when it is not English (``"9,99 €"``, ``"₩9,900"``)."""
     if amount is None or amount == "":
         return ""
     code = (currency or "").upper()
+    locale = localformat.active_locale()
+    if locale is not None:
+        return localformat.currency(to_decimal(amount, code), code, exponent(code), locale)
     sign, number = _grouped(amount, code)
     symbol = CURRENCY_SYMBOLS.get(code)
     return f"{sign}{symbol}{number}" if symbol else f"{sign}{code} {number}"

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+
 from billing import access
 from billing.gateway import GatewayError, PaymentGateway, RefundRefused, get_gateway
-from billing.mail import send_customer_email
+from billing.mail import money_text, send_customer_email
 from billing.models import AuditAction, Receipt
-from billing.money import format_with_code
 
 
 @dataclass
@@ -55,13 +57,15 @@ def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str
                                           reason=reason or None)
     if not added:  # a repeated request: the refund and its e-mail were made the first time
         return RefundDone(receipt, result.refund_id, result.amount)
-    mail_error = send_customer_email("refund", receipt.Email or "", f"Refund: {receipt.ProductName or receipt.SKU}", {
+    # Sent by staff: in the customer's language (the receipt's copy), not the staff's.
+    subject = format_lazy(_("Refund: {product}"), product=receipt.ProductName or receipt.SKU)
+    mail_error = send_customer_email("refund", receipt.Email or "", subject, language=receipt.Language, context={
         "product": receipt.ProductName or receipt.SKU,
-        "amount": format_with_code(result.amount, receipt.Currency),
+        "amount": money_text(result.amount, receipt.Currency),
         "billing_date": receipt.BillingDate,
         "refund_id": result.refund_id,
-        "refunded_total": format_with_code(receipt.RefundedAmount or 0, receipt.Currency),
-        "charged": format_with_code(receipt.ProcessedAmount, receipt.Currency),
+        "refunded_total": money_text(receipt.RefundedAmount or 0, receipt.Currency),
+        "charged": money_text(receipt.ProcessedAmount, receipt.Currency),
     })
     return RefundDone(receipt, result.refund_id, result.amount, mail_error)
 

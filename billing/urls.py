@@ -7,6 +7,8 @@ AUTH = "portal/auth/"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # the header's language switcher (Django's set_language + the account's language)
+    path("i18n/setlang/", views.set_language, name="set_language"),
     # accounts
     path("signup/", views.signup, name="signup"),
     path("login/", views.LoginView.as_view(), name="login"),

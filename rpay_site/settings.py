@@ -48,6 +48,10 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The browser's language (cookie set by the switcher, else Accept-Language), then a
+    # logged-in customer's own (Account.Language, kept in the session at log-in).
+    "django.middleware.locale.LocaleMiddleware",
+    "billing.language.AccountLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -68,6 +72,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -100,7 +105,16 @@ AUTHENTICATION_BACKENDS = [
     "billing.auth_backends.EmailLoginBackend",
 ]
 
-LANGUAGE_CODE = "en-us"
+# The site's languages (README "Languages"): English by default; the .po files are in
+# locale/<ll>/LC_MESSAGES, compiled to .mo by `make`.
+LANGUAGE_CODE = "en"
+LANGUAGES = [
+    ("en", "English"),
+    ("it", "Italiano"),
+    ("ko", "한국어"),
+    ("zh-hans", "简体中文"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -22,6 +22,7 @@ from .batch_writes import advance_after_payment, claim_reminder, extend_after_ca
 from .bulk import batch_items, due_subscription
 from .catalog import create_product, get_product, list_products, retire_product, update_product
 from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
+from .languages import get_user_link, set_account_language
 from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
 from .receipts import (
     create_receipt,
@@ -73,6 +74,9 @@ __all__ = [
     "get_account_collection",
     "get_account_id_for_user",
     "link_user",
+    # the customer's language (account, user link, subscriptions)
+    "get_user_link",
+    "set_account_language",
     # the staff look-up: a subscription by its id alone, the accounts of many users
     "get_account_id_for_subscription",
     "get_account_ids_for_users",

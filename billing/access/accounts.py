@@ -14,7 +14,8 @@ from billing.models import Account, AuditEvent, BillingItem, Receipt, Subscripti
 from ._common import absent_if_invalid, is_expired, iso_now, new_id, utc_now
 
 
-def create_account(email: str, *, user_id: int | None = None, name: str = "") -> Account:
+def create_account(email: str, *, user_id: int | None = None, name: str = "",
+                   language: str | None = None) -> Account:
     """A new account with a random id, and its link to the Django user if given."""
     account_id = new_id()
     account = Account(
@@ -24,17 +25,18 @@ def create_account(email: str, *, user_id: int | None = None, name: str = "") ->
         Name=name or None,
         UserId=user_id,
         CreatedDate=iso_now(),
+        Language=language,
     )
     account.save(condition=Account.PK.does_not_exist())
     if user_id is not None:
-        link_user(user_id, account_id, email)
+        link_user(user_id, account_id, email, language=language)
     return account
 
 
-def link_user(user_id: int, account_id: str, email: str) -> UserLink:
+def link_user(user_id: int, account_id: str, email: str, *, language: str | None = None) -> UserLink:
     link = UserLink(
         UserLink.pk(user_id=user_id), UserLink.sk(user_id=user_id),
-        AccountId=account_id, Email=email,
+        AccountId=account_id, Email=email, Language=language,
     )
     link.save()
     return link

@@ -63,6 +63,7 @@ def create_receipt(
         ChargeId=charge_id,
         CardBrand=sub.PaymentDetails.Brand if sub.PaymentDetails else None,
         CardLast4=sub.PaymentDetails.Last4 if sub.PaymentDetails else None,
+        Language=sub.Language,
         TTL=receipt_ttl(billing_date, retention_days),
     )
     event = new_event(

@@ -78,6 +78,7 @@ def create_subscription(
         LastReminderDate=today.isoformat(),
         PaidThroughDate=(today - timedelta(days=1)).isoformat(),
         PaymentDetails=payment_details_from(card, billing_address),
+        Language=account.Language,
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
     )

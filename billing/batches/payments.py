@@ -16,10 +16,13 @@ import time
 from datetime import date, timedelta
 
 from django.conf import settings
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy
 
 from billing import access
 from billing.gateway import ChargeResult, GatewayError, PaymentGateway, get_gateway
-from billing.mail import send_customer_email, subscription_context
+from billing.localformat import LocalDate
+from billing.mail import money_text, send_customer_email, subscription_context
 from billing.models import Subscription, SubscriptionStatus
 from billing.money import format_with_code
 from billing.schedule import first_period, period_amount, period_end, reminder_date, retry_after
@@ -169,8 +172,9 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         period_end=end, actor=actor,
     )
     if created:  # the process that recorded the charge tells the customer, once
-        out.mail_error = send_customer_email("receipt", sub.Email, f"Receipt: {sub.ProductName or sub.SKU}, {start:%d %b %Y}", {
-            **subscription_context(sub), "amount": format_with_code(result.amount, result.currency),
+        subject = format_lazy(gettext_lazy("Receipt: {product}, {date}"), product=sub.ProductName or sub.SKU, date=LocalDate(start))
+        out.mail_error = send_customer_email("receipt", sub.Email, subject, language=sub.Language, context={
+            **subscription_context(sub), "amount": money_text(result.amount, result.currency),
             "billing_date": start, "period_start": start, "period_end": end,
             "charge_id": result.charge_id, "next_payment": next_payment,
         })
@@ -209,7 +213,7 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
     retry_on = retry_after(run_date, settings.PAYMENT_RETRY_DAYS, failed_retries)
     reason = result.decline_code or "declined"
     context = {**subscription_context(sub), "billing_date": out.period, "decline_code": reason, "retry_on": retry_on,
-               "amount": format_with_code(result.amount, result.currency)}
+               "amount": money_text(result.amount, result.currency)}
     if retry_on is None:
         try:
             access.cancel_subscription(sub, reason="payment_failed", actor=actor, check_version=False)
@@ -217,7 +221,8 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
             out.reason = "already cancelled or changed by another run"
             return out
         out.status, out.reason = PaymentStatus.CANCELLED, f"{reason}; no retry left"
-        out.mail_error = send_customer_email("subscription_cancelled", sub.Email, f"Subscription cancelled: {context['product']}", context)
+        out.mail_error = send_customer_email("subscription_cancelled", sub.Email, format_lazy(
+            gettext_lazy("Subscription cancelled: {product}"), product=context["product"]), context, language=sub.Language)
         return out
     # The reminder for the period after the owed one: the retry does not move the schedule.
     next_anchor = (out.period_end or out.period) + timedelta(days=1)
@@ -230,5 +235,6 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
         out.reason = "already handled by another run"
         return out
     out.status, out.reason, out.next_payment = PaymentStatus.DECLINED, f"{reason}; retry on {retry_on}", retry_on
-    out.mail_error = send_customer_email("payment_declined", sub.Email, f"Payment declined: {context['product']}", context)
+    out.mail_error = send_customer_email("payment_declined", sub.Email, format_lazy(
+        gettext_lazy("Payment declined: {product}"), product=context["product"]), context, language=sub.Language)
     return out

@@ -8,11 +8,13 @@ import contextlib
 from datetime import date, timedelta
 
 from django.conf import settings
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.mail import send_customer_email, subscription_context
+from billing.localformat import LocalDate
+from billing.mail import money_text, send_customer_email, subscription_context
 from billing.models import Subscription, SubscriptionStatus
-from billing.money import format_with_code
 from billing.schedule import next_payment_date, period_amount, period_end, reminder_date
 
 from .outcomes import ReminderOutcome, ReminderStatus
@@ -44,7 +46,7 @@ def _amount_due(sub: Subscription) -> dict[str, str]:
         return {}
     start = date.fromisoformat(sub.NextPaymentDate)
     amount = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, period_end(int(sub.PaymentDay), start))
-    return {"amount": format_with_code(amount, sub.Currency)}
+    return {"amount": money_text(amount, sub.Currency)}
 
 
 def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> ReminderOutcome:
@@ -64,8 +66,9 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
         return out
     out.status = ReminderStatus.SENT
     out.mail_error = send_customer_email(
-        "reminder", sub.Email, f"Upcoming payment: {sub.ProductName or sub.SKU} on {payment:%d %b %Y}",
-        {**subscription_context(sub), "payment_date": payment, **_amount_due(sub)},
+        "reminder", sub.Email, format_lazy(_("Upcoming payment: {product} on {date}"),
+                                           product=sub.ProductName or sub.SKU, date=LocalDate(payment)),
+        {**subscription_context(sub), "payment_date": payment, **_amount_due(sub)}, language=sub.Language,
     )
     return out
 

@@ -7,6 +7,9 @@ from datetime import date, datetime
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy as _
+
+from billing import localformat
 
 register = template.Library()
 
@@ -22,13 +25,20 @@ def isodate(value: str | date | None) -> date | datetime | None:
         return None
 
 
+@register.filter
+def local_date(value: str | date | None, django_format: str = "j F Y") -> str:
+    """``{{ sub.NextPaymentDate|local_date:"j F Y" }}``: an ISO string or a date in the
+    active language ("30 November 2026", "30 novembre 2026", "2026年11月30日")."""
+    return localformat.local_date(value, django_format)
+
+
 _STATUS = {
-    "active": ("Active", "text-bg-success"),
-    "past_due": ("Past due", "text-bg-danger"),
-    "cancelled": ("Cancelled", "text-bg-secondary"),
-    "paid": ("Paid", "text-bg-success"),
-    "refunded": ("Refunded", "text-bg-warning"),
-    "partially_refunded": ("Partially refunded", "text-bg-warning"),
+    "active": (_("Active"), "text-bg-success"),
+    "past_due": (_("Past due"), "text-bg-danger"),
+    "cancelled": (_("Cancelled"), "text-bg-secondary"),
+    "paid": (_("Paid"), "text-bg-success"),
+    "refunded": (_("Refunded"), "text-bg-warning"),
+    "partially_refunded": (_("Partially refunded"), "text-bg-warning"),
 }
 
 

@@ -14,6 +14,7 @@ that ``billing.urls`` and the error handlers name.
 from .auth_pages import LoginView, signup
 from .dashboard_pages import dashboard, home
 from .error_pages import page_not_found, server_error
+from .language_pages import set_language
 from .manage_pages import cancel, cancelled, change_day, replace_card, subscription_detail
 from .receipt_pages import receipt_detail, receipts, receipts_csv
 from .subscribe_pages import subscribe, subscribe_confirm
@@ -25,6 +26,7 @@ __all__ = [
     "home",
     "page_not_found",
     "server_error",
+    "set_language",
     "cancel",
     "cancelled",
     "change_day",

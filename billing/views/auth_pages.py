@@ -13,11 +13,14 @@ from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.forms import SignUpForm
+from billing.language import remember_language, supported
 from billing.pages import bound_data
 
 from .common import SESSION_ACCOUNT, remember_account
@@ -62,9 +65,12 @@ def signup(request: HttpRequest) -> HttpResponse:
         except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
             form.add_error("email", ValidationError(form.error_messages["duplicate_email"], code="duplicate_email"))
             return render(request, "portal/auth/signup.html", {"form": form})
-        account = access.create_account(email, user_id=user.pk)
+        # The language the sign-up page was shown in becomes the account's.
+        language = supported(get_language())
+        account = access.create_account(email, user_id=user.pk, language=language)
         login(request, user, backend="billing.auth_backends.EmailLoginBackend")
         request.session[SESSION_ACCOUNT] = account.account_id
-        messages.success(request, "Welcome to rpay. Your account is ready: subscribe to your first product below.")
+        remember_language(request, language)
+        messages.success(request, _("Welcome to rpay. Your account is ready: subscribe to your first product below."))
         return redirect("subscribe")
     return render(request, "portal/auth/signup.html", {"form": form})

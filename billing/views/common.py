@@ -12,8 +12,10 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponseBase
 from django.shortcuts import redirect
+from django.utils.translation import gettext_lazy as _
 
 from billing import access
+from billing.language import remember_language
 
 log = logging.getLogger("billing")
 
@@ -22,19 +24,22 @@ SESSION_PENDING = "pending_subscription"
 RECEIPT_MONTHS = 6
 
 
-STALE_MESSAGE = (
+STALE_MESSAGE = _(
     "This subscription was changed elsewhere (another tab or device) while you were looking "
     "at it. We have shown you the latest version: please check it and try again."
 )
 
 
 def remember_account(request: HttpRequest) -> str | None:
-    """Put the user's account id in the session: one GetItem, only when missing."""
+    """Put the user's account id and language in the session: one GetItem (the user
+    link, which carries both), only when missing."""
     account_id = request.session.get(SESSION_ACCOUNT)
     if not account_id and request.user.is_authenticated:
-        account_id = access.get_account_id_for_user(request.user.pk)
-        if account_id:
+        link = access.get_user_link(request.user.pk)
+        account_id = link.AccountId if link else None
+        if link:
             request.session[SESSION_ACCOUNT] = account_id
+            remember_language(request, link.Language)
     return account_id
 
 

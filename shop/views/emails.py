@@ -5,17 +5,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+
 from billing import access as billing_access
+from billing.mail import money_text as format_with_code
 from billing.mail import send_customer_email
-from billing.money import format_with_code
 from shop.access import OrderDetails
 from shop.models import Order, Shipment
 
 
 def customer_email(customer_id: str) -> str | None:
     """A shop customer is an rpay account: its e-mail (one GetItem)."""
+    return customer_address(customer_id)[0]
+
+
+def customer_address(customer_id: str) -> tuple[str | None, str | None]:
+    """The account's e-mail and language (one GetItem): staff's e-mails to a customer
+    are written in the customer's language."""
     account = billing_access.get_account(customer_id)
-    return account.Email if account else None
+    return (account.Email, account.Language) if account else (None, None)
 
 
 def order_context(order: Order, details: OrderDetails | None) -> dict[str, Any]:
@@ -37,23 +46,26 @@ def order_context(order: Order, details: OrderDetails | None) -> dict[str, Any]:
 def send_order_confirmation(to: str | None, order: Order, details: OrderDetails | None) -> str:
     if not to:
         return "mail: no address"
-    return send_customer_email("shop_order_confirmation", to, f"Your order {order.order_id}",
+    return send_customer_email("shop_order_confirmation", to, format_lazy(_("Your order {order}"), order=order.order_id),
                                order_context(order, details))
 
 
 def send_shipped(order: Order, shipment: Shipment) -> str:
-    to = customer_email(order.customer_id)
+    to, language = customer_address(order.customer_id)
     if not to:
         return "mail: no address"
     context = {**order_context(order, None), "carrier": shipment.Carrier, "tracking_number": shipment.TrackingNumber}
-    return send_customer_email("shop_shipped", to, f"Order {order.order_id} is on its way", context)
+    return send_customer_email("shop_shipped", to, format_lazy(_("Order {order} is on its way"), order=order.order_id),
+                               context, language=language)
 
 
 def send_refund(order: Order, kind: str) -> str:
-    to = customer_email(order.customer_id)
+    to, language = customer_address(order.customer_id)
     if not to:
         return "mail: no address"
     what = "cancelled" if kind == "cancel" else "refunded"
     context = {**order_context(order, None), "what": what}
-    return send_customer_email("shop_refund", to, f"Order {order.order_id} {what}: your money is on its way back",
-                               context)
+    subject = (_("Order {order} cancelled: your money is on its way back") if kind == "cancel"
+               else _("Order {order} refunded: your money is on its way back"))
+    return send_customer_email("shop_refund", to, format_lazy(subject, order=order.order_id), context,
+                               language=language)
