@@ -25,6 +25,7 @@ def due_subscription(
     currency: str = "USD",
     reminder: date | None = None,
     reminder_days_before: int = 7,
+    language: str | None = None,
 ) -> Subscription:
     """A live subscription (not yet written) due to pay on ``due``, paid a month before
     and reminded ``reminder_days_before`` days before: what a month of batches leaves."""
@@ -45,6 +46,7 @@ def due_subscription(
         CreatedDate="2026-01-01T00:00:00+00:00",
         Status=SubscriptionStatus.ACTIVE,
         RetryCount=0,
+        Language=language,
         Version=1,
     )
 

@@ -1,0 +1,79 @@
+"""Issue 18: the batches' e-mails go out in the customer's language (the subscription's
+copy of Account.Language, read from the GSIs), with amounts and dates in its formats."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from django.core import mail
+
+from billing import access, batches
+from billing.models import GSI1_PROJECTION, GSI2_PROJECTION
+
+from .builders import fresh, make_account, make_subscription, seed_due
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+R = date(2027, 3, 8)  # reminders for payments on 2027-03-15
+PAY = date(2027, 3, 15)
+
+# language: (reminder subject start, a phrase of the reminder body, the amount 1,234.56 EUR
+# as the language writes it with its code, the payment date, a phrase of the receipt body)
+EXPECTED = {
+    "it": ("Prossimo pagamento: Daily News il 15 mar 2027", "si avvicina", "1.234,56 EUR",
+           "15 marzo 2027", "abbiamo ricevuto il tuo pagamento"),
+    "ko": ("결제 예정: Daily News, 2027. 3. 15.", "결제일이 다가오고 있습니다", "1,234.56 EUR",
+           "2027년 3월 15일", "결제가 완료되었습니다"),
+    "zh-hans": ("即将付款：Daily News，2027年3月15日", "付款即将到期", "1,234.56 EUR",
+                "2027年3月15日", "我们已收到您"),
+}
+ENGLISH = ("Upcoming payment", "is coming up", "Hello,", "Thank you: we received", "Amount:")
+
+
+def test_the_language_is_projected_into_both_batch_indexes() -> None:
+    assert "Language" in GSI1_PROJECTION and "Language" in GSI2_PROJECTION
+
+
+@pytest.mark.parametrize("language", sorted(EXPECTED))
+def test_reminder_and_receipt_in_the_subscriptions_language(local_table, language) -> None:
+    # DynamoDB Local enforces the GSIs' projections: the language must come through them.
+    subject, phrase, amount, day, receipt_phrase = EXPECTED[language]
+    seed_due(1, due=PAY, amount=123456, currency="EUR", language=language)
+    assert batches.run_reminders(run_date=R).counts["sent"] == 1
+    [reminder] = mail.outbox
+    assert reminder.subject.startswith(subject)
+    for text in (reminder.body, reminder.alternatives[0][0]):
+        assert phrase in text and amount in text and day in text
+        assert not any(english in text for english in ENGLISH)
+    assert f'lang="{language}"' in reminder.alternatives[0][0]
+
+    mail.outbox.clear()
+    assert batches.run_payments(run_date=PAY).counts["paid"] == 1
+    [receipt] = mail.outbox
+    for text in (receipt.body, receipt.alternatives[0][0]):
+        assert receipt_phrase in text and amount in text and day in text
+        assert not any(english in text for english in ENGLISH)
+
+
+def test_without_a_language_the_mail_stays_english(moto_table) -> None:
+    seed_due(1, due=PAY, amount=123456, currency="EUR")
+    batches.run_reminders(run_date=R)
+    [message] = mail.outbox
+    assert message.subject.startswith("Upcoming payment: Daily News on 15 Mar 2027")
+    assert "1,234.56 EUR" in message.body and "15 March 2027" in message.body
+
+
+def test_the_accounts_language_reaches_its_subscriptions_and_their_mail(moto_table) -> None:
+    account = make_account()
+    sub = make_subscription(account, today=date(2027, 1, 10))
+    assert fresh(sub).Language is None
+    assert access.set_account_language(account.account_id, "ko") == 1
+    assert access.get_account(account.account_id).Language == "ko"
+    assert fresh(sub).Language == "ko"
+    # A subscription made afterwards copies the account's language at once.
+    later = make_subscription(access.get_account(account.account_id), sku="TEA", today=date(2027, 1, 10))
+    assert fresh(later).Language == "ko"
+    due = date.fromisoformat(fresh(sub).NextReminderDate)
+    batches.run_reminders(run_date=due)
+    assert mail.outbox and all("결제 예정" in m.subject for m in mail.outbox)
