@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import Http404, HttpRequest
+from django.utils.translation import gettext as _
 
 from billing import access
 from billing.models import Subscription
@@ -34,5 +35,5 @@ def subscription_or_404(account_id: str, sub_id: str) -> Subscription:
     """The account's subscription, or 404: another account's id is simply not found."""
     sub = access.get_subscription(account_id, sub_id)
     if sub is None:
-        raise Http404("No such subscription")
+        raise Http404(_("No such subscription"))
     return sub

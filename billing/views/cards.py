@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
 
 from billing.gateway import CardError, CardToken, GatewayError, get_gateway
@@ -27,6 +28,6 @@ def tokenize_card_form(form: Any) -> CardToken | None:
         return None
     except GatewayError:
         form.add_error(None, ValidationError(
-            "Our payment provider could not be reached, so your card was not saved. "
-            "Nothing was charged: please try again in a minute.", code="gateway_unreachable"))
+            _("Our payment provider could not be reached, so your card was not saved. "
+              "Nothing was charged: please try again in a minute."), code="gateway_unreachable"))
         return None

@@ -12,12 +12,14 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_safe
 
 from billing import access, actions, batches
 from billing.forms import CancelForm, ChangeDayForm, ReplaceCardForm
 from billing.gateway import GatewayError
+from billing.localformat import local_date
 from billing.models import Subscription
 from billing.money import format_with_symbol
 from billing.pages import actor, bound_data, subscription_or_404, today
@@ -55,7 +57,7 @@ def subscription_detail(request: HttpRequest, account_id: str, sub_id: str) -> H
 def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
-        messages.info(request, "This subscription is cancelled: there is nothing to change.")
+        messages.info(request, _("This subscription is cancelled: there is nothing to change."))
         return redirect("subscription", sub_id=sub_id)
     # The rule access.change_payment_day applies, shown before the customer chooses: the
     # next payment keeps its date and pays up to the new day's anchor, a month or more on.
@@ -72,9 +74,10 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
             return refused
         start, end = batches.owed_period(sub)
         amount = format_with_symbol(batches.owed_amount(sub), sub.Currency)
-        messages.success(request, f"Your payment day is now the {sub.PaymentDay}. The days you paid for stay paid: "
-                                  f"the next payment ({amount}, on {start:%-d %B %Y}) covers {start:%-d %B} to "
-                                  f"{end:%-d %B %Y}, prorated by day.")
+        messages.success(request, _("Your payment day is now the %(day)s. The days you paid for stay paid: the next "
+                                    "payment (%(amount)s, on %(date)s) covers %(start)s to %(end)s, prorated by day.") % {
+            "day": sub.PaymentDay, "amount": amount, "date": local_date(start, "j F Y"),
+            "start": local_date(start, "j F"), "end": local_date(end, "j F Y")})
         return redirect("subscription", sub_id=sub_id)
     return render(request, "portal/change_day.html", {"sub": sub, "form": form})
 
@@ -86,7 +89,7 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
 def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
-        messages.info(request, "This subscription is cancelled: there is no card to replace.")
+        messages.info(request, _("This subscription is cancelled: there is no card to replace."))
         return redirect("subscription", sub_id=sub_id)
     form = ReplaceCardForm(bound_data(request), today=today(), initial={"version": sub.Version})
     if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
@@ -98,20 +101,22 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
                                                              actor=actor(request), today=today())),
                 retry_page="replace_card")
         except GatewayError:
-            messages.warning(request, f"Future payments will use your {card.brand} ending in {card.last4}, but our "
-                                      "payment provider could not be reached to pay the overdue amount now; "
-                                      "we will try again on the next retry date.")
+            messages.warning(request, _("Future payments will use your %(brand)s ending in %(last4)s, but our "
+                                        "payment provider could not be reached to pay the overdue amount now; "
+                                        "we will try again on the next retry date.") % {
+                "brand": card.brand, "last4": card.last4})
             return redirect("subscription", sub_id=sub_id)
         if refused:
             return refused
-        messages.success(request, f"Future payments will use your {card.brand} ending in {card.last4}.")
+        messages.success(request, _("Future payments will use your %(brand)s ending in %(last4)s.") % {
+            "brand": card.brand, "last4": card.last4})
         outcome = paid_now[0] if paid_now else None
         if outcome is not None and outcome.status == batches.PaymentStatus.PAID:
-            messages.success(request, f"The overdue payment of {format_with_symbol(outcome.amount or 0, sub.Currency)} "
-                                      "went through with the new card.")
+            messages.success(request, _("The overdue payment of %(amount)s went through with the new card.") % {
+                "amount": format_with_symbol(outcome.amount or 0, sub.Currency)})
         elif outcome is not None and outcome.status in (batches.PaymentStatus.DECLINED,
                                                         batches.PaymentStatus.CANCELLED):
-            messages.warning(request, f"The new card was declined too ({outcome.reason}).")
+            messages.warning(request, _("The new card was declined too (%(reason)s).") % {"reason": outcome.reason})
         return redirect("subscription", sub_id=sub_id)
     return render(request, "portal/replace_card.html", {"sub": sub, "form": form})
 
@@ -129,7 +134,8 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
             retry_page="cancel")
         if refused:
             return refused
-        messages.success(request, f"Your {sub.ProductName or sub.SKU} subscription is cancelled.")
+        messages.success(request, _("Your %(product)s subscription is cancelled.") % {
+            "product": sub.ProductName or sub.SKU})
         return redirect("cancelled", sub_id=sub_id)
     return render(request, "portal/cancel.html", {"sub": sub, "form": form})
 

@@ -16,12 +16,14 @@ from django.contrib import messages
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 from billing import access, actions
 from billing.forms import ConfirmForm, SubscribeForm
 from billing.gateway import CardToken, GatewayError
+from billing.localformat import local_date
 from billing.models import Product, ProductStatus
 from billing.money import format_with_symbol
 from billing.pages import actor, bound_data, today
@@ -92,12 +94,12 @@ def _confirmed_quote(form: ConfirmForm) -> dict[str, Any] | None:
 def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     pending = request.session.get(SESSION_PENDING)
     if not pending:
-        messages.info(request, "Start by choosing a product.")
+        messages.info(request, _("Start by choosing a product."))
         return redirect("subscribe")
     product = access.get_product(pending["sku"])
     if product is None or product.Status != ProductStatus.ACTIVE:
         request.session.pop(SESSION_PENDING, None)
-        messages.error(request, "That product is no longer available. Please choose another one.")
+        messages.error(request, _("That product is no longer available. Please choose another one."))
         return redirect("subscribe")
     day = int(pending["payment_day"])
     quote = quote_for(product, day, today())
@@ -110,13 +112,13 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
             return _subscribe_at(request, account_id, product, quote, card, pending)
         requote = True
         if seen and (seen.get("price"), seen.get("currency")) != (quote["price"], quote["currency"]):
-            messages.warning(request, f"The price of {product.Name} has changed from "
-                                      f"{format_with_symbol(seen['price'], seen['currency'])} to "
-                                      f"{format_with_symbol(quote['price'], quote['currency'])} a month. "
-                                      "Nothing was charged: please check the new price and confirm again.")
+            messages.warning(request, _("The price of %(product)s has changed from %(old)s to %(new)s a month. "
+                                        "Nothing was charged: please check the new price and confirm again.") % {
+                "product": product.Name, "old": format_with_symbol(seen["price"], seen["currency"]),
+                "new": format_with_symbol(quote["price"], quote["currency"])})
         else:
-            messages.warning(request, "The details of this subscription have changed since the page was shown. "
-                                      "Nothing was charged: please check them and confirm again.")
+            messages.warning(request, _("The details of this subscription have changed since the page was shown. "
+                                        "Nothing was charged: please check them and confirm again."))
     form = ConfirmForm(initial={"quote": signing.dumps(quote, salt=QUOTE_SALT)})
     return render(request, "portal/subscribe_confirm.html", {
         "form": form, "product": product, "payment_day": day, "card": card, "requote": requote,
@@ -136,18 +138,20 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             actor=actor(request), billing_address=pending.get("billing_address"),
         )
     except GatewayError:
-        messages.error(request, "Our payment provider could not be reached, so you have not been subscribed "
-                                "and nothing was charged. Please try again in a few minutes.")
+        messages.error(request, _("Our payment provider could not be reached, so you have not been subscribed "
+                                  "and nothing was charged. Please try again in a few minutes."))
         return redirect("subscribe_confirm")
     request.session.pop(SESSION_PENDING, None)
     if not started.started:
-        messages.error(request, f"Your card ending in {card.last4} was declined ({started.outcome.reason}), so you "
-                                "have not been subscribed and nothing was charged. Please use another card.")
+        messages.error(request, _("Your card ending in %(last4)s was declined (%(reason)s), so you have not been "
+                                  "subscribed and nothing was charged. Please use another card.") % {
+            "last4": card.last4, "reason": started.outcome.reason})
         return redirect("subscribe")
     sub, out = started.sub, started.outcome
-    messages.success(
-        request, f"You are subscribed to {product.Name}. We charged "
-                 f"{format_with_symbol(out.amount or 0, quote['currency'])} for "
-                 f"{out.period:%-d %B} to {out.period_end:%-d %B %Y}; your next payment is on "
-                 f"{date.fromisoformat(sub.NextPaymentDate):%-d %B %Y}.")
+    messages.success(request, _(
+        "You are subscribed to %(product)s. We charged %(amount)s for %(start)s to %(end)s; "
+        "your next payment is on %(next)s.") % {
+        "product": product.Name, "amount": format_with_symbol(out.amount or 0, quote["currency"]),
+        "start": local_date(out.period, "j F"), "end": local_date(out.period_end, "j F Y"),
+        "next": local_date(sub.NextPaymentDate, "j F Y")})
     return redirect("subscription", sub_id=sub.sub_id)
