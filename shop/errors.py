@@ -6,6 +6,9 @@ the subclasses carry the details a page or a test needs (which product, what bal
 
 from __future__ import annotations
 
+# Raised while a page is answered: the message is in that page's language.
+from django.utils.translation import gettext as _
+
 
 class ShopError(Exception):
     """A business outcome the caller shows to a person; nothing half-written is left."""
@@ -28,8 +31,8 @@ class OutOfStock(ShopError):
         self.product_id = product_id
         self.name = name
         self.available = available
-        left = "none left" if not available else f"only {available} left"
-        super().__init__(f"{name} is out of stock ({left}).")
+        left = _("none left") if not available else _("only %(count)s left") % {"count": available}
+        super().__init__(_("%(product)s is out of stock (%(left)s).") % {"product": name, "left": left})
 
 
 class GiftCardBalanceTooLow(ShopError):
@@ -37,14 +40,16 @@ class GiftCardBalanceTooLow(ShopError):
         self.balance = balance
         self.currency = currency
         super().__init__(
-            "The gift card's balance is too low" + (f" (now {balance} {currency} minor units)." if balance is not None else ".")
+            _("The gift card's balance is too low (now %(balance)s %(currency)s minor units).")
+            % {"balance": balance, "currency": currency} if balance is not None
+            else _("The gift card's balance is too low.")
         )
 
 
 class DiscountCodeUsedUp(ShopError):
     def __init__(self, code: str) -> None:
         self.code = code
-        super().__init__(f"The discount code {code} has been used as many times as it may be.")
+        super().__init__(_("The discount code %(code)s has been used as many times as it may be.") % {"code": code})
 
 
 class CardDeclined(ShopError):
@@ -53,7 +58,8 @@ class CardDeclined(ShopError):
     def __init__(self, order_id: str, decline_code: str | None) -> None:
         self.order_id = order_id
         self.decline_code = decline_code
-        super().__init__(f"The card was declined ({decline_code or 'no reason given'}); nothing was charged.")
+        super().__init__(_("The card was declined (%(reason)s); nothing was charged.") % {
+            "reason": decline_code or _("no reason given")})
 
 
 class PaymentPending(ShopError):
@@ -61,7 +67,7 @@ class PaymentPending(ShopError):
 
     def __init__(self, order_id: str) -> None:
         self.order_id = order_id
-        super().__init__("The payment could not be confirmed yet; the order will be completed or cancelled shortly.")
+        super().__init__(_("The payment could not be confirmed yet; the order will be completed or cancelled shortly."))
 
 
 class OrderStateError(ShopError):

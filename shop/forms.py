@@ -9,6 +9,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from billing.forms import CardFields
 from shop.errors import InvalidInput
@@ -19,7 +20,7 @@ CARD_FIELDS = ("card_number", "exp_month", "exp_year", "cvc", "cardholder", "bil
 MAX_RANGE_DAYS = 366 * 3
 
 
-def _id_field(label: str, **kwargs: Any) -> forms.CharField:
+def _id_field(label: object, **kwargs: Any) -> forms.CharField:
     return forms.CharField(label=label, max_length=64, **kwargs)
 
 
@@ -31,14 +32,14 @@ def clean_id(value: str, what: str) -> str:
 
 
 class AddToCartForm(forms.Form):
-    quantity = forms.IntegerField(label="Quantity", min_value=1, max_value=MAX_QUANTITY, initial=1)
+    quantity = forms.IntegerField(label=_("Quantity"), min_value=1, max_value=MAX_QUANTITY, initial=1)
 
 
 class CartLineForm(forms.Form):
     """Change a line's quantity; 0 removes it."""
 
-    product = _id_field("Product")
-    quantity = forms.IntegerField(label="Quantity", min_value=0, max_value=MAX_QUANTITY)
+    product = _id_field(_("Product"))
+    quantity = forms.IntegerField(label=_("Quantity"), min_value=0, max_value=MAX_QUANTITY)
 
     def clean_product(self) -> str:
         return clean_id(self.cleaned_data["product"], "product id")
@@ -51,18 +52,18 @@ class CheckoutForm(CardFields):
     card is needed. ``token`` is the checkout token issued with the page (the order id)."""
 
     token = forms.CharField(widget=forms.HiddenInput, max_length=64)
-    street = forms.CharField(label="Street", max_length=200, widget=forms.TextInput(
+    street = forms.CharField(label=_("Street"), max_length=200, widget=forms.TextInput(
         attrs={"autocomplete": "address-line1"}))
-    number = forms.CharField(label="House number", max_length=20, required=False)
-    zip_code = forms.CharField(label="Postcode", max_length=20, widget=forms.TextInput(
+    number = forms.CharField(label=_("House number"), max_length=20, required=False)
+    zip_code = forms.CharField(label=_("Postcode"), max_length=20, widget=forms.TextInput(
         attrs={"autocomplete": "postal-code"}))
-    city = forms.CharField(label="City", max_length=100, widget=forms.TextInput(
+    city = forms.CharField(label=_("City"), max_length=100, widget=forms.TextInput(
         attrs={"autocomplete": "address-level2"}))
-    county = forms.CharField(label="County (optional)", max_length=100, required=False)
-    country = forms.CharField(label="Country", max_length=100, widget=forms.TextInput(
+    county = forms.CharField(label=_("County (optional)"), max_length=100, required=False)
+    country = forms.CharField(label=_("Country"), max_length=100, widget=forms.TextInput(
         attrs={"autocomplete": "country-name"}))
-    discount_code = forms.CharField(label="Discount code (optional)", max_length=64, required=False)
-    gift_card = forms.CharField(label="Gift card code (optional)", max_length=64, required=False,
+    discount_code = forms.CharField(label=_("Discount code (optional)"), max_length=64, required=False)
+    gift_card = forms.CharField(label=_("Gift card code (optional)"), max_length=64, required=False,
                                 widget=forms.TextInput(attrs={"autocomplete": "off"}))
 
     field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "discount_code",
@@ -72,7 +73,7 @@ class CheckoutForm(CardFields):
         super().__init__(*args, **kwargs)
         for name in ("card_number", "exp_month", "exp_year", "cvc"):
             self.fields[name].required = False
-        self.fields["card_number"].help_text = "Leave empty when a gift card pays the whole order."
+        self.fields["card_number"].help_text = _("Leave empty when a gift card pays the whole order.")
         self.order_fields(self.field_order)
 
     def has_card(self) -> bool:
@@ -86,7 +87,7 @@ class CheckoutForm(CardFields):
             return ""
         cvc = (self.cleaned_data.get("cvc") or "").strip()
         if not cvc:
-            raise ValidationError("Enter the card's security code.", code="required")
+            raise ValidationError(_("Enter the card's security code."), code="required")
         return super().clean_cvc()
 
     def clean(self) -> dict[str, Any]:
@@ -94,7 +95,7 @@ class CheckoutForm(CardFields):
             return forms.Form.clean(self)
         for name in ("exp_month", "exp_year"):
             if not self.cleaned_data.get(name) and name not in self.errors:
-                self.add_error(name, "Choose the card's expiry month and year.")
+                self.add_error(name, _("Choose the card's expiry month and year."))
         return super().clean()
 
     def address(self) -> dict[str, str]:
@@ -107,17 +108,17 @@ class CheckoutForm(CardFields):
 class DateRangeForm(forms.Form):
     """A date range including the whole of its last day (SHOP-DESIGN.md §7)."""
 
-    first = forms.DateField(label="From", widget=forms.DateInput(attrs={"type": "date"}))
-    last = forms.DateField(label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    first = forms.DateField(label=_("From"), widget=forms.DateInput(attrs={"type": "date"}))
+    last = forms.DateField(label=_("To"), widget=forms.DateInput(attrs={"type": "date"}))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         first, last = data.get("first"), data.get("last")
         if first and last:
             if last < first:
-                self.add_error("last", "The end of the range is before its start.")
+                self.add_error("last", _("The end of the range is before its start."))
             elif (last - first).days > MAX_RANGE_DAYS:
-                self.add_error("first", "A range of at most three years, please.")
+                self.add_error("first", _("A range of at most three years, please."))
         return data
 
     @classmethod
@@ -129,7 +130,7 @@ class DateRangeForm(forms.Form):
 
 
 class GiftCardBalanceForm(forms.Form):
-    code = forms.CharField(label="Gift card code", max_length=64,
+    code = forms.CharField(label=_("Gift card code"), max_length=64,
                            widget=forms.TextInput(attrs={"autocomplete": "off"}))
 
 
@@ -137,14 +138,14 @@ class GiftCardBalanceForm(forms.Form):
 
 
 class ProductForm(forms.Form):
-    product_id = _id_field("Product id")
-    name = forms.CharField(label="Name", max_length=200)
-    description = forms.CharField(label="Description", max_length=1000, required=False,
+    product_id = _id_field(_("Product id"))
+    name = forms.CharField(label=_("Name"), max_length=200)
+    description = forms.CharField(label=_("Description"), max_length=1000, required=False,
                                   widget=forms.Textarea(attrs={"rows": 2}))
-    category = _id_field("Category")
-    price = forms.IntegerField(label="Price (minor units)", min_value=0, max_value=10**10,
-                               help_text="In the currency's smallest unit: 10000 öre is 100 SEK.")
-    currency = forms.RegexField(label="Currency", regex=r"^[A-Z]{3}$", max_length=3,
+    category = _id_field(_("Category"))
+    price = forms.IntegerField(label=_("Price (minor units)"), min_value=0, max_value=10**10,
+                               help_text=_("In the currency's smallest unit: 10000 öre is 100 SEK."))
+    currency = forms.RegexField(label=_("Currency"), regex=r"^[A-Z]{3}$", max_length=3,
                                 error_messages={"invalid": "Three capital letters, e.g. SEK."})
 
     def clean_product_id(self) -> str:
@@ -155,13 +156,13 @@ class ProductForm(forms.Form):
 
 
 class WarehouseForm(forms.Form):
-    warehouse_id = _id_field("Warehouse id")
-    name = forms.CharField(label="Name", max_length=200)
-    street = forms.CharField(label="Street", max_length=200)
-    number = forms.CharField(label="House number", max_length=20, required=False)
-    zip_code = forms.CharField(label="Postcode", max_length=20)
-    city = forms.CharField(label="City", max_length=100)
-    country = forms.CharField(label="Country", max_length=100)
+    warehouse_id = _id_field(_("Warehouse id"))
+    name = forms.CharField(label=_("Name"), max_length=200)
+    street = forms.CharField(label=_("Street"), max_length=200)
+    number = forms.CharField(label=_("House number"), max_length=20, required=False)
+    zip_code = forms.CharField(label=_("Postcode"), max_length=20)
+    city = forms.CharField(label=_("City"), max_length=100)
+    country = forms.CharField(label=_("Country"), max_length=100)
 
     def clean_warehouse_id(self) -> str:
         return clean_id(self.cleaned_data["warehouse_id"], "warehouse id")
@@ -171,10 +172,10 @@ class StockForm(forms.Form):
     """Stock a product in a warehouse (first time) or change it by a signed amount.
     On a product's page the product is fixed (hidden), on a warehouse's the warehouse."""
 
-    product_id = _id_field("Product id")
-    warehouse_id = _id_field("Warehouse id")
-    change = forms.IntegerField(label="Change (+ received, − written off)", min_value=-10**6, max_value=10**6)
-    reason = forms.CharField(label="Reason", max_length=300)
+    product_id = _id_field(_("Product id"))
+    warehouse_id = _id_field(_("Warehouse id"))
+    change = forms.IntegerField(label=_("Change (+ received, − written off)"), min_value=-10**6, max_value=10**6)
+    reason = forms.CharField(label=_("Reason"), max_length=300)
 
     def __init__(self, *args: Any, fixed: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -189,44 +190,44 @@ class StockForm(forms.Form):
 
     def clean_change(self) -> int:
         if self.cleaned_data["change"] == 0:
-            raise ValidationError("A change of zero changes nothing.", code="zero")
+            raise ValidationError(_("A change of zero changes nothing."), code="zero")
         return self.cleaned_data["change"]
 
 
 class ShipForm(forms.Form):
-    carrier = forms.CharField(label="Carrier", max_length=100)
-    tracking_number = forms.CharField(label="Tracking number", max_length=100)
+    carrier = forms.CharField(label=_("Carrier"), max_length=100)
+    tracking_number = forms.CharField(label=_("Tracking number"), max_length=100)
 
 
 class FindForm(forms.Form):
     """Go to an order, a product, a warehouse or a customer by id."""
 
-    KINDS = [("order", "Order"), ("product", "Product"), ("warehouse", "Warehouse"), ("customer", "Customer")]
-    kind = forms.ChoiceField(label="What", choices=KINDS)
-    ident = _id_field("Id")
+    KINDS = [("order", _("Order")), ("product", _("Product")), ("warehouse", _("Warehouse")), ("customer", _("Customer"))]
+    kind = forms.ChoiceField(label=_("What"), choices=KINDS)
+    ident = _id_field(_("Id"))
 
     def clean_ident(self) -> str:
         return clean_id(self.cleaned_data["ident"], "id")
 
 
 class DiscountCodeForm(forms.Form):
-    code = _id_field("Code")
-    percent_off = forms.IntegerField(label="Percent off", min_value=1, max_value=100, required=False)
-    amount_off = forms.IntegerField(label="Amount off (minor units)", min_value=1, max_value=10**10, required=False)
-    currency = forms.RegexField(label="Currency (for an amount)", regex=r"^[A-Z]{3}$", max_length=3, required=False)
-    max_uses = forms.IntegerField(label="Limit on uses (optional)", min_value=1, max_value=10**9, required=False)
+    code = _id_field(_("Code"))
+    percent_off = forms.IntegerField(label=_("Percent off"), min_value=1, max_value=100, required=False)
+    amount_off = forms.IntegerField(label=_("Amount off (minor units)"), min_value=1, max_value=10**10, required=False)
+    currency = forms.RegexField(label=_("Currency (for an amount)"), regex=r"^[A-Z]{3}$", max_length=3, required=False)
+    max_uses = forms.IntegerField(label=_("Limit on uses (optional)"), min_value=1, max_value=10**9, required=False)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if (data.get("percent_off") is None) == (data.get("amount_off") is None):
-            raise ValidationError("Give either a percentage or an amount off.", code="one_of")
+            raise ValidationError(_("Give either a percentage or an amount off."), code="one_of")
         if data.get("amount_off") is not None and not data.get("currency"):
-            self.add_error("currency", "An amount off needs a currency.")
+            self.add_error("currency", _("An amount off needs a currency."))
         return data
 
 
 class GiftCardIssueForm(forms.Form):
-    code = forms.RegexField(label="Code", regex=r"^[A-Za-z0-9-]{8,64}$", max_length=64,
+    code = forms.RegexField(label=_("Code"), regex=r"^[A-Za-z0-9-]{8,64}$", max_length=64,
                             error_messages={"invalid": "8-64 letters, digits or dashes."})
-    balance = forms.IntegerField(label="Balance (minor units)", min_value=1, max_value=10**9)
-    currency = forms.RegexField(label="Currency", regex=r"^[A-Z]{3}$", max_length=3)
+    balance = forms.IntegerField(label=_("Balance (minor units)"), min_value=1, max_value=10**9)
+    currency = forms.RegexField(label=_("Currency"), regex=r"^[A-Z]{3}$", max_length=3)

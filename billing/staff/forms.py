@@ -7,6 +7,7 @@ import unicodedata
 from decimal import Decimal
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from billing.money import minor_units
 
@@ -18,24 +19,24 @@ class LookupForm(forms.Form):
     account id, or by subscription id alone (its ``SUBID#`` look-up item names the
     account). The field keeps the name ``email`` that links and bookmarks use."""
 
-    email = forms.CharField(required=False, max_length=254, label="E-mail or name",
-                            help_text="All or part of it; several words must all match.")
-    account_id = forms.CharField(required=False, max_length=64, label="Account id")
-    sub_id = forms.CharField(required=False, max_length=64, label="Subscription id")
+    email = forms.CharField(required=False, max_length=254, label=_("E-mail or name"),
+                            help_text=_("All or part of it; several words must all match."))
+    account_id = forms.CharField(required=False, max_length=64, label=_("Account id"))
+    sub_id = forms.CharField(required=False, max_length=64, label=_("Subscription id"))
 
     def clean(self) -> dict:
         data = super().clean()
         for name in ("account_id", "sub_id"):
             if "#" in (data.get(name) or ""):
-                self.add_error(name, forms.ValidationError("Ids never contain '#'.", code="invalid_id"))
+                self.add_error(name, forms.ValidationError(_("Ids never contain '#'."), code="invalid_id"))
         if not (data.get("email") or data.get("account_id") or data.get("sub_id")):
-            raise forms.ValidationError("Give an e-mail or name, an account id or a subscription id.",
+            raise forms.ValidationError(_("Give an e-mail or name, an account id or a subscription id."),
                                         code="empty")
         return data
 
 
 class PaymentDayForm(forms.Form):
-    payment_day = forms.IntegerField(min_value=1, max_value=31, label="New payment day (1-31)")
+    payment_day = forms.IntegerField(min_value=1, max_value=31, label=_("New payment day (1-31)"))
 
 
 class MoneyField(forms.DecimalField):
@@ -49,7 +50,7 @@ class MoneyField(forms.DecimalField):
 
 
 class RefundForm(forms.Form):
-    amount = MoneyField(label="Amount to refund")
+    amount = MoneyField(label=_("Amount to refund"))
     reason = forms.CharField(max_length=200, required=False)
     # Fixed when the form is shown: the refund's idempotency key, so a double submit
     # refunds once while a later refund of the same charge is a refund of its own.
@@ -66,7 +67,7 @@ class RefundForm(forms.Form):
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
         if amount > self.refundable:
-            raise forms.ValidationError("That is more than what is left to refund on this receipt.")
+            raise forms.ValidationError(_("That is more than what is left to refund on this receipt."))
         return amount
 
 
@@ -78,16 +79,16 @@ def no_control_characters(value: str) -> None:
     """A product's name and description are one line of text: they go into e-mail
     subjects, page titles and CSV cells, where a line break is a 500 or a lost e-mail."""
     if any(unicodedata.category(ch) in LINE_BREAKING_CATEGORIES for ch in value):
-        raise forms.ValidationError("Use one line of text: no line breaks, tabs or other control characters.",
+        raise forms.ValidationError(_("Use one line of text: no line breaks, tabs or other control characters."),
                                     code="control_characters")
 
 
 class ProductForm(forms.Form):
-    sku = forms.CharField(max_length=40, label="SKU", help_text="Capitals, digits and '-', e.g. NEWS-DAILY")
+    sku = forms.CharField(max_length=40, label=_("SKU"), help_text=_("Capitals, digits and '-', e.g. NEWS-DAILY"))
     name = forms.CharField(max_length=100, validators=[no_control_characters])
     description = forms.CharField(max_length=300, required=False, validators=[no_control_characters])
-    price = MoneyField(label="Monthly price")
-    currency = forms.CharField(min_length=3, max_length=3, help_text="ISO 4217, e.g. USD")
+    price = MoneyField(label=_("Monthly price"))
+    currency = forms.CharField(min_length=3, max_length=3, help_text=_("ISO 4217, e.g. USD"))
 
     def __init__(self, *args, editing: bool = False, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -98,13 +99,13 @@ class ProductForm(forms.Form):
     def clean_sku(self) -> str:
         sku = self.cleaned_data["sku"].strip().upper()
         if not SKU_RE.match(sku):
-            raise forms.ValidationError("Use 2-40 capitals, digits or '-'.")
+            raise forms.ValidationError(_("Use 2-40 capitals, digits or '-'."))
         return sku
 
     def clean_currency(self) -> str:
         currency = self.cleaned_data["currency"].strip().upper()
         if not currency.isalpha():
-            raise forms.ValidationError("A three-letter ISO 4217 code.")
+            raise forms.ValidationError(_("A three-letter ISO 4217 code."))
         return currency
 
     def clean(self) -> dict:

@@ -39,6 +39,13 @@ _STATUS = {
     "paid": (_("Paid"), "text-bg-success"),
     "refunded": (_("Refunded"), "text-bg-warning"),
     "partially_refunded": (_("Partially refunded"), "text-bg-warning"),
+    # The shop's orders, shipments and payments (labels only: the look stays the default's).
+    "pending_payment": (_("Pending payment"), "text-bg-light"),
+    "partially_shipped": (_("Partially shipped"), "text-bg-light"),
+    "shipped": (_("Shipped"), "text-bg-light"),
+    "declined": (_("Declined"), "text-bg-light"),
+    "created": (_("Created"), "text-bg-light"),
+    "reversed": (_("Reversed"), "text-bg-light"),
 }
 
 

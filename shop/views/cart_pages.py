@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from billing.views.common import customer_required
@@ -51,7 +52,7 @@ def cart_update(request: HttpRequest, account_id: str) -> HttpResponse:
         data["quantity"] = "0"
     form = CartLineForm(data)
     if not form.is_valid():
-        messages.error(request, "That change could not be made: " + " ".join(
+        messages.error(request, _("That change could not be made:") + " " + " ".join(
             str(e) for errors in form.errors.values() for e in errors))
         return redirect("shop:cart")
     cart = get_cart(request)
@@ -59,9 +60,9 @@ def cart_update(request: HttpRequest, account_id: str) -> HttpResponse:
     if product_id in cart:
         if quantity:
             cart[product_id]["quantity"] = quantity
-            messages.success(request, "Quantity changed.")
+            messages.success(request, _("Quantity changed."))
         else:
             del cart[product_id]
-            messages.success(request, "Removed from your cart.")
+            messages.success(request, _("Removed from your cart."))
         save_cart(request, cart)
     return redirect("shop:cart")

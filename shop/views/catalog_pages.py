@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from billing.pages import bound_data
@@ -53,12 +54,13 @@ def product_page(request: HttpRequest, account_id: str, product_id: str) -> Http
             form.add_error("quantity", f"Only {stock} left: choose {stock} or fewer in all."
                            if stock else "This product is out of stock.")
         elif product_id not in cart and len(cart) >= 20:
-            form.add_error(None, "Your cart holds 20 different products, the most one order can: "
-                                 "check out first, or remove one.")
+            form.add_error(None, _("Your cart holds 20 different products, the most one order can: "
+                                   "check out first, or remove one."))
         else:
             cart[product_id] = {"quantity": quantity, "price": int(product.Price), "currency": product.Currency}
             save_cart(request, cart)
-            messages.success(request, f"{product.Name} is in your cart ({quantity}).")
+            messages.success(request, _("%(product)s is in your cart (%(quantity)s).") % {
+                "product": product.Name, "quantity": quantity})
             return redirect("shop:cart")
     return render(request, "shop/product.html", {"product": product, "stock": stock,
                                                  "availability": availability(stock), "form": form})

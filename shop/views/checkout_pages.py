@@ -15,6 +15,7 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
@@ -95,21 +96,22 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
     if not cart:
         if posted_token and (order_id := _placed_already(account_id, posted_token)):
             return redirect("shop:order", order_id)  # the second click of a double click
-        messages.info(request, "Your cart is empty: add something first.")
+        messages.info(request, _("Your cart is empty: add something first."))
         return redirect("shop:cart")
     token = _token(request)
     lines, totals = priced_lines(cart)
     gone = [line["name"] for line in lines if line["gone"]]
     context: dict[str, Any] = {"lines": lines, "totals": sorted(totals.items())}
     if gone:
-        messages.error(request, f"No longer sold: {', '.join(gone)}. Remove it from your cart to check out.")
+        messages.error(request, _("No longer sold: %(products)s. Remove it from your cart to check out.") % {
+            "products": ", ".join(gone)})
         return redirect("shop:cart")
     initial = {"token": token, **(_saved_address(account_id) if request.method == "GET" else {})}
     form = CheckoutForm(bound_data(request), today=today(), initial=initial)
     changed = _price_changes(request, cart, lines)
     if changed:
-        messages.warning(request, "Prices changed since you added them: " + "; ".join(changed)
-                         + ". Check the new total and place the order again.")
+        messages.warning(request, _("Prices changed since you added them: %(changes)s. Check the new total and "
+                                    "place the order again.") % {"changes": "; ".join(changed)})
         if request.method == "POST":
             form = CheckoutForm(None, today=today(), initial={**initial, **_form_values(request.POST)})
             return render(request, "shop/checkout.html", {**context, "form": form})
@@ -117,7 +119,7 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
         if form.cleaned_data["token"] != token:
             if order_id := _placed_already(account_id, form.cleaned_data["token"]):
                 return redirect("shop:order", order_id)
-            messages.warning(request, "This checkout page was out of date; please check it and place the order.")
+            messages.warning(request, _("This checkout page was out of date; please check it and place the order."))
             return render(request, "shop/checkout.html", {**context, "form": CheckoutForm(
                 None, today=today(), initial={**_form_values(request.POST), "token": token})})
         card = None
@@ -151,27 +153,29 @@ def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str
     try:
         order = checkout(checkout_request)
     except OutOfStock as error:
-        left = f"only {error.available} left" if error.available else "none left"
-        form.add_error(None, f"{error.name} is out of stock ({left}). Lower its quantity in your cart "
-                             f"or remove it, then place the order again. Nothing was charged.")
+        left = _("only %(count)s left") % {"count": error.available} if error.available else _("none left")
+        form.add_error(None, _("%(product)s is out of stock (%(left)s). Lower its quantity in your cart or remove "
+                               "it, then place the order again. Nothing was charged.") % {
+            "product": error.name, "left": left})
     except CardDeclined as error:
         # The declined order keeps this token; the next try (this form again) is a new order.
         fresh = request.session[SESSION_TOKEN] = new_checkout_token()
         form.data = form.data.copy()
         form.data["token"] = fresh
-        form.add_error("card_number", f"Your card was declined ({error.decline_code or 'no reason given'}). "
-                                      "Nothing was charged and no order was placed: try another card, "
-                                      "or ask your bank why.")
+        form.add_error("card_number", _("Your card was declined (%(reason)s). Nothing was charged and no order "
+                                        "was placed: try another card, or ask your bank why.") % {
+            "reason": error.decline_code or _("no reason given")})
     except PaymentPending as error:
         _placed(request, cart)
-        messages.warning(request, "We could not confirm the payment with the card company yet. The order will be "
-                                  "completed or cancelled within minutes; this page shows which. "
-                                  "Please do not order again.")
+        messages.warning(request, _("We could not confirm the payment with the card company yet. The order will be "
+                                    "completed or cancelled within minutes; this page shows which. "
+                                    "Please do not order again."))
         return redirect("shop:order", error.order_id)
     except DiscountCodeUsedUp as error:
-        form.add_error("discount_code", f"The code {error.code} has been used up: remove it to order without it.")
+        form.add_error("discount_code", _("The code %(code)s has been used up: remove it to order without it.") % {
+            "code": error.code})
     except GiftCardBalanceTooLow as error:
-        form.add_error("gift_card", str(error) + " Try again: the order now takes what is left on it.")
+        form.add_error("gift_card", str(error) + " " + _("Try again: the order now takes what is left on it."))
     except Busy as error:
         form.add_error(None, str(error))
     except InvalidInput as error:
@@ -181,20 +185,20 @@ def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str
     else:
         if order.customer_id != account_id:  # a token that is another customer's order id
             request.session[SESSION_TOKEN] = new_checkout_token()
-            form.add_error(None, "This checkout page was out of date; please place the order again.")
+            form.add_error(None, _("This checkout page was out of date; please place the order again."))
             return None
         _placed(request, cart)
         if cache.add(f"shop:confirmation:{order.order_id}", 1, timeout=3600):  # one e-mail for a double click
             send_order_confirmation(request.user.email, order, access.get_order_details_by_order_id(
                 order.order_id, consistent=True))
-        messages.success(request, f"Thank you! Order {order.order_id} is placed and paid.")
+        messages.success(request, _("Thank you! Order %(order)s is placed and paid.") % {"order": order.order_id})
         return redirect(reverse("shop:order", args=[order.order_id]))
     return None
 
 
 def _what_to_do(error: InvalidInput) -> str:
     if error.field == "card":
-        return "The gift card and code do not cover the whole order: enter a card for the rest."
+        return _("The gift card and code do not cover the whole order: enter a card for the rest.")
     return str(error)
 
 

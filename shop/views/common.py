@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import Http404, HttpRequest
+from django.utils.translation import gettext
 
 from shop import access
 from shop.access import OrderDetails
@@ -26,8 +27,8 @@ def categories() -> tuple[str, ...]:
 
 def availability(stock: int) -> str:
     if stock <= 0:
-        return "Out of stock"
-    return f"{stock} left" if stock <= FEW_LEFT else "In stock"
+        return gettext("Out of stock")
+    return gettext("%(count)s left") % {"count": stock} if stock <= FEW_LEFT else gettext("In stock")
 
 
 def get_cart(request: HttpRequest) -> dict[str, dict[str, Any]]:
