@@ -179,37 +179,45 @@ class PaymentDetails(MapAttribute):
 
 
 # Projections (DESIGN.md §2). EntityType must be projected, or PynamoDB's discriminator
-# filter drops every row of a query made through the Subscription class.
+# filter drops every row of a query made through the Subscription class. Each index also
+# projects its own date (``NextReminderDate`` / ``NextPaymentDate``): the hash key is now
+# the derived ``<date>#<shard>``, and the batches check and condition on the plain date;
+# GSI-2 also ``DueReminderKey``, so migrate_due_shards sees from it whether both keys are right.
 GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
-    "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay",
+    "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay", "NextReminderDate",
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
-    "NextReminderDate", "LastReminderDate", "Version",
+    "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey",
 ]
+
+# The hash keys of both due indexes: a date and a write shard (issue 17). One date's
+# items are spread over ``DUE_SHARDS`` partition key values, so no GSI partition takes a
+# whole 1st of the month. Built only by billing/access/due_dates.py.
+DUE_KEY = KeyTemplate("{day}#{shard}")
 
 
 class DueRemindersIndex(GlobalSecondaryIndex):
-    """GSI-1: subscriptions whose reminder is due on a date (getDueRemindersByDate)."""
+    """GSI-1: subscriptions whose reminder is due on a date, per shard (getDueRemindersByDate)."""
 
     class Meta:
         index_name = "GSI-1"
         projection = IncludeProjection([a for a in GSI1_PROJECTION if a not in ("PK", "SK")])
 
-    NextReminderDate = UnicodeAttribute(hash_key=True)
+    DueReminderKey = UnicodeAttribute(hash_key=True)
     LastReminderDate = UnicodeAttribute(range_key=True)
 
 
 class DuePaymentsIndex(GlobalSecondaryIndex):
-    """GSI-2: subscriptions whose payment is due on a date (getDuePaymentsByDate)."""
+    """GSI-2: subscriptions whose payment is due on a date, per shard (getDuePaymentsByDate)."""
 
     class Meta:
         index_name = "GSI-2"
         projection = IncludeProjection([a for a in GSI2_PROJECTION if a not in ("PK", "SK")])
 
-    NextPaymentDate = UnicodeAttribute(hash_key=True)
+    DuePaymentKey = UnicodeAttribute(hash_key=True)
     LastPaymentDate = UnicodeAttribute(range_key=True)
 
 
@@ -233,11 +241,16 @@ class Subscription(BillingItem, discriminator="Subscription"):
     PaymentDay = NumberAttribute()
     PaymentAmount = NumberAttribute()  # minor units
     Currency = UnicodeAttribute()
-    # The four GSI keys: present on every live subscription, absent once cancelled.
+    # The schedule's dates (the seed's names): present on every live subscription, the
+    # Next* ones absent once cancelled.
     NextPaymentDate = UnicodeAttribute(null=True)
     LastPaymentDate = UnicodeAttribute(null=True)
     NextReminderDate = UnicodeAttribute(null=True)
     LastReminderDate = UnicodeAttribute(null=True)
+    # The GSI hash keys derived from the Next* dates and the id's shard (``DUE_KEY``):
+    # set and removed with them, only by billing/access/due_dates.py.
+    DuePaymentKey = UnicodeAttribute(null=True)
+    DueReminderKey = UnicodeAttribute(null=True)
     PaymentDetails = PaymentDetails()
     CreatedDate = UnicodeAttribute()
     Status = UnicodeAttribute(default=SubscriptionStatus.ACTIVE)
@@ -373,12 +386,40 @@ class BatchRun(BillingItem, discriminator="BatchRun"):
     Counts = JSONAttribute(null=True)
     Failures = JSONAttribute(null=True)  # a list of {"subject": ..., "reason": ...}
     Host = UnicodeAttribute(null=True)
+    # The due-index shards the run covered (issue 17): ``ShardFirst``..``ShardLast`` of
+    # ``ShardCount``. One record per process; none of the three: every shard (older runs).
+    ShardFirst = NumberAttribute(null=True)
+    ShardLast = NumberAttribute(null=True)
+    ShardCount = NumberAttribute(null=True)
+
+    def covers_shard(self, shard: int, count: int) -> bool:
+        """Whether this run took the items of ``shard`` (of ``count``): a run over every
+        shard of any count took every item; a partial run under another count, none known."""
+        if self.ShardCount is None or self.ShardFirst is None or self.ShardLast is None:
+            return True
+        if self.ShardFirst == 0 and self.ShardLast == self.ShardCount - 1:
+            return True
+        return self.ShardCount == count and self.ShardFirst <= shard <= self.ShardLast
 
     def status_at(self, now_iso: str) -> RunOutcome:
         """The outcome as staff should read it at ``now_iso`` (UTC ISO-8601)."""
         if self.Outcome == RunOutcome.RUNNING and self.LeaseUntil and self.LeaseUntil < now_iso:
             return RunOutcome.ABANDONED
         return RunOutcome(self.Outcome)
+
+
+class TableMeta(BillingItem, discriminator="TableMeta"):
+    """Settings recorded with the table itself, so that every process agrees on them: the
+    number of write shards of the due indexes (``DUE_SHARDS``), and while
+    ``migrate_due_shards`` runs, the count it is moving to. One item, read once per process."""
+
+    pk_template = KeyTemplate("META#TABLE")
+    sk_template = KeyTemplate("META#TABLE")
+
+    DueShards = NumberAttribute()
+    # Set while a migration to another count runs: writers use it, readers read both.
+    MigratingTo = NumberAttribute(null=True)
+    UpdatedAt = UnicodeAttribute(null=True)
 
 
 class AuditAction(StrEnum):
@@ -424,7 +465,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 
 ENTITIES: tuple[type[BillingItem], ...] = (
-    Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup,
+    Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
 )
 
 

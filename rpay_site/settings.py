@@ -155,6 +155,11 @@ DYNAMODB_MAX_POOL_CONNECTIONS = env_int("DYNAMODB_MAX_POOL_CONNECTIONS", 64, min
 DYNAMODB_MAX_RETRY_ATTEMPTS = env_int("DYNAMODB_MAX_RETRY_ATTEMPTS", 5, minimum=0)
 DYNAMODB_CONNECT_TIMEOUT = env_int("DYNAMODB_CONNECT_TIMEOUT", 3, minimum=1)
 DYNAMODB_READ_TIMEOUT = env_int("DYNAMODB_READ_TIMEOUT", 10, minimum=1)
+# Write shards of the two due indexes (issue 17: hash key ``<date>#<shard>``). Recorded
+# with the table by setup_dynamodb; this must match the record (a change is
+# ``manage.py migrate_due_shards --to N``). 1 suits a test or a small site; see
+# docs/PERFORMANCE.md (scripts/capacity.py) for how many a peak day needs.
+DUE_SHARDS = env_int("DUE_SHARDS", 1, minimum=1)
 
 # --- Billing rules ---------------------------------------------------------------
 BILLING_TIMEZONE = os.environ.get("BILLING_TIMEZONE", "UTC")

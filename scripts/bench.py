@@ -185,11 +185,14 @@ def bare_loop(token: str, workers: int) -> dict:
         )
         client.update_item(
             TableName=table, Key={"PK": pk, "SK": {"S": Subscription.sk(sub_id=sub_id, sku="NEWS-DAILY")}},
+            # The index keys move with the dates (issue 17: <date>#<shard>), as in the batch.
             UpdateExpression="SET NextPaymentDate = :next, LastPaymentDate = :last, NextReminderDate = :rem, "
+                             "DuePaymentKey = :nextkey, DueReminderKey = :remkey, "
                              "#s = :active, RetryCount = :zero ADD Version :one REMOVE BillingPeriod",
             ConditionExpression="NextPaymentDate = :due AND #s IN (:active, :past)",
             ExpressionAttributeNames={"#s": "Status"},
             ExpressionAttributeValues={":next": {"S": "2099-01-01"}, ":last": {"S": iso}, ":rem": {"S": "2098-12-25"},
+                                       ":nextkey": {"S": "2099-01-01#0"}, ":remkey": {"S": "2098-12-25#0"},
                                        ":active": {"S": "active"}, ":past": {"S": "past_due"}, ":zero": {"N": "0"},
                                        ":one": {"N": "1"}, ":due": {"S": iso}},
             ReturnValues="ALL_NEW",

@@ -21,6 +21,17 @@ from .accounts import (
 from .batch_writes import advance_after_payment, claim_reminder, extend_after_cancel, mark_past_due
 from .bulk import batch_items, due_subscription
 from .catalog import create_product, get_product, list_products, retire_product, update_product
+from .due_dates import due_key, no_due_attributes, shard_of
+from .due_shards import (
+    DueShardLayout,
+    DueShardsMismatch,
+    check_due_shards,
+    due_shard_layout,
+    due_shards_mismatch_message,
+    forget_due_shard_layout,
+    read_due_shard_layout,
+    record_due_shards,
+)
 from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
 from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
 from .receipts import (
@@ -124,6 +135,18 @@ __all__ = [
     "last_completed_run",
     "list_batch_runs",
     "start_batch_run",
+    # the due indexes' write shards (issue 17)
+    "DueShardLayout",
+    "DueShardsMismatch",
+    "check_due_shards",
+    "due_key",
+    "due_shard_layout",
+    "due_shards_mismatch_message",
+    "no_due_attributes",
+    "forget_due_shard_layout",
+    "read_due_shard_layout",
+    "record_due_shards",
+    "shard_of",
     # staff look ahead, bulk writes
     "UpcomingDay",
     "count_due_payments_by_date",

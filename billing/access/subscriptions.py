@@ -5,8 +5,10 @@ batch-index Queries.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import date, timedelta
+from functools import partial
+from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
@@ -26,6 +28,7 @@ from ._common import (
     refused_as,
 )
 from .due_dates import due_attributes, leave_due_indexes, next_payment_on, next_reminder_on
+from .due_shards import due_keys, due_shard_layout, parallel_items
 from .events import new_event, record_event, subscription_snapshot
 from .lookups import record_subscription_id
 
@@ -227,11 +230,23 @@ def cancel_subscription(
     )
 
 
-def get_due_reminders_by_date(day: date, *, page_size: int | None = None) -> Iterator[Subscription]:
-    """Query GSI-1, ``NextReminderDate = day``: every subscription to remind that day."""
-    return Subscription.due_reminders.query(day.isoformat(), page_size=page_size)
+def get_due_reminders_by_date(day: date, *, shards: Sequence[int] | None = None,
+                              page_size: int | None = None) -> Iterator[Subscription]:
+    """Query GSI-1 on ``DueReminderKey`` ``<day>#<shard>`` for every shard (or the given ones),
+    in parallel: every subscription to remind that day, each once."""
+    return _due_on(Subscription.due_reminders, day, shards, page_size)
 
 
-def get_due_payments_by_date(day: date, *, page_size: int | None = None) -> Iterator[Subscription]:
-    """Query GSI-2, ``NextPaymentDate = day``: every subscription to charge that day."""
-    return Subscription.due_payments.query(day.isoformat(), page_size=page_size)
+def get_due_payments_by_date(day: date, *, shards: Sequence[int] | None = None,
+                             page_size: int | None = None) -> Iterator[Subscription]:
+    """Query GSI-2 on ``DuePaymentKey`` ``<day>#<shard>`` for every shard (or the given ones),
+    in parallel: every subscription to charge that day, each once."""
+    return _due_on(Subscription.due_payments, day, shards, page_size)
+
+
+def _due_on(index: Any, day: date, shards: Sequence[int] | None, page_size: int | None) -> Iterator[Subscription]:
+    keys = due_keys(day, shards)
+    # An item has one key per index, so shards never repeat one; only while a migration
+    # moves items between shards could one show twice (then repeats are dropped).
+    identity = (lambda sub: sub.SK) if due_shard_layout().migrating_to else None
+    return parallel_items([partial(index.query, key, page_size=page_size) for key in keys], identity=identity)

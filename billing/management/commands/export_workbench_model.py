@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import CommandParser
 
 from billing import access
@@ -32,6 +33,7 @@ from billing.models import (
     SubIdLookup,
     Subscription,
     SubscriptionStatus,
+    TableMeta,
     UserLink,
 )
 from billing.table import attribute_types, workbench_key_attributes
@@ -49,11 +51,14 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             status: SubscriptionStatus = SubscriptionStatus.ACTIVE) -> Subscription:
         item = access.due_subscription(
             account_id, sub_id, due=date.fromisoformat(nxt), card=card, sku=sku, product_name=sku.title(),
-            email="customer@rpay.localhost", payment_day=day, amount=amount, currency=currency)
+            email="customer@rpay.localhost", payment_day=day, amount=amount, currency=currency,
+            shards=settings.DUE_SHARDS)  # made from the code: the table is never read
         item.CreatedDate, item.Version = "2026-03-01T09:41:25+00:00", 3
         if status == SubscriptionStatus.CANCELLED:
             # An ended subscription leaves both indexes: no Next* keys (DESIGN.md invariant 1).
-            item.Status, item.NextPaymentDate, item.NextReminderDate = status, None, None
+            item.Status = status
+            for name, value in access.no_due_attributes().items():
+                setattr(item, name, value)
             item.CancelledDate, item.CancelReason = "2026-11-02T10:00:00+00:00", "customer"
         return item
 
@@ -101,7 +106,10 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             FinishedAt="2026-11-21T06:00:41+00:00", FirstDate="2026-11-21", LastDate="2026-11-21",
             Outcome="completed", Counts={"due": 41, "charged": 40, "declined": 1},
             Failures=[{"sub_id": "18e9374a55c47382", "reason": "card_declined"}], Host="batch-1",
+            ShardFirst=0, ShardLast=3, ShardCount=8,
         )],
+        TableMeta: [TableMeta(TableMeta.pk(), TableMeta.sk(), DueShards=settings.DUE_SHARDS,
+                              UpdatedAt="2026-11-01T08:00:00+00:00")],
         AuditEvent: [AuditEvent(
             AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),
             At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action=AuditAction.STAFF_CANCEL,
