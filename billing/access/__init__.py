@@ -22,6 +22,7 @@ from .batch_writes import advance_after_payment, claim_reminder, extend_after_ca
 from .bulk import batch_items, due_subscription
 from .catalog import create_product, get_product, list_products, retire_product, update_product
 from .due_dates import due_key, no_due_attributes, shard_of
+from .due_shards import REFRESH as DUE_SHARDS_REFRESH
 from .due_shards import (
     DueShardLayout,
     DueShardsMismatch,
@@ -43,10 +44,18 @@ from .receipts import (
     receipt_ttl,
     record_refund,
 )
+from .reshard import (
+    MigrationConflict,
+    ReshardCount,
+    begin_due_shards_migration,
+    finish_due_shards_migration,
+    reshard_day,
+)
 from .runs import (
     MAX_RECORDED_FAILURES,
     RUN_LEASE,
     abandoned_batch_runs,
+    completed_batch_runs,
     finish_batch_run,
     last_completed_run,
     list_batch_runs,
@@ -129,6 +138,7 @@ __all__ = [
     "MAX_RECORDED_FAILURES",
     "RUN_LEASE",
     "abandoned_batch_runs",
+    "completed_batch_runs",
     "renew_batch_run",
     "mark_batch_run_abandoned",
     "finish_batch_run",
@@ -136,6 +146,7 @@ __all__ = [
     "list_batch_runs",
     "start_batch_run",
     # the due indexes' write shards (issue 17)
+    "DUE_SHARDS_REFRESH",
     "DueShardLayout",
     "DueShardsMismatch",
     "check_due_shards",
@@ -147,6 +158,12 @@ __all__ = [
     "read_due_shard_layout",
     "record_due_shards",
     "shard_of",
+    # migrate_due_shards' steps
+    "MigrationConflict",
+    "ReshardCount",
+    "begin_due_shards_migration",
+    "finish_due_shards_migration",
+    "reshard_day",
     # staff look ahead, bulk writes
     "UpcomingDay",
     "count_due_payments_by_date",
