@@ -12,6 +12,9 @@ BatchWriteItem, and measures:
 3. the same 2,000 due payments in tables of 2,000, 20,000 and 100,000 subscriptions;
 4. a naive baseline that finds the due subscriptions with a Scan (only here!);
 5. DynamoDB requests per payment;
+7. sharded due keys (issue 17): the Query time of one day of 20,000 due items in a table
+   of 200,000, with 1 and 16 shards; and payments/s of ``process_payments --processes P``
+   with 1 and 2 processes (each a child process on its share of the shards);
 6. the shop: checkouts/s against a bare loop of the same transactions, and the access
    patterns' latency at 1,000 and 100,000 orders (scripts/bench_shop.py).
 
@@ -258,6 +261,80 @@ def scan_run(token: str, workers: int, ledger: str) -> dict:
             "find_by_scan_s": scan_seconds, "find_by_query_s": query_seconds}
 
 
+# --- 7. sharded due keys and processes (issue 17) ---------------------------------------
+SHARD_DAY_DUE = int(20_000 * SCALE)
+SHARD_TABLE = int(200_000 * SCALE)
+SHARD_COUNTS = [1, 16]
+PROCESS_COUNTS = [1, 2]
+
+
+def use_sharded_table(name: str, endpoint: str, shards: int) -> None:
+    from django.conf import settings
+
+    from billing.models import configure
+    from billing.table import ensure_table
+
+    settings.DYNAMODB_TABLE, settings.DUE_SHARDS = name, shards
+    configure(table_name=name, region="us-east-1", host=endpoint, max_pool_connections=64)
+    ensure_table(due_shards=shards)
+
+
+def shard_section(endpoint: str, token: str, ledger: str, say) -> dict:
+    """Query time of a day, unsharded and sharded; then payments/s with 1 and 2 processes."""
+    from billing import access
+
+    out: dict = {"query": {}, "processes": {}}
+    day = date(2025, 6, 1)  # a batch refuses a --date after today
+    for shards in SHARD_COUNTS:
+        use_sharded_table(f"bench_shards_{shards}", endpoint, shards)
+        seed([subscription(n, PREFIX_FILLER, date(2025, 7, 1 + n % 28), token)
+              for n in range(SHARD_TABLE - SHARD_DAY_DUE)])
+        seed([subscription(n, PREFIX_DUE, day, token) for n in range(SHARD_DAY_DUE)])
+        times = []
+        for _ in range(3):
+            started = time.monotonic()
+            found = sum(1 for _ in access.get_due_payments_by_date(day))
+            times.append(time.monotonic() - started)
+            assert found == SHARD_DAY_DUE, found
+        out["query"][str(shards)] = {"seconds": min(times), "items": found}
+        say(f"query  {SHARD_DAY_DUE} due of {SHARD_TABLE}, {shards:2d} shard(s): {min(times):.2f} s")
+    # processes: the 16-shard table, a fresh day each
+    import subprocess
+
+    from billing.management.batchprocesses import child_environment
+
+    env = {**child_environment(), "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend"}
+    for n, processes in enumerate(PROCESS_COUNTS):
+        run_day = date(2025, 8, 1 + n)
+        seed([subscription(i, f"p{n}", run_day, token) for i in range(DUE)])
+        started = time.monotonic()
+        proc = subprocess.run([sys.executable, str(ROOT / "manage.py"), "process_payments", "--processes",
+                               str(processes), "--date", run_day.isoformat(), "--catch-up-days", "0",
+                               "--workers", "32", "--json"], env=env, cwd=ROOT, capture_output=True, text=True)
+        wall = time.monotonic() - started
+        summary = json.loads(proc.stdout.splitlines()[-1])
+        assert summary["paid"] == DUE, (summary, proc.stderr[-500:])
+        out["processes"][str(processes)] = {"rate": DUE / wall, "wall": wall}
+        say(f"processes {processes}: {DUE / wall:7.1f} payments/s ({DUE} in {wall:.1f} s, start-up included)")
+    return out
+
+
+def render_shards(r: dict) -> str:
+    q, procs = r["query"], r["processes"]
+    lines = [f"(7) sharded due keys (issue 17): one day of {SHARD_DAY_DUE:,} due payments in a table of "
+             f"{SHARD_TABLE:,}; Query time of the whole day (best of 3), and payments/s of process_payments "
+             f"--processes P --workers 32 over {DUE:,} due payments (wall time, process start-up included)", "",
+             "| shards | Query time of the day (s) |", "|---:|---:|"]
+    lines += [f"| {shards} | {v['seconds']:.2f} |" for shards, v in q.items()]
+    lines += ["", "| processes | payments/s |", "|---:|---:|"]
+    lines += [f"| {p} | {v['rate']:.0f} |" for p, v in procs.items()]
+    one = procs[str(PROCESS_COUNTS[0])]["rate"]
+    lines += ["", f"This machine has {os.cpu_count()} cores shared with DynamoDB Local: a host with C free cores "
+              f"runs about C processes at ~{one:.0f}/s each (one core's worth of Python per process), "
+              "until the table's and the gateway's limits (scripts/capacity.py)."]
+    return "\n".join(lines)
+
+
 def main() -> None:
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
@@ -316,13 +393,16 @@ def main() -> None:
                 results["scan"][str(size)] = scan_run(token, 8, ledger)
                 say(f"scan   table {size}: {results['scan'][str(size)]['rate']:7.1f} payments/s")
 
+        # 7: sharded due keys, 1 and 2 processes (issue 17).
+        results["shards"] = shard_section(server.endpoint, token, ledger, say)
+
         # 6: the shop's checkout and patterns (scripts/bench_shop.py).
         results["shop"] = bench_shop.run(server.endpoint, token, say)
     finally:
         server.stop()
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
-    report = render(results) + "\n\n" + bench_shop.render(results["shop"])
+    report = render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n" + bench_shop.render(results["shop"])
     print(report)
     write_performance_md(report)
 
