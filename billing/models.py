@@ -15,6 +15,7 @@ import re
 import string
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, ClassVar
 
 from pynamodb.attributes import (
@@ -49,12 +50,17 @@ class InvalidKey(ValueError):
     """
 
 
+# One regex search instead of a Python test per character: every key a batch reads or
+# writes is checked (issue 17's profile: 1% of a payment's CPU went to the old loop).
+_NOT_IN_ID = re.compile(r"[#\x00-\x1f\x7f]")
+
+
 def check_id(name: str, value: Any) -> str:
     text = str(value)
     if len(text) > MAX_ID_LENGTH:
         raise InvalidKey(f"{name} is longer than {MAX_ID_LENGTH} characters")
     # A '#' inside a value would make the key ambiguous when parsed back.
-    if "#" in text or any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+    if _NOT_IN_ID.search(text):
         raise InvalidKey(f"{name} may not contain '#' or control characters: {text[:40]!r}")
     return text
 
@@ -73,6 +79,15 @@ class KeyTemplate:
     def fields(self) -> list[str]:
         return [f for _, f, _, _ in string.Formatter().parse(self.template) if f]
 
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        # Built once per template: ``parse`` runs for every key a batch touches
+        # (``sub_id``, ``account_id``), and building it took 3% of a payment's CPU.
+        pattern = re.escape(self.template)
+        for field in self.fields:
+            pattern = pattern.replace(re.escape("{" + field + "}"), f"(?P<{field}>[^#]*)")
+        return re.compile(pattern)
+
     @property
     def prefix(self) -> str:
         """The constant text before the first field: what ``begins_with`` queries use."""
@@ -82,10 +97,7 @@ class KeyTemplate:
         """The ids a key was built from; ``InvalidKey`` when ``key`` is not one of ours."""
         if len(key.encode()) > MAX_SORT_KEY_BYTES:
             raise InvalidKey(f"a key is at most {MAX_SORT_KEY_BYTES} bytes")
-        pattern = re.escape(self.template)
-        for field in self.fields:
-            pattern = pattern.replace(re.escape("{" + field + "}"), f"(?P<{field}>[^#]*)")
-        match = re.fullmatch(pattern, key)
+        match = self._pattern.fullmatch(key)
         if not match:
             raise InvalidKey(f"{key[:60]!r} does not match {self.template!r}")
         return {name: check_id(name, value) for name, value in match.groupdict().items()}

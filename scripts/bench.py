@@ -12,11 +12,13 @@ BatchWriteItem, and measures:
 3. the same 2,000 due payments in tables of 2,000, 20,000 and 100,000 subscriptions;
 4. a naive baseline that finds the due subscriptions with a Scan (only here!);
 5. DynamoDB requests per payment;
+6. the shop: checkouts/s against a bare loop of the same transactions, and the access
+   patterns' latency at 1,000 and 100,000 orders (scripts/bench_shop.py).
 7. sharded due keys (issue 17): the Query time of one day of 20,000 due items in a table
    of 200,000, with 1 and 16 shards; and payments/s of ``process_payments --processes P``
    with 1 and 2 processes (each a child process on its share of the shards);
-6. the shop: checkouts/s against a bare loop of the same transactions, and the access
-   patterns' latency at 1,000 and 100,000 orders (scripts/bench_shop.py).
+8. payments/s at 300 ms per charge with 32 and 64 workers, against the ideal
+   min(workers / latency, 1 / CPU per payment);
 
 Prints the figures and writes docs/PERFORMANCE.md and bench-results.json (git-ignored).
 ``BENCH_SCALE=0.1`` shrinks every count for a quick try.
@@ -49,6 +51,10 @@ DUE = int(2000 * SCALE)
 SIZES = [int(n * SCALE) for n in (2_000, 20_000, 100_000)]
 WORKERS = [1, 8, 32]
 LATENCIES = [0, 100]
+# A typical card processor's time per charge, and the workers of one process against it
+# (issue 17): the ideal is min(workers / latency, the process's CPU limit).
+SLOW_GATEWAY_MS = 300
+SLOW_GATEWAY_WORKERS = [32, 64]
 PREFIX_FILLER = "f"
 PREFIX_DUE = "d"
 
@@ -377,6 +383,17 @@ def main() -> None:
                 r = batch_run(token, workers, latency, ledger)
                 results["batch"][f"{workers}/{latency}"] = r
                 say(f"batch  workers {workers:2d} latency {latency:3d} ms: {r['rate']:7.1f} payments/s")
+        # 7: a card processor's latency; the CPU limit is 1 / (CPU per payment at latency 0).
+        cpu_ms = results["batch"][f"{WORKERS[-1]}/0"]["cpu_ms"]
+        results["slow_gateway"] = {"latency_ms": SLOW_GATEWAY_MS, "cpu_limit": 1000 / cpu_ms,
+                                   "load_before": os.getloadavg()[0]}
+        for workers in SLOW_GATEWAY_WORKERS:
+            r = batch_run(token, workers, SLOW_GATEWAY_MS, ledger)
+            r["ideal"] = min(workers / (SLOW_GATEWAY_MS / 1000), results["slow_gateway"]["cpu_limit"])
+            results["slow_gateway"][str(workers)] = r
+            say(f"batch  workers {workers:2d} latency {SLOW_GATEWAY_MS} ms: {r['rate']:7.1f} payments/s "
+                f"(ideal {r['ideal']:.0f}/s: {r['rate'] / r['ideal']:.2f})")
+        results["slow_gateway"]["load_after"] = os.getloadavg()[0]
         results["scan"] = {str(mid): scan_run(token, 8, ledger)}
         say(f"scan   table {mid}: {results['scan'][str(mid)]['rate']:7.1f} payments/s")
 
@@ -429,6 +446,18 @@ def render(r: dict) -> str:
     for w in WORKERS:
         lines.append(f"| {w} | {r['limit'][str(w)]['cpu_ms']:.2f} | {r['access_limit'][str(w)]['cpu_ms']:.2f} "
                      f"| {r['batch'][f'{w}/0']['cpu_ms']:.2f} |")
+    lines += ["", "batch / raw pair, Python CPU per payment: "
+              + ", ".join(f"{w} workers {r['batch'][f'{w}/0']['cpu_ms'] / r['limit'][str(w)]['cpu_ms']:.2f}"
+                          for w in WORKERS)]
+    slow = r.get("slow_gateway")
+    if slow:
+        lines += ["", f"(8) gateway latency {slow['latency_ms']} ms per charge (load average "
+                  f"{slow['load_before']:.1f} before, {slow['load_after']:.1f} after); the process's CPU limit "
+                  f"is 1 / CPU per payment at {WORKERS[-1]} workers = {slow['cpu_limit']:.0f} payments/s", "",
+                  "| workers | payments/s | ideal: min(workers / latency, CPU limit) | / ideal |", "|---:|---:|---:|---:|"]
+        for w in SLOW_GATEWAY_WORKERS:
+            x = slow[str(w)]
+            lines.append(f"| {w} | {x['rate']:.0f} | {x['ideal']:.0f} | {x['rate'] / x['ideal']:.2f} |")
     ops = r["batch"]["8/0"]["requests"]
     lines += ["", f"(3) the same {due:,} due payments in tables of different sizes (8 workers, latency 0)", "",
               "| subscriptions in table | payments/s | Scan baseline payments/s | batch / Scan |", "|---:|---:|---:|---:|"]
