@@ -90,10 +90,12 @@ def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
 
 
 def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None, *, actor: str,
-                 today: date, action: AuditAction = AuditAction.CARD_REPLACED) -> PaymentOutcome | None:
-    """Replace the card; a past-due period is retried with it at once ("pay now"), so the
-    owed period is neither forgiven nor left waiting. Returns that retry's outcome."""
-    access.replace_card(sub, card, billing_address, actor=actor, action=action)
+                 today: date, action: AuditAction = AuditAction.CARD_REPLACED,
+                 card_id: str | None = None) -> PaymentOutcome | None:
+    """Replace the card (``card_id``: the wallet card it becomes, billing.wallet); a
+    past-due period is retried with it at once ("pay now"), so the owed period is
+    neither forgiven nor left waiting. Returns that retry's outcome."""
+    access.replace_card(sub, card, billing_address, actor=actor, action=action, card_id=card_id)
     _tell("card_replaced", sub, f"Card replaced: {sub.ProductName or sub.SKU}")
     if sub.Status != SubscriptionStatus.PAST_DUE:
         return None

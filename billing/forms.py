@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import SetPasswordMixin
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
+from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
 from .gateway import luhn_valid, normalize_card_number
@@ -102,6 +103,11 @@ def _year_choices(today: date) -> list[tuple[int, str]]:
 MONTH_CHOICES = [(m, f"{m:02d}") for m in range(1, 13)]
 
 
+def default_expiry(today: date) -> tuple[int, int]:
+    """The expiry a card form opens on: next month (month, year), never a past one."""
+    return (1, today.year + 1) if today.month == 12 else (today.month + 1, today.year)
+
+
 class CardFields(forms.Form):
     """Card number, expiry, CVC and optional name/address: tokenized by the view."""
 
@@ -129,6 +135,11 @@ class CardFields(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["exp_year"].choices = _year_choices(today)
         self.today = today
+        # The first choice of each list (01 / this year) has already passed for most of
+        # the year: the form opens on the month after this one, the first that has not.
+        month, year = default_expiry(today)
+        self.initial.setdefault("exp_month", month)
+        self.initial.setdefault("exp_year", year)
 
     # Every frame below these methods inherits their list in Django's error reports, so
     # they hide all local variables: a helper may hold the number under any name.
@@ -207,6 +218,28 @@ class ReplaceCardForm(CardFields, VersionedForm):
 
 class CancelForm(VersionedForm):
     pass
+
+
+class WalletCardForm(CardFields):
+    """A card for the wallet (add one, or new details for one: the billing address is
+    filled in with the stored one, so it is kept unless changed)."""
+
+    make_default = forms.BooleanField(label=gettext_lazy("Make this my default card"), required=False)
+
+    def __init__(self, *args: Any, offer_default: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not offer_default:
+            del self.fields["make_default"]
+
+
+class ChooseCardForm(VersionedForm):
+    """Which wallet card a subscription pays with."""
+
+    card = forms.ChoiceField(label=gettext_lazy("Pay with"), widget=forms.RadioSelect)
+
+    def __init__(self, *args: Any, cards: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["card"].choices = cards
 
 
 class ConfirmForm(forms.Form):

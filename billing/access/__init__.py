@@ -20,6 +20,20 @@ from .accounts import (
 )
 from .batch_writes import advance_after_payment, claim_reminder, extend_after_cancel, mark_past_due
 from .bulk import batch_items, due_subscription
+from .cards import (
+    CardInUse,
+    Replaced,
+    add_card,
+    card_details,
+    default_card,
+    get_card,
+    get_cards,
+    remove_card,
+    replace_card_everywhere,
+    set_default_card,
+    subscriptions_using,
+    use_card,
+)
 from .catalog import create_product, get_product, list_products, retire_product, update_product
 from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
 from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
@@ -90,6 +104,19 @@ __all__ = [
     "set_schedule",
     "subscription_snapshot",
     "update_subscription",
+    # the wallet (issue 14)
+    "CardInUse",
+    "Replaced",
+    "add_card",
+    "card_details",
+    "default_card",
+    "get_card",
+    "get_cards",
+    "remove_card",
+    "replace_card_everywhere",
+    "set_default_card",
+    "subscriptions_using",
+    "use_card",
     # the batches' conditional writes
     "advance_after_payment",
     "claim_reminder",
