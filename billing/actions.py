@@ -50,7 +50,8 @@ def _tell(template: str, sub: Subscription, subject: str, **context: object) -> 
 
 
 def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int, amount: int, currency: str,
-              card: CardToken, today: date, actor: str, billing_address: str | None = None) -> Started:
+              card: CardToken, today: date, actor: str, billing_address: str | None = None,
+              card_id: str | None = None) -> Started:
     """Create the subscription and charge its first period at once (DESIGN.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
@@ -58,7 +59,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
-        billing_address=billing_address, actor=actor,
+        billing_address=billing_address, actor=actor, card_id=card_id,
     )
     try:
         outcome = take_first_payment(sub, today=today, actor=actor)

@@ -122,12 +122,13 @@ def use_card(sub: Subscription, card: Card, *, actor: str, today: date,
 
 
 def keep_in_wallet(account_id: str, card: CardToken, billing_address: str | None, *, card_id: str,
-                   actor: str) -> Card:
+                   actor: str, make_default: bool | None = None) -> Card:
     """The wallet entry of a card just typed for one subscription (``actions.replace_card``
-    with this ``card_id`` first, which records the change and sends its e-mail): the
-    default only when the wallet was empty. Should this write be lost (a crash between
-    the two), the subscription still pays with its own copy and the wallet shows it as
-    the card on that subscription."""
-    make_default = not access.get_cards(account_id)
+    or ``actions.subscribe`` with this ``card_id`` first, which record the change and send
+    its e-mail): the default when asked, or else when the wallet was empty. Should this
+    write be lost (a crash between the two), the subscription still pays with its own
+    copy and the wallet shows it as the card on that subscription."""
+    if make_default is None:
+        make_default = not access.get_cards(account_id)
     return access.add_card(account_id, card, billing_address, actor=actor, make_default=make_default,
                            card_id=card_id, audit=False)

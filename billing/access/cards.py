@@ -14,7 +14,7 @@ from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
 
 from billing.gateway import CardToken
-from billing.models import Account, AuditAction, Card, PaymentDetails, Subscription
+from billing.models import Account, AuditAction, BillingItem, Card, PaymentDetails, Subscription
 
 from ._common import ConditionFailed, absent_if_invalid, iso_now, live, new_id, refused_as
 from .events import new_event, subscription_snapshot
@@ -57,6 +57,33 @@ def get_cards(account_id: str) -> list[Card]:
     cards = list(Card.query(Card.pk(account_id=account_id), Card.SK.startswith(Card.sk_template.prefix),
                             consistent_read=True))
     return sorted(cards, key=lambda c: c.CreatedDate)
+
+
+@dataclass
+class Wallet:
+    account: Account | None
+    cards: list[Card]
+
+    @property
+    def default(self) -> Card | None:
+        return default_card(self.account, self.cards)
+
+
+@absent_if_invalid(lambda: Wallet(None, []))
+def get_wallet(account_id: str) -> Wallet:
+    """The account item and its cards in one Query: their sort keys ``ACC#<id>`` and
+    ``CARD#<id>`` are neighbours (events, receipts and subscriptions sort after them).
+    Any other item in that range is ignored by type, so a new prefix cannot break it."""
+    pk = Account.pk(account_id=account_id)
+    account, cards = None, []
+    for item in BillingItem.query(pk, BillingItem.SK.between(Account.sk_template.prefix,
+                                                             Card.sk_template.prefix + "\uffff"),
+                                  consistent_read=True):
+        if isinstance(item, Account):
+            account = item
+        elif isinstance(item, Card):
+            cards.append(item)
+    return Wallet(account, sorted(cards, key=lambda c: c.CreatedDate))
 
 
 @absent_if_invalid()
