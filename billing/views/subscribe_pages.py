@@ -68,6 +68,8 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     initial: dict[str, Any] = {"payment_day": _day_from(request.GET.get("day")) or today().day}
     if request.GET.get("product"):
         initial["product"] = request.GET["product"]
+        # ...and the billing name and address typed before (the card number is never kept).
+        initial["billing_address"] = (request.session.get(SESSION_PENDING) or {}).get("billing_address") or ""
     if cards:
         chosen = request.GET.get("card")
         initial["saved_card"] = chosen if chosen in cards or chosen == NEW_CARD else wallet_now.default.card_id
