@@ -151,6 +151,9 @@ class Account(BillingItem, discriminator="Account"):
     # The Django user that owns this account (users live in Django's database).
     UserId = NumberAttribute(null=True)
     CreatedDate = UnicodeAttribute()
+    # The wallet card new subscriptions use unless told otherwise (issue 14); when it is
+    # unset or names a removed card, the wallet's oldest card is the default.
+    DefaultCardId = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -188,6 +191,31 @@ class PaymentDetails(MapAttribute):
     ExpMonth = NumberAttribute()
     ExpYear = NumberAttribute()
     BillingAddress = UnicodeAttribute(null=True)
+    # The wallet card (``Card``) this copy was made from; absent on a subscription made
+    # before the wallet ("the card on this subscription"). Inside the map, so it travels
+    # with PaymentDetails in both index projections.
+    CardId = UnicodeAttribute(null=True)
+
+
+class Card(BillingItem, discriminator="Card"):
+    """A card in the account's wallet (issue 14): the gateway's token and what the pages
+    show, never the number or the CVC (invariant 3). Each subscription keeps a copy in
+    its ``PaymentDetails`` (with this card's id), so the batches read no Card item."""
+
+    pk_template = ACCOUNT_PK
+    sk_template = KeyTemplate("CARD#{card_id}")
+
+    Details = PaymentDetails()
+    CreatedDate = UnicodeAttribute()
+    UpdatedDate = UnicodeAttribute(null=True)
+
+    @property
+    def account_id(self) -> str:
+        return ACCOUNT_PK.parse(self.PK)["account_id"]
+
+    @property
+    def card_id(self) -> str:
+        return self.sk_template.parse(self.SK)["card_id"]
 
 
 # Projections (DESIGN.md §2). EntityType must be projected, or PynamoDB's discriminator
@@ -451,6 +479,12 @@ class AuditAction(StrEnum):
     STAFF_REFUND = "staff.refund"  # a refund made (recorded by access.record_refund)
     STAFF_REFUND_FAILED = "staff.refund_failed"
     STAFF_REFUND_UNRECORDED = "staff.refund_unrecorded"
+    # The wallet (issue 14): the account's cards; a subscription's choice of card is
+    # CARD_REPLACED above.
+    CARD_ADDED = "card.added"
+    CARD_UPDATED = "card.replaced"
+    CARD_REMOVED = "card.removed"
+    DEFAULT_CARD_CHANGED = "card.default_changed"
     PRODUCT_CREATED = "staff.create_product"
     PRODUCT_UPDATED = "staff.update_product"
     PRODUCT_RETIRED = "staff.retire_product"
@@ -478,6 +512,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
+    Card,
 )
 
 

@@ -34,8 +34,15 @@ urlpatterns = [
     path("subscriptions/<str:sub_id>/", views.subscription_detail, name="subscription"),
     path("subscriptions/<str:sub_id>/payment-day/", views.change_day, name="change_day"),
     path("subscriptions/<str:sub_id>/card/", views.replace_card, name="replace_card"),
+    path("subscriptions/<str:sub_id>/card/choose/", views.choose_card, name="choose_card"),
     path("subscriptions/<str:sub_id>/cancel/", views.cancel, name="cancel"),
     path("subscriptions/<str:sub_id>/cancelled/", views.cancelled, name="cancelled"),
+    # the wallet (issue 14)
+    path("wallet/", views.wallet_page, name="wallet"),
+    path("wallet/add/", views.wallet_add, name="wallet_add"),
+    path("wallet/<str:card_id>/replace/", views.wallet_replace, name="wallet_replace"),
+    path("wallet/<str:card_id>/default/", views.wallet_default, name="wallet_default"),
+    path("wallet/<str:card_id>/remove/", views.wallet_remove, name="wallet_remove"),
     # receipts
     path("receipts/", views.receipts, name="receipts"),
     path("receipts/export.csv", views.receipts_csv, name="receipts_csv"),

@@ -20,6 +20,22 @@ from .accounts import (
 )
 from .batch_writes import advance_after_payment, claim_reminder, extend_after_cancel, mark_past_due
 from .bulk import batch_items, due_subscription
+from .cards import (
+    CardInUse,
+    Replaced,
+    Wallet,
+    add_card,
+    card_details,
+    default_card,
+    get_card,
+    get_cards,
+    get_wallet,
+    remove_card,
+    replace_card_everywhere,
+    set_default_card,
+    subscriptions_using,
+    use_card,
+)
 from .catalog import create_product, get_product, list_products, retire_product, update_product
 from .due_dates import due_key, no_due_attributes, shard_of
 from .due_shards import REFRESH as DUE_SHARDS_REFRESH
@@ -110,6 +126,21 @@ __all__ = [
     "set_schedule",
     "subscription_snapshot",
     "update_subscription",
+    # the wallet (issue 14)
+    "CardInUse",
+    "Replaced",
+    "Wallet",
+    "add_card",
+    "card_details",
+    "default_card",
+    "get_card",
+    "get_cards",
+    "get_wallet",
+    "remove_card",
+    "replace_card_everywhere",
+    "set_default_card",
+    "subscriptions_using",
+    "use_card",
     # the batches' conditional writes
     "advance_after_payment",
     "claim_reminder",

@@ -29,6 +29,8 @@ def subscription_snapshot(sub: Subscription) -> dict:
         "BillingPeriod": sub.BillingPeriod,
         "RetryCount": sub.RetryCount,
         "Card": f"{sub.PaymentDetails.Brand} ****{sub.PaymentDetails.Last4}" if sub.PaymentDetails else None,
+        # The wallet card it pays with (issue 14); None on one made before the wallet.
+        "CardId": sub.PaymentDetails.CardId if sub.PaymentDetails else None,
     }
 
 

@@ -33,10 +33,12 @@ from .events import new_event, record_event, subscription_snapshot
 from .lookups import record_subscription_id
 
 
-def payment_details_from(card: CardToken, billing_address: str | None = None) -> PaymentDetails:
+def payment_details_from(card: CardToken, billing_address: str | None = None,
+                         card_id: str | None = None) -> PaymentDetails:
+    """The subscription's copy of its card; ``card_id`` names the wallet card (issue 14)."""
     return PaymentDetails(
         Token=card.token, Brand=card.brand, Last4=card.last4,
-        ExpMonth=card.exp_month, ExpYear=card.exp_year, BillingAddress=billing_address,
+        ExpMonth=card.exp_month, ExpYear=card.exp_year, BillingAddress=billing_address, CardId=card_id,
     )
 
 
@@ -53,6 +55,7 @@ def create_subscription(
     product_name: str | None = None,
     billing_address: str | None = None,
     actor: str | None = None,
+    card_id: str | None = None,
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` event.
 
@@ -80,7 +83,7 @@ def create_subscription(
         LastPaymentDate=today.isoformat(),
         LastReminderDate=today.isoformat(),
         PaidThroughDate=(today - timedelta(days=1)).isoformat(),
-        PaymentDetails=payment_details_from(card, billing_address),
+        PaymentDetails=payment_details_from(card, billing_address, card_id),
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
     )
@@ -199,11 +202,12 @@ def set_schedule(
 
 
 def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None, *,
-                 actor: str = "system", action: AuditAction = AuditAction.CARD_REPLACED) -> Subscription:
-    """The card future payments use. A past-due period stays owed: the caller retries it
-    with the new card at once (``batches.pay_now``)."""
-    return _audited_update(sub, [Subscription.PaymentDetails.set(payment_details_from(card, billing_address))],
-                           live(), actor=actor, action=action)
+                 actor: str = "system", action: AuditAction = AuditAction.CARD_REPLACED,
+                 card_id: str | None = None) -> Subscription:
+    """The card future payments use (``card_id``: the wallet card it is a copy of). A
+    past-due period stays owed: the caller retries it with the new card at once."""
+    details = payment_details_from(card, billing_address, card_id)
+    return _audited_update(sub, [Subscription.PaymentDetails.set(details)], live(), actor=actor, action=action)
 
 
 def cancel_subscription(

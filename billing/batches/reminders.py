@@ -10,6 +10,7 @@ from datetime import date, timedelta
 from django.conf import settings
 
 from billing import access
+from billing.card_expiry import expires_before
 from billing.mail import send_customer_email, subscription_context
 from billing.models import Subscription, SubscriptionStatus
 from billing.money import format_with_code
@@ -65,9 +66,19 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
     out.status = ReminderStatus.SENT
     out.mail_error = send_customer_email(
         "reminder", sub.Email, f"Upcoming payment: {sub.ProductName or sub.SKU} on {payment:%d %b %Y}",
-        {**subscription_context(sub), "payment_date": payment, **_amount_due(sub)},
+        {**subscription_context(sub), "payment_date": payment, **_amount_due(sub), **_card_warning(sub, payment)},
     )
     return out
+
+
+def _card_warning(sub: Subscription, payment: date) -> dict[str, object]:
+    """A card that expires before the payment it announces adds a warning to the same
+    e-mail (issue 14): from GSI-1's projection of PaymentDetails, no read per item."""
+    card = sub.PaymentDetails
+    if not expires_before(card, payment):
+        return {}
+    return {"card_expires": f"{int(card.ExpMonth):02d}/{int(card.ExpYear)}",
+            "change_card_url": settings.SITE_URL.rstrip("/") + f"/subscriptions/{sub.sub_id}/card/"}
 
 
 def skip_stale_reminder(sub: Subscription, day: date, dry_run: bool) -> ReminderOutcome:

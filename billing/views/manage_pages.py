@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_safe
 
-from billing import access, actions, batches
+from billing import access, actions, batches, wallet
 from billing.forms import CancelForm, ChangeDayForm, ReplaceCardForm
 from billing.gateway import GatewayError
 from billing.models import Subscription
@@ -25,6 +25,7 @@ from billing.schedule import months_before, next_payment_date, period_end
 
 from .cards import tokenize_card_form
 from .common import RECEIPT_MONTHS, STALE_MESSAGE, customer_required
+from .wallet_pages import card_choice
 
 
 def _apply_change(request: HttpRequest, sub: Subscription, form: Any, change: Callable[[], object], *,
@@ -88,22 +89,28 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     if not sub.is_live:
         messages.info(request, "This subscription is cancelled: there is no card to replace.")
         return redirect("subscription", sub_id=sub_id)
-    form = ReplaceCardForm(bound_data(request), today=today(), initial={"version": sub.Version})
+    # The stored billing address fills the form, so it is kept unless changed (issue 14).
+    address = sub.PaymentDetails.BillingAddress if sub.PaymentDetails else None
+    form = ReplaceCardForm(bound_data(request), today=today(),
+                           initial={"version": sub.Version, "billing_address": address or ""})
     if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
         paid_now: list[batches.PaymentOutcome | None] = []
+        card_id = access.new_id()  # the new card joins the wallet under this id (billing.wallet)
         try:
             refused = _apply_change(
                 request, sub, form,
                 lambda: paid_now.append(actions.replace_card(sub, card, form.billing_address_text(),
-                                                             actor=actor(request), today=today())),
+                                                             actor=actor(request), today=today(), card_id=card_id)),
                 retry_page="replace_card")
-        except GatewayError:
+        except GatewayError:  # the card is replaced; the overdue payment's retry could not be made
+            wallet.keep_in_wallet(account_id, card, form.billing_address_text(), card_id=card_id, actor=actor(request))
             messages.warning(request, f"Future payments will use your {card.brand} ending in {card.last4}, but our "
                                       "payment provider could not be reached to pay the overdue amount now; "
                                       "we will try again on the next retry date.")
             return redirect("subscription", sub_id=sub_id)
         if refused:
             return refused
+        wallet.keep_in_wallet(account_id, card, form.billing_address_text(), card_id=card_id, actor=actor(request))
         messages.success(request, f"Future payments will use your {card.brand} ending in {card.last4}.")
         outcome = paid_now[0] if paid_now else None
         if outcome is not None and outcome.status == batches.PaymentStatus.PAID:
@@ -113,7 +120,7 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
                                                         batches.PaymentStatus.CANCELLED):
             messages.warning(request, f"The new card was declined too ({outcome.reason}).")
         return redirect("subscription", sub_id=sub_id)
-    return render(request, "portal/replace_card.html", {"sub": sub, "form": form})
+    return render(request, "portal/replace_card.html", {"sub": sub, "form": form, **card_choice(account_id, sub)})
 
 
 @require_http_methods(["GET", "POST"])

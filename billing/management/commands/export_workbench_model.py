@@ -27,6 +27,7 @@ from billing.models import (
     AuditEvent,
     BatchRun,
     BillingItem,
+    Card,
     PaymentDetails,
     Product,
     Receipt,
@@ -82,6 +83,10 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             SubIdLookup(SubIdLookup.pk(sub_id=sid), SubIdLookup.sk(sub_id=sid), AccountId=acc, SKU=sku)
             for sid, sku in (("a1b2c3d4e5f60718", "NEWS-DAILY"), ("18e9374a55c47382", "CLOUD-200"))
         ],
+        Card: [Card(Card.pk(account_id=acc), Card.sk(card_id="c4d5e6f7a8b9c0d1"), CreatedDate="2026-03-01T09:41:00+00:00",
+                    Details=PaymentDetails(Token="tok_sim_5e1f0c9a", Brand="Visa", Last4="4242", ExpMonth=12,
+                                           ExpYear=2029, BillingAddress="12 Bridge Street, Birmingham, B12 7ST",
+                                           CardId="c4d5e6f7a8b9c0d1"))],
         UserLink: [UserLink(UserLink.pk(user_id=2), UserLink.sk(user_id=2), AccountId=acc,
                             Email="customer@rpay.localhost")],
         Subscription: [
