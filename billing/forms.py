@@ -205,10 +205,6 @@ class ReplaceCardForm(CardFields, VersionedForm):
     pass
 
 
-class CancelForm(VersionedForm):
-    pass
-
-
 class ConfirmForm(forms.Form):
     """The confirm step posts the signed quote the customer saw (price, currency, day,
     first charge and its date); the card and address are in the session."""

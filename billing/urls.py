@@ -36,6 +36,9 @@ urlpatterns = [
     path("subscriptions/<str:sub_id>/card/", views.replace_card, name="replace_card"),
     path("subscriptions/<str:sub_id>/cancel/", views.cancel, name="cancel"),
     path("subscriptions/<str:sub_id>/cancelled/", views.cancelled, name="cancelled"),
+    path("subscriptions/<str:sub_id>/keep/", views.keep, name="keep"),
+    path("subscriptions/<str:sub_id>/pause/", views.pause, name="pause"),
+    path("subscriptions/<str:sub_id>/resume/", views.resume, name="resume"),
     # receipts
     path("receipts/", views.receipts, name="receipts"),
     path("receipts/export.csv", views.receipts_csv, name="receipts_csv"),

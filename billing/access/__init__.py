@@ -22,6 +22,7 @@ from .batch_writes import advance_after_payment, claim_reminder, extend_after_ca
 from .bulk import batch_items, due_subscription
 from .catalog import create_product, get_product, list_products, retire_product, update_product
 from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
+from .lifecycle import end_subscription, keep_subscription, pause_subscription, resume_subscription
 from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
 from .receipts import (
     create_receipt,
@@ -59,6 +60,10 @@ from .subscriptions import (
 from .upcoming import UpcomingDay, count_due_payments_by_date, count_due_reminders_by_date, get_upcoming
 
 __all__ = [
+    "end_subscription",
+    "keep_subscription",
+    "pause_subscription",
+    "resume_subscription",
     # errors callers catch
     "AlreadyExists",
     "ConditionFailed",
