@@ -252,10 +252,6 @@ class ReplaceCardForm(CardFields, VersionedForm):
     pass
 
 
-class CancelForm(VersionedForm):
-    pass
-
-
 class WalletCardForm(CardFields):
     """A card for the wallet (add one, or new details for one: the billing address is
     filled in with the stored one, so it is kept unless changed)."""

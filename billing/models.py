@@ -303,6 +303,14 @@ class Subscription(BillingItem, discriminator="Subscription"):
     PaidThroughDate = UnicodeAttribute(null=True)
     CancelledDate = UnicodeAttribute(null=True)
     CancelReason = UnicodeAttribute(null=True)
+    # How a customer or staff cancel ends the service (billing/lifecycle.py CancelMode):
+    # "period_end" keeps it to PaidThroughDate and may be undone ("keep") until then.
+    CancelMode = UnicodeAttribute(null=True)
+    CancelComment = UnicodeAttribute(null=True)  # the customer's own words, if any
+    # A pause of collection (billing/lifecycle.py): from the first unpaid day; until the
+    # first payment after it (that payment's NextPaymentDate), or open (no Next* keys).
+    PausedFrom = UnicodeAttribute(null=True)
+    PausedUntil = UnicodeAttribute(null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -473,6 +481,11 @@ class AuditAction(StrEnum):
     CARD_REPLACED = "subscription.card_replaced"
     SUBSCRIPTION_CANCELLED = "subscription.cancelled"
     STAFF_CANCEL = "staff.cancel_subscription"
+    SUBSCRIPTION_KEPT = "subscription.kept"  # a cancel at period end undone
+    SUBSCRIPTION_PAUSED = "subscription.paused"
+    SUBSCRIPTION_RESUMED = "subscription.resumed"
+    STAFF_PAUSE = "staff.pause_subscription"
+    STAFF_RESUME = "staff.resume_subscription"
     STAFF_PAYMENT_DAY = "staff.change_payment_day"
     STAFF_RETRY = "staff.retry_payment"
     STAFF_RETRY_FAILED = "staff.retry_payment_failed"

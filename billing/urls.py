@@ -37,6 +37,9 @@ urlpatterns = [
     path("subscriptions/<str:sub_id>/card/choose/", views.choose_card, name="choose_card"),
     path("subscriptions/<str:sub_id>/cancel/", views.cancel, name="cancel"),
     path("subscriptions/<str:sub_id>/cancelled/", views.cancelled, name="cancelled"),
+    path("subscriptions/<str:sub_id>/keep/", views.keep, name="keep"),
+    path("subscriptions/<str:sub_id>/pause/", views.pause, name="pause"),
+    path("subscriptions/<str:sub_id>/resume/", views.resume, name="resume"),
     # the wallet (issue 14)
     path("wallet/", views.wallet_page, name="wallet"),
     path("wallet/add/", views.wallet_add, name="wallet_add"),

@@ -27,6 +27,10 @@ ID_URLS = [
     ("cancel", "get", None),
     ("cancel", "post", {}),
     ("cancelled", "get", None),
+    ("keep", "post", {}),
+    ("pause", "get", None),
+    ("pause", "post", {"how": "open"}),
+    ("resume", "post", {}),
     ("receipt", "get", None),
 ]
 

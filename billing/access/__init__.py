@@ -50,6 +50,7 @@ from .due_shards import (
     record_due_shards,
 )
 from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
+from .lifecycle import end_subscription, keep_subscription, pause_subscription, resume_subscription
 from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
 from .receipts import (
     create_receipt,
@@ -95,6 +96,10 @@ from .subscriptions import (
 from .upcoming import UpcomingDay, count_due_payments_by_date, count_due_reminders_by_date, get_upcoming
 
 __all__ = [
+    "end_subscription",
+    "keep_subscription",
+    "pause_subscription",
+    "resume_subscription",
     # errors callers catch
     "AlreadyExists",
     "ConditionFailed",

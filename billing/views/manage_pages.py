@@ -1,4 +1,5 @@
-"""Managing one subscription: see it, change its payment day, replace its card, cancel it.
+"""Managing one subscription: see it, change its payment day, replace its card, and the
+page after it ended (cancelling and pausing: ``lifecycle_pages``).
 Each change is a conditional write made by ``billing.actions`` (audit event and e-mail
 included); a stale form or a concurrent change gets a kind message.
 """
@@ -12,11 +13,12 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_safe
 
 from billing import access, actions, batches, wallet
-from billing.forms import CancelForm, ChangeDayForm, ReplaceCardForm
+from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.gateway import GatewayError
 from billing.models import Subscription
 from billing.money import format_with_symbol
@@ -57,6 +59,9 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
         messages.info(request, "This subscription is cancelled: there is nothing to change.")
+        return redirect("subscription", sub_id=sub_id)
+    if not sub.NextPaymentDate:  # paused until resumed: no next payment to move
+        messages.info(request, gettext("This subscription is paused: resume it first."))
         return redirect("subscription", sub_id=sub_id)
     # The rule access.change_payment_day applies, shown before the customer chooses: the
     # next payment keeps its date and pays up to the new day's anchor, a month or more on.
@@ -121,24 +126,6 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
             messages.warning(request, f"The new card was declined too ({outcome.reason}).")
         return redirect("subscription", sub_id=sub_id)
     return render(request, "portal/replace_card.html", {"sub": sub, "form": form, **card_choice(account_id, sub)})
-
-
-@require_http_methods(["GET", "POST"])
-@customer_required
-def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    sub = subscription_or_404(account_id, sub_id)
-    if not sub.is_live:
-        return redirect("cancelled", sub_id=sub_id)
-    form = CancelForm(bound_data(request), initial={"version": sub.Version})
-    if request.method == "POST" and form.is_valid():
-        refused = _apply_change(
-            request, sub, form, lambda: actions.cancel(sub, actor=actor(request), reason="customer"),
-            retry_page="cancel")
-        if refused:
-            return refused
-        messages.success(request, f"Your {sub.ProductName or sub.SKU} subscription is cancelled.")
-        return redirect("cancelled", sub_id=sub_id)
-    return render(request, "portal/cancel.html", {"sub": sub, "form": form})
 
 
 @require_safe
