@@ -185,9 +185,12 @@ def run_payments(
     and on any earlier date not covered by a completed run (at most ``catch_up_days``)."""
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
     gateway = gateway or get_gateway()
+    # The run's workers share blocks of receipt numbers: one counter update per block,
+    # not per payment (the counter is one item); the unused rest of the last block is a gap.
+    numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
     return _run(
         BatchKind.PAYMENTS, dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days), _due_payments,
-        lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway),
+        lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway, numbers=numbers),
         lambda sub, why: PaymentOutcome(PaymentStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
         on_total=on_total, count=access.count_due_payments_by_date,

@@ -15,7 +15,7 @@ from .auth_pages import LoginView, signup
 from .dashboard_pages import dashboard, home
 from .error_pages import page_not_found, server_error
 from .manage_pages import cancel, cancelled, change_day, replace_card, subscription_detail
-from .receipt_pages import receipt_detail, receipts, receipts_csv
+from .receipt_pages import receipt_detail, receipt_pdf, receipts, receipts_csv
 from .subscribe_pages import subscribe, subscribe_confirm
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "replace_card",
     "subscription_detail",
     "receipt_detail",
+    "receipt_pdf",
     "receipts",
     "receipts_csv",
     "subscribe",
