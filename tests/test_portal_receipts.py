@@ -123,6 +123,7 @@ def test_receipts_csv(customer, history, ddb_requests) -> None:
     assert len(rows) == 7
     by_charge = {r["charge_id"]: r for r in rows}
     assert by_charge["ch_10"]["amount"] == "9.99" and by_charge["ch_tea"]["amount"] == "1500"
+    assert by_charge["ch_10"]["number"] == history[10].Number  # the receipt's number, first column
     assert by_charge["ch_40"]["status"] == "partially_refunded" and by_charge["ch_40"]["refunded_amount"] == "5.00"
     # no card details at all (sub ids are random hex, so look for the brand and the columns)
     assert "Visa" not in response.content.decode() and not any("card" in c for c in rows[0])

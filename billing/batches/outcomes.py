@@ -45,7 +45,6 @@ class PaymentOutcome:
     reason: str = ""
     next_payment: date | None = None
     mail_error: str = ""  # the outcome stands; the e-mail could not be sent
-    receipt_number: str | None = None  # the receipt written (None if another run wrote it)
 
     @property
     def is_retry(self) -> bool:

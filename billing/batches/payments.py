@@ -173,7 +173,6 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         charge_id=result.charge_id, retention_days=settings.RECEIPT_RETENTION_DAYS,
         period_end=end, actor=actor, numbers=numbers,
     )
-    out.receipt_number = receipt.Number
     if created:  # the process that recorded the charge tells the customer, once
         out.mail_error = send_customer_email("receipt", sub.Email, receipt_subject(receipt), {
             **subscription_context(sub), "amount": format_with_code(result.amount, result.currency),

@@ -89,7 +89,7 @@ def spreadsheet_safe(cell: object) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-CSV_COLUMNS = ["billing_date", "processed_date", "product", "sku", "subscription", "amount", "currency",
+CSV_COLUMNS = ["number", "billing_date", "processed_date", "product", "sku", "subscription", "amount", "currency",
                "status", "refunded_amount", "charge_id"]
 
 
@@ -104,7 +104,7 @@ def receipts_csv(request: HttpRequest, account_id: str) -> HttpResponse:
     # No card details at all in the export: it is a file that gets e-mailed around.
     for r in access.get_receipts_by_account(account_id, start, end):
         writer.writerow([spreadsheet_safe(cell) for cell in (
-            r.BillingDate, r.ProcessedDate, r.ProductName or "", r.SKU, r.sub_id,
+            r.Number or "", r.BillingDate, r.ProcessedDate, r.ProductName or "", r.SKU, r.sub_id,
             decimal_string(r.ProcessedAmount, r.Currency), r.Currency, r.Status,
             decimal_string(r.RefundedAmount or 0, r.Currency), r.ChargeId or "",
         )])
