@@ -371,10 +371,49 @@ class Receipt(BillingItem, discriminator="Receipt"):
     RefundedAmount = NumberAttribute(default=0)
     Refunds = ListAttribute(of=Refund, null=True)
     TTL = TTLAttribute(null=True)
+    # The human receipt number (``R-2026-000123``, ``ReceiptCounter``); null on receipts
+    # written before numbers existed, which are still shown (by key).
+    Number = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
         return ACCOUNT_PK.parse(self.PK)["account_id"]
+
+    @property
+    def url_id(self) -> str:
+        """What the receipt's URLs carry: its number, or its key when it has none."""
+        return self.Number or self.SK
+
+    @property
+    def net_amount(self) -> int:
+        """What the customer paid after refunds, in minor units."""
+        return int(self.ProcessedAmount) - int(self.RefundedAmount or 0)
+
+
+class ReceiptCounter(BillingItem, discriminator="ReceiptCounter"):
+    """The last receipt number handed out in a year (sequential per seller: one seller
+    per table). Moved on only by an atomic UpdateItem ADD of a whole block of numbers
+    (``access.receipt_numbers``), so one item serves a batch of millions of payments:
+    one write per block, not per receipt (a DynamoDB item takes ~1,000 writes/s)."""
+
+    pk_template = KeyTemplate("RCPTSEQ#{year}")
+    sk_template = KeyTemplate("RCPTSEQ#{year}")
+
+    LastNumber = NumberAttribute(default=0)
+
+
+class ReceiptNumberLookup(BillingItem, discriminator="ReceiptNumberLookup"):
+    """Maps a receipt number to its receipt (account and key), so a URL that carries the
+    number is served by two GetItems (this, then the receipt), like ``SubIdLookup``.
+    Written in the receipt's own transaction, on condition it is absent: a number is
+    never given to two receipts."""
+
+    pk_template = KeyTemplate("RCPTNO#{number}")
+    sk_template = KeyTemplate("RCPTNO#{number}")
+
+    AccountId = UnicodeAttribute()
+    ReceiptSK = UnicodeAttribute()
+    TTL = TTLAttribute(null=True)  # the receipt's own: the look-up goes when it does
 
 
 class ProductStatus(StrEnum):
@@ -525,7 +564,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card,
+    Card, ReceiptCounter, ReceiptNumberLookup,
 )
 
 

@@ -49,5 +49,7 @@ urlpatterns = [
     # receipts
     path("receipts/", views.receipts, name="receipts"),
     path("receipts/export.csv", views.receipts_csv, name="receipts_csv"),
+    # by number (R-2026-000123); receipts written before numbers existed, by key
     path("receipts/<str:receipt_id>/", views.receipt_detail, name="receipt"),
+    path("receipts/<str:receipt_id>/pdf/", views.receipt_pdf, name="receipt_pdf"),
 ]

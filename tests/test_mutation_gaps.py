@@ -165,7 +165,8 @@ def test_the_receipt_keeps_the_charge_id_and_the_mail_shows_it(moto_table) -> No
     assert out.charge_id and receipt.ChargeId == out.charge_id == charge["charge_id"]
     [message] = mail.outbox
     product = sub.ProductName or sub.SKU
-    assert message.subject == f"Receipt: {product}, 15 Mar 2027"
+    assert message.subject == f"Receipt {receipt.Number}: {product}, 15 Mar 2027"  # issue 14: the number
+    assert f"Receipt:      {receipt.Number}" in message.body
     assert f"Reference:    {out.charge_id}" in message.body
     assert "Billing date: 15 March 2027" in message.body
     assert "Pays for:     15 March 2027 to 14 April 2027" in message.body

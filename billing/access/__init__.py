@@ -50,11 +50,16 @@ from .due_shards import (
     record_due_shards,
 )
 from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
+from .history import FailedAttempt, PaymentHistory, get_payment_history
 from .lifecycle import end_subscription, keep_subscription, pause_subscription, resume_subscription
 from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
+from .receipt_numbers import ReceiptNumbers, format_receipt_number, is_receipt_number, reserve_receipt_numbers
 from .receipts import (
+    ReceiptNumberTaken,
     create_receipt,
     get_receipt,
+    get_receipt_by_number,
+    get_receipt_for_url,
     get_receipts_by_account,
     get_unexpired_receipt,
     receipt_snapshot,
@@ -159,6 +164,17 @@ __all__ = [
     "receipt_snapshot",
     "receipt_ttl",
     "record_refund",
+    # receipt numbers (R-2026-000123) and the payment history
+    "FailedAttempt",
+    "PaymentHistory",
+    "ReceiptNumberTaken",
+    "ReceiptNumbers",
+    "format_receipt_number",
+    "get_payment_history",
+    "get_receipt_by_number",
+    "get_receipt_for_url",
+    "is_receipt_number",
+    "reserve_receipt_numbers",
     # catalog
     "create_product",
     "get_product",

@@ -205,10 +205,13 @@ def run_payments(
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
     gateway = gateway or get_gateway()
     members = shards.members if shards else None
+    # The run's workers share blocks of receipt numbers: one counter update per block,
+    # not per payment (the counter is one item); the unused rest of the last block is a gap.
+    numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
     return _run(
         BatchKind.PAYMENTS, dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days, shards),
         partial(access.get_due_payments_by_date, shards=members),
-        lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway),
+        lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway, numbers=numbers),
         lambda sub, why: PaymentOutcome(PaymentStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
         on_total=on_total, count=partial(access.count_due_payments_by_date, shards=members), shards=shards,

@@ -16,7 +16,7 @@ from .dashboard_pages import dashboard, home
 from .error_pages import page_not_found, server_error
 from .lifecycle_pages import cancel, keep, pause, resume
 from .manage_pages import cancelled, change_day, replace_card, subscription_detail
-from .receipt_pages import receipt_detail, receipts, receipts_csv
+from .receipt_pages import receipt_detail, receipt_pdf, receipts, receipts_csv
 from .subscribe_pages import subscribe, subscribe_confirm
 from .wallet_pages import choose_card, wallet_add, wallet_default, wallet_page, wallet_remove, wallet_replace
 
@@ -36,6 +36,7 @@ __all__ = [
     "replace_card",
     "subscription_detail",
     "receipt_detail",
+    "receipt_pdf",
     "receipts",
     "receipts_csv",
     "subscribe",

@@ -31,6 +31,8 @@ from billing.models import (
     PaymentDetails,
     Product,
     Receipt,
+    ReceiptCounter,
+    ReceiptNumberLookup,
     SubIdLookup,
     Subscription,
     SubscriptionStatus,
@@ -63,13 +65,14 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             item.CancelledDate, item.CancelReason = "2026-11-02T10:00:00+00:00", "customer"
         return item
 
-    def receipt(account_id: str, sub_id: str, sku: str, billed: str, amount: int, currency: str) -> Receipt:
+    def receipt(account_id: str, sub_id: str, sku: str, billed: str, amount: int, currency: str,
+                number: str) -> Receipt:
         return Receipt(
             Receipt.pk(account_id=account_id), Receipt.sk(billing_date=billed, sku=sku, sub_id=sub_id),
             sub_id=sub_id, SKU=sku, ProductName=sku.title(), Email="customer@rpay.localhost",
             BillingDate=billed, ProcessedDate=f"{billed}T06:00:02+00:00", ProcessedAmount=amount,
             Currency=currency, ChargeId="ch_sim_9d8c7b6a5f4e", CardBrand="Visa", CardLast4="4242",
-            Status="paid", RefundedAmount=0, TTL=datetime(2027, 5, 19, tzinfo=UTC),
+            Status="paid", RefundedAmount=0, TTL=datetime(2027, 5, 19, tzinfo=UTC), Number=number,
         )
 
     return {
@@ -96,8 +99,17 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                 status=SubscriptionStatus.CANCELLED),
         ],
         Receipt: [
-            receipt(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", "2026-10-31", 999, "USD"),
-            receipt(acc, "18e9374a55c47382", "CLOUD-200", "2026-10-29", 299, "EUR"),
+            receipt(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", "2026-10-31", 999, "USD", "R-2026-004211"),
+            receipt(acc, "18e9374a55c47382", "CLOUD-200", "2026-10-29", 299, "EUR", "R-2026-004187"),
+        ],
+        ReceiptCounter: [ReceiptCounter(ReceiptCounter.pk(year=2026), ReceiptCounter.sk(year=2026),
+                                        LastNumber=4300)],
+        ReceiptNumberLookup: [
+            ReceiptNumberLookup(
+                ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number), AccountId=acc,
+                ReceiptSK=Receipt.sk(billing_date=billed, sku=sku, sub_id=sid), TTL=datetime(2027, 5, 19, tzinfo=UTC))
+            for number, billed, sku, sid in (("R-2026-004211", "2026-10-31", "NEWS-DAILY", "a1b2c3d4e5f60718"),
+                                             ("R-2026-004187", "2026-10-29", "CLOUD-200", "18e9374a55c47382"))
         ],
         Product: [
             Product(Product.pk(), Product.sk(sku="NEWS-DAILY"), SKU="NEWS-DAILY", Name="Daily News digital",
