@@ -137,15 +137,23 @@ class GiftCardBalanceForm(forms.Form):
 
 
 class ProductForm(forms.Form):
+    """A new product. Its category is one of ``SHOP_CATEGORIES`` (passed in): the
+    catalogue lists only those (there is no listing of categories without a Scan), so a
+    product filed under any other would never be shown."""
+
     product_id = _id_field("Product id")
     name = forms.CharField(label="Name", max_length=200)
     description = forms.CharField(label="Description", max_length=1000, required=False,
                                   widget=forms.Textarea(attrs={"rows": 2}))
-    category = _id_field("Category")
+    category = forms.ChoiceField(label="Category", choices=())
     price = forms.IntegerField(label="Price (minor units)", min_value=0, max_value=10**10,
                                help_text="In the currency's smallest unit: 10000 öre is 100 SEK.")
     currency = forms.RegexField(label="Currency", regex=r"^[A-Z]{3}$", max_length=3,
                                 error_messages={"invalid": "Three capital letters, e.g. SEK."})
+
+    def __init__(self, *args: Any, categories: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["category"].choices = [(c, c.capitalize()) for c in categories]
 
     def clean_product_id(self) -> str:
         return clean_id(self.cleaned_data["product_id"], "product id")

@@ -178,3 +178,16 @@ def test_unknown_ids_are_404(staff) -> None:
         assert staff.get(url).status_code == 404, url
     assert staff.post("/admin/shop/shipments/nope/ship/", {"carrier": "x", "tracking_number": "y"}).status_code == 404
     assert staff.post("/admin/shop/orders/nope/launch/").status_code == 404
+
+
+def test_the_product_form_offers_the_shops_categories_only(staff) -> None:
+    html = staff.get("/admin/shop/products/add/").content.decode()
+    assert '<option value="music">Music</option>' in html and '<option value="books">Books</option>' in html
+    # a category the catalogue does not list would hide the product: refused
+    response = staff.post("/admin/shop/products/add/", {"product_id": "odd", "name": "Odd", "category": "toys",
+                                                         "price": 100, "currency": "SEK"})
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert access.get_product_by_product_id("odd") is None
+    staff.post("/admin/shop/products/add/", {"product_id": "cd", "name": "A CD", "category": "books",
+                                             "price": 100, "currency": "SEK"})
+    assert "A CD" in staff.get("/admin/shop/products/?category=books").content.decode()
