@@ -68,6 +68,8 @@ class CheckoutRequest:
     gift_card_code: str | None = None
     card: CardToken | None = None  # from billing.gateway.tokenize_card: never a card number
     shipment_type: str = "Standard"
+    save_address: bool = True  # keep the address on the customer item for the next checkout
+    email: str | None = None  # the account's, for a customer item the checkout creates
 
 
 def checkout(request: CheckoutRequest) -> Order:
@@ -192,7 +194,7 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
     if split.card and request.card is None:
         raise InvalidInput("A card is needed to pay the rest.", field="card")
     size = tx_size([len(line.picks) for line in lines], gift_card=bool(split.gift_card), code=bool(code),
-                   card=bool(split.card))
+                   card=bool(split.card), customer=request.save_address)
     if size > 100:
         raise InvalidInput(f"Too many products from too many warehouses for one order (at most {MAX_LINES} "
                            "products): split the order.", field="cart")
@@ -204,6 +206,7 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
         gift_card_hash=gift_hash if split.gift_card else None, gift_card_last4=last4,
         card_token=card.token if card else None, card_brand=card.brand if card else None,
         card_last4=card.last4 if card else None, address=address, shipment_type=request.shipment_type,
+        save_address=request.save_address, customer_email=request.email,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from billing.forms import CardFields
 from shop.errors import InvalidInput
@@ -61,12 +62,14 @@ class CheckoutForm(CardFields):
     county = forms.CharField(label="County (optional)", max_length=100, required=False)
     country = forms.CharField(label="Country", max_length=100, widget=forms.TextInput(
         attrs={"autocomplete": "country-name"}))
+    save_address = forms.BooleanField(label=_("Keep this address for my next order"), required=False,
+                                      initial=True)
     discount_code = forms.CharField(label="Discount code (optional)", max_length=64, required=False)
     gift_card = forms.CharField(label="Gift card code (optional)", max_length=64, required=False,
                                 widget=forms.TextInput(attrs={"autocomplete": "off"}))
 
-    field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "discount_code",
-                   "gift_card", *CARD_FIELDS]
+    field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "save_address",
+                   "discount_code", "gift_card", *CARD_FIELDS]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -154,13 +154,18 @@ SHIPMENT = _t("sh#{shipment_id}")
 
 
 class Customer(ShopItem, discriminator="customer"):
-    """A shop customer is an rpay account: customer id = AccountId."""
+    """A shop customer is an rpay account: customer id = AccountId.
+
+    The item is written by the first checkout that keeps its address (or by
+    ``create_customer``); ``ShippingAddress`` is the address to offer next time."""
 
     key_templates = {"PK": CUSTOMER, "SK": CUSTOMER}
 
-    Email = UnicodeAttribute()
+    Email = UnicodeAttribute(null=True)  # None only when the checkout that made it knew none
     Name = UnicodeAttribute(null=True)
     CreatedAt = UnicodeAttribute(null=True)
+    ShippingAddress = Address(null=True)
+    AddressSavedAt = UnicodeAttribute(null=True)
 
     @property
     def customer_id(self) -> str:

@@ -106,7 +106,10 @@ def allocate(product_id: str, name: str, quantity: int, stock: Sequence[Stock]) 
     return picks
 
 
-def tx_size(picks_per_line: Sequence[int], *, gift_card: bool, code: bool, card: bool) -> int:
+def tx_size(picks_per_line: Sequence[int], *, gift_card: bool, code: bool, card: bool,
+            customer: bool = False) -> int:
     """Items in the checkout transaction (at most 100): order, invoice, a line and its
-    stock updates each, the gift card and its payment, the code, the journal entry."""
-    return 2 + sum(1 + n for n in picks_per_line) + (2 if gift_card else 0) + (1 if code else 0) + (1 if card else 0)
+    stock updates each, the gift card and its payment, the code, the journal entry, the
+    customer item keeping the address."""
+    return (2 + sum(1 + n for n in picks_per_line) + (2 if gift_card else 0) + (1 if code else 0)
+            + (1 if card else 0) + (1 if customer else 0))

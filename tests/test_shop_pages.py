@@ -24,7 +24,7 @@ from .builders import make_customer
 GOOD_CARD = {"card_number": "4242 4242 4242 4242", "exp_month": "12", "exp_year": "2030", "cvc": "123"}
 DECLINED_CARD = {**GOOD_CARD, "card_number": "4000 0000 0000 0002"}
 ADDRESS = {"street": "Slanbarsvagen", "number": "34", "zip_code": "41787", "city": "Goteborg",
-           "country": "Sweden"}
+           "country": "Sweden", "save_address": "on"}  # the box is ticked when the page comes
 GIFT_CODE = "GIFT-1234-ABCD"
 
 
@@ -300,7 +300,7 @@ def test_checkout_page_request_count(ann, ddb_requests) -> None:
     add(ann.client, "album")
     ddb_requests.reset()
     assert ann.client.get("/shop/checkout/").status_code == 200
-    assert ddb_requests.by_name() == {"BatchGetItem": 1, "Query": 1}  # prices; the last order's address
+    assert ddb_requests.by_name() == {"BatchGetItem": 1, "GetItem": 1}  # prices; the customer's address
 
 
 def test_confirmation_email_text_and_html(ann) -> None:
@@ -335,3 +335,41 @@ def test_gift_card_look_ups_stop_after_ten_misses(ann) -> None:
     html = ann.client.post("/shop/gift-card/", {"code": GIFT_CODE}).content.decode()
     assert "Too many codes" in html and "50.00" not in html
     cache.clear()
+
+
+# --- the address kept on the customer ---------------------------------------------------
+
+
+def test_the_address_is_kept_on_the_customer_at_no_extra_request(ann, ddb_requests) -> None:
+    assert access.get_customer_by_customer_id(ann.account_id) is None  # a new shop customer
+    add(ann.client, "album")
+    html = ann.client.get("/shop/checkout/").content.decode()
+    assert 'name="save_address"' in html and "checked" in html.split('name="save_address"')[1].split(">")[0]
+    assert 'value="Slanbarsvagen"' not in html
+    data = {**checkout_form(ann.client), **ADDRESS, **GOOD_CARD}
+    ddb_requests.reset()
+    order_id_of(ann.client.post("/shop/checkout/", data))
+    kept = ddb_requests.by_name()
+    customer = access.get_customer_by_customer_id(ann.account_id)
+    assert customer.ShippingAddress.Street == "Slanbarsvagen" and customer.ShippingAddress.ZipCode == "41787"
+    assert customer.Email == ann.email and customer.AddressSavedAt
+    # the next checkout page is filled from it: one GetItem
+    add(ann.client, "book")
+    ddb_requests.reset()
+    html = ann.client.get("/shop/checkout/").content.decode()
+    assert ddb_requests.by_name() == {"BatchGetItem": 1, "GetItem": 1}
+    assert 'value="Slanbarsvagen"' in html and 'value="41787"' in html
+    # not keeping it costs the same: the customer's update rides in the order's transaction
+    moved = {**ADDRESS, "street": "Kungsgatan", "save_address": ""}
+    data = {**checkout_form(ann.client), **moved, **GOOD_CARD}
+    ddb_requests.reset()
+    order_id_of(ann.client.post("/shop/checkout/", data))
+    assert ddb_requests.by_name() == kept
+    assert kept["TransactWriteItems"] == 2  # place the order (with the customer), mark it paid
+    assert access.get_customer_by_customer_id(ann.account_id).ShippingAddress.Street == "Slanbarsvagen"
+    # kept again with a new address: the next page offers the new one
+    add(ann.client, "book")
+    order_id_of(ann.client.post("/shop/checkout/", {**checkout_form(ann.client), **ADDRESS,
+                                                    "street": "Kungsgatan", **GOOD_CARD}))
+    add(ann.client, "book")
+    assert 'value="Kungsgatan"' in ann.client.get("/shop/checkout/").content.decode()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from shop.errors import DiscountCodeUsedUp, GiftCardBalanceTooLow, OutOfStock
 from shop.models import (
     Address,
+    Customer,
     DiscountCode,
     GiftCard,
     Invoice,
@@ -70,6 +71,8 @@ class PlannedOrder:
     card_last4: str | None = None
     address: dict[str, str] = field(default_factory=dict)
     shipment_type: str | None = None
+    save_address: bool = False  # keep the address on the customer item for next time
+    customer_email: str | None = None
 
     @property
     def total(self) -> int:
@@ -127,6 +130,19 @@ def build_order_details(plan: PlannedOrder) -> OrderDetails:
     return details
 
 
+def keep_address(tx: LabelledWrite, customer_id: str, address: dict[str, str], at: str,
+                 email: str | None = None) -> None:
+    """Add to ``tx`` the customer item's update that keeps ``address`` for the next
+    checkout. It creates the item when the account has never bought anything (a shop
+    customer is an rpay account: nothing else writes it first); no condition, so it
+    never cancels the order it rides with."""
+    actions = [Customer.EntityType.set(Customer), Customer.ShippingAddress.set(Address(**address)),
+               Customer.AddressSavedAt.set(at), Customer.CreatedAt.set(Customer.CreatedAt | at)]
+    if email:
+        actions.append(Customer.Email.set(Customer.Email | email))
+    tx.update(("customer",), Customer(**Customer.keys(customer_id=customer_id)), actions)
+
+
 def _stock(product_id: str, warehouse_id: str) -> WarehouseItem:
     return WarehouseItem(**WarehouseItem.keys(product_id=product_id, warehouse_id=warehouse_id))
 
@@ -135,7 +151,8 @@ def place_order(plan: PlannedOrder, token: str) -> OrderDetails:
     """One TransactWriteItems: the order (only if absent), its lines, the invoice, the
     gift-card payment, a stock reservation per pick (only if available), the gift-card
     debit (only if the balance covers it), the code's use (only under its limit) and,
-    when a card is still to be charged, the journal entry the reconcile command reads.
+    when a card is still to be charged, the journal entry the reconcile command reads;
+    and, when the customer keeps it, the address on the customer item (no extra request).
 
     Raises ``AlreadyPlaced``, ``OutOfStock``, ``GiftCardBalanceTooLow``,
     ``DiscountCodeUsedUp``, or ``Cancelled`` (a conflict with another transaction: retry)."""
@@ -149,6 +166,8 @@ def place_order(plan: PlannedOrder, token: str) -> OrderDetails:
         tx.put(("payment",), payment)
     if plan.card_amount:
         tx.put(("journal",), journal_entry(plan.order_id, "checkout", plan.placed_at))
+    if plan.save_address and plan.address:
+        keep_address(tx, plan.customer_id, plan.address, plan.placed_at, plan.customer_email)
     for line in plan.lines:
         for warehouse_id, quantity in line.picks:
             tx.update(("stock", line.product_id, warehouse_id), _stock(line.product_id, warehouse_id),
