@@ -24,7 +24,7 @@ from shop.access.codes import get_discount_code, get_gift_card
 from shop.access.inventory import get_product_inventory_by_product_id
 from shop.access.orders import OrderDetails, get_order_details_by_order_id
 from shop.access.transactions import Cancelled
-from shop.clock import iso, utc_now
+from shop.clock import iso, today, utc_now
 from shop.errors import (
     Busy,
     CardDeclined,
@@ -42,6 +42,7 @@ from shop.plan import (
     Stock,
     allocate,
     check_cart,
+    check_code_dates,
     discount_amount,
     split_payment,
     tx_size,
@@ -174,6 +175,7 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
             raise NotFound(f"There is no discount code {code}.", field="discount code")
         if found.AmountOff is not None and found.Currency != currency:
             raise InvalidInput(f"The code {code} is for {found.Currency} orders.", field="discount code")
+        check_code_dates(code, today(), found.ValidFrom, found.ValidUntil)
         if found.MaxUses is not None and found.Uses >= found.MaxUses:
             raise DiscountCodeUsedUp(code)
         discount = discount_amount(subtotal, percent_off=found.PercentOff, amount_off=found.AmountOff)

@@ -226,6 +226,12 @@ class DiscountCodeForm(forms.Form):
     amount_off = forms.IntegerField(label="Amount off (minor units)", min_value=1, max_value=10**10, required=False)
     currency = forms.RegexField(label="Currency (for an amount)", regex=r"^[A-Z]{3}$", max_length=3, required=False)
     max_uses = forms.IntegerField(label="Limit on uses (optional)", min_value=1, max_value=10**9, required=False)
+    valid_from = forms.DateField(label=_("Valid from (optional)"), required=False,
+                                 widget=forms.DateInput(attrs={"type": "date"}),
+                                 help_text=_("The first day it may be used (UTC)."))
+    valid_until = forms.DateField(label=_("Valid until (optional)"), required=False,
+                                  widget=forms.DateInput(attrs={"type": "date"}),
+                                  help_text=_("The last day it may be used (UTC), included."))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -233,6 +239,9 @@ class DiscountCodeForm(forms.Form):
             raise ValidationError("Give either a percentage or an amount off.", code="one_of")
         if data.get("amount_off") is not None and not data.get("currency"):
             self.add_error("currency", "An amount off needs a currency.")
+        first, last = data.get("valid_from"), data.get("valid_until")
+        if first and last and last < first:
+            self.add_error("valid_until", _("The last valid day is before the first."))
         return data
 
 

@@ -406,6 +406,10 @@ class DiscountCode(ShopItem, discriminator="discountCode"):
     MaxUses = NumberAttribute(null=True)  # None: unlimited
     Uses = NumberAttribute(default=0)
     Active = UnicodeAttribute(default="yes")
+    # UTC dates (YYYY-MM-DD), both days included; None: no limit on that side. Text
+    # compares as dates, so the checkout transaction can check them in its condition.
+    ValidFrom = UnicodeAttribute(null=True)
+    ValidUntil = UnicodeAttribute(null=True)
 
 
 class GiftCard(ShopItem, discriminator="giftCard"):

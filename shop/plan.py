@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from shop.errors import InvalidInput, OutOfStock
+from shop.errors import DiscountCodeExpired, DiscountCodeNotValidYet, InvalidInput, OutOfStock
 from shop.ids import check_id
 
 MAX_QUANTITY = 100  # per line: more is a typo or a reseller, not a customer
@@ -47,6 +47,14 @@ def discount_amount(subtotal: int, *, percent_off: int | None, amount_off: int |
     if percent_off is not None:
         return min(subtotal, (subtotal * percent_off + 50) // 100)
     return min(subtotal, amount_off or 0)
+
+
+def check_code_dates(code: str, today: str, valid_from: str | None, valid_until: str | None) -> None:
+    """Refuse a code outside its validity (UTC dates as YYYY-MM-DD, both days included)."""
+    if valid_from and today < valid_from:
+        raise DiscountCodeNotValidYet(code, valid_from)
+    if valid_until and today > valid_until:
+        raise DiscountCodeExpired(code, valid_until)
 
 
 @dataclass(frozen=True)

@@ -191,3 +191,40 @@ def test_the_product_form_offers_the_shops_categories_only(staff) -> None:
     staff.post("/admin/shop/products/add/", {"product_id": "cd", "name": "A CD", "category": "books",
                                              "price": 100, "currency": "SEK"})
     assert "A CD" in staff.get("/admin/shop/products/?category=books").content.decode()
+
+
+def test_a_code_with_validity_dates_from_the_staff_form_to_the_checkout(staff, customer, ddb_requests) -> None:
+    from datetime import UTC, datetime
+
+    import time_machine
+
+    html = staff.post("/admin/shop/codes/", {"code": "easter", "percent_off": 25, "valid_from": "2026-04-03",
+                                             "valid_until": "2026-04-02"}).content.decode()
+    assert "The last valid day is before the first" in html and access.get_discount_code("EASTER") is None
+    assert staff.post("/admin/shop/codes/", {"code": "easter", "percent_off": 25, "valid_from": "2026-04-03",
+                                             "valid_until": "2026-04-06"}).status_code == 302
+    code = access.get_discount_code("EASTER")
+    assert (code.ValidFrom, code.ValidUntil) == ("2026-04-03", "2026-04-06")
+    event = next(e for e in billing_access.get_events_by_account("SHOP") if e.Action == "shop.create_discount_code")
+    assert "2026-04-06" in str(event.After)
+    states = {}
+    for day, expected in ((2, "not valid yet"), (4, "active"), (7, "expired")):
+        with time_machine.travel(datetime(2026, 4, day, 12, tzinfo=UTC), tick=False):
+            ddb_requests.reset()
+            html = staff.get("/admin/shop/codes/?code=easter").content.decode()
+            assert ddb_requests.by_name() == {"GetItem": 1}
+            states[day] = html.split('data-testid="code-state">')[1].split("<")[0]
+            assert "valid from 2026-04-03 until 2026-04-06 (included)" in html
+        assert states[day] == expected
+    # the customer's checkout says why the code is refused, and takes it once valid
+    add(customer.client, "book")
+    with time_machine.travel(datetime(2026, 4, 2, 23, 59, tzinfo=UTC), tick=False):
+        html = place(customer.client, discount_code="easter").content.decode()
+    assert "This code is not valid until 2026-04-03" in html
+    with time_machine.travel(datetime(2026, 4, 7, 0, 0, 1, tzinfo=UTC), tick=False):
+        html = place(customer.client, discount_code="easter").content.decode()
+    assert "This code expired on 2026-04-06" in html
+    assert access.get_orders_by_customer_id(customer.account_id) == []
+    with time_machine.travel(datetime(2026, 4, 6, 23, 59, tzinfo=UTC), tick=False):
+        order_id = order_id_of(place(customer.client, discount_code="easter"))
+    assert access.get_order_details_by_order_id(order_id).order.Discount == 1000

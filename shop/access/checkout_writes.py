@@ -10,7 +10,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from shop.errors import DiscountCodeUsedUp, GiftCardBalanceTooLow, OutOfStock
+from shop.errors import (
+    DiscountCodeExpired,
+    DiscountCodeNotValidYet,
+    DiscountCodeUsedUp,
+    GiftCardBalanceTooLow,
+    NotFound,
+    OutOfStock,
+)
 from shop.models import (
     Address,
     Customer,
@@ -28,9 +35,10 @@ from shop.models import (
     ShipmentStatus,
     WarehouseItem,
 )
+from shop.plan import check_code_dates
 
 from .orders import OrderDetails
-from .transactions import Cancelled, LabelledWrite
+from .transactions import Cancelled, Failure, LabelledWrite
 
 JOURNAL_SHARDS = 8
 
@@ -179,7 +187,10 @@ def place_order(plan: PlannedOrder, token: str) -> OrderDetails:
                   condition=(GiftCard.Balance >= plan.gift_card_amount) & (GiftCard.Currency == plan.currency))
     if plan.discount_code:
         code = DiscountCode(**DiscountCode.keys(code=plan.discount_code))
-        condition = DiscountCode.Active == "yes"
+        day = plan.placed_at[:10]  # the code must still be valid on the day the order is placed
+        condition = ((DiscountCode.Active == "yes")
+                     & (DiscountCode.ValidFrom.does_not_exist() | (DiscountCode.ValidFrom <= day))
+                     & (DiscountCode.ValidUntil.does_not_exist() | (DiscountCode.ValidUntil >= day)))
         if plan.discount_max_uses is not None:
             condition &= (DiscountCode.Uses < plan.discount_max_uses) & (DiscountCode.MaxUses == plan.discount_max_uses)
         tx.update(("discount_code",), code, [DiscountCode.Uses.add(1)], condition=condition)
@@ -200,9 +211,22 @@ def _why(cancelled: Cancelled, plan: PlannedOrder) -> Exception:
         return OutOfStock(product_id, names.get(product_id, product_id), failure.number("Available"))
     for failure in cancelled.failed("gift_card"):
         return GiftCardBalanceTooLow(failure.number("Balance"), plan.currency)
-    if cancelled.failed("discount_code"):
-        return DiscountCodeUsedUp(plan.discount_code or "")
+    for failure in cancelled.failed("discount_code"):
+        return _code_refused(failure, plan)
     return cancelled
+
+
+def _code_refused(failure: Failure, plan: PlannedOrder) -> Exception:
+    """Why the code's condition failed, from the code as it was (staff changed its dates,
+    midnight passed since the plan, or its last use was taken)."""
+    code, day = plan.discount_code or "", plan.placed_at[:10]
+    if failure.item is None or failure.text("Active") != "yes":
+        return NotFound(f"There is no discount code {code}.", field="discount code")
+    try:
+        check_code_dates(code, day, failure.text("ValidFrom"), failure.text("ValidUntil"))
+    except (DiscountCodeExpired, DiscountCodeNotValidYet) as error:
+        return error
+    return DiscountCodeUsedUp(code)
 
 
 def finish_paid(details: OrderDetails, charge_id: str, paid_at: str) -> None:

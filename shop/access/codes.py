@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import date
+
+from django.utils.translation import gettext
 from pynamodb.exceptions import DoesNotExist, PutError
 
 from shop.errors import InvalidInput
@@ -29,7 +32,10 @@ def get_gift_card(code: str) -> GiftCard | None:
 
 
 def create_discount_code(code: str, *, percent_off: int | None = None, amount_off: int | None = None,
-                         currency: str | None = None, max_uses: int | None = None) -> DiscountCode:
+                         currency: str | None = None, max_uses: int | None = None,
+                         valid_from: date | None = None, valid_until: date | None = None) -> DiscountCode:
+    """A new code (PutItem, only if the code is free). ``valid_from``/``valid_until`` are
+    UTC days, both included; None leaves that side open."""
     code = normalize_discount_code(code)
     if (percent_off is None) == (amount_off is None):
         raise InvalidInput("A discount code takes either a percentage or an amount off.")
@@ -39,8 +45,12 @@ def create_discount_code(code: str, *, percent_off: int | None = None, amount_of
         raise InvalidInput("An amount off must be positive and have a currency.")
     if max_uses is not None and max_uses < 1:
         raise InvalidInput("A limit on uses must be at least 1.")
+    if valid_from and valid_until and valid_until < valid_from:
+        raise InvalidInput(gettext("The last valid day is before the first."))
     item = DiscountCode(**DiscountCode.keys(code=code), Code=code, PercentOff=percent_off,
-                        AmountOff=amount_off, Currency=currency, MaxUses=max_uses, Uses=0)
+                        AmountOff=amount_off, Currency=currency, MaxUses=max_uses, Uses=0,
+                        ValidFrom=valid_from.isoformat() if valid_from else None,
+                        ValidUntil=valid_until.isoformat() if valid_until else None)
     try:
         item.save(condition=DiscountCode.PK.does_not_exist())
     except PutError as error:

@@ -1,5 +1,5 @@
-"""Staff: discount codes (percentage or amount, limit on uses) and gift cards (issue,
-balance). A gift-card code is a bearer secret: looked up by POST, never put in a URL."""
+"""Staff: discount codes (percentage or amount, limit on uses, validity dates) and gift
+cards (issue, balance). A gift-card code is a bearer secret: looked up by POST, never put in a URL."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from billing.pages import bound_data
 from billing.staff.permissions import MONEY, forbidden
 from shop import access
+from shop.clock import today
 from shop.errors import InvalidInput
 from shop.forms import DiscountCodeForm, GiftCardBalanceForm, GiftCardIssueForm
+from shop.models import DiscountCode
 
 from .common import audit, render_shop_staff
 
@@ -36,16 +39,33 @@ def codes(request: HttpRequest) -> HttpResponse:
         try:
             code = access.create_discount_code(data["code"], percent_off=data["percent_off"],
                                                amount_off=data["amount_off"], currency=data["currency"] or None,
-                                               max_uses=data["max_uses"])
+                                               max_uses=data["max_uses"], valid_from=data["valid_from"],
+                                               valid_until=data["valid_until"])
         except InvalidInput as error:
             form.add_error(None, str(error))
         else:
             audit(request, "shop.create_discount_code", code.Code, after={
-                "percent_off": data["percent_off"], "amount_off": data["amount_off"], "max_uses": data["max_uses"]})
+                "percent_off": data["percent_off"], "amount_off": data["amount_off"], "max_uses": data["max_uses"],
+                "valid_from": code.ValidFrom, "valid_until": code.ValidUntil})
             messages.success(request, f"Code {code.Code} created.")
             return redirect(reverse("admin:shop_staff_codes") + f"?code={code.Code}")
-    return render_shop_staff(request, "codes.html", "Discount codes",
-                             {"find": find, "code": found, "looked": looked, "form": form})
+    return render_shop_staff(request, "codes.html", "Discount codes", {
+        "find": find, "code": found, "looked": looked, "form": form,
+        "code_state": _state(found) if found is not None else ""})
+
+
+def _state(code: DiscountCode) -> str:
+    """A code's state today, in words for the staff."""
+    day = today()
+    if code.Active != "yes":
+        return gettext("inactive")
+    if code.ValidFrom and day < code.ValidFrom:
+        return gettext("not valid yet")
+    if code.ValidUntil and day > code.ValidUntil:
+        return gettext("expired")
+    if code.MaxUses is not None and code.Uses >= code.MaxUses:
+        return gettext("used up")
+    return gettext("active")
 
 
 @sensitive_post_parameters("code")
