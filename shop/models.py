@@ -151,6 +151,7 @@ WAREHOUSE = _t("w#{warehouse_id}")
 ORDER = _t("o#{order_id}")
 INVOICE = _t("i#{invoice_id}")
 SHIPMENT = _t("sh#{shipment_id}")
+GIFT_CARD = _t("gc#{code_hash}")
 
 
 class Customer(ShopItem, discriminator="customer"):
@@ -415,12 +416,42 @@ class DiscountCode(ShopItem, discriminator="discountCode"):
 class GiftCard(ShopItem, discriminator="giftCard"):
     """A gift card is a bearer secret: the key is the code's hash, the card shows its last four."""
 
-    key_templates = {"PK": _t("gc#{code_hash}"), "SK": _t("gc#{code_hash}")}
+    key_templates = {"PK": GIFT_CARD, "SK": GIFT_CARD}
 
     Balance = NumberAttribute()
     Currency = UnicodeAttribute()
     Last4 = UnicodeAttribute()
     IssuedAt = UnicodeAttribute(null=True)
+
+
+class GiftCardEntryKind:
+    ISSUED = "issued"  # staff issued the card (credit)
+    DEBIT = "debit"  # an order paid with it
+    REVERSAL = "reversal"  # the order's card was declined: its debit put back
+    CANCEL = "cancel"  # the order was cancelled: money back
+    REFUND = "refund"  # the order was refunded: money back
+
+
+class GiftCardEntry(ShopItem, discriminator="giftCardEntry"):
+    """One movement of a gift card's balance (the ledger), written in the same
+    transaction as the balance change, in the card's own partition: the card and its
+    newest movements are one Query. ``e#`` sorts before the card's ``gc#``, so a Query
+    newest-first returns the card, then its movements, newest first."""
+
+    key_templates = {"PK": GIFT_CARD, "SK": _t("e#{at}#{entry_id}")}
+
+    Kind = UnicodeAttribute()  # GiftCardEntryKind
+    Amount = NumberAttribute()  # signed minor units: + credit, - debit
+    Currency = UnicodeAttribute()
+    At = UnicodeAttribute()
+    Actor = UnicodeAttribute()  # a staff member's e-mail, the customer's, or "system"
+    OrderId = UnicodeAttribute(null=True)
+
+    @staticmethod
+    def entry_id(kind: str, order_id: str | None) -> str:
+        """Unique per card: one movement of each kind per order (so a retried write is
+        refused, not doubled); the issue has none."""
+        return f"{order_id}-{kind}" if order_id else kind
 
 
 class PendingAction(ShopItem, discriminator="pendingAction"):
@@ -439,7 +470,7 @@ class PendingAction(ShopItem, discriminator="pendingAction"):
 
 ENTITIES: tuple[type[ShopItem], ...] = (
     Customer, Product, Warehouse, WarehouseItem, Order, OrderItem, Invoice, Payment,
-    Shipment, ShipmentItem, DiscountCode, GiftCard, PendingAction,
+    Shipment, ShipmentItem, DiscountCode, GiftCard, GiftCardEntry, PendingAction,
 )
 
 

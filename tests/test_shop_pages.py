@@ -287,7 +287,7 @@ def test_gift_card_balance(ann, ddb_requests) -> None:
     ddb_requests.reset()
     html = ann.client.post("/shop/gift-card/", {"code": GIFT_CODE.lower()}).content.decode()
     assert "ending ABCD" in html and "50.00" in html
-    assert ddb_requests.by_name() == {"GetItem": 1}
+    assert ddb_requests.by_name() == {"Query": 1}  # the card and its ledger
     assert "No gift card has that code" in ann.client.post("/shop/gift-card/", {"code": "WRONG"}).content.decode()
 
 
@@ -373,3 +373,18 @@ def test_the_address_is_kept_on_the_customer_at_no_extra_request(ann, ddb_reques
                                                     "street": "Kungsgatan", **GOOD_CARD}))
     add(ann.client, "book")
     assert 'value="Kungsgatan"' in ann.client.get("/shop/checkout/").content.decode()
+
+
+def test_the_gift_card_page_shows_the_cards_ledger(ann) -> None:
+    add(ann.client, "book")  # 40.00 of the card's 50.00
+    first = order_id_of(place(ann.client, gift_card=GIFT_CODE))
+    add(ann.client, "album")  # the 10.00 left, the rest by card
+    second = order_id_of(place(ann.client, gift_card=GIFT_CODE))
+    html = ann.client.post("/shop/gift-card/", {"code": GIFT_CODE}).content.decode()
+    rows = re.findall(r'<tr data-testid="ledger-row">(.*?)</tr>', html, re.S)
+    text = [re.sub(r"<[^>]+>", " ", row) for row in rows]
+    assert len(text) == 3
+    assert f"Paid order {second}" in text[0] and "-SEK 10.00" in text[0] and "SEK 0.00" in text[0]
+    assert f"Paid order {first}" in text[1] and "-SEK 40.00" in text[1] and "SEK 10.00" in text[1]
+    assert "Issued" in text[2] and "SEK 50.00" in text[2]
+    assert all(ann.email not in row for row in rows)  # who made a movement is for the staff

@@ -23,6 +23,8 @@ from shop.models import (
     Customer,
     DiscountCode,
     GiftCard,
+    GiftCardEntry,
+    GiftCardEntryKind,
     Invoice,
     Order,
     OrderItem,
@@ -37,6 +39,7 @@ from shop.models import (
 )
 from shop.plan import check_code_dates
 
+from .gift_card_ledger import ledger_entry
 from .orders import OrderDetails
 from .transactions import Cancelled, Failure, LabelledWrite
 
@@ -181,10 +184,13 @@ def place_order(plan: PlannedOrder, token: str) -> OrderDetails:
             tx.update(("stock", line.product_id, warehouse_id), _stock(line.product_id, warehouse_id),
                       [WarehouseItem.Available.add(-quantity), WarehouseItem.Reserved.add(quantity)],
                       condition=WarehouseItem.Available >= quantity)
-    if plan.gift_card_amount:
+    if plan.gift_card_amount and plan.gift_card_hash:
         card = GiftCard(**GiftCard.keys(code_hash=plan.gift_card_hash))
         tx.update(("gift_card",), card, [GiftCard.Balance.add(-plan.gift_card_amount)],
                   condition=(GiftCard.Balance >= plan.gift_card_amount) & (GiftCard.Currency == plan.currency))
+        tx.put(("gift_card_entry",), ledger_entry(
+            plan.gift_card_hash, GiftCardEntryKind.DEBIT, -plan.gift_card_amount, plan.currency,
+            plan.customer_email or f"customer {plan.customer_id}", plan.order_id))
     if plan.discount_code:
         code = DiscountCode(**DiscountCode.keys(code=plan.discount_code))
         day = plan.placed_at[:10]  # the code must still be valid on the day the order is placed
@@ -259,11 +265,13 @@ def shipped_quantities(details: OrderDetails) -> dict[tuple[str, str], int]:
     return out
 
 
-def put_back(tx: LabelledWrite, details: OrderDetails, *, refunded: bool = False) -> None:
-    """Add to ``tx`` what gives back an order's stock, gift-card money and code use.
+def put_back(tx: LabelledWrite, details: OrderDetails, *, kind: str, actor: str) -> None:
+    """Add to ``tx`` what gives back an order's stock, gift-card money (with its ledger
+    entry) and code use.
 
     Units still reserved are released; units already shipped come back as returned goods
-    (on hand again). ``refunded`` marks the gift-card payment refunded, not reversed."""
+    (on hand again). ``kind`` is a ``GiftCardEntryKind``: ``reversal`` (the card was
+    declined) marks the gift-card payment reversed, ``cancel``/``refund`` refunded."""
     order = details.order
     shipped = shipped_quantities(details)
     for item in details.items:
@@ -279,9 +287,12 @@ def put_back(tx: LabelledWrite, details: OrderDetails, *, refunded: bool = False
     if order.GiftCardAmount and order.GiftCardHash:
         card = GiftCard(**GiftCard.keys(code_hash=order.GiftCardHash))
         tx.update(("gift_card",), card, [GiftCard.Balance.add(order.GiftCardAmount)])
+        # Only if absent: a second put-back of one order would fail the transaction.
+        entry = ledger_entry(order.GiftCardHash, kind, order.GiftCardAmount, order.Currency, actor, order.order_id)
+        tx.put(("gift_card_entry",), entry, condition=GiftCardEntry.PK.does_not_exist())
         for payment in details.payments:
             if payment.Type == PaymentType.GIFT_CARD and payment.Status == PaymentStatus.SUCCEEDED:
-                status = PaymentStatus.REFUNDED if refunded else PaymentStatus.REVERSED
+                status = PaymentStatus.REVERSED if kind == GiftCardEntryKind.REVERSAL else PaymentStatus.REFUNDED
                 tx.update(("payment", payment.SK), payment,
                           [Payment.Status.set(status), Payment.RefundedAmount.set(payment.Amount)])
     if order.DiscountCode:
@@ -297,7 +308,7 @@ def roll_back_checkout(details: OrderDetails, decline_code: str | None, at: str)
     tx.update(("order",), order, [Order.Status.set(OrderStatus.DECLINED),
                                   Order.DeclineCode.set(decline_code or "declined"), Order.ClosedAt.set(at)],
               condition=Order.Status == OrderStatus.PENDING_PAYMENT)
-    put_back(tx, details)
+    put_back(tx, details, kind=GiftCardEntryKind.REVERSAL, actor="system")
     tx.delete(("journal",), journal_entry(order.order_id, "checkout", order.PlacedAt))
     tx.commit()
 

@@ -9,9 +9,11 @@ from pynamodb.exceptions import DoesNotExist, PutError
 
 from shop.errors import InvalidInput
 from shop.ids import gift_card_hash, normalize_discount_code
-from shop.models import DiscountCode, GiftCard
+from shop.models import DiscountCode, GiftCard, GiftCardEntryKind
 
 from ._common import iso, utc_now
+from .gift_card_ledger import ledger_entry
+from .transactions import Cancelled, LabelledWrite
 
 
 def get_discount_code(code: str) -> DiscountCode | None:
@@ -58,15 +60,22 @@ def create_discount_code(code: str, *, percent_off: int | None = None, amount_of
     return item
 
 
-def issue_gift_card(code: str, balance: int, currency: str) -> GiftCard:
-    """A new gift card; the code is the bearer secret, only its hash and last four are kept."""
+def issue_gift_card(code: str, balance: int, currency: str, actor: str = "system") -> GiftCard:
+    """A new gift card; the code is the bearer secret, only its hash and last four are kept.
+    One transaction: the card (only if the code is free) and its ledger's first entry."""
     if not isinstance(balance, int) or balance <= 0:
         raise InvalidInput("A gift card's balance must be a positive whole number of minor units.")
     normalized = "".join(code.split()).upper()
-    card = GiftCard(**GiftCard.keys(code_hash=gift_card_hash(code)), Balance=balance, Currency=currency,
-                    Last4=normalized[-4:], IssuedAt=iso(utc_now()))
+    code_hash, now = gift_card_hash(code), iso(utc_now())
+    card = GiftCard(**GiftCard.keys(code_hash=code_hash), Balance=balance, Currency=currency,
+                    Last4=normalized[-4:], IssuedAt=now)
+    tx = LabelledWrite()
+    tx.put(("card",), card, condition=GiftCard.PK.does_not_exist())
+    tx.put(("entry",), ledger_entry(code_hash, GiftCardEntryKind.ISSUED, balance, currency, actor))
     try:
-        card.save(condition=GiftCard.PK.does_not_exist())
-    except PutError as error:
-        raise InvalidInput("That gift card code is taken.") from error
+        tx.commit()
+    except Cancelled as error:
+        if error.failed("card"):
+            raise InvalidInput("That gift card code is taken.") from error
+        raise
     return card

@@ -12,7 +12,7 @@ from django.utils.translation import gettext
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
-from billing.pages import bound_data
+from billing.pages import actor, bound_data
 from billing.staff.permissions import MONEY, forbidden
 from shop import access
 from shop.clock import today
@@ -71,12 +71,13 @@ def _state(code: DiscountCode) -> str:
 @sensitive_post_parameters("code")
 @require_http_methods(["GET", "POST"])
 def gift_cards(request: HttpRequest) -> HttpResponse:
-    """Issue (money permission) and look up a balance (POST with ``lookup``)."""
+    """Issue (money permission) and look up a balance with the card's ledger (POST with
+    ``lookup``: one Query)."""
     looking = request.method == "POST" and "lookup" in request.GET
     find = GiftCardBalanceForm(request.POST if looking else None)
-    card, looked = None, False
+    ledger, looked = None, False
     if looking and find.is_valid():
-        looked, card = True, access.get_gift_card(find.cleaned_data["code"])
+        looked, ledger = True, access.get_gift_card_with_ledger(find.cleaned_data["code"])
     form = GiftCardIssueForm(request.POST if request.method == "POST" and not looking else None)
     if request.method == "POST" and not looking:
         if not request.user.has_perm(MONEY):  # issuing a card is money; looking one up is not
@@ -84,7 +85,8 @@ def gift_cards(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                issued = access.issue_gift_card(data["code"], data["balance"], data["currency"])
+                issued = access.issue_gift_card(data["code"], data["balance"], data["currency"],
+                                                actor=actor(request))
             except InvalidInput as error:
                 form.add_error("code", str(error))
             else:
@@ -93,5 +95,6 @@ def gift_cards(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Gift card ending {issued.Last4} issued.")
                 return redirect("admin:shop_staff_gift_cards")
     return render_shop_staff(request, "gift_cards.html", "Gift cards", {
-        "find": find, "card": card, "looked": looked, "form": form,
+        "find": find, "card": ledger.card if ledger else None, "ledger": ledger, "looked": looked, "form": form,
+        "rows": ledger.rows() if ledger else [],
         "lookup_url": reverse("admin:shop_staff_gift_cards") + "?lookup=1"})
