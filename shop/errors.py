@@ -6,6 +6,8 @@ the subclasses carry the details a page or a test needs (which product, what bal
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 
 class ShopError(Exception):
     """A business outcome the caller shows to a person; nothing half-written is left."""
@@ -45,6 +47,22 @@ class DiscountCodeUsedUp(ShopError):
     def __init__(self, code: str) -> None:
         self.code = code
         super().__init__(f"The discount code {code} has been used as many times as it may be.")
+
+
+class DiscountCodeExpired(InvalidInput):
+    def __init__(self, code: str, valid_until: str) -> None:
+        self.code = code
+        self.valid_until = valid_until
+        super().__init__(gettext("This code expired on %(date)s: remove it to order without it.")
+                         % {"date": valid_until}, field="discount code")
+
+
+class DiscountCodeNotValidYet(InvalidInput):
+    def __init__(self, code: str, valid_from: str) -> None:
+        self.code = code
+        self.valid_from = valid_from
+        super().__init__(gettext("This code is not valid until %(date)s: remove it to order without it.")
+                         % {"date": valid_from}, field="discount code")
 
 
 class CardDeclined(ShopError):
