@@ -22,11 +22,20 @@ os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
 os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
 
+from hypothesis import settings as hypothesis_settings  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
 from billing.localengine import LocalEngine, free_port, start_local_engine  # noqa: E402
 from billing.models import configure, dynamodb_client  # noqa: E402
 from billing.table import delete_table, ensure_table  # noqa: E402
+
+# Under mutmut (`make mutate`) every mutant reruns each property test that reaches it:
+# there, fewer examples and a fixed seed keep a mutant's run short and its verdict the
+# same from run to run. `make test` keeps hypothesis's own defaults. mutmut sets
+# MUTANT_UNDER_TEST in its process (and the workers it forks) before pytest starts.
+hypothesis_settings.register_profile("mutmut", max_examples=25, derandomize=True, database=None)
+if os.environ.get("MUTANT_UNDER_TEST") is not None:
+    hypothesis_settings.load_profile("mutmut")
 
 ENGINES = ["moto", "ddblocal"]
 REGION = "us-east-1"
