@@ -14,9 +14,10 @@ import time_machine
 from django.core import mail
 
 from billing import access, batches, money, refunds, schedule
+from billing.access import receipts as receipts_module
 from billing.batches import payments
 from billing.gateway import GatewayError, RefundRefused, get_gateway
-from billing.models import SubscriptionStatus
+from billing.models import Receipt, SubscriptionStatus
 
 from .builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
 
@@ -373,3 +374,85 @@ def test_a_reminder_of_a_cancelled_subscription_is_not_claimed(moto_table) -> No
     access.cancel_subscription(fresh(sub), reason="customer", actor="pat@example.com")
     with pytest.raises(access.ConditionFailed):
         access.claim_reminder(stale, day=day, next_reminder=date(2027, 4, 8))
+
+
+# --- access/receipts.py: recording refunds ------------------------------------------------
+
+
+def refund_events(receipt) -> list:
+    """The receipt's ``staff.refund`` events, oldest first."""
+    return sorted((e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund"),
+                  key=lambda e: e.SK)
+
+
+def test_refunds_add_up_to_the_charge_and_each_is_audited_before_and_after(moto_table) -> None:
+    receipt = paid_receipt()  # 9.99 USD
+    with time_machine.travel(datetime(2027, 3, 20, 10, 0, 0, 500000, tzinfo=UTC), tick=False):
+        part, added = access.record_refund(receipt, refund_id="re_1", amount=300, actor="staff:ann", reason="late")
+    assert added and (part.Status, part.RefundedAmount) == ("partially_refunded", 300)
+    [entry] = part.Refunds
+    assert (entry.RefundId, entry.Amount, entry.At, entry.Actor, entry.Reason) == (
+        "re_1", 300, "2027-03-20T10:00:00+00:00", "staff:ann", "late")
+    with time_machine.travel(datetime(2027, 3, 21, tzinfo=UTC), tick=False):  # exactly what is left
+        full, added = access.record_refund(part, refund_id="re_2", amount=699, actor="staff:bob")
+    assert added and (full.Status, full.RefundedAmount) == ("refunded", 999)
+    stored = access.get_receipt(receipt.account_id, receipt.SK)
+    assert (stored.Status, stored.RefundedAmount) == ("refunded", 999)
+    assert [(r.RefundId, r.Amount, r.Reason) for r in stored.Refunds] == [("re_1", 300, "late"), ("re_2", 699, None)]
+    first, second = refund_events(receipt)
+    snapshot = {"BillingDate": "2027-03-15", "ProcessedAmount": 999, "Currency": "USD"}
+    assert (first.Actor, first.Subject, first.Note) == ("staff:ann", receipt.SK, "late")
+    assert first.Before == {**snapshot, "Status": "paid", "RefundedAmount": 0, "Refunds": []}
+    assert first.After == {**snapshot, "Status": "partially_refunded", "RefundedAmount": 300, "Refunds": ["re_1"]}
+    assert (second.Actor, second.Note) == ("staff:bob", None)
+    assert second.After == {**snapshot, "Status": "refunded", "RefundedAmount": 999, "Refunds": ["re_1", "re_2"]}
+    with pytest.raises(ValueError, match="^refund exceeds the amount charged$"):
+        access.record_refund(full, refund_id="re_3", amount=1, actor="staff:ann")
+
+
+@pytest.mark.parametrize("amount", [0, -1, 1.5, "1"])
+def test_a_refund_of_no_whole_positive_amount_is_refused(moto_table, amount) -> None:
+    receipt = paid_receipt()
+    with pytest.raises(ValueError, match="^amount must be a positive integer number of minor units$"):
+        access.record_refund(receipt, refund_id="re_1", amount=amount, actor="staff:ann")
+    assert access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 0
+
+
+def test_the_smallest_refund_is_one_minor_unit(moto_table) -> None:
+    receipt = paid_receipt()
+    done, added = access.record_refund(receipt, refund_id="re_1", amount=1, actor="staff:ann")
+    assert added and done.RefundedAmount == 1
+
+
+def test_a_refund_refused_on_every_attempt_gives_up_after_three_reads(moto_table, monkeypatch) -> None:
+    receipt = paid_receipt()
+    stale = access.get_receipt(receipt.account_id, receipt.SK)
+    access.record_refund(receipt, refund_id="re_1", amount=100, actor="staff:ann")
+    reads = []
+
+    def stale_read(account_id, receipt_sk):  # another refund lands before each retry
+        reads.append(receipt_sk)
+        return stale
+
+    monkeypatch.setattr(receipts_module, "get_receipt", stale_read)
+    with pytest.raises(access.ConditionFailed):
+        access.record_refund(stale, refund_id="re_2", amount=100, actor="staff:bob")
+    assert reads == [receipt.SK] * 3
+    assert access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 100
+
+
+def test_a_refund_of_a_receipt_that_is_gone_is_refused(moto_table) -> None:
+    receipt = paid_receipt()
+    access.get_receipt(receipt.account_id, receipt.SK).delete()
+    with pytest.raises(access.ConditionFailed):
+        access.record_refund(receipt, refund_id="re_1", amount=100, actor="staff:ann")
+
+
+def test_a_receipt_stored_without_a_refunded_amount_takes_its_first_refund(moto_table) -> None:
+    # receipts written before RefundedAmount existed have no such attribute
+    receipt = paid_receipt()
+    receipt.update(actions=[Receipt.RefundedAmount.remove()])
+    old = access.get_receipt(receipt.account_id, receipt.SK)
+    old.RefundedAmount = None
+    done, added = access.record_refund(old, refund_id="re_1", amount=100, actor="staff:ann")
+    assert added and access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 100
