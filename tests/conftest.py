@@ -22,6 +22,7 @@ os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
 os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
 
+from hypothesis import HealthCheck  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
@@ -31,9 +32,11 @@ from billing.table import delete_table, ensure_table  # noqa: E402
 
 # Under mutmut (`make mutate`) every mutant reruns each property test that reaches it:
 # there, fewer examples and a fixed seed keep a mutant's run short and its verdict the
-# same from run to run. `make test` keeps hypothesis's own defaults. mutmut sets
+# same from run to run; no deadline or health checks, which mutmut's tracing and a loaded
+# machine would trip. `make test` keeps hypothesis's own defaults. mutmut sets
 # MUTANT_UNDER_TEST in its process (and the workers it forks) before pytest starts.
-hypothesis_settings.register_profile("mutmut", max_examples=25, derandomize=True, database=None)
+hypothesis_settings.register_profile("mutmut", max_examples=25, derandomize=True, database=None, deadline=None,
+                                     suppress_health_check=list(HealthCheck))
 if os.environ.get("MUTANT_UNDER_TEST") is not None:
     hypothesis_settings.load_profile("mutmut")
 
