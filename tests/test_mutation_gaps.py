@@ -456,3 +456,74 @@ def test_a_receipt_stored_without_a_refunded_amount_takes_its_first_refund(moto_
     old.RefundedAmount = None
     done, added = access.record_refund(old, refund_id="re_1", amount=100, actor="staff:ann")
     assert added and access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 100
+
+
+# --- payments.py: a declined period, retried with its own keys, then ended ----------------
+
+
+def test_a_declined_period_is_retried_with_its_own_key_and_metadata_until_no_retry_is_left(
+        moto_table, settings) -> None:
+    settings.PAYMENT_RETRY_DAYS = [2, 5]
+    settings.REMINDER_DAYS_BEFORE = 7
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    charged_with = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "billing_date": "2027-03-15",
+                    "period_start": "2027-03-15", "period_end": "2027-04-14", "payment_day": "15"}
+
+    first = payments.take_payment(fresh(sub), run_date=D)
+    assert (first.status, first.attempt, first.reason) == (batches.PaymentStatus.DECLINED, 0,
+                                                           "card_declined; retry on 2027-03-17")
+    after = fresh(sub)
+    assert (after.Status, after.BillingPeriod, after.RetryCount) == (SubscriptionStatus.PAST_DUE, "2027-03-15", 0)
+    # retried 2 days on; reminded of the next anchor date (15 Apr) 7 days before it
+    assert (after.NextPaymentDate, after.NextReminderDate) == ("2027-03-17", "2027-04-08")
+
+    second = payments.take_payment(after, run_date=date(2027, 3, 17))
+    assert (second.status, second.attempt, second.next_payment) == (batches.PaymentStatus.DECLINED, 1,
+                                                                     date(2027, 3, 20))  # the gap 5 - 2
+    assert (second.period, second.period_end) == (D, date(2027, 4, 14))  # still the owed period
+    assert fresh(sub).RetryCount == 1
+
+    third = payments.take_payment(fresh(sub), run_date=date(2027, 3, 20))
+    assert (third.status, third.attempt, third.reason) == (batches.PaymentStatus.CANCELLED, 2,
+                                                           "card_declined; no retry left")
+    assert fresh(sub).Status == SubscriptionStatus.CANCELLED
+
+    charges = sorted(get_gateway().charges_made(sub_id=sub.sub_id), key=lambda c: c["metadata"]["attempt"])
+    assert [c["idempotency_key"] for c in charges] == [
+        f"{sub.sub_id}:2027-03-15", f"{sub.sub_id}:2027-03-15:retry1", f"{sub.sub_id}:2027-03-15:retry2"]
+    assert [c["metadata"] for c in charges] == [{**charged_with, "attempt": str(n)} for n in range(3)]
+    assert all(c["amount"] == 999 and c["currency"] == "USD" for c in charges)
+    declined = [e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.declined"]
+    assert len(declined) == 2 and {(e.Actor, e.Note) for e in declined} == {("batch", "card_declined")}
+    assert [m.subject.split(":")[0] for m in mail.outbox] == [
+        "Payment declined", "Payment declined", "Subscription cancelled"]
+
+
+def test_charge_keys_name_the_period_and_the_retry() -> None:
+    assert payments.charge_key("s1", D, 0) == "s1:2027-03-15"
+    assert payments.charge_key("s1", D, 1) == "s1:2027-03-15:retry1"
+
+
+def test_a_staff_retry_is_charged_before_its_date_and_by_its_actor(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    payments.take_payment(sub, run_date=D)
+    out = payments.take_payment(fresh(sub), run_date=D, actor="staff:ann")  # the retry is due on the 16th
+    assert out.status == batches.PaymentStatus.DECLINED and out.attempt == 1
+    newest = max((e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.declined"),
+                 key=lambda e: e.SK)
+    assert newest.Actor == "staff:ann"
+
+
+def test_an_active_subscription_is_not_charged_before_its_date(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    out = payments.take_payment(sub, run_date=date(2027, 3, 14))
+    assert (out.status, out.reason, out.due) == (batches.PaymentStatus.SKIPPED, "not due until 2027-03-15", D)
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == []
+
+
+def test_a_dry_run_says_what_it_would_charge_and_charges_nothing(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    out = payments.take_payment(sub, run_date=D, dry_run=True)
+    assert (out.status, out.reason, out.amount) == (batches.PaymentStatus.DRY_RUN, "would charge 9.99 USD", 999)
+    assert (out.period, out.period_end) == (D, date(2027, 4, 14))
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == [] and fresh(sub).NextPaymentDate == D.isoformat()
