@@ -527,3 +527,42 @@ def test_a_dry_run_says_what_it_would_charge_and_charges_nothing(moto_table) -> 
     assert (out.status, out.reason, out.amount) == (batches.PaymentStatus.DRY_RUN, "would charge 9.99 USD", 999)
     assert (out.period, out.period_end) == (D, date(2027, 4, 14))
     assert get_gateway().charges_made(sub_id=sub.sub_id) == [] and fresh(sub).NextPaymentDate == D.isoformat()
+
+
+# --- payments.py: recording a charge the gateway made (reconciliation's path) --------------
+
+
+def charge_for(sub, *, start: date, end: date, **extra: str):
+    """A charge the gateway really made for ``start``..``end``, as reconciliation finds it."""
+    metadata = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU,
+                "period_start": start.isoformat(), "period_end": end.isoformat(), **extra}
+    return get_gateway().charge(sub.PaymentDetails.Token, 999, "USD", f"{sub.sub_id}:{start}", metadata)
+
+
+def test_a_charge_recorded_after_cancel_extends_the_service_once(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    result = charge_for(sub, start=D, end=date(2027, 4, 14), attempt="0")
+    access.cancel_subscription(fresh(sub), reason="customer", actor="pat@example.com")
+    first = payments.record_paid_charge(fresh(sub), result, run_date=D)
+    assert (first.status, first.reason) == (batches.PaymentStatus.PAID, "paid after cancel: service runs to 2027-04-14")
+    after = fresh(sub)
+    assert (after.Status, after.PaidThroughDate, after.LastPaymentDate) == (
+        SubscriptionStatus.CANCELLED, "2027-04-14", "2027-03-15")
+    [event] = [e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.succeeded_after_cancel"]
+    assert event.Actor == "batch" and event.After["PaidThroughDate"] == "2027-04-14"
+    again = payments.record_paid_charge(fresh(sub), result, run_date=D)
+    assert (again.status, again.reason) == (batches.PaymentStatus.SKIPPED, "already recorded")
+    assert len(receipts_of(sub)) == 1 and len(mail.outbox) == 1
+
+
+def test_a_charge_of_a_past_due_period_is_recorded_on_its_retry_date(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    payments.take_payment(sub, run_date=D)  # declined: retried on the 16th
+    result = charge_for(fresh(sub), start=D, end=date(2027, 4, 14))  # no attempt in its metadata
+    out = payments.record_paid_charge(fresh(sub), result, run_date=date(2027, 3, 16))
+    assert (out.status, out.due, out.attempt, out.next_payment) == (
+        batches.PaymentStatus.PAID, date(2027, 3, 16), 0, date(2027, 4, 15))
+    after = fresh(sub)
+    assert (after.Status, after.NextPaymentDate, after.PaidThroughDate, after.RetryCount, after.BillingPeriod) == (
+        SubscriptionStatus.ACTIVE, "2027-04-15", "2027-04-14", 0, None)
+    assert after.NextReminderDate == "2027-04-08"
