@@ -1,11 +1,14 @@
 """Tests written to kill the mutants that survived a mutation run of the money path
 (issue 19, docs/MUTATION.md). Each one pins a behaviour that a one-token change to
-billing/money.py, billing/schedule.py, billing/batches/payments.py or billing/refunds.py
-left unnoticed: the gateway retry loop, the receipt's charge id, the lost-race branches,
-the e-mails' dates, reference and subject, and the currency exponents."""
+billing/money.py, billing/schedule.py, billing/batches/payments.py, billing/refunds.py,
+billing/access/receipts.py or billing/access/batch_writes.py left unnoticed: the gateway
+retry loop, the receipt's fields and charge id, the lost-race branches, the retries' keys
+and metadata, the refunds' sums and audit, the e-mails' dates, reference and subject,
+and the currency exponents."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -566,3 +569,18 @@ def test_a_charge_of_a_past_due_period_is_recorded_on_its_retry_date(moto_table)
     assert (after.Status, after.NextPaymentDate, after.PaidThroughDate, after.RetryCount, after.BillingPeriod) == (
         SubscriptionStatus.ACTIVE, "2027-04-15", "2027-04-14", 0, None)
     assert after.NextReminderDate == "2027-04-08"
+
+
+def test_a_charge_returned_without_its_period_is_recorded_for_the_period_owed(moto_table) -> None:
+    # an older ledger entry replayed by its key: no metadata came back with it
+
+    class NoMetadata:
+        def charge(self, *args, **kwargs):
+            return dataclasses.replace(get_gateway().charge(*args, **kwargs), metadata={})
+
+    [sub] = seed_due(1, due=D)
+    out = payments.take_payment(sub, run_date=D, gateway=NoMetadata())
+    assert (out.status, out.period, out.period_end, out.next_payment) == (
+        batches.PaymentStatus.PAID, D, date(2027, 4, 14), date(2027, 4, 15))
+    [receipt] = receipts_of(sub)
+    assert (receipt.PeriodStart, receipt.PeriodEnd) == ("2027-03-15", "2027-04-14")
