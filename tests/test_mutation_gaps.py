@@ -313,6 +313,36 @@ def test_an_unreachable_gateway_on_refund_is_audited_and_raised(moto_table) -> N
     assert event.Note == "gateway unreachable: connection reset"
 
 
+def test_a_refund_without_a_reason_tells_the_gateway_it_is_a_staff_refund_and_records_none(moto_table) -> None:
+    receipt = paid_receipt()
+    real, asked = get_gateway(), []
+
+    class Recording:
+        def refund(self, *args, **kwargs):
+            asked.append(kwargs)
+            return real.refund(*args, **kwargs)
+
+    done = refunds.refund_receipt(receipt, 100, request_id="r1", actor="staff:ann", gateway=Recording())
+    assert asked == [{"idempotency_key": f"refund:{receipt.ChargeId}:r1", "reason": "staff refund"}]
+    [entry] = done.receipt.Refunds
+    assert entry.Reason is None
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund"]
+    assert event.Note is None
+
+
+def test_a_long_failure_is_audited_in_its_first_500_characters(moto_table) -> None:
+    receipt = paid_receipt()
+
+    class Down:
+        def refund(self, *args, **kwargs):
+            raise GatewayError("x" * 600)
+
+    with pytest.raises(GatewayError):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Note == ("gateway unreachable: " + "x" * 600)[:500]
+
+
 # --- access/receipts.py: what a receipt and its payment event hold ----------------------
 
 
