@@ -17,6 +17,7 @@ import time_machine
 from django.core import mail
 
 from billing import access, batches, money, refunds, schedule
+from billing import mail as billing_mail
 from billing.access import receipts as receipts_module
 from billing.batches import payments
 from billing.gateway import GatewayError, RefundRefused, get_gateway
@@ -276,11 +277,23 @@ def test_a_refund_is_keyed_by_charge_and_request_and_mailed(moto_table) -> None:
     assert message.subject == f"Refund: {receipt.ProductName or receipt.SKU}"
     assert "Refunded now:     3.00 USD" in message.body
     assert "Refunded in all:  3.00 USD of 9.99 USD" in message.body
-    assert f"Reference:        {done.refund_id}" in message.body and "of 2027-03-15." in message.body
+    assert f"Reference:        {done.refund_id}" in message.body
+    assert f"your payment for {receipt.ProductName or receipt.SKU} of 2027-03-15." in message.body
     [refund] = done.receipt.Refunds
     assert refund.RefundId == done.refund_id and refund.Reason == "late" and refund.Actor == "staff:ann"
     again = refunds.refund_receipt(receipt, 300, request_id="req1", actor="staff:ann")  # a double click
-    assert again.refund_id == done.refund_id and len(mail.outbox) == 1
+    assert (again.refund_id, again.amount) == (done.refund_id, 300) and len(mail.outbox) == 1
+
+
+def test_a_refund_whose_mail_fails_says_so(moto_table, monkeypatch) -> None:
+    receipt = paid_receipt()
+
+    def smtp_down(*args, **kwargs):
+        raise ConnectionError("smtp down")
+
+    monkeypatch.setattr(billing_mail, "send_mail", smtp_down)
+    done = refunds.refund_receipt(receipt, 100, request_id="r1", actor="staff:ann")
+    assert done.mail_error == "mail: ConnectionError: smtp down" and done.receipt.RefundedAmount == 100
 
 
 def test_a_receipt_without_a_charge_is_refused_with_a_reason(moto_table) -> None:
@@ -297,6 +310,8 @@ def test_a_refused_refund_says_why_and_leaves_an_audit_event(moto_table) -> None
     [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
     assert event.Actor == "staff:ann" and event.Subject == receipt.SK
     assert event.Note == "refund exceeds the amount charged" and event.Before == event.After
+    assert event.Before == {"BillingDate": "2027-03-15", "ProcessedAmount": 999, "Currency": "USD", "Status": "paid",
+                            "RefundedAmount": 0, "Refunds": []}
     assert mail.outbox == []
 
 
