@@ -21,7 +21,7 @@ from billing import mail as billing_mail
 from billing.access import receipts as receipts_module
 from billing.batches import payments
 from billing.gateway import GatewayError, RefundRefused, get_gateway
-from billing.models import Receipt, SubscriptionStatus
+from billing.models import Receipt, Subscription, SubscriptionStatus
 
 from .builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
 
@@ -629,3 +629,13 @@ def test_a_charge_returned_without_its_period_is_recorded_for_the_period_owed(mo
         batches.PaymentStatus.PAID, D, date(2027, 4, 14), date(2027, 4, 15))
     [receipt] = receipts_of(sub)
     assert (receipt.PeriodStart, receipt.PeriodEnd) == ("2027-03-15", "2027-04-14")
+
+
+def test_a_declined_first_payment_ends_the_subscription_with_its_reason(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    stale = fresh(sub)
+    access.update_subscription(fresh(sub), [Subscription.Email.set("new@example.com")])  # a newer version
+    out = payments.take_first_payment(stale, today=D, actor="pat@example.com")
+    assert (out.status, out.reason) == (batches.PaymentStatus.CANCELLED, "card_declined")
+    after = fresh(sub)
+    assert (after.Status, after.CancelReason) == (SubscriptionStatus.CANCELLED, "first_payment_declined")
