@@ -56,8 +56,11 @@ bench: install
 
 # Mutation testing of the money path (docs/MUTATION.md): minutes, not part of `make test`.
 # `make mutate MUTANTS='billing.money*'` runs only those mutants; results stay in mutants/.
+# mutmut 3.8 reads max_children only from its command line, not from pyproject: two
+# workers at most, the machine is shared (`make mutate MUTATE_CHILDREN=1` on a busy one).
+MUTATE_CHILDREN ?= 2
 mutate: install
-	$(VENV)/bin/mutmut run $(MUTANTS)
+	$(VENV)/bin/mutmut run --max-children $(MUTATE_CHILDREN) $(MUTANTS)
 	$(PY) scripts/mutation_report.py $(MUTATE_REPORT_ARGS)
 
 lint: install

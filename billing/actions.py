@@ -53,7 +53,8 @@ def _tell(template: str, sub: Subscription, subject: object, **context: object) 
 
 
 def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int, amount: int, currency: str,
-              card: CardToken, today: date, actor: str, billing_address: str | None = None) -> Started:
+              card: CardToken, today: date, actor: str, billing_address: str | None = None,
+              card_id: str | None = None) -> Started:
     """Create the subscription and charge its first period at once (DESIGN.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
@@ -61,7 +62,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
-        billing_address=billing_address, actor=actor,
+        billing_address=billing_address, actor=actor, card_id=card_id,
     )
     try:
         outcome = take_first_payment(sub, today=today, actor=actor)
@@ -93,10 +94,12 @@ def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
 
 
 def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None, *, actor: str,
-                 today: date, action: AuditAction = AuditAction.CARD_REPLACED) -> PaymentOutcome | None:
-    """Replace the card; a past-due period is retried with it at once ("pay now"), so the
-    owed period is neither forgiven nor left waiting. Returns that retry's outcome."""
-    access.replace_card(sub, card, billing_address, actor=actor, action=action)
+                 today: date, action: AuditAction = AuditAction.CARD_REPLACED,
+                 card_id: str | None = None) -> PaymentOutcome | None:
+    """Replace the card (``card_id``: the wallet card it becomes, billing.wallet); a
+    past-due period is retried with it at once ("pay now"), so the owed period is
+    neither forgiven nor left waiting. Returns that retry's outcome."""
+    access.replace_card(sub, card, billing_address, actor=actor, action=action, card_id=card_id)
     _tell("card_replaced", sub, format_lazy(_("Card replaced: {product}"), product=sub.ProductName or sub.SKU))
     if sub.Status != SubscriptionStatus.PAST_DUE:
         return None

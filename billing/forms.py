@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import SetPasswordMixin
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
@@ -107,6 +107,11 @@ def _year_choices(today: date) -> list[tuple[int, str]]:
 MONTH_CHOICES = [(m, f"{m:02d}") for m in range(1, 13)]
 
 
+def default_expiry(today: date) -> tuple[int, int]:
+    """The expiry a card form opens on: next month (month, year), never a past one."""
+    return (1, today.year + 1) if today.month == 12 else (today.month + 1, today.year)
+
+
 class CardFields(forms.Form):
     """Card number, expiry, CVC and optional name/address: tokenized by the view."""
 
@@ -134,6 +139,11 @@ class CardFields(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["exp_year"].choices = _year_choices(today)
         self.today = today
+        # The first choice of each list (01 / this year) has already passed for most of
+        # the year: the form opens on the month after this one, the first that has not.
+        month, year = default_expiry(today)
+        self.initial.setdefault("exp_month", month)
+        self.initial.setdefault("exp_year", year)
 
     # Every frame below these methods inherits their list in Django's error reports, so
     # they hide all local variables: a helper may hold the number under any name.
@@ -174,18 +184,25 @@ class VersionedForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
 
+NEW_CARD = "new"
+CARD_NUMBER_FIELDS = ("card_number", "exp_month", "exp_year", "cvc")
+
+
 class SubscribeForm(CardFields):
     product = forms.ChoiceField(label=_("Product"), widget=forms.RadioSelect)
     payment_day = forms.TypedChoiceField(
         label=_("Payment day"), coerce=int, help_text=PAYMENT_DAY_HELP,
         choices=[(d, str(d)) for d in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)],
     )
+    # A wallet card (issue 14), or NEW_CARD for the card fields; only offered when the
+    # wallet has cards, and a post without it means a new card.
+    saved_card = forms.ChoiceField(label=gettext_lazy("Pay with"), widget=forms.RadioSelect, required=False)
 
-    field_order = ["product", "payment_day", "card_number", "exp_month", "exp_year", "cvc",
+    field_order = ["product", "payment_day", "saved_card", "card_number", "exp_month", "exp_year", "cvc",
                    "cardholder", "billing_address"]
 
     def __init__(self, *args: Any, products: list[Product], first_dates: dict[int, date] | None = None,
-                 **kwargs: Any) -> None:
+                 cards: list[tuple[str, str]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["payment_day"].choices = day_choices(first_dates)
         # Only the active catalog is offered; a retired SKU posted by hand is invalid.
@@ -193,7 +210,36 @@ class SubscribeForm(CardFields):
             (p.SKU, gettext("{name} — {price} a month").format(
                 name=p.Name, price=format_with_symbol(p.PaymentAmount, p.Currency))) for p in products
         ]
+        if cards:
+            self.fields["saved_card"].choices = [*cards, (NEW_CARD, gettext_lazy("A new card (below)"))]
+        else:
+            del self.fields["saved_card"]
+        if self.saved_card_id:
+            for name in CARD_NUMBER_FIELDS:  # the wallet card is used: the card fields are ignored
+                self.fields[name].required = False
         self.order_fields(self.field_order)
+
+    @property
+    def saved_card_id(self) -> str | None:
+        """The wallet card chosen in the posted data, if any (valid or not: clean() says)."""
+        if "saved_card" not in self.fields or not self.is_bound:
+            return None
+        chosen = self.data.get("saved_card") or NEW_CARD
+        return None if chosen == NEW_CARD else chosen
+
+    @sensitive_variables()
+    def clean_card_number(self) -> str:
+        return "" if self.saved_card_id else super().clean_card_number()
+
+    @sensitive_variables()
+    def clean_cvc(self) -> str:
+        return "" if self.saved_card_id else super().clean_cvc()
+
+    @sensitive_variables()
+    def clean(self) -> dict[str, Any]:
+        if self.saved_card_id:
+            return forms.Form.clean(self)  # no expiry to check: the wallet card's was
+        return super().clean()
 
 
 class ChangeDayForm(VersionedForm):
@@ -211,8 +257,26 @@ class ReplaceCardForm(CardFields, VersionedForm):
     pass
 
 
-class CancelForm(VersionedForm):
-    pass
+class WalletCardForm(CardFields):
+    """A card for the wallet (add one, or new details for one: the billing address is
+    filled in with the stored one, so it is kept unless changed)."""
+
+    make_default = forms.BooleanField(label=gettext_lazy("Make this my default card"), required=False)
+
+    def __init__(self, *args: Any, offer_default: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not offer_default:
+            del self.fields["make_default"]
+
+
+class ChooseCardForm(VersionedForm):
+    """Which wallet card a subscription pays with."""
+
+    card = forms.ChoiceField(label=gettext_lazy("Pay with"), widget=forms.RadioSelect)
+
+    def __init__(self, *args: Any, cards: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["card"].choices = cards
 
 
 class ConfirmForm(forms.Form):
@@ -220,3 +284,14 @@ class ConfirmForm(forms.Form):
     first charge and its date); the card and address are in the session."""
 
     quote = forms.CharField(widget=forms.HiddenInput, max_length=2000)
+    # Shown only when the customer already has a live subscription to the product (issue 14).
+    again = forms.BooleanField(label=gettext_lazy("Yes, subscribe again"), required=False)
+
+    def __init__(self, *args: Any, already: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if already:
+            self.fields["again"].required = True
+            self.fields["again"].error_messages["required"] = gettext_lazy(
+                "You already have this product. Tick the box to subscribe to it a second time.")
+        else:
+            del self.fields["again"]

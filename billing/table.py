@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
 from pynamodb.exceptions import PynamoDBException
 from pynamodb.models import Model
 
@@ -22,19 +24,26 @@ class TableStatus:
     created: bool
     ttl: str  # "enabled" | "unsupported: <reason>"
     description: dict
+    due_shards: Any = None  # the table's DueShardLayout (billing table only)
 
 
-def ensure_table(wait: bool = True, model: type[Model] = BillingItem) -> TableStatus:
-    """Create the table if it is missing (idempotent), wait for it, and turn TTL on.
+def ensure_table(wait: bool = True, model: type[Model] = BillingItem, due_shards: int | None = None) -> TableStatus:
+    """Create the table if it is missing (idempotent), wait for it, and turn TTL on; record
+    the due indexes' shard count with the billing table if it has none yet
+    (``due_shards``, default ``settings.DUE_SHARDS``; ``status.due_shards`` is the record).
 
     ``model`` is the base model of another table on the same engine (the shop's);
-    only the billing table uses TTL."""
+    only the billing table uses TTL and shards."""
     created = False
     if not model.exists():
         model.create_table(wait=wait, billing_mode="PAY_PER_REQUEST")
         created = True
-    ttl = enable_ttl() if model is BillingItem else "not used"
-    return TableStatus(created=created, ttl=ttl, description=describe_table(model))
+    if model is not BillingItem:
+        return TableStatus(created=created, ttl="not used", description=describe_table(model))
+    from billing.access.due_shards import record_due_shards
+
+    layout = record_due_shards(due_shards or settings.DUE_SHARDS)
+    return TableStatus(created=created, ttl=enable_ttl(), description=describe_table(model), due_shards=layout)
 
 
 def enable_ttl() -> str:

@@ -36,10 +36,22 @@ urlpatterns = [
     path("subscriptions/<str:sub_id>/", views.subscription_detail, name="subscription"),
     path("subscriptions/<str:sub_id>/payment-day/", views.change_day, name="change_day"),
     path("subscriptions/<str:sub_id>/card/", views.replace_card, name="replace_card"),
+    path("subscriptions/<str:sub_id>/card/choose/", views.choose_card, name="choose_card"),
     path("subscriptions/<str:sub_id>/cancel/", views.cancel, name="cancel"),
     path("subscriptions/<str:sub_id>/cancelled/", views.cancelled, name="cancelled"),
+    path("subscriptions/<str:sub_id>/keep/", views.keep, name="keep"),
+    path("subscriptions/<str:sub_id>/pause/", views.pause, name="pause"),
+    path("subscriptions/<str:sub_id>/resume/", views.resume, name="resume"),
+    # the wallet (issue 14)
+    path("wallet/", views.wallet_page, name="wallet"),
+    path("wallet/add/", views.wallet_add, name="wallet_add"),
+    path("wallet/<str:card_id>/replace/", views.wallet_replace, name="wallet_replace"),
+    path("wallet/<str:card_id>/default/", views.wallet_default, name="wallet_default"),
+    path("wallet/<str:card_id>/remove/", views.wallet_remove, name="wallet_remove"),
     # receipts
     path("receipts/", views.receipts, name="receipts"),
     path("receipts/export.csv", views.receipts_csv, name="receipts_csv"),
+    # by number (R-2026-000123); receipts written before numbers existed, by key
     path("receipts/<str:receipt_id>/", views.receipt_detail, name="receipt"),
+    path("receipts/<str:receipt_id>/pdf/", views.receipt_pdf, name="receipt_pdf"),
 ]

@@ -169,12 +169,26 @@ DYNAMODB_MAX_POOL_CONNECTIONS = env_int("DYNAMODB_MAX_POOL_CONNECTIONS", 64, min
 DYNAMODB_MAX_RETRY_ATTEMPTS = env_int("DYNAMODB_MAX_RETRY_ATTEMPTS", 5, minimum=0)
 DYNAMODB_CONNECT_TIMEOUT = env_int("DYNAMODB_CONNECT_TIMEOUT", 3, minimum=1)
 DYNAMODB_READ_TIMEOUT = env_int("DYNAMODB_READ_TIMEOUT", 10, minimum=1)
+# Write shards of the two due indexes (issue 17: hash key ``<date>#<shard>``). Recorded
+# with the table by setup_dynamodb; this must match the record (a change is
+# ``manage.py migrate_due_shards --to N``). 1 suits a test or a small site; see
+# docs/PERFORMANCE.md (scripts/capacity.py) for how many a peak day needs.
+DUE_SHARDS = env_int("DUE_SHARDS", 1, minimum=1)
 
 # --- Billing rules ---------------------------------------------------------------
 BILLING_TIMEZONE = os.environ.get("BILLING_TIMEZONE", "UTC")
 REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 7, minimum=0)
 # 200 days keeps six full calendar months plus the current one visible.
 RECEIPT_RETENTION_DAYS = env_int("RECEIPT_RETENTION_DAYS", 200)
+# How many receipt numbers a payment run reserves with one counter update (the counter is
+# one item, ~1,000 writes/s): numbers a run reserved and did not use are gaps, never reused.
+RECEIPT_NUMBER_BLOCK = env_int("RECEIPT_NUMBER_BLOCK", 100, minimum=1)
+# The seller named on every receipt (page and PDF).
+RPAY_SELLER = {
+    "name": os.environ.get("RPAY_SELLER_NAME", "rpay Ltd"),
+    "address": os.environ.get("RPAY_SELLER_ADDRESS", "1 Example Street\nLondon EC1A 1AA\nUnited Kingdom"),
+    "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "GB 123 4567 89"),
+}
 PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
 PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "billing.gateway.SimulatedGateway")
 # The simulated gateway keeps its idempotency ledger here (it stands in for the

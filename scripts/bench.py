@@ -14,6 +14,11 @@ BatchWriteItem, and measures:
 5. DynamoDB requests per payment;
 6. the shop: checkouts/s against a bare loop of the same transactions, and the access
    patterns' latency at 1,000 and 100,000 orders (scripts/bench_shop.py).
+7. sharded due keys (issue 17): the Query time of one day of 20,000 due items in a table
+   of 200,000, with 1 and 16 shards; and payments/s of ``process_payments --processes P``
+   with 1 and 2 processes (each a child process on its share of the shards);
+8. payments/s at 300 ms per charge with 32 and 64 workers, against the ideal
+   min(workers / latency, 1 / CPU per payment);
 
 Prints the figures and writes docs/PERFORMANCE.md and bench-results.json (git-ignored).
 ``BENCH_SCALE=0.1`` shrinks every count for a quick try.
@@ -46,6 +51,10 @@ DUE = int(2000 * SCALE)
 SIZES = [int(n * SCALE) for n in (2_000, 20_000, 100_000)]
 WORKERS = [1, 8, 32]
 LATENCIES = [0, 100]
+# A typical card processor's time per charge, and the workers of one process against it
+# (issue 17): the ideal is min(workers / latency, the process's CPU limit).
+SLOW_GATEWAY_MS = 300
+SLOW_GATEWAY_WORKERS = [32, 64]
 PREFIX_FILLER = "f"
 PREFIX_DUE = "d"
 
@@ -185,11 +194,14 @@ def bare_loop(token: str, workers: int) -> dict:
         )
         client.update_item(
             TableName=table, Key={"PK": pk, "SK": {"S": Subscription.sk(sub_id=sub_id, sku="NEWS-DAILY")}},
+            # The index keys move with the dates (issue 17: <date>#<shard>), as in the batch.
             UpdateExpression="SET NextPaymentDate = :next, LastPaymentDate = :last, NextReminderDate = :rem, "
+                             "DuePaymentKey = :nextkey, DueReminderKey = :remkey, "
                              "#s = :active, RetryCount = :zero ADD Version :one REMOVE BillingPeriod",
             ConditionExpression="NextPaymentDate = :due AND #s IN (:active, :past)",
             ExpressionAttributeNames={"#s": "Status"},
             ExpressionAttributeValues={":next": {"S": "2099-01-01"}, ":last": {"S": iso}, ":rem": {"S": "2098-12-25"},
+                                       ":nextkey": {"S": "2099-01-01#0"}, ":remkey": {"S": "2098-12-25#0"},
                                        ":active": {"S": "active"}, ":past": {"S": "past_due"}, ":zero": {"N": "0"},
                                        ":one": {"N": "1"}, ":due": {"S": iso}},
             ReturnValues="ALL_NEW",
@@ -255,6 +267,80 @@ def scan_run(token: str, workers: int, ledger: str) -> dict:
             "find_by_scan_s": scan_seconds, "find_by_query_s": query_seconds}
 
 
+# --- 7. sharded due keys and processes (issue 17) ---------------------------------------
+SHARD_DAY_DUE = int(20_000 * SCALE)
+SHARD_TABLE = int(200_000 * SCALE)
+SHARD_COUNTS = [1, 16]
+PROCESS_COUNTS = [1, 2]
+
+
+def use_sharded_table(name: str, endpoint: str, shards: int) -> None:
+    from django.conf import settings
+
+    from billing.models import configure
+    from billing.table import ensure_table
+
+    settings.DYNAMODB_TABLE, settings.DUE_SHARDS = name, shards
+    configure(table_name=name, region="us-east-1", host=endpoint, max_pool_connections=64)
+    ensure_table(due_shards=shards)
+
+
+def shard_section(endpoint: str, token: str, ledger: str, say) -> dict:
+    """Query time of a day, unsharded and sharded; then payments/s with 1 and 2 processes."""
+    from billing import access
+
+    out: dict = {"query": {}, "processes": {}}
+    day = date(2025, 6, 1)  # a batch refuses a --date after today
+    for shards in SHARD_COUNTS:
+        use_sharded_table(f"bench_shards_{shards}", endpoint, shards)
+        seed([subscription(n, PREFIX_FILLER, date(2025, 7, 1 + n % 28), token)
+              for n in range(SHARD_TABLE - SHARD_DAY_DUE)])
+        seed([subscription(n, PREFIX_DUE, day, token) for n in range(SHARD_DAY_DUE)])
+        times = []
+        for _ in range(3):
+            started = time.monotonic()
+            found = sum(1 for _ in access.get_due_payments_by_date(day))
+            times.append(time.monotonic() - started)
+            assert found == SHARD_DAY_DUE, found
+        out["query"][str(shards)] = {"seconds": min(times), "items": found}
+        say(f"query  {SHARD_DAY_DUE} due of {SHARD_TABLE}, {shards:2d} shard(s): {min(times):.2f} s")
+    # processes: the 16-shard table, a fresh day each
+    import subprocess
+
+    from billing.management.batchprocesses import child_environment
+
+    env = {**child_environment(), "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend"}
+    for n, processes in enumerate(PROCESS_COUNTS):
+        run_day = date(2025, 8, 1 + n)
+        seed([subscription(i, f"p{n}", run_day, token) for i in range(DUE)])
+        started = time.monotonic()
+        proc = subprocess.run([sys.executable, str(ROOT / "manage.py"), "process_payments", "--processes",
+                               str(processes), "--date", run_day.isoformat(), "--catch-up-days", "0",
+                               "--workers", "32", "--json"], env=env, cwd=ROOT, capture_output=True, text=True)
+        wall = time.monotonic() - started
+        summary = json.loads(proc.stdout.splitlines()[-1])
+        assert summary["paid"] == DUE, (summary, proc.stderr[-500:])
+        out["processes"][str(processes)] = {"rate": DUE / wall, "wall": wall}
+        say(f"processes {processes}: {DUE / wall:7.1f} payments/s ({DUE} in {wall:.1f} s, start-up included)")
+    return out
+
+
+def render_shards(r: dict) -> str:
+    q, procs = r["query"], r["processes"]
+    lines = [f"(7) sharded due keys (issue 17): one day of {SHARD_DAY_DUE:,} due payments in a table of "
+             f"{SHARD_TABLE:,}; Query time of the whole day (best of 3), and payments/s of process_payments "
+             f"--processes P --workers 32 over {DUE:,} due payments (wall time, process start-up included)", "",
+             "| shards | Query time of the day (s) |", "|---:|---:|"]
+    lines += [f"| {shards} | {v['seconds']:.2f} |" for shards, v in q.items()]
+    lines += ["", "| processes | payments/s |", "|---:|---:|"]
+    lines += [f"| {p} | {v['rate']:.0f} |" for p, v in procs.items()]
+    one = procs[str(PROCESS_COUNTS[0])]["rate"]
+    lines += ["", f"This machine has {os.cpu_count()} cores shared with DynamoDB Local: a host with C free cores "
+              f"runs about C processes at ~{one:.0f}/s each (one core's worth of Python per process), "
+              "until the table's and the gateway's limits (scripts/capacity.py)."]
+    return "\n".join(lines)
+
+
 def main() -> None:
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
@@ -297,6 +383,17 @@ def main() -> None:
                 r = batch_run(token, workers, latency, ledger)
                 results["batch"][f"{workers}/{latency}"] = r
                 say(f"batch  workers {workers:2d} latency {latency:3d} ms: {r['rate']:7.1f} payments/s")
+        # 7: a card processor's latency; the CPU limit is 1 / (CPU per payment at latency 0).
+        cpu_ms = results["batch"][f"{WORKERS[-1]}/0"]["cpu_ms"]
+        results["slow_gateway"] = {"latency_ms": SLOW_GATEWAY_MS, "cpu_limit": 1000 / cpu_ms,
+                                   "load_before": os.getloadavg()[0]}
+        for workers in SLOW_GATEWAY_WORKERS:
+            r = batch_run(token, workers, SLOW_GATEWAY_MS, ledger)
+            r["ideal"] = min(workers / (SLOW_GATEWAY_MS / 1000), results["slow_gateway"]["cpu_limit"])
+            results["slow_gateway"][str(workers)] = r
+            say(f"batch  workers {workers:2d} latency {SLOW_GATEWAY_MS} ms: {r['rate']:7.1f} payments/s "
+                f"(ideal {r['ideal']:.0f}/s: {r['rate'] / r['ideal']:.2f})")
+        results["slow_gateway"]["load_after"] = os.getloadavg()[0]
         results["scan"] = {str(mid): scan_run(token, 8, ledger)}
         say(f"scan   table {mid}: {results['scan'][str(mid)]['rate']:7.1f} payments/s")
 
@@ -313,13 +410,16 @@ def main() -> None:
                 results["scan"][str(size)] = scan_run(token, 8, ledger)
                 say(f"scan   table {size}: {results['scan'][str(size)]['rate']:7.1f} payments/s")
 
+        # 7: sharded due keys, 1 and 2 processes (issue 17).
+        results["shards"] = shard_section(server.endpoint, token, ledger, say)
+
         # 6: the shop's checkout and patterns (scripts/bench_shop.py).
         results["shop"] = bench_shop.run(server.endpoint, token, say)
     finally:
         server.stop()
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
-    report = render(results) + "\n\n" + bench_shop.render(results["shop"])
+    report = render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n" + bench_shop.render(results["shop"])
     print(report)
     write_performance_md(report)
 
@@ -346,6 +446,18 @@ def render(r: dict) -> str:
     for w in WORKERS:
         lines.append(f"| {w} | {r['limit'][str(w)]['cpu_ms']:.2f} | {r['access_limit'][str(w)]['cpu_ms']:.2f} "
                      f"| {r['batch'][f'{w}/0']['cpu_ms']:.2f} |")
+    lines += ["", "batch / raw pair, Python CPU per payment: "
+              + ", ".join(f"{w} workers {r['batch'][f'{w}/0']['cpu_ms'] / r['limit'][str(w)]['cpu_ms']:.2f}"
+                          for w in WORKERS)]
+    slow = r.get("slow_gateway")
+    if slow:
+        lines += ["", f"(8) gateway latency {slow['latency_ms']} ms per charge (load average "
+                  f"{slow['load_before']:.1f} before, {slow['load_after']:.1f} after); the process's CPU limit "
+                  f"is 1 / CPU per payment at {WORKERS[-1]} workers = {slow['cpu_limit']:.0f} payments/s", "",
+                  "| workers | payments/s | ideal: min(workers / latency, CPU limit) | / ideal |", "|---:|---:|---:|---:|"]
+        for w in SLOW_GATEWAY_WORKERS:
+            x = slow[str(w)]
+            lines.append(f"| {w} | {x['rate']:.0f} | {x['ideal']:.0f} | {x['rate'] / x['ideal']:.2f} |")
     ops = r["batch"]["8/0"]["requests"]
     lines += ["", f"(3) the same {due:,} due payments in tables of different sizes (8 workers, latency 0)", "",
               "| subscriptions in table | payments/s | Scan baseline payments/s | batch / Scan |", "|---:|---:|---:|---:|"]

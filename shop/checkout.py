@@ -24,7 +24,7 @@ from shop.access.codes import get_discount_code, get_gift_card
 from shop.access.inventory import get_product_inventory_by_product_id
 from shop.access.orders import OrderDetails, get_order_details_by_order_id
 from shop.access.transactions import Cancelled
-from shop.clock import iso, utc_now
+from shop.clock import iso, today, utc_now
 from shop.errors import (
     Busy,
     CardDeclined,
@@ -42,6 +42,7 @@ from shop.plan import (
     Stock,
     allocate,
     check_cart,
+    check_code_dates,
     discount_amount,
     split_payment,
     tx_size,
@@ -68,6 +69,8 @@ class CheckoutRequest:
     gift_card_code: str | None = None
     card: CardToken | None = None  # from billing.gateway.tokenize_card: never a card number
     shipment_type: str = "Standard"
+    save_address: bool = True  # keep the address on the customer item for the next checkout
+    email: str | None = None  # the account's, for a customer item the checkout creates
 
 
 def checkout(request: CheckoutRequest) -> Order:
@@ -172,6 +175,7 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
             raise NotFound(f"There is no discount code {code}.", field="discount code")
         if found.AmountOff is not None and found.Currency != currency:
             raise InvalidInput(f"The code {code} is for {found.Currency} orders.", field="discount code")
+        check_code_dates(code, today(), found.ValidFrom, found.ValidUntil)
         if found.MaxUses is not None and found.Uses >= found.MaxUses:
             raise DiscountCodeUsedUp(code)
         discount = discount_amount(subtotal, percent_off=found.PercentOff, amount_off=found.AmountOff)
@@ -192,7 +196,7 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
     if split.card and request.card is None:
         raise InvalidInput("A card is needed to pay the rest.", field="card")
     size = tx_size([len(line.picks) for line in lines], gift_card=bool(split.gift_card), code=bool(code),
-                   card=bool(split.card))
+                   card=bool(split.card), customer=request.save_address)
     if size > 100:
         raise InvalidInput(f"Too many products from too many warehouses for one order (at most {MAX_LINES} "
                            "products): split the order.", field="cart")
@@ -204,6 +208,7 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
         gift_card_hash=gift_hash if split.gift_card else None, gift_card_last4=last4,
         card_token=card.token if card else None, card_brand=card.brand if card else None,
         card_last4=card.last4 if card else None, address=address, shipment_type=request.shipment_type,
+        save_address=request.save_address, customer_email=request.email,
     )
 
 

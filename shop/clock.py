@@ -10,6 +10,11 @@ def utc_now() -> datetime:
     return datetime.now(tz=UTC)
 
 
+def today() -> str:
+    """Today's UTC date as YYYY-MM-DD (a discount code's validity is in these)."""
+    return utc_now().date().isoformat()
+
+
 def iso(moment: datetime) -> str:
     """UTC ISO-8601 with 'Z', to the second: sorts as text, as keys need."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

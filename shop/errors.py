@@ -7,6 +7,7 @@ the subclasses carry the details a page or a test needs (which product, what bal
 from __future__ import annotations
 
 # Raised while a page is answered: the message is in that page's language.
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 
@@ -50,6 +51,22 @@ class DiscountCodeUsedUp(ShopError):
     def __init__(self, code: str) -> None:
         self.code = code
         super().__init__(_("The discount code %(code)s has been used as many times as it may be.") % {"code": code})
+
+
+class DiscountCodeExpired(InvalidInput):
+    def __init__(self, code: str, valid_until: str) -> None:
+        self.code = code
+        self.valid_until = valid_until
+        super().__init__(gettext("This code expired on %(date)s: remove it to order without it.")
+                         % {"date": valid_until}, field="discount code")
+
+
+class DiscountCodeNotValidYet(InvalidInput):
+    def __init__(self, code: str, valid_from: str) -> None:
+        self.code = code
+        self.valid_from = valid_from
+        super().__init__(gettext("This code is not valid until %(date)s: remove it to order without it.")
+                         % {"date": valid_from}, field="discount code")
 
 
 class CardDeclined(ShopError):

@@ -62,12 +62,14 @@ class CheckoutForm(CardFields):
     county = forms.CharField(label=_("County (optional)"), max_length=100, required=False)
     country = forms.CharField(label=_("Country"), max_length=100, widget=forms.TextInput(
         attrs={"autocomplete": "country-name"}))
+    save_address = forms.BooleanField(label=_("Keep this address for my next order"), required=False,
+                                      initial=True)
     discount_code = forms.CharField(label=_("Discount code (optional)"), max_length=64, required=False)
     gift_card = forms.CharField(label=_("Gift card code (optional)"), max_length=64, required=False,
                                 widget=forms.TextInput(attrs={"autocomplete": "off"}))
 
-    field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "discount_code",
-                   "gift_card", *CARD_FIELDS]
+    field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "save_address",
+                   "discount_code", "gift_card", *CARD_FIELDS]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -138,15 +140,23 @@ class GiftCardBalanceForm(forms.Form):
 
 
 class ProductForm(forms.Form):
+    """A new product. Its category is one of ``SHOP_CATEGORIES`` (passed in): the
+    catalogue lists only those (there is no listing of categories without a Scan), so a
+    product filed under any other would never be shown."""
+
     product_id = _id_field(_("Product id"))
     name = forms.CharField(label=_("Name"), max_length=200)
     description = forms.CharField(label=_("Description"), max_length=1000, required=False,
                                   widget=forms.Textarea(attrs={"rows": 2}))
-    category = _id_field(_("Category"))
+    category = forms.ChoiceField(label=_("Category"), choices=())
     price = forms.IntegerField(label=_("Price (minor units)"), min_value=0, max_value=10**10,
                                help_text=_("In the currency's smallest unit: 10000 öre is 100 SEK."))
     currency = forms.RegexField(label=_("Currency"), regex=r"^[A-Z]{3}$", max_length=3,
                                 error_messages={"invalid": "Three capital letters, e.g. SEK."})
+
+    def __init__(self, *args: Any, categories: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["category"].choices = [(c, c.capitalize()) for c in categories]
 
     def clean_product_id(self) -> str:
         return clean_id(self.cleaned_data["product_id"], "product id")
@@ -216,6 +226,12 @@ class DiscountCodeForm(forms.Form):
     amount_off = forms.IntegerField(label=_("Amount off (minor units)"), min_value=1, max_value=10**10, required=False)
     currency = forms.RegexField(label=_("Currency (for an amount)"), regex=r"^[A-Z]{3}$", max_length=3, required=False)
     max_uses = forms.IntegerField(label=_("Limit on uses (optional)"), min_value=1, max_value=10**9, required=False)
+    valid_from = forms.DateField(label=_("Valid from (optional)"), required=False,
+                                 widget=forms.DateInput(attrs={"type": "date"}),
+                                 help_text=_("The first day it may be used (UTC)."))
+    valid_until = forms.DateField(label=_("Valid until (optional)"), required=False,
+                                  widget=forms.DateInput(attrs={"type": "date"}),
+                                  help_text=_("The last day it may be used (UTC), included."))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -223,6 +239,9 @@ class DiscountCodeForm(forms.Form):
             raise ValidationError(_("Give either a percentage or an amount off."), code="one_of")
         if data.get("amount_off") is not None and not data.get("currency"):
             self.add_error("currency", _("An amount off needs a currency."))
+        first, last = data.get("valid_from"), data.get("valid_until")
+        if first and last and last < first:
+            self.add_error("valid_until", _("The last valid day is before the first."))
         return data
 
 

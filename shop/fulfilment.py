@@ -55,27 +55,28 @@ def mark_shipped(shipment_id: str, carrier: str, tracking_number: str) -> Shipme
     return shipment
 
 
-def cancel_order(order_id: str) -> Order:
-    """Cancel an order nothing of which has shipped: stock released, money back."""
+def cancel_order(order_id: str, actor: str = "system") -> Order:
+    """Cancel an order nothing of which has shipped: stock released, money back.
+    ``actor`` (the staff member) is named in the gift card's ledger."""
     details = _details(order_id)
     if details.order.Status != OrderStatus.PAID or any(s.Status == ShipmentStatus.SHIPPED for s in details.shipments):
         raise OrderStateError(f"Order {order_id} is {details.order.Status}: only a paid order not yet shipped "
                               "can be cancelled (refund it once it is back).")
-    return _close(details, "cancel")
+    return _close(details, "cancel", actor)
 
 
-def refund_order(order_id: str) -> Order:
+def refund_order(order_id: str, actor: str = "system") -> Order:
     """Refund a shipped (or partly shipped) order whose goods came back: stock on hand
     again, the unshipped rest released, money back to the card and the gift card."""
     details = _details(order_id)
     if details.order.Status not in (OrderStatus.SHIPPED, OrderStatus.PARTIALLY_SHIPPED):
         raise OrderStateError(f"Order {order_id} is {details.order.Status}: cancel it instead, or it is closed.")
-    return _close(details, "refund")
+    return _close(details, "refund", actor)
 
 
-def _close(details: OrderDetails, kind: str) -> Order:
+def _close(details: OrderDetails, kind: str, actor: str) -> Order:
     try:
-        writes.close_order(details, kind, iso(utc_now()))
+        writes.close_order(details, kind, iso(utc_now()), actor)
     except Cancelled as error:
         raise OrderStateError("The order changed meanwhile: reload it and try again.") from error
     faults.step("closed")

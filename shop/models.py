@@ -151,16 +151,22 @@ WAREHOUSE = _t("w#{warehouse_id}")
 ORDER = _t("o#{order_id}")
 INVOICE = _t("i#{invoice_id}")
 SHIPMENT = _t("sh#{shipment_id}")
+GIFT_CARD = _t("gc#{code_hash}")
 
 
 class Customer(ShopItem, discriminator="customer"):
-    """A shop customer is an rpay account: customer id = AccountId."""
+    """A shop customer is an rpay account: customer id = AccountId.
+
+    The item is written by the first checkout that keeps its address (or by
+    ``create_customer``); ``ShippingAddress`` is the address to offer next time."""
 
     key_templates = {"PK": CUSTOMER, "SK": CUSTOMER}
 
-    Email = UnicodeAttribute()
+    Email = UnicodeAttribute(null=True)  # None only when the checkout that made it knew none
     Name = UnicodeAttribute(null=True)
     CreatedAt = UnicodeAttribute(null=True)
+    ShippingAddress = Address(null=True)
+    AddressSavedAt = UnicodeAttribute(null=True)
 
     @property
     def customer_id(self) -> str:
@@ -401,17 +407,51 @@ class DiscountCode(ShopItem, discriminator="discountCode"):
     MaxUses = NumberAttribute(null=True)  # None: unlimited
     Uses = NumberAttribute(default=0)
     Active = UnicodeAttribute(default="yes")
+    # UTC dates (YYYY-MM-DD), both days included; None: no limit on that side. Text
+    # compares as dates, so the checkout transaction can check them in its condition.
+    ValidFrom = UnicodeAttribute(null=True)
+    ValidUntil = UnicodeAttribute(null=True)
 
 
 class GiftCard(ShopItem, discriminator="giftCard"):
     """A gift card is a bearer secret: the key is the code's hash, the card shows its last four."""
 
-    key_templates = {"PK": _t("gc#{code_hash}"), "SK": _t("gc#{code_hash}")}
+    key_templates = {"PK": GIFT_CARD, "SK": GIFT_CARD}
 
     Balance = NumberAttribute()
     Currency = UnicodeAttribute()
     Last4 = UnicodeAttribute()
     IssuedAt = UnicodeAttribute(null=True)
+
+
+class GiftCardEntryKind:
+    ISSUED = "issued"  # staff issued the card (credit)
+    DEBIT = "debit"  # an order paid with it
+    REVERSAL = "reversal"  # the order's card was declined: its debit put back
+    CANCEL = "cancel"  # the order was cancelled: money back
+    REFUND = "refund"  # the order was refunded: money back
+
+
+class GiftCardEntry(ShopItem, discriminator="giftCardEntry"):
+    """One movement of a gift card's balance (the ledger), written in the same
+    transaction as the balance change, in the card's own partition: the card and its
+    newest movements are one Query. ``e#`` sorts before the card's ``gc#``, so a Query
+    newest-first returns the card, then its movements, newest first."""
+
+    key_templates = {"PK": GIFT_CARD, "SK": _t("e#{at}#{entry_id}")}
+
+    Kind = UnicodeAttribute()  # GiftCardEntryKind
+    Amount = NumberAttribute()  # signed minor units: + credit, - debit
+    Currency = UnicodeAttribute()
+    At = UnicodeAttribute()
+    Actor = UnicodeAttribute()  # a staff member's e-mail, the customer's, or "system"
+    OrderId = UnicodeAttribute(null=True)
+
+    @staticmethod
+    def entry_id(kind: str, order_id: str | None) -> str:
+        """Unique per card: one movement of each kind per order (so a retried write is
+        refused, not doubled); the issue has none."""
+        return f"{order_id}-{kind}" if order_id else kind
 
 
 class PendingAction(ShopItem, discriminator="pendingAction"):
@@ -430,7 +470,7 @@ class PendingAction(ShopItem, discriminator="pendingAction"):
 
 ENTITIES: tuple[type[ShopItem], ...] = (
     Customer, Product, Warehouse, WarehouseItem, Order, OrderItem, Invoice, Payment,
-    Shipment, ShipmentItem, DiscountCode, GiftCard, PendingAction,
+    Shipment, ShipmentItem, DiscountCode, GiftCard, GiftCardEntry, PendingAction,
 )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from shop.errors import InvalidInput, OutOfStock
+from shop.errors import DiscountCodeExpired, DiscountCodeNotValidYet, InvalidInput, OutOfStock
 from shop.ids import check_id
 
 MAX_QUANTITY = 100  # per line: more is a typo or a reseller, not a customer
@@ -47,6 +47,14 @@ def discount_amount(subtotal: int, *, percent_off: int | None, amount_off: int |
     if percent_off is not None:
         return min(subtotal, (subtotal * percent_off + 50) // 100)
     return min(subtotal, amount_off or 0)
+
+
+def check_code_dates(code: str, today: str, valid_from: str | None, valid_until: str | None) -> None:
+    """Refuse a code outside its validity (UTC dates as YYYY-MM-DD, both days included)."""
+    if valid_from and today < valid_from:
+        raise DiscountCodeNotValidYet(code, valid_from)
+    if valid_until and today > valid_until:
+        raise DiscountCodeExpired(code, valid_until)
 
 
 @dataclass(frozen=True)
@@ -106,7 +114,10 @@ def allocate(product_id: str, name: str, quantity: int, stock: Sequence[Stock]) 
     return picks
 
 
-def tx_size(picks_per_line: Sequence[int], *, gift_card: bool, code: bool, card: bool) -> int:
+def tx_size(picks_per_line: Sequence[int], *, gift_card: bool, code: bool, card: bool,
+            customer: bool = False) -> int:
     """Items in the checkout transaction (at most 100): order, invoice, a line and its
-    stock updates each, the gift card and its payment, the code, the journal entry."""
-    return 2 + sum(1 + n for n in picks_per_line) + (2 if gift_card else 0) + (1 if code else 0) + (1 if card else 0)
+    stock updates each, the gift card and its payment, the code, the journal entry, the
+    customer item keeping the address."""
+    return (2 + sum(1 + n for n in picks_per_line) + (2 if gift_card else 0) + (1 if code else 0)
+            + (1 if card else 0) + (1 if customer else 0))

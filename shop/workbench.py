@@ -10,9 +10,10 @@ from typing import Any
 
 from billing.table import attribute_types, workbench_key_attributes
 from shop.access.checkout_writes import journal_entry
+from shop.access.gift_card_ledger import ledger_entry
 from shop.access.sample import sample_items
 from shop.ids import gift_card_hash
-from shop.models import ENTITIES, DiscountCode, GiftCard, ShopItem
+from shop.models import ENTITIES, DiscountCode, GiftCard, GiftCardEntryKind, ShopItem
 
 
 def _samples() -> dict[type[ShopItem], list[ShopItem]]:
@@ -22,6 +23,8 @@ def _samples() -> dict[type[ShopItem], list[ShopItem]]:
         GiftCard(**GiftCard.keys(code_hash=gift_card_hash("DEMO-GIFT-CARD-0001")), Balance=50000, Currency="SEK",
                  Last4="0001", IssuedAt="2020-06-01T00:00:00Z"),
         journal_entry("3f2a9c0d5e7b4a11", "checkout", "2020-06-21T19:30:00Z"),
+        ledger_entry(gift_card_hash("DEMO-GIFT-CARD-0001"), GiftCardEntryKind.ISSUED, 50000, "SEK",
+                     "staff@example.com", at="2020-06-01T00:00:00.000000Z"),
     ]
     for item in [*sample_items("ch_sim_5e1f0c9a7d2b"), *extra]:
         by_entity.setdefault(type(item), []).append(item)

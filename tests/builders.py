@@ -216,3 +216,13 @@ def make_customer_with_history(email: str = "pat@example.com") -> CustomerWithHi
     receipt, _ = access.create_receipt(sub, billing_date=billed, amount=999, currency="USD",
                                        charge_id=charge.charge_id, retention_days=settings.RECEIPT_RETENTION_DAYS)
     return CustomerWithHistory(user, account, sub, past_due, cancelled, receipt)
+
+
+def use_due_shards(count: int) -> None:
+    """Give the (empty) test table ``count`` due-index shards, as setup_dynamodb would have
+    with ``DUE_SHARDS=count``: the setting and the table's record both."""
+    from billing.models import TableMeta
+
+    settings.DUE_SHARDS = count
+    TableMeta(TableMeta.pk(), TableMeta.sk(), DueShards=count).save()
+    access.forget_due_shard_layout()

@@ -22,11 +22,36 @@ os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
 os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
 
+from hypothesis import HealthCheck  # noqa: E402
+from hypothesis import settings as hypothesis_settings  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
 from billing.localengine import LocalEngine, free_port, start_local_engine  # noqa: E402
 from billing.models import configure, dynamodb_client  # noqa: E402
 from billing.table import delete_table, ensure_table  # noqa: E402
+
+# Under mutmut (`make mutate`) every mutant reruns each property test that reaches it:
+# there, fewer examples and a fixed seed keep a mutant's run short and its verdict the
+# same from run to run; no deadline or health checks, which mutmut's tracing and a loaded
+# machine would trip. `make test` keeps hypothesis's own defaults. mutmut sets
+# MUTANT_UNDER_TEST in its process (and the workers it forks) before pytest starts.
+UNDER_MUTMUT = os.environ.get("MUTANT_UNDER_TEST") is not None
+hypothesis_settings.register_profile("mutmut", max_examples=25, derandomize=True, database=None, deadline=None,
+                                     suppress_health_check=list(HealthCheck))
+if UNDER_MUTMUT:
+    hypothesis_settings.load_profile("mutmut")
+# Under mutmut, a test still running after this many seconds fails (pytest-timeout): a
+# mutant that loops for ever (period_amount's ``while``) is then caught in the first,
+# fastest test it hangs, instead of at mutmut's own limit (6x the CPU time of all the
+# tests of the function: hours of wall time on a loaded machine). No test here takes a
+# tenth of it; `make test` has no such limit.
+MUTANT_TEST_TIMEOUT = 90
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if UNDER_MUTMUT:
+        for item in items:
+            item.add_marker(pytest.mark.timeout(MUTANT_TEST_TIMEOUT, method="signal"))
 
 ENGINES = ["moto", "ddblocal"]
 REGION = "us-east-1"

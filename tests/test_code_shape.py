@@ -65,8 +65,12 @@ def test_batches_do_not_re_export_the_access_layer() -> None:
 
 def test_only_access_due_dates_writes_the_due_index_keys() -> None:
     # The GSI hash keys are derived in one module (billing/access/due_dates.py), so a
-    # change to how they are derived (sharding, issue 17) cannot miss a writer.
-    writes = re.compile(r"\b(NextPaymentDate|NextReminderDate)(\.(set|remove)\(|=)")
+    # change to how they are derived (sharding, issue 17) cannot miss a writer. The
+    # derived hash keys (``<date>#<shard>``) likewise, and their template is formatted only
+    # there and by the readers (access/due_shards.py).
+    names = "NextPaymentDate|NextReminderDate|DuePaymentKey|DueReminderKey"
+    # ``X.set(`` / ``X.remove(``, a keyword ``X=...``, or an assignment ``item.X = ...``
+    writes = re.compile(rf"\b({names})(\.(set|remove)\(|=(?!=))|\.({names})\s*=(?!=)")
     offenders = [
         f"{path.relative_to(ROOT)}:{n}"
         for package in ("billing", "shop", "scripts")
@@ -74,5 +78,17 @@ def test_only_access_due_dates_writes_the_due_index_keys() -> None:
         if path.name != "due_dates.py" and "migrations" not in path.parts
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if writes.search(line) and not line.lstrip().startswith("#")
+    ]
+    assert offenders == []
+
+
+def test_only_the_due_modules_build_due_index_keys() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for package in ("billing", "shop", "scripts")
+        for path in (ROOT / package).rglob("*.py")
+        if path.name not in ("due_dates.py", "due_shards.py", "models.py") and "migrations" not in path.parts
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "DUE_KEY" in line and not line.lstrip().startswith("#")
     ]
     assert offenders == []

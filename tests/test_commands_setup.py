@@ -29,8 +29,10 @@ def run(*args: str) -> str:
 def test_setup_dynamodb_is_idempotent_and_enables_ttl(table, settings) -> None:
     first = run("setup_dynamodb")  # the fixture already made it
     assert "already exists" in first
-    assert "GSI-1: keys NextReminderDate (HASH), LastReminderDate (RANGE)" in first
-    assert "GSI-2: keys NextPaymentDate (HASH), LastPaymentDate (RANGE)" in first
+    # issue 17: the hash keys are the derived <date>#<shard> attributes.
+    assert "GSI-1: keys DueReminderKey (HASH), LastReminderDate (RANGE)" in first
+    assert "GSI-2: keys DuePaymentKey (HASH), LastPaymentDate (RANGE)" in first
+    assert "due indexes: 1 shard(s)" in first
     # Both engines take UpdateTimeToLive (dynalite did not): receipts expire for real.
     assert "TTL: enabled on attribute TTL" in first
     ttl = dynamodb_client().describe_time_to_live(TableName=settings.DYNAMODB_TABLE)["TimeToLiveDescription"]
@@ -43,7 +45,26 @@ def test_setup_dynamodb_is_idempotent_and_enables_ttl(table, settings) -> None:
         assert {"EntityType", "Email", "SKU", "PaymentAmount", "Currency"} <= projected
     assert {"PaymentDay", "PaymentDetails", "Status"} <= set(indexes["GSI-2"]["Projection"]["NonKeyAttributes"])
     assert "NextPaymentDate" in indexes["GSI-1"]["Projection"]["NonKeyAttributes"]
+    # The plain dates the batches check and condition on, now that they are not the keys.
+    assert "NextReminderDate" in indexes["GSI-1"]["Projection"]["NonKeyAttributes"]
+    assert "NextPaymentDate" in indexes["GSI-2"]["Projection"]["NonKeyAttributes"]
     assert description.get("BillingModeSummary", {}).get("BillingMode", "PAY_PER_REQUEST") == "PAY_PER_REQUEST"
+
+
+@pytest.mark.django_db(databases=[])
+def test_setup_dynamodb_keeps_the_tables_shard_count_and_says_so(moto_table, settings) -> None:
+    from django.core.management.base import CommandError
+
+    from billing import access
+
+    settings.DUE_SHARDS = 8  # the table was made with 1
+    with pytest.raises(CommandError) as error:
+        run("setup_dynamodb")
+    [line] = str(error.value).splitlines()
+    assert "DUE_SHARDS=8" in line and "records 1 shard(s)" in line and "migrate_due_shards --to 8" in line
+    assert access.read_due_shard_layout() == access.DueShardLayout(1)  # never changed as a side effect
+    with pytest.raises(access.DueShardsMismatch):
+        access.check_due_shards()
 
 
 @pytest.mark.django_db

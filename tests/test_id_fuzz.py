@@ -27,13 +27,20 @@ def portal_urls(sub_id: str, receipt: str) -> list[str]:
     return [
         f"/subscriptions/{sub_id}/", f"/subscriptions/{sub_id}/payment-day/", f"/subscriptions/{sub_id}/card/",
         f"/subscriptions/{sub_id}/cancel/", f"/subscriptions/{sub_id}/cancelled/", f"/receipts/{receipt}/",
+        f"/subscriptions/{sub_id}/pause/",
     ]
+
+
+def portal_post_urls(sub_id: str) -> list[str]:
+    """Buttons, never pages: a GET is refused (405) before any look-up."""
+    return [f"/subscriptions/{sub_id}/keep/", f"/subscriptions/{sub_id}/resume/"]
 
 
 def staff_urls(account: str, sub_id: str, receipt: str, sku: str) -> list[str]:
     sub = f"/admin/staff/accounts/{account}/subscriptions/{sub_id}"
     return [
         f"/admin/staff/accounts/{account}/", f"{sub}/cancel/", f"{sub}/payment-day/", f"{sub}/retry/",
+        f"{sub}/pause/", f"{sub}/resume/",
         f"/admin/staff/accounts/{account}/receipts/{receipt}/refund/",
         f"/admin/staff/products/{sku}/edit/", f"/admin/staff/products/{sku}/retire/",
     ]
@@ -56,6 +63,9 @@ def test_every_id_taking_url_answers_404_for_an_impossible_id(people, bad) -> No
         assert customer.client.get(url).status_code == 404, url[:80]
         # A read-only page refuses a POST before it looks anything up (405): never a 500.
         assert customer.client.post(url).status_code in (404, 405), url[:80]
+    for url in portal_post_urls(q):
+        assert customer.client.get(url).status_code == 405, url[:80]
+        assert customer.client.post(url).status_code == 404, url[:80]
     # a bad account id with a real subscription id, and a real account with bad other ids
     urls = staff_urls(q, sub.sub_id, q, q) + staff_urls(customer.account_id, q, q, q)[1:]
     for url in urls:

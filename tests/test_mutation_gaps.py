@@ -1,21 +1,27 @@
 """Tests written to kill the mutants that survived a mutation run of the money path
 (issue 19, docs/MUTATION.md). Each one pins a behaviour that a one-token change to
-billing/money.py, billing/schedule.py, billing/batches/payments.py or billing/refunds.py
-left unnoticed: the gateway retry loop, the receipt's charge id, the lost-race branches,
-the e-mails' dates, reference and subject, and the currency exponents."""
+billing/money.py, billing/schedule.py, billing/batches/payments.py, billing/refunds.py,
+billing/access/receipts.py or billing/access/batch_writes.py left unnoticed: the gateway
+retry loop, the receipt's fields and charge id, the lost-race branches, the retries' keys
+and metadata, the refunds' sums and audit, the e-mails' dates, reference and subject,
+and the currency exponents."""
 
 from __future__ import annotations
 
-from datetime import date
+import dataclasses
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import pytest
+import time_machine
 from django.core import mail
 
 from billing import access, batches, money, refunds, schedule
+from billing import mail as billing_mail
+from billing.access import receipts as receipts_module
 from billing.batches import payments
 from billing.gateway import GatewayError, RefundRefused, get_gateway
-from billing.models import SubscriptionStatus
+from billing.models import Receipt, Subscription, SubscriptionStatus
 
 from .builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
 
@@ -165,7 +171,8 @@ def test_the_receipt_keeps_the_charge_id_and_the_mail_shows_it(moto_table) -> No
     assert out.charge_id and receipt.ChargeId == out.charge_id == charge["charge_id"]
     [message] = mail.outbox
     product = sub.ProductName or sub.SKU
-    assert message.subject == f"Receipt: {product}, 15 Mar 2027"
+    assert message.subject == f"Receipt {receipt.Number}: {product}, 15 Mar 2027"  # issue 14: the number
+    assert f"Receipt:      {receipt.Number}" in message.body
     assert f"Reference:    {out.charge_id}" in message.body
     assert "Billing date: 15 March 2027" in message.body
     assert "Pays for:     15 March 2027 to 14 April 2027" in message.body
@@ -271,11 +278,23 @@ def test_a_refund_is_keyed_by_charge_and_request_and_mailed(moto_table) -> None:
     assert message.subject == f"Refund: {receipt.ProductName or receipt.SKU}"
     assert "Refunded now:     3.00 USD" in message.body
     assert "Refunded in all:  3.00 USD of 9.99 USD" in message.body
-    assert f"Reference:        {done.refund_id}" in message.body and "of 2027-03-15." in message.body
+    assert f"Reference:        {done.refund_id}" in message.body
+    assert f"your payment for {receipt.ProductName or receipt.SKU} of 2027-03-15." in message.body
     [refund] = done.receipt.Refunds
     assert refund.RefundId == done.refund_id and refund.Reason == "late" and refund.Actor == "staff:ann"
     again = refunds.refund_receipt(receipt, 300, request_id="req1", actor="staff:ann")  # a double click
-    assert again.refund_id == done.refund_id and len(mail.outbox) == 1
+    assert (again.refund_id, again.amount) == (done.refund_id, 300) and len(mail.outbox) == 1
+
+
+def test_a_refund_whose_mail_fails_says_so(moto_table, monkeypatch) -> None:
+    receipt = paid_receipt()
+
+    def smtp_down(*args, **kwargs):
+        raise ConnectionError("smtp down")
+
+    monkeypatch.setattr(billing_mail, "send_mail", smtp_down)
+    done = refunds.refund_receipt(receipt, 100, request_id="r1", actor="staff:ann")
+    assert done.mail_error == "mail: ConnectionError: smtp down" and done.receipt.RefundedAmount == 100
 
 
 def test_a_receipt_without_a_charge_is_refused_with_a_reason(moto_table) -> None:
@@ -292,6 +311,8 @@ def test_a_refused_refund_says_why_and_leaves_an_audit_event(moto_table) -> None
     [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
     assert event.Actor == "staff:ann" and event.Subject == receipt.SK
     assert event.Note == "refund exceeds the amount charged" and event.Before == event.After
+    assert event.Before == {"BillingDate": "2027-03-15", "ProcessedAmount": 999, "Currency": "USD", "Status": "paid",
+                            "RefundedAmount": 0, "Refunds": []}
     assert mail.outbox == []
 
 
@@ -306,3 +327,316 @@ def test_an_unreachable_gateway_on_refund_is_audited_and_raised(moto_table) -> N
         refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
     [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
     assert event.Note == "gateway unreachable: connection reset"
+
+
+def test_a_refund_without_a_reason_tells_the_gateway_it_is_a_staff_refund_and_records_none(moto_table) -> None:
+    receipt = paid_receipt()
+    real, asked = get_gateway(), []
+
+    class Recording:
+        def refund(self, *args, **kwargs):
+            asked.append(kwargs)
+            return real.refund(*args, **kwargs)
+
+    done = refunds.refund_receipt(receipt, 100, request_id="r1", actor="staff:ann", gateway=Recording())
+    assert asked == [{"idempotency_key": f"refund:{receipt.ChargeId}:r1", "reason": "staff refund"}]
+    [entry] = done.receipt.Refunds
+    assert entry.Reason is None
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund"]
+    assert event.Note is None
+
+
+def test_a_long_failure_is_audited_in_its_first_500_characters(moto_table) -> None:
+    receipt = paid_receipt()
+
+    class Down:
+        def refund(self, *args, **kwargs):
+            raise GatewayError("x" * 600)
+
+    with pytest.raises(GatewayError):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Note == ("gateway unreachable: " + "x" * 600)[:500]
+
+
+# --- access/receipts.py: what a receipt and its payment event hold ----------------------
+
+
+def test_a_paid_receipt_holds_the_period_card_time_and_ttl_and_its_event_the_charge(moto_table, settings) -> None:
+    settings.RECEIPT_RETENTION_DAYS = 30
+    [sub] = seed_due(1, due=D)
+    # microseconds in the clock: the receipt keeps the time to the second only
+    with time_machine.travel(datetime(2027, 3, 15, 9, 30, 5, 123456, tzinfo=UTC), tick=False):
+        out = payments.take_payment(sub, run_date=D)
+    [receipt] = receipts_of(sub)
+    assert f"REC#2027-03-15#SKU#{sub.SKU}#SUB#{sub.sub_id}" == receipt.SK
+    assert (receipt.sub_id, receipt.SKU, receipt.ProductName, receipt.Email) == (
+        sub.sub_id, sub.SKU, sub.ProductName, sub.Email)
+    assert (receipt.BillingDate, receipt.PeriodStart, receipt.PeriodEnd) == ("2027-03-15", "2027-03-15", "2027-04-14")
+    assert receipt.ProcessedDate == "2027-03-15T09:30:05+00:00"
+    assert (receipt.ProcessedAmount, receipt.Currency, receipt.ChargeId) == (out.amount, sub.Currency, out.charge_id)
+    assert receipt.CardBrand == sub.PaymentDetails.Brand and receipt.CardBrand
+    assert receipt.CardLast4 == sub.PaymentDetails.Last4 == "4242"
+    assert datetime(2027, 4, 14, tzinfo=UTC) == receipt.TTL  # midnight UTC of the billing date + 30 days
+    [event] = [e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.succeeded"]
+    assert (event.Actor, event.Subject) == ("batch", sub.SK)
+    assert event.After == {"Receipt": receipt.SK, "Amount": out.amount, "Currency": sub.Currency,
+                           "ChargeId": out.charge_id, "PeriodStart": "2027-03-15", "PeriodEnd": "2027-04-14"}
+
+
+def test_a_receipt_recorded_by_hand_defaults_to_the_batch_and_no_period_end(moto_table) -> None:
+    # seed_demo's call: no actor, no period end, an explicit processing time
+    [sub] = seed_due(1, due=D)
+    at = datetime(2027, 3, 16, 8, 0, 1, 999999, tzinfo=UTC)
+    receipt, created = access.create_receipt(sub, billing_date=D, amount=999, currency="USD", charge_id="ch_1",
+                                             retention_days=1, processed_at=at)
+    assert created and receipt.PeriodEnd is None and receipt.ProcessedDate == "2027-03-16T08:00:01+00:00"
+    assert datetime(2027, 3, 16, tzinfo=UTC) == receipt.TTL
+    again, created_again = access.create_receipt(sub, billing_date=D, amount=999, currency="USD", charge_id="ch_2",
+                                                 retention_days=1, processed_at=at)
+    assert not created_again and again.SK == receipt.SK
+    [stored] = receipts_of(sub)
+    assert stored.ChargeId == "ch_1"  # the first one stays
+    [event] = [e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.succeeded"]
+    assert event.Actor == "batch" and event.After["PeriodEnd"] is None
+
+
+# --- access/batch_writes.py: the reminder claim -----------------------------------------
+
+
+def test_a_reminder_claim_moves_the_reminder_on_once(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    day = date.fromisoformat(sub.NextReminderDate)
+    mine, theirs = fresh(sub), fresh(sub)
+    access.claim_reminder(theirs, day=day, next_reminder=date(2027, 4, 8))
+    after = fresh(sub)
+    assert (after.LastReminderDate, after.NextReminderDate) == (day.isoformat(), "2027-04-08")
+    assert after.NextPaymentDate == D.isoformat()  # the payment is not touched
+    with pytest.raises(access.ConditionFailed):
+        access.claim_reminder(mine, day=day, next_reminder=date(2027, 4, 8))
+
+
+def test_a_reminder_of_a_cancelled_subscription_is_not_claimed(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    day = date.fromisoformat(sub.NextReminderDate)
+    stale = fresh(sub)
+    access.cancel_subscription(fresh(sub), reason="customer", actor="pat@example.com")
+    with pytest.raises(access.ConditionFailed):
+        access.claim_reminder(stale, day=day, next_reminder=date(2027, 4, 8))
+
+
+# --- access/receipts.py: recording refunds ------------------------------------------------
+
+
+def refund_events(receipt) -> list:
+    """The receipt's ``staff.refund`` events, oldest first."""
+    return sorted((e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund"),
+                  key=lambda e: e.SK)
+
+
+def test_refunds_add_up_to_the_charge_and_each_is_audited_before_and_after(moto_table) -> None:
+    receipt = paid_receipt()  # 9.99 USD
+    with time_machine.travel(datetime(2027, 3, 20, 10, 0, 0, 500000, tzinfo=UTC), tick=False):
+        part, added = access.record_refund(receipt, refund_id="re_1", amount=300, actor="staff:ann", reason="late")
+    assert added and (part.Status, part.RefundedAmount) == ("partially_refunded", 300)
+    [entry] = part.Refunds
+    assert (entry.RefundId, entry.Amount, entry.At, entry.Actor, entry.Reason) == (
+        "re_1", 300, "2027-03-20T10:00:00+00:00", "staff:ann", "late")
+    with time_machine.travel(datetime(2027, 3, 21, tzinfo=UTC), tick=False):  # exactly what is left
+        full, added = access.record_refund(part, refund_id="re_2", amount=699, actor="staff:bob")
+    assert added and (full.Status, full.RefundedAmount) == ("refunded", 999)
+    stored = access.get_receipt(receipt.account_id, receipt.SK)
+    assert (stored.Status, stored.RefundedAmount) == ("refunded", 999)
+    assert [(r.RefundId, r.Amount, r.Reason) for r in stored.Refunds] == [("re_1", 300, "late"), ("re_2", 699, None)]
+    first, second = refund_events(receipt)
+    snapshot = {"BillingDate": "2027-03-15", "ProcessedAmount": 999, "Currency": "USD"}
+    assert (first.Actor, first.Subject, first.Note) == ("staff:ann", receipt.SK, "late")
+    assert first.Before == {**snapshot, "Status": "paid", "RefundedAmount": 0, "Refunds": []}
+    assert first.After == {**snapshot, "Status": "partially_refunded", "RefundedAmount": 300, "Refunds": ["re_1"]}
+    assert (second.Actor, second.Note) == ("staff:bob", None)
+    assert second.After == {**snapshot, "Status": "refunded", "RefundedAmount": 999, "Refunds": ["re_1", "re_2"]}
+    with pytest.raises(ValueError, match="^refund exceeds the amount charged$"):
+        access.record_refund(full, refund_id="re_3", amount=1, actor="staff:ann")
+
+
+@pytest.mark.parametrize("amount", [0, -1, 1.5, "1"])
+def test_a_refund_of_no_whole_positive_amount_is_refused(moto_table, amount) -> None:
+    receipt = paid_receipt()
+    with pytest.raises(ValueError, match="^amount must be a positive integer number of minor units$"):
+        access.record_refund(receipt, refund_id="re_1", amount=amount, actor="staff:ann")
+    assert access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 0
+
+
+def test_the_smallest_refund_is_one_minor_unit(moto_table) -> None:
+    receipt = paid_receipt()
+    done, added = access.record_refund(receipt, refund_id="re_1", amount=1, actor="staff:ann")
+    assert added and done.RefundedAmount == 1
+
+
+def test_a_refund_refused_on_every_attempt_gives_up_after_three_reads(moto_table, monkeypatch) -> None:
+    receipt = paid_receipt()
+    stale = access.get_receipt(receipt.account_id, receipt.SK)
+    access.record_refund(receipt, refund_id="re_1", amount=100, actor="staff:ann")
+    reads = []
+
+    def stale_read(account_id, receipt_sk):  # another refund lands before each retry
+        reads.append(receipt_sk)
+        return stale
+
+    monkeypatch.setattr(receipts_module, "get_receipt", stale_read)
+    with pytest.raises(access.ConditionFailed):
+        access.record_refund(stale, refund_id="re_2", amount=100, actor="staff:bob")
+    assert reads == [receipt.SK] * 3
+    assert access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 100
+
+
+def test_a_refund_of_a_receipt_that_is_gone_is_refused(moto_table) -> None:
+    receipt = paid_receipt()
+    access.get_receipt(receipt.account_id, receipt.SK).delete()
+    with pytest.raises(access.ConditionFailed):
+        access.record_refund(receipt, refund_id="re_1", amount=100, actor="staff:ann")
+
+
+def test_a_receipt_stored_without_a_refunded_amount_takes_its_first_refund(moto_table) -> None:
+    # receipts written before RefundedAmount existed have no such attribute
+    receipt = paid_receipt()
+    receipt.update(actions=[Receipt.RefundedAmount.remove()])
+    old = access.get_receipt(receipt.account_id, receipt.SK)
+    old.RefundedAmount = None
+    done, added = access.record_refund(old, refund_id="re_1", amount=100, actor="staff:ann")
+    assert added and access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 100
+
+
+# --- payments.py: a declined period, retried with its own keys, then ended ----------------
+
+
+def test_a_declined_period_is_retried_with_its_own_key_and_metadata_until_no_retry_is_left(
+        moto_table, settings) -> None:
+    settings.PAYMENT_RETRY_DAYS = [2, 5]
+    settings.REMINDER_DAYS_BEFORE = 7
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    charged_with = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "billing_date": "2027-03-15",
+                    "period_start": "2027-03-15", "period_end": "2027-04-14", "payment_day": "15"}
+
+    first = payments.take_payment(fresh(sub), run_date=D)
+    assert (first.status, first.attempt, first.reason) == (batches.PaymentStatus.DECLINED, 0,
+                                                           "card_declined; retry on 2027-03-17")
+    after = fresh(sub)
+    assert (after.Status, after.BillingPeriod, after.RetryCount) == (SubscriptionStatus.PAST_DUE, "2027-03-15", 0)
+    # retried 2 days on; reminded of the next anchor date (15 Apr) 7 days before it
+    assert (after.NextPaymentDate, after.NextReminderDate) == ("2027-03-17", "2027-04-08")
+
+    second = payments.take_payment(after, run_date=date(2027, 3, 17))
+    assert (second.status, second.attempt, second.next_payment) == (batches.PaymentStatus.DECLINED, 1,
+                                                                     date(2027, 3, 20))  # the gap 5 - 2
+    assert (second.period, second.period_end) == (D, date(2027, 4, 14))  # still the owed period
+    assert fresh(sub).RetryCount == 1
+
+    third = payments.take_payment(fresh(sub), run_date=date(2027, 3, 20))
+    assert (third.status, third.attempt, third.reason) == (batches.PaymentStatus.CANCELLED, 2,
+                                                           "card_declined; no retry left")
+    assert fresh(sub).Status == SubscriptionStatus.CANCELLED
+
+    charges = sorted(get_gateway().charges_made(sub_id=sub.sub_id), key=lambda c: c["metadata"]["attempt"])
+    assert [c["idempotency_key"] for c in charges] == [
+        f"{sub.sub_id}:2027-03-15", f"{sub.sub_id}:2027-03-15:retry1", f"{sub.sub_id}:2027-03-15:retry2"]
+    assert [c["metadata"] for c in charges] == [{**charged_with, "attempt": str(n)} for n in range(3)]
+    assert all(c["amount"] == 999 and c["currency"] == "USD" for c in charges)
+    declined = [e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.declined"]
+    assert len(declined) == 2 and {(e.Actor, e.Note) for e in declined} == {("batch", "card_declined")}
+    assert [m.subject.split(":")[0] for m in mail.outbox] == [
+        "Payment declined", "Payment declined", "Subscription cancelled"]
+
+
+def test_charge_keys_name_the_period_and_the_retry() -> None:
+    assert payments.charge_key("s1", D, 0) == "s1:2027-03-15"
+    assert payments.charge_key("s1", D, 1) == "s1:2027-03-15:retry1"
+
+
+def test_a_staff_retry_is_charged_before_its_date_and_by_its_actor(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    payments.take_payment(sub, run_date=D)
+    out = payments.take_payment(fresh(sub), run_date=D, actor="staff:ann")  # the retry is due on the 16th
+    assert out.status == batches.PaymentStatus.DECLINED and out.attempt == 1
+    # both events fall in the same second: tell them apart by actor, not by key order
+    declined = [e.Actor for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.declined"]
+    assert sorted(declined) == ["batch", "staff:ann"]
+
+
+def test_an_active_subscription_is_not_charged_before_its_date(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    out = payments.take_payment(sub, run_date=date(2027, 3, 14))
+    assert (out.status, out.reason, out.due) == (batches.PaymentStatus.SKIPPED, "not due until 2027-03-15", D)
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == []
+
+
+def test_a_dry_run_says_what_it_would_charge_and_charges_nothing(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    out = payments.take_payment(sub, run_date=D, dry_run=True)
+    assert (out.status, out.reason, out.amount) == (batches.PaymentStatus.DRY_RUN, "would charge 9.99 USD", 999)
+    assert (out.period, out.period_end) == (D, date(2027, 4, 14))
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == [] and fresh(sub).NextPaymentDate == D.isoformat()
+
+
+# --- payments.py: recording a charge the gateway made (reconciliation's path) --------------
+
+
+def charge_for(sub, *, start: date, end: date, **extra: str):
+    """A charge the gateway really made for ``start``..``end``, as reconciliation finds it."""
+    metadata = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU,
+                "period_start": start.isoformat(), "period_end": end.isoformat(), **extra}
+    return get_gateway().charge(sub.PaymentDetails.Token, 999, "USD", f"{sub.sub_id}:{start}", metadata)
+
+
+def test_a_charge_recorded_after_cancel_extends_the_service_once(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    result = charge_for(sub, start=D, end=date(2027, 4, 14), attempt="0")
+    access.cancel_subscription(fresh(sub), reason="customer", actor="pat@example.com")
+    first = payments.record_paid_charge(fresh(sub), result, run_date=D)
+    assert (first.status, first.reason) == (batches.PaymentStatus.PAID, "paid after cancel: service runs to 2027-04-14")
+    after = fresh(sub)
+    assert (after.Status, after.PaidThroughDate, after.LastPaymentDate) == (
+        SubscriptionStatus.CANCELLED, "2027-04-14", "2027-03-15")
+    [event] = [e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.succeeded_after_cancel"]
+    assert event.Actor == "batch" and event.After["PaidThroughDate"] == "2027-04-14"
+    again = payments.record_paid_charge(fresh(sub), result, run_date=D)
+    assert (again.status, again.reason) == (batches.PaymentStatus.SKIPPED, "already recorded")
+    assert len(receipts_of(sub)) == 1 and len(mail.outbox) == 1
+
+
+def test_a_charge_of_a_past_due_period_is_recorded_on_its_retry_date(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    payments.take_payment(sub, run_date=D)  # declined: retried on the 16th
+    result = charge_for(fresh(sub), start=D, end=date(2027, 4, 14))  # no attempt in its metadata
+    out = payments.record_paid_charge(fresh(sub), result, run_date=date(2027, 3, 16))
+    assert (out.status, out.due, out.attempt, out.next_payment) == (
+        batches.PaymentStatus.PAID, date(2027, 3, 16), 0, date(2027, 4, 15))
+    after = fresh(sub)
+    assert (after.Status, after.NextPaymentDate, after.PaidThroughDate, after.RetryCount, after.BillingPeriod) == (
+        SubscriptionStatus.ACTIVE, "2027-04-15", "2027-04-14", 0, None)
+    assert after.NextReminderDate == "2027-04-08"
+
+
+def test_a_charge_returned_without_its_period_is_recorded_for_the_period_owed(moto_table) -> None:
+    # an older ledger entry replayed by its key: no metadata came back with it
+
+    class NoMetadata:
+        def charge(self, *args, **kwargs):
+            return dataclasses.replace(get_gateway().charge(*args, **kwargs), metadata={})
+
+    [sub] = seed_due(1, due=D)
+    out = payments.take_payment(sub, run_date=D, gateway=NoMetadata())
+    assert (out.status, out.period, out.period_end, out.next_payment) == (
+        batches.PaymentStatus.PAID, D, date(2027, 4, 14), date(2027, 4, 15))
+    [receipt] = receipts_of(sub)
+    assert (receipt.PeriodStart, receipt.PeriodEnd) == ("2027-03-15", "2027-04-14")
+
+
+def test_a_declined_first_payment_ends_the_subscription_with_its_reason(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    stale = fresh(sub)
+    access.update_subscription(fresh(sub), [Subscription.Email.set("new@example.com")])  # a newer version
+    out = payments.take_first_payment(stale, today=D, actor="pat@example.com")
+    assert (out.status, out.reason) == (batches.PaymentStatus.CANCELLED, "card_declined")
+    after = fresh(sub)
+    assert (after.Status, after.CancelReason) == (SubscriptionStatus.CANCELLED, "first_payment_declined")

@@ -27,6 +27,10 @@ ID_URLS = [
     ("cancel", "get", None),
     ("cancel", "post", {}),
     ("cancelled", "get", None),
+    ("keep", "post", {}),
+    ("pause", "get", None),
+    ("pause", "post", {"how": "open"}),
+    ("resume", "post", {}),
     ("receipt", "get", None),
 ]
 
@@ -40,7 +44,8 @@ def a_objects(customer):
 
 
 def url_for(name: str, objects: dict) -> str:
-    arg = objects["receipt"].SK if name == "receipt" else objects["sub"].sub_id
+    # a receipt by its number (its key URL redirects there; test_portal_receipt_pages)
+    arg = objects["receipt"].url_id if name == "receipt" else objects["sub"].sub_id
     return reverse(name, args=[arg])
 
 

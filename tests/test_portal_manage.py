@@ -31,7 +31,9 @@ def test_subscription_page(customer, ddb_requests) -> None:
     sub = subscribe(customer)
     ddb_requests.reset()
     response = customer.client.get(f"/subscriptions/{sub.sub_id}/")
-    assert ddb_requests.ops == ["Query"]
+    # the subscription (by id: a Query), then its payment history (receipts and failed
+    # attempts of the account: one Query)
+    assert ddb_requests.ops == ["Query", "Query"]
     html = response.content.decode()
     assert "Change the payment day" in html and "Replace the card" in html and "Cancel the subscription" in html
 
@@ -83,7 +85,7 @@ def test_a_stale_form_is_refused_kindly(customer) -> None:
 @pytest.mark.parametrize(("path", "function", "data"), [
     ("payment-day", "change_payment_day", {"payment_day": "20"}),
     ("card", "replace_card", {**GOOD_CARD, "card_number": "5555 5555 5555 4444"}),
-    ("cancel", "cancel_subscription", {}),
+    ("cancel", "end_subscription", {"when": "now", "reason": "other"}),  # issue 14: a reason is asked
 ])
 def test_condition_failed_is_a_friendly_message(customer, monkeypatch, path, function, data) -> None:
     sub = subscribe(customer, day=15)
@@ -131,10 +133,10 @@ def test_cancel_shows_the_last_period_paid(customer, ddb_requests) -> None:
                               retention_days=settings.RECEIPT_RETENTION_DAYS)
     url = f"/subscriptions/{sub.sub_id}/cancel/"
     page = customer.client.get(url)
-    assert "Yes, cancel the subscription" in page.content.decode()
+    assert 'value="now"' in page.content.decode()  # issue 14: nothing paid ahead, so "now" only
     assert access.get_subscription(customer.account_id, sub.sub_id).is_live  # GET changes nothing
     ddb_requests.reset()
-    response = customer.client.post(url, {"version": "1"})
+    response = customer.client.post(url, {"when": "now", "reason": "not_using", "version": "1"})
     assert ddb_requests.ops == ["Query", "UpdateItem", "PutItem"]
     assert response["Location"] == f"/subscriptions/{sub.sub_id}/cancelled/"
     stored = access.get_subscription(customer.account_id, sub.sub_id)
@@ -156,7 +158,8 @@ def test_cancel_shows_the_last_period_paid(customer, ddb_requests) -> None:
 
 def test_cancel_before_any_payment(customer) -> None:
     sub = subscribe(customer)
-    response = customer.client.post(f"/subscriptions/{sub.sub_id}/cancel/", {"version": "1"}, follow=True)
+    response = customer.client.post(f"/subscriptions/{sub.sub_id}/cancel/",
+                                    {"when": "now", "reason": "other", "version": "1"}, follow=True)
     assert "No payment was taken for this subscription" in response.content.decode()
 
 

@@ -84,11 +84,13 @@ def test_receipts_page(customer, history, ddb_requests) -> None:
 
 def test_receipt_detail_prints_cleanly(customer, history, ddb_requests) -> None:
     receipt = history[40]
+    assert reverse("receipt", args=[receipt.url_id]) == f"/receipts/{receipt.Number}/"
     ddb_requests.reset()
-    response = customer.client.get(reverse("receipt", args=[receipt.SK]))
-    assert ddb_requests.ops == ["GetItem"]
+    response = customer.client.get(reverse("receipt", args=[receipt.url_id]))
+    assert ddb_requests.ops == ["GetItem", "GetItem"]  # the number's look-up item, the receipt
     html = response.content.decode()
     assert "$9.99" in html and "Visa ending in 4242" in html and "ch_40" in html
+    assert f'data-testid="receipt-number">{receipt.Number}<' in html
     assert 'data-testid="refunded">$5.00' in html and "$4.99" in html
     # the Print button's handler is a static script: the Content-Security-Policy allows no onclick
     assert "data-print-page" in html and "js/print.js" in html
@@ -101,8 +103,11 @@ def test_expired_and_unknown_receipts_are_404(customer, history) -> None:
     expired = history[160]
     # 250 days ago is past RECEIPT_RETENTION_DAYS: moto keeps the item, the portal hides it
     assert customer.client.get(reverse("receipt", args=[history[250].SK])).status_code == 404
-    assert customer.client.get(reverse("receipt", args=[expired.SK])).status_code == 200
+    assert customer.client.get(reverse("receipt", args=[expired.url_id])).status_code == 200
+    assert customer.client.get(reverse("receipt_pdf", args=[expired.url_id])).status_code == 200
     expired.update(actions=[Receipt.TTL.set(datetime.now(tz=UTC) - timedelta(days=1))])
+    assert customer.client.get(reverse("receipt", args=[expired.url_id])).status_code == 404
+    assert customer.client.get(reverse("receipt_pdf", args=[expired.url_id])).status_code == 404
     assert customer.client.get(reverse("receipt", args=[expired.SK])).status_code == 404
     assert customer.client.get("/receipts/nothing/").status_code == 404
     assert customer.client.get(reverse("receipt", args=["REC#2020-01-01#SKU#X#SUB#y"])).status_code == 404
@@ -118,6 +123,7 @@ def test_receipts_csv(customer, history, ddb_requests) -> None:
     assert len(rows) == 7
     by_charge = {r["charge_id"]: r for r in rows}
     assert by_charge["ch_10"]["amount"] == "9.99" and by_charge["ch_tea"]["amount"] == "1500"
+    assert by_charge["ch_10"]["number"] == history[10].Number  # the receipt's number, first column
     assert by_charge["ch_40"]["status"] == "partially_refunded" and by_charge["ch_40"]["refunded_amount"] == "5.00"
     # no card details at all (sub ids are random hex, so look for the brand and the columns)
     assert "Visa" not in response.content.decode() and not any("card" in c for c in rows[0])

@@ -37,7 +37,7 @@ def post_subscribe(customer, **changes):
 def test_subscribe_page_offers_only_active_products(customer, ddb_requests) -> None:
     ddb_requests.reset()
     response = customer.client.get("/subscribe/")
-    assert ddb_requests.ops == ["Query"]
+    assert ddb_requests.ops == ["Query", "Query"]  # the catalogue; the wallet (issue 14)
     html = response.content.decode()
     assert "Daily News — $9.99 a month" in html and "Tea from Japan — ¥1,500 a month" in html
     assert "Old Magazine" not in html
@@ -54,7 +54,8 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
     ddb_requests.reset()
     response = post_subscribe(customer, cardholder="Ann Lee", billing_address="1 Main St")
     assert response.status_code == 302 and response["Location"] == "/subscribe/confirm/"
-    assert ddb_requests.ops == ["Query"]  # the catalogue; tokenizing is the gateway's business
+    # the catalogue and the wallet (issue 14); tokenizing is the gateway's business
+    assert ddb_requests.ops == ["Query", "Query"]
     pending = customer.client.session[SESSION_PENDING]
     assert pending["card"]["last4"] == "4242" and pending["card"]["token"].startswith("tok_sim_")
     # only what the gateway gave back travels to step 2 (the random token may hold digit runs)
@@ -64,7 +65,7 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
 
     ddb_requests.reset()
     confirm = customer.client.get("/subscribe/confirm/")
-    assert ddb_requests.ops == ["GetItem"]
+    assert ddb_requests.ops == ["GetItem", "Query"]  # the product; the subscriptions (already has it?)
     # Rule changed (issue 10, M1): paid in advance, the first (prorated) period today.
     start, end = first_period(31, today())
     first_amount = period_amount(999, 31, start, end)
@@ -76,9 +77,12 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
 
     ddb_requests.reset()
     done = customer.client.post("/subscribe/confirm/", {"quote": quote_of(confirm)})
-    # product, account; subscription + its event; its SUBID# look-up item; the charge's
-    # receipt + its event; the advance; the subscription read back for the page
-    assert ddb_requests.by_name() == {"GetItem": 3, "TransactWriteItems": 2, "PutItem": 1, "UpdateItem": 1}
+    # product, the subscriptions (already has it?), account; subscription + its event; its
+    # SUBID# look-up item; the charge's receipt + its event + its number's look-up item;
+    # the advance, and the receipt number's reservation (one UpdateItem each); the
+    # subscription read back for the page; the new card into the wallet (issue 14)
+    assert ddb_requests.by_name() == {"GetItem": 3, "Query": 1, "TransactWriteItems": 3, "PutItem": 1,
+                                      "UpdateItem": 2}
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert done["Location"] == f"/subscriptions/{sub.sub_id}/"
     assert (sub.SKU, sub.PaymentDay, sub.PaymentAmount, sub.Currency) == ("NEWS-DAILY", 31, 999, "USD")

@@ -24,7 +24,7 @@ from .builders import make_customer
 GOOD_CARD = {"card_number": "4242 4242 4242 4242", "exp_month": "12", "exp_year": "2030", "cvc": "123"}
 DECLINED_CARD = {**GOOD_CARD, "card_number": "4000 0000 0000 0002"}
 ADDRESS = {"street": "Slanbarsvagen", "number": "34", "zip_code": "41787", "city": "Goteborg",
-           "country": "Sweden"}
+           "country": "Sweden", "save_address": "on"}  # the box is ticked when the page comes
 GIFT_CODE = "GIFT-1234-ABCD"
 
 
@@ -287,7 +287,7 @@ def test_gift_card_balance(ann, ddb_requests) -> None:
     ddb_requests.reset()
     html = ann.client.post("/shop/gift-card/", {"code": GIFT_CODE.lower()}).content.decode()
     assert "ending ABCD" in html and "50.00" in html
-    assert ddb_requests.by_name() == {"GetItem": 1}
+    assert ddb_requests.by_name() == {"Query": 1}  # the card and its ledger
     assert "No gift card has that code" in ann.client.post("/shop/gift-card/", {"code": "WRONG"}).content.decode()
 
 
@@ -300,7 +300,7 @@ def test_checkout_page_request_count(ann, ddb_requests) -> None:
     add(ann.client, "album")
     ddb_requests.reset()
     assert ann.client.get("/shop/checkout/").status_code == 200
-    assert ddb_requests.by_name() == {"BatchGetItem": 1, "Query": 1}  # prices; the last order's address
+    assert ddb_requests.by_name() == {"BatchGetItem": 1, "GetItem": 1}  # prices; the customer's address
 
 
 def test_confirmation_email_text_and_html(ann) -> None:
@@ -335,3 +335,56 @@ def test_gift_card_look_ups_stop_after_ten_misses(ann) -> None:
     html = ann.client.post("/shop/gift-card/", {"code": GIFT_CODE}).content.decode()
     assert "Too many codes" in html and "50.00" not in html
     cache.clear()
+
+
+# --- the address kept on the customer ---------------------------------------------------
+
+
+def test_the_address_is_kept_on_the_customer_at_no_extra_request(ann, ddb_requests) -> None:
+    assert access.get_customer_by_customer_id(ann.account_id) is None  # a new shop customer
+    add(ann.client, "album")
+    html = ann.client.get("/shop/checkout/").content.decode()
+    assert 'name="save_address"' in html and "checked" in html.split('name="save_address"')[1].split(">")[0]
+    assert 'value="Slanbarsvagen"' not in html
+    data = {**checkout_form(ann.client), **ADDRESS, **GOOD_CARD}
+    ddb_requests.reset()
+    order_id_of(ann.client.post("/shop/checkout/", data))
+    kept = ddb_requests.by_name()
+    customer = access.get_customer_by_customer_id(ann.account_id)
+    assert customer.ShippingAddress.Street == "Slanbarsvagen" and customer.ShippingAddress.ZipCode == "41787"
+    assert customer.Email == ann.email and customer.AddressSavedAt
+    # the next checkout page is filled from it: one GetItem
+    add(ann.client, "book")
+    ddb_requests.reset()
+    html = ann.client.get("/shop/checkout/").content.decode()
+    assert ddb_requests.by_name() == {"BatchGetItem": 1, "GetItem": 1}
+    assert 'value="Slanbarsvagen"' in html and 'value="41787"' in html
+    # not keeping it costs the same: the customer's update rides in the order's transaction
+    moved = {**ADDRESS, "street": "Kungsgatan", "save_address": ""}
+    data = {**checkout_form(ann.client), **moved, **GOOD_CARD}
+    ddb_requests.reset()
+    order_id_of(ann.client.post("/shop/checkout/", data))
+    assert ddb_requests.by_name() == kept
+    assert kept["TransactWriteItems"] == 2  # place the order (with the customer), mark it paid
+    assert access.get_customer_by_customer_id(ann.account_id).ShippingAddress.Street == "Slanbarsvagen"
+    # kept again with a new address: the next page offers the new one
+    add(ann.client, "book")
+    order_id_of(ann.client.post("/shop/checkout/", {**checkout_form(ann.client), **ADDRESS,
+                                                    "street": "Kungsgatan", **GOOD_CARD}))
+    add(ann.client, "book")
+    assert 'value="Kungsgatan"' in ann.client.get("/shop/checkout/").content.decode()
+
+
+def test_the_gift_card_page_shows_the_cards_ledger(ann) -> None:
+    add(ann.client, "book")  # 40.00 of the card's 50.00
+    first = order_id_of(place(ann.client, gift_card=GIFT_CODE))
+    add(ann.client, "album")  # the 10.00 left, the rest by card
+    second = order_id_of(place(ann.client, gift_card=GIFT_CODE))
+    html = ann.client.post("/shop/gift-card/", {"code": GIFT_CODE}).content.decode()
+    rows = re.findall(r'<tr data-testid="ledger-row">(.*?)</tr>', html, re.S)
+    text = [re.sub(r"<[^>]+>", " ", row) for row in rows]
+    assert len(text) == 3
+    assert f"Paid order {second}" in text[0] and "-SEK 10.00" in text[0] and "SEK 0.00" in text[0]
+    assert f"Paid order {first}" in text[1] and "-SEK 40.00" in text[1] and "SEK 10.00" in text[1]
+    assert "Issued" in text[2] and "SEK 50.00" in text[2]
+    assert all(ann.email not in row for row in rows)  # who made a movement is for the staff

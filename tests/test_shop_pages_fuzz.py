@@ -71,7 +71,7 @@ def test_cart_and_checkout_forms_never_500(shop_stock, customer, street, zip_cod
     response = client.post("/shop/checkout/", {
         "token": token, "street": street, "zip_code": zip_code, "city": city, "country": country,
         "discount_code": code, "gift_card": gift, "card_number": number, "exp_month": month, "exp_year": year,
-        "cvc": cvc})
+        "cvc": cvc, "save_address": street})
     assert response.status_code in (200, 302)
     assert client.get("/shop/history/", {"first": code, "last": gift}).status_code == 200
     assert client.post("/shop/gift-card/", {"code": gift}).status_code == 200
@@ -86,7 +86,8 @@ def test_staff_forms_never_500(staff, a, b, c, d) -> None:
                                         "country": c},
         "/admin/shop/products/album/": {"warehouse_id": a, "change": b, "reason": c},
         "/admin/shop/warehouses/gbg/": {"product_id": a, "change": d, "reason": c},
-        "/admin/shop/codes/": {"code": a, "percent_off": b, "amount_off": c, "currency": d, "max_uses": b},
+        "/admin/shop/codes/": {"code": a, "percent_off": b, "amount_off": c, "currency": d, "max_uses": b,
+                               "valid_from": c, "valid_until": d},
         "/admin/shop/gift-cards/": {"code": a, "balance": b, "currency": c},
         "/admin/shop/gift-cards/?lookup=1": {"code": a},
     }

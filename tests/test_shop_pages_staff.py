@@ -178,3 +178,120 @@ def test_unknown_ids_are_404(staff) -> None:
         assert staff.get(url).status_code == 404, url
     assert staff.post("/admin/shop/shipments/nope/ship/", {"carrier": "x", "tracking_number": "y"}).status_code == 404
     assert staff.post("/admin/shop/orders/nope/launch/").status_code == 404
+
+
+def test_the_product_form_offers_the_shops_categories_only(staff) -> None:
+    html = staff.get("/admin/shop/products/add/").content.decode()
+    assert '<option value="music">Music</option>' in html and '<option value="books">Books</option>' in html
+    # a category the catalogue does not list would hide the product: refused
+    response = staff.post("/admin/shop/products/add/", {"product_id": "odd", "name": "Odd", "category": "toys",
+                                                         "price": 100, "currency": "SEK"})
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert access.get_product_by_product_id("odd") is None
+    staff.post("/admin/shop/products/add/", {"product_id": "cd", "name": "A CD", "category": "books",
+                                             "price": 100, "currency": "SEK"})
+    assert "A CD" in staff.get("/admin/shop/products/?category=books").content.decode()
+
+
+def test_a_code_with_validity_dates_from_the_staff_form_to_the_checkout(staff, customer, ddb_requests) -> None:
+    from datetime import UTC, datetime
+
+    import time_machine
+
+    html = staff.post("/admin/shop/codes/", {"code": "easter", "percent_off": 25, "valid_from": "2026-04-03",
+                                             "valid_until": "2026-04-02"}).content.decode()
+    assert "The last valid day is before the first" in html and access.get_discount_code("EASTER") is None
+    assert staff.post("/admin/shop/codes/", {"code": "easter", "percent_off": 25, "valid_from": "2026-04-03",
+                                             "valid_until": "2026-04-06"}).status_code == 302
+    code = access.get_discount_code("EASTER")
+    assert (code.ValidFrom, code.ValidUntil) == ("2026-04-03", "2026-04-06")
+    event = next(e for e in billing_access.get_events_by_account("SHOP") if e.Action == "shop.create_discount_code")
+    assert "2026-04-06" in str(event.After)
+    states = {}
+    for day, expected in ((2, "not valid yet"), (4, "active"), (7, "expired")):
+        with time_machine.travel(datetime(2026, 4, day, 12, tzinfo=UTC), tick=False):
+            ddb_requests.reset()
+            html = staff.get("/admin/shop/codes/?code=easter").content.decode()
+            assert ddb_requests.by_name() == {"GetItem": 1}
+            states[day] = html.split('data-testid="code-state">')[1].split("<")[0]
+            assert "valid from 2026-04-03 until 2026-04-06 (included)" in html
+        assert states[day] == expected
+    # the customer's checkout says why the code is refused, and takes it once valid
+    add(customer.client, "book")
+    with time_machine.travel(datetime(2026, 4, 2, 23, 59, tzinfo=UTC), tick=False):
+        html = place(customer.client, discount_code="easter").content.decode()
+    assert "This code is not valid until 2026-04-03" in html
+    with time_machine.travel(datetime(2026, 4, 7, 0, 0, 1, tzinfo=UTC), tick=False):
+        html = place(customer.client, discount_code="easter").content.decode()
+    assert "This code expired on 2026-04-06" in html
+    assert access.get_orders_by_customer_id(customer.account_id) == []
+    with time_machine.travel(datetime(2026, 4, 6, 23, 59, tzinfo=UTC), tick=False):
+        order_id = order_id_of(place(customer.client, discount_code="easter"))
+    assert access.get_order_details_by_order_id(order_id).order.Discount == 1000
+
+
+def _refunds() -> list[tuple]:
+    from billing.gateway import get_gateway
+
+    db = get_gateway()._db()
+    return db.execute("SELECT idempotency_key, amount, status FROM refunds").fetchall()
+
+
+def test_cancel_end_to_end_refunds_the_card_and_writes_the_ledger(staff, shop_stock, customer, ddb_requests) -> None:
+    add(customer.client, "album", 2)  # 200.00: 50.00 by gift card, 150.00 by card
+    order_id = order_id_of(place(customer.client, gift_card=GIFT_CODE))
+    ddb_requests.reset()
+    html = staff.get(f"/admin/shop/orders/{order_id}/").content.decode()
+    assert ddb_requests.by_name() == {"Query": 1}  # pattern 5
+    assert "Cancel order" in html and "Refund returned order" not in html
+    ddb_requests.reset()
+    assert staff.post(f"/admin/shop/orders/{order_id}/cancel/").status_code == 302
+    # the order read by the page, again (consistent) by cancel and by the card refund; the
+    # closing transaction and the one recording the refund; the audit event; the e-mail's address
+    assert ddb_requests.by_name() == {"Query": 3, "TransactWriteItems": 2, "PutItem": 1, "GetItem": 1}
+    details = access.get_order_details_by_order_id(order_id)
+    assert details.order.Status == OrderStatus.CANCELLED
+    assert {p.Type: (p.Status, p.RefundedAmount) for p in details.payments} == {
+        "GiftCard": ("refunded", 5000), "Card": ("refunded", 15000)}
+    assert (f"{order_id}:cancel:card", 15000, "succeeded") in _refunds()
+    assert {s.warehouse_id: (s.OnHand, s.Reserved, s.Available)
+            for s in access.get_product_inventory_by_product_id("album")} == {"gbg": (2, 0, 2), "boras": (1, 0, 1)}
+    ledger = access.get_gift_card_with_ledger(GIFT_CODE)
+    assert (ledger.entries[0].Kind, ledger.entries[0].Amount, ledger.entries[0].Actor) == (
+        "cancel", 5000, "sam@example.com")
+    assert ledger.card.Balance == 5000
+    # a second click is refused with a message, nothing happens twice
+    again = staff.post(f"/admin/shop/orders/{order_id}/cancel/", follow=True).content.decode()
+    assert "only a paid order not yet shipped" in again
+    assert len(_refunds()) == 1 and access.get_gift_card(GIFT_CODE).Balance == 5000
+
+
+def test_refund_end_to_end_restocks_returned_goods(staff, paid_order, ddb_requests) -> None:
+    customer, order_id = paid_order  # 3 albums (2 gbg, 1 boras): 50.00 gift card, 250.00 card
+    staff.post(f"/admin/shop/orders/{order_id}/shipments/")
+    gbg = next(s for s in access.get_order_details_by_order_id(order_id).shipments if s.WarehouseId == "gbg")
+    staff.post(f"/admin/shop/shipments/{gbg.shipment_id}/ship/", {"carrier": "DHL", "tracking_number": "D1"})
+    html = staff.get(f"/admin/shop/orders/{order_id}/").content.decode()
+    assert "Refund returned order" in html and "Cancel order" not in html  # partly shipped
+    assert staff.post(f"/admin/shop/orders/{order_id}/cancel/", follow=True).status_code == 200
+    ddb_requests.reset()
+    assert staff.post(f"/admin/shop/orders/{order_id}/refund/").status_code == 302
+    assert ddb_requests.by_name() == {"Query": 3, "TransactWriteItems": 2, "PutItem": 1, "GetItem": 1}
+    details = access.get_order_details_by_order_id(order_id)
+    assert details.order.Status == OrderStatus.REFUNDED
+    assert {s.Status for s in details.shipments} == {"shipped", "cancelled"}  # boras never left
+    # gbg's two came back on hand; boras' reservation was released
+    assert {s.warehouse_id: (s.OnHand, s.Reserved, s.Available)
+            for s in access.get_product_inventory_by_product_id("album")} == {"gbg": (2, 0, 2), "boras": (1, 0, 1)}
+    assert (f"{order_id}:refund:card", 25000, "succeeded") in _refunds()
+    assert access.get_gift_card(GIFT_CODE).Balance == 5000
+    assert access.get_gift_card_with_ledger(GIFT_CODE).entries[0].Kind == "refund"
+    html = customer.client.get(f"/shop/orders/{order_id}/").content.decode()
+    assert "refunded" in html.lower()
+
+
+def test_staff_gift_card_page_shows_the_ledger_with_who(staff) -> None:
+    staff.post("/admin/shop/gift-cards/", {"code": "STAFF-CARD-4321", "balance": 1500, "currency": "SEK"})
+    html = staff.post("/admin/shop/gift-cards/?lookup=1", {"code": "staff-card-4321"}).content.decode()
+    row = html.split('data-testid="ledger-row">')[1].split("</tr>")[0]
+    assert "issued" in row and "sam@example.com" in row and "15.00 SEK" in row

@@ -152,7 +152,7 @@ def customer_receipt_page(customer, receipt) -> str:
 
     client = Client()
     client.force_login(customer.user)
-    return client.get(reverse("receipt", args=[receipt.SK])).content.decode()
+    return client.get(reverse("receipt", args=[receipt.url_id])).content.decode()  # by its number
 
 
 def test_full_refund_marks_the_receipt_refunded(money_client, customer) -> None:

@@ -28,6 +28,8 @@ MATRIX: dict[str, set[str]] = {
     "staff_runs": {"support", "finance"},
     "staff_cancel": {"support"},
     "staff_payment_day": {"support"},
+    "staff_pause": {"support"},  # issue 14: a pause moves the schedule, as a change of day does
+    "staff_resume": {"support"},
     "staff_retry": {"finance"},
     "staff_refund": {"finance"},
     "staff_products": {"catalog"},
@@ -50,6 +52,8 @@ def url_of(name: str, c) -> str:
         "staff_account": [a],
         "staff_cancel": [a, c.sub.sub_id],
         "staff_payment_day": [a, c.sub.sub_id],
+        "staff_pause": [a, c.sub.sub_id],
+        "staff_resume": [a, c.sub.sub_id],
         "staff_retry": [a, c.past_due.sub_id],
         "staff_refund": [a, c.receipt.SK],
         "staff_product_edit": ["NEWS-DAILY"],

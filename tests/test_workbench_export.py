@@ -88,13 +88,14 @@ def test_samples_hold_no_card_number_and_keep_the_indexes_sparse(moto_table) -> 
     (table,) = export()["DataModel"]
     text = json.dumps(table)
     assert not re.search(r"\d{13,19}", text)
-    gsi_keys = {"NextPaymentDate", "LastPaymentDate", "NextReminderDate", "LastReminderDate"}
+    gsi_keys = {"NextPaymentDate", "LastPaymentDate", "NextReminderDate", "LastReminderDate",
+                "DuePaymentKey", "DueReminderKey"}
     for facet in table["TableFacets"]:
         for item in facet["TableData"]:
             if facet["FacetName"] != "Subscription":
                 assert not gsi_keys & set(item), facet["FacetName"]
             elif item["Status"]["S"] == "cancelled":
-                assert "NextPaymentDate" not in item and "NextReminderDate" not in item
+                assert not {"NextPaymentDate", "NextReminderDate", "DuePaymentKey", "DueReminderKey"} & set(item)
             else:
                 assert gsi_keys <= set(item)
 

@@ -20,23 +20,65 @@ from .accounts import (
 )
 from .batch_writes import advance_after_payment, claim_reminder, extend_after_cancel, mark_past_due
 from .bulk import batch_items, due_subscription
+from .cards import (
+    CardInUse,
+    Replaced,
+    Wallet,
+    add_card,
+    card_details,
+    default_card,
+    get_card,
+    get_cards,
+    get_wallet,
+    remove_card,
+    replace_card_everywhere,
+    set_default_card,
+    subscriptions_using,
+    use_card,
+)
 from .catalog import create_product, get_product, list_products, retire_product, update_product
+from .due_dates import due_key, no_due_attributes, shard_of
+from .due_shards import REFRESH as DUE_SHARDS_REFRESH
+from .due_shards import (
+    DueShardLayout,
+    DueShardsMismatch,
+    check_due_shards,
+    due_shard_layout,
+    due_shards_mismatch_message,
+    forget_due_shard_layout,
+    read_due_shard_layout,
+    record_due_shards,
+)
 from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
+from .history import FailedAttempt, PaymentHistory, get_payment_history
 from .languages import get_user_link, set_account_language
+from .lifecycle import end_subscription, keep_subscription, pause_subscription, resume_subscription
 from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
+from .receipt_numbers import ReceiptNumbers, format_receipt_number, is_receipt_number, reserve_receipt_numbers
 from .receipts import (
+    ReceiptNumberTaken,
     create_receipt,
     get_receipt,
+    get_receipt_by_number,
+    get_receipt_for_url,
     get_receipts_by_account,
     get_unexpired_receipt,
     receipt_snapshot,
     receipt_ttl,
     record_refund,
 )
+from .reshard import (
+    MigrationConflict,
+    ReshardCount,
+    begin_due_shards_migration,
+    finish_due_shards_migration,
+    reshard_day,
+)
 from .runs import (
     MAX_RECORDED_FAILURES,
     RUN_LEASE,
     abandoned_batch_runs,
+    completed_batch_runs,
     finish_batch_run,
     last_completed_run,
     list_batch_runs,
@@ -60,6 +102,10 @@ from .subscriptions import (
 from .upcoming import UpcomingDay, count_due_payments_by_date, count_due_reminders_by_date, get_upcoming
 
 __all__ = [
+    "end_subscription",
+    "keep_subscription",
+    "pause_subscription",
+    "resume_subscription",
     # errors callers catch
     "AlreadyExists",
     "ConditionFailed",
@@ -94,6 +140,21 @@ __all__ = [
     "set_schedule",
     "subscription_snapshot",
     "update_subscription",
+    # the wallet (issue 14)
+    "CardInUse",
+    "Replaced",
+    "Wallet",
+    "add_card",
+    "card_details",
+    "default_card",
+    "get_card",
+    "get_cards",
+    "get_wallet",
+    "remove_card",
+    "replace_card_everywhere",
+    "set_default_card",
+    "subscriptions_using",
+    "use_card",
     # the batches' conditional writes
     "advance_after_payment",
     "claim_reminder",
@@ -107,6 +168,17 @@ __all__ = [
     "receipt_snapshot",
     "receipt_ttl",
     "record_refund",
+    # receipt numbers (R-2026-000123) and the payment history
+    "FailedAttempt",
+    "PaymentHistory",
+    "ReceiptNumberTaken",
+    "ReceiptNumbers",
+    "format_receipt_number",
+    "get_payment_history",
+    "get_receipt_by_number",
+    "get_receipt_for_url",
+    "is_receipt_number",
+    "reserve_receipt_numbers",
     # catalog
     "create_product",
     "get_product",
@@ -122,12 +194,32 @@ __all__ = [
     "MAX_RECORDED_FAILURES",
     "RUN_LEASE",
     "abandoned_batch_runs",
+    "completed_batch_runs",
     "renew_batch_run",
     "mark_batch_run_abandoned",
     "finish_batch_run",
     "last_completed_run",
     "list_batch_runs",
     "start_batch_run",
+    # the due indexes' write shards (issue 17)
+    "DUE_SHARDS_REFRESH",
+    "DueShardLayout",
+    "DueShardsMismatch",
+    "check_due_shards",
+    "due_key",
+    "due_shard_layout",
+    "due_shards_mismatch_message",
+    "no_due_attributes",
+    "forget_due_shard_layout",
+    "read_due_shard_layout",
+    "record_due_shards",
+    "shard_of",
+    # migrate_due_shards' steps
+    "MigrationConflict",
+    "ReshardCount",
+    "begin_due_shards_migration",
+    "finish_due_shards_migration",
+    "reshard_day",
     # staff look ahead, bulk writes
     "UpcomingDay",
     "count_due_payments_by_date",

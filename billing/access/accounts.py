@@ -9,7 +9,7 @@ from datetime import datetime
 
 from pynamodb.exceptions import DoesNotExist
 
-from billing.models import Account, AuditEvent, BillingItem, Receipt, Subscription, UserLink
+from billing.models import Account, AuditEvent, BillingItem, Card, Receipt, Subscription, UserLink
 
 from ._common import absent_if_invalid, is_expired, iso_now, new_id, utc_now
 
@@ -66,6 +66,7 @@ class AccountCollection:
     subscriptions: list[Subscription] = field(default_factory=list)
     receipts: list[Receipt] = field(default_factory=list)
     events: list[AuditEvent] = field(default_factory=list)
+    cards: list[Card] = field(default_factory=list)  # the wallet, oldest first
 
     @property
     def live_subscriptions(self) -> list[Subscription]:
@@ -74,7 +75,7 @@ class AccountCollection:
 
 @absent_if_invalid(AccountCollection)
 def get_account_collection(account_id: str, *, now: datetime | None = None) -> AccountCollection:
-    """Account, subscriptions, unexpired receipts and events in one Query of the partition."""
+    """Account, subscriptions, wallet cards, unexpired receipts and events in one Query of the partition."""
     now = now or utc_now()
     collection = AccountCollection()
     for item in BillingItem.query(Account.pk(account_id=account_id)):
@@ -87,6 +88,9 @@ def get_account_collection(account_id: str, *, now: datetime | None = None) -> A
                 collection.receipts.append(item)
         elif isinstance(item, AuditEvent):
             collection.events.append(item)
+        elif isinstance(item, Card):
+            collection.cards.append(item)
     collection.receipts.reverse()  # newest first: SKs sort by billing date
     collection.events.reverse()
+    collection.cards.sort(key=lambda c: c.CreatedDate)
     return collection

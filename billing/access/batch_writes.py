@@ -81,10 +81,12 @@ def mark_past_due(
     next_reminder: date,
     decline_code: str = "declined",
     actor: str = "batch",
+    amount: int | None = None,
 ) -> Subscription:
     """After a declined charge: past due, retried on ``retry_on``; ``BillingPeriod``
     remembers the period being paid. Same condition as :func:`advance_after_payment`;
-    records its ``payment.declined`` event."""
+    records its ``payment.declined`` event (with the amount tried and the product, for
+    the customer's payment history)."""
     before = subscription_snapshot(sub)
     update_subscription(
         sub,
@@ -98,8 +100,9 @@ def mark_past_due(
         _still_due(sub, slot),
         check_version=False,
     )
+    after = {**subscription_snapshot(sub), "Amount": amount, "Product": sub.ProductName}
     record_event(sub.account_id, actor=actor, action=AuditAction.PAYMENT_DECLINED, subject=sub.SK,
-                 before=before, after=subscription_snapshot(sub), note=decline_code)
+                 before=before, after=after, note=decline_code)
     return sub
 
 

@@ -26,9 +26,11 @@ def due_subscription(
     reminder: date | None = None,
     reminder_days_before: int = 7,
     language: str | None = None,
+    shards: int | None = None,
 ) -> Subscription:
     """A live subscription (not yet written) due to pay on ``due``, paid a month before
-    and reminded ``reminder_days_before`` days before: what a month of batches leaves."""
+    and reminded ``reminder_days_before`` days before: what a month of batches leaves.
+    ``shards``: the count its index keys are made for (default: the table's)."""
     return Subscription(
         Subscription.pk(account_id=account_id),
         Subscription.sk(sub_id=sub_id, sku=sku),
@@ -38,7 +40,7 @@ def due_subscription(
         PaymentDay=payment_day or due.day,
         PaymentAmount=amount,
         Currency=currency,
-        **due_attributes(sub_id, due, reminder or due - timedelta(days=reminder_days_before)),
+        **due_attributes(sub_id, due, reminder or due - timedelta(days=reminder_days_before), shards),
         LastPaymentDate=(due - timedelta(days=31)).isoformat(),
         PaidThroughDate=(due - timedelta(days=1)).isoformat(),
         LastReminderDate=(due - timedelta(days=31 + reminder_days_before)).isoformat(),

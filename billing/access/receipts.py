@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
-from billing.models import AuditAction, Receipt, ReceiptStatus, Refund, Subscription
+from billing.models import AuditAction, Receipt, ReceiptNumberLookup, ReceiptStatus, Refund, Subscription
 
 from ._common import (
     ConditionFailed,
@@ -20,6 +20,13 @@ from ._common import (
     utc_now,
 )
 from .events import new_event, record_event
+from .receipt_numbers import ReceiptNumbers, is_receipt_number
+
+
+class ReceiptNumberTaken(ConditionFailed):
+    """A new receipt's number already belongs to another receipt: the year's counter
+    is behind its look-up items (a table restored from an old backup). Nothing was
+    written; the number is not reused."""
 
 
 def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
@@ -39,14 +46,21 @@ def create_receipt(
     processed_at: datetime | None = None,
     period_end: date | None = None,
     actor: str = "batch",
+    numbers: ReceiptNumbers | None = None,
 ) -> tuple[Receipt, bool]:
-    """Record a successful charge: the receipt, only if absent, and its
-    ``payment.succeeded`` audit event, in one TransactWriteItems (one request, so a batch
-    payment stays at two: this and the advance). The key is deterministic (billing date,
-    SKU, SubId), so a retried payment finds the first receipt and writes no second event;
-    returns (receipt, created). ``billing_date`` is the first day paid for,
-    ``period_end`` the last.
+    """Record a successful charge: the receipt, only if absent, its number's look-up
+    item, only if absent, and its ``payment.succeeded`` audit event, in one
+    TransactWriteItems (one request, so a batch payment stays at two: this and the
+    advance). The key is deterministic (billing date, SKU, SubId), so a retried payment
+    finds the first receipt and writes no second event; returns (receipt, created).
+    ``billing_date`` is the first day paid for, ``period_end`` the last.
+
+    The number comes from ``numbers`` (a batch's block: no request of its own most of
+    the time), else from a one-number reservation (one UpdateItem more). A number drawn
+    for a receipt that turns out to exist already is a gap, never reused.
     """
+    processed_at = processed_at or utc_now()
+    number = (numbers or ReceiptNumbers()).next_number(processed_at.year)
     receipt = Receipt(
         sub.PK,
         Receipt.sk(billing_date=billing_date.isoformat(), sku=sub.SKU, sub_id=sub.sub_id),
@@ -57,7 +71,7 @@ def create_receipt(
         BillingDate=billing_date.isoformat(),
         PeriodStart=billing_date.isoformat(),
         PeriodEnd=period_end.isoformat() if period_end else None,
-        ProcessedDate=(processed_at or utc_now()).isoformat(timespec="seconds"),
+        ProcessedDate=processed_at.isoformat(timespec="seconds"),
         ProcessedAmount=amount,
         Currency=currency,
         ChargeId=charge_id,
@@ -65,20 +79,28 @@ def create_receipt(
         CardLast4=sub.PaymentDetails.Last4 if sub.PaymentDetails else None,
         Language=sub.Language,
         TTL=receipt_ttl(billing_date, retention_days),
+        Number=number,
     )
+    lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
+                                 AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
         sub.account_id, actor=actor, action=AuditAction.PAYMENT_SUCCEEDED, subject=sub.SK,
-        after={"Receipt": receipt.SK, "Amount": amount, "Currency": currency, "ChargeId": charge_id,
+        after={"Receipt": receipt.SK, "Number": number, "Amount": amount, "Currency": currency, "ChargeId": charge_id,
                "PeriodStart": receipt.PeriodStart, "PeriodEnd": receipt.PeriodEnd},
     )
     try:
         with TransactWrite(connection=Receipt._get_connection().connection) as transaction:
             transaction.save(receipt, condition=Receipt.SK.does_not_exist())
             transaction.save(event)
+            transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
     except TransactWriteError as error:
         reasons = error.cancellation_reasons or []
-        if reasons and reasons[0] is not None and reasons[0].code == "ConditionalCheckFailed":
+        refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
+        if refused and refused[0]:
+            receipt.Number = None  # the stored receipt has its own number; this one is a gap
             return receipt, False
+        if len(refused) > 2 and refused[2]:
+            raise ReceiptNumberTaken(number) from error
         raise
     return receipt, True
 
@@ -116,6 +138,31 @@ def get_unexpired_receipt(account_id: str, receipt_sk: str, *, now: datetime | N
     if receipt is None or is_expired(receipt, now or utc_now()):
         return None
     return receipt
+
+
+@absent_if_invalid()
+def get_receipt_by_number(account_id: str, number: str, *, now: datetime | None = None) -> Receipt | None:
+    """The account's receipt numbered ``number``, unexpired: two GetItems (the number's
+    look-up item, then the receipt). None for anything not shaped like a number (checked
+    before a key is built), an unknown number, or another account's receipt."""
+    if not is_receipt_number(number):
+        return None
+    try:
+        lookup = ReceiptNumberLookup.get(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number))
+    except DoesNotExist:
+        return None
+    if lookup.AccountId != account_id:
+        return None
+    receipt = get_unexpired_receipt(account_id, lookup.ReceiptSK, now=now)
+    return receipt if receipt is not None and receipt.Number == number else None
+
+
+def get_receipt_for_url(account_id: str, url_id: str, *, now: datetime | None = None) -> Receipt | None:
+    """The receipt a portal URL names: by number (``R-2026-000123``), or by key for a
+    receipt written before numbers existed (``Receipt.url_id``)."""
+    if url_id.startswith(Receipt.sk_template.prefix):
+        return get_unexpired_receipt(account_id, url_id, now=now)
+    return get_receipt_by_number(account_id, url_id, now=now)
 
 
 def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, reason: str | None = None,

@@ -23,8 +23,11 @@ def list_batch_runs(kind: str, *, limit: int = 50) -> list[BatchRun]:
     return list(BatchRun.query(BatchRun.pk(kind=kind), scan_index_forward=False, limit=limit))
 
 
-def start_batch_run(kind: str, *, first_date: date, last_date: date, host: str | None = None) -> BatchRun:
-    """Record that a run of ``kind`` started, covering ``first_date`` to ``last_date``."""
+def start_batch_run(kind: str, *, first_date: date, last_date: date, host: str | None = None,
+                    shards: tuple[int, int, int] | None = None) -> BatchRun:
+    """Record that a run of ``kind`` started, covering ``first_date`` to ``last_date`` and
+    the due-index shards ``shards`` = (first, last, of count); None: every shard."""
+    first_shard, last_shard, shard_count = shards or (None, None, None)
     started = utc_now().isoformat(timespec="microseconds")
     run_id = new_id()
     run = BatchRun(
@@ -33,6 +36,7 @@ def start_batch_run(kind: str, *, first_date: date, last_date: date, host: str |
         Kind=kind, RunId=run_id, StartedAt=started,
         FirstDate=first_date.isoformat(), LastDate=last_date.isoformat(),
         Outcome=RunOutcome.RUNNING, LeaseUntil=_lease_until(), Counts={}, Failures=[], Host=host,
+        ShardFirst=first_shard, ShardLast=last_shard, ShardCount=shard_count,
     )
     run.save(condition=BatchRun.SK.does_not_exist())
     return run
@@ -97,3 +101,18 @@ def last_completed_run(kind: str, *, look_back: int = 20) -> BatchRun | None:
         if n + 1 >= look_back:
             break
     return best
+
+
+def completed_batch_runs(kind: str, *, look_back: int = 200) -> list[BatchRun]:
+    """The newest ``look_back`` completed runs of ``kind``, newest first (one Query, a page
+    or two): with one record per host or process, catch-up looks at each shard's own."""
+    runs = BatchRun.query(
+        BatchRun.pk(kind=kind), scan_index_forward=False,
+        filter_condition=BatchRun.Outcome == RunOutcome.COMPLETED, page_size=look_back,
+    )
+    found = []
+    for run in runs:
+        found.append(run)
+        if len(found) >= look_back:
+            break
+    return found

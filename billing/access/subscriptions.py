@@ -5,8 +5,10 @@ batch-index Queries.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import date, timedelta
+from functools import partial
+from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
@@ -26,14 +28,17 @@ from ._common import (
     refused_as,
 )
 from .due_dates import due_attributes, leave_due_indexes, next_payment_on, next_reminder_on
+from .due_shards import due_keys, due_shard_layout, parallel_items
 from .events import new_event, record_event, subscription_snapshot
 from .lookups import record_subscription_id
 
 
-def payment_details_from(card: CardToken, billing_address: str | None = None) -> PaymentDetails:
+def payment_details_from(card: CardToken, billing_address: str | None = None,
+                         card_id: str | None = None) -> PaymentDetails:
+    """The subscription's copy of its card; ``card_id`` names the wallet card (issue 14)."""
     return PaymentDetails(
         Token=card.token, Brand=card.brand, Last4=card.last4,
-        ExpMonth=card.exp_month, ExpYear=card.exp_year, BillingAddress=billing_address,
+        ExpMonth=card.exp_month, ExpYear=card.exp_year, BillingAddress=billing_address, CardId=card_id,
     )
 
 
@@ -50,6 +55,7 @@ def create_subscription(
     product_name: str | None = None,
     billing_address: str | None = None,
     actor: str | None = None,
+    card_id: str | None = None,
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` event.
 
@@ -77,7 +83,7 @@ def create_subscription(
         LastPaymentDate=today.isoformat(),
         LastReminderDate=today.isoformat(),
         PaidThroughDate=(today - timedelta(days=1)).isoformat(),
-        PaymentDetails=payment_details_from(card, billing_address),
+        PaymentDetails=payment_details_from(card, billing_address, card_id),
         Language=account.Language,
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
@@ -197,11 +203,12 @@ def set_schedule(
 
 
 def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None, *,
-                 actor: str = "system", action: AuditAction = AuditAction.CARD_REPLACED) -> Subscription:
-    """The card future payments use. A past-due period stays owed: the caller retries it
-    with the new card at once (``batches.pay_now``)."""
-    return _audited_update(sub, [Subscription.PaymentDetails.set(payment_details_from(card, billing_address))],
-                           live(), actor=actor, action=action)
+                 actor: str = "system", action: AuditAction = AuditAction.CARD_REPLACED,
+                 card_id: str | None = None) -> Subscription:
+    """The card future payments use (``card_id``: the wallet card it is a copy of). A
+    past-due period stays owed: the caller retries it with the new card at once."""
+    details = payment_details_from(card, billing_address, card_id)
+    return _audited_update(sub, [Subscription.PaymentDetails.set(details)], live(), actor=actor, action=action)
 
 
 def cancel_subscription(
@@ -228,11 +235,23 @@ def cancel_subscription(
     )
 
 
-def get_due_reminders_by_date(day: date, *, page_size: int | None = None) -> Iterator[Subscription]:
-    """Query GSI-1, ``NextReminderDate = day``: every subscription to remind that day."""
-    return Subscription.due_reminders.query(day.isoformat(), page_size=page_size)
+def get_due_reminders_by_date(day: date, *, shards: Sequence[int] | None = None,
+                              page_size: int | None = None) -> Iterator[Subscription]:
+    """Query GSI-1 on ``DueReminderKey`` ``<day>#<shard>`` for every shard (or the given ones),
+    in parallel: every subscription to remind that day, each once."""
+    return _due_on(Subscription.due_reminders, day, shards, page_size)
 
 
-def get_due_payments_by_date(day: date, *, page_size: int | None = None) -> Iterator[Subscription]:
-    """Query GSI-2, ``NextPaymentDate = day``: every subscription to charge that day."""
-    return Subscription.due_payments.query(day.isoformat(), page_size=page_size)
+def get_due_payments_by_date(day: date, *, shards: Sequence[int] | None = None,
+                             page_size: int | None = None) -> Iterator[Subscription]:
+    """Query GSI-2 on ``DuePaymentKey`` ``<day>#<shard>`` for every shard (or the given ones),
+    in parallel: every subscription to charge that day, each once."""
+    return _due_on(Subscription.due_payments, day, shards, page_size)
+
+
+def _due_on(index: Any, day: date, shards: Sequence[int] | None, page_size: int | None) -> Iterator[Subscription]:
+    keys = due_keys(day, shards)
+    # An item has one key per index, so shards never repeat one; only while a migration
+    # moves items between shards could one show twice (then repeats are dropped).
+    identity = (lambda sub: sub.SK) if due_shard_layout().migrating_to else None
+    return parallel_items([partial(index.query, key, page_size=page_size) for key in keys], identity=identity)

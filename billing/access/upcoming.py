@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from billing.models import Subscription
 
+from .due_shards import due_keys
 from .subscriptions import get_due_payments_by_date
 
 
@@ -20,15 +22,15 @@ class UpcomingDay:
     reminders: int = 0
 
 
-def count_due_payments_by_date(day: date) -> int:
-    """How many payments are due on ``day``: a ``Select=COUNT`` Query of GSI-2 (no items read
-    back; a batch's progress bar knows its total before it starts)."""
-    return Subscription.due_payments.count(day.isoformat())
+def count_due_payments_by_date(day: date, *, shards: Sequence[int] | None = None) -> int:
+    """How many payments are due on ``day``: a ``Select=COUNT`` Query of GSI-2 per shard (no
+    items read back; a batch's progress bar knows its total before it starts)."""
+    return sum(Subscription.due_payments.count(key) for key in due_keys(day, shards))
 
 
-def count_due_reminders_by_date(day: date) -> int:
-    """How many reminders are due on ``day``: a ``Select=COUNT`` Query of GSI-1."""
-    return Subscription.due_reminders.count(day.isoformat())
+def count_due_reminders_by_date(day: date, *, shards: Sequence[int] | None = None) -> int:
+    """How many reminders are due on ``day``: a ``Select=COUNT`` Query of GSI-1 per shard."""
+    return sum(Subscription.due_reminders.count(key) for key in due_keys(day, shards))
 
 
 def get_upcoming(start: date, days: int = 30) -> list[UpcomingDay]:

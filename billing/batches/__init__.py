@@ -18,7 +18,8 @@ transaction (DESIGN.md invariant 5):
 Only the process that wins the conditional write sends the customer's e-mail.
 
 The package: ``payments`` and ``reminders`` (one unit of work each), ``runs`` (the run
-loop over the indexes), ``outcomes`` (what they report); e-mails go through
+loop over the indexes), ``shards`` (which due-index shards a run takes), ``outcomes``
+(what they report); e-mails go through
 ``billing.mail``. This module is the package's public API: ``batches.<name>``.
 """
 
@@ -42,6 +43,7 @@ from .payments import (
 )
 from .reminders import send_reminder
 from .runs import dates_to_cover, run_payments, run_reminders
+from .shards import ShardChoiceError, ShardSet, host_share, parse_host_share, parse_range
 
 __all__ = [
     "GATEWAY_ATTEMPTS",
@@ -52,8 +54,13 @@ __all__ = [
     "ReminderOutcome",
     "ReminderStatus",
     "RunSummary",
+    "ShardChoiceError",
+    "ShardSet",
     "charge_key",
     "dates_to_cover",
+    "host_share",
+    "parse_host_share",
+    "parse_range",
     "run_payments",
     "owed_amount",
     "owed_period",

@@ -96,6 +96,11 @@ class RunSummary:
     elapsed: float = 0.0
     interrupted: bool = False
     run_id: str | None = None
+    # issue 17: the shards taken ("first-last/count"; None: all) and, for a run split over
+    # processes, each process's run record (then run_id is None: one record per process).
+    shards: str | None = None
+    run_ids: list[str] = field(default_factory=list)
+    processes: int = 1
 
     @property
     def rate(self) -> float:
@@ -127,6 +132,8 @@ class RunSummary:
             "elapsed": round(self.elapsed, 3),
             "rate": round(self.rate, 1),
             "failures": self.failures[:20],
+            **({"shards": self.shards} if self.shards else {}),
+            **({"run_ids": self.run_ids, "processes": self.processes} if self.processes > 1 else {}),
         }
 
     def line(self) -> str:
@@ -137,6 +144,10 @@ class RunSummary:
         span = self.dates[0].isoformat() if self.dates else "-"
         if len(self.dates) > 1:
             span += f"..{self.dates[-1].isoformat()}"
+        if self.shards:
+            span += f" shards {self.shards}"
+        if self.processes > 1:
+            span += f" in {self.processes} processes"
         text = (f"{self.kind} {span}: " + ", ".join(parts)
                 + f", elapsed {self.elapsed:.1f}s, {self.rate:.1f}/s")
         if self.interrupted:

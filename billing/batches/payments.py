@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import time
 from datetime import date, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 
@@ -23,7 +25,7 @@ from billing import access
 from billing.gateway import ChargeResult, GatewayError, PaymentGateway, get_gateway
 from billing.localformat import LocalDate
 from billing.mail import money_text, send_customer_email, subscription_context
-from billing.models import Subscription, SubscriptionStatus
+from billing.models import Receipt, Subscription, SubscriptionStatus
 from billing.money import format_with_code
 from billing.schedule import first_period, period_amount, period_end, reminder_date, retry_after
 
@@ -79,6 +81,7 @@ def take_payment(
     gateway: PaymentGateway | None = None,
     actor: str = "batch",
     end_on_decline: bool = False,
+    numbers: access.ReceiptNumbers | None = None,
 ) -> PaymentOutcome:
     """Charge one subscription for the period it owes (due on its ``NextPaymentDate``).
 
@@ -87,7 +90,8 @@ def take_payment(
     early (staff's "retry now", the customer's new card). Safe to call again after a
     crash at any point and to call from two processes at once: see the package
     docstring. DynamoDB and gateway failures raise (the caller counts them as errors);
-    business outcomes are returned.
+    business outcomes are returned. ``numbers``: where receipt numbers come from (a
+    run's block reservation; default one reservation per receipt).
     """
     out = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id)
     if not sub.is_live or not sub.NextPaymentDate:
@@ -116,7 +120,7 @@ def take_payment(
     result = _charge(gateway or get_gateway(), sub, charge_key(sub.sub_id, start, out.attempt), amount, metadata)
     out.charge_id, out.amount = result.charge_id, result.amount
     if result.succeeded:
-        return _paid(sub, out, result, run_date, actor)
+        return _paid(sub, out, result, run_date, actor, numbers)
     if end_on_decline:
         return _ended_unpaid(sub, out, result, actor)
     return _declined(sub, out, result, run_date, actor)
@@ -157,7 +161,8 @@ def record_paid_charge(sub: Subscription, result: ChargeResult, *, run_date: dat
     return _paid(sub, out, result, run_date, actor)
 
 
-def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date, actor: str) -> PaymentOutcome:
+def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date, actor: str,
+          numbers: access.ReceiptNumbers | None = None) -> PaymentOutcome:
     assert out.period and out.due
     # What the gateway charged is the truth: a replayed key returns the first call's period.
     start = date.fromisoformat(result.metadata.get("period_start", out.period.isoformat()))
@@ -166,17 +171,17 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
     out.period, out.period_end = start, end
     next_payment = end + timedelta(days=1)
     # The receipt first: if we die after it, the re-run finds it and only advances.
-    _, created = access.create_receipt(
+    receipt, created = access.create_receipt(
         sub, billing_date=start, amount=result.amount, currency=result.currency,
         charge_id=result.charge_id, retention_days=settings.RECEIPT_RETENTION_DAYS,
-        period_end=end, actor=actor,
+        period_end=end, actor=actor, numbers=numbers,
     )
     if created:  # the process that recorded the charge tells the customer, once
-        subject = format_lazy(gettext_lazy("Receipt: {product}, {date}"), product=sub.ProductName or sub.SKU, date=LocalDate(start))
-        out.mail_error = send_customer_email("receipt", sub.Email, subject, language=sub.Language, context={
+        out.mail_error = send_customer_email("receipt", sub.Email, receipt_subject(receipt), language=sub.Language, context={
             **subscription_context(sub), "amount": money_text(result.amount, result.currency),
             "billing_date": start, "period_start": start, "period_end": end,
             "charge_id": result.charge_id, "next_payment": next_payment,
+            "receipt_number": receipt.Number, "receipt_path": reverse("receipt", args=[receipt.url_id]),
         })
     try:
         access.advance_after_payment(
@@ -189,6 +194,14 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         return out
     out.status, out.next_payment = PaymentStatus.PAID, next_payment
     return out
+
+
+def receipt_subject(receipt: Receipt) -> Any:
+    """The receipt e-mail's subject: its number, product and first day paid for; lazy, so
+    it is worded in the customer's language when the e-mail is sent."""
+    paid_from = date.fromisoformat(receipt.BillingDate)
+    return format_lazy(gettext_lazy("Receipt {number}: {product}, {date}"), number=receipt.Number or "",
+                       product=receipt.ProductName or receipt.SKU, date=LocalDate(paid_from))
 
 
 def _after_refused_advance(sub: Subscription, start: date, end: date) -> str:
@@ -230,6 +243,7 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=failed_retries, retry_on=retry_on,
             next_reminder=_next_reminder(next_anchor, run_date), decline_code=reason, actor=actor,
+            amount=result.amount,
         )
     except access.ConditionFailed:
         out.reason = "already handled by another run"

@@ -12,6 +12,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
+from billing.card_expiry import expires_before
 from billing.localformat import LocalDate
 from billing.mail import money_text, send_customer_email, subscription_context
 from billing.models import Subscription, SubscriptionStatus
@@ -68,9 +69,20 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
     out.mail_error = send_customer_email(
         "reminder", sub.Email, format_lazy(_("Upcoming payment: {product} on {date}"),
                                            product=sub.ProductName or sub.SKU, date=LocalDate(payment)),
-        {**subscription_context(sub), "payment_date": payment, **_amount_due(sub)}, language=sub.Language,
+        {**subscription_context(sub), "payment_date": payment, **_amount_due(sub), **_card_warning(sub, payment)},
+        language=sub.Language,
     )
     return out
+
+
+def _card_warning(sub: Subscription, payment: date) -> dict[str, object]:
+    """A card that expires before the payment it announces adds a warning to the same
+    e-mail (issue 14): from GSI-1's projection of PaymentDetails, no read per item."""
+    card = sub.PaymentDetails
+    if not expires_before(card, payment):
+        return {}
+    return {"card_expires": f"{int(card.ExpMonth):02d}/{int(card.ExpYear)}",
+            "change_card_url": settings.SITE_URL.rstrip("/") + f"/subscriptions/{sub.sub_id}/card/"}
 
 
 def skip_stale_reminder(sub: Subscription, day: date, dry_run: bool) -> ReminderOutcome:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import date, timedelta
+from functools import partial
 
 from django.conf import settings
 
@@ -24,19 +25,32 @@ from billing.schedule import billing_today
 from .outcomes import PaymentOutcome, PaymentStatus, ReminderOutcome, ReminderStatus, RunSummary
 from .payments import take_payment
 from .reminders import reminded_payment_date, send_reminder, skip_stale_reminder
+from .shards import ShardSet
 
 log = logging.getLogger(__package__)  # "billing.batches": one logger for both batches
 
 Outcome = PaymentOutcome | ReminderOutcome
 
 
-def dates_to_cover(kind: BatchKind, run_date: date, catch_up_days: int) -> list[date]:
+def dates_to_cover(kind: BatchKind, run_date: date, catch_up_days: int, shards: ShardSet | None = None) -> list[date]:
     """``run_date`` and, before it, every date since the last completed run's last date
-    (at most ``catch_up_days`` back). No completed run yet: ``run_date`` alone."""
-    last = access.last_completed_run(kind) if catch_up_days > 0 else None
+    (at most ``catch_up_days`` back). No completed run yet: ``run_date`` alone.
+
+    With one run per host or process (issue 17), "the last completed run" is per shard:
+    for each of ``shards`` (default: every shard), the latest date a completed run that
+    took that shard covered; the run starts after the earliest of those, so a host whose
+    run failed catches up its own shards even when the other hosts' runs completed."""
+    if catch_up_days <= 0:
+        return [run_date]
+    members = shards.members if shards is not None else list(range(access.due_shard_layout().read_shards))
+    count = shards.count if shards is not None else len(members)
+    runs = access.completed_batch_runs(kind)
+    latest = [max((run.LastDate for run in runs if run.covers_shard(shard, count)), default=None)
+              for shard in members]
+    known = [day for day in latest if day is not None]
     first = run_date
-    if last is not None:
-        after_last = date.fromisoformat(last.LastDate) + timedelta(days=1)
+    if known:
+        after_last = date.fromisoformat(min(known)) + timedelta(days=1)
         first = min(run_date, max(after_last, run_date - timedelta(days=catch_up_days)))
     return [first + timedelta(days=n) for n in range((run_date - first).days + 1)]
 
@@ -87,12 +101,15 @@ def _run(
     on_item: Callable[[Outcome], None] | None,
     on_total: Callable[[int], None] | None = None,
     count: Callable[[date], int] | None = None,
+    shards: ShardSet | None = None,
 ) -> RunSummary:
-    summary = RunSummary(kind, dates, dry_run=dry_run)
+    summary = RunSummary(kind, dates, dry_run=dry_run, shards=str(shards) if shards else None)
     stop = stop or threading.Event()
     started = time.monotonic()
+    # One record per run, i.e. per process: it says which shards it took (none: all).
     run = None if dry_run else access.start_batch_run(
-        kind, first_date=dates[0], last_date=dates[-1], host=socket.gethostname())
+        kind, first_date=dates[0], last_date=dates[-1], host=socket.gethostname(),
+        shards=(shards.first, shards.last, shards.count) if shards else None)
     summary.run_id = run.RunId if run else None
     lock = threading.Lock()
     halt = threading.Event()  # the query failed: every worker stops
@@ -180,17 +197,24 @@ def run_payments(
     on_item: Callable[[PaymentOutcome], None] | None = None,
     on_total: Callable[[int], None] | None = None,
     gateway: PaymentGateway | None = None,
+    shards: ShardSet | None = None,
 ) -> RunSummary:
     """Take every payment due on ``run_date`` (default: today in ``BILLING_TIMEZONE``)
-    and on any earlier date not covered by a completed run (at most ``catch_up_days``)."""
+    and on any earlier date not covered by a completed run (at most ``catch_up_days``);
+    only the items of ``shards`` (default: every shard)."""
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
     gateway = gateway or get_gateway()
+    members = shards.members if shards else None
+    # The run's workers share blocks of receipt numbers: one counter update per block,
+    # not per payment (the counter is one item); the unused rest of the last block is a gap.
+    numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
     return _run(
-        BatchKind.PAYMENTS, dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days), _due_payments,
-        lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway),
+        BatchKind.PAYMENTS, dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days, shards),
+        partial(access.get_due_payments_by_date, shards=members),
+        lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway, numbers=numbers),
         lambda sub, why: PaymentOutcome(PaymentStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
-        on_total=on_total, count=access.count_due_payments_by_date,
+        on_total=on_total, count=partial(access.count_due_payments_by_date, shards=members), shards=shards,
     )
 
 
@@ -203,10 +227,13 @@ def run_reminders(
     stop: threading.Event | None = None,
     on_item: Callable[[ReminderOutcome], None] | None = None,
     on_total: Callable[[int], None] | None = None,
+    shards: ShardSet | None = None,
 ) -> RunSummary:
-    """Send every reminder due on ``run_date`` and on missed earlier dates. A missed
-    reminder whose payment date has already passed is claimed but not sent."""
+    """Send every reminder due on ``run_date`` and on missed earlier dates (the items of
+    ``shards``, default every shard). A missed reminder whose payment date has already
+    passed is claimed but not sent."""
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
+    members = shards.members if shards else None
 
     def act(sub: Subscription, day: date) -> ReminderOutcome:
         if day < run_date and reminded_payment_date(sub, day) < run_date:
@@ -214,16 +241,9 @@ def run_reminders(
         return send_reminder(sub, day=day, dry_run=dry_run)
 
     return _run(
-        BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days), _due_reminders, act,
+        BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days, shards),
+        partial(access.get_due_reminders_by_date, shards=members), act,
         lambda sub, why: ReminderOutcome(ReminderStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
-        on_total=on_total, count=access.count_due_reminders_by_date,
+        on_total=on_total, count=partial(access.count_due_reminders_by_date, shards=members), shards=shards,
     )
-
-
-def _due_payments(day: date) -> Iterator[Subscription]:
-    return access.get_due_payments_by_date(day)
-
-
-def _due_reminders(day: date) -> Iterator[Subscription]:
-    return access.get_due_reminders_by_date(day)

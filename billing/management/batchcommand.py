@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -14,9 +15,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from billing import access
-from billing.batches import RunSummary
+from billing import access, batches
+from billing.batches import RunSummary, ShardSet
 from billing.management.base import BillingCommand
+from billing.management.batchprocesses import run_in_processes
 from billing.schedule import billing_today
 
 
@@ -69,6 +71,14 @@ class BatchCommand(BillingCommand):
         parser.add_argument("--json", action="store_true", help="print the summary as one JSON line")
         parser.add_argument("--catch-up-days", type=int, default=31,
                             help="take missed earlier dates back to this many days (default 31; 0: none)")
+        # issue 17: split a day over hosts and processes by the due indexes' shards.
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--shards", metavar="I-J", help="take only shards I to J (from 0) of the table's shards")
+        where.add_argument("--shard", metavar="K/N", help="host K (from 0) of N: take its share of the shards")
+        where.add_argument("--hosts", type=int, metavar="N",
+                           help="host JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) of N: take its share")
+        parser.add_argument("--processes", type=int, default=1, metavar="P",
+                            help="split this run's shards over P processes on this host (default 1)")
 
     def run(self, **kwargs: Any) -> RunSummary:
         raise NotImplementedError
@@ -84,12 +94,49 @@ class BatchCommand(BillingCommand):
                                               "dry_run": bool(options.get("dry_run"))}, sort_keys=True))
             raise
 
+    def shard_choice(self, options: dict[str, Any]) -> tuple[bool, ShardSet | None]:
+        """(any shard to take, which: None for every shard), from the options and the
+        table's recorded shard count (a setting that disagrees with it is an error)."""
+        try:
+            layout = access.check_due_shards()
+        except access.DueShardsMismatch as error:
+            raise CommandError(str(error)) from None
+        count = layout.read_shards
+        try:
+            if options["shards"]:
+                return True, batches.parse_range(options["shards"], count)
+            if options["shard"]:
+                share = batches.parse_host_share(options["shard"], count)
+            elif options["hosts"] is not None:
+                index = os.environ.get("JOB_COMPLETION_INDEX", "")
+                if not index.isdigit():
+                    raise CommandError("--hosts N takes this host's number from JOB_COMPLETION_INDEX, which is "
+                                       f"{index or 'not set'}: use --shard K/N outside an Indexed Job")
+                share = batches.host_share(int(index), options["hosts"], count)
+            else:
+                return True, None
+        except batches.ShardChoiceError as error:
+            raise CommandError(str(error)) from None
+        return share is not None, share
+
     def handle(self, *args: Any, **options: Any) -> None:
         run_date = parse_date(options["date"])
         if options["workers"] < 1:
             raise CommandError("--workers must be at least 1")
         if options["catch_up_days"] < 0:
             raise CommandError("--catch-up-days must be 0 or more")
+        if options["processes"] < 1:
+            raise CommandError("--processes must be at least 1")
+        anything, shards = self.shard_choice(options)
+        if not anything:
+            # More hosts than shards: this one has nothing to do, and says so.
+            self.stdout.write(json.dumps({"kind": str(self.kind), "outcome": "completed", "processed": 0,
+                                          "note": "no shard for this host"}) if options["json"]
+                              else f"{self.kind}: no shard for this host (more hosts than shards)")
+            return
+        if options["processes"] > 1:
+            self.handle_processes(run_date, shards, options)
+            return
         for run in access.abandoned_batch_runs(self.kind):
             # First, before anything else is printed: staff and cron logs must see it.
             self.stderr.write(f"previous {self.kind} run {run.RunId} (started {run.StartedAt} on "
@@ -129,11 +176,27 @@ class BatchCommand(BillingCommand):
                 summary = self.run(
                     run_date=run_date, workers=options["workers"], dry_run=options["dry_run"],
                     catch_up_days=options["catch_up_days"], stop=stop, on_item=on_item,
-                    on_total=on_total if bar is not None else None,
+                    on_total=on_total if bar is not None else None, shards=shards,
                 )
         finally:
             if bar is not None:
                 bar.close()
+        self.report(summary, options)
+
+    def handle_processes(self, run_date: date | None, shards: ShardSet | None, options: dict[str, Any]) -> None:
+        """``--processes P``: P children, each its slice of the shards and its own run record."""
+        whole = shards or batches.ShardSet.every(access.due_shard_layout().read_shards)
+        slices = whole.split(options["processes"])
+        stop = threading.Event()
+        with stop_on_signals(stop):
+            summary = run_in_processes(
+                self.__module__.rsplit(".", 1)[-1], self.kind, slices,
+                run_date=run_date or billing_today(settings.BILLING_TIMEZONE), workers=options["workers"],
+                catch_up_days=options["catch_up_days"], dry_run=options["dry_run"], stop=stop, whole=shards)
+        self.report(summary, options)
+
+    def report(self, summary: RunSummary, options: dict[str, Any]) -> None:
+        """The one summary line (or JSON line), then the exit status it calls for."""
         if options["json"]:
             self.stdout.write(json.dumps(summary.as_dict(), sort_keys=True))
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods
 
 from billing import access, actions, batches
@@ -43,6 +44,9 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
         messages.error(request, "A cancelled subscription has no payment day to change.")
+        return redirect(account_url(account_id))
+    if not sub.NextPaymentDate:  # paused until resumed (issue 14): nothing scheduled to move
+        messages.error(request, gettext("This subscription is paused: resume it first."))
         return redirect(account_url(account_id))
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
     if request.method == "POST" and form.is_valid():

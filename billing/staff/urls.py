@@ -14,6 +14,7 @@ from .account_page import account_detail
 from .batch_pages import batch_runs, upcoming
 from .catalog import product_add, product_edit, product_retire, products
 from .lookup import index, user_billing
+from .pause_pages import staff_pause, staff_resume
 from .permissions import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
 from .refunds import staff_refund
 from .subscription_actions import staff_cancel, staff_payment_day, staff_retry
@@ -35,6 +36,9 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path(f"{sub}/cancel/", staff(staff_cancel, CANCEL), name="staff_cancel"),
         path(f"{sub}/payment-day/", staff(staff_payment_day, CHANGE_DAY), name="staff_payment_day"),
         path(f"{sub}/retry/", staff(staff_retry, MONEY), name="staff_retry"),
+        # a pause moves the schedule as a change of day does: the same permission
+        path(f"{sub}/pause/", staff(staff_pause, CHANGE_DAY), name="staff_pause"),
+        path(f"{sub}/resume/", staff(staff_resume, CHANGE_DAY), name="staff_resume"),
         path("staff/accounts/<str:account_id>/receipts/<str:receipt_sk>/refund/", staff(staff_refund, MONEY),
              name="staff_refund"),
         path("staff/upcoming/", staff(upcoming, VIEW_BILLING), name="staff_upcoming"),

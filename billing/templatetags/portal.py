@@ -10,6 +10,8 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
 from billing import localformat
+from billing.batches import owed_amount
+from billing.models import Subscription
 
 register = template.Library()
 
@@ -53,3 +55,13 @@ _STATUS = {
 def status_badge(status: str | None) -> SafeString:
     label, css = _STATUS.get(status or "", ((status or "").replace("_", " ").capitalize(), "text-bg-light"))
     return format_html('<span class="badge {}">{}</span>', css, label)
+
+
+@register.filter
+def next_charge(sub: Subscription) -> int | None:
+    """What a live subscription's next payment will charge, in minor units: the period
+    owed, prorated by day as the payment run charges it (the batch's own rule, not a copy;
+    DESIGN-NOTES "Money rules")."""
+    if not sub.NextPaymentDate:
+        return None
+    return owed_amount(sub)

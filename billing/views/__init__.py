@@ -6,7 +6,7 @@ subscription or receipt id simply isn't found (404). All billing data is read an
 written through ``billing.access``.
 
 One module per group of pages (``auth_pages``, ``dashboard_pages``, ``subscribe_pages``,
-``manage_pages``, ``receipt_pages``, ``error_pages``) over what they share (``common``,
+``manage_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``error_pages``) over what they share (``common``,
 ``cards``, and ``billing.pages`` with the staff pages). This package's API is the views
 that ``billing.urls`` and the error handlers name.
 """
@@ -15,9 +15,11 @@ from .auth_pages import LoginView, signup
 from .dashboard_pages import dashboard, home
 from .error_pages import page_not_found, server_error
 from .language_pages import set_language
-from .manage_pages import cancel, cancelled, change_day, replace_card, subscription_detail
-from .receipt_pages import receipt_detail, receipts, receipts_csv
+from .lifecycle_pages import cancel, keep, pause, resume
+from .manage_pages import cancelled, change_day, replace_card, subscription_detail
+from .receipt_pages import receipt_detail, receipt_pdf, receipts, receipts_csv
 from .subscribe_pages import subscribe, subscribe_confirm
+from .wallet_pages import choose_card, wallet_add, wallet_default, wallet_page, wallet_remove, wallet_replace
 
 __all__ = [
     "LoginView",
@@ -28,13 +30,23 @@ __all__ = [
     "server_error",
     "set_language",
     "cancel",
+    "keep",
+    "pause",
+    "resume",
     "cancelled",
     "change_day",
     "replace_card",
     "subscription_detail",
     "receipt_detail",
+    "receipt_pdf",
     "receipts",
     "receipts_csv",
     "subscribe",
     "subscribe_confirm",
+    "choose_card",
+    "wallet_add",
+    "wallet_default",
+    "wallet_page",
+    "wallet_remove",
+    "wallet_replace",
 ]

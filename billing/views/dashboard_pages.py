@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from collections.abc import Iterator
-from datetime import date
+from datetime import date, timedelta
 from itertools import islice
 from typing import Any
 
@@ -16,31 +16,35 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from billing import access
+from billing.batches import owed_amount, owed_period
 from billing.models import Subscription, SubscriptionStatus
-from billing.schedule import next_payment_date
+from billing.schedule import period_end
 
 from .common import customer_required
 
 
 def upcoming_payments(subs: list[Subscription], count: int = 3) -> list[dict[str, Any]]:
-    """The next ``count`` payments over all live subscriptions, soonest first.
+    """The next ``count`` payments over all live subscriptions, soonest first, each with
+    the amount it will charge.
 
     Each subscription's first one is its ``NextPaymentDate`` (a retry date while past
-    due); later ones follow the anchor day from the period being paid.
+    due) for the period owed, prorated as the payment run will charge it (after a change
+    of day it runs to the new day's anchor, a month or more on); each later one starts the
+    day after the period before ends and costs the monthly price (DESIGN-NOTES "Money rules").
     """
 
-    def dates(sub: Subscription) -> Iterator[tuple[date, str, Subscription]]:
-        current = date.fromisoformat(sub.NextPaymentDate)
-        anchor = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
-        yield current, sub.SK, sub
+    def dates(sub: Subscription) -> Iterator[tuple[date, str, Subscription, int]]:
+        _, end = owed_period(sub)
+        yield date.fromisoformat(sub.NextPaymentDate), sub.SK, sub, owed_amount(sub)
         while True:
-            anchor = next_payment_date(int(sub.PaymentDay), anchor)
-            yield anchor, sub.SK, sub
+            start = end + timedelta(days=1)
+            end = period_end(int(sub.PaymentDay), start)
+            yield start, sub.SK, sub, int(sub.PaymentAmount)
 
     streams = [dates(s) for s in subs if s.NextPaymentDate]
     return [
-        {"date": d, "sub": s, "amount": s.PaymentAmount, "currency": s.Currency}
-        for d, _, s in islice(heapq.merge(*streams, key=lambda item: item[:2]), count)
+        {"date": d, "sub": s, "amount": amount, "currency": s.Currency}
+        for d, _, s, amount in islice(heapq.merge(*streams, key=lambda item: item[:2]), count)
     ]
 
 

@@ -1,4 +1,5 @@
-"""Managing one subscription: see it, change its payment day, replace its card, cancel it.
+"""Managing one subscription: see it, change its payment day, replace its card, and the
+page after it ended (cancelling and pausing: ``lifecycle_pages``).
 Each change is a conditional write made by ``billing.actions`` (audit event and e-mail
 included); a stale form or a concurrent change gets a kind message.
 """
@@ -12,12 +13,13 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_safe
 
-from billing import access, actions, batches
-from billing.forms import CancelForm, ChangeDayForm, ReplaceCardForm
+from billing import access, actions, batches, wallet
+from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.gateway import GatewayError
 from billing.localformat import local_date
 from billing.models import Subscription
@@ -27,6 +29,7 @@ from billing.schedule import months_before, next_payment_date, period_end
 
 from .cards import tokenize_card_form
 from .common import RECEIPT_MONTHS, STALE_MESSAGE, customer_required
+from .wallet_pages import card_choice
 
 
 def _apply_change(request: HttpRequest, sub: Subscription, form: Any, change: Callable[[], object], *,
@@ -49,7 +52,12 @@ def _apply_change(request: HttpRequest, sub: Subscription, form: Any, change: Ca
 @customer_required
 def subscription_detail(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
-    return render(request, "portal/subscription.html", {"sub": sub})
+    # Its payments and failed attempts: one Query of the account's history, kept to this one.
+    end = today()
+    history = access.get_payment_history(account_id, months_before(end, RECEIPT_MONTHS), end)
+    return render(request, "portal/subscription.html", {
+        "sub": sub, "sub_receipts": [r for r in history.receipts if r.sub_id == sub.sub_id],
+        "failed": [f for f in history.failed if f.sub_id == sub.sub_id]})
 
 
 @require_http_methods(["GET", "POST"])
@@ -58,6 +66,9 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
         messages.info(request, _("This subscription is cancelled: there is nothing to change."))
+        return redirect("subscription", sub_id=sub_id)
+    if not sub.NextPaymentDate:  # paused until resumed: no next payment to move
+        messages.info(request, gettext("This subscription is paused: resume it first."))
         return redirect("subscription", sub_id=sub_id)
     # The rule access.change_payment_day applies, shown before the customer chooses: the
     # next payment keeps its date and pays up to the new day's anchor, a month or more on.
@@ -91,16 +102,21 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     if not sub.is_live:
         messages.info(request, _("This subscription is cancelled: there is no card to replace."))
         return redirect("subscription", sub_id=sub_id)
-    form = ReplaceCardForm(bound_data(request), today=today(), initial={"version": sub.Version})
+    # The stored billing address fills the form, so it is kept unless changed (issue 14).
+    address = sub.PaymentDetails.BillingAddress if sub.PaymentDetails else None
+    form = ReplaceCardForm(bound_data(request), today=today(),
+                           initial={"version": sub.Version, "billing_address": address or ""})
     if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
         paid_now: list[batches.PaymentOutcome | None] = []
+        card_id = access.new_id()  # the new card joins the wallet under this id (billing.wallet)
         try:
             refused = _apply_change(
                 request, sub, form,
                 lambda: paid_now.append(actions.replace_card(sub, card, form.billing_address_text(),
-                                                             actor=actor(request), today=today())),
+                                                             actor=actor(request), today=today(), card_id=card_id)),
                 retry_page="replace_card")
-        except GatewayError:
+        except GatewayError:  # the card is replaced; the overdue payment's retry could not be made
+            wallet.keep_in_wallet(account_id, card, form.billing_address_text(), card_id=card_id, actor=actor(request))
             messages.warning(request, _("Future payments will use your %(brand)s ending in %(last4)s, but our "
                                         "payment provider could not be reached to pay the overdue amount now; "
                                         "we will try again on the next retry date.") % {
@@ -108,6 +124,7 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
             return redirect("subscription", sub_id=sub_id)
         if refused:
             return refused
+        wallet.keep_in_wallet(account_id, card, form.billing_address_text(), card_id=card_id, actor=actor(request))
         messages.success(request, _("Future payments will use your %(brand)s ending in %(last4)s.") % {
             "brand": card.brand, "last4": card.last4})
         outcome = paid_now[0] if paid_now else None
@@ -118,26 +135,7 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
                                                         batches.PaymentStatus.CANCELLED):
             messages.warning(request, _("The new card was declined too (%(reason)s).") % {"reason": outcome.reason})
         return redirect("subscription", sub_id=sub_id)
-    return render(request, "portal/replace_card.html", {"sub": sub, "form": form})
-
-
-@require_http_methods(["GET", "POST"])
-@customer_required
-def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    sub = subscription_or_404(account_id, sub_id)
-    if not sub.is_live:
-        return redirect("cancelled", sub_id=sub_id)
-    form = CancelForm(bound_data(request), initial={"version": sub.Version})
-    if request.method == "POST" and form.is_valid():
-        refused = _apply_change(
-            request, sub, form, lambda: actions.cancel(sub, actor=actor(request), reason="customer"),
-            retry_page="cancel")
-        if refused:
-            return refused
-        messages.success(request, _("Your %(product)s subscription is cancelled.") % {
-            "product": sub.ProductName or sub.SKU})
-        return redirect("cancelled", sub_id=sub_id)
-    return render(request, "portal/cancel.html", {"sub": sub, "form": form})
+    return render(request, "portal/replace_card.html", {"sub": sub, "form": form, **card_choice(account_id, sub)})
 
 
 @require_safe

@@ -1,5 +1,6 @@
-"""Receipts: the last six months grouped by month, one receipt, and the CSV export
-(which carries no card details at all).
+"""Receipts: the last six months grouped by month with the failed attempts beside them,
+one receipt (by its number), its PDF, and the CSV export (which carries no card details
+at all).
 """
 
 from __future__ import annotations
@@ -9,14 +10,16 @@ from collections import OrderedDict, defaultdict
 from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_safe
 
 from billing import access
 from billing.models import Receipt
 from billing.money import decimal_string
 from billing.pages import today
+from billing.receipt_pdf import render_receipt_pdf
 from billing.schedule import months_before
 
 from .common import RECEIPT_MONTHS, customer_required
@@ -45,18 +48,36 @@ def group_by_month(receipts: list[Receipt]) -> list[dict[str, Any]]:
 @customer_required
 def receipts(request: HttpRequest, account_id: str) -> HttpResponse:
     start, end = _receipt_window()
-    found = access.get_receipts_by_account(account_id, start, end)
-    return render(request, "portal/receipts.html", {"months": group_by_month(found), "start": start, "end": end})
+    history = access.get_payment_history(account_id, start, end)  # receipts and declines: one Query
+    return render(request, "portal/receipts.html", {
+        "months": group_by_month(history.receipts), "failed": history.failed, "start": start, "end": end})
+
+
+def _receipt_or_404(account_id: str, receipt_id: str) -> Receipt:
+    receipt = access.get_receipt_for_url(account_id, receipt_id)
+    if receipt is None:
+        raise Http404("no such receipt")
+    return receipt
 
 
 @require_safe
 @customer_required
 def receipt_detail(request: HttpRequest, account_id: str, receipt_id: str) -> HttpResponse:
-    receipt = access.get_unexpired_receipt(account_id, receipt_id)
-    if receipt is None:
-        raise Http404("no such receipt")
-    net = int(receipt.ProcessedAmount) - int(receipt.RefundedAmount or 0)
-    return render(request, "portal/receipt.html", {"receipt": receipt, "net": net})
+    receipt = _receipt_or_404(account_id, receipt_id)
+    if receipt.Number and receipt_id != receipt.Number:
+        return redirect("receipt", receipt.Number, permanent=True)  # an old link by key
+    return render(request, "portal/receipt.html", {
+        "receipt": receipt, "net": receipt.net_amount, "seller": settings.RPAY_SELLER})
+
+
+@require_safe
+@customer_required
+def receipt_pdf(request: HttpRequest, account_id: str, receipt_id: str) -> HttpResponse:
+    receipt = _receipt_or_404(account_id, receipt_id)
+    response = HttpResponse(render_receipt_pdf(receipt, settings.RPAY_SELLER), content_type="application/pdf")
+    name = receipt.Number or f"receipt-{receipt.BillingDate}"
+    response["Content-Disposition"] = f'attachment; filename="rpay-{name}.pdf"'
+    return response
 
 
 # OWASP "CSV injection": a cell a spreadsheet would run as a formula gets a leading quote.
@@ -68,7 +89,7 @@ def spreadsheet_safe(cell: object) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-CSV_COLUMNS = ["billing_date", "processed_date", "product", "sku", "subscription", "amount", "currency",
+CSV_COLUMNS = ["number", "billing_date", "processed_date", "product", "sku", "subscription", "amount", "currency",
                "status", "refunded_amount", "charge_id"]
 
 
@@ -83,7 +104,7 @@ def receipts_csv(request: HttpRequest, account_id: str) -> HttpResponse:
     # No card details at all in the export: it is a file that gets e-mailed around.
     for r in access.get_receipts_by_account(account_id, start, end):
         writer.writerow([spreadsheet_safe(cell) for cell in (
-            r.BillingDate, r.ProcessedDate, r.ProductName or "", r.SKU, r.sub_id,
+            r.Number or "", r.BillingDate, r.ProcessedDate, r.ProductName or "", r.SKU, r.sub_id,
             decimal_string(r.ProcessedAmount, r.Currency), r.Currency, r.Status,
             decimal_string(r.RefundedAmount or 0, r.Currency), r.ChargeId or "",
         )])

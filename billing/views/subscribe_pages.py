@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
-from billing import access, actions
-from billing.forms import ConfirmForm, SubscribeForm
+from billing import access, actions, wallet
+from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm
 from billing.gateway import CardToken, GatewayError
 from billing.localformat import local_date
 from billing.models import Product, ProductStatus
@@ -62,23 +64,52 @@ def _quote_context(quote: dict[str, Any]) -> dict[str, Any]:
 @sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
 def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     products = access.list_products()
-    initial: dict[str, Any] = {"payment_day": today().day}
+    wallet_now = access.get_wallet(account_id)  # the account and its cards: one Query
+    cards = {c.card_id: c for c in wallet_now.cards}
+    # "Change details" on the confirm step comes back here with the product, day and card.
+    initial: dict[str, Any] = {"payment_day": _day_from(request.GET.get("day")) or today().day}
     if request.GET.get("product"):
         initial["product"] = request.GET["product"]
+        # ...and the billing name and address typed before (the card number is never kept).
+        initial["billing_address"] = (request.session.get(SESSION_PENDING) or {}).get("billing_address") or ""
+    if cards:
+        chosen = request.GET.get("card")
+        initial["saved_card"] = chosen if chosen in cards or chosen == NEW_CARD else wallet_now.default.card_id
     first_dates = {d: first_period(d, today())[1] + timedelta(days=1) for d in range(1, 32)}
     form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
-                         first_dates=first_dates)
-    if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
-        # The confirm step gets the token, never the card number or CVC.
-        request.session[SESSION_PENDING] = {
-            "sku": form.cleaned_data["product"],
-            "payment_day": form.cleaned_data["payment_day"],
-            "card": {"token": card.token, "brand": card.brand, "last4": card.last4,
-                     "exp_month": card.exp_month, "exp_year": card.exp_year},
-            "billing_address": form.billing_address_text(),
-        }
-        return redirect("subscribe_confirm")
+                         first_dates=first_dates, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()])
+    if request.method == "POST" and form.is_valid():
+        saved = cards.get(form.saved_card_id or "")
+        if saved is not None:
+            d = saved.Details
+            card: CardToken | None = CardToken(token=d.Token, brand=d.Brand, last4=d.Last4, exp_month=d.ExpMonth,
+                                               exp_year=d.ExpYear)
+            address, card_id = d.BillingAddress, saved.card_id
+        else:
+            card, address, card_id = tokenize_card_form(form), form.billing_address_text(), access.new_id()
+        if card is not None:
+            # The confirm step gets the token, never the card number or CVC.
+            request.session[SESSION_PENDING] = {
+                "sku": form.cleaned_data["product"],
+                "payment_day": form.cleaned_data["payment_day"],
+                "card": {"token": card.token, "brand": card.brand, "last4": card.last4,
+                         "exp_month": card.exp_month, "exp_year": card.exp_year},
+                "billing_address": address,
+                # The wallet card (issue 14): a new one joins the wallet once subscribed,
+                # as the default when the wallet is empty.
+                "card_id": card_id, "new_card": saved is None, "make_default": not cards,
+            }
+            return redirect("subscribe_confirm")
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
+
+
+def _day_from(value: str | None) -> int | None:
+    """A payment day from the query string, or None when it is not one."""
+    try:
+        day = int(value or "")
+    except ValueError:
+        return None
+    return day if 1 <= day <= 31 else None
 
 
 def _confirmed_quote(form: ConfirmForm) -> dict[str, Any] | None:
@@ -104,7 +135,9 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     day = int(pending["payment_day"])
     quote = quote_for(product, day, today())
     card = CardToken(**pending["card"])
-    form = ConfirmForm(bound_data(request))
+    # A second subscription to a product the customer has is asked about, not refused.
+    already = [s for s in access.get_subscriptions_by_account(account_id) if s.is_live and s.SKU == product.SKU]
+    form = ConfirmForm(bound_data(request), already=bool(already))
     requote = False
     if request.method == "POST" and form.is_valid():
         seen = _confirmed_quote(form)
@@ -119,10 +152,14 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         else:
             messages.warning(request, _("The details of this subscription have changed since the page was shown. "
                                         "Nothing was charged: please check them and confirm again."))
-    form = ConfirmForm(initial={"quote": signing.dumps(quote, salt=QUOTE_SALT)})
+    if not (request.method == "POST" and form.errors):  # a missing "subscribe again" tick keeps its error
+        form = ConfirmForm(initial={"quote": signing.dumps(quote, salt=QUOTE_SALT)}, already=bool(already))
+    change = urlencode({"product": product.SKU, "day": day,
+                        "card": NEW_CARD if pending.get("new_card", True) else pending.get("card_id")})
     return render(request, "portal/subscribe_confirm.html", {
         "form": form, "product": product, "payment_day": day, "card": card, "requote": requote,
         "quote": _quote_context(quote), "billing_address": pending.get("billing_address"),
+        "already": already, "change_url": f"{reverse('subscribe')}?{change}",
     }, status=409 if requote else 200)
 
 
@@ -135,13 +172,17 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
         started = actions.subscribe(
             account, sku=product.SKU, product_name=product.Name, payment_day=quote["payment_day"],
             amount=quote["price"], currency=quote["currency"], card=card, today=today(),
-            actor=actor(request), billing_address=pending.get("billing_address"),
+            actor=actor(request), billing_address=pending.get("billing_address"), card_id=pending.get("card_id"),
         )
     except GatewayError:
         messages.error(request, _("Our payment provider could not be reached, so you have not been subscribed "
                                   "and nothing was charged. Please try again in a few minutes."))
         return redirect("subscribe_confirm")
     request.session.pop(SESSION_PENDING, None)
+    if started.started and pending.get("new_card") and pending.get("card_id"):
+        # Only a card that paid joins the wallet; subscription.created names its CardId.
+        wallet.keep_in_wallet(account_id, card, pending.get("billing_address"), card_id=pending["card_id"],
+                              actor=actor(request), make_default=bool(pending.get("make_default")))
     if not started.started:
         messages.error(request, _("Your card ending in %(last4)s was declined (%(reason)s), so you have not been "
                                   "subscribed and nothing was charged. Please use another card.") % {

@@ -17,6 +17,7 @@ from .catalog import (
     get_warehouses_by_ids,
 )
 from .codes import create_discount_code, get_discount_code, get_gift_card, issue_gift_card
+from .gift_card_ledger import GiftCardLedger, get_gift_card_with_ledger
 from .inventory import (
     adjust_stock,
     get_product_inventory_by_product_id,
@@ -40,9 +41,9 @@ from .sample import load_seed_sample
 from .shipments import ShipmentDetails, get_shipment_by_warehouse_id, get_shipment_details_by_shipment_id
 
 __all__ = [
-    "OrderDetails", "ShipmentDetails",
+    "GiftCardLedger", "OrderDetails", "ShipmentDetails",
     "adjust_stock", "create_customer", "create_discount_code", "create_product", "create_warehouse",
-    "get_customer_by_customer_id", "get_discount_code", "get_gift_card",
+    "get_customer_by_customer_id", "get_discount_code", "get_gift_card", "get_gift_card_with_ledger",
     "get_invoice_by_customer_id_for_date_range", "get_invoice_by_invoice_id", "get_invoice_by_order_id",
     "get_order_by_product_id_for_date_range", "get_order_details_by_order_id", "get_orders_by_customer_id",
     "get_payment_by_invoice_id", "get_product_by_order_id", "get_product_by_product_id",

@@ -10,11 +10,21 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from shop.errors import DiscountCodeUsedUp, GiftCardBalanceTooLow, OutOfStock
+from shop.errors import (
+    DiscountCodeExpired,
+    DiscountCodeNotValidYet,
+    DiscountCodeUsedUp,
+    GiftCardBalanceTooLow,
+    NotFound,
+    OutOfStock,
+)
 from shop.models import (
     Address,
+    Customer,
     DiscountCode,
     GiftCard,
+    GiftCardEntry,
+    GiftCardEntryKind,
     Invoice,
     Order,
     OrderItem,
@@ -27,9 +37,11 @@ from shop.models import (
     ShipmentStatus,
     WarehouseItem,
 )
+from shop.plan import check_code_dates
 
+from .gift_card_ledger import ledger_entry
 from .orders import OrderDetails
-from .transactions import Cancelled, LabelledWrite
+from .transactions import Cancelled, Failure, LabelledWrite
 
 JOURNAL_SHARDS = 8
 
@@ -70,6 +82,8 @@ class PlannedOrder:
     card_last4: str | None = None
     address: dict[str, str] = field(default_factory=dict)
     shipment_type: str | None = None
+    save_address: bool = False  # keep the address on the customer item for next time
+    customer_email: str | None = None
 
     @property
     def total(self) -> int:
@@ -127,6 +141,19 @@ def build_order_details(plan: PlannedOrder) -> OrderDetails:
     return details
 
 
+def keep_address(tx: LabelledWrite, customer_id: str, address: dict[str, str], at: str,
+                 email: str | None = None) -> None:
+    """Add to ``tx`` the customer item's update that keeps ``address`` for the next
+    checkout. It creates the item when the account has never bought anything (a shop
+    customer is an rpay account: nothing else writes it first); no condition, so it
+    never cancels the order it rides with."""
+    actions = [Customer.EntityType.set(Customer), Customer.ShippingAddress.set(Address(**address)),
+               Customer.AddressSavedAt.set(at), Customer.CreatedAt.set(Customer.CreatedAt | at)]
+    if email:
+        actions.append(Customer.Email.set(Customer.Email | email))
+    tx.update(("customer",), Customer(**Customer.keys(customer_id=customer_id)), actions)
+
+
 def _stock(product_id: str, warehouse_id: str) -> WarehouseItem:
     return WarehouseItem(**WarehouseItem.keys(product_id=product_id, warehouse_id=warehouse_id))
 
@@ -135,7 +162,8 @@ def place_order(plan: PlannedOrder, token: str) -> OrderDetails:
     """One TransactWriteItems: the order (only if absent), its lines, the invoice, the
     gift-card payment, a stock reservation per pick (only if available), the gift-card
     debit (only if the balance covers it), the code's use (only under its limit) and,
-    when a card is still to be charged, the journal entry the reconcile command reads.
+    when a card is still to be charged, the journal entry the reconcile command reads;
+    and, when the customer keeps it, the address on the customer item (no extra request).
 
     Raises ``AlreadyPlaced``, ``OutOfStock``, ``GiftCardBalanceTooLow``,
     ``DiscountCodeUsedUp``, or ``Cancelled`` (a conflict with another transaction: retry)."""
@@ -149,18 +177,26 @@ def place_order(plan: PlannedOrder, token: str) -> OrderDetails:
         tx.put(("payment",), payment)
     if plan.card_amount:
         tx.put(("journal",), journal_entry(plan.order_id, "checkout", plan.placed_at))
+    if plan.save_address and plan.address:
+        keep_address(tx, plan.customer_id, plan.address, plan.placed_at, plan.customer_email)
     for line in plan.lines:
         for warehouse_id, quantity in line.picks:
             tx.update(("stock", line.product_id, warehouse_id), _stock(line.product_id, warehouse_id),
                       [WarehouseItem.Available.add(-quantity), WarehouseItem.Reserved.add(quantity)],
                       condition=WarehouseItem.Available >= quantity)
-    if plan.gift_card_amount:
+    if plan.gift_card_amount and plan.gift_card_hash:
         card = GiftCard(**GiftCard.keys(code_hash=plan.gift_card_hash))
         tx.update(("gift_card",), card, [GiftCard.Balance.add(-plan.gift_card_amount)],
                   condition=(GiftCard.Balance >= plan.gift_card_amount) & (GiftCard.Currency == plan.currency))
+        tx.put(("gift_card_entry",), ledger_entry(
+            plan.gift_card_hash, GiftCardEntryKind.DEBIT, -plan.gift_card_amount, plan.currency,
+            plan.customer_email or f"customer {plan.customer_id}", plan.order_id))
     if plan.discount_code:
         code = DiscountCode(**DiscountCode.keys(code=plan.discount_code))
-        condition = DiscountCode.Active == "yes"
+        day = plan.placed_at[:10]  # the code must still be valid on the day the order is placed
+        condition = ((DiscountCode.Active == "yes")
+                     & (DiscountCode.ValidFrom.does_not_exist() | (DiscountCode.ValidFrom <= day))
+                     & (DiscountCode.ValidUntil.does_not_exist() | (DiscountCode.ValidUntil >= day)))
         if plan.discount_max_uses is not None:
             condition &= (DiscountCode.Uses < plan.discount_max_uses) & (DiscountCode.MaxUses == plan.discount_max_uses)
         tx.update(("discount_code",), code, [DiscountCode.Uses.add(1)], condition=condition)
@@ -181,9 +217,22 @@ def _why(cancelled: Cancelled, plan: PlannedOrder) -> Exception:
         return OutOfStock(product_id, names.get(product_id, product_id), failure.number("Available"))
     for failure in cancelled.failed("gift_card"):
         return GiftCardBalanceTooLow(failure.number("Balance"), plan.currency)
-    if cancelled.failed("discount_code"):
-        return DiscountCodeUsedUp(plan.discount_code or "")
+    for failure in cancelled.failed("discount_code"):
+        return _code_refused(failure, plan)
     return cancelled
+
+
+def _code_refused(failure: Failure, plan: PlannedOrder) -> Exception:
+    """Why the code's condition failed, from the code as it was (staff changed its dates,
+    midnight passed since the plan, or its last use was taken)."""
+    code, day = plan.discount_code or "", plan.placed_at[:10]
+    if failure.item is None or failure.text("Active") != "yes":
+        return NotFound(f"There is no discount code {code}.", field="discount code")
+    try:
+        check_code_dates(code, day, failure.text("ValidFrom"), failure.text("ValidUntil"))
+    except (DiscountCodeExpired, DiscountCodeNotValidYet) as error:
+        return error
+    return DiscountCodeUsedUp(code)
 
 
 def finish_paid(details: OrderDetails, charge_id: str, paid_at: str) -> None:
@@ -216,11 +265,13 @@ def shipped_quantities(details: OrderDetails) -> dict[tuple[str, str], int]:
     return out
 
 
-def put_back(tx: LabelledWrite, details: OrderDetails, *, refunded: bool = False) -> None:
-    """Add to ``tx`` what gives back an order's stock, gift-card money and code use.
+def put_back(tx: LabelledWrite, details: OrderDetails, *, kind: str, actor: str) -> None:
+    """Add to ``tx`` what gives back an order's stock, gift-card money (with its ledger
+    entry) and code use.
 
     Units still reserved are released; units already shipped come back as returned goods
-    (on hand again). ``refunded`` marks the gift-card payment refunded, not reversed."""
+    (on hand again). ``kind`` is a ``GiftCardEntryKind``: ``reversal`` (the card was
+    declined) marks the gift-card payment reversed, ``cancel``/``refund`` refunded."""
     order = details.order
     shipped = shipped_quantities(details)
     for item in details.items:
@@ -236,9 +287,12 @@ def put_back(tx: LabelledWrite, details: OrderDetails, *, refunded: bool = False
     if order.GiftCardAmount and order.GiftCardHash:
         card = GiftCard(**GiftCard.keys(code_hash=order.GiftCardHash))
         tx.update(("gift_card",), card, [GiftCard.Balance.add(order.GiftCardAmount)])
+        # Only if absent: a second put-back of one order would fail the transaction.
+        entry = ledger_entry(order.GiftCardHash, kind, order.GiftCardAmount, order.Currency, actor, order.order_id)
+        tx.put(("gift_card_entry",), entry, condition=GiftCardEntry.PK.does_not_exist())
         for payment in details.payments:
             if payment.Type == PaymentType.GIFT_CARD and payment.Status == PaymentStatus.SUCCEEDED:
-                status = PaymentStatus.REFUNDED if refunded else PaymentStatus.REVERSED
+                status = PaymentStatus.REVERSED if kind == GiftCardEntryKind.REVERSAL else PaymentStatus.REFUNDED
                 tx.update(("payment", payment.SK), payment,
                           [Payment.Status.set(status), Payment.RefundedAmount.set(payment.Amount)])
     if order.DiscountCode:
@@ -254,7 +308,7 @@ def roll_back_checkout(details: OrderDetails, decline_code: str | None, at: str)
     tx.update(("order",), order, [Order.Status.set(OrderStatus.DECLINED),
                                   Order.DeclineCode.set(decline_code or "declined"), Order.ClosedAt.set(at)],
               condition=Order.Status == OrderStatus.PENDING_PAYMENT)
-    put_back(tx, details)
+    put_back(tx, details, kind=GiftCardEntryKind.REVERSAL, actor="system")
     tx.delete(("journal",), journal_entry(order.order_id, "checkout", order.PlacedAt))
     tx.commit()
 

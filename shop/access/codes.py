@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import date
+
+from django.utils.translation import gettext
 from pynamodb.exceptions import DoesNotExist, PutError
 
 from shop.errors import InvalidInput
 from shop.ids import gift_card_hash, normalize_discount_code
-from shop.models import DiscountCode, GiftCard
+from shop.models import DiscountCode, GiftCard, GiftCardEntryKind
 
 from ._common import iso, utc_now
+from .gift_card_ledger import ledger_entry
+from .transactions import Cancelled, LabelledWrite
 
 
 def get_discount_code(code: str) -> DiscountCode | None:
@@ -29,7 +34,10 @@ def get_gift_card(code: str) -> GiftCard | None:
 
 
 def create_discount_code(code: str, *, percent_off: int | None = None, amount_off: int | None = None,
-                         currency: str | None = None, max_uses: int | None = None) -> DiscountCode:
+                         currency: str | None = None, max_uses: int | None = None,
+                         valid_from: date | None = None, valid_until: date | None = None) -> DiscountCode:
+    """A new code (PutItem, only if the code is free). ``valid_from``/``valid_until`` are
+    UTC days, both included; None leaves that side open."""
     code = normalize_discount_code(code)
     if (percent_off is None) == (amount_off is None):
         raise InvalidInput("A discount code takes either a percentage or an amount off.")
@@ -39,8 +47,12 @@ def create_discount_code(code: str, *, percent_off: int | None = None, amount_of
         raise InvalidInput("An amount off must be positive and have a currency.")
     if max_uses is not None and max_uses < 1:
         raise InvalidInput("A limit on uses must be at least 1.")
+    if valid_from and valid_until and valid_until < valid_from:
+        raise InvalidInput(gettext("The last valid day is before the first."))
     item = DiscountCode(**DiscountCode.keys(code=code), Code=code, PercentOff=percent_off,
-                        AmountOff=amount_off, Currency=currency, MaxUses=max_uses, Uses=0)
+                        AmountOff=amount_off, Currency=currency, MaxUses=max_uses, Uses=0,
+                        ValidFrom=valid_from.isoformat() if valid_from else None,
+                        ValidUntil=valid_until.isoformat() if valid_until else None)
     try:
         item.save(condition=DiscountCode.PK.does_not_exist())
     except PutError as error:
@@ -48,15 +60,22 @@ def create_discount_code(code: str, *, percent_off: int | None = None, amount_of
     return item
 
 
-def issue_gift_card(code: str, balance: int, currency: str) -> GiftCard:
-    """A new gift card; the code is the bearer secret, only its hash and last four are kept."""
+def issue_gift_card(code: str, balance: int, currency: str, actor: str = "system") -> GiftCard:
+    """A new gift card; the code is the bearer secret, only its hash and last four are kept.
+    One transaction: the card (only if the code is free) and its ledger's first entry."""
     if not isinstance(balance, int) or balance <= 0:
         raise InvalidInput("A gift card's balance must be a positive whole number of minor units.")
     normalized = "".join(code.split()).upper()
-    card = GiftCard(**GiftCard.keys(code_hash=gift_card_hash(code)), Balance=balance, Currency=currency,
-                    Last4=normalized[-4:], IssuedAt=iso(utc_now()))
+    code_hash, now = gift_card_hash(code), iso(utc_now())
+    card = GiftCard(**GiftCard.keys(code_hash=code_hash), Balance=balance, Currency=currency,
+                    Last4=normalized[-4:], IssuedAt=now)
+    tx = LabelledWrite()
+    tx.put(("card",), card, condition=GiftCard.PK.does_not_exist())
+    tx.put(("entry",), ledger_entry(code_hash, GiftCardEntryKind.ISSUED, balance, currency, actor))
     try:
-        card.save(condition=GiftCard.PK.does_not_exist())
-    except PutError as error:
-        raise InvalidInput("That gift card code is taken.") from error
+        tx.commit()
+    except Cancelled as error:
+        if error.failed("card"):
+            raise InvalidInput("That gift card code is taken.") from error
+        raise
     return card

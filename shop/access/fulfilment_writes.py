@@ -98,16 +98,16 @@ def mark_shipped(details: OrderDetails, shipment: Shipment, carrier: str, tracki
     order.Status = status
 
 
-def close_order(details: OrderDetails, kind: str, at: str) -> None:
+def close_order(details: OrderDetails, kind: str, at: str, actor: str = "system") -> None:
     """Cancel (nothing shipped) or refund (goods returned) an order in one transaction:
-    status, stock, gift card, code, unshipped shipments; and a journal entry when a card
-    refund is still to be made."""
+    status, stock, gift card (and its ledger entry, naming ``actor``), code, unshipped
+    shipments; and a journal entry when a card refund is still to be made."""
     order = details.order
     status = OrderStatus.CANCELLED if kind == "cancel" else OrderStatus.REFUNDED
     tx = LabelledWrite()
     tx.update(("order",), order, [Order.Status.set(status), Order.ClosedAt.set(at)],
               condition=Order.Status.is_in(*OrderStatus.OPEN))
-    put_back(tx, details, refunded=True)
+    put_back(tx, details, kind=kind, actor=actor)
     for shipment in details.shipments:
         if shipment.Status == ShipmentStatus.CREATED:
             tx.update(("shipment", shipment.SK), shipment, [Shipment.Status.set(ShipmentStatus.CANCELLED)],

@@ -29,6 +29,9 @@ class Failure:
         value = (self.item or {}).get(attr, {}).get("N")
         return int(value) if value is not None else None
 
+    def text(self, attr: str) -> str | None:
+        return (self.item or {}).get(attr, {}).get("S")
+
 
 class Cancelled(Exception):
     """The transaction was cancelled; ``failures`` names each item that caused it."""

@@ -41,7 +41,7 @@ def products(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def product_add(request: HttpRequest) -> HttpResponse:
-    form = ProductForm(bound_data(request))
+    form = ProductForm(bound_data(request), categories=categories())
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:

@@ -1,5 +1,5 @@
-"""Staff: discount codes (percentage or amount, limit on uses) and gift cards (issue,
-balance). A gift-card code is a bearer secret: looked up by POST, never put in a URL."""
+"""Staff: discount codes (percentage or amount, limit on uses, validity dates) and gift
+cards (issue, balance). A gift-card code is a bearer secret: looked up by POST, never put in a URL."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
-from billing.pages import bound_data
+from billing.pages import actor, bound_data
 from billing.staff.permissions import MONEY, forbidden
 from shop import access
+from shop.clock import today
 from shop.errors import InvalidInput
 from shop.forms import DiscountCodeForm, GiftCardBalanceForm, GiftCardIssueForm
+from shop.models import DiscountCode
 
 from .common import audit, render_shop_staff
 
@@ -36,27 +39,45 @@ def codes(request: HttpRequest) -> HttpResponse:
         try:
             code = access.create_discount_code(data["code"], percent_off=data["percent_off"],
                                                amount_off=data["amount_off"], currency=data["currency"] or None,
-                                               max_uses=data["max_uses"])
+                                               max_uses=data["max_uses"], valid_from=data["valid_from"],
+                                               valid_until=data["valid_until"])
         except InvalidInput as error:
             form.add_error(None, str(error))
         else:
             audit(request, "shop.create_discount_code", code.Code, after={
-                "percent_off": data["percent_off"], "amount_off": data["amount_off"], "max_uses": data["max_uses"]})
+                "percent_off": data["percent_off"], "amount_off": data["amount_off"], "max_uses": data["max_uses"],
+                "valid_from": code.ValidFrom, "valid_until": code.ValidUntil})
             messages.success(request, f"Code {code.Code} created.")
             return redirect(reverse("admin:shop_staff_codes") + f"?code={code.Code}")
-    return render_shop_staff(request, "codes.html", "Discount codes",
-                             {"find": find, "code": found, "looked": looked, "form": form})
+    return render_shop_staff(request, "codes.html", "Discount codes", {
+        "find": find, "code": found, "looked": looked, "form": form,
+        "code_state": _state(found) if found is not None else ""})
+
+
+def _state(code: DiscountCode) -> str:
+    """A code's state today, in words for the staff."""
+    day = today()
+    if code.Active != "yes":
+        return gettext("inactive")
+    if code.ValidFrom and day < code.ValidFrom:
+        return gettext("not valid yet")
+    if code.ValidUntil and day > code.ValidUntil:
+        return gettext("expired")
+    if code.MaxUses is not None and code.Uses >= code.MaxUses:
+        return gettext("used up")
+    return gettext("active")
 
 
 @sensitive_post_parameters("code")
 @require_http_methods(["GET", "POST"])
 def gift_cards(request: HttpRequest) -> HttpResponse:
-    """Issue (money permission) and look up a balance (POST with ``lookup``)."""
+    """Issue (money permission) and look up a balance with the card's ledger (POST with
+    ``lookup``: one Query)."""
     looking = request.method == "POST" and "lookup" in request.GET
     find = GiftCardBalanceForm(request.POST if looking else None)
-    card, looked = None, False
+    ledger, looked = None, False
     if looking and find.is_valid():
-        looked, card = True, access.get_gift_card(find.cleaned_data["code"])
+        looked, ledger = True, access.get_gift_card_with_ledger(find.cleaned_data["code"])
     form = GiftCardIssueForm(request.POST if request.method == "POST" and not looking else None)
     if request.method == "POST" and not looking:
         if not request.user.has_perm(MONEY):  # issuing a card is money; looking one up is not
@@ -64,7 +85,8 @@ def gift_cards(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                issued = access.issue_gift_card(data["code"], data["balance"], data["currency"])
+                issued = access.issue_gift_card(data["code"], data["balance"], data["currency"],
+                                                actor=actor(request))
             except InvalidInput as error:
                 form.add_error("code", str(error))
             else:
@@ -73,5 +95,6 @@ def gift_cards(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Gift card ending {issued.Last4} issued.")
                 return redirect("admin:shop_staff_gift_cards")
     return render_shop_staff(request, "gift_cards.html", "Gift cards", {
-        "find": find, "card": card, "looked": looked, "form": form,
+        "find": find, "card": ledger.card if ledger else None, "ledger": ledger, "looked": looked, "form": form,
+        "rows": ledger.rows() if ledger else [],
         "lookup_url": reverse("admin:shop_staff_gift_cards") + "?lookup=1"})

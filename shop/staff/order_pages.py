@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from billing.pages import today
+from billing.pages import actor, today
 from shop import access
 from shop.errors import PaymentPending, ShopError
 from shop.forms import DateRangeForm, ShipForm
@@ -90,7 +90,7 @@ def order_close(request: HttpRequest, order_id: str, kind: str) -> HttpResponse:
         raise Http404("No such action")
     order_or_404(order_id)  # the money permission is checked in shop_staff_urls
     try:
-        order = (cancel_order if kind == "cancel" else refund_order)(order_id)
+        order = (cancel_order if kind == "cancel" else refund_order)(order_id, actor=actor(request))
     except PaymentPending:
         audit(request, f"shop.{kind}_order", order_id, note="card refund pending: reconcile finishes it")
         messages.warning(request, "The order is closed and its stock and gift card are back; the payment provider "

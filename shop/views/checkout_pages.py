@@ -55,9 +55,9 @@ def _token(request: HttpRequest) -> str:
 
 
 def _saved_address(account_id: str) -> dict[str, str]:
-    """The address of the customer's last order (one Query), to fill the form again."""
-    orders = access.get_orders_by_customer_id(account_id, limit=1)
-    address = orders[0].ShippingAddress if orders and orders[0].ShippingAddress else None
+    """The address kept on the customer item (one GetItem), to fill the form again."""
+    customer = access.get_customer_by_customer_id(account_id)
+    address = customer.ShippingAddress if customer is not None else None
     if address is None:
         return {}
     return {"street": address.Street, "number": address.Number or "", "zip_code": address.ZipCode,
@@ -136,7 +136,7 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
 def _form_values(post: Any) -> dict[str, str]:
     """What the customer typed, minus the card (never shown again)."""
     keep = ("street", "number", "zip_code", "city", "county", "country", "discount_code", "gift_card")
-    return {k: post.get(k, "") for k in keep}
+    return {**{k: post.get(k, "") for k in keep}, "save_address": bool(post.get("save_address"))}
 
 
 def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str, cart: dict,
@@ -149,6 +149,7 @@ def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str
         lines=tuple((pid, line["quantity"]) for pid, line in cart.items()),
         address=form.address(), discount_code=data["discount_code"].strip() or None,
         gift_card_code=data["gift_card"].strip() or None, card=card,
+        save_address=data["save_address"], email=request.user.email or None,
     )
     try:
         order = checkout(checkout_request)

@@ -52,9 +52,10 @@ def history_page(request: HttpRequest, account_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @customer_required
 def gift_card_page(request: HttpRequest, account_id: str) -> HttpResponse:
-    """A gift card's balance (one GetItem). POST, so the code stays out of URLs and logs."""
+    """A gift card's balance and its ledger (one Query: the card and its newest
+    movements). POST, so the code stays out of URLs and logs."""
     form = GiftCardBalanceForm(bound_data(request))
-    card, looked = None, False
+    ledger, looked = None, False
     misses_key = f"shop:gift-card-misses:{account_id}"
     if request.method == "POST" and form.is_valid():
         if cache.get(misses_key, 0) >= GIFT_CARD_MISSES_ALLOWED:
@@ -62,8 +63,10 @@ def gift_card_page(request: HttpRequest, account_id: str) -> HttpResponse:
             form.add_error("code", "Too many codes that did not match: try again in an hour.")
         else:
             looked = True
-            card = access.get_gift_card(form.cleaned_data["code"])
-            if card is None:
+            ledger = access.get_gift_card_with_ledger(form.cleaned_data["code"])
+            if ledger is None:
                 cache.add(misses_key, 0, timeout=GIFT_CARD_MISSES_WINDOW)
                 cache.incr(misses_key)
-    return render(request, "shop/gift_card.html", {"form": form, "card": card, "looked": looked})
+    return render(request, "shop/gift_card.html", {
+        "form": form, "card": ledger.card if ledger else None, "ledger": ledger, "looked": looked,
+        "rows": ledger.rows() if ledger else []})

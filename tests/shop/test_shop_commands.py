@@ -49,7 +49,8 @@ def test_export_shop_model_matches_the_live_table(shop_table, ddb_requests) -> N
             for g in table["GlobalSecondaryIndexes"]} == live_gsis
     facets = {f["FacetName"]: f for f in table["TableFacets"]}
     assert set(facets) == {"customer", "product", "warehouse", "warehouseItem", "order", "orderItem", "invoice",
-                           "payment", "shipment", "shipmentItem", "discountCode", "giftCard", "pendingAction"}
+                           "payment", "shipment", "shipmentItem", "discountCode", "giftCard", "giftCardEntry",
+                           "pendingAction"}
     for entity in ENTITIES:
         for raw in facets[entity.get_attributes()["EntityType"].get_discriminator(entity)]["TableData"]:
             item = ShopItem.from_raw_data(raw)

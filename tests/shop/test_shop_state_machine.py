@@ -124,6 +124,12 @@ class ShopMachine(RuleBasedStateMachine):
             assert s.OnHand == self.warehouses[s.warehouse_id] - shipped.get(s.warehouse_id, 0)
         spent = sum(d.order.GiftCardAmount for d in orders if d.order.Status in OPEN)
         assert access.get_gift_card(self.gift).Balance == self.balance0 - spent >= 0
+        # the ledger adds up to the balance, and nets to zero for every closed order
+        ledger = access.get_gift_card_with_ledger(self.gift, limit=1000)
+        assert sum(e.Amount for e in ledger.entries) == ledger.card.Balance
+        for d in orders:
+            net = sum(e.Amount for e in ledger.entries if e.OrderId == d.order.order_id)
+            assert net == (-d.order.GiftCardAmount if d.order.Status in OPEN else 0)
         uses = sum(1 for d in orders if d.order.Status in OPEN and d.order.DiscountCode)
         assert access.get_discount_code(self.code).Uses == uses <= 2
 

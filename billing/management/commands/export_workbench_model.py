@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import CommandParser
 
 from billing import access
@@ -26,12 +27,16 @@ from billing.models import (
     AuditEvent,
     BatchRun,
     BillingItem,
+    Card,
     PaymentDetails,
     Product,
     Receipt,
+    ReceiptCounter,
+    ReceiptNumberLookup,
     SubIdLookup,
     Subscription,
     SubscriptionStatus,
+    TableMeta,
     UserLink,
 )
 from billing.table import attribute_types, workbench_key_attributes
@@ -49,21 +54,25 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             status: SubscriptionStatus = SubscriptionStatus.ACTIVE) -> Subscription:
         item = access.due_subscription(
             account_id, sub_id, due=date.fromisoformat(nxt), card=card, sku=sku, product_name=sku.title(),
-            email="customer@rpay.localhost", payment_day=day, amount=amount, currency=currency)
+            email="customer@rpay.localhost", payment_day=day, amount=amount, currency=currency,
+            shards=settings.DUE_SHARDS)  # made from the code: the table is never read
         item.CreatedDate, item.Version = "2026-03-01T09:41:25+00:00", 3
         if status == SubscriptionStatus.CANCELLED:
             # An ended subscription leaves both indexes: no Next* keys (DESIGN.md invariant 1).
-            item.Status, item.NextPaymentDate, item.NextReminderDate = status, None, None
+            item.Status = status
+            for name, value in access.no_due_attributes().items():
+                setattr(item, name, value)
             item.CancelledDate, item.CancelReason = "2026-11-02T10:00:00+00:00", "customer"
         return item
 
-    def receipt(account_id: str, sub_id: str, sku: str, billed: str, amount: int, currency: str) -> Receipt:
+    def receipt(account_id: str, sub_id: str, sku: str, billed: str, amount: int, currency: str,
+                number: str) -> Receipt:
         return Receipt(
             Receipt.pk(account_id=account_id), Receipt.sk(billing_date=billed, sku=sku, sub_id=sub_id),
             sub_id=sub_id, SKU=sku, ProductName=sku.title(), Email="customer@rpay.localhost",
             BillingDate=billed, ProcessedDate=f"{billed}T06:00:02+00:00", ProcessedAmount=amount,
             Currency=currency, ChargeId="ch_sim_9d8c7b6a5f4e", CardBrand="Visa", CardLast4="4242",
-            Status="paid", RefundedAmount=0, TTL=datetime(2027, 5, 19, tzinfo=UTC),
+            Status="paid", RefundedAmount=0, TTL=datetime(2027, 5, 19, tzinfo=UTC), Number=number,
         )
 
     return {
@@ -77,6 +86,10 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             SubIdLookup(SubIdLookup.pk(sub_id=sid), SubIdLookup.sk(sub_id=sid), AccountId=acc, SKU=sku)
             for sid, sku in (("a1b2c3d4e5f60718", "NEWS-DAILY"), ("18e9374a55c47382", "CLOUD-200"))
         ],
+        Card: [Card(Card.pk(account_id=acc), Card.sk(card_id="c4d5e6f7a8b9c0d1"), CreatedDate="2026-03-01T09:41:00+00:00",
+                    Details=PaymentDetails(Token="tok_sim_5e1f0c9a", Brand="Visa", Last4="4242", ExpMonth=12,
+                                           ExpYear=2029, BillingAddress="12 Bridge Street, Birmingham, B12 7ST",
+                                           CardId="c4d5e6f7a8b9c0d1"))],
         UserLink: [UserLink(UserLink.pk(user_id=2), UserLink.sk(user_id=2), AccountId=acc,
                             Email="customer@rpay.localhost")],
         Subscription: [
@@ -86,8 +99,17 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                 status=SubscriptionStatus.CANCELLED),
         ],
         Receipt: [
-            receipt(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", "2026-10-31", 999, "USD"),
-            receipt(acc, "18e9374a55c47382", "CLOUD-200", "2026-10-29", 299, "EUR"),
+            receipt(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", "2026-10-31", 999, "USD", "R-2026-004211"),
+            receipt(acc, "18e9374a55c47382", "CLOUD-200", "2026-10-29", 299, "EUR", "R-2026-004187"),
+        ],
+        ReceiptCounter: [ReceiptCounter(ReceiptCounter.pk(year=2026), ReceiptCounter.sk(year=2026),
+                                        LastNumber=4300)],
+        ReceiptNumberLookup: [
+            ReceiptNumberLookup(
+                ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number), AccountId=acc,
+                ReceiptSK=Receipt.sk(billing_date=billed, sku=sku, sub_id=sid), TTL=datetime(2027, 5, 19, tzinfo=UTC))
+            for number, billed, sku, sid in (("R-2026-004211", "2026-10-31", "NEWS-DAILY", "a1b2c3d4e5f60718"),
+                                             ("R-2026-004187", "2026-10-29", "CLOUD-200", "18e9374a55c47382"))
         ],
         Product: [
             Product(Product.pk(), Product.sk(sku="NEWS-DAILY"), SKU="NEWS-DAILY", Name="Daily News digital",
@@ -101,7 +123,10 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             FinishedAt="2026-11-21T06:00:41+00:00", FirstDate="2026-11-21", LastDate="2026-11-21",
             Outcome="completed", Counts={"due": 41, "charged": 40, "declined": 1},
             Failures=[{"sub_id": "18e9374a55c47382", "reason": "card_declined"}], Host="batch-1",
+            ShardFirst=0, ShardLast=3, ShardCount=8,
         )],
+        TableMeta: [TableMeta(TableMeta.pk(), TableMeta.sk(), DueShards=settings.DUE_SHARDS,
+                              UpdatedAt="2026-11-01T08:00:00+00:00")],
         AuditEvent: [AuditEvent(
             AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),
             At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action=AuditAction.STAFF_CANCEL,

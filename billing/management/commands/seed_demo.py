@@ -13,7 +13,14 @@ from billing import access
 from billing.gateway import PaymentGateway, get_gateway
 from billing.management.base import BillingCommand
 from billing.models import Subscription
-from billing.schedule import add_months, anchor_date, billing_today, first_payment_date, reminder_date
+from billing.schedule import (
+    add_months,
+    anchor_date,
+    billing_today,
+    first_payment_date,
+    period_end,
+    reminder_date,
+)
 
 STAFF_EMAIL = "staff@rpay.localhost"
 STAFF_PASSWORD = "staff-demo-2026"
@@ -98,6 +105,7 @@ class Command(BillingCommand):
                         currency=product.Currency, charge_id=demo_charge(gateway, sub, billed),
                         retention_days=settings.RECEIPT_RETENTION_DAYS,
                         processed_at=datetime(billed.year, billed.month, billed.day, 6, tzinfo=UTC),
+                        period_end=period_end(day, billed),
                     )
                 last_paid = billed_dates[-1] if billed_dates else None
                 # Bring the schedule up to date as the payment batch would have.

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.management.base import CommandError
 
+from billing import access
 from billing.management.base import BillingCommand
 from billing.table import ensure_table, summarize
 
@@ -19,6 +21,11 @@ class Command(BillingCommand):
         endpoint = settings.DYNAMODB_ENDPOINT or f"AWS DynamoDB ({settings.AWS_REGION})"
         verb = "created" if status.created else "already exists"
         self.stdout.write(f"{settings.DYNAMODB_TABLE} {verb} at {endpoint}")
+        layout = status.due_shards
+        if not layout.accepts(settings.DUE_SHARDS):
+            # The table keeps its count: a change is a migration, never a side effect.
+            raise CommandError(access.due_shards_mismatch_message(layout))
+        self.stdout.write(f"due indexes: {layout.describe()} (keys <date>#<shard>)")
         if status.ttl == "enabled":
             # AWS, DynamoDB Local and moto all take UpdateTimeToLive.
             self.stdout.write("TTL: enabled on attribute TTL (receipts expire; reads also hide expired ones)")

@@ -1,0 +1,132 @@
+"""Ending and pausing a subscription: cancel (at period end or now), keep, pause, resume.
+
+Each is one conditional UpdateItem with its own audit event (``_audited_update``'s
+habit: the caller cannot forget it). The date rules are ``billing.lifecycle``'s; the
+due-index keys are written through ``due_dates`` only.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from pynamodb.expressions.condition import Condition
+
+from billing.lifecycle import CancelMode, check_pausable, kept_next_payment, pause_start, resume_on
+from billing.models import AuditAction, Subscription, SubscriptionStatus
+from billing.schedule import reminder_date
+
+from ._common import iso_now, live
+from .due_dates import leave_due_indexes, next_payment_on, next_reminder_on
+from .events import record_event, subscription_snapshot
+from .subscriptions import update_subscription
+
+COMMENT_MAX_LENGTH = 1000
+
+
+def _audited(sub: Subscription, actions: list, condition: Condition, *, actor: str, action: AuditAction | str,
+             note: str | None = None) -> Subscription:
+    before = subscription_snapshot(sub)
+    update_subscription(sub, actions, condition)
+    record_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before,
+                 after=subscription_snapshot(sub), note=note)
+    return sub
+
+
+def end_subscription(sub: Subscription, *, mode: CancelMode, today: date, actor: str, reason: str,
+                     comment: str = "", action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED) -> Subscription:
+    """Cancel: the item leaves both indexes at once (no further charge or reminder).
+
+    ``PERIOD_END``: served to ``PaidThroughDate``, and ``keep_subscription`` may undo it
+    until then. ``NOW``: served through today only (``PaidThroughDate`` becomes today
+    if it was later; the caller refunds the days after it). A cancel at period end may
+    still be turned into a cancel now. The reason code and the comment are stored on the
+    item and in the event's note."""
+    comment = comment.strip()[:COMMENT_MAX_LENGTH]
+    actions = [
+        Subscription.Status.set(SubscriptionStatus.CANCELLED),
+        Subscription.CancelledDate.set(iso_now()),
+        Subscription.CancelReason.set(reason),
+        Subscription.CancelMode.set(mode),
+        Subscription.CancelComment.set(comment) if comment else Subscription.CancelComment.remove(),
+        Subscription.PausedFrom.remove(),
+        Subscription.PausedUntil.remove(),
+        *leave_due_indexes(),
+    ]
+    if mode == CancelMode.NOW and sub.PaidThroughDate and date.fromisoformat(sub.PaidThroughDate) > today:
+        actions.append(Subscription.PaidThroughDate.set(today.isoformat()))
+    condition = live()
+    if mode == CancelMode.NOW:
+        condition = condition | ((Subscription.Status == SubscriptionStatus.CANCELLED)
+                                 & (Subscription.CancelMode == CancelMode.PERIOD_END))
+    note = f"{mode}: {reason}" + (f": {comment}" if comment else "")
+    return _audited(sub, actions, condition, actor=actor, action=action, note=note[:500])
+
+
+def keep_subscription(sub: Subscription, *, today: date, reminder_days_before: int, actor: str) -> Subscription:
+    """Undo a cancel at period end: active again, due the day after ``PaidThroughDate``
+    (reminded by ``schedule.reminder_date``). Only while that day is still ahead or
+    today, and only for a cancel at period end (ConditionFailed otherwise)."""
+    next_payment = kept_next_payment(sub)
+    return _audited(
+        sub,
+        [
+            Subscription.Status.set(SubscriptionStatus.ACTIVE),
+            *next_payment_on(sub.sub_id, next_payment),
+            *next_reminder_on(sub.sub_id, reminder_date(next_payment, reminder_days_before, today)),
+            Subscription.CancelledDate.remove(),
+            Subscription.CancelReason.remove(),
+            Subscription.CancelMode.remove(),
+            Subscription.CancelComment.remove(),
+        ],
+        (Subscription.Status == SubscriptionStatus.CANCELLED)
+        & (Subscription.CancelMode == CancelMode.PERIOD_END)
+        & (Subscription.PaidThroughDate >= today.isoformat()),
+        actor=actor, action=AuditAction.SUBSCRIPTION_KEPT,
+    )
+
+
+def pause_subscription(sub: Subscription, *, resume: date | None, today: date, reminder_days_before: int,
+                       actor: str, action: AuditAction = AuditAction.SUBSCRIPTION_PAUSED) -> Subscription:
+    """Pause collection from the first unpaid day until ``resume`` (the first payment
+    after the pause, from ``lifecycle.pause_end``), or until "Resume" when None.
+
+    Condition: still active and due on the date read, which is after today (a payment
+    being taken cannot be moved: ``PaymentInProgress``'s rule)."""
+    next_payment = check_pausable(sub, today)
+    actions = [Subscription.PausedFrom.set(pause_start(sub).isoformat())]
+    if resume is None:
+        actions += [*leave_due_indexes(), Subscription.PausedUntil.remove()]
+    else:
+        actions += [
+            *next_payment_on(sub.sub_id, resume),
+            *next_reminder_on(sub.sub_id, reminder_date(resume, reminder_days_before, today)),
+            Subscription.PausedUntil.set(resume.isoformat()),
+        ]
+    condition = ((Subscription.Status == SubscriptionStatus.ACTIVE)
+                 & (Subscription.NextPaymentDate == next_payment.isoformat())
+                 & (Subscription.NextPaymentDate > today.isoformat()))
+    return _audited(sub, actions, condition, actor=actor, action=action,
+                    note=f"until {resume}" if resume else "until resumed")
+
+
+def resume_subscription(sub: Subscription, *, today: date, reminder_days_before: int, actor: str,
+                        action: AuditAction = AuditAction.SUBSCRIPTION_RESUMED) -> Subscription:
+    """End a pause: due again on ``lifecycle.resume_on`` (the paid-through date is
+    untouched: nothing is charged for the paused days). When that is the day after the
+    last paid day, the pause leaves no trace on the schedule and its fields go."""
+    resume = resume_on(sub, today)
+    actions = [
+        *next_payment_on(sub.sub_id, resume),
+        *next_reminder_on(sub.sub_id, reminder_date(resume, reminder_days_before, today)),
+    ]
+    if resume == pause_start(sub):
+        actions += [Subscription.PausedFrom.remove(), Subscription.PausedUntil.remove()]
+    else:
+        actions.append(Subscription.PausedUntil.set(resume.isoformat()))
+    condition = (Subscription.Status == SubscriptionStatus.ACTIVE) & Subscription.PausedFrom.exists()
+    if sub.NextPaymentDate:  # a dated pause: still due on the date read, which is ahead
+        condition = condition & (Subscription.NextPaymentDate == sub.NextPaymentDate) \
+            & (Subscription.NextPaymentDate > today.isoformat())
+    else:
+        condition = condition & Subscription.NextPaymentDate.does_not_exist()
+    return _audited(sub, actions, condition, actor=actor, action=action, note=f"due again on {resume}")

@@ -1,0 +1,132 @@
+"""Cancel (at period end or now), keep, pause and resume, as one operation each: the
+access function makes the change and records its audit event, this module refunds what
+must be refunded and tells the customer (``billing.mail``). The portal's and the
+staff's pages call these; the rules are ``billing.lifecycle``'s.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import date
+
+from django.conf import settings
+from django.utils.translation import gettext as _
+
+from billing import access
+from billing.batches import owed_amount
+from billing.gateway import PaymentError
+from billing.lifecycle import CancelMode, unused_share
+from billing.mail import send_customer_email, subscription_context
+from billing.models import AuditAction, Receipt, Subscription
+from billing.money import format_with_code
+from billing.refunds import refund_receipt
+from billing.schedule import months_before
+
+log = logging.getLogger(__name__)
+
+
+def _tell(template: str, sub: Subscription, subject: str, **context: object) -> str:
+    failure = send_customer_email(template, sub.Email, subject, {**subscription_context(sub), **context})
+    if failure:  # the change is made whatever the mail server says
+        log.warning("%s mail for %s not sent: %s", template, sub.SK, failure)
+    return failure
+
+
+def _name(sub: Subscription) -> str:
+    return sub.ProductName or sub.SKU
+
+
+def cancel_at_period_end(sub: Subscription, *, today: date, actor: str, reason: str, comment: str = "",
+                         action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED) -> Subscription:
+    """No further charge; served to ``PaidThroughDate``; "Keep" undoes it until then."""
+    access.end_subscription(sub, mode=CancelMode.PERIOD_END, today=today, actor=actor, reason=reason,
+                            comment=comment, action=action)
+    paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
+    _tell("cancel_scheduled", sub, _("Your %(product)s subscription ends on %(date)s") % {
+        "product": _name(sub), "date": f"{paid_through:%-d %B %Y}" if paid_through else "-"},
+        paid_through=paid_through, can_keep=bool(paid_through and paid_through >= today),
+        manage_url=_manage_url(sub))
+    return sub
+
+
+@dataclass
+class CancelledNow:
+    sub: Subscription
+    refunded: int = 0  # minor units, in the subscription's currency
+    refund_failures: list[str] = field(default_factory=list)  # one line each; staff can refund by hand
+
+
+def cancel_now(sub: Subscription, *, today: date, actor: str, reason: str, comment: str = "",
+               action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED) -> CancelledNow:
+    """Served through today only; the days paid after today are refunded, each charge
+    that paid them by its unused days' share (``lifecycle.unused_share``), under the
+    refund key ``refund:<ChargeId>:cancel-<SubId>`` (a repeat refunds once)."""
+    paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
+    access.end_subscription(sub, mode=CancelMode.NOW, today=today, actor=actor, reason=reason, comment=comment,
+                            action=action)
+    done = CancelledNow(sub)
+    if paid_through and paid_through > today:
+        for receipt in _receipts_paying_after(sub, today):
+            _refund_unused(receipt, today, actor, done)
+    _tell("cancelled_now", sub, _("Your %(product)s subscription is cancelled") % {"product": _name(sub)},
+          ended_on=today, refunded=format_with_code(done.refunded, sub.Currency) if done.refunded else "",
+          refund_pending=bool(done.refund_failures))
+    return done
+
+
+def _receipts_paying_after(sub: Subscription, today: date) -> list[Receipt]:
+    # One Query: a charge pays for at most ~2 months ahead, well inside this window.
+    receipts = access.get_receipts_by_account(sub.account_id, months_before(today, 3), today)
+    return [r for r in receipts if r.sub_id == sub.sub_id and r.PeriodEnd and r.PeriodEnd > today.isoformat()]
+
+
+def _refund_unused(receipt: Receipt, today: date, actor: str, done: CancelledNow) -> None:
+    start = date.fromisoformat(receipt.PeriodStart or receipt.BillingDate)
+    share = unused_share(int(receipt.ProcessedAmount), start, date.fromisoformat(receipt.PeriodEnd), today)
+    amount = min(share, int(receipt.ProcessedAmount) - int(receipt.RefundedAmount or 0))
+    if amount <= 0:
+        return
+    try:
+        refund = refund_receipt(receipt, amount, request_id=f"cancel-{receipt.sub_id}", actor=actor,
+                                reason=f"cancelled now: days after {today} unused")
+    except PaymentError as error:  # recorded as an audit event by refund_receipt
+        done.refund_failures.append(f"{receipt.BillingDate}: {error}")
+        return
+    done.refunded += refund.amount
+
+
+def keep(sub: Subscription, *, today: date, actor: str) -> Subscription:
+    """Undo a cancel at period end: due again the day after the last paid day."""
+    access.keep_subscription(sub, today=today, reminder_days_before=settings.REMINDER_DAYS_BEFORE, actor=actor)
+    _tell("subscription_kept", sub, _("Your %(product)s subscription continues") % {"product": _name(sub)},
+          next_payment=date.fromisoformat(sub.NextPaymentDate), next_amount=format_with_code(owed_amount(sub), sub.Currency),
+          manage_url=_manage_url(sub))
+    return sub
+
+
+def pause(sub: Subscription, *, resume: date | None, today: date, actor: str,
+          action: AuditAction = AuditAction.SUBSCRIPTION_PAUSED) -> Subscription:
+    """Pause collection until ``resume`` (the first payment after it) or, if None, until
+    resumed. Raises ``lifecycle.PauseRefused`` or ``access.ConditionFailed``."""
+    access.pause_subscription(sub, resume=resume, today=today, reminder_days_before=settings.REMINDER_DAYS_BEFORE,
+                              actor=actor, action=action)
+    _tell("subscription_paused", sub, _("Your %(product)s subscription is paused") % {"product": _name(sub)},
+          paused_from=date.fromisoformat(sub.PausedFrom), resume=resume,
+          next_amount=format_with_code(owed_amount(sub), sub.Currency) if resume else "",
+          manage_url=_manage_url(sub))
+    return sub
+
+
+def resume(sub: Subscription, *, today: date, actor: str,
+           action: AuditAction = AuditAction.SUBSCRIPTION_RESUMED) -> Subscription:
+    access.resume_subscription(sub, today=today, reminder_days_before=settings.REMINDER_DAYS_BEFORE, actor=actor,
+                               action=action)
+    _tell("subscription_resumed", sub, _("Your %(product)s subscription is resumed") % {"product": _name(sub)},
+          next_payment=date.fromisoformat(sub.NextPaymentDate),
+          next_amount=format_with_code(owed_amount(sub), sub.Currency), manage_url=_manage_url(sub))
+    return sub
+
+
+def _manage_url(sub: Subscription) -> str:
+    return settings.SITE_URL.rstrip("/") + f"/subscriptions/{sub.sub_id}/"

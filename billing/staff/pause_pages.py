@@ -1,0 +1,70 @@
+"""Staff pause and resume a subscription's collection (issue 14), with the customer's
+own rules (``billing.lifecycle``) and e-mails (``billing.lifecycle_actions``); each
+leaves a ``staff.pause_subscription`` / ``staff.resume_subscription`` audit event."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from billing import access, lifecycle_actions
+from billing.lifecycle import PauseRefused, check_pausable, pause_end, state_of
+from billing.lifecycle_forms import PauseForm
+from billing.models import AuditAction
+from billing.pages import actor, subscription_or_404, today
+
+from .common import account_url, confirm_page
+
+CHANGED_MEANWHILE = "The subscription changed meanwhile; nothing was done. Look again."
+
+
+@require_http_methods(["GET", "POST"])
+def staff_pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
+    day = today()
+    try:
+        check_pausable(sub, day)
+    except PauseRefused as refused:
+        messages.error(request, str(refused))
+        return redirect(account_url(account_id))
+    form = PauseForm(request.POST or None, initial={"version": sub.Version})
+    if request.method == "POST" and form.is_valid():
+        try:
+            resume = pause_end(sub, day, **form.pause_kwargs())
+            lifecycle_actions.pause(sub, resume=resume, today=day, actor=actor(request),
+                                    action=AuditAction.STAFF_PAUSE)
+        except PauseRefused as refused:
+            form.add_error(None, str(refused))
+        except access.ConditionFailed:
+            messages.error(request, CHANGED_MEANWHILE)
+            return redirect(account_url(account_id))
+        else:
+            messages.success(request, _("Paused from %(start)s until %(end)s; the customer is e-mailed.") % {
+                "start": sub.PausedFrom, "end": resume or _("resumed")})
+            return redirect(account_url(account_id))
+    return confirm_page(request, account_id, _("Pause payments"),
+                        _("Pause this subscription's payments? The days paid stay served; nothing is charged or "
+                          "reminded while paused, nor for the paused days afterwards. A pause ends on the payment "
+                          "day."), sub=sub, form=form, button=_("Pause payments"))
+
+
+@require_http_methods(["GET", "POST"])
+def staff_resume(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
+    if state_of(sub, today()).kind != "paused":
+        messages.error(request, _("This subscription is not paused."))
+        return redirect(account_url(account_id))
+    if request.method == "GET":
+        return confirm_page(request, account_id, _("Resume payments"),
+                            _("Resume this subscription's payments? The next payment is the day after the paid "
+                              "days while they run, else the next payment day."), sub=sub, button=_("Resume"))
+    try:
+        lifecycle_actions.resume(sub, today=today(), actor=actor(request), action=AuditAction.STAFF_RESUME)
+    except access.ConditionFailed:
+        messages.error(request, CHANGED_MEANWHILE)
+        return redirect(account_url(account_id))
+    messages.success(request, _("Resumed; next payment %(date)s.") % {"date": sub.NextPaymentDate})
+    return redirect(account_url(account_id))

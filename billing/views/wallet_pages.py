@@ -1,0 +1,207 @@
+"""The wallet (issue 14): the account's cards, which subscriptions pay with each, and the
+four changes (add, make default, replace, remove), each made by ``billing.wallet``
+(audit event and e-mail included). The list is the account's one Query.
+
+Subscriptions made before the wallet have no ``CardId``: they are listed as "the card
+on this subscription", not copied into the wallet by a page view (no write on a GET);
+choosing a wallet card for them, or typing a new one, moves them into it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from billing import access, wallet
+from billing.batches import PaymentStatus
+from billing.forms import ChooseCardForm, WalletCardForm
+from billing.models import Account, Card, PaymentDetails, Subscription
+from billing.money import format_with_symbol
+from billing.pages import actor, bound_data, subscription_or_404, today
+
+from .cards import tokenize_card_form
+from .common import STALE_MESSAGE, customer_required
+
+
+@dataclass
+class WalletRow:
+    """One card as the wallet shows it. ``card`` is None for the card of a subscription
+    made before the wallet (``details`` is then that subscription's copy)."""
+
+    details: PaymentDetails
+    card: Card | None = None
+    is_default: bool = False
+    subscriptions: list[Subscription] = field(default_factory=list)
+
+
+def wallet_rows(account: Account | None, cards: list[Card], subscriptions: list[Subscription]) -> list[WalletRow]:
+    default = access.default_card(account, cards)
+    rows = {c.card_id: WalletRow(c.Details, c, c is default) for c in cards}
+    own: dict[str, WalletRow] = {}  # cards kept on subscriptions only, by token
+    for sub in subscriptions:
+        if not sub.is_live or sub.PaymentDetails is None:
+            continue
+        row = rows.get(sub.PaymentDetails.CardId or "")
+        if row is None:
+            row = own.setdefault(sub.PaymentDetails.Token, WalletRow(sub.PaymentDetails))
+        row.subscriptions.append(sub)
+    return [*rows.values(), *own.values()]
+
+
+def _account_or_404(account_id: str) -> Account:
+    account = access.get_account(account_id)
+    if account is None:
+        raise Http404("no account")
+    return account
+
+
+def _card_or_404(account_id: str, card_id: str) -> Card:
+    card = access.get_card(account_id, card_id)
+    if card is None:
+        raise Http404("no such card")
+    return card
+
+
+@require_safe
+@customer_required
+def wallet_page(request: HttpRequest, account_id: str) -> HttpResponse:
+    collection = access.get_account_collection(account_id)  # the page's one Query
+    return render(request, "portal/wallet.html", {
+        "rows": wallet_rows(collection.account, collection.cards, collection.subscriptions),
+    })
+
+
+@sensitive_post_parameters("card_number", "cvc")
+@require_http_methods(["GET", "POST"])
+@customer_required
+@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
+def wallet_add(request: HttpRequest, account_id: str) -> HttpResponse:
+    form = WalletCardForm(bound_data(request), today=today())
+    if request.method == "POST" and form.is_valid() and (token := tokenize_card_form(form)):
+        account = _account_or_404(account_id)
+        added = wallet.add_card(account, token, form.billing_address_text(), actor=actor(request),
+                                make_default=form.cleaned_data.get("make_default", False))
+        messages.success(request, _("%(card)s is in your wallet.") % {"card": wallet.card_label(added.Details)})
+        return redirect("wallet")
+    return render(request, "portal/wallet_card.html", {"form": form, "card": None})
+
+
+@sensitive_post_parameters("card_number", "cvc")
+@require_http_methods(["GET", "POST"])
+@customer_required
+@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
+def wallet_replace(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
+    card = _card_or_404(account_id, card_id)
+    # The stored billing address fills the form, so it is kept unless changed.
+    form = WalletCardForm(bound_data(request), today=today(), offer_default=False,
+                          initial={"billing_address": card.Details.BillingAddress or ""})
+    if request.method == "POST" and form.is_valid() and (token := tokenize_card_form(form)):
+        account = _account_or_404(account_id)
+        try:
+            done = wallet.replace_card(account, card, token, form.billing_address_text(), actor=actor(request),
+                                       today=today())
+        except access.ConditionFailed:
+            messages.warning(request, _("This card was changed elsewhere meanwhile. Here is the wallet as it is "
+                                        "now: please check it and try again."))
+            return redirect("wallet")
+        label = wallet.card_label(done.card.Details)
+        names = ", ".join(s.ProductName or s.SKU for s in done.moved)
+        messages.success(request, _("%(card)s replaces the old card.") % {"card": label}
+                         + (" " + _("It now pays for: %(names)s.") % {"names": names} if names else ""))
+        _report_paid_now(request, done.paid_now)
+        return redirect("wallet")
+    return render(request, "portal/wallet_card.html", {"form": form, "card": card})
+
+
+def _report_paid_now(request: HttpRequest, paid_now: list[wallet.PaidNow]) -> None:
+    for paid in paid_now:
+        name = paid.sub.ProductName or paid.sub.SKU
+        if paid.outcome is None:
+            messages.warning(request, _("Our payment provider could not be reached to pay the overdue amount of "
+                                        "%(name)s now; we will try again on the next retry date.") % {"name": name})
+        elif paid.outcome.status == PaymentStatus.PAID:
+            messages.success(request, _("The overdue payment of %(amount)s for %(name)s went through.") % {
+                "amount": format_with_symbol(paid.outcome.amount or 0, paid.sub.Currency), "name": name})
+        else:
+            messages.warning(request, _("The overdue payment for %(name)s was declined (%(reason)s).") % {
+                "name": name, "reason": paid.outcome.reason})
+
+
+@require_POST
+@customer_required
+def wallet_default(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
+    card = _card_or_404(account_id, card_id)
+    account = _account_or_404(account_id)
+    try:
+        wallet.set_default_card(account, card, actor=actor(request))
+    except access.ConditionFailed:
+        messages.warning(request, _("That card is no longer in your wallet."))
+        return redirect("wallet")
+    messages.success(request, _("%(card)s is now your default card.") % {"card": wallet.card_label(card.Details)})
+    return redirect("wallet")
+
+
+@require_POST
+@customer_required
+def wallet_remove(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
+    card = _card_or_404(account_id, card_id)
+    account = _account_or_404(account_id)
+    label = wallet.card_label(card.Details)
+    try:
+        wallet.remove_card(account, card, actor=actor(request))
+    except access.CardInUse as in_use:
+        names = ", ".join(s.ProductName or s.SKU for s in in_use.subscriptions)
+        messages.error(request, _("%(card)s cannot be removed: %(names)s pays with it. Choose another card for "
+                                  "it first (Manage, then Replace the card), or replace this card.")
+                       % {"card": label, "names": names})
+        return redirect("wallet")
+    except access.ConditionFailed:
+        messages.warning(request, _("That card is no longer in your wallet."))
+        return redirect("wallet")
+    messages.success(request, _("%(card)s was removed from your wallet.") % {"card": label})
+    return redirect("wallet")
+
+
+
+def card_choice(account_id: str, sub: Subscription) -> dict[str, object]:
+    """The subscription card page's choice of wallet card (one Query): every card but
+    the one it pays with. Read only when the page is shown."""
+    current = sub.PaymentDetails.CardId if sub.PaymentDetails else None
+    choices = [(c.card_id, wallet.card_label(c.Details)) for c in access.get_cards(account_id) if c.card_id != current]
+    form = ChooseCardForm(initial={"version": sub.Version}, cards=choices) if choices else None
+    return {"choose_form": form}
+
+
+@require_POST
+@customer_required
+def choose_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    """A subscription pays with another wallet card from now on (a past-due period is
+    paid with it at once)."""
+    sub = subscription_or_404(account_id, sub_id)
+    if not sub.is_live:
+        messages.info(request, _("This subscription is cancelled: there is no card to change."))
+        return redirect("subscription", sub_id=sub_id)
+    cards = {c.card_id: c for c in access.get_cards(account_id)}
+    form = ChooseCardForm(request.POST, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()])
+    if not form.is_valid():
+        messages.error(request, _("Choose one of the cards in your wallet."))
+        return redirect("replace_card", sub_id=sub_id)
+    card = cards[form.cleaned_data["card"]]
+    version = form.cleaned_data.get("version")
+    try:
+        if version is not None and version != sub.Version:
+            raise access.ConditionFailed(sub.SK)  # the form was read before another change
+        paid = wallet.use_card(sub, card, actor=actor(request), today=today())
+    except access.ConditionFailed:
+        messages.warning(request, STALE_MESSAGE)
+        return redirect("replace_card", sub_id=sub_id)
+    messages.success(request, _("Future payments will use your %(card)s.") % {"card": wallet.card_label(card.Details)})
+    if paid is not None:
+        _report_paid_now(request, [paid])
+    return redirect("subscription", sub_id=sub_id)

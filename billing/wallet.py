@@ -1,0 +1,134 @@
+"""What a customer does to the wallet (issue 14), one operation each: the access function
+makes the change and records its audit event, this module tells the customer by e-mail
+(``billing.mail``, text + HTML) and retries a past-due period with the new card.
+``billing.actions`` is the same thing for subscriptions; this is its wallet half.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import date
+
+from django.utils.translation import gettext as _
+
+from billing import access
+from billing.batches import PaymentOutcome, take_payment
+from billing.gateway import CardToken, GatewayError
+from billing.mail import send_customer_email, subscription_context
+from billing.models import Account, AuditAction, Card, PaymentDetails, Subscription, SubscriptionStatus
+
+log = logging.getLogger(__name__)
+
+
+def card_label(details: PaymentDetails | CardToken) -> str:
+    """"Visa ending 4242 (12/2030)": what pages and e-mails name a card by."""
+    if isinstance(details, CardToken):
+        brand, last4, month, year = details.brand, details.last4, details.exp_month, details.exp_year
+    else:
+        brand, last4, month, year = details.Brand, details.Last4, details.ExpMonth, details.ExpYear
+    return _("%(brand)s ending %(last4)s (%(month)02d/%(year)d)") % {
+        "brand": brand, "last4": last4, "month": int(month), "year": int(year)}
+
+
+def _tell(template: str, account: Account, subject: str, **context: object) -> None:
+    failure = send_customer_email(template, account.Email, subject, {"product": "", **context})
+    if failure:  # the change is made whatever the mail server says
+        log.warning("%s mail for %s not sent: %s", template, account.PK, failure)
+
+
+@dataclass
+class PaidNow:
+    """A past-due subscription retried at once with its new card: the outcome, or None
+    when the gateway could not be reached (the next retry date tries again)."""
+
+    sub: Subscription
+    outcome: PaymentOutcome | None
+
+
+def _retry_past_due(subs: list[Subscription], *, actor: str, today: date) -> list[PaidNow]:
+    """A past-due period stays owed (money rule M1): a new card pays it at once."""
+    paid: list[PaidNow] = []
+    for sub in subs:
+        if sub.Status != SubscriptionStatus.PAST_DUE:
+            continue
+        try:
+            paid.append(PaidNow(sub, take_payment(sub, run_date=today, actor=actor)))
+        except GatewayError:
+            paid.append(PaidNow(sub, None))
+    return paid
+
+
+def add_card(account: Account, card: CardToken, billing_address: str | None = None, *, actor: str,
+             make_default: bool = False, cards: list[Card] | None = None) -> Card:
+    """A new wallet card; the first one is the default whatever was asked."""
+    make_default = make_default or not (cards if cards is not None else access.get_cards(account.account_id))
+    added = access.add_card(account.account_id, card, billing_address, actor=actor, make_default=make_default)
+    if make_default:
+        account.DefaultCardId = added.card_id
+    _tell("wallet_card_added", account, _("A card was added to your wallet"),
+          card=card_label(added.Details), default=make_default)
+    return added
+
+
+@dataclass
+class WalletReplaced:
+    card: Card
+    moved: list[Subscription] = field(default_factory=list)
+    skipped: list[Subscription] = field(default_factory=list)
+    paid_now: list[PaidNow] = field(default_factory=list)
+
+
+def replace_card(account: Account, card: Card, new: CardToken, billing_address: str | None, *, actor: str,
+                 today: date) -> WalletReplaced:
+    """New details for a wallet card, and for every subscription that pays with it (one
+    transaction, one audit event, one e-mail listing them); past-due ones are retried
+    with it at once. ``access.ConditionFailed`` when the card changed meanwhile."""
+    old_label = card_label(card.Details)
+    subs = access.get_subscriptions_by_account(account.account_id)
+    done = access.replace_card_everywhere(card, new, billing_address, subs, actor=actor)
+    _tell("wallet_card_replaced", account, _("Card replaced: %(card)s") % {"card": card_label(done.card.Details)},
+          old_card=old_label, card=card_label(done.card.Details),
+          subscriptions=[s.ProductName or s.SKU for s in done.moved])
+    return WalletReplaced(done.card, done.moved, done.skipped, _retry_past_due(done.moved, actor=actor, today=today))
+
+
+def set_default_card(account: Account, card: Card, *, actor: str) -> Account:
+    access.set_default_card(account, card, actor=actor)
+    _tell("wallet_default_changed", account, _("Your default card is now %(card)s") % {
+        "card": card_label(card.Details)}, card=card_label(card.Details))
+    return account
+
+
+def remove_card(account: Account, card: Card, *, actor: str) -> None:
+    """Remove a card no live subscription pays with; ``access.CardInUse`` names those that do."""
+    subs = access.get_subscriptions_by_account(account.account_id)
+    access.remove_card(account, card, subs, actor=actor)
+    _tell("wallet_card_removed", account, _("A card was removed from your wallet"), card=card_label(card.Details))
+
+
+def use_card(sub: Subscription, card: Card, *, actor: str, today: date,
+             action: AuditAction = AuditAction.CARD_REPLACED) -> PaidNow | None:
+    """The subscription pays with this wallet card from now on (one e-mail); a past-due
+    period is retried with it at once, and that retry's outcome returned."""
+    access.use_card(sub, card, actor=actor, action=action)
+    failure = send_customer_email("card_replaced", sub.Email,
+                                  _("Card replaced: %(product)s") % {"product": sub.ProductName or sub.SKU},
+                                  subscription_context(sub))
+    if failure:
+        log.warning("card_replaced mail for %s not sent: %s", sub.SK, failure)
+    paid = _retry_past_due([sub], actor=actor, today=today)
+    return paid[0] if paid else None
+
+
+def keep_in_wallet(account_id: str, card: CardToken, billing_address: str | None, *, card_id: str,
+                   actor: str, make_default: bool | None = None) -> Card:
+    """The wallet entry of a card just typed for one subscription (``actions.replace_card``
+    or ``actions.subscribe`` with this ``card_id`` first, which record the change and send
+    its e-mail): the default when asked, or else when the wallet was empty. Should this
+    write be lost (a crash between the two), the subscription still pays with its own
+    copy and the wallet shows it as the card on that subscription."""
+    if make_default is None:
+        make_default = not access.get_cards(account_id)
+    return access.add_card(account_id, card, billing_address, actor=actor, make_default=make_default,
+                           card_id=card_id, audit=False)

@@ -1,0 +1,95 @@
+#!/usr/bin/env python
+"""Profile the payment batch on DynamoDB Local (cProfile); not a test.
+
+Starts its own engine (like scripts/bench.py, whose helpers it reuses), seeds
+``--due`` subscriptions due on one date, and runs ``batches.run_payments`` under
+cProfile, then prints the top functions by own and cumulative time. ``--compare``
+instead measures, in one run, the CPU per payment of the batch and of the bare
+request pair (bench.py's ``batch_run`` and ``bare_loop``), alternating, ``--rounds`` times.
+
+    .venv/bin/python scripts/profile_payments.py --due 1000 --workers 1
+    .venv/bin/python scripts/profile_payments.py --compare --due 500 --workers 8 --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--due", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--latency-ms", type=int, default=0)
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--compare", action="store_true")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", help="write the raw profile here (pstats file)")
+    args = parser.parse_args()
+    bench.DUE = args.due
+    tmp = Path(tempfile.mkdtemp(prefix="rpay-profile-"))
+    server = bench.start_local_engine(bench.free_port(), None, log_file=tmp / "dynamodb.log")
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
+    try:
+        bench.setup_django(server.endpoint, tmp)
+        from billing.gateway import SimulatedGateway
+
+        ledger = str(tmp / "ledger.sqlite3")
+        token = SimulatedGateway(ledger_path=ledger).tokenize_card("4242424242424242", 12, 2030, "123").token
+        bench.use_table("profile", server.endpoint)
+        # Warm up: the engine's JIT and Django's template cache.
+        bench.batch_run(token, args.workers, 0, ledger)
+        bench.bare_loop(token, args.workers)
+        if args.compare:
+            print(f"load average {os.getloadavg()[0]:.1f}")
+            for n in range(args.rounds):
+                bare = bench.bare_loop(token, args.workers)
+                batch = bench.batch_run(token, args.workers, args.latency_ms, ledger)
+                print(f"round {n + 1}: bare pair {bare['cpu_ms']:.2f} ms ({bare['rate']:.0f}/s), "
+                      f"batch {batch['cpu_ms']:.2f} ms ({batch['rate']:.0f}/s), "
+                      f"batch/bare CPU {batch['cpu_ms'] / bare['cpu_ms']:.2f}", flush=True)
+            print(f"load average {os.getloadavg()[0]:.1f}")
+            return
+        # cProfile sees only the thread that enables it: the day's items are paid here,
+        # in the main thread, as one worker of ``run_payments`` pays them (its Query
+        # pages, ``take_payment`` per item), without the pool and the run record.
+        from django.core import mail
+
+        from billing import access, batches
+
+        day = bench.next_day()
+        bench.seed_due(day, token)
+        gateway = SimulatedGateway(ledger_path=ledger, latency_ms=args.latency_ms)
+        mail.outbox = []
+        profile = cProfile.Profile(time.process_time)  # CPU, not the waits for the engine
+        started = time.process_time()
+        profile.enable()
+        outcomes = [batches.take_payment(sub, run_date=day, gateway=gateway)
+                    for sub in access.get_due_payments_by_date(day)]
+        profile.disable()
+        cpu = time.process_time() - started
+        assert sum(o.status == "paid" for o in outcomes) == args.due and len(mail.outbox) == args.due
+        print(f"{cpu / args.due * 1000:.2f} ms CPU per payment (under the profiler)")
+        if args.out:
+            profile.dump_stats(args.out)
+        stats = pstats.Stats(profile)
+        stats.sort_stats("tottime").print_stats(args.top)
+        stats.sort_stats("cumulative").print_stats(args.top)
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

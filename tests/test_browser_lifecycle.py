@@ -1,0 +1,156 @@
+"""Cancel at period end, keep, pause, resume and cancel now in a real Chromium, on a
+desktop and on a 390 px phone; staff pause and resume from the account page.
+
+Screenshots go to artifacts/screenshots/lifecycle-*.png.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+
+from billing import access, actions
+from billing.pages import today
+
+from .browser import screenshot
+from .builders import card, make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "pw-for-tests"
+
+
+def no_horizontal_scroll(page) -> bool:
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def paid_subscriber(email: str):
+    """A customer whose first period (to the day before a payment day ten days on) is
+    paid, so that ending at the period's end and pausing are both offered."""
+    user = make_user(email)
+    account = access.create_account(email, user_id=user.pk)
+    day = (today() + timedelta(days=10)).day
+    started = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=day, amount=999,
+                                currency="USD", card=card(), today=today(), actor=email)
+    assert started.started
+    return started.sub
+
+
+def log_in(page, email: str) -> None:
+    page.goto("/login/")
+    page.locator("#id_username").fill(email)
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_load_state()
+
+
+@pytest.mark.parametrize("device", ["page", "phone_page"])
+def test_cancel_keep_pause_resume_and_cancel_now(request, device, moto_table, live_server) -> None:
+    page = request.getfixturevalue(device)
+    tag = "phone" if device == "phone_page" else "desktop"
+    sub = paid_subscriber(f"{tag}@example.com")
+    mail.outbox.clear()
+    log_in(page, f"{tag}@example.com")
+    page.goto(f"/subscriptions/{sub.sub_id}/")
+
+    # cancel: at the end of the period paid is the default; a reason and a comment
+    page.get_by_role("link", name="Cancel the subscription").click()
+    assert page.locator("input[name=when][value=period_end]").is_checked()
+    page.get_by_label("It is too expensive").check()
+    page.get_by_label("Anything you would like to tell us (optional)").fill("Cheaper elsewhere")
+    assert no_horizontal_scroll(page)
+    screenshot(page, f"lifecycle-cancel-{tag}")
+    page.get_by_role("button", name="Cancel the subscription").click()
+    assert page.get_by_test_id("sub-state").inner_text().startswith("Cancels on")
+    assert no_horizontal_scroll(page)
+    screenshot(page, f"lifecycle-cancelling-{tag}")
+    stored = access.get_subscription(sub.account_id, sub.sub_id)
+    assert stored.CancelReason == "too_expensive" and stored.CancelComment == "Cheaper elsewhere"
+
+    # keep
+    page.get_by_role("button", name="Keep my subscription").click()
+    assert "Your subscription continues" in page.content()
+    assert page.get_by_test_id("sub-state").count() == 0
+    assert access.get_subscription(sub.account_id, sub.sub_id).NextPaymentDate
+
+    # pause for two payments, resume
+    page.get_by_role("link", name="Pause payments").click()
+    page.get_by_label("for a number of payments").check()
+    page.get_by_label("Payments to skip").select_option("2")
+    assert no_horizontal_scroll(page)
+    screenshot(page, f"lifecycle-pause-{tag}")
+    page.get_by_role("button", name="Pause payments").click()
+    assert page.get_by_test_id("sub-state").inner_text().startswith("Paused until")
+    assert no_horizontal_scroll(page)
+    screenshot(page, f"lifecycle-paused-{tag}")
+    page.get_by_role("button", name="Resume now").click()
+    assert "Resumed. The next payment is" in page.content()
+
+    # an open pause: "Paused", no payment day to change, then resume
+    page.get_by_role("link", name="Pause payments").click()
+    page.get_by_label("until I resume it").check()
+    page.get_by_role("button", name="Pause payments").click()
+    assert page.get_by_test_id("sub-state").inner_text() == "Paused"
+    assert page.get_by_role("link", name="Change the payment day").count() == 0
+    page.goto("/")
+    assert page.get_by_test_id("sub-state").inner_text() == "Paused"
+    assert no_horizontal_scroll(page)
+    screenshot(page, f"lifecycle-dashboard-paused-{tag}")
+    page.get_by_role("link", name="Manage Daily News").click()
+    page.get_by_role("button", name="Resume now").click()
+    assert "Resumed" in page.content()
+
+    # cancel now: the days paid after today are refunded
+    page.get_by_role("link", name="Cancel the subscription").click()
+    page.locator("input[name=when][value=now]").check()
+    page.get_by_label("I am switching to something else").check()
+    page.get_by_role("button", name="Cancel the subscription").click()
+    assert "has ended" in page.content() and "is refunded to your card" in page.content()
+    assert "The last period paid was" in page.get_by_test_id("last-period").inner_text()
+    assert no_horizontal_scroll(page)
+    screenshot(page, f"lifecycle-cancelled-now-{tag}")
+
+    subjects = [m.subject for m in mail.outbox]
+    assert subjects == [
+        f"Your Daily News subscription ends on {date_text(stored.PaidThroughDate)}",
+        "Your Daily News subscription continues",
+        "Your Daily News subscription is paused",
+        "Your Daily News subscription is resumed",
+        "Your Daily News subscription is paused",
+        "Your Daily News subscription is resumed",
+        "Refund: Daily News",
+        "Your Daily News subscription is cancelled",
+    ]
+
+
+def date_text(iso: str) -> str:
+    from datetime import date
+
+    return f"{date.fromisoformat(iso):%-d %B %Y}"
+
+
+def test_staff_pause_and_resume(page, moto_table, live_server) -> None:
+    sub = paid_subscriber("pat@example.com")
+    make_user("clerk@rpay.localhost", staff=True)
+    page.goto("/admin/")
+    page.fill("#id_username", "clerk@rpay.localhost")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.goto(f"/admin/staff/accounts/{sub.account_id}/")
+    row = page.get_by_test_id(f"sub-{sub.sub_id}")
+    row.get_by_role("link", name="Pause").click()
+    page.get_by_label("until I resume it").check()
+    screenshot(page, "lifecycle-staff-pause")
+    page.click("input[value='Pause payments']")
+    page.wait_for_url("**/admin/staff/accounts/**")
+    assert row.get_by_test_id("sub-state").inner_text() == "paused"
+    assert "staff.pause_subscription" in page.get_by_test_id("events").inner_text()
+    screenshot(page, "lifecycle-staff-paused")
+    row.get_by_role("link", name="Resume").click()
+    page.click("input[value='Resume']")
+    page.wait_for_url("**/admin/staff/accounts/**")
+    assert row.get_by_test_id("sub-state").count() == 0
+    assert "staff.resume_subscription" in page.get_by_test_id("events").inner_text()
+    assert access.get_subscription(sub.account_id, sub.sub_id).NextPaymentDate == sub.NextPaymentDate

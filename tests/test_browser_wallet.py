@@ -1,0 +1,122 @@
+"""Issue 14 in a real Chromium, desktop and 390 px: the wallet (add, make default,
+replace, refused remove), a subscription's choice of card, the subscribe flow ("Change
+details" keeps product and day; "subscribe again?") and the dashboard's next amount.
+
+Screenshots go to artifacts/screenshots/wallet-*.png.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from billing import access
+
+from .browser import screenshot
+from .builders import make_customer
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "a-long-Password-2026"
+
+
+def no_horizontal_scroll(page) -> bool:
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def log_in(page, email: str) -> None:
+    page.goto("/login/")
+    page.locator("#id_username").fill(email)
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_load_state()
+
+
+def fill_card(page, number: str, month: str = "12", year: str = "2030") -> None:
+    page.get_by_label("Card number").fill(number)
+    page.get_by_label("Expiry month").select_option(month)
+    page.get_by_label("Expiry year").select_option(year)
+    page.get_by_label("Security code (CVC)").fill("123")
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_wallet_and_subscribe_flow(request, products, size) -> None:
+    page = request.getfixturevalue("page" if size == "desktop" else "phone_page")
+    ann = make_customer(f"ann-{size}@example.com")
+    log_in(page, ann.email)
+
+    # subscribe with a new card; "Change details" keeps the product and day
+    page.goto("/subscribe/")
+    page.get_by_label("City Gym — £45.00 a month").check()
+    page.get_by_label("Payment day").select_option("20")
+    fill_card(page, "4242 4242 4242 4242")
+    page.get_by_label("Billing address (optional)").fill("1 Main St")
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("link", name="Change details").click()
+    assert page.get_by_label("City Gym — £45.00 a month").is_checked()
+    assert page.get_by_label("Payment day").input_value() == "20"
+    assert page.get_by_label("Billing address (optional)").input_value() == "1 Main St"
+    fill_card(page, "4242 4242 4242 4242")
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name=re.compile("Confirm and pay")).click()
+    assert "You are subscribed to City Gym" in page.content()
+
+    # a second one to the same product is asked about, with the wallet card chosen
+    page.goto("/subscribe/")
+    page.get_by_label("City Gym — £45.00 a month").check()
+    assert page.get_by_label("Visa ending 4242 (12/2030)").is_checked()
+    page.get_by_role("button", name="Continue").click()
+    assert "You already have City Gym; subscribe again?" in page.get_by_test_id("already-subscribed").inner_text()
+    screenshot(page, f"wallet-subscribe-again-{size}")
+    assert no_horizontal_scroll(page)
+    page.get_by_role("button", name=re.compile("Confirm and pay")).click()
+    assert "Tick the box" in page.content()
+    page.get_by_label("Yes, subscribe again").check()
+    page.get_by_role("button", name=re.compile("Confirm and pay")).click()
+    assert "You are subscribed to City Gym" in page.content()
+    assert len(access.get_subscriptions_by_account(ann.account_id)) == 2
+
+    # the dashboard: next payment with its amount, paid-through date
+    page.goto("/")
+    assert page.get_by_test_id("next-amount").count() == 2
+    assert page.get_by_test_id("next-amount").first.inner_text().startswith("£")
+    assert page.get_by_test_id("paid-through").count() == 2
+    assert no_horizontal_scroll(page)
+    screenshot(page, f"wallet-dashboard-{size}")
+
+    # the wallet: one card paying for both; add a second, make it the default
+    page.get_by_role("link", name="Wallet").first.click() if size == "desktop" else page.goto("/wallet/")
+    assert page.get_by_test_id("wallet-card").count() == 1
+    page.get_by_role("link", name="Add a card").first.click()
+    fill_card(page, "5555 5555 5555 4444", "6", "2031")
+    page.get_by_role("button", name="Add the card").click()
+    assert "Mastercard ending 4444 (06/2031) is in your wallet." in page.content()
+    page.get_by_role("button", name="Make default Mastercard 4444").click()
+    assert "is now your default card" in page.content()
+
+    # removing the card in use is refused, with the subscription named
+    page.get_by_role("button", name="Remove Visa 4242").click()
+    assert "cannot be removed: City Gym, City Gym pays with it" in page.content()
+
+    # replace the Visa: both subscriptions move; the address is kept
+    page.get_by_role("link", name="Replace Visa 4242").click()
+    assert page.get_by_label("Billing address (optional)").input_value() == "1 Main St"
+    fill_card(page, "4000 0566 5566 5556", "9", "2032")
+    page.get_by_role("button", name="Use the new card").click()
+    assert "It now pays for: City Gym, City Gym." in page.content()
+    assert no_horizontal_scroll(page)
+    screenshot(page, f"wallet-{size}")
+    subs = access.get_subscriptions_by_account(ann.account_id)
+    assert {s.PaymentDetails.Last4 for s in subs} == {"5556"}
+    assert {s.PaymentDetails.BillingAddress for s in subs} == {"1 Main St"}
+
+    # one subscription chooses the Mastercard on its card page
+    sub = subs[0]
+    page.goto(f"/subscriptions/{sub.sub_id}/card/")
+    page.get_by_label("Mastercard ending 4444 (06/2031)").check()
+    assert no_horizontal_scroll(page)
+    screenshot(page, f"wallet-choose-card-{size}")
+    page.get_by_role("button", name="Pay with this card").click()
+    assert "Future payments will use your Mastercard ending 4444 (06/2031)." in page.content()
+    assert access.get_subscription(ann.account_id, sub.sub_id).PaymentDetails.Last4 == "4444"
