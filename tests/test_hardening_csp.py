@@ -169,7 +169,9 @@ def test_chromium_reports_no_policy_violation(page, moto_table, settings) -> Non
     page.get_by_role("button", name="Log out").click()
 
     # the lock-out pages, in each log-in page's look
-    for login_path, submit, name in [("/login/", "button[type=submit]", "portal-lockout"),
+    # (the portal's submit is the log-in form's, in the page's main part: the header's
+    # language switcher has submit buttons too, hidden in its closed menu)
+    for login_path, submit, name in [("/login/", "main button[type=submit]", "portal-lockout"),
                                      ("/admin/login/", "input[type=submit]", "admin-lockout")]:
         for _ in range(settings.AXES_FAILURE_LIMIT + 1):
             page.goto(login_path)
