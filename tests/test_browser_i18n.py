@@ -53,7 +53,7 @@ def test_pages_in_each_language_fit_the_screen(browser, live_server, shop_stock,
         page.locator("main form button[type=submit]").first.click()
         page.wait_for_load_state()
         for name, url in (("dashboard", "/"), ("receipts", "/receipts/"),
-                          ("receipt", reverse("receipt", args=[receipt.SK])), ("shop", "/shop/")):
+                          ("receipt", reverse("receipt", args=[receipt.url_id])), ("shop", "/shop/")):
             page.goto(url)
             # The account's language, not the browser's (en-US), is the page's.
             assert page.evaluate("document.documentElement.lang") == language, (name, width)

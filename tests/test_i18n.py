@@ -72,7 +72,7 @@ def history(customer):
 def test_portal_pages_show_no_english_phrase(history, language) -> None:
     customer, sub, receipt = history
     client: Client = customer.client
-    for url in ("/", f"/subscriptions/{sub.sub_id}/", "/receipts/", reverse("receipt", args=[receipt.SK]), "/subscribe/"):
+    for url in ("/", f"/subscriptions/{sub.sub_id}/", "/receipts/", reverse("receipt", args=[receipt.url_id]), "/subscribe/"):
         html = client.get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode()
         assert f'<html lang="{language}">' in html, url
         assert english_left(html) == [], url
