@@ -7,7 +7,6 @@ the subclasses carry the details a page or a test needs (which product, what bal
 from __future__ import annotations
 
 # Raised while a page is answered: the message is in that page's language.
-from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 
@@ -57,7 +56,7 @@ class DiscountCodeExpired(InvalidInput):
     def __init__(self, code: str, valid_until: str) -> None:
         self.code = code
         self.valid_until = valid_until
-        super().__init__(gettext("This code expired on %(date)s: remove it to order without it.")
+        super().__init__(_("This code expired on %(date)s: remove it to order without it.")
                          % {"date": valid_until}, field="discount code")
 
 
@@ -65,7 +64,7 @@ class DiscountCodeNotValidYet(InvalidInput):
     def __init__(self, code: str, valid_from: str) -> None:
         self.code = code
         self.valid_from = valid_from
-        super().__init__(gettext("This code is not valid until %(date)s: remove it to order without it.")
+        super().__init__(_("This code is not valid until %(date)s: remove it to order without it.")
                          % {"date": valid_from}, field="discount code")
 
 
