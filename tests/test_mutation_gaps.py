@@ -380,8 +380,10 @@ def test_a_paid_receipt_holds_the_period_card_time_and_ttl_and_its_event_the_cha
     assert datetime(2027, 4, 14, tzinfo=UTC) == receipt.TTL  # midnight UTC of the billing date + 30 days
     [event] = [e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.succeeded"]
     assert (event.Actor, event.Subject) == ("batch", sub.SK)
+    assert receipt.Number == "R-2027-000001"  # the year's first number
     assert event.After == {"Receipt": receipt.SK, "Amount": out.amount, "Currency": sub.Currency,
-                           "ChargeId": out.charge_id, "PeriodStart": "2027-03-15", "PeriodEnd": "2027-04-14"}
+                           "ChargeId": out.charge_id, "PeriodStart": "2027-03-15", "PeriodEnd": "2027-04-14",
+                           "Number": receipt.Number}
 
 
 def test_a_receipt_recorded_by_hand_defaults_to_the_batch_and_no_period_end(moto_table) -> None:

@@ -1,6 +1,7 @@
 """The dashboard's money (issue 14): each subscription's next payment with the amount it
 will charge (prorations included, as the payment run charges them) and its paid-through
-date; the upcoming list with the same amounts; still one Query."""
+date; the upcoming list with the same amounts; still one Query for the
+dashboard (the subscription page adds the payment history's)."""
 
 from __future__ import annotations
 
@@ -72,5 +73,5 @@ def test_the_subscription_page_shows_the_same(customer, ddb_requests) -> None:
     sub = subscribe(customer, "NEWS-DAILY", day=15, on=date(2027, 1, 10))
     ddb_requests.reset()
     html = customer.client.get(f"/subscriptions/{sub.sub_id}/").content.decode()
-    assert ddb_requests.ops == ["Query"]
+    assert ddb_requests.ops == ["Query", "Query"]  # the subscriptions; the payment history
     assert re.search(r'data-testid="next-amount">\$1\.61<', html)
