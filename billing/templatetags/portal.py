@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 
 from django import template
 from django.utils.html import format_html
@@ -16,15 +16,8 @@ from billing.models import Subscription
 register = template.Library()
 
 
-@register.filter
-def isodate(value: str | date | None) -> date | datetime | None:
-    """Items store dates as ISO-8601 strings; templates format real dates (``|date``)."""
-    if not value or isinstance(value, date):
-        return value or None
-    try:
-        return datetime.fromisoformat(value) if "T" in value else date.fromisoformat(value)
-    except ValueError:
-        return None
+# Items store dates as ISO-8601 strings; templates format real dates (``|date``).
+isodate = register.filter("isodate", localformat.parse_date)
 
 
 @register.filter
