@@ -76,13 +76,14 @@ def test_json_summary_parses_and_item_lines_otherwise(moto_table) -> None:
     [line] = out.splitlines()
     summary = json.loads(line)
     assert (summary["processed"], summary["paid"], summary["errors"]) == (3, 3, 0)
-    assert summary["outcome"] == "completed" and summary["first_date"] == "2027-03-15"
+    # the table's first run: the whole catch-up window (31 days) before the date
+    assert summary["outcome"] == "completed" and summary["first_date"] == "2027-02-12"
     assert {"declined", "retried", "cancelled", "skipped", "elapsed", "rate"} <= set(summary)
     seed_due(2, due=date(2027, 3, 16), prefix="x")
     with at(date(2027, 3, 15)):
         lines = command("send_reminders", "--date", "2027-03-09").splitlines()
     assert len(lines) == 3 and lines[0].startswith("sent reminder sub x")
-    assert lines[-1].startswith("reminders 2027-03-09: processed 2, sent 2, skipped 0, errors 0, elapsed")
+    assert lines[-1].startswith("reminders 2027-02-06..2027-03-09: processed 2, sent 2, skipped 0, errors 0, elapsed")
     with at(date(2027, 3, 15)):
         json.loads(command("send_reminders", "--date", "2027-03-09", "--json", "--dry-run"))
 

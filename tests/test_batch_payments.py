@@ -160,6 +160,19 @@ def test_catch_up_takes_three_skipped_days_once_each(table) -> None:
     assert again.dates == [days[-1]] and again.counts["processed"] == 0
 
 
+def test_the_first_run_ever_catches_up_a_date_owed_before_it(table) -> None:
+    # A subscription made (its first payment taken at once) before cron was set up: its
+    # next date passed with no run at all. The first run takes it, once; the next run
+    # starts after the first one's dates.
+    [owed] = seed_due(1, due=date(2027, 3, 1), prefix="owed")
+    summary = batches.run_payments(run_date=date(2027, 3, 15), catch_up_days=20)
+    assert summary.dates[0] == date(2027, 2, 23) and summary.dates[-1] == date(2027, 3, 15)
+    assert summary.counts["paid"] == 1
+    assert [r.BillingDate for r in receipts_of(owed)] == ["2027-03-01"]
+    again = batches.run_payments(run_date=date(2027, 3, 16), catch_up_days=20)
+    assert again.dates == [date(2027, 3, 16)] and again.counts["processed"] == 0
+
+
 def test_catch_up_is_bounded(table) -> None:
     batches.run_payments(run_date=date(2027, 1, 1))
     summary = batches.run_payments(run_date=date(2027, 3, 15), catch_up_days=5)

@@ -34,7 +34,10 @@ Outcome = PaymentOutcome | ReminderOutcome
 
 def dates_to_cover(kind: BatchKind, run_date: date, catch_up_days: int, shards: ShardSet | None = None) -> list[date]:
     """``run_date`` and, before it, every date since the last completed run's last date
-    (at most ``catch_up_days`` back). No completed run yet: ``run_date`` alone.
+    (at most ``catch_up_days`` back). No completed run yet: the whole window, since a
+    first run that looked at ``run_date`` alone would leave a date owed before it (a
+    subscription made before cron was set up, or a first scheduled run that failed
+    before it could record itself) unpaid for good.
 
     With one run per host or process (issue 17), "the last completed run" is per shard:
     for each of ``shards`` (default: every shard), the latest date a completed run that
@@ -48,10 +51,10 @@ def dates_to_cover(kind: BatchKind, run_date: date, catch_up_days: int, shards: 
     latest = [max((run.LastDate for run in runs if run.covers_shard(shard, count)), default=None)
               for shard in members]
     known = [day for day in latest if day is not None]
-    first = run_date
-    if known:
+    first = run_date - timedelta(days=catch_up_days)
+    if len(known) == len(latest):
         after_last = date.fromisoformat(min(known)) + timedelta(days=1)
-        first = min(run_date, max(after_last, run_date - timedelta(days=catch_up_days)))
+        first = min(run_date, max(after_last, first))
     return [first + timedelta(days=n) for n in range((run_date - first).days + 1)]
 
 
