@@ -11,6 +11,7 @@ from __future__ import annotations
 from copy import copy
 from datetime import date, datetime
 from decimal import Decimal
+from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_date, format_skeleton
@@ -21,7 +22,13 @@ from django.utils.dateformat import format as django_date_format
 
 def active_locale() -> Locale | None:
     """Babel's locale for the active language; None for English (rpay's own formats)."""
-    language = translation.get_language() or "en"
+    return _locale_of(translation.get_language() or "en")
+
+
+@lru_cache(maxsize=64)
+def _locale_of(language: str) -> Locale | None:
+    # Once per language: Locale.parse builds a new object on every call, and a batch's
+    # e-mails ask for one for every amount and date.
     if language.split("-")[0] == "en":
         return None
     try:
@@ -52,7 +59,13 @@ _STYLES: dict[str, tuple[str, str]] = {
     "F Y": ("skeleton", "yMMMM"),
     "j M": ("skeleton", "MMMd"),
     "j F": ("skeleton", "MMMMd"),
-    "j F Y, H:i": ("skeleton", "yMMMdHm"),
+    # CLDR has no "yMMMdHm" skeleton (Babel's look-up fails): a date and a 24-hour time,
+    # joined by the locale's own date-time pattern.
+    "j F Y, H:i": ("datetime", "yMMMd"),
+    # The staff pages': ISO-like in English (what staff search logs for), CLDR's elsewhere.
+    "Y-m-d": ("date", "medium"),
+    "D Y-m-d": ("skeleton", "yMMMEd"),
+    "Y-m-d H:i": ("datetime", "medium"),
 }
 
 
@@ -76,9 +89,14 @@ def local_date(value: str | date | None, django_format: str = "j F Y") -> str:
     if locale is None:
         return django_date_format(day, django_format)
     kind, style = _STYLES.get(django_format, ("date", "medium"))
-    if kind == "skeleton":
+    if kind in ("skeleton", "datetime"):
         if not isinstance(day, datetime):
             day = datetime(day.year, day.month, day.day)
+        if kind == "datetime":
+            # the date as a named width ("medium", as "Y-m-d" is) or a skeleton
+            on = (format_date(day.date(), style, locale=locale) if style in ("short", "medium", "long", "full")
+                  else format_skeleton(style, day, locale=locale))
+            return str(locale.datetime_formats["medium"]).format(format_skeleton("Hm", day, locale=locale), on)
         return format_skeleton(style, day, locale=locale)
     return format_date(day.date() if isinstance(day, datetime) else day, style, locale=locale)
 
@@ -96,3 +114,17 @@ class LocalDate:
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
+
+
+def local_day(value: str | date | None, django_format: str = "j F Y") -> str:
+    """``local_date``, remembered for days (a ``date`` or an ISO date string, not a
+    datetime): a payment run's receipt e-mails show the same few days thousands of times,
+    and a day's text depends only on the language and the format."""
+    if type(value) is date or (isinstance(value, str) and "T" not in value):
+        return _day_text(translation.get_language() or "", value, django_format)
+    return local_date(value, django_format)
+
+
+@lru_cache(maxsize=1024)
+def _day_text(language: str, value: str | date, django_format: str) -> str:
+    return local_date(value, django_format)

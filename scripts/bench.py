@@ -214,6 +214,77 @@ def bare_loop(token: str, workers: int) -> dict:
     return {"elapsed": elapsed, "rate": DUE / elapsed, "cpu_ms": cpu / DUE * 1000}
 
 
+_tx_numbers = [0]  # receipt numbers of bare_tx_loop's look-up items, unique across its runs
+
+
+def bare_tx_loop(token: str, workers: int) -> dict:
+    """The requests a batch payment sends today, raw: the receipt, its audit event and its
+    number's look-up item in one TransactWriteItems (``access.create_receipt``, with its
+    two conditions), then ``bare_loop``'s UpdateItem. The items are the access layer's own
+    (PynamoDB ``serialize()`` of one payment's receipt, event and look-up), serialised
+    once and re-keyed per pair, so that no PynamoDB work is in the loop."""
+    from django.conf import settings
+
+    from billing.access import new_event, receipt_ttl
+    from billing.access.receipt_numbers import format_receipt_number
+    from billing.models import AuditAction, Receipt, ReceiptNumberLookup, Subscription, dynamodb_client
+
+    day = next_day()
+    seed_due(day, token)
+    client = dynamodb_client()
+    table = settings.DYNAMODB_TABLE
+    iso = day.isoformat()
+    ttl = receipt_ttl(day, 200)
+    receipt = Receipt("ACC#x", Receipt.sk(billing_date=iso, sku="NEWS-DAILY", sub_id="x"), sub_id="x",
+                      SKU="NEWS-DAILY", ProductName="Daily News", Email="x@example.com", BillingDate=iso,
+                      PeriodStart=iso, PeriodEnd=(day + timedelta(days=30)).isoformat(),
+                      ProcessedDate=f"{iso}T06:00:00+00:00", ProcessedAmount=999, Currency="USD",
+                      ChargeId="ch_bench", CardBrand="Visa", CardLast4="4242", Language="en", TTL=ttl,
+                      Number="R-2099-000000").serialize()
+    event = new_event("x", actor="batch", action=AuditAction.PAYMENT_SUCCEEDED, subject="SUB#x",
+                      after={"Receipt": receipt["SK"]["S"], "Number": "R-2099-000000", "Amount": 999,
+                             "Currency": "USD", "ChargeId": "ch_bench", "PeriodStart": iso,
+                             "PeriodEnd": receipt["PeriodEnd"]["S"]}).serialize()
+    lookup = ReceiptNumberLookup("RCPTNO#x", "RCPTNO#x", AccountId="x", ReceiptSK=receipt["SK"]["S"],
+                                 TTL=ttl).serialize()
+    first = _tx_numbers[0]
+    _tx_numbers[0] += DUE
+
+    def pair(n: int) -> None:
+        sub_id = f"{PREFIX_DUE}{n:07d}"
+        pk = {"S": f"ACC#acc{sub_id}"}
+        number = format_receipt_number(2099, first + n + 1)
+        sk = {"S": Receipt.sk(billing_date=iso, sku="NEWS-DAILY", sub_id=sub_id)}
+        client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": table, "Item": {**receipt, "PK": pk, "SK": sk, "SubId": {"S": sub_id},
+                                                   "Number": {"S": number}},
+                     "ConditionExpression": "attribute_not_exists (#0)", "ExpressionAttributeNames": {"#0": "SK"}}},
+            {"Put": {"TableName": table, "Item": {**event, "PK": pk, "SK": {"S": f"{event['SK']['S']}{n}"}}}},
+            {"Put": {"TableName": table, "Item": {**lookup, "PK": {"S": f"RCPTNO#{number}"},
+                                                   "SK": {"S": f"RCPTNO#{number}"}, "AccountId": pk, "ReceiptSK": sk},
+                     "ConditionExpression": "attribute_not_exists (#0)", "ExpressionAttributeNames": {"#0": "SK"}}},
+        ])
+        client.update_item(
+            TableName=table, Key={"PK": pk, "SK": {"S": Subscription.sk(sub_id=sub_id, sku="NEWS-DAILY")}},
+            UpdateExpression="SET NextPaymentDate = :next, LastPaymentDate = :last, NextReminderDate = :rem, "
+                             "DuePaymentKey = :nextkey, DueReminderKey = :remkey, "
+                             "#s = :active, RetryCount = :zero ADD Version :one REMOVE BillingPeriod",
+            ConditionExpression="NextPaymentDate = :due AND #s IN (:active, :past)",
+            ExpressionAttributeNames={"#s": "Status"},
+            ExpressionAttributeValues={":next": {"S": "2099-01-01"}, ":last": {"S": iso}, ":rem": {"S": "2098-12-25"},
+                                       ":nextkey": {"S": "2099-01-01#0"}, ":remkey": {"S": "2098-12-25#0"},
+                                       ":active": {"S": "active"}, ":past": {"S": "past_due"}, ":zero": {"N": "0"},
+                                       ":one": {"N": "1"}, ":due": {"S": iso}},
+            ReturnValues="ALL_NEW",
+        )
+
+    started, cpu = time.monotonic(), time.process_time()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(pair, range(DUE)))
+    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
+    return {"elapsed": elapsed, "rate": DUE / elapsed, "cpu_ms": cpu / DUE * 1000}
+
+
 def access_loop(token: str, workers: int) -> dict:
     """The same pairs through the access layer (PynamoDB): ``access.create_receipt`` and
     ``access.advance_after_payment``, with no query, gateway or mail."""
@@ -365,13 +436,16 @@ def main() -> None:
         mid = SIZES[1]
         use_table(f"bench_{mid}", server.endpoint)
         say(f"seeding {mid} subscriptions: {seed_filler(mid - DUE, token):.1f}s")
-        results["batch"], results["limit"], results["access_limit"] = {}, {}, {}
+        results["batch"], results["limit"], results["access_limit"], results["limit_tx"] = {}, {}, {}, {}
         # The limit and the batch alternate, so that the table's growth (receipts) and
         # the machine's load weigh on both alike.
         for workers in WORKERS:
             r = bare_loop(token, workers)
             results["limit"][str(workers)] = r
             say(f"limit  workers {workers:2d}: {r['rate']:7.1f} pairs/s")
+            r = bare_tx_loop(token, workers)
+            results["limit_tx"][str(workers)] = r
+            say(f"tx     workers {workers:2d}: {r['rate']:7.1f} pairs/s (receipt as today's transaction)")
             r = access_loop(token, workers)
             results["access_limit"][str(workers)] = r
             say(f"access workers {workers:2d}: {r['rate']:7.1f} pairs/s")
@@ -442,13 +516,21 @@ def render(r: dict) -> str:
         lines.append(f"| {w} | {limit:.0f} | {batch / limit:.2f} | {acc:.0f} | {batch / acc:.2f} |")
     lines += ["", "Python CPU per payment or pair (all threads of the benchmark process, ms; the engine",
               "runs in its own process on the same 2 cores)", "",
-              "| workers | raw pair | access-layer pair | batch payment |", "|---:|---:|---:|---:|"]
+              "| workers | raw pair | raw transaction pair | access-layer pair | batch payment |",
+              "|---:|---:|---:|---:|---:|"]
+    tx = r.get("limit_tx", {})
     for w in WORKERS:
-        lines.append(f"| {w} | {r['limit'][str(w)]['cpu_ms']:.2f} | {r['access_limit'][str(w)]['cpu_ms']:.2f} "
+        tx_text = f"{tx[str(w)]['cpu_ms']:.2f}" if str(w) in tx else "-"
+        lines.append(f"| {w} | {r['limit'][str(w)]['cpu_ms']:.2f} | {tx_text} | {r['access_limit'][str(w)]['cpu_ms']:.2f} "
                      f"| {r['batch'][f'{w}/0']['cpu_ms']:.2f} |")
     lines += ["", "batch / raw pair, Python CPU per payment: "
               + ", ".join(f"{w} workers {r['batch'][f'{w}/0']['cpu_ms'] / r['limit'][str(w)]['cpu_ms']:.2f}"
                           for w in WORKERS)]
+    if tx:
+        lines += ["", "batch / raw transaction pair (the receipt, its event and its number's look-up in one "
+                  "TransactWriteItems, as the batch sends them): "
+                  + ", ".join(f"{w} workers {r['batch'][f'{w}/0']['cpu_ms'] / tx[str(w)]['cpu_ms']:.2f}"
+                              for w in WORKERS)]
     slow = r.get("slow_gateway")
     if slow:
         lines += ["", f"(8) gateway latency {slow['latency_ms']} ms per charge (load average "

@@ -11,12 +11,18 @@ partition under its limit at the target rate.
     python scripts/capacity.py --subscriptions 10000000 --shards 1 10 100 --latency-ms 300
     python scripts/capacity.py --json ...
 
-What one payment writes (billing/batches/payments.py, billing/access/receipts.py and
-billing/access/batch_writes.py, as of issue 17's start):
+What one payment writes (billing/batches/payments.py, billing/access/receipts.py,
+billing/access/receipt_numbers.py and billing/access/batch_writes.py, as of 23 Nov 2026):
 
-* ``create_receipt``: one TransactWriteItems with the receipt (conditional put) and its
-  ``payment.succeeded`` audit event. A transactional write costs two write units per
-  1 KB of each item.
+* ``create_receipt``: one TransactWriteItems with the receipt (conditional put), its
+  ``payment.succeeded`` audit event and its number's look-up item ``RCPTNO#<number>``
+  (conditional put; its own partition key, one per receipt, so never a hot key). A
+  transactional write costs two write units per 1 KB of each item: 2 + 2 + 2.
+* The receipt number: a batch's ``ReceiptNumbers`` reserves ``RECEIPT_NUMBER_BLOCK``
+  (100) numbers with one UpdateItem ADD on the year's counter item ``RCPTSEQ#<year>``
+  (1 write unit), so 1/100 of a unit per payment, but all of it on one key: the fleet's
+  counter updates per second are its payments per second divided by the block size (and
+  a receipt made one at a time, block 1, costs the counter one write each).
 * ``advance_after_payment``: one conditional UpdateItem of the subscription (write units
   for the larger of the item before and after, per 1 KB). It changes ``NextPaymentDate``
   and ``LastPaymentDate``, GSI-2's keys: the index deletes the entry under the paid date
@@ -24,6 +30,7 @@ billing/access/batch_writes.py, as of issue 17's start):
   attributes GSI-1 projects (``NextPaymentDate``, ``Status``...): one write under the
   ``NextReminderDate`` key, two (a delete under the old key too) when the reminder had not
   moved it on before the payment day. The model counts the worse case, two.
+* Requests per payment: 2 (the transaction, the UpdateItem), plus 1/block for the counter.
 * Reads: the GSI-2 Query of the day (eventually consistent: half a unit per 4 KB of the
   projected items it returns); no GetItem per item, and UpdateItem's ReturnValues costs
   no read units.
@@ -37,6 +44,7 @@ import math
 import sys
 from dataclasses import asdict, dataclass, field
 
+RECEIPT_NUMBER_BLOCK = 100  # settings.RECEIPT_NUMBER_BLOCK: numbers a batch reserves at once
 PARTITION_WCU = 1_000  # write units per second one partition serves
 PARTITION_RCU = 3_000  # read units per second (strongly consistent) one partition serves
 WRITE_UNIT_BYTES = 1_024
@@ -72,14 +80,22 @@ RECEIPT_EXAMPLE: dict[str, object] = {
     "Email": "firstname.lastname@example.com", "BillingDate": "2026-12-01", "PeriodStart": "2026-12-01",
     "PeriodEnd": "2026-12-31", "ProcessedDate": "2026-12-01T00:03:12+00:00", "ProcessedAmount": 1999,
     "Currency": "EUR", "ChargeId": "ch_" + "x" * 24, "CardBrand": "visa", "CardLast4": "4242",
-    "Status": "paid", "RefundedAmount": 0, "TTL": 1_830_000_000,
+    "Status": "paid", "RefundedAmount": 0, "TTL": 1_830_000_000, "Language": "en", "Number": "R-2026-000123",
+}
+RECEIPT_NUMBER = "R-2026-001234567"  # nine digits: the longest number the counter issues
+RECEIPT_NUMBER_LOOKUP_EXAMPLE: dict[str, object] = {
+    "PK": f"RCPTNO#{RECEIPT_NUMBER}", "SK": f"RCPTNO#{RECEIPT_NUMBER}", "EntityType": "ReceiptNumberLookup",
+    "AccountId": ACC[len("ACC#"):], "ReceiptSK": RECEIPT_EXAMPLE["SK"], "TTL": 1_830_000_000,
+}
+RECEIPT_COUNTER_EXAMPLE: dict[str, object] = {
+    "PK": "RCPTSEQ#2026", "SK": "RCPTSEQ#2026", "EntityType": "ReceiptCounter", "LastNumber": 1_234_567,
 }
 AUDIT_EVENT_EXAMPLE: dict[str, object] = {
     "PK": ACC, "SK": "EVT#2026-12-01T00:03:12.123456+00:00#" + "2" * 16, "EntityType": "Event",
     "At": "2026-12-01T00:03:12.123456+00:00", "Actor": "batch", "Action": "payment.succeeded",
     "Subject": f"SUB#{SUB_ID}#SKU#{SKU}",
     # JSONAttribute: stored as one string
-    "After": json.dumps({"Receipt": f"REC#2026-12-01#SKU#{SKU}#SUB#{SUB_ID}", "Amount": 1999,
+    "After": json.dumps({"Receipt": f"REC#2026-12-01#SKU#{SKU}#SUB#{SUB_ID}", "Number": RECEIPT_NUMBER, "Amount": 1999,
                          "Currency": "EUR", "ChargeId": "ch_" + "x" * 24, "PeriodStart": "2026-12-01",
                          "PeriodEnd": "2026-12-31"}),
 }
@@ -124,6 +140,8 @@ def estimated_sizes() -> dict[str, int]:
         "subscription": sub + 2 * shard_suffix,
         "receipt": item_size(RECEIPT_EXAMPLE),
         "audit_event": item_size(AUDIT_EVENT_EXAMPLE),
+        "receipt_number_lookup": item_size(RECEIPT_NUMBER_LOOKUP_EXAMPLE),
+        "receipt_counter": item_size(RECEIPT_COUNTER_EXAMPLE),
         "gsi1_entry": item_size({k: SUBSCRIPTION_EXAMPLE[k] for k in GSI1_ATTRIBUTES}) + shard_suffix,
         "gsi2_entry": item_size({k: SUBSCRIPTION_EXAMPLE[k] for k in GSI2_ATTRIBUTES}) + shard_suffix,
     }
@@ -237,12 +255,19 @@ class Result:
         return data
 
 
-def units_per_payment(sizes: dict[str, int], *, reminder_moved: bool = False) -> dict[str, float]:
+def units_per_payment(sizes: dict[str, int], *, reminder_moved: bool = False,
+                      receipt_block: int = RECEIPT_NUMBER_BLOCK) -> dict[str, float]:
     """Write and read units one payment costs, per table/index and key (see module doc)."""
+    if receipt_block < 1:
+        raise ValueError("receipt_block >= 1")
+    counter = write_units(sizes["receipt_counter"]) / receipt_block
     return {
-        # TransactWriteItems: two units per KB of each item; then the UpdateItem
+        # TransactWriteItems: two units per KB of each item (receipt, event, number look-up);
+        # then the UpdateItem; and the counter's share of its one update per block
         "table_wcu": 2 * write_units(sizes["receipt"]) + 2 * write_units(sizes["audit_event"])
-        + write_units(sizes["subscription"]),
+        + 2 * write_units(sizes["receipt_number_lookup"]) + write_units(sizes["subscription"]) + counter,
+        # all of it on the year's counter item: one key for the whole fleet
+        "receipt_counter_wcu": counter,
         # the hot key of the day: the entry leaves it; the next date's key gets it
         "gsi2_paid_key_wcu": write_units(sizes["gsi2_entry"]),
         "gsi2_next_key_wcu": write_units(sizes["gsi2_entry"]),
@@ -266,7 +291,10 @@ def partitions_at(rate: float, shards: int, units: dict[str, float], skew: float
         Partition("GSI-1 <old reminder>#<shard> (delete)", per_shard * units["gsi1_old_key_wcu"], 0.0),
         # the base table's key is the account: at most its few subscriptions in one second
         Partition("table ACC#<account> (worst: all its subs in one second)",
-                  subs_per_account * units["table_wcu"], 0.0),
+                  subs_per_account * (units["table_wcu"] - units["receipt_counter_wcu"]), 0.0),
+        # whatever the shards: every process reserves its blocks on the one counter item
+        Partition("table RCPTSEQ#<year> (receipt counter, one update per block)",
+                  rate * units["receipt_counter_wcu"], 0.0),
     ]
 
 
@@ -286,6 +314,7 @@ def model(
     reminder_moved: bool = False,
     subs_per_account: int = 1,
     headroom: float = 1.0,
+    receipt_block: int = RECEIPT_NUMBER_BLOCK,
 ) -> Result:
     """The peak day at ``rate`` payments/s with ``shards`` shards.
 
@@ -293,13 +322,14 @@ def model(
     round trips, ``cpu_ms`` the Python CPU per payment (one process uses one core: the
     GIL). Without ``workers_per_process`` each process gets enough threads to reach its
     CPU limit; without ``processes`` the fleet is sized for ``rate``. ``headroom`` is the
-    share of a partition's limit the recommendation may use (1.0: all of it)."""
+    share of a partition's limit the recommendation may use (1.0: all of it);
+    ``receipt_block`` the receipt numbers reserved per counter update."""
     if shards < 1 or rate <= 0 or subscriptions < 0:
         raise ValueError("shards >= 1, rate > 0, subscriptions >= 0")
     weights = payment_day_weights(first_share, day_overrides)
     month_days, day, payments = peak_day(subscriptions, weights)
     sizes = sizes or estimated_sizes()
-    units = units_per_payment(sizes, reminder_moved=reminder_moved)
+    units = units_per_payment(sizes, reminder_moved=reminder_moved, receipt_block=receipt_block)
     skew = hottest_shard_factor(payments, shards)
     parts = partitions_at(rate, shards, units, skew, subs_per_account)
 
@@ -313,13 +343,16 @@ def model(
     procs = processes or math.ceil(rate / process_rate)
     fleet_rate = procs * process_rate
 
-    # the rate at which the hottest key reaches its limit (GSI keys scale with shards)
+    # the rate at which the hottest key reaches its limit (GSI keys scale with shards;
+    # the receipt counter with the block size)
     gsi_parts = [p for p in parts if p.name.startswith("GSI")]
     worst = max(p.share_of_limit for p in gsi_parts)
-    partition_cap = rate / worst if worst > 0 else math.inf
+    counter_share = parts[-1].share_of_limit
+    hot = max(worst, counter_share)
+    partition_cap = rate / hot if hot > 0 else math.inf
     achieved = min(rate, fleet_rate, partition_cap)
     if partition_cap <= rate and partition_cap <= fleet_rate:
-        binding = "hot GSI partition"
+        binding = "hot GSI partition" if worst >= counter_share else "hot receipt counter"
     elif achieved == fleet_rate and fleet_rate < rate:
         binding = process_limit
     else:
@@ -345,7 +378,8 @@ def model(
 def max_gsi_share(subscriptions: int, shards: int, *, rate: float, first_share: float = 1 / 3,
                   day_overrides: dict[int, float] | None = None, sizes: dict[str, int] | None = None,
                   reminder_moved: bool = False) -> float:
-    """The busiest GSI key's share of its partition limit (1.0 = at the limit)."""
+    """The busiest GSI key's share of its partition limit (1.0 = at the limit); the
+    receipt counter does not depend on the shards (``model`` checks it)."""
     weights = payment_day_weights(first_share, day_overrides)
     _, _, payments = peak_day(subscriptions, weights)
     units = units_per_payment(sizes or estimated_sizes(), reminder_moved=reminder_moved)
@@ -425,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subscription-bytes", type=int)
     parser.add_argument("--reminder-moved", action="store_true",
                         help="the reminder run already moved NextReminderDate (one GSI-1 write, not two)")
+    parser.add_argument("--receipt-block", type=int, default=RECEIPT_NUMBER_BLOCK,
+                        help="receipt numbers reserved per counter update (settings.RECEIPT_NUMBER_BLOCK)")
     parser.add_argument("--headroom", type=float, default=1.0, help="share of a partition's limit to plan for")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -438,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         model(args.subscriptions, shards, rate=args.rate, first_share=args.first_share,
               day_overrides=parse_overrides(args.day_shares), latency_ms=args.latency_ms, cpu_ms=args.cpu_ms,
               ddb_ms=args.ddb_ms, workers_per_process=args.workers, processes=args.processes, sizes=sizes,
-              reminder_moved=args.reminder_moved, headroom=args.headroom)
+              reminder_moved=args.reminder_moved, headroom=args.headroom, receipt_block=args.receipt_block)
         for shards in args.shards
     ]
     if args.json:

@@ -5,7 +5,9 @@ Starts its own engine (like scripts/bench.py, whose helpers it reuses), seeds
 ``--due`` subscriptions due on one date, and runs ``batches.run_payments`` under
 cProfile, then prints the top functions by own and cumulative time. ``--compare``
 instead measures, in one run, the CPU per payment of the batch and of the bare
-request pair (bench.py's ``batch_run`` and ``bare_loop``), alternating, ``--rounds`` times.
+request pair (bench.py's ``batch_run``, ``bare_loop`` and ``bare_tx_loop``: the pair with the
+receipt as one PutItem, as issue 17 measured it, and as the batch sends it today, one
+TransactWriteItems of receipt, event and number look-up), alternating, ``--rounds`` times.
 
     .venv/bin/python scripts/profile_payments.py --due 1000 --workers 1
     .venv/bin/python scripts/profile_payments.py --compare --due 500 --workers 8 --rounds 3
@@ -52,19 +54,25 @@ def main() -> None:
         # Warm up: the engine's JIT and Django's template cache.
         bench.batch_run(token, args.workers, 0, ledger)
         bench.bare_loop(token, args.workers)
+        bench.bare_tx_loop(token, args.workers)
         if args.compare:
             print(f"load average {os.getloadavg()[0]:.1f}")
             for n in range(args.rounds):
                 bare = bench.bare_loop(token, args.workers)
+                bare_tx = bench.bare_tx_loop(token, args.workers)
                 batch = bench.batch_run(token, args.workers, args.latency_ms, ledger)
                 print(f"round {n + 1}: bare pair {bare['cpu_ms']:.2f} ms ({bare['rate']:.0f}/s), "
-                      f"batch {batch['cpu_ms']:.2f} ms ({batch['rate']:.0f}/s), "
-                      f"batch/bare CPU {batch['cpu_ms'] / bare['cpu_ms']:.2f}", flush=True)
+                      f"bare transaction pair {bare_tx['cpu_ms']:.2f} ms ({bare_tx['rate']:.0f}/s), "
+                      f"batch {batch['cpu_ms']:.2f} ms ({batch['rate']:.0f}/s); "
+                      f"batch/bare CPU {batch['cpu_ms'] / bare['cpu_ms']:.2f}, "
+                      f"batch/bare transaction pair {batch['cpu_ms'] / bare_tx['cpu_ms']:.2f}", flush=True)
             print(f"load average {os.getloadavg()[0]:.1f}")
             return
         # cProfile sees only the thread that enables it: the day's items are paid here,
         # in the main thread, as one worker of ``run_payments`` pays them (its Query
-        # pages, ``take_payment`` per item), without the pool and the run record.
+        # pages, ``take_payment`` per item, receipt numbers from a shared block), without
+        # the pool and the run record.
+        from django.conf import settings
         from django.core import mail
 
         from billing import access, batches
@@ -76,7 +84,8 @@ def main() -> None:
         profile = cProfile.Profile(time.process_time)  # CPU, not the waits for the engine
         started = time.process_time()
         profile.enable()
-        outcomes = [batches.take_payment(sub, run_date=day, gateway=gateway)
+        numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
+        outcomes = [batches.take_payment(sub, run_date=day, gateway=gateway, numbers=numbers)
                     for sub in access.get_due_payments_by_date(day)]
         profile.disable()
         cpu = time.process_time() - started

@@ -21,7 +21,8 @@ sys.modules["capacity"] = capacity  # dataclasses look their module up by name
 _spec.loader.exec_module(capacity)
 
 # round sizes so the units are easy to check by hand
-SIZES = {"subscription": 800, "receipt": 500, "audit_event": 500, "gsi1_entry": 600, "gsi2_entry": 600}
+SIZES = {"subscription": 800, "receipt": 500, "audit_event": 500, "receipt_number_lookup": 200,
+         "receipt_counter": 100, "gsi1_entry": 600, "gsi2_entry": 600}
 
 
 def test_hand_computed_small_case():
@@ -29,9 +30,15 @@ def test_hand_computed_small_case():
     # 2,000 spread over days 2..31 (66.7 a day; February's 28th gets days 28-31: 266.7)
     result = capacity.model(3_000, 1, rate=500, latency_ms=96, ddb_ms=0, cpu_ms=4, sizes=SIZES)
     assert (result.peak_day, result.peak_payments) == (1, 1_000)
-    # receipt + event in a transaction: 2 x 1 WCU each; the UpdateItem 1 WCU
-    assert result.units_per_payment["table_wcu"] == 5
-    assert result.table_wcu == 2_500
+    # receipt + event + number look-up in a transaction: 2 x 1 WCU each; the UpdateItem
+    # 1 WCU; the counter's one update per block of 100 numbers: 0.01 WCU
+    assert result.units_per_payment["table_wcu"] == pytest.approx(7.01)
+    assert result.table_wcu == pytest.approx(3_505)
+    counter = result.partitions[-1]
+    assert counter.name.startswith("table RCPTSEQ#")
+    assert counter.wcu == pytest.approx(5)  # 500 payments/s / 100 numbers a block
+    # the account's key: the transaction and the UpdateItem, not the counter
+    assert result.partitions[-2].wcu == pytest.approx(7)
     paid_key = result.partitions[0]
     assert paid_key.name.startswith("GSI-2 <paid date>")
     assert paid_key.wcu == 500  # one index delete per payment, all under one key
@@ -59,6 +66,24 @@ def test_hot_partition_binds_and_shards_release_it():
     assert two.partitions[0].wcu == pytest.approx(750 * (1 + 3 * math.sqrt(250) / 500))
     assert two.over_limit == []
     assert two.binding.startswith("target rate")
+
+
+def test_receipt_counter_binds_when_numbers_are_reserved_one_at_a_time():
+    # block 1: one counter update per payment, all on one key, whatever the shards
+    result = capacity.model(3_000, 100, rate=1_500, latency_ms=96, ddb_ms=0, cpu_ms=4, sizes=SIZES,
+                            receipt_block=1)
+    assert result.units_per_payment["table_wcu"] == pytest.approx(8)
+    assert result.partitions[-1].wcu == pytest.approx(1_500)
+    assert result.binding == "hot receipt counter"
+    assert result.partition_cap_rate == pytest.approx(1_000)
+    assert result.rate == pytest.approx(1_000)
+    assert any(name.startswith("table RCPTSEQ#") for name in result.over_limit)
+    # the default block of 100: 15 updates/s
+    blocks = capacity.model(3_000, 100, rate=1_500, latency_ms=96, ddb_ms=0, cpu_ms=4, sizes=SIZES)
+    assert blocks.partitions[-1].wcu == pytest.approx(15)
+    assert blocks.binding.startswith("target rate")
+    with pytest.raises(ValueError):
+        capacity.units_per_payment(SIZES, receipt_block=0)
 
 
 def test_gateway_latency_binds_a_fixed_fleet():
