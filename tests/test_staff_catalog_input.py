@@ -32,6 +32,18 @@ def test_the_form_refuses_control_characters(field: str, text: str) -> None:
     assert "no line breaks" in form.errors[field][0]
 
 
+def test_too_many_decimals_for_the_currency_is_a_price_error_in_the_pages_language() -> None:
+    from django.utils import translation
+
+    form = ProductForm(data(price="12.5", currency="JPY"))
+    assert not form.is_valid() and form.has_error("price", code="decimal_places")
+    assert form.errors["price"] == ["JPY has 0 decimal places at most."]
+    with translation.override("it"):
+        form = ProductForm(data(price="12.5", currency="JPY"))
+        assert not form.is_valid()
+        assert form.errors["price"] == ["JPY ha al massimo 0 decimali."]
+
+
 @given(st.text(alphabet=st.characters(blacklist_categories=["Cc", "Cs", "Zl", "Zp"]), min_size=1, max_size=60)
        .filter(lambda s: s.strip()))
 def test_one_line_names_are_accepted(name: str) -> None:

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.translation import gettext
 
 from billing import access
 from billing.models import LIVE_STATUSES, SubscriptionStatus
@@ -56,7 +57,7 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
     past_due = [s for s in subscriptions if s.Status == SubscriptionStatus.PAST_DUE]
     runs = access.list_batch_runs("payments", limit=30)
     failures = _failures_for(account_id, {s.sub_id for s in subscriptions}, runs)
-    return render_staff(request, "staff/account.html", f"Billing: {account.Email}", {
+    return render_staff(request, "staff/account.html", gettext("Billing: %(email)s") % {"email": account.Email}, {
         "account": account,
         "account_id": account_id,
         "subscriptions": subscriptions,

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.models import BatchKind
 from billing.money import exponent, format_with_code
 from billing.pages import today
 
-from .common import render_staff
+from .common import render_staff, staff_date
 
 UPCOMING_DAYS = 30
+
+# Each kind of batch run: its heading, and what its table says while it has no run.
+KIND_TEXT = {
+    BatchKind.PAYMENTS: (_("Payments"), _("No payments runs recorded yet.")),
+    BatchKind.REMINDERS: (_("Reminders"), _("No reminders runs recorded yet.")),
+}
 
 
 def upcoming(request: HttpRequest) -> HttpResponse:
@@ -24,17 +32,21 @@ def upcoming(request: HttpRequest) -> HttpResponse:
         "totals": [format_with_code(d.totals[c], c) if c in d.totals else "" for c in currencies],
     } for d in days]
     chart = {
-        "labels": [d.day.isoformat() for d in days],
+        "labels": [staff_date(d.day) for d in days],
         "payments": [d.payments for d in days],
         "reminders": [d.reminders for d in days],
         # Minor units plus the exponent: the page scales them for display only.
         "amounts": {c: {"exponent": exponent(c), "values": [d.totals.get(c, 0) for d in days]}
                     for c in currencies},
+        # The charts' words, in the page's language (static/staff/upcoming.js shows them).
+        "text": {"payments": gettext("Payments due"), "reminders": gettext("Reminders due"),
+                 "total": gettext("Total %(currency)s")},
     }
-    return render_staff(request, "staff/upcoming.html", f"Upcoming: the next {UPCOMING_DAYS} days", {
+    return render_staff(request, "staff/upcoming.html", gettext("Upcoming: the next %(days)s days") % {"days": UPCOMING_DAYS}, {
         "rows": rows, "currencies": currencies, "chart": chart, "today": day,
         "sum_payments": sum(d.payments for d in days), "sum_reminders": sum(d.reminders for d in days),
         "sum_totals": [format_with_code(totals[c], c) for c in currencies],
+        "sum_totals_text": ", ".join(format_with_code(totals[c], c) for c in currencies) or gettext("nothing"),
     })
 
 
@@ -43,10 +55,11 @@ def batch_runs(request: HttpRequest) -> HttpResponse:
     now = access.utc_now().isoformat(timespec="microseconds")
     for kind in BatchKind:
         runs = access.list_batch_runs(kind)
-        kinds.append({"kind": kind, "runs": [{
+        title, empty = KIND_TEXT.get(kind, (kind, ""))
+        kinds.append({"kind": kind, "title": title, "empty": empty, "runs": [{
             "run": run,
             "status": run.status_at(now),
             "counts": sorted((run.Counts or {}).items()),
             "failures": run.Failures or [],
         } for run in runs]})
-    return render_staff(request, "staff/runs.html", "Batch runs", {"kinds": kinds})
+    return render_staff(request, "staff/runs.html", gettext("Batch runs"), {"kinds": kinds})

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from billing import access
@@ -20,7 +21,7 @@ from .forms import ProductForm
 
 
 def products(request: HttpRequest) -> HttpResponse:
-    return render_staff(request, "staff/products.html", "Product catalog", {
+    return render_staff(request, "staff/products.html", _("Product catalog"), {
         "products": access.list_products(include_retired=True), "retired": ProductStatus.RETIRED,
     })
 
@@ -34,14 +35,14 @@ def product_add(request: HttpRequest) -> HttpResponse:
             product = access.create_product(data["sku"], data["name"], data["amount"], data["currency"],
                                             data["description"])
         except access.AlreadyExists:
-            form.add_error("sku", "A product with this SKU already exists.")
+            form.add_error("sku", _("A product with this SKU already exists."))
         else:
             after = {"SKU": product.SKU, "Name": product.Name, "PaymentAmount": product.PaymentAmount,
                      "Currency": product.Currency, "Status": product.Status}
             _record_catalog_event(request, AuditAction.PRODUCT_CREATED, product.SKU, None, after)
-            messages.success(request, f"Product {product.SKU} added.")
+            messages.success(request, _("Product %(sku)s added.") % {"sku": product.SKU})
             return redirect("admin:staff_products")
-    return render_staff(request, "staff/product_form.html", "Add a product", {"form": form})
+    return render_staff(request, "staff/product_form.html", _("Add a product"), {"form": form})
 
 
 def _product_or_404(sku: str):
@@ -74,25 +75,25 @@ def product_edit(request: HttpRequest, sku: str) -> HttpResponse:
         updated = access.update_product(product.SKU, name=data["name"], amount=data["amount"],
                                         currency=data["currency"], description=data["description"])
         _record_catalog_event(request, AuditAction.PRODUCT_UPDATED, product.SKU, before, _product_snapshot(updated))
-        messages.success(request, f"Product {product.SKU} saved. Existing subscriptions keep their price.")
+        messages.success(request, _("Product %(sku)s saved. Existing subscriptions keep their price.") % {"sku": product.SKU})
         return redirect("admin:staff_products")
-    return render_staff(request, "staff/product_form.html", f"Edit {product.SKU}", {"form": form, "product": product})
+    return render_staff(request, "staff/product_form.html", _("Edit %(sku)s") % {"sku": product.SKU}, {"form": form, "product": product})
 
 
 @require_http_methods(["GET", "POST"])
 def product_retire(request: HttpRequest, sku: str) -> HttpResponse:
     product = _product_or_404(sku)
     if product.Status == ProductStatus.RETIRED:
-        messages.info(request, f"{product.SKU} is already retired.")
+        messages.info(request, _("%(sku)s is already retired.") % {"sku": product.SKU})
         return redirect("admin:staff_products")
     if request.method == "GET":
-        return render_staff(request, "staff/confirm.html", f"Retire {product.SKU}", {
-            "question": f"Retire {product.Name} ({product.SKU})? It takes no new subscriptions; "
-                        "existing subscriptions go on being billed.",
-            "button": "Retire product", "danger": True, "back": reverse("admin:staff_products"),
+        return render_staff(request, "staff/confirm.html", _("Retire %(sku)s") % {"sku": product.SKU}, {
+            "question": _("Retire %(name)s (%(sku)s)? It takes no new subscriptions; existing subscriptions go "
+                          "on being billed.") % {"name": product.Name, "sku": product.SKU},
+            "button": _("Retire product"), "danger": True, "back": reverse("admin:staff_products"),
         })
     before = _product_snapshot(product)
     retired = access.retire_product(product.SKU)
     _record_catalog_event(request, AuditAction.PRODUCT_RETIRED, product.SKU, before, _product_snapshot(retired))
-    messages.success(request, f"{product.SKU} retired.")
+    messages.success(request, _("%(sku)s retired.") % {"sku": product.SKU})
     return redirect("admin:staff_products")

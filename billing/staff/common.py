@@ -4,13 +4,46 @@ page, and the account page's URL. (Permissions: ``permissions``, checked in ``ur
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
+from billing import localformat
 from billing.models import Receipt, Subscription
+
+# The stored statuses of subscriptions, receipts, products and batch runs, as the staff
+# pages show them (the portal's words where the portal shows the same status).
+STATUS_LABELS = {
+    "active": _("Active"),
+    "past_due": _("Past due"),
+    "cancelled": _("Cancelled"),
+    "paid": _("Paid"),
+    "refunded": _("Refunded"),
+    "partially_refunded": _("Partially refunded"),
+    "retired": _("Retired"),
+    "running": _("Running"),
+    "completed": _("Completed"),
+    "failed": _("Failed"),
+    "interrupted": _("Interrupted"),
+    "abandoned": _("Abandoned"),
+}
+
+
+def status_label(value: str | None) -> str:
+    """A stored status in the active language. English keeps the stored word ("past_due"),
+    as the staff pages always showed it and staff meet it in logs, exports and the table
+    (the same rule as localformat's "English keeps rpay's own formats"); an unknown status
+    is shown as it is stored."""
+    stored = str(value or "")
+    label = STATUS_LABELS.get(stored)
+    if label is None or localformat.active_locale() is None:
+        return stored
+    return str(label)
 
 
 def render_staff(request: HttpRequest, template: str, title: str, context: dict[str, Any] | None = None,
@@ -24,15 +57,26 @@ def render_staff(request: HttpRequest, template: str, title: str, context: dict[
     return render(request, template, ctx, status=status)
 
 
+def staff_date(value: str | date | None) -> str:
+    """A stored date (or timestamp, with its time) as staff read it: ISO in English
+    ("2026-11-30", "2026-11-30 06:00"), CLDR's medium style in another language
+    ("30 nov 2026", "2026. 11. 30."); a value that is no date as it is."""
+    day = localformat.parse_date(value)
+    if day is None:
+        return str(value or "")
+    with_time = isinstance(value, str) and "T" in value
+    return localformat.local_date(day, "Y-m-d H:i" if with_time else "Y-m-d")
+
+
 def account_url(account_id: str) -> str:
     return reverse("admin:staff_account", args=[account_id])
 
 
 def confirm_page(request: HttpRequest, account_id: str, title: str, question: str, *,
                  sub: Subscription | None = None, receipt: Receipt | None = None, form=None,
-                 button: str = "Confirm", danger: bool = False) -> HttpResponse:
+                 button: str | None = None, danger: bool = False) -> HttpResponse:
     """The page that asks staff to confirm an action on an account before it is taken."""
     return render_staff(request, "staff/confirm.html", title, {
         "account_id": account_id, "question": question, "sub": sub, "receipt": receipt,
-        "form": form, "button": button, "danger": danger, "back": account_url(account_id),
+        "form": form, "button": button or gettext("Confirm"), "danger": danger, "back": account_url(account_id),
     })

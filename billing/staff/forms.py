@@ -9,7 +9,7 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from billing.money import minor_units
+from billing.money import exponent, minor_units
 
 SKU_RE = re.compile(r"^[A-Z0-9][A-Z0-9-]{1,39}$")
 
@@ -51,7 +51,7 @@ class MoneyField(forms.DecimalField):
 
 class RefundForm(forms.Form):
     amount = MoneyField(label=_("Amount to refund"))
-    reason = forms.CharField(max_length=200, required=False)
+    reason = forms.CharField(max_length=200, required=False, label=_("Reason"))
     # Fixed when the form is shown: the refund's idempotency key, so a double submit
     # refunds once while a later refund of the same charge is a refund of its own.
     request_id = forms.RegexField(regex=r"^[0-9a-f]{16}$", widget=forms.HiddenInput)
@@ -62,13 +62,20 @@ class RefundForm(forms.Form):
         self.refundable = refundable
 
     def clean_amount(self) -> int:
-        try:
-            amount = minor_units(self.cleaned_data["amount"], self.currency)
-        except ValueError as error:
-            raise forms.ValidationError(str(error)) from error
+        amount = amount_in_minor_units(self.cleaned_data["amount"], self.currency)
         if amount > self.refundable:
             raise forms.ValidationError(_("That is more than what is left to refund on this receipt."))
         return amount
+
+
+def amount_in_minor_units(amount: Decimal, currency: str) -> int:
+    """``money.minor_units``, its refusal as a form error in the page's language."""
+    try:
+        return minor_units(amount, currency)
+    except ValueError as error:
+        raise forms.ValidationError(
+            _("%(currency)s has %(places)d decimal places at most.") % {
+                "currency": currency.upper(), "places": exponent(currency)}, code="decimal_places") from error
 
 
 # Control characters (line breaks, tabs, NUL...) and Unicode line/paragraph separators.
@@ -85,10 +92,11 @@ def no_control_characters(value: str) -> None:
 
 class ProductForm(forms.Form):
     sku = forms.CharField(max_length=40, label=_("SKU"), help_text=_("Capitals, digits and '-', e.g. NEWS-DAILY"))
-    name = forms.CharField(max_length=100, validators=[no_control_characters])
-    description = forms.CharField(max_length=300, required=False, validators=[no_control_characters])
+    name = forms.CharField(max_length=100, validators=[no_control_characters], label=_("Name"))
+    description = forms.CharField(max_length=300, required=False, validators=[no_control_characters],
+                                  label=_("Description"))
     price = MoneyField(label=_("Monthly price"))
-    currency = forms.CharField(min_length=3, max_length=3, help_text=_("ISO 4217, e.g. USD"))
+    currency = forms.CharField(min_length=3, max_length=3, label=_("Currency"), help_text=_("ISO 4217, e.g. USD"))
 
     def __init__(self, *args, editing: bool = False, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -112,7 +120,7 @@ class ProductForm(forms.Form):
         data = super().clean()
         if "price" in data and "currency" in data:
             try:
-                data["amount"] = minor_units(data["price"], data["currency"])
-            except ValueError as error:
-                self.add_error("price", str(error))
+                data["amount"] = amount_in_minor_units(data["price"], data["currency"])
+            except forms.ValidationError as error:
+                self.add_error("price", error)
         return data

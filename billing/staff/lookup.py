@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 
 from billing import access
 
@@ -53,13 +54,13 @@ def index(request: HttpRequest) -> HttpResponse:
         if sub_id and not account_id:
             account_id = access.get_account_id_for_subscription(sub_id)
             if account_id is None:
-                form.add_error("sub_id", "No subscription with that id.")
+                form.add_error("sub_id", _("No subscription with that id."))
         elif account_id and access.get_account(account_id) is None:
-            form.add_error("account_id", "No account with that id.")
+            form.add_error("account_id", _("No account with that id."))
             account_id = None
         if account_id and sub_id:
             if access.get_subscription(account_id, sub_id) is None:
-                form.add_error("sub_id", "That account has no subscription with that id.")
+                form.add_error("sub_id", _("That account has no subscription with that id."))
             else:
                 return redirect(account_url(account_id) + f"#sub-{sub_id}")
         elif account_id:
@@ -69,8 +70,8 @@ def index(request: HttpRequest) -> HttpResponse:
             if len(matches) == 1:
                 return redirect(account_url(matches[0]["account_id"]))
             if not matches:
-                form.add_error("email", "No customer with a billing account has that e-mail or name.")
-    return render_staff(request, "staff/index.html", "Billing", {
+                form.add_error("email", _("No customer with a billing account has that e-mail or name."))
+    return render_staff(request, "staff/index.html", _("Billing"), {
         "form": form, "matches": matches, "more": more, "max_matches": MAX_MATCHES,
     })
 
@@ -80,5 +81,5 @@ def user_billing(request: HttpRequest, user_id: int) -> HttpResponse:
     account_id = access.get_account_id_for_user(user_id)
     if account_id is None:
         user = get_user_model().objects.filter(pk=user_id).first()
-        return render_staff(request, "staff/no_account.html", "No billing account", {"user_obj": user}, status=404)
+        return render_staff(request, "staff/no_account.html", _("No billing account"), {"user_obj": user}, status=404)
     return redirect(account_url(account_id))

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from billing import access, lifecycle_actions
@@ -16,9 +17,9 @@ from billing.lifecycle_forms import PauseForm
 from billing.models import AuditAction
 from billing.pages import actor, subscription_or_404, today
 
-from .common import account_url, confirm_page
+from .common import account_url, confirm_page, staff_date
 
-CHANGED_MEANWHILE = "The subscription changed meanwhile; nothing was done. Look again."
+CHANGED_MEANWHILE = gettext_lazy("The subscription changed meanwhile; nothing was done. Look again.")
 
 
 @require_http_methods(["GET", "POST"])
@@ -43,7 +44,7 @@ def staff_pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
             return redirect(account_url(account_id))
         else:
             messages.success(request, _("Paused from %(start)s until %(end)s; the customer is e-mailed.") % {
-                "start": sub.PausedFrom, "end": resume or _("resumed")})
+                "start": staff_date(sub.PausedFrom), "end": staff_date(resume) if resume else _("resumed")})
             return redirect(account_url(account_id))
     return confirm_page(request, account_id, _("Pause payments"),
                         _("Pause this subscription's payments? The days paid stay served; nothing is charged or "
@@ -66,5 +67,5 @@ def staff_resume(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     except access.ConditionFailed:
         messages.error(request, CHANGED_MEANWHILE)
         return redirect(account_url(account_id))
-    messages.success(request, _("Resumed; next payment %(date)s.") % {"date": sub.NextPaymentDate})
+    messages.success(request, _("Resumed; next payment %(date)s.") % {"date": staff_date(sub.NextPaymentDate)})
     return redirect(account_url(account_id))

@@ -17,6 +17,8 @@ from functools import wraps
 
 from django.contrib.auth.models import Permission
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .common import render_staff
 
@@ -26,8 +28,9 @@ CHANGE_DAY = "billing.change_payment_day"
 MONEY = "billing.manage_money"
 CATALOG = "billing.manage_catalog"
 
-# Which role to ask for, named on the 403 page.
-ROLE_OF = {VIEW_BILLING: "support or finance", CANCEL: "support", CHANGE_DAY: "support",
+# Which role to ask for, named on the 403 page. The roles are the groups' names, which
+# stay as they are in every language.
+ROLE_OF = {VIEW_BILLING: _("support or finance"), CANCEL: "support", CHANGE_DAY: "support",
            MONEY: "finance", CATALOG: "catalog"}
 
 
@@ -39,7 +42,7 @@ def _permission_name(perm: str) -> str:
 
 def forbidden(request: HttpRequest, perm: str) -> HttpResponse:
     """The 403 page: what is missing and which role has it, inside the admin."""
-    return render_staff(request, "staff/forbidden.html", "Permission needed", {
+    return render_staff(request, "staff/forbidden.html", gettext("Permission needed"), {
         "permission": perm, "permission_name": _permission_name(perm), "role": ROLE_OF.get(perm, ""),
     }, status=403)
 

@@ -14,16 +14,18 @@ from typing import Any
 from django.contrib.admin import AdminSite
 from django.http import HttpRequest
 from django.urls import URLPattern, URLResolver, reverse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .permissions import CATALOG, VIEW_BILLING
 
 # (URL name, label, the permission it needs, URL name of its "Add" link or None)
 BILLING_PAGES = [
-    ("staff_index", "Find a customer", VIEW_BILLING, None),
-    ("staff_upcoming", "Upcoming payments and reminders", VIEW_BILLING, None),
-    ("staff_runs", "Batch runs", VIEW_BILLING, None),
-    ("staff_products", "Product catalog", CATALOG, "staff_product_add"),
-    ("shop_staff_index", "Shop: orders, stock and shipments", VIEW_BILLING, None),
+    ("staff_index", _("Find a customer"), VIEW_BILLING, None),
+    ("staff_upcoming", _("Upcoming payments and reminders"), VIEW_BILLING, None),
+    ("staff_runs", _("Batch runs"), VIEW_BILLING, None),
+    ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
+    ("shop_staff_index", _("Shop: orders, stock and shipments"), VIEW_BILLING, None),
 ]
 
 
@@ -47,7 +49,7 @@ class StaffAdminSite(AdminSite):
         } for name, label, perm, add in BILLING_PAGES if request.user.has_perm(perm)]
         if not pages:
             return None
-        return {"name": "Billing", "app_label": "billing", "app_url": pages[0]["admin_url"],
+        return {"name": gettext("Billing"), "app_label": "billing", "app_url": pages[0]["admin_url"],
                 "has_module_perms": True, "models": pages}
 
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from billing import access, actions, batches
@@ -16,26 +16,27 @@ from billing.models import AuditAction, SubscriptionStatus
 from billing.money import format_with_code
 from billing.pages import actor, subscription_or_404, today
 
-from .common import account_url, confirm_page
+from .common import account_url, confirm_page, staff_date, status_label
 from .forms import PaymentDayForm
+from .pause_pages import CHANGED_MEANWHILE
 
 
 @require_http_methods(["GET", "POST"])
 def staff_cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
-        messages.error(request, "This subscription is already cancelled.")
+        messages.error(request, _("This subscription is already cancelled."))
         return redirect(account_url(account_id))
     if request.method == "GET":
-        return confirm_page(request, account_id, "Cancel subscription",
-                        "Cancel this subscription? No further payments or reminders will be made.",
-                        sub=sub, button="Cancel subscription", danger=True)
+        return confirm_page(request, account_id, _("Cancel subscription"),
+                            _("Cancel this subscription? No further payments or reminders will be made."),
+                            sub=sub, button=_("Cancel subscription"), danger=True)
     try:
         actions.cancel(sub, actor=actor(request), reason="staff", action=AuditAction.STAFF_CANCEL)
     except access.ConditionFailed:
-        messages.error(request, "The subscription changed meanwhile; nothing was done. Look again.")
+        messages.error(request, CHANGED_MEANWHILE)
         return redirect(account_url(account_id))
-    messages.success(request, f"Subscription {sub.ProductName or sub.SKU} cancelled.")
+    messages.success(request, _("Subscription %(product)s cancelled.") % {"product": sub.ProductName or sub.SKU})
     return redirect(account_url(account_id))
 
 
@@ -43,10 +44,10 @@ def staff_cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
 def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
-        messages.error(request, "A cancelled subscription has no payment day to change.")
+        messages.error(request, _("A cancelled subscription has no payment day to change."))
         return redirect(account_url(account_id))
     if not sub.NextPaymentDate:  # paused until resumed (issue 14): nothing scheduled to move
-        messages.error(request, gettext("This subscription is paused: resume it first."))
+        messages.error(request, _("This subscription is paused: resume it first."))
         return redirect(account_url(account_id))
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
     if request.method == "POST" and form.is_valid():
@@ -54,27 +55,30 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
             actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request),
                                        action=AuditAction.STAFF_PAYMENT_DAY)
         except access.ConditionFailed:
-            messages.error(request, "The subscription changed meanwhile; nothing was done. Look again.")
+            messages.error(request, CHANGED_MEANWHILE)
             return redirect(account_url(account_id))
-        messages.success(request, f"Payment day changed to {sub.PaymentDay}; next payment {sub.NextPaymentDate}.")
+        messages.success(request, _("Payment day changed to %(day)s; next payment %(date)s.") % {
+            "day": sub.PaymentDay, "date": staff_date(sub.NextPaymentDate)})
         return redirect(account_url(account_id))
-    return confirm_page(request, account_id, "Change the payment day",
-                    "Move this subscription to a new day of the month? The days paid stay paid and no "
-                    "day is charged twice: the next payment keeps its date and covers the days up to the "
-                    "new day, prorated by day, plus the month after.", sub=sub, form=form, button="Change payment day")
+    return confirm_page(request, account_id, _("Change the payment day"),
+                        _("Move this subscription to a new day of the month? The days paid stay paid and no "
+                          "day is charged twice: the next payment keeps its date and covers the days up to the "
+                          "new day, prorated by day, plus the month after."),
+                        sub=sub, form=form, button=_("Change payment day"))
 
 
 @require_http_methods(["GET", "POST"])
 def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if sub.Status != SubscriptionStatus.PAST_DUE:
-        messages.error(request, "Only a past-due subscription can be retried now.")
+        messages.error(request, _("Only a past-due subscription can be retried now."))
         return redirect(account_url(account_id))
     if request.method == "GET":
-        return confirm_page(request, account_id, "Retry the payment now",
-                        f"Charge {format_with_code(sub.PaymentAmount, sub.Currency)} for the period "
-                        f"{sub.BillingPeriod or sub.NextPaymentDate} now, instead of waiting for the next retry?",
-                        sub=sub, button="Retry payment now", danger=True)
+        return confirm_page(request, account_id, _("Retry the payment now"),
+                            _("Charge %(amount)s for the period %(period)s now, instead of waiting for the next "
+                              "retry?") % {"amount": format_with_code(sub.PaymentAmount, sub.Currency),
+                                           "period": staff_date(sub.BillingPeriod or sub.NextPaymentDate)},
+                            sub=sub, button=_("Retry payment now"), danger=True)
     before = access.subscription_snapshot(sub)
     try:
         # The same code path as the nightly run, so the same exactly-once guarantees hold:
@@ -84,16 +88,20 @@ def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
     except GatewayError as error:
         access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_RETRY_FAILED,
                             subject=sub.SK, before=before, after=before, note=str(error)[:500])
-        messages.error(request, "The payment provider could not be reached; nothing changed. Try again shortly.")
+        messages.error(request, _("The payment provider could not be reached; nothing changed. Try again shortly."))
         return redirect(account_url(account_id))
     after_sub = access.get_subscription(account_id, sub_id, sku=sub.SKU) or sub
     access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_RETRY, subject=sub.SK,
                         before=before, after=access.subscription_snapshot(after_sub),
                         note=f"{result.status}: {result.reason}"[:500] if result.reason else result.status)
+    status = {"status": status_label(after_sub.Status)}
     outcome = {
-        "paid": (messages.SUCCESS, "The payment went through"),
-        "declined": (messages.WARNING, "The card was declined again; the next retry is scheduled"),
-        "cancelled": (messages.WARNING, "The card was declined on the last retry; the subscription is cancelled"),
-    }.get(result.status, (messages.INFO, f"Nothing was charged ({result.reason or result.status})"))
-    messages.add_message(request, outcome[0], f"{outcome[1]}. Status is now {after_sub.Status}.")
+        "paid": (messages.SUCCESS, _("The payment went through. Status is now %(status)s.") % status),
+        "declined": (messages.WARNING, _("The card was declined again; the next retry is scheduled. "
+                                         "Status is now %(status)s.") % status),
+        "cancelled": (messages.WARNING, _("The card was declined on the last retry; the subscription is "
+                                          "cancelled. Status is now %(status)s.") % status),
+    }.get(result.status, (messages.INFO, _("Nothing was charged (%(reason)s). Status is now %(status)s.") % {
+        "reason": result.reason or result.status, **status}))
+    messages.add_message(request, *outcome)
     return redirect(account_url(account_id))

@@ -4,13 +4,15 @@ document.addEventListener("DOMContentLoaded", () => {
   const source = document.getElementById("upcoming-data");
   if (!source || typeof Chart === "undefined") return;
   const data = JSON.parse(source.textContent);
+  // The words come with the data, in the page's language (billing/staff/batch_pages.py).
+  const text = data.text || { payments: "Payments due", reminders: "Reminders due", total: "Total %(currency)s" };
   new Chart(document.getElementById("upcoming-counts"), {
     type: "bar",
     data: {
       labels: data.labels,
       datasets: [
-        { label: "Payments due", data: data.payments, backgroundColor: "#417690" },
-        { label: "Reminders due", data: data.reminders, type: "line", borderColor: "#e69f00", backgroundColor: "#e69f00" },
+        { label: text.payments, data: data.payments, backgroundColor: "#417690" },
+        { label: text.reminders, data: data.reminders, type: "line", borderColor: "#e69f00", backgroundColor: "#e69f00" },
       ],
     },
     options: { maintainAspectRatio: false, animation: false, scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } },
@@ -24,7 +26,7 @@ document.addEventListener("DOMContentLoaded", () => {
       labels: data.labels,
       // Minor units scaled for display only; every sum was made in integers on the server.
       datasets: Object.entries(data.amounts).map(([currency, series], i) => ({
-        label: `Total ${currency}`,
+        label: text.total.replace("%(currency)s", currency),
         data: series.values.map((v) => v / 10 ** series.exponent),
         backgroundColor: palette[i % palette.length],
       })),
