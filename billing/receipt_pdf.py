@@ -4,35 +4,77 @@ Why ReportLab: it is maintained (by ReportLab Inc., releases every few months), 
 wheel with no system libraries (WeasyPrint needs Pango and its fonts from the system,
 which neither ``make install`` nor ``.ci/run`` brings), and xhtml2pdf is itself a layer
 over ReportLab with a dozen more dependencies and a CSS subset: drawing the few lines of
-a receipt directly is simpler and keeps one library. The standard PDF fonts cover
-Latin-1 and the euro sign; text outside them (a product name in another script) shows
-as missing glyphs, never as an error.
+a receipt directly is simpler and keeps one library.
+
+Fonts: the standard PDF fonts (Helvetica) cover Windows-1252 only, so a Korean or
+Chinese label, product name or seller line would show as missing glyphs. Such text is
+set in one of ReportLab's built-in CJK CID fonts instead (the viewer supplies the
+glyphs, so there is no font file to ship): HYSMyeongJo-Medium for Hangul, STSong-Light
+for Chinese. The choice is made per paragraph, by its script, and for text with only a
+symbol Helvetica lacks (the won sign), by the receipt's language.
 """
 
 from __future__ import annotations
 
 import io
-from datetime import date, datetime
 from typing import Any
 from xml.sax.saxutils import escape
 
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
-from reportlab.lib.styles import getSampleStyleSheet
+from reportlab.lib.styles import ParagraphStyle, StyleSheet1, getSampleStyleSheet
 from reportlab.lib.units import mm
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 from reportlab.platypus.flowables import Flowable
 
+from billing.localformat import local_date
 from billing.models import Receipt
 from billing.money import format_with_symbol
 
+KOREAN_FONT = "HYSMyeongJo-Medium"  # Adobe-Korea1: Hangul, Hanja, Latin
+CHINESE_FONT = "STSong-Light"  # Adobe-GB1: Simplified Chinese, Latin
+for _face in (KOREAN_FONT, CHINESE_FONT):
+    pdfmetrics.registerFont(UnicodeCIDFont(_face))
+
+
+def _is_hangul(ch: str) -> bool:
+    return "\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f"
+
+
+def cjk_font(text: str, language: str | None = None) -> str | None:
+    """The CID font ``text`` needs, or None when Helvetica shows all of it (Windows-1252,
+    the standard fonts' encoding, has the euro sign and the dashes). Hangul takes the
+    Korean font; other text Helvetica lacks (Chinese, a lone won sign) the Korean font in
+    a Korean receipt and the Chinese one otherwise."""
+    try:
+        text.encode("cp1252")
+        return None
+    except UnicodeEncodeError:
+        pass
+    if any(_is_hangul(ch) for ch in text):
+        return KOREAN_FONT
+    if (language or "").lower().startswith("ko") and not any("\u4e00" <= ch <= "\u9fff" for ch in text):
+        return KOREAN_FONT
+    return CHINESE_FONT
+
+
+def _paragraph(text: str, style: ParagraphStyle, language: str | None) -> Paragraph:
+    """A paragraph of escaped markup ``text``, in a CJK font when its script needs one
+    (CJK word wrap too: Chinese has no spaces to break at)."""
+    font = cjk_font(text, language)
+    if font is not None:
+        style = ParagraphStyle(f"{style.name}-{font}", parent=style, fontName=font, wordWrap="CJK")
+    return Paragraph(text, style)
+
 
 def _day(value: str | None) -> str:
-    if not value:
-        return "—"
-    parsed = datetime.fromisoformat(value) if "T" in value else date.fromisoformat(value)
-    return f"{parsed.day} {parsed:%B %Y}"
+    """A stored ISO date (or timestamp) in the receipt's language ("30 November 2026",
+    "2026년 11월 30일")."""
+    return local_date(value, "j F Y") or "—"
 
 
 def _lines(text: str) -> str:
@@ -67,7 +109,8 @@ def receipt_rows(receipt: Receipt) -> list[tuple[str, str]]:
 
 def render_receipt_pdf(receipt: Receipt, seller: dict[str, Any]) -> bytes:
     """The receipt as a one-page A4 PDF: seller, number, period, card, amounts, refunds."""
-    styles = getSampleStyleSheet()
+    styles: StyleSheet1 = getSampleStyleSheet()
+    language = get_language()
     buffer = io.BytesIO()
     document = SimpleDocTemplate(
         buffer, pagesize=A4, leftMargin=20 * mm, rightMargin=20 * mm, topMargin=20 * mm, bottomMargin=20 * mm,
@@ -75,16 +118,18 @@ def render_receipt_pdf(receipt: Receipt, seller: dict[str, Any]) -> bytes:
         author=seller.get("name", ""),
     )
     story: list[Flowable] = [
-        Paragraph(escape(seller.get("name", "")), styles["Title"]),
-        Paragraph(_lines(seller.get("address", "")), styles["Normal"]),
+        _paragraph(escape(seller.get("name", "")), styles["Title"], language),
+        _paragraph(_lines(seller.get("address", "")), styles["Normal"], language),
     ]
     if seller.get("tax_id"):
-        story.append(Paragraph(escape(_("Tax id: %(tax_id)s") % {"tax_id": seller["tax_id"]}), styles["Normal"]))
+        story.append(_paragraph(escape(_("Tax id: %(tax_id)s") % {"tax_id": seller["tax_id"]}), styles["Normal"],
+                                language))
     story += [
         Spacer(1, 8 * mm),
-        Paragraph(escape(_("Receipt %(number)s") % {"number": receipt.Number or ""}), styles["Heading2"]),
+        _paragraph(escape(_("Receipt %(number)s") % {"number": receipt.Number or ""}), styles["Heading2"], language),
     ]
-    table = Table([[Paragraph(escape(label), styles["Normal"]), Paragraph(escape(value), styles["Normal"])]
+    table = Table([[_paragraph(escape(label), styles["Normal"], language),
+                    _paragraph(escape(value), styles["Normal"], language)]
                    for label, value in receipt_rows(receipt)], colWidths=[50 * mm, 120 * mm])
     table.setStyle(TableStyle([
         ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.lightgrey),

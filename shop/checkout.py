@@ -16,6 +16,8 @@ import secrets
 import time
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 from billing.gateway import CardToken, GatewayError, get_gateway
 from shop import faults
 from shop.access import checkout_writes as writes
@@ -78,7 +80,7 @@ def checkout(request: CheckoutRequest) -> Order:
     (nothing is left reserved or debited then, except ``PaymentPending``)."""
     order_id = check_id(request.token, "checkout token")
     if len(order_id) > MAX_TOKEN_LENGTH:
-        raise InvalidInput("The checkout token is not valid.", field="checkout token")
+        raise InvalidInput(_("The checkout token is not valid."), field="checkout token")
     customer_id = check_id(request.customer_id, "customer id")
     cart = check_cart(request.lines)
     address = _address(request.address)
@@ -116,7 +118,7 @@ def checkout(request: CheckoutRequest) -> Order:
             continue
         faults.step("placed")
         return _settle(details)
-    raise Busy("Many people are buying the same things right now: please try again.")
+    raise Busy(_("Many people are buying the same things right now: please try again."))
 
 
 def _request_token(order_id: str, attempt: int) -> str:
@@ -135,9 +137,9 @@ def _address(value: Address | dict[str, str]) -> dict[str, str]:
     raw = value.as_dict() if isinstance(value, Address) else dict(value or {})
     required = ("Country", "City", "Street", "ZipCode")
     if any(not str(raw.get(k, "")).strip() for k in required):
-        raise InvalidInput("The delivery address needs a country, city, street and postcode.", field="address")
+        raise InvalidInput(_("The delivery address needs a country, city, street and postcode."), field="address")
     if any(len(str(v)) > 200 for v in raw.values()):
-        raise InvalidInput("An address line is too long.", field="address")
+        raise InvalidInput(_("An address line is too long."), field="address")
     allowed = ("Country", "County", "City", "Street", "Number", "ZipCode")
     return {k: str(raw[k]).strip() for k in allowed if raw.get(k)}
 
@@ -150,10 +152,10 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
     for line in cart:
         product = products.get(line.product_id)
         if product is None or product.Status != ProductStatus.ACTIVE:
-            raise NotFound(f"There is no product {line.product_id}.", field="product")
+            raise NotFound(_("There is no product %(product)s.") % {"product": line.product_id}, field="product")
     currencies = {products[line.product_id].Currency for line in cart}
     if len(currencies) != 1:
-        raise InvalidInput("One order is paid in one currency.", field="cart")
+        raise InvalidInput(_("One order is paid in one currency."), field="cart")
     (currency,) = currencies
 
     inventory = {line.product_id: get_product_inventory_by_product_id(line.product_id) for line in cart}
@@ -172,9 +174,10 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
     if code:
         found = get_discount_code(code)
         if found is None or found.Active != "yes":
-            raise NotFound(f"There is no discount code {code}.", field="discount code")
+            raise NotFound(_("There is no discount code %(code)s.") % {"code": code}, field="discount code")
         if found.AmountOff is not None and found.Currency != currency:
-            raise InvalidInput(f"The code {code} is for {found.Currency} orders.", field="discount code")
+            raise InvalidInput(_("The code %(code)s is for %(currency)s orders.") % {"code": code, "currency": found.Currency},
+                               field="discount code")
         check_code_dates(code, today(), found.ValidFrom, found.ValidUntil)
         if found.MaxUses is not None and found.Uses >= found.MaxUses:
             raise DiscountCodeUsedUp(code)
@@ -185,21 +188,21 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
     if gift_hash:
         card = get_gift_card(request.gift_card_code or "")
         if card is None:
-            raise NotFound("There is no gift card with that code.", field="gift card")
+            raise NotFound(_("There is no gift card with that code."), field="gift card")
         if card.Currency != currency:
-            raise InvalidInput(f"That gift card is in {card.Currency}.", field="gift card")
+            raise InvalidInput(_("That gift card is in %(currency)s.") % {"currency": card.Currency}, field="gift card")
         balance, last4 = card.Balance, card.Last4
         if balance <= 0:
-            raise InvalidInput("That gift card has nothing left on it.", field="gift card")
+            raise InvalidInput(_("That gift card has nothing left on it."), field="gift card")
 
     split = split_payment(subtotal, discount, balance)
     if split.card and request.card is None:
-        raise InvalidInput("A card is needed to pay the rest.", field="card")
+        raise InvalidInput(_("A card is needed to pay the rest."), field="card")
     size = tx_size([len(line.picks) for line in lines], gift_card=bool(split.gift_card), code=bool(code),
                    card=bool(split.card), customer=request.save_address)
     if size > 100:
-        raise InvalidInput(f"Too many products from too many warehouses for one order (at most {MAX_LINES} "
-                           "products): split the order.", field="cart")
+        raise InvalidInput(_("Too many products from too many warehouses for one order (at most %(count)s "
+                             "products): split the order.") % {"count": MAX_LINES}, field="cart")
     card = request.card if split.card else None
     return writes.PlannedOrder(
         order_id=order_id, invoice_id=new_id(), customer_id=customer_id, placed_at=iso(utc_now()),
@@ -225,7 +228,7 @@ def settle(order_id: str) -> Order:
     it paid or roll it back. An order already settled is returned (or its decline raised)."""
     details = get_order_details_by_order_id(order_id, consistent=True)
     if details is None:
-        raise NotFound(f"There is no order {order_id}.")
+        raise NotFound(_("There is no order %(order)s.") % {"order": order_id})
     return _settle(details)
 
 

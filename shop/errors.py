@@ -9,6 +9,14 @@ from __future__ import annotations
 # Raised while a page is answered: the message is in that page's language.
 from django.utils.translation import gettext as _
 
+from billing.localformat import local_date
+
+
+def _day(value: str) -> str:
+    """A code's validity day (stored as YYYY-MM-DD) in the page's language: English keeps
+    the ISO date the staff typed; the others get CLDR's medium date ("3 apr 2026")."""
+    return local_date(value, "Y-m-d") or value
+
 
 class ShopError(Exception):
     """A business outcome the caller shows to a person; nothing half-written is left."""
@@ -57,7 +65,7 @@ class DiscountCodeExpired(InvalidInput):
         self.code = code
         self.valid_until = valid_until
         super().__init__(_("This code expired on %(date)s: remove it to order without it.")
-                         % {"date": valid_until}, field="discount code")
+                         % {"date": _day(valid_until)}, field="discount code")
 
 
 class DiscountCodeNotValidYet(InvalidInput):
@@ -65,7 +73,7 @@ class DiscountCodeNotValidYet(InvalidInput):
         self.code = code
         self.valid_from = valid_from
         super().__init__(_("This code is not valid until %(date)s: remove it to order without it.")
-                         % {"date": valid_from}, field="discount code")
+                         % {"date": _day(valid_from)}, field="discount code")
 
 
 class CardDeclined(ShopError):

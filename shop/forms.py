@@ -152,7 +152,7 @@ class ProductForm(forms.Form):
     price = forms.IntegerField(label=_("Price (minor units)"), min_value=0, max_value=10**10,
                                help_text=_("In the currency's smallest unit: 10000 öre is 100 SEK."))
     currency = forms.RegexField(label=_("Currency"), regex=r"^[A-Z]{3}$", max_length=3,
-                                error_messages={"invalid": "Three capital letters, e.g. SEK."})
+                                error_messages={"invalid": _("Three capital letters, e.g. SEK.")})
 
     def __init__(self, *args: Any, categories: tuple[str, ...] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -247,6 +247,6 @@ class DiscountCodeForm(forms.Form):
 
 class GiftCardIssueForm(forms.Form):
     code = forms.RegexField(label=_("Code"), regex=r"^[A-Za-z0-9-]{8,64}$", max_length=64,
-                            error_messages={"invalid": "8-64 letters, digits or dashes."})
+                            error_messages={"invalid": _("8-64 letters, digits or dashes.")})
     balance = forms.IntegerField(label=_("Balance (minor units)"), min_value=1, max_value=10**9)
     currency = forms.RegexField(label=_("Currency"), regex=r"^[A-Z]{3}$", max_length=3)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 
+from django.utils.translation import gettext as _
+
 from billing.gateway import GatewayError, get_gateway
 from shop import faults
 from shop.access import fulfilment_writes as writes
@@ -14,13 +16,14 @@ from shop.access.transactions import Cancelled
 from shop.clock import iso, utc_now
 from shop.errors import InvalidInput, NotFound, OrderStateError, PaymentPending, ShopError
 from shop.ids import check_id
+from shop.labels import status_in_sentence
 from shop.models import Order, OrderStatus, Shipment, ShipmentStatus
 
 
 def _details(order_id: str) -> OrderDetails:
     details = get_order_details_by_order_id(check_id(order_id, "order id"), consistent=True)
     if details is None:
-        raise NotFound(f"There is no order {order_id}.")
+        raise NotFound(_("There is no order %(order)s.") % {"order": order_id})
     return details
 
 
@@ -28,29 +31,31 @@ def create_shipments(order_id: str) -> list[Shipment]:
     """One shipment per warehouse the order is picked from (idempotent)."""
     details = _details(order_id)
     if details.order.Status not in (OrderStatus.PAID, OrderStatus.PARTIALLY_SHIPPED):
-        raise OrderStateError(f"Order {order_id} is {details.order.Status}: nothing to ship.")
+        raise OrderStateError(_("Order %(order)s is %(status)s: nothing to ship.") % {
+            "order": order_id, "status": status_in_sentence(details.order.Status)})
     try:
         return writes.create_shipments(details, iso(utc_now()))
     except Cancelled as error:
-        raise OrderStateError("The order changed meanwhile: reload it and try again.") from error
+        raise OrderStateError(_("The order changed meanwhile: reload it and try again.")) from error
 
 
 def mark_shipped(shipment_id: str, carrier: str, tracking_number: str) -> Shipment:
     """Record that a shipment left with a carrier; its stock leaves the warehouse."""
     found = get_shipment_details_by_shipment_id(check_id(shipment_id, "shipment id"))
     if found is None:
-        raise NotFound(f"There is no shipment {shipment_id}.")
+        raise NotFound(_("There is no shipment %(shipment)s.") % {"shipment": shipment_id})
     carrier, tracking_number = (carrier or "").strip(), (tracking_number or "").strip()
     if not carrier or not tracking_number or len(carrier) > 100 or len(tracking_number) > 100:
-        raise InvalidInput("A carrier and a tracking number (up to 100 characters) are needed.")
+        raise InvalidInput(_("A carrier and a tracking number (up to 100 characters) are needed."))
     details = _details(found.shipment.OrderId)
     shipment = next(s for s in details.shipments if s.shipment_id == shipment_id)
     if shipment.Status != ShipmentStatus.CREATED:
-        raise OrderStateError(f"Shipment {shipment_id} is {shipment.Status}.")
+        raise OrderStateError(_("Shipment %(shipment)s is %(status)s.") % {
+            "shipment": shipment_id, "status": status_in_sentence(shipment.Status)})
     try:
         writes.mark_shipped(details, shipment, carrier, tracking_number, iso(utc_now()))
     except Cancelled as error:
-        raise OrderStateError("The shipment or its order changed meanwhile: reload and try again.") from error
+        raise OrderStateError(_("The shipment or its order changed meanwhile: reload and try again.")) from error
     shipment.Status, shipment.Carrier, shipment.TrackingNumber = ShipmentStatus.SHIPPED, carrier, tracking_number
     return shipment
 
@@ -60,8 +65,9 @@ def cancel_order(order_id: str, actor: str = "system") -> Order:
     ``actor`` (the staff member) is named in the gift card's ledger."""
     details = _details(order_id)
     if details.order.Status != OrderStatus.PAID or any(s.Status == ShipmentStatus.SHIPPED for s in details.shipments):
-        raise OrderStateError(f"Order {order_id} is {details.order.Status}: only a paid order not yet shipped "
-                              "can be cancelled (refund it once it is back).")
+        raise OrderStateError(_("Order %(order)s is %(status)s: only a paid order not yet shipped can be "
+                                "cancelled (refund it once it is back).") % {
+            "order": order_id, "status": status_in_sentence(details.order.Status)})
     return _close(details, "cancel", actor)
 
 
@@ -70,7 +76,8 @@ def refund_order(order_id: str, actor: str = "system") -> Order:
     again, the unshipped rest released, money back to the card and the gift card."""
     details = _details(order_id)
     if details.order.Status not in (OrderStatus.SHIPPED, OrderStatus.PARTIALLY_SHIPPED):
-        raise OrderStateError(f"Order {order_id} is {details.order.Status}: cancel it instead, or it is closed.")
+        raise OrderStateError(_("Order %(order)s is %(status)s: cancel it instead, or it is closed.") % {
+            "order": order_id, "status": status_in_sentence(details.order.Status)})
     return _close(details, "refund", actor)
 
 
@@ -78,7 +85,7 @@ def _close(details: OrderDetails, kind: str, actor: str) -> Order:
     try:
         writes.close_order(details, kind, iso(utc_now()), actor)
     except Cancelled as error:
-        raise OrderStateError("The order changed meanwhile: reload it and try again.") from error
+        raise OrderStateError(_("The order changed meanwhile: reload it and try again.")) from error
     faults.step("closed")
     finish_refund(details.order.order_id, kind)
     return details.order
@@ -98,6 +105,7 @@ def finish_refund(order_id: str, kind: str) -> None:
     except GatewayError as error:
         raise PaymentPending(order_id) from error
     if refund.status != "succeeded":
-        raise ShopError(f"The gateway refused the refund of order {order_id}: {refund.reason}")
+        raise ShopError(_("The gateway refused the refund of order %(order)s: %(reason)s") % {
+            "order": order_id, "reason": refund.reason})
     with contextlib.suppress(Cancelled):  # recorded by another process meanwhile
         writes.record_card_refund(details, kind, refund)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 from shop.errors import DiscountCodeExpired, DiscountCodeNotValidYet, InvalidInput, OutOfStock
 from shop.ids import check_id
 
@@ -28,16 +30,16 @@ def check_cart(lines: Iterable[tuple[str, object]]) -> list[CartLine]:
     for product_id, quantity in lines:
         check_id(product_id, "product id")
         if isinstance(quantity, bool) or not isinstance(quantity, int):
-            raise InvalidInput("A quantity must be a whole number.", field="quantity")
+            raise InvalidInput(_("A quantity must be a whole number."), field="quantity")
         if quantity < 1:
-            raise InvalidInput("A quantity must be at least 1.", field="quantity")
+            raise InvalidInput(_("A quantity must be at least 1."), field="quantity")
         merged[product_id] = merged.get(product_id, 0) + quantity
         if merged[product_id] > MAX_QUANTITY:
-            raise InvalidInput(f"At most {MAX_QUANTITY} of one product per order.", field="quantity")
+            raise InvalidInput(_("At most %(count)s of one product per order.") % {"count": MAX_QUANTITY}, field="quantity")
     if not merged:
-        raise InvalidInput("The cart is empty.", field="cart")
+        raise InvalidInput(_("The cart is empty."), field="cart")
     if len(merged) > MAX_LINES:
-        raise InvalidInput(f"At most {MAX_LINES} different products per order.", field="cart")
+        raise InvalidInput(_("At most %(count)s different products per order.") % {"count": MAX_LINES}, field="cart")
     return [CartLine(p, q) for p, q in merged.items()]
 
 

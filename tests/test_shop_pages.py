@@ -237,9 +237,13 @@ def test_a_price_change_stops_the_submit_with_a_message(ann) -> None:
     response = ann.client.post("/shop/checkout/", data)
     html = response.content.decode()
     assert response.status_code == 200 and "now costs" in html and "45.00" in html
+    product.update(actions=[type(product).Price.set(4600)])
+    italian = ann.client.post("/shop/checkout/", data, HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert "ora costa" in italian and "now costs" not in italian
+    data = {**checkout_form(ann.client), **ADDRESS, **GOOD_CARD}
     assert access.get_orders_by_customer_id(ann.account_id) == []
     order_id = order_id_of(ann.client.post("/shop/checkout/", data))  # seen now: placed
-    assert access.get_order_details_by_order_id(order_id).order.Subtotal == 4500
+    assert access.get_order_details_by_order_id(order_id).order.Subtotal == 4600  # the price last shown
 
 
 def test_empty_cart_checkout_goes_back_to_the_cart(ann) -> None:

@@ -4,6 +4,8 @@ reports in a date range, codes and gift cards; request counts; staff only."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core import mail
 from django.test import Client
@@ -113,6 +115,18 @@ def test_cancel_puts_back_stock_and_gift_card_and_mails(staff, paid_order) -> No
     assert access.get_gift_card(GIFT_CODE).Balance == 5000
     assert sum(s.Available for s in access.get_product_inventory_by_product_id("album")) == 3
     assert len(mail.outbox) == 1 and "cancelled" in mail.outbox[0].subject
+
+
+def test_a_cancel_by_english_staff_mails_an_italian_customer_in_italian(staff, paid_order) -> None:
+    # The amounts are formatted when the e-mail is rendered, in the customer's language,
+    # not in the staff page's: "300,00 SEK", never "300.00 SEK".
+    customer, order_id = paid_order
+    billing_access.set_account_language(customer.account_id, "it")
+    mail.outbox.clear()
+    staff.post(f"/admin/shop/orders/{order_id}/cancel/", HTTP_ACCEPT_LANGUAGE="en")
+    [message] = mail.outbox
+    assert "SEK" in message.body and not re.search(r"\d\.\d\d SEK", message.body), message.body
+    assert re.search(r"\d,\d\d\xa0?SEK|\d,\d\d SEK", message.body)
 
 
 def test_refund_after_shipping(staff, paid_order) -> None:
@@ -294,4 +308,4 @@ def test_staff_gift_card_page_shows_the_ledger_with_who(staff) -> None:
     staff.post("/admin/shop/gift-cards/", {"code": "STAFF-CARD-4321", "balance": 1500, "currency": "SEK"})
     html = staff.post("/admin/shop/gift-cards/?lookup=1", {"code": "staff-card-4321"}).content.decode()
     row = html.split('data-testid="ledger-row">')[1].split("</tr>")[0]
-    assert "issued" in row and "sam@example.com" in row and "15.00 SEK" in row
+    assert "Issued" in row and "sam@example.com" in row and "15.00 SEK" in row

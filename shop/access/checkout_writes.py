@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext
+
 from shop.errors import (
     DiscountCodeExpired,
     DiscountCodeNotValidYet,
@@ -227,7 +229,7 @@ def _code_refused(failure: Failure, plan: PlannedOrder) -> Exception:
     midnight passed since the plan, or its last use was taken)."""
     code, day = plan.discount_code or "", plan.placed_at[:10]
     if failure.item is None or failure.text("Active") != "yes":
-        return NotFound(f"There is no discount code {code}.", field="discount code")
+        return NotFound(gettext("There is no discount code %(code)s.") % {"code": code}, field="discount code")
     try:
         check_code_dates(code, day, failure.text("ValidFrom"), failure.text("ValidUntil"))
     except (DiscountCodeExpired, DiscountCodeNotValidYet) as error:

@@ -40,13 +40,13 @@ def create_discount_code(code: str, *, percent_off: int | None = None, amount_of
     UTC days, both included; None leaves that side open."""
     code = normalize_discount_code(code)
     if (percent_off is None) == (amount_off is None):
-        raise InvalidInput("A discount code takes either a percentage or an amount off.")
+        raise InvalidInput(gettext("A discount code takes either a percentage or an amount off."))
     if percent_off is not None and not 0 < percent_off <= 100:
-        raise InvalidInput("The percentage must be 1-100.")
+        raise InvalidInput(gettext("The percentage must be 1-100."))
     if amount_off is not None and (amount_off <= 0 or not currency):
-        raise InvalidInput("An amount off must be positive and have a currency.")
+        raise InvalidInput(gettext("An amount off must be positive and have a currency."))
     if max_uses is not None and max_uses < 1:
-        raise InvalidInput("A limit on uses must be at least 1.")
+        raise InvalidInput(gettext("A limit on uses must be at least 1."))
     if valid_from and valid_until and valid_until < valid_from:
         raise InvalidInput(gettext("The last valid day is before the first."))
     item = DiscountCode(**DiscountCode.keys(code=code), Code=code, PercentOff=percent_off,
@@ -56,7 +56,7 @@ def create_discount_code(code: str, *, percent_off: int | None = None, amount_of
     try:
         item.save(condition=DiscountCode.PK.does_not_exist())
     except PutError as error:
-        raise InvalidInput(f"The code {code} exists already.") from error
+        raise InvalidInput(gettext("The code %(code)s exists already.") % {"code": code}) from error
     return item
 
 
@@ -64,7 +64,7 @@ def issue_gift_card(code: str, balance: int, currency: str, actor: str = "system
     """A new gift card; the code is the bearer secret, only its hash and last four are kept.
     One transaction: the card (only if the code is free) and its ledger's first entry."""
     if not isinstance(balance, int) or balance <= 0:
-        raise InvalidInput("A gift card's balance must be a positive whole number of minor units.")
+        raise InvalidInput(gettext("A gift card's balance must be a positive whole number of minor units."))
     normalized = "".join(code.split()).upper()
     code_hash, now = gift_card_hash(code), iso(utc_now())
     card = GiftCard(**GiftCard.keys(code_hash=code_hash), Balance=balance, Currency=currency,
@@ -76,6 +76,6 @@ def issue_gift_card(code: str, balance: int, currency: str, actor: str = "system
         tx.commit()
     except Cancelled as error:
         if error.failed("card"):
-            raise InvalidInput("That gift card code is taken.") from error
+            raise InvalidInput(gettext("That gift card code is taken.")) from error
         raise
     return card

@@ -4,6 +4,7 @@ Every write keeps ``Available = OnHand - Reserved`` (see ``WarehouseItem``)."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from pynamodb.exceptions import PutError, UpdateError
 
 from shop.errors import InvalidInput
@@ -36,13 +37,13 @@ def put_stock(product_id: str, warehouse_id: str, on_hand: int) -> WarehouseItem
     check_id(product_id, "product id")
     check_id(warehouse_id, "warehouse id")
     if not isinstance(on_hand, int) or on_hand < 0:
-        raise InvalidInput("Stock must be a whole number, zero or more.", field="quantity")
+        raise InvalidInput(gettext("Stock must be a whole number, zero or more."), field="quantity")
     item = WarehouseItem(**WarehouseItem.keys(product_id=product_id, warehouse_id=warehouse_id),
                          OnHand=on_hand, Reserved=0, Available=on_hand)
     try:
         item.save(condition=WarehouseItem.PK.does_not_exist())
     except PutError as error:
-        raise InvalidInput("This product is already stocked there: adjust its stock instead.") from error
+        raise InvalidInput(gettext("This product is already stocked there: adjust its stock instead.")) from error
     return item
 
 
@@ -51,7 +52,7 @@ def adjust_stock(product_id: str, warehouse_id: str, delta: int) -> WarehouseIte
     check_id(product_id, "product id")
     check_id(warehouse_id, "warehouse id")
     if not isinstance(delta, int) or delta == 0:
-        raise InvalidInput("The change must be a whole number other than zero.", field="quantity")
+        raise InvalidInput(gettext("The change must be a whole number other than zero."), field="quantity")
     item = WarehouseItem(**WarehouseItem.keys(product_id=product_id, warehouse_id=warehouse_id))
     condition = WarehouseItem.PK.exists()
     if delta < 0:
@@ -60,6 +61,6 @@ def adjust_stock(product_id: str, warehouse_id: str, delta: int) -> WarehouseIte
         item.update(actions=[WarehouseItem.OnHand.add(delta), WarehouseItem.Available.add(delta)],
                     condition=condition)
     except UpdateError as error:
-        raise InvalidInput("Not that much unreserved stock there (or the product is not stocked there).",
+        raise InvalidInput(gettext("Not that much unreserved stock there (or the product is not stocked there)."),
                            field="quantity") from error
     return item

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 from pynamodb.exceptions import PutError
 
@@ -28,14 +29,15 @@ def index(request: HttpRequest) -> HttpResponse:
     find = FindForm(request.GET or None)
     if request.GET and find.is_valid():
         return redirect(FIND_TARGETS[find.cleaned_data["kind"]], find.cleaned_data["ident"])
-    return render_shop_staff(request, "index.html", "Shop", {"find": find, "events": recent_events()})
+    return render_shop_staff(request, "index.html", _("Shop"), {"find": find, "events": recent_events(),
+                                                               "shop_index": True})
 
 
 @require_GET
 def products(request: HttpRequest) -> HttpResponse:
     known = categories()
     category = request.GET.get("category") or (known[0] if known else "")
-    return render_shop_staff(request, "products.html", "Products", {
+    return render_shop_staff(request, "products.html", _("Products"), {
         "categories": known, "category": category, "products": access.get_products_by_category(category)})
 
 
@@ -50,13 +52,13 @@ def product_add(request: HttpRequest) -> HttpResponse:
         except (InvalidInput, ValueError) as error:
             form.add_error(None, str(error))
         except PutError:  # shop.access puts conditionally: the id is taken
-            form.add_error("product_id", "A product with this id exists already.")
+            form.add_error("product_id", _("A product with this id exists already."))
         else:
             audit(request, "shop.create_product", product.product_id, after={"price": data["price"],
                   "currency": data["currency"], "category": data["category"]})
-            messages.success(request, f"Product {product.product_id} added.")
+            messages.success(request, _("Product %(id)s added.") % {"id": product.product_id})
             return redirect("admin:shop_staff_product", product.product_id)
-    return render_shop_staff(request, "form_page.html", "Add a product", {"form": form})
+    return render_shop_staff(request, "form_page.html", _("Add a product"), {"form": form})
 
 
 @require_http_methods(["GET", "POST"])
@@ -69,12 +71,12 @@ def warehouse_add(request: HttpRequest) -> HttpResponse:
         try:
             access.create_warehouse(data["warehouse_id"], data["name"], address)
         except PutError:  # shop.access puts conditionally: the id is taken
-            form.add_error("warehouse_id", "A warehouse with this id exists already.")
+            form.add_error("warehouse_id", _("A warehouse with this id exists already."))
         else:
             audit(request, "shop.create_warehouse", data["warehouse_id"])
-            messages.success(request, f"Warehouse {data['warehouse_id']} added.")
+            messages.success(request, _("Warehouse %(id)s added.") % {"id": data["warehouse_id"]})
             return redirect("admin:shop_staff_warehouse", data["warehouse_id"])
-    return render_shop_staff(request, "form_page.html", "Add a warehouse", {"form": form})
+    return render_shop_staff(request, "form_page.html", _("Add a warehouse"), {"form": form})
 
 
 def _adjust(request: HttpRequest, form: StockForm, known: set[tuple[str, str]]) -> bool:
@@ -89,14 +91,15 @@ def _adjust(request: HttpRequest, form: StockForm, known: set[tuple[str, str]]) 
                 access.get_warehouse_by_warehouse_id(warehouse_id):
             access.put_stock(product_id, warehouse_id, change)
         else:
-            form.add_error(None, "That product is not stocked there: stock it with a positive change "
-                                 "(both ids must exist).")
+            form.add_error(None, _("That product is not stocked there: stock it with a positive change "
+                                   "(both ids must exist)."))
             return False
     except InvalidInput as error:
         form.add_error("change", str(error))
         return False
     audit(request, STOCK_ADJUSTED, f"{product_id}/{warehouse_id}", after={"change": change}, note=data["reason"])
-    messages.success(request, f"Stock of {product_id} in {warehouse_id} changed by {change:+d}.")
+    messages.success(request, _("Stock of %(product)s in %(warehouse)s changed by %(change)s.") % {
+        "product": product_id, "warehouse": warehouse_id, "change": f"{change:+d}"})
     return True
 
 
@@ -123,7 +126,7 @@ def product_detail(request: HttpRequest, product_id: str) -> HttpResponse:
     form = _stock_form(request, "product_id", product_id, stock)
     if form is None:
         return redirect("admin:shop_staff_product", product_id)
-    return render_shop_staff(request, "product.html", f"Product {product_id}", {
+    return render_shop_staff(request, "product.html", _("Product %(id)s") % {"id": product_id}, {
         "product": product, "stock": stock, "form": form,
         "on_hand": sum(s.OnHand for s in stock), "reserved": sum(s.Reserved for s in stock),
         "available": sum(s.Available for s in stock)})
@@ -139,5 +142,5 @@ def warehouse_detail(request: HttpRequest, warehouse_id: str) -> HttpResponse:
     form = _stock_form(request, "warehouse_id", warehouse_id, stock)
     if form is None:
         return redirect("admin:shop_staff_warehouse", warehouse_id)
-    return render_shop_staff(request, "warehouse.html", f"Warehouse {warehouse_id}",
+    return render_shop_staff(request, "warehouse.html", _("Warehouse %(id)s") % {"id": warehouse_id},
                              {"warehouse": warehouse, "stock": stock, "form": form})

@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
@@ -24,7 +24,7 @@ from .common import audit, render_shop_staff
 
 
 class CodeLookupForm(forms.Form):
-    code = forms.CharField(label="Code", max_length=64)
+    code = forms.CharField(label=gettext_lazy("Code"), max_length=64)
 
 
 @require_http_methods(["GET", "POST"])
@@ -47,9 +47,9 @@ def codes(request: HttpRequest) -> HttpResponse:
             audit(request, "shop.create_discount_code", code.Code, after={
                 "percent_off": data["percent_off"], "amount_off": data["amount_off"], "max_uses": data["max_uses"],
                 "valid_from": code.ValidFrom, "valid_until": code.ValidUntil})
-            messages.success(request, f"Code {code.Code} created.")
+            messages.success(request, gettext("Code %(code)s created.") % {"code": code.Code})
             return redirect(reverse("admin:shop_staff_codes") + f"?code={code.Code}")
-    return render_shop_staff(request, "codes.html", "Discount codes", {
+    return render_shop_staff(request, "codes.html", gettext("Discount codes"), {
         "find": find, "code": found, "looked": looked, "form": form,
         "code_state": _state(found) if found is not None else ""})
 
@@ -92,9 +92,9 @@ def gift_cards(request: HttpRequest) -> HttpResponse:
             else:
                 audit(request, "shop.issue_gift_card", f"ending {issued.Last4}",
                       after={"balance": data["balance"], "currency": data["currency"]})
-                messages.success(request, f"Gift card ending {issued.Last4} issued.")
+                messages.success(request, gettext("Gift card ending %(last4)s issued.") % {"last4": issued.Last4})
                 return redirect("admin:shop_staff_gift_cards")
-    return render_shop_staff(request, "gift_cards.html", "Gift cards", {
+    return render_shop_staff(request, "gift_cards.html", gettext("Gift cards"), {
         "find": find, "card": ledger.card if ledger else None, "ledger": ledger, "looked": looked, "form": form,
         "rows": ledger.rows() if ledger else [],
         "lookup_url": reverse("admin:shop_staff_gift_cards") + "?lookup=1"})

@@ -7,6 +7,8 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from billing.pages import actor, today
@@ -29,7 +31,7 @@ def pick_list(request: HttpRequest, warehouse_id: str) -> HttpResponse:
     if warehouse is None:
         raise Http404("No such warehouse")
     shipments = list(reversed(access.get_shipment_by_warehouse_id(warehouse_id)))
-    return render_shop_staff(request, "pick_list.html", f"Pick list of {warehouse_id}",
+    return render_shop_staff(request, "pick_list.html", _("Pick list of %(warehouse)s") % {"warehouse": warehouse_id},
                              {"warehouse": warehouse, "shipments": shipments})
 
 
@@ -40,7 +42,7 @@ def order_detail(request: HttpRequest, order_id: str) -> HttpResponse:
     shipped = any(s.Status == ShipmentStatus.SHIPPED for s in details.shipments)
     shipped_lines = {(i.ProductId, i.WarehouseId) for i in details.shipment_items}
     open_lines = any((i.ProductId, p.WarehouseId) not in shipped_lines for i in details.items for p in i.Picks)
-    return render_shop_staff(request, "order.html", f"Order {order_id}", {
+    return render_shop_staff(request, "order.html", _("Order %(id)s") % {"id": order_id}, {
         "d": details, "order": order, "shipments": shipment_rows(details),
         "can_ship": order.Status in (OrderStatus.PAID, OrderStatus.PARTIALLY_SHIPPED) and open_lines,
         "can_cancel": order.Status == OrderStatus.PAID and not shipped,
@@ -57,7 +59,8 @@ def order_create_shipments(request: HttpRequest, order_id: str) -> HttpResponse:
         messages.error(request, str(error))
     else:
         audit(request, "shop.create_shipments", order_id, after={"shipments": [s.shipment_id for s in made]})
-        messages.success(request, f"{len(made)} shipment(s) to pick.")
+        messages.success(request, ngettext("%(count)d shipment to pick.", "%(count)d shipments to pick.", len(made))
+                         % {"count": len(made)})
     return redirect("admin:shop_staff_order", order_id)
 
 
@@ -69,7 +72,7 @@ def shipment_ship(request: HttpRequest, shipment_id: str) -> HttpResponse:
     order_id = found.shipment.OrderId
     form = ShipForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "A carrier and a tracking number (up to 100 characters each) are needed.")
+        messages.error(request, _("A carrier and a tracking number (up to 100 characters each) are needed."))
         return redirect("admin:shop_staff_order", order_id)
     try:
         shipment = mark_shipped(shipment_id, form.cleaned_data["carrier"], form.cleaned_data["tracking_number"])
@@ -79,7 +82,8 @@ def shipment_ship(request: HttpRequest, shipment_id: str) -> HttpResponse:
     audit(request, "shop.mark_shipped", order_id, after={"shipment": shipment_id, "carrier": shipment.Carrier,
                                                          "tracking": shipment.TrackingNumber})
     send_shipped(order_or_404(order_id).order, shipment)
-    messages.success(request, f"Shipment {shipment_id} shipped with {shipment.Carrier} ({shipment.TrackingNumber}).")
+    messages.success(request, _("Shipment %(shipment)s shipped with %(carrier)s (%(tracking)s).") % {
+        "shipment": shipment_id, "carrier": shipment.Carrier, "tracking": shipment.TrackingNumber})
     return redirect("admin:shop_staff_order", order_id)
 
 
@@ -93,16 +97,18 @@ def order_close(request: HttpRequest, order_id: str, kind: str) -> HttpResponse:
         order = (cancel_order if kind == "cancel" else refund_order)(order_id, actor=actor(request))
     except PaymentPending:
         audit(request, f"shop.{kind}_order", order_id, note="card refund pending: reconcile finishes it")
-        messages.warning(request, "The order is closed and its stock and gift card are back; the payment provider "
-                                  "did not answer about the card refund, which the reconcile command retries.")
+        messages.warning(request, _("The order is closed and its stock and gift card are back; the payment "
+                                    "provider did not answer about the card refund, which the reconcile command "
+                                    "retries."))
         return redirect("admin:shop_staff_order", order_id)
     except ShopError as error:
         messages.error(request, str(error))
         return redirect("admin:shop_staff_order", order_id)
     audit(request, f"shop.{kind}_order", order_id)
     send_refund(order, kind)
-    messages.success(request, f"Order {order_id} {'cancelled' if kind == 'cancel' else 'refunded'}: "
-                              "stock and money are back.")
+    done = (_("Order %(id)s cancelled: stock and money are back.") if kind == "cancel"
+            else _("Order %(id)s refunded: stock and money are back."))
+    messages.success(request, done % {"id": order_id})
     return redirect("admin:shop_staff_order", order_id)
 
 
@@ -119,8 +125,8 @@ def product_orders(request: HttpRequest, product_id: str) -> HttpResponse:
                                                                   form.cleaned_data["last"]):
             rows.append({"when": item.GSI1SK, "order_id": item.OrderId, "what": f"{item.Quantity} × {item.Name}",
                          "amount": item.Price * item.Quantity, "currency": item.Currency})
-    return render_shop_staff(request, "report.html", f"Orders of {product.Name}", {
-        "form": form, "rows": rows, "headers": ["Placed", "Order", "Line", "Amount"]})
+    return render_shop_staff(request, "report.html", _("Orders of %(product)s") % {"product": product.Name}, {
+        "form": form, "rows": rows, "headers": [_("Placed"), _("Order"), _("Line"), _("Amount")]})
 
 
 @require_GET
@@ -136,5 +142,5 @@ def customer_invoices(request: HttpRequest, customer_id: str) -> HttpResponse:
                                                                         form.cleaned_data["last"]):
             rows.append({"when": invoice.IssuedAt, "order_id": invoice.OrderId, "what": invoice.invoice_id,
                          "amount": invoice.Amount, "currency": invoice.Currency})
-    return render_shop_staff(request, "report.html", f"Invoices of customer {customer_id}", {
-        "form": form, "rows": rows, "headers": ["Issued", "Order", "Invoice", "Amount"]})
+    return render_shop_staff(request, "report.html", _("Invoices of customer %(customer)s") % {"customer": customer_id}, {
+        "form": form, "rows": rows, "headers": [_("Issued"), _("Order"), _("Invoice"), _("Amount")]})

@@ -51,8 +51,8 @@ def product_page(request: HttpRequest, account_id: str, product_id: str) -> Http
         line = cart.get(product_id, {"quantity": 0})
         quantity = line["quantity"] + form.cleaned_data["quantity"]
         if quantity > stock:
-            form.add_error("quantity", f"Only {stock} left: choose {stock} or fewer in all."
-                           if stock else "This product is out of stock.")
+            form.add_error("quantity", _("Only %(count)s left: choose %(count)s or fewer in all.") % {"count": stock}
+                           if stock else _("This product is out of stock."))
         elif product_id not in cart and len(cart) >= 20:
             form.add_error(None, _("Your cart holds 20 different products, the most one order can: "
                                    "check out first, or remove one."))

@@ -70,8 +70,9 @@ def _price_changes(request: HttpRequest, cart: dict, lines: list[dict]) -> list[
     changed = []
     for line in lines:
         if line["was"] is not None and not line["gone"]:
-            changed.append(f"{line['name']} now costs {format_with_symbol(line['price'], line['currency'])} "
-                           f"(was {format_with_symbol(line['was'], line['currency'])})")
+            changed.append(_("%(product)s now costs %(price)s (was %(was)s)") % {
+                "product": line["name"], "price": format_with_symbol(line["price"], line["currency"]),
+                "was": format_with_symbol(line["was"], line["currency"])})
             cart[line["product_id"]]["price"] = line["price"]
     if changed:
         save_cart(request, cart)

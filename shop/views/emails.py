@@ -9,8 +9,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access as billing_access
-from billing.mail import money_text as format_with_code
-from billing.mail import send_customer_email
+from billing.mail import money_text, send_customer_email
 from shop.access import OrderDetails
 from shop.models import Order, Shipment
 
@@ -31,14 +30,14 @@ def order_context(order: Order, details: OrderDetails | None) -> dict[str, Any]:
     items = details.items if details else []
     return {
         "order_id": order.order_id,
-        "lines": [{"name": i.Name, "quantity": i.Quantity, "total": format_with_code(i.Price * i.Quantity, i.Currency)}
+        "lines": [{"name": i.Name, "quantity": i.Quantity, "total": money_text(i.Price * i.Quantity, i.Currency)}
                   for i in items],
-        "subtotal": format_with_code(order.Subtotal, order.Currency),
-        "discount": format_with_code(order.Discount, order.Currency) if order.Discount else "",
-        "gift_card": format_with_code(order.GiftCardAmount, order.Currency) if order.GiftCardAmount else "",
-        "card": format_with_code(order.CardAmount, order.Currency) if order.CardAmount else "",
+        "subtotal": money_text(order.Subtotal, order.Currency),
+        "discount": money_text(order.Discount, order.Currency) if order.Discount else "",
+        "gift_card": money_text(order.GiftCardAmount, order.Currency) if order.GiftCardAmount else "",
+        "card": money_text(order.CardAmount, order.Currency) if order.CardAmount else "",
         "card_last4": order.CardLast4 or "",
-        "total": format_with_code(order.Total, order.Currency),
+        "total": money_text(order.Total, order.Currency),
         "order_path": f"/shop/orders/{order.order_id}/",
     }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -60,7 +61,7 @@ def gift_card_page(request: HttpRequest, account_id: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         if cache.get(misses_key, 0) >= GIFT_CARD_MISSES_ALLOWED:
             # A code is a bearer secret: no trying codes one after another.
-            form.add_error("code", "Too many codes that did not match: try again in an hour.")
+            form.add_error("code", _("Too many codes that did not match: try again in an hour."))
         else:
             looked = True
             ledger = access.get_gift_card_with_ledger(form.cleaned_data["code"])
