@@ -25,9 +25,9 @@ from billing.batches import (
     take_payment,
 )
 from billing.gateway import CardToken
-from billing.mail import send_customer_email, subscription_context
+from billing.mail import money_text, send_customer_email, subscription_context
 from billing.models import Account, AuditAction, Subscription, SubscriptionStatus
-from billing.money import format_with_code, format_with_symbol
+from billing.money import format_with_symbol
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,10 @@ class Started:
 
 
 def _tell(template: str, sub: Subscription, subject: object, **context: object) -> None:
-    # Sent from a page: in the page's language (the customer's own, when logged in).
-    failure = send_customer_email(template, sub.Email, subject, {**subscription_context(sub), **context})
+    # In the customer's language (the subscription's copy of Account.Language), whoever
+    # acts: a staff member's page language is not the customer's.
+    failure = send_customer_email(template, sub.Email, subject, {**subscription_context(sub), **context},
+                                  language=sub.Language)
     if failure:  # the change is made whatever the mail server says
         log.warning("%s mail for %s not sent: %s", template, sub.SK, failure)
 
@@ -88,7 +90,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
     start, end = owed_period(sub)
     _tell("payment_day_changed", sub, format_lazy(_("Payment day changed: {product}"), product=sub.ProductName or sub.SKU),
           old_day=old_day, next_payment=date.fromisoformat(sub.NextPaymentDate), period_start=start,
-          period_end=end, next_amount=format_with_code(owed_amount(sub), sub.Currency),
+          period_end=end, next_amount=money_text(owed_amount(sub), sub.Currency),
           past_due=sub.Status == SubscriptionStatus.PAST_DUE)
     return sub
 

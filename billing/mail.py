@@ -21,17 +21,36 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
 from django.utils import translation
-from django.utils.functional import lazy
+from django.utils.functional import Promise, lazy
 from django.utils.text import format_lazy
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from billing.language import supported
+from billing.localformat import local_date
 from billing.models import Subscription
 from billing.money import format_with_code
 
 # An amount with its currency code ("9.99 USD", "9,99 USD"), formatted when the e-mail
 # is rendered, so in the customer's language.
 money_text = lazy(format_with_code, str)
+# A date ("30 November 2026", "30 novembre 2026", "2026年11月30日"), likewise.
+date_text = lazy(local_date, str)
+
+
+def _message(message: str, params: dict[str, Any]) -> str:
+    return gettext(message) % {key: str(value) if isinstance(value, Promise) else value
+                               for key, value in params.items()}
+
+
+_lazy_message = lazy(_message, str)
+
+
+def lazy_message(message: str, **params: Any) -> str:
+    """``gettext(message) % params``, worked out when the e-mail is rendered, so in the
+    customer's language (lazy ``params`` too): for a subject or a line the caller builds.
+    Mark ``message`` with ``gettext_noop`` where it is written, for makemessages."""
+    return _lazy_message(message, params)
 
 log = logging.getLogger(__name__)
 

@@ -10,12 +10,15 @@ import logging
 from dataclasses import dataclass, field
 from datetime import date
 
+from django.utils.functional import lazy
+from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from billing import access
 from billing.batches import PaymentOutcome, take_payment
 from billing.gateway import CardToken, GatewayError
-from billing.mail import send_customer_email, subscription_context
+from billing.mail import lazy_message, send_customer_email, subscription_context
 from billing.models import Account, AuditAction, Card, PaymentDetails, Subscription, SubscriptionStatus
 
 log = logging.getLogger(__name__)
@@ -31,8 +34,14 @@ def card_label(details: PaymentDetails | CardToken) -> str:
         "brand": brand, "last4": last4, "month": int(month), "year": int(year)}
 
 
-def _tell(template: str, account: Account, subject: str, **context: object) -> None:
-    failure = send_customer_email(template, account.Email, subject, {"product": "", **context})
+# The label, worked out when an e-mail is rendered (in the customer's language).
+card_text = lazy(card_label, str)
+
+
+def _tell(template: str, account: Account, subject: object, **context: object) -> None:
+    # In the customer's language (Account.Language), whoever acts (the customer or staff).
+    failure = send_customer_email(template, account.Email, subject, {"product": "", **context},
+                                  language=account.Language)
     if failure:  # the change is made whatever the mail server says
         log.warning("%s mail for %s not sent: %s", template, account.PK, failure)
 
@@ -66,8 +75,8 @@ def add_card(account: Account, card: CardToken, billing_address: str | None = No
     added = access.add_card(account.account_id, card, billing_address, actor=actor, make_default=make_default)
     if make_default:
         account.DefaultCardId = added.card_id
-    _tell("wallet_card_added", account, _("A card was added to your wallet"),
-          card=card_label(added.Details), default=make_default)
+    _tell("wallet_card_added", account, gettext_lazy("A card was added to your wallet"),
+          card=card_text(added.Details), default=make_default)
     return added
 
 
@@ -84,19 +93,20 @@ def replace_card(account: Account, card: Card, new: CardToken, billing_address: 
     """New details for a wallet card, and for every subscription that pays with it (one
     transaction, one audit event, one e-mail listing them); past-due ones are retried
     with it at once. ``access.ConditionFailed`` when the card changed meanwhile."""
-    old_label = card_label(card.Details)
+    old_label = card_text(card.Details)
     subs = access.get_subscriptions_by_account(account.account_id)
     done = access.replace_card_everywhere(card, new, billing_address, subs, actor=actor)
-    _tell("wallet_card_replaced", account, _("Card replaced: %(card)s") % {"card": card_label(done.card.Details)},
-          old_card=old_label, card=card_label(done.card.Details),
+    _tell("wallet_card_replaced", account, lazy_message(gettext_noop("Card replaced: %(card)s"),
+                                                        card=card_text(done.card.Details)),
+          old_card=old_label, card=card_text(done.card.Details),
           subscriptions=[s.ProductName or s.SKU for s in done.moved])
     return WalletReplaced(done.card, done.moved, done.skipped, _retry_past_due(done.moved, actor=actor, today=today))
 
 
 def set_default_card(account: Account, card: Card, *, actor: str) -> Account:
     access.set_default_card(account, card, actor=actor)
-    _tell("wallet_default_changed", account, _("Your default card is now %(card)s") % {
-        "card": card_label(card.Details)}, card=card_label(card.Details))
+    _tell("wallet_default_changed", account, lazy_message(gettext_noop("Your default card is now %(card)s"),
+                                                          card=card_text(card.Details)), card=card_text(card.Details))
     return account
 
 
@@ -104,7 +114,8 @@ def remove_card(account: Account, card: Card, *, actor: str) -> None:
     """Remove a card no live subscription pays with; ``access.CardInUse`` names those that do."""
     subs = access.get_subscriptions_by_account(account.account_id)
     access.remove_card(account, card, subs, actor=actor)
-    _tell("wallet_card_removed", account, _("A card was removed from your wallet"), card=card_label(card.Details))
+    _tell("wallet_card_removed", account, gettext_lazy("A card was removed from your wallet"),
+          card=card_text(card.Details))
 
 
 def use_card(sub: Subscription, card: Card, *, actor: str, today: date,
@@ -113,8 +124,9 @@ def use_card(sub: Subscription, card: Card, *, actor: str, today: date,
     period is retried with it at once, and that retry's outcome returned."""
     access.use_card(sub, card, actor=actor, action=action)
     failure = send_customer_email("card_replaced", sub.Email,
-                                  _("Card replaced: %(product)s") % {"product": sub.ProductName or sub.SKU},
-                                  subscription_context(sub))
+                                  format_lazy(gettext_lazy("Card replaced: {product}"),
+                                              product=sub.ProductName or sub.SKU),
+                                  subscription_context(sub), language=sub.Language)
     if failure:
         log.warning("card_replaced mail for %s not sent: %s", sub.SK, failure)
     paid = _retry_past_due([sub], actor=actor, today=today)

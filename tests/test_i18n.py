@@ -4,6 +4,7 @@ in Italian, Korean and Chinese without the portal's English phrases."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -54,8 +55,6 @@ def test_the_compiled_catalogs_are_built_from_the_current_po_files() -> None:
 
 
 def english_left(html: str) -> list[str]:
-    import re
-
     text = re.sub(r"<script.*?</script>|<[^>]+>", " ", html, flags=re.S)
     return [p for p in PHRASES if re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", text)]
 
@@ -83,6 +82,16 @@ def test_shop_catalogue_shows_no_english_phrase(shop_stock, customer, language) 
     html = customer.client.get("/shop/", HTTP_ACCEPT_LANGUAGE=language, follow=True).content.decode()
     assert 'data-testid="product-card"' in html
     assert english_left(html) == []
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_the_headers_links_have_distinct_names(customer, language) -> None:
+    # Two menu entries translated alike ("Subscriptions" and "Subscribe" were both 订阅)
+    # leave the reader guessing which is which.
+    html = customer.client.get("/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    header = html.split("</nav>")[0]
+    names = [name.strip() for name in re.findall(r'class="nav-link"[^>]*>([^<]+)<', header)]
+    assert len(names) >= 5 and len(set(names)) == len(names), names
 
 
 def test_money_and_dates_follow_the_language(history) -> None:

@@ -77,3 +77,30 @@ def test_the_accounts_language_reaches_its_subscriptions_and_their_mail(moto_tab
     due = date.fromisoformat(fresh(sub).NextReminderDate)
     batches.run_reminders(run_date=due)
     assert mail.outbox and all("결제 예정" in m.subject for m in mail.outbox)
+
+
+def test_a_staff_action_mails_the_customer_in_the_customers_language(moto_table) -> None:
+    # A staff member works in English; the cancel they make, and the card they add to the
+    # customer's wallet, are announced in the customer's language, dates and amounts too.
+    from django.utils import translation
+
+    from billing import lifecycle_actions, wallet
+    from billing.gateway import CardToken
+
+    account = make_account()
+    access.set_account_language(account.account_id, "it")
+    account = access.get_account(account.account_id)
+    sub = fresh(make_subscription(account, today=date(2027, 1, 10)))
+    access.set_schedule(sub, next_payment=date(2027, 2, 15), last_payment=date(2027, 1, 15),
+                        next_reminder=date(2027, 2, 8), last_reminder=date(2027, 1, 8))
+    with translation.override("en"):
+        lifecycle_actions.cancel_at_period_end(fresh(sub), today=date(2027, 1, 20), actor="staff:ann",
+                                               reason="other")
+        visa = CardToken(token="tok_x", brand="Visa", last4="4242", exp_month=12, exp_year=2030)
+        added = wallet.add_card(account, visa, actor="staff:ann")
+        wallet.set_default_card(account, added, actor="staff:ann")
+    cancelled, card_added, default = mail.outbox
+    assert cancelled.subject == "Il tuo abbonamento News-Daily termina il 14 febbraio 2027"
+    assert "Cancellation" not in cancelled.body and "14 febbraio 2027" in cancelled.body
+    assert "Visa che termina con 4242 (12/2030)" in card_added.body
+    assert default.subject == "La tua carta predefinita è ora Visa che termina con 4242 (12/2030)"

@@ -4,6 +4,7 @@ its reason, the e-mail (text + HTML), and the DynamoDB requests of each page."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, timedelta
@@ -251,6 +252,14 @@ def test_resume_while_the_paid_days_run_restores_the_schedule(customer) -> None:
     assert (resumed.NextPaymentDate, resumed.PausedFrom, resumed.PausedUntil) == ("2027-03-15", None, None)
 
 
+def test_the_pause_message_dates_are_in_the_pages_language(customer) -> None:
+    with on(ON, customer):
+        sub = paid_subscription(customer)
+        response = customer.client.post(f"/subscriptions/{sub.sub_id}/pause/", {
+            "how": "skip", "payments": "2", "version": sub.Version}, follow=True, HTTP_ACCEPT_LANGUAGE="it")
+    assert "Sospeso: non si addebita nulla fino al 15 maggio 2027, quando riprende." in response.content.decode()
+
+
 def test_a_past_due_subscription_cannot_be_paused(customer) -> None:
     with on(ON, customer):
         sub = paid_subscription(customer)
@@ -268,6 +277,23 @@ def test_states_on_the_dashboard(customer) -> None:
         customer.client.post(f"/subscriptions/{paused.sub_id}/pause/", {"how": "open", "version": paused.Version})
         html = customer.client.get("/").content.decode()
     assert "Cancels on 14 Mar 2027" in html and ">Paused<" in html
+
+
+def test_the_monthly_total_leaves_out_paused_subscriptions(customer) -> None:
+    # Nothing is charged for a paused subscription: counting its price in "Monthly total"
+    # would tell the customer they pay for it. The card says how many were left out.
+    with on(ON, customer):
+        paid_subscription(customer)  # $9.99 a month, paying
+        paused = paid_subscription(customer, day=20)
+        response = customer.client.get("/")
+        assert response.context["totals"] == [("USD", 1998)] and "paused-not-counted" not in response.content.decode()
+        customer.client.post(f"/subscriptions/{paused.sub_id}/pause/", {"how": "skip", "payments": "2",
+                                                                       "version": paused.Version})
+        response = customer.client.get("/")
+    html = response.content.decode()
+    assert response.context["totals"] == [("USD", 999)]
+    assert re.search(r'data-testid="monthly-total">\$9\.99<', html)
+    assert re.search(r'data-testid="paused-not-counted">1 paused subscription is not counted\.<', html)
 
 
 def test_pause_dates_follow_the_anchor_of_day_31() -> None:

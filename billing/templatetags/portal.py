@@ -24,7 +24,7 @@ isodate = register.filter("isodate", localformat.parse_date)
 def local_date(value: str | date | None, django_format: str = "j F Y") -> str:
     """``{{ sub.NextPaymentDate|local_date:"j F Y" }}``: an ISO string or a date in the
     active language ("30 November 2026", "30 novembre 2026", "2026年11月30日")."""
-    return localformat.local_date(value, django_format)
+    return localformat.local_day(value, django_format)
 
 
 _STATUS = {

@@ -17,7 +17,9 @@ from django.views.decorators.http import require_safe
 
 from billing import access
 from billing.batches import owed_amount, owed_period
+from billing.lifecycle import state_of
 from billing.models import Subscription, SubscriptionStatus
+from billing.pages import today
 from billing.schedule import period_end
 
 from .common import customer_required
@@ -49,6 +51,8 @@ def upcoming_payments(subs: list[Subscription], count: int = 3) -> list[dict[str
 
 
 def monthly_totals(subs: list[Subscription]) -> list[tuple[str, int]]:
+    """The monthly price of ``subs`` per currency (the caller leaves the paused ones out:
+    nothing is charged for them until they resume)."""
     totals: dict[str, int] = defaultdict(int)
     for sub in subs:
         totals[sub.Currency] += int(sub.PaymentAmount)
@@ -68,11 +72,13 @@ def dashboard(request: HttpRequest, account_id: str) -> HttpResponse:
     collection = access.get_account_collection(account_id)  # the page's one Query
     live = sorted(collection.live_subscriptions, key=lambda s: s.NextPaymentDate or "")
     cancelled = [s for s in collection.subscriptions if not s.is_live]
+    paused = [s for s in live if state_of(s, today()).kind == "paused"]
     return render(request, "portal/dashboard.html", {
         "account": collection.account,
         "live": live,
         "cancelled": cancelled,
         "upcoming": upcoming_payments(live),
-        "totals": monthly_totals(live),
+        "totals": monthly_totals([s for s in live if s not in paused]),
+        "paused_count": len(paused),
         "past_due": [s for s in live if s.Status == SubscriptionStatus.PAST_DUE],
     })

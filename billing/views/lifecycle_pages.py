@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from billing import access, batches, lifecycle_actions
 from billing.lifecycle import CancelMode, PauseRefused, can_keep, check_pausable, pause_end, state_of
 from billing.lifecycle_forms import CancelChoiceForm, PauseForm
+from billing.localformat import local_date
 from billing.models import Subscription
 from billing.money import format_with_symbol
 from billing.pages import actor, bound_data, subscription_or_404, today
@@ -25,7 +26,7 @@ from .common import STALE_MESSAGE, customer_required
 
 
 def _fmt(day: date) -> str:
-    return f"{day:%-d %B %Y}"
+    return local_date(day, "j F Y")  # in the page's language ("14 febbraio 2027")
 
 
 def _stale(request: HttpRequest, sub: Subscription, version: int | None) -> bool:
@@ -48,6 +49,13 @@ def cancel_choices(sub: Subscription, day: date) -> tuple[str | None, str]:
               "of what you paid."),
         )
     return None, _("Now: it ends today. Nothing more is charged.")
+
+
+def _next_payment(sub) -> dict[str, str]:
+    """The amount and date of the payment the schedule now expects (after keep or resume),
+    as the batch will charge it, for the page's message."""
+    return {"amount": format_with_symbol(batches.owed_amount(sub), sub.Currency),
+            "date": _fmt(date.fromisoformat(sub.NextPaymentDate))}
 
 
 @require_http_methods(["GET", "POST"])
@@ -104,9 +112,8 @@ def keep(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     except access.ConditionFailed:
         messages.warning(request, STALE_MESSAGE)
         return redirect("subscription", sub_id=sub_id)
-    messages.success(request, _("Your subscription continues. The next payment is %(amount)s on %(date)s.") % {
-        "amount": format_with_symbol(batches.owed_amount(sub), sub.Currency),
-        "date": _fmt(date.fromisoformat(sub.NextPaymentDate))})
+    messages.success(request, _("Your subscription continues. The next payment is %(amount)s on %(date)s.")
+                     % _next_payment(sub))
     return redirect("subscription", sub_id=sub_id)
 
 
@@ -156,7 +163,5 @@ def resume(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     except access.ConditionFailed:
         messages.warning(request, STALE_MESSAGE)
         return redirect("subscription", sub_id=sub_id)
-    messages.success(request, _("Resumed. The next payment is %(amount)s on %(date)s.") % {
-        "amount": format_with_symbol(batches.owed_amount(sub), sub.Currency),
-        "date": _fmt(date.fromisoformat(sub.NextPaymentDate))})
+    messages.success(request, _("Resumed. The next payment is %(amount)s on %(date)s.") % _next_payment(sub))
     return redirect("subscription", sub_id=sub_id)
