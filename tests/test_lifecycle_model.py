@@ -17,12 +17,10 @@ by the test from the gateway's side and the receipts is checked:
 
 from __future__ import annotations
 
-import itertools
 import os
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
-import time_machine
 from django.core import mail
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -31,9 +29,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from billing import access, batches, lifecycle_actions
 from billing.gateway import get_gateway
 from billing.lifecycle import PauseRefused, pause_end, state_of, unused_share
-from billing.models import SubscriptionStatus, configure
+from billing.models import SubscriptionStatus
 from billing.schedule import period_amount
-from billing.table import ensure_table
+from tests.machines import DayClock, TrackedSubscription, own_table
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -45,14 +43,13 @@ settings.register_profile("lifecycle-bounded", max_examples=3, stateful_step_cou
 settings.register_profile("lifecycle-long", max_examples=100, stateful_step_count=80, deadline=None,
                           suppress_health_check=list(HealthCheck))
 PROFILE = "lifecycle-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "lifecycle-bounded"
-_tables = itertools.count()
 LEDGER_DIR = ""
 FAR = date(9999, 12, 31)
 
 
-class Tracked:
+class Tracked(TrackedSubscription):
     def __init__(self, sub, made: date) -> None:
-        self.account_id, self.sub_id, self.sku, self.made = sub.account_id, sub.sub_id, sub.SKU, made
+        super().__init__(sub, made)
         self.day = int(sub.PaymentDay)
         self.paused: list[list[date]] = []  # [first paused day, last paused day]
         self.ended_on: date | None = None  # cancel: charges after this are forbidden
@@ -60,37 +57,22 @@ class Tracked:
         self.cut_to: date | None = None  # cancel now: PaidThroughDate cut to this day
         self.expected_refund = 0
 
-    def read(self):
-        sub = access.get_subscription(self.account_id, self.sub_id, self.sku)
-        assert sub is not None
-        return sub
-
 
 class LifecycleMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         from django.conf import settings as django_settings
 
-        name = f"rpay_life_{os.getpid()}_{next(_tables)}"
-        configure(table_name=name, region="us-east-1", host=None, max_retry_attempts=1)
-        ensure_table()
-        django_settings.PAYMENT_GATEWAY_LEDGER = os.path.join(LEDGER_DIR, f"{name}.sqlite3")
+        own_table("rpay_life", LEDGER_DIR)
         django_settings.RECEIPT_RETENTION_DAYS = 5000
         mail.outbox = []
         self.today = START
-        self.clock = time_machine.travel(self._noon(START), tick=False)
-        self.clock.start()
+        self.clock = DayClock(START)
         self.subs: list[Tracked] = []
 
-    @staticmethod
-    def _noon(day: date) -> datetime:
-        return datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
-
     def _move_to(self, day: date) -> None:
-        self.clock.stop()
+        self.clock.move_to(day)
         self.today = day
-        self.clock = time_machine.travel(self._noon(day), tick=False)
-        self.clock.start()
 
     def teardown(self) -> None:
         self.clock.stop()

@@ -27,13 +27,11 @@ A bounded profile runs in ``make test``; ``HYPOTHESIS_PROFILE=long`` runs it dee
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections import Counter
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
-import time_machine
 from django.core import mail
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -49,9 +47,9 @@ from hypothesis.stateful import (
 from billing import access, actions, batches
 from billing.batches.reconcile import reconcile
 from billing.gateway import DECLINING_TEST_CARDS, get_gateway
-from billing.models import SubscriptionStatus, configure
+from billing.models import SubscriptionStatus
 from billing.schedule import period_amount
-from billing.table import ensure_table
+from tests.machines import DayClock, TrackedSubscription, own_table
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -69,7 +67,6 @@ settings.register_profile("long", max_examples=150, stateful_step_count=150, dea
                           suppress_health_check=list(HealthCheck))
 PROFILE = "long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "money-bounded"
 
-_tables = itertools.count()
 ACTIONS_PER_DAY = 3
 LIFETIME = timedelta(days=550)  # every example lives at least 18 months
 
@@ -88,18 +85,13 @@ def act(method):
     return precondition(busy)(counted)
 
 
-class Tracked:
+class Tracked(TrackedSubscription):
     """What the model knows of one subscription, independently of the table."""
 
     def __init__(self, sub, price: int, made: date) -> None:
-        self.account_id, self.sub_id, self.sku = sub.account_id, sub.sub_id, sub.SKU
-        self.price, self.made = price, made
+        super().__init__(sub, made)
+        self.price = price
         self.days = {int(sub.PaymentDay)}  # every day the customer ever chose
-
-    def read(self):
-        sub = access.get_subscription(self.account_id, self.sub_id, self.sku)
-        assert sub is not None
-        return sub
 
 
 class MoneyMachine(RuleBasedStateMachine):
@@ -108,31 +100,21 @@ class MoneyMachine(RuleBasedStateMachine):
         from django.conf import settings as django_settings
 
         self.django_settings = django_settings
-        name = f"rpay_model_{os.getpid()}_{next(_tables)}"
-        configure(table_name=name, region="us-east-1", host=None, max_retry_attempts=1)
-        ensure_table()
-        django_settings.PAYMENT_GATEWAY_LEDGER = os.path.join(LEDGER_DIR, f"{name}.sqlite3")
+        own_table("rpay_model", LEDGER_DIR)
         django_settings.PAYMENT_RETRY_DAYS = [1, 3, 5]
         django_settings.RECEIPT_RETENTION_DAYS = 5000  # the ledger reads every receipt of the months lived
         mail.outbox = []
         self.today = START
-        self.clock = time_machine.travel(self._noon(self.today), tick=False)
-        self.clock.start()
+        self.clock = DayClock(self.today)
         self.price = 999
         access.create_product(SKU, "Daily News", self.price, "USD")
         self.subs: list[Tracked] = []
         self.unrecorded = False  # an engine failure left a charge without its receipt
         self.actions_today = 0  # after a few actions, the days pass (see ACTIONS_PER_DAY)
 
-    @staticmethod
-    def _noon(day: date) -> datetime:
-        return datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
-
     def _move_to(self, day: date) -> None:
-        self.clock.stop()
+        self.clock.move_to(day)
         self.today = day
-        self.clock = time_machine.travel(self._noon(day), tick=False)
-        self.clock.start()
 
     def teardown(self) -> None:
         try:
