@@ -22,6 +22,8 @@ os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
 os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
 
+from django.conf import settings as dj_settings  # noqa: E402
+from django.utils import translation  # noqa: E402
 from hypothesis import HealthCheck  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402
 from moto import mock_aws  # noqa: E402
@@ -52,6 +54,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if UNDER_MUTMUT:
         for item in items:
             item.add_marker(pytest.mark.timeout(MUTANT_TEST_TIMEOUT, method="signal"))
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None,
+                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Django's own test database (users and sessions) in a file, not in memory: for an
+    in-memory SQLite database the live server's threads share one connection, so two
+    requests at once (a customer's double click, tests/test_browser_shop.py) collide in
+    it ("cannot start a transaction within a transaction", a 400 page). With a file each
+    thread has its own connection, and SQLite's lock orders their writes, as in production."""
+    database = dj_settings.DATABASES["default"]
+    if database["ENGINE"].endswith("sqlite3"):
+        database.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("django-db") / "test.sqlite3")
+
 
 ENGINES = ["moto", "ddblocal"]
 REGION = "us-east-1"
@@ -176,6 +192,16 @@ def ddb_requests() -> Iterator[RequestCounter]:
 # One set of people and products every page test can ask for by name (builders in
 # tests/builders.py): ``products`` (three on sale, one retired), ``customer`` (Ann) and
 # ``other_customer`` (Bob), each logged in through the real log-in page.
+
+
+@pytest.fixture(autouse=True)
+def default_language() -> Iterator[None]:
+    """Each test starts in English and leaves no language behind: LocaleMiddleware
+    activates a request's language in the thread and nothing deactivates it, so an
+    Italian page in one test made the next test's e-mails Italian."""
+    translation.activate(dj_settings.LANGUAGE_CODE)
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)
