@@ -147,3 +147,19 @@ def test_a_staff_timestamp_has_the_same_date_as_a_staff_date() -> None:
     with translation.override("en"):
         assert staff_date("2026-11-20T06:00:00+00:00") == "2026-11-20 06:00"  # English: ISO
         assert staff_date("not a date") == "not a date"
+
+
+@pytest.mark.parametrize(("language", "name"), [
+    ("it", "Può rimborsare e ritentare i pagamenti"),
+    ("ko", "결제를 환불하고 재시도할 수 있음"),
+    ("zh-hans", "可以退款和重试付款"),
+])
+def test_the_403_page_names_the_missing_permission_in_the_language(client, customer, language, name) -> None:
+    # The permission's name is stored in English (a Permission row); the page translates it.
+    client.force_login(make_user("support@rpay.localhost", staff=True, roles=["support"]))
+    url = reverse("admin:staff_refund", args=[customer.account_id, customer.receipt.SK])
+    response = client.get(url, HTTP_ACCEPT_LANGUAGE=language)
+    html = response.content.decode()
+    assert response.status_code == 403
+    assert name in html and "Can refund and retry payments" not in html
+    assert "billing.manage_money" in html  # the codename stays, for the administrator

@@ -17,7 +17,7 @@ from functools import wraps
 
 from django.contrib.auth.models import Permission
 from django.http import HttpRequest, HttpResponse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
 from .common import render_staff
@@ -34,10 +34,21 @@ ROLE_OF = {VIEW_BILLING: _("support or finance"), CANCEL: "support", CHANGE_DAY:
            MONEY: "finance", CATALOG: "catalog"}
 
 
+# The permissions' names as billing/models.py stores them (English, in the database):
+# marked here so that the 403 page shows them in the staff user's language.
+STORED_NAMES = (
+    gettext_noop("Can view customers' billing pages, upcoming payments and batch runs"),
+    gettext_noop("Can cancel a customer's subscription"),
+    gettext_noop("Can change a subscription's payment day"),
+    gettext_noop("Can refund and retry payments"),
+    gettext_noop("Can add, edit and retire products"),
+)
+
+
 def _permission_name(perm: str) -> str:
     app_label, codename = perm.split(".", 1)
     found = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
-    return found.name if found else perm
+    return gettext(found.name) if found else perm
 
 
 def forbidden(request: HttpRequest, perm: str) -> HttpResponse:
