@@ -47,6 +47,11 @@ def browser() -> Iterator[object]:
     # Playwright's sync API runs an event loop in this thread; the Django ORM calls
     # the tests make around it are still plain synchronous calls.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import expect
+
+    # expect() polls until its condition holds: the same 15 s as the pages' actions, so a
+    # loaded CI machine finishing a navigation late is waited for, not failed.
+    expect.set_options(timeout=15_000)
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS)
         yield chromium

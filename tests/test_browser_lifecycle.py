@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from playwright.sync_api import expect
 
 from billing import access, actions
 from billing.pages import today
@@ -71,7 +72,7 @@ def test_cancel_keep_pause_resume_and_cancel_now(request, device, moto_table, li
 
     # keep
     page.get_by_role("button", name="Keep my subscription").click()
-    assert "Your subscription continues" in page.content()
+    expect(page.locator("body")).to_contain_text("Your subscription continues")
     assert page.get_by_test_id("sub-state").count() == 0
     assert access.get_subscription(sub.account_id, sub.sub_id).NextPaymentDate
 
@@ -86,7 +87,7 @@ def test_cancel_keep_pause_resume_and_cancel_now(request, device, moto_table, li
     assert no_horizontal_scroll(page)
     screenshot(page, f"lifecycle-paused-{tag}")
     page.get_by_role("button", name="Resume now").click()
-    assert "Resumed. The next payment is" in page.content()
+    expect(page.locator("body")).to_contain_text("Resumed. The next payment is")
 
     # an open pause: "Paused", no payment day to change, then resume
     page.get_by_role("link", name="Pause payments").click()
@@ -100,14 +101,15 @@ def test_cancel_keep_pause_resume_and_cancel_now(request, device, moto_table, li
     screenshot(page, f"lifecycle-dashboard-paused-{tag}")
     page.get_by_role("link", name="Manage Daily News").click()
     page.get_by_role("button", name="Resume now").click()
-    assert "Resumed" in page.content()
+    expect(page.locator("body")).to_contain_text("Resumed")
 
     # cancel now: the days paid after today are refunded
     page.get_by_role("link", name="Cancel the subscription").click()
     page.locator("input[name=when][value=now]").check()
     page.get_by_label("I am switching to something else").check()
     page.get_by_role("button", name="Cancel the subscription").click()
-    assert "has ended" in page.content() and "is refunded to your card" in page.content()
+    expect(page.locator("body")).to_contain_text("has ended")
+    expect(page.locator("body")).to_contain_text("is refunded to your card")
     assert "The last period paid was" in page.get_by_test_id("last-period").inner_text()
     assert no_horizontal_scroll(page)
     screenshot(page, f"lifecycle-cancelled-now-{tag}")

@@ -10,6 +10,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from billing import access
 
@@ -54,7 +55,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_label("Expiry year").select_option("2030")
     page.get_by_label("Security code (CVC)").fill("123")
     page.get_by_role("button", name="Continue").click()
-    assert "That card number is not valid" in page.content()
+    expect(page.locator("body")).to_contain_text("That card number is not valid")
     assert page.get_by_label("Card number").input_value() == ""
     screenshot(page, "portal-subscribe-error")
     page.get_by_label("Card number").fill("4242 4242 4242 4242")
@@ -68,7 +69,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     assert page.get_by_test_id("first-charge").inner_text().startswith("$")
     screenshot(page, "portal-subscribe-confirm")
     page.get_by_role("button", name=re.compile("Confirm and pay")).click()
-    assert "You are subscribed to Daily News digital" in page.content()
+    expect(page.locator("body")).to_contain_text("You are subscribed to Daily News digital")
     screenshot(page, "portal-subscription")
 
     page.get_by_role("link", name="Subscriptions").first.click()
@@ -83,7 +84,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_label("New payment day").select_option("10")
     page.get_by_role("button", name="Change the day").click()
     # issue 10: the next payment keeps its date and is prorated up to the new day
-    assert re.search(r"Your payment day is now the 10\. The days you paid for stay paid", page.content())
+    expect(page.locator("body")).to_contain_text(re.compile(r"Your payment day is now the 10\. The days you paid for stay paid"))
 
     # replace the card
     page.get_by_role("link", name="Replace the card").click()
@@ -93,7 +94,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_label("Security code (CVC)").fill("321")
     screenshot(page, "portal-replace-card")
     page.get_by_role("button", name="Use this card").click()
-    assert "Mastercard ending in 4444" in page.content()
+    expect(page.locator("body")).to_contain_text("Mastercard ending in 4444")
     account_id = access.get_account_id_for_user(
         __import__("django.contrib.auth", fromlist=["get_user_model"]).get_user_model()
         .objects.get(username=EMAIL).pk)
@@ -113,7 +114,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     assert "The last period paid was" in page.get_by_test_id("last-period").inner_text()
     screenshot(page, "portal-cancelled")
     page.goto("/")
-    assert "Cancelled subscriptions (1)" in page.content()
+    expect(page.locator("body")).to_contain_text("Cancelled subscriptions (1)")
 
     # log out, log in as the seeded customer: receipts
     page.get_by_role("button", name="Log out").click()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from billing import access
 
@@ -60,7 +61,7 @@ def test_wallet_and_subscribe_flow(request, products, size) -> None:
     fill_card(page, "4242 4242 4242 4242")
     page.get_by_role("button", name="Continue").click()
     page.get_by_role("button", name=re.compile("Confirm and pay")).click()
-    assert "You are subscribed to City Gym" in page.content()
+    expect(page.locator("body")).to_contain_text("You are subscribed to City Gym")
 
     # a second one to the same product is asked about, with the wallet card chosen
     page.goto("/subscribe/")
@@ -71,10 +72,10 @@ def test_wallet_and_subscribe_flow(request, products, size) -> None:
     screenshot(page, f"wallet-subscribe-again-{size}")
     assert no_horizontal_scroll(page)
     page.get_by_role("button", name=re.compile("Confirm and pay")).click()
-    assert "Tick the box" in page.content()
+    expect(page.locator("body")).to_contain_text("Tick the box")
     page.get_by_label("Yes, subscribe again").check()
     page.get_by_role("button", name=re.compile("Confirm and pay")).click()
-    assert "You are subscribed to City Gym" in page.content()
+    expect(page.locator("body")).to_contain_text("You are subscribed to City Gym")
     assert len(access.get_subscriptions_by_account(ann.account_id)) == 2
 
     # the dashboard: next payment with its amount, paid-through date
@@ -91,20 +92,20 @@ def test_wallet_and_subscribe_flow(request, products, size) -> None:
     page.get_by_role("link", name="Add a card").first.click()
     fill_card(page, "5555 5555 5555 4444", "6", "2031")
     page.get_by_role("button", name="Add the card").click()
-    assert "Mastercard ending 4444 (06/2031) is in your wallet." in page.content()
+    expect(page.locator("body")).to_contain_text("Mastercard ending 4444 (06/2031) is in your wallet.")
     page.get_by_role("button", name="Make default Mastercard 4444").click()
-    assert "is now your default card" in page.content()
+    expect(page.locator("body")).to_contain_text("is now your default card")
 
     # removing the card in use is refused, with the subscription named
     page.get_by_role("button", name="Remove Visa 4242").click()
-    assert "cannot be removed: City Gym, City Gym pays with it" in page.content()
+    expect(page.locator("body")).to_contain_text("cannot be removed: City Gym, City Gym pays with it")
 
     # replace the Visa: both subscriptions move; the address is kept
     page.get_by_role("link", name="Replace Visa 4242").click()
     assert page.get_by_label("Billing address (optional)").input_value() == "1 Main St"
     fill_card(page, "4000 0566 5566 5556", "9", "2032")
     page.get_by_role("button", name="Use the new card").click()
-    assert "It now pays for: City Gym, City Gym." in page.content()
+    expect(page.locator("body")).to_contain_text("It now pays for: City Gym, City Gym.")
     assert no_horizontal_scroll(page)
     screenshot(page, f"wallet-{size}")
     subs = access.get_subscriptions_by_account(ann.account_id)
@@ -118,5 +119,5 @@ def test_wallet_and_subscribe_flow(request, products, size) -> None:
     assert no_horizontal_scroll(page)
     screenshot(page, f"wallet-choose-card-{size}")
     page.get_by_role("button", name="Pay with this card").click()
-    assert "Future payments will use your Mastercard ending 4444 (06/2031)." in page.content()
+    expect(page.locator("body")).to_contain_text("Future payments will use your Mastercard ending 4444 (06/2031).")
     assert access.get_subscription(ann.account_id, sub.sub_id).PaymentDetails.Last4 == "4444"
