@@ -48,6 +48,7 @@ def test_staff_finds_a_customer_and_cancels_a_subscription(page, moto_table, liv
     screenshot(page, "staff-after-cancel")
 
     page.get_by_role("link", name="Upcoming").first.click()
-    page.wait_for_function("window.Chart && Chart.getChart(document.getElementById('upcoming-counts'))")
+    # a function, not an expression string: a string is eval'd in the page, which its CSP forbids
+    page.wait_for_function("() => window.Chart && Chart.getChart(document.getElementById('upcoming-counts'))")
     assert page.evaluate("Chart.getChart(document.getElementById('upcoming-counts')).data.labels.length") == 30
     screenshot(page, "staff-upcoming")

@@ -161,7 +161,8 @@ def test_chromium_reports_no_policy_violation(page, moto_table, settings) -> Non
     page.fill("#id_password", STAFF_PASSWORD)
     page.click("input[type=submit]")
     page.goto("/admin/staff/upcoming/")
-    page.wait_for_function("window.Chart && Chart.getChart(document.getElementById('upcoming-counts'))")
+    # a function, not an expression string: a string is eval'd in the page, which its CSP forbids
+    page.wait_for_function("() => window.Chart && Chart.getChart(document.getElementById('upcoming-counts'))")
     # The chart's box gets its height from static/staff/staff.css, not a style attribute.
     assert page.evaluate("document.querySelector('.chart-counts').getBoundingClientRect().height") == 280
     page.goto("/admin/staff/")
