@@ -642,3 +642,194 @@ def test_a_declined_first_payment_ends_the_subscription_with_its_reason(moto_tab
     assert (out.status, out.reason) == (batches.PaymentStatus.CANCELLED, "card_declined")
     after = fresh(sub)
     assert (after.Status, after.CancelReason) == (SubscriptionStatus.CANCELLED, "first_payment_declined")
+
+
+# --- the 24 Nov 2026 run's survivors (docs/MUTATION.md) ------------------------------------
+
+
+class NoDeclineCode:
+    """The simulated gateway, but its declines come back without a code (some processors
+    send none)."""
+
+    def charge(self, *args, **kwargs):
+        return dataclasses.replace(get_gateway().charge(*args, **kwargs), decline_code=None)
+
+
+def events_of(sub, action: str) -> list:
+    return [e for e in access.get_events_by_account(sub.account_id) if e.Action == action]
+
+
+def test_a_decline_is_audited_and_mailed_with_the_amount_tried(moto_table) -> None:
+    # Paying day 20 from the 15th: the period runs to 19 April, so the amount tried is
+    # more than the monthly price the subscription's own context would show.
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER, payment_day=20)
+    out = payments.take_payment(sub, run_date=D, actor="staff:ann")
+    assert out.status == batches.PaymentStatus.DECLINED and out.amount > sub.PaymentAmount
+    [event] = events_of(sub, "payment.declined")
+    assert (event.Actor, event.Subject, event.Note) == ("staff:ann", sub.SK, "card_declined")
+    assert (event.Before["Status"], event.Before["RetryCount"]) == ("active", 0)
+    assert (event.After["Status"], event.After["BillingPeriod"]) == ("past_due", "2027-03-15")
+    assert (event.After["Amount"], event.After["Product"]) == (out.amount, sub.ProductName)
+    [message] = mail.outbox
+    assert money.format_with_code(out.amount, "USD") in message.body
+    assert money.format_with_code(sub.PaymentAmount, "USD") not in message.body
+
+
+def test_marking_past_due_by_hand_defaults_to_the_batch_and_a_plain_decline(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    access.mark_past_due(fresh(sub), slot=D, period=D, failed_retries=0, retry_on=date(2027, 3, 16),
+                         next_reminder=date(2027, 4, 8))
+    [event] = events_of(sub, "payment.declined")
+    assert (event.Actor, event.Note, event.After["Amount"]) == ("batch", "declined", None)
+
+
+def test_a_decline_without_a_code_is_called_declined(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    out = payments.take_payment(sub, run_date=D, gateway=NoDeclineCode())
+    assert out.reason == "declined; retry on 2027-03-16"
+    [first] = seed_due(1, due=D, number=DECLINED_NUMBER, prefix="f")
+    ended = payments.take_payment(first, run_date=D, gateway=NoDeclineCode(), end_on_decline=True)
+    assert (ended.status, ended.reason) == (batches.PaymentStatus.CANCELLED, "declined")
+
+
+def test_the_batch_writes_ignore_a_newer_version_from_an_unrelated_change(moto_table, settings) -> None:
+    # A change that leaves the dates alone (the customer's new e-mail) lands between the
+    # run's read and its write: the decline, the reminder claim and the last decline's
+    # cancel still go through. Only the date is the race the runs must win.
+    def bump(sub) -> None:
+        access.update_subscription(fresh(sub), [Subscription.Email.set("new@example.com")])
+
+    [declining] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    stale = fresh(declining)
+    bump(declining)
+    assert payments.take_payment(stale, run_date=D).status == batches.PaymentStatus.DECLINED
+    assert fresh(declining).Status == SubscriptionStatus.PAST_DUE
+
+    [reminded] = seed_due(1, due=D, prefix="r")
+    stale = fresh(reminded)
+    bump(reminded)
+    day = date.fromisoformat(stale.NextReminderDate)
+    access.claim_reminder(stale, day=day, next_reminder=date(2027, 4, 8))
+    assert fresh(reminded).LastReminderDate == day.isoformat()
+
+    settings.PAYMENT_RETRY_DAYS = []
+    [last] = seed_due(1, due=D, number=DECLINED_NUMBER, prefix="l")
+    stale = fresh(last)
+    bump(last)
+    out = payments.take_payment(stale, run_date=D, actor="staff:ann")
+    assert out.status == batches.PaymentStatus.CANCELLED
+    after = fresh(last)
+    assert (after.Status, after.CancelReason) == (SubscriptionStatus.CANCELLED, "payment_failed")
+    [event] = [e for e in access.get_events_by_account(last.account_id) if e.Action.endswith("cancel")
+               or "cancel" in e.Action]
+    assert event.Actor == "staff:ann"
+
+
+def test_a_first_payment_declined_is_ended_by_its_actor_and_a_second_run_says_why(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    mine, theirs = fresh(sub), fresh(sub)
+    payments.take_first_payment(theirs, today=D, actor="pat@example.com")
+    [event] = [e for e in access.get_events_by_account(sub.account_id) if "cancel" in e.Action]
+    assert event.Actor == "pat@example.com"
+    second = payments.take_first_payment(mine, today=D, actor="pat@example.com")
+    assert second.reason == "card_declined; already handled by another run"
+
+
+def test_the_paid_after_cancel_write_is_audited_and_ignores_an_unrelated_change(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    access.cancel_subscription(fresh(sub), reason="customer", actor="pat@example.com")
+    stale = fresh(sub)
+    access.update_subscription(fresh(sub), [Subscription.Email.set("new@example.com")])
+    access.extend_after_cancel(stale, paid_period=D, paid_through=date(2027, 4, 14))
+    assert fresh(sub).PaidThroughDate == "2027-04-14"
+    [event] = events_of(sub, "payment.succeeded_after_cancel")
+    assert event.Subject == sub.SK
+    assert (event.Before["PaidThroughDate"], event.After["PaidThroughDate"]) == ("2027-03-14", "2027-04-14")
+    with pytest.raises(access.ConditionFailed, match=sub.SK):  # the refusal names the item
+        access.extend_after_cancel(fresh(sub), paid_period=D, paid_through=date(2027, 4, 14))
+
+
+def test_recording_a_charge_returns_what_the_gateway_charged(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    result = charge_for(sub, start=D, end=date(2027, 4, 14), attempt="2")
+    out = payments.record_paid_charge(fresh(sub), result, run_date=D)
+    assert (out.sub_id, out.account_id, out.charge_id, out.amount, out.attempt) == (
+        sub.sub_id, sub.account_id, result.charge_id, 999, 2)
+    assert (out.status, out.period, out.period_end) == (batches.PaymentStatus.PAID, D, date(2027, 4, 14))
+
+
+def test_an_old_charge_recorded_again_never_moves_a_subscription_back(moto_table) -> None:
+    # Paid for March and April; March's charge found again (reconciliation) is
+    # recorded for its own first day, which the subscription has left: nothing moves.
+    [sub] = seed_due(1, due=D)
+    payments.take_payment(sub, run_date=D)
+    payments.take_payment(fresh(sub), run_date=date(2027, 4, 15))
+    [march, _april] = sorted(get_gateway().list_charges(date(2000, 1, 1), date(2100, 1, 1), sub_id=sub.sub_id),
+                             key=lambda c: c.metadata["period_start"])
+    out = payments.record_paid_charge(fresh(sub), march, run_date=date(2027, 4, 20))
+    assert (out.status, out.reason, out.due) == (batches.PaymentStatus.SKIPPED, "already advanced by another run", D)
+    after = fresh(sub)
+    assert (after.NextPaymentDate, after.PaidThroughDate) == ("2027-05-15", "2027-05-14")
+
+
+def test_a_lost_race_reads_the_subscription_back_with_one_get(moto_table, ddb_requests) -> None:
+    [sub] = seed_due(1, due=D)
+    mine, theirs = fresh(sub), fresh(sub)
+    payments.take_payment(theirs, run_date=D)
+    ddb_requests.ops.clear()
+    payments.take_payment(mine, run_date=D)
+    ops = ddb_requests.by_name()
+    assert ops["GetItem"] >= 1 and ops["Query"] == 0  # the SKU is known: GetItem, not a Query
+
+
+def test_declines_and_the_last_ones_cancel_are_mailed_in_the_customers_language(moto_table, settings) -> None:
+    from django.utils import translation
+
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER, language="it")
+    payments.take_payment(sub, run_date=D)
+    settings.PAYMENT_RETRY_DAYS = []
+    [last] = seed_due(1, due=D, number=DECLINED_NUMBER, prefix="l", language="it")
+    payments.take_payment(last, run_date=D)
+    with translation.override("it"):
+        declined = translation.gettext("Payment declined: {product}").format(product=sub.ProductName)
+        cancelled = translation.gettext("Subscription cancelled: {product}").format(product=last.ProductName)
+    assert declined != f"Payment declined: {sub.ProductName}"
+    assert [m.subject for m in mail.outbox] == [declined, cancelled]
+
+
+def test_a_refund_is_mailed_in_the_language_of_its_receipt(moto_table) -> None:
+    from django.utils import translation
+
+    [sub] = seed_due(1, due=D, language="it")
+    payments.take_payment(sub, run_date=D)
+    [receipt] = receipts_of(sub)
+    assert receipt.Language == "it"
+    mail.outbox.clear()
+    refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann")
+    with translation.override("it"):
+        subject = translation.gettext("Refund: {product}").format(product=receipt.ProductName)
+    [message] = mail.outbox
+    assert message.subject == subject and subject != f"Refund: {receipt.ProductName}"
+
+
+def test_a_refund_the_gateway_never_answered_is_audited_with_the_receipt_as_it_was(moto_table) -> None:
+    receipt = paid_receipt()
+
+    class Down:
+        def refund(self, *args, **kwargs):
+            raise GatewayError("connection reset")
+
+    with pytest.raises(GatewayError):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Before == event.After and event.Before["RefundedAmount"] == 0
+
+
+def test_a_receipt_url_by_key_or_number_hides_an_expired_receipt(moto_table, settings) -> None:
+    settings.RECEIPT_RETENTION_DAYS = 30
+    receipt = paid_receipt()
+    ttl = receipt.TTL
+    for url_id in (receipt.SK, receipt.Number):
+        assert access.get_receipt_for_url(receipt.account_id, url_id).SK == receipt.SK
+        assert access.get_receipt_for_url(receipt.account_id, url_id, now=ttl.replace(year=ttl.year + 1)) is None
+        assert access.get_receipt_for_url("acctother", url_id) is None

@@ -225,7 +225,8 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
     # over several dates never meets the retry again, and never squeezes the dunning.
     retry_on = retry_after(run_date, settings.PAYMENT_RETRY_DAYS, failed_retries)
     reason = result.decline_code or "declined"
-    context = {**subscription_context(sub), "billing_date": out.period, "decline_code": reason, "retry_on": retry_on,
+    # The amount tried, not the monthly price: a retried or first period may be longer.
+    context = {**subscription_context(sub), "billing_date": out.period, "retry_on": retry_on,
                "amount": money_text(result.amount, result.currency)}
     if retry_on is None:
         try:
