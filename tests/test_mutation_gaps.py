@@ -486,7 +486,7 @@ def test_a_refund_refused_on_every_attempt_gives_up_after_three_reads(moto_table
         return stale
 
     monkeypatch.setattr(receipts_module, "get_receipt", stale_read)
-    with pytest.raises(access.ConditionFailed):
+    with pytest.raises(access.ConditionFailed, match=receipt.SK):  # the refusal names the receipt
         access.record_refund(stale, refund_id="re_2", amount=100, actor="staff:bob")
     assert reads == [receipt.SK] * 3
     assert access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 100
@@ -495,7 +495,7 @@ def test_a_refund_refused_on_every_attempt_gives_up_after_three_reads(moto_table
 def test_a_refund_of_a_receipt_that_is_gone_is_refused(moto_table) -> None:
     receipt = paid_receipt()
     access.get_receipt(receipt.account_id, receipt.SK).delete()
-    with pytest.raises(access.ConditionFailed):
+    with pytest.raises(access.ConditionFailed, match=receipt.SK):
         access.record_refund(receipt, refund_id="re_1", amount=100, actor="staff:ann")
 
 
@@ -833,3 +833,14 @@ def test_a_receipt_url_by_key_or_number_hides_an_expired_receipt(moto_table, set
         assert access.get_receipt_for_url(receipt.account_id, url_id).SK == receipt.SK
         assert access.get_receipt_for_url(receipt.account_id, url_id, now=ttl.replace(year=ttl.year + 1)) is None
         assert access.get_receipt_for_url("acctother", url_id) is None
+
+
+@pytest.mark.parametrize(("language", "amount", "currency", "text"), [
+    ("it", 999, "EUR", "9,99\xa0€"), ("ko", 9900, "KRW", "₩9,900"), ("it", 1234, "KWD", "1,234\xa0KWD"),
+    ("zh-hans", 123456, "JPY", "JP¥123,456"),
+])
+def test_a_price_for_customers_follows_the_active_language(language, amount, currency, text) -> None:
+    from django.utils import translation
+
+    with translation.override(language):
+        assert money.format_with_symbol(amount, currency) == text
