@@ -844,3 +844,24 @@ def test_a_price_for_customers_follows_the_active_language(language, amount, cur
 
     with translation.override(language):
         assert money.format_with_symbol(amount, currency) == text
+
+
+@pytest.mark.parametrize(("language", "amount", "currency", "text"), [
+    ("it", 999, "eur", "9,99 EUR"), ("ko", 9900, "krw", "9,900 KRW"), ("it", 1234, "kwd", "1,234 KWD"),
+    ("zh-hans", -1050, "usd", "-10.50 USD"),
+])
+def test_an_amount_with_its_code_follows_the_active_language(language, amount, currency, text) -> None:
+    from django.utils import translation
+
+    with translation.override(language):
+        assert money.format_with_code(amount, currency) == text
+
+
+def test_a_first_payment_is_the_customers_and_goes_through_the_gateway_given(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    assert payments.take_first_payment(sub, today=D).status == batches.PaymentStatus.PAID
+    [event] = events_of(sub, "payment.succeeded")
+    assert event.Actor == "customer"  # the default: the customer subscribing
+    [declining] = seed_due(1, due=D, number=DECLINED_NUMBER, prefix="d")
+    out = payments.take_first_payment(declining, today=D, gateway=NoDeclineCode())
+    assert out.reason == "declined"  # the gateway given, whose declines carry no code
