@@ -16,7 +16,8 @@ from .events import record_event, subscription_snapshot
 from .subscriptions import update_subscription
 
 
-def _still_due(sub: Subscription, slot: date) -> Condition:
+def _still_due(slot: date) -> Condition:
+    """Still live and still due on ``slot``: of two runs racing on one item, one wins."""
     return (Subscription.NextPaymentDate == slot.isoformat()) & live()
 
 
@@ -49,7 +50,7 @@ def advance_after_payment(
             Subscription.BillingPeriod.remove(),
             Subscription.RetryCount.set(0),
         ],
-        _still_due(sub, slot),
+        _still_due(slot),
         check_version=False,
     )
 
@@ -97,7 +98,7 @@ def mark_past_due(
             *next_payment_on(sub.sub_id, retry_on),
             *next_reminder_on(sub.sub_id, next_reminder),
         ],
-        _still_due(sub, slot),
+        _still_due(slot),
         check_version=False,
     )
     after = {**subscription_snapshot(sub), "Amount": amount, "Product": sub.ProductName}
