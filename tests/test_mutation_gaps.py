@@ -865,3 +865,33 @@ def test_a_first_payment_is_the_customers_and_goes_through_the_gateway_given(mot
     [declining] = seed_due(1, due=D, number=DECLINED_NUMBER, prefix="d")
     out = payments.take_first_payment(declining, today=D, gateway=NoDeclineCode())
     assert out.reason == "declined"  # the gateway given, whose declines carry no code
+
+
+def test_a_replayed_charge_is_recorded_for_the_period_it_first_paid(moto_table) -> None:
+    # A run charged 15 March-14 April and died before the receipt; the customer then moved
+    # the payment day to the 20th, so the period owed now runs to 19 April. The re-run's
+    # key replays the first charge: receipt and service follow what was charged.
+    from billing import actions
+
+    [sub] = seed_due(1, due=D)
+    first = charge_for(sub, start=D, end=date(2027, 4, 14), attempt="0")
+    actions.change_payment_day(fresh(sub), 20, actor="customer")
+    assert payments.owed_period(fresh(sub)) == (D, date(2027, 4, 19))
+    out = payments.take_payment(fresh(sub), run_date=D)
+    assert (out.status, out.charge_id, out.period_end) == (batches.PaymentStatus.PAID, first.charge_id, date(2027, 4, 14))
+    assert (out.sub_id, out.account_id) == (sub.sub_id, sub.account_id)
+    [receipt] = receipts_of(sub)
+    assert (receipt.PeriodStart, receipt.PeriodEnd, receipt.ProcessedAmount) == ("2027-03-15", "2027-04-14", 999)
+    after = fresh(sub)
+    assert (after.PaidThroughDate, after.NextPaymentDate) == ("2027-04-14", "2027-04-15")
+
+
+def test_the_receipt_mail_shows_the_amount_charged_and_links_the_receipt(moto_table) -> None:
+    [sub] = seed_due(1, due=D, payment_day=20)  # 15 March to 19 April: more than the monthly price
+    out = payments.take_payment(sub, run_date=D)
+    [receipt] = receipts_of(sub)
+    [message] = mail.outbox
+    assert out.amount > sub.PaymentAmount
+    assert money.format_with_code(out.amount, "USD") in message.body
+    assert money.format_with_code(sub.PaymentAmount, "USD") not in message.body
+    assert f"/receipts/{receipt.Number}/" in message.body
