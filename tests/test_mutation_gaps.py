@@ -895,3 +895,12 @@ def test_the_receipt_mail_shows_the_amount_charged_and_links_the_receipt(moto_ta
     assert money.format_with_code(out.amount, "USD") in message.body
     assert money.format_with_code(sub.PaymentAmount, "USD") not in message.body
     assert f"/receipts/{receipt.Number}/" in message.body
+
+
+def test_a_receipt_for_a_subscription_without_card_details_has_no_card(moto_table) -> None:
+    # made before card details were kept: the receipt says nothing about a card
+    [sub] = seed_due(1, due=D)
+    sub.PaymentDetails = None
+    receipt, created = access.create_receipt(sub, billing_date=D, amount=999, currency="USD", charge_id="ch_1",
+                                             retention_days=30)
+    assert created and (receipt.CardBrand, receipt.CardLast4) == (None, None)

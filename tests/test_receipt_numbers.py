@@ -131,6 +131,7 @@ def test_a_number_already_taken_is_refused_and_nothing_is_written(table) -> None
     lookup = ReceiptNumberLookup.get(ReceiptNumberLookup.pk(number=first.Number),
                                      ReceiptNumberLookup.sk(number=first.Number))
     assert lookup.ReceiptSK == first.SK
+    assert lookup.TTL == first.TTL and lookup.TTL is not None  # the look-up expires with its receipt
 
 
 def test_a_receipt_is_found_by_its_number_in_two_getitems_and_only_by_its_account(table, ddb_requests) -> None:
