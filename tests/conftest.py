@@ -50,7 +50,13 @@ if UNDER_MUTMUT:
 MUTANT_TEST_TIMEOUT = 90
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A test on the local engine is marked so, whichever fixture brings it in: ``-m "not
+    # local_engine"`` (mutmut's runs, a machine without Java) then leaves it out.
+    for item in items:
+        if {"local_engine", "local_table"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.local_engine)
     if UNDER_MUTMUT:
         for item in items:
             item.add_marker(pytest.mark.timeout(MUTANT_TEST_TIMEOUT, method="signal"))
