@@ -705,6 +705,12 @@ def test_the_batch_writes_ignore_a_newer_version_from_an_unrelated_change(moto_t
     assert payments.take_payment(stale, run_date=D).status == batches.PaymentStatus.DECLINED
     assert fresh(declining).Status == SubscriptionStatus.PAST_DUE
 
+    [paying] = seed_due(1, due=D, prefix="p")
+    stale = fresh(paying)
+    bump(paying)
+    assert payments.take_payment(stale, run_date=D).status == batches.PaymentStatus.PAID
+    assert fresh(paying).NextPaymentDate == "2027-04-15"
+
     [reminded] = seed_due(1, due=D, prefix="r")
     stale = fresh(reminded)
     bump(reminded)
@@ -904,3 +910,36 @@ def test_a_receipt_for_a_subscription_without_card_details_has_no_card(moto_tabl
     receipt, created = access.create_receipt(sub, billing_date=D, amount=999, currency="USD", charge_id="ch_1",
                                              retention_days=30)
     assert created and (receipt.CardBrand, receipt.CardLast4) == (None, None)
+
+
+def test_an_advance_without_its_last_day_is_paid_through_the_day_before_the_next_payment(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    access.advance_after_payment(fresh(sub), slot=D, paid_period=D, next_payment=date(2027, 4, 15),
+                                 next_reminder=date(2027, 4, 8))
+    assert fresh(sub).PaidThroughDate == "2027-04-14"
+
+
+def test_a_charge_recorded_without_an_attempt_is_the_first(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    result = charge_for(sub, start=D, end=date(2027, 4, 14))
+    bare = dataclasses.replace(result, metadata={k: v for k, v in result.metadata.items() if k != "attempt"})
+    assert payments.record_paid_charge(fresh(sub), bare, run_date=D).attempt == 0
+
+
+def test_the_receipt_mail_is_in_the_customers_language(moto_table) -> None:
+    from django.utils import translation
+
+    [sub] = seed_due(1, due=D, language="it")
+    payments.take_payment(sub, run_date=D)
+    [receipt] = receipts_of(sub)
+    with translation.override("it"):
+        subject = str(payments.receipt_subject(receipt))
+    [message] = mail.outbox
+    assert message.subject == subject and subject.startswith("Ricevuta")
+
+
+def test_an_amount_without_a_currency_shows_the_number_alone(settings) -> None:
+    from django.utils import translation
+
+    with translation.override("it"):
+        assert money.format_with_code(999, "").strip() == "9,99"

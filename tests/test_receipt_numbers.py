@@ -124,7 +124,7 @@ def test_a_number_already_taken_is_refused_and_nothing_is_written(table) -> None
     year = int(first.Number.split("-")[1])
     key = ReceiptCounter.pk(year=year)
     ReceiptCounter(key, key, LastNumber=0).save()  # the counter goes back
-    with pytest.raises(access.ReceiptNumberTaken):
+    with pytest.raises(access.ReceiptNumberTaken, match=f"^{first.Number}$"):  # the number it refused
         access.create_receipt(sub, billing_date=date(2027, 4, 15), amount=999, currency="USD", charge_id="ch2",
                               retention_days=200)
     assert [r.Number for r in receipts_of(sub)] == [first.Number]
