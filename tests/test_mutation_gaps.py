@@ -762,6 +762,8 @@ def test_recording_a_charge_returns_what_the_gateway_charged(moto_table) -> None
     assert (out.sub_id, out.account_id, out.charge_id, out.amount, out.attempt) == (
         sub.sub_id, sub.account_id, result.charge_id, 999, 2)
     assert (out.status, out.period, out.period_end) == (batches.PaymentStatus.PAID, D, date(2027, 4, 14))
+    [event] = events_of(sub, "payment.succeeded")
+    assert event.Actor == "batch"  # the default: reconciliation and the batch record as the batch
 
 
 def test_an_old_charge_recorded_again_never_moves_a_subscription_back(moto_table) -> None:
