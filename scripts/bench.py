@@ -163,12 +163,41 @@ def batch_run(token: str, workers: int, latency_ms: int, ledger: str) -> dict:
             "cpu_ms": cpu / DUE * 1000, "requests": dict(requests.ops)}
 
 
+def _bare_advance(client, table: str, pk: dict, sub_id: str, iso: str) -> None:
+    """The batch's advance as one raw UpdateItem (what bare_loop and bare_tx_loop share)."""
+    from billing.models import Subscription
+
+    client.update_item(
+        TableName=table, Key={"PK": pk, "SK": {"S": Subscription.sk(sub_id=sub_id, sku="NEWS-DAILY")}},
+        # The index keys move with the dates (issue 17: <date>#<shard>), as in the batch.
+        UpdateExpression="SET NextPaymentDate = :next, LastPaymentDate = :last, NextReminderDate = :rem, "
+                         "DuePaymentKey = :nextkey, DueReminderKey = :remkey, "
+                         "#s = :active, RetryCount = :zero ADD Version :one REMOVE BillingPeriod",
+        ConditionExpression="NextPaymentDate = :due AND #s IN (:active, :past)",
+        ExpressionAttributeNames={"#s": "Status"},
+        ExpressionAttributeValues={":next": {"S": "2099-01-01"}, ":last": {"S": iso}, ":rem": {"S": "2098-12-25"},
+                                   ":nextkey": {"S": "2099-01-01#0"}, ":remkey": {"S": "2098-12-25#0"},
+                                   ":active": {"S": "active"}, ":past": {"S": "past_due"}, ":zero": {"N": "0"},
+                                   ":one": {"N": "1"}, ":due": {"S": iso}},
+        ReturnValues="ALL_NEW",
+    )
+
+
+def _timed_pairs(pair, workers: int) -> dict:
+    """Run ``pair`` for each due item on ``workers`` threads: wall time, rate, CPU per pair."""
+    started, cpu = time.monotonic(), time.process_time()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(pair, range(DUE)))
+    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
+    return {"elapsed": elapsed, "rate": DUE / elapsed, "cpu_ms": cpu / DUE * 1000}
+
+
 def bare_loop(token: str, workers: int) -> dict:
     """The same conditional PutItem (receipt) + UpdateItem (subscription) pairs, raw."""
     from django.conf import settings
 
     from billing.access import receipt_ttl
-    from billing.models import Receipt, Subscription, dynamodb_client
+    from billing.models import Receipt, dynamodb_client
 
     day = next_day()
     seed_due(day, token)
@@ -192,26 +221,9 @@ def bare_loop(token: str, workers: int) -> dict:
                   "Status": {"S": "paid"}, "RefundedAmount": {"N": "0"}},
             ConditionExpression="attribute_not_exists(SK)",
         )
-        client.update_item(
-            TableName=table, Key={"PK": pk, "SK": {"S": Subscription.sk(sub_id=sub_id, sku="NEWS-DAILY")}},
-            # The index keys move with the dates (issue 17: <date>#<shard>), as in the batch.
-            UpdateExpression="SET NextPaymentDate = :next, LastPaymentDate = :last, NextReminderDate = :rem, "
-                             "DuePaymentKey = :nextkey, DueReminderKey = :remkey, "
-                             "#s = :active, RetryCount = :zero ADD Version :one REMOVE BillingPeriod",
-            ConditionExpression="NextPaymentDate = :due AND #s IN (:active, :past)",
-            ExpressionAttributeNames={"#s": "Status"},
-            ExpressionAttributeValues={":next": {"S": "2099-01-01"}, ":last": {"S": iso}, ":rem": {"S": "2098-12-25"},
-                                       ":nextkey": {"S": "2099-01-01#0"}, ":remkey": {"S": "2098-12-25#0"},
-                                       ":active": {"S": "active"}, ":past": {"S": "past_due"}, ":zero": {"N": "0"},
-                                       ":one": {"N": "1"}, ":due": {"S": iso}},
-            ReturnValues="ALL_NEW",
-        )
+        _bare_advance(client, table, pk, sub_id, iso)
 
-    started, cpu = time.monotonic(), time.process_time()
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(pair, range(DUE)))
-    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
-    return {"elapsed": elapsed, "rate": DUE / elapsed, "cpu_ms": cpu / DUE * 1000}
+    return _timed_pairs(pair, workers)
 
 
 _tx_numbers = [0]  # receipt numbers of bare_tx_loop's look-up items, unique across its runs
@@ -227,7 +239,7 @@ def bare_tx_loop(token: str, workers: int) -> dict:
 
     from billing.access import new_event, receipt_ttl
     from billing.access.receipt_numbers import format_receipt_number
-    from billing.models import AuditAction, Receipt, ReceiptNumberLookup, Subscription, dynamodb_client
+    from billing.models import AuditAction, Receipt, ReceiptNumberLookup, dynamodb_client
 
     day = next_day()
     seed_due(day, token)
@@ -264,25 +276,9 @@ def bare_tx_loop(token: str, workers: int) -> dict:
                                                    "SK": {"S": f"RCPTNO#{number}"}, "AccountId": pk, "ReceiptSK": sk},
                      "ConditionExpression": "attribute_not_exists (#0)", "ExpressionAttributeNames": {"#0": "SK"}}},
         ])
-        client.update_item(
-            TableName=table, Key={"PK": pk, "SK": {"S": Subscription.sk(sub_id=sub_id, sku="NEWS-DAILY")}},
-            UpdateExpression="SET NextPaymentDate = :next, LastPaymentDate = :last, NextReminderDate = :rem, "
-                             "DuePaymentKey = :nextkey, DueReminderKey = :remkey, "
-                             "#s = :active, RetryCount = :zero ADD Version :one REMOVE BillingPeriod",
-            ConditionExpression="NextPaymentDate = :due AND #s IN (:active, :past)",
-            ExpressionAttributeNames={"#s": "Status"},
-            ExpressionAttributeValues={":next": {"S": "2099-01-01"}, ":last": {"S": iso}, ":rem": {"S": "2098-12-25"},
-                                       ":nextkey": {"S": "2099-01-01#0"}, ":remkey": {"S": "2098-12-25#0"},
-                                       ":active": {"S": "active"}, ":past": {"S": "past_due"}, ":zero": {"N": "0"},
-                                       ":one": {"N": "1"}, ":due": {"S": iso}},
-            ReturnValues="ALL_NEW",
-        )
+        _bare_advance(client, table, pk, sub_id, iso)
 
-    started, cpu = time.monotonic(), time.process_time()
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(pair, range(DUE)))
-    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
-    return {"elapsed": elapsed, "rate": DUE / elapsed, "cpu_ms": cpu / DUE * 1000}
+    return _timed_pairs(pair, workers)
 
 
 def access_loop(token: str, workers: int) -> dict:

@@ -327,6 +327,7 @@ def test_an_unreachable_gateway_on_refund_is_audited_and_raised(moto_table) -> N
         refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
     [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
     assert event.Note == "gateway unreachable: connection reset"
+    assert event.Before == event.After and event.Before["RefundedAmount"] == 0  # the receipt as it was
 
 
 def test_a_refund_without_a_reason_tells_the_gateway_it_is_a_staff_refund_and_records_none(moto_table) -> None:
@@ -818,19 +819,6 @@ def test_a_refund_is_mailed_in_the_language_of_its_receipt(moto_table) -> None:
         subject = translation.gettext("Refund: {product}").format(product=receipt.ProductName)
     [message] = mail.outbox
     assert message.subject == subject and subject != f"Refund: {receipt.ProductName}"
-
-
-def test_a_refund_the_gateway_never_answered_is_audited_with_the_receipt_as_it_was(moto_table) -> None:
-    receipt = paid_receipt()
-
-    class Down:
-        def refund(self, *args, **kwargs):
-            raise GatewayError("connection reset")
-
-    with pytest.raises(GatewayError):
-        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
-    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
-    assert event.Before == event.After and event.Before["RefundedAmount"] == 0
 
 
 def test_a_receipt_url_by_key_or_number_hides_an_expired_receipt(moto_table, settings) -> None:
