@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action, RemoveAction
+from pynamodb.models import Model
 
 from billing.models import LIVE_STATUSES, InvalidKey, Receipt, Subscription
 
@@ -95,3 +97,30 @@ def absent_if_invalid(empty: Callable[[], Any] = lambda: None) -> Callable[[Call
         return wrapper
 
     return decorate
+
+
+def removed_by(item: Model, actions: list[Action]) -> list[str]:
+    """The attributes of ``item`` that ``actions`` remove, checked before the write: top-level
+    paths only, as :func:`apply_updated` needs (a nested one would come back as a partial
+    map)."""
+    names = {attribute.attr_name: name for name, attribute in item.get_attributes().items()}
+    removed = []
+    for action in actions:
+        path = action.values[0].path
+        if len(path) != 1 or path[0] not in names:
+            raise ValueError(f"not a top-level attribute of {type(item).__name__}: {'.'.join(path)}")
+        if isinstance(action, RemoveAction):
+            removed.append(names[path[0]])
+    return removed
+
+
+def apply_updated(item: Model, removed: list[str], updated: dict[str, dict[str, Any]]) -> None:
+    """Bring ``item`` to what an UpdateItem wrote, from its ``UPDATED_NEW`` response: the
+    updated attributes as DynamoDB returned them, None for the ``removed`` ones
+    (:func:`removed_by`); the others stay as read."""
+    for name in removed:
+        setattr(item, name, None)
+    attributes = {attribute.attr_name: (name, attribute) for name, attribute in item.get_attributes().items()}
+    for attr_name, value in updated.items():
+        name, attribute = attributes[attr_name]
+        setattr(item, name, attribute.deserialize(attribute.get_value(value)))
