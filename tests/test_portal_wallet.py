@@ -75,6 +75,28 @@ def test_replacing_a_card_moves_every_subscription_that_used_it(table, ddb_reque
     assert "tok_new" not in str(event.After)  # never the token in the audit trail
 
 
+def test_beyond_one_transaction_each_further_subscription_is_its_own_update(table, ddb_requests, monkeypatch) -> None:
+    """An account with more subscriptions on one card than a transaction holds: the rest
+    move one conditional UpdateItem each, and one that changed card meanwhile is skipped."""
+    monkeypatch.setattr(access.cards, "MAX_SUBSCRIPTIONS_PER_TRANSACTION", 1)
+    account = make_account("many@example.com")
+    card = access.add_card(account.account_id, TEST_CARD, None, actor="many", make_default=True)
+    other = access.add_card(account.account_id, TEST_CARD, None, actor="many")
+    for sku in ("NEWS", "GYM", "TEA"):
+        subscribe_with(account.account_id, card, sku)
+    read = access.get_subscriptions_by_account(account.account_id)
+    access.use_card(access.get_subscription(account.account_id, read[-1].sub_id), other, actor="many")
+    new = CardToken(token="tok_new", brand="Mastercard", last4="4444", exp_month=6, exp_year=2031)
+    ddb_requests.reset()
+    done = access.replace_card_everywhere(card, new, None, read, actor="many")
+    assert ddb_requests.ops == ["TransactWriteItems", "UpdateItem", "UpdateItem"]
+    assert [s.sub_id for s in done.skipped] == [read[-1].sub_id]
+    for sub in done.moved:  # as stored, read back from what the update changed
+        assert sub.PaymentDetails.Token == "tok_new"
+        assert sub.serialize() == access.get_subscription(account.account_id, sub.sub_id, sub.SKU).serialize()
+    assert access.get_subscription(account.account_id, read[-1].sub_id).PaymentDetails.CardId == other.card_id
+
+
 def test_a_replacement_is_all_or_nothing(table) -> None:
     """A subscription moved to another card after the wallet was read: the transaction's
     condition on it fails, and neither the card nor any subscription changes."""

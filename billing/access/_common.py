@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 
 from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
-from pynamodb.expressions.update import Action, RemoveAction
+from pynamodb.expressions.operand import Value
+from pynamodb.expressions.update import Action, RemoveAction, SetAction
 from pynamodb.models import Model
 
 from billing.models import LIVE_STATUSES, InvalidKey, Receipt, Subscription
@@ -99,28 +100,34 @@ def absent_if_invalid(empty: Callable[[], Any] = lambda: None) -> Callable[[Call
     return decorate
 
 
-def removed_by(item: Model, actions: list[Action]) -> list[str]:
-    """The attributes of ``item`` that ``actions`` remove, checked before the write: top-level
-    paths only, as :func:`apply_updated` needs (a nested one would come back as a partial
-    map)."""
-    names = {attribute.attr_name: name for name, attribute in item.get_attributes().items()}
-    removed = []
+def written_by(item: Model, actions: list[Action]) -> dict[str, Any]:
+    """What ``actions`` write to ``item`` that is known before the write: {attribute: new
+    value}, None for a removed one; a SET to a plain value is known, an ADD or a computed
+    SET is not (:func:`apply_updated` takes those from the response). Checked before the
+    write: top-level attributes only."""
+    attributes = {attribute.attr_name: (name, attribute) for name, attribute in item.get_attributes().items()}
+    written: dict[str, Any] = {}
     for action in actions:
         path = action.values[0].path
-        if len(path) != 1 or path[0] not in names:
+        if len(path) != 1 or path[0] not in attributes:
             raise ValueError(f"not a top-level attribute of {type(item).__name__}: {'.'.join(path)}")
+        name, attribute = attributes[path[0]]
         if isinstance(action, RemoveAction):
-            removed.append(names[path[0]])
-    return removed
+            written[name] = None
+        elif isinstance(action, SetAction) and isinstance(action.values[1], Value):
+            written[name] = attribute.deserialize(attribute.get_value(action.values[1].value))
+    return written
 
 
-def apply_updated(item: Model, removed: list[str], updated: dict[str, dict[str, Any]]) -> None:
-    """Bring ``item`` to what an UpdateItem wrote, from its ``UPDATED_NEW`` response: the
-    updated attributes as DynamoDB returned them, None for the ``removed`` ones
-    (:func:`removed_by`); the others stay as read."""
-    for name in removed:
-        setattr(item, name, None)
+def apply_updated(item: Model, written: dict[str, Any], updated: dict[str, dict[str, Any]]) -> None:
+    """Bring ``item`` to what an UpdateItem wrote: the values it was given
+    (:func:`written_by`), and the others from its ``UPDATED_NEW`` response (a version's
+    ADD). The response is not used for what we wrote ourselves: for a map set whole,
+    moto returns only its changed keys (DynamoDB the whole map)."""
+    for name, value in written.items():
+        setattr(item, name, value)
     attributes = {attribute.attr_name: (name, attribute) for name, attribute in item.get_attributes().items()}
     for attr_name, value in updated.items():
         name, attribute = attributes[attr_name]
-        setattr(item, name, attribute.deserialize(attribute.get_value(value)))
+        if name not in written:
+            setattr(item, name, attribute.deserialize(attribute.get_value(value)))

@@ -10,7 +10,7 @@ from pynamodb.expressions.condition import Condition
 
 from billing.models import AuditAction, Subscription, SubscriptionStatus
 
-from ._common import ConditionFailed, live, refused_as
+from ._common import live
 from .due_dates import next_payment_on, next_reminder_on
 from .events import record_event, subscription_snapshot
 from .subscriptions import update_subscription
@@ -63,10 +63,9 @@ def extend_after_cancel(sub: Subscription, *, paid_period: date, paid_through: d
     before = subscription_snapshot(sub)
     condition = ((Subscription.Status == SubscriptionStatus.CANCELLED)
                  & (Subscription.PaidThroughDate == (paid_period - timedelta(days=1)).isoformat()))
-    with refused_as(ConditionFailed, sub.SK):
-        sub.update(actions=[Subscription.PaidThroughDate.set(paid_through.isoformat()),
-                            Subscription.LastPaymentDate.set(paid_period.isoformat())],
-                   condition=condition, add_version_condition=False)
+    update_subscription(sub, [Subscription.PaidThroughDate.set(paid_through.isoformat()),
+                              Subscription.LastPaymentDate.set(paid_period.isoformat())],
+                        condition, check_version=False)
     record_event(sub.account_id, actor="batch", action=AuditAction.PAID_AFTER_CANCEL, subject=sub.SK,
                  before=before, after=subscription_snapshot(sub))
     return sub

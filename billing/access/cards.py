@@ -18,6 +18,7 @@ from billing.models import Account, AuditAction, BillingItem, Card, PaymentDetai
 
 from ._common import ConditionFailed, absent_if_invalid, iso_now, live, new_id, refused_as
 from .events import new_event, subscription_snapshot
+from .subscriptions import update_subscription
 
 # DynamoDB takes at most 100 items in one transaction; the card and its event take two.
 MAX_SUBSCRIPTIONS_PER_TRANSACTION = 98
@@ -187,10 +188,8 @@ def replace_card_everywhere(card: Card, new: CardToken, billing_address: str | N
         result.moved.append(sub)
     for sub in rest:
         try:
-            with refused_as(ConditionFailed, sub.SK):
-                sub.update([Subscription.PaymentDetails.set(details)],
-                           condition=live() & (Subscription.PaymentDetails.CardId == card.card_id),
-                           add_version_condition=False)
+            update_subscription(sub, [Subscription.PaymentDetails.set(details)],
+                                live() & (Subscription.PaymentDetails.CardId == card.card_id), check_version=False)
             result.moved.append(sub)
         except ConditionFailed:
             result.skipped.append(sub)

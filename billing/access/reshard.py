@@ -19,7 +19,7 @@ from billing.models import Subscription, TableMeta
 from ._common import ConditionFailed, iso_now, live, refused_as
 from .due_dates import keys_match, reshard_keys
 from .due_shards import DueShardLayout, forget_due_shard_layout, read_due_shard_layout
-from .subscriptions import get_due_payments_by_date
+from .subscriptions import get_due_payments_by_date, update_subscription
 
 
 class MigrationConflict(ConditionFailed):
@@ -71,8 +71,7 @@ def reshard_day(day: date, to: int) -> ReshardCount:
         if sub.NextReminderDate:
             condition &= Subscription.NextReminderDate == sub.NextReminderDate
         try:
-            with refused_as(ConditionFailed, sub.SK):
-                sub.update(actions=reshard_keys(sub, to), condition=condition, add_version_condition=False)
+            update_subscription(sub, reshard_keys(sub, to), condition, check_version=False)
         except ConditionFailed:
             count.changed_meanwhile += 1
             continue

@@ -28,7 +28,7 @@ from ._common import (
     live,
     new_id,
     refused_as,
-    removed_by,
+    written_by,
 )
 from .due_dates import due_attributes, leave_due_indexes, next_payment_on, next_reminder_on
 from .due_shards import due_keys, due_shard_layout, parallel_items
@@ -140,7 +140,7 @@ def update_subscription(
 
     ``check_version`` adds PynamoDB's optimistic-locking check on ``Version`` (the
     portal's read-modify-write); batches pass their own business condition instead.
-    Top-level attributes only (``removed_by`` refuses a nested path before writing).
+    Top-level attributes only (``written_by`` refuses a nested path before writing).
     """
     # What ``Model.update`` does, but reading back only what changed (UPDATED_NEW):
     # ``Model.update`` always asks for ALL_NEW, and botocore and PynamoDB then parse and
@@ -153,11 +153,11 @@ def update_subscription(
     actions = [*actions, version.add(1) if sub.Version is not None else version.set(1)]
     if check_version:
         condition &= (version == sub.Version) if sub.Version is not None else version.does_not_exist()
-    removed = removed_by(sub, actions)
+    written = written_by(sub, actions)
     with refused_as(ConditionFailed, sub.SK):
         data = Subscription._get_connection().update_item(
             sub.PK, range_key=sub.SK, actions=actions, condition=condition, return_values=UPDATED_NEW)
-    apply_updated(sub, removed, data.get(ATTRIBUTES, {}))
+    apply_updated(sub, written, data.get(ATTRIBUTES, {}))
     return sub
 
 
