@@ -70,3 +70,17 @@ def test_a_nested_path_is_refused_before_anything_is_written(table, sent) -> Non
     with pytest.raises(ValueError, match="PaymentDetails.Token"):
         access.update_subscription(sub, [Subscription.PaymentDetails.Token.set("tok_other")])
     assert sent == [] and stored(sub) == before
+
+
+
+def test_a_value_removed_or_set_to_nothing_reads_as_a_fresh_read_does(table) -> None:
+    # absent and NULL both read back as the attribute's default (RetryCount: 0)
+    [sub] = seed_due(1, due=D)
+    sub = fresh(sub)
+    access.update_subscription(sub, [Subscription.RetryCount.set(None), Subscription.CancelReason.set("x")],
+                               check_version=False)
+    assert sub.RetryCount == 0 and sub.serialize() == stored(sub)
+    access.update_subscription(sub, [Subscription.RetryCount.set(3)], check_version=False)
+    access.update_subscription(sub, [Subscription.RetryCount.remove(), Subscription.CancelReason.remove()],
+                               check_version=False)
+    assert (sub.RetryCount, sub.CancelReason) == (0, None) and sub.serialize() == stored(sub)

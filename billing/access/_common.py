@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from functools import wraps
 from typing import Any, TypeVar
 
+from pynamodb.constants import NULL
 from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.operand import Value
@@ -102,7 +103,7 @@ def absent_if_invalid(empty: Callable[[], Any] = lambda: None) -> Callable[[Call
 
 def written_by(item: Model, actions: list[Action]) -> dict[str, Any]:
     """What ``actions`` write to ``item`` that is known before the write: {attribute: new
-    value}, None for a removed one; a SET to a plain value is known, an ADD or a computed
+    value}, the default for a removed one; a SET to a plain value is known, an ADD or a computed
     SET is not (:func:`apply_updated` takes those from the response). Checked before the
     write: top-level attributes only."""
     attributes = {attribute.attr_name: (name, attribute) for name, attribute in item.get_attributes().items()}
@@ -112,10 +113,12 @@ def written_by(item: Model, actions: list[Action]) -> dict[str, Any]:
         if len(path) != 1 or path[0] not in attributes:
             raise ValueError(f"not a top-level attribute of {type(item).__name__}: {'.'.join(path)}")
         name, attribute = attributes[path[0]]
-        if isinstance(action, RemoveAction):
-            written[name] = None
-        elif isinstance(action, SetAction) and isinstance(action.values[1], Value):
-            written[name] = attribute.deserialize(attribute.get_value(action.values[1].value))
+        value = action.values[1].value if isinstance(action, SetAction) and isinstance(action.values[1], Value) else None
+        if isinstance(action, RemoveAction) or (value is not None and NULL in value):
+            # Absent (or NULL, from ``set(None)``) reads back as the attribute's default.
+            written[name] = attribute.default() if callable(attribute.default) else attribute.default
+        elif value is not None:
+            written[name] = attribute.deserialize(attribute.get_value(value))
     return written
 
 
