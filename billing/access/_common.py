@@ -9,7 +9,7 @@ import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from functools import wraps
+from functools import cache, wraps
 from typing import Any, TypeVar
 
 from pynamodb.constants import NULL
@@ -101,12 +101,18 @@ def absent_if_invalid(empty: Callable[[], Any] = lambda: None) -> Callable[[Call
     return decorate
 
 
+@cache
+def _by_stored_name(model: type[Model]) -> dict[str, tuple[str, Any]]:
+    """A model's attributes by their name in the table: (Python name, attribute)."""
+    return {attribute.attr_name: (name, attribute) for name, attribute in model.get_attributes().items()}
+
+
 def written_by(item: Model, actions: list[Action]) -> dict[str, Any]:
     """What ``actions`` write to ``item`` that is known before the write: {attribute: new
     value}, the default for a removed one; a SET to a plain value is known, an ADD or a computed
     SET is not (:func:`apply_updated` takes those from the response). Checked before the
     write: top-level attributes only."""
-    attributes = {attribute.attr_name: (name, attribute) for name, attribute in item.get_attributes().items()}
+    attributes = _by_stored_name(type(item))
     written: dict[str, Any] = {}
     for action in actions:
         path = action.values[0].path
@@ -129,7 +135,7 @@ def apply_updated(item: Model, written: dict[str, Any], updated: dict[str, dict[
     moto returns only its changed keys (DynamoDB the whole map)."""
     for name, value in written.items():
         setattr(item, name, value)
-    attributes = {attribute.attr_name: (name, attribute) for name, attribute in item.get_attributes().items()}
+    attributes = _by_stored_name(type(item))
     for attr_name, value in updated.items():
         name, attribute = attributes[attr_name]
         if name not in written:
