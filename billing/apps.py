@@ -10,8 +10,8 @@ class BillingConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
-        from . import checks  # noqa: F401  (registers the billing settings' system checks)
-        from .models import configure
+        from billing import checks  # noqa: F401  (registers the billing settings' system checks)
+        from billing.models import configure
 
         configure(
             table_name=settings.DYNAMODB_TABLE,

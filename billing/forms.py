@@ -19,12 +19,11 @@ from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
+from billing.gateway import luhn_valid, normalize_card_number
 from billing.localformat import local_date
-
-from .gateway import luhn_valid, normalize_card_number
-from .models import Product
-from .money import format_with_symbol
-from .schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
+from billing.models import Product
+from billing.money import format_with_symbol
+from billing.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
 
 PAYMENT_DAY_HELP = _(
     "The day of the month you pay. On months with fewer days you pay on the last day "

@@ -16,7 +16,7 @@ from django.conf import settings
 from pynamodb.exceptions import PynamoDBException
 from pynamodb.models import Model
 
-from .models import BillingItem, Receipt
+from billing.models import BillingItem, Receipt
 
 
 @dataclass

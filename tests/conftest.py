@@ -232,14 +232,14 @@ def products(moto_table) -> dict:
 
 @pytest.fixture
 def customer(db, moto_table, products):
-    from .builders import make_customer
+    from tests.builders import make_customer
 
     return make_customer("ann@example.com")
 
 
 @pytest.fixture
 def other_customer(db, moto_table, products):
-    from .builders import make_customer
+    from tests.builders import make_customer
 
     return make_customer("bob@example.com")
 

@@ -12,8 +12,7 @@ from django.conf import settings
 from billing import access
 from billing.gateway import SimulatedGateway
 from billing.models import BillingItem, Subscription, SubscriptionStatus
-
-from .builders import make_account, make_subscription
+from tests.builders import make_account, make_subscription
 
 pytestmark = pytest.mark.django_db(databases=[])
 

@@ -20,8 +20,7 @@ from django.core.management.base import CommandError
 from billing import access
 from billing.gateway import SimulatedGateway, get_gateway
 from billing.localengine import free_port
-
-from .builders import card, fresh, make_account, make_subscription, receipts_of, seed_due
+from tests.builders import card, fresh, make_account, make_subscription, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 ROOT = Path(__file__).resolve().parent.parent

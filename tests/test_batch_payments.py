@@ -13,8 +13,7 @@ from billing import access, batches
 from billing.gateway import get_gateway
 from billing.models import SubscriptionStatus
 from billing.money import format_with_code
-
-from .builders import at_once, fresh, receipts_of, seed_due
+from tests.builders import at_once, fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 

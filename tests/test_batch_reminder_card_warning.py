@@ -17,8 +17,7 @@ from billing import access
 from billing.card_expiry import expires_before
 from billing.gateway import CardToken
 from billing.models import PaymentDetails
-
-from .builders import due_subscription
+from tests.builders import due_subscription
 
 pytestmark = pytest.mark.django_db(databases=[])
 

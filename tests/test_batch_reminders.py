@@ -9,8 +9,7 @@ import pytest
 from django.core import mail
 
 from billing import access, batches
-
-from .builders import DECLINED_NUMBER, at_once, fresh, seed_due
+from tests.builders import DECLINED_NUMBER, at_once, fresh, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 

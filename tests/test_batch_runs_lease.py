@@ -20,8 +20,7 @@ from django.core.management.base import CommandError
 from billing import access
 from billing.localengine import free_port
 from billing.models import BatchKind, RunOutcome
-
-from .builders import seed_due
+from tests.builders import seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,7 @@ from hypothesis import strategies as st
 from billing import access, batches
 from billing.gateway import get_gateway
 from billing.management.batchprocesses import child_environment
-
-from .builders import fresh, receipts_of, seed_due, use_due_shards
+from tests.builders import fresh, receipts_of, seed_due, use_due_shards
 
 pytestmark = pytest.mark.django_db(databases=[])
 ROOT = Path(__file__).resolve().parent.parent

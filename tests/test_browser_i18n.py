@@ -9,10 +9,9 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from billing import access
-
-from . import test_shop_pages as pages
-from .browser import screenshot
-from .builders import TEST_CARD
+from tests import test_shop_pages as pages
+from tests.browser import screenshot
+from tests.builders import TEST_CARD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,8 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from billing.management.commands.seed_demo import CUSTOMER_EMAIL, STAFF_EMAIL, STAFF_PASSWORD
-
-from .browser import screenshot
+from tests.browser import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

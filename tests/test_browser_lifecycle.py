@@ -14,9 +14,8 @@ from playwright.sync_api import expect
 
 from billing import access, actions
 from billing.pages import today
-
-from .browser import screenshot
-from .builders import card, make_user
+from tests.browser import screenshot
+from tests.builders import card, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

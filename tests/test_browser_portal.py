@@ -13,8 +13,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from billing import access
-
-from .browser import screenshot
+from tests.browser import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from .browser import screenshot
+from tests.browser import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,8 +8,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from billing.management.commands.seed_demo import CUSTOMER_EMAIL, STAFF_EMAIL, STAFF_PASSWORD
-
-from .browser import screenshot
+from tests.browser import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

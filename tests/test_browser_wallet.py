@@ -13,9 +13,8 @@ import pytest
 from playwright.sync_api import expect
 
 from billing import access
-
-from .browser import screenshot
-from .builders import make_customer
+from tests.browser import screenshot
+from tests.builders import make_customer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

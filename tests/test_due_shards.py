@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from billing import access
 from billing.models import TableMeta
-
-from .builders import TEST_CARD, make_account, make_subscription, seed_due, use_due_shards
+from tests.builders import TEST_CARD, make_account, make_subscription, seed_due, use_due_shards
 
 pytestmark = pytest.mark.django_db(databases=[])
 

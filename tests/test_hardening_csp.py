@@ -17,8 +17,7 @@ from billing.management.commands.seed_demo import (
     STAFF_EMAIL,
     STAFF_PASSWORD,
 )
-
-from .browser import screenshot
+from tests.browser import screenshot
 
 EXPECTED_DIRECTIVES = {
     "default-src": "'self'", "script-src": "'self'", "style-src": "'self'", "img-src": "'self' data:",

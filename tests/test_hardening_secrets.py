@@ -21,8 +21,7 @@ from django.views.debug import ExceptionReporter
 
 from billing import gateway as gateway_module
 from billing.gateway import get_gateway
-
-from .builders import subscribe
+from tests.builders import subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ from django.core import mail
 
 from billing import access, batches
 from billing.models import GSI1_PROJECTION, GSI2_PROJECTION
-
-from .builders import fresh, make_account, make_subscription, seed_due
+from tests.builders import fresh, make_account, make_subscription, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 

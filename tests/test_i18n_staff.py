@@ -11,8 +11,7 @@ from django.urls import reverse
 
 from billing import access
 from billing.models import BatchRun
-
-from .builders import make_customer_with_history, make_user
+from tests.builders import make_customer_with_history, make_user
 
 pytestmark = pytest.mark.django_db
 

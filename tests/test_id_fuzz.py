@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from billing import access
 from billing.models import InvalidKey, Subscription, check_id
-
-from .builders import make_customer, subscribe
+from tests.builders import make_customer, subscribe
 
 pytestmark = pytest.mark.django_db
 

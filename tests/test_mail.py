@@ -11,8 +11,7 @@ from django.core import mail
 
 from billing import batches
 from billing.mail import SUBJECT_MAX_LENGTH, email_subject, send_customer_email
-
-from .builders import seed_due
+from tests.builders import seed_due
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .builders import seed_due
+from tests.builders import seed_due
 
 ROOT = Path(__file__).resolve().parent.parent
 D = date(2026, 3, 15)  # not after today: a batch refuses a --date ahead of the clock (issue 10, M3)

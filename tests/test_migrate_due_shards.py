@@ -14,8 +14,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from billing import access
-
-from .builders import fresh, make_account, make_subscription, seed_due
+from tests.builders import fresh, make_account, make_subscription, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 TODAY = date(2027, 3, 10)

@@ -18,8 +18,7 @@ from billing import access, actions, batches
 from billing.gateway import get_gateway
 from billing.models import SubscriptionStatus
 from billing.schedule import period_amount, prorate, retry_after
-
-from .builders import DECLINED_NUMBER, card, fresh, make_account, receipts_of, seed_due
+from tests.builders import DECLINED_NUMBER, card, fresh, make_account, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 

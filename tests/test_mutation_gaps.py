@@ -22,8 +22,7 @@ from billing.access import receipts as receipts_module
 from billing.batches import payments
 from billing.gateway import GatewayError, RefundRefused, get_gateway
 from billing.models import Receipt, Subscription, SubscriptionStatus
-
-from .builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
+from tests.builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 

@@ -11,8 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from billing import access
-
-from .builders import PASSWORD
+from tests.builders import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,7 @@ from django.urls import reverse
 
 from billing import access
 from billing.pages import today
-
-from .builders import GOOD_CARD, subscribe
+from tests.builders import GOOD_CARD, subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,7 @@ import pytest
 
 from billing import access
 from billing.views.dashboard_pages import upcoming_payments
-
-from .builders import subscribe
+from tests.builders import subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from billing import access
-
-from .builders import subscribe
+from tests.builders import subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -18,8 +18,7 @@ from billing.lifecycle import PauseRefused
 from billing.models import Subscription, SubscriptionStatus
 from billing.pages import today
 from billing.schedule import first_payment_date, next_payment_date
-
-from .builders import PASSWORD, fresh, make_past_due, receipts_of
+from tests.builders import PASSWORD, fresh, make_past_due, receipts_of
 
 pytestmark = pytest.mark.django_db
 

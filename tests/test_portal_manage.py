@@ -10,8 +10,7 @@ from django.conf import settings
 from billing import access
 from billing.pages import today
 from billing.schedule import period_end
-
-from .builders import GOOD_CARD, subscribe
+from tests.builders import GOOD_CARD, subscribe
 
 pytestmark = pytest.mark.django_db
 

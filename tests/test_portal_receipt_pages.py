@@ -13,8 +13,7 @@ from pypdf import PdfReader
 from billing import access, batches
 from billing.models import Receipt, ReceiptNumberLookup
 from billing.pages import today
-
-from .builders import DECLINED_NUMBER, card, subscribe
+from tests.builders import DECLINED_NUMBER, card, subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,7 @@ from billing.models import Receipt, ReceiptStatus
 from billing.money import decimal_string, format_with_code, format_with_symbol
 from billing.pages import today
 from billing.schedule import months_before
-
-from .builders import subscribe
+from tests.builders import subscribe
 
 pytestmark = pytest.mark.django_db
 

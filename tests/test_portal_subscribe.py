@@ -13,8 +13,7 @@ from billing.models import Product, ProductStatus
 from billing.pages import today
 from billing.schedule import first_period, period_amount
 from billing.views.common import SESSION_PENDING
-
-from .builders import GOOD_CARD, subscribe
+from tests.builders import GOOD_CARD, subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,7 @@ from django.core import mail
 
 from billing import access
 from billing.views.common import SESSION_PENDING
-
-from .builders import GOOD_CARD
+from tests.builders import GOOD_CARD
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,7 @@ from billing.forms import WalletCardForm, default_expiry
 from billing.gateway import CardToken
 from billing.models import Card
 from billing.pages import today
-
-from .builders import GOOD_CARD, TEST_CARD, make_account, subscribe
+from tests.builders import GOOD_CARD, TEST_CARD, make_account, subscribe
 
 pytestmark = pytest.mark.django_db
 

@@ -18,8 +18,7 @@ from billing.gateway import get_gateway
 from billing.table import ensure_table
 from shop import access
 from shop.models import Address, ShopItem, configure
-
-from .builders import make_customer
+from tests.builders import make_customer
 
 GOOD_CARD = {"card_number": "4242 4242 4242 4242", "exp_month": "12", "exp_year": "2030", "cvc": "123"}
 DECLINED_CARD = {**GOOD_CARD, "card_number": "4000 0000 0000 0002"}

@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 from billing.localengine import free_port
 from billing.models import configure
 from shop import access
-
-from . import test_shop_pages as pages
-from .builders import make_user
+from tests import test_shop_pages as pages
+from tests.builders import make_user
 
 shop_site = pages.shop_site
 shop_stock = pages.shop_stock

@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 
 from billing import access
 from billing.staff.forms import ProductForm
-
-from .builders import make_user
+from tests.builders import make_user
 
 BREAKS = ["Daily\nNews", "Daily\r\nNews", "Daily\rNews", "Tab\there", "Nul\x00byte", "Bell\x07", "Del\x7f",
           "C1\x85next line", "Line\u2028separator", "Para\u2029separator"]

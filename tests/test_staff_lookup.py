@@ -8,8 +8,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from billing import access
-
-from .builders import make_account, make_subscription, make_user
+from tests.builders import make_account, make_subscription, make_user
 
 pytestmark = pytest.mark.django_db
 

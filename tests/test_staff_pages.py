@@ -13,8 +13,7 @@ from django.urls import reverse
 from billing import access
 from billing.models import BatchRun
 from billing.schedule import billing_today
-
-from .builders import make_account, make_customer_with_history, make_subscription, make_user
+from tests.builders import make_account, make_customer_with_history, make_subscription, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,7 @@ from django.urls import reverse
 from billing import access
 from billing.pages import today
 from billing.schedule import next_payment_date
-
-from .builders import fresh, make_customer_with_history, make_user
+from tests.builders import fresh, make_customer_with_history, make_user
 
 pytestmark = pytest.mark.django_db
 

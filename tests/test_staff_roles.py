@@ -12,8 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from billing import access
-
-from .builders import make_customer_with_history, make_user
+from tests.builders import make_customer_with_history, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ import pytest
 
 from billing import access
 from billing.models import Subscription, SubscriptionStatus
-
-from .builders import fresh, seed_due
+from tests.builders import fresh, seed_due
 
 D = date(2027, 3, 15)
 

@@ -9,8 +9,8 @@ runs), the batches' conditional writes and the staff's look ahead; this package 
 their public API: callers write ``access.<name>``.
 """
 
-from ._common import AlreadyExists, ConditionFailed, PaymentInProgress, new_id, utc_now
-from .accounts import (
+from billing.access._common import AlreadyExists, ConditionFailed, PaymentInProgress, new_id, utc_now
+from billing.access.accounts import (
     AccountCollection,
     create_account,
     get_account,
@@ -18,9 +18,14 @@ from .accounts import (
     get_account_id_for_user,
     link_user,
 )
-from .batch_writes import advance_after_payment, claim_reminder, extend_after_cancel, mark_past_due
-from .bulk import batch_items, due_subscription
-from .cards import (
+from billing.access.batch_writes import (
+    advance_after_payment,
+    claim_reminder,
+    extend_after_cancel,
+    mark_past_due,
+)
+from billing.access.bulk import batch_items, due_subscription
+from billing.access.cards import (
     CardInUse,
     Replaced,
     Wallet,
@@ -36,10 +41,10 @@ from .cards import (
     subscriptions_using,
     use_card,
 )
-from .catalog import create_product, get_product, list_products, retire_product, update_product
-from .due_dates import due_key, no_due_attributes, shard_of
-from .due_shards import REFRESH as DUE_SHARDS_REFRESH
-from .due_shards import (
+from billing.access.catalog import create_product, get_product, list_products, retire_product, update_product
+from billing.access.due_dates import due_key, no_due_attributes, shard_of
+from billing.access.due_shards import REFRESH as DUE_SHARDS_REFRESH
+from billing.access.due_shards import (
     DueShardLayout,
     DueShardsMismatch,
     check_due_shards,
@@ -49,13 +54,33 @@ from .due_shards import (
     read_due_shard_layout,
     record_due_shards,
 )
-from .events import audited_change, get_events_by_account, new_event, record_event, subscription_snapshot
-from .history import FailedAttempt, PaymentHistory, get_payment_history
-from .languages import get_user_link, set_account_language
-from .lifecycle import end_subscription, keep_subscription, pause_subscription, resume_subscription
-from .lookups import get_account_id_for_subscription, get_account_ids_for_users, record_subscription_id
-from .receipt_numbers import ReceiptNumbers, format_receipt_number, is_receipt_number, reserve_receipt_numbers
-from .receipts import (
+from billing.access.events import (
+    audited_change,
+    get_events_by_account,
+    new_event,
+    record_event,
+    subscription_snapshot,
+)
+from billing.access.history import FailedAttempt, PaymentHistory, get_payment_history
+from billing.access.languages import get_user_link, set_account_language
+from billing.access.lifecycle import (
+    end_subscription,
+    keep_subscription,
+    pause_subscription,
+    resume_subscription,
+)
+from billing.access.lookups import (
+    get_account_id_for_subscription,
+    get_account_ids_for_users,
+    record_subscription_id,
+)
+from billing.access.receipt_numbers import (
+    ReceiptNumbers,
+    format_receipt_number,
+    is_receipt_number,
+    reserve_receipt_numbers,
+)
+from billing.access.receipts import (
     ReceiptNumberTaken,
     create_receipt,
     get_receipt,
@@ -67,14 +92,14 @@ from .receipts import (
     receipt_ttl,
     record_refund,
 )
-from .reshard import (
+from billing.access.reshard import (
     MigrationConflict,
     ReshardCount,
     begin_due_shards_migration,
     finish_due_shards_migration,
     reshard_day,
 )
-from .runs import (
+from billing.access.runs import (
     MAX_RECORDED_FAILURES,
     RUN_LEASE,
     abandoned_batch_runs,
@@ -86,7 +111,7 @@ from .runs import (
     renew_batch_run,
     start_batch_run,
 )
-from .subscriptions import (
+from billing.access.subscriptions import (
     cancel_subscription,
     change_payment_day,
     create_subscription,
@@ -99,7 +124,12 @@ from .subscriptions import (
     set_schedule,
     update_subscription,
 )
-from .upcoming import UpcomingDay, count_due_payments_by_date, count_due_reminders_by_date, get_upcoming
+from billing.access.upcoming import (
+    UpcomingDay,
+    count_due_payments_by_date,
+    count_due_reminders_by_date,
+    get_upcoming,
+)
 
 __all__ = [
     "end_subscription",

@@ -9,9 +9,8 @@ from datetime import datetime
 
 from pynamodb.exceptions import DoesNotExist
 
+from billing.access._common import absent_if_invalid, is_expired, iso_now, new_id, utc_now
 from billing.models import Account, AuditEvent, BillingItem, Card, Receipt, Subscription, UserLink
-
-from ._common import absent_if_invalid, is_expired, iso_now, new_id, utc_now
 
 
 def create_account(email: str, *, user_id: int | None = None, name: str = "",

@@ -8,12 +8,11 @@ from datetime import date, timedelta
 
 from pynamodb.expressions.condition import Condition
 
+from billing.access._common import live
+from billing.access.due_dates import next_payment_on, next_reminder_on
+from billing.access.events import record_event, subscription_snapshot
+from billing.access.subscriptions import update_subscription
 from billing.models import AuditAction, Subscription, SubscriptionStatus
-
-from ._common import live
-from .due_dates import next_payment_on, next_reminder_on
-from .events import record_event, subscription_snapshot
-from .subscriptions import update_subscription
 
 
 def _still_due(slot: date) -> Condition:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, timedelta
 
+from billing.access.due_dates import due_attributes
 from billing.models import BillingItem, PaymentDetails, Subscription, SubscriptionStatus
-
-from .due_dates import due_attributes
 
 
 def due_subscription(

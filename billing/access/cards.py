@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
 
+from billing.access._common import ConditionFailed, absent_if_invalid, iso_now, live, new_id, refused_as
+from billing.access.events import new_event, subscription_snapshot
+from billing.access.subscriptions import update_subscription
 from billing.gateway import CardToken
 from billing.models import Account, AuditAction, BillingItem, Card, PaymentDetails, Subscription
-
-from ._common import ConditionFailed, absent_if_invalid, iso_now, live, new_id, refused_as
-from .events import new_event, subscription_snapshot
-from .subscriptions import update_subscription
 
 # DynamoDB takes at most 100 items in one transaction; the card and its event take two.
 MAX_SUBSCRIPTIONS_PER_TRANSACTION = 98

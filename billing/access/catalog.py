@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist
 
+from billing.access._common import AlreadyExists, ConditionFailed, absent_if_invalid, iso_now, refused_as
 from billing.models import Product, ProductStatus
-
-from ._common import AlreadyExists, ConditionFailed, absent_if_invalid, iso_now, refused_as
 
 
 def list_products(*, include_retired: bool = False) -> list[Product]:

@@ -17,9 +17,8 @@ from datetime import date
 
 from pynamodb.expressions.update import Action
 
+from billing.access.due_shards import due_shard_layout
 from billing.models import DUE_KEY, Subscription
-
-from .due_shards import due_shard_layout
 
 
 def shard_of(sub_id: str, shards: int) -> int:

@@ -28,9 +28,8 @@ from typing import Any, TypeVar
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist
 
+from billing.access._common import AlreadyExists, iso_now, refused_as
 from billing.models import DUE_KEY, BillingItem, TableMeta
-
-from ._common import AlreadyExists, iso_now, refused_as
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from billing.access._common import absent_if_invalid, iso_now, new_id
 from billing.models import AuditAction, AuditEvent, Subscription
-
-from ._common import absent_if_invalid, iso_now, new_id
 
 
 def subscription_snapshot(sub: Subscription) -> dict:

@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from billing.access._common import absent_if_invalid, is_expired, utc_now
 from billing.models import AuditAction, AuditEvent, BillingItem, Receipt, Subscription
-
-from ._common import absent_if_invalid, is_expired, utc_now
 
 # The cancellation reasons that mean "the payment failed" (billing.batches.payments).
 PAYMENT_FAILURE_REASONS = ("payment_failed", "first_payment_declined")

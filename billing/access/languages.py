@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist
 
+from billing.access.subscriptions import get_subscriptions_by_account, update_subscription
 from billing.models import Account, Subscription, UserLink
-
-from .subscriptions import get_subscriptions_by_account, update_subscription
 
 
 def get_user_link(user_id: int) -> UserLink | None:

@@ -11,14 +11,13 @@ from datetime import date
 
 from pynamodb.expressions.condition import Condition
 
+from billing.access._common import iso_now, live
+from billing.access.due_dates import leave_due_indexes, next_payment_on, next_reminder_on
+from billing.access.events import record_event, subscription_snapshot
+from billing.access.subscriptions import update_subscription
 from billing.lifecycle import CancelMode, check_pausable, kept_next_payment, pause_start, resume_on
 from billing.models import AuditAction, Subscription, SubscriptionStatus
 from billing.schedule import reminder_date
-
-from ._common import iso_now, live
-from .due_dates import leave_due_indexes, next_payment_on, next_reminder_on
-from .events import record_event, subscription_snapshot
-from .subscriptions import update_subscription
 
 COMMENT_MAX_LENGTH = 1000
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist
 
+from billing.access._common import absent_if_invalid
 from billing.models import SubIdLookup, Subscription, UserLink
-
-from ._common import absent_if_invalid
 
 
 def record_subscription_id(sub: Subscription) -> SubIdLookup:

@@ -16,9 +16,8 @@ from __future__ import annotations
 import re
 import threading
 
+from billing.access._common import ConditionFailed, refused_as
 from billing.models import ReceiptCounter
-
-from ._common import ConditionFailed, refused_as
 
 # Six digits at least (``R-2026-000123``), nine at most: the counter refuses to go past
 # them, so every number ever issued matches the pattern a URL is checked against.

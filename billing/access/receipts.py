@@ -9,9 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
-from billing.models import AuditAction, Receipt, ReceiptNumberLookup, ReceiptStatus, Refund, Subscription
-
-from ._common import (
+from billing.access._common import (
     ConditionFailed,
     absent_if_invalid,
     is_expired,
@@ -19,8 +17,9 @@ from ._common import (
     refused_as,
     utc_now,
 )
-from .events import new_event, record_event
-from .receipt_numbers import ReceiptNumbers, is_receipt_number
+from billing.access.events import new_event, record_event
+from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
+from billing.models import AuditAction, Receipt, ReceiptNumberLookup, ReceiptStatus, Refund, Subscription
 
 
 class ReceiptNumberTaken(ConditionFailed):

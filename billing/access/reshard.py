@@ -14,12 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from billing.access._common import ConditionFailed, iso_now, live, refused_as
+from billing.access.due_dates import keys_match, reshard_keys
+from billing.access.due_shards import DueShardLayout, forget_due_shard_layout, read_due_shard_layout
+from billing.access.subscriptions import get_due_payments_by_date, update_subscription
 from billing.models import Subscription, TableMeta
-
-from ._common import ConditionFailed, iso_now, live, refused_as
-from .due_dates import keys_match, reshard_keys
-from .due_shards import DueShardLayout, forget_due_shard_layout, read_due_shard_layout
-from .subscriptions import get_due_payments_by_date, update_subscription
 
 
 class MigrationConflict(ConditionFailed):

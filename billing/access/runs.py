@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+from billing.access._common import ConditionFailed, new_id, refused_as, utc_now
 from billing.models import BatchRun, RunOutcome
-
-from ._common import ConditionFailed, new_id, refused_as, utc_now
 
 # How long a run's record counts as alive without a heartbeat; runs renew it every third.
 RUN_LEASE = timedelta(seconds=90)

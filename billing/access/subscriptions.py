@@ -15,11 +15,7 @@ from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 from pynamodb.transactions import TransactWrite
 
-from billing.gateway import CardToken
-from billing.models import Account, AuditAction, PaymentDetails, Subscription, SubscriptionStatus
-from billing.schedule import check_payment_day, first_period, reminder_date
-
-from ._common import (
+from billing.access._common import (
     AlreadyExists,
     ConditionFailed,
     absent_if_invalid,
@@ -30,10 +26,13 @@ from ._common import (
     refused_as,
     written_by,
 )
-from .due_dates import due_attributes, leave_due_indexes, next_payment_on, next_reminder_on
-from .due_shards import due_keys, due_shard_layout, parallel_items
-from .events import new_event, record_event, subscription_snapshot
-from .lookups import record_subscription_id
+from billing.access.due_dates import due_attributes, leave_due_indexes, next_payment_on, next_reminder_on
+from billing.access.due_shards import due_keys, due_shard_layout, parallel_items
+from billing.access.events import new_event, record_event, subscription_snapshot
+from billing.access.lookups import record_subscription_id
+from billing.gateway import CardToken
+from billing.models import Account, AuditAction, PaymentDetails, Subscription, SubscriptionStatus
+from billing.schedule import check_payment_day, first_period, reminder_date
 
 
 def payment_details_from(card: CardToken, billing_address: str | None = None,

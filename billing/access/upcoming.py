@@ -6,10 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
+from billing.access.due_shards import due_keys
+from billing.access.subscriptions import get_due_payments_by_date
 from billing.models import Subscription
-
-from .due_shards import due_keys
-from .subscriptions import get_due_payments_by_date
 
 
 @dataclass

@@ -23,7 +23,7 @@ loop over the indexes), ``shards`` (which due-index shards a run takes), ``outco
 ``billing.mail``. This module is the package's public API: ``batches.<name>``.
 """
 
-from .outcomes import (
+from billing.batches.outcomes import (
     PAYMENT_COUNTS,
     REMINDER_COUNTS,
     PaymentOutcome,
@@ -32,7 +32,7 @@ from .outcomes import (
     ReminderStatus,
     RunSummary,
 )
-from .payments import (
+from billing.batches.payments import (
     GATEWAY_ATTEMPTS,
     charge_key,
     owed_amount,
@@ -41,9 +41,9 @@ from .payments import (
     take_first_payment,
     take_payment,
 )
-from .reminders import send_reminder
-from .runs import dates_to_cover, run_payments, run_reminders
-from .shards import ShardChoiceError, ShardSet, host_share, parse_host_share, parse_range
+from billing.batches.reminders import send_reminder
+from billing.batches.runs import dates_to_cover, run_payments, run_reminders
+from billing.batches.shards import ShardChoiceError, ShardSet, host_share, parse_host_share, parse_range
 
 __all__ = [
     "GATEWAY_ATTEMPTS",

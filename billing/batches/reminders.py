@@ -12,13 +12,12 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
+from billing.batches.outcomes import ReminderOutcome, ReminderStatus
 from billing.card_expiry import expires_before
 from billing.localformat import LocalDate
 from billing.mail import money_text, send_customer_email, subscription_context
 from billing.models import Subscription, SubscriptionStatus
 from billing.schedule import next_payment_date, period_amount, period_end, reminder_date
-
-from .outcomes import ReminderOutcome, ReminderStatus
 
 
 def _days_before() -> int:

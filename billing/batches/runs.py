@@ -17,15 +17,20 @@ from functools import partial
 from django.conf import settings
 
 from billing import access
+from billing.batches.outcomes import (
+    PaymentOutcome,
+    PaymentStatus,
+    ReminderOutcome,
+    ReminderStatus,
+    RunSummary,
+)
+from billing.batches.payments import take_payment
+from billing.batches.reminders import reminded_payment_date, send_reminder, skip_stale_reminder
+from billing.batches.shards import ShardSet
 from billing.errors import DYNAMODB_ERRORS, describe_dynamodb_error
 from billing.gateway import PaymentGateway, get_gateway
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from billing.schedule import billing_today
-
-from .outcomes import PaymentOutcome, PaymentStatus, ReminderOutcome, ReminderStatus, RunSummary
-from .payments import take_payment
-from .reminders import reminded_payment_date, send_reminder, skip_stale_reminder
-from .shards import ShardSet
 
 log = logging.getLogger(__package__)  # "billing.batches": one logger for both batches
 

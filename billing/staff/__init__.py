@@ -13,10 +13,10 @@ up in ``urls``. The package's API is the site, ``staff_urls``, the permission na
 """
 
 
-from .account_page import event_changes
-from .permissions import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING
-from .site import StaffAdminSite
-from .urls import staff_urls
+from billing.staff.account_page import event_changes
+from billing.staff.permissions import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING
+from billing.staff.site import StaffAdminSite
+from billing.staff.urls import staff_urls
 
 __all__ = ["CANCEL", "CATALOG", "CHANGE_DAY", "MONEY", "VIEW_BILLING", "StaffAdminSite", "event_changes",
            "staff_urls"]

@@ -14,8 +14,7 @@ from billing import access
 from billing.models import LIVE_STATUSES, SubscriptionStatus
 from billing.pages import today
 from billing.schedule import months_before
-
-from .common import render_staff
+from billing.staff.common import render_staff
 
 
 def _failures_for(account_id: str, sub_ids: set[str], runs: list) -> list[dict]:

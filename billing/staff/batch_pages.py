@@ -10,8 +10,7 @@ from billing import access
 from billing.models import BatchKind
 from billing.money import exponent, format_with_code
 from billing.pages import today
-
-from .common import render_staff, staff_date
+from billing.staff.common import render_staff, staff_date
 
 UPCOMING_DAYS = 30
 

@@ -15,9 +15,8 @@ from billing import access
 from billing.models import CATALOG_EVENTS_ACCOUNT, AuditAction, ProductStatus
 from billing.money import to_decimal
 from billing.pages import actor
-
-from .common import render_staff
-from .forms import ProductForm
+from billing.staff.common import render_staff
+from billing.staff.forms import ProductForm
 
 
 def products(request: HttpRequest) -> HttpResponse:

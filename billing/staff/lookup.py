@@ -14,9 +14,8 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 
 from billing import access
-
-from .common import account_url, render_staff
-from .forms import LookupForm
+from billing.staff.common import account_url, render_staff
+from billing.staff.forms import LookupForm
 
 MAX_MATCHES = 25
 

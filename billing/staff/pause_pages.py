@@ -16,8 +16,7 @@ from billing.lifecycle import PauseRefused, check_pausable, pause_end, state_of
 from billing.lifecycle_forms import PauseForm
 from billing.models import AuditAction
 from billing.pages import actor, subscription_or_404, today
-
-from .common import account_url, confirm_page, staff_date
+from billing.staff.common import account_url, confirm_page, staff_date
 
 CHANGED_MEANWHILE = gettext_lazy("The subscription changed meanwhile; nothing was done. Look again.")
 

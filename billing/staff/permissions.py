@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
-from .common import render_staff
+from billing.staff.common import render_staff
 
 VIEW_BILLING = "billing.view_billing"
 CANCEL = "billing.cancel_subscription"

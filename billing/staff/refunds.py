@@ -16,9 +16,8 @@ from billing.gateway import GatewayError, RefundRefused
 from billing.money import format_with_code, to_decimal
 from billing.pages import actor
 from billing.refunds import refund_receipt
-
-from .common import account_url, confirm_page, staff_date
-from .forms import RefundForm
+from billing.staff.common import account_url, confirm_page, staff_date
+from billing.staff.forms import RefundForm
 
 
 @require_http_methods(["GET", "POST"])

@@ -17,7 +17,7 @@ from django.urls import URLPattern, URLResolver, reverse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from .permissions import CATALOG, VIEW_BILLING
+from billing.staff.permissions import CATALOG, VIEW_BILLING
 
 # (URL name, label, the permission it needs, URL name of its "Add" link or None)
 BILLING_PAGES = [
@@ -32,9 +32,8 @@ BILLING_PAGES = [
 class StaffAdminSite(AdminSite):
 
     def get_urls(self) -> list[URLPattern | URLResolver]:
+        from billing.staff.urls import staff_urls
         from shop.staff import shop_staff_urls
-
-        from .urls import staff_urls
 
         # Ours first: the admin's own patterns end in a catch-all for app labels.
         return staff_urls(self) + shop_staff_urls(self) + super().get_urls()

@@ -15,10 +15,9 @@ from billing.gateway import GatewayError
 from billing.models import AuditAction, SubscriptionStatus
 from billing.money import format_with_code
 from billing.pages import actor, subscription_or_404, today
-
-from .common import account_url, confirm_page, staff_date, status_label
-from .forms import PaymentDayForm
-from .pause_pages import CHANGED_MEANWHILE
+from billing.staff.common import account_url, confirm_page, staff_date, status_label
+from billing.staff.forms import PaymentDayForm
+from billing.staff.pause_pages import CHANGED_MEANWHILE
 
 
 @require_http_methods(["GET", "POST"])

@@ -10,14 +10,14 @@ from django.contrib.admin import AdminSite
 from django.http import HttpResponse
 from django.urls import URLPattern, path
 
-from .account_page import account_detail
-from .batch_pages import batch_runs, upcoming
-from .catalog import product_add, product_edit, product_retire, products
-from .lookup import index, user_billing
-from .pause_pages import staff_pause, staff_resume
-from .permissions import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
-from .refunds import staff_refund
-from .subscription_actions import staff_cancel, staff_payment_day, staff_retry
+from billing.staff.account_page import account_detail
+from billing.staff.batch_pages import batch_runs, upcoming
+from billing.staff.catalog import product_add, product_edit, product_retire, products
+from billing.staff.lookup import index, user_billing
+from billing.staff.pause_pages import staff_pause, staff_resume
+from billing.staff.permissions import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
+from billing.staff.refunds import staff_refund
+from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
 
 
 def staff_urls(site: AdminSite) -> list[URLPattern]:

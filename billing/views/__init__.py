@@ -11,15 +11,22 @@ One module per group of pages (``auth_pages``, ``dashboard_pages``, ``subscribe_
 that ``billing.urls`` and the error handlers name.
 """
 
-from .auth_pages import LoginView, signup
-from .dashboard_pages import dashboard, home
-from .error_pages import page_not_found, server_error
-from .language_pages import set_language
-from .lifecycle_pages import cancel, keep, pause, resume
-from .manage_pages import cancelled, change_day, replace_card, subscription_detail
-from .receipt_pages import receipt_detail, receipt_pdf, receipts, receipts_csv
-from .subscribe_pages import subscribe, subscribe_confirm
-from .wallet_pages import choose_card, wallet_add, wallet_default, wallet_page, wallet_remove, wallet_replace
+from billing.views.auth_pages import LoginView, signup
+from billing.views.dashboard_pages import dashboard, home
+from billing.views.error_pages import page_not_found, server_error
+from billing.views.language_pages import set_language
+from billing.views.lifecycle_pages import cancel, keep, pause, resume
+from billing.views.manage_pages import cancelled, change_day, replace_card, subscription_detail
+from billing.views.receipt_pages import receipt_detail, receipt_pdf, receipts, receipts_csv
+from billing.views.subscribe_pages import subscribe, subscribe_confirm
+from billing.views.wallet_pages import (
+    choose_card,
+    wallet_add,
+    wallet_default,
+    wallet_page,
+    wallet_remove,
+    wallet_replace,
+)
 
 __all__ = [
     "LoginView",

@@ -22,8 +22,7 @@ from billing import access
 from billing.forms import SignUpForm
 from billing.language import remember_language, supported
 from billing.pages import bound_data
-
-from .common import SESSION_ACCOUNT, remember_account
+from billing.views.common import SESSION_ACCOUNT, remember_account
 
 
 def locked_out(request: HttpRequest, original_response: HttpResponse | None = None,

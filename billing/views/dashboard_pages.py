@@ -21,8 +21,7 @@ from billing.lifecycle import state_of
 from billing.models import Subscription, SubscriptionStatus
 from billing.pages import today
 from billing.schedule import period_end
-
-from .common import customer_required
+from billing.views.common import customer_required
 
 
 def upcoming_payments(subs: list[Subscription], count: int = 3) -> list[dict[str, Any]]:

@@ -11,8 +11,7 @@ from django.views.i18n import set_language as django_set_language
 
 from billing import access
 from billing.language import remember_language, supported
-
-from .common import SESSION_ACCOUNT
+from billing.views.common import SESSION_ACCOUNT
 
 
 @require_POST

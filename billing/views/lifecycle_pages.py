@@ -21,8 +21,7 @@ from billing.localformat import local_date
 from billing.models import Subscription
 from billing.money import format_with_symbol
 from billing.pages import actor, bound_data, subscription_or_404, today
-
-from .common import STALE_MESSAGE, customer_required
+from billing.views.common import STALE_MESSAGE, customer_required
 
 
 def _fmt(day: date) -> str:

@@ -26,10 +26,9 @@ from billing.models import Subscription
 from billing.money import format_with_symbol
 from billing.pages import actor, bound_data, subscription_or_404, today
 from billing.schedule import months_before, next_payment_date, period_end
-
-from .cards import tokenize_card_form
-from .common import RECEIPT_MONTHS, STALE_MESSAGE, customer_required
-from .wallet_pages import card_choice
+from billing.views.cards import tokenize_card_form
+from billing.views.common import RECEIPT_MONTHS, STALE_MESSAGE, customer_required
+from billing.views.wallet_pages import card_choice
 
 
 def _apply_change(request: HttpRequest, sub: Subscription, form: Any, change: Callable[[], object], *,

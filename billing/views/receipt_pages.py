@@ -21,8 +21,7 @@ from billing.money import decimal_string
 from billing.pages import today
 from billing.receipt_pdf import render_receipt_pdf
 from billing.schedule import months_before
-
-from .common import RECEIPT_MONTHS, customer_required
+from billing.views.common import RECEIPT_MONTHS, customer_required
 
 
 def _receipt_window() -> tuple[date, date]:

@@ -30,9 +30,8 @@ from billing.models import Product, ProductStatus
 from billing.money import format_with_symbol
 from billing.pages import actor, bound_data, today
 from billing.schedule import first_period, period_amount
-
-from .cards import tokenize_card_form
-from .common import SESSION_PENDING, customer_required
+from billing.views.cards import tokenize_card_form
+from billing.views.common import SESSION_PENDING, customer_required
 
 QUOTE_SALT = "billing.subscribe.quote"
 QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again

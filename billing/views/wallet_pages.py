@@ -24,9 +24,8 @@ from billing.forms import ChooseCardForm, WalletCardForm
 from billing.models import Account, Card, PaymentDetails, Subscription
 from billing.money import format_with_symbol
 from billing.pages import actor, bound_data, subscription_or_404, today
-
-from .cards import tokenize_card_form
-from .common import STALE_MESSAGE, customer_required
+from billing.views.cards import tokenize_card_form
+from billing.views.common import STALE_MESSAGE, customer_required
 
 
 @dataclass

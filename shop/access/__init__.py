@@ -5,7 +5,7 @@ BatchGetItem may follow for names). Nothing scans the table. Look-ups with an id
 could not be in a key find nothing; writes with one raise ``InvalidInput``.
 """
 
-from .catalog import (
+from shop.access.catalog import (
     create_customer,
     create_product,
     create_warehouse,
@@ -16,15 +16,15 @@ from .catalog import (
     get_warehouse_by_warehouse_id,
     get_warehouses_by_ids,
 )
-from .codes import create_discount_code, get_discount_code, get_gift_card, issue_gift_card
-from .gift_card_ledger import GiftCardLedger, get_gift_card_with_ledger
-from .inventory import (
+from shop.access.codes import create_discount_code, get_discount_code, get_gift_card, issue_gift_card
+from shop.access.gift_card_ledger import GiftCardLedger, get_gift_card_with_ledger
+from shop.access.inventory import (
     adjust_stock,
     get_product_inventory_by_product_id,
     get_product_inventory_by_warehouse_id,
     put_stock,
 )
-from .orders import (
+from shop.access.orders import (
     OrderDetails,
     get_invoice_by_customer_id_for_date_range,
     get_invoice_by_invoice_id,
@@ -37,8 +37,12 @@ from .orders import (
     get_products_by_customer_id_for_date_range,
     get_shipment_by_order_id,
 )
-from .sample import load_seed_sample
-from .shipments import ShipmentDetails, get_shipment_by_warehouse_id, get_shipment_details_by_shipment_id
+from shop.access.sample import load_seed_sample
+from shop.access.shipments import (
+    ShipmentDetails,
+    get_shipment_by_warehouse_id,
+    get_shipment_details_by_shipment_id,
+)
 
 __all__ = [
     "GiftCardLedger", "OrderDetails", "ShipmentDetails",

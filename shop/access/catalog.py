@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist
 
+from shop.access._common import all_valid, iso, utc_now
 from shop.ids import check_id
 from shop.models import Address, Customer, Product, ShopItem, Warehouse
-
-from ._common import all_valid, iso, utc_now
 
 
 def get_customer_by_customer_id(customer_id: str) -> Customer | None:

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext
 
+from shop.access.gift_card_ledger import ledger_entry
+from shop.access.orders import OrderDetails
+from shop.access.transactions import Cancelled, Failure, LabelledWrite
 from shop.errors import (
     DiscountCodeExpired,
     DiscountCodeNotValidYet,
@@ -40,10 +43,6 @@ from shop.models import (
     WarehouseItem,
 )
 from shop.plan import check_code_dates
-
-from .gift_card_ledger import ledger_entry
-from .orders import OrderDetails
-from .transactions import Cancelled, Failure, LabelledWrite
 
 JOURNAL_SHARDS = 8
 

@@ -7,13 +7,12 @@ from datetime import date
 from django.utils.translation import gettext
 from pynamodb.exceptions import DoesNotExist, PutError
 
+from shop.access._common import iso, utc_now
+from shop.access.gift_card_ledger import ledger_entry
+from shop.access.transactions import Cancelled, LabelledWrite
 from shop.errors import InvalidInput
 from shop.ids import gift_card_hash, normalize_discount_code
 from shop.models import DiscountCode, GiftCard, GiftCardEntryKind
-
-from ._common import iso, utc_now
-from .gift_card_ledger import ledger_entry
-from .transactions import Cancelled, LabelledWrite
 
 
 def get_discount_code(code: str) -> DiscountCode | None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 import hashlib
 
 from billing.gateway import RefundResult
+from shop.access.checkout_writes import journal_entry, put_back
+from shop.access.orders import OrderDetails
+from shop.access.transactions import LabelledWrite
 from shop.models import (
     Order,
     OrderStatus,
@@ -19,10 +22,6 @@ from shop.models import (
     ShipmentStatus,
     WarehouseItem,
 )
-
-from .checkout_writes import journal_entry, put_back
-from .orders import OrderDetails
-from .transactions import LabelledWrite
 
 
 def _order_keys(order: Order) -> dict[str, str]:

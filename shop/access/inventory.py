@@ -7,11 +7,10 @@ from __future__ import annotations
 from django.utils.translation import gettext
 from pynamodb.exceptions import PutError, UpdateError
 
+from shop.access._common import all_valid
 from shop.errors import InvalidInput
 from shop.ids import check_id
 from shop.models import ShopItem, WarehouseItem
-
-from ._common import all_valid
 
 
 def get_product_inventory_by_product_id(product_id: str) -> list[WarehouseItem]:

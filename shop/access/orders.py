@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
+from shop.access._common import all_valid, date_bounds
 from shop.models import (
     Invoice,
     Order,
@@ -14,8 +15,6 @@ from shop.models import (
     ShipmentItem,
     ShopItem,
 )
-
-from ._common import all_valid, date_bounds
 
 
 @dataclass

@@ -114,7 +114,7 @@ def sample_items(card_charge_id: str | None = None) -> list[ShopItem]:
 
 def load_seed_sample(card_charge_id: str | None = None) -> bool:
     """Write the sample once (BatchWriteItem); False when it is there already."""
-    from .catalog import get_customer_by_customer_id
+    from shop.access.catalog import get_customer_by_customer_id
 
     if get_customer_by_customer_id(CUSTOMER_ID) is not None:
         return False

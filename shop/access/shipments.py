@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shop.access._common import all_valid
 from shop.models import Shipment, ShipmentItem, ShopItem
-
-from ._common import all_valid
 
 
 @dataclass

@@ -14,10 +14,16 @@ from django.http import HttpResponse
 from django.urls import URLPattern, path
 
 from billing.staff.permissions import CATALOG, MONEY, VIEW_BILLING, permission_required
-
-from .catalog_pages import index, product_add, product_detail, products, warehouse_add, warehouse_detail
-from .code_pages import codes, gift_cards
-from .order_pages import (
+from shop.staff.catalog_pages import (
+    index,
+    product_add,
+    product_detail,
+    products,
+    warehouse_add,
+    warehouse_detail,
+)
+from shop.staff.code_pages import codes, gift_cards
+from shop.staff.order_pages import (
     customer_invoices,
     order_close,
     order_create_shipments,

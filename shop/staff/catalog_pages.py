@@ -15,9 +15,8 @@ from shop import access
 from shop.errors import InvalidInput
 from shop.forms import FindForm, ProductForm, StockForm, WarehouseForm
 from shop.models import Address
-
-from ..views.common import categories
-from .common import audit, recent_events, render_shop_staff
+from shop.staff.common import audit, recent_events, render_shop_staff
+from shop.views.common import categories
 
 STOCK_ADJUSTED = "shop.adjust_stock"
 FIND_TARGETS = {"order": "admin:shop_staff_order", "product": "admin:shop_staff_product",

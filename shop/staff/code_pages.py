@@ -19,8 +19,7 @@ from shop.clock import today
 from shop.errors import InvalidInput
 from shop.forms import DiscountCodeForm, GiftCardBalanceForm, GiftCardIssueForm
 from shop.models import DiscountCode
-
-from .common import audit, render_shop_staff
+from shop.staff.common import audit, render_shop_staff
 
 
 class CodeLookupForm(forms.Form):

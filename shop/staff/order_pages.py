@@ -18,10 +18,9 @@ from shop.forms import DateRangeForm, ShipForm
 from shop.fulfilment import cancel_order, create_shipments, mark_shipped, refund_order
 from shop.ids import is_valid_id
 from shop.models import OrderStatus, ShipmentStatus
-
-from ..views.common import shipment_rows
-from ..views.emails import send_refund, send_shipped
-from .common import audit, order_or_404, render_shop_staff
+from shop.staff.common import audit, order_or_404, render_shop_staff
+from shop.views.common import shipment_rows
+from shop.views.emails import send_refund, send_shipped
 
 
 @require_GET

@@ -1,10 +1,10 @@
 """The shop's customer pages (SHOP-DESIGN.md, "Pages and commands"): they call
 ``shop.access`` (and ``shop.checkout``) only."""
 
-from .cart_pages import cart_page, cart_update
-from .catalog_pages import catalogue, product_page
-from .checkout_pages import checkout_page
-from .order_pages import gift_card_page, history_page, order_page, orders_page
+from shop.views.cart_pages import cart_page, cart_update
+from shop.views.catalog_pages import catalogue, product_page
+from shop.views.checkout_pages import checkout_page
+from shop.views.order_pages import gift_card_page, history_page, order_page, orders_page
 
 __all__ = ["cart_page", "cart_update", "catalogue", "checkout_page", "gift_card_page", "history_page",
            "order_page", "orders_page", "product_page"]

@@ -13,8 +13,7 @@ from billing.views.common import customer_required
 from shop import access
 from shop.forms import CartLineForm
 from shop.models import ProductStatus
-
-from .common import get_cart, save_cart
+from shop.views.common import get_cart, save_cart
 
 
 def priced_lines(cart: dict) -> tuple[list[dict], dict[str, int]]:

@@ -13,8 +13,7 @@ from billing.views.common import customer_required
 from shop import access
 from shop.forms import AddToCartForm
 from shop.models import ProductStatus
-
-from .common import availability, categories, get_cart, save_cart
+from shop.views.common import availability, categories, get_cart, save_cart
 
 PAGE_SIZE = 24  # products per category page; each costs one stock Query (pattern 4)
 

@@ -38,10 +38,9 @@ from shop.errors import (
 from shop.forms import CheckoutForm
 from shop.ids import is_valid_id
 from shop.models import OrderStatus
-
-from .cart_pages import priced_lines
-from .common import SESSION_TOKEN, get_cart, save_cart
-from .emails import send_order_confirmation
+from shop.views.cart_pages import priced_lines
+from shop.views.common import SESSION_TOKEN, get_cart, save_cart
+from shop.views.emails import send_order_confirmation
 
 # checkout's error fields -> the form's fields
 _FIELDS = {"discount code": "discount_code", "gift card": "gift_card", "card": "card_number", "address": "street"}

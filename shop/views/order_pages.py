@@ -15,8 +15,7 @@ from billing.pages import bound_data, today
 from billing.views.common import customer_required
 from shop import access
 from shop.forms import DateRangeForm, GiftCardBalanceForm
-
-from .common import order_or_404, shipment_rows
+from shop.views.common import order_or_404, shipment_rows
 
 GIFT_CARD_MISSES_ALLOWED = 10  # per account and hour
 GIFT_CARD_MISSES_WINDOW = 3600

@@ -16,9 +16,8 @@ from shop.errors import (
     OutOfStock,
 )
 from shop.models import OrderStatus, PaymentStatus
-
-from .helpers import CUSTOMER, DECLINED_CARD, build_shop, card, request, shop_charges, stock
-from .test_index_keys import assert_all_index_keys, stored
+from tests.shop.helpers import CUSTOMER, DECLINED_CARD, build_shop, card, request, shop_charges, stock
+from tests.shop.test_index_keys import assert_all_index_keys, stored
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ import pytest
 from shop import access
 from shop.checkout import checkout, new_checkout_token
 from shop.errors import DiscountCodeUsedUp, GiftCardBalanceTooLow, InvalidInput, OutOfStock, ShopError
-
-from .helpers import CUSTOMER, assert_books_balance, build_shop, card, request, shop_charges, stock
+from tests.shop.helpers import CUSTOMER, assert_books_balance, build_shop, card, request, shop_charges, stock
 
 pytestmark = pytest.mark.local_engine
 

@@ -8,9 +8,8 @@ import pytest
 from shop import access
 from shop.checkout import checkout
 from shop.models import Customer
-
-from .helpers import HOME, build_shop, request
-from .test_index_keys import stored
+from tests.shop.helpers import HOME, build_shop, request
+from tests.shop.test_index_keys import stored
 
 
 @pytest.fixture

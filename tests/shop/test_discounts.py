@@ -21,8 +21,7 @@ from shop.errors import (
 )
 from shop.models import DiscountCode
 from shop.plan import discount_amount, split_payment
-
-from .helpers import build_shop, request, stock
+from tests.shop.helpers import build_shop, request, stock
 
 
 @pytest.fixture

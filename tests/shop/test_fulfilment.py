@@ -12,9 +12,8 @@ from shop.checkout import checkout
 from shop.errors import InvalidInput, NotFound, OrderStateError
 from shop.fulfilment import cancel_order, create_shipments, mark_shipped, refund_order
 from shop.models import OrderStatus, PaymentStatus, ShipmentStatus
-
-from .helpers import build_shop, request, stock
-from .test_index_keys import assert_all_index_keys, stored
+from tests.shop.helpers import build_shop, request, stock
+from tests.shop.test_index_keys import assert_all_index_keys, stored
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ from shop import access
 from shop.checkout import checkout
 from shop.errors import CardDeclined
 from shop.fulfilment import cancel_order, create_shipments, mark_shipped, refund_order
-
-from .helpers import DECLINED_CARD, build_shop, card, request
+from tests.shop.helpers import DECLINED_CARD, build_shop, card, request
 
 CODE = "LEDGER-CARD-0001"
 

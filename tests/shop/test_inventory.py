@@ -7,8 +7,7 @@ import pytest
 from shop import access
 from shop.checkout import checkout
 from shop.errors import InvalidInput
-
-from .helpers import build_shop, request, stock
+from tests.shop.helpers import build_shop, request, stock
 
 
 @pytest.fixture

@@ -14,8 +14,15 @@ from shop.checkout import checkout
 from shop.errors import CardDeclined, PaymentPending
 from shop.fulfilment import cancel_order
 from shop.models import OrderStatus
-
-from .helpers import DECLINED_CARD, assert_books_balance, build_shop, card, request, shop_charges, stock
+from tests.shop.helpers import (
+    DECLINED_CARD,
+    assert_books_balance,
+    build_shop,
+    card,
+    request,
+    shop_charges,
+    stock,
+)
 
 
 class Crash(BaseException):

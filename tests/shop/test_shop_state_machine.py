@@ -24,8 +24,7 @@ from shop.checkout import checkout
 from shop.errors import ShopError
 from shop.fulfilment import cancel_order, create_shipments, mark_shipped, refund_order
 from shop.models import Address, OrderStatus, ShipmentStatus
-
-from .helpers import DECLINED_CARD, GOOD_CARD, HOME, card, request
+from tests.shop.helpers import DECLINED_CARD, GOOD_CARD, HOME, card, request
 
 _runs = itertools.count()
 OPEN = (OrderStatus.PAID, OrderStatus.PARTIALLY_SHIPPED, OrderStatus.SHIPPED)
