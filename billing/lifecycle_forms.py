@@ -1,5 +1,5 @@
 """The forms of cancelling and pausing (portal and staff): what the customer chooses,
-checked; the dates they lead to are ``billing.lifecycle``'s."""
+checked; the dates they lead to are ``billing.rules.lifecycle``'s."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from billing.forms import VersionedForm
-from billing.lifecycle import CANCEL_REASONS, MAX_PAUSE_PAYMENTS, CancelMode
+from billing.rules.lifecycle import CANCEL_REASONS, MAX_PAUSE_PAYMENTS, CancelMode
 
 COMMENT_MAX_LENGTH = 1000
 

@@ -10,12 +10,7 @@ accounts, receipts, products, batch runs and events never appear in them.
 
 from __future__ import annotations
 
-import os
-import re
-import string
-from dataclasses import dataclass
 from enum import StrEnum
-from functools import cached_property
 from typing import Any, ClassVar
 
 from pynamodb.attributes import (
@@ -31,77 +26,8 @@ from pynamodb.attributes import (
 from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection
 from pynamodb.models import Model
 
-# --- key templates -------------------------------------------------------------------
-
-
-# The longest id (account, subscription, SKU...) a key may hold. Ours are 16 hex digits
-# and SKUs at most 40 characters; DynamoDB's limits (2,048 bytes for a partition key,
-# 1,024 for a sort key) are far above, so a key built from valid ids always fits.
-MAX_ID_LENGTH = 100
-# DynamoDB's own limit on a sort key, for keys that arrive whole (a receipt's key in a URL).
-MAX_SORT_KEY_BYTES = 1024
-
-
-class InvalidKey(ValueError):
-    """An id that cannot be part of a key: too long, or holding '#' or a control character.
-
-    DESIGN.md invariant 9: this is the one place ids are checked before they reach a key;
-    the access layer answers "not found" for them, so a page answers 404, never 500.
-    """
-
-
-# One regex search instead of a Python test per character: every key a batch reads or
-# writes is checked (issue 17's profile: 1% of a payment's CPU went to the old loop).
-_NOT_IN_ID = re.compile(r"[#\x00-\x1f\x7f]")
-
-
-def check_id(name: str, value: Any) -> str:
-    text = str(value)
-    if len(text) > MAX_ID_LENGTH:
-        raise InvalidKey(f"{name} is longer than {MAX_ID_LENGTH} characters")
-    # A '#' inside a value would make the key ambiguous when parsed back.
-    if _NOT_IN_ID.search(text):
-        raise InvalidKey(f"{name} may not contain '#' or control characters: {text[:40]!r}")
-    return text
-
-
-@dataclass(frozen=True)
-class KeyTemplate:
-    """A key format such as ``SUB#{sub_id}#SKU#{sku}``: builds keys and parses them back.
-    Every value is checked by ``check_id`` first (``InvalidKey``)."""
-
-    template: str
-
-    def format(self, **values: Any) -> str:
-        return self.template.format(**{name: check_id(name, value) for name, value in values.items()})
-
-    @property
-    def fields(self) -> list[str]:
-        return [f for _, f, _, _ in string.Formatter().parse(self.template) if f]
-
-    @cached_property
-    def _pattern(self) -> re.Pattern[str]:
-        # Built once per template: ``parse`` runs for every key a batch touches
-        # (``sub_id``, ``account_id``), and building it took 3% of a payment's CPU.
-        pattern = re.escape(self.template)
-        for field in self.fields:
-            pattern = pattern.replace(re.escape("{" + field + "}"), f"(?P<{field}>[^#]*)")
-        return re.compile(pattern)
-
-    @property
-    def prefix(self) -> str:
-        """The constant text before the first field: what ``begins_with`` queries use."""
-        return self.template.split("{", 1)[0]
-
-    def parse(self, key: str) -> dict[str, str]:
-        """The ids a key was built from; ``InvalidKey`` when ``key`` is not one of ours."""
-        if len(key.encode()) > MAX_SORT_KEY_BYTES:
-            raise InvalidKey(f"a key is at most {MAX_SORT_KEY_BYTES} bytes")
-        match = self._pattern.fullmatch(key)
-        if not match:
-            raise InvalidKey(f"{key[:60]!r} does not match {self.template!r}")
-        return {name: check_id(name, value) for name, value in match.groupdict().items()}
-
+from core.dynamo import engine
+from core.dynamo.keys import KeyTemplate
 
 # --- the table --------------------------------------------------------------------------
 
@@ -311,11 +237,11 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # The account's language, copied here so the batches' e-mails (read from the GSIs,
     # which project it) go out in it without reading the account (Account.Language).
     Language = UnicodeAttribute(null=True)
-    # How a customer or staff cancel ends the service (billing/lifecycle.py CancelMode):
+    # How a customer or staff cancel ends the service (billing/rules/lifecycle.py CancelMode):
     # "period_end" keeps it to PaidThroughDate and may be undone ("keep") until then.
     CancelMode = UnicodeAttribute(null=True)
     CancelComment = UnicodeAttribute(null=True)  # the customer's own words, if any
-    # A pause of collection (billing/lifecycle.py): from the first unpaid day; until the
+    # A pause of collection (billing/rules/lifecycle.py): from the first unpaid day; until the
     # first payment after it (that payment's NextPaymentDate), or open (no Next* keys).
     PausedFrom = UnicodeAttribute(null=True)
     PausedUntil = UnicodeAttribute(null=True)
@@ -578,50 +504,10 @@ ENTITIES: tuple[type[BillingItem], ...] = (
 )
 
 
-def configure(
-    *,
-    table_name: str,
-    region: str,
-    host: str | None,
-    max_retry_attempts: int = 5,
-    max_pool_connections: int = 64,
-    connect_timeout_seconds: int = 3,
-    read_timeout_seconds: int = 10,
-) -> None:
-    """Point every entity at a table and endpoint, dropping cached connections.
-
-    With an endpoint (DynamoDB Local, another emulator) and no AWS credentials in the
-    environment, dummy credentials are used: local engines accept any.
-    """
-    meta = BillingItem.Meta
-    meta.table_name = table_name
-    meta.region = region
-    meta.host = host
-    meta.max_retry_attempts = max_retry_attempts
-    meta.max_pool_connections = max_pool_connections
-    meta.connect_timeout_seconds = connect_timeout_seconds
-    meta.read_timeout_seconds = read_timeout_seconds
-    if host and not os.environ.get("AWS_ACCESS_KEY_ID") and not os.environ.get("AWS_PROFILE"):
-        meta.aws_access_key_id = "local"
-        meta.aws_secret_access_key = "local"
-    else:
-        meta.aws_access_key_id = None
-        meta.aws_secret_access_key = None
-    # PynamoDB has no public API for either step below: a model caches its connection
-    # in ``_connection`` on first use (so a changed ``Meta`` needs the cache dropped), and
-    # each class would otherwise open its own. Sharing one connection (one botocore
-    # client, one HTTP pool) lets the batch workers share the pool and lets request
-    # counting hook a single client. Pinned PynamoDB version: see requirements.txt.
-    for cls in (BillingItem, *ENTITIES):
-        cls._connection = None
-    shared = BillingItem._get_connection()
-    for cls in ENTITIES:
-        cls._connection = shared
-
-
-def dynamodb_client() -> Any:
-    """The botocore client every entity uses (for event hooks: request counting)."""
-    return BillingItem._get_connection().connection.client
+def configure(**settings: Any) -> None:
+    """Point every billing entity at its table (``table_name``) on the engine
+    (``region``, ``host``, retries, pool, timeouts: ``core.dynamo.engine.configure``)."""
+    engine.configure(BillingItem, ENTITIES, **settings)
 
 
 # --- Django permission holder (staff) ----------------------------------------------------

@@ -27,7 +27,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
-    "billing.apps.RpayAdminConfig",  # django.contrib.admin with billing.staff.site as its site
+    "rpay_site.apps.RpayAdminConfig",  # django.contrib.admin with the staff site as its site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -51,13 +51,13 @@ MIDDLEWARE = [
     # The browser's language (cookie set by the switcher, else Accept-Language), then a
     # logged-in customer's own (Account.Language, kept in the session at log-in).
     "django.middleware.locale.LocaleMiddleware",
-    "billing.language.AccountLanguageMiddleware",
+    "core.language.AccountLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "billing.middleware.DynamoDBUnavailableMiddleware",
+    "core.dynamo.middleware.DynamoDBUnavailableMiddleware",
     # Last, as django-axes asks: turns a locked-out log-in into the lock-out page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -99,10 +99,10 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # The throttle first (refuses a locked-out account+address before any password is
-# checked), then the e-mail log-in (case-insensitive), both in billing/auth_backends.py.
+# checked), then the e-mail log-in (case-insensitive), both in rpay_site/auth_backends.py.
 AUTHENTICATION_BACKENDS = [
-    "billing.auth_backends.LoginThrottleBackend",
-    "billing.auth_backends.EmailLoginBackend",
+    "rpay_site.auth_backends.LoginThrottleBackend",
+    "rpay_site.auth_backends.EmailLoginBackend",
 ]
 
 # The site's languages (README "Languages"): English by default; the .po files are in
@@ -190,7 +190,7 @@ RPAY_SELLER = {
     "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "GB 123 4567 89"),
 }
 PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
-PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "billing.gateway.SimulatedGateway")
+PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "core.payments.gateway.SimulatedGateway")
 # The simulated gateway keeps its idempotency ledger here (it stands in for the
 # payment provider's own records, so it does not live in our table).
 PAYMENT_GATEWAY_LEDGER = os.environ.get(
@@ -271,9 +271,9 @@ AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # The e-mail is the username, lowercased as sign-up stores it: "Pat@X" and "pat@x" are
 # one account, so they share one failure count.
-AXES_USERNAME_CALLABLE = "billing.auth_backends.throttle_username"
+AXES_USERNAME_CALLABLE = "rpay_site.auth_backends.throttle_username"
 AXES_LOCKOUT_CALLABLE = "billing.views.auth_pages.locked_out"
 # How many proxies in front of gunicorn append to X-Forwarded-For (0: clients connect
 # directly, REMOTE_ADDR is theirs). The throttle needs the client's real address.
 TRUSTED_PROXY_COUNT = env_int("DJANGO_TRUSTED_PROXY_COUNT", 0, minimum=0)
-AXES_CLIENT_IP_CALLABLE = "billing.auth_backends.client_address"
+AXES_CLIENT_IP_CALLABLE = "rpay_site.auth_backends.client_address"

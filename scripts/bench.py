@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import bench_shop  # noqa: E402  (scripts/ is on the path: this file's folder)
 
-from billing.localengine import free_port, start_local_engine  # noqa: E402
+from devtools.localengine import free_port, start_local_engine  # noqa: E402
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 DUE = int(2000 * SCALE)
@@ -79,7 +79,7 @@ def use_table(name: str, endpoint: str) -> None:
     from django.conf import settings
 
     from billing.models import configure
-    from billing.table import ensure_table
+    from core.dynamo.table import ensure_table
 
     settings.DYNAMODB_TABLE = name
     configure(table_name=name, region="us-east-1", host=endpoint, max_pool_connections=64)
@@ -125,13 +125,13 @@ class Requests:
             self.ops[model.name] += 1
 
     def __enter__(self):
-        from billing.models import dynamodb_client
+        from core.dynamo.engine import dynamodb_client
 
         dynamodb_client().meta.events.register("before-call.dynamodb", self, unique_id="bench-counter")
         return self
 
     def __exit__(self, *exc) -> None:
-        from billing.models import dynamodb_client
+        from core.dynamo.engine import dynamodb_client
 
         dynamodb_client().meta.events.unregister("before-call.dynamodb", unique_id="bench-counter")
 
@@ -148,7 +148,7 @@ def batch_run(token: str, workers: int, latency_ms: int, ledger: str) -> dict:
     from django.core import mail
 
     from billing import batches
-    from billing.gateway import SimulatedGateway
+    from core.payments.gateway import SimulatedGateway
 
     day = next_day()
     seed_due(day, token)
@@ -198,7 +198,8 @@ def bare_loop(token: str, workers: int) -> dict:
     from django.conf import settings
 
     from billing.access import receipt_ttl
-    from billing.models import Receipt, dynamodb_client
+    from billing.models import Receipt
+    from core.dynamo.engine import dynamodb_client
 
     day = next_day()
     seed_due(day, token)
@@ -240,7 +241,8 @@ def bare_tx_loop(token: str, workers: int) -> dict:
 
     from billing.access import new_event, receipt_ttl
     from billing.access.receipt_numbers import format_receipt_number
-    from billing.models import AuditAction, Receipt, ReceiptNumberLookup, dynamodb_client
+    from billing.models import AuditAction, Receipt, ReceiptNumberLookup
+    from core.dynamo.engine import dynamodb_client
 
     day = next_day()
     seed_due(day, token)
@@ -314,8 +316,8 @@ def scan_run(token: str, workers: int, ledger: str) -> dict:
     from django.core import mail
 
     from billing import batches
-    from billing.gateway import SimulatedGateway
     from billing.models import Subscription
+    from core.payments.gateway import SimulatedGateway
 
     day = next_day()
     seed_due(day, token)
@@ -350,7 +352,7 @@ def use_sharded_table(name: str, endpoint: str, shards: int) -> None:
     from django.conf import settings
 
     from billing.models import configure
-    from billing.table import ensure_table
+    from core.dynamo.table import ensure_table
 
     settings.DYNAMODB_TABLE, settings.DUE_SHARDS = name, shards
     configure(table_name=name, region="us-east-1", host=endpoint, max_pool_connections=64)
@@ -425,7 +427,7 @@ def main() -> None:
                      "cpus": os.cpu_count(), "engine": "DynamoDB Local 3.3.0 in memory"}
     try:
         setup_django(server.endpoint, tmp)
-        from billing.gateway import SimulatedGateway
+        from core.payments.gateway import SimulatedGateway
 
         ledger = str(tmp / "ledger.sqlite3")
         token = SimulatedGateway(ledger_path=ledger).tokenize_card("4242424242424242", 12, 2030, "123").token

@@ -45,7 +45,7 @@ def use_shop_tables(name: str, endpoint: str) -> None:
     from django.conf import settings
 
     from billing.models import configure as configure_billing
-    from billing.table import ensure_table
+    from core.dynamo.table import ensure_table
     from shop.models import ShopItem, configure
 
     settings.DYNAMODB_TABLE, settings.SHOP_DYNAMODB_TABLE = f"{name}_billing", name
@@ -68,7 +68,7 @@ def build_catalogue() -> None:
 
 
 def _request(n: int, token: str):
-    from billing.gateway import CardToken
+    from core.payments.gateway import CardToken
     from shop.checkout import CheckoutRequest, new_checkout_token
 
     home = {"Country": "Sweden", "City": "Goteborg", "Street": "S", "ZipCode": "41787"}
@@ -91,7 +91,7 @@ def checkout_rate(workers: int, token: str) -> dict:
 
 def captured_transactions(token: str) -> tuple[list[dict], str, str]:
     """The TransactWriteItems requests of one real checkout, and its order and invoice ids."""
-    from billing.models import dynamodb_client
+    from core.dynamo.engine import dynamodb_client
     from shop.checkout import checkout
 
     seen: list[dict] = []
@@ -112,7 +112,7 @@ def bare_rate(workers: int, token: str) -> dict:
     """The same two transactions per checkout, raw, with fresh order and invoice ids."""
     import secrets
 
-    from billing.models import dynamodb_client
+    from core.dynamo.engine import dynamodb_client
 
     templates, order_id, invoice_id = captured_transactions(token)
     texts = [json.dumps(t) for t in templates]
@@ -231,7 +231,7 @@ def render(r: dict) -> str:
 
 
 def main() -> None:
-    from billing.localengine import free_port, start_local_engine
+    from devtools.localengine import free_port, start_local_engine
 
     sys.path.insert(0, str(ROOT / "scripts"))
     from bench import setup_django
@@ -240,7 +240,7 @@ def main() -> None:
     server = start_local_engine(free_port(), None)
     try:
         setup_django(server.endpoint, tmp)
-        from billing.gateway import get_gateway
+        from core.payments.gateway import get_gateway
 
         token = get_gateway().tokenize_card("4242424242424242", 12, 2040, "123").token
         t0 = time.monotonic()

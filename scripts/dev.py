@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from billing.localengine import LocalEngine, LocalEngineError, port_in_use, start_local_engine  # noqa: E402
+from devtools.localengine import LocalEngine, LocalEngineError, port_in_use, start_local_engine  # noqa: E402
 
 POLL_SECONDS = 0.5
 

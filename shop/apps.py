@@ -2,8 +2,22 @@ from django.apps import AppConfig
 
 
 class ShopConfig(AppConfig):
-    """The online shop (SHOP-DESIGN.md); its table is configured with billing's (billing/apps.py)."""
+    """The online shop (SHOP-DESIGN.md): its own table on the engine billing configures
+    (listed after billing in INSTALLED_APPS, so billing's ``ready`` has run)."""
 
     name = "shop"
     verbose_name = "Online shop"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.conf import settings
+
+        from shop.models import configure
+        from shop.tables import register_shop_table
+
+        configure(table_name=settings.SHOP_DYNAMODB_TABLE)
+        register_shop_table()
+        from core.staff import StaffSection, register_staff_section
+        from shop.staff import SHOP_STAFF_PAGES, shop_staff_urls
+
+        register_staff_section(StaffSection(urls=shop_staff_urls, pages=SHOP_STAFF_PAGES))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from billing.gateway import CardToken, GatewayError, get_gateway
+from core.payments.gateway import CardToken, GatewayError, get_gateway
 from shop import faults
 from shop.access import checkout_writes as writes
 from shop.access.catalog import get_products_by_ids, get_warehouses_by_ids
@@ -69,7 +69,7 @@ class CheckoutRequest:
     address: Address | dict[str, str]
     discount_code: str | None = None
     gift_card_code: str | None = None
-    card: CardToken | None = None  # from billing.gateway.tokenize_card: never a card number
+    card: CardToken | None = None  # from core.payments.gateway.tokenize_card: never a card number
     shipment_type: str = "Standard"
     save_address: bool = True  # keep the address on the customer item for the next checkout
     email: str | None = None  # the account's, for a customer item the checkout creates

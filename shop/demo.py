@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
-from billing import access as billing_access
-from billing.gateway import get_gateway
-from billing.models import Account
+from billing import customers
+from core.payments.gateway import get_gateway
 from shop import access
 from shop.access.sample import CURRENCY, CUSTOMERS, ORDER_ID
 from shop.errors import InvalidInput
@@ -52,11 +51,4 @@ def _link_demo_account(customer_id: str, email: str, name: str, password: str) -
     if created:
         user.set_password(password)
         user.save()
-    if billing_access.get_account_id_for_user(user.pk):
-        return False
-    if billing_access.get_account(customer_id) is None:
-        # billing.access.create_account draws a random id; the seed's ids are kept here.
-        Account(Account.pk(account_id=customer_id), Account.sk(account_id=customer_id), Email=email, Name=name,
-                UserId=user.pk, CreatedDate="2020-06-01T00:00:00+00:00").save(condition=Account.PK.does_not_exist())
-    billing_access.link_user(user.pk, customer_id, email)
-    return True
+    return customers.ensure_demo_customer(customer_id, email, name, user.pk)

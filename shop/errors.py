@@ -9,7 +9,7 @@ from __future__ import annotations
 # Raised while a page is answered: the message is in that page's language.
 from django.utils.translation import gettext as _
 
-from billing.localformat import local_date
+from core.localformat import local_date
 
 
 def _day(value: str) -> str:

@@ -11,7 +11,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from billing.forms import CardFields
+from core.cardforms import CardFields
 from shop.errors import InvalidInput
 from shop.ids import check_id
 from shop.plan import MAX_QUANTITY

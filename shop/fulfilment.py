@@ -7,7 +7,7 @@ import contextlib
 
 from django.utils.translation import gettext as _
 
-from billing.gateway import GatewayError, get_gateway
+from core.payments.gateway import GatewayError, get_gateway
 from shop import faults
 from shop.access import fulfilment_writes as writes
 from shop.access.orders import OrderDetails, get_order_details_by_order_id

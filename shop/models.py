@@ -15,7 +15,6 @@ integer number of minor units plus ``Currency``; timestamps are UTC ISO-8601 wit
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any, ClassVar
 
 from pynamodb.attributes import (
@@ -26,11 +25,11 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     VersionAttribute,
 )
-from pynamodb.connection import TableConnection
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
-from billing.models import BillingItem, KeyTemplate
+from core.dynamo import engine
+from core.dynamo.engine import OnSharedEngine
+from core.dynamo.keys import KeyTemplate
 
 # The seed's hyphenated index attribute names.
 GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK = "GSI1-PK", "GSI1-SK", "GSI2-PK", "GSI2-SK"
@@ -78,7 +77,7 @@ class Pick(MapAttribute):
     Quantity = NumberAttribute()
 
 
-class ShopItem(Model):
+class ShopItem(OnSharedEngine):
     """Base model of the shop table: generic keys, the discriminator, both indexes."""
 
     class Meta:
@@ -124,21 +123,6 @@ class ShopItem(Model):
     def index_keys(cls) -> list[str]:
         """The index key attributes this entity's type has (Python names)."""
         return [a for a in cls.key_templates if a.startswith("GSI")]
-
-    @classmethod
-    def _get_connection(cls) -> TableConnection:
-        # The shop table sits on the billing engine: share its Connection (one botocore
-        # client, one HTTP pool, one place to count requests). Rebuilt whenever billing's
-        # configure() made a new one (tests switch engines).
-        engine = BillingItem._get_connection().connection
-        table = cls.__dict__.get("_connection")
-        if table is None or table.connection is not engine or table.table_name != cls.Meta.table_name:
-            cls._connection = None
-            table = super()._get_connection()
-            with contextlib.suppress(ValueError):  # already known to this engine
-                engine.add_meta_table(table.get_meta_table())
-            table.connection = engine
-        return table
 
 
 def _t(template: str) -> KeyTemplate:
@@ -475,10 +459,8 @@ ENTITIES: tuple[type[ShopItem], ...] = (
 
 
 def configure(*, table_name: str) -> None:
-    """Point the shop entities at their table on the billing engine.
+    """Point the shop entities at their table on the engine.
 
-    Call it after ``billing.models.configure`` (start-up, tests): the endpoint, region,
-    retries and HTTP pool are billing's (SHOP-DESIGN.md: same engine settings)."""
-    ShopItem.Meta.table_name = table_name
-    for cls in (ShopItem, *ENTITIES):
-        cls._connection = None
+    Call it after the billing table's ``configure`` (start-up, tests): the endpoint, region,
+    retries and HTTP pool are the engine's (SHOP-DESIGN.md: same engine settings)."""
+    engine.configure_shared_table(ShopItem, ENTITIES, table_name=table_name)

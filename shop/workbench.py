@@ -1,14 +1,13 @@
 """The shop's table as a NoSQL Workbench table model (the format of the seed's
-AnOnlineShop_14.json), generated from the PynamoDB models so it cannot drift: keys and
-indexes from ``ShopItem._get_schema()`` (what ``setup_dynamodb`` creates), attribute
-types from the entities, one facet per entity with the seed's sample as its items.
+AnOnlineShop_14.json), generated from the PynamoDB models so it cannot drift: built by
+``core.dynamo.workbench`` from the models, one facet per entity with the seed's sample as its items.
 ``export_workbench_model --table shop|all`` writes it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from billing.table import attribute_types, workbench_key_attributes
+from core.dynamo import workbench
 from shop.access.checkout_writes import journal_entry
 from shop.access.gift_card_ledger import ledger_entry
 from shop.access.sample import sample_items
@@ -31,35 +30,13 @@ def _samples() -> dict[type[ShopItem], list[ShopItem]]:
     return by_entity
 
 
+NAME = "rpay online shop"
+DESCRIPTION = "Generated from shop/models.py (SHOP-DESIGN.md)."
+
+
 def shop_table_model() -> dict[str, Any]:
     """The shop table's entry of a Workbench model's ``DataModel`` list."""
-    schema = ShopItem._get_schema()
-    types = attribute_types(ENTITIES)
-    key_names = [k["AttributeName"] for k in schema["key_schema"]]
-    samples = _samples()
-    facets = []
-    for entity in ENTITIES:
-        templates = entity.key_templates
-        facets.append({
-            "FacetName": entity.get_attributes()["EntityType"].get_discriminator(entity),
-            "KeyAttributeAlias": {"PartitionKeyAlias": templates["PK"].template,
-                                  "SortKeyAlias": templates["SK"].template},
-            "TableData": [item.serialize() for item in samples.get(entity, [])],
-            "NonKeyAttributes": [a.attr_name for a in entity.get_attributes().values()
-                                 if a.attr_name not in key_names],
-            "DataAccess": {"MySql": {}},
-        })
-    indexes = [{
-        "IndexName": index["index_name"],
-        "KeyAttributes": workbench_key_attributes(index["key_schema"], types),
-        "Projection": {"ProjectionType": index["projection"]["ProjectionType"]},
-    } for index in sorted(schema["global_secondary_indexes"], key=lambda i: i["index_name"])]
-    return {
-        "TableName": ShopItem.Meta.table_name,
-        "KeyAttributes": workbench_key_attributes(schema["key_schema"], types),
-        "NonKeyAttributes": [{"AttributeName": n, "AttributeType": t} for n, t in types.items() if n not in key_names],
-        "TableFacets": facets,
-        "GlobalSecondaryIndexes": indexes,
-        "DataAccess": {"MySql": {}},
-        "BillingMode": "PAY_PER_REQUEST",
-    }
+    return workbench.table_model(
+        ShopItem, ENTITIES, _samples(),
+        facet_name=lambda entity: entity.get_attributes()["EntityType"].get_discriminator(entity),
+        key_aliases=lambda entity: (entity.key_templates["PK"].template, entity.key_templates["SK"].template))

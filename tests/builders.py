@@ -21,9 +21,9 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from billing import access
-from billing.gateway import CardToken, get_gateway
 from billing.models import Account, Receipt, Subscription, SubscriptionStatus
-from billing.pages import today
+from core.pages import today
+from core.payments.gateway import CardToken, get_gateway
 
 TEST_CARD = CardToken(token="tok_test_visa", brand="Visa", last4="4242", exp_month=12, exp_year=2030)
 

@@ -28,9 +28,10 @@ from hypothesis import HealthCheck  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from billing.localengine import LocalEngine, free_port, start_local_engine  # noqa: E402
-from billing.models import configure, dynamodb_client  # noqa: E402
-from billing.table import delete_table, ensure_table  # noqa: E402
+from billing.models import configure
+from core.dynamo.engine import dynamodb_client
+from core.dynamo.table import delete_table, ensure_table  # noqa: E402
+from devtools.localengine import LocalEngine, free_port, start_local_engine  # noqa: E402
 
 # Under mutmut (`make mutate`) every mutant reruns each property test that reaches it:
 # there, fewer examples and a fixed seed keep a mutant's run short and its verdict the

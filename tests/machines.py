@@ -18,7 +18,7 @@ from django.conf import settings
 
 from billing import access
 from billing.models import Subscription, configure
-from billing.table import ensure_table
+from core.dynamo.table import ensure_table
 
 _tables = itertools.count()
 

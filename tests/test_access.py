@@ -10,8 +10,8 @@ import pytest
 from django.conf import settings
 
 from billing import access
-from billing.gateway import SimulatedGateway
 from billing.models import BillingItem, Subscription, SubscriptionStatus
+from core.payments.gateway import SimulatedGateway
 from tests.builders import make_account, make_subscription
 
 pytestmark = pytest.mark.django_db(databases=[])

@@ -8,8 +8,8 @@ import pytest
 from django.core import mail
 
 from billing import access, batches
-from billing.gateway import get_gateway
 from billing.models import SubscriptionStatus
+from core.payments.gateway import get_gateway
 from tests.builders import DECLINED_NUMBER, card, fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])

@@ -8,11 +8,11 @@ from datetime import date
 import pytest
 from django.core import mail
 
-import billing.mail
+import core.mail
 from billing import access, batches
-from billing.gateway import get_gateway
 from billing.models import SubscriptionStatus
-from billing.money import format_with_code
+from core.money import format_with_code
+from core.payments.gateway import get_gateway
 from tests.builders import at_once, fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -183,7 +183,7 @@ def test_a_mail_failure_keeps_the_payment_and_counts_an_error(moto_table, monkey
 
     def smtp_down(*a, **k):
         raise ConnectionRefusedError("smtp down")
-    monkeypatch.setattr(billing.mail, "send_mail", smtp_down)
+    monkeypatch.setattr(core.mail, "send_mail", smtp_down)
     summary = batches.run_payments(run_date=D)
     assert summary.counts["paid"] == 1 and summary.counts["errors"] == 1 and not summary.ok
     assert fresh(sub).NextPaymentDate == "2027-04-15"

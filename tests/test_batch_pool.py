@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from billing.models import BillingItem, Receipt, Subscription, dynamodb_client
+from billing.models import BillingItem, Receipt, Subscription
+from core.dynamo.engine import dynamodb_client
 
 
 def test_every_entity_shares_one_client_whose_pool_holds_64_workers(moto_table) -> None:

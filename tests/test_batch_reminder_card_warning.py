@@ -14,9 +14,9 @@ from django.core import mail
 from django.core.management import call_command
 
 from billing import access
-from billing.card_expiry import expires_before
-from billing.gateway import CardToken
 from billing.models import PaymentDetails
+from billing.rules.card_expiry import expires_before
+from core.payments.gateway import CardToken
 from tests.builders import due_subscription
 
 pytestmark = pytest.mark.django_db(databases=[])

@@ -18,8 +18,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from billing import access
-from billing.localengine import free_port
 from billing.models import BatchKind, RunOutcome
+from devtools.localengine import free_port
 from tests.builders import seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])

@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from billing import access, batches
-from billing.gateway import get_gateway
 from billing.management.batchprocesses import child_environment
+from core.payments.gateway import get_gateway
 from tests.builders import fresh, receipts_of, seed_due, use_due_shards
 
 pytestmark = pytest.mark.django_db(databases=[])

@@ -12,8 +12,9 @@ import pytest
 from django.core import mail
 from playwright.sync_api import expect
 
-from billing import access, actions
-from billing.pages import today
+from billing import access
+from billing.actions import subscriptions as actions
+from core.pages import today
 from tests.browser import screenshot
 from tests.builders import card, make_user
 

@@ -154,7 +154,7 @@ def test_shop_journey(browser, page, phone_page, live_server, shop_stock, settin
 def shop_on_local_engine(local_table, settings):
     """The shop's table on DynamoDB Local: two requests at once need real transactions
     (moto's are not atomic between threads)."""
-    from billing.table import delete_table, ensure_table
+    from core.dynamo.table import delete_table, ensure_table
     from shop.models import ShopItem, configure
 
     before = ShopItem.Meta.table_name
@@ -170,7 +170,7 @@ def shop_on_local_engine(local_table, settings):
 
 
 def test_a_double_click_places_one_order(page, shop_on_local_engine, settings) -> None:
-    from billing.gateway import get_gateway
+    from core.payments.gateway import get_gateway
     from shop import access
 
     user = get_user_model().objects.create_user(EMAIL, email=EMAIL, password=PASSWORD)

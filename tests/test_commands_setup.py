@@ -12,9 +12,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from billing import access
-from billing.localengine import free_port
-from billing.models import dynamodb_client
-from billing.table import describe_table
+from core.dynamo.engine import dynamodb_client
+from core.dynamo.table import describe_table
+from devtools.localengine import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,7 +69,7 @@ def test_setup_dynamodb_keeps_the_tables_shard_count_and_says_so(moto_table, set
 
 @pytest.mark.django_db
 def test_setup_dynamodb_creates_a_missing_table(moto_table) -> None:
-    from billing.table import delete_table
+    from core.dynamo.table import delete_table
 
     delete_table()
     assert "created" in run("setup_dynamodb")

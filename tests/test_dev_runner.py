@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from billing.localengine import free_port, port_in_use
+from devtools.localengine import free_port, port_in_use
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTUP_LIMIT = 180  # seconds: a JVM and three Django processes on a busy 2-core machine

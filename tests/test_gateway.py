@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from billing.gateway import CardError, SimulatedGateway
+from core.payments.gateway import CardError, SimulatedGateway
 
 
 @pytest.fixture

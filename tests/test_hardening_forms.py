@@ -12,14 +12,15 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import SetPasswordMixin
 from django.test import Client
 
-from billing.forms import CardFields, SignUpForm
+from billing.forms import SignUpForm
+from core.cardforms import CardFields
 
 pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "a-long-Password-2026"
 # Where the portal raises or adds form errors.
-FORM_ERROR_SOURCES = ["billing/forms.py", "billing/views/cards.py", "billing/views/auth_pages.py"]
+FORM_ERROR_SOURCES = ["billing/forms.py", "core/cardforms.py", "billing/views/auth_pages.py"]
 
 
 @pytest.fixture(autouse=True)

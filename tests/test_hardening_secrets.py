@@ -19,8 +19,8 @@ from django import forms
 from django.core.signals import got_request_exception
 from django.views.debug import ExceptionReporter
 
-from billing import gateway as gateway_module
-from billing.gateway import get_gateway
+from core.payments import gateway as gateway_module
+from core.payments.gateway import get_gateway
 from tests.builders import subscribe
 
 pytestmark = pytest.mark.django_db
@@ -74,9 +74,9 @@ SUBSCRIBE = {"product": "NEWS-DAILY", "payment_day": "15", **CARD}
 @pytest.mark.parametrize(("target", "frame"), [
     ("billing.forms.luhn_valid", "clean_card_number"),  # the form's card-number check
     ("billing.forms.normalize_card_number", "clean_card_number"),
-    ("billing.views.cards.get_gateway", "tokenize_card_form"),  # the view's helper holding cleaned_data
-    ("billing.gateway.card_brand", "tokenize_card"),  # the gateway, after normalizing
-    ("billing.gateway.luhn_valid", "tokenize_card"),
+    ("core.cardforms.get_gateway", "tokenize_card_form"),  # the view's helper holding cleaned_data
+    ("core.payments.gateway.card_brand", "tokenize_card"),  # the gateway, after normalizing
+    ("core.payments.gateway.luhn_valid", "tokenize_card"),
 ])
 def test_subscribe_failure_reports_hold_no_card(customer, reports, monkeypatch, target: str, frame: str) -> None:
     monkeypatch.setattr(target, explode)
@@ -97,7 +97,7 @@ def test_failure_in_djangos_field_cleaning_holds_no_card(customer, reports, monk
     assert_no_card(post_failing(customer.client, "/subscribe/", SUBSCRIBE, reports), "_clean_fields")
 
 
-@pytest.mark.parametrize("target", ["billing.forms.luhn_valid", "billing.gateway.card_brand"])
+@pytest.mark.parametrize("target", ["billing.forms.luhn_valid", "core.payments.gateway.card_brand"])
 def test_replace_card_failure_reports_hold_no_card(customer, reports, monkeypatch, target: str) -> None:
     sub = subscribe(customer)
     monkeypatch.setattr(target, explode)

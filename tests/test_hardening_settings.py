@@ -165,9 +165,9 @@ def test_default_billing_settings_pass_the_checks() -> None:
     ("BILLING_TIMEZONE", "", "billing.E002"),
     ("PAYMENT_RETRY_DAYS", [1, 0, 5], "billing.E003"),
     ("PAYMENT_RETRY_DAYS", [-2], "billing.E003"),
-    ("PAYMENT_GATEWAY", "billing.gateway.NoSuchGateway", "billing.E004"),
+    ("PAYMENT_GATEWAY", "core.payments.gateway.NoSuchGateway", "billing.E004"),
     ("PAYMENT_GATEWAY", "nosuchmodule.Gateway", "billing.E004"),
-    ("PAYMENT_GATEWAY", "billing.gateway.luhn_valid", "billing.E004"),  # importable, not a gateway
+    ("PAYMENT_GATEWAY", "core.payments.gateway.luhn_valid", "billing.E004"),  # importable, not a gateway
     ("SITE_URL", "billing.example.com", "billing.E005"),
     ("SITE_URL", "ftp://billing.example.com", "billing.E005"),
     ("SITE_URL", "https://", "billing.E005"),

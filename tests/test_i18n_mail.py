@@ -83,8 +83,9 @@ def test_a_staff_action_mails_the_customer_in_the_customers_language(moto_table)
     # customer's wallet, are announced in the customer's language, dates and amounts too.
     from django.utils import translation
 
-    from billing import lifecycle_actions, wallet
-    from billing.gateway import CardToken
+    from billing.actions import lifecycle as lifecycle_actions
+    from billing.actions import wallet
+    from core.payments.gateway import CardToken
 
     account = make_account()
     access.set_account_language(account.account_id, "it")

@@ -7,8 +7,8 @@ import pytest
 from django.utils import translation
 
 from billing import access
-from billing.pages import today
-from billing.receipt_pdf import CHINESE_FONT, KOREAN_FONT, cjk_font, render_receipt_pdf
+from billing.views.receipt_pdf import CHINESE_FONT, KOREAN_FONT, cjk_font, render_receipt_pdf
+from core.pages import today
 from tests.builders import subscribe
 from tests.test_portal_receipt_pages import pdf_text
 

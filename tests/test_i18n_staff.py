@@ -129,7 +129,7 @@ def test_a_date_with_its_time_in_each_language(language, expected) -> None:
     # "yMMMdHm" skeleton, so the date and the time are joined by the locale's own pattern.
     from django.utils import translation
 
-    from billing.localformat import local_date
+    from core.localformat import local_date
 
     with translation.override(language):
         assert local_date("2026-11-20T06:00:00+00:00", "j F Y, H:i") == expected

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from billing import access
-from billing.models import InvalidKey, Subscription, check_id
+from billing.models import Subscription
+from core.dynamo.keys import InvalidKey, check_id
 from tests.builders import make_customer, subscribe
 
 pytestmark = pytest.mark.django_db

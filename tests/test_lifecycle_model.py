@@ -26,11 +26,12 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
-from billing import access, batches, lifecycle_actions
-from billing.gateway import get_gateway
-from billing.lifecycle import PauseRefused, pause_end, state_of, unused_share
+from billing import access, batches
+from billing.actions import lifecycle as lifecycle_actions
 from billing.models import SubscriptionStatus
-from billing.schedule import period_amount
+from billing.rules.lifecycle import PauseRefused, pause_end, state_of, unused_share
+from billing.rules.schedule import period_amount
+from core.payments.gateway import get_gateway
 from tests.machines import DayClock, TrackedSubscription, own_table
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -90,7 +91,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     def customers(self, days: list[int], first_day: int) -> None:
         self._move_to(START + timedelta(days=first_day))
         for n, day in enumerate(days):
-            from billing import actions
+            from billing.actions import subscriptions as actions
             from tests.builders import card
 
             started = actions.subscribe(access.create_account(f"c{n}@example.com"), sku="NEWS", product_name="News",

@@ -11,9 +11,9 @@ import pytest
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
 
-from billing import localengine
-from billing.localengine import LocalEngineError, find_java, free_port, port_in_use, start_local_engine
 from billing.models import BillingItem, Product
+from devtools import localengine
+from devtools.localengine import LocalEngineError, find_java, free_port, port_in_use, start_local_engine
 
 
 def client_for(endpoint: str):

@@ -10,7 +10,7 @@ import pytest
 from django.template import Context, Template
 from django.utils import translation
 
-from billing import localformat
+from core import localformat
 
 DAYS = [date(2026, 11, 30), date(2027, 2, 1), "2026-12-01", "not a date", "", None]
 FORMATS = ["j F Y", "j M Y", "F Y", "j M"]

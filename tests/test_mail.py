@@ -1,4 +1,4 @@
-"""Every customer e-mail goes through billing.mail: text + HTML, a subject that cannot
+"""Every customer e-mail goes through core.mail: text + HTML, a subject that cannot
 break the header (a line break in a product name was a BadHeaderError that lost the
 e-mail, issue 12), and a failure reported, never raised."""
 
@@ -10,7 +10,7 @@ import pytest
 from django.core import mail
 
 from billing import batches
-from billing.mail import SUBJECT_MAX_LENGTH, email_subject, send_customer_email
+from core.mail import SUBJECT_MAX_LENGTH, email_subject, send_customer_email
 from tests.builders import seed_due
 
 pytestmark = pytest.mark.django_db
@@ -35,6 +35,6 @@ def test_a_mail_failure_is_reported_not_raised(moto_table, monkeypatch) -> None:
     def smtp_down(*args, **kwargs):
         raise OSError("connection refused")
 
-    monkeypatch.setattr("billing.mail.send_mail", smtp_down)
+    monkeypatch.setattr("core.mail.send_mail", smtp_down)
     failure = send_customer_email("reminder", "pat@example.com", "Upcoming payment", {"product": "News"})
     assert failure.startswith("mail: OSError") and "\n" not in failure

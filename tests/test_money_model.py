@@ -44,11 +44,12 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from billing import access, actions, batches
+from billing import access, batches
+from billing.actions import subscriptions as actions
 from billing.batches.reconcile import reconcile
-from billing.gateway import DECLINING_TEST_CARDS, get_gateway
 from billing.models import SubscriptionStatus
-from billing.schedule import period_amount
+from billing.rules.schedule import period_amount
+from core.payments.gateway import DECLINING_TEST_CARDS, get_gateway
 from tests.machines import DayClock, TrackedSubscription, own_table
 
 pytestmark = pytest.mark.django_db(databases=[])

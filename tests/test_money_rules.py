@@ -14,10 +14,11 @@ from django.core import mail
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from billing import access, actions, batches
-from billing.gateway import get_gateway
+from billing import access, batches
+from billing.actions import subscriptions as actions
 from billing.models import SubscriptionStatus
-from billing.schedule import period_amount, prorate, retry_after
+from billing.rules.schedule import period_amount, prorate, retry_after
+from core.payments.gateway import get_gateway
 from tests.builders import DECLINED_NUMBER, card, fresh, make_account, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])

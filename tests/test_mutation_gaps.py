@@ -1,6 +1,6 @@
 """Tests written to kill the mutants that survived a mutation run of the money path
 (issue 19, docs/MUTATION.md). Each one pins a behaviour that a one-token change to
-billing/money.py, billing/schedule.py, billing/batches/payments.py, billing/refunds.py,
+core/money.py, billing/rules/schedule.py, billing/batches/payments.py, billing/actions/refunds.py,
 billing/access/receipts.py or billing/access/batch_writes.py left unnoticed: the gateway
 retry loop, the receipt's fields and charge id, the lost-race branches, the retries' keys
 and metadata, the refunds' sums and audit, the e-mails' dates, reference and subject,
@@ -16,12 +16,15 @@ import pytest
 import time_machine
 from django.core import mail
 
-from billing import access, batches, money, refunds, schedule
-from billing import mail as billing_mail
+from billing import access, batches
 from billing.access import receipts as receipts_module
+from billing.actions import refunds
 from billing.batches import payments
-from billing.gateway import GatewayError, RefundRefused, get_gateway
 from billing.models import Receipt, Subscription, SubscriptionStatus
+from billing.rules import schedule
+from core import mail as billing_mail
+from core import money
+from core.payments.gateway import GatewayError, RefundRefused, get_gateway
 from tests.builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -866,7 +869,7 @@ def test_a_replayed_charge_is_recorded_for_the_period_it_first_paid(moto_table) 
     # A run charged 15 March-14 April and died before the receipt; the customer then moved
     # the payment day to the 20th, so the period owed now runs to 19 April. The re-run's
     # key replays the first charge: receipt and service follow what was charged.
-    from billing import actions
+    from billing.actions import subscriptions as actions
 
     [sub] = seed_due(1, due=D)
     first = charge_for(sub, start=D, end=date(2027, 4, 14), attempt="0")

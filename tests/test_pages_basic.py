@@ -7,8 +7,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from billing.localengine import free_port
 from billing.models import configure
+from devtools.localengine import free_port
 
 
 @pytest.mark.django_db

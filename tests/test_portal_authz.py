@@ -11,7 +11,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from billing import access
-from billing.pages import today
+from core.pages import today
 from tests.builders import GOOD_CARD, subscribe
 
 pytestmark = pytest.mark.django_db

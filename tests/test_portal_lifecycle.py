@@ -14,10 +14,10 @@ import time_machine
 from django.core import mail
 
 from billing import access, batches
-from billing.lifecycle import PauseRefused
 from billing.models import Subscription, SubscriptionStatus
-from billing.pages import today
-from billing.schedule import first_payment_date, next_payment_date
+from billing.rules.lifecycle import PauseRefused
+from billing.rules.schedule import first_payment_date, next_payment_date
+from core.pages import today
 from tests.builders import PASSWORD, fresh, make_past_due, receipts_of
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def on(day: date, customer) -> Iterator[None]:
 
 def paid_subscription(customer, day: int = 15) -> Subscription:
     """Subscribed through the portal's own operation: the first period is charged."""
-    from billing import actions
+    from billing.actions import subscriptions as actions
     from tests.builders import card
 
     account = access.get_account(customer.account_id)
@@ -296,7 +296,7 @@ def test_the_monthly_total_leaves_out_paused_subscriptions(customer) -> None:
 
 
 def test_pause_dates_follow_the_anchor_of_day_31() -> None:
-    from billing.lifecycle import pause_end, resume_on
+    from billing.rules.lifecycle import pause_end, resume_on
 
     sub = Subscription("ACC#a", "SUB#s#SKU#k", PaymentDay=31, Status="active", NextPaymentDate="2027-01-31",
                        PaidThroughDate="2027-01-30")

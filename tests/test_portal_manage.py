@@ -8,8 +8,8 @@ import pytest
 from django.conf import settings
 
 from billing import access
-from billing.pages import today
-from billing.schedule import period_end
+from billing.rules.schedule import period_end
+from core.pages import today
 from tests.builders import GOOD_CARD, subscribe
 
 pytestmark = pytest.mark.django_db

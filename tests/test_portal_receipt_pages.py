@@ -12,7 +12,7 @@ from pypdf import PdfReader
 
 from billing import access, batches
 from billing.models import Receipt, ReceiptNumberLookup
-from billing.pages import today
+from core.pages import today
 from tests.builders import DECLINED_NUMBER, card, subscribe
 
 pytestmark = pytest.mark.django_db

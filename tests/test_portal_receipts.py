@@ -13,9 +13,9 @@ from django.urls import reverse
 
 from billing import access
 from billing.models import Receipt, ReceiptStatus
-from billing.money import decimal_string, format_with_code, format_with_symbol
-from billing.pages import today
-from billing.schedule import months_before
+from billing.rules.schedule import months_before
+from core.money import decimal_string, format_with_code, format_with_symbol
+from core.pages import today
 from tests.builders import subscribe
 
 pytestmark = pytest.mark.django_db

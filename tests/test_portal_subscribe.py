@@ -10,9 +10,9 @@ from django.core import mail
 
 from billing import access
 from billing.models import Product, ProductStatus
-from billing.pages import today
-from billing.schedule import first_period, period_amount
+from billing.rules.schedule import first_period, period_amount
 from billing.views.common import SESSION_PENDING
+from core.pages import today
 from tests.builders import GOOD_CARD, subscribe
 
 pytestmark = pytest.mark.django_db
@@ -207,7 +207,7 @@ def test_card_number_never_reaches_error_reports(customer, monkeypatch, caplog, 
         def tokenize_card(self, *args, **kwargs):
             raise RuntimeError("gateway exploded")
 
-    monkeypatch.setattr("billing.views.cards.get_gateway", lambda: Broken())
+    monkeypatch.setattr("core.cardforms.get_gateway", lambda: Broken())
     customer.client.raise_request_exception = False
     response = customer.client.post(path, {"product": "NEWS-DAILY", "payment_day": "3", **GOOD_CARD})
     assert response.status_code == 500

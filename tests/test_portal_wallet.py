@@ -11,10 +11,11 @@ import pytest
 from django.core import mail
 
 from billing import access
-from billing.forms import WalletCardForm, default_expiry
-from billing.gateway import CardToken
+from billing.forms import WalletCardForm
 from billing.models import Card
-from billing.pages import today
+from core.cardforms import default_expiry
+from core.pages import today
+from core.payments.gateway import CardToken
 from tests.builders import GOOD_CARD, TEST_CARD, make_account, subscribe
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from billing import access, batches
 from billing.models import ReceiptCounter, ReceiptNumberLookup
-from billing.pages import today
+from core.pages import today
 from tests.builders import make_account, make_subscription, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])

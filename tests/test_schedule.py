@@ -1,4 +1,4 @@
-"""The anchor-day schedule, reminder and retry dates (billing/schedule.py)."""
+"""The anchor-day schedule, reminder and retry dates (billing/rules/schedule.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.schedule import (
+from billing.rules.schedule import (
     anchor_date,
-    billing_today,
     first_payment_date,
     first_period,
     months_before,
@@ -23,6 +22,7 @@ from billing.schedule import (
     reminder_date,
     retry_dates,
 )
+from core.clock import billing_today
 
 days = st.integers(min_value=1, max_value=31)
 starts = st.dates(min_value=date(2000, 1, 1), max_value=date(2090, 12, 31))

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import pytest
 from django.core import mail
 
-from billing.gateway import get_gateway
-from billing.table import ensure_table
+from core.dynamo.table import ensure_table
+from core.payments.gateway import get_gateway
 from shop import access
 from shop.models import Address, ShopItem, configure
 from tests.builders import make_customer
@@ -319,7 +319,7 @@ def test_confirmation_email_text_and_html(ann) -> None:
 
 
 def test_a_mail_failure_does_not_undo_the_order(ann, settings) -> None:
-    from billing.localengine import free_port
+    from devtools.localengine import free_port
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", free_port(), 1

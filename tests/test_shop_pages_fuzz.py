@@ -11,8 +11,8 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from billing.localengine import free_port
 from billing.models import configure
+from devtools.localengine import free_port
 from shop import access
 from tests import test_shop_pages as pages
 from tests.builders import make_user

@@ -244,7 +244,7 @@ def test_a_code_with_validity_dates_from_the_staff_form_to_the_checkout(staff, c
 
 
 def _refunds() -> list[tuple]:
-    from billing.gateway import get_gateway
+    from core.payments.gateway import get_gateway
 
     db = get_gateway()._db()
     return db.execute("SELECT idempotency_key, amount, status FROM refunds").fetchall()

@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 
 from billing import access
-from billing.gateway import get_gateway
 from billing.models import ReceiptStatus
+from core.payments.gateway import get_gateway
 from tests.builders import make_customer_with_history, make_user
 
 pytestmark = pytest.mark.django_db
@@ -176,7 +176,7 @@ def test_refund_the_gateway_refuses_is_recorded_and_leaves_the_receipt(money_cli
 
 def test_a_refund_the_gateway_cannot_make_is_a_message_and_an_event(money_client, customer, monkeypatch) -> None:
     """Defect 7: an unreachable gateway on refund was a 500 with no audit event."""
-    from billing.gateway import GatewayError
+    from core.payments.gateway import GatewayError
 
     def unreachable(*args, **kwargs):
         raise GatewayError("connection reset")
@@ -217,7 +217,7 @@ def test_retry_confirm_page_needs_a_past_due_subscription(money_client, customer
 
 def test_retry_now_takes_the_payment_and_records(money_client, customer) -> None:
     """A past-due subscription whose card now works: retry now pays the period it owes."""
-    from billing.gateway import get_gateway
+    from core.payments.gateway import get_gateway
 
     card = get_gateway().tokenize_card("4242424242424242", 12, 2031, "123")
     past_due = access.replace_card(customer.past_due, card)

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from billing import access
 from billing.models import BatchRun
-from billing.schedule import billing_today
+from core.clock import billing_today
 from tests.builders import make_account, make_customer_with_history, make_subscription, make_user
 
 pytestmark = pytest.mark.django_db
@@ -160,7 +160,7 @@ def test_upcoming_uses_count_queries_for_reminders(moto_table, ddb_requests) -> 
     def capture(params, **kwargs) -> None:
         captured.append(params)
 
-    from billing.models import dynamodb_client
+    from core.dynamo.engine import dynamodb_client
 
     dynamodb_client().meta.events.register("before-parameter-build.dynamodb.Query", capture, unique_id="cap")
     try:

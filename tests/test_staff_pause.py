@@ -10,8 +10,8 @@ from django.core import mail
 from django.urls import reverse
 
 from billing import access
-from billing.pages import today
-from billing.schedule import next_payment_date
+from billing.rules.schedule import next_payment_date
+from core.pages import today
 from tests.builders import fresh, make_customer_with_history, make_user
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,7 @@ def stored(sub: Subscription) -> dict:
 @pytest.fixture
 def sent(table) -> list:
     """The parameters of every UpdateItem sent from now on."""
-    from billing.models import dynamodb_client
+    from core.dynamo.engine import dynamodb_client
 
     seen: list = []
     events = dynamodb_client().meta.events

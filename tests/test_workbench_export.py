@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from billing.models import ENTITIES, BillingItem
-from billing.table import describe_table
+from core.dynamo.table import describe_table
 
 # The key sets of the seed's RecurringPaymentsSchema.json (../shared/seed), spelled out
 # so the test does not depend on a file outside the repository.

@@ -19,7 +19,8 @@ from pynamodb.expressions.operand import Value
 from pynamodb.expressions.update import Action, RemoveAction, SetAction
 from pynamodb.models import Model
 
-from billing.models import LIVE_STATUSES, InvalidKey, Receipt, Subscription
+from billing.models import LIVE_STATUSES, Receipt, Subscription
+from core.dynamo.keys import InvalidKey
 
 
 class AlreadyExists(Exception):

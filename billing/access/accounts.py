@@ -9,24 +9,36 @@ from datetime import datetime
 
 from pynamodb.exceptions import DoesNotExist
 
-from billing.access._common import absent_if_invalid, is_expired, iso_now, new_id, utc_now
+from billing.access._common import (
+    AlreadyExists,
+    absent_if_invalid,
+    is_expired,
+    iso_now,
+    new_id,
+    refused_as,
+    utc_now,
+)
 from billing.models import Account, AuditEvent, BillingItem, Card, Receipt, Subscription, UserLink
 
 
 def create_account(email: str, *, user_id: int | None = None, name: str = "",
-                   language: str | None = None) -> Account:
-    """A new account with a random id, and its link to the Django user if given."""
-    account_id = new_id()
+                   language: str | None = None, account_id: str | None = None,
+                   created: str | None = None) -> Account:
+    """A new account, and its link to the Django user if given. Its id is random unless
+    ``account_id`` is given (demo data that keeps a seed's ids); ``AlreadyExists`` if
+    that account exists."""
+    account_id = account_id or new_id()
     account = Account(
         Account.pk(account_id=account_id),
         Account.sk(account_id=account_id),
         Email=email,
         Name=name or None,
         UserId=user_id,
-        CreatedDate=iso_now(),
+        CreatedDate=created or iso_now(),
         Language=language,
     )
-    account.save(condition=Account.PK.does_not_exist())
+    with refused_as(AlreadyExists, account.PK):
+        account.save(condition=Account.PK.does_not_exist())
     if user_id is not None:
         link_user(user_id, account_id, email, language=language)
     return account

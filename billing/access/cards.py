@@ -16,8 +16,9 @@ from pynamodb.transactions import TransactWrite
 from billing.access._common import ConditionFailed, absent_if_invalid, iso_now, live, new_id, refused_as
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.subscriptions import update_subscription
-from billing.gateway import CardToken
 from billing.models import Account, AuditAction, BillingItem, Card, PaymentDetails, Subscription
+from core.dynamo import engine
+from core.payments.gateway import CardToken
 
 # DynamoDB takes at most 100 items in one transaction; the card and its event take two.
 MAX_SUBSCRIPTIONS_PER_TRANSACTION = 98
@@ -47,7 +48,7 @@ def card_snapshot(details: PaymentDetails | None) -> dict | None:
 
 
 def _transaction() -> TransactWrite:
-    return TransactWrite(connection=Card._get_connection().connection)
+    return engine.transact_write()
 
 
 @absent_if_invalid(list)

@@ -1,7 +1,7 @@
 """Ending and pausing a subscription: cancel (at period end or now), keep, pause, resume.
 
 Each is one conditional UpdateItem with its own audit event (``_audited_update``'s
-habit: the caller cannot forget it). The date rules are ``billing.lifecycle``'s; the
+habit: the caller cannot forget it). The date rules are ``billing.rules.lifecycle``'s; the
 due-index keys are written through ``due_dates`` only.
 """
 
@@ -15,9 +15,9 @@ from billing.access._common import iso_now, live
 from billing.access.due_dates import leave_due_indexes, next_payment_on, next_reminder_on
 from billing.access.events import record_event, subscription_snapshot
 from billing.access.subscriptions import update_subscription
-from billing.lifecycle import CancelMode, check_pausable, kept_next_payment, pause_start, resume_on
 from billing.models import AuditAction, Subscription, SubscriptionStatus
-from billing.schedule import reminder_date
+from billing.rules.lifecycle import CancelMode, check_pausable, kept_next_payment, pause_start, resume_on
+from billing.rules.schedule import reminder_date
 
 COMMENT_MAX_LENGTH = 1000
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
-from pynamodb.transactions import TransactWrite
 
 from billing.access._common import (
     ConditionFailed,
@@ -20,6 +19,7 @@ from billing.access._common import (
 from billing.access.events import new_event, record_event
 from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
 from billing.models import AuditAction, Receipt, ReceiptNumberLookup, ReceiptStatus, Refund, Subscription
+from core.dynamo import engine
 
 
 class ReceiptNumberTaken(ConditionFailed):
@@ -88,7 +88,7 @@ def create_receipt(
                "PeriodStart": receipt.PeriodStart, "PeriodEnd": receipt.PeriodEnd},
     )
     try:
-        with TransactWrite(connection=Receipt._get_connection().connection) as transaction:
+        with engine.transact_write() as transaction:
             transaction.save(receipt, condition=Receipt.SK.does_not_exist())
             transaction.save(event)
             transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())

@@ -13,7 +13,6 @@ from typing import Any
 from pynamodb.constants import ATTRIBUTES, UPDATED_NEW
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
-from pynamodb.transactions import TransactWrite
 
 from billing.access._common import (
     AlreadyExists,
@@ -30,9 +29,10 @@ from billing.access.due_dates import due_attributes, leave_due_indexes, next_pay
 from billing.access.due_shards import due_keys, due_shard_layout, parallel_items
 from billing.access.events import new_event, record_event, subscription_snapshot
 from billing.access.lookups import record_subscription_id
-from billing.gateway import CardToken
 from billing.models import Account, AuditAction, PaymentDetails, Subscription, SubscriptionStatus
-from billing.schedule import check_payment_day, first_period, reminder_date
+from billing.rules.schedule import check_payment_day, first_period, reminder_date
+from core.dynamo import engine
+from core.payments.gateway import CardToken
 
 
 def payment_details_from(card: CardToken, billing_address: str | None = None,
@@ -93,7 +93,7 @@ def create_subscription(
     event = new_event(account.account_id, actor=actor or account.Email, action=AuditAction.SUBSCRIPTION_CREATED,
                       subject=sub.SK, before=None, after=subscription_snapshot(sub))
     # One request: the item and its event, or neither.
-    with refused_as(AlreadyExists, sub.SK), TransactWrite(connection=Subscription._get_connection().connection) as tx:
+    with refused_as(AlreadyExists, sub.SK), engine.transact_write() as tx:
         tx.save(sub, condition=Subscription.SK.does_not_exist())
         tx.save(event)
     record_subscription_id(sub)  # staff find it by its id alone (access/lookups.py)
@@ -154,7 +154,7 @@ def update_subscription(
         condition &= (version == sub.Version) if sub.Version is not None else version.does_not_exist()
     written = written_by(sub, actions)
     with refused_as(ConditionFailed, sub.SK):
-        data = Subscription._get_connection().update_item(
+        data = engine.table_connection(Subscription).update_item(
             sub.PK, range_key=sub.SK, actions=actions, condition=condition, return_values=UPDATED_NEW)
     apply_updated(sub, written, data.get(ATTRIBUTES, {}))
     return sub

@@ -20,7 +20,7 @@ Only the process that wins the conditional write sends the customer's e-mail.
 The package: ``payments`` and ``reminders`` (one unit of work each), ``runs`` (the run
 loop over the indexes), ``shards`` (which due-index shards a run takes), ``outcomes``
 (what they report); e-mails go through
-``billing.mail``. This module is the package's public API: ``batches.<name>``.
+``core.mail``. This module is the package's public API: ``batches.<name>``.
 """
 
 from billing.batches.outcomes import (

@@ -23,12 +23,13 @@ from django.utils.translation import gettext_lazy
 
 from billing import access
 from billing.batches.outcomes import PaymentOutcome, PaymentStatus
-from billing.gateway import ChargeResult, GatewayError, PaymentGateway, get_gateway
-from billing.localformat import LocalDate
-from billing.mail import money_text, send_customer_email, subscription_context
 from billing.models import Receipt, Subscription, SubscriptionStatus
-from billing.money import format_with_code
-from billing.schedule import first_period, period_amount, period_end, reminder_date, retry_after
+from billing.notify import subscription_context
+from billing.rules.schedule import first_period, period_amount, period_end, reminder_date, retry_after
+from core.localformat import LocalDate
+from core.mail import money_text, send_customer_email
+from core.money import format_with_code
+from core.payments.gateway import ChargeResult, GatewayError, PaymentGateway, get_gateway
 
 GATEWAY_ATTEMPTS = 3  # a GatewayError leaves the outcome unknown: the same key is safe to repeat
 

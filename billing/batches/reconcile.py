@@ -15,9 +15,9 @@ from datetime import date, timedelta
 
 from billing import access
 from billing.batches.payments import record_paid_charge
-from billing.gateway import ChargeResult, PaymentGateway, get_gateway
 from billing.models import Receipt
-from billing.money import format_with_code
+from core.money import format_with_code
+from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
 
 # A receipt's BillingDate is the first day its charge pays for, which a retry may
 # follow by up to this many days: how far back receipts are read for the reverse check.

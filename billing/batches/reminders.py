@@ -13,11 +13,12 @@ from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.batches.outcomes import ReminderOutcome, ReminderStatus
-from billing.card_expiry import expires_before
-from billing.localformat import LocalDate
-from billing.mail import money_text, send_customer_email, subscription_context
 from billing.models import Subscription, SubscriptionStatus
-from billing.schedule import next_payment_date, period_amount, period_end, reminder_date
+from billing.notify import subscription_context
+from billing.rules.card_expiry import expires_before
+from billing.rules.schedule import next_payment_date, period_amount, period_end, reminder_date
+from core.localformat import LocalDate
+from core.mail import money_text, send_customer_email
 
 
 def _days_before() -> int:

@@ -27,10 +27,10 @@ from billing.batches.outcomes import (
 from billing.batches.payments import take_payment
 from billing.batches.reminders import reminded_payment_date, send_reminder, skip_stale_reminder
 from billing.batches.shards import ShardSet
-from billing.errors import DYNAMODB_ERRORS, describe_dynamodb_error
-from billing.gateway import PaymentGateway, get_gateway
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
-from billing.schedule import billing_today
+from core.clock import billing_today
+from core.dynamo.errors import DYNAMODB_ERRORS, describe_dynamodb_error
+from core.payments.gateway import PaymentGateway, get_gateway
 
 log = logging.getLogger(__package__)  # "billing.batches": one logger for both batches
 

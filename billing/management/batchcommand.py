@@ -17,9 +17,9 @@ from django.core.management.base import CommandError
 
 from billing import access, batches
 from billing.batches import RunSummary, ShardSet
-from billing.management.base import BillingCommand
 from billing.management.batchprocesses import run_in_processes
-from billing.schedule import billing_today
+from core.clock import billing_today
+from core.dynamo.command import BillingCommand
 
 
 def parse_date(value: str | None, option: str = "--date") -> date | None:

@@ -12,9 +12,9 @@ from django.utils.translation import gettext
 
 from billing import access
 from billing.models import LIVE_STATUSES, SubscriptionStatus
-from billing.pages import today
-from billing.schedule import months_before
-from billing.staff.common import render_staff
+from billing.rules.schedule import months_before
+from core.pages import today
+from core.staff import render_staff
 
 
 def _failures_for(account_id: str, sub_ids: set[str], runs: list) -> list[dict]:

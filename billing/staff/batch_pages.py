@@ -8,9 +8,10 @@ from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.models import BatchKind
-from billing.money import exponent, format_with_code
-from billing.pages import today
-from billing.staff.common import render_staff, staff_date
+from billing.staff.common import staff_date
+from core.money import exponent, format_with_code
+from core.pages import today
+from core.staff import render_staff
 
 UPCOMING_DAYS = 30
 

@@ -13,10 +13,10 @@ from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.models import CATALOG_EVENTS_ACCOUNT, AuditAction, ProductStatus
-from billing.money import to_decimal
-from billing.pages import actor
-from billing.staff.common import render_staff
 from billing.staff.forms import ProductForm
+from core.money import to_decimal
+from core.pages import actor
+from core.staff import render_staff
 
 
 def products(request: HttpRequest) -> HttpResponse:

@@ -5,16 +5,15 @@ page, and the account page's URL. (Permissions: ``permissions``, checked in ``ur
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from billing import localformat
 from billing.models import Receipt, Subscription
+from core import localformat
+from core.staff import render_staff
 
 # The stored statuses of subscriptions, receipts, products and batch runs, as the staff
 # pages show them (the portal's words where the portal shows the same status).
@@ -44,17 +43,6 @@ def status_label(value: str | None) -> str:
     if label is None or localformat.active_locale() is None:
         return stored
     return str(label)
-
-
-def render_staff(request: HttpRequest, template: str, title: str, context: dict[str, Any] | None = None,
-                 status: int = 200) -> HttpResponse:
-    """Render inside the admin's own context (site header, user links, sidebar), so the
-    staff pages look native. Templates show only the actions the user may take, through
-    Django's ``perms`` (e.g. ``perms.billing.manage_money``)."""
-    from django.contrib import admin
-
-    ctx = {**admin.site.each_context(request), "title": title, **(context or {})}
-    return render(request, template, ctx, status=status)
 
 
 def staff_date(value: str | date | None) -> str:

@@ -9,7 +9,7 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from billing.money import exponent, minor_units
+from core.money import exponent, minor_units
 
 SKU_RE = re.compile(r"^[A-Z0-9][A-Z0-9-]{1,39}$")
 

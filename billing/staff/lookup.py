@@ -14,8 +14,9 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 
 from billing import access
-from billing.staff.common import account_url, render_staff
+from billing.staff.common import account_url
 from billing.staff.forms import LookupForm
+from core.staff import render_staff
 
 MAX_MATCHES = 25
 

@@ -1,5 +1,5 @@
 """Staff pause and resume a subscription's collection (issue 14), with the customer's
-own rules (``billing.lifecycle``) and e-mails (``billing.lifecycle_actions``); each
+own rules (``billing.rules.lifecycle``) and e-mails (``billing.actions.lifecycle``); each
 leaves a ``staff.pause_subscription`` / ``staff.resume_subscription`` audit event."""
 
 from __future__ import annotations
@@ -11,12 +11,14 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from billing import access, lifecycle_actions
-from billing.lifecycle import PauseRefused, check_pausable, pause_end, state_of
+from billing import access
+from billing.actions import lifecycle as lifecycle_actions
 from billing.lifecycle_forms import PauseForm
 from billing.models import AuditAction
-from billing.pages import actor, subscription_or_404, today
+from billing.rules.lifecycle import PauseRefused, check_pausable, pause_end, state_of
 from billing.staff.common import account_url, confirm_page, staff_date
+from billing.views.common import subscription_or_404
+from core.pages import actor, today
 
 CHANGED_MEANWHILE = gettext_lazy("The subscription changed meanwhile; nothing was done. Look again.")
 

@@ -1,6 +1,6 @@
 """Refunding a receipt through the gateway (needs the money permission): several partial
 refunds up to what was charged, each recorded on the receipt, audited and e-mailed
-(billing.refunds does the work; this page asks and reports).
+(billing.actions.refunds does the work; this page asks and reports).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from billing import access
-from billing.gateway import GatewayError, RefundRefused
-from billing.money import format_with_code, to_decimal
-from billing.pages import actor
-from billing.refunds import refund_receipt
+from billing.actions.refunds import refund_receipt
 from billing.staff.common import account_url, confirm_page, staff_date
 from billing.staff.forms import RefundForm
+from core.money import format_with_code, to_decimal
+from core.pages import actor
+from core.payments.gateway import GatewayError, RefundRefused
 
 
 @require_http_methods(["GET", "POST"])

@@ -10,14 +10,16 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from billing import access, actions, batches
-from billing.gateway import GatewayError
+from billing import access, batches
+from billing.actions import subscriptions as actions
 from billing.models import AuditAction, SubscriptionStatus
-from billing.money import format_with_code
-from billing.pages import actor, subscription_or_404, today
 from billing.staff.common import account_url, confirm_page, staff_date, status_label
 from billing.staff.forms import PaymentDayForm
 from billing.staff.pause_pages import CHANGED_MEANWHILE
+from billing.views.common import subscription_or_404
+from core.money import format_with_code
+from core.pages import actor, today
+from core.payments.gateway import GatewayError
 
 
 @require_http_methods(["GET", "POST"])

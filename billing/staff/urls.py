@@ -9,15 +9,25 @@ from collections.abc import Callable
 from django.contrib.admin import AdminSite
 from django.http import HttpResponse
 from django.urls import URLPattern, path
+from django.utils.translation import gettext_lazy as _
 
 from billing.staff.account_page import account_detail
 from billing.staff.batch_pages import batch_runs, upcoming
 from billing.staff.catalog import product_add, product_edit, product_retire, products
 from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
-from billing.staff.permissions import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
 from billing.staff.refunds import staff_refund
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
+from core.staff import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
+
+# The pages the admin's index and sidebar list, under "Billing" (rpay_site/admin_site.py):
+# (URL name, label, the permission it needs, URL name of its "Add" link or None).
+STAFF_PAGES = [
+    ("staff_index", _("Find a customer"), VIEW_BILLING, None),
+    ("staff_upcoming", _("Upcoming payments and reminders"), VIEW_BILLING, None),
+    ("staff_runs", _("Batch runs"), VIEW_BILLING, None),
+    ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
+]
 
 
 def staff_urls(site: AdminSite) -> list[URLPattern]:

@@ -1,4 +1,4 @@
-"""Template filters for integer minor units (formats from billing.money):
+"""Template filters for integer minor units (formats from core.money):
 
 ``{{ amount|money_symbol:currency }}`` -> "$9.99" (customers' pages),
 ``{{ amount|money_code:currency }}`` -> "9.99 USD" (staff pages, e-mails).
@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from django import template
 
-from billing.money import format_with_code, format_with_symbol
+from core.money import format_with_code, format_with_symbol
 
 register = template.Library()
 

@@ -9,9 +9,9 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
-from billing import localformat
 from billing.batches import owed_amount
 from billing.models import Subscription
+from core import localformat
 
 register = template.Library()
 

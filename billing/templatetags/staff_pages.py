@@ -7,8 +7,8 @@ from datetime import date
 
 from django import template
 
-from billing import localformat
 from billing.staff.common import staff_date, status_label
+from core import localformat
 
 register = template.Library()
 

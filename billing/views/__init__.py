@@ -7,7 +7,7 @@ written through ``billing.access``.
 
 One module per group of pages (``auth_pages``, ``dashboard_pages``, ``subscribe_pages``,
 ``manage_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``error_pages``) over what they share (``common``,
-``cards``, and ``billing.pages`` with the staff pages). This package's API is the views
+``cards``, and ``core.pages`` with the staff pages). This package's API is the views
 that ``billing.urls`` and the error handlers name.
 """
 

@@ -19,10 +19,10 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from billing import access
+from billing.customers import SESSION_ACCOUNT, remember_account
 from billing.forms import SignUpForm
-from billing.language import remember_language, supported
-from billing.pages import bound_data
-from billing.views.common import SESSION_ACCOUNT, remember_account
+from core.language import remember_language, supported
+from core.pages import bound_data
 
 
 def locked_out(request: HttpRequest, original_response: HttpResponse | None = None,
@@ -67,7 +67,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         # The language the sign-up page was shown in becomes the account's.
         language = supported(get_language())
         account = access.create_account(email, user_id=user.pk, language=language)
-        login(request, user, backend="billing.auth_backends.EmailLoginBackend")
+        login(request, user, backend="rpay_site.auth_backends.EmailLoginBackend")
         request.session[SESSION_ACCOUNT] = account.account_id
         remember_language(request, language)
         messages.success(request, _("Welcome to rpay. Your account is ready: subscribe to your first product below."))

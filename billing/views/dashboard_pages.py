@@ -17,11 +17,11 @@ from django.views.decorators.http import require_safe
 
 from billing import access
 from billing.batches import owed_amount, owed_period
-from billing.lifecycle import state_of
+from billing.customers import customer_required
 from billing.models import Subscription, SubscriptionStatus
-from billing.pages import today
-from billing.schedule import period_end
-from billing.views.common import customer_required
+from billing.rules.lifecycle import state_of
+from billing.rules.schedule import period_end
+from core.pages import today
 
 
 def upcoming_payments(subs: list[Subscription], count: int = 3) -> list[dict[str, Any]]:

@@ -10,8 +10,8 @@ from django.views.decorators.http import require_POST
 from django.views.i18n import set_language as django_set_language
 
 from billing import access
-from billing.language import remember_language, supported
-from billing.views.common import SESSION_ACCOUNT
+from billing.customers import SESSION_ACCOUNT
+from core.language import remember_language, supported
 
 
 @require_POST

@@ -1,6 +1,6 @@
 """Ending and pausing a subscription from the portal: cancel (at period end, the
 default, or now), keep, pause, resume. Each change is made by
-``billing.lifecycle_actions`` (audit event, refund and e-mail included); a stale form or
+``billing.actions.lifecycle`` (audit event, refund and e-mail included); a stale form or
 a concurrent change gets the kind message of the other manage pages.
 """
 
@@ -14,14 +14,16 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from billing import access, batches, lifecycle_actions
-from billing.lifecycle import CancelMode, PauseRefused, can_keep, check_pausable, pause_end, state_of
+from billing import access, batches
+from billing.actions import lifecycle as lifecycle_actions
+from billing.customers import customer_required
 from billing.lifecycle_forms import CancelChoiceForm, PauseForm
-from billing.localformat import local_date
 from billing.models import Subscription
-from billing.money import format_with_symbol
-from billing.pages import actor, bound_data, subscription_or_404, today
-from billing.views.common import STALE_MESSAGE, customer_required
+from billing.rules.lifecycle import CancelMode, PauseRefused, can_keep, check_pausable, pause_end, state_of
+from billing.views.common import STALE_MESSAGE, subscription_or_404
+from core.localformat import local_date
+from core.money import format_with_symbol
+from core.pages import actor, bound_data, today
 
 
 def _fmt(day: date) -> str:

@@ -1,6 +1,6 @@
 """Managing one subscription: see it, change its payment day, replace its card, and the
 page after it ended (cancelling and pausing: ``lifecycle_pages``).
-Each change is a conditional write made by ``billing.actions`` (audit event and e-mail
+Each change is a conditional write made by ``billing.actions.subscriptions`` (audit event and e-mail
 included); a stale form or a concurrent change gets a kind message.
 """
 
@@ -18,17 +18,20 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_safe
 
-from billing import access, actions, batches, wallet
+from billing import access, batches
+from billing.actions import subscriptions as actions
+from billing.actions import wallet
+from billing.customers import customer_required
 from billing.forms import ChangeDayForm, ReplaceCardForm
-from billing.gateway import GatewayError
-from billing.localformat import local_date
 from billing.models import Subscription
-from billing.money import format_with_symbol
-from billing.pages import actor, bound_data, subscription_or_404, today
-from billing.schedule import months_before, next_payment_date, period_end
-from billing.views.cards import tokenize_card_form
-from billing.views.common import RECEIPT_MONTHS, STALE_MESSAGE, customer_required
+from billing.rules.schedule import months_before, next_payment_date, period_end
+from billing.views.common import RECEIPT_MONTHS, STALE_MESSAGE, subscription_or_404
 from billing.views.wallet_pages import card_choice
+from core.cardforms import tokenize_card_form
+from core.localformat import local_date
+from core.money import format_with_symbol
+from core.pages import actor, bound_data, today
+from core.payments.gateway import GatewayError
 
 
 def _apply_change(request: HttpRequest, sub: Subscription, form: Any, change: Callable[[], object], *,
@@ -107,7 +110,7 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
                            initial={"version": sub.Version, "billing_address": address or ""})
     if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
         paid_now: list[batches.PaymentOutcome | None] = []
-        card_id = access.new_id()  # the new card joins the wallet under this id (billing.wallet)
+        card_id = access.new_id()  # the new card joins the wallet under this id (billing.actions.wallet)
         try:
             refused = _apply_change(
                 request, sub, form,

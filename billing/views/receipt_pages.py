@@ -16,12 +16,13 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_safe
 
 from billing import access
+from billing.customers import customer_required
 from billing.models import Receipt
-from billing.money import decimal_string
-from billing.pages import today
-from billing.receipt_pdf import render_receipt_pdf
-from billing.schedule import months_before
-from billing.views.common import RECEIPT_MONTHS, customer_required
+from billing.rules.schedule import months_before
+from billing.views.common import RECEIPT_MONTHS
+from billing.views.receipt_pdf import render_receipt_pdf
+from core.money import decimal_string
+from core.pages import today
 
 
 def _receipt_window() -> tuple[date, date]:

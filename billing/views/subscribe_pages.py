@@ -22,16 +22,19 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
-from billing import access, actions, wallet
+from billing import access
+from billing.actions import subscriptions as actions
+from billing.actions import wallet
+from billing.customers import customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm
-from billing.gateway import CardToken, GatewayError
-from billing.localformat import local_date
 from billing.models import Product, ProductStatus
-from billing.money import format_with_symbol
-from billing.pages import actor, bound_data, today
-from billing.schedule import first_period, period_amount
-from billing.views.cards import tokenize_card_form
-from billing.views.common import SESSION_PENDING, customer_required
+from billing.rules.schedule import first_period, period_amount
+from billing.views.common import SESSION_PENDING
+from core.cardforms import tokenize_card_form
+from core.localformat import local_date
+from core.money import format_with_symbol
+from core.pages import actor, bound_data, today
+from core.payments.gateway import CardToken, GatewayError
 
 QUOTE_SALT = "billing.subscribe.quote"
 QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again

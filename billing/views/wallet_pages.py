@@ -1,5 +1,5 @@
 """The wallet (issue 14): the account's cards, which subscriptions pay with each, and the
-four changes (add, make default, replace, remove), each made by ``billing.wallet``
+four changes (add, make default, replace, remove), each made by ``billing.actions.wallet``
 (audit event and e-mail included). The list is the account's one Query.
 
 Subscriptions made before the wallet have no ``CardId``: they are listed as "the card
@@ -18,14 +18,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from billing import access, wallet
+from billing import access
+from billing.actions import wallet
 from billing.batches import PaymentStatus
+from billing.customers import customer_required
 from billing.forms import ChooseCardForm, WalletCardForm
 from billing.models import Account, Card, PaymentDetails, Subscription
-from billing.money import format_with_symbol
-from billing.pages import actor, bound_data, subscription_or_404, today
-from billing.views.cards import tokenize_card_form
-from billing.views.common import STALE_MESSAGE, customer_required
+from billing.views.common import STALE_MESSAGE, subscription_or_404
+from core.cardforms import tokenize_card_form
+from core.money import format_with_symbol
+from core.pages import actor, bound_data, today
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 
-from billing.gateway import RefundResult
+from core.payments.gateway import RefundResult
 from shop.access.checkout_writes import journal_entry, put_back
 from shop.access.orders import OrderDetails
 from shop.access.transactions import LabelledWrite

@@ -12,6 +12,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
+from core.dynamo import engine
 from shop.models import ShopItem
 
 Label = tuple[str, ...]
@@ -81,7 +82,7 @@ class LabelledWrite:
         return [label for kind in ("check", "delete", "put", "update") for label, _ in self._ops[kind]]
 
     def commit(self) -> None:
-        connection = ShopItem._get_connection().connection
+        connection = engine.engine()
         try:
             with TransactWrite(connection=connection, client_request_token=self.token) as tx:
                 for kind in ("check", "delete", "put", "update"):

@@ -1,6 +1,6 @@
 """The shop's staff pages, inside the admin: ``shop_staff_urls(site)`` gives them as
 admin URLs behind ``site.admin_view`` (active staff only, the admin's CSRF and cache
-protections) and the staff roles' permissions (billing.staff.permissions): looking and
+protections) and the staff roles' permissions (core.staff): looking and
 fulfilment (pick list, shipments) for support and finance, products, warehouses, stock
 and discount codes for the catalog role, cancel, refund and issuing gift cards for
 finance."""
@@ -12,8 +12,9 @@ from collections.abc import Callable
 from django.contrib.admin import AdminSite
 from django.http import HttpResponse
 from django.urls import URLPattern, path
+from django.utils.translation import gettext_lazy as _
 
-from billing.staff.permissions import CATALOG, MONEY, VIEW_BILLING, permission_required
+from core.staff import CATALOG, MONEY, VIEW_BILLING, permission_required
 from shop.staff.catalog_pages import (
     index,
     product_add,
@@ -33,7 +34,10 @@ from shop.staff.order_pages import (
     shipment_ship,
 )
 
-__all__ = ["shop_staff_urls"]
+__all__ = ["SHOP_STAFF_PAGES", "shop_staff_urls"]
+
+# Listed in the admin's index and sidebar beside billing's (rpay_site/admin_site.py).
+SHOP_STAFF_PAGES = [("shop_staff_index", _("Shop: orders, stock and shipments"), VIEW_BILLING, None)]
 
 
 def shop_staff_urls(site: AdminSite) -> list[URLPattern]:

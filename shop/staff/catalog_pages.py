@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 from pynamodb.exceptions import PutError
 
-from billing.pages import bound_data
+from core.pages import bound_data
 from shop import access
 from shop.errors import InvalidInput
 from shop.forms import FindForm, ProductForm, StockForm, WarehouseForm

@@ -12,8 +12,8 @@ from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
-from billing.pages import actor, bound_data
-from billing.staff.permissions import MONEY, forbidden
+from core.pages import actor, bound_data
+from core.staff import MONEY, forbidden
 from shop import access
 from shop.clock import today
 from shop.errors import InvalidInput

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 
-from billing import access as billing_access
-from billing.pages import actor
-from billing.staff.common import render_staff
+from billing import customers
+from core.pages import actor
+from core.staff import render_staff
 from shop import access
 from shop.access import OrderDetails
 
@@ -23,12 +23,12 @@ def render_shop_staff(request: HttpRequest, template: str, title: str, context: 
 
 
 def audit(request: HttpRequest, action: str, subject: str, *, after: dict | None = None, note: str | None = None) -> None:
-    billing_access.record_event(SHOP_EVENTS_ACCOUNT, actor=actor(request), action=action, subject=subject,
-                                after=after, note=note)
+    customers.record_staff_event(SHOP_EVENTS_ACCOUNT, actor=actor(request), action=action, subject=subject,
+                                 after=after, note=note)
 
 
 def recent_events(limit: int = 20) -> list:
-    return billing_access.get_events_by_account(SHOP_EVENTS_ACCOUNT, limit=limit)
+    return customers.staff_events(SHOP_EVENTS_ACCOUNT, limit=limit)
 
 
 def order_or_404(order_id: str, *, consistent: bool = False) -> OrderDetails:

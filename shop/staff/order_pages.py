@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from billing.pages import actor, today
+from core.pages import actor, today
 from shop import access
 from shop.errors import PaymentPending, ShopError
 from shop.forms import DateRangeForm, ShipForm

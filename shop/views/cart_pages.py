@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from billing.views.common import customer_required
+from billing.customers import customer_required
 from shop import access
 from shop.forms import CartLineForm
 from shop.models import ProductStatus

@@ -8,8 +8,8 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
-from billing.pages import bound_data
-from billing.views.common import customer_required
+from billing.customers import customer_required
+from core.pages import bound_data
 from shop import access
 from shop.forms import AddToCartForm
 from shop.models import ProductStatus

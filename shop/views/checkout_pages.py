@@ -19,10 +19,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
-from billing.money import format_with_symbol
-from billing.pages import bound_data, today
-from billing.views.cards import tokenize_card_form
-from billing.views.common import customer_required
+from billing.customers import customer_required
+from core.cardforms import tokenize_card_form
+from core.money import format_with_symbol
+from core.pages import bound_data, today
 from shop import access
 from shop.checkout import CheckoutRequest, checkout, new_checkout_token
 from shop.errors import (

@@ -11,8 +11,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods
 
-from billing.pages import bound_data, today
-from billing.views.common import customer_required
+from billing.customers import customer_required
+from core.pages import bound_data, today
 from shop import access
 from shop.forms import DateRangeForm, GiftCardBalanceForm
 from shop.views.common import order_or_404, shipment_rows

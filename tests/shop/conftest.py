@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from billing.table import delete_table, ensure_table
+from core.dynamo.table import delete_table, ensure_table
 from shop.models import ShopItem, configure
 from tests.conftest import ENGINES, table_on
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from billing.gateway import CardToken, get_gateway
+from core.payments.gateway import CardToken, get_gateway
 from shop import access
 from shop.checkout import CheckoutRequest, new_checkout_token
 from shop.models import Address, ShopItem

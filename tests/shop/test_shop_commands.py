@@ -10,7 +10,7 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 
 from billing import access as billing_access
-from billing.table import delete_table, describe_table
+from core.dynamo.table import delete_table, describe_table
 from shop import access
 from shop.models import ENTITIES, ShopItem
 

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.core.management.base import CommandError
 
 from billing import access
-from billing.management.base import BillingCommand
-from billing.schedule import billing_today
+from core.clock import billing_today
+from core.dynamo.command import BillingCommand
 
 # Every live subscription's NextPaymentDate lies in this window around today: at most a
 # period and the longest retry ahead, and behind only as far as batches have not run.

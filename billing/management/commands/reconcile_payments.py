@@ -9,9 +9,9 @@ from django.conf import settings
 from django.core.management.base import CommandError
 
 from billing.batches.reconcile import reconcile
-from billing.management.base import BillingCommand
 from billing.management.batchcommand import parse_date
-from billing.schedule import billing_today
+from core.clock import billing_today
+from core.dynamo.command import BillingCommand
 
 
 class Command(BillingCommand):

@@ -10,17 +10,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from billing import access
-from billing.gateway import PaymentGateway, get_gateway
-from billing.management.base import BillingCommand
 from billing.models import Subscription
-from billing.schedule import (
-    add_months,
-    anchor_date,
-    billing_today,
-    first_payment_date,
-    period_end,
-    reminder_date,
-)
+from billing.rules.schedule import add_months, anchor_date, first_payment_date, period_end, reminder_date
+from core.clock import billing_today
+from core.dynamo.command import BillingCommand
+from core.dynamo.table import registered
+from core.payments.gateway import PaymentGateway, get_gateway
 
 STAFF_EMAIL = "staff@rpay.localhost"
 STAFF_PASSWORD = "staff-demo-2026"
@@ -120,14 +115,11 @@ class Command(BillingCommand):
         self.stdout.write(f"seeded {seeded} new demo account(s); {len(DEMO_ACCOUNTS) - seeded} already there")
         self.stdout.write(f"staff log-in:    {STAFF_EMAIL} / {STAFF_PASSWORD}")
         self.stdout.write(f"customer log-in: {CUSTOMER_EMAIL} / {CUSTOMER_PASSWORD}")
-        self._seed_shop()
+        self._seed_other_tables()
 
-    def _seed_shop(self) -> None:
-        """The online shop's demo data: the seed's sample with its ids (shop/demo.py)."""
-        from shop.demo import seed_shop, shop_table_exists
-
-        if not shop_table_exists():
-            self.stdout.write("shop: its table is missing (run setup_dynamodb); not seeded")
-            return
-        for line in seed_shop(CUSTOMER_PASSWORD):
-            self.stdout.write(line)
+    def _seed_other_tables(self) -> None:
+        """The other apps' demo data (the shop's: the seed's sample with its ids)."""
+        for table in registered():
+            if table.seed_demo:
+                for line in table.seed_demo(CUSTOMER_PASSWORD):
+                    self.stdout.write(line)

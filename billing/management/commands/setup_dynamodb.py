@@ -8,13 +8,13 @@ from django.conf import settings
 from django.core.management.base import CommandError
 
 from billing import access
-from billing.management.base import BillingCommand
-from billing.table import ensure_table, summarize
+from core.dynamo.command import BillingCommand
+from core.dynamo.table import ensure_table, registered, summarize
 
 
 class Command(BillingCommand):
     help = ("Create the DynamoDB table and its two GSIs if missing, wait until active, enable TTL; "
-            "and the shop's table with its two GSIs.")
+            "and every other app's table (the shop's) with its indexes.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         status = ensure_table(wait=True)
@@ -36,14 +36,13 @@ class Command(BillingCommand):
             )
         for line in summarize(status.description):
             self.stdout.write(line)
-        self._setup_shop()
+        self._setup_other_tables()
 
-    def _setup_shop(self) -> None:
-        """The online shop's table (SHOP-DESIGN.md), on the same engine."""
-        from shop.models import ShopItem
-
-        status = ensure_table(wait=True, model=ShopItem)
-        verb = "created" if status.created else "already exists"
-        self.stdout.write(f"{ShopItem.Meta.table_name} {verb} (the shop's table)")
-        for line in summarize(status.description):
-            self.stdout.write(line)
+    def _setup_other_tables(self) -> None:
+        """The other apps' tables (the shop's: SHOP-DESIGN.md), on the same engine."""
+        for table in registered()[1:]:
+            status = ensure_table(wait=True, model=table.base)
+            verb = "created" if status.created else "already exists"
+            self.stdout.write(f"{table.base.Meta.table_name} {verb} ({table.description})")
+            for line in summarize(status.description):
+                self.stdout.write(line)

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from billing.management.base import BillingCommand
+from core.dynamo.command import BillingCommand
 from shop.reconcile import reconcile
 
 

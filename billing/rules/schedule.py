@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import calendar
 from collections.abc import Iterator, Sequence
-from datetime import date, datetime, timedelta
-from zoneinfo import ZoneInfo
+from datetime import date, timedelta
 
 MIN_PAYMENT_DAY = 1
 MAX_PAYMENT_DAY = 31
@@ -166,12 +165,6 @@ def retry_after(run_date: date, retry_days: Sequence[int], failed_retries: int) 
         return None
     gap = days[0] if failed_retries == 0 else days[failed_retries] - days[failed_retries - 1]
     return run_date + timedelta(days=max(1, gap))
-
-
-def billing_today(timezone_name: str, now: datetime | None = None) -> date:
-    """Today's calendar date in the billing time zone (DESIGN.md invariant 7)."""
-    now = now or datetime.now(tz=ZoneInfo("UTC"))
-    return now.astimezone(ZoneInfo(timezone_name)).date()
 
 
 def months_before(today: date, months: int) -> date:

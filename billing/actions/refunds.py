@@ -15,9 +15,9 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.gateway import GatewayError, PaymentGateway, RefundRefused, get_gateway
-from billing.mail import money_text, send_customer_email
 from billing.models import AuditAction, Receipt
+from core.mail import money_text, send_customer_email
+from core.payments.gateway import GatewayError, PaymentGateway, RefundRefused, get_gateway
 
 
 @dataclass

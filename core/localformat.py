@@ -3,7 +3,7 @@
 English keeps rpay's own formats ("$9.99", "9.99 USD", "30 November 2026"), which its
 customers and tests know; Italian, Korean and Chinese get CLDR's: "9,99 €", "₩9,900",
 "2026年11月30日". The number of decimals is always the currency's ISO-4217 exponent
-(billing.money), never CLDR's own table, so an amount has one precision everywhere.
+(core.money), never CLDR's own table, so an amount has one precision everywhere.
 """
 
 from __future__ import annotations

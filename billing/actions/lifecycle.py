@@ -1,7 +1,7 @@
 """Cancel (at period end or now), keep, pause and resume, as one operation each: the
 access function makes the change and records its audit event, this module refunds what
-must be refunded and tells the customer (``billing.mail``). The portal's and the
-staff's pages call these; the rules are ``billing.lifecycle``'s.
+must be refunded and tells the customer (``core.mail``). The portal's and the
+staff's pages call these; the rules are ``billing.rules.lifecycle``'s.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from django.conf import settings
 from django.utils.translation import gettext_noop
 
 from billing import access
+from billing.actions.refunds import refund_receipt
 from billing.batches import owed_amount
-from billing.gateway import PaymentError
-from billing.lifecycle import CancelMode, unused_share
-from billing.mail import date_text, lazy_message, money_text, send_customer_email, subscription_context
 from billing.models import AuditAction, Receipt, Subscription
-from billing.refunds import refund_receipt
-from billing.schedule import months_before
+from billing.notify import subscription_context
+from billing.rules.lifecycle import CancelMode, unused_share
+from billing.rules.schedule import months_before
+from core.mail import date_text, lazy_message, money_text, send_customer_email
+from core.payments.gateway import PaymentError
 
 log = logging.getLogger(__name__)
 

@@ -13,14 +13,28 @@ billing page: each answers 403 with a page in the admin's look that names what i
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
+from typing import Any
 
 from django.contrib.auth.models import Permission
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
-from billing.staff.common import render_staff
+
+def render_staff(request: HttpRequest, template: str, title: str, context: dict[str, Any] | None = None,
+                 status: int = 200) -> HttpResponse:
+    """Render inside the admin's own context (site header, user links, sidebar), so the
+    staff pages look native. Templates show only the actions the user may take, through
+    Django's ``perms`` (e.g. ``perms.billing.manage_money``)."""
+    from django.contrib import admin
+
+    ctx = {**admin.site.each_context(request), "title": title, **(context or {})}
+    return render(request, template, ctx, status=status)
+
+
 
 VIEW_BILLING = "billing.view_billing"
 CANCEL = "billing.cancel_subscription"
@@ -72,3 +86,26 @@ def permission_required(perm: str) -> Callable[[Callable[..., HttpResponse]], Ca
         return checked
 
     return decorate
+
+
+@dataclass(frozen=True)
+class StaffSection:
+    """An app's staff pages: ``urls(site)`` gives them as admin URLs, and ``pages`` lists
+    the ones the admin's index and sidebar show, as (URL name, label, the permission it
+    needs, URL name of its "Add" link or None)."""
+
+    urls: Callable[[Any], list[Any]]
+    pages: list[tuple[str, Any, str, str | None]]
+
+
+_SECTIONS: list[StaffSection] = []
+
+
+def register_staff_section(section: StaffSection) -> None:
+    """Add an app's staff pages to the admin site (from its ``AppConfig.ready``)."""
+    if section not in _SECTIONS:
+        _SECTIONS.append(section)
+
+
+def staff_sections() -> list[StaffSection]:
+    return list(_SECTIONS)

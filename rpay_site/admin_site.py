@@ -1,6 +1,7 @@
-"""The project's admin site: Django's ``AdminSite`` plus the staff pages.
+"""The project's admin site: Django's ``AdminSite`` plus the staff pages each app hands
+in (``core.staff.register_staff_section``, from the apps' ``ready``).
 
-``RpayAdminConfig`` (billing/apps.py) makes this the default site, so ``admin.site``,
+``RpayAdminConfig`` (rpay_site/apps.py, in INSTALLED_APPS) makes this the default site, so ``admin.site``,
 ``admin.register`` and ``admin.site.urls`` all mean it (Django's "overriding the default
 admin site"). Its index and navigation sidebar list the billing pages the user may open,
 as a "Billing" section among the apps; a staff user with only a billing role therefore
@@ -15,28 +16,15 @@ from django.contrib.admin import AdminSite
 from django.http import HttpRequest
 from django.urls import URLPattern, URLResolver, reverse
 from django.utils.translation import gettext
-from django.utils.translation import gettext_lazy as _
 
-from billing.staff.permissions import CATALOG, VIEW_BILLING
-
-# (URL name, label, the permission it needs, URL name of its "Add" link or None)
-BILLING_PAGES = [
-    ("staff_index", _("Find a customer"), VIEW_BILLING, None),
-    ("staff_upcoming", _("Upcoming payments and reminders"), VIEW_BILLING, None),
-    ("staff_runs", _("Batch runs"), VIEW_BILLING, None),
-    ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
-    ("shop_staff_index", _("Shop: orders, stock and shipments"), VIEW_BILLING, None),
-]
+from core.staff import staff_sections
 
 
 class StaffAdminSite(AdminSite):
 
     def get_urls(self) -> list[URLPattern | URLResolver]:
-        from billing.staff.urls import staff_urls
-        from shop.staff import shop_staff_urls
-
-        # Ours first: the admin's own patterns end in a catch-all for app labels.
-        return staff_urls(self) + shop_staff_urls(self) + super().get_urls()
+        # The apps' first: the admin's own patterns end in a catch-all for app labels.
+        return [url for section in staff_sections() for url in section.urls(self)] + super().get_urls()
 
     def billing_app(self, request: HttpRequest) -> dict[str, Any] | None:
         """The billing pages this user may open, shaped like an entry of ``get_app_list``."""
@@ -45,7 +33,8 @@ class StaffAdminSite(AdminSite):
             "admin_url": reverse(f"admin:{name}", current_app=self.name),
             "add_url": reverse(f"admin:{add}", current_app=self.name) if add else None,
             "view_only": True,
-        } for name, label, perm, add in BILLING_PAGES if request.user.has_perm(perm)]
+        } for section in staff_sections() for name, label, perm, add in section.pages
+            if request.user.has_perm(perm)]
         if not pages:
             return None
         return {"name": gettext("Billing"), "app_label": "billing", "app_url": pages[0]["admin_url"],

@@ -22,14 +22,11 @@ from django.core.mail import send_mail
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.functional import Promise, lazy
-from django.utils.text import format_lazy
 from django.utils.translation import gettext
-from django.utils.translation import gettext_lazy as _
 
-from billing.language import supported
-from billing.localformat import local_date
-from billing.models import Subscription
-from billing.money import format_with_code
+from core.language import supported
+from core.localformat import local_date
+from core.money import format_with_code
 
 # An amount with its currency code ("9.99 USD", "9,99 USD"), formatted when the e-mail
 # is rendered, so in the customer's language.
@@ -82,17 +79,3 @@ def send_customer_email(template: str, to: str, subject: Any, context: dict[str,
         log.warning("e-mail %s failed: %s", template, error)
         return f"mail: {type(error).__name__}: {error}".splitlines()[0]
     return ""
-
-
-def subscription_context(sub: Subscription) -> dict[str, Any]:
-    """What every subscription e-mail shows: product, amount, card (brand and last four)."""
-    card = sub.PaymentDetails
-    return {
-        "product": sub.ProductName or sub.SKU,
-        "amount": money_text(sub.PaymentAmount, sub.Currency),
-        "card": format_lazy(_("{brand} ending {last4}"), brand=card.Brand, last4=card.Last4) if card
-        else _("your card on file"),
-        "last4": card.Last4 if card else "",
-        "sub_id": sub.sub_id,
-        "payment_day": sub.PaymentDay,
-    }

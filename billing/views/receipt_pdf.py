@@ -31,9 +31,9 @@ from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 from reportlab.platypus.flowables import Flowable
 
-from billing.localformat import local_date
 from billing.models import Receipt
-from billing.money import format_with_symbol
+from core.localformat import local_date
+from core.money import format_with_symbol
 
 KOREAN_FONT = "HYSMyeongJo-Medium"  # Adobe-Korea1: Hangul, Hanja, Latin
 CHINESE_FONT = "STSong-Light"  # Adobe-GB1: Simplified Chinese, Latin

@@ -1,7 +1,7 @@
 """What a customer does to the wallet (issue 14), one operation each: the access function
 makes the change and records its audit event, this module tells the customer by e-mail
-(``billing.mail``, text + HTML) and retries a past-due period with the new card.
-``billing.actions`` is the same thing for subscriptions; this is its wallet half.
+(``core.mail``, text + HTML) and retries a past-due period with the new card.
+``billing.actions.subscriptions`` is the same thing for subscriptions; this is its wallet half.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from django.utils.translation import gettext_lazy, gettext_noop
 
 from billing import access
 from billing.batches import PaymentOutcome, take_payment
-from billing.gateway import CardToken, GatewayError
-from billing.mail import lazy_message, send_customer_email, subscription_context
 from billing.models import Account, AuditAction, Card, PaymentDetails, Subscription, SubscriptionStatus
+from billing.notify import subscription_context
+from core.mail import lazy_message, send_customer_email
+from core.payments.gateway import CardToken, GatewayError
 
 log = logging.getLogger(__name__)
 

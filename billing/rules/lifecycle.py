@@ -28,7 +28,7 @@ from enum import StrEnum
 from django.utils.translation import gettext_lazy as _
 
 from billing.models import Subscription, SubscriptionStatus
-from billing.schedule import first_payment_date, next_payment_date, prorate
+from billing.rules.schedule import first_payment_date, next_payment_date, prorate
 
 MAX_PAUSE_PAYMENTS = 12  # a pause skips at most a year of payments
 MAX_PAUSE_DAYS = 366

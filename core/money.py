@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from billing import localformat
+from core import localformat
 
 # ISO-4217 minor-unit exponents that are not 2.
 CURRENCY_EXPONENTS: dict[str, int] = {

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
-from billing.errors import describe_dynamodb_error, is_unavailable
+from core.dynamo.errors import describe_dynamodb_error, is_unavailable
 
 log = logging.getLogger("billing")
 

@@ -8,7 +8,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from django.core.management.base import BaseCommand, CommandError
 from pynamodb.exceptions import PynamoDBException
 
-from billing.errors import describe_dynamodb_error
+from core.dynamo.errors import describe_dynamodb_error
 
 
 class BillingCommand(BaseCommand):

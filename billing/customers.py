@@ -1,0 +1,87 @@
+"""Who the customer is: the one module of billing that other apps (the shop) may import.
+
+A shop customer is an rpay account (SHOP-DESIGN.md): its pages take the account from the
+session as the portal's do, its e-mails go to the account's address in the account's
+language, and its staff changes are audited in the site's one audit log (billing's
+table) under a pseudo-account of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponseBase
+from django.shortcuts import redirect
+
+from billing import access
+from billing.models import AuditEvent
+from core.language import remember_language
+
+SESSION_ACCOUNT = "account_id"
+
+
+def remember_account(request: HttpRequest) -> str | None:
+    """Put the user's account id and language in the session: one GetItem (the user
+    link, which carries both), only when missing."""
+    account_id = request.session.get(SESSION_ACCOUNT)
+    if not account_id and request.user.is_authenticated:
+        link = access.get_user_link(request.user.pk)
+        account_id = link.AccountId if link else None
+        if link:
+            request.session[SESSION_ACCOUNT] = account_id
+            remember_language(request, link.Language)
+    return account_id
+
+
+def customer_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """``login_required`` plus the account id from the session as ``account_id``.
+
+    Staff users without a billing account belong in the admin; a customer whose sign-up
+    stopped between creating the user and the account gets the account now.
+    """
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        account_id = remember_account(request)
+        if not account_id:
+            if request.user.is_staff:
+                return redirect("admin:index")
+            account = access.create_account(request.user.email or request.user.get_username(),
+                                            user_id=request.user.pk)
+            account_id = request.session[SESSION_ACCOUNT] = account.account_id
+        return view(request, account_id, *args, **kwargs)
+
+    return wrapper
+
+
+def contact(account_id: str) -> tuple[str | None, str | None]:
+    """The account's e-mail and language (one GetItem); (None, None) for no account."""
+    account = access.get_account(account_id)
+    return (account.Email, account.Language) if account else (None, None)
+
+
+def record_staff_event(log: str, *, actor: str, action: str, subject: str, after: dict | None = None,
+                       note: str | None = None) -> AuditEvent:
+    """An audit event of a change that belongs to no customer, under the pseudo-account
+    ``log`` (the shop's: "SHOP")."""
+    return access.record_event(log, actor=actor, action=action, subject=subject, after=after, note=note)
+
+
+def staff_events(log: str, *, limit: int = 20) -> list[AuditEvent]:
+    """The newest audit events of pseudo-account ``log``, newest first."""
+    return access.get_events_by_account(log, limit=limit)
+
+
+def ensure_demo_customer(account_id: str, email: str, name: str, user_id: int) -> bool:
+    """Demo data: an account with a given id (a seed's customer id), linked to the Django
+    user ``user_id``. False when that user already has an account (nothing done)."""
+    if access.get_account_id_for_user(user_id):
+        return False
+    if access.get_account(account_id) is None:
+        access.create_account(email, name=name, account_id=account_id, created="2020-06-01T00:00:00+00:00")
+    access.link_user(user_id, account_id, email)
+    return True

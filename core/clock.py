@@ -1,0 +1,12 @@
+"""The calendar day rpay bills on (DESIGN.md invariant 7)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+
+def billing_today(timezone_name: str, now: datetime | None = None) -> date:
+    """Today's calendar date in the billing time zone (DESIGN.md invariant 7)."""
+    now = now or datetime.now(tz=ZoneInfo("UTC"))
+    return now.astimezone(ZoneInfo(timezone_name)).date()

@@ -1,0 +1,28 @@
+"""What the portal's and the staff's pages share: the billing day, who acts, the form
+data of a request.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest
+
+from core.clock import billing_today
+
+
+def today() -> date:
+    """Today in ``BILLING_TIMEZONE`` (DESIGN.md invariant 7)."""
+    return billing_today(settings.BILLING_TIMEZONE)
+
+
+def actor(request: HttpRequest) -> str:
+    """Who made a change, as audit events record it."""
+    return request.user.email or request.user.get_username()
+
+
+def bound_data(request: HttpRequest) -> Any:
+    """The data to bind a form to: an empty POST is still a submission, so its errors show."""
+    return request.POST if request.method == "POST" else None
