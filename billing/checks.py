@@ -68,7 +68,7 @@ def check_payment_gateway(app_configs: Any = None, **kwargs: Any) -> list[CheckM
     except ImportError as error:
         return [Error(
             f"PAYMENT_GATEWAY {path!r} cannot be imported: {error}",
-            hint="Give the dotted path of a gateway class, e.g. core.payments.gateway.SimulatedGateway.",
+            hint="Give the dotted path of a gateway class, e.g. core.payments.simulated.SimulatedGateway.",
             id="billing.E004",
         )]
     missing = [name for name in GATEWAY_METHODS if not callable(getattr(gateway, name, None))]

@@ -81,7 +81,7 @@ class Account(BillingItem, discriminator="Account"):
     # the user link (read at log-in) and each subscription (read by the batches from the
     # GSIs), so neither needs another request to know it. Null: the site's default.
     Language = UnicodeAttribute(null=True)
-    # The wallet card new subscriptions use unless told otherwise (issue 14); when it is
+    # The wallet card new subscriptions use unless told otherwise; when it is
     # unset or names a removed card, the wallet's oldest card is the default.
     DefaultCardId = UnicodeAttribute(null=True)
 
@@ -129,7 +129,7 @@ class PaymentDetails(MapAttribute):
 
 
 class Card(BillingItem, discriminator="Card"):
-    """A card in the account's wallet (issue 14): the gateway's token and what the pages
+    """A card in the account's wallet: the gateway's token and what the pages
     show, never the number or the CVC (invariant 3). Each subscription keeps a copy in
     its ``PaymentDetails`` (with this card's id), so the batches read no Card item."""
 
@@ -164,7 +164,7 @@ GSI2_PROJECTION = [
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
 ]
 
-# The hash keys of both due indexes: a date and a write shard (issue 17). One date's
+# The hash keys of both due indexes: a date and a write shard. One date's
 # items are spread over ``DUE_SHARDS`` partition key values, so no GSI partition takes a
 # whole 1st of the month. Built only by billing/access/due_dates.py.
 DUE_KEY = KeyTemplate("{day}#{shard}")
@@ -409,7 +409,7 @@ class BatchRun(BillingItem, discriminator="BatchRun"):
     Counts = JSONAttribute(null=True)
     Failures = JSONAttribute(null=True)  # a list of {"subject": ..., "reason": ...}
     Host = UnicodeAttribute(null=True)
-    # The due-index shards the run covered (issue 17): ``ShardFirst``..``ShardLast`` of
+    # The due-index shards the run covered: ``ShardFirst``..``ShardLast`` of
     # ``ShardCount``. One record per process; none of the three: every shard (older runs).
     ShardFirst = NumberAttribute(null=True)
     ShardLast = NumberAttribute(null=True)
@@ -467,7 +467,7 @@ class AuditAction(StrEnum):
     STAFF_REFUND = "staff.refund"  # a refund made (recorded by access.record_refund)
     STAFF_REFUND_FAILED = "staff.refund_failed"
     STAFF_REFUND_UNRECORDED = "staff.refund_unrecorded"
-    # The wallet (issue 14): the account's cards; a subscription's choice of card is
+    # The wallet: the account's cards; a subscription's choice of card is
     # CARD_REPLACED above.
     CARD_ADDED = "card.added"
     CARD_UPDATED = "card.replaced"

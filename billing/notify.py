@@ -1,14 +1,21 @@
-"""What billing's e-mails share: a subscription's lines every message shows."""
+"""How billing tells a customer about a change: the e-mail, in the customer's language
+whoever acts (a staff member's page language is not the customer's), and what every
+subscription e-mail shows. A mail failure is logged, never raised: the change is made
+whatever the mail server says."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from django.conf import settings
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from billing.models import Subscription
-from core.mail import money_text
+from billing.models import Account, Subscription
+from core.mail import money_text, send_customer_email
+
+log = logging.getLogger("billing")
 
 
 def subscription_context(sub: Subscription) -> dict[str, Any]:
@@ -23,3 +30,27 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
         "sub_id": sub.sub_id,
         "payment_day": sub.PaymentDay,
     }
+
+
+def _send(template: str, to: str, subject: object, context: dict[str, Any], language: str | None, key: str) -> str:
+    failure = send_customer_email(template, to, subject, context, language=language)
+    if failure:
+        log.warning("%s mail for %s not sent: %s", template, key, failure)
+    return failure
+
+
+def tell(template: str, sub: Subscription, subject: object, **context: object) -> str:
+    """E-mail the subscription's customer (in the subscription's copy of their language);
+    "" or the failure, already logged."""
+    return _send(template, sub.Email, subject, {**subscription_context(sub), **context}, sub.Language, sub.SK)
+
+
+def tell_account(template: str, account: Account, subject: object, **context: object) -> str:
+    """E-mail the account's owner about a change to the account (its wallet)."""
+    return _send(template, account.Email, subject, {"product": "", **context}, account.Language, account.PK)
+
+
+def manage_url(sub: Subscription, page: str = "") -> str:
+    """The absolute link an e-mail gives to the subscription's page (``page``: "card/" for
+    its replace-card page); the portal's URLs (billing/urls.py) are under ``SITE_URL``."""
+    return settings.SITE_URL.rstrip("/") + f"/subscriptions/{sub.sub_id}/{page}"

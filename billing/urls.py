@@ -42,7 +42,7 @@ urlpatterns = [
     path("subscriptions/<str:sub_id>/keep/", views.keep, name="keep"),
     path("subscriptions/<str:sub_id>/pause/", views.pause, name="pause"),
     path("subscriptions/<str:sub_id>/resume/", views.resume, name="resume"),
-    # the wallet (issue 14)
+    # the wallet
     path("wallet/", views.wallet_page, name="wallet"),
     path("wallet/add/", views.wallet_add, name="wallet_add"),
     path("wallet/<str:card_id>/replace/", views.wallet_replace, name="wallet_replace"),

@@ -15,14 +15,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
-from core.payments.gateway import (
-    CardError,
-    CardToken,
-    GatewayError,
-    get_gateway,
-    luhn_valid,
-    normalize_card_number,
-)
+from core.payments.errors import CardError, GatewayError
+from core.payments.gateway import CardToken, get_gateway, luhn_valid, normalize_card_number
 
 
 # All variables: cleaned_data holds the number and CVC, and every frame below (the

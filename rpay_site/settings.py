@@ -169,7 +169,7 @@ DYNAMODB_MAX_POOL_CONNECTIONS = env_int("DYNAMODB_MAX_POOL_CONNECTIONS", 64, min
 DYNAMODB_MAX_RETRY_ATTEMPTS = env_int("DYNAMODB_MAX_RETRY_ATTEMPTS", 5, minimum=0)
 DYNAMODB_CONNECT_TIMEOUT = env_int("DYNAMODB_CONNECT_TIMEOUT", 3, minimum=1)
 DYNAMODB_READ_TIMEOUT = env_int("DYNAMODB_READ_TIMEOUT", 10, minimum=1)
-# Write shards of the two due indexes (issue 17: hash key ``<date>#<shard>``). Recorded
+# Write shards of the two due indexes (hash key ``<date>#<shard>``). Recorded
 # with the table by setup_dynamodb; this must match the record (a change is
 # ``manage.py migrate_due_shards --to N``). 1 suits a test or a small site; see
 # docs/PERFORMANCE.md (scripts/capacity.py) for how many a peak day needs.
@@ -190,7 +190,7 @@ RPAY_SELLER = {
     "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "GB 123 4567 89"),
 }
 PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
-PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "core.payments.gateway.SimulatedGateway")
+PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "core.payments.simulated.SimulatedGateway")
 # The simulated gateway keeps its idempotency ledger here (it stands in for the
 # payment provider's own records, so it does not live in our table).
 PAYMENT_GATEWAY_LEDGER = os.environ.get(

@@ -148,7 +148,7 @@ def batch_run(token: str, workers: int, latency_ms: int, ledger: str) -> dict:
     from django.core import mail
 
     from billing import batches
-    from core.payments.gateway import SimulatedGateway
+    from core.payments.simulated import SimulatedGateway
 
     day = next_day()
     seed_due(day, token)
@@ -317,7 +317,7 @@ def scan_run(token: str, workers: int, ledger: str) -> dict:
 
     from billing import batches
     from billing.models import Subscription
-    from core.payments.gateway import SimulatedGateway
+    from core.payments.simulated import SimulatedGateway
 
     day = next_day()
     seed_due(day, token)
@@ -427,7 +427,7 @@ def main() -> None:
                      "cpus": os.cpu_count(), "engine": "DynamoDB Local 3.3.0 in memory"}
     try:
         setup_django(server.endpoint, tmp)
-        from core.payments.gateway import SimulatedGateway
+        from core.payments.simulated import SimulatedGateway
 
         ledger = str(tmp / "ledger.sqlite3")
         token = SimulatedGateway(ledger_path=ledger).tokenize_card("4242424242424242", 12, 2030, "123").token

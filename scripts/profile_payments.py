@@ -46,7 +46,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     try:
         bench.setup_django(server.endpoint, tmp)
-        from core.payments.gateway import SimulatedGateway
+        from core.payments.simulated import SimulatedGateway
 
         ledger = str(tmp / "ledger.sqlite3")
         token = SimulatedGateway(ledger_path=ledger).tokenize_card("4242424242424242", 12, 2030, "123").token

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from core.payments.gateway import CardToken, GatewayError, get_gateway
+from core.payments.errors import GatewayError
+from core.payments.gateway import CardToken, get_gateway
 from shop import faults
 from shop.access import checkout_writes as writes
 from shop.access.catalog import get_products_by_ids, get_warehouses_by_ids

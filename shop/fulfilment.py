@@ -7,7 +7,8 @@ import contextlib
 
 from django.utils.translation import gettext as _
 
-from core.payments.gateway import GatewayError, get_gateway
+from core.payments.errors import GatewayError
+from core.payments.gateway import get_gateway
 from shop import faults
 from shop.access import fulfilment_writes as writes
 from shop.access.orders import OrderDetails, get_order_details_by_order_id

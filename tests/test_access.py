@@ -11,7 +11,7 @@ from django.conf import settings
 
 from billing import access
 from billing.models import BillingItem, Subscription, SubscriptionStatus
-from core.payments.gateway import SimulatedGateway
+from core.payments.simulated import SimulatedGateway
 from tests.builders import make_account, make_subscription
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -151,9 +151,9 @@ def test_stale_write_is_refused(table) -> None:
     sub = make_subscription(account)
     stale = access.get_subscription(account.account_id, sub.sub_id)
     fresh = access.get_subscription(account.account_id, sub.sub_id)
-    access.change_payment_day(fresh, 3, today=date(2027, 1, 10), reminder_days_before=7)
+    access.change_payment_day(fresh, 3)
     with pytest.raises(access.ConditionFailed):
-        access.change_payment_day(stale, 9, today=date(2027, 1, 10), reminder_days_before=7)
+        access.change_payment_day(stale, 9)
 
 
 def test_receipts_window_and_ttl(table) -> None:

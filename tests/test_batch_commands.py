@@ -18,7 +18,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from billing import access
-from core.payments.gateway import SimulatedGateway, get_gateway
+from core.payments.gateway import get_gateway
+from core.payments.simulated import SimulatedGateway
 from devtools.localengine import free_port
 from tests.builders import card, fresh, make_account, make_subscription, receipts_of, seed_due
 

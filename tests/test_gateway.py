@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from core.payments.gateway import CardError, SimulatedGateway
+from core.payments.errors import CardError
+from core.payments.simulated import SimulatedGateway
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from django import forms
 from django.core.signals import got_request_exception
 from django.views.debug import ExceptionReporter
 
-from core.payments import gateway as gateway_module
+from core.payments import simulated as gateway_module
 from core.payments.gateway import get_gateway
 from tests.builders import subscribe
 
@@ -72,11 +72,11 @@ SUBSCRIBE = {"product": "NEWS-DAILY", "payment_day": "15", **CARD}
 
 
 @pytest.mark.parametrize(("target", "frame"), [
-    ("billing.forms.luhn_valid", "clean_card_number"),  # the form's card-number check
-    ("billing.forms.normalize_card_number", "clean_card_number"),
+    ("core.cardforms.luhn_valid", "clean_card_number"),  # the form's card-number check
+    ("core.cardforms.normalize_card_number", "clean_card_number"),
     ("core.cardforms.get_gateway", "tokenize_card_form"),  # the view's helper holding cleaned_data
-    ("core.payments.gateway.card_brand", "tokenize_card"),  # the gateway, after normalizing
-    ("core.payments.gateway.luhn_valid", "tokenize_card"),
+    ("core.payments.simulated.card_brand", "tokenize_card"),  # the gateway, after normalizing
+    ("core.payments.simulated.luhn_valid", "tokenize_card"),
 ])
 def test_subscribe_failure_reports_hold_no_card(customer, reports, monkeypatch, target: str, frame: str) -> None:
     monkeypatch.setattr(target, explode)
@@ -97,7 +97,7 @@ def test_failure_in_djangos_field_cleaning_holds_no_card(customer, reports, monk
     assert_no_card(post_failing(customer.client, "/subscribe/", SUBSCRIBE, reports), "_clean_fields")
 
 
-@pytest.mark.parametrize("target", ["billing.forms.luhn_valid", "core.payments.gateway.card_brand"])
+@pytest.mark.parametrize("target", ["core.cardforms.luhn_valid", "core.payments.simulated.card_brand"])
 def test_replace_card_failure_reports_hold_no_card(customer, reports, monkeypatch, target: str) -> None:
     sub = subscribe(customer)
     monkeypatch.setattr(target, explode)
@@ -119,7 +119,7 @@ def test_the_gateway_outside_a_view_hides_the_card(monkeypatch, gateway_ledger) 
 
 def test_without_the_decorators_the_report_would_hold_the_card(customer, reports, monkeypatch) -> None:
     """The check above can fail: the same report with the filter off shows the number."""
-    monkeypatch.setattr("billing.forms.luhn_valid", explode)
+    monkeypatch.setattr("core.cardforms.luhn_valid", explode)
     monkeypatch.setattr("django.views.debug.SafeExceptionReporterFilter.is_active", lambda self, request: False)
     report = post_failing(customer.client, "/subscribe/", SUBSCRIBE, reports)
     assert NUMBER in report

@@ -28,8 +28,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from billing import access, batches
 from billing.actions import lifecycle as lifecycle_actions
+from billing.exceptions import PauseRefused
 from billing.models import SubscriptionStatus
-from billing.rules.lifecycle import PauseRefused, pause_end, state_of, unused_share
+from billing.rules.lifecycle import pause_end, state_of, unused_share
 from billing.rules.schedule import period_amount
 from core.payments.gateway import get_gateway
 from tests.machines import DayClock, TrackedSubscription, own_table

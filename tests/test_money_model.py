@@ -49,7 +49,8 @@ from billing.actions import subscriptions as actions
 from billing.batches.reconcile import reconcile
 from billing.models import SubscriptionStatus
 from billing.rules.schedule import period_amount
-from core.payments.gateway import DECLINING_TEST_CARDS, get_gateway
+from core.payments.gateway import get_gateway
+from core.payments.simulated import DECLINING_TEST_CARDS
 from tests.machines import DayClock, TrackedSubscription, own_table
 
 pytestmark = pytest.mark.django_db(databases=[])

@@ -24,7 +24,8 @@ from billing.models import Receipt, Subscription, SubscriptionStatus
 from billing.rules import schedule
 from core import mail as billing_mail
 from core import money
-from core.payments.gateway import GatewayError, RefundRefused, get_gateway
+from core.payments.errors import GatewayError, RefundRefused
+from core.payments.gateway import get_gateway
 from tests.builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])

@@ -8,7 +8,8 @@ import pytest
 from django.urls import reverse
 
 from billing import access
-from core.payments.gateway import CardError, GatewayError, PaymentError, RefundRefused, get_gateway
+from core.payments.errors import CardError, GatewayError, PaymentError, RefundRefused
+from core.payments.gateway import get_gateway
 from tests.builders import GOOD_CARD, make_customer_with_history, make_user, subscribe
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ import time_machine
 from django.core import mail
 
 from billing import access, batches
+from billing.exceptions import PauseRefused
 from billing.models import Subscription, SubscriptionStatus
-from billing.rules.lifecycle import PauseRefused
 from billing.rules.schedule import first_payment_date, next_payment_date
 from core.pages import today
 from tests.builders import PASSWORD, fresh, make_past_due, receipts_of

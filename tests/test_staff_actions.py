@@ -176,7 +176,7 @@ def test_refund_the_gateway_refuses_is_recorded_and_leaves_the_receipt(money_cli
 
 def test_a_refund_the_gateway_cannot_make_is_a_message_and_an_event(money_client, customer, monkeypatch) -> None:
     """Defect 7: an unreachable gateway on refund was a 500 with no audit event."""
-    from core.payments.gateway import GatewayError
+    from core.payments.errors import GatewayError
 
     def unreachable(*args, **kwargs):
         raise GatewayError("connection reset")

@@ -9,7 +9,7 @@ runs), the batches' conditional writes and the staff's look ahead; this package 
 their public API: callers write ``access.<name>``.
 """
 
-from billing.access._common import AlreadyExists, ConditionFailed, PaymentInProgress, new_id, utc_now
+from billing.access._common import new_id, utc_now
 from billing.access.accounts import (
     AccountCollection,
     create_account,
@@ -26,7 +26,6 @@ from billing.access.batch_writes import (
 )
 from billing.access.bulk import batch_items, due_subscription
 from billing.access.cards import (
-    CardInUse,
     Replaced,
     Wallet,
     add_card,
@@ -46,7 +45,6 @@ from billing.access.due_dates import due_key, no_due_attributes, shard_of
 from billing.access.due_shards import REFRESH as DUE_SHARDS_REFRESH
 from billing.access.due_shards import (
     DueShardLayout,
-    DueShardsMismatch,
     check_due_shards,
     due_shard_layout,
     due_shards_mismatch_message,
@@ -81,7 +79,6 @@ from billing.access.receipt_numbers import (
     reserve_receipt_numbers,
 )
 from billing.access.receipts import (
-    ReceiptNumberTaken,
     create_receipt,
     get_receipt,
     get_receipt_by_number,
@@ -93,7 +90,6 @@ from billing.access.receipts import (
     record_refund,
 )
 from billing.access.reshard import (
-    MigrationConflict,
     ReshardCount,
     begin_due_shards_migration,
     finish_due_shards_migration,
@@ -105,7 +101,6 @@ from billing.access.runs import (
     abandoned_batch_runs,
     completed_batch_runs,
     finish_batch_run,
-    last_completed_run,
     list_batch_runs,
     mark_batch_run_abandoned,
     renew_batch_run,
@@ -129,6 +124,15 @@ from billing.access.upcoming import (
     count_due_payments_by_date,
     count_due_reminders_by_date,
     get_upcoming,
+)
+from billing.exceptions import (
+    AlreadyExists,
+    CardInUse,
+    ConditionFailed,
+    DueShardsMismatch,
+    MigrationConflict,
+    PaymentInProgress,
+    ReceiptNumberTaken,
 )
 
 __all__ = [
@@ -170,7 +174,7 @@ __all__ = [
     "set_schedule",
     "subscription_snapshot",
     "update_subscription",
-    # the wallet (issue 14)
+    # the wallet
     "CardInUse",
     "Replaced",
     "Wallet",
@@ -228,10 +232,9 @@ __all__ = [
     "renew_batch_run",
     "mark_batch_run_abandoned",
     "finish_batch_run",
-    "last_completed_run",
     "list_batch_runs",
     "start_batch_run",
-    # the due indexes' write shards (issue 17)
+    # the due indexes' write shards
     "DUE_SHARDS_REFRESH",
     "DueShardLayout",
     "DueShardsMismatch",

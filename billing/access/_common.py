@@ -23,19 +23,6 @@ from billing.models import LIVE_STATUSES, Receipt, Subscription
 from core.dynamo.keys import InvalidKey
 
 
-class AlreadyExists(Exception):
-    """A conditional put found the item already there."""
-
-
-class ConditionFailed(Exception):
-    """A conditional update found the item changed (or gone) since it was read."""
-
-
-class PaymentInProgress(ConditionFailed):
-    """The subscription's payment is due today or still pending: its schedule can't move
-    until that payment has been taken (or the batch could charge the period twice)."""
-
-
 def new_id() -> str:
     """A random, URL-safe identifier: never derived from an e-mail or a counter."""
     return secrets.token_hex(8)

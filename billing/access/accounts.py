@@ -9,15 +9,8 @@ from datetime import datetime
 
 from pynamodb.exceptions import DoesNotExist
 
-from billing.access._common import (
-    AlreadyExists,
-    absent_if_invalid,
-    is_expired,
-    iso_now,
-    new_id,
-    refused_as,
-    utc_now,
-)
+from billing.access._common import absent_if_invalid, is_expired, iso_now, new_id, refused_as, utc_now
+from billing.exceptions import AlreadyExists
 from billing.models import Account, AuditEvent, BillingItem, Card, Receipt, Subscription, UserLink
 
 

@@ -1,4 +1,4 @@
-"""The wallet (issue 14): an account's cards, ``ACC#<AccountId>`` / ``CARD#<CardId>``.
+"""The wallet: an account's cards, ``ACC#<AccountId>`` / ``CARD#<CardId>``.
 
 A subscription pays with one card and keeps a copy of it in ``PaymentDetails`` (with the
 card's ``CardId``), so the payment batch stays at two requests per payment and the
@@ -13,23 +13,16 @@ from dataclasses import dataclass, field
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
 
-from billing.access._common import ConditionFailed, absent_if_invalid, iso_now, live, new_id, refused_as
+from billing.access._common import absent_if_invalid, iso_now, live, new_id, refused_as
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.subscriptions import update_subscription
+from billing.exceptions import CardInUse, ConditionFailed
 from billing.models import Account, AuditAction, BillingItem, Card, PaymentDetails, Subscription
 from core.dynamo import engine
 from core.payments.gateway import CardToken
 
 # DynamoDB takes at most 100 items in one transaction; the card and its event take two.
 MAX_SUBSCRIPTIONS_PER_TRANSACTION = 98
-
-
-class CardInUse(Exception):
-    """A card that live subscriptions pay with cannot be removed: they would have none."""
-
-    def __init__(self, subscriptions: list[Subscription]) -> None:
-        super().__init__(", ".join(s.sub_id for s in subscriptions))
-        self.subscriptions = subscriptions
 
 
 def card_details(card: CardToken, card_id: str | None, billing_address: str | None) -> PaymentDetails:

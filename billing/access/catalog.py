@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist
 
-from billing.access._common import AlreadyExists, ConditionFailed, absent_if_invalid, iso_now, refused_as
+from billing.access._common import absent_if_invalid, iso_now, refused_as
+from billing.exceptions import AlreadyExists, ConditionFailed
 from billing.models import Product, ProductStatus
 
 

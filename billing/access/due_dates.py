@@ -4,7 +4,7 @@ derived from them.
 ``NextPaymentDate`` and ``NextReminderDate`` are the schedule's dates (DESIGN.md §2). The
 hash keys of GSI-2 and GSI-1 are derived from them: ``DuePaymentKey`` and
 ``DueReminderKey`` = ``<date>#<shard>``, the shard a stable hash of the subscription id
-modulo the table's shard count (issue 17; ``access.due_shards``). Setting a date sets its
+modulo the table's shard count (``access.due_shards``). Setting a date sets its
 key, so the item is in that index on that day; removing both takes it out of the
 batches' view (cancel, pause). Every write goes through these functions (a test keeps it
 so), so how the keys are derived is decided here and nowhere else.

@@ -1,4 +1,4 @@
-"""How many write shards the due indexes have, as recorded with the table (issue 17), and
+"""How many write shards the due indexes have, as recorded with the table, and
 the parallel Query over a date's shards.
 
 The count is a table-level fact, not a per-process choice: two processes that disagreed
@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist
 
-from billing.access._common import AlreadyExists, iso_now, refused_as
+from billing.access._common import iso_now, refused_as
+from billing.exceptions import AlreadyExists, DueShardsMismatch
 from billing.models import DUE_KEY, BillingItem, TableMeta
 
 log = logging.getLogger(__name__)
@@ -38,11 +39,6 @@ log = logging.getLogger(__name__)
 REFRESH = 60.0
 # Threads per date Query over many shards: enough to overlap the round trips.
 QUERY_THREADS = 8
-
-
-class DueShardsMismatch(Exception):
-    """``settings.DUE_SHARDS`` disagrees with the count recorded with the table (or the
-    table has none): one line saying what to do."""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ def subscription_snapshot(sub: Subscription) -> dict:
         "PausedFrom": sub.PausedFrom,
         "PausedUntil": sub.PausedUntil,
         "Card": f"{sub.PaymentDetails.Brand} ****{sub.PaymentDetails.Last4}" if sub.PaymentDetails else None,
-        # The wallet card it pays with (issue 14); None on one made before the wallet.
+        # The wallet card it pays with; None on one made before the wallet.
         "CardId": sub.PaymentDetails.CardId if sub.PaymentDetails else None,
     }
 

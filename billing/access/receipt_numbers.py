@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 import threading
 
-from billing.access._common import ConditionFailed, refused_as
+from billing.access._common import refused_as
+from billing.exceptions import ConditionFailed
 from billing.models import ReceiptCounter
 
 # Six digits at least (``R-2026-000123``), nine at most: the counter refuses to go past

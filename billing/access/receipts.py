@@ -8,24 +8,12 @@ from datetime import UTC, date, datetime, timedelta
 
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 
-from billing.access._common import (
-    ConditionFailed,
-    absent_if_invalid,
-    is_expired,
-    iso_now,
-    refused_as,
-    utc_now,
-)
+from billing.access._common import absent_if_invalid, is_expired, iso_now, refused_as, utc_now
 from billing.access.events import new_event, record_event
 from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
+from billing.exceptions import ConditionFailed, ReceiptNumberTaken
 from billing.models import AuditAction, Receipt, ReceiptNumberLookup, ReceiptStatus, Refund, Subscription
 from core.dynamo import engine
-
-
-class ReceiptNumberTaken(ConditionFailed):
-    """A new receipt's number already belongs to another receipt: the year's counter
-    is behind its look-up items (a table restored from an old backup). Nothing was
-    written; the number is not reused."""
 
 
 def receipt_ttl(billing_date: date, retention_days: int) -> datetime:

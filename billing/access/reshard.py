@@ -1,5 +1,5 @@
 """``migrate_due_shards``' steps: record the move to another shard count, rewrite each live
-subscription's index keys, record the new count (issue 17).
+subscription's index keys, record the new count.
 
 No Scan: the subscriptions are found the way the batches find them, by the due index per
 date (GSI-2, every shard the table may hold then), over a horizon of dates that holds every
@@ -14,15 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from billing.access._common import ConditionFailed, iso_now, live, refused_as
+from billing.access._common import iso_now, live, refused_as
 from billing.access.due_dates import keys_match, reshard_keys
 from billing.access.due_shards import DueShardLayout, forget_due_shard_layout, read_due_shard_layout
 from billing.access.subscriptions import get_due_payments_by_date, update_subscription
+from billing.exceptions import ConditionFailed, MigrationConflict
 from billing.models import Subscription, TableMeta
-
-
-class MigrationConflict(ConditionFailed):
-    """Another migration, to another count, is recorded as running."""
 
 
 def begin_due_shards_migration(to: int) -> DueShardLayout:

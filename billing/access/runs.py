@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from billing.access._common import ConditionFailed, new_id, refused_as, utc_now
+from billing.access._common import new_id, refused_as, utc_now
+from billing.exceptions import ConditionFailed
 from billing.models import BatchRun, RunOutcome
 
 # How long a run's record counts as alive without a heartbeat; runs renew it every third.
@@ -84,22 +85,6 @@ def finish_batch_run(run: BatchRun, *, outcome: RunOutcome, counts: dict, failur
         BatchRun.Failures.set(failures[:MAX_RECORDED_FAILURES]),
     ])
     return run
-
-
-def last_completed_run(kind: str, *, look_back: int = 20) -> BatchRun | None:
-    """Of the newest ``look_back`` completed runs, the one that covered the latest date
-    (a manual re-run of an old date does not move the catch-up window back). One Query."""
-    runs = BatchRun.query(
-        BatchRun.pk(kind=kind), scan_index_forward=False,
-        filter_condition=BatchRun.Outcome == RunOutcome.COMPLETED, page_size=look_back,
-    )
-    best: BatchRun | None = None
-    for n, run in enumerate(runs):
-        if best is None or run.LastDate > best.LastDate:
-            best = run
-        if n + 1 >= look_back:
-            break
-    return best
 
 
 def completed_batch_runs(kind: str, *, look_back: int = 200) -> list[BatchRun]:

@@ -15,8 +15,6 @@ from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
 from billing.access._common import (
-    AlreadyExists,
-    ConditionFailed,
     absent_if_invalid,
     apply_updated,
     iso_now,
@@ -29,6 +27,7 @@ from billing.access.due_dates import due_attributes, leave_due_indexes, next_pay
 from billing.access.due_shards import due_keys, due_shard_layout, parallel_items
 from billing.access.events import new_event, record_event, subscription_snapshot
 from billing.access.lookups import record_subscription_id
+from billing.exceptions import AlreadyExists, ConditionFailed
 from billing.models import Account, AuditAction, PaymentDetails, Subscription, SubscriptionStatus
 from billing.rules.schedule import check_payment_day, first_period, reminder_date
 from core.dynamo import engine
@@ -37,7 +36,7 @@ from core.payments.gateway import CardToken
 
 def payment_details_from(card: CardToken, billing_address: str | None = None,
                          card_id: str | None = None) -> PaymentDetails:
-    """The subscription's copy of its card; ``card_id`` names the wallet card (issue 14)."""
+    """The subscription's copy of its card; ``card_id`` names the wallet card."""
     return PaymentDetails(
         Token=card.token, Brand=card.brand, Last4=card.last4,
         ExpMonth=card.exp_month, ExpYear=card.exp_year, BillingAddress=billing_address, CardId=card_id,
@@ -144,7 +143,7 @@ def update_subscription(
     # What ``Model.update`` does, but reading back only what changed (UPDATED_NEW):
     # ``Model.update`` always asks for ALL_NEW, and botocore and PynamoDB then parse and
     # deserialise the whole item (25 attributes and the card map) the caller already
-    # holds, on every batch payment's advance (issue 17, docs/PERFORMANCE.md). With the
+    # holds, on every batch payment's advance (docs/PERFORMANCE.md). With the
     # version checked nobody else changed the item, so what is in memory is what is
     # stored; unchecked (the batches), only what this write set is known to be current.
     # The version always moves on, as with ``Model.update``.
@@ -177,8 +176,6 @@ def change_payment_day(
     *,
     actor: str = "system",
     action: AuditAction = AuditAction.PAYMENT_DAY_CHANGED,
-    today: date | None = None,
-    reminder_days_before: int | None = None,
 ) -> Subscription:
     """Move the anchor to a new day of the month, prorated by day (DESIGN.md M1).
 

@@ -17,23 +17,13 @@ from billing import access
 from billing.actions.refunds import refund_receipt
 from billing.batches import owed_amount
 from billing.models import AuditAction, Receipt, Subscription
-from billing.notify import subscription_context
+from billing.notify import manage_url, tell
 from billing.rules.lifecycle import CancelMode, unused_share
 from billing.rules.schedule import months_before
-from core.mail import date_text, lazy_message, money_text, send_customer_email
-from core.payments.gateway import PaymentError
+from core.mail import date_text, lazy_message, money_text
+from core.payments.errors import PaymentError
 
 log = logging.getLogger(__name__)
-
-
-def _tell(template: str, sub: Subscription, subject: object, **context: object) -> str:
-    # In the customer's language (the subscription's copy of it), whoever acts: a staff
-    # member's page language is not the customer's.
-    failure = send_customer_email(template, sub.Email, subject, {**subscription_context(sub), **context},
-                                  language=sub.Language)
-    if failure:  # the change is made whatever the mail server says
-        log.warning("%s mail for %s not sent: %s", template, sub.SK, failure)
-    return failure
 
 
 def _name(sub: Subscription) -> str:
@@ -46,11 +36,11 @@ def cancel_at_period_end(sub: Subscription, *, today: date, actor: str, reason: 
     access.end_subscription(sub, mode=CancelMode.PERIOD_END, today=today, actor=actor, reason=reason,
                             comment=comment, action=action)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    _tell("cancel_scheduled", sub, lazy_message(
+    tell("cancel_scheduled", sub, lazy_message(
         gettext_noop("Your %(product)s subscription ends on %(date)s"), product=_name(sub),
         date=date_text(paid_through) if paid_through else "-"),
         paid_through=paid_through, can_keep=bool(paid_through and paid_through >= today),
-        manage_url=_manage_url(sub))
+        manage_url=manage_url(sub))
     return sub
 
 
@@ -73,7 +63,7 @@ def cancel_now(sub: Subscription, *, today: date, actor: str, reason: str, comme
     if paid_through and paid_through > today:
         for receipt in _receipts_paying_after(sub, today):
             _refund_unused(receipt, today, actor, done)
-    _tell("cancelled_now", sub, lazy_message(gettext_noop("Your %(product)s subscription is cancelled"), product=_name(sub)),
+    tell("cancelled_now", sub, lazy_message(gettext_noop("Your %(product)s subscription is cancelled"), product=_name(sub)),
           ended_on=today, refunded=money_text(done.refunded, sub.Currency) if done.refunded else "",
           refund_pending=bool(done.refund_failures))
     return done
@@ -103,9 +93,9 @@ def _refund_unused(receipt: Receipt, today: date, actor: str, done: CancelledNow
 def keep(sub: Subscription, *, today: date, actor: str) -> Subscription:
     """Undo a cancel at period end: due again the day after the last paid day."""
     access.keep_subscription(sub, today=today, reminder_days_before=settings.REMINDER_DAYS_BEFORE, actor=actor)
-    _tell("subscription_kept", sub, lazy_message(gettext_noop("Your %(product)s subscription continues"), product=_name(sub)),
+    tell("subscription_kept", sub, lazy_message(gettext_noop("Your %(product)s subscription continues"), product=_name(sub)),
           next_payment=date.fromisoformat(sub.NextPaymentDate), next_amount=money_text(owed_amount(sub), sub.Currency),
-          manage_url=_manage_url(sub))
+          manage_url=manage_url(sub))
     return sub
 
 
@@ -115,10 +105,10 @@ def pause(sub: Subscription, *, resume: date | None, today: date, actor: str,
     resumed. Raises ``lifecycle.PauseRefused`` or ``access.ConditionFailed``."""
     access.pause_subscription(sub, resume=resume, today=today, reminder_days_before=settings.REMINDER_DAYS_BEFORE,
                               actor=actor, action=action)
-    _tell("subscription_paused", sub, lazy_message(gettext_noop("Your %(product)s subscription is paused"), product=_name(sub)),
+    tell("subscription_paused", sub, lazy_message(gettext_noop("Your %(product)s subscription is paused"), product=_name(sub)),
           paused_from=date.fromisoformat(sub.PausedFrom), resume=resume,
           next_amount=money_text(owed_amount(sub), sub.Currency) if resume else "",
-          manage_url=_manage_url(sub))
+          manage_url=manage_url(sub))
     return sub
 
 
@@ -126,11 +116,7 @@ def resume(sub: Subscription, *, today: date, actor: str,
            action: AuditAction = AuditAction.SUBSCRIPTION_RESUMED) -> Subscription:
     access.resume_subscription(sub, today=today, reminder_days_before=settings.REMINDER_DAYS_BEFORE, actor=actor,
                                action=action)
-    _tell("subscription_resumed", sub, lazy_message(gettext_noop("Your %(product)s subscription is resumed"), product=_name(sub)),
+    tell("subscription_resumed", sub, lazy_message(gettext_noop("Your %(product)s subscription is resumed"), product=_name(sub)),
           next_payment=date.fromisoformat(sub.NextPaymentDate),
-          next_amount=money_text(owed_amount(sub), sub.Currency), manage_url=_manage_url(sub))
+          next_amount=money_text(owed_amount(sub), sub.Currency), manage_url=manage_url(sub))
     return sub
-
-
-def _manage_url(sub: Subscription) -> str:
-    return settings.SITE_URL.rstrip("/") + f"/subscriptions/{sub.sub_id}/"

@@ -17,7 +17,8 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.models import AuditAction, Receipt
 from core.mail import money_text, send_customer_email
-from core.payments.gateway import GatewayError, PaymentGateway, RefundRefused, get_gateway
+from core.payments.errors import GatewayError, RefundRefused
+from core.payments.gateway import PaymentGateway, get_gateway
 
 
 @dataclass

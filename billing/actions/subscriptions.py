@@ -16,6 +16,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
+from billing.actions import wallet
 from billing.batches import (
     PaymentOutcome,
     PaymentStatus,
@@ -25,8 +26,8 @@ from billing.batches import (
     take_payment,
 )
 from billing.models import Account, AuditAction, Subscription, SubscriptionStatus
-from billing.notify import subscription_context
-from core.mail import money_text, send_customer_email
+from billing.notify import manage_url, tell
+from core.mail import money_text
 from core.money import format_with_symbol
 from core.payments.gateway import CardToken
 
@@ -46,22 +47,14 @@ class Started:
         return self.outcome.status == PaymentStatus.PAID
 
 
-def _tell(template: str, sub: Subscription, subject: object, **context: object) -> None:
-    # In the customer's language (the subscription's copy of Account.Language), whoever
-    # acts: a staff member's page language is not the customer's.
-    failure = send_customer_email(template, sub.Email, subject, {**subscription_context(sub), **context},
-                                  language=sub.Language)
-    if failure:  # the change is made whatever the mail server says
-        log.warning("%s mail for %s not sent: %s", template, sub.SK, failure)
-
-
 def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int, amount: int, currency: str,
               card: CardToken, today: date, actor: str, billing_address: str | None = None,
-              card_id: str | None = None) -> Started:
+              card_id: str | None = None, keep_card: bool = False, make_default: bool = False) -> Started:
     """Create the subscription and charge its first period at once (DESIGN.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
-    charge and records it (M2)."""
+    charge and records it (M2). A new card (``keep_card``) joins the wallet under
+    ``card_id`` once it has paid (the default card if ``make_default``)."""
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
@@ -75,12 +68,15 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         raise
     fresh = access.get_subscription(account.account_id, sub.sub_id, sku) or sub
     if outcome.status == PaymentStatus.PAID:
-        _tell("subscription_confirmed", fresh, format_lazy(_("Your {product} subscription is confirmed"), product=product_name),
+        tell("subscription_confirmed", fresh, format_lazy(_("Your {product} subscription is confirmed"), product=product_name),
               # The amounts as the customer saw them on the confirm page ("$9.99").
               amount=format_with_symbol(amount, currency),
               first_charge=format_with_symbol(outcome.amount or 0, currency), period_start=outcome.period,
               period_end=outcome.period_end, next_payment=date.fromisoformat(fresh.NextPaymentDate),
-              manage_url=settings.SITE_URL.rstrip("/") + f"/subscriptions/{sub.sub_id}/")
+              manage_url=manage_url(sub))
+        if keep_card and card_id:
+            wallet.keep_in_wallet(account.account_id, card, billing_address, card_id=card_id, actor=actor,
+                                  make_default=make_default)
     return Started(fresh, outcome)
 
 
@@ -89,7 +85,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
     old_day = sub.PaymentDay
     access.change_payment_day(sub, new_day, actor=actor, action=action)
     start, end = owed_period(sub)
-    _tell("payment_day_changed", sub, format_lazy(_("Payment day changed: {product}"), product=sub.ProductName or sub.SKU),
+    tell("payment_day_changed", sub, format_lazy(_("Payment day changed: {product}"), product=sub.ProductName or sub.SKU),
           old_day=old_day, next_payment=date.fromisoformat(sub.NextPaymentDate), period_start=start,
           period_end=end, next_amount=money_text(owed_amount(sub), sub.Currency),
           past_due=sub.Status == SubscriptionStatus.PAST_DUE)
@@ -99,11 +95,14 @@ def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
 def replace_card(sub: Subscription, card: CardToken, billing_address: str | None = None, *, actor: str,
                  today: date, action: AuditAction = AuditAction.CARD_REPLACED,
                  card_id: str | None = None) -> PaymentOutcome | None:
-    """Replace the card (``card_id``: the wallet card it becomes, billing.actions.wallet); a
+    """Replace the card (``card_id``: the id under which it joins the wallet); a
     past-due period is retried with it at once ("pay now"), so the owed period is
     neither forgiven nor left waiting. Returns that retry's outcome."""
     access.replace_card(sub, card, billing_address, actor=actor, action=action, card_id=card_id)
-    _tell("card_replaced", sub, format_lazy(_("Card replaced: {product}"), product=sub.ProductName or sub.SKU))
+    tell("card_replaced", sub, format_lazy(_("Card replaced: {product}"), product=sub.ProductName or sub.SKU))
+    if card_id:
+        # The new card joins the wallet under that id, whatever the retry below does.
+        wallet.keep_in_wallet(sub.account_id, card, billing_address, card_id=card_id, actor=actor)
     if sub.Status != SubscriptionStatus.PAST_DUE:
         return None
     return take_payment(sub, run_date=today, actor=actor)
@@ -113,6 +112,6 @@ def cancel(sub: Subscription, *, actor: str, reason: str = "customer",
            action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED) -> Subscription:
     access.cancel_subscription(sub, actor=actor, reason=reason, action=action)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    _tell("subscription_ended", sub, format_lazy(_("Subscription cancelled: {product}"), product=sub.ProductName or sub.SKU),
+    tell("subscription_ended", sub, format_lazy(_("Subscription cancelled: {product}"), product=sub.ProductName or sub.SKU),
           paid_through=paid_through, reason=reason)
     return sub

@@ -1,4 +1,4 @@
-"""What a customer does to the wallet (issue 14), one operation each: the access function
+"""What a customer does to the wallet, one operation each: the access function
 makes the change and records its audit event, this module tells the customer by e-mail
 (``core.mail``, text + HTML) and retries a past-due period with the new card.
 ``billing.actions.subscriptions`` is the same thing for subscriptions; this is its wallet half.
@@ -18,9 +18,10 @@ from django.utils.translation import gettext_lazy, gettext_noop
 from billing import access
 from billing.batches import PaymentOutcome, take_payment
 from billing.models import Account, AuditAction, Card, PaymentDetails, Subscription, SubscriptionStatus
-from billing.notify import subscription_context
-from core.mail import lazy_message, send_customer_email
-from core.payments.gateway import CardToken, GatewayError
+from billing.notify import tell, tell_account
+from core.mail import lazy_message
+from core.payments.errors import GatewayError
+from core.payments.gateway import CardToken
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +38,6 @@ def card_label(details: PaymentDetails | CardToken) -> str:
 
 # The label, worked out when an e-mail is rendered (in the customer's language).
 card_text = lazy(card_label, str)
-
-
-def _tell(template: str, account: Account, subject: object, **context: object) -> None:
-    # In the customer's language (Account.Language), whoever acts (the customer or staff).
-    failure = send_customer_email(template, account.Email, subject, {"product": "", **context},
-                                  language=account.Language)
-    if failure:  # the change is made whatever the mail server says
-        log.warning("%s mail for %s not sent: %s", template, account.PK, failure)
 
 
 @dataclass
@@ -76,7 +69,7 @@ def add_card(account: Account, card: CardToken, billing_address: str | None = No
     added = access.add_card(account.account_id, card, billing_address, actor=actor, make_default=make_default)
     if make_default:
         account.DefaultCardId = added.card_id
-    _tell("wallet_card_added", account, gettext_lazy("A card was added to your wallet"),
+    tell_account("wallet_card_added", account, gettext_lazy("A card was added to your wallet"),
           card=card_text(added.Details), default=make_default)
     return added
 
@@ -97,7 +90,7 @@ def replace_card(account: Account, card: Card, new: CardToken, billing_address: 
     old_label = card_text(card.Details)
     subs = access.get_subscriptions_by_account(account.account_id)
     done = access.replace_card_everywhere(card, new, billing_address, subs, actor=actor)
-    _tell("wallet_card_replaced", account, lazy_message(gettext_noop("Card replaced: %(card)s"),
+    tell_account("wallet_card_replaced", account, lazy_message(gettext_noop("Card replaced: %(card)s"),
                                                         card=card_text(done.card.Details)),
           old_card=old_label, card=card_text(done.card.Details),
           subscriptions=[s.ProductName or s.SKU for s in done.moved])
@@ -106,7 +99,7 @@ def replace_card(account: Account, card: Card, new: CardToken, billing_address: 
 
 def set_default_card(account: Account, card: Card, *, actor: str) -> Account:
     access.set_default_card(account, card, actor=actor)
-    _tell("wallet_default_changed", account, lazy_message(gettext_noop("Your default card is now %(card)s"),
+    tell_account("wallet_default_changed", account, lazy_message(gettext_noop("Your default card is now %(card)s"),
                                                           card=card_text(card.Details)), card=card_text(card.Details))
     return account
 
@@ -115,7 +108,7 @@ def remove_card(account: Account, card: Card, *, actor: str) -> None:
     """Remove a card no live subscription pays with; ``access.CardInUse`` names those that do."""
     subs = access.get_subscriptions_by_account(account.account_id)
     access.remove_card(account, card, subs, actor=actor)
-    _tell("wallet_card_removed", account, gettext_lazy("A card was removed from your wallet"),
+    tell_account("wallet_card_removed", account, gettext_lazy("A card was removed from your wallet"),
           card=card_text(card.Details))
 
 
@@ -124,12 +117,7 @@ def use_card(sub: Subscription, card: Card, *, actor: str, today: date,
     """The subscription pays with this wallet card from now on (one e-mail); a past-due
     period is retried with it at once, and that retry's outcome returned."""
     access.use_card(sub, card, actor=actor, action=action)
-    failure = send_customer_email("card_replaced", sub.Email,
-                                  format_lazy(gettext_lazy("Card replaced: {product}"),
-                                              product=sub.ProductName or sub.SKU),
-                                  subscription_context(sub), language=sub.Language)
-    if failure:
-        log.warning("card_replaced mail for %s not sent: %s", sub.SK, failure)
+    tell("card_replaced", sub, format_lazy(gettext_lazy("Card replaced: {product}"), product=sub.ProductName or sub.SKU))
     paid = _retry_past_due([sub], actor=actor, today=today)
     return paid[0] if paid else None
 

@@ -43,7 +43,8 @@ from billing.batches.payments import (
 )
 from billing.batches.reminders import send_reminder
 from billing.batches.runs import dates_to_cover, run_payments, run_reminders
-from billing.batches.shards import ShardChoiceError, ShardSet, host_share, parse_host_share, parse_range
+from billing.batches.shards import ShardSet, host_share, parse_host_share, parse_range
+from billing.exceptions import ShardChoiceError
 
 __all__ = [
     "GATEWAY_ATTEMPTS",

@@ -96,7 +96,7 @@ class RunSummary:
     elapsed: float = 0.0
     interrupted: bool = False
     run_id: str | None = None
-    # issue 17: the shards taken ("first-last/count"; None: all) and, for a run split over
+    # The shards taken ("first-last/count"; None: all) and, for a run split over
     # processes, each process's run record (then run_id is None: one record per process).
     shards: str | None = None
     run_ids: list[str] = field(default_factory=list)

@@ -29,7 +29,8 @@ from billing.rules.schedule import first_period, period_amount, period_end, remi
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
 from core.money import format_with_code
-from core.payments.gateway import ChargeResult, GatewayError, PaymentGateway, get_gateway
+from core.payments.errors import GatewayError
+from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
 
 GATEWAY_ATTEMPTS = 3  # a GatewayError leaves the outcome unknown: the same key is safe to repeat
 

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.batches.outcomes import ReminderOutcome, ReminderStatus
 from billing.models import Subscription, SubscriptionStatus
-from billing.notify import subscription_context
+from billing.notify import manage_url, subscription_context
 from billing.rules.card_expiry import expires_before
 from billing.rules.schedule import next_payment_date, period_amount, period_end, reminder_date
 from core.localformat import LocalDate
@@ -77,12 +77,12 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
 
 def _card_warning(sub: Subscription, payment: date) -> dict[str, object]:
     """A card that expires before the payment it announces adds a warning to the same
-    e-mail (issue 14): from GSI-1's projection of PaymentDetails, no read per item."""
+    e-mail: from GSI-1's projection of PaymentDetails, no read per item."""
     card = sub.PaymentDetails
     if not expires_before(card, payment):
         return {}
     return {"card_expires": f"{int(card.ExpMonth):02d}/{int(card.ExpYear)}",
-            "change_card_url": settings.SITE_URL.rstrip("/") + f"/subscriptions/{sub.sub_id}/card/"}
+            "change_card_url": manage_url(sub, "card/")}
 
 
 def skip_stale_reminder(sub: Subscription, day: date, dry_run: bool) -> ReminderOutcome:

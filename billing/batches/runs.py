@@ -44,7 +44,7 @@ def dates_to_cover(kind: BatchKind, run_date: date, catch_up_days: int, shards: 
     subscription made before cron was set up, or a first scheduled run that failed
     before it could record itself) unpaid for good.
 
-    With one run per host or process (issue 17), "the last completed run" is per shard:
+    With one run per host or process, "the last completed run" is per shard:
     for each of ``shards`` (default: every shard), the latest date a completed run that
     took that shard covered; the run starts after the earliest of those, so a host whose
     run failed catches up its own shards even when the other hosts' runs completed."""

@@ -1,4 +1,4 @@
-"""Which due-index shards a run takes (issue 17): ``--shards I-J``, ``--shard K/N`` (host K
+"""Which due-index shards a run takes: ``--shards I-J``, ``--shard K/N`` (host K
 of N, 0-based, as a Kubernetes Indexed Job's ``JOB_COMPLETION_INDEX``), and the split of
 a host's shards over ``--processes P``.
 
@@ -11,9 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-
-class ShardChoiceError(ValueError):
-    """A shard option that does not fit the table's shard count (one line for the command)."""
+from billing.exceptions import ShardChoiceError
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ class BatchCommand(BillingCommand):
         parser.add_argument("--json", action="store_true", help="print the summary as one JSON line")
         parser.add_argument("--catch-up-days", type=int, default=31,
                             help="take missed earlier dates back to this many days (default 31; 0: none)")
-        # issue 17: split a day over hosts and processes by the due indexes' shards.
+        # Split a day over hosts and processes by the due indexes' shards.
         where = parser.add_mutually_exclusive_group()
         where.add_argument("--shards", metavar="I-J", help="take only shards I to J (from 0) of the table's shards")
         where.add_argument("--shard", metavar="K/N", help="host K (from 0) of N: take its share of the shards")

@@ -1,4 +1,4 @@
-"""The three staff roles as Django groups (issue 12): support, finance, catalog.
+"""The three staff roles as Django groups: support, finance, catalog.
 
 Django creates Permission rows only after all migrations have run (post_migrate), so
 this migration makes the ones it needs itself, by content type and codename exactly as

@@ -1,4 +1,4 @@
-"""When a card stops working, as a date rule (issue 14): a card is good through the last
+"""When a card stops working, as a date rule: a card is good through the last
 day of its expiry month, so it cannot pay a payment due in any later month."""
 
 from __future__ import annotations

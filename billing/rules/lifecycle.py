@@ -1,4 +1,4 @@
-"""The date rules of ending and pausing a subscription (issue 14), pure: no I/O.
+"""The date rules of ending and pausing a subscription, pure: no I/O.
 
 * **Cancel at period end** (the default): the subscription is cancelled at once (it
   leaves both indexes: nothing more is charged or reminded) and serves until
@@ -27,6 +27,7 @@ from enum import StrEnum
 
 from django.utils.translation import gettext_lazy as _
 
+from billing.exceptions import PauseRefused
 from billing.models import Subscription, SubscriptionStatus
 from billing.rules.schedule import first_payment_date, next_payment_date, prorate
 
@@ -47,11 +48,6 @@ CANCEL_REASONS = [
     ("missing_features", _("It is missing features I need")),
     ("other", _("Another reason")),
 ]
-
-
-class PauseRefused(ValueError):
-    """A pause that cannot be made (past due, already paused, a payment being taken, an
-    end date too soon or too far); the message says why, for the page."""
 
 
 @dataclass(frozen=True)

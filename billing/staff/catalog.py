@@ -1,5 +1,5 @@
-"""The product catalog: list, add, edit and retire products. Catalog changes belong to no
-customer: they are audited in the pseudo-account ``CATALOG_EVENTS_ACCOUNT``.
+"""The product catalog's staff pages: list, add, edit and retire products (the changes and
+their audit events: billing/actions/catalog.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from billing import access
-from billing.models import CATALOG_EVENTS_ACCOUNT, AuditAction, ProductStatus
+from billing.actions import catalog
+from billing.models import ProductStatus
 from billing.staff.forms import ProductForm
 from core.money import to_decimal
 from core.pages import actor
@@ -31,14 +32,11 @@ def product_add(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            product = access.create_product(data["sku"], data["name"], data["amount"], data["currency"],
-                                            data["description"])
+            product = catalog.add_product(data["sku"], data["name"], data["amount"], data["currency"],
+                                          data["description"], actor=actor(request))
         except access.AlreadyExists:
             form.add_error("sku", _("A product with this SKU already exists."))
         else:
-            after = {"SKU": product.SKU, "Name": product.Name, "PaymentAmount": product.PaymentAmount,
-                     "Currency": product.Currency, "Status": product.Status}
-            _record_catalog_event(request, AuditAction.PRODUCT_CREATED, product.SKU, None, after)
             messages.success(request, _("Product %(sku)s added.") % {"sku": product.SKU})
             return redirect("admin:staff_products")
     return render_staff(request, "staff/product_form.html", _("Add a product"), {"form": form})
@@ -51,17 +49,6 @@ def _product_or_404(sku: str):
     return product
 
 
-def _product_snapshot(product) -> dict:
-    return {"SKU": product.SKU, "Name": product.Name, "PaymentAmount": product.PaymentAmount,
-            "Currency": product.Currency, "Status": product.Status, "Description": product.Description}
-
-
-def _record_catalog_event(request: HttpRequest, action: AuditAction, sku: str, before: dict | None,
-                          after: dict | None) -> None:
-    access.record_event(CATALOG_EVENTS_ACCOUNT, actor=actor(request), action=action, subject=f"SKU#{sku}",
-                        before=before, after=after)
-
-
 @require_http_methods(["GET", "POST"])
 def product_edit(request: HttpRequest, sku: str) -> HttpResponse:
     product = _product_or_404(sku)
@@ -70,10 +57,8 @@ def product_edit(request: HttpRequest, sku: str) -> HttpResponse:
     form = ProductForm(request.POST or None, initial=initial, editing=True)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        before = _product_snapshot(product)
-        updated = access.update_product(product.SKU, name=data["name"], amount=data["amount"],
-                                        currency=data["currency"], description=data["description"])
-        _record_catalog_event(request, AuditAction.PRODUCT_UPDATED, product.SKU, before, _product_snapshot(updated))
+        catalog.edit_product(product, name=data["name"], amount=data["amount"], currency=data["currency"],
+                             description=data["description"], actor=actor(request))
         messages.success(request, _("Product %(sku)s saved. Existing subscriptions keep their price.") % {"sku": product.SKU})
         return redirect("admin:staff_products")
     return render_staff(request, "staff/product_form.html", _("Edit %(sku)s") % {"sku": product.SKU}, {"form": form, "product": product})
@@ -91,8 +76,6 @@ def product_retire(request: HttpRequest, sku: str) -> HttpResponse:
                           "on being billed.") % {"name": product.Name, "sku": product.SKU},
             "button": _("Retire product"), "danger": True, "back": reverse("admin:staff_products"),
         })
-    before = _product_snapshot(product)
-    retired = access.retire_product(product.SKU)
-    _record_catalog_event(request, AuditAction.PRODUCT_RETIRED, product.SKU, before, _product_snapshot(retired))
+    catalog.retire_product(product, actor=actor(request))
     messages.success(request, _("%(sku)s retired.") % {"sku": product.SKU})
     return redirect("admin:staff_products")

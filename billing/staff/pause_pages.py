@@ -1,4 +1,4 @@
-"""Staff pause and resume a subscription's collection (issue 14), with the customer's
+"""Staff pause and resume a subscription's collection, with the customer's
 own rules (``billing.rules.lifecycle``) and e-mails (``billing.actions.lifecycle``); each
 leaves a ``staff.pause_subscription`` / ``staff.resume_subscription`` audit event."""
 
@@ -13,9 +13,10 @@ from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import lifecycle as lifecycle_actions
-from billing.lifecycle_forms import PauseForm
+from billing.exceptions import PauseRefused
+from billing.forms import PauseForm
 from billing.models import AuditAction
-from billing.rules.lifecycle import PauseRefused, check_pausable, pause_end, state_of
+from billing.rules.lifecycle import check_pausable, pause_end, state_of
 from billing.staff.common import account_url, confirm_page, staff_date
 from billing.views.common import subscription_or_404
 from core.pages import actor, today

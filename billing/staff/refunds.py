@@ -17,7 +17,7 @@ from billing.staff.common import account_url, confirm_page, staff_date
 from billing.staff.forms import RefundForm
 from core.money import format_with_code, to_decimal
 from core.pages import actor
-from core.payments.gateway import GatewayError, RefundRefused
+from core.payments.errors import GatewayError, RefundRefused
 
 
 @require_http_methods(["GET", "POST"])

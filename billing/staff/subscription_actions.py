@@ -1,5 +1,6 @@
 """Staff actions on one subscription: cancel, change the payment day, retry a past-due
-payment now (through the batch's own code path). Each leaves an audit event.
+payment now (billing/actions/retry.py: the batch's own code path). Each action leaves
+its audit event.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from billing import access, batches
+from billing import access
+from billing.actions import retry
 from billing.actions import subscriptions as actions
 from billing.models import AuditAction, SubscriptionStatus
 from billing.staff.common import account_url, confirm_page, staff_date, status_label
@@ -19,7 +21,7 @@ from billing.staff.pause_pages import CHANGED_MEANWHILE
 from billing.views.common import subscription_or_404
 from core.money import format_with_code
 from core.pages import actor, today
-from core.payments.gateway import GatewayError
+from core.payments.errors import GatewayError
 
 
 @require_http_methods(["GET", "POST"])
@@ -47,7 +49,7 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
     if not sub.is_live:
         messages.error(request, _("A cancelled subscription has no payment day to change."))
         return redirect(account_url(account_id))
-    if not sub.NextPaymentDate:  # paused until resumed (issue 14): nothing scheduled to move
+    if not sub.NextPaymentDate:  # paused until resumed: nothing scheduled to move
         messages.error(request, _("This subscription is paused: resume it first."))
         return redirect(account_url(account_id))
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
@@ -80,29 +82,19 @@ def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
                               "retry?") % {"amount": format_with_code(sub.PaymentAmount, sub.Currency),
                                            "period": staff_date(sub.BillingPeriod or sub.NextPaymentDate)},
                             sub=sub, button=_("Retry payment now"), danger=True)
-    before = access.subscription_snapshot(sub)
     try:
-        # The same code path as the nightly run, so the same exactly-once guarantees hold:
-        # a distinct idempotency key per retry attempt, receipt only if absent, advance
-        # only if the subscription is still due.
-        result = batches.take_payment(sub, run_date=today(), actor=actor(request))
-    except GatewayError as error:
-        access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_RETRY_FAILED,
-                            subject=sub.SK, before=before, after=before, note=str(error)[:500])
+        retried = retry.retry_now(sub, run_date=today(), actor=actor(request))
+    except GatewayError:
         messages.error(request, _("The payment provider could not be reached; nothing changed. Try again shortly."))
         return redirect(account_url(account_id))
-    after_sub = access.get_subscription(account_id, sub_id, sku=sub.SKU) or sub
-    access.record_event(account_id, actor=actor(request), action=AuditAction.STAFF_RETRY, subject=sub.SK,
-                        before=before, after=access.subscription_snapshot(after_sub),
-                        note=f"{result.status}: {result.reason}"[:500] if result.reason else result.status)
-    status = {"status": status_label(after_sub.Status)}
+    status = {"status": status_label(retried.subscription.Status)}
     outcome = {
         "paid": (messages.SUCCESS, _("The payment went through. Status is now %(status)s.") % status),
         "declined": (messages.WARNING, _("The card was declined again; the next retry is scheduled. "
                                          "Status is now %(status)s.") % status),
         "cancelled": (messages.WARNING, _("The card was declined on the last retry; the subscription is "
                                           "cancelled. Status is now %(status)s.") % status),
-    }.get(result.status, (messages.INFO, _("Nothing was charged (%(reason)s). Status is now %(status)s.") % {
-        "reason": result.reason or result.status, **status}))
+    }.get(retried.status, (messages.INFO, _("Nothing was charged (%(reason)s). Status is now %(status)s.") % {
+        "reason": retried.reason or retried.status, **status}))
     messages.add_message(request, *outcome)
     return redirect(account_url(account_id))

@@ -17,9 +17,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from billing import access, batches
 from billing.actions import lifecycle as lifecycle_actions
 from billing.customers import customer_required
-from billing.lifecycle_forms import CancelChoiceForm, PauseForm
+from billing.exceptions import PauseRefused
+from billing.forms import CancelChoiceForm, PauseForm
 from billing.models import Subscription
-from billing.rules.lifecycle import CancelMode, PauseRefused, can_keep, check_pausable, pause_end, state_of
+from billing.rules.lifecycle import CancelMode, can_keep, check_pausable, pause_end, state_of
 from billing.views.common import STALE_MESSAGE, subscription_or_404
 from core.localformat import local_date
 from core.money import format_with_symbol

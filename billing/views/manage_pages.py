@@ -20,7 +20,6 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from billing import access, batches
 from billing.actions import subscriptions as actions
-from billing.actions import wallet
 from billing.customers import customer_required
 from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
@@ -31,7 +30,7 @@ from core.cardforms import tokenize_card_form
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, bound_data, today
-from core.payments.gateway import GatewayError
+from core.payments.errors import GatewayError
 
 
 def _apply_change(request: HttpRequest, sub: Subscription, form: Any, change: Callable[[], object], *,
@@ -104,13 +103,13 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     if not sub.is_live:
         messages.info(request, _("This subscription is cancelled: there is no card to replace."))
         return redirect("subscription", sub_id=sub_id)
-    # The stored billing address fills the form, so it is kept unless changed (issue 14).
+    # The stored billing address fills the form, so it is kept unless changed.
     address = sub.PaymentDetails.BillingAddress if sub.PaymentDetails else None
     form = ReplaceCardForm(bound_data(request), today=today(),
                            initial={"version": sub.Version, "billing_address": address or ""})
     if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
         paid_now: list[batches.PaymentOutcome | None] = []
-        card_id = access.new_id()  # the new card joins the wallet under this id (billing.actions.wallet)
+        card_id = access.new_id()  # the new card joins the wallet under this id
         try:
             refused = _apply_change(
                 request, sub, form,
@@ -118,7 +117,6 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
                                                              actor=actor(request), today=today(), card_id=card_id)),
                 retry_page="replace_card")
         except GatewayError:  # the card is replaced; the overdue payment's retry could not be made
-            wallet.keep_in_wallet(account_id, card, form.billing_address_text(), card_id=card_id, actor=actor(request))
             messages.warning(request, _("Future payments will use your %(brand)s ending in %(last4)s, but our "
                                         "payment provider could not be reached to pay the overdue amount now; "
                                         "we will try again on the next retry date.") % {
@@ -126,7 +124,6 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
             return redirect("subscription", sub_id=sub_id)
         if refused:
             return refused
-        wallet.keep_in_wallet(account_id, card, form.billing_address_text(), card_id=card_id, actor=actor(request))
         messages.success(request, _("Future payments will use your %(brand)s ending in %(last4)s.") % {
             "brand": card.brand, "last4": card.last4})
         outcome = paid_now[0] if paid_now else None

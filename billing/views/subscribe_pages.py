@@ -34,7 +34,8 @@ from core.cardforms import tokenize_card_form
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, bound_data, today
-from core.payments.gateway import CardToken, GatewayError
+from core.payments.errors import GatewayError
+from core.payments.gateway import CardToken
 
 QUOTE_SALT = "billing.subscribe.quote"
 QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
@@ -97,7 +98,7 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                 "card": {"token": card.token, "brand": card.brand, "last4": card.last4,
                          "exp_month": card.exp_month, "exp_year": card.exp_year},
                 "billing_address": address,
-                # The wallet card (issue 14): a new one joins the wallet once subscribed,
+                # The wallet card: a new one joins the wallet once subscribed,
                 # as the default when the wallet is empty.
                 "card_id": card_id, "new_card": saved is None, "make_default": not cards,
             }
@@ -175,16 +176,13 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             account, sku=product.SKU, product_name=product.Name, payment_day=quote["payment_day"],
             amount=quote["price"], currency=quote["currency"], card=card, today=today(),
             actor=actor(request), billing_address=pending.get("billing_address"), card_id=pending.get("card_id"),
+            keep_card=bool(pending.get("new_card")), make_default=bool(pending.get("make_default")),
         )
     except GatewayError:
         messages.error(request, _("Our payment provider could not be reached, so you have not been subscribed "
                                   "and nothing was charged. Please try again in a few minutes."))
         return redirect("subscribe_confirm")
     request.session.pop(SESSION_PENDING, None)
-    if started.started and pending.get("new_card") and pending.get("card_id"):
-        # Only a card that paid joins the wallet; subscription.created names its CardId.
-        wallet.keep_in_wallet(account_id, card, pending.get("billing_address"), card_id=pending["card_id"],
-                              actor=actor(request), make_default=bool(pending.get("make_default")))
     if not started.started:
         messages.error(request, _("Your card ending in %(last4)s was declined (%(reason)s), so you have not been "
                                   "subscribed and nothing was charged. Please use another card.") % {

@@ -1,4 +1,4 @@
-"""The wallet (issue 14): the account's cards, which subscriptions pay with each, and the
+"""The wallet: the account's cards, which subscriptions pay with each, and the
 four changes (add, make default, replace, remove), each made by ``billing.actions.wallet``
 (audit event and e-mail included). The list is the account's one Query.
 

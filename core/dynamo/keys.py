@@ -27,7 +27,7 @@ class InvalidKey(ValueError):
 
 
 # One regex search instead of a Python test per character: every key a batch reads or
-# writes is checked (issue 17's profile: 1% of a payment's CPU went to the old loop).
+# writes is checked (a profile: 1% of a payment's CPU went to the old loop).
 _NOT_IN_ID = re.compile(r"[#\x00-\x1f\x7f]")
 
 

@@ -1,4 +1,5 @@
-"""The payment-gateway interface and the simulated gateway used in development and tests.
+"""The payment-gateway interface; the gateways are beside it (``simulated``: development
+and tests; real processors next).
 
 The interface mirrors what real card processors offer (Stripe, Adyen, Braintree):
 card details are exchanged for a token once, on the server, and every later charge
@@ -11,52 +12,13 @@ expiry (DESIGN.md invariant 3).
 
 from __future__ import annotations
 
-import json
-import secrets
-import sqlite3
-import threading
-import time
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date
 from functools import lru_cache
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from django.conf import settings
 from django.utils.module_loading import import_string
-from django.views.decorators.debug import sensitive_variables
-
-# --- what can go wrong (django-oscar's payment/exceptions.py is the model) --------------
-# Every gateway call site catches ``PaymentError`` (or a subclass it can act on) and turns
-# it into a message, a form error or an outcome: never a 500.
-
-
-class PaymentError(Exception):
-    """Base of everything that stops a card from being tokenized, charged or refunded."""
-
-
-class CardError(PaymentError, ValueError):
-    """The customer's card details cannot be used (bad number, expired, bad CVC): the
-    message is for the customer, ``field`` the form field it belongs to."""
-
-    def __init__(self, message: str, field: str = "card_number") -> None:
-        super().__init__(message)
-        self.field = field
-
-
-class GatewayError(PaymentError, RuntimeError):
-    """The gateway could not be reached or failed: the outcome of the call is unknown.
-
-    Retrying with the same idempotency key is always safe.
-    """
-
-
-class RefundRefused(PaymentError):
-    """The gateway answered and refused a refund (more than is left, no such charge)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -154,217 +116,12 @@ def card_brand(number: str) -> str:
     return "Card"
 
 
-# --- the simulated gateway -----------------------------------------------------------
-
-# In the manner of the well-known processor test cards: these numbers tokenize but
-# are declined when charged, with the decline code given.
-DECLINING_TEST_CARDS = {
-    "4000000000000002": "card_declined",
-    "4000000000009995": "insufficient_funds",
-    "4000000000000069": "expired_card",
-    "4000000000000341": "card_declined",
-}
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS tokens (
-    token TEXT PRIMARY KEY, brand TEXT NOT NULL, last4 TEXT NOT NULL,
-    exp_month INTEGER NOT NULL, exp_year INTEGER NOT NULL, decline_code TEXT
-);
-CREATE TABLE IF NOT EXISTS charges (
-    idempotency_key TEXT PRIMARY KEY, charge_id TEXT NOT NULL UNIQUE, token TEXT NOT NULL,
-    amount INTEGER NOT NULL, currency TEXT NOT NULL, status TEXT NOT NULL,
-    decline_code TEXT, metadata TEXT NOT NULL, created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS refunds (
-    idempotency_key TEXT PRIMARY KEY, refund_id TEXT NOT NULL UNIQUE,
-    charge_id TEXT NOT NULL, amount INTEGER NOT NULL, status TEXT NOT NULL,
-    reason TEXT, created TEXT NOT NULL
-);
-"""
-
-
-@dataclass
-class SimulatedGateway:
-    """A card processor simulated on a SQLite ledger.
-
-    The ledger is a file, so idempotency holds across process restarts and between
-    two batch processes running at once: the same key returns the recorded result
-    and charges nothing more. ``latency_ms`` adds a delay per charge or refund, to
-    benchmark the batch against a realistic processor.
-    """
-
-    ledger_path: str
-    latency_ms: int = 0
-    _local: threading.local = field(default_factory=threading.local, repr=False)
-    # SQLite lets one writer in at a time; a writer that finds the lock taken sleeps in
-    # growing steps (1, 2, 5, 10 ms...). Threads of one process queue on this lock
-    # instead, so a batch with many workers does not stall on the ledger. Between
-    # processes SQLite's own locking (busy timeout) still decides.
-    _write_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def _db(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            if self.ledger_path != ":memory:":
-                Path(self.ledger_path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.ledger_path, timeout=60, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            # A simulator: it must survive a killed process (WAL does), not a power cut, so
-            # no fsync, which would stall every worker behind one checkpoint.
-            conn.execute("PRAGMA synchronous=OFF")
-            conn.executescript(_SCHEMA)
-            self._local.conn = conn
-        return conn
-
-    def _charge_by_key(self, idempotency_key: str) -> ChargeResult | None:
-        row = self._db().execute(
-            f"SELECT {_CHARGE_COLUMNS} FROM charges WHERE idempotency_key = ?", (idempotency_key,),
-        ).fetchone()
-        return _charge_result(row) if row else None
-
-    def _refund_by_key(self, idempotency_key: str) -> RefundResult | None:
-        row = self._db().execute(
-            "SELECT refund_id, charge_id, amount, status, reason FROM refunds "
-            "WHERE idempotency_key = ?", (idempotency_key,),
-        ).fetchone()
-        return _refund_result(row) if row else None
-
-    def _sleep(self) -> None:
-        if self.latency_ms:
-            time.sleep(self.latency_ms / 1000)
-
-    # All variables, in this frame and (in Django's error reports) the helpers below it.
-    @sensitive_variables()
-    def tokenize_card(self, number: str, exp_month: int, exp_year: int, cvc: str) -> CardToken:
-        number = normalize_card_number(number)
-        if not luhn_valid(number):
-            raise CardError("That card number is not valid.")
-        now = datetime.now(tz=UTC)
-        if not 1 <= int(exp_month) <= 12:
-            raise CardError("The expiry month must be 1-12.", field="exp_month")
-        if (int(exp_year), int(exp_month)) < (now.year, now.month):
-            raise CardError("This card has expired.", field="exp_year")
-        cvc_len = 4 if card_brand(number) == "American Express" else 3
-        if not (str(cvc).isdigit() and len(str(cvc)) == cvc_len):
-            raise CardError(f"The security code must be {cvc_len} digits.", field="cvc")
-        token = CardToken(
-            token="tok_sim_" + secrets.token_hex(12),
-            brand=card_brand(number),
-            last4=number[-4:],
-            exp_month=int(exp_month),
-            exp_year=int(exp_year),
-        )
-        self._db().execute(
-            "INSERT INTO tokens VALUES (?, ?, ?, ?, ?, ?)",
-            (token.token, token.brand, token.last4, token.exp_month, token.exp_year,
-             DECLINING_TEST_CARDS.get(number)),
-        )
-        return token
-
-    def charge(
-        self,
-        token: str,
-        amount: int,
-        currency: str,
-        idempotency_key: str,
-        metadata: dict[str, str] | None = None,
-    ) -> ChargeResult:
-        if not isinstance(amount, int) or amount <= 0:
-            raise ValueError("amount must be a positive integer number of minor units")
-        db = self._db()
-        if existing := self._charge_by_key(idempotency_key):
-            return existing
-        self._sleep()
-        row = db.execute("SELECT decline_code FROM tokens WHERE token = ?", (token,)).fetchone()
-        decline_code = "invalid_token" if row is None else row[0]
-        status = "declined" if decline_code else "succeeded"
-        created = datetime.now(tz=UTC).isoformat(timespec="seconds")
-        charge_id = "ch_sim_" + secrets.token_hex(12)
-        # INSERT OR IGNORE + re-read: two processes racing on one key both get the
-        # first writer's result, and only one charge exists.
-        with self._write_lock:
-            db.execute(
-                "INSERT OR IGNORE INTO charges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (idempotency_key, charge_id, token, amount, currency.upper(), status,
-                 decline_code, json.dumps(metadata or {}, sort_keys=True), created),
-            )
-        stored = self._charge_by_key(idempotency_key)
-        assert stored is not None  # inserted above, by us or by the racer that won
-        return stored
-
-    def refund(
-        self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""
-    ) -> RefundResult:
-        db = self._db()
-        if existing := self._refund_by_key(idempotency_key):
-            return existing
-        self._sleep()
-        charge = db.execute(
-            "SELECT amount, status FROM charges WHERE charge_id = ?", (charge_id,)
-        ).fetchone()
-        refunded = db.execute(
-            "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE charge_id = ? AND status = 'succeeded'",
-            (charge_id,),
-        ).fetchone()[0]
-        if charge is None or charge[1] != "succeeded":
-            status, why = "failed", "no such successful charge"
-        elif amount <= 0 or refunded + amount > charge[0]:
-            status, why = "failed", "refund exceeds the amount charged"
-        else:
-            status, why = "succeeded", reason or None
-        refund_id = "re_sim_" + secrets.token_hex(12)
-        db.execute(
-            "INSERT OR IGNORE INTO refunds VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (idempotency_key, refund_id, charge_id, amount, status, why,
-             datetime.now(tz=UTC).isoformat(timespec="seconds")),
-        )
-        stored = self._refund_by_key(idempotency_key)
-        assert stored is not None
-        return stored
-
-    def list_charges(self, created_from: date, created_to: date, **metadata: str) -> list[ChargeResult]:
-        rows = self._db().execute(
-            f"SELECT {_CHARGE_COLUMNS} FROM charges WHERE substr(created, 1, 10) BETWEEN ? AND ? "
-            "ORDER BY created, charge_id", (created_from.isoformat(), created_to.isoformat()),
-        ).fetchall()
-        charges = [_charge_result(row) for row in rows]
-        return [c for c in charges if all(c.metadata.get(k) == v for k, v in metadata.items())]
-
-    # --- for tests and benchmarks ---------------------------------------------------
-
-    def charges_made(self, **metadata: str) -> list[dict[str, Any]]:
-        """Every charge really made whose metadata contains all the given pairs."""
-        rows = self._db().execute(
-            "SELECT idempotency_key, charge_id, amount, currency, status, metadata FROM charges"
-        ).fetchall()
-        out = []
-        for key, charge_id, amount, currency, status, meta in rows:
-            meta = json.loads(meta)
-            if all(meta.get(k) == v for k, v in metadata.items()):
-                out.append({"idempotency_key": key, "charge_id": charge_id, "amount": amount,
-                            "currency": currency, "status": status, "metadata": meta})
-        return out
-
-
-def _refund_result(row: tuple) -> RefundResult:
-    refund_id, charge_id, amount, status, reason = row
-    return RefundResult(status=status, refund_id=refund_id, charge_id=charge_id, amount=amount, reason=reason)
-
-
-_CHARGE_COLUMNS = "charge_id, amount, currency, status, decline_code, created, metadata"
-
-
-def _charge_result(row: tuple) -> ChargeResult:
-    charge_id, amount, currency, status, decline_code, created, metadata = row
-    return ChargeResult(status=status, charge_id=charge_id, amount=amount, currency=currency,
-                        decline_code=decline_code, created=created, metadata=json.loads(metadata))
-
-
 @lru_cache(maxsize=8)
 def _build_gateway(path: str, ledger: str, latency_ms: int) -> PaymentGateway:
     cls = import_string(path)
-    if cls is SimulatedGateway:
-        return SimulatedGateway(ledger_path=ledger, latency_ms=latency_ms)
+    # A gateway that keeps a local ledger (the simulated one) is told where, and how slow to be.
+    if getattr(cls, "keeps_ledger", False):
+        return cls(ledger_path=ledger, latency_ms=latency_ms)
     return cls()
 
 

@@ -48,10 +48,6 @@ def save_cart(request: HttpRequest, cart: dict[str, dict[str, Any]]) -> None:
     request.session[SESSION_CART] = cart
 
 
-def cart_count(request: HttpRequest) -> int:
-    return sum(line["quantity"] for line in get_cart(request).values())
-
-
 def order_or_404(customer_id: str, order_id: str, *, consistent: bool = False) -> OrderDetails:
     """The customer's order (one Query), or 404: another account's order is simply not found."""
     details = access.get_order_details_by_order_id(order_id, consistent=consistent)

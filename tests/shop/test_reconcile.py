@@ -8,7 +8,8 @@ import io
 import pytest
 from django.core.management import call_command
 
-from core.payments.gateway import GatewayError, get_gateway
+from core.payments.errors import GatewayError
+from core.payments.gateway import get_gateway
 from shop import access, faults
 from shop.checkout import checkout
 from shop.errors import CardDeclined, PaymentPending

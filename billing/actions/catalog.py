@@ -1,0 +1,45 @@
+"""Catalog changes by staff: add, edit and retire a product, each with its audit event.
+They belong to no customer: audited in the pseudo-account ``CATALOG_EVENTS_ACCOUNT``."""
+
+from __future__ import annotations
+
+from billing import access
+from billing.models import CATALOG_EVENTS_ACCOUNT, AuditAction, Product
+
+
+def product_snapshot(product: Product) -> dict:
+    """What an audit event records of a product."""
+    return {"SKU": product.SKU, "Name": product.Name, "PaymentAmount": product.PaymentAmount,
+            "Currency": product.Currency, "Status": product.Status, "Description": product.Description}
+
+
+def _audit(actor: str, action: AuditAction, sku: str, before: dict | None, after: dict | None) -> None:
+    access.record_event(CATALOG_EVENTS_ACCOUNT, actor=actor, action=action, subject=f"SKU#{sku}",
+                        before=before, after=after)
+
+
+def add_product(sku: str, name: str, amount: int, currency: str, description: str, *, actor: str) -> Product:
+    """A new product; ``AlreadyExists`` when the SKU is taken (nothing written)."""
+    product = access.create_product(sku, name, amount, currency, description)
+    after = {"SKU": product.SKU, "Name": product.Name, "PaymentAmount": product.PaymentAmount,
+             "Currency": product.Currency, "Status": product.Status}
+    _audit(actor, AuditAction.PRODUCT_CREATED, product.SKU, None, after)
+    return product
+
+
+def edit_product(product: Product, *, name: str, amount: int, currency: str, description: str,
+                 actor: str) -> Product:
+    """New details for a product: new subscriptions take its new price (M4)."""
+    before = product_snapshot(product)
+    updated = access.update_product(product.SKU, name=name, amount=amount, currency=currency,
+                                    description=description)
+    _audit(actor, AuditAction.PRODUCT_UPDATED, product.SKU, before, product_snapshot(updated))
+    return updated
+
+
+def retire_product(product: Product, *, actor: str) -> Product:
+    """The product takes no new subscriptions; existing ones go on being billed."""
+    before = product_snapshot(product)
+    retired = access.retire_product(product.SKU)
+    _audit(actor, AuditAction.PRODUCT_RETIRED, product.SKU, before, product_snapshot(retired))
+    return retired
