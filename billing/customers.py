@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.shortcuts import redirect
 
 from billing import access
+from billing.actions import accounts
 from billing.models import AuditEvent
 from core.language import remember_language
 
@@ -50,7 +51,7 @@ def customer_required(view: Callable[..., HttpResponseBase]) -> Callable[..., Ht
         if not account_id:
             if request.user.is_staff:
                 return redirect("admin:index")
-            account = access.create_account(request.user.email or request.user.get_username(),
+            account = accounts.open_account(request.user.email or request.user.get_username(),
                                             user_id=request.user.pk)
             account_id = request.session[SESSION_ACCOUNT] = account.account_id
         return view(request, account_id, *args, **kwargs)

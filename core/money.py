@@ -1,30 +1,43 @@
 """Money: integer minor units <-> Decimal and text (DESIGN.md invariant 2: no floats).
 
-The one place that knows how many decimals a currency has (its ISO-4217 exponent).
-Python's stdlib has no exponent table, so the currencies whose exponent is not 2 are
-listed here; every other currency gets the usual 2.
+The one place that knows how many decimals a currency has: its ISO-4217 exponent, from
+the ``iso4217`` package (the standard's own table, kept current by its maintainers;
+Babel's CLDR "digits" are a display convention and differ for IQD, CLF, UYW...).
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
+
+from iso4217 import Currency
 
 from core import localformat
 
-# ISO-4217 minor-unit exponents that are not 2.
-CURRENCY_EXPONENTS: dict[str, int] = {
-    "BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0,
-    "PYG": 0, "RWF": 0, "UGX": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
-    "BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
-}
+# For a code the table does not know (data stored before codes were checked).
 DEFAULT_EXPONENT = 2
+
+
+@lru_cache(maxsize=512)
+def _iso_exponent(code: str) -> int | None:
+    try:
+        return Currency(code).exponent
+    except ValueError:
+        return None
+
+
+def is_payable_currency(code: str) -> bool:
+    """A current ISO-4217 code with minor units (not a fund, metal or testing code)."""
+    return _iso_exponent((code or "").upper()) is not None
+
 
 # Symbols only where they are unambiguous; every other currency shows its code.
 CURRENCY_SYMBOLS: dict[str, str] = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
 
 
 def exponent(currency: str) -> int:
-    return CURRENCY_EXPONENTS.get((currency or "").upper(), DEFAULT_EXPONENT)
+    found = _iso_exponent((currency or "").upper())
+    return DEFAULT_EXPONENT if found is None else found
 
 
 def to_decimal(amount: int, currency: str) -> Decimal:

@@ -33,7 +33,7 @@ LOCALE = ROOT / "locale"
 # settings.LANGUAGES less English (the source language), as locale folder names.
 LOCALES = ("it", "ko", "zh_Hans")
 # What makemessages reads: the apps, the project package and the templates.
-SOURCES = ("billing", "shop", "rpay_site", "templates", "manage.py")
+SOURCES = ("core", "billing", "shop", "rpay_site", "templates", "manage.py")
 IGNORE = ("tests", "scripts", "node_modules", "var", "artifacts", "mutants", "deploy", "docs", "static")
 
 

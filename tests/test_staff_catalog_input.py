@@ -63,3 +63,22 @@ def test_the_catalog_pages_store_nothing_with_a_line_break(client, moto_table) -
     response = client.post(reverse("admin:staff_product_edit", args=["TEA-BOX"]), data(description="a\r\nb"))
     assert response.status_code == 200 and "no line breaks" in response.content.decode()
     assert access.get_product("TEA-BOX").Description is None
+
+
+@pytest.mark.parametrize("code", ["XYZ", "ABC", "XAU", "XTS", "XXX"])
+def test_the_form_refuses_a_currency_that_is_not_payable_iso_4217(code: str) -> None:
+    # Unknown codes, and ISO codes without minor units (gold, the testing code, "no currency").
+    form = ProductForm(data(currency=code))
+    assert not form.is_valid() and form.has_error("currency", code="unknown_currency")
+    assert form.errors["currency"] == [f"{code} is not an ISO 4217 currency that can be paid in (e.g. USD, EUR, JPY)."]
+
+
+@pytest.mark.parametrize(("code", "price", "minor"), [
+    ("USD", "12.99", 1299), ("JPY", "1300", 1300), ("KWD", "1.250", 1250),
+    # The exponents a hand-written table had wrong (ISO 4217: CLF 4, UYI 0, UYW 4).
+    ("CLF", "1.2345", 12345), ("UYI", "120", 120), ("UYW", "0.0001", 1),
+])
+def test_prices_are_stored_in_the_currencys_iso_minor_units(code: str, price: str, minor: int) -> None:
+    form = ProductForm(data(currency=code, price=price))
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["amount"] == minor

@@ -9,7 +9,7 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from core.money import exponent, minor_units
+from core.money import exponent, is_payable_currency, minor_units
 
 SKU_RE = re.compile(r"^[A-Z0-9][A-Z0-9-]{1,39}$")
 
@@ -40,12 +40,14 @@ class PaymentDayForm(forms.Form):
 
 
 class MoneyField(forms.DecimalField):
-    """A price typed as a decimal (12.99): parsed as Decimal, never as a float."""
+    """A price typed as a decimal (12.99): parsed as Decimal, never as a float. Up to four
+    decimals, ISO 4217's most (CLF, UYW); the form checks them against its currency's own
+    exponent (``amount_in_minor_units``)."""
 
     def __init__(self, **kwargs) -> None:
-        kwargs.setdefault("max_digits", 12)
-        kwargs.setdefault("decimal_places", 2)
-        kwargs.setdefault("min_value", Decimal("0.01"))
+        kwargs.setdefault("max_digits", 14)
+        kwargs.setdefault("decimal_places", 4)
+        kwargs.setdefault("min_value", Decimal("0.0001"))
         super().__init__(**kwargs)
 
 
@@ -114,6 +116,9 @@ class ProductForm(forms.Form):
         currency = self.cleaned_data["currency"].strip().upper()
         if not currency.isalpha():
             raise forms.ValidationError(_("A three-letter ISO 4217 code."))
+        if not is_payable_currency(currency):
+            raise forms.ValidationError(_("%(code)s is not an ISO 4217 currency that can be paid in (e.g. USD, EUR, "
+                                          "JPY).") % {"code": currency}, code="unknown_currency")
         return currency
 
     def clean(self) -> dict:

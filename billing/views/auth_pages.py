@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
-from billing import access
+from billing.actions import accounts
 from billing.customers import SESSION_ACCOUNT, remember_account
 from billing.forms import SignUpForm
 from core.language import remember_language, supported
@@ -66,7 +66,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             return render(request, "portal/auth/signup.html", {"form": form})
         # The language the sign-up page was shown in becomes the account's.
         language = supported(get_language())
-        account = access.create_account(email, user_id=user.pk, language=language)
+        account = accounts.open_account(email, user_id=user.pk, language=language)
         login(request, user, backend="rpay_site.auth_backends.EmailLoginBackend")
         request.session[SESSION_ACCOUNT] = account.account_id
         remember_language(request, language)

@@ -9,7 +9,7 @@ from django.utils.translation import check_for_language
 from django.views.decorators.http import require_POST
 from django.views.i18n import set_language as django_set_language
 
-from billing import access
+from billing.actions import accounts
 from billing.customers import SESSION_ACCOUNT
 from core.language import remember_language, supported
 
@@ -21,7 +21,7 @@ def set_language(request: HttpRequest) -> HttpResponse:
     if language and check_for_language(language) and supported(language) == language:
         account_id = request.session.get(SESSION_ACCOUNT) if request.user.is_authenticated else None
         if account_id:
-            access.set_account_language(account_id, language, user_id=request.user.pk)
+            accounts.choose_language(account_id, language, user_id=request.user.pk)
         if request.user.is_authenticated:
             remember_language(request, language)
     return response

@@ -1,0 +1,19 @@
+"""A customer's own account: opening it at sign-up (or at the first portal page of a user
+whose sign-up stopped half-way) and choosing its language. Neither moves money, so
+neither is audited or e-mailed; they are here so that pages never write themselves."""
+
+from __future__ import annotations
+
+from billing import access
+from billing.models import Account
+
+
+def open_account(email: str, *, user_id: int, language: str | None = None) -> Account:
+    """The account of a Django user, linked to it."""
+    return access.create_account(email, user_id=user_id, language=language)
+
+
+def choose_language(account_id: str, language: str, *, user_id: int | None = None) -> None:
+    """The customer's language, for pages and e-mails (copied onto the user link and the
+    subscriptions, where log-in and the batches read it)."""
+    access.set_account_language(account_id, language, user_id=user_id)
