@@ -15,6 +15,8 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponseBase
 from django.shortcuts import redirect
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
+from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import accounts
@@ -57,6 +59,20 @@ def customer_required(view: Callable[..., HttpResponseBase]) -> Callable[..., Ht
         return view(request, account_id, *args, **kwargs)
 
     return wrapper
+
+
+def card_entry_page(*more_secrets: str) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
+    """A customer's page with card fields (subscribe, the wallet, the shop's checkout): GET
+    and POST only, the account from ``customer_required``, and the card number, the CVC
+    and ``more_secrets`` kept out of Django's error reports and logs (DESIGN.md invariant
+    3): the POST fields by name, and every local variable of the view's frames, which may
+    hold them under any name (``sensitive_variables``)."""
+
+    def decorate(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+        page = customer_required(sensitive_variables()(view))
+        return sensitive_post_parameters("card_number", "cvc", *more_secrets)(require_http_methods(["GET", "POST"])(page))
+
+    return decorate
 
 
 def contact(account_id: str) -> tuple[str | None, str | None]:

@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import bench_shop  # noqa: E402  (scripts/ is on the path: this file's folder)
 
+from devtools.benchsetup import setup_django  # noqa: E402
 from devtools.localengine import free_port, start_local_engine  # noqa: E402
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
@@ -57,22 +58,6 @@ SLOW_GATEWAY_MS = 300
 SLOW_GATEWAY_WORKERS = [32, 64]
 PREFIX_FILLER = "f"
 PREFIX_DUE = "d"
-
-
-def setup_django(endpoint: str, tmp: Path) -> None:
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "rpay_site.settings",
-        "DYNAMODB_ENDPOINT": endpoint,
-        "DYNAMODB_TABLE": "bench_20000",
-        "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend",
-        "PAYMENT_GATEWAY_LEDGER": str(tmp / "ledger.sqlite3"),
-        "BILLING_LOG_LEVEL": "ERROR",
-        "AWS_ACCESS_KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID", "local"),
-        "AWS_SECRET_ACCESS_KEY": os.environ.get("AWS_SECRET_ACCESS_KEY", "local"),
-    })
-    import django
-
-    django.setup()
 
 
 def use_table(name: str, endpoint: str) -> None:

@@ -231,10 +231,8 @@ def render(r: dict) -> str:
 
 
 def main() -> None:
+    from devtools.benchsetup import setup_django
     from devtools.localengine import free_port, start_local_engine
-
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from bench import setup_django
 
     tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-shop-"))
     server = start_local_engine(free_port(), None)

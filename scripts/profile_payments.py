@@ -29,6 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench  # noqa: E402
 
+from devtools.benchsetup import setup_django  # noqa: E402
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -45,7 +47,7 @@ def main() -> None:
     server = bench.start_local_engine(bench.free_port(), None, log_file=tmp / "dynamodb.log")
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     try:
-        bench.setup_django(server.endpoint, tmp)
+        setup_django(server.endpoint, tmp)
         from core.payments.simulated import SimulatedGateway
 
         ledger = str(tmp / "ledger.sqlite3")

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from billing import access
 from billing.models import LIVE_STATUSES, SubscriptionStatus
 from billing.rules.schedule import months_before
-from core.pages import today
+from core.pages import or_404, today
 from core.staff import render_staff
 
 
@@ -46,9 +46,7 @@ def event_changes(before: dict | None, after: dict | None) -> list[tuple[str, An
 
 
 def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
-    account = access.get_account(account_id)
-    if account is None:
-        raise Http404("No such account")
+    account = or_404(access.get_account(account_id), "No such account")
     day = today()
     subscriptions = access.get_subscriptions_by_account(account_id)
     receipts = access.get_receipts_by_account(account_id, months_before(day, 6), day)

@@ -5,7 +5,7 @@ their audit events: billing/actions/catalog.py).
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -16,7 +16,7 @@ from billing.actions import catalog
 from billing.models import ProductStatus
 from billing.staff.forms import ProductForm
 from core.money import to_decimal
-from core.pages import actor
+from core.pages import actor, or_404
 from core.staff import render_staff
 
 
@@ -43,9 +43,7 @@ def product_add(request: HttpRequest) -> HttpResponse:
 
 
 def _product_or_404(sku: str):
-    product = access.get_product(sku)
-    if product is None:
-        raise Http404("No such product")
+    product = or_404(access.get_product(sku), "No such product")
     return product
 
 

@@ -6,7 +6,7 @@ refunds up to what was charged, each recorded on the receipt, audited and e-mail
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
@@ -16,15 +16,13 @@ from billing.actions.refunds import refund_receipt
 from billing.staff.common import account_url, confirm_page, staff_date
 from billing.staff.forms import RefundForm
 from core.money import format_with_code, to_decimal
-from core.pages import actor
+from core.pages import actor, or_404
 from core.payments.errors import GatewayError, RefundRefused
 
 
 @require_http_methods(["GET", "POST"])
 def staff_refund(request: HttpRequest, account_id: str, receipt_sk: str) -> HttpResponse:
-    receipt = access.get_receipt(account_id, receipt_sk)
-    if receipt is None:
-        raise Http404("No such receipt")
+    receipt = or_404(access.get_receipt(account_id, receipt_sk), "No such receipt")
     refundable = receipt.ProcessedAmount - (receipt.RefundedAmount or 0)
     if refundable <= 0 or not receipt.ChargeId:
         messages.error(request, _("This receipt has been refunded in full (or has no charge to refund)."))

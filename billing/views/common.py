@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import logging
 
-from django.http import Http404
 from django.utils.translation import gettext as gettext_now
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.models import Subscription
+from core.pages import or_404
 
 log = logging.getLogger("billing")
 
@@ -27,7 +27,4 @@ STALE_MESSAGE = _(
 
 def subscription_or_404(account_id: str, sub_id: str) -> Subscription:
     """The account's subscription, or 404: another account's id is simply not found."""
-    sub = access.get_subscription(account_id, sub_id)
-    if sub is None:
-        raise Http404(gettext_now("No such subscription"))
-    return sub
+    return or_404(access.get_subscription(account_id, sub_id), gettext_now("No such subscription"))

@@ -15,12 +15,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
-from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_safe
 
 from billing import access, batches
 from billing.actions import subscriptions as actions
-from billing.customers import customer_required
+from billing.customers import card_entry_page, customer_required
 from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
 from billing.rules.schedule import months_before, next_payment_date, period_end
@@ -94,10 +93,7 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
     return render(request, "portal/change_day.html", {"sub": sub, "form": form})
 
 
-@sensitive_post_parameters("card_number", "cvc")
-@require_http_methods(["GET", "POST"])
-@customer_required
-@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
+@card_entry_page()
 def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:

@@ -11,7 +11,7 @@ from datetime import date
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_safe
 
@@ -22,7 +22,7 @@ from billing.rules.schedule import months_before
 from billing.views.common import RECEIPT_MONTHS
 from billing.views.receipt_pdf import render_receipt_pdf
 from core.money import decimal_string
-from core.pages import today
+from core.pages import or_404, today
 
 
 def _receipt_window() -> tuple[date, date]:
@@ -54,10 +54,7 @@ def receipts(request: HttpRequest, account_id: str) -> HttpResponse:
 
 
 def _receipt_or_404(account_id: str, receipt_id: str) -> Receipt:
-    receipt = access.get_receipt_for_url(account_id, receipt_id)
-    if receipt is None:
-        raise Http404("no such receipt")
-    return receipt
+    return or_404(access.get_receipt_for_url(account_id, receipt_id), "no such receipt")
 
 
 @require_safe

@@ -19,13 +19,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import subscriptions as actions
 from billing.actions import wallet
-from billing.customers import customer_required
+from billing.customers import card_entry_page, customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm
 from billing.models import Product, ProductStatus
 from billing.rules.schedule import first_period, period_amount
@@ -60,11 +59,7 @@ def _quote_context(quote: dict[str, Any]) -> dict[str, Any]:
             "next_payment": date.fromisoformat(quote["next_payment"])}
 
 
-# Card number and CVC never reach Django's error reports or logs (DESIGN.md invariant 3).
-@sensitive_post_parameters("card_number", "cvc")
-@require_http_methods(["GET", "POST"])
-@customer_required
-@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
+@card_entry_page()
 def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     products = access.list_products()
     wallet_now = access.get_wallet(account_id)  # the account and its cards: one Query

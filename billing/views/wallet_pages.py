@@ -15,19 +15,18 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
-from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django.views.decorators.http import require_POST, require_safe
 
 from billing import access
 from billing.actions import wallet
 from billing.batches import PaymentStatus
-from billing.customers import customer_required
+from billing.customers import card_entry_page, customer_required
 from billing.forms import ChooseCardForm, WalletCardForm
 from billing.models import Account, Card, PaymentDetails, Subscription
 from billing.views.common import STALE_MESSAGE, subscription_or_404
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
-from core.pages import actor, bound_data, today
+from core.pages import actor, bound_data, or_404, today
 
 
 @dataclass
@@ -63,10 +62,7 @@ def _account_or_404(account_id: str) -> Account:
 
 
 def _card_or_404(account_id: str, card_id: str) -> Card:
-    card = access.get_card(account_id, card_id)
-    if card is None:
-        raise Http404("no such card")
-    return card
+    return or_404(access.get_card(account_id, card_id), "no such card")
 
 
 @require_safe
@@ -78,10 +74,7 @@ def wallet_page(request: HttpRequest, account_id: str) -> HttpResponse:
     })
 
 
-@sensitive_post_parameters("card_number", "cvc")
-@require_http_methods(["GET", "POST"])
-@customer_required
-@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
+@card_entry_page()
 def wallet_add(request: HttpRequest, account_id: str) -> HttpResponse:
     form = WalletCardForm(bound_data(request), today=today())
     if request.method == "POST" and form.is_valid() and (token := tokenize_card_form(form)):
@@ -93,10 +86,7 @@ def wallet_add(request: HttpRequest, account_id: str) -> HttpResponse:
     return render(request, "portal/wallet_card.html", {"form": form, "card": None})
 
 
-@sensitive_post_parameters("card_number", "cvc")
-@require_http_methods(["GET", "POST"])
-@customer_required
-@sensitive_variables()  # the card form's frames hold the number and CVC (see cards.py)
+@card_entry_page()
 def wallet_replace(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
     card = _card_or_404(account_id, card_id)
     # The stored billing address fills the form, so it is kept unless changed.

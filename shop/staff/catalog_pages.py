@@ -4,13 +4,13 @@ warehouse (pattern 14) and per product (pattern 4), adjusted with an audited rea
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 from pynamodb.exceptions import PutError
 
-from core.pages import bound_data
+from core.pages import bound_data, or_404
 from shop import access
 from shop.errors import InvalidInput
 from shop.forms import FindForm, ProductForm, StockForm, WarehouseForm
@@ -118,9 +118,7 @@ def _stock_form(request: HttpRequest, fixed: str, value: str, stock: list) -> St
 @require_http_methods(["GET", "POST"])
 def product_detail(request: HttpRequest, product_id: str) -> HttpResponse:
     """Patterns 2 and 4: the product and its stock in every warehouse."""
-    product = access.get_product_by_product_id(product_id)
-    if product is None:
-        raise Http404("No such product")
+    product = or_404(access.get_product_by_product_id(product_id), "No such product")
     stock = access.get_product_inventory_by_product_id(product_id)
     form = _stock_form(request, "product_id", product_id, stock)
     if form is None:
@@ -134,9 +132,7 @@ def product_detail(request: HttpRequest, product_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def warehouse_detail(request: HttpRequest, warehouse_id: str) -> HttpResponse:
     """Patterns 3 and 14: the warehouse and everything stocked in it."""
-    warehouse = access.get_warehouse_by_warehouse_id(warehouse_id)
-    if warehouse is None:
-        raise Http404("No such warehouse")
+    warehouse = or_404(access.get_warehouse_by_warehouse_id(warehouse_id), "No such warehouse")
     stock = access.get_product_inventory_by_warehouse_id(warehouse_id)
     form = _stock_form(request, "warehouse_id", warehouse_id, stock)
     if form is None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 
 from billing import customers
-from core.pages import actor
+from core.pages import actor, or_404
 from core.staff import render_staff
 from shop import access
 from shop.access import OrderDetails
@@ -32,7 +32,4 @@ def recent_events(limit: int = 20) -> list:
 
 
 def order_or_404(order_id: str, *, consistent: bool = False) -> OrderDetails:
-    details = access.get_order_details_by_order_id(order_id, consistent=consistent)
-    if details is None:
-        raise Http404("No such order")
-    return details
+    return or_404(access.get_order_details_by_order_id(order_id, consistent=consistent), "No such order")

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from core.pages import actor, today
+from core.pages import actor, or_404, today
 from shop import access
 from shop.errors import PaymentPending, ShopError
 from shop.forms import DateRangeForm, ShipForm
@@ -26,9 +26,7 @@ from shop.views.emails import send_refund, send_shipped
 @require_GET
 def pick_list(request: HttpRequest, warehouse_id: str) -> HttpResponse:
     """Pattern 13: the warehouse's shipments, newest first."""
-    warehouse = access.get_warehouse_by_warehouse_id(warehouse_id)
-    if warehouse is None:
-        raise Http404("No such warehouse")
+    warehouse = or_404(access.get_warehouse_by_warehouse_id(warehouse_id), "No such warehouse")
     shipments = list(reversed(access.get_shipment_by_warehouse_id(warehouse_id)))
     return render_shop_staff(request, "pick_list.html", _("Pick list of %(warehouse)s") % {"warehouse": warehouse_id},
                              {"warehouse": warehouse, "shipments": shipments})
@@ -65,9 +63,7 @@ def order_create_shipments(request: HttpRequest, order_id: str) -> HttpResponse:
 
 @require_POST
 def shipment_ship(request: HttpRequest, shipment_id: str) -> HttpResponse:
-    found = access.get_shipment_details_by_shipment_id(shipment_id)
-    if found is None:
-        raise Http404("No such shipment")
+    found = or_404(access.get_shipment_details_by_shipment_id(shipment_id), "No such shipment")
     order_id = found.shipment.OrderId
     form = ShipForm(request.POST)
     if not form.is_valid():
@@ -114,9 +110,7 @@ def order_close(request: HttpRequest, order_id: str, kind: str) -> HttpResponse:
 @require_GET
 def product_orders(request: HttpRequest, product_id: str) -> HttpResponse:
     """Pattern 9: the product's order lines in a date range."""
-    product = access.get_product_by_product_id(product_id)
-    if product is None:
-        raise Http404("No such product")
+    product = or_404(access.get_product_by_product_id(product_id), "No such product")
     form = DateRangeForm.for_request(request.GET, today(), days=30)
     rows = []
     if form.is_valid():

@@ -16,10 +16,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
-from django.views.decorators.http import require_http_methods
 
-from billing.customers import customer_required
+from billing.customers import card_entry_page
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
 from core.pages import bound_data, today
@@ -86,10 +84,7 @@ def _placed_already(account_id: str, token: str) -> str | None:
     return token
 
 
-@sensitive_post_parameters("card_number", "cvc", "gift_card")
-@require_http_methods(["GET", "POST"])
-@customer_required
-@sensitive_variables()
+@card_entry_page("gift_card")
 def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
     cart = get_cart(request)
     posted_token = request.POST.get("token", "") if request.method == "POST" else ""
