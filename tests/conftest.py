@@ -68,7 +68,7 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
                                  tmp_path_factory: pytest.TempPathFactory) -> None:
     """Django's own test database (users and sessions) in a file, not in memory: for an
     in-memory SQLite database the live server's threads share one connection, so two
-    requests at once (a customer's double click, tests/test_browser_shop.py) collide in
+    requests at once (a customer's double click, tests/shop/test_browser_shop.py) collide in
     it ("cannot start a transaction within a transaction", a 400 page). With a file each
     thread has its own connection, and SQLite's lock orders their writes, as in production."""
     database = dj_settings.DATABASES["default"]

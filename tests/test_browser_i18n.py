@@ -9,9 +9,9 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from billing import access
-from tests import test_shop_pages as pages
 from tests.browser import screenshot
 from tests.builders import TEST_CARD
+from tests.shop import test_shop_pages as pages
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

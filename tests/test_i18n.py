@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from billing import access
 from tests.builders import subscribe
-from tests.test_shop_pages import shop_site, shop_stock  # noqa: F401 - fixtures of the shop page
+from tests.shop.test_shop_pages import shop_site, shop_stock  # noqa: F401 - fixtures of the shop page
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -1,7 +1,7 @@
 """Pure date rules: the anchor-day schedule, reminder dates and retry dates.
 
 Nothing here reads settings, the clock or the database: callers pass everything in,
-so the rules are easy to property-test (tests/test_schedule.py).
+so the rules are easy to property-test (tests/billing/test_schedule.py).
 
 The anchor rule (DESIGN.md invariant 6): a subscription pays on its ``payment_day``
 every month, clamped to the month's last day when the month is shorter. The clamp is

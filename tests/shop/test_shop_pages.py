@@ -3,7 +3,7 @@ out of stock, price changes, double submit), orders, history, gift-card balance;
 DynamoDB request count per page and 404 across accounts.
 
 The fixtures here (``shop_site``, ``shop_stock``) serve the other tests/test_shop_pages_*
-modules and tests/test_browser_shop.py too.
+modules and tests/shop/test_browser_shop.py too.
 """
 
 from __future__ import annotations

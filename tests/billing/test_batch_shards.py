@@ -24,7 +24,7 @@ from core.payments.gateway import get_gateway
 from tests.builders import fresh, receipts_of, seed_due, use_due_shards
 
 pytestmark = pytest.mark.django_db(databases=[])
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 D = date(2027, 3, 15)
 
 

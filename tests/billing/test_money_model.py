@@ -6,7 +6,7 @@ Steps: subscribe on any date with any day 1-31 (good or declining card), change 
 day (also while past due and on the payment day), replace the card (good or
 declining), cancel, staff "retry now", staff price changes, the engine failing between
 charge and receipt, payment runs on random dates with days skipped (catch-up), two
-runs at once (one after the other: the real-thread races are tests/test_batch_payments),
+runs at once (one after the other: the real-thread races are tests/billing/test_batch_payments),
 reconciliation.
 
 Checks after every step:

@@ -9,8 +9,8 @@ from django.utils import translation
 from billing import access
 from billing.views.receipt_pdf import CHINESE_FONT, KOREAN_FONT, cjk_font, render_receipt_pdf
 from core.pages import today
+from tests.billing.test_portal_receipt_pages import pdf_text
 from tests.builders import subscribe
-from tests.test_portal_receipt_pages import pdf_text
 
 pytestmark = pytest.mark.django_db
 

@@ -24,7 +24,7 @@ from devtools.localengine import free_port
 from tests.builders import card, fresh, make_account, make_subscription, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def command(*args: str) -> str:

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from pypdf import PdfReader
 
+from tests.billing.test_browser_portal import log_in, no_horizontal_scroll
 from tests.browser import screenshot
-from tests.test_browser_portal import log_in, no_horizontal_scroll
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -60,7 +60,7 @@ def test_lookup_errors(staff_client, customer, query, error) -> None:
 
 
 def test_lookup_page_explains_what_it_finds(staff_client, moto_table) -> None:
-    # A subscription id alone is found since issue 12 (tests/test_staff_lookup.py).
+    # A subscription id alone is found since issue 12 (tests/billing/test_staff_lookup.py).
     html = staff_client.get(reverse("admin:staff_index")).content.decode()
     assert "part of an e-mail or a name" in html and "subscription id (on its own" in html
 

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from tests import test_shop_pages as pages
-from tests import test_shop_pages_staff as staff_pages
+from tests.shop import test_shop_pages as pages
+from tests.shop import test_shop_pages_staff as staff_pages
+from tests.shop.test_shop_pages import add, order_id_of, place
 from tests.test_i18n import LANGUAGES
 from tests.test_i18n import english_left as portal_english_left
-from tests.test_shop_pages import add, order_id_of, place
 
 # The fixtures of the shop's page tests, used here by name.
 shop_site = pages.shop_site

@@ -16,7 +16,7 @@ from core.dynamo.engine import dynamodb_client
 from core.dynamo.table import describe_table
 from devtools.localengine import free_port
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str) -> str:

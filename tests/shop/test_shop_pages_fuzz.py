@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from billing.models import configure
 from devtools.localengine import free_port
 from shop import access
-from tests import test_shop_pages as pages
 from tests.builders import make_user
+from tests.shop import test_shop_pages as pages
 
 shop_site = pages.shop_site
 shop_stock = pages.shop_stock

@@ -23,7 +23,7 @@ from devtools.localengine import free_port
 from tests.builders import seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2027, 3, 15, 6, 0, tzinfo=UTC)
 
 

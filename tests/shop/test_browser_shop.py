@@ -14,9 +14,9 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from billing import access as billing_access
-from tests import test_shop_pages as pages
 from tests.browser import screenshot
 from tests.builders import make_user
+from tests.shop import test_shop_pages as pages
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -13,11 +13,11 @@ from django.test import Client
 from billing import access as billing_access
 from shop import access
 from shop.models import OrderStatus
-from tests import test_shop_pages as pages
 from tests.builders import make_user
-from tests.test_shop_pages import GIFT_CODE, add, order_id_of, place
+from tests.shop import test_shop_pages as pages
+from tests.shop.test_shop_pages import GIFT_CODE, add, order_id_of, place
 
-# The shop fixtures of tests/test_shop_pages.py, used here by name.
+# The shop fixtures of tests/shop/test_shop_pages.py, used here by name.
 shop_site = pages.shop_site
 shop_stock = pages.shop_stock
 

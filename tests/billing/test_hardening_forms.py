@@ -17,7 +17,7 @@ from core.cardforms import CardFields
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "a-long-Password-2026"
 # Where the portal raises or adds form errors.
 FORM_ERROR_SOURCES = ["billing/forms.py", "core/cardforms.py", "billing/views/auth_pages.py"]

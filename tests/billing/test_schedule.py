@@ -107,7 +107,7 @@ def test_reminder_date_bounds(payment: date, before: int, lead: int) -> None:
 
 def test_retry_dates() -> None:
     # Still the schedule helper; the batch now counts retries from the run date
-    # (schedule.retry_after, tests/test_money_rules.py).
+    # (schedule.retry_after, tests/billing/test_money_rules.py).
     assert retry_dates(date(2027, 1, 31), [1, 3, 5]) == [date(2027, 2, 1), date(2027, 2, 3), date(2027, 2, 5)]
     assert next_retry_date(date(2027, 1, 31), [1, 3, 5], 2) == date(2027, 2, 5)
     assert next_retry_date(date(2027, 1, 31), [1, 3, 5], 3) is None
