@@ -1,4 +1,4 @@
-"""Registrations on the project's admin site (``billing.staff.site.StaffAdminSite``, the
+"""Registrations on the project's admin site (``rpay_site.admin_site.StaffAdminSite``, the
 default site through ``RpayAdminConfig``): the user admin links each user to their
 billing page.
 
