@@ -226,3 +226,16 @@ def use_due_shards(count: int) -> None:
     settings.DUE_SHARDS = count
     TableMeta(TableMeta.pk(), TableMeta.sk(), DueShards=count).save()
     access.forget_due_shard_layout()
+
+
+def paid_receipt(due: date = date(2027, 3, 15)):
+    """A receipt paid by the payment path on ``due`` (its e-mail cleared from the outbox)."""
+    from django.core import mail
+
+    from billing.batches import payments
+
+    [sub] = seed_due(1, due=due)
+    payments.take_payment(sub, run_date=due)
+    [receipt] = receipts_of(sub)
+    mail.outbox.clear()
+    return receipt

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from billing.rules import schedule
 from billing.rules.schedule import (
     anchor_date,
     first_payment_date,
@@ -124,3 +125,40 @@ def test_billing_today_uses_the_time_zone() -> None:
     late_utc = datetime(2026, 11, 22, 23, 30, tzinfo=UTC)
     assert billing_today("UTC", late_utc) == date(2026, 11, 22)
     assert billing_today("Asia/Tokyo", late_utc) == date(2026, 11, 23)
+
+
+# --- retry days, payment days out of range, one-day periods ---------------------------
+
+D = date(2027, 3, 15)
+
+
+def test_a_retry_day_of_zero_never_charges_on_the_billing_day():
+    assert schedule.retry_dates(D, [0, 2, 2, 1]) == [date(2027, 3, 16), date(2027, 3, 17)]
+    assert schedule.next_retry_date(D, [0, 3], 0) == date(2027, 3, 18)
+    assert schedule.next_retry_date(D, [0, 3], 1) is None
+    assert schedule.retry_after(D, [0, 2, 5], 0) == date(2027, 3, 17)
+
+
+def test_the_first_retry_waits_the_first_retry_day_then_the_gaps():
+    assert schedule.retry_after(D, [5, 2], 0) == date(2027, 3, 17)  # 2 days, not the gap 5 - 2
+    assert schedule.retry_after(D, [2, 5], 1) == date(2027, 3, 18)
+    assert schedule.retry_after(D, [2, 5], 2) is None
+    assert schedule.retry_after(D, [3, 3, 4], 1) == date(2027, 3, 16)  # duplicate days: at least one day
+
+
+def test_a_payment_day_out_of_range_is_refused_with_its_rule():
+    with pytest.raises(ValueError, match="^payment day must be 1-31, not 32$"):
+        schedule.check_payment_day(32)
+
+
+def test_an_anchor_date_is_its_own_latest_anchor():
+    assert schedule.anchor_on_or_before(15, D) == D
+    assert schedule.anchor_on_or_before(15, date(2027, 3, 14)) == date(2027, 2, 15)
+    assert schedule.anchor_on_or_before(31, date(2027, 2, 28)) == date(2027, 2, 28)
+
+
+def test_a_one_day_period_costs_one_days_share_and_an_empty_one_is_refused():
+    # 15 Mar .. 14 Apr is a 31-day anchor period: one day of 3100 is 100.
+    assert schedule.period_amount(3100, 15, D, D) == 100
+    with pytest.raises(ValueError, match="^empty period 2027-03-15..2027-03-14$"):
+        schedule.period_amount(3100, 15, D, date(2027, 3, 14))

@@ -1,0 +1,211 @@
+"""Refunds (money rule M5): the key per charge and request, the e-mail in the receipt's
+language, the refusals and their audit, and the refunds recorded on the receipt adding up
+to at most the charge."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+import time_machine
+from django.core import mail
+
+from billing import access
+from billing.access import receipts as receipts_module
+from billing.actions import refunds
+from billing.batches import payments
+from billing.models import Receipt
+from core import mail as billing_mail
+from core.payments.errors import GatewayError, RefundRefused
+from core.payments.gateway import get_gateway
+from tests.builders import paid_receipt, receipts_of, seed_due
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+D = date(2027, 3, 15)
+
+
+def refund_events(receipt) -> list:
+    """The receipt's ``staff.refund`` events, oldest first."""
+    return sorted((e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund"),
+                  key=lambda e: e.SK)
+
+
+def test_a_refund_is_keyed_by_charge_and_request_and_mailed(moto_table) -> None:
+    receipt = paid_receipt()
+    assert refunds.refund_key(receipt, "req1") == f"refund:{receipt.ChargeId}:req1"
+    done = refunds.refund_receipt(receipt, 300, request_id="req1", actor="staff:ann", reason="late")
+    assert done.amount == 300 and done.refund_id and done.mail_error == ""
+    assert done.receipt.RefundedAmount == 300
+    [message] = mail.outbox
+    assert message.subject == f"Refund: {receipt.ProductName or receipt.SKU}"
+    assert "Refunded now:     3.00 USD" in message.body
+    assert "Refunded in all:  3.00 USD of 9.99 USD" in message.body
+    assert f"Reference:        {done.refund_id}" in message.body
+    assert f"your payment for {receipt.ProductName or receipt.SKU} of 2027-03-15." in message.body
+    [refund] = done.receipt.Refunds
+    assert refund.RefundId == done.refund_id and refund.Reason == "late" and refund.Actor == "staff:ann"
+    again = refunds.refund_receipt(receipt, 300, request_id="req1", actor="staff:ann")  # a double click
+    assert (again.refund_id, again.amount) == (done.refund_id, 300) and len(mail.outbox) == 1
+
+
+def test_a_refund_whose_mail_fails_says_so(moto_table, monkeypatch) -> None:
+    receipt = paid_receipt()
+
+    def smtp_down(*args, **kwargs):
+        raise ConnectionError("smtp down")
+
+    monkeypatch.setattr(billing_mail, "send_mail", smtp_down)
+    done = refunds.refund_receipt(receipt, 100, request_id="r1", actor="staff:ann")
+    assert done.mail_error == "mail: ConnectionError: smtp down" and done.receipt.RefundedAmount == 100
+
+
+def test_a_receipt_without_a_charge_is_refused_with_a_reason(moto_table) -> None:
+    receipt = paid_receipt()
+    receipt.ChargeId = None
+    with pytest.raises(RefundRefused, match="^this receipt has no charge to refund$"):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann")
+
+
+def test_a_refused_refund_says_why_and_leaves_an_audit_event(moto_table) -> None:
+    receipt = paid_receipt()
+    with pytest.raises(RefundRefused, match="^refund exceeds the amount charged$"):
+        refunds.refund_receipt(receipt, 5000, request_id="r", actor="staff:ann")
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Actor == "staff:ann" and event.Subject == receipt.SK
+    assert event.Note == "refund exceeds the amount charged" and event.Before == event.After
+    assert event.Before == {"BillingDate": "2027-03-15", "ProcessedAmount": 999, "Currency": "USD", "Status": "paid",
+                            "RefundedAmount": 0, "Refunds": []}
+    assert mail.outbox == []
+
+
+def test_an_unreachable_gateway_on_refund_is_audited_and_raised(moto_table) -> None:
+    receipt = paid_receipt()
+
+    class Down:
+        def refund(self, *args, **kwargs):
+            raise GatewayError("connection reset")
+
+    with pytest.raises(GatewayError):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Note == "gateway unreachable: connection reset"
+    assert event.Before == event.After and event.Before["RefundedAmount"] == 0  # the receipt as it was
+
+
+def test_a_refund_without_a_reason_tells_the_gateway_it_is_a_staff_refund_and_records_none(moto_table) -> None:
+    receipt = paid_receipt()
+    real, asked = get_gateway(), []
+
+    class Recording:
+        def refund(self, *args, **kwargs):
+            asked.append(kwargs)
+            return real.refund(*args, **kwargs)
+
+    done = refunds.refund_receipt(receipt, 100, request_id="r1", actor="staff:ann", gateway=Recording())
+    assert asked == [{"idempotency_key": f"refund:{receipt.ChargeId}:r1", "reason": "staff refund"}]
+    [entry] = done.receipt.Refunds
+    assert entry.Reason is None
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund"]
+    assert event.Note is None
+
+
+def test_a_long_failure_is_audited_in_its_first_500_characters(moto_table) -> None:
+    receipt = paid_receipt()
+
+    class Down:
+        def refund(self, *args, **kwargs):
+            raise GatewayError("x" * 600)
+
+    with pytest.raises(GatewayError):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann", gateway=Down())
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if e.Action == "staff.refund_failed"]
+    assert event.Note == ("gateway unreachable: " + "x" * 600)[:500]
+
+
+def test_refunds_add_up_to_the_charge_and_each_is_audited_before_and_after(moto_table) -> None:
+    receipt = paid_receipt()  # 9.99 USD
+    with time_machine.travel(datetime(2027, 3, 20, 10, 0, 0, 500000, tzinfo=UTC), tick=False):
+        part, added = access.record_refund(receipt, refund_id="re_1", amount=300, actor="staff:ann", reason="late")
+    assert added and (part.Status, part.RefundedAmount) == ("partially_refunded", 300)
+    [entry] = part.Refunds
+    assert (entry.RefundId, entry.Amount, entry.At, entry.Actor, entry.Reason) == (
+        "re_1", 300, "2027-03-20T10:00:00+00:00", "staff:ann", "late")
+    with time_machine.travel(datetime(2027, 3, 21, tzinfo=UTC), tick=False):  # exactly what is left
+        full, added = access.record_refund(part, refund_id="re_2", amount=699, actor="staff:bob")
+    assert added and (full.Status, full.RefundedAmount) == ("refunded", 999)
+    stored = access.get_receipt(receipt.account_id, receipt.SK)
+    assert (stored.Status, stored.RefundedAmount) == ("refunded", 999)
+    assert [(r.RefundId, r.Amount, r.Reason) for r in stored.Refunds] == [("re_1", 300, "late"), ("re_2", 699, None)]
+    first, second = refund_events(receipt)
+    snapshot = {"BillingDate": "2027-03-15", "ProcessedAmount": 999, "Currency": "USD"}
+    assert (first.Actor, first.Subject, first.Note) == ("staff:ann", receipt.SK, "late")
+    assert first.Before == {**snapshot, "Status": "paid", "RefundedAmount": 0, "Refunds": []}
+    assert first.After == {**snapshot, "Status": "partially_refunded", "RefundedAmount": 300, "Refunds": ["re_1"]}
+    assert (second.Actor, second.Note) == ("staff:bob", None)
+    assert second.After == {**snapshot, "Status": "refunded", "RefundedAmount": 999, "Refunds": ["re_1", "re_2"]}
+    with pytest.raises(ValueError, match="^refund exceeds the amount charged$"):
+        access.record_refund(full, refund_id="re_3", amount=1, actor="staff:ann")
+
+
+@pytest.mark.parametrize("amount", [0, -1, 1.5, "1"])
+def test_a_refund_of_no_whole_positive_amount_is_refused(moto_table, amount) -> None:
+    receipt = paid_receipt()
+    with pytest.raises(ValueError, match="^amount must be a positive integer number of minor units$"):
+        access.record_refund(receipt, refund_id="re_1", amount=amount, actor="staff:ann")
+    assert access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 0
+
+
+def test_the_smallest_refund_is_one_minor_unit(moto_table) -> None:
+    receipt = paid_receipt()
+    done, added = access.record_refund(receipt, refund_id="re_1", amount=1, actor="staff:ann")
+    assert added and done.RefundedAmount == 1
+
+
+def test_a_refund_refused_on_every_attempt_gives_up_after_three_reads(moto_table, monkeypatch) -> None:
+    receipt = paid_receipt()
+    stale = access.get_receipt(receipt.account_id, receipt.SK)
+    access.record_refund(receipt, refund_id="re_1", amount=100, actor="staff:ann")
+    reads = []
+
+    def stale_read(account_id, receipt_sk):  # another refund lands before each retry
+        reads.append(receipt_sk)
+        return stale
+
+    monkeypatch.setattr(receipts_module, "get_receipt", stale_read)
+    with pytest.raises(access.ConditionFailed, match=receipt.SK):  # the refusal names the receipt
+        access.record_refund(stale, refund_id="re_2", amount=100, actor="staff:bob")
+    assert reads == [receipt.SK] * 3
+    assert access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 100
+
+
+def test_a_refund_of_a_receipt_that_is_gone_is_refused(moto_table) -> None:
+    receipt = paid_receipt()
+    access.get_receipt(receipt.account_id, receipt.SK).delete()
+    with pytest.raises(access.ConditionFailed, match=receipt.SK):
+        access.record_refund(receipt, refund_id="re_1", amount=100, actor="staff:ann")
+
+
+def test_a_receipt_stored_without_a_refunded_amount_takes_its_first_refund(moto_table) -> None:
+    # receipts written before RefundedAmount existed have no such attribute
+    receipt = paid_receipt()
+    receipt.update(actions=[Receipt.RefundedAmount.remove()])
+    old = access.get_receipt(receipt.account_id, receipt.SK)
+    old.RefundedAmount = None
+    done, added = access.record_refund(old, refund_id="re_1", amount=100, actor="staff:ann")
+    assert added and access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount == 100
+
+
+def test_a_refund_is_mailed_in_the_language_of_its_receipt(moto_table) -> None:
+    from django.utils import translation
+
+    [sub] = seed_due(1, due=D, language="it")
+    payments.take_payment(sub, run_date=D)
+    [receipt] = receipts_of(sub)
+    assert receipt.Language == "it"
+    mail.outbox.clear()
+    refunds.refund_receipt(receipt, 100, request_id="r", actor="staff:ann")
+    with translation.override("it"):
+        subject = translation.gettext("Refund: {product}").format(product=receipt.ProductName)
+    [message] = mail.outbox
+    assert message.subject == subject and subject != f"Refund: {receipt.ProductName}"
