@@ -190,6 +190,9 @@ RPAY_SELLER = {
     "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "GB 123 4567 89"),
 }
 PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
+# The payment run reconciles the gateway's charges of its own dates and this many days
+# before them against the receipts, fixing a missing receipt (billing/batches/reconcile.py).
+RECONCILE_DAYS = env_int("RECONCILE_DAYS", 3, minimum=0)
 PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "core.payments.simulated.SimulatedGateway")
 # The simulated gateway keeps its idempotency ledger here (it stands in for the
 # payment provider's own records, so it does not live in our table).

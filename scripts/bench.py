@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
@@ -458,6 +459,10 @@ def main() -> None:
         results["slow_gateway"]["load_after"] = os.getloadavg()[0]
         results["scan"] = {str(mid): scan_run(token, 8, ledger)}
         say(f"scan   table {mid}: {results['scan'][str(mid)]['rate']:7.1f} payments/s")
+        # 9: the reconciliation's cost, on this table (every charge so far is its).
+        results["reconcile"] = reconcile_cost()
+        say(f"reconcile {results['reconcile']['charges']} charges: "
+            f"{results['reconcile']['ms_per_charge']:.2f} ms per charge")
 
         # 3 (and 4 again): tables of other sizes, 8 workers, latency 0.
         results["sizes"] = {str(mid): results["batch"]["8/0"]}
@@ -484,6 +489,23 @@ def main() -> None:
     report = render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n" + bench_shop.render(results["shop"])
     print(report)
     write_performance_md(report)
+
+
+def reconcile_cost() -> dict:
+    """The payment run's reconciliation (billing/batches/reconcile.py) over the charges the
+    benchmark made today, one in 8 of them by subscription id: requests and time per charge
+    whose receipt is read (what each of the RECONCILE_DAYS runs after a charge's day pays)."""
+    from billing.batches.reconcile import reconcile
+
+    today = date.today()
+    one_in_8 = lambda sub_id: zlib.crc32(sub_id.encode()) % 8 == 0  # noqa: E731
+    cpu, wall = time.process_time(), time.monotonic()
+    with Requests() as requests:
+        checked, differences = reconcile(today - timedelta(days=1), today + timedelta(days=1), fix=False,
+                                         reverse=False, takes=one_in_8)
+    wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    return {"charges": checked, "differences": len(differences), "requests": dict(requests.ops),
+            "ms_per_charge": wall / max(checked, 1) * 1000, "cpu_ms_per_charge": cpu / max(checked, 1) * 1000}
 
 
 def render(r: dict) -> str:
@@ -549,7 +571,15 @@ def render(r: dict) -> str:
               f"on DynamoDB a Scan is billed for every item it reads, so its cost grows with the table.",
               "", f"(5) DynamoDB requests per payment (8 workers): {per} "
               f"(total {sum(ops.values()) / due:.3f}; includes the BatchRun record's PutItem + UpdateItem).",
-              "", f"Total benchmark time: {r['total_seconds'] / 60:.1f} min."]
+              ""]
+    rec = r.get("reconcile")
+    if rec:
+        per_charge = ", ".join(f"{name} {n / max(rec['charges'], 1):.2f}" for name, n in sorted(rec["requests"].items()))
+        lines += [f"(9) the payment run's reconciliation of the days before it: {rec['charges']:,} charges read "
+                  f"against their receipts in {rec['ms_per_charge']:.2f} ms each ({rec['cpu_ms_per_charge']:.2f} ms "
+                  f"Python CPU); DynamoDB requests per charge: {per_charge or 'none'}, plus one gateway list. "
+                  f"{rec['differences']} difference(s) found.", ""]
+    lines += [f"Total benchmark time: {r['total_seconds'] / 60:.1f} min."]
     return "\n".join(lines)
 
 

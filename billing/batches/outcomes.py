@@ -78,7 +78,10 @@ class ReminderOutcome:
         return what + (f" ({self.reason})" if self.reason else "")
 
 
-PAYMENT_COUNTS = ("processed", "paid", "declined", "retried", "cancelled", "skipped", "errors")
+# reconciled / differences: the charges the run's reconciliation fixed, and those it left
+# (billing/batches/reconcile.py).
+PAYMENT_COUNTS = ("processed", "paid", "declined", "retried", "cancelled", "skipped", "errors", "reconciled",
+                  "differences")
 
 
 REMINDER_COUNTS = ("processed", "sent", "skipped", "errors")
@@ -101,6 +104,11 @@ class RunSummary:
     shards: str | None = None
     run_ids: list[str] = field(default_factory=list)
     processes: int = 1
+    # Why the run stopped taking items: the engine could not record them (None: it did not).
+    halted: str | None = None
+    # The run's reconciliation: the charges it checked, and each difference it left.
+    reconciled_charges: int = 0
+    differences: list[str] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
@@ -133,6 +141,8 @@ class RunSummary:
             "rate": round(self.rate, 1),
             "failures": self.failures[:20],
             **({"shards": self.shards} if self.shards else {}),
+            **({"halted": self.halted} if self.halted else {}),
+            **({"differences_left": self.differences[:20]} if self.differences else {}),
             **({"run_ids": self.run_ids, "processes": self.processes} if self.processes > 1 else {}),
         }
 

@@ -25,11 +25,12 @@ from billing.batches.outcomes import (
     RunSummary,
 )
 from billing.batches.payments import take_payment
+from billing.batches.reconcile import reconcile as reconcile_charges
 from billing.batches.reminders import reminded_payment_date, send_reminder, skip_stale_reminder
 from billing.batches.shards import ShardSet
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from core.clock import billing_today
-from core.dynamo.errors import DYNAMODB_ERRORS, describe_dynamodb_error
+from core.dynamo.errors import DYNAMODB_ERRORS, describe_dynamodb_error, is_unavailable
 from core.payments.gateway import PaymentGateway, get_gateway
 
 log = logging.getLogger(__package__)  # "billing.batches": one logger for both batches
@@ -110,6 +111,7 @@ def _run(
     on_total: Callable[[int], None] | None = None,
     count: Callable[[date], int] | None = None,
     shards: ShardSet | None = None,
+    before_finish: Callable[[RunSummary], None] | None = None,
 ) -> RunSummary:
     summary = RunSummary(kind, dates, dry_run=dry_run, shards=str(shards) if shards else None)
     stop = stop or threading.Event()
@@ -128,6 +130,11 @@ def _run(
         except Exception as error:  # infrastructure or a bug: counted, the run goes on
             log.warning("%s %s on %s failed: %s", kind, sub.SK, day, _describe(error))
             outcome = failed(sub, _describe(error))
+            if is_unavailable(error) and not halt.is_set():
+                # The engine cannot record what is done (M2): take no new item, so an
+                # outage leaves at most the items in flight (one per worker) unrecorded.
+                summary.halted = _describe(error)
+                halt.set()
         with lock:
             _count(summary, outcome)
         if on_item:
@@ -159,9 +166,13 @@ def _run(
                 # on a later date of this same run (its first retry).
                 for future in futures:
                     future.result()
+                if summary.halted:
+                    break
                 if stop.is_set():
                     summary.interrupted = True
                     break
+            if before_finish and not summary.halted and not summary.interrupted:
+                before_finish(summary)
     except BaseException as error:
         summary.elapsed = time.monotonic() - started
         summary.counts["errors"] += 1
@@ -174,7 +185,14 @@ def _run(
         raise
     summary.elapsed = time.monotonic() - started
     if run is not None:
-        access.finish_batch_run(run, outcome=summary.outcome, counts=dict(summary.counts), failures=summary.failures)
+        try:
+            access.finish_batch_run(run, outcome=summary.outcome, counts=dict(summary.counts), failures=summary.failures)
+        except Exception as error:
+            if not summary.halted:
+                raise
+            # The engine that stopped the run cannot record its end either: the lease runs
+            # out and the next run reports it abandoned and takes its dates over.
+            log.warning("could not record the end of run %s: %s", run.RunId, _describe(error))
     return summary
 
 
@@ -206,24 +224,76 @@ def run_payments(
     on_total: Callable[[int], None] | None = None,
     gateway: PaymentGateway | None = None,
     shards: ShardSet | None = None,
+    reconcile: bool = True,
+    reconcile_days: int | None = None,
 ) -> RunSummary:
     """Take every payment due on ``run_date`` (default: today in ``BILLING_TIMEZONE``)
     and on any earlier date not covered by a completed run (at most ``catch_up_days``);
-    only the items of ``shards`` (default: every shard)."""
+    only the items of ``shards`` (default: every shard). Then, unless told not to
+    (``reconcile``), reconcile the gateway's charges made from the run's first date less
+    ``reconcile_days`` (default ``settings.RECONCILE_DAYS``) to today against the
+    receipts, fixing what it can (``reconcile_own_days``)."""
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
     gateway = gateway or get_gateway()
     members = shards.members if shards else None
     # The run's workers share blocks of receipt numbers: one counter update per block,
     # not per payment (the counter is one item); the unused rest of the last block is a gap.
     numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
+    dates = dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days, shards)
+    days = settings.RECONCILE_DAYS if reconcile_days is None else reconcile_days
+    recorded: set[str] = set()  # the charges this run recorded: their receipts are not read again
+    retried: set[str] = set()  # subscriptions whose payment failed here: the next run retries them
+
+    def pay(sub: Subscription, day: date) -> PaymentOutcome:
+        outcome = take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway, numbers=numbers)
+        if outcome.status == PaymentStatus.PAID and outcome.charge_id:
+            recorded.add(outcome.charge_id)
+        return outcome
+
+    def failed(sub: Subscription, why: str) -> PaymentOutcome:
+        retried.add(sub.sub_id)
+        return PaymentOutcome(PaymentStatus.ERROR, sub.sub_id, sub.account_id, reason=why)
+
+    def reconcile_after(summary: RunSummary) -> None:
+        reconcile_own_days(summary, dates[0] - timedelta(days=days), run_date, gateway=gateway, shards=shards,
+                           recorded=recorded, retried=retried)
+
     return _run(
-        BatchKind.PAYMENTS, dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days, shards),
+        BatchKind.PAYMENTS, dates,
         partial(access.get_due_payments_by_date, shards=members),
-        lambda sub, day: take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway, numbers=numbers),
-        lambda sub, why: PaymentOutcome(PaymentStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
+        pay, failed,
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
         on_total=on_total, count=partial(access.count_due_payments_by_date, shards=members), shards=shards,
+        before_finish=reconcile_after if reconcile and not dry_run else None,
     )
+
+
+def reconcile_own_days(summary: RunSummary, first: date, today: date, *, gateway: PaymentGateway,
+                       shards: ShardSet | None, recorded: set[str] | frozenset[str] = frozenset(),
+                       retried: set[str] | frozenset[str] = frozenset()) -> None:
+    """The payment run's janitor (DESIGN.md M2): the charges created from ``first`` to
+    ``today`` of the run's own shards against their receipts, fixed as
+    ``reconcile_payments --fix`` fixes them; what cannot be fixed is kept in the summary
+    (``differences``) and makes the command exit 1. Its cost: one gateway list and one
+    GetItem per charge this run did not record itself (so each charge is read once by
+    each of the next ``RECONCILE_DAYS`` runs), plus the writes of each fix. The charges
+    of a subscription whose payment failed in this run are left to the next run."""
+    members = set(shards.members) if shards is not None and not shards.is_every else None
+
+    def takes(sub_id: str) -> bool:
+        # The run's own shards; not a subscription whose payment just failed here (the
+        # next run retries it, recording its charge if there was one).
+        return sub_id not in retried and (members is None or access.shard_of(sub_id, shards.count) in members)
+    checked, differences = reconcile_charges(first, today, fix=True, today=today, gateway=gateway, reverse=False,
+                                             takes=takes, recorded=recorded)
+    summary.counts["reconciled"] += sum(d.fixed for d in differences)
+    summary.counts["differences"] += sum(not d.fixed for d in differences)
+    summary.reconciled_charges = checked
+    for difference in differences:
+        (log.info if difference.fixed else log.warning)("reconcile: %s", difference.line())
+        if not difference.fixed:
+            summary.differences.append(difference.line())
+            summary.failures.append({"subject": "reconcile", "reason": difference.line()})
 
 
 def run_reminders(

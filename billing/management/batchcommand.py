@@ -83,6 +83,14 @@ class BatchCommand(BillingCommand):
     def run(self, **kwargs: Any) -> RunSummary:
         raise NotImplementedError
 
+    def run_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The command's own options, as keyword arguments of ``run``."""
+        return {}
+
+    def child_arguments(self, options: dict[str, Any]) -> list[str]:
+        """The command's own options, for each child of ``--processes``."""
+        return []
+
     def execute(self, *args: Any, **options: Any) -> Any:
         # With --json, cron's log gets one JSON line whatever happens: a summary, or the
         # error that stopped the command (exit status 1 either way).
@@ -176,7 +184,7 @@ class BatchCommand(BillingCommand):
                 summary = self.run(
                     run_date=run_date, workers=options["workers"], dry_run=options["dry_run"],
                     catch_up_days=options["catch_up_days"], stop=stop, on_item=on_item,
-                    on_total=on_total if bar is not None else None, shards=shards,
+                    on_total=on_total if bar is not None else None, shards=shards, **self.run_options(options),
                 )
         finally:
             if bar is not None:
@@ -192,7 +200,8 @@ class BatchCommand(BillingCommand):
             summary = run_in_processes(
                 self.__module__.rsplit(".", 1)[-1], self.kind, slices,
                 run_date=run_date or billing_today(settings.BILLING_TIMEZONE), workers=options["workers"],
-                catch_up_days=options["catch_up_days"], dry_run=options["dry_run"], stop=stop, whole=shards)
+                catch_up_days=options["catch_up_days"], dry_run=options["dry_run"], stop=stop, whole=shards,
+                extra=self.child_arguments(options))
         self.report(summary, options)
 
     def report(self, summary: RunSummary, options: dict[str, Any]) -> None:
@@ -201,6 +210,13 @@ class BatchCommand(BillingCommand):
             self.stdout.write(json.dumps(summary.as_dict(), sort_keys=True))
         else:
             self.stdout.write(summary.line())
+        for line in summary.differences:
+            self.stderr.write(f"difference: {line}")
+        if summary.halted:
+            done = summary.counts["processed"] - summary.counts["errors"]
+            raise _after_summary(CommandError(
+                f"DynamoDB could not record the {self.kind} ({summary.halted}): stopped taking new ones after "
+                f"{done}; the next run carries on"))
         if summary.counts["errors"]:
             raise _after_summary(CommandError(
                 f"{summary.counts['errors']} item(s) failed with infrastructure errors; "
@@ -209,6 +225,10 @@ class BatchCommand(BillingCommand):
         if summary.interrupted:
             raise _after_summary(
                 CommandError("stopped by a signal after finishing the items in hand; the next run continues"))
+        if summary.counts["differences"]:
+            raise _after_summary(CommandError(
+                f"{summary.counts['differences']} difference(s) between the gateway and the receipts left for a "
+                "person (above); reconcile_payments shows them again"))
 
 
 def _after_summary(error: CommandError) -> CommandError:

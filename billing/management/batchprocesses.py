@@ -41,7 +41,8 @@ def child_environment() -> dict[str, str]:
 
 
 def run_in_processes(command: str, kind: BatchKind, slices: list[ShardSet], *, run_date: date, workers: int,
-                     catch_up_days: int, dry_run: bool, stop: threading.Event, whole: ShardSet | None) -> RunSummary:
+                     catch_up_days: int, dry_run: bool, stop: threading.Event, whole: ShardSet | None,
+                     extra: list[str] | None = None) -> RunSummary:
     """Start one child per slice, wait for all (passing SIGTERM/SIGINT on as SIGTERM), and
     merge their JSON summaries. A child that printed none counts as one error."""
     manage = str(settings.BASE_DIR / "manage.py")
@@ -52,6 +53,7 @@ def run_in_processes(command: str, kind: BatchKind, slices: list[ShardSet], *, r
                 "--catch-up-days", str(catch_up_days), "--shards", f"{part.first}-{part.last}", "--json"]
         if dry_run:
             args.append("--dry-run")
+        args += extra or []
         children.append((part, subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=child_environment(),
                                                 cwd=str(settings.BASE_DIR))))
     outputs: dict[int, str] = {}
@@ -94,5 +96,7 @@ def merge(summary: RunSummary, result: dict[str, Any]) -> None:
                                    if type(v) is int and k not in NOT_COUNTS}))
     summary.failures.extend(result.get("failures", []))
     summary.interrupted |= result.get("outcome") == "interrupted"
+    summary.halted = summary.halted or result.get("halted")
+    summary.differences.extend(result.get("differences_left", []))
     if result.get("run_id"):
         summary.run_ids.append(result["run_id"])

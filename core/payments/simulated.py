@@ -216,6 +216,14 @@ class SimulatedGateway:
         return out
 
 
+    def refunds_made(self, charge_id: str | None = None) -> list[dict[str, Any]]:
+        """Every successful refund (of one charge, if given), with its idempotency key."""
+        rows = self._db().execute(
+            "SELECT idempotency_key, refund_id, charge_id, amount FROM refunds WHERE status = 'succeeded'"
+        ).fetchall()
+        return [{"idempotency_key": key, "refund_id": refund_id, "charge_id": charge, "amount": amount}
+                for key, refund_id, charge, amount in rows if charge_id in (None, charge)]
+
 def _refund_result(row: tuple) -> RefundResult:
     refund_id, charge_id, amount, status, reason = row
     return RefundResult(status=status, refund_id=refund_id, charge_id=charge_id, amount=amount, reason=reason)

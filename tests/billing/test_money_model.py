@@ -5,14 +5,16 @@ rules against a ledger it keeps from the gateway's side.
 Steps: subscribe on any date with any day 1-31 (good or declining card), change the
 day (also while past due and on the payment day), replace the card (good or
 declining), cancel, staff "retry now", staff price changes, the engine failing between
-charge and receipt, payment runs on random dates with days skipped (catch-up), two
-runs at once (one after the other: the real-thread races are tests/billing/test_batch_payments),
-reconciliation.
+charge and receipt (a charge's receipt is lost), a first charge whose answer is lost at
+subscribe, payment runs on random dates with days skipped (catch-up), two runs at once
+(one after the other: the real-thread races are tests/billing/test_batch_payments),
+reconciliation by hand and by each payment run (its own days and RECONCILE_DAYS before).
 
 Checks after every step:
-* every receipt has exactly one successful charge, and (once the runs and the
-  reconciliation have caught up after an engine failure) every successful charge one
-  receipt (M2);
+* every receipt has exactly one successful charge, and (once a payment run has
+  reconciled the day a receipt was lost, or reconciliation by hand) every successful
+  charge one receipt (M2); a first charge whose subscription never started is refunded
+  in full once reconciled, never kept;
 * each subscription's receipts tile its service without gap or overlap, from the day
   it was made to its PaidThroughDate, and each charge is the documented price of its
   days at the price the subscription was made with (M1, M4): what was charged equals
@@ -49,8 +51,9 @@ from billing.actions import subscriptions as actions
 from billing.batches.reconcile import reconcile
 from billing.models import SubscriptionStatus
 from billing.rules.schedule import period_amount
+from core.payments.errors import GatewayError
 from core.payments.gateway import get_gateway
-from core.payments.simulated import DECLINING_TEST_CARDS
+from core.payments.simulated import DECLINING_TEST_CARDS, SimulatedGateway
 from tests.machines import DayClock, TrackedSubscription, own_table
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -94,6 +97,7 @@ class Tracked(TrackedSubscription):
         super().__init__(sub, made)
         self.price = price
         self.days = {int(sub.PaymentDay)}  # every day the customer ever chose
+        self.unstarted = False  # its first charge's answer was lost: it never started
 
 
 class MoneyMachine(RuleBasedStateMachine):
@@ -111,7 +115,9 @@ class MoneyMachine(RuleBasedStateMachine):
         self.price = 999
         access.create_product(SKU, "Daily News", self.price, "USD")
         self.subs: list[Tracked] = []
-        self.unrecorded = False  # an engine failure left a charge without its receipt
+        # The day an engine failure (or a lost answer at subscribe) left a charge without
+        # its receipt; None once a reconciliation covering that day has run.
+        self.lost_on: date | None = None
         self.actions_today = 0  # after a few actions, the days pass (see ACTIONS_PER_DAY)
 
     def _move_to(self, day: date) -> None:
@@ -124,7 +130,7 @@ class MoneyMachine(RuleBasedStateMachine):
             self._live_until(max(self.today, START + LIFETIME), skip=False)
             self._run_payments()
             reconcile(START, self.today, fix=True, today=self.today)
-            self.unrecorded = False
+            self.lost_on = None
             self.ledger_matches()
         finally:
             self.clock.stop()
@@ -138,9 +144,19 @@ class MoneyMachine(RuleBasedStateMachine):
         """The gateway's own record of the subscription's charges (its list API)."""
         return get_gateway().list_charges(START, date(2100, 1, 1), sub_id=tracked.sub_id)
 
+    @property
+    def unrecorded(self) -> bool:
+        return self.lost_on is not None
+
     def _run_payments(self) -> batches.RunSummary:
         before = Counter(c["metadata"]["sub_id"] for c in get_gateway().charges_made())
         summary = batches.run_payments(run_date=self.today, workers=1)
+        assert summary.counts["differences"] == 0, summary.differences
+        # The run reconciled its dates and RECONCILE_DAYS before them: a receipt lost
+        # within that window is recorded now (M2, no person needed).
+        reach = summary.dates[0] - timedelta(days=self.django_settings.RECONCILE_DAYS)
+        if summary.ok and self.lost_on is not None and self.lost_on >= reach:
+            self.lost_on = None
         after = Counter(c["metadata"]["sub_id"] for c in get_gateway().charges_made())
         if len(summary.dates) <= 28:  # a period is at least 28 days (schedule.period_end)
             for sub_id in after:
@@ -275,13 +291,43 @@ class MoneyMachine(RuleBasedStateMachine):
         finally:
             access.create_receipt = real
         if summary.counts["errors"]:
-            self.unrecorded = True
+            self.lost_on = self.lost_on or self.today
+
+    @rule()
+    @act
+    def answer_lost_at_subscribe(self) -> None:
+        """The gateway charges the first payment and its answer never arrives: the customer
+        is told it failed and the subscription does not start; a run refunds the charge."""
+        if len(self.subs) >= 4:
+            return
+        real = SimulatedGateway.charge
+
+        def lost(gateway, *args, **kwargs):
+            real(gateway, *args, **kwargs)
+            raise GatewayError("read timeout")
+
+        SimulatedGateway.charge = lost
+        account = access.create_account(f"lost{len(self.subs)}@example.com")
+        try:
+            actions.subscribe(account, sku=SKU, product_name="Daily News", payment_day=self.today.day,
+                              amount=self.price, currency="USD", card=get_gateway().tokenize_card(GOOD, 12, 2040, "123"),
+                              today=self.today, actor="customer")
+        except GatewayError:
+            pass
+        finally:
+            SimulatedGateway.charge = real
+        [sub] = access.get_subscriptions_by_account(account.account_id)
+        assert sub.Status == SubscriptionStatus.CANCELLED and sub.CancelReason == "first_payment_failed"
+        tracked = Tracked(sub, self.price, self.today)
+        tracked.unstarted = True
+        self.subs.append(tracked)
+        self.lost_on = self.lost_on or self.today
 
     @rule()
     @act
     def reconcile_fix(self) -> None:
         reconcile(START, self.today, fix=True, today=self.today)
-        self.unrecorded = False
+        self.lost_on = None
 
     # --- the ledger ----------------------------------------------------------------------
 
@@ -302,6 +348,12 @@ class MoneyMachine(RuleBasedStateMachine):
             for charge in charges:
                 # M3: nothing paid for ahead of the day it was charged, nothing after the clock
                 assert charge.metadata["period_start"] <= charge.created[:10] <= self.today.isoformat()
+            if tracked.unstarted:
+                # Never started: its one charge is refunded in full once reconciled, never kept.
+                assert sub.Status == SubscriptionStatus.CANCELLED and len(succeeded) == 1
+                for receipt in receipts:
+                    assert receipt.RefundedAmount == receipt.ProcessedAmount, "a charge kept for nothing"
+                continue
             # M1 + M4: the receipts tile the service from the day it was made, each at its price
             expected_start = tracked.made
             for receipt in receipts:

@@ -14,5 +14,17 @@ class Command(BatchCommand):
             "safe to re-run and to run twice at once.")
     kind = BatchKind.PAYMENTS
 
+    def add_arguments(self, parser: Any) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--no-reconcile", action="store_true",
+                            help="skip the reconciliation of the run's days (and RECONCILE_DAYS before them) "
+                                 "against the gateway's charges")
+
+    def run_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        return {"reconcile": not options["no_reconcile"]}
+
+    def child_arguments(self, options: dict[str, Any]) -> list[str]:
+        return ["--no-reconcile"] if options["no_reconcile"] else []
+
     def run(self, **kwargs: Any) -> batches.RunSummary:
         return batches.run_payments(**kwargs)
