@@ -28,3 +28,7 @@ class BillingConfig(AppConfig):
         from core.staff import StaffSection, register_staff_section
 
         register_staff_section(StaffSection(urls=staff_urls, pages=STAFF_PAGES))
+        from billing.batches.metrics import run_facts
+        from core.ops.metrics import register_run_source
+
+        register_run_source(run_facts)

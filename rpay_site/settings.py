@@ -14,6 +14,8 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from core.ops.logs import logging_config
+from core.ops.sentry import init_sentry
 from rpay_site.env import env_bool, env_choice, env_int, env_int_list, env_list, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -44,6 +46,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz and /metrics, before the host check and the HTTPS redirect.
+    "core.ops.health.OpsEndpointsMiddleware",
+    "core.ops.logs.RequestIdMiddleware",
+    "core.ops.metrics.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -202,14 +208,22 @@ PAYMENT_GATEWAY_LEDGER = os.environ.get(
 PAYMENT_GATEWAY_LATENCY_MS = env_int("PAYMENT_GATEWAY_LATENCY_MS", 0, minimum=0)
 
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {
-        "billing": {"handlers": ["console"], "level": env_choice("BILLING_LOG_LEVEL", "INFO", LOG_LEVELS)},
-    },
-}
+# text (the default) or json: one JSON object per line, with request and run ids (core/ops/logs.py).
+LOG_FORMAT = env_choice("LOG_FORMAT", "text", ["text", "json"])
+LOGGING = logging_config(LOG_FORMAT, env_choice("BILLING_LOG_LEVEL", "INFO", LOG_LEVELS))
+
+# --- operations: probes, metrics, error reporting, the batches' dead-man's switch ----------
+# /metrics answers these addresses, or a request with "Authorization: Bearer <METRICS_TOKEN>".
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", ["127.0.0.1", "::1"])
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# Sentry (sentry-sdk, the Django integration) when set; card data and secrets are scrubbed.
+SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
+SENTRY_ENVIRONMENT = os.environ.get("SENTRY_ENVIRONMENT", "production")
+# A healthchecks.io-style ping URL for the batches ({kind}: payments or reminders):
+# <url>/start when a run starts, <url> when it succeeds, <url>/fail when it fails.
+BATCH_PING_URL = os.environ.get("BATCH_PING_URL", "")
+if SENTRY_DSN:
+    init_sentry(SENTRY_DSN, environment=SENTRY_ENVIRONMENT)
 
 # --- HTTPS, cookies and security headers --------------------------------------------
 # Secure by default when DEBUG is off (``check --deploy`` is clean with only

@@ -112,6 +112,8 @@ def main() -> int:
                 print(f"make run: step {step[0]} failed (exit {code})", file=sys.stderr)
                 return 1
         print(f"serving http://{addr}/  (Ctrl-C stops the server and DynamoDB Local)", flush=True)
+        print(f"health: http://{addr}/healthz  readiness: http://{addr}/readyz  "
+              f"metrics (Prometheus, from this machine): http://{addr}/metrics", flush=True)
         child = start([python, "manage.py", "runserver", addr], env)
         code = wait_watching(child, engine)  # its group may outlive it: stop() below ends it
         print(f"make run: the web server exited (code {code}); stopping DynamoDB Local", file=sys.stderr)

@@ -45,6 +45,8 @@ class PaymentOutcome:
     reason: str = ""
     next_payment: date | None = None
     mail_error: str = ""  # the outcome stands; the e-mail could not be sent
+    currency: str | None = None
+    gateway_ms: float | None = None  # how long the gateway took to answer the charge (metrics)
 
     @property
     def is_retry(self) -> bool:

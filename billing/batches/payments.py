@@ -117,8 +117,10 @@ def take_payment(
         "billing_date": start.isoformat(), "period_start": start.isoformat(), "period_end": end.isoformat(),
         "attempt": str(out.attempt), "payment_day": str(sub.PaymentDay),
     }
+    asked = time.perf_counter()
     result = _charge(gateway or get_gateway(), sub, charge_key(sub.sub_id, start, out.attempt), amount, metadata)
-    out.charge_id, out.amount = result.charge_id, result.amount
+    out.gateway_ms = (time.perf_counter() - asked) * 1000
+    out.charge_id, out.amount, out.currency = result.charge_id, result.amount, result.currency
     if result.succeeded:
         return _paid(sub, out, result, run_date, actor, numbers)
     if end_on_decline:

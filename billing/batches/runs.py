@@ -4,6 +4,7 @@ Query, counting outcomes, and recording the run's start and end.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import socket
 import threading
@@ -31,6 +32,7 @@ from billing.batches.shards import ShardSet
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from core.clock import billing_today
 from core.dynamo.errors import DYNAMODB_ERRORS, describe_dynamodb_error, is_unavailable
+from core.ops.logs import run_context
 from core.payments.gateway import PaymentGateway, get_gateway
 
 log = logging.getLogger(__package__)  # "billing.batches": one logger for both batches
@@ -128,13 +130,16 @@ def _run(
         try:
             outcome = act(sub, day)
         except Exception as error:  # infrastructure or a bug: counted, the run goes on
-            log.warning("%s %s on %s failed: %s", kind, sub.SK, day, _describe(error))
+            log.warning("%s %s on %s failed: %s", kind, sub.SK, day, _describe(error),
+                        extra={"kind": str(kind), "item": f"{sub.account_id}/{sub.sub_id}", "outcome": "error"})
             outcome = failed(sub, _describe(error))
             if is_unavailable(error) and not halt.is_set():
                 # The engine cannot record what is done (M2): take no new item, so an
                 # outage leaves at most the items in flight (one per worker) unrecorded.
                 summary.halted = _describe(error)
                 halt.set()
+        log.debug("%s", outcome.line(), extra={"kind": str(kind), "item": f"{outcome.account_id}/{outcome.sub_id}",
+                                               "outcome": str(outcome.status)})
         with lock:
             _count(summary, outcome)
         if on_item:
@@ -156,12 +161,14 @@ def _run(
             work(sub, day)
 
     try:
-        with _heartbeat(run), ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"rpay-{kind}") as pool:
+        with run_context(summary.run_id), _heartbeat(run), ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"rpay-{kind}") as pool:
             for day in dates:
                 if on_total and count:
                     on_total(count(day))  # one COUNT query, only when someone shows a total
                 items, read_lock = iter(find(day)), threading.Lock()
-                futures: list[Future] = [pool.submit(worker, items, day, read_lock) for _ in range(max(1, workers))]
+                # Each worker runs in a copy of this context: its log lines carry the run id.
+                futures: list[Future] = [pool.submit(contextvars.copy_context().run, worker, items, day, read_lock)
+                                         for _ in range(max(1, workers))]
                 # Finish a date before the next: a declined payment may be due again
                 # on a later date of this same run (its first retry).
                 for future in futures:
@@ -204,6 +211,13 @@ def _count(summary: RunSummary, outcome: Outcome) -> None:
     if isinstance(outcome, PaymentOutcome) and outcome.is_retry and status not in (
             PaymentStatus.SKIPPED, PaymentStatus.DRY_RUN):
         counts["retried"] += 1
+    if isinstance(outcome, PaymentOutcome):
+        # For the metrics (core/ops/metrics.py): amounts charged by currency, gateway time.
+        if status == PaymentStatus.PAID and outcome.amount and outcome.currency:
+            counts[f"charged:{outcome.currency}"] += outcome.amount
+        if outcome.gateway_ms is not None:
+            counts["gateway_calls"] += 1
+            counts["gateway_ms"] += round(outcome.gateway_ms)
     subject = f"{outcome.account_id}/{outcome.sub_id}"
     if status in (PaymentStatus.ERROR, PaymentStatus.DECLINED, PaymentStatus.CANCELLED):
         summary.failures.append({"subject": subject, "reason": f"{status}: {outcome.reason}"})

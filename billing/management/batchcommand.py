@@ -17,9 +17,10 @@ from django.core.management.base import CommandError
 
 from billing import access, batches
 from billing.batches import RunSummary, ShardSet
-from billing.management.batchprocesses import run_in_processes
+from billing.management.batchprocesses import CHILD_ENV, run_in_processes
 from core.clock import billing_today
 from core.dynamo.command import BillingCommand
+from core.ops.pings import ping
 
 
 def parse_date(value: str | None, option: str = "--date") -> date | None:
@@ -92,15 +93,30 @@ class BatchCommand(BillingCommand):
         return []
 
     def execute(self, *args: Any, **options: Any) -> Any:
+        # The dead-man's switch (core/ops/pings.py): a real run, not a --processes child
+        # (its parent pings) nor a dry run, tells the monitor it started, then how it ended.
+        monitor = "" if options.get("dry_run") or os.environ.get(CHILD_ENV) else settings.BATCH_PING_URL
+        stderr = options.get("stderr") or sys.stderr
+
+        def warn(line: str) -> None:
+            stderr.write(line + "\n")
+
+        ping(monitor, str(self.kind), "start", warn=warn)
         # With --json, cron's log gets one JSON line whatever happens: a summary, or the
         # error that stopped the command (exit status 1 either way).
         try:
-            return super().execute(*args, **options)
+            result = super().execute(*args, **options)
         except CommandError as error:
             if options.get("json") and not getattr(error, "summary_printed", False):
                 self.stdout.write(json.dumps({"kind": str(self.kind), "outcome": "error", "error": str(error),
                                               "dry_run": bool(options.get("dry_run"))}, sort_keys=True))
+            ping(monitor, str(self.kind), "fail", f"exit status {error.returncode}: {error}", warn=warn)
             raise
+        except BaseException as error:
+            ping(monitor, str(self.kind), "fail", f"exit status 1: {type(error).__name__}: {error}", warn=warn)
+            raise
+        ping(monitor, str(self.kind), "", "exit status 0", warn=warn)
+        return result
 
     def shard_choice(self, options: dict[str, Any]) -> tuple[bool, ShardSet | None]:
         """(any shard to take, which: None for every shard), from the options and the

@@ -30,6 +30,7 @@ from billing.models import BatchKind
 FORWARDED_SETTINGS = ("DYNAMODB_TABLE", "DYNAMODB_ENDPOINT", "DUE_SHARDS", "AWS_REGION",
                       "PAYMENT_GATEWAY_LEDGER", "PAYMENT_GATEWAY_LATENCY_MS", "BILLING_TIMEZONE")
 NOT_COUNTS = frozenset({"elapsed", "rate", "processes"})
+CHILD_ENV = "RPAY_BATCH_CHILD"  # set in a child's environment: its parent pings the monitor
 
 
 def child_environment() -> dict[str, str]:
@@ -37,6 +38,7 @@ def child_environment() -> dict[str, str]:
     for name in FORWARDED_SETTINGS:
         value = getattr(settings, name, None)
         env[name] = "" if value is None else str(value)
+    env[CHILD_ENV] = "1"
     return env
 
 
