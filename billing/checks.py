@@ -12,8 +12,10 @@ from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, register
+from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
+
+from core.payments.gateway import gateway_path
 
 # The portal shows receipts from the same day six calendar months ago: at most 184
 # days back (e.g. 31 December back to 30 June: July-December is 31+31+30+31+30+31).
@@ -62,13 +64,13 @@ def check_retry_days(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
 
 @register("billing")
 def check_payment_gateway(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    path = settings.PAYMENT_GATEWAY
+    path = gateway_path(settings.PAYMENT_GATEWAY)
     try:
         gateway = import_string(path)
     except ImportError as error:
         return [Error(
             f"PAYMENT_GATEWAY {path!r} cannot be imported: {error}",
-            hint="Give the dotted path of a gateway class, e.g. core.payments.simulated.SimulatedGateway.",
+            hint="Use simulated or stripe, or the dotted path of a gateway class.",
             id="billing.E004",
         )]
     missing = [name for name in GATEWAY_METHODS if not callable(getattr(gateway, name, None))]
@@ -79,6 +81,36 @@ def check_payment_gateway(app_configs: Any = None, **kwargs: Any) -> list[CheckM
             id="billing.E004",
         )]
     return []
+
+
+@register("billing")
+def check_stripe_keys(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """With PAYMENT_GATEWAY=stripe: both keys set, of one mode; a live key never with DEBUG."""
+    if gateway_path(settings.PAYMENT_GATEWAY) != gateway_path("stripe"):
+        return []
+    secret, publishable = settings.STRIPE_SECRET_KEY, settings.STRIPE_PUBLISHABLE_KEY
+    missing = [name for name, value in (("STRIPE_SECRET_KEY", secret), ("STRIPE_PUBLISHABLE_KEY", publishable))
+               if not value]
+    if missing:
+        return [Error(
+            f"PAYMENT_GATEWAY is stripe but {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set.",
+            hint="Copy the keys from the Stripe dashboard (Developers > API keys); README \"Taking real payments\".",
+            id="billing.E006",
+        )]
+    problems: list[CheckMessage] = []
+    if secret.startswith(("sk_live_", "rk_live_")) != publishable.startswith("pk_live_"):
+        problems.append(Error(
+            "STRIPE_SECRET_KEY and STRIPE_PUBLISHABLE_KEY are of different modes (one live, one test).",
+            hint="Take both keys from the same mode of the Stripe dashboard.",
+            id="billing.E007",
+        ))
+    if secret.startswith(("sk_live_", "rk_live_")) and settings.DEBUG:
+        problems.append(Warning(
+            "A live Stripe key is set while DEBUG is on: real cards would be charged by a development site.",
+            hint="Set DJANGO_DEBUG=false in production, or use a test key (sk_test_...) here.",
+            id="billing.W001",
+        ))
+    return problems
 
 
 @register("billing")

@@ -13,14 +13,14 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponseBase
 from django.shortcuts import redirect
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import accounts
-from billing.models import AuditEvent
+from billing.models import Account, AuditEvent
 from core.language import remember_language
 
 SESSION_ACCOUNT = "account_id"
@@ -73,6 +73,23 @@ def card_entry_page(*more_secrets: str) -> Callable[[Callable[..., HttpResponseB
         return sensitive_post_parameters("card_number", "cvc", *more_secrets)(require_http_methods(["GET", "POST"])(page))
 
     return decorate
+
+
+def card_customer(account_id: str, account: Account | None = None) -> Callable[[], str]:
+    """For a card form: the paying account's customer at the processor, looked up (and made,
+    for a first card) only when the card is entered in the browser; ``account`` if the page
+    has read it already."""
+    known: list[str] = []
+
+    def customer() -> str:
+        if not known:
+            found = account or access.get_account(account_id)
+            if found is None:
+                raise Http404("no account")
+            known.append(accounts.payment_customer(found))
+        return known[0]
+
+    return customer
 
 
 def contact(account_id: str) -> tuple[str | None, str | None]:

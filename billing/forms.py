@@ -101,7 +101,6 @@ class VersionedForm(forms.Form):
 
 
 NEW_CARD = "new"
-CARD_NUMBER_FIELDS = ("card_number", "exp_month", "exp_year", "cvc")
 
 
 class SubscribeForm(CardFields):
@@ -131,8 +130,7 @@ class SubscribeForm(CardFields):
         else:
             del self.fields["saved_card"]
         if self.saved_card_id:
-            for name in CARD_NUMBER_FIELDS:  # the wallet card is used: the card fields are ignored
-                self.fields[name].required = False
+            self.card_optional()  # the wallet card is used: the card fields are ignored
         self.order_fields(self.field_order)
 
     @property

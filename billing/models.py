@@ -84,6 +84,9 @@ class Account(BillingItem, discriminator="Account"):
     # The wallet card new subscriptions use unless told otherwise; when it is
     # unset or names a removed card, the wallet's oldest card is the default.
     DefaultCardId = UnicodeAttribute(null=True)
+    # The account's customer at the payment processor (Stripe's ``cus_…``), made with its
+    # first card; the wallet's cards are that customer's payment methods.
+    StripeCustomerId = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:

@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from core.ops.logs import logging_config
 from core.ops.sentry import init_sentry
+from core.payments.stripe.origins import stripe_origins
 from rpay_site.env import env_bool, env_choice, env_int, env_int_list, env_list, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -199,13 +200,23 @@ PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
 # The payment run reconciles the gateway's charges of its own dates and this many days
 # before them against the receipts, fixing a missing receipt (billing/batches/reconcile.py).
 RECONCILE_DAYS = env_int("RECONCILE_DAYS", 3, minimum=0)
-PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "core.payments.simulated.SimulatedGateway")
+# simulated (an SQLite ledger: development and tests), stripe (real money: the STRIPE_*
+# settings below; README "Taking real payments"), or the dotted path of a gateway class.
+PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "simulated")
 # The simulated gateway keeps its idempotency ledger here (it stands in for the
 # payment provider's own records, so it does not live in our table).
 PAYMENT_GATEWAY_LEDGER = os.environ.get(
     "PAYMENT_GATEWAY_LEDGER", str(BASE_DIR / "var" / "gateway-ledger.sqlite3")
 )
 PAYMENT_GATEWAY_LATENCY_MS = env_int("PAYMENT_GATEWAY_LATENCY_MS", 0, minimum=0)
+# Stripe (PAYMENT_GATEWAY=stripe). The secret key stays on the server; the publishable key
+# goes to the browser with Stripe.js. STRIPE_API_BASE is unset in production
+# (api.stripe.com); make run and the tests point it, and STRIPE_JS_URL, at localstripe.
+STRIPE_SECRET_KEY = os.environ.get("STRIPE_SECRET_KEY", "")
+STRIPE_PUBLISHABLE_KEY = os.environ.get("STRIPE_PUBLISHABLE_KEY", "")
+STRIPE_WEBHOOK_SECRET = os.environ.get("STRIPE_WEBHOOK_SECRET", "")
+STRIPE_API_BASE = os.environ.get("STRIPE_API_BASE", "")
+STRIPE_JS_URL = os.environ.get("STRIPE_JS_URL", "https://js.stripe.com/v3/")
 
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 # text (the default) or json: one JSON object per line, with request and run ids (core/ops/logs.py).
@@ -259,20 +270,25 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 # attributes in the templates), so nothing inline or foreign is allowed. The page's own
 # JSON (json_script) is a data block, which the policy does not govern. Bootstrap's
 # icons are data: SVGs in its CSS, hence img-src data:.
+# With Stripe, Stripe.js is loaded from STRIPE_JS_URL's origin, talks to the API's and
+# puts its card fields and 3-D Secure in frames of its own: those origins only.
+_STRIPE_ORIGINS = stripe_origins(PAYMENT_GATEWAY, STRIPE_JS_URL, STRIPE_API_BASE)
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
-        "script-src": [SELF],
+        "script-src": [SELF, *_STRIPE_ORIGINS["script"]],
         "style-src": [SELF],
         "img-src": [SELF, "data:"],
         "font-src": [SELF],
-        "connect-src": [SELF],
+        "connect-src": [SELF, *_STRIPE_ORIGINS["connect"]],
         "object-src": [NONE],
         "base-uri": [NONE],
         "form-action": [SELF],
         "frame-ancestors": [NONE],
     },
 }
+if _STRIPE_ORIGINS["frame"]:
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["frame-src"] = [SELF, *_STRIPE_ORIGINS["frame"]]
 
 # --- Log-in throttling (django-axes) ---------------------------------------------------
 # After LOGIN_FAILURE_LIMIT failures for one account from one address, that pair is

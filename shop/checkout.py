@@ -242,7 +242,7 @@ def _settle(details: OrderDetails) -> Order:
     try:
         charge = get_gateway().charge(
             order.CardToken or "", order.CardAmount, order.Currency, idempotency_key=f"{order.order_id}:card",
-            metadata={"order_id": order.order_id, "source": "shop"},
+            metadata={"order_id": order.order_id, "source": "shop"}, off_session=False,  # the customer is there
         )
     except GatewayError as error:
         log.warning("order %s: the gateway failed (%s); reconcile will finish it", order.order_id, error)

@@ -73,13 +73,13 @@ class CheckoutForm(CardFields):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name in ("card_number", "exp_month", "exp_year", "cvc"):
-            self.fields[name].required = False
-        self.fields["card_number"].help_text = _("Leave empty when a gift card pays the whole order.")
+        self.card_optional()
+        if "card_number" in self.fields:
+            self.fields["card_number"].help_text = _("Leave empty when a gift card pays the whole order.")
         self.order_fields(self.field_order)
 
     def has_card(self) -> bool:
-        return bool((self.data.get("card_number") or "").strip())
+        return self.card_given()
 
     def clean_card_number(self) -> str:
         return super().clean_card_number() if self.has_card() else ""
@@ -93,7 +93,7 @@ class CheckoutForm(CardFields):
         return super().clean_cvc()
 
     def clean(self) -> dict[str, Any]:
-        if not self.has_card():
+        if not self.has_card() or self.in_browser:
             return forms.Form.clean(self)
         for name in ("exp_month", "exp_year"):
             if not self.cleaned_data.get(name) and name not in self.errors:

@@ -245,5 +245,6 @@ def other_customer(db, moto_table, products):
     return make_customer("bob@example.com")
 
 
-# Browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py.
-pytest_plugins = ["tests.browser"]
+# Browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py, the Stripe
+# ones (localstripe, the Stripe gateway) in tests/stripe_server.py.
+pytest_plugins = ["tests.browser", "tests.stripe_server"]

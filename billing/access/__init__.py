@@ -17,6 +17,7 @@ from billing.access.accounts import (
     get_account_collection,
     get_account_id_for_user,
     link_user,
+    set_stripe_customer,
 )
 from billing.access.batch_writes import (
     advance_after_payment,
@@ -157,6 +158,7 @@ __all__ = [
     # the customer's language (account, user link, subscriptions)
     "get_user_link",
     "set_account_language",
+    "set_stripe_customer",
     # the staff look-up: a subscription by its id alone, the accounts of many users
     "get_account_id_for_subscription",
     "get_account_ids_for_users",

@@ -10,7 +10,7 @@ from datetime import datetime
 from pynamodb.exceptions import DoesNotExist
 
 from billing.access._common import absent_if_invalid, is_expired, iso_now, new_id, refused_as, utc_now
-from billing.exceptions import AlreadyExists
+from billing.exceptions import AlreadyExists, ConditionFailed
 from billing.models import Account, AuditEvent, BillingItem, Card, Receipt, Subscription, UserLink
 
 
@@ -52,6 +52,19 @@ def get_account(account_id: str) -> Account | None:
         return Account.get(Account.pk(account_id=account_id), Account.sk(account_id=account_id))
     except DoesNotExist:
         return None
+
+
+def set_stripe_customer(account: Account, customer_id: str) -> str:
+    """Store the account's processor customer unless one is stored already (two first
+    cards at once: the first write wins and both use its customer). Returns the stored id."""
+    try:
+        with refused_as(ConditionFailed, account.PK):
+            account.update(actions=[Account.StripeCustomerId.set(customer_id)],
+                           condition=Account.PK.exists() & Account.StripeCustomerId.does_not_exist())
+    except ConditionFailed:
+        stored = Account.get(account.PK, account.SK, consistent_read=True)
+        account.StripeCustomerId = stored.StripeCustomerId
+    return account.StripeCustomerId or customer_id
 
 
 def get_account_id_for_user(user_id: int) -> str | None:

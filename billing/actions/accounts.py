@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from billing import access
 from billing.models import Account
+from core.payments.gateway import get_gateway
 
 
 def open_account(email: str, *, user_id: int, language: str | None = None) -> Account:
@@ -17,3 +18,12 @@ def choose_language(account_id: str, language: str, *, user_id: int | None = Non
     """The customer's language, for pages and e-mails (copied onto the user link and the
     subscriptions, where log-in and the batches read it)."""
     access.set_account_language(account_id, language, user_id=user_id)
+
+
+def payment_customer(account: Account) -> str:
+    """The account's customer at the payment processor, made on first need (its first
+    card): Stripe keeps the wallet's cards on it. "" for a gateway without customers."""
+    if account.StripeCustomerId:
+        return account.StripeCustomerId
+    customer = get_gateway().create_customer(account.account_id, account.Email)
+    return access.set_stripe_customer(account, customer) if customer else ""

@@ -20,8 +20,8 @@ from billing.batches import PaymentOutcome, take_payment
 from billing.models import Account, AuditAction, Card, PaymentDetails, Subscription, SubscriptionStatus
 from billing.notify import tell, tell_account
 from core.mail import lazy_message
-from core.payments.errors import GatewayError
-from core.payments.gateway import CardToken
+from core.payments.errors import GatewayError, PaymentError
+from core.payments.gateway import CardToken, get_gateway
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,10 @@ def remove_card(account: Account, card: Card, *, actor: str) -> None:
     """Remove a card no live subscription pays with; ``access.CardInUse`` names those that do."""
     subs = access.get_subscriptions_by_account(account.account_id)
     access.remove_card(account, card, subs, actor=actor)
+    try:  # Stripe: detach the payment method from the customer, so it is not kept there
+        get_gateway().forget_card(card.Details.Token)
+    except PaymentError as error:  # removed from the wallet all the same: rpay never charges it again
+        log.warning("card %s removed from the wallet but not detached at the gateway: %s", card.card_id, error)
     tell_account("wallet_card_removed", account, gettext_lazy("A card was removed from your wallet"),
           card=card_text(card.Details))
 

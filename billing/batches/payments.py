@@ -59,14 +59,16 @@ def owed_amount(sub: Subscription) -> int:
     return period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, end)
 
 
-def _charge(gateway: PaymentGateway, sub: Subscription, key: str, amount: int, metadata: dict[str, str]) -> ChargeResult:
+def _charge(gateway: PaymentGateway, sub: Subscription, key: str, amount: int, metadata: dict[str, str],
+            off_session: bool = True) -> ChargeResult:
     for n in range(GATEWAY_ATTEMPTS - 1):
         try:
-            return gateway.charge(sub.PaymentDetails.Token, amount, sub.Currency, key, metadata)
+            return gateway.charge(sub.PaymentDetails.Token, amount, sub.Currency, key, metadata,
+                                  off_session=off_session)
         except GatewayError:
             time.sleep(0.2 * 2**n)
     # The last attempt: its GatewayError reaches the caller (the run counts an error).
-    return gateway.charge(sub.PaymentDetails.Token, amount, sub.Currency, key, metadata)
+    return gateway.charge(sub.PaymentDetails.Token, amount, sub.Currency, key, metadata, off_session=off_session)
 
 
 def _next_reminder(payment: date, run_date: date) -> date:
@@ -118,7 +120,10 @@ def take_payment(
         "attempt": str(out.attempt), "payment_day": str(sub.PaymentDay),
     }
     asked = time.perf_counter()
-    result = _charge(gateway or get_gateway(), sub, charge_key(sub.sub_id, start, out.attempt), amount, metadata)
+    # The first payment is taken with the customer on the page (on-session); every later
+    # one without them (off-session: the card was saved for it).
+    result = _charge(gateway or get_gateway(), sub, charge_key(sub.sub_id, start, out.attempt), amount, metadata,
+                     off_session=not end_on_decline)
     out.gateway_ms = (time.perf_counter() - asked) * 1000
     out.charge_id, out.amount, out.currency = result.charge_id, result.amount, result.currency
     if result.succeeded:

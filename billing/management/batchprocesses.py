@@ -28,7 +28,8 @@ from billing.models import BatchKind
 # Settings that say which table and gateway a run works on: a child gets the parent's
 # (the environment may not hold them: a test, or a value set in a settings file).
 FORWARDED_SETTINGS = ("DYNAMODB_TABLE", "DYNAMODB_ENDPOINT", "DUE_SHARDS", "AWS_REGION",
-                      "PAYMENT_GATEWAY_LEDGER", "PAYMENT_GATEWAY_LATENCY_MS", "BILLING_TIMEZONE")
+                      "PAYMENT_GATEWAY", "PAYMENT_GATEWAY_LEDGER", "PAYMENT_GATEWAY_LATENCY_MS",
+                      "STRIPE_SECRET_KEY", "STRIPE_API_BASE", "BILLING_TIMEZONE")
 NOT_COUNTS = frozenset({"elapsed", "rate", "processes"})
 CHILD_ENV = "RPAY_BATCH_CHILD"  # set in a child's environment: its parent pings the monitor
 

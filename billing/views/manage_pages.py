@@ -19,7 +19,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from billing import access, batches
 from billing.actions import subscriptions as actions
-from billing.customers import card_entry_page, customer_required
+from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
 from billing.rules.schedule import months_before, next_payment_date, period_end
@@ -101,7 +101,7 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         return redirect("subscription", sub_id=sub_id)
     # The stored billing address fills the form, so it is kept unless changed.
     address = sub.PaymentDetails.BillingAddress if sub.PaymentDetails else None
-    form = ReplaceCardForm(bound_data(request), today=today(),
+    form = ReplaceCardForm(bound_data(request), today=today(), customer=card_customer(account_id),
                            initial={"version": sub.Version, "billing_address": address or ""})
     if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
         paid_now: list[batches.PaymentOutcome | None] = []

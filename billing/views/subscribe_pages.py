@@ -24,7 +24,7 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.actions import subscriptions as actions
 from billing.actions import wallet
-from billing.customers import card_entry_page, customer_required
+from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm
 from billing.models import Product, ProductStatus
 from billing.rules.schedule import first_period, period_amount
@@ -75,7 +75,8 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
         initial["saved_card"] = chosen if chosen in cards or chosen == NEW_CARD else wallet_now.default.card_id
     first_dates = {d: first_period(d, today())[1] + timedelta(days=1) for d in range(1, 32)}
     form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
-                         first_dates=first_dates, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()])
+                         first_dates=first_dates, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()],
+                         customer=card_customer(account_id, wallet_now.account))
     if request.method == "POST" and form.is_valid():
         saved = cards.get(form.saved_card_id or "")
         if saved is not None:

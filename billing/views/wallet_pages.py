@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST, require_safe
 from billing import access
 from billing.actions import wallet
 from billing.batches import PaymentStatus
-from billing.customers import card_entry_page, customer_required
+from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import ChooseCardForm, WalletCardForm
 from billing.models import Account, Card, PaymentDetails, Subscription
 from billing.views.common import STALE_MESSAGE, subscription_or_404
@@ -76,7 +76,7 @@ def wallet_page(request: HttpRequest, account_id: str) -> HttpResponse:
 
 @card_entry_page()
 def wallet_add(request: HttpRequest, account_id: str) -> HttpResponse:
-    form = WalletCardForm(bound_data(request), today=today())
+    form = WalletCardForm(bound_data(request), today=today(), customer=card_customer(account_id))
     if request.method == "POST" and form.is_valid() and (token := tokenize_card_form(form)):
         account = _account_or_404(account_id)
         added = wallet.add_card(account, token, form.billing_address_text(), actor=actor(request),
@@ -90,7 +90,7 @@ def wallet_add(request: HttpRequest, account_id: str) -> HttpResponse:
 def wallet_replace(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
     card = _card_or_404(account_id, card_id)
     # The stored billing address fills the form, so it is kept unless changed.
-    form = WalletCardForm(bound_data(request), today=today(), offer_default=False,
+    form = WalletCardForm(bound_data(request), today=today(), offer_default=False, customer=card_customer(account_id),
                           initial={"billing_address": card.Details.BillingAddress or ""})
     if request.method == "POST" and form.is_valid() and (token := tokenize_card_form(form)):
         account = _account_or_404(account_id)

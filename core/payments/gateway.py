@@ -1,13 +1,15 @@
 """The payment-gateway interface; the gateways are beside it (``simulated``: development
-and tests; real processors next).
+and the exactly-once proofs; ``stripe``: real money, and localstripe locally).
 
 The interface mirrors what real card processors offer (Stripe, Adyen, Braintree):
-card details are exchanged for a token once, on the server, and every later charge
+card details are exchanged for a token once (in the browser with Stripe.js, or on the
+server for the simulated gateway), and every later charge
 or refund names that token or charge, with an idempotency key so that a retried
 request never charges twice. rpay stores only the token, brand, last four digits and
 expiry (DESIGN.md invariant 3).
 
-``get_gateway()`` returns the implementation named by the ``PAYMENT_GATEWAY`` setting.
+``get_gateway()`` returns the implementation named by the ``PAYMENT_GATEWAY`` setting
+(``simulated``, ``stripe`` or a dotted path).
 """
 
 from __future__ import annotations
@@ -28,6 +30,16 @@ class CardToken:
     last4: str
     exp_month: int
     exp_year: int
+
+
+@dataclass(frozen=True)
+class CardEntry:
+    """What a page needs to collect a card in the processor's own fields (Stripe.js
+    Elements): the SetupIntent's client secret, the publishable key and the script."""
+
+    client_secret: str
+    publishable_key: str
+    js_url: str
 
 
 @dataclass(frozen=True)
@@ -57,9 +69,26 @@ class RefundResult:
 
 
 class PaymentGateway(Protocol):
+    # True: the card is typed into the processor's fields in the browser, and the server
+    # gets a SetupIntent id (start_card_entry, saved_card); False: rpay's own card fields,
+    # tokenized on the server (tokenize_card), the simulated gateway's way.
+    collects_card_in_browser: bool
+
     def tokenize_card(
-        self, number: str, exp_month: int, exp_year: int, cvc: str
+        self, number: str, exp_month: int, exp_year: int, cvc: str, *, customer: str = ""
     ) -> CardToken: ...
+
+    def create_customer(self, account_id: str, email: str) -> str:
+        """The processor's customer for an account ("" when the gateway has none)."""
+        ...
+
+    def start_card_entry(self, customer: str) -> CardEntry: ...
+
+    def saved_card(self, customer: str, setup_intent_id: str) -> CardToken:
+        """The card saved in the browser, checked to be ``customer``'s: else CardError."""
+        ...
+
+    def forget_card(self, token: str) -> None: ...
 
     def charge(
         self,
@@ -68,7 +97,12 @@ class PaymentGateway(Protocol):
         currency: str,
         idempotency_key: str,
         metadata: dict[str, str] | None = None,
-    ) -> ChargeResult: ...
+        *,
+        off_session: bool = True,
+    ) -> ChargeResult:
+        """``off_session``: the customer is not there (the batch, "retry now"); False at
+        subscribing and at the shop's checkout."""
+        ...
 
     def refund(
         self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""
@@ -116,9 +150,20 @@ def card_brand(number: str) -> str:
     return "Card"
 
 
+# The short names PAYMENT_GATEWAY takes; a dotted path names any other implementation.
+GATEWAYS = {
+    "simulated": "core.payments.simulated.SimulatedGateway",
+    "stripe": "core.payments.stripe.StripeGateway",
+}
+
+
+def gateway_path(name: str) -> str:
+    return GATEWAYS.get(name, name)
+
+
 @lru_cache(maxsize=8)
 def _build_gateway(path: str, ledger: str, latency_ms: int) -> PaymentGateway:
-    cls = import_string(path)
+    cls = import_string(gateway_path(path))
     # A gateway that keeps a local ledger (the simulated one) is told where, and how slow to be.
     if getattr(cls, "keeps_ledger", False):
         return cls(ledger_path=ledger, latency_ms=latency_ms)
@@ -132,3 +177,9 @@ def get_gateway() -> PaymentGateway:
         settings.PAYMENT_GATEWAY_LEDGER,
         settings.PAYMENT_GATEWAY_LATENCY_MS,
     )
+
+
+def cards_entered_in_browser() -> bool:
+    """Whether the configured gateway takes cards in its own fields in the browser
+    (Stripe.js) rather than in rpay's (the simulated gateway)."""
+    return bool(getattr(get_gateway(), "collects_card_in_browser", False))

@@ -17,6 +17,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from core.payments.errors import CardError
 from core.payments.gateway import (
+    CardEntry,
     CardToken,
     ChargeResult,
     RefundResult,
@@ -65,6 +66,7 @@ class SimulatedGateway:
     ledger_path: str
     latency_ms: int = 0
     keeps_ledger: ClassVar[bool] = True  # get_gateway gives it the ledger's path and latency
+    collects_card_in_browser: ClassVar[bool] = False  # rpay's own card fields (core/cardforms.py)
     _local: threading.local = field(default_factory=threading.local, repr=False)
     # SQLite lets one writer in at a time; a writer that finds the lock taken sleeps in
     # growing steps (1, 2, 5, 10 ms...). Threads of one process queue on this lock
@@ -105,7 +107,7 @@ class SimulatedGateway:
 
     # All variables, in this frame and (in Django's error reports) the helpers below it.
     @sensitive_variables()
-    def tokenize_card(self, number: str, exp_month: int, exp_year: int, cvc: str) -> CardToken:
+    def tokenize_card(self, number: str, exp_month: int, exp_year: int, cvc: str, *, customer: str = "") -> CardToken:
         number = normalize_card_number(number)
         if not luhn_valid(number):
             raise CardError("That card number is not valid.")
@@ -138,6 +140,8 @@ class SimulatedGateway:
         currency: str,
         idempotency_key: str,
         metadata: dict[str, str] | None = None,
+        *,
+        off_session: bool = True,
     ) -> ChargeResult:
         if not isinstance(amount, int) or amount <= 0:
             raise ValueError("amount must be a positive integer number of minor units")
@@ -161,6 +165,20 @@ class SimulatedGateway:
         stored = self._charge_by_key(idempotency_key)
         assert stored is not None  # inserted above, by us or by the racer that won
         return stored
+
+    # Cards are entered in rpay's own fields and tokenized here: no processor customer, no
+    # browser step (``collects_card_in_browser`` is False, so the pages never ask).
+    def create_customer(self, account_id: str, email: str) -> str:
+        return ""
+
+    def start_card_entry(self, customer: str) -> CardEntry:
+        raise NotImplementedError("the simulated gateway takes cards in rpay's own form")
+
+    def saved_card(self, customer: str, setup_intent_id: str) -> CardToken:
+        raise NotImplementedError("the simulated gateway takes cards in rpay's own form")
+
+    def forget_card(self, token: str) -> None:
+        """Nothing to detach: a token is only a row of the ledger."""
 
     def refund(
         self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""

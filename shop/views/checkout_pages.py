@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from billing.customers import card_entry_page
+from billing.customers import card_customer, card_entry_page
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
 from core.pages import bound_data, today
@@ -102,13 +102,15 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
             "products": ", ".join(gone)})
         return redirect("shop:cart")
     initial = {"token": token, **(_saved_address(account_id) if request.method == "GET" else {})}
-    form = CheckoutForm(bound_data(request), today=today(), initial=initial)
+    customer = card_customer(account_id)  # the account's Stripe customer, asked only with Stripe
+    form = CheckoutForm(bound_data(request), today=today(), initial=initial, customer=customer)
     changed = _price_changes(request, cart, lines)
     if changed:
         messages.warning(request, _("Prices changed since you added them: %(changes)s. Check the new total and "
                                     "place the order again.") % {"changes": "; ".join(changed)})
         if request.method == "POST":
-            form = CheckoutForm(None, today=today(), initial={**initial, **_form_values(request.POST)})
+            form = CheckoutForm(None, today=today(), initial={**initial, **_form_values(request.POST)},
+                                customer=customer)
             return render(request, "shop/checkout.html", {**context, "form": form})
     if request.method == "POST" and form.is_valid():
         if form.cleaned_data["token"] != token:
@@ -116,7 +118,7 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
                 return redirect("shop:order", order_id)
             messages.warning(request, _("This checkout page was out of date; please check it and place the order."))
             return render(request, "shop/checkout.html", {**context, "form": CheckoutForm(
-                None, today=today(), initial={**_form_values(request.POST), "token": token})})
+                None, today=today(), initial={**_form_values(request.POST), "token": token}, customer=customer)})
         card = None
         if form.has_card():
             card = tokenize_card_form(form)

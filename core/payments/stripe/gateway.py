@@ -1,0 +1,254 @@
+"""rpay's payment interface on Stripe: Customers, SetupIntents, PaymentIntents, Refunds.
+
+* **Cards** are entered in Stripe.js Elements and saved by a SetupIntent
+  (``usage=off_session``) the browser confirms: the server only creates the SetupIntent
+  (``start_card_entry``) and then reads back the one the browser names
+  (``saved_card``), checking that it is this customer's and succeeded. The card number
+  never reaches rpay (invariant 3).
+* **The token** rpay stores is ``<customer id>/<payment method id>``: Stripe charges a
+  saved card only with both, and the batch must not read the account for every charge.
+* **Charges** are PaymentIntents confirmed at once, ``off_session`` for the batch and
+  "retry now", with the invariant-5 key as the Idempotency-Key and rpay's metadata; the
+  charge id rpay records is the PaymentIntent's id (refunds and reconciliation name it).
+* **Errors**: a card Stripe refuses is a decline (``decline_code`` from Stripe); the
+  network, a 429, a 5xx or a key Stripe does not accept is a ``GatewayError`` (the caller
+  retries under the same key, or counts an error and the next run carries on).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any, ClassVar
+
+import stripe
+from django.conf import settings
+
+from core.payments.errors import CardError, GatewayError, RefundRefused
+from core.payments.gateway import CardEntry, CardToken, ChargeResult, RefundResult
+from core.payments.stripe.client import build_client
+
+log = logging.getLogger(__name__)
+
+# Stripe's answers to a charge the bank wants the cardholder to authenticate: off-session
+# an error with this code, on localstripe a PaymentIntent left in ``requires_action``.
+AUTHENTICATION_REQUIRED = "authentication_required"
+# Errors that say nothing about the card: the call's outcome is unknown or it never ran.
+_UNREACHABLE = (stripe.APIConnectionError, stripe.RateLimitError, stripe.APIError,
+                stripe.AuthenticationError, stripe.PermissionError)
+
+
+def _brand(name: str) -> str:
+    """Stripe's brand codes as the pages name them (the simulated gateway's names)."""
+    return {"visa": "Visa", "mastercard": "Mastercard", "amex": "American Express",
+            "discover": "Discover", "jcb": "JCB", "diners": "Diners Club", "unionpay": "UnionPay"}.get(
+        (name or "").lower(), (name or "Card").title())
+
+
+def split_token(token: str) -> tuple[str, str]:
+    """``cus_…/pm_…`` → (customer, payment method); a token without a customer (a
+    payment method saved before) charges without one."""
+    customer, _, method = token.rpartition("/")
+    return customer, method
+
+
+def _iso(epoch: int | None) -> str:
+    return datetime.fromtimestamp(epoch or 0, tz=UTC).isoformat(timespec="seconds")
+
+
+def _epoch(day: date) -> int:
+    return int(datetime.combine(day, time.min, tzinfo=UTC).timestamp())
+
+
+class StripeGateway:
+    """``PAYMENT_GATEWAY=stripe``: configured by the STRIPE_* settings."""
+
+    collects_card_in_browser: ClassVar[bool] = True
+
+    def __init__(self, *, http_client: Any = None) -> None:
+        self.client = build_client(http_client=http_client)
+        self.publishable_key = settings.STRIPE_PUBLISHABLE_KEY
+        self.js_url = settings.STRIPE_JS_URL
+        # localstripe 1.15 refuses list filters ("Unexpected created"); then the range is
+        # filtered here, after paging through everything (a development server is small).
+        self._server_filters_lists = True
+
+    # --- customers and cards ------------------------------------------------------
+
+    def create_customer(self, account_id: str, email: str) -> str:
+        """The account's Stripe Customer, under the key ``customer:<account id>`` so that a
+        retried sign-up makes one customer, not two."""
+        customer = self._call(self.client.v1.customers.create,
+                              {"email": email, "metadata": {"account_id": account_id}},
+                              {"idempotency_key": f"customer:{account_id}"})
+        return customer.id
+
+    def start_card_entry(self, customer: str) -> CardEntry:
+        """A SetupIntent for the browser to confirm with the card typed into Elements."""
+        intent = self._call(self.client.v1.setup_intents.create,
+                            {"customer": customer, "usage": "off_session", "payment_method_types": ["card"]})
+        return CardEntry(client_secret=intent.client_secret, publishable_key=self.publishable_key,
+                         js_url=self.js_url)
+
+    def saved_card(self, customer: str, setup_intent_id: str) -> CardToken:
+        """The card the browser saved through SetupIntent ``setup_intent_id``, if it is this
+        customer's and succeeded; else ``CardError`` (nothing is stored)."""
+        if not setup_intent_id.startswith("seti_"):
+            raise CardError("Your card could not be saved. Please enter it again.")
+        try:
+            intent = self.client.v1.setup_intents.retrieve(setup_intent_id, {"expand": ["payment_method"]})
+        except stripe.InvalidRequestError as error:  # no such SetupIntent (made up, or another account's key)
+            raise CardError("Your card could not be saved. Please enter it again.") from error
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+        # Another customer's SetupIntent, or one the bank refused: never stored.
+        if intent.customer != customer or intent.status != "succeeded" or not intent.payment_method:
+            raise CardError("Your card could not be saved. Please enter it again.")
+        method = intent.payment_method
+        return CardToken(token=f"{customer}/{method.id}", brand=_brand(method.card.brand),
+                         last4=method.card.last4, exp_month=int(method.card.exp_month),
+                         exp_year=int(method.card.exp_year))
+
+    def tokenize_card(self, number: str, exp_month: int, exp_year: int, cvc: str, *, customer: str = "") -> CardToken:
+        """Demo data and tests only, with test keys: a payment method made from a test
+        card number on the server (what Stripe.js does in the browser), attached to
+        ``customer``. A live key refuses it: real cards are entered in Elements."""
+        if settings.STRIPE_SECRET_KEY.startswith(("sk_live_", "rk_live_")):
+            raise CardError("Card numbers are entered in Stripe.js, never sent to the server.")
+        try:
+            method = self.client.v1.payment_methods.create({
+                "type": "card",
+                "card": {"number": number, "exp_month": int(exp_month), "exp_year": int(exp_year), "cvc": cvc},
+            })
+            if customer:
+                self.client.v1.payment_methods.attach(method.id, {"customer": customer})
+        except stripe.CardError as error:
+            raise CardError(error.user_message or "Your card was declined.") from error
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+        return CardToken(token=f"{customer}/{method.id}", brand=_brand(method.card.brand),
+                         last4=method.card.last4, exp_month=int(method.card.exp_month),
+                         exp_year=int(method.card.exp_year))
+
+    def forget_card(self, token: str) -> None:
+        """Detach a card removed from the wallet, so Stripe keeps no card rpay cannot charge."""
+        _, method = split_token(token)
+        try:
+            self.client.v1.payment_methods.detach(method)
+        except stripe.InvalidRequestError:  # already detached, or never attached
+            pass
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+
+    # --- money --------------------------------------------------------------------
+
+    def charge(
+        self,
+        token: str,
+        amount: int,
+        currency: str,
+        idempotency_key: str,
+        metadata: dict[str, str] | None = None,
+        *,
+        off_session: bool = True,
+    ) -> ChargeResult:
+        if not isinstance(amount, int) or amount <= 0:
+            raise ValueError("amount must be a positive integer number of minor units")
+        customer, method = split_token(token)
+        params: dict[str, Any] = {
+            "amount": amount, "currency": currency.lower(), "payment_method": method, "confirm": True,
+            "metadata": dict(metadata or {}), "payment_method_types": ["card"],
+        }
+        if customer:
+            params["customer"] = customer
+        if off_session:
+            params["off_session"] = True
+        try:
+            intent = self.client.v1.payment_intents.create(params, {"idempotency_key": idempotency_key})
+        except stripe.CardError as error:
+            return self._declined(error, amount, currency, metadata)
+        except stripe.InvalidRequestError as error:
+            # A payment method Stripe does not know (detached, another account's): the
+            # simulated gateway's "invalid_token", a decline the dunning rules handle.
+            log.warning("stripe refused a charge request: %s", error)
+            return ChargeResult(status="declined", charge_id="", amount=amount, currency=currency.upper(),
+                                decline_code=error.code or "invalid_request", metadata=dict(metadata or {}))
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+        return self._result(intent)
+
+    def refund(self, charge_id: str, amount: int, idempotency_key: str, reason: str = "") -> RefundResult:
+        try:
+            refund = self.client.v1.refunds.create(
+                {"payment_intent": charge_id, "amount": amount, "metadata": {"reason": reason[:500]}},
+                {"idempotency_key": idempotency_key},
+            )
+        except stripe.InvalidRequestError as error:  # more than is left, no such charge
+            return RefundResult(status="failed", refund_id="", charge_id=charge_id, amount=amount,
+                                reason=error.user_message or str(error))
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+        if refund.status in ("failed", "canceled"):
+            raise RefundRefused(refund.failure_reason or refund.status)
+        return RefundResult(status="succeeded", refund_id=refund.id, charge_id=charge_id, amount=refund.amount,
+                            reason=reason or None)
+
+    def list_charges(self, created_from: date, created_to: date, **metadata: str) -> list[ChargeResult]:
+        """The PaymentIntents created in the range (UTC days, inclusive) whose metadata
+        holds every given pair, auto-paging (Stripe has no metadata filter on lists)."""
+        start, end = _epoch(created_from), _epoch(created_to + timedelta(days=1))
+        charges = []
+        for intent in self._intents(start, end):
+            found = self._result(intent)
+            if start <= intent.created < end and all(found.metadata.get(k) == v for k, v in metadata.items()):
+                charges.append(found)
+        return charges
+
+    # --- helpers --------------------------------------------------------------------
+
+    def _intents(self, start: int, end: int) -> Any:
+        lists = self.client.v1.payment_intents
+        try:
+            if self._server_filters_lists:
+                try:
+                    return lists.list({"created": {"gte": start, "lt": end}, "limit": 100}).auto_paging_iter()
+                except stripe.InvalidRequestError as error:
+                    if "Unexpected" not in str(error):
+                        raise
+                    self._server_filters_lists = False
+            return lists.list({"limit": 100}).auto_paging_iter()
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+
+    def _result(self, intent: Any) -> ChargeResult:
+        metadata = intent.metadata.to_dict() if intent.metadata else {}
+        if intent.status == "succeeded":
+            status, code = "succeeded", None
+        elif intent.status == "requires_action":
+            # The bank asks for the cardholder (3-D Secure): not paid. Part 2 of real money
+            # gives it its own "action required" state; until then it is a decline.
+            status, code = "declined", AUTHENTICATION_REQUIRED
+        else:
+            error = intent.last_payment_error.to_dict() if intent.last_payment_error else {}
+            status, code = "declined", error.get("decline_code") or error.get("code") or intent.status
+        return ChargeResult(status=status, charge_id=intent.id, amount=intent.amount,
+                            currency=intent.currency.upper(), decline_code=code, created=_iso(intent.created),
+                            metadata=metadata)
+
+    @staticmethod
+    def _declined(error: stripe.CardError, amount: int, currency: str, metadata: dict[str, str] | None) -> ChargeResult:
+        detail = error.error
+        intent = getattr(detail, "payment_intent", None) if detail else None
+        code = (detail and (detail.decline_code or detail.code)) or error.code or "card_declined"
+        return ChargeResult(status="declined", charge_id=intent.id if intent else "", amount=amount,
+                            currency=currency.upper(), decline_code=code,
+                            created=_iso(intent.created) if intent else "", metadata=dict(metadata or {}))
+
+    @staticmethod
+    def _call(method: Any, params: dict[str, Any], options: dict[str, Any] | None = None) -> Any:
+        try:
+            return method(params, options or {})
+        except stripe.InvalidRequestError as error:
+            raise GatewayError(str(error)) from error
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
