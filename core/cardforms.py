@@ -150,13 +150,13 @@ class CardFields(forms.Form):
     @cached_property
     def card_entry(self) -> CardEntry | None:
         """The SetupIntent the page's card fields confirm (Stripe.js): made when the page
-        is drawn; None, with a form error, when the gateway cannot be reached."""
+        is drawn; None when the gateway cannot be reached (the page says so, the form keeps
+        what was typed)."""
         if not self.in_browser:
             return None
         try:
             return get_gateway().start_card_entry(self.customer())
         except GatewayError:
-            self.add_error(None, ValidationError(UNREACHABLE, code="gateway_unreachable"))
             return None
 
     # Every frame below these methods inherits their list in Django's error reports, so

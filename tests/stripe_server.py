@@ -70,6 +70,9 @@ def localstripe(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStrip
 def stripe_gateway(localstripe: LocalStripe, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[StripeGateway]:
     """PAYMENT_GATEWAY=stripe against localstripe; ``stripe_gateway.client`` is the
     library's client, ``stripe_gateway.recorded`` the requests it sent."""
+    # Each test starts on an empty Stripe account (localstripe's own flush route): the
+    # reconciliation lists every PaymentIntent of the account, and must see only this test's.
+    urllib.request.urlopen(urllib.request.Request(f"{localstripe.url}/_config/data", method="DELETE"), timeout=10)
     for name, value in localstripe.settings().items():
         setattr(settings, name, value)
     origins = stripe_origins("stripe", localstripe.js_url, localstripe.url)
