@@ -66,7 +66,7 @@ def portal_paths() -> list[str]:
 
     user = get_user_model().objects.get(username=CUSTOMER_EMAIL)
     account_id = access.get_account_id_for_user(user.pk)
-    sub = access.get_subscriptions_by_account(account_id)[0]
+    sub = next(s for s in access.get_subscriptions_by_account(account_id) if s.SKU == "NEWS-DAILY")
     return ["/", "/subscribe/", "/receipts/", f"/subscriptions/{sub.sub_id}/",
             f"/subscriptions/{sub.sub_id}/card/", f"/subscriptions/{sub.sub_id}/payment-day/", "/password/change/"]
 

@@ -119,7 +119,9 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_role("button", name="Log out").click()
     assert page.get_by_role("link", name="Sign up").first.is_visible()
     log_in(page, "customer@rpay.localhost", "customer-demo-2026")
-    assert page.get_by_test_id("subscription").count() == 3
+    # The demo: two live subscriptions (one paused) and one cancelled at the end of its period.
+    assert page.get_by_test_id("subscription").count() == 2
+    expect(page.locator("body")).to_contain_text("Cancelled subscriptions (1)")
     screenshot(page, "portal-dashboard")
     page.get_by_role("link", name="Receipts").first.click()
     assert page.get_by_test_id("receipt-month").count() >= 6
@@ -155,4 +157,4 @@ def test_keyboard_only_log_in(page, moto_table, settings) -> None:
     page.keyboard.type("customer-demo-2026")
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"://[^/]+/$"))
-    assert page.get_by_test_id("subscription").count() == 3
+    assert page.get_by_test_id("subscription").count() == 2

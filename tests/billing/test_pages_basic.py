@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from io import StringIO
 
 import pytest
@@ -19,7 +20,12 @@ def test_home_is_the_seeded_customers_dashboard(client, moto_table) -> None:
     client.post("/login/", {"username": "customer@rpay.localhost", "password": "customer-demo-2026"})
     response = client.get("/")
     assert response.status_code == 200
-    assert len(response.context["live"]) == 3
+    # The demo shows each portal state: an active and a paused subscription, one cancelled
+    # at the end of its period (still served until then).
+    assert sorted(s.SKU for s in response.context["live"]) == ["MUSIC-FAMILY", "NEWS-DAILY"]
+    assert response.context["paused_count"] == 1
+    [ending] = response.context["cancelled"]
+    assert ending.SKU == "CLOUD-200" and ending.PaidThroughDate >= date.today().isoformat()
 
 
 @pytest.mark.django_db

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -10,12 +11,16 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from billing import access
-from billing.models import Subscription
+from billing.actions.accounts import payment_customer
+from billing.actions.refunds import refund_receipt
+from billing.exceptions import ConditionFailed
+from billing.models import Account, Card, Subscription
+from billing.rules.lifecycle import CancelMode
 from billing.rules.schedule import add_months, anchor_date, first_payment_date, period_end, reminder_date
 from core.clock import billing_today
 from core.dynamo.command import BillingCommand
 from core.dynamo.table import registered
-from core.payments.gateway import PaymentGateway, get_gateway
+from core.payments.gateway import CardToken, PaymentGateway, get_gateway
 
 STAFF_EMAIL = "staff@rpay.localhost"
 STAFF_PASSWORD = "staff-demo-2026"
@@ -31,6 +36,10 @@ PRODUCTS = [
 ]
 
 # (e-mail, [(sku, payment day)]): days 29, 30 and 31 show the month-end clamp.
+SEED_ACTOR = "seed_demo"
+# Test numbers both gateways know (the simulated one and localstripe), with billing addresses.
+DEMO_CARDS = [("4242424242424242", "1 Example Street\nLondon EC1A 1AA"),
+              ("5555555555554444", "1 Example Street\nLondon EC1A 1AA")]
 DEMO_ACCOUNTS = [
     (CUSTOMER_EMAIL, [("NEWS-DAILY", 31), ("MUSIC-FAMILY", 15), ("CLOUD-200", 29)]),
     ("ada@example.com", [("GYM-CITY", 30), ("COFFEE-BOX", 1)]),
@@ -48,6 +57,45 @@ def demo_charge(gateway: PaymentGateway, sub: Subscription, billed: date) -> str
         metadata={"sub_id": sub.sub_id, "billing_date": billed.isoformat(), "source": "seed_demo"},
     )
     return result.charge_id
+
+
+def access_token(card: Card) -> CardToken:
+    d = card.Details
+    return CardToken(token=d.Token, brand=d.Brand, last4=d.Last4, exp_month=d.ExpMonth, exp_year=d.ExpYear)
+
+
+def demo_wallet(gateway: PaymentGateway, account: Account, today: date, *, two_cards: bool) -> list[Card]:
+    """The account's wallet as a customer would have made it: a default Visa and, for the
+    demo customer, a Mastercard (with Stripe, payment methods of the account's Stripe
+    customer, on localstripe's test numbers)."""
+    customer = payment_customer(account)
+    numbers = DEMO_CARDS if two_cards else DEMO_CARDS[:1]
+    cards = []
+    for n, (number, address) in enumerate(numbers):
+        token = gateway.tokenize_card(number, 12, today.year + 3 - n, "123", customer=customer)
+        cards.append(access.add_card(account.account_id, token, address, actor=SEED_ACTOR, make_default=n == 0))
+    return cards
+
+
+def fresh(sub: Subscription) -> Subscription:
+    return access.get_subscription(sub.account_id, sub.sub_id, sku=sub.SKU) or sub
+
+
+def show_the_portal(subs: dict[str, Subscription], today: date) -> None:
+    """The demo customer's portal shows each feature at once: one subscription paused, one
+    cancelled at the end of its period, a receipt partly refunded."""
+    with suppress(ConditionFailed):  # a date on which the rule refuses: left as it is
+        access.pause_subscription(fresh(subs["MUSIC-FAMILY"]), resume=None, today=today,
+                                  reminder_days_before=settings.REMINDER_DAYS_BEFORE, actor=CUSTOMER_EMAIL)
+    with suppress(ConditionFailed):
+        access.end_subscription(fresh(subs["CLOUD-200"]), mode=CancelMode.PERIOD_END, today=today, actor=CUSTOMER_EMAIL,
+                                reason="too_expensive")
+    news = subs["NEWS-DAILY"]
+    receipts = access.get_receipts_by_account(news.account_id, today - timedelta(days=62), today)
+    paid = [r for r in receipts if r.sub_id == news.sub_id and not r.RefundedAmount]
+    if paid:
+        refund_receipt(paid[0], paid[0].ProcessedAmount // 4, request_id="demo-goodwill", actor=STAFF_EMAIL,
+                       reason="Goodwill: a week without delivery")
 
 
 class Command(BillingCommand):
@@ -81,15 +129,18 @@ class Command(BillingCommand):
             if access.get_account_id_for_user(user.pk):
                 continue
             account = access.create_account(email, user_id=user.pk, name=email.split("@")[0].title())
-            card = gateway.tokenize_card("4242424242424242", 12, today.year + 3, "123")
-            for sku, day in subs:
+            wallet = demo_wallet(gateway, account, today, two_cards=email == CUSTOMER_EMAIL)
+            made = {}
+            for n, (sku, day) in enumerate(subs):
                 product = access.get_product(sku)
                 # Made eight months ago, so the receipts below belong to it.
                 created = date(*add_months(today.year, today.month, -8), 1)
-                sub = access.create_subscription(
+                card = wallet[n % len(wallet)]  # the demo customer's second card pays the second one
+                sub = made[sku] = access.create_subscription(
                     account, sku=sku, payment_day=day, amount=product.PaymentAmount,
-                    currency=product.Currency, card=card, today=created,
+                    currency=product.Currency, card=access_token(card), today=created,
                     reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product.Name,
+                    billing_address=card.Details.BillingAddress, card_id=card.card_id,
                 )
                 # Paid every month from eight months ago up to (not including) today.
                 billed_dates = [anchor_date(*add_months(today.year, today.month, -n), day) for n in range(8, -1, -1)]
@@ -110,6 +161,8 @@ class Command(BillingCommand):
                     sub, next_payment=next_payment, last_payment=last_paid or created,
                     next_reminder=remind, last_reminder=remind - timedelta(days=30),
                 )
+            if email == CUSTOMER_EMAIL:
+                show_the_portal(made, today)
             seeded += 1
 
         self.stdout.write(f"seeded {seeded} new demo account(s); {len(DEMO_ACCOUNTS) - seeded} already there")

@@ -1,0 +1,57 @@
+"""The demo data shows the product as it is today (``seed_demo``): a wallet with a default
+card and a second one, subscriptions paying with each, one paused, one cancelled at the
+end of its period, a receipt partly refunded; on Stripe the cards are payment methods of
+the account's Stripe customer."""
+
+from __future__ import annotations
+
+from datetime import date
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from billing import access
+from billing.management.commands.seed_demo import CUSTOMER_EMAIL, CUSTOMER_PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_demo_wallet_has_two_cards_and_the_subscribe_page_offers_the_default(client, moto_table) -> None:
+    call_command("seed_demo", stdout=StringIO())
+    client.post("/login/", {"username": CUSTOMER_EMAIL, "password": CUSTOMER_PASSWORD})
+    wallet = client.get("/wallet/")
+    rows = wallet.context["rows"]
+    assert sorted((r.details.Brand, r.details.Last4) for r in rows) == [("Mastercard", "4444"), ("Visa", "4242")]
+    paying = {r.details.Last4: sorted(s.SKU for s in r.subscriptions) for r in rows}
+    assert paying["4444"] == ["MUSIC-FAMILY"] and "NEWS-DAILY" in paying["4242"]
+    assert [r.details.Last4 for r in rows if r.is_default] == ["4242"]
+    html = wallet.content.decode()
+    assert "Card on this subscription" not in html  # every demo subscription pays with a wallet card
+    form = client.get("/subscribe/").context["form"]
+    default = next(r for r in rows if r.is_default)
+    assert form["saved_card"].value() == default.card.card_id
+
+
+def test_the_demo_portal_shows_a_pause_a_cancel_at_period_end_and_a_partial_refund(client, moto_table) -> None:
+    call_command("seed_demo", stdout=StringIO())
+    client.post("/login/", {"username": CUSTOMER_EMAIL, "password": CUSTOMER_PASSWORD})
+    account_id = client.session["account_id"]
+    subs = {s.SKU: s for s in access.get_subscriptions_by_account(account_id)}
+    assert client.get("/").context["paused_count"] == 1 and subs["MUSIC-FAMILY"].is_live
+    assert not subs["CLOUD-200"].is_live and subs["CLOUD-200"].PaidThroughDate
+    refunded = [r for r in access.get_receipts_by_account(account_id, date(2000, 1, 1), date(2100, 1, 1))
+                if r.RefundedAmount]
+    assert len(refunded) == 1 and 0 < refunded[0].RefundedAmount < refunded[0].ProcessedAmount
+
+
+def test_seed_demo_on_stripe_makes_customers_and_payment_methods(client, moto_table, stripe_gateway) -> None:
+    call_command("seed_demo", stdout=StringIO())
+    client.post("/login/", {"username": CUSTOMER_EMAIL, "password": CUSTOMER_PASSWORD})
+    account = access.get_account(client.session["account_id"])
+    assert account.StripeCustomerId.startswith("cus_")
+    for card in access.get_cards(account.account_id):
+        assert card.Details.Token.startswith(f"{account.StripeCustomerId}/pm_")
+    # the demo's receipts are real PaymentIntents on localstripe, so staff can refund them
+    assert stripe_gateway.recorded.creates("/v1/payment_intents")
+    assert stripe_gateway.recorded.creates("/v1/refunds")
