@@ -79,6 +79,7 @@ class Runner:
     out: Path
     err: Path
     children: dict[int, str] | None = None  # as they were when the first page answered
+    stripe_port: int = 0
 
     def wait_for_first_page(self) -> None:
         deadline = time.monotonic() + STARTUP_LIMIT
@@ -102,9 +103,10 @@ class Runner:
 
 @pytest.fixture
 def runner(tmp_path) -> Iterator[Runner]:
-    web_port, engine_port = free_port(), free_port()
+    web_port, engine_port, stripe_port = free_port(), free_port(), free_port()
     env = {
         **os.environ,
+        "STRIPE_PORT": str(stripe_port),
         "RUN_ADDR": f"127.0.0.1:{web_port}",
         "DYNAMODB_PORT": str(engine_port),
         "DYNAMODB_DATA_DIR": str(tmp_path / "dynamodb"),
@@ -118,7 +120,7 @@ def runner(tmp_path) -> Iterator[Runner]:
     with open(out, "wb") as stdout, open(err, "wb") as stderr:
         process = subprocess.Popen([sys.executable, "scripts/dev.py"], cwd=ROOT, env=env,
                                    stdout=stdout, stderr=stderr, start_new_session=True)
-    run = Runner(process, web_port, engine_port, out, err)
+    run = Runner(process, web_port, engine_port, out, err, stripe_port=stripe_port)
     try:
         yield run
     finally:
@@ -141,15 +143,21 @@ def test_sigterm_stops_the_web_server_and_the_engine_and_every_child(runner: Run
     children = runner.children
     commands = [cmdline(pid) for pid in children]
     assert any("DynamoDBLocal.jar" in c for c in commands)
+    assert any("devtools.localstripe" in c for c in commands)
     # runserver's autoreloader runs the server in a child of its own: both must go
     assert sum("runserver" in c for c in commands) == 2, commands
+    # the site takes cards through Stripe.js, served by localstripe
+    with urllib.request.urlopen(f"http://127.0.0.1:{runner.web_port}/signup/", timeout=5) as response:
+        assert response.status == 200
+    assert f"localstripe running at http://127.0.0.1:{runner.stripe_port}" in runner.out.read_text()
 
     runner.process.send_signal(signal.SIGTERM)
     assert runner.wait_for_exit() == 0
     assert not port_in_use(runner.web_port)
     assert not port_in_use(runner.engine_port)
+    assert not port_in_use(runner.stripe_port)
     assert still_running(children) == []
-    assert "stopping the web server and DynamoDB Local" in runner.out.read_text()
+    assert "stopping the web server, DynamoDB Local and localstripe" in runner.out.read_text()
     assert runner_lines(runner.err) == []
 
 
@@ -163,6 +171,19 @@ def test_when_the_engine_dies_the_runner_says_so_in_one_line_and_exits_non_zero(
     [line] = runner_lines(runner.err)
     assert "DynamoDB Local was killed (SIGKILL)" in line and "dynamodb.log" in line
     assert not port_in_use(runner.web_port)
+    assert still_running(children) == []
+
+
+def test_when_localstripe_dies_the_runner_says_so_in_one_line_and_exits_non_zero(runner: Runner) -> None:
+    runner.wait_for_first_page()
+    children = runner.children
+    [stripe] = [pid for pid in children if "devtools.localstripe" in cmdline(pid)]
+
+    os.kill(stripe, signal.SIGKILL)
+    assert runner.wait_for_exit() == 1
+    [line] = runner_lines(runner.err)
+    assert "localstripe was killed (SIGKILL)" in line and "localstripe.log" in line
+    assert not port_in_use(runner.web_port) and not port_in_use(runner.engine_port)
     assert still_running(children) == []
 
 
