@@ -100,6 +100,26 @@ def confirm_setup_in_browser(localstripe: LocalStripe, client_secret: str, numbe
     }).encode()
     request = urllib.request.Request(f"{localstripe.url}/v1/setup_intents/{setup_intent}/confirm", data=body,
                                      method="POST")
+    answer = _post(request)
+    if answer.get("status") == "requires_action":  # 3-D Secure: the customer completes it
+        body = json.dumps({"key": "pk_test_rpay_localstripe", "use_stripe_sdk": True,
+                           "client_secret": client_secret}).encode()
+        answer = _post(urllib.request.Request(f"{localstripe.url}/v1/setup_intents/{setup_intent}/confirm",
+                                              data=body, method="POST"))
+    return answer
+
+
+def authenticate_payment_in_browser(localstripe: LocalStripe, client_secret: str, *, success: bool = True) -> dict:
+    """What Stripe.js's ``confirmCardPayment`` sends once the customer completed (or failed)
+    the bank's 3-D Secure page (localstripe's Stripe.js)."""
+    intent = client_secret.split("_secret_")[0]
+    body = json.dumps({"key": "pk_test_rpay_localstripe", "client_secret": client_secret}).encode()
+    return _post(urllib.request.Request(
+        f"{localstripe.url}/v1/payment_intents/{intent}/_authenticate?success={str(success).lower()}",
+        data=body, method="POST"))
+
+
+def _post(request: urllib.request.Request) -> dict[str, Any]:
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.load(response)

@@ -28,7 +28,7 @@ shop_site = shop_pages.shop_site
 shop_stock = shop_pages.shop_stock
 
 PASSWORD = "a-long-Password-2026"
-NUMBERS = ("4242424242424242", "5555555555554444", "4000056655665556")
+NUMBERS = ("4242424242424242", "5555555555554444", "4000056655665556", "4000002760003184")
 
 
 class RpayRequests:
@@ -125,6 +125,32 @@ def test_subscribe_and_wallet_with_cards_typed_into_stripe(request, products, st
     detaches = [r for r in stripe_gateway.recorded.sent if r.path.endswith("/detach")]
     assert len(detaches) == 1  # the removed card left the Stripe customer too
 
+    sent.assert_no_card_number()
+    assert csp == []
+
+
+def test_a_first_payment_confirmed_with_the_bank_in_the_browser(page, products, stripe_gateway, live_server) -> None:
+    """4000 0027 6000 3184 asks for 3-D Secure when the card is saved and when it is charged:
+    the customer completes the bank's page (localstripe's stand-in) both times."""
+    sent = RpayRequests(page, live_server.url)
+    csp = csp_watch(page)
+    sign_up(page, "sca@example.com")
+    page.goto("/subscribe/")
+    page.get_by_label("City Gym — £45.00 a month").check()
+    type_card(page, "4000002760003184")
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="Complete authentication").click()  # saving the card
+    page.wait_for_url("**/subscribe/confirm/")
+    page.get_by_role("button", name=re.compile("Confirm and pay")).click()
+    page.wait_for_url("**/subscribe/authenticate/")
+    expect(page.locator("body")).to_contain_text("Your bank asks you to confirm the first payment")
+    screenshot(page, "stripe-authenticate")
+    page.get_by_role("button", name="Confirm with my bank").click()
+    page.get_by_role("button", name="Complete authentication").click()  # the charge
+    expect(page.locator("body")).to_contain_text("You are subscribed to City Gym")
+    account_id = access.get_account_id_for_user(get_user_model().objects.get(email="sca@example.com").pk)
+    [sub] = access.get_subscriptions_by_account(account_id)
+    assert sub.is_live and len(receipts_of(sub)) == 1
     sent.assert_no_card_number()
     assert csp == []
 

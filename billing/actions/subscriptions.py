@@ -8,6 +8,7 @@ functions for these changes.
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import date
 
@@ -22,6 +23,7 @@ from billing.batches import (
     PaymentStatus,
     owed_amount,
     owed_period,
+    record_paid_charge,
     take_first_payment,
     take_payment,
 )
@@ -29,7 +31,7 @@ from billing.models import Account, AuditAction, Subscription, SubscriptionStatu
 from billing.notify import manage_url, tell
 from core.mail import money_text
 from core.money import format_with_symbol
-from core.payments.gateway import CardToken
+from core.payments.gateway import CardToken, get_gateway
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,27 @@ class Started:
     @property
     def started(self) -> bool:
         return self.outcome.status == PaymentStatus.PAID
+
+    @property
+    def awaits_authentication(self) -> bool:
+        """The bank asks the customer to confirm the first charge (3-D Secure): the page
+        confirms it with Stripe.js, then ``confirm_first_payment``."""
+        return self.outcome.status == PaymentStatus.ACTION_REQUIRED
+
+
+@dataclass(frozen=True)
+class NewSubscription:
+    """What the customer confirmed: the product, the price and the card (a new one joins
+    the wallet under ``card_id`` once it has paid, the default card if ``make_default``)."""
+
+    product_name: str
+    amount: int
+    currency: str
+    card: CardToken
+    billing_address: str | None = None
+    card_id: str | None = None
+    keep_card: bool = False
+    make_default: bool = False
 
 
 def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int, amount: int, currency: str,
@@ -66,18 +89,52 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         # The outcome is unknown (gateway or engine down): the subscription does not start.
         access.cancel_subscription(sub, actor=actor, reason="first_payment_failed", check_version=False)
         raise
-    fresh = access.get_subscription(account.account_id, sub.sub_id, sku) or sub
-    if outcome.status == PaymentStatus.PAID:
-        tell("subscription_confirmed", fresh, format_lazy(_("Your {product} subscription is confirmed"), product=product_name),
-              # The amounts as the customer saw them on the confirm page ("$9.99").
-              amount=format_with_symbol(amount, currency),
-              first_charge=format_with_symbol(outcome.amount or 0, currency), period_start=outcome.period,
-              period_end=outcome.period_end, next_payment=date.fromisoformat(fresh.NextPaymentDate),
-              manage_url=manage_url(sub))
-        if keep_card and card_id:
-            wallet.keep_in_wallet(account.account_id, card, billing_address, card_id=card_id, actor=actor,
-                                  make_default=make_default)
+    new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
+    return _after_first_charge(sub, outcome, new, actor=actor)
+
+
+def _after_first_charge(sub: Subscription, outcome: PaymentOutcome, new: NewSubscription, *, actor: str,
+                        first_time: bool = True) -> Started:
+    fresh = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU) or sub
+    if outcome.status == PaymentStatus.PAID and first_time:
+        tell("subscription_confirmed", fresh, format_lazy(_("Your {product} subscription is confirmed"),
+                                                          product=new.product_name),
+             # The amounts as the customer saw them on the confirm page ("$9.99").
+             amount=format_with_symbol(new.amount, new.currency),
+             first_charge=format_with_symbol(outcome.amount or 0, new.currency), period_start=outcome.period,
+             period_end=outcome.period_end, next_payment=date.fromisoformat(fresh.NextPaymentDate),
+             manage_url=manage_url(sub))
+        if new.keep_card and new.card_id:
+            wallet.keep_in_wallet(sub.account_id, new.card, new.billing_address, card_id=new.card_id, actor=actor,
+                                  make_default=new.make_default)
     return Started(fresh, outcome)
+
+
+def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscription, *, today: date,
+                          actor: str) -> Started:
+    """After the customer confirmed the first charge with their bank (3-D Secure, in the
+    browser): the charge as the gateway has it now. Paid: recorded through the batch's path
+    (receipt, event, the subscription paid through its first period) and the subscription
+    starts; still waiting: unchanged; refused: the subscription ends unpaid, as a declined
+    first charge does. ``GatewayError`` when the gateway cannot say (nothing changed)."""
+    result = get_gateway().charge_status(charge_id)
+    if result.metadata.get("sub_id") != sub.sub_id:
+        raise ValueError(f"charge {charge_id} is not the first charge of {sub.sub_id}")
+    if result.succeeded:
+        outcome = record_paid_charge(sub, result, run_date=today, actor=actor)
+        # SKIPPED: recorded already (a second click, or a payment run): started, said once.
+        first_time, outcome.status = outcome.status == PaymentStatus.PAID, PaymentStatus.PAID
+        return _after_first_charge(sub, outcome, new, actor=actor, first_time=first_time)
+    if result.needs_authentication:
+        outcome = PaymentOutcome(PaymentStatus.ACTION_REQUIRED, sub.sub_id, sub.account_id, charge_id=charge_id,
+                                 amount=result.amount, reason="authentication_required",
+                                 client_secret=result.client_secret)
+    else:
+        outcome = PaymentOutcome(PaymentStatus.CANCELLED, sub.sub_id, sub.account_id, charge_id=charge_id,
+                                 reason=result.decline_code or "authentication_failed")
+        with suppress(access.ConditionFailed):  # ended already (a second click)
+            access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False)
+    return _after_first_charge(sub, outcome, new, actor=actor)
 
 
 def change_payment_day(sub: Subscription, new_day: int, *, actor: str,

@@ -20,6 +20,9 @@ class PaymentStatus(StrEnum):
     SKIPPED = "skipped"  # nothing to do: not due, or another run got there first
     DRY_RUN = "dry_run"
     ERROR = "error"  # infrastructure failed after retries; the next run repeats it safely
+    # On-session only (the first payment at subscribing): the bank asks the customer, on the
+    # page, to confirm the charge (3-D Secure); nothing is paid or written until they do.
+    ACTION_REQUIRED = "action_required"
 
 
 class ReminderStatus(StrEnum):
@@ -47,6 +50,7 @@ class PaymentOutcome:
     mail_error: str = ""  # the outcome stands; the e-mail could not be sent
     currency: str | None = None
     gateway_ms: float | None = None  # how long the gateway took to answer the charge (metrics)
+    client_secret: str = ""  # ACTION_REQUIRED: what Stripe.js confirms the charge with
 
     @property
     def is_retry(self) -> bool:

@@ -13,7 +13,7 @@ returns the first call's period even if the payment day changed meanwhile.
 from __future__ import annotations
 
 import time
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -26,6 +26,7 @@ from billing.batches.outcomes import PaymentOutcome, PaymentStatus
 from billing.models import Receipt, Subscription, SubscriptionStatus
 from billing.notify import subscription_context
 from billing.rules.schedule import first_period, period_amount, period_end, reminder_date, retry_after
+from core.clock import billing_today
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
 from core.money import format_with_code
@@ -69,6 +70,13 @@ def _charge(gateway: PaymentGateway, sub: Subscription, key: str, amount: int, m
             time.sleep(0.2 * 2**n)
     # The last attempt: its GatewayError reaches the caller (the run counts an error).
     return gateway.charge(sub.PaymentDetails.Token, amount, sub.Currency, key, metadata, off_session=off_session)
+
+
+def _created_on(sub: Subscription) -> date | None:
+    """The billing day the subscription was made on (its first period starts then)."""
+    if not sub.CreatedDate:
+        return None
+    return billing_today(settings.BILLING_TIMEZONE, datetime.fromisoformat(sub.CreatedDate))
 
 
 def _next_reminder(payment: date, run_date: date) -> date:
@@ -120,14 +128,21 @@ def take_payment(
         "attempt": str(out.attempt), "payment_day": str(sub.PaymentDay),
     }
     asked = time.perf_counter()
-    # The first payment is taken with the customer on the page (on-session); every later
-    # one without them (off-session: the card was saved for it).
+    # The first period's charge is made on-session (the customer is on the subscribe page;
+    # the bank may ask them for 3-D Secure), every later one off-session (the card was saved
+    # for it). By whoever makes it: should a payment run make the first charge (the page
+    # died before it), its key must carry the same request, or Stripe refuses the replay.
+    first = out.attempt == 0 and start == _created_on(sub)
     result = _charge(gateway or get_gateway(), sub, charge_key(sub.sub_id, start, out.attempt), amount, metadata,
-                     off_session=not end_on_decline)
+                     off_session=not first)
     out.gateway_ms = (time.perf_counter() - asked) * 1000
     out.charge_id, out.amount, out.currency = result.charge_id, result.amount, result.currency
     if result.succeeded:
         return _paid(sub, out, result, run_date, actor, numbers)
+    if result.needs_authentication and end_on_decline:  # the customer confirms it (confirm_first_payment)
+        out.status, out.reason, out.client_secret = PaymentStatus.ACTION_REQUIRED, "authentication_required", \
+            result.client_secret
+        return out
     if end_on_decline:
         return _ended_unpaid(sub, out, result, actor)
     return _declined(sub, out, result, run_date, actor)

@@ -18,7 +18,7 @@ from billing.views.language_pages import set_language
 from billing.views.lifecycle_pages import cancel, keep, pause, resume
 from billing.views.manage_pages import cancelled, change_day, replace_card, subscription_detail
 from billing.views.receipt_pages import receipt_detail, receipt_pdf, receipts, receipts_csv
-from billing.views.subscribe_pages import subscribe, subscribe_confirm
+from billing.views.subscribe_pages import subscribe, subscribe_authenticate, subscribe_confirm
 from billing.views.wallet_pages import (
     choose_card,
     wallet_add,
@@ -49,6 +49,7 @@ __all__ = [
     "receipts",
     "receipts_csv",
     "subscribe",
+    "subscribe_authenticate",
     "subscribe_confirm",
     "choose_card",
     "wallet_add",

@@ -16,6 +16,8 @@ from core.pages import or_404
 log = logging.getLogger("billing")
 
 SESSION_PENDING = "pending_subscription"
+# A subscription whose first charge the customer's bank asks them to confirm (3-D Secure).
+SESSION_AUTHENTICATE = "authenticate_subscription"
 RECEIPT_MONTHS = 6
 
 

@@ -13,6 +13,7 @@ from datetime import date, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
@@ -28,13 +29,13 @@ from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm
 from billing.models import Product, ProductStatus
 from billing.rules.schedule import first_period, period_amount
-from billing.views.common import SESSION_PENDING
+from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
 from core.cardforms import tokenize_card_form
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, bound_data, today
 from core.payments.errors import GatewayError
-from core.payments.gateway import CardToken
+from core.payments.gateway import CardEntry, CardToken
 
 QUOTE_SALT = "billing.subscribe.quote"
 QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
@@ -179,6 +180,21 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
                                   "and nothing was charged. Please try again in a few minutes."))
         return redirect("subscribe_confirm")
     request.session.pop(SESSION_PENDING, None)
+    if started.awaits_authentication:
+        request.session[SESSION_AUTHENTICATE] = {
+            "sub_id": started.sub.sub_id, "sku": product.SKU, "charge_id": started.outcome.charge_id,
+            "client_secret": started.outcome.client_secret, "product_name": product.Name,
+            "amount": quote["price"], "currency": quote["currency"], "first_amount": started.outcome.amount,
+            "card": pending["card"], "billing_address": pending.get("billing_address"),
+            "card_id": pending.get("card_id"), "new_card": bool(pending.get("new_card")),
+            "make_default": bool(pending.get("make_default")),
+        }
+        return redirect("subscribe_authenticate")
+    return _started_page(request, started, product.Name, quote["currency"], card)
+
+
+def _started_page(request: HttpRequest, started: actions.Started, product_name: str, currency: str,
+                  card: CardToken) -> HttpResponse:
     if not started.started:
         messages.error(request, _("Your card ending in %(last4)s was declined (%(reason)s), so you have not been "
                                   "subscribed and nothing was charged. Please use another card.") % {
@@ -188,7 +204,46 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
     messages.success(request, _(
         "You are subscribed to %(product)s. We charged %(amount)s for %(start)s to %(end)s; "
         "your next payment is on %(next)s.") % {
-        "product": product.Name, "amount": format_with_symbol(out.amount or 0, quote["currency"]),
+        "product": product_name, "amount": format_with_symbol(out.amount or 0, currency),
         "start": local_date(out.period, "j F"), "end": local_date(out.period_end, "j F Y"),
         "next": local_date(sub.NextPaymentDate, "j F Y")})
     return redirect("subscription", sub_id=sub.sub_id)
+
+
+@require_http_methods(["GET", "POST"])
+@customer_required
+def subscribe_authenticate(request: HttpRequest, account_id: str) -> HttpResponse:
+    """The bank asks the customer to confirm the first charge (3-D Secure): the page confirms
+    the PaymentIntent with Stripe.js (static/js/card-authenticate.js), then posts here and the
+    server asks Stripe how it ended. Leaving the page leaves the subscription waiting: a later
+    payment run tries the same charge again (the same key), and the reconciliation records
+    it should the customer have confirmed it without coming back."""
+    waiting = request.session.get(SESSION_AUTHENTICATE)
+    if not waiting:
+        return redirect("subscribe")
+    sub = access.get_subscription(account_id, waiting["sub_id"], sku=waiting["sku"])
+    if sub is None:
+        request.session.pop(SESSION_AUTHENTICATE, None)
+        raise Http404("no such subscription")
+    card = CardToken(**waiting["card"])
+    if request.method == "POST":
+        new = actions.NewSubscription(
+            waiting["product_name"], waiting["amount"], waiting["currency"], card, waiting.get("billing_address"),
+            waiting.get("card_id"), waiting.get("new_card", False), waiting.get("make_default", False))
+        try:
+            started = actions.confirm_first_payment(sub, waiting["charge_id"], new, today=today(), actor=actor(request))
+        except GatewayError:
+            messages.error(request, _("Our payment provider could not be reached to say how the confirmation "
+                                      "ended. Please try again in a minute."))
+            return redirect("subscribe_authenticate")
+        if not started.awaits_authentication:
+            request.session.pop(SESSION_AUTHENTICATE, None)
+            return _started_page(request, started, waiting["product_name"], waiting["currency"], card)
+        waiting["client_secret"] = started.outcome.client_secret or waiting["client_secret"]
+        messages.warning(request, _("Your bank has not confirmed the payment yet. Please confirm it below."))
+    entry = CardEntry(client_secret=waiting["client_secret"], publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
+                      js_url=settings.STRIPE_JS_URL)
+    return render(request, "portal/subscribe_authenticate.html", {
+        "entry": entry, "product_name": waiting["product_name"], "card": card,
+        "amount": format_with_symbol(waiting.get("first_amount") or waiting["amount"], waiting["currency"]),
+    })

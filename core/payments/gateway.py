@@ -44,7 +44,9 @@ class CardEntry:
 
 @dataclass(frozen=True)
 class ChargeResult:
-    status: str  # "succeeded" | "declined"
+    # "succeeded" | "declined" | "requires_action" (on-session only: the bank asks the
+    # customer, who is on the page, to confirm it with Stripe.js; ``client_secret`` lets them)
+    status: str
     charge_id: str
     amount: int
     currency: str
@@ -53,10 +55,15 @@ class ChargeResult:
     # What the charge was made with (account_id, sub_id, period_start, period_end...): a
     # replayed key returns the first call's, so the caller records what was charged.
     metadata: dict[str, str] = field(default_factory=dict)
+    client_secret: str = ""
 
     @property
     def succeeded(self) -> bool:
         return self.status == "succeeded"
+
+    @property
+    def needs_authentication(self) -> bool:
+        return self.status == "requires_action"
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,11 @@ class PaymentGateway(Protocol):
     def refund(
         self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""
     ) -> RefundResult: ...
+
+    def charge_status(self, charge_id: str) -> ChargeResult:
+        """The charge as the gateway has it now (after the customer confirmed it in the
+        browser, say); a replayed create would answer what it answered first."""
+        ...
 
     def list_charges(
         self, created_from: date, created_to: date, **metadata: str

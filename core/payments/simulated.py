@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from django.views.decorators.debug import sensitive_variables
 
-from core.payments.errors import CardError
+from core.payments.errors import CardError, GatewayError
 from core.payments.gateway import (
     CardEntry,
     CardToken,
@@ -165,6 +165,12 @@ class SimulatedGateway:
         stored = self._charge_by_key(idempotency_key)
         assert stored is not None  # inserted above, by us or by the racer that won
         return stored
+
+    def charge_status(self, charge_id: str) -> ChargeResult:
+        row = self._db().execute(f"SELECT {_CHARGE_COLUMNS} FROM charges WHERE charge_id = ?", (charge_id,)).fetchone()
+        if row is None:
+            raise GatewayError(f"no such charge {charge_id}")
+        return _charge_result(row)
 
     # Cards are entered in rpay's own fields and tokenized here: no processor customer, no
     # browser step (``collects_card_in_browser`` is False, so the pages never ask).

@@ -19,7 +19,7 @@ from billing.actions.retry import retry_now
 from billing.models import SubscriptionStatus
 from devtools.localengine import free_port
 from tests.builders import fresh, make_customer, receipts_of
-from tests.stripe_server import confirm_setup_in_browser, saved_card_token
+from tests.stripe_server import authenticate_payment_in_browser, confirm_setup_in_browser, saved_card_token
 
 pytestmark = pytest.mark.django_db
 
@@ -177,3 +177,60 @@ def test_stripe_unreachable_says_so_on_the_card_page_and_keeps_the_form(
     html = step.content.decode()
     assert step.status_code == 200 and "could not be reached" in html and "1 Main St" in html
     assert access.get_cards(customer.account_id) == []
+
+
+def subscribe_with(customer, localstripe, number: str):
+    """Step 1 with a card saved as Stripe.js would, then the confirm step's click."""
+    page = customer.client.get("/subscribe/")
+    secret = client_secret(page)
+    confirm_setup_in_browser(localstripe, secret, number)
+    customer.client.post("/subscribe/", {"product": "GYM", "payment_day": str(TODAY.day),
+                                         "setup_intent": secret.split("_secret_")[0]})
+    confirm = customer.client.get("/subscribe/confirm/")
+    quote = re.search(r'name="quote" value="([^"]+)"', confirm.content.decode()).group(1)
+    return customer.client.post("/subscribe/confirm/", {"quote": quote})
+
+
+def test_a_first_charge_the_bank_wants_confirmed_waits_for_the_customer_then_starts(
+        moto_table, products, stripe_gateway, localstripe) -> None:
+    customer = make_customer("pat@example.com")
+    clicked = subscribe_with(customer, localstripe, "4000002760003184")
+    assert clicked.status_code == 302 and clicked["Location"] == "/subscribe/authenticate/"
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert sub.is_live and not receipts_of(sub)  # nothing paid or written yet
+    page = customer.client.get("/subscribe/authenticate/")
+    html = page.content.decode()
+    assert "Confirm the payment with your bank" in html and "js/card-authenticate.js" in html
+    secret = client_secret(page)
+    # Posting before the bank confirmed changes nothing.
+    waiting = customer.client.post("/subscribe/authenticate/")
+    assert waiting.status_code == 200 and "has not confirmed the payment yet" in waiting.content.decode()
+    assert not receipts_of(sub)
+
+    assert authenticate_payment_in_browser(localstripe, secret)["status"] == "succeeded"
+    mail.outbox.clear()
+    done = customer.client.post("/subscribe/authenticate/")
+    assert done.status_code == 302 and done["Location"] == f"/subscriptions/{sub.sub_id}/"
+    [receipt] = receipts_of(sub)
+    assert receipt.ChargeId == secret.split("_secret_")[0]
+    after = fresh(sub)
+    assert after.is_live and after.PaidThroughDate > TODAY.isoformat()
+    subjects = sorted(m.subject for m in mail.outbox)  # the receipt and the confirmation, once each
+    assert len(subjects) == 2 and subjects[0].startswith("Receipt") and "subscription is confirmed" in subjects[1]
+    assert [c.Details.Last4 for c in access.get_cards(customer.account_id)] == ["3184"]
+    # a second click (back button) neither records nor mails again
+    mail.outbox.clear()
+    assert customer.client.post("/subscribe/authenticate/").status_code == 302
+    assert len(receipts_of(sub)) == 1 and mail.outbox == []
+
+
+def test_a_refused_confirmation_ends_the_subscription_unpaid(moto_table, products, stripe_gateway, localstripe) -> None:
+    customer = make_customer("pat@example.com")
+    subscribe_with(customer, localstripe, "4000002760003184")
+    secret = client_secret(customer.client.get("/subscribe/authenticate/"))
+    authenticate_payment_in_browser(localstripe, secret, success=False)
+    done = customer.client.post("/subscribe/authenticate/")
+    assert done.status_code == 302 and done["Location"] == "/subscribe/"
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert not sub.is_live and not receipts_of(sub)
+    assert access.get_cards(customer.account_id) == []  # a card that never paid does not join the wallet

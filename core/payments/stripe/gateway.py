@@ -175,7 +175,16 @@ class StripeGateway:
                                 decline_code=error.code or "invalid_request", metadata=dict(metadata or {}))
         except _UNREACHABLE as error:
             raise GatewayError(str(error)) from error
-        return self._result(intent)
+        return self._result(intent, on_session=not off_session)
+
+    def charge_status(self, charge_id: str) -> ChargeResult:
+        try:
+            intent = self.client.v1.payment_intents.retrieve(charge_id)
+        except stripe.InvalidRequestError as error:
+            raise GatewayError(f"no such PaymentIntent {charge_id}: {error}") from error
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+        return self._result(intent, on_session=True)
 
     def refund(self, charge_id: str, amount: int, idempotency_key: str, reason: str = "") -> RefundResult:
         try:
@@ -220,20 +229,24 @@ class StripeGateway:
         except _UNREACHABLE as error:
             raise GatewayError(str(error)) from error
 
-    def _result(self, intent: Any) -> ChargeResult:
+    def _result(self, intent: Any, *, on_session: bool = False) -> ChargeResult:
         metadata = intent.metadata.to_dict() if intent.metadata else {}
+        secret = ""
         if intent.status == "succeeded":
             status, code = "succeeded", None
+        elif intent.status == "requires_action" and on_session:
+            # 3-D Secure with the customer on the page: they confirm it with Stripe.js.
+            status, code, secret = "requires_action", AUTHENTICATION_REQUIRED, intent.client_secret or ""
         elif intent.status == "requires_action":
-            # The bank asks for the cardholder (3-D Secure): not paid. Part 2 of real money
-            # gives it its own "action required" state; until then it is a decline.
+            # Off-session the bank asks for the cardholder, who is not there: not paid. Part
+            # 2 of real money gives it its own "action required" state; until then a decline.
             status, code = "declined", AUTHENTICATION_REQUIRED
         else:
             error = intent.last_payment_error.to_dict() if intent.last_payment_error else {}
             status, code = "declined", error.get("decline_code") or error.get("code") or intent.status
         return ChargeResult(status=status, charge_id=intent.id, amount=intent.amount,
                             currency=intent.currency.upper(), decline_code=code, created=_iso(intent.created),
-                            metadata=metadata)
+                            metadata=metadata, client_secret=secret)
 
     @staticmethod
     def _declined(error: stripe.CardError, amount: int, currency: str, metadata: dict[str, str] | None) -> ChargeResult:

@@ -1,0 +1,25 @@
+// The bank's confirmation of a first charge (3-D Secure): Stripe.js shows the bank's page
+// for the page's PaymentIntent, then the form posts and the server asks Stripe how it
+// ended (templates/portal/subscribe_authenticate.html). Loaded after Stripe.js.
+(function () {
+  "use strict";
+  var form = document.getElementById("card-authenticate");
+  if (!form || typeof Stripe === "undefined") { return; }
+  var stripe = Stripe(form.dataset.publishableKey);
+  var errorBox = document.getElementById("card-authenticate-error");
+  var asked = false;
+  form.addEventListener("submit", function (event) {
+    if (asked) { return; }
+    event.preventDefault();
+    var button = form.querySelector("button[type=submit]");
+    button.disabled = true;
+    stripe.confirmCardPayment(form.dataset.clientSecret).then(function (result) {
+      if (result.error) {
+        errorBox.textContent = result.error.message || String(result.error);
+      }
+      // Either way the server asks Stripe: a refused confirmation ends the subscription.
+      asked = true;
+      form.submit();
+    });
+  });
+}());
