@@ -476,6 +476,9 @@ class AuditAction(StrEnum):
     CARD_UPDATED = "card.replaced"
     CARD_REMOVED = "card.removed"
     DEFAULT_CARD_CHANGED = "card.default_changed"
+    # A card kept on a subscription only (made before the wallet) saved to the wallet: the
+    # subscription now names it (its card does not change).
+    CARD_SAVED = "subscription.card_saved_to_wallet"
     PRODUCT_CREATED = "staff.create_product"
     PRODUCT_UPDATED = "staff.update_product"
     PRODUCT_RETIRED = "staff.retire_product"

@@ -49,6 +49,7 @@ urlpatterns = [
     path("wallet/<str:card_id>/replace/", views.wallet_replace, name="wallet_replace"),
     path("wallet/<str:card_id>/default/", views.wallet_default, name="wallet_default"),
     path("wallet/<str:card_id>/remove/", views.wallet_remove, name="wallet_remove"),
+    path("wallet/save/<str:sub_id>/", views.wallet_save, name="wallet_save"),
     # receipts
     path("receipts/", views.receipts, name="receipts"),
     path("receipts/export.csv", views.receipts_csv, name="receipts_csv"),

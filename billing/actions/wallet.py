@@ -116,6 +116,22 @@ def remove_card(account: Account, card: Card, *, actor: str) -> None:
           card=card_text(card.Details))
 
 
+def save_to_wallet(account: Account, sub: Subscription, *, actor: str) -> Card:
+    """The card a subscription made before the wallet pays with joins the wallet (the
+    default when the wallet is empty), and every live subscription paying with that card
+    names it from now on, so the wallet's "make default", "replace" and "remove" reach it.
+    Nothing changes for the customer's payments, so no e-mail but the wallet's own."""
+    details = sub.PaymentDetails
+    token = CardToken(token=details.Token, brand=details.Brand, last4=details.Last4, exp_month=details.ExpMonth,
+                      exp_year=details.ExpYear)
+    card = add_card(account, token, details.BillingAddress, actor=actor)
+    for other in access.get_subscriptions_by_account(account.account_id):
+        theirs = other.PaymentDetails
+        if other.is_live and theirs is not None and theirs.Token == details.Token and not theirs.CardId:
+            access.use_card(other, card, actor=actor, action=AuditAction.CARD_SAVED)
+    return card
+
+
 def use_card(sub: Subscription, card: Card, *, actor: str, today: date,
              action: AuditAction = AuditAction.CARD_REPLACED) -> PaidNow | None:
     """The subscription pays with this wallet card from now on (one e-mail); a past-due

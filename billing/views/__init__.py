@@ -26,6 +26,7 @@ from billing.views.wallet_pages import (
     wallet_page,
     wallet_remove,
     wallet_replace,
+    wallet_save,
 )
 
 __all__ = [
@@ -56,5 +57,6 @@ __all__ = [
     "wallet_default",
     "wallet_page",
     "wallet_remove",
+    "wallet_save",
     "wallet_replace",
 ]

@@ -168,6 +168,12 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
     account = access.get_account(account_id)
     if account is None:
         raise Http404("no account")
+    if not pending.get("new_card") and pending.get("card_id") and access.get_card(account_id, pending["card_id"]) is None:
+        # The wallet card chosen on step 1 was removed meanwhile (another tab): not charged.
+        request.session.pop(SESSION_PENDING, None)
+        messages.error(request, _("The card you chose was removed from your wallet meanwhile, so you have not been "
+                                  "subscribed and nothing was charged. Please choose a card again."))
+        return redirect("subscribe")
     try:
         started = actions.subscribe(
             account, sku=product.SKU, product_name=product.Name, payment_day=quote["payment_day"],

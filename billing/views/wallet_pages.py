@@ -160,6 +160,19 @@ def wallet_remove(request: HttpRequest, account_id: str, card_id: str) -> HttpRe
 
 
 
+@require_POST
+@customer_required
+def wallet_save(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    """The card a subscription made before the wallet pays with, saved to the wallet."""
+    sub = subscription_or_404(account_id, sub_id)
+    if not sub.is_live or sub.PaymentDetails is None or sub.PaymentDetails.CardId:
+        messages.info(request, _("That card is in your wallet already."))
+        return redirect("wallet")
+    card = wallet.save_to_wallet(_account_or_404(account_id), sub, actor=actor(request))
+    messages.success(request, _("%(card)s is in your wallet.") % {"card": wallet.card_label(card.Details)})
+    return redirect("wallet")
+
+
 def card_choice(account_id: str, sub: Subscription) -> dict[str, object]:
     """The subscription card page's choice of wallet card (one Query): every card but
     the one it pays with. Read only when the page is shown."""

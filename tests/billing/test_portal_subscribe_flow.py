@@ -85,6 +85,22 @@ def test_subscribe_with_a_wallet_card(customer, ddb_requests) -> None:
     assert bad.status_code == 200 and bad.context["form"].errors["saved_card"]
 
 
+def test_a_wallet_card_removed_while_the_subscribe_is_confirmed_is_refused(customer) -> None:
+    customer.client.post("/wallet/add/", {**GOOD_CARD})
+    customer.client.post("/wallet/add/", {**GOOD_CARD, "card_number": "5555 5555 5555 4444"})
+    chosen = next(c for c in access.get_cards(customer.account_id) if c.Details.Last4 == "4444")
+    customer.client.post("/subscribe/", {"product": "GYM", "payment_day": "20", "saved_card": chosen.card_id})
+    confirm = customer.client.get("/subscribe/confirm/")
+    customer.client.post(f"/wallet/{chosen.card_id}/remove/")  # another tab
+    assert access.get_card(customer.account_id, chosen.card_id) is None
+    mail.outbox.clear()
+    response = customer.client.post("/subscribe/confirm/", {"quote": quote_of(confirm)}, follow=True)
+    assert "removed from your wallet meanwhile" in response.content.decode()
+    assert response.redirect_chain[-1][0] == "/subscribe/"
+    assert access.get_subscriptions_by_account(customer.account_id) == [] and mail.outbox == []
+    assert SESSION_PENDING not in customer.client.session
+
+
 def test_a_second_subscription_to_the_same_product_is_asked_about(customer, ddb_requests) -> None:
     for _ in range(2):
         step_one(customer)

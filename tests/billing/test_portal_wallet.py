@@ -290,7 +290,7 @@ def test_a_subscription_from_before_the_wallet(customer) -> None:
     old = subscribe(customer)  # made the old way: PaymentDetails without CardId
     assert old.PaymentDetails.CardId is None
     html = customer.client.get("/wallet/").content.decode()
-    assert "Card on this subscription" in html and "News-Daily" in html
+    assert "Not saved in your wallet" in html and "News-Daily" in html
     assert access.get_cards(customer.account_id) == []
     customer.client.post(f"/subscriptions/{old.sub_id}/card/", {**MASTERCARD, "version": "1"})
     [card] = access.get_cards(customer.account_id)
@@ -298,6 +298,32 @@ def test_a_subscription_from_before_the_wallet(customer) -> None:
     assert details.CardId == card.card_id and details.Last4 == "4444" == card.Details.Last4
     assert access.get_account(customer.account_id).DefaultCardId == card.card_id  # the wallet was empty
     assert Counter(e.Action for e in access.get_events_by_account(customer.account_id))["card.added"] == 0
+
+
+def test_a_card_from_before_the_wallet_is_saved_to_it_with_one_click(customer) -> None:
+    """The wallet's migration path for old subscriptions: "Save to wallet" makes the card a
+    wallet card (the default, the wallet being empty) and every live subscription paying
+    with it names it; the card itself does not change, so nothing is charged or mailed
+    but the wallet's own notice."""
+    first, second = subscribe(customer), subscribe(customer, sku="GYM", day=20)
+    html = customer.client.get("/wallet/").content.decode()
+    assert html.count('data-testid="not-in-wallet"') == 1  # one card, two subscriptions
+    assert f'action="/wallet/save/{first.sub_id}/"' in html
+    mail.outbox.clear()
+    response = customer.client.post(f"/wallet/save/{first.sub_id}/", follow=True)
+    assert "Visa ending 4242" in response.content.decode() and "is in your wallet" in response.content.decode()
+    [card] = access.get_cards(customer.account_id)
+    assert card.Details.Token == TEST_CARD.token and access.get_account(customer.account_id).DefaultCardId == card.card_id
+    for sub in (first, second):
+        assert access.get_subscription(customer.account_id, sub.sub_id).PaymentDetails.CardId == card.card_id
+    saved = [e for e in access.get_events_by_account(customer.account_id) if e.Action == "subscription.card_saved_to_wallet"]
+    assert len(saved) == 2
+    assert len(mail.outbox) == 1  # the wallet's "a card was added"
+    after = customer.client.get("/wallet/").content.decode()
+    assert 'data-testid="not-in-wallet"' not in after
+    # saving again (a second click) changes nothing
+    customer.client.post(f"/wallet/save/{first.sub_id}/")
+    assert len(access.get_cards(customer.account_id)) == 1
 
 
 def test_replacing_on_a_subscription_keeps_the_billing_address(customer) -> None:
