@@ -9,6 +9,7 @@ table) under a pseudo-account of their own.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
@@ -19,9 +20,10 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views.decorators.http import require_http_methods
 
 from billing import access
-from billing.actions import accounts
+from billing.actions import accounts, wallet
 from billing.models import Account, AuditEvent
 from core.language import remember_language
+from core.payments.gateway import CardToken
 
 SESSION_ACCOUNT = "account_id"
 
@@ -90,6 +92,40 @@ def card_customer(account_id: str, account: Account | None = None) -> Callable[[
         return known[0]
 
     return customer
+
+
+@dataclass(frozen=True)
+class WalletCard:
+    """A wallet card as another app offers it: its id, its label, its token (never a number)."""
+
+    card_id: str
+    label: str
+    token: CardToken
+    is_default: bool
+
+
+@dataclass(frozen=True)
+class PayingAccount:
+    """The account paying at a checkout: its wallet and its processor customer (one Query)."""
+
+    cards: list[WalletCard]
+    customer: Callable[[], str]
+
+    @property
+    def default(self) -> WalletCard | None:
+        return next((c for c in self.cards if c.is_default), None)
+
+
+def paying_account(account_id: str) -> PayingAccount:
+    """The account's wallet cards (the default first) and its processor customer for a new
+    card: one Query (the account item and its cards are neighbours)."""
+    found = access.get_wallet(account_id)
+    default = access.default_card(found.account, found.cards)
+    cards = [WalletCard(c.card_id, wallet.card_label(c.Details), CardToken(
+        token=c.Details.Token, brand=c.Details.Brand, last4=c.Details.Last4, exp_month=c.Details.ExpMonth,
+        exp_year=c.Details.ExpYear), c is default) for c in found.cards]
+    cards.sort(key=lambda c: not c.is_default)
+    return PayingAccount(cards, card_customer(account_id, found.account))
 
 
 def contact(account_id: str) -> tuple[str | None, str | None]:

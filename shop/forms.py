@@ -16,6 +16,7 @@ from shop.errors import InvalidInput
 from shop.ids import check_id
 from shop.plan import MAX_QUANTITY
 
+NEW_CARD = "new"
 CARD_FIELDS = ("card_number", "exp_month", "exp_year", "cvc", "cardholder", "billing_address")
 MAX_RANGE_DAYS = 366 * 3
 
@@ -68,18 +69,34 @@ class CheckoutForm(CardFields):
     gift_card = forms.CharField(label=_("Gift card code (optional)"), max_length=64, required=False,
                                 widget=forms.TextInput(attrs={"autocomplete": "off"}))
 
-    field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "save_address",
-                   "discount_code", "gift_card", *CARD_FIELDS]
+    # A wallet card, or NEW_CARD for the card fields; only offered when the wallet has cards.
+    saved_card = forms.ChoiceField(label=_("Pay the rest with"), widget=forms.RadioSelect, required=False)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "save_address",
+                   "discount_code", "gift_card", "saved_card", *CARD_FIELDS]
+
+    def __init__(self, *args: Any, cards: list[tuple[str, str]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if cards:
+            self.fields["saved_card"].choices = [*cards, (NEW_CARD, _("A new card (below)"))]
+        else:
+            del self.fields["saved_card"]
         self.card_optional()
         if "card_number" in self.fields:
             self.fields["card_number"].help_text = _("Leave empty when a gift card pays the whole order.")
         self.order_fields(self.field_order)
 
+    @property
+    def saved_card_id(self) -> str | None:
+        """The wallet card chosen in the posted data, if any."""
+        if "saved_card" not in self.fields or not self.is_bound:
+            return None
+        chosen = self.data.get("saved_card") or NEW_CARD
+        return None if chosen == NEW_CARD else chosen
+
     def has_card(self) -> bool:
-        return self.card_given()
+        """A new card was given (a wallet card chosen leaves the card fields aside)."""
+        return not self.saved_card_id and self.card_given()
 
     def clean_card_number(self) -> str:
         return super().clean_card_number() if self.has_card() else ""

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from billing.customers import card_customer, card_entry_page
+from billing.customers import card_entry_page, paying_account
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
 from core.pages import bound_data, today
@@ -102,15 +102,18 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
             "products": ", ".join(gone)})
         return redirect("shop:cart")
     initial = {"token": token, **(_saved_address(account_id) if request.method == "GET" else {})}
-    customer = card_customer(account_id)  # the account's Stripe customer, asked only with Stripe
-    form = CheckoutForm(bound_data(request), today=today(), initial=initial, customer=customer)
+    paying = paying_account(account_id)  # the wallet's cards and the Stripe customer: one Query
+    cards = [(c.card_id, c.label) for c in paying.cards]
+    if paying.default is not None:
+        initial["saved_card"] = paying.default.card_id
+    form = CheckoutForm(bound_data(request), today=today(), initial=initial, customer=paying.customer, cards=cards)
     changed = _price_changes(request, cart, lines)
     if changed:
         messages.warning(request, _("Prices changed since you added them: %(changes)s. Check the new total and "
                                     "place the order again.") % {"changes": "; ".join(changed)})
         if request.method == "POST":
             form = CheckoutForm(None, today=today(), initial={**initial, **_form_values(request.POST)},
-                                customer=customer)
+                                customer=paying.customer, cards=cards)
             return render(request, "shop/checkout.html", {**context, "form": form})
     if request.method == "POST" and form.is_valid():
         if form.cleaned_data["token"] != token:
@@ -118,9 +121,12 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
                 return redirect("shop:order", order_id)
             messages.warning(request, _("This checkout page was out of date; please check it and place the order."))
             return render(request, "shop/checkout.html", {**context, "form": CheckoutForm(
-                None, today=today(), initial={**_form_values(request.POST), "token": token}, customer=customer)})
+                None, today=today(), initial={**_form_values(request.POST), "token": token}, customer=paying.customer,
+                cards=cards)})
         card = None
-        if form.has_card():
+        if form.saved_card_id:
+            card = next(c.token for c in paying.cards if c.card_id == form.saved_card_id)
+        elif form.has_card():
             card = tokenize_card_form(form)
             if card is None:
                 return render(request, "shop/checkout.html", {**context, "form": form})
@@ -160,7 +166,7 @@ def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str
         fresh = request.session[SESSION_TOKEN] = new_checkout_token()
         form.data = form.data.copy()
         form.data["token"] = fresh
-        form.add_error("card_number", _("Your card was declined (%(reason)s). Nothing was charged and no order "
+        form.add_error(_card_field(form), _("Your card was declined (%(reason)s). Nothing was charged and no order "
                                         "was placed: try another card, or ask your bank why.") % {
             "reason": error.decline_code or _("no reason given")})
     except PaymentPending as error:
@@ -177,7 +183,8 @@ def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str
     except Busy as error:
         form.add_error(None, str(error))
     except InvalidInput as error:
-        form.add_error(_FIELDS.get(error.field), _what_to_do(error))
+        field = _FIELDS.get(error.field)
+        form.add_error(_card_field(form) if field == "card_number" else field, _what_to_do(error))
     except ShopError as error:
         form.add_error(None, str(error))
     else:
@@ -192,6 +199,12 @@ def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str
         messages.success(request, _("Thank you! Order %(order)s is placed and paid.") % {"order": order.order_id})
         return redirect(reverse("shop:order", args=[order.order_id]))
     return None
+
+
+def _card_field(form: CheckoutForm) -> str | None:
+    """Where a card error goes: the card number field, or the form's top when the card is
+    typed into Stripe.js (no field of ours) or a wallet card was chosen."""
+    return "card_number" if "card_number" in form.fields and not form.saved_card_id else None
 
 
 def _what_to_do(error: InvalidInput) -> str:

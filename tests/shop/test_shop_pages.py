@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from django.core import mail
 
+from billing import access as billing_access
 from core.dynamo.table import ensure_table
 from core.payments.gateway import get_gateway
 from shop import access
@@ -303,7 +304,28 @@ def test_checkout_page_request_count(ann, ddb_requests) -> None:
     add(ann.client, "album")
     ddb_requests.reset()
     assert ann.client.get("/shop/checkout/").status_code == 200
-    assert ddb_requests.by_name() == {"BatchGetItem": 1, "GetItem": 1}  # prices; the customer's address
+    # prices; the customer's address; the wallet's cards offered to pay with (and the
+    # account's Stripe customer for a new card: no request more with Stripe)
+    assert ddb_requests.by_name() == {"BatchGetItem": 1, "GetItem": 1, "Query": 1}
+
+
+def test_the_checkout_offers_the_wallets_cards_and_pays_with_the_chosen_one(ann) -> None:
+    ann.client.post("/wallet/add/", {**GOOD_CARD})
+    ann.client.post("/wallet/add/", {**GOOD_CARD, "card_number": "5555 5555 5555 4444"})
+    cards = {c.Details.Last4: c for c in billing_access.get_cards(ann.account_id)}
+    add(ann.client, "album")
+    page = ann.client.get("/shop/checkout/")
+    form = page.context["form"]
+    assert form["saved_card"].value() == cards["4242"].card_id  # the default (the first card) is chosen
+    assert "Mastercard ending 4444" in page.content.decode()
+    data = {**checkout_form(ann.client), **ADDRESS, "saved_card": cards["4444"].card_id}
+    order_id = order_id_of(ann.client.post("/shop/checkout/", data))
+    order = access.get_order_details_by_order_id(order_id).order
+    assert order.Status == "paid" and order.CardToken == cards["4444"].Details.Token  # the chosen card, nothing typed
+    # a card id that is not in the wallet is a form error, not a 500
+    add(ann.client, "album")
+    bad = ann.client.post("/shop/checkout/", {**checkout_form(ann.client), **ADDRESS, "saved_card": "nope"})
+    assert bad.status_code == 200 and bad.context["form"].errors["saved_card"]
 
 
 def test_confirmation_email_text_and_html(ann) -> None:
@@ -360,7 +382,7 @@ def test_the_address_is_kept_on_the_customer_at_no_extra_request(ann, ddb_reques
     add(ann.client, "book")
     ddb_requests.reset()
     html = ann.client.get("/shop/checkout/").content.decode()
-    assert ddb_requests.by_name() == {"BatchGetItem": 1, "GetItem": 1}
+    assert ddb_requests.by_name() == {"BatchGetItem": 1, "GetItem": 1, "Query": 1}  # the Query: the wallet
     assert 'value="Slanbarsvagen"' in html and 'value="41787"' in html
     # not keeping it costs the same: the customer's update rides in the order's transaction
     moved = {**ADDRESS, "street": "Kungsgatan", "save_address": ""}
