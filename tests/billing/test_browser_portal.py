@@ -138,7 +138,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
 
     # the phone: no horizontal scroll on the dashboard, receipts and subscribe
     log_in(phone_page, "customer@rpay.localhost", "customer-demo-2026")
-    assert phone_page.get_by_test_id("subscription").count() == 3
+    assert phone_page.get_by_test_id("subscription").count() == 2
     assert no_horizontal_scroll(phone_page)
     screenshot(phone_page, "portal-dashboard-phone")
     for path, name in [("/receipts/", "portal-receipts-phone"), ("/subscribe/", "portal-subscribe-phone")]:
