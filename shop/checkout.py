@@ -22,9 +22,9 @@ from core.payments.errors import GatewayError
 from core.payments.gateway import CardToken, get_gateway
 from shop import faults
 from shop.access import checkout_writes as writes
-from shop.access.catalog import get_products_by_ids, get_warehouses_by_ids
+from shop.access.catalog import get_warehouses_by_ids
 from shop.access.codes import get_discount_code, get_gift_card
-from shop.access.inventory import get_product_inventory_by_product_id
+from shop.access.inventory import get_product_with_inventory
 from shop.access.orders import OrderDetails, get_order_details_by_order_id
 from shop.access.transactions import Cancelled
 from shop.clock import iso, today, utc_now
@@ -56,6 +56,7 @@ log = logging.getLogger("shop.checkout")
 
 ATTEMPTS = 10  # a transaction that met another one on the same stock item is tried again
 MAX_TOKEN_LENGTH = 32  # ClientRequestToken takes 36 characters: the token and ".<attempt>"
+WAREHOUSE_MAX_AGE = 60.0  # seconds a warehouse's address read by one checkout serves the next
 
 def new_checkout_token() -> str:
     """Issued with the checkout page; becomes the order id and the ClientRequestToken."""
@@ -147,21 +148,23 @@ def _address(value: Address | dict[str, str]) -> dict[str, str]:
 
 def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: str | None,
           request: CheckoutRequest, gift_hash: str | None) -> writes.PlannedOrder:
-    """Read what the checkout needs (products: one BatchGetItem; stock: a Query per
-    product; code and gift card: a GetItem each) and decide everything."""
-    products = get_products_by_ids([line.product_id for line in cart])
+    """Read what the checkout needs (each product with its stock: a Query per product;
+    the warehouses' addresses: a BatchGetItem, of those not read in the last minute; code
+    and gift card: a GetItem each) and decide everything."""
+    products, inventory = {}, {}
     for line in cart:
-        product = products.get(line.product_id)
+        product, stock = get_product_with_inventory(line.product_id)
         if product is None or product.Status != ProductStatus.ACTIVE:
             raise NotFound(_("There is no product %(product)s.") % {"product": line.product_id}, field="product")
+        products[line.product_id], inventory[line.product_id] = product, stock
     currencies = {products[line.product_id].Currency for line in cart}
     if len(currencies) != 1:
         raise InvalidInput(_("One order is paid in one currency."), field="cart")
     (currency,) = currencies
 
-    inventory = {line.product_id: get_product_inventory_by_product_id(line.product_id) for line in cart}
-    # The warehouses' addresses, to pick the nearest: one BatchGetItem.
-    warehouses = get_warehouses_by_ids([s.warehouse_id for items in inventory.values() for s in items])
+    # The warehouses' addresses, to pick the nearest (an address a minute old picks the same).
+    warehouses = get_warehouses_by_ids([s.warehouse_id for items in inventory.values() for s in items],
+                                       max_age=WAREHOUSE_MAX_AGE)
     lines = []
     for line in cart:
         product = products[line.product_id]

@@ -22,6 +22,7 @@ from shop.access.inventory import (
     adjust_stock,
     get_product_inventory_by_product_id,
     get_product_inventory_by_warehouse_id,
+    get_product_with_inventory,
     put_stock,
 )
 from shop.access.orders import (
@@ -51,7 +52,7 @@ __all__ = [
     "get_invoice_by_customer_id_for_date_range", "get_invoice_by_invoice_id", "get_invoice_by_order_id",
     "get_order_by_product_id_for_date_range", "get_order_details_by_order_id", "get_orders_by_customer_id",
     "get_payment_by_invoice_id", "get_product_by_order_id", "get_product_by_product_id",
-    "get_product_inventory_by_product_id", "get_product_inventory_by_warehouse_id",
+    "get_product_inventory_by_product_id", "get_product_with_inventory", "get_product_inventory_by_warehouse_id",
     "get_products_by_category", "get_products_by_customer_id_for_date_range", "get_products_by_ids",
     "get_shipment_by_order_id", "get_shipment_by_warehouse_id", "get_shipment_details_by_shipment_id",
     "get_warehouse_by_warehouse_id", "get_warehouses_by_ids", "issue_gift_card", "load_seed_sample", "put_stock",

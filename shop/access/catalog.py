@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 from pynamodb.exceptions import DoesNotExist
 
 from shop.access._common import all_valid, iso, utc_now
@@ -54,11 +57,39 @@ def get_products_by_ids(product_ids: list[str]) -> dict[str, Product]:
     return {item.product_id: item for item in Product.batch_get(keys)} if keys else {}
 
 
-def get_warehouses_by_ids(warehouse_ids: list[str]) -> dict[str, Warehouse]:
-    """Several warehouses in one BatchGetItem (their addresses, to choose the nearest)."""
+# Warehouses read for their addresses, by (table, id): (expires at, the warehouse or None).
+_warehouses: dict[tuple[str, str], tuple[float, Warehouse | None]] = {}
+_warehouses_lock = threading.Lock()
+
+
+def get_warehouses_by_ids(warehouse_ids: list[str], *, max_age: float = 0) -> dict[str, Warehouse]:
+    """Several warehouses in one BatchGetItem (their addresses, to choose the nearest).
+
+    ``max_age`` > 0: a warehouse read in this process less than that many seconds ago is
+    not read again (the checkout: an address changes rarely, and one a minute old only
+    picks another warehouse as the nearest; a write here forgets them all)."""
     wanted = sorted({w for w in warehouse_ids if all_valid(w)})
+    table, now = ShopItem.Meta.table_name, time.monotonic()
+    found: dict[str, Warehouse] = {}
+    if max_age > 0:
+        with _warehouses_lock:
+            kept = {w: _warehouses.get((table, w)) for w in wanted}
+        fresh = {w: entry[1] for w, entry in kept.items() if entry is not None and entry[0] > now}
+        found = {w: item for w, item in fresh.items() if item is not None}
+        wanted = [w for w in wanted if w not in fresh]
     keys = [(Warehouse.pk(warehouse_id=w), Warehouse.sk(warehouse_id=w)) for w in wanted]
-    return {item.warehouse_id: item for item in Warehouse.batch_get(keys)} if keys else {}
+    read = {item.warehouse_id: item for item in Warehouse.batch_get(keys)} if keys else {}
+    if max_age > 0:
+        with _warehouses_lock:
+            for w in wanted:
+                _warehouses[(table, w)] = (now + max_age, read.get(w))
+    return {**found, **read}
+
+
+def forget_warehouses() -> None:
+    """Drop the warehouses ``get_warehouses_by_ids(max_age=...)`` kept (a warehouse written)."""
+    with _warehouses_lock:
+        _warehouses.clear()
 
 
 def create_customer(customer_id: str, email: str, name: str = "") -> Customer:
@@ -88,4 +119,5 @@ def create_warehouse(warehouse_id: str, name: str, address: Address) -> Warehous
     check_id(warehouse_id, "warehouse id")
     warehouse = Warehouse(**Warehouse.keys(warehouse_id=warehouse_id), Name=name, Address=address)
     warehouse.save(condition=Warehouse.PK.does_not_exist())
+    forget_warehouses()
     return warehouse

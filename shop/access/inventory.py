@@ -1,4 +1,5 @@
-"""Stock per product and warehouse: patterns 4 and 14, and staff adjustments.
+"""Stock per product and warehouse: patterns 4 and 14, the product with its stock (the
+checkout's read), and staff adjustments.
 
 Every write keeps ``Available = OnHand - Reserved`` (see ``WarehouseItem``)."""
 
@@ -10,7 +11,7 @@ from pynamodb.exceptions import PutError, UpdateError
 from shop.access._common import all_valid
 from shop.errors import InvalidInput
 from shop.ids import check_id
-from shop.models import ShopItem, WarehouseItem
+from shop.models import Product, ShopItem, WarehouseItem
 
 
 def get_product_inventory_by_product_id(product_id: str) -> list[WarehouseItem]:
@@ -19,6 +20,21 @@ def get_product_inventory_by_product_id(product_id: str) -> list[WarehouseItem]:
         return []
     pk = WarehouseItem.pk(product_id=product_id)
     return list(WarehouseItem.query(pk, WarehouseItem.SK.startswith(WarehouseItem.key_templates["SK"].prefix)))
+
+
+def get_product_with_inventory(product_id: str) -> tuple[Product | None, list[WarehouseItem]]:
+    """The product and its stock in every warehouse: one Query of the product's partition
+    (PK = p#<productId>: the product item, SK p#, and its stock items, SK w#, are all that
+    live there). The checkout reads a line's price and stock with it."""
+    if not all_valid(product_id):
+        return None, []
+    product, stock = None, []
+    for item in ShopItem.query(WarehouseItem.pk(product_id=product_id)):
+        if isinstance(item, Product):
+            product = item
+        elif isinstance(item, WarehouseItem):
+            stock.append(item)
+    return product, stock
 
 
 def get_product_inventory_by_warehouse_id(warehouse_id: str) -> list[WarehouseItem]:

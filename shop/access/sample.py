@@ -114,11 +114,12 @@ def sample_items(card_charge_id: str | None = None) -> list[ShopItem]:
 
 def load_seed_sample(card_charge_id: str | None = None) -> bool:
     """Write the sample once (BatchWriteItem); False when it is there already."""
-    from shop.access.catalog import get_customer_by_customer_id
+    from shop.access.catalog import forget_warehouses, get_customer_by_customer_id
 
     if get_customer_by_customer_id(CUSTOMER_ID) is not None:
         return False
     with ShopItem.batch_write() as batch:
         for item in sample_items(card_charge_id):
             batch.save(item)
+    forget_warehouses()
     return True

@@ -60,3 +60,13 @@ def seeded(shop_table: str) -> str:
 
     assert load_seed_sample()
     return shop_table
+
+
+@pytest.fixture(autouse=True)
+def _no_warehouses_kept() -> Iterator[None]:
+    """Each test reads warehouses afresh: the checkout keeps their addresses for a minute."""
+    from shop.access.catalog import forget_warehouses
+
+    forget_warehouses()
+    yield
+    forget_warehouses()
