@@ -104,6 +104,13 @@ def check_stripe_keys(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
             hint="Take both keys from the same mode of the Stripe dashboard.",
             id="billing.E007",
         ))
+    if not settings.STRIPE_WEBHOOK_SECRET:
+        problems.append(Warning(
+            "STRIPE_WEBHOOK_SECRET is not set: /webhooks/stripe/ refuses every delivery, so refunds made in "
+            "Stripe's dashboard reach rpay only through the payment run's reconciliation.",
+            hint="Add the endpoint in the Stripe dashboard (Developers > Webhooks) and copy its signing secret.",
+            id="billing.W002",
+        ))
     if secret.startswith(("sk_live_", "rk_live_")) and settings.DEBUG:
         problems.append(Warning(
             "A live Stripe key is set while DEBUG is on: real cards would be charged by a development site.",

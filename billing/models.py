@@ -355,6 +355,22 @@ class ReceiptNumberLookup(BillingItem, discriminator="ReceiptNumberLookup"):
     TTL = TTLAttribute(null=True)  # the receipt's own: the look-up goes when it does
 
 
+class WebhookEvent(BillingItem, discriminator="WebhookEvent"):
+    """One event the payment processor sent to ``/webhooks/stripe/``: written (only if
+    absent) before it is handled, so a replay is known; ``Status`` says how it ended
+    (``received`` while in hand, ``done``, ``ignored``, ``failed``: handled again when
+    the processor retries). Kept for ``WEBHOOK_RETENTION_DAYS`` (Stripe retries for 3)."""
+
+    pk_template = KeyTemplate("WEBHOOK#{event_id}")
+    sk_template = KeyTemplate("WEBHOOK#{event_id}")
+
+    Type = UnicodeAttribute()
+    Status = UnicodeAttribute()
+    Outcome = UnicodeAttribute(null=True)
+    ReceivedAt = UnicodeAttribute()
+    TTL = TTLAttribute(null=True)
+
+
 class ProductStatus(StrEnum):
     ACTIVE = "active"
     RETIRED = "retired"

@@ -34,6 +34,8 @@ urlpatterns = [
     path("subscribe/", views.subscribe, name="subscribe"),
     path("subscribe/confirm/", views.subscribe_confirm, name="subscribe_confirm"),
     path("subscribe/authenticate/", views.subscribe_authenticate, name="subscribe_authenticate"),
+    # Stripe's events: signed by Stripe, not by a session (billing/views/webhook_pages.py)
+    path("webhooks/stripe/", views.stripe_webhook, name="stripe_webhook"),
     path("subscriptions/<str:sub_id>/", views.subscription_detail, name="subscription"),
     path("subscriptions/<str:sub_id>/payment-day/", views.change_day, name="change_day"),
     path("subscriptions/<str:sub_id>/card/", views.replace_card, name="replace_card"),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -36,6 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Any key localstripe accepts; the publishable one is what the pages give Stripe.js.
 TEST_SECRET_KEY = "sk_test_rpay_localstripe"
 TEST_PUBLISHABLE_KEY = "pk_test_rpay_localstripe"
+# What localstripe signs its webhook deliveries with (make run registers rpay's endpoint).
+TEST_WEBHOOK_SECRET = "whsec_rpay_localstripe"
 
 
 class LocalStripeError(RuntimeError):
@@ -62,7 +65,15 @@ class LocalStripe:
         """The environment (or Django settings) that points rpay at this server."""
         return {"PAYMENT_GATEWAY": "stripe", "STRIPE_SECRET_KEY": TEST_SECRET_KEY,
                 "STRIPE_PUBLISHABLE_KEY": TEST_PUBLISHABLE_KEY, "STRIPE_API_BASE": self.url,
-                "STRIPE_JS_URL": self.js_url}
+                "STRIPE_JS_URL": self.js_url, "STRIPE_WEBHOOK_SECRET": TEST_WEBHOOK_SECRET}
+
+    def register_webhook(self, url: str, secret: str = TEST_WEBHOOK_SECRET) -> None:
+        """Have localstripe deliver its events to ``url``, signed with ``secret`` (it keeps
+        the registration in memory: once per start)."""
+        body = json.dumps({"url": url, "secret": secret}).encode()
+        request = urllib.request.Request(f"{self.url}/_config/webhooks/rpay", data=body, method="POST")
+        with urllib.request.urlopen(request, timeout=5):
+            pass
 
     def alive(self) -> bool:
         return self.process.poll() is None

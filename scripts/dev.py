@@ -126,6 +126,7 @@ def main() -> int:
             stripe_log = data_dir.with_name("localstripe.log")
             stripe = start_localstripe(int(os.environ.get("STRIPE_PORT", "8124")), state, log_file=stripe_log)
             env.update(stripe.settings())
+            stripe.register_webhook(f"http://{addr}/webhooks/stripe/")  # its events reach the site
             print(f"localstripe running at {stripe.url} (Stripe's API and a stand-in Stripe.js; state in {state}); "
                   "test cards: 4242 4242 4242 4242 pays, 4000 0000 0000 0341 is declined", flush=True)
             print("the batches and manage.py in another terminal charge through it with: export "

@@ -126,6 +126,7 @@ from billing.access.upcoming import (
     count_due_reminders_by_date,
     get_upcoming,
 )
+from billing.access.webhooks import claim_webhook, finish_webhook
 from billing.exceptions import (
     AlreadyExists,
     CardInUse,
@@ -159,6 +160,8 @@ __all__ = [
     "get_user_link",
     "set_account_language",
     "set_stripe_customer",
+    "claim_webhook",
+    "finish_webhook",
     # the staff look-up: a subscription by its id alone, the accounts of many users
     "get_account_id_for_subscription",
     "get_account_ids_for_users",

@@ -58,17 +58,31 @@ def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str
                                           reason=reason or None)
     if not added:  # a repeated request: the refund and its e-mail were made the first time
         return RefundDone(receipt, result.refund_id, result.amount)
-    # Sent by staff: in the customer's language (the receipt's copy), not the staff's.
+    return RefundDone(receipt, result.refund_id, result.amount, tell_refund(receipt, result.refund_id, result.amount))
+
+
+def record_processor_refund(receipt: Receipt, refund_id: str, amount: int, *, actor: str) -> bool:
+    """A refund made at the processor (Stripe's dashboard), recorded on its receipt (M5),
+    audited (M6) and e-mailed, once; False when it was recorded already."""
+    receipt, added = access.record_refund(receipt, refund_id=refund_id, amount=amount, actor=actor,
+                                          reason="refunded at the payment processor")
+    if added:
+        tell_refund(receipt, refund_id, amount)
+    return added
+
+
+def tell_refund(receipt: Receipt, refund_id: str, amount: int) -> str:
+    """The refund e-mail, in the customer's language (the receipt's copy), not the staff's;
+    returns the mail error, if any."""
     subject = format_lazy(_("Refund: {product}"), product=receipt.ProductName or receipt.SKU)
-    mail_error = send_customer_email("refund", receipt.Email or "", subject, language=receipt.Language, context={
+    return send_customer_email("refund", receipt.Email or "", subject, language=receipt.Language, context={
         "product": receipt.ProductName or receipt.SKU,
-        "amount": money_text(result.amount, receipt.Currency),
+        "amount": money_text(amount, receipt.Currency),
         "billing_date": receipt.BillingDate,
-        "refund_id": result.refund_id,
+        "refund_id": refund_id,
         "refunded_total": money_text(receipt.RefundedAmount or 0, receipt.Currency),
         "charged": money_text(receipt.ProcessedAmount, receipt.Currency),
     })
-    return RefundDone(receipt, result.refund_id, result.amount, mail_error)
 
 
 def _record_failure(receipt: Receipt, actor: str, before: dict, why: str) -> None:

@@ -125,7 +125,18 @@ def _receipts_without_charge(accounts: set[str], charged: set[str], date_from: d
     return found
 
 
-def _record(charge: ChargeResult, today: date, difference: Difference, gateway: PaymentGateway) -> None:
+def record_found_charge(charge: ChargeResult, today: date, *, actor: str,
+                        gateway: PaymentGateway | None = None) -> Difference:
+    """A charge found without its receipt (by a webhook, say), recorded as the
+    reconciliation records it: the receipt, or the full refund of a subscription that did
+    not start. The returned difference says what was done (``fixed``)."""
+    difference = Difference("missing receipt", _describe(charge))
+    _record(charge, today, difference, gateway or get_gateway(), actor=actor)
+    return difference
+
+
+def _record(charge: ChargeResult, today: date, difference: Difference, gateway: PaymentGateway,
+            actor: str = "reconcile") -> None:
     meta = charge.metadata
     sub = access.get_subscription(meta["account_id"], meta["sub_id"], meta["sku"])
     if sub is None:
@@ -136,14 +147,14 @@ def _record(charge: ChargeResult, today: date, difference: Difference, gateway: 
         return
     if sub.Status == SubscriptionStatus.CANCELLED and sub.CancelReason == NOT_STARTED:
         difference.kind = "charge of a subscription that did not start"
-        _refund_unstarted(sub, charge, difference, gateway)
+        _refund_unstarted(sub, charge, difference, gateway, actor)
         return
-    record_paid_charge(sub, charge, run_date=today, actor="reconcile")
+    record_paid_charge(sub, charge, run_date=today, actor=actor)
     difference.fixed = True
 
 
 def _refund_unstarted(sub: Subscription, charge: ChargeResult, difference: Difference,
-                      gateway: PaymentGateway) -> None:
+                      gateway: PaymentGateway, actor: str = "reconcile") -> None:
     """The customer was told the first payment failed, and may have subscribed again: the
     charge is recorded (so M2 holds: one receipt, marked refunded) and refunded in full;
     the refund e-mail is the one message. The subscription stays as it is: it never started."""
@@ -151,13 +162,13 @@ def _refund_unstarted(sub: Subscription, charge: ChargeResult, difference: Diffe
     end = date.fromisoformat(charge.metadata["period_end"])
     receipt, _ = access.create_receipt(
         sub, billing_date=start, amount=charge.amount, currency=charge.currency, charge_id=charge.charge_id,
-        retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor="reconcile")
+        retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor)
     left = receipt.ProcessedAmount - (receipt.RefundedAmount or 0)
     if left <= 0:
         difference.fixed = True
         return
     try:
-        refund_receipt(receipt, left, request_id=UNSTARTED_REFUND, actor="reconcile", gateway=gateway,
+        refund_receipt(receipt, left, request_id=UNSTARTED_REFUND, actor=actor, gateway=gateway,
                        reason="subscription did not start")
     except PaymentError as error:  # audited by refund_receipt; the next run tries the same key again
         difference.detail += f"; refund not made: {error}"

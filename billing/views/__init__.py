@@ -28,6 +28,7 @@ from billing.views.wallet_pages import (
     wallet_replace,
     wallet_save,
 )
+from billing.views.webhook_pages import stripe_webhook
 
 __all__ = [
     "LoginView",
@@ -52,6 +53,7 @@ __all__ = [
     "subscribe",
     "subscribe_authenticate",
     "subscribe_confirm",
+    "stripe_webhook",
     "choose_card",
     "wallet_add",
     "wallet_default",

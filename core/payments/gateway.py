@@ -115,6 +115,10 @@ class PaymentGateway(Protocol):
         self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""
     ) -> RefundResult: ...
 
+    def refunds_of(self, charge_id: str) -> list[RefundResult]:
+        """Every succeeded refund of the charge, made by rpay or at the processor."""
+        ...
+
     def charge_status(self, charge_id: str) -> ChargeResult:
         """The charge as the gateway has it now (after the customer confirmed it in the
         browser, say); a replayed create would answer what it answered first."""

@@ -216,6 +216,12 @@ class SimulatedGateway:
         assert stored is not None
         return stored
 
+    def refunds_of(self, charge_id: str) -> list[RefundResult]:
+        rows = self._db().execute(
+            "SELECT refund_id, charge_id, amount, status, reason FROM refunds WHERE charge_id = ? AND status = 'succeeded'",
+            (charge_id,)).fetchall()
+        return [_refund_result(row) for row in rows]
+
     def list_charges(self, created_from: date, created_to: date, **metadata: str) -> list[ChargeResult]:
         rows = self._db().execute(
             f"SELECT {_CHARGE_COLUMNS} FROM charges WHERE substr(created, 1, 10) BETWEEN ? AND ? "

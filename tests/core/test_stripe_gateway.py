@@ -150,7 +150,10 @@ def test_system_checks_refuse_stripe_without_keys_and_warn_on_live_keys_in_debug
     settings.DEBUG = True
     assert "billing.W001" in _check_ids(settings)
     settings.DEBUG = False
-    assert not {"billing.E006", "billing.E007", "billing.W001"} & _check_ids(settings)
+    settings.STRIPE_WEBHOOK_SECRET = ""
+    assert "billing.W002" in _check_ids(settings)  # webhooks would all be refused
+    settings.STRIPE_WEBHOOK_SECRET = "whsec_x"
+    assert not {"billing.E006", "billing.E007", "billing.W001", "billing.W002"} & _check_ids(settings)
     settings.PAYMENT_GATEWAY = "simulated"
     settings.STRIPE_SECRET_KEY = ""
     assert not {"billing.E004", "billing.E006"} & _check_ids(settings)

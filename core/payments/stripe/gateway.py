@@ -52,7 +52,7 @@ def split_token(token: str) -> tuple[str, str]:
     return customer, method
 
 
-def _iso(epoch: int | None) -> str:
+def iso_from_epoch(epoch: int | None) -> str:
     return datetime.fromtimestamp(epoch or 0, tz=UTC).isoformat(timespec="seconds")
 
 
@@ -202,6 +202,17 @@ class StripeGateway:
         return RefundResult(status="succeeded", refund_id=refund.id, charge_id=charge_id, amount=refund.amount,
                             reason=reason or None)
 
+    def refunds_of(self, charge_id: str) -> list[RefundResult]:
+        """The charge's succeeded refunds, whoever made them (rpay, or Stripe's dashboard)."""
+        try:
+            listed = self.client.v1.refunds.list({"payment_intent": charge_id, "limit": 100}).auto_paging_iter()
+            return [RefundResult(status="succeeded", refund_id=r.id, charge_id=charge_id, amount=r.amount)
+                    for r in listed if r.status == "succeeded"]
+        except stripe.InvalidRequestError as error:
+            raise GatewayError(f"no refunds of {charge_id}: {error}") from error
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+
     def list_charges(self, created_from: date, created_to: date, **metadata: str) -> list[ChargeResult]:
         """The PaymentIntents created in the range (UTC days, inclusive) whose metadata
         holds every given pair, auto-paging (Stripe has no metadata filter on lists)."""
@@ -245,7 +256,7 @@ class StripeGateway:
             error = intent.last_payment_error.to_dict() if intent.last_payment_error else {}
             status, code = "declined", error.get("decline_code") or error.get("code") or intent.status
         return ChargeResult(status=status, charge_id=intent.id, amount=intent.amount,
-                            currency=intent.currency.upper(), decline_code=code, created=_iso(intent.created),
+                            currency=intent.currency.upper(), decline_code=code, created=iso_from_epoch(intent.created),
                             metadata=metadata, client_secret=secret)
 
     @staticmethod
@@ -255,7 +266,7 @@ class StripeGateway:
         code = (detail and (detail.decline_code or detail.code)) or error.code or "card_declined"
         return ChargeResult(status="declined", charge_id=intent.id if intent else "", amount=amount,
                             currency=currency.upper(), decline_code=code,
-                            created=_iso(intent.created) if intent else "", metadata=dict(metadata or {}))
+                            created=iso_from_epoch(intent.created) if intent else "", metadata=dict(metadata or {}))
 
     @staticmethod
     def _call(method: Any, params: dict[str, Any], options: dict[str, Any] | None = None) -> Any:
