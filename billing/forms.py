@@ -22,7 +22,7 @@ from django.views.decorators.debug import sensitive_variables
 from billing.models import Product
 from billing.rules.lifecycle import CANCEL_REASONS, MAX_PAUSE_PAYMENTS, CancelMode
 from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
-from core.cardforms import CardFields
+from core.cardforms import NEW_CARD, CardFields
 from core.localformat import local_date
 from core.money import format_with_symbol
 
@@ -100,7 +100,6 @@ class VersionedForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
 
-NEW_CARD = "new"
 
 
 class SubscribeForm(CardFields):
@@ -132,14 +131,6 @@ class SubscribeForm(CardFields):
         if self.saved_card_id:
             self.card_optional()  # the wallet card is used: the card fields are ignored
         self.order_fields(self.field_order)
-
-    @property
-    def saved_card_id(self) -> str | None:
-        """The wallet card chosen in the posted data, if any (valid or not: clean() says)."""
-        if "saved_card" not in self.fields or not self.is_bound:
-            return None
-        chosen = self.data.get("saved_card") or NEW_CARD
-        return None if chosen == NEW_CARD else chosen
 
     @sensitive_variables()
     def clean_card_number(self) -> str:

@@ -34,6 +34,7 @@ from core.payments.gateway import (
 )
 
 CARD_NUMBER_FIELDS = ("card_number", "exp_month", "exp_year", "cvc")
+NEW_CARD = "new"  # the "Pay with" choice of the card fields, beside the wallet's cards
 CARD_REFUSED = _("Your card could not be saved. Please enter it again.")
 UNREACHABLE = _("Our payment provider could not be reached, so your card was not saved. "
                 "Nothing was charged: please try again in a minute.")
@@ -136,6 +137,15 @@ class CardFields(forms.Form):
         if self._customer is None:
             raise ValueError("a card entered in the browser needs the paying account's customer")
         return self._customer()
+
+    @property
+    def saved_card_id(self) -> str | None:
+        """The wallet card chosen in the posted data (a form with a ``saved_card`` choice:
+        subscribe, the shop's checkout), if any, valid or not (clean() says)."""
+        if "saved_card" not in self.fields or not self.is_bound:
+            return None
+        chosen = self.data.get("saved_card") or NEW_CARD
+        return None if chosen == NEW_CARD else chosen
 
     def card_optional(self) -> None:
         """The new card may be left out (a wallet card or a gift card pays instead)."""

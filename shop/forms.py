@@ -11,12 +11,11 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from core.cardforms import CardFields
+from core.cardforms import NEW_CARD, CardFields
 from shop.errors import InvalidInput
 from shop.ids import check_id
 from shop.plan import MAX_QUANTITY
 
-NEW_CARD = "new"
 CARD_FIELDS = ("card_number", "exp_month", "exp_year", "cvc", "cardholder", "billing_address")
 MAX_RANGE_DAYS = 366 * 3
 
@@ -85,14 +84,6 @@ class CheckoutForm(CardFields):
         if "card_number" in self.fields:
             self.fields["card_number"].help_text = _("Leave empty when a gift card pays the whole order.")
         self.order_fields(self.field_order)
-
-    @property
-    def saved_card_id(self) -> str | None:
-        """The wallet card chosen in the posted data, if any."""
-        if "saved_card" not in self.fields or not self.is_bound:
-            return None
-        chosen = self.data.get("saved_card") or NEW_CARD
-        return None if chosen == NEW_CARD else chosen
 
     def has_card(self) -> bool:
         """A new card was given (a wallet card chosen leaves the card fields aside)."""

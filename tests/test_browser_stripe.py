@@ -21,6 +21,7 @@ from billing import access
 from tests.browser import screenshot
 from tests.builders import receipts_of
 from tests.shop import test_shop_pages as shop_pages
+from tests.shop.test_browser_shop import fill_address_code_and_gift_card
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -174,13 +175,7 @@ def test_a_shop_checkout_pays_the_rest_with_a_card_typed_into_stripe(page, live_
     page.wait_for_url("**/shop/cart/")
     page.get_by_role("link", name="Check out").click()
     page.wait_for_url("**/shop/checkout/")
-    page.get_by_label("Street").fill("Slanbarsvagen")
-    page.get_by_label("House number").fill("34")
-    page.get_by_label("Postcode").fill("41787")
-    page.get_by_label("City").fill("Goteborg")
-    page.get_by_label("Country").fill("Sweden")
-    page.get_by_label("Discount code (optional)").fill("save10")
-    page.get_by_label("Gift card code (optional)").fill(shop_pages.GIFT_CODE)
+    fill_address_code_and_gift_card(page)
     type_card(page, NUMBERS[0])
     screenshot(page, "stripe-shop-checkout")
     page.get_by_role("button", name="Place order").click()

@@ -161,29 +161,21 @@ def test_sigterm_stops_the_web_server_and_the_engine_and_every_child(runner: Run
     assert runner_lines(runner.err) == []
 
 
-def test_when_the_engine_dies_the_runner_says_so_in_one_line_and_exits_non_zero(runner: Runner) -> None:
+@pytest.mark.parametrize(("server", "process", "log"), [
+    ("DynamoDB Local", "DynamoDBLocal.jar", "dynamodb.log"),
+    ("localstripe", "devtools.localstripe", "localstripe.log"),
+])
+def test_when_a_server_dies_the_runner_says_so_in_one_line_and_exits_non_zero(runner: Runner, server: str,
+                                                                              process: str, log: str) -> None:
     runner.wait_for_first_page()
     children = runner.children
-    [engine] = [pid for pid in children if "DynamoDBLocal.jar" in cmdline(pid)]
+    [dying] = [pid for pid in children if process in cmdline(pid)]
 
-    os.kill(engine, signal.SIGKILL)
+    os.kill(dying, signal.SIGKILL)
     assert runner.wait_for_exit() == 1
     [line] = runner_lines(runner.err)
-    assert "DynamoDB Local was killed (SIGKILL)" in line and "dynamodb.log" in line
+    assert f"{server} was killed (SIGKILL)" in line and log in line
     assert not port_in_use(runner.web_port)
-    assert still_running(children) == []
-
-
-def test_when_localstripe_dies_the_runner_says_so_in_one_line_and_exits_non_zero(runner: Runner) -> None:
-    runner.wait_for_first_page()
-    children = runner.children
-    [stripe] = [pid for pid in children if "devtools.localstripe" in cmdline(pid)]
-
-    os.kill(stripe, signal.SIGKILL)
-    assert runner.wait_for_exit() == 1
-    [line] = runner_lines(runner.err)
-    assert "localstripe was killed (SIGKILL)" in line and "localstripe.log" in line
-    assert not port_in_use(runner.web_port) and not port_in_use(runner.engine_port)
     assert still_running(children) == []
 
 

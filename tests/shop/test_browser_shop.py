@@ -46,6 +46,17 @@ def log_in(page, email: str, password: str) -> None:
     page.wait_for_load_state()
 
 
+def fill_address_code_and_gift_card(page) -> None:
+    """The checkout's shipping address, a discount code and the gift card (the card: the caller)."""
+    page.get_by_label("Street").fill("Slanbarsvagen")
+    page.get_by_label("House number").fill("34")
+    page.get_by_label("Postcode").fill("41787")
+    page.get_by_label("City").fill("Goteborg")
+    page.get_by_label("Country").fill("Sweden")
+    page.get_by_label("Discount code (optional)").fill("save10")
+    page.get_by_label("Gift card code (optional)").fill(pages.GIFT_CODE)
+
+
 def test_shop_journey(browser, page, phone_page, live_server, shop_stock, settings) -> None:
     user = get_user_model().objects.create_user(EMAIL, email=EMAIL, password=PASSWORD)
     billing_access.create_account(EMAIL, user_id=user.pk)
@@ -80,13 +91,7 @@ def test_shop_journey(browser, page, phone_page, live_server, shop_stock, settin
     # checkout with a discount code, a gift card and a card
     page.get_by_role("link", name="Check out").click()
     page.wait_for_url("**/shop/checkout/")
-    page.get_by_label("Street").fill("Slanbarsvagen")
-    page.get_by_label("House number").fill("34")
-    page.get_by_label("Postcode").fill("41787")
-    page.get_by_label("City").fill("Goteborg")
-    page.get_by_label("Country").fill("Sweden")
-    page.get_by_label("Discount code (optional)").fill("save10")
-    page.get_by_label("Gift card code (optional)").fill(pages.GIFT_CODE)
+    fill_address_code_and_gift_card(page)
     page.get_by_label("Card number").fill("4242 4242 4242 4242")
     page.get_by_label("Expiry month").select_option("12")
     page.get_by_label("Expiry year").select_option("2030")
