@@ -56,6 +56,7 @@ class ChargeResult:
     # replayed key returns the first call's, so the caller records what was charged.
     metadata: dict[str, str] = field(default_factory=dict)
     client_secret: str = ""
+    refunded: int = 0  # how much of it the gateway has refunded, by whoever (list_charges says)
 
     @property
     def succeeded(self) -> bool:

@@ -8,7 +8,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -227,7 +227,9 @@ class SimulatedGateway:
             f"SELECT {_CHARGE_COLUMNS} FROM charges WHERE substr(created, 1, 10) BETWEEN ? AND ? "
             "ORDER BY created, charge_id", (created_from.isoformat(), created_to.isoformat()),
         ).fetchall()
-        charges = [_charge_result(row) for row in rows]
+        refunded = dict(self._db().execute(
+            "SELECT charge_id, SUM(amount) FROM refunds WHERE status = 'succeeded' GROUP BY charge_id").fetchall())
+        charges = [replace(_charge_result(row), refunded=refunded.get(row[0], 0)) for row in rows]
         return [c for c in charges if all(c.metadata.get(k) == v for k, v in metadata.items())]
 
     # --- for tests and benchmarks ---------------------------------------------------

@@ -225,3 +225,24 @@ def test_the_staff_run_history_shows_what_a_run_reconciled_and_left(moto_table, 
     client.force_login(make_user("clerk@rpay.localhost", staff=True, roles=["support"]))
     html = client.get(reverse("admin:staff_runs")).content.decode()
     assert "reconciled: 1" in html and "differences: 0" in html
+
+
+def test_a_refund_made_at_the_gateway_is_recorded_by_the_next_runs_reconciliation(table) -> None:
+    """M5 healed: a refund made outside rpay (the processor's dashboard) whose notice never
+    came is found by comparing the gateway's refunded amount with the receipt's."""
+    [sub] = seed_due(1, due=D)
+    with time_machine.travel(D, tick=False):
+        batches.run_payments(run_date=D, workers=1)
+    [receipt] = receipts_of(sub)
+    outside = get_gateway().refund(receipt.ChargeId, 300, "made-in-the-dashboard", reason="dashboard")
+    mail.outbox.clear()
+    with time_machine.travel(D + timedelta(days=1), tick=False):
+        run = batches.run_payments(run_date=D + timedelta(days=1), workers=1)
+    assert run.counts["reconciled"] == 1 and run.counts["differences"] == 0, run.as_dict()
+    [after] = receipts_of(sub)
+    assert after.RefundedAmount == 300 and [r.RefundId for r in after.Refunds] == [outside.refund_id]
+    assert len(mails_to(sub)) == 1 and "Refund" in mails_to(sub)[0].subject
+    # the next run finds nothing more to do
+    with time_machine.travel(D + timedelta(days=2), tick=False):
+        third = batches.run_payments(run_date=D + timedelta(days=2), workers=1)
+    assert third.counts["reconciled"] == 0 and len(receipts_of(sub)[0].Refunds) == 1

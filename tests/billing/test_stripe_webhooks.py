@@ -19,12 +19,13 @@ from django.core import mail
 from billing import access, batches
 from billing.actions.refunds import refund_receipt
 from billing.models import WebhookEvent
+from devtools.localstripe import TEST_WEBHOOK_SECRET
 from tests.builders import receipts_of
 from tests.stripe_server import saved_card_token
 
 pytestmark = pytest.mark.django_db
 
-SECRET = "whsec_test_rpay"
+SECRET = TEST_WEBHOOK_SECRET  # the one the stripe_gateway fixture sets (localstripe's, for its deliveries)
 TODAY = datetime.now(tz=UTC).date()
 
 
@@ -199,3 +200,18 @@ def _all_webhook_events() -> list[WebhookEvent]:
     from billing.models import BillingItem
 
     return [item for item in BillingItem.scan() if isinstance(item, WebhookEvent)]  # a test's own small table
+
+
+def test_without_the_webhook_the_reconciliation_records_a_refund_made_at_stripe(moto_table, stripe_gateway,
+                                                                               localstripe) -> None:
+    from billing.batches.reconcile import reconcile
+
+    sub = paid_subscription(stripe_gateway, localstripe, 5)
+    batches.run_payments(run_date=TODAY, workers=1)
+    [receipt] = receipts_of(sub)
+    outside = stripe_gateway.client.v1.refunds.create({"payment_intent": receipt.ChargeId, "amount": 400})
+    checked, differences = reconcile(TODAY, TODAY, fix=True)
+    assert [d.kind for d in differences] == ["refund not recorded"] and differences[0].fixed
+    [after] = receipts_of(sub)
+    assert after.RefundedAmount == 400 and [r.RefundId for r in after.Refunds] == [outside.id]
+    assert reconcile(TODAY, TODAY, fix=True)[1] == []

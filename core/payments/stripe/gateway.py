@@ -56,6 +56,15 @@ def iso_from_epoch(epoch: int | None) -> str:
     return datetime.fromtimestamp(epoch or 0, tz=UTC).isoformat(timespec="seconds")
 
 
+def _refunded_amount(intent: Any) -> int:
+    """How much of the PaymentIntent's charge was refunded: its ``latest_charge`` when the
+    list expanded it (a StripeObject: ``in`` and ``[]``, its ``.get`` refuses)."""
+    latest = intent["latest_charge"] if "latest_charge" in intent else None  # noqa: SIM401
+    if not latest or isinstance(latest, str) or "amount_refunded" not in latest:
+        return 0
+    return int(latest["amount_refunded"] or 0)
+
+
 def _epoch(day: date) -> int:
     return int(datetime.combine(day, time.min, tzinfo=UTC).timestamp())
 
@@ -231,7 +240,9 @@ class StripeGateway:
         try:
             if self._server_filters_lists:
                 try:
-                    return lists.list({"created": {"gte": start, "lt": end}, "limit": 100}).auto_paging_iter()
+                    # Each with its charge, for how much of it was refunded (reconciliation: M5).
+                    return lists.list({"created": {"gte": start, "lt": end}, "limit": 100,
+                                       "expand": ["data.latest_charge"]}).auto_paging_iter()
                 except stripe.InvalidRequestError as error:
                     if "Unexpected" not in str(error):
                         raise
@@ -255,9 +266,10 @@ class StripeGateway:
         else:
             error = intent.last_payment_error.to_dict() if intent.last_payment_error else {}
             status, code = "declined", error.get("decline_code") or error.get("code") or intent.status
+        refunded = _refunded_amount(intent)
         return ChargeResult(status=status, charge_id=intent.id, amount=intent.amount,
                             currency=intent.currency.upper(), decline_code=code, created=iso_from_epoch(intent.created),
-                            metadata=metadata, client_secret=secret)
+                            metadata=metadata, client_secret=secret, refunded=refunded)
 
     @staticmethod
     def _declined(error: stripe.CardError, amount: int, currency: str, metadata: dict[str, str] | None) -> ChargeResult:
