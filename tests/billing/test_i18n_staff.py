@@ -33,6 +33,7 @@ PHRASES = (
     "completed", "Runs are started by the scheduler", "Add product", "A retired product", "Monthly price",
     "Edit", "Retire", "retired", "Cancel this subscription", "Customer", "Back", "Refund up to",
     "Amount to refund", "Already refunded", "Charged", "Reason", "on day", "billed",
+    "Card id", "Used by", "No card in the wallet",
 )
 
 
