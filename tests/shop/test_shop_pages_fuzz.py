@@ -88,6 +88,7 @@ def test_staff_forms_never_500(staff, a, b, c, d) -> None:
         "/admin/shop/codes/": {"code": a, "percent_off": b, "amount_off": c, "currency": d, "max_uses": b,
                                "valid_from": c, "valid_until": d},
         "/admin/shop/gift-cards/": {"code": a, "balance": b, "currency": c},
+        "/admin/shop/codes/SAVE10/": {"max_uses": a, "valid_from": b, "valid_until": c},
         "/admin/shop/gift-cards/?lookup=1": {"code": a},
     }
     for url, data in posts.items():
