@@ -271,3 +271,28 @@ def test_the_billing_page_shows_the_wallet_and_which_subscriptions_use_each_card
 def test_a_billing_page_without_cards_says_so(staff_client, customer) -> None:
     html = staff_client.get(reverse("admin:staff_account", args=[customer.account_id])).content.decode()
     assert "No card in the wallet." in html
+
+
+def test_upcoming_totals_leave_paused_subscriptions_out(staff_client, moto_table) -> None:
+    # A paused subscription is charged nothing: an open pause leaves the due indexes, so
+    # it is in no day's total; a dated pause is counted once, on the day it is due again.
+    from billing.rules.lifecycle import pause_end
+
+    today = billing_today(settings.BILLING_TIMEZONE)
+    due = today + timedelta(days=7)
+    kinds = {}
+    for name in ("paying", "open", "dated"):
+        sub = make_subscription(make_account(f"{name}@example.com"), payment_day=due.day, amount=1000,
+                                currency="USD", today=today)
+        kinds[name] = access.set_schedule(sub, next_payment=due, last_payment=today - timedelta(days=20),
+                                          next_reminder=today + timedelta(days=1),
+                                          last_reminder=today - timedelta(days=20))
+    access.pause_subscription(kinds["open"], resume=None, today=today, reminder_days_before=7, actor="t")
+    resume = pause_end(kinds["dated"], today, payments=1)
+    access.pause_subscription(kinds["dated"], resume=resume, today=today, reminder_days_before=7, actor="t")
+    assert resume > due
+    chart = staff_client.get(reverse("admin:staff_upcoming")).context["chart"]
+    days = [today + timedelta(days=n) for n in range(30)]
+    by_day = dict(zip(days, chart["amounts"]["USD"]["values"], strict=True))
+    assert by_day[due] == 1000  # the paying one only: the paused ones are not due that day
+    assert sum(by_day.values()) == 1000 + (1000 if resume in by_day else 0)
