@@ -16,11 +16,17 @@ from django.contrib.admin import AdminSite
 from django.http import HttpRequest
 from django.urls import URLPattern, URLResolver, reverse
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from core.staff import staff_sections
 
 
 class StaffAdminSite(AdminSite):
+    # Staff work in rpay, not in "Django administration": the heading of every admin page,
+    # the browser tab's title and the index's heading say so (lazy: in the request's language).
+    site_header = _("rpay staff")
+    site_title = _("rpay staff")
+    index_title = _("rpay staff pages")
 
     def get_urls(self) -> list[URLPattern | URLResolver]:
         # The apps' first: the admin's own patterns end in a catch-all for app labels.

@@ -253,6 +253,26 @@ class DiscountCodeForm(forms.Form):
         return data
 
 
+class DiscountCodeEditForm(forms.Form):
+    """A code's limit and dates, as staff change them (the kind and size of the discount
+    stay: a code customers were given keeps meaning what it meant)."""
+
+    max_uses = forms.IntegerField(label=_("Limit on uses (optional)"), min_value=1, max_value=10**9, required=False)
+    valid_from = forms.DateField(label=_("Valid from (optional)"), required=False,
+                                 widget=forms.DateInput(attrs={"type": "date"}),
+                                 help_text=_("The first day it may be used (UTC)."))
+    valid_until = forms.DateField(label=_("Valid until (optional)"), required=False,
+                                  widget=forms.DateInput(attrs={"type": "date"}),
+                                  help_text=_("The last day it may be used (UTC), included."))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        first, last = data.get("valid_from"), data.get("valid_until")
+        if first and last and last < first:
+            self.add_error("valid_until", _("The last valid day is before the first."))
+        return data
+
+
 class GiftCardIssueForm(forms.Form):
     code = forms.RegexField(label=_("Code"), regex=r"^[A-Za-z0-9-]{8,64}$", max_length=64,
                             error_messages={"invalid": _("8-64 letters, digits or dashes.")})

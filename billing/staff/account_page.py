@@ -1,5 +1,6 @@
-"""The billing page of one account: subscriptions, receipts, audit events (with what each
-changed) and the payment-run failures that mention it.
+"""The billing page of one account: subscriptions, the wallet (each card with the
+subscriptions that pay with it), receipts, audit events (with what each changed) and the
+payment-run failures that mention it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from billing import access
-from billing.models import LIVE_STATUSES, SubscriptionStatus
+from billing.models import LIVE_STATUSES, Subscription, SubscriptionStatus
 from billing.rules.schedule import months_before
 from core.pages import or_404, today
 from core.staff import render_staff
@@ -45,8 +46,20 @@ def event_changes(before: dict | None, after: dict | None) -> list[tuple[str, An
     return [(n, before.get(n), after.get(n)) for n in names]
 
 
+def wallet_rows(wallet: access.Wallet, subscriptions: list[Subscription]) -> list[dict[str, Any]]:
+    """Each wallet card (oldest first) with whether it is the default and the live
+    subscriptions paying with it: what staff need when a customer asks "which card do
+    you charge?" or a card is about to expire."""
+    default = wallet.default
+    return [{"card": card, "details": card.Details, "default": default is not None and card.card_id == default.card_id,
+             "subscriptions": access.subscriptions_using(card.card_id, subscriptions)} for card in wallet.cards]
+
+
 def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
-    account = or_404(access.get_account(account_id), "No such account")
+    # The account item and its wallet cards are neighbours in the partition: one Query
+    # reads both, where the account alone took a GetItem (the page's request count stays).
+    wallet = access.get_wallet(account_id)
+    account = or_404(wallet.account, "No such account")
     day = today()
     subscriptions = access.get_subscriptions_by_account(account_id)
     receipts = access.get_receipts_by_account(account_id, months_before(day, 6), day)
@@ -58,6 +71,7 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
         "account": account,
         "account_id": account_id,
         "subscriptions": subscriptions,
+        "cards": wallet_rows(wallet, subscriptions),
         "receipts": receipts,
         "events": [{"event": e, "changes": event_changes(e.Before, e.After)} for e in events],
         "past_due": past_due,

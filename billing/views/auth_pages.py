@@ -13,6 +13,7 @@ from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
@@ -51,11 +52,21 @@ class LoginView(auth_views.LoginView):
         return response
 
 
+def safe_next(request: HttpRequest) -> str:
+    """The ``next`` the page was asked to go on to (the shop's checkout sends a visitor
+    here with its cart), when it is a page of this site; "" otherwise."""
+    target = request.POST.get("next", request.GET.get("next", ""))
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return target
+    return ""
+
+
 @sensitive_post_parameters("password1", "password2")
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
+    next_page = safe_next(request)
     if request.user.is_authenticated:
-        return redirect("home")
+        return redirect(next_page or "home")
     form = SignUpForm(bound_data(request))
     if request.method == "POST" and form.is_valid():
         email = form.cleaned_data["email"]
@@ -63,13 +74,17 @@ def signup(request: HttpRequest) -> HttpResponse:
             user = get_user_model().objects.create_user(email, email=email, password=form.cleaned_data["password1"])
         except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
             form.add_error("email", ValidationError(form.error_messages["duplicate_email"], code="duplicate_email"))
-            return render(request, "portal/auth/signup.html", {"form": form})
+            return render(request, "portal/auth/signup.html", {"form": form, "next": next_page})
         # The language the sign-up page was shown in becomes the account's.
         language = supported(get_language())
         account = accounts.open_account(email, user_id=user.pk, language=language)
         login(request, user, backend="rpay_site.auth_backends.EmailLoginBackend")
         request.session[SESSION_ACCOUNT] = account.account_id
         remember_language(request, language)
+        # login() cycled the session key and kept its data: a visitor's shop cart is still there.
+        if next_page:
+            messages.success(request, _("Welcome to rpay. Your account is ready."))
+            return redirect(next_page)
         messages.success(request, _("Welcome to rpay. Your account is ready: subscribe to your first product below."))
         return redirect("subscribe")
-    return render(request, "portal/auth/signup.html", {"form": form})
+    return render(request, "portal/auth/signup.html", {"form": form, "next": next_page})

@@ -16,7 +16,14 @@ from shop.access.catalog import (
     get_warehouse_by_warehouse_id,
     get_warehouses_by_ids,
 )
-from shop.access.codes import create_discount_code, get_discount_code, get_gift_card, issue_gift_card
+from shop.access.codes import (
+    create_discount_code,
+    end_discount_code,
+    get_discount_code,
+    get_gift_card,
+    issue_gift_card,
+    update_discount_code,
+)
 from shop.access.gift_card_ledger import GiftCardLedger, get_gift_card_with_ledger
 from shop.access.inventory import (
     adjust_stock,
@@ -48,6 +55,7 @@ from shop.access.shipments import (
 __all__ = [
     "GiftCardLedger", "OrderDetails", "ShipmentDetails",
     "adjust_stock", "create_customer", "create_discount_code", "create_product", "create_warehouse",
+    "end_discount_code",
     "get_customer_by_customer_id", "get_discount_code", "get_gift_card", "get_gift_card_with_ledger",
     "get_invoice_by_customer_id_for_date_range", "get_invoice_by_invoice_id", "get_invoice_by_order_id",
     "get_order_by_product_id_for_date_range", "get_order_details_by_order_id", "get_orders_by_customer_id",
@@ -56,4 +64,5 @@ __all__ = [
     "get_products_by_category", "get_products_by_customer_id_for_date_range", "get_products_by_ids",
     "get_shipment_by_order_id", "get_shipment_by_warehouse_id", "get_shipment_details_by_shipment_id",
     "get_warehouse_by_warehouse_id", "get_warehouses_by_ids", "issue_gift_card", "load_seed_sample", "put_stock",
+    "update_discount_code",
 ]

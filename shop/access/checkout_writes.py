@@ -16,6 +16,7 @@ from shop.access.gift_card_ledger import ledger_entry
 from shop.access.orders import OrderDetails
 from shop.access.transactions import Cancelled, Failure, LabelledWrite
 from shop.errors import (
+    Busy,
     DiscountCodeExpired,
     DiscountCodeNotValidYet,
     DiscountCodeUsedUp,
@@ -200,6 +201,8 @@ def place_order(plan: PlannedOrder, token: str) -> OrderDetails:
                      & (DiscountCode.ValidUntil.does_not_exist() | (DiscountCode.ValidUntil >= day)))
         if plan.discount_max_uses is not None:
             condition &= (DiscountCode.Uses < plan.discount_max_uses) & (DiscountCode.MaxUses == plan.discount_max_uses)
+        else:  # read without a limit: staff giving it one meanwhile must not be passed by
+            condition &= DiscountCode.MaxUses.does_not_exist()
         tx.update(("discount_code",), code, [DiscountCode.Uses.add(1)], condition=condition)
     try:
         tx.commit()
@@ -233,6 +236,10 @@ def _code_refused(failure: Failure, plan: PlannedOrder) -> Exception:
         check_code_dates(code, day, failure.text("ValidFrom"), failure.text("ValidUntil"))
     except (DiscountCodeExpired, DiscountCodeNotValidYet) as error:
         return error
+    limit, uses = failure.number("MaxUses"), failure.number("Uses")
+    if limit is not None and uses is not None and uses < limit:  # staff changed its limit meanwhile: not used up
+        return Busy(gettext("The discount code %(code)s changed just now: please place the order again.") % {
+            "code": code})
     return DiscountCodeUsedUp(code)
 
 

@@ -23,7 +23,7 @@ from shop.staff.catalog_pages import (
     warehouse_add,
     warehouse_detail,
 )
-from shop.staff.code_pages import codes, gift_cards
+from shop.staff.code_pages import code_edit, code_end, codes, gift_cards
 from shop.staff.order_pages import (
     customer_invoices,
     order_close,
@@ -61,5 +61,7 @@ def shop_staff_urls(site: AdminSite) -> list[URLPattern]:
         path("shop/customers/<str:customer_id>/invoices/", staff(customer_invoices),
              name="shop_staff_customer_invoices"),
         path("shop/codes/", staff(codes, CATALOG), name="shop_staff_codes"),
+        path("shop/codes/<str:code>/", staff(code_edit, CATALOG), name="shop_staff_code"),
+        path("shop/codes/<str:code>/end/", staff(code_end, CATALOG), name="shop_staff_code_end"),
         path("shop/gift-cards/", staff(gift_cards), name="shop_staff_gift_cards"),
     ]

@@ -1,23 +1,24 @@
-"""Staff: discount codes (percentage or amount, limit on uses, validity dates) and gift
-cards (issue, balance). A gift-card code is a bearer secret: looked up by POST, never put in a URL."""
+"""Staff: discount codes (percentage or amount, limit on uses, validity dates; a code's
+limit and dates changed, or the code ended) and gift cards (issue, balance). A gift-card
+code is a bearer secret: looked up by POST, never put in a URL."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_post_parameters
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
-from core.pages import actor, bound_data
+from core.pages import actor, bound_data, or_404
 from core.staff import MONEY, forbidden
 from shop import access
 from shop.clock import today
 from shop.errors import InvalidInput
-from shop.forms import DiscountCodeForm, GiftCardBalanceForm, GiftCardIssueForm
+from shop.forms import DiscountCodeEditForm, DiscountCodeForm, GiftCardBalanceForm, GiftCardIssueForm
 from shop.models import DiscountCode
 from shop.staff.common import audit, render_shop_staff
 
@@ -53,11 +54,68 @@ def codes(request: HttpRequest) -> HttpResponse:
         "code_state": _state(found) if found is not None else ""})
 
 
+def _code_or_404(code: str) -> DiscountCode:
+    return or_404(access.get_discount_code(code), "No such code")
+
+
+def _code_url(code: str) -> str:
+    return reverse("admin:shop_staff_codes") + f"?code={code}"
+
+
+def _terms(code: DiscountCode) -> dict[str, object]:
+    """What an edit may change, as the audit event records it."""
+    return {"max_uses": code.MaxUses, "valid_from": code.ValidFrom, "valid_until": code.ValidUntil}
+
+
+@require_http_methods(["GET", "POST"])
+def code_edit(request: HttpRequest, code: str) -> HttpResponse:
+    """A code's limit on uses and validity days (GetItem; a save adds its UpdateItem and the
+    audit event, which keeps the terms before and after)."""
+    found = _code_or_404(code)
+    if found.Active != "yes":
+        messages.error(request, gettext("Code %(code)s has ended: it can no longer be changed.") % {"code": found.Code})
+        return redirect(_code_url(found.Code))
+    initial = {"max_uses": found.MaxUses, "valid_from": found.ValidFrom, "valid_until": found.ValidUntil}
+    form = DiscountCodeEditForm(bound_data(request), initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            changed = access.update_discount_code(found.Code, max_uses=data["max_uses"], valid_from=data["valid_from"],
+                                                  valid_until=data["valid_until"])
+        except InvalidInput as error:
+            form.add_error(None, str(error))
+        else:
+            after = _terms(changed)
+            before = _terms(found)
+            audit(request, "shop.change_discount_code", found.Code, after=after,
+                  note="before: " + ", ".join(f"{k}={v}" for k, v in before.items()))
+            messages.success(request, gettext("Code %(code)s changed.") % {"code": found.Code})
+            return redirect(_code_url(found.Code))
+    return render_shop_staff(request, "code_edit.html", gettext("Discount code %(code)s") % {"code": found.Code}, {
+        "code": found, "code_state": _state(found), "form": form})
+
+
+@require_POST
+def code_end(request: HttpRequest, code: str) -> HttpResponse:
+    """End a code now (checkout refuses it from then on); audited."""
+    found = _code_or_404(code)
+    if found.Active != "yes":
+        messages.info(request, gettext("Code %(code)s had already ended.") % {"code": found.Code})
+        return redirect(_code_url(found.Code))
+    try:
+        access.end_discount_code(found.Code)
+    except InvalidInput as error:  # gone meanwhile
+        raise Http404("No such code") from error
+    audit(request, "shop.end_discount_code", found.Code, after={"active": "no"}, note=f"used {found.Uses} times")
+    messages.success(request, gettext("Code %(code)s ended: checkout no longer takes it.") % {"code": found.Code})
+    return redirect(_code_url(found.Code))
+
+
 def _state(code: DiscountCode) -> str:
     """A code's state today, in words for the staff."""
     day = today()
     if code.Active != "yes":
-        return gettext("inactive")
+        return gettext("ended")
     if code.ValidFrom and day < code.ValidFrom:
         return gettext("not valid yet")
     if code.ValidUntil and day > code.ValidUntil:

@@ -1,4 +1,8 @@
-"""Browsing: the catalogue by category and a product's page with its stock summed."""
+"""Browsing: the catalogue by category and a product's page with its stock summed.
+
+Open to visitors without an account (SHOP-DESIGN.md, "Pages"): nothing here is anyone's
+own, and the cart lives in the session, which Django's ``login()`` carries over (it
+cycles the key, keeps the data), so log-in is asked only at checkout."""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
-from billing.customers import customer_required
 from core.pages import bound_data
 from shop import access
 from shop.forms import AddToCartForm
@@ -19,8 +22,7 @@ PAGE_SIZE = 24  # products per category page; each costs one stock Query (patter
 
 
 @require_GET
-@customer_required
-def catalogue(request: HttpRequest, account_id: str, category: str | None = None) -> HttpResponse:
+def catalogue(request: HttpRequest, category: str | None = None) -> HttpResponse:
     """A category's products with price and availability: one Query of GSI1 ``cat#``,
     then pattern 4 per product shown."""
     known = categories()
@@ -37,8 +39,7 @@ def catalogue(request: HttpRequest, account_id: str, category: str | None = None
 
 
 @require_http_methods(["GET", "POST"])
-@customer_required
-def product_page(request: HttpRequest, account_id: str, product_id: str) -> HttpResponse:
+def product_page(request: HttpRequest, product_id: str) -> HttpResponse:
     """Patterns 2 and 4: the product and its stock over every warehouse, summed."""
     product = access.get_product_by_product_id(product_id)
     if product is None or product.Status != ProductStatus.ACTIVE:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from billing import access
@@ -32,6 +33,7 @@ PHRASES = (
     "completed", "Runs are started by the scheduler", "Add product", "A retired product", "Monthly price",
     "Edit", "Retire", "retired", "Cancel this subscription", "Customer", "Back", "Refund up to",
     "Amount to refund", "Already refunded", "Charged", "Reason", "on day", "billed",
+    "Card id", "Used by", "No card in the wallet",
 )
 
 
@@ -162,3 +164,18 @@ def test_the_403_page_names_the_missing_permission_in_the_language(client, custo
     assert response.status_code == 403
     assert name in html and "Can refund and retry payments" not in html
     assert "billing.manage_money" in html  # the codename stays, for the administrator
+
+
+@pytest.mark.parametrize("language, header, index_title", [
+    ("en", "rpay staff", "rpay staff pages"), ("it", "Staff di rpay", "Pagine dello staff di rpay"),
+    ("ko", "rpay 직원", "rpay 직원 페이지"), ("zh-hans", "rpay 员工", "rpay 员工页面"),
+])
+def test_the_admin_says_rpay_in_each_language(staff_client, language, header, index_title) -> None:
+    # site_header (every page's heading), site_title (the tab's title) and index_title:
+    # rpay's staff site, never Django's "Django administration".
+    html = staff_client.get(reverse("admin:index"), HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert re.search(rf'<div id="site-name"><a href="/admin/">{re.escape(header)}</a></div>', html), language
+    assert re.search(rf"<title>{re.escape(index_title)} \| {re.escape(header)}</title>", html), language
+    assert "Django" not in re.sub(r"<script.*?</script>|<[^>]+>", " ", html, flags=re.S)
+    login = Client().get(reverse("admin:login"), HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert re.search(rf'<div id="site-name"><a href="/admin/">{re.escape(header)}</a></div>', login), language

@@ -229,3 +229,70 @@ def test_event_changes_show_only_what_changed() -> None:
         ("Status", "active", "cancelled")]
     assert event_changes(None, {"SKU": "X"}) == [("SKU", None, "X")]
     assert event_changes(None, None) == []
+
+
+# --- the wallet on the billing page (issue 28) ---------------------------------------------
+
+
+def test_the_billing_page_shows_the_wallet_and_which_subscriptions_use_each_card(
+        staff_client, moto_table, ddb_requests) -> None:
+    import re
+
+    from core.pages import today
+    from core.payments.gateway import get_gateway
+
+    account = make_account("wally@example.com")
+    visa = get_gateway().tokenize_card("4242424242424242", 8, 2031, "123")
+    master = get_gateway().tokenize_card("5555555555554444", 3, 2029, "123")
+    first = access.add_card(account.account_id, visa, None, actor="wally", make_default=True)
+    second = access.add_card(account.account_id, master, None, actor="wally")
+    subs = [access.create_subscription(
+        account, sku=sku, payment_day=15, amount=999, currency="USD", card=token, today=today(),
+        reminder_days_before=7, product_name=sku.title(), card_id=card.card_id)
+        for sku, token, card in (("NEWS-DAILY", visa, first), ("GYM-CITY", visa, first))]
+    access.cancel_subscription(access.create_subscription(
+        account, sku="CLOUD-200", payment_day=3, amount=299, currency="USD", card=master,
+        today=today(), reminder_days_before=7, card_id=second.card_id))
+    ddb_requests.reset()
+    response = staff_client.get(reverse("admin:staff_account", args=[account.account_id]))
+    # the account and its cards in one Query (it was a GetItem of the account alone);
+    # subscriptions, receipts, events and the payment runs: one Query each
+    assert ddb_requests.by_name() == {"Query": 5}
+    html = response.content.decode()
+    wallet = re.search(r'<table data-testid="wallet">.*?</table>', html, re.S).group(0)
+    row = re.search(rf'<tr data-testid="card-{first.card_id}">.*?</tr>', wallet, re.S).group(0)
+    assert "Visa ****4242" in row and "Default" in row and "08/2031" in row
+    assert all(f'href="#sub-{s.sub_id}"' in row for s in subs)
+    row = re.search(rf'<tr data-testid="card-{second.card_id}">.*?</tr>', wallet, re.S).group(0)
+    assert "****4444" in row and "03/2029" in row and "Default" not in row
+    assert "No live subscription" in row  # its one subscription is cancelled
+
+
+def test_a_billing_page_without_cards_says_so(staff_client, customer) -> None:
+    html = staff_client.get(reverse("admin:staff_account", args=[customer.account_id])).content.decode()
+    assert "No card in the wallet." in html
+
+
+def test_upcoming_totals_leave_paused_subscriptions_out(staff_client, moto_table) -> None:
+    # A paused subscription is charged nothing: an open pause leaves the due indexes, so
+    # it is in no day's total; a dated pause is counted once, on the day it is due again.
+    from billing.rules.lifecycle import pause_end
+
+    today = billing_today(settings.BILLING_TIMEZONE)
+    due = today + timedelta(days=7)
+    kinds = {}
+    for name in ("paying", "open", "dated"):
+        sub = make_subscription(make_account(f"{name}@example.com"), payment_day=due.day, amount=1000,
+                                currency="USD", today=today)
+        kinds[name] = access.set_schedule(sub, next_payment=due, last_payment=today - timedelta(days=20),
+                                          next_reminder=today + timedelta(days=1),
+                                          last_reminder=today - timedelta(days=20))
+    access.pause_subscription(kinds["open"], resume=None, today=today, reminder_days_before=7, actor="t")
+    resume = pause_end(kinds["dated"], today, payments=1)
+    access.pause_subscription(kinds["dated"], resume=resume, today=today, reminder_days_before=7, actor="t")
+    assert resume > due
+    chart = staff_client.get(reverse("admin:staff_upcoming")).context["chart"]
+    days = [today + timedelta(days=n) for n in range(30)]
+    by_day = dict(zip(days, chart["amounts"]["USD"]["values"], strict=True))
+    assert by_day[due] == 1000  # the paying one only: the paused ones are not due that day
+    assert sum(by_day.values()) == 1000 + (1000 if resume in by_day else 0)

@@ -155,6 +155,44 @@ def test_shop_journey(browser, page, phone_page, live_server, shop_stock, settin
     assert phone_csp == []
 
 
+def test_a_visitor_shops_and_logs_in_at_checkout_on_a_phone(phone_page, shop_stock) -> None:
+    # 390 px, no account in the session: browse, add to the cart, check out; the log-in
+    # comes then and goes back to the checkout with the same cart.
+    user = get_user_model().objects.create_user(EMAIL, email=EMAIL, password=PASSWORD)
+    billing_access.create_account(EMAIL, user_id=user.pk)
+    page = phone_page
+    csp = watch_csp(page)
+    page.goto("/shop/")
+    assert page.get_by_test_id("product-card").count() == 2
+    assert no_horizontal_scroll(page)
+    screenshot(page, "shop-visitor-catalogue")
+    page.get_by_role("link", name="Options Open").click()
+    page.get_by_label("Quantity").fill("2")
+    page.get_by_role("button", name="Add to cart").click()
+    page.wait_for_url("**/shop/cart/")
+    expect(page.get_by_test_id("cart-line")).to_have_count(1)
+    expect(page.get_by_test_id("log-in-at-checkout")).to_be_visible()
+    assert no_horizontal_scroll(page)
+    screenshot(page, "shop-visitor-cart")
+    page.get_by_role("link", name="Check out").click()
+    page.wait_for_url("**/login/?next=/shop/checkout/")
+    assert no_horizontal_scroll(page)
+    screenshot(page, "shop-visitor-log-in")
+    page.locator("#id_username").fill(EMAIL)
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url("**/shop/checkout/")
+    expect(page.locator("main")).to_contain_text("Options Open")
+    expect(page.get_by_label("Street")).to_be_visible()
+    assert no_horizontal_scroll(page)
+    screenshot(page, "shop-visitor-checkout")
+    page.goto("/shop/cart/")
+    expect(page.get_by_test_id("cart-line")).to_have_count(1)
+    expect(page.get_by_test_id("cart-line").get_by_role("spinbutton")).to_have_value("2")
+    expect(page.get_by_test_id("log-in-at-checkout")).to_have_count(0)
+    assert csp == []
+
+
 @pytest.fixture
 def shop_on_local_engine(local_table, settings):
     """The shop's table on DynamoDB Local: two requests at once need real transactions

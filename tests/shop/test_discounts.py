@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from shop import access, faults
 from shop.checkout import checkout
 from shop.errors import (
+    Busy,
     DiscountCodeExpired,
     DiscountCodeNotValidYet,
     DiscountCodeUsedUp,
@@ -120,3 +121,38 @@ def test_the_split_never_goes_below_zero_and_adds_up(subtotal, percent, amount, 
     assert all(isinstance(p, int) and p >= 0 for p in parts)
     assert split.total == subtotal - off and split.gift_card + split.card == split.total
     assert split.gift_card <= (balance or 0) and split.total <= subtotal
+
+
+def test_a_limit_given_to_an_unlimited_code_during_a_checkout_holds(shop, monkeypatch) -> None:
+    """Staff give an unlimited code a limit between the checkout's read and its
+    transaction: the limit the checkout read (none) is in its condition, so the order is
+    refused (try again) rather than passing a limit already reached."""
+    access.create_discount_code("OPEN", percent_off=5)
+    limits = iter([1, 2])
+
+    def limit_it(step: str) -> None:
+        if step == "planned":
+            DiscountCode(**DiscountCode.keys(code="OPEN")).update(actions=[DiscountCode.Uses.set(1)])
+            access.update_discount_code("OPEN", max_uses=next(limits), valid_from=None, valid_until=None)
+
+    monkeypatch.setattr(faults, "hook", limit_it)
+    with pytest.raises(DiscountCodeUsedUp):  # a limit of 1, used once: used up
+        checkout(request(("album", 1), discount_code="OPEN"))
+    DiscountCode(**DiscountCode.keys(code="OPEN")).update(actions=[DiscountCode.MaxUses.remove()])
+    with pytest.raises(Busy, match="changed just now"):  # a limit of 2, used once: not used up, retry
+        checkout(request(("album", 1), discount_code="OPEN"))
+    assert access.get_discount_code("OPEN").Uses == 1 and stock("album") == {"near": (10, 0, 10)}
+
+
+def test_staff_changes_to_a_code_are_conditional(shop) -> None:
+    access.create_discount_code("TWICE", amount_off=500, currency="SEK", max_uses=2)
+    DiscountCode(**DiscountCode.keys(code="TWICE")).update(actions=[DiscountCode.Uses.set(2)])
+    with pytest.raises(InvalidInput, match="used 2 times: the limit cannot be lower"):
+        access.update_discount_code("TWICE", max_uses=1, valid_from=None, valid_until=None)
+    with pytest.raises(NotFound):
+        access.update_discount_code("NOSUCH", max_uses=None, valid_from=None, valid_until=None)
+    with pytest.raises(NotFound):
+        access.end_discount_code("NOSUCH")
+    assert access.get_discount_code("NOSUCH") is None  # no item made by a refused update
+    ended = access.end_discount_code("twice")
+    assert ended.Active == "no" and ended.Uses == 2 and ended.AmountOff == 500

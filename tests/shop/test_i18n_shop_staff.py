@@ -35,6 +35,7 @@ PHRASES = (
     "Nothing in this range", "Placed", "Order", "Line", "Amount", "From", "Show", "Save", "Paid",
     "Shipped", "To be picked", "On sale", "Change", "Who", "Find", "Go", "Shop", "None yet",
     "Mark shipped", "Tracking number", "Carrier", "off", "used", "valid from", "until", "left",
+    "Limit and dates", "End this code", "Change its limit or dates", "so far",
 )
 
 
@@ -66,7 +67,7 @@ def test_shop_staff_pages_show_no_english_phrase(staff, paid_order, language) ->
             "/admin/shop/warehouses/gbg/", "/admin/shop/warehouses/add/", "/admin/shop/warehouses/gbg/shipments/",
             f"/admin/shop/orders/{order_id}/", "/admin/shop/products/album/orders/",
             f"/admin/shop/customers/{customer.account_id}/invoices/", "/admin/shop/codes/?code=spring",
-            "/admin/shop/gift-cards/")
+            "/admin/shop/codes/SPRING/", "/admin/shop/gift-cards/")
     for url in urls:
         response = staff.get(url)
         assert response.status_code == 200, url

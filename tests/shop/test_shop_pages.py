@@ -20,7 +20,7 @@ from core.payments.gateway import get_gateway
 from shop import access
 from shop.access.catalog import forget_warehouses
 from shop.models import Address, ShopItem, configure
-from tests.builders import make_customer
+from tests.builders import PASSWORD, make_customer
 
 GOOD_CARD = {"card_number": "4242 4242 4242 4242", "exp_month": "12", "exp_year": "2030", "cvc": "123"}
 DECLINED_CARD = {**GOOD_CARD, "card_number": "4000 0000 0000 0002"}
@@ -121,9 +121,73 @@ def test_unknown_product_and_category_are_404(ann) -> None:
         assert ann.client.get(url).status_code == 404, url
 
 
-def test_shop_needs_a_log_in(shop_stock, client) -> None:
-    response = client.get("/shop/")
-    assert response.status_code == 302 and "/login/" in response["Location"]
+# --- a visitor without an account -------------------------------------------------------
+
+
+def test_a_visitor_browses_fills_a_cart_and_logs_in_at_checkout(shop_stock, client, ddb_requests) -> None:
+    # The storefront is open (SHOP-DESIGN.md, "Pages"); the cart is the session's and
+    # log-in is asked at checkout, which it then comes back to with the same cart.
+    ddb_requests.reset()
+    page = client.get("/shop/")
+    assert page.status_code == 200 and "Options Open" in page.content.decode()
+    assert ddb_requests.by_name() == {"Query": 3}  # as for a customer: no account read
+    ddb_requests.reset()
+    page = client.get("/shop/p/album/")
+    assert page.status_code == 200 and "Add to cart" in page.content.decode()
+    assert ddb_requests.by_name() == {"GetItem": 1, "Query": 1}
+    assert add(client, "album", 2)["Location"] == "/shop/cart/"
+    ddb_requests.reset()
+    html = client.get("/shop/cart/").content.decode()
+    assert ddb_requests.by_name() == {"BatchGetItem": 1}
+    assert "Options Open" in html and "200.00" in html and 'data-testid="log-in-at-checkout"' in html
+    client.post("/shop/cart/update/", {"product": "album", "quantity": 1})
+    assert "100.00" in client.get("/shop/cart/").content.decode()
+    # the customer's own pages still ask for a log-in, and are not in the visitor's menu
+    assert 'href="/shop/orders/"' not in html and 'href="/shop/gift-card/"' not in html
+    for url in ("/shop/orders/", "/shop/history/", "/shop/gift-card/"):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/login/?next="), url
+    # checkout asks for a log-in and comes back
+    response = client.get("/shop/checkout/")
+    assert response.status_code == 302 and response["Location"] == "/login/?next=/shop/checkout/"
+    login_page = client.get(response["Location"]).content.decode()
+    assert 'href="/signup/?next=/shop/checkout/"' in login_page  # a new customer comes back too
+    ann = make_customer("ann@example.com")  # an account (its own client is not used here)
+    session_key = client.session.session_key
+    response = client.post("/login/?next=/shop/checkout/", {"username": ann.email, "password": PASSWORD})
+    assert response.status_code == 302 and response["Location"] == "/shop/checkout/"
+    assert client.session.session_key != session_key  # login() cycled the key (no session fixation)
+    page = client.get("/shop/checkout/")
+    assert page.status_code == 200 and "Options Open" in page.content.decode()
+    order_id = order_id_of(client.post("/shop/checkout/", {**checkout_form(client), **ADDRESS, **GOOD_CARD}))
+    details = access.get_order_details_by_order_id(order_id)
+    assert details.order.customer_id == ann.account_id and [i.Quantity for i in details.items] == [1]
+
+
+def test_a_visitor_who_signs_up_at_checkout_keeps_the_cart(shop_stock, client) -> None:
+    add(client, "book", 3)
+    response = client.get("/signup/?next=/shop/checkout/")
+    assert 'href="/login/?next=/shop/checkout/"' in response.content.decode()
+    response = client.post("/signup/?next=/shop/checkout/", {
+        "email": "new@example.com", "password1": PASSWORD, "password2": PASSWORD})
+    assert response.status_code == 302 and response["Location"] == "/shop/checkout/", response.content[:2000]
+    page = client.get("/shop/checkout/")
+    assert page.status_code == 200 and "The Book" in page.content.decode()
+    assert "120.00" in page.content.decode()
+
+
+def test_sign_up_goes_on_to_this_site_only(shop_stock, client) -> None:
+    response = client.post("/signup/?next=https://evil.example/", {
+        "email": "new@example.com", "password1": PASSWORD, "password2": PASSWORD})
+    assert response.status_code == 302 and response["Location"] == "/subscribe/"
+
+
+def test_a_visitor_gets_the_404_page(shop_stock, client) -> None:
+    for url in ("/shop/p/nope/", "/shop/p/a%23b/", "/shop/c/nope/", "/shop/p/" + "x" * 300 + "/"):
+        response = client.get(url)
+        assert response.status_code == 404 and "Page not found" in response.content.decode(), url
+    assert client.post("/shop/cart/update/", {"product": "a#b", "quantity": "x"}).status_code == 302
+    assert client.get("/shop/cart/").status_code == 200  # a bad change is a message, never a 500
 
 
 # --- cart -------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ def test_staff_forms_never_500(staff, a, b, c, d) -> None:
         "/admin/shop/codes/": {"code": a, "percent_off": b, "amount_off": c, "currency": d, "max_uses": b,
                                "valid_from": c, "valid_until": d},
         "/admin/shop/gift-cards/": {"code": a, "balance": b, "currency": c},
+        "/admin/shop/codes/SAVE10/": {"max_uses": a, "valid_from": b, "valid_until": c},
         "/admin/shop/gift-cards/?lookup=1": {"code": a},
     }
     for url, data in posts.items():
@@ -113,6 +114,24 @@ def test_dynamodb_down_gives_the_sites_503(client, settings) -> None:
     settings.DEBUG_PROPAGATE_EXCEPTIONS = False
     client.raise_request_exception = False
     for url in ("/shop/", "/shop/p/album/", "/shop/orders/", "/shop/orders/abc/", "/shop/history/"):
+        response = client.get(url)
+        assert response.status_code == 503, url
+        assert "Traceback" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_dynamodb_down_gives_a_visitor_the_sites_503(client, settings) -> None:
+    # The storefront is open to visitors: an outage is the same 503 page for them.
+    session = client.session
+    session["shop_cart"] = {"album": {"quantity": 1, "price": 10000, "currency": "SEK"}}
+    session.save()
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    settings.DYNAMODB_ENDPOINT = endpoint
+    configure(table_name="down_table", region="us-east-1", host=endpoint, max_retry_attempts=0,
+              connect_timeout_seconds=1)
+    settings.DEBUG_PROPAGATE_EXCEPTIONS = False
+    client.raise_request_exception = False
+    for url in ("/shop/", "/shop/c/books/", "/shop/p/album/", "/shop/cart/"):
         response = client.get(url)
         assert response.status_code == 503, url
         assert "Traceback" not in response.content.decode()
