@@ -14,12 +14,12 @@ import logging
 import random
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.utils.translation import gettext as _
 
 from core.payments.errors import GatewayError
-from core.payments.gateway import CardToken, get_gateway
+from core.payments.gateway import CardToken, ChargeResult, get_gateway
 from shop import faults
 from shop.access import checkout_writes as writes
 from shop.access.catalog import get_warehouses_by_ids
@@ -29,6 +29,7 @@ from shop.access.orders import OrderDetails, get_order_details_by_order_id
 from shop.access.transactions import Cancelled
 from shop.clock import iso, today, utc_now
 from shop.errors import (
+    AuthenticationRequired,
     Busy,
     CardDeclined,
     DiscountCodeUsedUp,
@@ -96,14 +97,14 @@ def checkout(request: CheckoutRequest) -> Order:
             # Submitted again after it was placed: the first submit took the last units or
             # the gift card's balance. The answer is the order placed, not an error.
             if get_order_details_by_order_id(order_id, consistent=True) is not None:
-                return settle(order_id)
+                return settle(order_id, customer_present=True)
             raise
         faults.step("planned")
         try:
             details = writes.place_order(plan, token=_request_token(order_id, attempt))
         except writes.AlreadyPlaced:
             try:
-                return settle(order_id)
+                return settle(order_id, customer_present=True)
             except NotFound:
                 # Its twin's transaction is not visible yet (same token, in flight).
                 _pause(attempt)
@@ -226,27 +227,35 @@ def _distance(address: dict[str, str], warehouse: Warehouse | None) -> int:
     return zip_distance(address.get("ZipCode"), where.ZipCode, address.get("Country", ""), where.Country)
 
 
-def settle(order_id: str) -> Order:
-    """Finish an order a crash or a double submit left waiting for its card: charge it
-    under the same idempotency key (the gateway replays a charge already made), then mark
-    it paid or roll it back. An order already settled is returned (or its decline raised)."""
+def settle(order_id: str, *, customer_present: bool = False) -> Order:
+    """Finish an order a crash, a double submit or the bank's confirmation left waiting for
+    its card: charge it under the same idempotency key (the gateway replays a charge
+    already made), then mark it paid or roll it back. An order already settled is returned
+    (or its decline raised). ``customer_present``: the customer is on the page, so a
+    charge the bank wants them to confirm waits for them (``AuthenticationRequired``);
+    otherwise (the reconcile command) it is cancelled at the gateway and rolled back."""
     details = get_order_details_by_order_id(order_id, consistent=True)
     if details is None:
         raise NotFound(_("There is no order %(order)s.") % {"order": order_id})
-    return _settle(details)
+    return _settle(details, customer_present=customer_present)
 
 
-def _settle(details: OrderDetails) -> Order:
+def _settle(details: OrderDetails, *, customer_present: bool = True) -> Order:
     order = details.order
     if order.Status == OrderStatus.DECLINED:
         raise CardDeclined(order.order_id, order.DeclineCode)
     if order.Status != OrderStatus.PENDING_PAYMENT:
         return order
     try:
-        charge = get_gateway().charge(
-            order.CardToken or "", order.CardAmount, order.Currency, idempotency_key=f"{order.order_id}:card",
-            metadata={"order_id": order.order_id, "source": "shop"}, off_session=False,  # the customer is there
-        )
+        if order.ChargeId:  # a charge waiting for the customer's confirmation: how it stands
+            charge = get_gateway().charge_status(order.ChargeId)
+        else:
+            charge = get_gateway().charge(
+                order.CardToken or "", order.CardAmount, order.Currency, idempotency_key=f"{order.order_id}:card",
+                metadata={"order_id": order.order_id, "source": "shop"}, off_session=False,  # the customer is there
+            )
+        if charge.needs_authentication:
+            charge = _after_authentication(order, charge, customer_present=customer_present)
     except GatewayError as error:
         log.warning("order %s: the gateway failed (%s); reconcile will finish it", order.order_id, error)
         raise PaymentPending(order.order_id) from error
@@ -264,6 +273,23 @@ def _settle(details: OrderDetails) -> Order:
     except Cancelled:
         _settled_elsewhere(order.order_id)
     raise CardDeclined(order.order_id, charge.decline_code)
+
+
+def _after_authentication(order: Order, charge: ChargeResult, *, customer_present: bool) -> ChargeResult:
+    """The charge as it stands now (a replayed key answers what it answered first): paid
+    once the customer confirmed it, refused, or still waiting for them, which a customer on
+    the page is asked to do and a reconcile run ends (cancelled at the gateway, unless it
+    was paid meanwhile: then that is the answer)."""
+    gateway = get_gateway()
+    now = gateway.charge_status(charge.charge_id)
+    if not now.needs_authentication:
+        return now
+    if customer_present:
+        if order.ChargeId != now.charge_id:
+            writes.note_awaiting_charge(order, now.charge_id)
+        raise AuthenticationRequired(order.order_id, now.charge_id, now.client_secret or charge.client_secret)
+    ended = gateway.cancel_charge(now.charge_id)
+    return ended if ended.succeeded else replace(ended, decline_code="authentication_required")
 
 
 def _settled_elsewhere(order_id: str) -> Order:

@@ -94,6 +94,16 @@ class PaymentPending(ShopError):
         super().__init__(_("The payment could not be confirmed yet; the order will be completed or cancelled shortly."))
 
 
+class AuthenticationRequired(PaymentPending):
+    """The bank asks the customer to confirm the card payment (3-D Secure): the order waits,
+    its stock reserved, for the customer to confirm it with Stripe.js (``client_secret``)."""
+
+    def __init__(self, order_id: str, charge_id: str, client_secret: str) -> None:
+        super().__init__(order_id)
+        self.charge_id = charge_id
+        self.client_secret = client_secret
+
+
 class OrderStateError(ShopError):
     """The order is not in a state that allows this (e.g. cancelling a shipped order)."""
 

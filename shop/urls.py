@@ -15,6 +15,7 @@ urlpatterns = [
     path("checkout/", views.checkout_page, name="checkout"),
     path("orders/", views.orders_page, name="orders"),
     path("orders/<str:order_id>/", views.order_page, name="order"),
+    path("orders/<str:order_id>/authenticate/", views.order_authenticate, name="order_authenticate"),
     path("history/", views.history_page, name="history"),
     path("gift-card/", views.gift_card_page, name="gift_card"),
 ]

@@ -120,6 +120,11 @@ class PaymentGateway(Protocol):
         """Every succeeded refund of the charge, made by rpay or at the processor."""
         ...
 
+    def cancel_charge(self, charge_id: str) -> ChargeResult:
+        """Stop a charge still waiting for the customer (3-D Secure never done): its state
+        after, which is ``succeeded`` if the customer confirmed it just before."""
+        ...
+
     def charge_status(self, charge_id: str) -> ChargeResult:
         """The charge as the gateway has it now (after the customer confirmed it in the
         browser, say); a replayed create would answer what it answered first."""

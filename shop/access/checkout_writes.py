@@ -243,6 +243,13 @@ def _code_refused(failure: Failure, plan: PlannedOrder) -> Exception:
     return DiscountCodeUsedUp(code)
 
 
+def note_awaiting_charge(order: Order, charge_id: str) -> None:
+    """The card payment waits for the customer's confirmation (3-D Secure): the order names
+    that charge (``ChargeId`` while ``pending_payment``), so whoever settles it next asks
+    the gateway about that charge instead of making another."""
+    order.update(actions=[Order.ChargeId.set(charge_id)], condition=Order.Status == OrderStatus.PENDING_PAYMENT)
+
+
 def finish_paid(details: OrderDetails, charge_id: str, paid_at: str) -> None:
     """The card was charged: the order is paid, the card payment recorded and the journal
     entry gone, in one transaction, only if the order still waits for its payment."""

@@ -10,20 +10,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
 
-from billing.customers import card_entry_page, paying_account
+from billing.customers import card_entry_page, customer_required, paying_account
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
 from core.pages import bound_data, today
+from core.payments.gateway import CardEntry
 from shop import access
-from shop.checkout import CheckoutRequest, checkout, new_checkout_token
+from shop.checkout import CheckoutRequest, checkout, new_checkout_token, settle
 from shop.errors import (
+    AuthenticationRequired,
     Busy,
     CardDeclined,
     DiscountCodeUsedUp,
@@ -169,6 +173,10 @@ def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str
         form.add_error(_card_field(form), _("Your card was declined (%(reason)s). Nothing was charged and no order "
                                         "was placed: try another card, or ask your bank why.") % {
             "reason": error.decline_code or _("no reason given")})
+    except AuthenticationRequired as error:  # before PaymentPending: it is one
+        _placed(request, cart)
+        request.session[SESSION_AUTHENTICATE] = {"order_id": error.order_id, "client_secret": error.client_secret}
+        return redirect("shop:order_authenticate", error.order_id)
     except PaymentPending as error:
         _placed(request, cart)
         messages.warning(request, _("We could not confirm the payment with the card company yet. The order will be "
@@ -199,6 +207,55 @@ def _place(request: HttpRequest, account_id: str, form: CheckoutForm, token: str
         messages.success(request, _("Thank you! Order %(order)s is placed and paid.") % {"order": order.order_id})
         return redirect(reverse("shop:order", args=[order.order_id]))
     return None
+
+
+SESSION_AUTHENTICATE = "shop_authenticate"  # the order whose card payment the bank asks to confirm
+
+
+@require_http_methods(["GET", "POST"])
+@customer_required
+def order_authenticate(request: HttpRequest, account_id: str, order_id: str) -> HttpResponse:
+    """The bank asks the customer to confirm the card payment (3-D Secure); the customer
+    whose checkout it is, only. The page confirms the PaymentIntent with Stripe.js
+    (static/js/card-authenticate.js), then posts here and the order is settled from what
+    Stripe says: paid, refused (rolled back: stock, gift card and code given back), or
+    still waiting (this page again). Left alone, ``reconcile_checkouts`` cancels the
+    payment and rolls the order back after its grace period."""
+    waiting = request.session.get(SESSION_AUTHENTICATE) or {}
+    details = access.get_order_details_by_order_id(order_id) if is_valid_id(order_id) else None
+    if details is None or details.order.customer_id != account_id:
+        raise Http404("no such order")
+    if details.order.Status != OrderStatus.PENDING_PAYMENT or waiting.get("order_id") != order_id:
+        return redirect("shop:order", order_id)
+    if request.method == "POST":
+        try:
+            order = settle(order_id, customer_present=True)
+        except AuthenticationRequired as still:
+            waiting["client_secret"] = still.client_secret or waiting["client_secret"]
+            messages.warning(request, _("Your bank has not confirmed the payment yet. Please confirm it below."))
+        except CardDeclined as error:
+            request.session.pop(SESSION_AUTHENTICATE, None)
+            messages.error(request, _("The payment was not confirmed (%(reason)s): nothing was charged and order "
+                                      "%(order)s is cancelled.") % {"reason": error.decline_code or _("no reason given"),
+                                                                     "order": order_id})
+            return redirect("shop:order", order_id)
+        except PaymentPending:
+            messages.warning(request, _("We could not confirm the payment with the card company yet. The order will "
+                                        "be completed or cancelled within minutes; this page shows which. "
+                                        "Please do not order again."))
+            return redirect("shop:order", order_id)
+        else:
+            request.session.pop(SESSION_AUTHENTICATE, None)
+            if cache.add(f"shop:confirmation:{order.order_id}", 1, timeout=3600):
+                send_order_confirmation(request.user.email, order, access.get_order_details_by_order_id(
+                    order.order_id, consistent=True))
+            messages.success(request, _("Thank you! Order %(order)s is placed and paid.") % {"order": order_id})
+            return redirect("shop:order", order_id)
+    entry = CardEntry(client_secret=waiting["client_secret"], publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
+                      js_url=settings.STRIPE_JS_URL)
+    return render(request, "shop/authenticate.html", {
+        "entry": entry, "order_id": order_id,
+        "amount": format_with_symbol(details.order.CardAmount, details.order.Currency)})
 
 
 def _card_field(form: CheckoutForm) -> str | None:

@@ -1,6 +1,7 @@
 // The bank's confirmation of a first charge (3-D Secure): Stripe.js shows the bank's page
 // for the page's PaymentIntent, then the form posts and the server asks Stripe how it
-// ended (templates/portal/subscribe_authenticate.html). Loaded after Stripe.js.
+// ended (templates/portal/subscribe_authenticate.html, templates/shop/authenticate.html).
+// Loaded after Stripe.js.
 (function () {
   "use strict";
   var form = document.getElementById("card-authenticate");

@@ -186,6 +186,15 @@ class StripeGateway:
             raise GatewayError(str(error)) from error
         return self._result(intent, on_session=not off_session)
 
+    def cancel_charge(self, charge_id: str) -> ChargeResult:
+        try:
+            intent = self.client.v1.payment_intents.cancel(charge_id)
+        except stripe.InvalidRequestError:  # no longer cancellable: paid (or failed) meanwhile
+            return self.charge_status(charge_id)
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+        return self._result(intent)
+
     def charge_status(self, charge_id: str) -> ChargeResult:
         try:
             intent = self.client.v1.payment_intents.retrieve(charge_id)
