@@ -198,13 +198,6 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         charge_id=result.charge_id, retention_days=settings.RECEIPT_RETENTION_DAYS,
         period_end=end, actor=actor, numbers=numbers,
     )
-    if created:  # the process that recorded the charge tells the customer, once
-        out.mail_error = send_customer_email("receipt", sub.Email, receipt_subject(receipt), language=sub.Language, context={
-            **subscription_context(sub), "amount": money_text(result.amount, result.currency),
-            "billing_date": start, "period_start": start, "period_end": end,
-            "charge_id": result.charge_id, "next_payment": next_payment,
-            "receipt_number": receipt.Number, "receipt_path": reverse("receipt", args=[receipt.url_id]),
-        })
     try:
         access.advance_after_payment(
             sub, slot=out.due, paid_period=start, next_payment=next_payment, paid_through=end,
@@ -213,9 +206,28 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
     except access.ConditionFailed:
         out.reason = _after_refused_advance(sub, start, end)
         out.status = PaymentStatus.PAID if out.reason.startswith("paid after") else PaymentStatus.SKIPPED
+        if out.status == PaymentStatus.PAID:  # this process recorded the payment: it tells the customer
+            out.mail_error = _send_receipt(sub, receipt, created, result, start, end, next_payment)
         return out
     out.status, out.next_payment = PaymentStatus.PAID, next_payment
+    # The process whose conditional advance recorded the payment tells the customer, once:
+    # also when the receipt was written by a run whose answer was lost before its advance
+    # (an outage between the two), which the receipt's own "created" could not tell.
+    out.mail_error = _send_receipt(sub, receipt, created, result, start, end, next_payment)
     return out
+
+
+def _send_receipt(sub: Subscription, receipt: Receipt, created: bool, result: ChargeResult, start: date, end: date,
+                  next_payment: date) -> str:
+    """The receipt e-mail (the stored receipt's number when another run wrote it: one GetItem)."""
+    if not created:
+        receipt = access.get_receipt(sub.account_id, receipt.SK) or receipt
+    return send_customer_email("receipt", sub.Email, receipt_subject(receipt), language=sub.Language, context={
+        **subscription_context(sub), "amount": money_text(result.amount, result.currency),
+        "billing_date": start, "period_start": start, "period_end": end,
+        "charge_id": result.charge_id, "next_payment": next_payment,
+        "receipt_number": receipt.Number, "receipt_path": reverse("receipt", args=[receipt.url_id]),
+    })
 
 
 def receipt_subject(receipt: Receipt) -> Any:
