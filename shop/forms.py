@@ -228,11 +228,11 @@ class FindForm(forms.Form):
         return clean_id(self.cleaned_data["ident"], "id")
 
 
-class DiscountCodeForm(forms.Form):
-    code = _id_field(_("Code"))
-    percent_off = forms.IntegerField(label=_("Percent off"), min_value=1, max_value=100, required=False)
-    amount_off = forms.IntegerField(label=_("Amount off (minor units)"), min_value=1, max_value=10**10, required=False)
-    currency = forms.RegexField(label=_("Currency (for an amount)"), regex=r"^[A-Z]{3}$", max_length=3, required=False)
+class DiscountCodeTerms(forms.Form):
+    """A code's limit and dates, as staff set them when making it and change them later
+    (the kind and size of the discount stay: a code customers were given keeps meaning
+    what it meant)."""
+
     max_uses = forms.IntegerField(label=_("Limit on uses (optional)"), min_value=1, max_value=10**9, required=False)
     valid_from = forms.DateField(label=_("Valid from (optional)"), required=False,
                                  widget=forms.DateInput(attrs={"type": "date"}),
@@ -240,6 +240,22 @@ class DiscountCodeForm(forms.Form):
     valid_until = forms.DateField(label=_("Valid until (optional)"), required=False,
                                   widget=forms.DateInput(attrs={"type": "date"}),
                                   help_text=_("The last day it may be used (UTC), included."))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        first, last = data.get("valid_from"), data.get("valid_until")
+        if first and last and last < first:
+            self.add_error("valid_until", _("The last valid day is before the first."))
+        return data
+
+
+class DiscountCodeForm(DiscountCodeTerms):
+    code = _id_field(_("Code"))
+    percent_off = forms.IntegerField(label=_("Percent off"), min_value=1, max_value=100, required=False)
+    amount_off = forms.IntegerField(label=_("Amount off (minor units)"), min_value=1, max_value=10**10, required=False)
+    currency = forms.RegexField(label=_("Currency (for an amount)"), regex=r"^[A-Z]{3}$", max_length=3, required=False)
+
+    field_order = ["code", "percent_off", "amount_off", "currency", "max_uses", "valid_from", "valid_until"]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -247,29 +263,6 @@ class DiscountCodeForm(forms.Form):
             raise ValidationError(_("Give either a percentage or an amount off."), code="one_of")
         if data.get("amount_off") is not None and not data.get("currency"):
             self.add_error("currency", _("An amount off needs a currency."))
-        first, last = data.get("valid_from"), data.get("valid_until")
-        if first and last and last < first:
-            self.add_error("valid_until", _("The last valid day is before the first."))
-        return data
-
-
-class DiscountCodeEditForm(forms.Form):
-    """A code's limit and dates, as staff change them (the kind and size of the discount
-    stay: a code customers were given keeps meaning what it meant)."""
-
-    max_uses = forms.IntegerField(label=_("Limit on uses (optional)"), min_value=1, max_value=10**9, required=False)
-    valid_from = forms.DateField(label=_("Valid from (optional)"), required=False,
-                                 widget=forms.DateInput(attrs={"type": "date"}),
-                                 help_text=_("The first day it may be used (UTC)."))
-    valid_until = forms.DateField(label=_("Valid until (optional)"), required=False,
-                                  widget=forms.DateInput(attrs={"type": "date"}),
-                                  help_text=_("The last day it may be used (UTC), included."))
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        first, last = data.get("valid_from"), data.get("valid_until")
-        if first and last and last < first:
-            self.add_error("valid_until", _("The last valid day is before the first."))
         return data
 
 

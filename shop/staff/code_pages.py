@@ -18,7 +18,7 @@ from core.staff import MONEY, forbidden
 from shop import access
 from shop.clock import today
 from shop.errors import InvalidInput
-from shop.forms import DiscountCodeEditForm, DiscountCodeForm, GiftCardBalanceForm, GiftCardIssueForm
+from shop.forms import DiscountCodeForm, DiscountCodeTerms, GiftCardBalanceForm, GiftCardIssueForm
 from shop.models import DiscountCode
 from shop.staff.common import audit, render_shop_staff
 
@@ -76,7 +76,7 @@ def code_edit(request: HttpRequest, code: str) -> HttpResponse:
         messages.error(request, gettext("Code %(code)s has ended: it can no longer be changed.") % {"code": found.Code})
         return redirect(_code_url(found.Code))
     initial = {"max_uses": found.MaxUses, "valid_from": found.ValidFrom, "valid_until": found.ValidUntil}
-    form = DiscountCodeEditForm(bound_data(request), initial=initial)
+    form = DiscountCodeTerms(bound_data(request), initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:

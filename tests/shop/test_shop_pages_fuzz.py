@@ -101,18 +101,23 @@ def test_staff_forms_never_500(staff, a, b, c, d) -> None:
         assert s.Available == s.OnHand - s.Reserved >= 0
 
 
-@pytest.mark.django_db
-def test_dynamodb_down_gives_the_sites_503(client, settings) -> None:
-    client.force_login(get_user_model().objects.create_user("down@example.com", password="x"))
-    session = client.session
-    session["account_id"] = "acct-down"  # the shop's own reads are what fails
-    session.save()
+def engine_down(client, settings) -> None:
+    """The shop's table on an endpoint where nothing listens; errors become pages."""
     endpoint = f"http://127.0.0.1:{free_port()}"
     settings.DYNAMODB_ENDPOINT = endpoint
     configure(table_name="down_table", region="us-east-1", host=endpoint, max_retry_attempts=0,
               connect_timeout_seconds=1)
     settings.DEBUG_PROPAGATE_EXCEPTIONS = False
     client.raise_request_exception = False
+
+
+@pytest.mark.django_db
+def test_dynamodb_down_gives_the_sites_503(client, settings) -> None:
+    client.force_login(get_user_model().objects.create_user("down@example.com", password="x"))
+    session = client.session
+    session["account_id"] = "acct-down"  # the shop's own reads are what fails
+    session.save()
+    engine_down(client, settings)
     for url in ("/shop/", "/shop/p/album/", "/shop/orders/", "/shop/orders/abc/", "/shop/history/"):
         response = client.get(url)
         assert response.status_code == 503, url
@@ -125,12 +130,7 @@ def test_dynamodb_down_gives_a_visitor_the_sites_503(client, settings) -> None:
     session = client.session
     session["shop_cart"] = {"album": {"quantity": 1, "price": 10000, "currency": "SEK"}}
     session.save()
-    endpoint = f"http://127.0.0.1:{free_port()}"
-    settings.DYNAMODB_ENDPOINT = endpoint
-    configure(table_name="down_table", region="us-east-1", host=endpoint, max_retry_attempts=0,
-              connect_timeout_seconds=1)
-    settings.DEBUG_PROPAGATE_EXCEPTIONS = False
-    client.raise_request_exception = False
+    engine_down(client, settings)
     for url in ("/shop/", "/shop/c/books/", "/shop/p/album/", "/shop/cart/"):
         response = client.get(url)
         assert response.status_code == 503, url
