@@ -427,6 +427,7 @@ def stripe_section(tmp: Path, say) -> dict:
     gateway, at the same workers and counts."""
     from django.conf import settings
 
+    from core.payments.demo_cards import demo_card
     from core.payments.simulated import SimulatedGateway
     from core.payments.stripe import StripeGateway
     from devtools.localstripe import start_localstripe
@@ -438,9 +439,9 @@ def stripe_section(tmp: Path, say) -> dict:
             setattr(settings, name, value)
         stripe_gateway = StripeGateway()
         customer = stripe_gateway.create_customer("bench", "bench@example.com")
-        stripe_token = stripe_gateway.tokenize_card("4242424242424242", 12, 2030, "123", customer=customer).token
+        stripe_token = demo_card(stripe_gateway, "visa", exp_year=2030, customer=customer).token
         simulated = SimulatedGateway(ledger_path=str(tmp / "stripe-section-ledger.sqlite3"))
-        simulated_token = simulated.tokenize_card("4242424242424242", 12, 2030, "123").token
+        simulated_token = demo_card(simulated, "visa", exp_year=2030).token
         out: dict = {"due": STRIPE_DUE, "load_before": os.getloadavg()[0]}
         for workers in STRIPE_WORKERS:
             out[f"simulated/{workers}"] = r = gateway_run(simulated, simulated_token, workers, f"sim{workers}-")
@@ -486,10 +487,11 @@ def main() -> None:
                      "cpus": os.cpu_count(), "engine": "DynamoDB Local 3.3.0 in memory"}
     try:
         setup_django(server.endpoint, tmp)
+        from core.payments.demo_cards import demo_card
         from core.payments.simulated import SimulatedGateway
 
         ledger = str(tmp / "ledger.sqlite3")
-        token = SimulatedGateway(ledger_path=ledger).tokenize_card("4242424242424242", 12, 2030, "123").token
+        token = demo_card(SimulatedGateway(ledger_path=ledger), "visa", exp_year=2030).token
 
         def say(text: str) -> None:
             print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True)

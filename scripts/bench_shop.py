@@ -238,9 +238,10 @@ def main() -> None:
     server = start_local_engine(free_port(), None)
     try:
         setup_django(server.endpoint, tmp)
+        from core.payments.demo_cards import demo_card
         from core.payments.gateway import get_gateway
 
-        token = get_gateway().tokenize_card("4242424242424242", 12, 2040, "123").token
+        token = demo_card(get_gateway(), "visa", exp_year=2040).token
         t0 = time.monotonic()
         results = run(server.endpoint, token, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}",
                                                                   flush=True))

@@ -48,10 +48,11 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     try:
         setup_django(server.endpoint, tmp)
+        from core.payments.demo_cards import demo_card
         from core.payments.simulated import SimulatedGateway
 
         ledger = str(tmp / "ledger.sqlite3")
-        token = SimulatedGateway(ledger_path=ledger).tokenize_card("4242424242424242", 12, 2030, "123").token
+        token = demo_card(SimulatedGateway(ledger_path=ledger), "visa", exp_year=2030).token
         bench.use_table("profile", server.endpoint)
         # Warm up: the engine's JIT and Django's template cache.
         bench.batch_run(token, args.workers, 0, ledger)

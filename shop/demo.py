@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 
 from billing import customers
+from core.payments.demo_cards import demo_card
 from core.payments.gateway import get_gateway
 from shop import access
 from shop.access.sample import CURRENCY, CUSTOMERS, ORDER_ID
@@ -27,7 +28,7 @@ def seed_shop(password: str) -> list[str]:
         if _link_demo_account(customer_id, email, name, password):
             lines.append(f"shop customer c#{customer_id}: log in as {email} / {password}")
     gateway = get_gateway()
-    card = gateway.tokenize_card("5555555555554444", 12, 2040, "123")
+    card = demo_card(gateway, "mastercard", exp_year=2040)
     # The sample's card payment was really made (on the simulated gateway), so staff can refund it.
     charge = gateway.charge(card.token, 30000, CURRENCY, idempotency_key=f"{ORDER_ID}:card",
                             metadata={"order_id": ORDER_ID, "source": "shop"})

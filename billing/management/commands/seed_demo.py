@@ -20,6 +20,7 @@ from billing.rules.schedule import add_months, anchor_date, first_payment_date, 
 from core.clock import billing_today
 from core.dynamo.command import BillingCommand
 from core.dynamo.table import registered
+from core.payments.demo_cards import demo_card
 from core.payments.gateway import CardToken, PaymentGateway, get_gateway
 
 STAFF_EMAIL = "staff@rpay.localhost"
@@ -37,9 +38,8 @@ PRODUCTS = [
 
 # (e-mail, [(sku, payment day)]): days 29, 30 and 31 show the month-end clamp.
 SEED_ACTOR = "seed_demo"
-# Test numbers both gateways know (the simulated one and localstripe), with billing addresses.
-DEMO_CARDS = [("4242424242424242", "1 Example Street\nLondon EC1A 1AA"),
-              ("5555555555554444", "1 Example Street\nLondon EC1A 1AA")]
+# Test cards both gateways know (core/payments/demo_cards.py), with billing addresses.
+DEMO_CARDS = [("visa", "1 Example Street\nLondon EC1A 1AA"), ("mastercard", "1 Example Street\nLondon EC1A 1AA")]
 DEMO_ACCOUNTS = [
     (CUSTOMER_EMAIL, [("NEWS-DAILY", 31), ("MUSIC-FAMILY", 15), ("CLOUD-200", 29)]),
     ("ada@example.com", [("GYM-CITY", 30), ("COFFEE-BOX", 1)]),
@@ -71,8 +71,8 @@ def demo_wallet(gateway: PaymentGateway, account: Account, today: date, *, two_c
     customer = payment_customer(account)
     numbers = DEMO_CARDS if two_cards else DEMO_CARDS[:1]
     cards = []
-    for n, (number, address) in enumerate(numbers):
-        token = gateway.tokenize_card(number, 12, today.year + 3 - n, "123", customer=customer)
+    for n, (name, address) in enumerate(numbers):
+        token = demo_card(gateway, name, exp_year=today.year + 3 - n, customer=customer)
         cards.append(access.add_card(account.account_id, token, address, actor=SEED_ACTOR, make_default=n == 0))
     return cards
 
