@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from functools import cache, wraps
 from typing import Any, TypeVar
 
+from pynamodb.attributes import MapAttribute
 from pynamodb.constants import NULL
 from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
@@ -99,21 +100,44 @@ def written_by(item: Model, actions: list[Action]) -> dict[str, Any]:
     """What ``actions`` write to ``item`` that is known before the write: {attribute: new
     value}, the default for a removed one; a SET to a plain value is known, an ADD or a computed
     SET is not (:func:`apply_updated` takes those from the response). Checked before the
-    write: top-level attributes only."""
+    write: top-level attributes, and the declared attributes of a top-level map (e.g.
+    ``PaymentDetails.AwaitingCharge``), whose new value is the map with that key changed."""
     attributes = _by_stored_name(type(item))
     written: dict[str, Any] = {}
     for action in actions:
         path = action.values[0].path
-        if len(path) != 1 or path[0] not in attributes:
-            raise ValueError(f"not a top-level attribute of {type(item).__name__}: {'.'.join(path)}")
+        if not 1 <= len(path) <= 2 or path[0] not in attributes:
+            raise ValueError(f"not an attribute of {type(item).__name__}: {'.'.join(path)}")
         name, attribute = attributes[path[0]]
+        if len(path) == 2:
+            name, inner, attribute = _map_key(item, written, name, attribute, path)
         value = action.values[1].value if isinstance(action, SetAction) and isinstance(action.values[1], Value) else None
         if isinstance(action, RemoveAction) or (value is not None and NULL in value):
             # Absent (or NULL, from ``set(None)``) reads back as the attribute's default.
-            written[name] = attribute.default() if callable(attribute.default) else attribute.default
+            new = attribute.default() if callable(attribute.default) else attribute.default
         elif value is not None:
-            written[name] = attribute.deserialize(attribute.get_value(value))
+            new = attribute.deserialize(attribute.get_value(value))
+        else:
+            continue
+        if len(path) == 2:
+            setattr(written[name], inner, new)
+        else:
+            written[name] = new
     return written
+
+
+def _map_key(item: Model, written: dict[str, Any], name: str, attribute: Any, path: list[str]) -> tuple[str, str, Any]:
+    """For a path into a map attribute: the map's name, the key's Python name and its
+    attribute; ``written[name]`` becomes a copy of the map (as written so far) to change."""
+    keys = {a.attr_name: (n, a) for n, a in attribute.get_attributes().items()} \
+        if isinstance(attribute, MapAttribute) and type(attribute) is not MapAttribute else {}
+    if path[1] not in keys:
+        raise ValueError(f"not an attribute of {type(item).__name__}: {'.'.join(path)}")
+    if name not in written:
+        current = getattr(item, name)
+        written[name] = type(attribute)(**(current.attribute_values if current is not None else {}))
+    inner, inner_attribute = keys[path[1]]
+    return name, inner, inner_attribute
 
 
 def apply_updated(item: Model, written: dict[str, Any], updated: dict[str, dict[str, Any]]) -> None:

@@ -62,14 +62,28 @@ def test_a_versioned_update_and_a_cancel_leave_the_object_as_stored(table) -> No
     assert (sub.NextPaymentDate, sub.DuePaymentKey, sub.Status) == (None, None, SubscriptionStatus.CANCELLED)
 
 
-def test_a_nested_path_is_refused_before_anything_is_written(table, sent) -> None:
+def test_a_path_beyond_a_maps_declared_keys_is_refused_before_anything_is_written(table, sent) -> None:
+    from pynamodb.expressions.operand import Path
+
     [sub] = seed_due(1, due=D)
     sub = fresh(sub)
     before = stored(sub)
-    with pytest.raises(ValueError, match="PaymentDetails.Token"):
-        access.update_subscription(sub, [Subscription.PaymentDetails.Token.set("tok_other")])
+    for path in (["PaymentDetails", "Nope"], ["PaymentDetails", "Token", "x"], ["Email", "x"]):
+        with pytest.raises(ValueError, match=".".join(path)):
+            access.update_subscription(sub, [Path(path).set("tok_other")])
     assert sent == [] and stored(sub) == before
 
+
+def test_a_maps_declared_key_set_and_removed_reads_as_a_fresh_read_does(table, sent) -> None:
+    # PaymentDetails.AwaitingCharge (a renewal waiting for the customer's bank) is written
+    # alone, so a card replaced meanwhile is never overwritten by a stale copy of the map
+    [sub] = seed_due(1, due=D)
+    sub = fresh(sub)
+    access.update_subscription(sub, [Subscription.PaymentDetails.AwaitingCharge.set("pi_1")], check_version=False)
+    assert sub.PaymentDetails.AwaitingCharge == "pi_1" and sub.serialize() == stored(sub)
+    access.update_subscription(sub, [Subscription.PaymentDetails.AwaitingCharge.remove()], check_version=False)
+    assert sub.PaymentDetails.AwaitingCharge is None and sub.serialize() == stored(sub)
+    assert sent[0]["UpdateExpression"].count("#") >= 2  # a nested path, not the map set whole
 
 
 def test_a_value_removed_or_set_to_nothing_reads_as_a_fresh_read_does(table) -> None:
