@@ -44,8 +44,9 @@ class CardEntry:
 
 @dataclass(frozen=True)
 class ChargeResult:
-    # "succeeded" | "declined" | "requires_action" (on-session only: the bank asks the
-    # customer, who is on the page, to confirm it with Stripe.js; ``client_secret`` lets them)
+    # "succeeded" | "declined" | "requires_action" (the bank asks the cardholder to confirm
+    # it, 3-D Secure: on-session on the page, off-session by coming back to the portal; with
+    # Stripe.js and ``client_secret``, or on the simulated gateway's own bank page)
     status: str
     charge_id: str
     amount: int
@@ -57,6 +58,7 @@ class ChargeResult:
     metadata: dict[str, str] = field(default_factory=dict)
     client_secret: str = ""
     refunded: int = 0  # how much of it the gateway has refunded, by whoever (list_charges says)
+    payment_method: str = ""  # the card charged, at the processor (Stripe.js confirms with it)
 
     @property
     def succeeded(self) -> bool:

@@ -35,6 +35,13 @@ DECLINING_TEST_CARDS = {
     "4000000000000341": "card_declined",
 }
 
+# Like Stripe's "authentication required" test card: off-session (a renewal) its bank asks
+# the cardholder to confirm each charge (3-D Secure), which waits (``requires_action``)
+# until ``authenticate`` answers for them: the simulated bank's page. On-session the
+# customer is on the page and the simulation takes the confirmation as given.
+AUTHENTICATING_TEST_CARD = "4000002760003184"
+AUTHENTICATION_REQUIRED = "authentication_required"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
     token TEXT PRIMARY KEY, brand TEXT NOT NULL, last4 TEXT NOT NULL,
@@ -129,7 +136,7 @@ class SimulatedGateway:
         self._db().execute(
             "INSERT INTO tokens VALUES (?, ?, ?, ?, ?, ?)",
             (token.token, token.brand, token.last4, token.exp_month, token.exp_year,
-             DECLINING_TEST_CARDS.get(number)),
+             AUTHENTICATION_REQUIRED if number == AUTHENTICATING_TEST_CARD else DECLINING_TEST_CARDS.get(number)),
         )
         return token
 
@@ -152,6 +159,8 @@ class SimulatedGateway:
         row = db.execute("SELECT decline_code FROM tokens WHERE token = ?", (token,)).fetchone()
         decline_code = "invalid_token" if row is None else row[0]
         status = "declined" if decline_code else "succeeded"
+        if decline_code == AUTHENTICATION_REQUIRED:
+            status, decline_code = ("requires_action", decline_code) if off_session else ("succeeded", None)
         created = datetime.now(tz=UTC).isoformat(timespec="seconds")
         charge_id = "ch_sim_" + secrets.token_hex(12)
         # INSERT OR IGNORE + re-read: two processes racing on one key both get the
@@ -167,8 +176,24 @@ class SimulatedGateway:
         return stored
 
     def cancel_charge(self, charge_id: str) -> ChargeResult:
-        """Its charges never wait for a customer: the charge as it is."""
+        """A charge waiting for the cardholder is cancelled (declined, ``canceled``); any
+        other stays as it is."""
+        self._answer_waiting(charge_id, "declined", "canceled")
         return self.charge_status(charge_id)
+
+    def authenticate(self, charge_id: str, *, approve: bool) -> ChargeResult:
+        """The simulated bank's page: the cardholder confirms (or refuses) a charge that
+        waits for them; the charge as it is after (a replay changes nothing)."""
+        if approve:
+            self._answer_waiting(charge_id, "succeeded", None)
+        else:
+            self._answer_waiting(charge_id, "declined", "authentication_failed")
+        return self.charge_status(charge_id)
+
+    def _answer_waiting(self, charge_id: str, status: str, decline_code: str | None) -> None:
+        with self._write_lock:
+            self._db().execute("UPDATE charges SET status = ?, decline_code = ? "
+                               "WHERE charge_id = ? AND status = 'requires_action'", (status, decline_code, charge_id))
 
     def charge_status(self, charge_id: str) -> ChargeResult:
         row = self._db().execute(f"SELECT {_CHARGE_COLUMNS} FROM charges WHERE charge_id = ?", (charge_id,)).fetchone()
@@ -270,5 +295,8 @@ _CHARGE_COLUMNS = "charge_id, amount, currency, status, decline_code, created, m
 
 def _charge_result(row: tuple) -> ChargeResult:
     charge_id, amount, currency, status, decline_code, created, metadata = row
+    # The secret a page would hand the bank's confirmation (never a card detail).
+    secret = f"{charge_id}_secret_sim" if status == "requires_action" else ""
     return ChargeResult(status=status, charge_id=charge_id, amount=amount, currency=currency,
-                        decline_code=decline_code, created=created, metadata=json.loads(metadata))
+                        decline_code=decline_code, created=created, metadata=json.loads(metadata),
+                        client_secret=secret)

@@ -52,6 +52,14 @@ def split_token(token: str) -> tuple[str, str]:
     return customer, method
 
 
+def _awaits_cardholder(status: str, error: dict[str, Any]) -> bool:
+    """Whether a PaymentIntent can still be paid by the cardholder confirming it: waiting
+    for their action, or (Stripe's off-session answer) for a payment method after the
+    bank asked for authentication."""
+    return status == "requires_action" or (
+        status == "requires_payment_method" and error.get("code") == AUTHENTICATION_REQUIRED)
+
+
 def iso_from_epoch(epoch: int | None) -> str:
     return datetime.fromtimestamp(epoch or 0, tz=UTC).isoformat(timespec="seconds")
 
@@ -184,7 +192,7 @@ class StripeGateway:
                                 decline_code=error.code or "invalid_request", metadata=dict(metadata or {}))
         except _UNREACHABLE as error:
             raise GatewayError(str(error)) from error
-        return self._result(intent, on_session=not off_session)
+        return self._result(intent, confirmable=True)
 
     def cancel_charge(self, charge_id: str) -> ChargeResult:
         try:
@@ -202,7 +210,7 @@ class StripeGateway:
             raise GatewayError(f"no such PaymentIntent {charge_id}: {error}") from error
         except _UNREACHABLE as error:
             raise GatewayError(str(error)) from error
-        return self._result(intent, on_session=True)
+        return self._result(intent, confirmable=True)
 
     def refund(self, charge_id: str, amount: int, idempotency_key: str, reason: str = "") -> RefundResult:
         try:
@@ -260,31 +268,40 @@ class StripeGateway:
         except _UNREACHABLE as error:
             raise GatewayError(str(error)) from error
 
-    def _result(self, intent: Any, *, on_session: bool = False) -> ChargeResult:
+    def _result(self, intent: Any, *, confirmable: bool = False) -> ChargeResult:
+        """The PaymentIntent as rpay sees it. ``confirmable`` (a charge just made, or read
+        back for the customer): one the bank wants the cardholder to confirm is
+        ``requires_action`` with the client secret Stripe.js confirms it with; in a list
+        (reconciliation) it is simply not paid."""
         metadata = intent.metadata.to_dict() if intent.metadata else {}
+        error = intent.last_payment_error.to_dict() if intent.last_payment_error else {}
         secret = ""
         if intent.status == "succeeded":
             status, code = "succeeded", None
-        elif intent.status == "requires_action" and on_session:
-            # 3-D Secure with the customer on the page: they confirm it with Stripe.js.
+        elif confirmable and _awaits_cardholder(intent.status, error):
+            # 3-D Secure: on-session the customer is on the page; off-session (a renewal)
+            # they are asked to come back and confirm this very PaymentIntent.
             status, code, secret = "requires_action", AUTHENTICATION_REQUIRED, intent.client_secret or ""
         elif intent.status == "requires_action":
-            # Off-session the bank asks for the cardholder, who is not there: not paid. Part
-            # 2 of real money gives it its own "action required" state; until then a decline.
             status, code = "declined", AUTHENTICATION_REQUIRED
         else:
-            error = intent.last_payment_error.to_dict() if intent.last_payment_error else {}
             status, code = "declined", error.get("decline_code") or error.get("code") or intent.status
         refunded = _refunded_amount(intent)
+        method = intent.payment_method if isinstance(intent.payment_method, str) else \
+            getattr(intent.payment_method, "id", "") or ""
         return ChargeResult(status=status, charge_id=intent.id, amount=intent.amount,
                             currency=intent.currency.upper(), decline_code=code, created=iso_from_epoch(intent.created),
-                            metadata=metadata, client_secret=secret, refunded=refunded)
+                            metadata=metadata, client_secret=secret, refunded=refunded, payment_method=method)
 
-    @staticmethod
-    def _declined(error: stripe.CardError, amount: int, currency: str, metadata: dict[str, str] | None) -> ChargeResult:
+    def _declined(self, error: stripe.CardError, amount: int, currency: str,
+                  metadata: dict[str, str] | None) -> ChargeResult:
         detail = error.error
         intent = getattr(detail, "payment_intent", None) if detail else None
         code = (detail and (detail.decline_code or detail.code)) or error.code or "card_declined"
+        if intent is not None and code == AUTHENTICATION_REQUIRED:
+            # Off-session, Stripe answers an error and leaves the PaymentIntent waiting for a
+            # payment method: the cardholder can still confirm it (``confirmCardPayment``).
+            return self._result(intent, confirmable=True)
         return ChargeResult(status="declined", charge_id=intent.id if intent else "", amount=amount,
                             currency=currency.upper(), decline_code=code,
                             created=iso_from_epoch(intent.created) if intent else "", metadata=dict(metadata or {}))
