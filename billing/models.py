@@ -129,6 +129,12 @@ class PaymentDetails(MapAttribute):
     # before the wallet ("the card on this subscription"). Inside the map, so it travels
     # with PaymentDetails in both index projections.
     CardId = UnicodeAttribute(null=True)
+    # A renewal's charge the bank wants the cardholder to confirm (strong customer
+    # authentication): the processor's PaymentIntent id, while the subscription is past due
+    # waiting for the customer. Kept in this map because both due indexes project it (the
+    # payment run reminds instead of retrying, with no extra read), and because it belongs
+    # to this card: a card replaced is a new map, and the next charge goes to the new card.
+    AwaitingCharge = UnicodeAttribute(null=True)
 
 
 class Card(BillingItem, discriminator="Card"):
@@ -470,6 +476,8 @@ class AuditAction(StrEnum):
     SUBSCRIPTION_CREATED = "subscription.created"
     PAYMENT_SUCCEEDED = "payment.succeeded"
     PAYMENT_DECLINED = "payment.declined"
+    # A renewal the bank wants the customer to confirm (3-D Secure): past due, waiting for them.
+    PAYMENT_ACTION_REQUIRED = "payment.action_required"
     PAID_AFTER_CANCEL = "payment.succeeded_after_cancel"
     PAYMENT_DAY_CHANGED = "subscription.payment_day_changed"
     CARD_REPLACED = "subscription.card_replaced"

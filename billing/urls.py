@@ -39,6 +39,8 @@ urlpatterns = [
     path("subscriptions/<str:sub_id>/", views.subscription_detail, name="subscription"),
     path("subscriptions/<str:sub_id>/payment-day/", views.change_day, name="change_day"),
     path("subscriptions/<str:sub_id>/card/", views.replace_card, name="replace_card"),
+    # a renewal the bank wants the customer to confirm (3-D Secure): "action required"
+    path("subscriptions/<str:sub_id>/confirm-payment/", views.confirm_payment, name="confirm_payment"),
     path("subscriptions/<str:sub_id>/card/choose/", views.choose_card, name="choose_card"),
     path("subscriptions/<str:sub_id>/cancel/", views.cancel, name="cancel"),
     path("subscriptions/<str:sub_id>/cancelled/", views.cancelled, name="cancelled"),

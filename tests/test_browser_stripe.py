@@ -156,6 +156,56 @@ def test_a_first_payment_confirmed_with_the_bank_in_the_browser(page, products, 
     assert csp == []
 
 
+def test_a_renewal_the_bank_wants_confirmed_is_paid_from_the_e_mails_link(page, products, stripe_gateway,
+                                                                          live_server) -> None:
+    """The renewal of a 3-D Secure card (off-session): "action required" on the dashboard
+    and in an e-mail; its link; the bank's page; the receipt. In the end Stripe's
+    PaymentIntents for the subscription and its receipts are the same two."""
+    from datetime import date
+
+    from django.core import mail
+
+    from billing import batches
+
+    sent = RpayRequests(page, live_server.url)
+    csp = csp_watch(page)
+    sign_up(page, "renewal@example.com")
+    page.goto("/subscribe/")
+    page.get_by_label("City Gym — £45.00 a month").check()
+    type_card(page, "4000002760003184")
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="Complete authentication").click()  # saving the card
+    page.wait_for_url("**/subscribe/confirm/")
+    page.get_by_role("button", name=re.compile("Confirm and pay")).click()
+    page.get_by_role("button", name="Confirm with my bank").click()
+    page.get_by_role("button", name="Complete authentication").click()  # the first charge
+    expect(page.locator("body")).to_contain_text("You are subscribed to City Gym")
+    account_id = access.get_account_id_for_user(get_user_model().objects.get(email="renewal@example.com").pk)
+    [sub] = access.get_subscriptions_by_account(account_id)
+
+    summary = batches.run_payments(run_date=date.fromisoformat(sub.NextPaymentDate), workers=1)
+    assert summary.counts["action_required"] == 1, summary.counts
+    page.goto("/")
+    expect(page.get_by_test_id("action-required")).to_contain_text("Action required for City Gym")
+    screenshot(page, "stripe-action-required")
+    link = re.search(r"https?://\S+(/subscriptions/\S+/confirm-payment/)", mail.outbox[-1].body)
+    assert link, mail.outbox[-1].body
+    page.goto(link.group(1))
+    expect(page.locator("body")).to_contain_text("Your bank asks you to confirm the payment of £45.00")
+    page.get_by_role("button", name="Confirm with my bank").click()
+    page.get_by_role("button", name="Complete authentication").click()
+    expect(page.locator("body")).to_contain_text("Thank you: your payment of £45.00 went through.")
+    screenshot(page, "stripe-renewal-confirmed")
+
+    receipts = receipts_of(sub)
+    intents = [i for i in stripe_gateway.client.v1.payment_intents.list({"limit": 100}).auto_paging_iter()
+               if i.metadata and i.metadata.to_dict().get("sub_id") == sub.sub_id]
+    assert sorted(r.ChargeId for r in receipts) == sorted(i.id for i in intents if i.status == "succeeded")
+    assert len(receipts) == 2 and len(intents) == 2
+    sent.assert_no_card_number()
+    assert csp == []
+
+
 def test_a_shop_checkout_pays_the_rest_with_a_card_typed_into_stripe(page, live_server, shop_stock, stripe_gateway,
                                                                       settings) -> None:
     sent = RpayRequests(page, live_server.url)

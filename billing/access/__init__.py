@@ -23,6 +23,7 @@ from billing.access.batch_writes import (
     advance_after_payment,
     claim_reminder,
     extend_after_cancel,
+    forget_awaiting_charge,
     mark_past_due,
 )
 from billing.access.bulk import batch_items, due_subscription
@@ -196,6 +197,7 @@ __all__ = [
     "use_card",
     # the batches' conditional writes
     "advance_after_payment",
+    "forget_awaiting_charge",
     "claim_reminder",
     "extend_after_cancel",
     "mark_past_due",

@@ -48,6 +48,8 @@ def advance_after_payment(
             Subscription.Status.set(SubscriptionStatus.ACTIVE),
             Subscription.BillingPeriod.remove(),
             Subscription.RetryCount.set(0),
+            # Paid: no charge waits for the customer's bank any more (one that did is this one)
+            *([Subscription.PaymentDetails.AwaitingCharge.remove()] if sub.PaymentDetails.AwaitingCharge else []),
         ],
         _still_due(slot),
         check_version=False,
@@ -81,12 +83,24 @@ def mark_past_due(
     decline_code: str = "declined",
     actor: str = "batch",
     amount: int | None = None,
+    awaiting_charge: str | None = None,
 ) -> Subscription:
     """After a declined charge: past due, retried on ``retry_on``; ``BillingPeriod``
     remembers the period being paid. Same condition as :func:`advance_after_payment`;
     records its ``payment.declined`` event (with the amount tried and the product, for
-    the customer's payment history)."""
+    the customer's payment history).
+
+    ``awaiting_charge``: the charge was not declined but waits for the cardholder to
+    confirm it with their bank (``payment.action_required``): ``retry_on`` is then the day
+    the run reminds them. It is kept on the card it was made with, only if the
+    subscription still pays with that card (a card replaced meanwhile is charged anew)."""
     before = subscription_snapshot(sub)
+    condition = _still_due(slot)
+    if awaiting_charge:
+        card = [Subscription.PaymentDetails.AwaitingCharge.set(awaiting_charge)]
+        condition &= Subscription.PaymentDetails.Token == sub.PaymentDetails.Token
+    else:
+        card = [Subscription.PaymentDetails.AwaitingCharge.remove()] if sub.PaymentDetails.AwaitingCharge else []
     update_subscription(
         sub,
         [
@@ -95,14 +109,24 @@ def mark_past_due(
             Subscription.RetryCount.set(failed_retries),
             *next_payment_on(sub.sub_id, retry_on),
             *next_reminder_on(sub.sub_id, next_reminder),
+            *card,
         ],
-        _still_due(slot),
+        condition,
         check_version=False,
     )
     after = {**subscription_snapshot(sub), "Amount": amount, "Product": sub.ProductName}
-    record_event(sub.account_id, actor=actor, action=AuditAction.PAYMENT_DECLINED, subject=sub.SK,
-                 before=before, after=after, note=decline_code)
+    action = AuditAction.PAYMENT_ACTION_REQUIRED if awaiting_charge else AuditAction.PAYMENT_DECLINED
+    record_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
+                 before=before, after=after, note=awaiting_charge and f"{decline_code} {awaiting_charge}" or decline_code)
     return sub
+
+
+def forget_awaiting_charge(sub: Subscription, charge_id: str) -> Subscription:
+    """The charge the subscription waited on will not be confirmed (the bank refused the
+    customer, or it was cancelled): the next retry charges anew. Only if it still names
+    that charge (ConditionFailed otherwise: already paid, or replaced)."""
+    return update_subscription(sub, [Subscription.PaymentDetails.AwaitingCharge.remove()],
+                               Subscription.PaymentDetails.AwaitingCharge == charge_id, check_version=False)
 
 
 def claim_reminder(sub: Subscription, *, day: date, next_reminder: date) -> Subscription:

@@ -29,9 +29,11 @@ from billing.batches import (
 )
 from billing.models import Account, AuditAction, Subscription, SubscriptionStatus
 from billing.notify import manage_url, tell
+from core.clock import billing_today
 from core.mail import money_text
 from core.money import format_with_symbol
-from core.payments.gateway import CardToken, get_gateway
+from core.payments.errors import GatewayError
+from core.payments.gateway import CardToken, ChargeResult, get_gateway
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +139,69 @@ def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscriptio
     return _after_first_charge(sub, outcome, new, actor=actor)
 
 
+def awaited_charge(sub: Subscription) -> ChargeResult | None:
+    """The renewal's charge the subscription waits on the customer's bank for, as the
+    gateway has it now (None: nothing waits). ``GatewayError`` when it cannot say."""
+    if sub.Status != SubscriptionStatus.PAST_DUE or not sub.PaymentDetails.AwaitingCharge:
+        return None
+    return get_gateway().charge_status(sub.PaymentDetails.AwaitingCharge)
+
+
+def confirm_renewal(sub: Subscription, *, today: date, actor: str, bank_answer: bool | None = None) -> PaymentOutcome:
+    """After the customer confirmed a renewal's charge with their bank (Stripe.js's
+    ``confirmCardPayment`` on the portal's page): the charge as the gateway has it now.
+    Paid: recorded through the payment run's path (one receipt, whoever records it first:
+    this page, the webhook or the run); still waiting: unchanged (ACTION_REQUIRED, with
+    the secret to try again); refused: forgotten, so that the next retry charges anew
+    (DECLINED, and the customer may replace the card). ``bank_answer``: on the simulated
+    gateway, the answer given on its own bank page (it has no Stripe.js)."""
+    charge_id = sub.PaymentDetails.AwaitingCharge
+    out = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id, charge_id=charge_id)
+    if sub.Status != SubscriptionStatus.PAST_DUE or not charge_id:
+        out.reason = "nothing waits for confirmation"
+        return out
+    gateway = get_gateway()
+    bank = getattr(gateway, "authenticate", None)
+    if bank_answer is not None and bank is not None:
+        bank(charge_id, approve=bank_answer)
+    result = gateway.charge_status(charge_id)
+    if result.metadata.get("sub_id") != sub.sub_id:
+        raise ValueError(f"charge {charge_id} is not a charge of {sub.sub_id}")
+    if result.succeeded:
+        paid = record_paid_charge(sub, result, run_date=today, actor=actor)
+        paid.status = PaymentStatus.PAID  # SKIPPED: recorded already (the webhook was first): paid all the same
+        return paid
+    if result.needs_authentication:
+        out.status, out.client_secret, out.reason = PaymentStatus.ACTION_REQUIRED, result.client_secret, \
+            "authentication_required"
+        return out
+    with suppress(access.ConditionFailed):  # forgotten already (a second click, the run)
+        access.forget_awaiting_charge(sub, charge_id)
+    out.status, out.reason = PaymentStatus.DECLINED, result.decline_code or "authentication_failed"
+    out.next_payment = date.fromisoformat(sub.NextPaymentDate) if sub.NextPaymentDate else None
+    return out
+
+
+def _drop_awaited_charge(sub: Subscription, *, today: date, actor: str) -> None:
+    """Before the subscription stops waiting on a renewal's charge (a cancel, a card
+    replaced): cancel it at the processor, so that an old link cannot pay it later; one
+    the customer confirmed just before is recorded (paid). Unreachable: left as it is (a
+    late success is still recorded, by the webhook or the reconciliation: M2)."""
+    charge_id = sub.PaymentDetails.AwaitingCharge if sub.PaymentDetails else None
+    if not charge_id:
+        return
+    try:
+        result = get_gateway().cancel_charge(charge_id)
+    except GatewayError as error:
+        log.warning("could not cancel the charge %s of %s: %s", charge_id, sub.sub_id, error)
+        return
+    if result.succeeded:
+        record_paid_charge(sub, result, run_date=today, actor=actor)
+        fresh = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
+        for name in type(sub).get_attributes() if fresh is not None else ():
+            setattr(sub, name, getattr(fresh, name))  # the caller goes on with the item as stored
+
+
 def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
                        action: AuditAction = AuditAction.PAYMENT_DAY_CHANGED) -> Subscription:
     old_day = sub.PaymentDay
@@ -154,7 +219,9 @@ def replace_card(sub: Subscription, card: CardToken, billing_address: str | None
                  card_id: str | None = None) -> PaymentOutcome | None:
     """Replace the card (``card_id``: the id under which it joins the wallet); a
     past-due period is retried with it at once ("pay now"), so the owed period is
-    neither forgiven nor left waiting. Returns that retry's outcome."""
+    neither forgiven nor left waiting. Returns that retry's outcome. A charge that waited
+    for the old card's bank is cancelled first (or recorded, if confirmed meanwhile)."""
+    _drop_awaited_charge(sub, today=today, actor=actor)
     access.replace_card(sub, card, billing_address, actor=actor, action=action, card_id=card_id)
     tell("card_replaced", sub, format_lazy(_("Card replaced: {product}"), product=sub.ProductName or sub.SKU))
     if card_id:
@@ -168,6 +235,8 @@ def replace_card(sub: Subscription, card: CardToken, billing_address: str | None
 def cancel(sub: Subscription, *, actor: str, reason: str = "customer",
            action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED) -> Subscription:
     access.cancel_subscription(sub, actor=actor, reason=reason, action=action)
+    if not sub.is_live:  # ended now: nothing waits on the customer's bank any more
+        _drop_awaited_charge(sub, today=billing_today(settings.BILLING_TIMEZONE), actor=actor)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     tell("subscription_ended", sub, format_lazy(_("Subscription cancelled: {product}"), product=sub.ProductName or sub.SKU),
           paid_through=paid_through, reason=reason)

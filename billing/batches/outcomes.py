@@ -20,8 +20,9 @@ class PaymentStatus(StrEnum):
     SKIPPED = "skipped"  # nothing to do: not due, or another run got there first
     DRY_RUN = "dry_run"
     ERROR = "error"  # infrastructure failed after retries; the next run repeats it safely
-    # On-session only (the first payment at subscribing): the bank asks the customer, on the
-    # page, to confirm the charge (3-D Secure); nothing is paid or written until they do.
+    # The bank asks the cardholder to confirm the charge (3-D Secure). At subscribing they
+    # do it on the page (nothing is written until they do); for a renewal the subscription
+    # is past due, "action required", and the customer is asked to come back and confirm.
     ACTION_REQUIRED = "action_required"
 
 
@@ -155,6 +156,8 @@ class RunSummary:
     def line(self) -> str:
         names = PAYMENT_COUNTS if self.kind == BatchKind.PAYMENTS else REMINDER_COUNTS
         parts = [f"{n} {self.counts[n]}" for n in names]
+        if self.counts["action_required"]:  # renewals waiting for the customer's bank
+            parts.insert(3, f"action required {self.counts['action_required']}")
         if self.dry_run:
             parts.append(f"dry-run {self.counts['dry_run']}")
         span = self.dates[0].isoformat() if self.dates else "-"

@@ -13,6 +13,7 @@ returns the first call's period even if the payment day changed meanwhile.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -24,7 +25,7 @@ from django.utils.translation import gettext_lazy
 from billing import access
 from billing.batches.outcomes import PaymentOutcome, PaymentStatus
 from billing.models import Receipt, Subscription, SubscriptionStatus
-from billing.notify import subscription_context
+from billing.notify import manage_url, subscription_context
 from billing.rules.schedule import first_period, period_amount, period_end, reminder_date, retry_after
 from core.clock import billing_today
 from core.localformat import LocalDate
@@ -33,6 +34,7 @@ from core.money import format_with_code
 from core.payments.errors import GatewayError
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
 
+AUTHENTICATION_REQUIRED = "authentication_required"  # the decline code of a charge waiting for the cardholder
 GATEWAY_ATTEMPTS = 3  # a GatewayError leaves the outcome unknown: the same key is safe to repeat
 
 
@@ -116,9 +118,15 @@ def take_payment(
         out.reason = f"not due until {due}"
         return out
     amount = out.amount = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, end)
+    awaiting = sub.PaymentDetails.AwaitingCharge if retrying and sub.PaymentDetails else None
     if dry_run:
         out.status, out.reason = PaymentStatus.DRY_RUN, f"would charge {format_with_code(amount, sub.Currency)}"
+        if awaiting:
+            out.reason = f"would ask about {awaiting}, waiting for the customer's bank"
         return out
+    gateway = gateway or get_gateway()
+    if awaiting and (settled := _awaited(gateway, sub, out, awaiting, run_date, actor, numbers)) is not None:
+        return settled
 
     # Enough for reconciliation to find the account, the subscription and the period
     # from the gateway's side alone (``reconcile_payments``).
@@ -133,7 +141,7 @@ def take_payment(
     # for it). By whoever makes it: should a payment run make the first charge (the page
     # died before it), its key must carry the same request, or Stripe refuses the replay.
     first = out.attempt == 0 and start == _created_on(sub)
-    result = _charge(gateway or get_gateway(), sub, charge_key(sub.sub_id, start, out.attempt), amount, metadata,
+    result = _charge(gateway, sub, charge_key(sub.sub_id, start, out.attempt), amount, metadata,
                      off_session=not first)
     out.gateway_ms = (time.perf_counter() - asked) * 1000
     out.charge_id, out.amount, out.currency = result.charge_id, result.amount, result.currency
@@ -145,7 +153,71 @@ def take_payment(
         return out
     if end_on_decline:
         return _ended_unpaid(sub, out, result, actor)
+    if result.needs_authentication:
+        return _action_required(gateway, sub, out, result, run_date, actor, numbers)
     return _declined(sub, out, result, run_date, actor)
+
+
+def _awaited(gateway: PaymentGateway, sub: Subscription, out: PaymentOutcome, charge_id: str, run_date: date,
+             actor: str, numbers: access.ReceiptNumbers | None) -> PaymentOutcome | None:
+    """A past-due period whose charge waits for the cardholder's bank (3-D Secure) is
+    never charged again blindly: the charge is asked about (a gateway read). Paid
+    meanwhile (the customer confirmed it, and neither their page nor the webhook recorded
+    it yet): recorded here, by the same path. Still waiting: on its retry day the customer
+    is reminded, and after the last the charge and the subscription are cancelled, as after
+    a last decline; before it (staff's "retry now") nothing changes. Refused or cancelled:
+    forgotten, and None: the caller charges anew."""
+    result = gateway.charge_status(charge_id)
+    out.charge_id = charge_id
+    if result.succeeded:
+        out.amount, out.currency = result.amount, result.currency
+        return _paid(sub, out, result, run_date, actor, numbers)
+    if not result.needs_authentication:
+        try:
+            access.forget_awaiting_charge(sub, charge_id)
+        except access.ConditionFailed:
+            out.reason = "changed meanwhile; the next run takes it"
+            return out
+        return None
+    assert out.due is not None
+    if out.due > run_date:
+        out.reason = "waiting for the customer to confirm the payment with their bank"
+        return out
+    return _action_required(gateway, sub, out, result, run_date, actor, numbers)
+
+
+def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOutcome, result: ChargeResult,
+                     run_date: date, actor: str, numbers: access.ReceiptNumbers | None) -> PaymentOutcome:
+    """A renewal's charge the bank wants the cardholder to confirm: past due, "action
+    required", the customer e-mailed a link to confirm that very charge; the retry days
+    remind them (never a new charge), and after the last the charge is cancelled and the
+    subscription ends, as after a last decline (DESIGN-NOTES "Action required")."""
+    assert out.period and out.due
+    retry_on = retry_after(run_date, settings.PAYMENT_RETRY_DAYS, out.attempt)
+    if retry_on is None:
+        final = gateway.cancel_charge(result.charge_id)
+        if final.succeeded:  # confirmed at the last moment: paid
+            return _paid(sub, out, final, run_date, actor, numbers)
+        return _declined(sub, out, replace(final, status="declined", decline_code=AUTHENTICATION_REQUIRED),
+                         run_date, actor)
+    next_anchor = (out.period_end or out.period) + timedelta(days=1)
+    try:
+        access.mark_past_due(
+            sub, slot=out.due, period=out.period, failed_retries=out.attempt, retry_on=retry_on,
+            next_reminder=_next_reminder(next_anchor, run_date), decline_code=AUTHENTICATION_REQUIRED, actor=actor,
+            amount=result.amount, awaiting_charge=result.charge_id,
+        )
+    except access.ConditionFailed:
+        out.reason = "already handled by another run, or its card replaced"
+        return out
+    out.status, out.next_payment = PaymentStatus.ACTION_REQUIRED, retry_on
+    out.reason = f"{AUTHENTICATION_REQUIRED}; waits for the customer, reminded on {retry_on}"
+    out.mail_error = send_customer_email("payment_action_required", sub.Email, format_lazy(
+        gettext_lazy("Please confirm your payment: {product}"), product=sub.ProductName or sub.SKU), {
+            **subscription_context(sub), "billing_date": out.period, "retry_on": retry_on,
+            "amount": money_text(result.amount, result.currency), "reminder": out.attempt > 0,
+            "confirm_url": manage_url(sub, "confirm-payment/")}, language=sub.Language)
+    return out
 
 
 def _ended_unpaid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, actor: str) -> PaymentOutcome:

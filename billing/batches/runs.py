@@ -219,7 +219,7 @@ def _count(summary: RunSummary, outcome: Outcome) -> None:
             counts["gateway_calls"] += 1
             counts["gateway_ms"] += round(outcome.gateway_ms)
     subject = f"{outcome.account_id}/{outcome.sub_id}"
-    if status in (PaymentStatus.ERROR, PaymentStatus.DECLINED, PaymentStatus.CANCELLED):
+    if status in (PaymentStatus.ERROR, PaymentStatus.DECLINED, PaymentStatus.CANCELLED, PaymentStatus.ACTION_REQUIRED):
         summary.failures.append({"subject": subject, "reason": f"{status}: {outcome.reason}"})
     if outcome.mail_error:
         counts["errors"] += 1

@@ -6,12 +6,13 @@ subscription or receipt id simply isn't found (404). All billing data is read an
 written through ``billing.access``.
 
 One module per group of pages (``auth_pages``, ``dashboard_pages``, ``subscribe_pages``,
-``manage_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``error_pages``) over what they share (``common``,
+``manage_pages``, ``confirm_payment_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``error_pages``) over what they share (``common``,
 ``cards``, and ``core.pages`` with the staff pages). This package's API is the views
 that ``billing.urls`` and the error handlers name.
 """
 
 from billing.views.auth_pages import LoginView, signup
+from billing.views.confirm_payment_pages import confirm_payment
 from billing.views.dashboard_pages import dashboard, home
 from billing.views.error_pages import page_not_found, server_error
 from billing.views.language_pages import set_language
@@ -33,6 +34,7 @@ from billing.views.webhook_pages import stripe_webhook
 __all__ = [
     "LoginView",
     "signup",
+    "confirm_payment",
     "dashboard",
     "home",
     "page_not_found",

@@ -234,3 +234,34 @@ def test_a_refused_confirmation_ends_the_subscription_unpaid(moto_table, product
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert not sub.is_live and not receipts_of(sub)
     assert access.get_cards(customer.account_id) == []  # a card that never paid does not join the wallet
+
+
+def test_a_renewal_the_bank_wants_confirmed_is_action_required_then_paid_once(moto_table, stripe_gateway,
+                                                                              localstripe) -> None:
+    """Off-session, the 3-D Secure card's PaymentIntent waits for the cardholder: past due,
+    "action required", e-mailed; the customer confirms that very PaymentIntent (as Stripe.js
+    does) and the portal's path records it; the webhook's path finds it recorded. One
+    PaymentIntent, one receipt."""
+    from billing.actions import subscriptions as actions
+    from billing.batches.reconcile import record_found_charge
+
+    sub = stripe_due(stripe_gateway, localstripe, 31, "4000002760003184")
+    summary = batches.run_payments(run_date=TODAY, workers=1)
+    assert summary.counts["action_required"] == 1, summary.counts
+    waiting = fresh(sub)
+    intent_id = waiting.PaymentDetails.AwaitingCharge
+    assert waiting.Status == SubscriptionStatus.PAST_DUE and intent_id.startswith("pi_")
+    assert "confirm-payment/" in mail.outbox[-1].body
+    charge = actions.awaited_charge(waiting)
+    assert charge.needs_authentication and charge.client_secret.startswith(intent_id + "_secret_")
+    assert charge.payment_method and sub.PaymentDetails.Token.endswith("/" + charge.payment_method)
+
+    authenticate_payment_in_browser(localstripe, charge.client_secret)
+    assert actions.confirm_renewal(waiting, today=TODAY, actor="customer").status == batches.PaymentStatus.PAID
+    record_found_charge(stripe_gateway.charge_status(intent_id), TODAY, actor="stripe")  # the webhook, late
+    [receipt] = receipts_of(sub)
+    assert receipt.ChargeId == intent_id
+    assert fresh(sub).Status == SubscriptionStatus.ACTIVE and fresh(sub).PaymentDetails.AwaitingCharge is None
+    assert len(stripe_gateway.recorded.creates("/v1/payment_intents")) == 1
+    # The next day's run asks nothing more of Stripe about it, and charges nothing.
+    assert batches.run_payments(run_date=TODAY, workers=1).counts["processed"] == 0

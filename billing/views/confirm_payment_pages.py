@@ -1,0 +1,74 @@
+"""``/subscriptions/<id>/confirm-payment/``: a renewal the bank wants the customer to
+confirm (3-D Secure, "action required"). Who may see it: the subscription's customer.
+
+GET shows the amount and the period, and confirms that very charge with Stripe.js
+(``confirmCardPayment`` with its client secret, static/js/card-authenticate.js); the form
+then posts and the server asks the processor how it ended
+(``actions.subscriptions.confirm_renewal``): paid, the receipt is written by the payment
+run's own path (one receipt, even if the webhook records it first). On the simulated
+gateway the page shows that gateway's own bank question instead (it has no Stripe.js).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from billing.actions import subscriptions as actions
+from billing.batches import PaymentStatus
+from billing.batches.payments import owed_period
+from billing.customers import customer_required
+from billing.views.common import subscription_or_404
+from core.localformat import local_date
+from core.money import format_with_symbol
+from core.pages import actor, today
+from core.payments.errors import GatewayError
+from core.payments.gateway import CardEntry, cards_entered_in_browser
+
+UNREACHABLE = "Our payment provider could not be reached. Please try again in a minute."
+
+
+@require_http_methods(["GET", "POST"])
+@customer_required
+def confirm_payment(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
+    try:
+        if request.method == "POST":
+            answer = request.POST.get("bank")
+            outcome = actions.confirm_renewal(sub, today=today(), actor=actor(request),
+                                              bank_answer=None if answer is None else answer == "approve")
+            if outcome.status == PaymentStatus.PAID:
+                messages.success(request, _("Thank you: your payment of %(amount)s went through.") % {
+                    "amount": format_with_symbol(outcome.amount or 0, sub.Currency)})
+                return redirect("subscription", sub_id=sub_id)
+            if outcome.status == PaymentStatus.DECLINED:
+                messages.warning(request, _(
+                    "Your bank did not confirm the payment. We will try your card again on %(day)s; to pay "
+                    "with another card, replace it now.") % {"day": local_date(outcome.next_payment)})
+                return redirect("replace_card", sub_id=sub_id)
+            if outcome.status == PaymentStatus.SKIPPED:
+                return redirect("subscription", sub_id=sub_id)
+            messages.warning(request, _("Your bank has not confirmed the payment yet. Please confirm it below."))
+        charge = actions.awaited_charge(sub)
+    except GatewayError:
+        messages.error(request, _(UNREACHABLE))
+        return redirect("subscription", sub_id=sub_id)
+    if charge is None or not (charge.needs_authentication or charge.succeeded):
+        messages.info(request, _("No payment is waiting for your confirmation."))
+        return redirect("subscription", sub_id=sub_id)
+    start, end = owed_period(sub)
+    browser = cards_entered_in_browser()
+    # Confirmed with the bank but not recorded yet (the customer closed the bank's page
+    # before coming back): the page's button posts, and the same path records it.
+    confirmed = charge.succeeded
+    entry = CardEntry(client_secret=charge.client_secret, publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
+                      js_url=settings.STRIPE_JS_URL) if browser and not confirmed else None
+    return render(request, "portal/confirm_payment.html", {
+        "sub": sub, "entry": entry, "payment_method": charge.payment_method,
+        "amount": format_with_symbol(charge.amount, charge.currency), "period_start": start, "period_end": end,
+        "card": sub.PaymentDetails, "confirmed": confirmed, "simulated_bank": not browser and not confirmed,
+    })
