@@ -252,3 +252,13 @@ def test_a_delivery_failed_half_way_is_finished_by_the_redelivery(client, moto_t
     assert deliver(client, new).json()["status"] == "done"
     assert details(fresh(pre_wallet)) == (h.token.token, "Visa", "4242", 4, 2042, None, None)
     assert len(events_of(h.account.account_id, "card.updated_by_bank")) == 2  # the card's, the copy's
+
+
+def test_customer_account_reads_the_customers_metadata(moto_table, stripe_gateway) -> None:
+    made = stripe_gateway.create_customer("acct-meta", "meta@example.com")
+    assert stripe_gateway.customer_account(made) == "acct-meta"
+    bare = stripe_gateway.client.v1.customers.create({"email": "bare@example.com"}).id
+    assert stripe_gateway.customer_account(bare) == ""  # made by someone else
+    stripe_gateway.client.v1.customers.delete(made)
+    assert stripe_gateway.customer_account(made) == ""  # deleted (or never known)
+    assert stripe_gateway.customer_account("not-a-customer") == ""
