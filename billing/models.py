@@ -500,6 +500,9 @@ class AuditAction(StrEnum):
     CARD_UPDATED = "card.replaced"
     CARD_REMOVED = "card.removed"
     DEFAULT_CARD_CHANGED = "card.default_changed"
+    # The card's bank sent new details (expiry, maybe number) through the processor
+    # (Stripe's ``payment_method.automatically_updated``): same token, new brand/last4/expiry.
+    CARD_UPDATED_BY_BANK = "card.updated_by_bank"
     # A card kept on a subscription only (made before the wallet) saved to the wallet: the
     # subscription now names it (its card does not change).
     CARD_SAVED = "subscription.card_saved_to_wallet"

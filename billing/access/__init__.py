@@ -40,6 +40,7 @@ from billing.access.cards import (
     replace_card_everywhere,
     set_default_card,
     subscriptions_using,
+    update_card_copies,
     use_card,
 )
 from billing.access.catalog import create_product, get_product, list_products, retire_product, update_product
@@ -194,6 +195,7 @@ __all__ = [
     "replace_card_everywhere",
     "set_default_card",
     "subscriptions_using",
+    "update_card_copies",
     "use_card",
     # the batches' conditional writes
     "advance_after_payment",

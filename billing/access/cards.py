@@ -8,7 +8,7 @@ audit event: the card and every subscription that copies it change together, or 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
@@ -154,27 +154,32 @@ class Replaced:
 
 
 def replace_card_everywhere(card: Card, new: CardToken, billing_address: str | None, subscriptions: list[Subscription],
-                            *, actor: str) -> Replaced:
+                            *, actor: str, action: AuditAction = AuditAction.CARD_UPDATED,
+                            updated_at: str | None = None) -> Replaced:
     """New card details in the same wallet slot, and in every live subscription that
     used it: one transaction of the card, its event and up to 98 subscriptions (each on
     condition it is live and still on this card), so none keeps the old card while the
     wallet shows the new one. Beyond 98 (rare: one account), each further subscription
-    is one conditional UpdateItem after the transaction."""
+    is one conditional UpdateItem after the transaction. ``action`` and ``updated_at``
+    (the card's ``UpdatedDate``, now unless given) are for the bank's own update of the
+    card (``actions.card_events``): the time the processor reported it."""
     old = card.Details
     details = card_details(new, card.card_id, billing_address)
     using = subscriptions_using(card.card_id, subscriptions)
     first, rest = using[:MAX_SUBSCRIPTIONS_PER_TRANSACTION], using[MAX_SUBSCRIPTIONS_PER_TRANSACTION:]
-    event = new_event(card.account_id, actor=actor, action=AuditAction.CARD_UPDATED, subject=card.SK,
+    event = new_event(card.account_id, actor=actor, action=action, subject=card.SK,
                       before=card_snapshot(old),
                       after={**(card_snapshot(details) or {}), "Subscriptions": [s.sub_id for s in using]})
+    updated_at = updated_at or iso_now()
     with refused_as(ConditionFailed, card.SK), _transaction() as tx:
         # Still the card that was read: two replacements racing do not both win.
-        tx.update(card, [Card.Details.set(details), Card.UpdatedDate.set(iso_now())],
+        tx.update(card, [Card.Details.set(details), Card.UpdatedDate.set(updated_at)],
                   condition=Card.Details.Token == old.Token)
         tx.save(event)
         for sub in first:
             _copy_to(tx, sub, details, card.card_id)
     card.Details = details
+    card.UpdatedDate = updated_at
     result = Replaced(card)
     for sub in first:
         sub.PaymentDetails = details
@@ -204,14 +209,18 @@ def use_card(sub: Subscription, card: Card, *, actor: str,
     return sub
 
 
-def remove_card(account: Account, card: Card, subscriptions: list[Subscription], *, actor: str) -> None:
+def remove_card(account: Account, card: Card, subscriptions: list[Subscription], *, actor: str,
+                keep_copies: bool = False) -> list[Subscription]:
     """Delete a card no live subscription uses (``CardInUse`` otherwise, naming them);
-    the account's default is cleared with it when it was this card."""
+    the account's default is cleared with it when it was this card. ``keep_copies``: the
+    processor has detached the card already, so it goes whatever uses it; those live
+    subscriptions keep their copy (named in the event, and returned)."""
     in_use = subscriptions_using(card.card_id, subscriptions)
-    if in_use:
+    if in_use and not keep_copies:
         raise CardInUse(in_use)
     event = new_event(account.account_id, actor=actor, action=AuditAction.CARD_REMOVED, subject=card.SK,
-                      before=card_snapshot(card.Details))
+                      before=card_snapshot(card.Details),
+                      after={"Subscriptions": [s.sub_id for s in in_use]} if in_use else None)
     with refused_as(ConditionFailed, card.SK), _transaction() as tx:
         tx.delete(card, condition=Card.SK.exists())
         tx.save(event)
@@ -220,3 +229,33 @@ def remove_card(account: Account, card: Card, subscriptions: list[Subscription],
                       condition=Account.DefaultCardId == card.card_id)
     if account.DefaultCardId == card.card_id:
         account.DefaultCardId = None
+    return in_use
+
+
+def update_card_copies(subscriptions: list[Subscription], new: CardToken, *, actor: str,
+                       action: AuditAction) -> list[Subscription]:
+    """New details (brand, last four, expiry; each keeps its token) for live subscriptions' own
+    copies of a card that no wallet card holds (made before the wallet, or its wallet card
+    since removed): each subscription, on condition it is live and still holds the copy
+    read (token and card id), with its event; one transaction per 49 (two items each)."""
+    done: list[Subscription] = []
+    per_transaction = (MAX_SUBSCRIPTIONS_PER_TRANSACTION + 2) // 2
+    for start in range(0, len(subscriptions), per_transaction):
+        chunk = subscriptions[start:start + per_transaction]
+        written = []
+        with refused_as(ConditionFailed, chunk[0].SK), _transaction() as tx:
+            for sub in chunk:
+                old = sub.PaymentDetails
+                details = card_details(replace(new, token=old.Token), old.CardId, old.BillingAddress)
+                same_copy = Subscription.PaymentDetails.Token == old.Token
+                same_copy &= (Subscription.PaymentDetails.CardId == old.CardId if old.CardId
+                              else Subscription.PaymentDetails.CardId.does_not_exist())
+                tx.update(sub, [Subscription.PaymentDetails.set(details)], condition=live() & same_copy,
+                          add_version_condition=False)
+                tx.save(new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
+                                  before=card_snapshot(old), after=card_snapshot(details)))
+                written.append((sub, details))
+        for sub, details in written:
+            sub.PaymentDetails = details
+            done.append(sub)
+    return done

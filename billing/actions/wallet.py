@@ -104,16 +104,27 @@ def set_default_card(account: Account, card: Card, *, actor: str) -> Account:
     return account
 
 
-def remove_card(account: Account, card: Card, *, actor: str) -> None:
-    """Remove a card no live subscription pays with; ``access.CardInUse`` names those that do."""
+def remove_card(account: Account, card: Card, *, actor: str, detached: bool = False) -> list[Subscription]:
+    """Remove a card no live subscription pays with; ``access.CardInUse`` names those that do.
+
+    ``detached``: the processor has detached the card already (Stripe's dashboard:
+    ``actions.card_events``). That cannot be refused, so the card leaves the wallet
+    whatever pays with it, and is not detached again; the live subscriptions paying with
+    it keep their copy (their next charge is declined and goes through dunning) and are
+    returned, and the e-mail names them so the customer chooses another card."""
     subs = access.get_subscriptions_by_account(account.account_id)
-    access.remove_card(account, card, subs, actor=actor)
+    still_using = access.remove_card(account, card, subs, actor=actor, keep_copies=detached)
+    if detached:
+        tell_account("wallet_card_detached", account, gettext_lazy("A card was removed from your wallet"),
+                     card=card_text(card.Details), subscriptions=[s.ProductName or s.SKU for s in still_using])
+        return still_using
     try:  # Stripe: detach the payment method from the customer, so it is not kept there
         get_gateway().forget_card(card.Details.Token)
     except PaymentError as error:  # removed from the wallet all the same: rpay never charges it again
         log.warning("card %s removed from the wallet but not detached at the gateway: %s", card.card_id, error)
     tell_account("wallet_card_removed", account, gettext_lazy("A card was removed from your wallet"),
           card=card_text(card.Details))
+    return still_using
 
 
 def save_to_wallet(account: Account, sub: Subscription, *, actor: str) -> Card:

@@ -9,6 +9,8 @@ never half-applies and never records money twice.
   bank and never came back from), by the reconciliation's own path.
 * ``charge.refunded``: a refund made at the processor (Stripe's dashboard) is recorded
   on its receipt, audited and e-mailed (M5, M6), once per refund.
+* ``payment_method.automatically_updated`` / ``payment_method.detached``: the wallet and
+  the subscriptions' card copies (``billing.actions.card_events``).
 
 Any other type is answered and left alone (``ignored``).
 """
@@ -20,6 +22,7 @@ from datetime import date
 from typing import Any
 
 from billing import access
+from billing.actions.card_events import bank_updated_card, card_detached
 from billing.actions.refunds import record_processor_refund
 from billing.batches.reconcile import is_billings, record_found_charge
 from billing.models import Receipt
@@ -56,6 +59,8 @@ def handle_event(event: dict[str, Any], *, today: date) -> tuple[str, str]:
     handler = HANDLERS.get(event["type"])
     if handler is None:
         return "ignored", f"{event['type']}: not an event rpay acts on"
+    if getattr(handler, "takes_event", False):  # needs more than the object (card_events.whole_event)
+        return handler(event, today)
     return handler(event["data"]["object"], today)
 
 
@@ -111,4 +116,6 @@ def _refunded(charge_object: dict[str, Any], today: date) -> tuple[str, str]:
 HANDLERS: dict[str, Callable[[dict[str, Any], date], tuple[str, str]]] = {
     "payment_intent.succeeded": _succeeded,
     "charge.refunded": _refunded,
+    "payment_method.automatically_updated": bank_updated_card,
+    "payment_method.detached": card_detached,
 }

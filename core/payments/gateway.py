@@ -100,6 +100,12 @@ class PaymentGateway(Protocol):
 
     def forget_card(self, token: str) -> None: ...
 
+    def customer_account(self, customer: str) -> str:
+        """The account id the processor's customer was made for (``create_customer``'s
+        ``account_id``): "" when the processor knows no such customer, or the gateway has
+        no customers. ``GatewayError`` when the processor cannot be asked."""
+        ...
+
     def charge(
         self,
         token: str,

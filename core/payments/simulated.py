@@ -215,6 +215,10 @@ class SimulatedGateway:
     def forget_card(self, token: str) -> None:
         """Nothing to detach: a token is only a row of the ledger."""
 
+    def customer_account(self, customer: str) -> str:
+        """No customers here (``create_customer`` answers ""), so none is any account's."""
+        return ""
+
     def refund(
         self, charge_id: str, amount: int, idempotency_key: str, reason: str = ""
     ) -> RefundResult:

@@ -157,6 +157,24 @@ class StripeGateway:
         except _UNREACHABLE as error:
             raise GatewayError(str(error)) from error
 
+    def customer_account(self, customer: str) -> str:
+        """The account a Stripe Customer was made for (its ``metadata.account_id``, set by
+        ``create_customer``); "" for a customer Stripe does not know, a deleted one, or
+        one made elsewhere. Checked by the caller against the account's own customer."""
+        if not customer.startswith("cus_"):
+            return ""
+        try:
+            found = self.client.v1.customers.retrieve(customer)
+        except stripe.InvalidRequestError:  # no such customer (another account's, or made up)
+            return ""
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+        # A StripeObject: ``in`` and ``[]`` (a deleted customer has neither metadata nor email).
+        if ("deleted" in found and found["deleted"]) or "metadata" not in found or not found["metadata"]:
+            return ""
+        account_id = found["metadata"].to_dict().get("account_id", "")
+        return account_id if isinstance(account_id, str) else ""
+
     # --- money --------------------------------------------------------------------
 
     def charge(
