@@ -7,6 +7,8 @@ never half-applies and never records money twice.
 * ``payment_intent.succeeded``: a subscription's charge without a receipt gets one (M2:
   a payment whose receipt write was lost, or a charge the customer confirmed with their
   bank and never came back from), by the reconciliation's own path.
+* ``payment_intent.payment_failed``: a renewal's charge awaiting the customer's bank that
+  the bank refused is forgotten (the next retry charges anew); any other is noted.
 * ``charge.refunded``: a refund made at the processor (Stripe's dashboard) is recorded
   on its receipt, audited and e-mailed (M5, M6), once per refund.
 * ``payment_method.automatically_updated`` / ``payment_method.detached``: the wallet and
@@ -113,8 +115,35 @@ def _refunded(charge_object: dict[str, Any], today: date) -> tuple[str, str]:
     return "done", f"{intent_id}: recorded refund(s) {', '.join(r.refund_id for r in added)}"
 
 
+def _failed(intent: dict[str, Any], today: date) -> tuple[str, str]:
+    """A PaymentIntent that failed. A renewal's charge that was waiting for the customer's
+    bank (action required) and that the bank then refused is forgotten, so that the next
+    retry charges anew; asked first how it stands now, since events come out of order (a
+    second, successful confirmation is recorded). Any other failure was answered to the
+    caller when the charge was made, and dunning acts on it: noted only."""
+    charge = charge_from_intent(intent)
+    meta = charge.metadata
+    if not is_billings(charge) or not {"account_id", "sub_id", "sku"} <= meta.keys():
+        return "ignored", f"{charge.charge_id}: not a subscription's charge"
+    sub = access.get_subscription(meta["account_id"], meta["sub_id"], meta["sku"])
+    if sub is None or sub.PaymentDetails.AwaitingCharge != charge.charge_id:
+        return "done", f"{charge.charge_id}: failed ({charge.decline_code or 'declined'}); dunning has it in hand"
+    now = get_gateway().charge_status(charge.charge_id)
+    if now.succeeded:
+        found = record_found_charge(now, today, actor=ACTOR)
+        return "done", f"{charge.charge_id}: failed once, then confirmed: {found.line()}"
+    if now.needs_authentication:
+        return "done", f"{charge.charge_id}: the customer may still confirm it"
+    try:
+        access.forget_awaiting_charge(sub, charge.charge_id)
+    except access.ConditionFailed:
+        return "done", f"{charge.charge_id}: no longer awaited"
+    return "done", f"{charge.charge_id}: the bank refused the customer's confirmation; the next retry charges anew"
+
+
 HANDLERS: dict[str, Callable[[dict[str, Any], date], tuple[str, str]]] = {
     "payment_intent.succeeded": _succeeded,
+    "payment_intent.payment_failed": _failed,
     "charge.refunded": _refunded,
     "payment_method.automatically_updated": bank_updated_card,
     "payment_method.detached": card_detached,
