@@ -359,15 +359,23 @@ class WebhookEvent(BillingItem, discriminator="WebhookEvent"):
     """One event the payment processor sent to ``/webhooks/stripe/``: written (only if
     absent) before it is handled, so a replay is known; ``Status`` says how it ended
     (``received`` while in hand, ``done``, ``ignored``, ``failed``: handled again when
-    the processor retries). Kept for ``WEBHOOK_RETENTION_DAYS`` (Stripe retries for 3)."""
+    the processor retries). Kept for ``WEBHOOK_RETENTION_DAYS`` (Stripe retries for 3).
 
-    pk_template = KeyTemplate("WEBHOOK#{event_id}")
-    sk_template = KeyTemplate("WEBHOOK#{event_id}")
+    Keyed by the event's own ``created`` time (the same on every redelivery), so the
+    conditional put still finds an event by its id, and one Query lists a day's events,
+    newest first (the staff page): one partition per UTC day."""
 
+    pk_template = KeyTemplate("WEBHOOKS#{day}")
+    sk_template = KeyTemplate("{created}#{event_id}")
+
+    EventId = UnicodeAttribute()
     Type = UnicodeAttribute()
     Status = UnicodeAttribute()
     Outcome = UnicodeAttribute(null=True)
-    ReceivedAt = UnicodeAttribute()
+    CreatedAt = UnicodeAttribute()  # the event's ``created`` (UTC ISO-8601), as in the key
+    ReceivedAt = UnicodeAttribute()  # the first delivery's arrival
+    # How many times it was handled: 1, plus one per redelivery of one not done or ignored.
+    Attempts = NumberAttribute(default=1)
     TTL = TTLAttribute(null=True)
 
 
@@ -522,7 +530,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent,
 )
 
 

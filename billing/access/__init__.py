@@ -126,7 +126,14 @@ from billing.access.upcoming import (
     count_due_reminders_by_date,
     get_upcoming,
 )
-from billing.access.webhooks import claim_webhook, finish_webhook
+from billing.access.webhooks import (
+    WEBHOOK_PAGE_SIZE,
+    claim_webhook,
+    event_time,
+    finish_webhook,
+    get_webhook_events,
+    webhook_key,
+)
 from billing.exceptions import (
     AlreadyExists,
     CardInUse,
@@ -160,8 +167,13 @@ __all__ = [
     "get_user_link",
     "set_account_language",
     "set_stripe_customer",
+    # the payment processor's webhook events
+    "WEBHOOK_PAGE_SIZE",
     "claim_webhook",
+    "event_time",
     "finish_webhook",
+    "get_webhook_events",
+    "webhook_key",
     # the staff look-up: a subscription by its id alone, the accounts of many users
     "get_account_id_for_subscription",
     "get_account_ids_for_users",

@@ -35,18 +35,19 @@ class NotYetRecorded(Exception):
 
 
 def receive_event(event: dict[str, Any], *, today: date) -> tuple[str, str]:
-    """Claim a verified event (its ``WEBHOOK#<id>`` item), handle it, mark how it ended:
-    (status, outcome). ``replay`` for an event handled or ignored before (nothing done);
-    a handler's failure is marked ``failed`` and raised (a redelivery handles it again)."""
-    item, new = access.claim_webhook(event["id"], event["type"])
+    """Claim a verified event (its item, keyed by its ``created`` day and time and its id),
+    handle it, mark how it ended: (status, outcome). ``replay`` for an event handled or
+    ignored before (nothing done); a handler's failure is marked ``failed`` and raised (a
+    redelivery handles it again, counted in the item's ``Attempts``)."""
+    item, new = access.claim_webhook(event["id"], event["type"], access.event_time(event.get("created")))
     if not new and item.Status in ("done", "ignored"):
         return "replay", item.Outcome or ""
     try:
         status, outcome = handle_event(event, today=today)
     except Exception as error:
-        access.finish_webhook(item, "failed", f"{type(error).__name__}: {error}")
+        access.finish_webhook(item, "failed", f"{type(error).__name__}: {error}", again=not new)
         raise
-    access.finish_webhook(item, status, outcome)
+    access.finish_webhook(item, status, outcome, again=not new)
     return status, outcome
 
 
