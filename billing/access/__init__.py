@@ -42,6 +42,13 @@ from billing.access.cards import (
     use_card,
 )
 from billing.access.catalog import create_product, get_product, list_products, retire_product, update_product
+from billing.access.disputes import (
+    DISPUTES_PAGE_SIZE,
+    Dispute,
+    dispute_snapshot,
+    list_disputes,
+    record_dispute,
+)
 from billing.access.due_dates import due_key, no_due_attributes, shard_of
 from billing.access.due_shards import REFRESH as DUE_SHARDS_REFRESH
 from billing.access.due_shards import (
@@ -219,6 +226,12 @@ __all__ = [
     "receipt_snapshot",
     "receipt_ttl",
     "record_refund",
+    # disputes (chargebacks): on the receipt, and the staff-wide list
+    "DISPUTES_PAGE_SIZE",
+    "Dispute",
+    "dispute_snapshot",
+    "list_disputes",
+    "record_dispute",
     # receipt numbers (R-2026-000123) and the payment history
     "FailedAttempt",
     "PaymentHistory",

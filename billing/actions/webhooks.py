@@ -20,6 +20,7 @@ from datetime import date
 from typing import Any
 
 from billing import access
+from billing.actions.disputes import dispute_closed, dispute_created
 from billing.actions.refunds import record_processor_refund
 from billing.batches.reconcile import is_billings, record_found_charge
 from billing.models import Receipt
@@ -112,4 +113,6 @@ def _refunded(charge_object: dict[str, Any], today: date) -> tuple[str, str]:
 HANDLERS: dict[str, Callable[[dict[str, Any], date], tuple[str, str]]] = {
     "payment_intent.succeeded": _succeeded,
     "charge.refunded": _refunded,
+    "charge.dispute.created": dispute_created,
+    "charge.dispute.closed": dispute_closed,
 }
