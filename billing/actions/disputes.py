@@ -19,6 +19,7 @@ from billing import access
 from billing.access.disputes import Dispute
 from billing.batches.reconcile import is_billings
 from billing.models import Receipt
+from core.dynamo.keys import InvalidKey, check_id
 from core.money import format_with_code
 from core.payments.gateway import ChargeResult, get_gateway
 
@@ -40,6 +41,11 @@ def dispute_from_object(obj: dict[str, Any]) -> tuple[Dispute | None, str]:
         # Older API versions name only the charge (``ch_…``); rpay's receipts hold the
         # PaymentIntent, and every charge rpay makes has one.
         return None, f"{dispute_id or 'a dispute'}: names no payment_intent (an older API version), not looked up"
+    try:  # both go into keys (the staff list's): a malformed one is no dispute of ours
+        check_id("dispute id", dispute_id)
+        check_id("payment_intent", intent)
+    except InvalidKey as error:
+        return None, f"not a dispute rpay can record: {error}"
     created = obj.get("created")
     opened = (datetime.fromtimestamp(int(created), tz=UTC) if isinstance(created, int | float)
               else datetime.now(tz=UTC)).isoformat(timespec="seconds")

@@ -41,6 +41,11 @@ def dispute_events(account_id: str) -> list:
     return [e for e in access.get_events_by_account(account_id) if e.Action.startswith("payment.dispute")]
 
 
+def receipts_of_receipt(receipt) -> list:
+    """The receipt as stored now (one item, in a list to unpack)."""
+    return [access.get_receipt(receipt.account_id, receipt.SK)]
+
+
 def entries() -> list[DisputeEntry]:
     return list(DisputeEntry.query(DisputeEntry.pk()))
 
@@ -77,10 +82,6 @@ def test_a_dispute_opened_marks_the_receipt_once(client, paid) -> None:
     other = deliver(client, event("charge.dispute.created", dispute(paid.ChargeId), "evt_d1b"))
     assert other.status_code == 200 and "already" in other.json()["outcome"]
     assert len(dispute_events(paid.account_id)) == 1 and len(entries()) == 1
-
-
-def receipts_of_receipt(receipt) -> list:
-    return [access.get_receipt(receipt.account_id, receipt.SK)]
 
 
 @pytest.mark.parametrize("outcome", ["won", "lost"])
@@ -146,6 +147,8 @@ def test_a_shop_charge_and_a_dispute_without_payment_intent_are_ignored(client, 
     del no_intent["payment_intent"]
     response = deliver(client, event("charge.dispute.created", no_intent, "evt_old_api"))
     assert response.json()["status"] == "ignored" and "payment_intent" in response.json()["outcome"]
+    response = deliver(client, event("charge.dispute.created", dispute(charge.charge_id, dispute_id="dp#1"), "evt_k"))
+    assert response.status_code == 200 and response.json()["status"] == "ignored"
     assert entries() == [] and dispute_events(sub.account_id) == []
 
 
