@@ -272,6 +272,11 @@ class Subscription(BillingItem, discriminator="Subscription"):
         return self.Status in LIVE_STATUSES
 
 
+# A dispute's statuses once it is over (Stripe's ``charge.dispute.closed``): ``won`` and
+# ``lost``, or ``warning_closed`` for an inquiry that never became a chargeback.
+CLOSED_DISPUTE_STATUSES = ("won", "lost", "warning_closed")
+
+
 class ReceiptStatus(StrEnum):
     PAID = "paid"
     REFUNDED = "refunded"
@@ -319,10 +324,24 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # The human receipt number (``R-2026-000123``, ``ReceiptCounter``); null on receipts
     # written before numbers existed, which are still shown (by key).
     Number = UnicodeAttribute(null=True)
+    # A chargeback of the charge (Stripe's ``charge.dispute.*`` events; one per charge):
+    # set by billing/access/disputes.py with conditional updates, so a late or repeated
+    # "opened" never moves a closed dispute back. ``DisputeStatus`` is the processor's word
+    # (needs_response, under_review, ... while open; won, lost, warning_closed once closed).
+    DisputeId = UnicodeAttribute(null=True)
+    DisputeStatus = UnicodeAttribute(null=True)
+    DisputeReason = UnicodeAttribute(null=True)
+    DisputeAmount = NumberAttribute(null=True)  # minor units, of the receipt's Currency
+    DisputeOpenedAt = UnicodeAttribute(null=True)
+    DisputeClosedAt = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
         return ACCOUNT_PK.parse(self.PK)["account_id"]
+
+    @property
+    def dispute_closed(self) -> bool:
+        return self.DisputeStatus in CLOSED_DISPUTE_STATUSES
 
     @property
     def url_id(self) -> str:
@@ -365,16 +384,52 @@ class WebhookEvent(BillingItem, discriminator="WebhookEvent"):
     """One event the payment processor sent to ``/webhooks/stripe/``: written (only if
     absent) before it is handled, so a replay is known; ``Status`` says how it ended
     (``received`` while in hand, ``done``, ``ignored``, ``failed``: handled again when
-    the processor retries). Kept for ``WEBHOOK_RETENTION_DAYS`` (Stripe retries for 3)."""
+    the processor retries). Kept for ``WEBHOOK_RETENTION_DAYS`` (Stripe retries for 3).
 
-    pk_template = KeyTemplate("WEBHOOK#{event_id}")
-    sk_template = KeyTemplate("WEBHOOK#{event_id}")
+    Keyed by the event's own ``created`` time (the same on every redelivery), so the
+    conditional put still finds an event by its id, and one Query lists a day's events,
+    newest first (the staff page): one partition per UTC day."""
 
+    pk_template = KeyTemplate("WEBHOOKS#{day}")
+    sk_template = KeyTemplate("{created}#{event_id}")
+
+    EventId = UnicodeAttribute()
     Type = UnicodeAttribute()
     Status = UnicodeAttribute()
     Outcome = UnicodeAttribute(null=True)
-    ReceivedAt = UnicodeAttribute()
+    CreatedAt = UnicodeAttribute()  # the event's ``created`` (UTC ISO-8601), as in the key
+    ReceivedAt = UnicodeAttribute()  # the first delivery's arrival
+    # How many times it was handled: 1, plus one per redelivery of one not done or ignored.
+    Attempts = NumberAttribute(default=1)
     TTL = TTLAttribute(null=True)
+
+
+class DisputeEntry(BillingItem, discriminator="DisputeEntry"):
+    """One dispute of a subscription's charge, in the staff-wide list: one partition,
+    sorted by when the dispute was opened, so the list is one Query, newest first.
+    Written by the same webhook handlers as the receipt's ``Dispute*`` attributes: put if
+    absent when opened, its status set when closed (both safe to repeat, in any order).
+    Disputes are rare (a fraction of a percent of charges): one partition takes them."""
+
+    pk_template = KeyTemplate("DISPUTES")
+    sk_template = KeyTemplate("{opened}#{dispute_id}")
+
+    DisputeId = UnicodeAttribute()
+    AccountId = UnicodeAttribute()
+    ReceiptSK = UnicodeAttribute()
+    ReceiptNumber = UnicodeAttribute(null=True)
+    ChargeId = UnicodeAttribute(null=True)  # the PaymentIntent, as on the receipt
+    Amount = NumberAttribute()  # minor units
+    Currency = UnicodeAttribute()
+    Reason = UnicodeAttribute(null=True)
+    Status = UnicodeAttribute()
+    OpenedAt = UnicodeAttribute()
+    ClosedAt = UnicodeAttribute(null=True)
+    UpdatedAt = UnicodeAttribute()
+
+    @property
+    def closed(self) -> bool:
+        return self.Status in CLOSED_DISPUTE_STATUSES
 
 
 class ProductStatus(StrEnum):
@@ -506,6 +561,9 @@ class AuditAction(StrEnum):
     # A card kept on a subscription only (made before the wallet) saved to the wallet: the
     # subscription now names it (its card does not change).
     CARD_SAVED = "subscription.card_saved_to_wallet"
+    # A chargeback of a receipt's charge, as the payment processor reported it.
+    DISPUTE_OPENED = "payment.dispute_opened"
+    DISPUTE_CLOSED = "payment.dispute_closed"
     PRODUCT_CREATED = "staff.create_product"
     PRODUCT_UPDATED = "staff.update_product"
     PRODUCT_RETIRED = "staff.retire_product"
@@ -533,7 +591,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry,
 )
 
 

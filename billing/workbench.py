@@ -19,6 +19,7 @@ from billing.models import (
     BatchRun,
     BillingItem,
     Card,
+    DisputeEntry,
     PaymentDetails,
     Product,
     Receipt,
@@ -29,6 +30,7 @@ from billing.models import (
     SubscriptionStatus,
     TableMeta,
     UserLink,
+    WebhookEvent,
 )
 from core.dynamo import workbench
 
@@ -118,6 +120,22 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
         )],
         TableMeta: [TableMeta(TableMeta.pk(), TableMeta.sk(), DueShards=settings.DUE_SHARDS,
                               UpdatedAt="2026-11-01T08:00:00+00:00")],
+        DisputeEntry: [DisputeEntry(
+            DisputeEntry.pk(), DisputeEntry.sk(opened="2026-11-12T14:03:11+00:00", dispute_id="dp_1QxZa9AbCdEf"),
+            DisputeId="dp_1QxZa9AbCdEf", AccountId=acc,
+            ReceiptSK=Receipt.sk(billing_date="2026-10-31", sku="NEWS-DAILY", sub_id="a1b2c3d4e5f60718"),
+            ReceiptNumber="R-2026-004211", ChargeId="pi_3QxYz2AbCdEf", Amount=999, Currency="USD",
+            Reason="fraudulent", Status="won", OpenedAt="2026-11-12T14:03:11+00:00",
+            ClosedAt="2026-11-20T09:00:00+00:00", UpdatedAt="2026-11-20T09:00:00+00:00",
+        )],
+        WebhookEvent: [WebhookEvent(
+            WebhookEvent.pk(day="2026-11-21"), WebhookEvent.sk(created="2026-11-21T06:00:03+00:00",
+                                                              event_id="evt_1QxYz2AbCdEf"),
+            EventId="evt_1QxYz2AbCdEf", Type="payment_intent.succeeded", Status="done",
+            Outcome="pi_3QxYz2AbCdEf: receipt R-2026-004211 recorded already",
+            CreatedAt="2026-11-21T06:00:03+00:00", ReceivedAt="2026-11-21T06:00:04+00:00", Attempts=1,
+            TTL=datetime(2026, 12, 21, tzinfo=UTC),
+        )],
         AuditEvent: [AuditEvent(
             AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),
             At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action=AuditAction.STAFF_CANCEL,

@@ -44,6 +44,13 @@ from billing.access.cards import (
     use_card,
 )
 from billing.access.catalog import create_product, get_product, list_products, retire_product, update_product
+from billing.access.disputes import (
+    DISPUTES_PAGE_SIZE,
+    Dispute,
+    dispute_snapshot,
+    list_disputes,
+    record_dispute,
+)
 from billing.access.due_dates import due_key, no_due_attributes, shard_of
 from billing.access.due_shards import REFRESH as DUE_SHARDS_REFRESH
 from billing.access.due_shards import (
@@ -128,7 +135,14 @@ from billing.access.upcoming import (
     count_due_reminders_by_date,
     get_upcoming,
 )
-from billing.access.webhooks import claim_webhook, finish_webhook
+from billing.access.webhooks import (
+    WEBHOOK_PAGE_SIZE,
+    claim_webhook,
+    event_time,
+    finish_webhook,
+    get_webhook_events,
+    webhook_key,
+)
 from billing.exceptions import (
     AlreadyExists,
     CardInUse,
@@ -162,8 +176,13 @@ __all__ = [
     "get_user_link",
     "set_account_language",
     "set_stripe_customer",
+    # the payment processor's webhook events
+    "WEBHOOK_PAGE_SIZE",
     "claim_webhook",
+    "event_time",
     "finish_webhook",
+    "get_webhook_events",
+    "webhook_key",
     # the staff look-up: a subscription by its id alone, the accounts of many users
     "get_account_id_for_subscription",
     "get_account_ids_for_users",
@@ -211,6 +230,12 @@ __all__ = [
     "receipt_snapshot",
     "receipt_ttl",
     "record_refund",
+    # disputes (chargebacks): on the receipt, and the staff-wide list
+    "DISPUTES_PAGE_SIZE",
+    "Dispute",
+    "dispute_snapshot",
+    "list_disputes",
+    "record_dispute",
     # receipt numbers (R-2026-000123) and the payment history
     "FailedAttempt",
     "PaymentHistory",

@@ -25,6 +25,7 @@ from typing import Any
 
 from billing import access
 from billing.actions.card_events import bank_updated_card, card_detached
+from billing.actions.disputes import dispute_closed, dispute_created
 from billing.actions.refunds import record_processor_refund
 from billing.batches.reconcile import is_billings, record_found_charge
 from billing.models import Receipt
@@ -40,18 +41,19 @@ class NotYetRecorded(Exception):
 
 
 def receive_event(event: dict[str, Any], *, today: date) -> tuple[str, str]:
-    """Claim a verified event (its ``WEBHOOK#<id>`` item), handle it, mark how it ended:
-    (status, outcome). ``replay`` for an event handled or ignored before (nothing done);
-    a handler's failure is marked ``failed`` and raised (a redelivery handles it again)."""
-    item, new = access.claim_webhook(event["id"], event["type"])
+    """Claim a verified event (its item, keyed by its ``created`` day and time and its id),
+    handle it, mark how it ended: (status, outcome). ``replay`` for an event handled or
+    ignored before (nothing done); a handler's failure is marked ``failed`` and raised (a
+    redelivery handles it again, counted in the item's ``Attempts``)."""
+    item, new = access.claim_webhook(event["id"], event["type"], access.event_time(event.get("created")))
     if not new and item.Status in ("done", "ignored"):
         return "replay", item.Outcome or ""
     try:
         status, outcome = handle_event(event, today=today)
     except Exception as error:
-        access.finish_webhook(item, "failed", f"{type(error).__name__}: {error}")
+        access.finish_webhook(item, "failed", f"{type(error).__name__}: {error}", again=not new)
         raise
-    access.finish_webhook(item, status, outcome)
+    access.finish_webhook(item, status, outcome, again=not new)
     return status, outcome
 
 
@@ -147,4 +149,6 @@ HANDLERS: dict[str, Callable[[dict[str, Any], date], tuple[str, str]]] = {
     "charge.refunded": _refunded,
     "payment_method.automatically_updated": bank_updated_card,
     "payment_method.detached": card_detached,
+    "charge.dispute.created": dispute_created,
+    "charge.dispute.closed": dispute_closed,
 }

@@ -15,7 +15,7 @@ from billing.models import Receipt, Subscription
 from core import localformat
 from core.staff import render_staff
 
-# The stored statuses of subscriptions, receipts, products and batch runs, as the staff
+# The stored statuses of subscriptions, receipts, products, batch runs and disputes, as the staff
 # pages show them (the portal's words where the portal shows the same status).
 STATUS_LABELS = {
     "active": _("Active"),
@@ -30,6 +30,14 @@ STATUS_LABELS = {
     "failed": _("Failed"),
     "interrupted": _("Interrupted"),
     "abandoned": _("Abandoned"),
+    # a dispute's (Stripe's words): open, then closed
+    "warning_needs_response": _("Inquiry: needs response"),
+    "warning_under_review": _("Inquiry: under review"),
+    "needs_response": _("Needs response"),
+    "under_review": _("Under review"),
+    "won": _("Won"),
+    "lost": _("Lost"),
+    "warning_closed": _("Inquiry closed"),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import date
 from decimal import Decimal
 
 from django import forms
@@ -129,3 +130,20 @@ class ProductForm(forms.Form):
             except forms.ValidationError as error:
                 self.add_error("price", error)
         return data
+
+
+class DayForm(forms.Form):
+    """A day typed in a URL (``?day=2026-11-21``, ISO only): the webhook events page."""
+
+    # A sane window: a day outside it is a typo, and its neighbours must be days too.
+    FIRST, LAST = date(2000, 1, 1), date(2999, 12, 31)
+
+    day = forms.DateField(input_formats=["%Y-%m-%d"], label=_("Day (UTC)"),
+                          error_messages={"invalid": _("Give a day as YYYY-MM-DD, e.g. 2026-11-21.")})
+
+    def clean_day(self) -> date:
+        day = self.cleaned_data["day"]
+        if not self.FIRST <= day <= self.LAST:
+            raise forms.ValidationError(_("Give a day between %(first)s and %(last)s."), code="out_of_range",
+                                        params={"first": self.FIRST.isoformat(), "last": self.LAST.isoformat()})
+        return day

@@ -14,10 +14,12 @@ from django.utils.translation import gettext_lazy as _
 from billing.staff.account_page import account_detail
 from billing.staff.batch_pages import batch_runs, upcoming
 from billing.staff.catalog import product_add, product_edit, product_retire, products
+from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.refunds import staff_refund
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
+from billing.staff.webhook_events import webhook_events
 from core.staff import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
 
 # The pages the admin's index and sidebar list, under "Billing" (rpay_site/admin_site.py):
@@ -26,6 +28,8 @@ STAFF_PAGES = [
     ("staff_index", _("Find a customer"), VIEW_BILLING, None),
     ("staff_upcoming", _("Upcoming payments and reminders"), VIEW_BILLING, None),
     ("staff_runs", _("Batch runs"), VIEW_BILLING, None),
+    ("staff_disputes", _("Disputes"), VIEW_BILLING, None),
+    ("staff_webhook_events", _("Webhook events"), VIEW_BILLING, None),
     ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
 ]
 
@@ -53,6 +57,8 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
              name="staff_refund"),
         path("staff/upcoming/", staff(upcoming, VIEW_BILLING), name="staff_upcoming"),
         path("staff/runs/", staff(batch_runs, VIEW_BILLING), name="staff_runs"),
+        path("staff/disputes/", staff(disputes, VIEW_BILLING), name="staff_disputes"),
+        path("staff/webhook-events/", staff(webhook_events, VIEW_BILLING), name="staff_webhook_events"),
         path("staff/products/", staff(products, CATALOG), name="staff_products"),
         path("staff/products/add/", staff(product_add, CATALOG), name="staff_product_add"),
         path("staff/products/<str:sku>/edit/", staff(product_edit, CATALOG), name="staff_product_edit"),

@@ -50,6 +50,26 @@ def status_badge(status: str | None) -> SafeString:
     return format_html('<span class="badge {}">{}</span>', css, label)
 
 
+# Stripe's dispute reasons, as the customer's receipt page names them.
+_DISPUTE_REASONS = {
+    "fraudulent": _("Fraudulent (not made by the card holder)"),
+    "duplicate": _("Duplicate payment"),
+    "subscription_canceled": _("Subscription cancelled"),
+    "product_not_received": _("Service not received"),
+    "product_unacceptable": _("Service not acceptable"),
+    "unrecognized": _("Payment not recognised"),
+    "credit_not_processed": _("Refund not processed"),
+    "general": _("Other"),
+}
+
+
+@register.filter
+def dispute_reason(reason: str | None) -> str:
+    """``{{ receipt.DisputeReason|dispute_reason }}``: a dispute's reason in words."""
+    label = _DISPUTE_REASONS.get(reason or "")
+    return str(label) if label is not None else (reason or "").replace("_", " ").capitalize()
+
+
 @register.filter
 def next_charge(sub: Subscription) -> int | None:
     """What a live subscription's next payment will charge, in minor units: the period

@@ -3,9 +3,10 @@
 Who may call it: anyone can reach it, only Stripe can get past it: the body must carry a
 valid ``Stripe-Signature`` made with ``STRIPE_WEBHOOK_SECRET`` less than five minutes
 ago (else 400, nothing written). CSRF does not apply here (and only here): the signature
-is the proof of origin. Each event is claimed once (its ``WEBHOOK#<id>`` item): a replay
-of one handled or ignored answers 200 and changes nothing; one that failed is handled
-again. A handler that fails answers 500, so that Stripe delivers it again later.
+is the proof of origin. Each event is claimed once (its ``WEBHOOKS#<day>`` item, keyed
+by its ``created`` time and id): a replay of one handled or ignored answers 200 and
+changes nothing; one that failed is handled again. A handler that fails answers 500, so
+that Stripe delivers it again later.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ MATRIX: dict[str, set[str]] = {
     "staff_account": {"support", "finance"},
     "staff_upcoming": {"support", "finance"},
     "staff_runs": {"support", "finance"},
+    "staff_webhook_events": {"support", "finance"},
+    "staff_disputes": {"support", "finance"},
     "staff_cancel": {"support"},
     "staff_payment_day": {"support"},
     "staff_pause": {"support"},  # issue 14: a pause moves the schedule, as a change of day does

@@ -47,14 +47,18 @@ def deliver(client, event: dict | bytes, *, sign: str | None = None, **kwargs):
                        **({"HTTP_STRIPE_SIGNATURE": header} if header else {}))
 
 
-def event(event_type: str, obj: dict, event_id: str = "evt_1") -> dict:
-    return {"id": event_id, "object": "event", "type": event_type, "created": int(time.time()),
+# An event's ``created`` is the same on every delivery of it (its item is keyed by it).
+CREATED = int(time.time())
+
+
+def event(event_type: str, obj: dict, event_id: str = "evt_1", *, created: int = CREATED) -> dict:
+    return {"id": event_id, "object": "event", "type": event_type, "created": created,
             "data": {"object": obj}}
 
 
-def stored(event_id: str) -> WebhookEvent | None:
+def stored(event_id: str, created: int = CREATED) -> WebhookEvent | None:
     try:
-        return WebhookEvent.get(WebhookEvent.pk(event_id=event_id), WebhookEvent.sk(event_id=event_id))
+        return WebhookEvent.get(*access.webhook_key(event_id, datetime.fromtimestamp(created, tz=UTC)))
     except WebhookEvent.DoesNotExist:
         return None
 
@@ -167,9 +171,12 @@ def test_a_failed_handler_is_500_and_handled_again_on_redelivery(client, moto_ta
     refunded = event("charge.refunded", {"id": "ch_y", "payment_intent": charge.charge_id}, "evt_early")
     response = deliver(client, refunded)
     assert response.status_code == 500 and stored("evt_early").Status == "failed"
+    assert stored("evt_early").Attempts == 1
     batches.run_payments(run_date=TODAY, workers=1)  # records the charge (the gateway replays its key)
     assert deliver(client, refunded).status_code == 200
     assert stored("evt_early").Status == "done" and receipts_of(sub)[0].RefundedAmount == 100
+    assert stored("evt_early").Attempts == 2  # handled twice; a replay of it now counts nothing
+    assert deliver(client, refunded).json()["status"] == "replay" and stored("evt_early").Attempts == 2
 
 
 @pytest.mark.django_db(transaction=True)
