@@ -31,13 +31,19 @@ def deliver(client: Any, event: dict | bytes, *, sign: str | None = None, **kwar
                        **({"HTTP_STRIPE_SIGNATURE": header} if header else {}))
 
 
+# An event has one ``created``, sent unchanged on every redelivery (the site keys it by it):
+# the same id made twice by a test is the same event.
+_CREATED: dict[str, int] = {}
+
+
 def event(event_type: str, obj: dict, event_id: str = "evt_1", *, previous_attributes: dict | None = None,
           created: int | None = None) -> dict:
     data: dict[str, Any] = {"object": obj}
     if previous_attributes is not None:
         data["previous_attributes"] = previous_attributes
-    return {"id": event_id, "object": "event", "type": event_type,
-            "created": int(time.time()) if created is None else created, "data": data}
+    if created is None:
+        created = _CREATED.setdefault(event_id, int(time.time()))
+    return {"id": event_id, "object": "event", "type": event_type, "created": created, "data": data}
 
 
 def stored(event_id: str) -> WebhookEvent | None:
