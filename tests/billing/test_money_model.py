@@ -148,6 +148,11 @@ class MoneyMachine(RuleBasedStateMachine):
     def unrecorded(self) -> bool:
         return self.lost_on is not None
 
+    def awaiting_record(self) -> set[str]:
+        """Succeeded charges allowed, for now, to have no receipt (a sibling model's: a charge
+        the customer confirmed with their bank and whose page never came back)."""
+        return set()
+
     def _run_payments(self) -> batches.RunSummary:
         before = Counter(c["metadata"]["sub_id"] for c in get_gateway().charges_made())
         summary = batches.run_payments(run_date=self.today, workers=1)
@@ -344,7 +349,8 @@ class MoneyMachine(RuleBasedStateMachine):
             assert len(set(receipt_charges)) == len(receipt_charges)
             assert set(receipt_charges) <= set(succeeded)
             if not self.unrecorded:
-                assert set(receipt_charges) == set(succeeded), "a charge without its receipt"
+                missing = set(succeeded) - set(receipt_charges)
+                assert missing <= self.awaiting_record(), "a charge without its receipt"
             for charge in charges:
                 # M3: nothing paid for ahead of the day it was charged, nothing after the clock
                 assert charge.metadata["period_start"] <= charge.created[:10] <= self.today.isoformat()
@@ -364,7 +370,7 @@ class MoneyMachine(RuleBasedStateMachine):
                 assert day in tracked.days
                 assert receipt.ProcessedAmount == period_amount(tracked.price, day, expected_start, end)
                 expected_start = end + timedelta(days=1)
-            if not self.unrecorded:
+            if not self.unrecorded and not set(succeeded) & self.awaiting_record():
                 assert sub.PaidThroughDate == (expected_start - timedelta(days=1)).isoformat()
             assert sub.PaymentAmount == tracked.price  # M4: a staff price change never touches it
 
