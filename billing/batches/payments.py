@@ -140,7 +140,8 @@ def take_payment(
     # the bank may ask them for 3-D Secure), every later one off-session (the card was saved
     # for it). By whoever makes it: should a payment run make the first charge (the page
     # died before it), its key must carry the same request, or Stripe refuses the replay.
-    first = out.attempt == 0 and start == _created_on(sub)
+    # The first period is the one ``owed_period`` knows by ``LastPaymentDate``, made today.
+    first = out.attempt == 0 and sub.LastPaymentDate == start.isoformat() and start == _created_on(sub)
     result = _charge(gateway, sub, charge_key(sub.sub_id, start, out.attempt), amount, metadata,
                      off_session=not first)
     out.gateway_ms = (time.perf_counter() - asked) * 1000

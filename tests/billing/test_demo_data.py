@@ -22,9 +22,11 @@ def test_the_demo_wallet_has_two_cards_and_the_subscribe_page_offers_the_default
     client.post("/login/", {"username": CUSTOMER_EMAIL, "password": CUSTOMER_PASSWORD})
     wallet = client.get("/wallet/")
     rows = wallet.context["rows"]
-    assert sorted((r.details.Brand, r.details.Last4) for r in rows) == [("Mastercard", "4444"), ("Visa", "4242")]
+    # the default Visa, a Mastercard, and the 3-D Secure Visa the coffee box's renewal waits on
+    assert sorted((r.details.Brand, r.details.Last4) for r in rows) == [
+        ("Mastercard", "4444"), ("Visa", "3184"), ("Visa", "4242")]
     paying = {r.details.Last4: sorted(s.SKU for s in r.subscriptions) for r in rows}
-    assert paying["4444"] == ["MUSIC-FAMILY"] and "NEWS-DAILY" in paying["4242"]
+    assert paying["4444"] == ["MUSIC-FAMILY"] and "NEWS-DAILY" in paying["4242"] and paying["3184"] == ["COFFEE-BOX"]
     assert [r.details.Last4 for r in rows if r.is_default] == ["4242"]
     html = wallet.content.decode()
     assert "Card on this subscription" not in html  # every demo subscription pays with a wallet card
@@ -43,6 +45,22 @@ def test_the_demo_portal_shows_a_pause_a_cancel_at_period_end_and_a_partial_refu
     refunded = [r for r in access.get_receipts_by_account(account_id, date(2000, 1, 1), date(2100, 1, 1))
                 if r.RefundedAmount]
     assert len(refunded) == 1 and 0 < refunded[0].RefundedAmount < refunded[0].ProcessedAmount
+
+
+def test_the_demo_shows_a_renewal_waiting_for_the_bank_and_two_disputes(client, admin_client, moto_table) -> None:
+    from django.core import mail
+
+    call_command("seed_demo", stdout=StringIO())
+    client.post("/login/", {"username": CUSTOMER_EMAIL, "password": CUSTOMER_PASSWORD})
+    account_id = client.session["account_id"]
+    coffee = next(s for s in access.get_subscriptions_by_account(account_id) if s.SKU == "COFFEE-BOX")
+    assert coffee.Status == "past_due" and coffee.PaymentDetails.AwaitingCharge
+    assert b'data-testid="action-required"' in client.get("/").content
+    assert any(m.subject.startswith("Please confirm your payment") for m in mail.outbox)
+    disputes = admin_client.get("/admin/staff/disputes/")
+    assert disputes.status_code == 200
+    assert [r["entry"].Status for r in disputes.context["rows"]].count("needs_response") == 1
+    assert [r["entry"].Status for r in disputes.context["rows"]].count("won") == 1
 
 
 def test_seed_demo_on_stripe_makes_customers_and_payment_methods(client, moto_table, stripe_gateway) -> None:

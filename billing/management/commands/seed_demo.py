@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextlib import suppress
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -11,8 +12,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from billing import access
+from billing.access.disputes import Dispute
 from billing.actions.accounts import payment_customer
 from billing.actions.refunds import refund_receipt
+from billing.batches import take_payment
 from billing.exceptions import ConditionFailed
 from billing.models import Account, Card, Subscription
 from billing.rules.lifecycle import CancelMode
@@ -40,8 +43,10 @@ PRODUCTS = [
 SEED_ACTOR = "seed_demo"
 # Test cards both gateways know (core/payments/demo_cards.py), with billing addresses.
 DEMO_CARDS = [("visa", "1 Example Street\nLondon EC1A 1AA"), ("mastercard", "1 Example Street\nLondon EC1A 1AA")]
-DEMO_ACCOUNTS = [
-    (CUSTOMER_EMAIL, [("NEWS-DAILY", 31), ("MUSIC-FAMILY", 15), ("CLOUD-200", 29)]),
+# A payment day of None: today's, so that the subscription's renewal is due at once (the
+# demo customer's coffee box, whose bank then asks them to confirm it: "action required").
+DEMO_ACCOUNTS: list[tuple[str, list[tuple[str, int | None]]]] = [
+    (CUSTOMER_EMAIL, [("NEWS-DAILY", 31), ("MUSIC-FAMILY", 15), ("CLOUD-200", 29), ("COFFEE-BOX", None)]),
     ("ada@example.com", [("GYM-CITY", 30), ("COFFEE-BOX", 1)]),
     ("grace@example.com", [("NEWS-DAILY", 28), ("CLOUD-200", 31)]),
     ("alan@example.com", [("MUSIC-FAMILY", 29)]),
@@ -83,7 +88,17 @@ def fresh(sub: Subscription) -> Subscription:
 
 def show_the_portal(subs: dict[str, Subscription], today: date) -> None:
     """The demo customer's portal shows each feature at once: one subscription paused, one
-    cancelled at the end of its period, a receipt partly refunded."""
+    cancelled at the end of its period, a receipt partly refunded, and one whose renewal
+    today waits for their bank ("action required": its card is the 3-D Secure test card,
+    charged by the payment run's own path, which e-mails the link)."""
+    coffee = fresh(subs["COFFEE-BOX"])
+    account = access.get_account(coffee.account_id)
+    if account is not None:
+        card = access.add_card(account.account_id, demo_card(get_gateway(), "3ds", customer=payment_customer(account)),
+                               DEMO_CARDS[0][1], actor=SEED_ACTOR)
+        access.replace_card(coffee, access_token(card), card.Details.BillingAddress, actor=CUSTOMER_EMAIL,
+                            card_id=card.card_id)
+        take_payment(fresh(coffee), run_date=today, actor=SEED_ACTOR)
     with suppress(ConditionFailed):  # a date on which the rule refuses: left as it is
         access.pause_subscription(fresh(subs["MUSIC-FAMILY"]), resume=None, today=today,
                                   reminder_days_before=settings.REMINDER_DAYS_BEFORE, actor=CUSTOMER_EMAIL)
@@ -96,6 +111,28 @@ def show_the_portal(subs: dict[str, Subscription], today: date) -> None:
     if paid:
         refund_receipt(paid[0], paid[0].ProcessedAmount // 4, request_id="demo-goodwill", actor=STAFF_EMAIL,
                        reason="Goodwill: a week without delivery")
+
+
+def show_a_dispute(subs: dict[str, Subscription], today: date) -> None:
+    """Staff's "Disputes" page and a receipt marked disputed: one chargeback still open on
+    the gym's latest receipt, one won on the coffee box's oldest, as Stripe's events would
+    have recorded them."""
+    for sku, newest, status in (("GYM-CITY", True, "needs_response"), ("COFFEE-BOX", False, "won")):
+        sub = subs[sku]
+        receipts = sorted((r for r in access.get_receipts_by_account(sub.account_id, today - timedelta(days=270), today)
+                           if r.sub_id == sub.sub_id and r.ChargeId), key=lambda r: r.BillingDate)
+        if not receipts:
+            continue
+        receipt = receipts[-1 if newest else 0]
+        opened = datetime.fromisoformat(receipt.ProcessedDate) + timedelta(days=12)
+        dispute = Dispute(dispute_id=f"dp_demo_{sub.sub_id}", charge_id=receipt.ChargeId,
+                          amount=int(receipt.ProcessedAmount), currency=receipt.Currency,
+                          reason="fraudulent" if newest else "product_not_received", status="needs_response",
+                          opened_at=opened.isoformat(timespec="seconds"))
+        access.record_dispute(receipt, dispute, actor="stripe")
+        if status != "needs_response":
+            access.record_dispute(access.get_receipt(receipt.account_id, receipt.SK) or receipt,
+                                  replace(dispute, status=status), actor="stripe")
 
 
 class Command(BillingCommand):
@@ -131,7 +168,8 @@ class Command(BillingCommand):
             account = access.create_account(email, user_id=user.pk, name=email.split("@")[0].title())
             wallet = demo_wallet(gateway, account, today, two_cards=email == CUSTOMER_EMAIL)
             made = {}
-            for n, (sku, day) in enumerate(subs):
+            for n, (sku, payment_day) in enumerate(subs):
+                day = payment_day or today.day
                 product = access.get_product(sku)
                 # Made eight months ago, so the receipts below belong to it.
                 created = date(*add_months(today.year, today.month, -8), 1)
@@ -163,6 +201,8 @@ class Command(BillingCommand):
                 )
             if email == CUSTOMER_EMAIL:
                 show_the_portal(made, today)
+            if email == "ada@example.com":
+                show_a_dispute(made, today)
             seeded += 1
 
         self.stdout.write(f"seeded {seeded} new demo account(s); {len(DEMO_ACCOUNTS) - seeded} already there")
