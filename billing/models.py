@@ -254,6 +254,14 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # first payment after it (that payment's NextPaymentDate), or open (no Next* keys).
     PausedFrom = UnicodeAttribute(null=True)
     PausedUntil = UnicodeAttribute(null=True)
+    # A switch of product (billing/rules/switch.py): SKU, ProductName and PaymentAmount are
+    # the new product's at once; the SK keeps the SKU the subscription was made with
+    # (``key_sku``). A downgrade is paid from the next payment, ``SwitchFrom``: until then the
+    # customer keeps the product paid for, ``PreviousProductName`` (``PreviousSKU``).
+    PreviousSKU = UnicodeAttribute(null=True)
+    PreviousProductName = UnicodeAttribute(null=True)
+    SwitchFrom = UnicodeAttribute(null=True)
+    LastSwitchDate = UnicodeAttribute(null=True)  # one switch a day (its receipt's key holds the day)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -266,6 +274,11 @@ class Subscription(BillingItem, discriminator="Subscription"):
     @property
     def sub_id(self) -> str:
         return self.sk_template.parse(self.SK)["sub_id"]
+
+    @property
+    def key_sku(self) -> str:
+        """The SKU in the item's key: the product it was made for (``SKU`` is the current one)."""
+        return self.sk_template.parse(self.SK)["sku"]
 
     @property
     def is_live(self) -> bool:
@@ -324,6 +337,14 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # The human receipt number (``R-2026-000123``, ``ReceiptCounter``); null on receipts
     # written before numbers existed, which are still shown (by key).
     Number = UnicodeAttribute(null=True)
+    # ``switch``: the charge of an upgrade (billing/rules/switch.py) for the days already
+    # paid, PeriodStart..PeriodEnd: the new product's price of them (``SwitchCharge``) less
+    # the unused share of what paid them at the old price (``SwitchCredit``). Null: a
+    # period's payment.
+    Kind = UnicodeAttribute(null=True)
+    SwitchCharge = NumberAttribute(null=True)
+    SwitchCredit = NumberAttribute(null=True)
+    PreviousProductName = UnicodeAttribute(null=True)
     # A chargeback of the charge (Stripe's ``charge.dispute.*`` events; one per charge):
     # set by billing/access/disputes.py with conditional updates, so a late or repeated
     # "opened" never moves a closed dispute back. ``DisputeStatus`` is the processor's word
@@ -539,6 +560,8 @@ class AuditAction(StrEnum):
     SUBSCRIPTION_CANCELLED = "subscription.cancelled"
     STAFF_CANCEL = "staff.cancel_subscription"
     SUBSCRIPTION_KEPT = "subscription.kept"  # a cancel at period end undone
+    SUBSCRIPTION_SWITCHED = "subscription.switched"  # another product (billing/rules/switch.py)
+    STAFF_SWITCH = "staff.switch_product"
     SUBSCRIPTION_PAUSED = "subscription.paused"
     SUBSCRIPTION_RESUMED = "subscription.resumed"
     STAFF_PAUSE = "staff.pause_subscription"

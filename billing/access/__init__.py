@@ -129,6 +129,7 @@ from billing.access.subscriptions import (
     set_schedule,
     update_subscription,
 )
+from billing.access.switch import switch_subscription
 from billing.access.upcoming import (
     UpcomingDay,
     count_due_payments_by_date,
@@ -154,6 +155,7 @@ from billing.exceptions import (
 )
 
 __all__ = [
+    "switch_subscription",
     "end_subscription",
     "keep_subscription",
     "pause_subscription",

@@ -12,7 +12,15 @@ from billing.access._common import absent_if_invalid, is_expired, iso_now, refus
 from billing.access.events import new_event, record_event
 from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
 from billing.exceptions import ConditionFailed, ReceiptNumberTaken
-from billing.models import AuditAction, Receipt, ReceiptNumberLookup, ReceiptStatus, Refund, Subscription
+from billing.models import (
+    AuditAction,
+    AuditEvent,
+    Receipt,
+    ReceiptNumberLookup,
+    ReceiptStatus,
+    Refund,
+    Subscription,
+)
 from core.dynamo import engine
 
 
@@ -34,6 +42,8 @@ def create_receipt(
     period_end: date | None = None,
     actor: str = "batch",
     numbers: ReceiptNumbers | None = None,
+    sku: str | None = None,
+    kind: str | None = None,
 ) -> tuple[Receipt, bool]:
     """Record a successful charge: the receipt, only if absent, its number's look-up
     item, only if absent, and its ``payment.succeeded`` audit event, in one
@@ -44,15 +54,56 @@ def create_receipt(
 
     The number comes from ``numbers`` (a batch's block: no request of its own most of
     the time), else from a one-number reservation (one UpdateItem more). A number drawn
-    for a receipt that turns out to exist already is a gap, never reused.
+    for a receipt that turns out to exist already is a gap, never reused. ``sku``: the
+    product charged (the charge's own, should the subscription have switched since).
     """
+    receipt, lookup, event = build_receipt(
+        sub, billing_date=billing_date, amount=amount, currency=currency, charge_id=charge_id,
+        retention_days=retention_days, processed_at=processed_at, period_end=period_end, actor=actor,
+        numbers=numbers, sku=sku)
+    receipt.Kind = kind  # "switch": an upgrade's charge (billing/rules/switch.py)
+    try:
+        with engine.transact_write() as transaction:
+            transaction.save(receipt, condition=Receipt.SK.does_not_exist())
+            transaction.save(event)
+            transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
+    except TransactWriteError as error:
+        reasons = error.cancellation_reasons or []
+        refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
+        if refused and refused[0]:
+            receipt.Number = None  # the stored receipt has its own number; this one is a gap
+            return receipt, False
+        if len(refused) > 2 and refused[2]:
+            raise ReceiptNumberTaken(receipt.Number) from error
+        raise
+    return receipt, True
+
+
+def build_receipt(
+    sub: Subscription,
+    *,
+    billing_date: date,
+    amount: int,
+    currency: str,
+    charge_id: str | None,
+    retention_days: int,
+    processed_at: datetime | None = None,
+    period_end: date | None = None,
+    actor: str = "batch",
+    numbers: ReceiptNumbers | None = None,
+    sku: str | None = None,
+) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
+    """The receipt (numbered), its number's look-up item and its ``payment.succeeded``
+    event, not yet written: ``create_receipt`` writes them, and a switch of product
+    writes them with the subscription's own update (billing/access/switch.py)."""
+    sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
     number = (numbers or ReceiptNumbers()).next_number(processed_at.year)
     receipt = Receipt(
         sub.PK,
-        Receipt.sk(billing_date=billing_date.isoformat(), sku=sub.SKU, sub_id=sub.sub_id),
+        Receipt.sk(billing_date=billing_date.isoformat(), sku=sku, sub_id=sub.sub_id),
         sub_id=sub.sub_id,
-        SKU=sub.SKU,
+        SKU=sku,
         ProductName=sub.ProductName,
         Email=sub.Email,
         BillingDate=billing_date.isoformat(),
@@ -75,21 +126,7 @@ def create_receipt(
         after={"Receipt": receipt.SK, "Number": number, "Amount": amount, "Currency": currency, "ChargeId": charge_id,
                "PeriodStart": receipt.PeriodStart, "PeriodEnd": receipt.PeriodEnd},
     )
-    try:
-        with engine.transact_write() as transaction:
-            transaction.save(receipt, condition=Receipt.SK.does_not_exist())
-            transaction.save(event)
-            transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
-    except TransactWriteError as error:
-        reasons = error.cancellation_reasons or []
-        refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
-        if refused and refused[0]:
-            receipt.Number = None  # the stored receipt has its own number; this one is a gap
-            return receipt, False
-        if len(refused) > 2 and refused[2]:
-            raise ReceiptNumberTaken(number) from error
-        raise
-    return receipt, True
+    return receipt, lookup, event
 
 
 @absent_if_invalid(list)

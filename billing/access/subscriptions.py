@@ -101,15 +101,18 @@ def create_subscription(
 
 @absent_if_invalid()
 def get_subscription(account_id: str, sub_id: str, sku: str | None = None) -> Subscription | None:
-    """GetItem when the SKU is known; otherwise one Query on the ``SUB#<SubId>#`` prefix
-    (the SKU is part of the sort key, and URLs carry only the subscription id).
+    """GetItem when the SKU is known; otherwise (or when that misses: a switched
+    subscription's key holds the SKU it was made with) one Query on the ``SUB#<SubId>#``
+    prefix (the SKU is part of the sort key, and URLs carry only the subscription id).
     """
     pk = Subscription.pk(account_id=account_id)
     if sku is not None:
         try:
             return Subscription.get(pk, Subscription.sk(sub_id=sub_id, sku=sku), consistent_read=True)
         except DoesNotExist:
-            return None
+            # A subscription switched to another product keeps the SKU it was made with in
+            # its key (``key_sku``): asked by its current SKU, it is found by its id.
+            pass
     prefix = Subscription.sk_template.format(sub_id=sub_id, sku="")
     for sub in Subscription.query(pk, Subscription.SK.startswith(prefix), consistent_read=True):
         return sub

@@ -133,7 +133,7 @@ def take_payment(
     metadata = {
         "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU,
         "billing_date": start.isoformat(), "period_start": start.isoformat(), "period_end": end.isoformat(),
-        "attempt": str(out.attempt), "payment_day": str(sub.PaymentDay),
+        "attempt": str(out.attempt), "payment_day": str(sub.PaymentDay), "price": str(sub.PaymentAmount),
     }
     asked = time.perf_counter()
     # The first period's charge is made on-session (the customer is on the subscribe page;
@@ -269,7 +269,7 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
     receipt, created = access.create_receipt(
         sub, billing_date=start, amount=result.amount, currency=result.currency,
         charge_id=result.charge_id, retention_days=settings.RECEIPT_RETENTION_DAYS,
-        period_end=end, actor=actor, numbers=numbers,
+        period_end=end, actor=actor, numbers=numbers, sku=result.metadata.get("sku"),
     )
     try:
         access.advance_after_payment(

@@ -26,6 +26,7 @@ from django.conf import settings
 
 from billing import access
 from billing.actions.refunds import record_processor_refund, refund_receipt
+from billing.actions.switch import refund_unapplied_switch
 from billing.batches.payments import record_paid_charge
 from billing.models import Receipt, Subscription, SubscriptionStatus
 from core.money import format_with_code
@@ -167,6 +168,18 @@ def _record(charge: ChargeResult, today: date, difference: Difference, gateway: 
         return
     if "period_end" not in meta:
         difference.detail += "; the charge does not say which days it paid for"
+        return
+    if meta.get("kind") == "switch":
+        # An upgrade's charge whose switch was never recorded (the page died after the
+        # charge, or the subscription changed meanwhile): the customer was not switched,
+        # so it is recorded and refunded in full, never kept.
+        difference.kind = "charge of a switch not made"
+        refunded = refund_unapplied_switch(sub, charge, actor=actor)
+        if refunded is None:
+            difference.detail += "; refund not made yet"
+            return
+        difference.detail += f"; refunded {format_with_code(refunded, charge.currency)}" if refunded else ""
+        difference.fixed = True
         return
     if sub.Status == SubscriptionStatus.CANCELLED and sub.CancelReason == NOT_STARTED:
         difference.kind = "charge of a subscription that did not start"

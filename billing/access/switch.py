@@ -1,0 +1,83 @@
+"""A switch of product (billing/rules/switch.py): the subscription's new product and, for
+an upgrade charged now, its receipt, in one TransactWriteItems with the audit event, on
+condition that the subscription is still as the quote found it."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from billing.access._common import refused_as
+from billing.access.events import new_event, subscription_snapshot
+from billing.access.receipts import build_receipt
+from billing.exceptions import ConditionFailed
+from billing.models import (
+    AuditAction,
+    Product,
+    Receipt,
+    ReceiptNumberLookup,
+    Subscription,
+    SubscriptionStatus,
+)
+from billing.rules.switch import SwitchQuote
+from core.dynamo import engine
+
+
+def _as_quoted(sub: Subscription, quote: SwitchQuote) -> object:
+    """Still active, on the old product, paid through the same day, neither paused nor
+    cancelling: what the quote's amounts were worked out from."""
+    condition = ((Subscription.Status == SubscriptionStatus.ACTIVE) & (quote.old_sku == Subscription.SKU)
+                 & Subscription.CancelMode.does_not_exist() & Subscription.PausedFrom.does_not_exist())
+    if quote.paid_through is not None:
+        condition &= Subscription.PaidThroughDate == quote.paid_through.isoformat()
+    return condition
+
+
+def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote, *, today: date, actor: str,
+                        action: AuditAction = AuditAction.SUBSCRIPTION_SWITCHED, charge_id: str | None = None,
+                        charged: int = 0, retention_days: int = 400) -> Receipt | None:
+    """Move ``sub`` to ``product``; with ``charge_id`` (an upgrade's charge of ``charged``)
+    its ``switch`` receipt too. One TransactWriteItems: the subscription (on condition it
+    is as quoted: else ``ConditionFailed``, nothing written), the audit event and, with a
+    charge, the receipt and its number's look-up item. Returns the receipt written."""
+    before = subscription_snapshot(sub)
+    previous = sub.PreviousProductName if sub.PreviousSKU else sub.ProductName
+    previous_sku = sub.PreviousSKU or sub.SKU
+    actions = [Subscription.SKU.set(product.SKU), Subscription.ProductName.set(product.Name),
+               Subscription.PaymentAmount.set(int(product.PaymentAmount)),
+               Subscription.LastSwitchDate.set(today.isoformat())]
+    if quote.upgrade or previous_sku == product.SKU:  # at once, or back to what was paid for
+        actions += [Subscription.PreviousSKU.remove(), Subscription.PreviousProductName.remove(),
+                    Subscription.SwitchFrom.remove()]
+    else:  # from the next payment: until then the product paid for
+        actions += [Subscription.PreviousSKU.set(previous_sku), Subscription.PreviousProductName.set(previous),
+                    Subscription.SwitchFrom.set(quote.effective.isoformat())]
+    receipt = lookup = None
+    if charge_id and charged > 0:
+        assert quote.paid_through is not None
+        receipt, lookup, _ = build_receipt(
+            sub, billing_date=today, amount=charged, currency=sub.Currency, charge_id=charge_id,
+            retention_days=retention_days, period_end=quote.paid_through, actor=actor, sku=product.SKU)
+        receipt.ProductName, receipt.Kind = product.Name, "switch"
+        receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
+            sub.ProductName
+    after = {**before, "SKU": product.SKU, "ProductName": product.Name, "PaymentAmount": int(product.PaymentAmount),
+             "From": quote.effective.isoformat(), "Charged": charged if receipt else 0,
+             "Receipt": receipt.SK if receipt else None}
+    event = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
+                      before={**before, "SKU": sub.SKU, "ProductName": sub.ProductName}, after=after)
+    # The business condition, not the version: a reminder claimed meanwhile must not undo
+    # a switch whose charge is made (PynamoDB still moves the version on).
+    with refused_as(ConditionFailed, sub.SK), engine.transact_write() as tx:
+        tx.update(sub, actions=actions, condition=_as_quoted(sub, quote), add_version_condition=False)
+        tx.save(event)
+        if receipt is not None and lookup is not None:
+            tx.save(receipt, condition=Receipt.SK.does_not_exist())
+            tx.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
+    # What the update wrote, in memory as a fresh read would show it.
+    sub.SKU, sub.ProductName, sub.PaymentAmount = product.SKU, product.Name, int(product.PaymentAmount)
+    sub.LastSwitchDate = today.isoformat()
+    downgrade = not quote.upgrade and previous_sku != product.SKU
+    sub.PreviousSKU = previous_sku if downgrade else None
+    sub.PreviousProductName = previous if downgrade else None
+    sub.SwitchFrom = quote.effective.isoformat() if downgrade else None
+    return receipt

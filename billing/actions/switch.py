@@ -1,0 +1,170 @@
+"""Switching a subscription to another product, for the customer and for staff (rules:
+billing/rules/switch.py). An upgrade's difference is charged at once under the key
+``<SubId>:switch:<day>:<SKU>`` and recorded with the switch in one transaction; a
+downgrade changes what the next payment charges. The customer is e-mailed either way.
+
+Exactly once: the charge is keyed, and its record is conditional on the subscription
+being as quoted. Should the record be refused (the subscription changed meanwhile), or
+never made (a crash after the charge), the charge is recorded and refunded in full, here
+or by the reconciliation (``refund_unapplied_switch``): never kept for nothing (M2).
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import date
+
+from django.conf import settings
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+
+from billing import access
+from billing.actions.refunds import refund_receipt
+from billing.models import AuditAction, Subscription
+from billing.notify import manage_url, tell
+from billing.rules.schedule import months_before
+from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch
+from core.money import format_with_symbol
+from core.payments.errors import GatewayError, PaymentError
+from core.payments.gateway import ChargeResult, get_gateway
+
+log = logging.getLogger(__name__)
+
+UNDONE = "switch-undone"  # the request id of an unapplied switch's refund: refund:<ChargeId>:switch-undone
+
+
+class QuoteChanged(SwitchRefused):
+    """The amounts changed since the customer saw them (a payment, a change of day)."""
+
+
+class SwitchDeclined(PaymentError):
+    """The upgrade's charge was declined: nothing switched."""
+
+
+@dataclass
+class Switched:
+    sub: Subscription
+    quote: SwitchQuote
+    charged: int = 0  # minor units charged now (an upgrade)
+    receipt_id: str = ""  # the switch receipt's number (or key)
+    # 3-D Secure at once: the bank asks the customer on the page; nothing switched yet
+    client_secret: str = ""
+    charge_id: str = ""
+
+
+def quote(sub: Subscription, sku: str, *, today: date) -> SwitchQuote:
+    """What switching ``sub`` to ``sku`` today costs; ``SwitchRefused`` says why it cannot."""
+    product = check_switch(sub, access.get_product(sku), today)
+    receipts = access.get_receipts_by_account(sub.account_id, months_before(today, 3), today)
+    return quote_switch(sub, product, receipts, today)
+
+
+def switch_key(sub: Subscription, q: SwitchQuote, today: date) -> str:
+    return f"{sub.sub_id}:switch:{today.isoformat()}:{q.new_sku}"
+
+
+def switch(sub: Subscription, sku: str, *, today: date, actor: str, expected: SwitchQuote | None = None,
+           action: AuditAction = AuditAction.SUBSCRIPTION_SWITCHED, on_session: bool = True) -> Switched:
+    """Switch now, at the amounts ``expected`` (the confirm page's: ``QuoteChanged``
+    otherwise). ``SwitchDeclined`` when the upgrade's charge is declined; ``GatewayError``
+    when the gateway cannot say (nothing switched; the same key is safe to repeat)."""
+    q = quote(sub, sku, today=today)
+    if expected is not None and (q.new_sku, q.due_now, q.upgrade) != (expected.new_sku, expected.due_now,
+                                                                       expected.upgrade):
+        raise QuoteChanged(_("The amounts changed since you looked: please check them again."))
+    result = None
+    if q.upgrade and q.due_now > 0:
+        metadata = {
+            "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": q.new_sku, "kind": "switch",
+            "billing_date": today.isoformat(), "period_start": today.isoformat(),
+            "period_end": q.paid_through.isoformat() if q.paid_through else today.isoformat(),
+            "switch_charge": str(q.charge), "switch_credit": str(q.credit), "old_sku": q.old_sku,
+            "payment_day": str(sub.PaymentDay), "price": str(q.new_price),
+        }
+        result = get_gateway().charge(sub.PaymentDetails.Token, q.due_now, sub.Currency, switch_key(sub, q, today),
+                                      metadata, off_session=not on_session)
+        if result.needs_authentication:
+            return Switched(sub, q, client_secret=result.client_secret, charge_id=result.charge_id)
+        if not result.succeeded:
+            raise SwitchDeclined(result.decline_code or "declined")
+    return _apply(sub, q, result, today=today, actor=actor, action=action)
+
+
+def finish_authenticated(sub: Subscription, sku: str, charge_id: str, *, today: date, actor: str) -> Switched:
+    """After the customer confirmed the upgrade's charge with their bank: switched if paid
+    (``SwitchDeclined`` if the bank refused; the charge is cancelled)."""
+    gateway = get_gateway()
+    result = gateway.charge_status(charge_id)
+    if result.metadata.get("sub_id") != sub.sub_id or result.metadata.get("kind") != "switch":
+        raise ValueError(f"charge {charge_id} is not a switch of {sub.sub_id}")
+    if result.needs_authentication:
+        return Switched(sub, quote(sub, sku, today=today), client_secret=result.client_secret, charge_id=charge_id)
+    if not result.succeeded:
+        raise SwitchDeclined(result.decline_code or "authentication_failed")
+    try:
+        q = quote(sub, sku, today=today)
+    except SwitchRefused:
+        refund_unapplied_switch(sub, result, actor=actor)
+        raise
+    if q.due_now != result.amount or result.metadata.get("period_end") != str(q.paid_through):
+        refund_unapplied_switch(sub, result, actor=actor)  # paid for other days: given back, asked again
+        raise QuoteChanged(_("The amounts changed while your bank was asked: the payment is refunded."))
+    return _apply(sub, q, result, today=today, actor=actor, action=AuditAction.SUBSCRIPTION_SWITCHED)
+
+
+def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, today: date, actor: str,
+           action: AuditAction) -> Switched:
+    product = access.get_product(q.new_sku)
+    assert product is not None
+    old_name = sub.ProductName or sub.SKU
+    try:
+        receipt = access.switch_subscription(
+            sub, product, q, today=today, actor=actor, action=action,
+            charge_id=result.charge_id if result else None, charged=result.amount if result else 0,
+            retention_days=settings.RECEIPT_RETENTION_DAYS)
+    except access.ConditionFailed:
+        if result is not None:
+            refund_unapplied_switch(sub, result, actor=actor)
+        raise
+    charged = result.amount if result and receipt else 0
+    tell("subscription_switched", sub, format_lazy(_("Your subscription now: {product}"), product=product.Name),
+         old_product=old_name, upgrade=q.upgrade, effective=q.effective,
+         new_amount=format_with_symbol(q.new_price, sub.Currency),
+         charged=format_with_symbol(charged, sub.Currency) if charged else "",
+         credit=format_with_symbol(q.credit, sub.Currency), charge=format_with_symbol(q.charge, sub.Currency),
+         receipt_number=receipt.Number if receipt else "", manage_url=manage_url(sub))
+    return Switched(sub, q, charged=charged, receipt_id=(receipt.url_id if receipt else ""))
+
+
+def abandon(done: Switched) -> None:
+    """Give up an upgrade whose charge waits for the customer's bank (staff cannot confirm
+    it): cancelled at the gateway. Unreachable: left; never confirmed, it is never paid,
+    and a late success is refunded by the reconciliation (``refund_unapplied_switch``)."""
+    if done.charge_id:
+        with suppress(GatewayError):
+            get_gateway().cancel_charge(done.charge_id)
+
+
+def refund_unapplied_switch(sub: Subscription, charge: ChargeResult, *, actor: str) -> int | None:
+    """A switch's charge whose switch was not recorded: its receipt (so every charge has
+    one, M2) and a full refund under ``refund:<ChargeId>:switch-undone``, with the refund
+    e-mail. Returns the amount refunded now (0: refunded already; None: the refund failed,
+    and the next reconciliation tries the same key again)."""
+    start = date.fromisoformat(charge.metadata["period_start"])
+    end = date.fromisoformat(charge.metadata.get("period_end", charge.metadata["period_start"]))
+    receipt, _ = access.create_receipt(
+        sub, billing_date=start, amount=charge.amount, currency=charge.currency, charge_id=charge.charge_id,
+        retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor,
+        sku=charge.metadata.get("sku"), kind="switch")
+    receipt = access.get_receipt(sub.account_id, receipt.SK) or receipt
+    left = receipt.net_amount
+    if left <= 0:
+        return 0
+    try:
+        refund_receipt(receipt, left, request_id=UNDONE, actor=actor, reason="switch of product not made")
+    except PaymentError as error:  # audited by refund_receipt
+        log.warning("the unapplied switch %s of %s is not refunded yet: %s", charge.charge_id, sub.sub_id, error)
+        return None
+    return left
