@@ -251,3 +251,15 @@ class PauseForm(VersionedForm):
         if how == self.UNTIL:
             return {"until": self.cleaned_data["until"]}
         return {}
+
+
+class SwitchProductForm(forms.Form):
+    """Another product for a subscription (billing/rules/switch.py): the live products of
+    its currency, each with its monthly price and whether it is an upgrade (paid now, for
+    the days already paid) or a downgrade (from the next payment)."""
+
+    sku = forms.ChoiceField(label=gettext_lazy("Switch to"), widget=forms.RadioSelect)
+
+    def __init__(self, *args: Any, choices: list[tuple[str, str]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["sku"].choices = choices or []

@@ -147,3 +147,18 @@ class DayForm(forms.Form):
             raise forms.ValidationError(_("Give a day between %(first)s and %(last)s."), code="out_of_range",
                                         params={"first": self.FIRST.isoformat(), "last": self.LAST.isoformat()})
         return day
+
+
+class StaffSwitchForm(forms.Form):
+    """The product a staff member switches a subscription to; once the amounts were shown,
+    they travel back hidden, so the switch charges only what was confirmed."""
+
+    sku = forms.ChoiceField(label=_("Switch to"))
+    step = forms.CharField(widget=forms.HiddenInput, required=False)
+    upgrade = forms.CharField(widget=forms.HiddenInput, required=False)
+    charge = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    credit = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args: object, choices: list[tuple[str, str]] | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["sku"].choices = choices or []

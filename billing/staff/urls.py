@@ -19,6 +19,7 @@ from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.refunds import staff_refund
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
+from billing.staff.switch_pages import staff_switch
 from billing.staff.webhook_events import webhook_events
 from core.staff import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
 
@@ -50,6 +51,7 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path(f"{sub}/cancel/", staff(staff_cancel, CANCEL), name="staff_cancel"),
         path(f"{sub}/payment-day/", staff(staff_payment_day, CHANGE_DAY), name="staff_payment_day"),
         path(f"{sub}/retry/", staff(staff_retry, MONEY), name="staff_retry"),
+        path(f"{sub}/switch/", staff(staff_switch, MONEY), name="staff_switch"),
         # a pause moves the schedule as a change of day does: the same permission
         path(f"{sub}/pause/", staff(staff_pause, CHANGE_DAY), name="staff_pause"),
         path(f"{sub}/resume/", staff(staff_resume, CHANGE_DAY), name="staff_resume"),

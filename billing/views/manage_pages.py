@@ -57,7 +57,9 @@ def subscription_detail(request: HttpRequest, account_id: str, sub_id: str) -> H
     history = access.get_payment_history(account_id, months_before(end, RECEIPT_MONTHS), end)
     return render(request, "portal/subscription.html", {
         "sub": sub, "sub_receipts": [r for r in history.receipts if r.sub_id == sub.sub_id],
-        "failed": [f for f in history.failed if f.sub_id == sub.sub_id]})
+        "failed": [f for f in history.failed if f.sub_id == sub.sub_id],
+        # a downgrade not yet in force: the product paid for until the next payment
+        "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat())})
 
 
 @require_http_methods(["GET", "POST"])

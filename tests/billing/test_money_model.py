@@ -4,7 +4,8 @@ rules against a ledger it keeps from the gateway's side.
 
 Steps: subscribe on any date with any day 1-31 (good or declining card), change the
 day (also while past due and on the payment day), replace the card (good or
-declining), cancel, staff "retry now", staff price changes, the engine failing between
+declining), cancel, staff "retry now", staff price changes, switches of product up
+(charged now for the days paid) and down (from the next payment), the engine failing between
 charge and receipt (a charge's receipt is lost), a first charge whose answer is lost at
 subscribe, payment runs on random dates with days skipped (catch-up), two runs at once
 (one after the other: the real-thread races are tests/billing/test_batch_payments),
@@ -17,8 +18,11 @@ Checks after every step:
   in full once reconciled, never kept;
 * each subscription's receipts tile its service without gap or overlap, from the day
   it was made to its PaidThroughDate, and each charge is the documented price of its
-  days at the price the subscription was made with (M1, M4): what was charged equals
-  the price over the days served;
+  days at the price the subscription had when charged (M1, M4: the price it was made
+  with, or the one it switched to): what was charged equals the price over the days
+  served; an upgrade's receipt is the new price of the paid days less their unused
+  share at the old, and with it those days cost the new price (to a minor unit per
+  switch);
 * no charge pays for a day after the day it was made, and none is dated after the
   clock (M3); a batch run charges a subscription at most once;
 * after a run on a day, every active subscription is paid through that day.
@@ -48,6 +52,7 @@ from hypothesis.stateful import (
 
 from billing import access, batches
 from billing.actions import subscriptions as actions
+from billing.actions import switch
 from billing.batches.reconcile import reconcile
 from billing.models import SubscriptionStatus
 from billing.rules.schedule import period_amount
@@ -72,6 +77,8 @@ settings.register_profile("long", max_examples=150, stateful_step_count=150, dea
                           suppress_health_check=list(HealthCheck))
 PROFILE = "long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "money-bounded"
 
+# What subscriptions may switch to (up and down from Daily News's 9.99).
+SWITCH_PRODUCTS = [("NEWS-PLUS", "Daily News Plus", 1999), ("NEWS-LITE", "Daily News Lite", 499)]
 ACTIONS_PER_DAY = 3
 LIFETIME = timedelta(days=550)  # every example lives at least 18 months
 
@@ -95,7 +102,8 @@ class Tracked(TrackedSubscription):
 
     def __init__(self, sub, price: int, made: date) -> None:
         super().__init__(sub, made)
-        self.price = price
+        self.price = price  # what it pays a month now (the price it was made with, or switched to)
+        self.prices = {price}  # every price it ever had
         self.days = {int(sub.PaymentDay)}  # every day the customer ever chose
         self.unstarted = False  # its first charge's answer was lost: it never started
 
@@ -114,6 +122,8 @@ class MoneyMachine(RuleBasedStateMachine):
         self.clock = DayClock(self.today)
         self.price = 999
         access.create_product(SKU, "Daily News", self.price, "USD")
+        for sku, name, amount in SWITCH_PRODUCTS:
+            access.create_product(sku, name, amount, "USD")
         self.subs: list[Tracked] = []
         # The day an engine failure (or a lost answer at subscribe) left a charge without
         # its receipt; None once a reconciliation covering that day has run.
@@ -241,6 +251,27 @@ class MoneyMachine(RuleBasedStateMachine):
     def staff_changes_the_price(self, price: int) -> None:
         access.update_product(SKU, name="Daily News", amount=price, currency="USD")  # M4: new subscriptions only
 
+    @rule(data=st.data(), sku=st.sampled_from([p[0] for p in SWITCH_PRODUCTS] + [SKU]))
+    @act
+    def switch_product(self, data: st.DataObject, sku: str) -> None:
+        """The customer switches product: up, charged now for the days paid; down (or the
+        same price), from the next payment. A refusal (past due, paused, cancelling, twice
+        a day, the same product) changes nothing."""
+        live = self._live()
+        if not live:
+            return
+        tracked = data.draw(st.sampled_from(live))
+        before = tracked.read()
+        try:
+            done = switch.switch(before, sku, today=self.today, actor="customer")
+        except switch.SwitchRefused:
+            after = tracked.read()
+            assert (after.SKU, after.PaymentAmount, after.Version) == (before.SKU, before.PaymentAmount, before.Version)
+            return
+        assert done.quote.due_now == done.charged or done.charged == 0
+        tracked.price = int(access.get_product(sku).PaymentAmount)
+        tracked.prices.add(tracked.price)
+
     @rule(days=st.integers(1, 120), skip=st.booleans())
     def days_pass(self, days: int, skip: bool) -> None:
         """The clock moves on; the payment run happens on every day something is due (the
@@ -360,16 +391,23 @@ class MoneyMachine(RuleBasedStateMachine):
                 for receipt in receipts:
                     assert receipt.RefundedAmount == receipt.ProcessedAmount, "a charge kept for nothing"
                 continue
-            # M1 + M4: the receipts tile the service from the day it was made, each at its price
+            # M1 + M4: the receipts tile the service from the day it was made, each at the
+            # price it had when charged; an upgrade's receipt settles the paid days at the new
             expected_start = tracked.made
-            for receipt in receipts:
+            for receipt in (r for r in receipts if r.Kind != "switch"):
                 assert receipt.PeriodStart == expected_start.isoformat(), "a gap or an overlap"
                 end = date.fromisoformat(receipt.PeriodEnd)
                 meta = succeeded[receipt.ChargeId].metadata
-                day = int(meta["payment_day"])
-                assert day in tracked.days
-                assert receipt.ProcessedAmount == period_amount(tracked.price, day, expected_start, end)
+                day, price = int(meta["payment_day"]), int(meta.get("price", tracked.price))
+                assert day in tracked.days and price in tracked.prices
+                assert receipt.ProcessedAmount == period_amount(price, day, expected_start, end)
                 expected_start = end + timedelta(days=1)
+            for receipt in (r for r in receipts if r.Kind == "switch"):
+                meta = succeeded[receipt.ChargeId].metadata
+                start, end = date.fromisoformat(receipt.PeriodStart), date.fromisoformat(receipt.PeriodEnd)
+                assert int(meta["price"]) in tracked.prices and start <= end
+                assert receipt.SwitchCharge == period_amount(int(meta["price"]), int(meta["payment_day"]), start, end)
+                assert receipt.ProcessedAmount == receipt.SwitchCharge - receipt.SwitchCredit > 0
             if not self.unrecorded and not set(succeeded) & self.awaiting_record():
                 assert sub.PaidThroughDate == (expected_start - timedelta(days=1)).isoformat()
             assert sub.PaymentAmount == tracked.price  # M4: a staff price change never touches it

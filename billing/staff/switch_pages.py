@@ -1,0 +1,83 @@
+"""Staff switch a customer's subscription to another product (issue 30; rules:
+billing/rules/switch.py). Who may: the ``billing.manage_money`` permission (role
+``finance``), since an upgrade charges the customer's card at once (off-session: should
+the bank want the customer to confirm it, the charge is cancelled and staff are told to
+let the customer switch from the portal). Two steps: choose, then confirm the amounts
+shown; each switch leaves its audit event (``staff.switch_product``)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from billing import access
+from billing.actions import switch as actions
+from billing.models import AuditAction
+from billing.rules.switch import SwitchQuote, SwitchRefused
+from billing.staff.common import account_url, confirm_page, staff_date
+from billing.staff.forms import StaffSwitchForm
+from billing.views.common import subscription_or_404
+from billing.views.switch_pages import product_choices
+from core.money import format_with_code
+from core.pages import actor, today
+from core.payments.errors import GatewayError
+
+
+def _question(quote: SwitchQuote, currency: str) -> str:
+    if not quote.upgrade:
+        return _("Switch to %(product)s from the next payment (%(date)s), at %(price)s a month? Nothing is charged "
+                 "or refunded now.") % {"product": quote.new_name, "date": staff_date(quote.effective.isoformat()),
+                                        "price": format_with_code(quote.new_price, currency)}
+    return _("Switch to %(product)s from today? The days already paid cost %(charge)s at the new price, less "
+             "%(credit)s paid for them: %(due)s is charged to the customer's card now.") % {
+        "product": quote.new_name, "charge": format_with_code(quote.charge, currency),
+        "credit": format_with_code(quote.credit, currency), "due": format_with_code(quote.due_now, currency)}
+
+
+@require_http_methods(["GET", "POST"])
+def staff_switch(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
+    back = redirect(account_url(account_id))
+    form = StaffSwitchForm(request.POST or None, choices=product_choices(sub))
+    if request.method != "POST" or not form.is_valid():
+        return confirm_page(request, account_id, _("Switch product"),
+                            _("Switch this subscription to another product of its currency? The next step shows "
+                              "the amounts."), sub=sub, form=form, button=_("See the amounts"))
+    data = form.cleaned_data
+    try:
+        if data["step"] != "confirm":
+            quote = actions.quote(sub, data["sku"], today=today())
+            confirm = StaffSwitchForm(initial={"sku": quote.new_sku, "step": "confirm", "upgrade": "1" if quote.upgrade
+                                               else "0", "charge": quote.charge, "credit": quote.credit},
+                                      choices=[(quote.new_sku, quote.new_name)])
+            return confirm_page(request, account_id, _("Switch product"), _question(quote, sub.Currency), sub=sub,
+                                form=confirm, button=_("Switch"))
+        expected = SwitchQuote(old_sku=sub.SKU, new_sku=data["sku"], new_name="", old_price=0, new_price=0,
+                               upgrade=data["upgrade"] == "1", effective=today(), paid_through=None,
+                               charge=data["charge"] or 0, credit=data["credit"] or 0)
+        done = actions.switch(sub, data["sku"], today=today(), actor=actor(request), expected=expected,
+                              action=AuditAction.STAFF_SWITCH, on_session=False)
+    except SwitchRefused as refused:
+        messages.error(request, str(refused))
+        return back
+    except actions.SwitchDeclined as declined:
+        messages.error(request, _("The card was declined (%(reason)s): nothing was switched.") % {"reason": declined})
+        return back
+    except access.ConditionFailed:
+        messages.error(request, _("The subscription changed meanwhile: nothing was switched (any amount taken is "
+                                  "refunded)."))
+        return back
+    except GatewayError:
+        messages.error(request, _("The payment provider could not be reached: nothing was switched."))
+        return back
+    if done.client_secret:  # off-session, the bank wants the customer: not for staff to do
+        actions.abandon(done)
+        messages.error(request, _("The customer's bank asks them to confirm this payment: nothing was switched. "
+                                  "The customer can switch from their portal."))
+        return back
+    messages.success(request, _("Switched to %(product)s; %(charged)s charged now.") % {
+        "product": done.sub.ProductName, "charged": format_with_code(done.charged, sub.Currency)})
+    return back

@@ -1,0 +1,140 @@
+"""``/subscriptions/<id>/switch/``: switch a subscription to another product (issue 30).
+Who may see it: the subscription's customer. Staff switch from the customer's billing
+page (billing/staff/switch_pages.py).
+
+Two steps, as Stripe's customer portal does: choose the product (the live products in
+the subscription's currency, each said to be an upgrade or a downgrade), then confirm
+the amounts (the signed quote: the credit for the unused paid days, the new product's
+price for them, what is charged now; or, for a downgrade, from when the new price
+applies). The confirm posts the amounts it showed; should they have changed meanwhile,
+the page shows the new ones instead of charging. An upgrade's charge the bank wants the
+customer to confirm (3-D Secure) is confirmed on the page with Stripe.js.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from billing import access
+from billing.actions import switch as actions
+from billing.customers import customer_required
+from billing.forms import SwitchProductForm
+from billing.models import Subscription
+from billing.rules.switch import SwitchQuote, SwitchRefused
+from billing.views.common import subscription_or_404
+from core.localformat import local_date
+from core.money import format_with_symbol
+from core.pages import actor, today
+from core.payments.errors import GatewayError
+from core.payments.gateway import CardEntry
+
+UNREACHABLE = "Our payment provider could not be reached: nothing was charged or changed. Please try again in a minute."
+
+
+def product_choices(sub: Subscription) -> list[tuple[str, str]]:
+    """The products ``sub`` may switch to, labelled with their price and direction."""
+    choices = []
+    for product in access.list_products():
+        if product.SKU == sub.SKU or product.Currency != sub.Currency:
+            continue
+        price = format_with_symbol(int(product.PaymentAmount), product.Currency)
+        if int(product.PaymentAmount) > int(sub.PaymentAmount):
+            label = _("%(name)s — %(price)s a month (upgrade: from today)") % {"name": product.Name, "price": price}
+        else:
+            label = _("%(name)s — %(price)s a month (from your next payment)") % {"name": product.Name, "price": price}
+        choices.append((product.SKU, label))
+    return choices
+
+
+def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
+    money = sub.Currency
+    return {
+        "quote": quote, "old_price": format_with_symbol(quote.old_price, money),
+        "new_price": format_with_symbol(quote.new_price, money),
+        "charge": format_with_symbol(quote.charge, money), "credit": format_with_symbol(quote.credit, money),
+        "due_now": format_with_symbol(quote.due_now, money), "kept": format_with_symbol(-quote.signed_difference, money),
+    }
+
+
+@require_http_methods(["GET", "POST"])
+@customer_required
+def switch_product(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
+    if not sub.is_live:
+        messages.info(request, _("This subscription is cancelled: there is nothing to switch."))
+        return redirect("subscription", sub_id=sub_id)
+    choices = product_choices(sub)
+    form = SwitchProductForm(request.POST if request.method == "POST" else None, choices=choices)
+    if request.method == "POST" and form.is_valid():
+        sku = form.cleaned_data["sku"]
+        try:
+            if request.POST.get("charge_id"):  # back from the bank's page (3-D Secure)
+                done = actions.finish_authenticated(sub, sku, request.POST["charge_id"], today=today(),
+                                                    actor=actor(request))
+            elif request.POST.get("step") == "confirm":
+                expected = SwitchQuote(**_expected(sub, request))
+                done = actions.switch(sub, sku, today=today(), actor=actor(request), expected=expected)
+            else:
+                quote = actions.quote(sub, sku, today=today())
+                return render(request, "portal/switch_confirm.html", {"sub": sub, "form": form, **quote_context(sub, quote)})
+        except actions.QuoteChanged as changed:
+            messages.warning(request, str(changed))
+            quote = actions.quote(sub, sku, today=today())
+            return render(request, "portal/switch_confirm.html", {"sub": sub, "form": form, **quote_context(sub, quote)})
+        except SwitchRefused as refused:
+            messages.warning(request, str(refused))
+            return redirect("switch_product", sub_id=sub_id)
+        except actions.SwitchDeclined as declined:
+            messages.error(request, _("Your card was declined (%(reason)s): nothing was switched.") % {"reason": declined})
+            return redirect("switch_product", sub_id=sub_id)
+        except access.ConditionFailed:
+            messages.warning(request, _("The subscription changed meanwhile: nothing was switched, and any amount "
+                                        "taken is refunded. Please try again."))
+            return redirect("switch_product", sub_id=sub_id)
+        except GatewayError:
+            messages.error(request, _(UNREACHABLE))
+            return redirect("switch_product", sub_id=sub_id)
+        if done.client_secret:  # the bank asks the customer to confirm the upgrade's charge
+            entry = CardEntry(client_secret=done.client_secret, publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
+                              js_url=settings.STRIPE_JS_URL)
+            return render(request, "portal/switch_authenticate.html", {
+                "sub": sub, "sku": sku, "entry": entry, "charge_id": done.charge_id, **quote_context(sub, done.quote)})
+        _said(request, done)
+        return redirect("subscription", sub_id=sub_id)
+    return render(request, "portal/switch.html", {"sub": sub, "form": form, "has_choices": bool(choices)})
+
+
+def _expected(sub: Subscription, request: HttpRequest) -> dict:
+    """The quote the confirm page showed (its hidden fields): only what ``switch`` compares."""
+    def number(name: str) -> int:
+        try:
+            return int(request.POST.get(name, ""))
+        except ValueError:
+            return -1
+    charge, credit = number("charge"), number("credit")
+    return {"old_sku": sub.SKU, "new_sku": request.POST.get("sku", ""), "new_name": "", "old_price": 0, "new_price": 0,
+            "upgrade": request.POST.get("upgrade") == "1", "effective": today(), "paid_through": None,
+            "charge": charge, "credit": credit}
+
+
+def _said(request: HttpRequest, done: actions.Switched) -> None:
+    money = done.sub.Currency
+    if done.quote.upgrade:
+        if done.charged:
+            messages.success(request, _("You now have %(product)s. %(amount)s was charged for the days already paid "
+                                        "(receipt %(receipt)s).") % {
+                "product": done.sub.ProductName, "amount": format_with_symbol(done.charged, money),
+                "receipt": done.receipt_id})
+        else:
+            messages.success(request, _("You now have %(product)s; nothing more was charged.") % {
+                "product": done.sub.ProductName})
+    else:
+        messages.success(request, _("From %(date)s you will have %(product)s at %(price)s a month; until then you keep "
+                                    "what you paid for.") % {
+            "date": local_date(done.quote.effective, "j F Y"), "product": done.sub.ProductName,
+            "price": format_with_symbol(done.quote.new_price, money)})
