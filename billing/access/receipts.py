@@ -34,6 +34,8 @@ def create_receipt(
     period_end: date | None = None,
     actor: str = "batch",
     numbers: ReceiptNumbers | None = None,
+    discount: int | None = None,
+    coupon: str | None = None,
 ) -> tuple[Receipt, bool]:
     """Record a successful charge: the receipt, only if absent, its number's look-up
     item, only if absent, and its ``payment.succeeded`` audit event, in one
@@ -45,6 +47,8 @@ def create_receipt(
     The number comes from ``numbers`` (a batch's block: no request of its own most of
     the time), else from a one-number reservation (one UpdateItem more). A number drawn
     for a receipt that turns out to exist already is a gap, never reused.
+    ``discount`` and ``coupon``: a coupon's discount on this charge (the period's price
+    was ``amount + discount``); a charge of 0 (all taken off) has no ``charge_id``.
     """
     processed_at = processed_at or utc_now()
     number = (numbers or ReceiptNumbers()).next_number(processed_at.year)
@@ -67,13 +71,16 @@ def create_receipt(
         Language=sub.Language,
         TTL=receipt_ttl(billing_date, retention_days),
         Number=number,
+        DiscountAmount=discount if coupon else None,
+        CouponCode=coupon,
     )
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
                                  AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
         sub.account_id, actor=actor, action=AuditAction.PAYMENT_SUCCEEDED, subject=sub.SK,
         after={"Receipt": receipt.SK, "Number": number, "Amount": amount, "Currency": currency, "ChargeId": charge_id,
-               "PeriodStart": receipt.PeriodStart, "PeriodEnd": receipt.PeriodEnd},
+               "PeriodStart": receipt.PeriodStart, "PeriodEnd": receipt.PeriodEnd,
+               **({"Coupon": coupon, "Discount": discount} if coupon else {})},
     )
     try:
         with engine.transact_write() as transaction:
