@@ -320,7 +320,18 @@ def _send_receipt(sub: Subscription, receipt: Receipt, created: bool, result: Ch
         "billing_date": start, "period_start": start, "period_end": end,
         "charge_id": result.charge_id, "next_payment": next_payment,
         "receipt_number": receipt.Number, "receipt_path": reverse("receipt", args=[receipt.url_id]),
+        **_discount_context(result),
     })
+
+
+def _discount_context(result: ChargeResult) -> dict[str, Any]:
+    """A coupon's discount on the charge (its metadata): price, discount (code), paid."""
+    coupon = result.metadata.get("coupon")
+    if not coupon:
+        return {}
+    off = int(result.metadata.get("discount") or 0)
+    return {"coupon": coupon, "discount": money_text(off, result.currency),
+            "price": money_text(result.amount + off, result.currency)}
 
 
 def receipt_subject(receipt: Receipt) -> Any:
