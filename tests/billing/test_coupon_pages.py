@@ -115,7 +115,7 @@ COUPON_FORM = {"code": "spring-10", "percent_off": "10", "amount_off": "", "curr
 
 
 def test_catalog_staff_make_a_coupon_and_the_list_is_one_query(client, moto_table, ddb_requests) -> None:
-    staff_client(client, roles=["catalog"])
+    staff_client(client, roles=["support", "catalog"])  # the list is view_billing's, making one catalog's
     response = client.post("/admin/staff/coupons/add/", COUPON_FORM)
     assert response.status_code == 302, response.content.decode()[:3000]
     made = access.get_coupon("SPRING-10")
