@@ -59,3 +59,13 @@ class ShardChoiceError(ValueError):
 class PauseRefused(ValueError):
     """A pause that cannot be made (past due, already paused, a payment being taken, an
     end date too soon or too far); the message says why, for the page."""
+
+
+class CouponRefused(ConditionFailed):
+    """A coupon that cannot be given to a subscription: ``reason`` is a
+    ``rules.coupons.CouponRefusal`` (ended, not valid yet, expired, used up, another
+    currency), or None for a code that does not exist. Nothing was written."""
+
+    def __init__(self, code: str, reason: str | None) -> None:
+        super().__init__(f"{code}: {reason or 'unknown'}")
+        self.code, self.reason = code, reason

@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
 from billing.models import Product
+from billing.rules.coupons import MAX_CODE_LENGTH, CouponRefusal
 from billing.rules.lifecycle import CANCEL_REASONS, MAX_PAUSE_PAYMENTS, CancelMode
 from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
 from core.cardforms import NEW_CARD, CardFields
@@ -111,8 +112,11 @@ class SubscribeForm(CardFields):
     # A wallet card, or NEW_CARD for the card fields; only offered when the
     # wallet has cards, and a post without it means a new card.
     saved_card = forms.ChoiceField(label=gettext_lazy("Pay with"), widget=forms.RadioSelect, required=False)
+    # Checked against the chosen product's currency by the page (one GetItem), which adds
+    # the field's error (``coupon_error``).
+    coupon = forms.CharField(label=_("Coupon code (optional)"), required=False, max_length=MAX_CODE_LENGTH + 8)
 
-    field_order = ["product", "payment_day", "saved_card", "card_number", "exp_month", "exp_year", "cvc",
+    field_order = ["product", "payment_day", "coupon", "saved_card", "card_number", "exp_month", "exp_year", "cvc",
                    "cardholder", "billing_address"]
 
     def __init__(self, *args: Any, products: list[Product], first_dates: dict[int, date] | None = None,
@@ -145,6 +149,20 @@ class SubscribeForm(CardFields):
         if self.saved_card_id:
             return forms.Form.clean(self)  # no expiry to check: the wallet card's was
         return super().clean()
+
+
+def coupon_error(code: str, reason: str | None) -> str:
+    """The field error for a coupon that cannot be used (``access.CouponRefused.reason``)."""
+    messages = {
+        None: _("There is no coupon %(code)s."),
+        CouponRefusal.ENDED: _("The coupon %(code)s has ended."),
+        CouponRefusal.NOT_YET: _("The coupon %(code)s is not valid yet."),
+        CouponRefusal.EXPIRED: _("The coupon %(code)s has expired."),
+        CouponRefusal.USED_UP: _("The coupon %(code)s has been used as many times as it may be."),
+        CouponRefusal.CURRENCY: _("The coupon %(code)s is for another currency than this product's."),
+    }
+    message = messages.get(reason, _("The coupon %(code)s changed just now: please try again."))
+    return str(message) % {"code": code}
 
 
 class ChangeDayForm(VersionedForm):

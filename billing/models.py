@@ -163,14 +163,19 @@ class Card(BillingItem, discriminator="Card"):
 # projects its own date (``NextReminderDate`` / ``NextPaymentDate``): the hash key is now
 # the derived ``<date>#<shard>``, and the batches check and condition on the plain date;
 # GSI-2 also ``DueReminderKey``, so migrate_due_shards sees from it whether both keys are right.
+# A subscription's coupon (docs/DESIGN-NOTES.md "Coupons") is in both projections: the
+# payment run charges the discounted amount and the reminder shows it, with no extra read.
+COUPON_ATTRIBUTES = ("CouponCode", "CouponPercentOff", "CouponAmountOff", "CouponPaymentsLeft")
 GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
     "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay", "NextReminderDate", "Language",
+    *COUPON_ATTRIBUTES,
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
+    *COUPON_ATTRIBUTES,
 ]
 
 # The hash keys of both due indexes: a date and a write shard. One date's
@@ -262,6 +267,13 @@ class Subscription(BillingItem, discriminator="Subscription"):
     PreviousProductName = UnicodeAttribute(null=True)
     SwitchFrom = UnicodeAttribute(null=True)
     LastSwitchDate = UnicodeAttribute(null=True)  # one switch a day (its receipt's key holds the day)
+    # A coupon applied (``Coupon``; billing/rules/coupons.py): a copy of its discount, so the
+    # batches read it from the indexes. ``CouponPaymentsLeft``: payments still discounted
+    # (null: every one); the four go when it reaches 0. Absent: no coupon.
+    CouponCode = UnicodeAttribute(null=True)
+    CouponPercentOff = NumberAttribute(null=True)
+    CouponAmountOff = NumberAttribute(null=True)  # minor units of the subscription's Currency
+    CouponPaymentsLeft = NumberAttribute(null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -355,10 +367,19 @@ class Receipt(BillingItem, discriminator="Receipt"):
     DisputeAmount = NumberAttribute(null=True)  # minor units, of the receipt's Currency
     DisputeOpenedAt = UnicodeAttribute(null=True)
     DisputeClosedAt = UnicodeAttribute(null=True)
+    # A coupon's discount on this charge (what the gateway's metadata says was taken off):
+    # the period's price was ProcessedAmount + DiscountAmount.
+    DiscountAmount = NumberAttribute(null=True)  # minor units
+    CouponCode = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
         return ACCOUNT_PK.parse(self.PK)["account_id"]
+
+    @property
+    def price_amount(self) -> int:
+        """The period's price before the discount, in minor units."""
+        return int(self.ProcessedAmount) + int(self.DiscountAmount or 0)
 
     @property
     def dispute_closed(self) -> bool:
@@ -471,6 +492,35 @@ class Product(BillingItem, discriminator="Product"):
     Currency = UnicodeAttribute()
     Status = UnicodeAttribute(default=ProductStatus.ACTIVE)
     CreatedDate = UnicodeAttribute()
+
+
+class CouponStatus(StrEnum):
+    ACTIVE = "active"
+    ENDED = "ended"  # no new uses; subscriptions that have it keep it
+
+
+class Coupon(BillingItem, discriminator="Coupon"):
+    """A code staff made for subscriptions (docs/DESIGN-NOTES.md "Coupons"): one
+    partition, so listing every coupon is one Query. ``Uses`` is counted by a conditional
+    update in the same transaction as the write that gives it to a subscription."""
+
+    pk_template = KeyTemplate("COUPONS")
+    sk_template = KeyTemplate("CODE#{code}")
+
+    Code = UnicodeAttribute()
+    PercentOff = NumberAttribute(null=True)
+    AmountOff = NumberAttribute(null=True)  # minor units of Currency
+    Currency = UnicodeAttribute(null=True)  # only with AmountOff
+    Duration = UnicodeAttribute()  # rules.coupons.CouponDuration
+    DurationPayments = NumberAttribute(null=True)  # for "repeating"
+    MaxUses = NumberAttribute(null=True)  # null: no limit
+    Uses = NumberAttribute(default=0)
+    # UTC days (YYYY-MM-DD), both included; text compares as dates in a condition.
+    ValidFrom = UnicodeAttribute(null=True)
+    ValidUntil = UnicodeAttribute(null=True)
+    Status = UnicodeAttribute(default=CouponStatus.ACTIVE)
+    CreatedDate = UnicodeAttribute()
+    UpdatedDate = UnicodeAttribute(null=True)
 
 
 class BatchKind(StrEnum):
@@ -590,11 +640,17 @@ class AuditAction(StrEnum):
     PRODUCT_CREATED = "staff.create_product"
     PRODUCT_UPDATED = "staff.update_product"
     PRODUCT_RETIRED = "staff.retire_product"
+    COUPON_CREATED = "staff.create_coupon"
+    COUPON_UPDATED = "staff.update_coupon"
+    COUPON_ENDED = "staff.end_coupon"
+    COUPON_APPLIED = "subscription.coupon_applied"
 
 
 # Catalogue changes belong to no customer: their audit events are filed in the
 # pseudo-account partition ``ACC#CATALOG`` (not the product partition ``CATALOG``).
 CATALOG_EVENTS_ACCOUNT = "CATALOG"
+# Coupon changes likewise, in ``ACC#COUPONS`` (a coupon applied is in its account's).
+COUPON_EVENTS_ACCOUNT = "COUPONS"
 
 
 class AuditEvent(BillingItem, discriminator="Event"):
@@ -614,7 +670,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon,
 )
 
 

@@ -19,6 +19,7 @@ from billing.models import (
     BatchRun,
     BillingItem,
     Card,
+    Coupon,
     DisputeEntry,
     PaymentDetails,
     Product,
@@ -68,6 +69,8 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             Status="paid", RefundedAmount=0, TTL=datetime(2027, 5, 19, tzinfo=UTC), Number=number,
         )
 
+    coupon_sub = sub(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", 31, 999, "USD", "2026-11-30")
+    coupon_sub.CouponCode, coupon_sub.CouponPercentOff, coupon_sub.CouponPaymentsLeft = "WELCOME20", 20, 2
     return {
         Account: [
             Account(Account.pk(account_id=acc), Account.sk(account_id=acc), Email="customer@rpay.localhost",
@@ -86,7 +89,7 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
         UserLink: [UserLink(UserLink.pk(user_id=2), UserLink.sk(user_id=2), AccountId=acc,
                             Email="customer@rpay.localhost")],
         Subscription: [
-            sub(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", 31, 999, "USD", "2026-11-30"),
+            coupon_sub,
             sub(acc, "18e9374a55c47382", "CLOUD-200", 29, 299, "EUR", "2026-11-29"),
             sub(acc, "99aa88bb77cc66dd", "MUSIC-FAMILY", 15, 1699, "USD", "2026-11-15",
                 status=SubscriptionStatus.CANCELLED),
@@ -128,6 +131,14 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             Reason="fraudulent", Status="won", OpenedAt="2026-11-12T14:03:11+00:00",
             ClosedAt="2026-11-20T09:00:00+00:00", UpdatedAt="2026-11-20T09:00:00+00:00",
         )],
+        Coupon: [
+            Coupon(Coupon.pk(), Coupon.sk(code="WELCOME20"), Code="WELCOME20", PercentOff=20, Duration="repeating",
+                   DurationPayments=3, MaxUses=500, Uses=41, ValidUntil="2026-12-31", Status="active",
+                   CreatedDate="2026-10-01T09:00:00+00:00"),
+            Coupon(Coupon.pk(), Coupon.sk(code="FIVE-OFF"), Code="FIVE-OFF", AmountOff=500, Currency="USD",
+                   Duration="once", Uses=7, Status="ended", CreatedDate="2026-09-01T09:00:00+00:00",
+                   UpdatedDate="2026-10-01T09:00:00+00:00"),
+        ],
         WebhookEvent: [WebhookEvent(
             WebhookEvent.pk(day="2026-11-21"), WebhookEvent.sk(created="2026-11-21T06:00:03+00:00",
                                                               event_id="evt_1QxYz2AbCdEf"),

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from core.cardforms import NEW_CARD, CardFields
+from core.discountforms import DiscountCodeTerms
 from shop.errors import InvalidInput
 from shop.ids import check_id
 from shop.plan import MAX_QUANTITY
@@ -226,27 +227,6 @@ class FindForm(forms.Form):
 
     def clean_ident(self) -> str:
         return clean_id(self.cleaned_data["ident"], "id")
-
-
-class DiscountCodeTerms(forms.Form):
-    """A code's limit and dates, as staff set them when making it and change them later
-    (the kind and size of the discount stay: a code customers were given keeps meaning
-    what it meant)."""
-
-    max_uses = forms.IntegerField(label=_("Limit on uses (optional)"), min_value=1, max_value=10**9, required=False)
-    valid_from = forms.DateField(label=_("Valid from (optional)"), required=False,
-                                 widget=forms.DateInput(attrs={"type": "date"}),
-                                 help_text=_("The first day it may be used (UTC)."))
-    valid_until = forms.DateField(label=_("Valid until (optional)"), required=False,
-                                  widget=forms.DateInput(attrs={"type": "date"}),
-                                  help_text=_("The last day it may be used (UTC), included."))
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        first, last = data.get("valid_from"), data.get("valid_until")
-        if first and last and last < first:
-            self.add_error("valid_until", _("The last valid day is before the first."))
-        return data
 
 
 class DiscountCodeForm(DiscountCodeTerms):

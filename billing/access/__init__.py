@@ -44,6 +44,17 @@ from billing.access.cards import (
     use_card,
 )
 from billing.access.catalog import create_product, get_product, list_products, retire_product, update_product
+from billing.access.coupons import (
+    apply_coupon,
+    check_coupon,
+    coupon_snapshot,
+    create_coupon,
+    end_coupon,
+    get_coupon,
+    list_coupons,
+    release_coupon_use,
+    update_coupon,
+)
 from billing.access.disputes import (
     DISPUTES_PAGE_SIZE,
     Dispute,
@@ -148,6 +159,7 @@ from billing.exceptions import (
     AlreadyExists,
     CardInUse,
     ConditionFailed,
+    CouponRefused,
     DueShardsMismatch,
     MigrationConflict,
     PaymentInProgress,
@@ -202,6 +214,17 @@ __all__ = [
     "set_schedule",
     "subscription_snapshot",
     "update_subscription",
+    # coupons: staff's codes, and a coupon's use (counted with the write that gives it)
+    "CouponRefused",
+    "apply_coupon",
+    "check_coupon",
+    "coupon_snapshot",
+    "create_coupon",
+    "end_coupon",
+    "get_coupon",
+    "list_coupons",
+    "release_coupon_use",
+    "update_coupon",
     # the wallet
     "CardInUse",
     "Replaced",

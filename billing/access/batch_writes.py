@@ -12,7 +12,8 @@ from billing.access._common import live
 from billing.access.due_dates import next_payment_on, next_reminder_on
 from billing.access.events import record_event, subscription_snapshot
 from billing.access.subscriptions import update_subscription
-from billing.models import AuditAction, Subscription, SubscriptionStatus
+from billing.models import COUPON_ATTRIBUTES, AuditAction, Subscription, SubscriptionStatus
+from billing.rules.coupons import after_payment
 
 
 def _still_due(slot: date) -> Condition:
@@ -28,6 +29,7 @@ def advance_after_payment(
     next_payment: date,
     next_reminder: date,
     paid_through: date | None = None,
+    coupon_used: str | None = None,
 ) -> Subscription:
     """After a successful charge for ``paid_period``..``paid_through``: paid through that
     day, next payment the day after it, back to active.
@@ -36,6 +38,10 @@ def advance_after_payment(
     that of two runs racing on one item exactly one advances it (ConditionFailed for
     the other). The version is incremented but not checked. The charge's own audit event
     was written with its receipt (``create_receipt``).
+
+    ``coupon_used``: the coupon the charge was discounted by (its metadata); when it is
+    still the subscription's, one of its payments is used in this same update (no request
+    of its own), and at the last one its attributes go.
     """
     paid_through = paid_through or next_payment - timedelta(days=1)
     return update_subscription(
@@ -50,10 +56,21 @@ def advance_after_payment(
             Subscription.RetryCount.set(0),
             # Paid: no charge waits for the customer's bank any more (one that did is this one)
             *([Subscription.PaymentDetails.AwaitingCharge.remove()] if sub.PaymentDetails.AwaitingCharge else []),
+            *_coupon_payment_used(sub, coupon_used),
         ],
         _still_due(slot),
         check_version=False,
     )
+
+
+def _coupon_payment_used(sub: Subscription, coupon_used: str | None) -> list:
+    """The actions that use one of the coupon's payments (none for a coupon forever)."""
+    if not coupon_used or sub.CouponCode != coupon_used or sub.CouponPaymentsLeft is None:
+        return []
+    left = after_payment(sub.CouponPaymentsLeft)
+    if left:
+        return [Subscription.CouponPaymentsLeft.set(left)]
+    return [getattr(Subscription, name).remove() for name in COUPON_ATTRIBUTES]
 
 
 def extend_after_cancel(sub: Subscription, *, paid_period: date, paid_through: date) -> Subscription:

@@ -44,6 +44,8 @@ def create_receipt(
     numbers: ReceiptNumbers | None = None,
     sku: str | None = None,
     kind: str | None = None,
+    discount: int | None = None,
+    coupon: str | None = None,
 ) -> tuple[Receipt, bool]:
     """Record a successful charge: the receipt, only if absent, its number's look-up
     item, only if absent, and its ``payment.succeeded`` audit event, in one
@@ -56,11 +58,13 @@ def create_receipt(
     the time), else from a one-number reservation (one UpdateItem more). A number drawn
     for a receipt that turns out to exist already is a gap, never reused. ``sku``: the
     product charged (the charge's own, should the subscription have switched since).
+    ``discount`` and ``coupon``: a coupon's discount on this charge (the period's price
+    was ``amount + discount``); a charge of 0 (all taken off) has no ``charge_id``.
     """
     receipt, lookup, event = build_receipt(
         sub, billing_date=billing_date, amount=amount, currency=currency, charge_id=charge_id,
         retention_days=retention_days, processed_at=processed_at, period_end=period_end, actor=actor,
-        numbers=numbers, sku=sku)
+        numbers=numbers, sku=sku, discount=discount, coupon=coupon)
     receipt.Kind = kind  # "switch": an upgrade's charge (billing/rules/switch.py)
     try:
         with engine.transact_write() as transaction:
@@ -92,6 +96,8 @@ def build_receipt(
     actor: str = "batch",
     numbers: ReceiptNumbers | None = None,
     sku: str | None = None,
+    discount: int | None = None,
+    coupon: str | None = None,
 ) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
     """The receipt (numbered), its number's look-up item and its ``payment.succeeded``
     event, not yet written: ``create_receipt`` writes them, and a switch of product
@@ -118,13 +124,16 @@ def build_receipt(
         Language=sub.Language,
         TTL=receipt_ttl(billing_date, retention_days),
         Number=number,
+        DiscountAmount=discount if coupon else None,
+        CouponCode=coupon,
     )
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
                                  AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
         sub.account_id, actor=actor, action=AuditAction.PAYMENT_SUCCEEDED, subject=sub.SK,
         after={"Receipt": receipt.SK, "Number": number, "Amount": amount, "Currency": currency, "ChargeId": charge_id,
-               "PeriodStart": receipt.PeriodStart, "PeriodEnd": receipt.PeriodEnd},
+               "PeriodStart": receipt.PeriodStart, "PeriodEnd": receipt.PeriodEnd,
+               **({"Coupon": coupon, "Discount": discount} if coupon else {})},
     )
     return receipt, lookup, event
 

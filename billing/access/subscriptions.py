@@ -11,24 +11,32 @@ from functools import partial
 from typing import Any
 
 from pynamodb.constants import ATTRIBUTES, UPDATED_NEW
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from pynamodb.expressions.condition import Condition
 
 from billing.access._common import (
     absent_if_invalid,
     apply_updated,
+    is_conditional_failure,
     iso_now,
     live,
     new_id,
     refused_as,
     written_by,
 )
+from billing.access.coupons import (
+    add_coupon_use,
+    check_coupon,
+    coupon_attributes,
+    coupon_refused,
+    transact_with_retries,
+)
 from billing.access.due_dates import due_attributes, leave_due_indexes, next_payment_on, next_reminder_on
 from billing.access.due_shards import due_keys, due_shard_layout, parallel_items
 from billing.access.events import new_event, record_event, subscription_snapshot
 from billing.access.lookups import record_subscription_id
 from billing.exceptions import AlreadyExists, ConditionFailed
-from billing.models import Account, AuditAction, PaymentDetails, Subscription, SubscriptionStatus
+from billing.models import Account, AuditAction, Coupon, PaymentDetails, Subscription, SubscriptionStatus
 from billing.rules.schedule import check_payment_day, first_period, reminder_date
 from core.dynamo import engine
 from core.payments.gateway import CardToken
@@ -57,8 +65,13 @@ def create_subscription(
     billing_address: str | None = None,
     actor: str | None = None,
     card_id: str | None = None,
+    coupon: Coupon | None = None,
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` event.
+
+    ``coupon``: given to it from its first payment, its use counted in the same
+    transaction (on the coupon's condition: ``CouponRefused`` and nothing written when it
+    cannot be used today).
 
     Paid in advance (DESIGN.md M1): the new subscription owes its first period from
     ``today`` (``NextPaymentDate`` is today, ``PaidThroughDate`` yesterday), which the
@@ -88,13 +101,25 @@ def create_subscription(
         Language=account.Language,
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
+        **(coupon_attributes(check_coupon(coupon, coupon.Code, currency=currency, day=today)) if coupon else {}),
     )
     event = new_event(account.account_id, actor=actor or account.Email, action=AuditAction.SUBSCRIPTION_CREATED,
                       subject=sub.SK, before=None, after=subscription_snapshot(sub))
-    # One request: the item and its event, or neither.
-    with refused_as(AlreadyExists, sub.SK), engine.transact_write() as tx:
+
+    def write(tx: Any) -> None:
         tx.save(sub, condition=Subscription.SK.does_not_exist())
         tx.save(event)
+        if coupon is not None:
+            add_coupon_use(tx, coupon, today)
+
+    # One request: the item, its event and the coupon's use, or none of them.
+    try:
+        transact_with_retries(write)
+    except TransactWriteError as error:
+        if coupon is not None and is_conditional_failure(error):
+            coupon_refused(error, coupon, currency=currency, day=today)
+        with refused_as(AlreadyExists, sub.SK):
+            raise
     record_subscription_id(sub)  # staff find it by its id alone (access/lookups.py)
     return sub
 

@@ -27,7 +27,7 @@ from billing.batches import (
     take_first_payment,
     take_payment,
 )
-from billing.models import Account, AuditAction, Subscription, SubscriptionStatus
+from billing.models import Account, AuditAction, Coupon, Subscription, SubscriptionStatus
 from billing.notify import manage_url, tell
 from core.clock import billing_today
 from core.mail import money_text
@@ -74,25 +74,38 @@ class NewSubscription:
 
 def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int, amount: int, currency: str,
               card: CardToken, today: date, actor: str, billing_address: str | None = None,
-              card_id: str | None = None, keep_card: bool = False, make_default: bool = False) -> Started:
+              card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
+              coupon: Coupon | None = None) -> Started:
     """Create the subscription and charge its first period at once (DESIGN.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
     charge and records it (M2). A new card (``keep_card``) joins the wallet under
-    ``card_id`` once it has paid (the default card if ``make_default``)."""
+    ``card_id`` once it has paid (the default card if ``make_default``). ``coupon``: given
+    from the first payment, its use counted with the subscription's own write
+    (``access.CouponRefused``, nothing written, when it cannot be used); a subscription
+    that does not start gives the use back."""
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
-        billing_address=billing_address, actor=actor, card_id=card_id,
+        billing_address=billing_address, actor=actor, card_id=card_id, coupon=coupon,
     )
     try:
         outcome = take_first_payment(sub, today=today, actor=actor)
     except Exception:
         # The outcome is unknown (gateway or engine down): the subscription does not start.
         access.cancel_subscription(sub, actor=actor, reason="first_payment_failed", check_version=False)
+        _give_coupon_back(sub)
         raise
+    if outcome.status == PaymentStatus.CANCELLED:
+        _give_coupon_back(sub)
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
     return _after_first_charge(sub, outcome, new, actor=actor)
+
+
+def _give_coupon_back(sub: Subscription) -> None:
+    """A subscription that never started does not use its coupon."""
+    if sub.CouponCode:
+        access.release_coupon_use(sub.CouponCode)
 
 
 def _after_first_charge(sub: Subscription, outcome: PaymentOutcome, new: NewSubscription, *, actor: str,
@@ -136,6 +149,7 @@ def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscriptio
                                  reason=result.decline_code or "authentication_failed")
         with suppress(access.ConditionFailed):  # ended already (a second click)
             access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False)
+            _give_coupon_back(sub)
     return _after_first_charge(sub, outcome, new, actor=actor)
 
 

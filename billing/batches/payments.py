@@ -26,6 +26,7 @@ from billing import access
 from billing.batches.outcomes import PaymentOutcome, PaymentStatus
 from billing.models import Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
+from billing.rules.coupons import coupon_discount
 from billing.rules.schedule import first_period, period_amount, period_end, reminder_date, retry_after
 from core.clock import billing_today
 from core.localformat import LocalDate
@@ -56,10 +57,19 @@ def owed_period(sub: Subscription) -> tuple[date, date]:
     return start, period_end(int(sub.PaymentDay), start)
 
 
-def owed_amount(sub: Subscription) -> int:
-    """What the next charge will be, in minor units (reminders and pages show it)."""
+def owed_price_and_discount(sub: Subscription) -> tuple[int, int]:
+    """The owed period's price (``schedule.period_amount``, prorated by day) and what the
+    subscription's coupon takes off it (``rules.coupons``), in minor units."""
     start, end = owed_period(sub)
-    return period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, end)
+    price = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, end)
+    return price, coupon_discount(sub, price)
+
+
+def owed_amount(sub: Subscription) -> int:
+    """What the next charge will be, in minor units, after any coupon (reminders, pages
+    and the staff's upcoming payments show it)."""
+    price, off = owed_price_and_discount(sub)
+    return price - off
 
 
 def _charge(gateway: PaymentGateway, sub: Subscription, key: str, amount: int, metadata: dict[str, str],
@@ -117,7 +127,8 @@ def take_payment(
     if due > run_date and not retrying:
         out.reason = f"not due until {due}"
         return out
-    amount = out.amount = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, end)
+    price, off = owed_price_and_discount(sub)
+    amount = out.amount = price - off
     awaiting = sub.PaymentDetails.AwaitingCharge if retrying and sub.PaymentDetails else None
     if dry_run:
         out.status, out.reason = PaymentStatus.DRY_RUN, f"would charge {format_with_code(amount, sub.Currency)}"
@@ -134,7 +145,15 @@ def take_payment(
         "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU,
         "billing_date": start.isoformat(), "period_start": start.isoformat(), "period_end": end.isoformat(),
         "attempt": str(out.attempt), "payment_day": str(sub.PaymentDay), "price": str(sub.PaymentAmount),
+        # The coupon's discount, so that what is recorded is what was charged (a replayed
+        # key returns the first call's metadata).
+        **({"coupon": sub.CouponCode, "discount": str(off)} if sub.CouponCode else {}),
     }
+    if amount == 0:
+        # Nothing to charge (a coupon took it all): the gateway refuses amounts <= 0, so
+        # the period is recorded paid by the same path, with a receipt of 0 and no charge.
+        free = ChargeResult(status="succeeded", charge_id="", amount=0, currency=sub.Currency, metadata=metadata)
+        return _paid(sub, out, free, run_date, actor, numbers)
     asked = time.perf_counter()
     # The first period's charge is made on-session (the customer is on the subscribe page;
     # the bank may ask them for 3-D Secure), every later one off-session (the card was saved
@@ -266,15 +285,17 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
     out.period, out.period_end = start, end
     next_payment = end + timedelta(days=1)
     # The receipt first: if we die after it, the re-run finds it and only advances.
+    coupon = result.metadata.get("coupon") or None
     receipt, created = access.create_receipt(
         sub, billing_date=start, amount=result.amount, currency=result.currency,
-        charge_id=result.charge_id, retention_days=settings.RECEIPT_RETENTION_DAYS,
+        charge_id=result.charge_id or None, retention_days=settings.RECEIPT_RETENTION_DAYS,
         period_end=end, actor=actor, numbers=numbers, sku=result.metadata.get("sku"),
+        discount=int(result.metadata.get("discount") or 0) if coupon else None, coupon=coupon,
     )
     try:
         access.advance_after_payment(
             sub, slot=out.due, paid_period=start, next_payment=next_payment, paid_through=end,
-            next_reminder=_next_reminder(next_payment, run_date),
+            next_reminder=_next_reminder(next_payment, run_date), coupon_used=coupon,
         )
     except access.ConditionFailed:
         out.reason = _after_refused_advance(sub, start, end)
@@ -300,7 +321,18 @@ def _send_receipt(sub: Subscription, receipt: Receipt, created: bool, result: Ch
         "billing_date": start, "period_start": start, "period_end": end,
         "charge_id": result.charge_id, "next_payment": next_payment,
         "receipt_number": receipt.Number, "receipt_path": reverse("receipt", args=[receipt.url_id]),
+        **_discount_context(result),
     })
+
+
+def _discount_context(result: ChargeResult) -> dict[str, Any]:
+    """A coupon's discount on the charge (its metadata): price, discount (code), paid."""
+    coupon = result.metadata.get("coupon")
+    if not coupon:
+        return {}
+    off = int(result.metadata.get("discount") or 0)
+    return {"coupon": coupon, "discount": money_text(off, result.currency),
+            "price": money_text(result.amount + off, result.currency)}
 
 
 def receipt_subject(receipt: Receipt) -> Any:

@@ -16,6 +16,7 @@ from billing.batches.outcomes import ReminderOutcome, ReminderStatus
 from billing.models import Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
 from billing.rules.card_expiry import expires_before
+from billing.rules.coupons import coupon_discount
 from billing.rules.schedule import next_payment_date, period_amount, period_end, reminder_date
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
@@ -47,7 +48,8 @@ def _amount_due(sub: Subscription) -> dict[str, str]:
         return {}
     start = date.fromisoformat(sub.NextPaymentDate)
     amount = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, period_end(int(sub.PaymentDay), start))
-    return {"amount": money_text(amount, sub.Currency)}
+    # The coupon's discount (GSI-1 projects it too): the amount the payment will take.
+    return {"amount": money_text(amount - coupon_discount(sub, amount), sub.Currency)}
 
 
 def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> ReminderOutcome:

@@ -10,6 +10,8 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from billing.rules.coupons import MAX_CODE_LENGTH, MAX_REPEATING_PAYMENTS, CouponDuration, normalize_code
+from core.discountforms import DiscountCodeTerms
 from core.money import exponent, is_payable_currency, minor_units
 
 SKU_RE = re.compile(r"^[A-Z0-9][A-Z0-9-]{1,39}$")
@@ -162,3 +164,57 @@ class StaffSwitchForm(forms.Form):
     def __init__(self, *args: object, choices: list[tuple[str, str]] | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["sku"].choices = choices or []
+
+
+class CouponForm(DiscountCodeTerms):
+    """A new coupon: its code, a percentage or an amount off (typed as a decimal, in a
+    currency), how many payments it lasts, and the shared limit and dates."""
+
+    code = forms.CharField(max_length=MAX_CODE_LENGTH, label=_("Code"),
+                           help_text=_("Letters, digits and '-', at most 32; stored in capitals."))
+    percent_off = forms.IntegerField(label=_("Percent off"), min_value=1, max_value=100, required=False)
+    amount_off = MoneyField(label=_("Amount off"), required=False)
+    currency = forms.CharField(min_length=3, max_length=3, required=False, label=_("Currency (for an amount)"))
+    duration = forms.ChoiceField(label=_("Lasts"), choices=[
+        (CouponDuration.ONCE, _("once: the first payment after it is applied")),
+        (CouponDuration.REPEATING, _("a number of payments")),
+        (CouponDuration.FOREVER, _("forever: every payment")),
+    ])
+    duration_payments = forms.IntegerField(label=_("Payments (for a number of payments)"), min_value=1,
+                                           max_value=MAX_REPEATING_PAYMENTS, required=False)
+
+    field_order = ["code", "percent_off", "amount_off", "currency", "duration", "duration_payments", "max_uses",
+                   "valid_from", "valid_until"]
+
+    def clean_code(self) -> str:
+        code = normalize_code(self.cleaned_data["code"])
+        if code is None:
+            raise forms.ValidationError(_("Use letters, digits or '-', at most 32."), code="invalid_code")
+        return code
+
+    def clean_currency(self) -> str:
+        currency = (self.cleaned_data.get("currency") or "").strip().upper()
+        if currency and not is_payable_currency(currency):
+            raise forms.ValidationError(_("%(code)s is not an ISO 4217 currency that can be paid in (e.g. USD, EUR, "
+                                          "JPY).") % {"code": currency}, code="unknown_currency")
+        return currency
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if (data.get("percent_off") is None) == (data.get("amount_off") is None):
+            raise forms.ValidationError(_("Give either a percentage or an amount off."), code="one_of")
+        if data.get("amount_off") is not None:
+            if not data.get("currency"):
+                self.add_error("currency", _("An amount off needs a currency."))
+            else:
+                try:
+                    data["amount_off"] = amount_in_minor_units(data["amount_off"], data["currency"])
+                except forms.ValidationError as error:
+                    self.add_error("amount_off", error)
+        if data.get("duration") == CouponDuration.REPEATING and not data.get("duration_payments"):
+            self.add_error("duration_payments", _("How many payments does it last?"))
+        return data
+
+
+class ApplyCouponForm(forms.Form):
+    code = forms.CharField(max_length=MAX_CODE_LENGTH + 8, label=_("Coupon code"))

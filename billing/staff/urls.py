@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from billing.staff.account_page import account_detail
 from billing.staff.batch_pages import batch_runs, upcoming
 from billing.staff.catalog import product_add, product_edit, product_retire, products
+from billing.staff.coupons import coupon_add, coupon_edit, coupon_end, coupons, staff_coupon
 from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
@@ -32,6 +33,7 @@ STAFF_PAGES = [
     ("staff_disputes", _("Disputes"), VIEW_BILLING, None),
     ("staff_webhook_events", _("Webhook events"), VIEW_BILLING, None),
     ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
+    ("staff_coupons", _("Coupons"), VIEW_BILLING, None),
 ]
 
 
@@ -52,6 +54,7 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path(f"{sub}/payment-day/", staff(staff_payment_day, CHANGE_DAY), name="staff_payment_day"),
         path(f"{sub}/retry/", staff(staff_retry, MONEY), name="staff_retry"),
         path(f"{sub}/switch/", staff(staff_switch, MONEY), name="staff_switch"),
+        path(f"{sub}/coupon/", staff(staff_coupon, MONEY), name="staff_coupon"),
         # a pause moves the schedule as a change of day does: the same permission
         path(f"{sub}/pause/", staff(staff_pause, CHANGE_DAY), name="staff_pause"),
         path(f"{sub}/resume/", staff(staff_resume, CHANGE_DAY), name="staff_resume"),
@@ -65,4 +68,9 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/products/add/", staff(product_add, CATALOG), name="staff_product_add"),
         path("staff/products/<str:sku>/edit/", staff(product_edit, CATALOG), name="staff_product_edit"),
         path("staff/products/<str:sku>/retire/", staff(product_retire, CATALOG), name="staff_product_retire"),
+        # Listing coupons is for anyone who sees billing; making and changing them is the catalog's.
+        path("staff/coupons/", staff(coupons, VIEW_BILLING), name="staff_coupons"),
+        path("staff/coupons/add/", staff(coupon_add, CATALOG), name="staff_coupon_add"),
+        path("staff/coupons/<str:code>/edit/", staff(coupon_edit, CATALOG), name="staff_coupon_edit"),
+        path("staff/coupons/<str:code>/end/", staff(coupon_end, CATALOG), name="staff_coupon_end"),
     ]

@@ -98,6 +98,9 @@ def receipt_rows(receipt: Receipt) -> list[tuple[str, str]]:
     if receipt.CardLast4:
         rows.append((_("Payment method"), _("%(brand)s ending in %(last4)s") % {
             "brand": receipt.CardBrand or "", "last4": receipt.CardLast4}))
+    if receipt.CouponCode:  # price, discount (code), paid
+        rows.append((_("Price"), money(receipt.price_amount)))
+        rows.append((_("Discount (%(code)s)") % {"code": receipt.CouponCode}, "-" + money(receipt.DiscountAmount or 0)))
     rows.append((_("Amount paid"), money(receipt.ProcessedAmount)))
     for refund in receipt.Refunds or []:
         rows.append((_("Refund %(date)s") % {"date": _day(refund.At)}, "-" + money(refund.Amount)))

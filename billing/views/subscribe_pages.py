@@ -26,8 +26,9 @@ from billing import access
 from billing.actions import subscriptions as actions
 from billing.actions import wallet
 from billing.customers import card_customer, card_entry_page, customer_required
-from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm
-from billing.models import Product, ProductStatus
+from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm, coupon_error
+from billing.models import Coupon, Product, ProductStatus
+from billing.rules.coupons import discount
 from billing.rules.schedule import first_period, period_amount
 from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
 from core.cardforms import tokenize_card_form
@@ -41,17 +42,30 @@ QUOTE_SALT = "billing.subscribe.quote"
 QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
 
 
-def quote_for(product: Product, payment_day: int, day: date) -> dict[str, Any]:
+def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | None = None) -> dict[str, Any]:
     """What subscribing on ``day`` costs: the monthly price and the first charge (the days
-    up to the first payment date, prorated by day; a full month on the payment day)."""
+    up to the first payment date, prorated by day; a full month on the payment day); with
+    a coupon, the first period's price, the discount and the first charge after it."""
     start, end = first_period(payment_day, day)
     price = int(product.PaymentAmount)
-    return {
+    quote = {
         "sku": product.SKU, "price": price, "currency": product.Currency, "payment_day": payment_day,
         "first_amount": period_amount(price, payment_day, start, end),
         "first_date": start.isoformat(), "period_end": end.isoformat(),
         "next_payment": (end + timedelta(days=1)).isoformat(),
     }
+    if coupon is not None:
+        first_price = quote["first_amount"]
+        off = discount(first_price, percent_off=coupon.PercentOff, amount_off=coupon.AmountOff)
+        quote.update(coupon=coupon.Code, first_price=first_price, discount=off, first_amount=first_price - off,
+                     coupon_duration=coupon.Duration, coupon_payments=coupon.DurationPayments)
+    return quote
+
+
+def _checked_coupon(code: str, currency: str) -> Coupon:
+    """The coupon a customer typed, if it can be used now for ``currency`` (one GetItem);
+    ``access.CouponRefused`` otherwise."""
+    return access.check_coupon(access.get_coupon(code), code, currency=currency, day=today())
 
 
 def _quote_context(quote: dict[str, Any]) -> dict[str, Any]:
@@ -78,6 +92,12 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
                          first_dates=first_dates, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()],
                          customer=card_customer(account_id, wallet_now.account))
+    if request.method == "POST" and form.is_valid() and form.cleaned_data.get("coupon"):
+        chosen_product = next(p for p in products if form.cleaned_data["product"] == p.SKU)
+        try:
+            form.cleaned_data["coupon"] = _checked_coupon(form.cleaned_data["coupon"], chosen_product.Currency).Code
+        except access.CouponRefused as refused:
+            form.add_error("coupon", coupon_error(refused.code, refused.reason))
     if request.method == "POST" and form.is_valid():
         saved = cards.get(form.saved_card_id or "")
         if saved is not None:
@@ -98,6 +118,7 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                 # The wallet card: a new one joins the wallet once subscribed,
                 # as the default when the wallet is empty.
                 "card_id": card_id, "new_card": saved is None, "make_default": not cards,
+                "coupon": form.cleaned_data.get("coupon") or None,
             }
             return redirect("subscribe_confirm")
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
@@ -133,7 +154,15 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         messages.error(request, _("That product is no longer available. Please choose another one."))
         return redirect("subscribe")
     day = int(pending["payment_day"])
-    quote = quote_for(product, day, today())
+    change = urlencode({"product": product.SKU, "day": day,
+                        "card": NEW_CARD if pending.get("new_card", True) else pending.get("card_id")})
+    coupon = None
+    if pending.get("coupon"):
+        try:
+            coupon = _checked_coupon(pending["coupon"], product.Currency)
+        except access.CouponRefused as refused:
+            return _coupon_refused(request, refused, f"{reverse('subscribe')}?{change}")
+    quote = quote_for(product, day, today(), coupon)
     card = CardToken(**pending["card"])
     # A second subscription to a product the customer has is asked about, not refused.
     already = [s for s in access.get_subscriptions_by_account(account_id) if s.is_live and s.SKU == product.SKU]
@@ -142,7 +171,10 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         seen = _confirmed_quote(form)
         if seen == quote:
-            return _subscribe_at(request, account_id, product, quote, card, pending)
+            try:
+                return _subscribe_at(request, account_id, product, quote, card, pending, coupon)
+            except access.CouponRefused as refused:  # used up (or ended) since the page was shown
+                return _coupon_refused(request, refused, f"{reverse('subscribe')}?{change}")
         requote = True
         if seen and (seen.get("price"), seen.get("currency")) != (quote["price"], quote["currency"]):
             messages.warning(request, _("The price of %(product)s has changed from %(old)s to %(new)s a month. "
@@ -154,8 +186,6 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
                                         "Nothing was charged: please check them and confirm again."))
     if not (request.method == "POST" and form.errors):  # a missing "subscribe again" tick keeps its error
         form = ConfirmForm(initial={"quote": signing.dumps(quote, salt=QUOTE_SALT)}, already=bool(already))
-    change = urlencode({"product": product.SKU, "day": day,
-                        "card": NEW_CARD if pending.get("new_card", True) else pending.get("card_id")})
     return render(request, "portal/subscribe_confirm.html", {
         "form": form, "product": product, "payment_day": day, "card": card, "requote": requote,
         "quote": _quote_context(quote), "billing_address": pending.get("billing_address"),
@@ -163,8 +193,18 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     }, status=409 if requote else 200)
 
 
+def _coupon_refused(request: HttpRequest, refused: access.CouponRefused, back: str) -> HttpResponse:
+    """The coupon chosen on step 1 cannot be used any more: nothing charged, back to step 1."""
+    pending = request.session.get(SESSION_PENDING) or {}
+    pending.pop("coupon", None)
+    request.session[SESSION_PENDING] = pending
+    messages.error(request, _("%(reason)s You have not been subscribed and nothing was charged.") % {
+        "reason": coupon_error(refused.code, refused.reason)})
+    return redirect(back)
+
+
 def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote: dict[str, Any],
-                  card: CardToken, pending: dict[str, Any]) -> HttpResponse:
+                  card: CardToken, pending: dict[str, Any], coupon: Coupon | None = None) -> HttpResponse:
     account = access.get_account(account_id)
     if account is None:
         raise Http404("no account")
@@ -180,6 +220,7 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             amount=quote["price"], currency=quote["currency"], card=card, today=today(),
             actor=actor(request), billing_address=pending.get("billing_address"), card_id=pending.get("card_id"),
             keep_card=bool(pending.get("new_card")), make_default=bool(pending.get("make_default")),
+            coupon=coupon,
         )
     except GatewayError:
         messages.error(request, _("Our payment provider could not be reached, so you have not been subscribed "

@@ -1,0 +1,125 @@
+"""The coupons' staff pages: list (one Query), add, change the limit and dates of, end;
+and give a coupon to a live subscription (the changes and their audit events:
+billing/actions/coupons.py)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from billing import access
+from billing.actions import coupons as actions
+from billing.forms import coupon_error
+from billing.models import CouponStatus
+from billing.staff.common import account_url, confirm_page, staff_date
+from billing.staff.forms import ApplyCouponForm, CouponForm
+from billing.staff.pause_pages import CHANGED_MEANWHILE
+from billing.views.common import subscription_or_404
+from core.discountforms import DiscountCodeTerms
+from core.pages import actor, bound_data, or_404, today
+from core.staff import CATALOG, render_staff
+
+
+def coupons(request: HttpRequest) -> HttpResponse:
+    return render_staff(request, "staff/coupons.html", _("Coupons"), {
+        "coupons": access.list_coupons(), "ended": CouponStatus.ENDED,
+        "may_change": request.user.has_perm(CATALOG),
+    })
+
+
+@require_http_methods(["GET", "POST"])
+def coupon_add(request: HttpRequest) -> HttpResponse:
+    form = CouponForm(bound_data(request))
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            coupon = actions.add_coupon(
+                data["code"], percent_off=data.get("percent_off"), amount_off=data.get("amount_off"),
+                currency=data.get("currency") or None, duration=data["duration"],
+                duration_payments=data.get("duration_payments"), max_uses=data.get("max_uses"),
+                valid_from=data.get("valid_from"), valid_until=data.get("valid_until"), actor=actor(request))
+        except access.AlreadyExists:
+            form.add_error("code", _("A coupon with this code already exists."))
+        else:
+            messages.success(request, _("Coupon %(code)s added.") % {"code": coupon.Code})
+            return redirect("admin:staff_coupons")
+    return render_staff(request, "staff/coupon_form.html", _("Add a coupon"), {"form": form})
+
+
+@require_http_methods(["GET", "POST"])
+def coupon_edit(request: HttpRequest, code: str) -> HttpResponse:
+    coupon = or_404(access.get_coupon(code), "No such coupon")
+    initial = {"max_uses": coupon.MaxUses, "valid_from": coupon.ValidFrom, "valid_until": coupon.ValidUntil}
+    form = DiscountCodeTerms(bound_data(request), initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        if data.get("max_uses") is not None and data["max_uses"] < coupon.Uses:
+            form.add_error("max_uses", _("%(code)s has been used %(uses)s times: the limit cannot be lower.") % {
+                "code": coupon.Code, "uses": coupon.Uses})
+        else:
+            try:
+                actions.edit_coupon(coupon, max_uses=data.get("max_uses"), valid_from=data.get("valid_from"),
+                                    valid_until=data.get("valid_until"), actor=actor(request))
+            except access.ConditionFailed:
+                messages.error(request, CHANGED_MEANWHILE)
+                return redirect("admin:staff_coupon_edit", code=coupon.Code)
+            messages.success(request, _("Coupon %(code)s saved.") % {"code": coupon.Code})
+            return redirect("admin:staff_coupons")
+    return render_staff(request, "staff/coupon_form.html", _("Edit %(code)s") % {"code": coupon.Code},
+                        {"form": form, "coupon": coupon})
+
+
+@require_http_methods(["GET", "POST"])
+def coupon_end(request: HttpRequest, code: str) -> HttpResponse:
+    coupon = or_404(access.get_coupon(code), "No such coupon")
+    if coupon.Status == CouponStatus.ENDED:
+        messages.info(request, _("%(code)s has already ended.") % {"code": coupon.Code})
+        return redirect("admin:staff_coupons")
+    if request.method == "GET":
+        return render_staff(request, "staff/confirm.html", _("End %(code)s") % {"code": coupon.Code}, {
+            "question": _("End the coupon %(code)s? Nobody can use it from now on; the subscriptions that have "
+                          "it keep their discount.") % {"code": coupon.Code},
+            "button": _("End coupon"), "danger": True, "back": reverse("admin:staff_coupons"),
+        })
+    try:
+        actions.end_coupon(coupon, actor=actor(request))
+    except access.ConditionFailed:
+        messages.info(request, _("%(code)s has already ended.") % {"code": coupon.Code})
+        return redirect("admin:staff_coupons")
+    messages.success(request, _("%(code)s ended.") % {"code": coupon.Code})
+    return redirect("admin:staff_coupons")
+
+
+@require_http_methods(["GET", "POST"])
+def staff_coupon(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    """Give a coupon to a live subscription, from its next payment (replacing any it has)."""
+    sub = subscription_or_404(account_id, sub_id)
+    if not sub.is_live or not sub.NextPaymentDate:
+        messages.error(request, _("Only a live subscription with a next payment can be given a coupon."))
+        return redirect(account_url(account_id))
+    form = ApplyCouponForm(bound_data(request))
+    if request.method == "POST" and form.is_valid():
+        code = form.cleaned_data["code"]
+        try:
+            coupon = access.check_coupon(access.get_coupon(code), code, currency=sub.Currency, day=today())
+            actions.give_coupon(sub, coupon, today=today(), actor=actor(request))
+        except access.CouponRefused as refused:
+            form.add_error("code", coupon_error(refused.code, refused.reason))
+        except access.PaymentInProgress:
+            form.add_error("code", _("A payment is due today: give the coupon after the payment run."))
+        except access.ConditionFailed:
+            messages.error(request, CHANGED_MEANWHILE)
+            return redirect(account_url(account_id))
+        else:
+            messages.success(request, _("Coupon %(code)s given; it applies from the payment on %(date)s.") % {
+                "code": coupon.Code, "date": staff_date(sub.NextPaymentDate)})
+            return redirect(account_url(account_id))
+    question = _("Give a coupon to this subscription? It applies from its next payment, on %(date)s%(current)s.") % {
+        "date": staff_date(sub.NextPaymentDate),
+        "current": _(", and replaces its coupon %(code)s") % {"code": sub.CouponCode} if sub.CouponCode else ""}
+    return confirm_page(request, account_id, _("Give a coupon"), question, sub=sub, form=form,
+                        button=_("Give coupon"))
