@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
@@ -32,16 +32,20 @@ def count_due_reminders_by_date(day: date, *, shards: Sequence[int] | None = Non
     return sum(Subscription.due_reminders.count(key) for key in due_keys(day, shards))
 
 
-def get_upcoming(start: date, days: int = 30) -> list[UpcomingDay]:
+def get_upcoming(start: date, days: int = 30, *,
+                 amount: Callable[[Subscription], int] | None = None) -> list[UpcomingDay]:
     """Per day from ``start``: one Query of GSI-2 (amounts are needed, so items are read)
-    and one ``Select=COUNT`` Query of GSI-1 (only the number of reminders is shown)."""
+    and one ``Select=COUNT`` Query of GSI-1 (only the number of reminders is shown).
+    ``amount``: what a due item will be charged (the staff page passes the payment run's
+    own ``batches.owed_amount``, from GSI-2's projection; default the monthly price)."""
+    amount = amount or (lambda sub: int(sub.PaymentAmount))
     upcoming = []
     for offset in range(days):
         day = start + timedelta(days=offset)
         entry = UpcomingDay(day=day)
         for sub in get_due_payments_by_date(day):
             entry.payments += 1
-            entry.totals[sub.Currency] = entry.totals.get(sub.Currency, 0) + sub.PaymentAmount
+            entry.totals[sub.Currency] = entry.totals.get(sub.Currency, 0) + amount(sub)
         entry.reminders = count_due_reminders_by_date(day)
         upcoming.append(entry)
     return upcoming

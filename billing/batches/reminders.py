@@ -16,7 +16,7 @@ from billing.batches.outcomes import ReminderOutcome, ReminderStatus
 from billing.models import Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
 from billing.rules.card_expiry import expires_before
-from billing.rules.schedule import next_payment_date, period_amount, period_end, reminder_date
+from billing.rules.schedule import first_period, next_payment_date, period_amount, period_end, reminder_date
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
 
@@ -40,14 +40,31 @@ def _following_reminder(sub: Subscription, payment: date, day: date) -> date:
     return reminder_date(next_payment_date(sub.PaymentDay, payment), _days_before(), day)
 
 
+def ends_trial(sub: Subscription) -> bool:
+    """The announced payment is the first charge after a free trial. ``create_subscription``
+    sets ``LastReminderDate`` (GSI-1's range key, so always in the index) to that charge's
+    day, and every claimed reminder sets it to its own day, which is before the payment it
+    announces: so it equals ``NextPaymentDate`` only until the trial's reminder is claimed."""
+    return sub.Status == SubscriptionStatus.ACTIVE and bool(sub.NextPaymentDate) \
+        and sub.LastReminderDate == sub.NextPaymentDate
+
+
 def _amount_due(sub: Subscription) -> dict[str, str]:
     """The amount the announced payment will take, when it is not the monthly price (the
-    first payment after a change of day is prorated): from GSI-1's projection alone."""
+    first payment after a change of day is prorated, and the first one after a trial runs
+    to the first anchor date, as ``batches.owed_period`` says): from GSI-1's projection alone."""
     if sub.Status != SubscriptionStatus.ACTIVE or not sub.NextPaymentDate:
         return {}
     start = date.fromisoformat(sub.NextPaymentDate)
-    amount = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, period_end(int(sub.PaymentDay), start))
+    day = int(sub.PaymentDay)
+    end = first_period(day, start)[1] if ends_trial(sub) else period_end(day, start)
+    amount = period_amount(int(sub.PaymentAmount), day, start, end)
     return {"amount": money_text(amount, sub.Currency)}
+
+
+def _trial(sub: Subscription, payment: date) -> dict[str, object]:
+    """The end of the free trial, for the reminder of the first charge after it."""
+    return {"trial_end": payment - timedelta(days=1)} if ends_trial(sub) else {}
 
 
 def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> ReminderOutcome:
@@ -60,17 +77,20 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
     if dry_run:
         out.status = ReminderStatus.DRY_RUN
         return out
+    # What the e-mail says is read before the claim moves LastReminderDate on (ends_trial).
+    context = {**subscription_context(sub), "payment_date": payment, **_amount_due(sub), **_trial(sub, payment),
+               **_card_warning(sub, payment)}
     try:
         access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day))
     except access.ConditionFailed:
         out.reason = "claimed by another run"
         return out
     out.status = ReminderStatus.SENT
+    subject = _("Your free trial ends soon: {product}, first payment on {date}") if "trial_end" in context \
+        else _("Upcoming payment: {product} on {date}")
     out.mail_error = send_customer_email(
-        "reminder", sub.Email, format_lazy(_("Upcoming payment: {product} on {date}"),
-                                           product=sub.ProductName or sub.SKU, date=LocalDate(payment)),
-        {**subscription_context(sub), "payment_date": payment, **_amount_due(sub), **_card_warning(sub, payment)},
-        language=sub.Language,
+        "reminder", sub.Email, format_lazy(subject, product=sub.ProductName or sub.SKU, date=LocalDate(payment)),
+        context, language=sub.Language,
     )
     return out
 

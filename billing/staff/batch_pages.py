@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from billing import access
+from billing import access, batches
 from billing.models import BatchKind
 from billing.staff.common import staff_date
 from core.money import exponent, format_with_code
@@ -24,7 +24,9 @@ KIND_TEXT = {
 
 def upcoming(request: HttpRequest) -> HttpResponse:
     day = today()
-    days = access.get_upcoming(day, UPCOMING_DAYS)
+    # Each payment at what the run will charge: a first period, after a trial or a change
+    # of day, is prorated (the payment run's own rule, from GSI-2's projection).
+    days = access.get_upcoming(day, UPCOMING_DAYS, amount=batches.owed_amount)
     currencies = sorted({c for d in days for c in d.totals})
     totals = {c: sum(d.totals.get(c, 0) for d in days) for c in currencies}
     rows = [{

@@ -41,23 +41,40 @@ QUOTE_SALT = "billing.subscribe.quote"
 QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
 
 
-def quote_for(product: Product, payment_day: int, day: date) -> dict[str, Any]:
+def quote_for(product: Product, payment_day: int, day: date, trial_days: int = 0) -> dict[str, Any]:
     """What subscribing on ``day`` costs: the monthly price and the first charge (the days
-    up to the first payment date, prorated by day; a full month on the payment day)."""
-    start, end = first_period(payment_day, day)
+    up to the first payment date, prorated by day; a full month on the payment day). With
+    ``trial_days``: free through ``trial_end``, and the first charge is the day after, for
+    the days from then to the first payment date (docs/DESIGN-NOTES.md "Free trials")."""
+    trial_end = day + timedelta(days=trial_days - 1) if trial_days else None
+    start, end = first_period(payment_day, trial_end + timedelta(days=1) if trial_end else day)
     price = int(product.PaymentAmount)
-    return {
+    quote = {
         "sku": product.SKU, "price": price, "currency": product.Currency, "payment_day": payment_day,
         "first_amount": period_amount(price, payment_day, start, end),
         "first_date": start.isoformat(), "period_end": end.isoformat(),
         "next_payment": (end + timedelta(days=1)).isoformat(),
     }
+    if trial_end:
+        quote.update(trial_days=trial_days, trial_end=trial_end.isoformat())
+    return quote
 
 
 def _quote_context(quote: dict[str, Any]) -> dict[str, Any]:
     return {**quote, "first_date": date.fromisoformat(quote["first_date"]),
             "period_end": date.fromisoformat(quote["period_end"]),
-            "next_payment": date.fromisoformat(quote["next_payment"])}
+            "next_payment": date.fromisoformat(quote["next_payment"]),
+            **({"trial_end": date.fromisoformat(quote["trial_end"])} if "trial_end" in quote else {})}
+
+
+def _trial_days(account_id: str, product: Product) -> tuple[int, bool]:
+    """The free trial this account gets on ``product``, and whether it had it already
+    (one GetItem of its ``TrialUse`` marker, made only for a product with a trial)."""
+    if not product.trial_days:
+        return 0, False
+    if access.trial_used(account_id, product.SKU):
+        return 0, True
+    return product.trial_days, False
 
 
 @card_entry_page()
@@ -133,7 +150,8 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         messages.error(request, _("That product is no longer available. Please choose another one."))
         return redirect("subscribe")
     day = int(pending["payment_day"])
-    quote = quote_for(product, day, today())
+    trial_days, trial_used = _trial_days(account_id, product)
+    quote = quote_for(product, day, today(), trial_days)
     card = CardToken(**pending["card"])
     # A second subscription to a product the customer has is asked about, not refused.
     already = [s for s in access.get_subscriptions_by_account(account_id) if s.is_live and s.SKU == product.SKU]
@@ -159,7 +177,7 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     return render(request, "portal/subscribe_confirm.html", {
         "form": form, "product": product, "payment_day": day, "card": card, "requote": requote,
         "quote": _quote_context(quote), "billing_address": pending.get("billing_address"),
-        "already": already, "change_url": f"{reverse('subscribe')}?{change}",
+        "already": already, "change_url": f"{reverse('subscribe')}?{change}", "trial_used": trial_used,
     }, status=409 if requote else 200)
 
 
@@ -180,7 +198,14 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             amount=quote["price"], currency=quote["currency"], card=card, today=today(),
             actor=actor(request), billing_address=pending.get("billing_address"), card_id=pending.get("card_id"),
             keep_card=bool(pending.get("new_card")), make_default=bool(pending.get("make_default")),
+            trial_days=quote.get("trial_days", 0),
         )
+    except access.TrialAlreadyUsed:
+        # Another tab (or click) took this product's trial just now: the new quote, without it.
+        messages.warning(request, _("You have already had the free trial of %(product)s, so this subscription "
+                                    "would be charged today. Nothing was charged: please check and confirm "
+                                    "again.") % {"product": product.Name})
+        return redirect("subscribe_confirm")
     except GatewayError:
         messages.error(request, _("Our payment provider could not be reached, so you have not been subscribed "
                                   "and nothing was charged. Please try again in a few minutes."))
@@ -207,6 +232,13 @@ def _started_page(request: HttpRequest, started: actions.Started, product_name: 
             "last4": card.last4, "reason": started.outcome.reason})
         return redirect("subscribe")
     sub, out = started.sub, started.outcome
+    if started.in_trial:
+        messages.success(request, _(
+            "You are subscribed to %(product)s. Your free trial runs until %(trial_end)s: nothing was charged. "
+            "Your first payment, %(amount)s, is on %(next)s.") % {
+            "product": product_name, "trial_end": local_date(sub.TrialEnd, "j F Y"),
+            "amount": format_with_symbol(out.amount or 0, currency), "next": local_date(sub.NextPaymentDate, "j F Y")})
+        return redirect("subscription", sub_id=sub.sub_id)
     messages.success(request, _(
         "You are subscribed to %(product)s. We charged %(amount)s for %(start)s to %(end)s; "
         "your next payment is on %(next)s.") % {

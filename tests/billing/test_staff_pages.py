@@ -11,6 +11,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from billing import access
+from billing.batches import owed_amount
 from billing.models import BatchRun
 from core.clock import billing_today
 from tests.builders import make_account, make_customer_with_history, make_subscription, make_user
@@ -147,7 +148,8 @@ def test_upcoming_counts_match_the_subscriptions(staff_client, moto_table, ddb_r
     assert sum(chart["payments"]) == sum(payments.values())
     # totals per currency, in minor units, never mixed
     for currency in ("USD", "EUR", "GBP"):
-        expected = sum(s.PaymentAmount for s in subs if s.Currency == currency and s.NextPaymentDate <= end.isoformat())
+        # what the payment run will charge (batches.owed_amount): these owe their first period, prorated
+        expected = sum(owed_amount(s) for s in subs if s.Currency == currency and s.NextPaymentDate <= end.isoformat())
         got = sum(chart["amounts"].get(currency, {"values": [0]})["values"])
         assert got == expected, currency
     assert "vendor/chartjs/chart.umd.js" in html and "cdn" not in html.lower()
