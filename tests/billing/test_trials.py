@@ -181,6 +181,20 @@ def test_a_second_subscribe_gets_no_trial_and_is_charged_at_once(customer, trial
     assert charge["amount"] == 107 and charge["metadata"]["sub_id"] == second.sub_id
 
 
+def test_a_trial_quote_confirmed_after_the_trial_was_taken_elsewhere_charges_nothing(customer, trial_product) -> None:
+    with on(ON, customer):
+        customer.client.post("/subscribe/", {"product": SKU, "payment_day": "15", **GOOD_CARD})
+        stale = customer.client.get("/subscribe/confirm/")
+        assert "Free until 23 March 2027" in stale.content.decode()
+        subscribe_with_trial(access.get_account(customer.account_id))  # another tab took the trial
+        response = customer.client.post("/subscribe/confirm/", {"quote": quote_of(stale), "again": "on"})
+    # the customer confirmed a free trial: not charged without it, shown the new quote (M4)
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "You have already had the free trial of Trial News" in html and "Confirm and pay $1.78" in html  # 10..14 March: 999 * 5 / 28
+    assert len(access.get_subscriptions_by_account(customer.account_id)) == 1 and charges() == []
+
+
 def test_the_marker_refuses_a_second_trial_in_the_subscriptions_own_transaction(table) -> None:
     account = make_account("pat@example.com")
     made = access.create_subscription(account, sku=SKU, payment_day=15, amount=999, currency="USD", card=card(),
