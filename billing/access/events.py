@@ -33,6 +33,8 @@ def subscription_snapshot(sub: Subscription) -> dict:
         "Card": f"{sub.PaymentDetails.Brand} ****{sub.PaymentDetails.Last4}" if sub.PaymentDetails else None,
         # The wallet card it pays with; None on one made before the wallet.
         "CardId": sub.PaymentDetails.CardId if sub.PaymentDetails else None,
+        # A free trial's last free day, only on a subscription that had one.
+        **({"TrialEnd": sub.TrialEnd} if sub.TrialEnd else {}),
     }
 
 

@@ -40,31 +40,34 @@ def _following_reminder(sub: Subscription, payment: date, day: date) -> date:
     return reminder_date(next_payment_date(sub.PaymentDay, payment), _days_before(), day)
 
 
-def ends_trial(sub: Subscription) -> bool:
-    """The announced payment is the first charge after a free trial. ``create_subscription``
-    sets ``LastReminderDate`` (GSI-1's range key, so always in the index) to that charge's
-    day, and every claimed reminder sets it to its own day, which is before the payment it
-    announces: so it equals ``NextPaymentDate`` only until the trial's reminder is claimed."""
+def ends_trial(sub: Subscription, day: date) -> bool:
+    """The payment the reminder due on ``day`` announces is the first charge after a free
+    trial. ``create_subscription`` sets ``LastReminderDate`` (GSI-1's range key, so always
+    in the index) to that charge's day, and every claimed reminder sets it to its own day,
+    before the payment it announces: so it equals ``NextPaymentDate`` only until the trial's
+    reminder is claimed. Or for a subscription whose first charge at subscribing was never
+    taken (its ``Last*`` dates are that day, and ``NextPaymentDate`` still is too): its
+    reminders come after that day, never on or before it as a trial's does."""
     return sub.Status == SubscriptionStatus.ACTIVE and bool(sub.NextPaymentDate) \
-        and sub.LastReminderDate == sub.NextPaymentDate
+        and sub.LastReminderDate == sub.NextPaymentDate and sub.NextPaymentDate >= day.isoformat()
 
 
-def _amount_due(sub: Subscription) -> dict[str, str]:
+def _amount_due(sub: Subscription, day: date) -> dict[str, str]:
     """The amount the announced payment will take, when it is not the monthly price (the
     first payment after a change of day is prorated, and the first one after a trial runs
     to the first anchor date, as ``batches.owed_period`` says): from GSI-1's projection alone."""
     if sub.Status != SubscriptionStatus.ACTIVE or not sub.NextPaymentDate:
         return {}
     start = date.fromisoformat(sub.NextPaymentDate)
-    day = int(sub.PaymentDay)
-    end = first_period(day, start)[1] if ends_trial(sub) else period_end(day, start)
-    amount = period_amount(int(sub.PaymentAmount), day, start, end)
+    anchor_day = int(sub.PaymentDay)
+    end = first_period(anchor_day, start)[1] if ends_trial(sub, day) else period_end(anchor_day, start)
+    amount = period_amount(int(sub.PaymentAmount), anchor_day, start, end)
     return {"amount": money_text(amount, sub.Currency)}
 
 
-def _trial(sub: Subscription, payment: date) -> dict[str, object]:
+def _trial(sub: Subscription, payment: date, day: date) -> dict[str, object]:
     """The end of the free trial, for the reminder of the first charge after it."""
-    return {"trial_end": payment - timedelta(days=1)} if ends_trial(sub) else {}
+    return {"trial_end": payment - timedelta(days=1)} if ends_trial(sub, day) else {}
 
 
 def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> ReminderOutcome:
@@ -78,7 +81,7 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
         out.status = ReminderStatus.DRY_RUN
         return out
     # What the e-mail says is read before the claim moves LastReminderDate on (ends_trial).
-    context = {**subscription_context(sub), "payment_date": payment, **_amount_due(sub), **_trial(sub, payment),
+    context = {**subscription_context(sub), "payment_date": payment, **_amount_due(sub, day), **_trial(sub, payment, day),
                **_card_warning(sub, payment)}
     try:
         access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day))

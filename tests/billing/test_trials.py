@@ -115,6 +115,8 @@ def test_a_trial_charges_nothing_then_its_first_charge_is_prorated_to_the_anchor
     # the card is required, and kept for the first charge (it joined the wallet)
     [wallet_card] = access.get_cards(customer.account_id)
     assert sub.PaymentDetails.CardId == wallet_card.card_id
+    created = next(e for e in access.get_events_by_account(customer.account_id) if e.Action == "subscription.created")
+    assert created.After["TrialEnd"] == "2027-03-23" and created.After["PaidThroughDate"] == "2027-03-23"
     marker = TrialUse.get(TrialUse.pk(account_id=customer.account_id), TrialUse.sk(sku=SKU))
     assert marker.SubId == sub.sub_id and marker.TrialEnd == TRIAL_END.isoformat()
 
@@ -381,3 +383,9 @@ def test_subscription_carries_no_trial_by_default(moto_table) -> None:
     assert sub.TrialEnd is None and sub.NextPaymentDate == ON.isoformat()
     assert isinstance(sub, Subscription)
     assert not access.trial_used(sub.account_id, SKU)
+    # its first charge never taken (the page died), its Last* dates and NextPaymentDate are
+    # all the day of subscribing: its reminder, later, is an ordinary one, not a trial's end
+    mail.outbox.clear()
+    batches.run_reminders(run_date=date.fromisoformat(sub.NextReminderDate), workers=1)
+    [reminder] = mail.outbox
+    assert reminder.subject.startswith("Upcoming payment: ") and "free trial" not in reminder.body
