@@ -21,6 +21,11 @@ class ConditionFailed(Exception):
     """A conditional update found the item changed (or gone) since it was read."""
 
 
+class TrialAlreadyUsed(Exception):
+    """The account has had the free trial of this product already (``TrialUse``):
+    nothing was written."""
+
+
 class PaymentInProgress(ConditionFailed):
     """The subscription's payment is due today or still pending: its schedule can't move
     until that payment has been taken (or the batch could charge the period twice)."""

@@ -103,6 +103,15 @@ class VersionedForm(forms.Form):
 
 
 
+def product_label(product: Product) -> str:
+    """A product as the subscribe page offers it: name, monthly price, and its free trial."""
+    label = gettext("{name} — {price} a month").format(
+        name=product.Name, price=format_with_symbol(product.PaymentAmount, product.Currency))
+    if product.trial_days:
+        label += " · " + gettext("{days}-day free trial").format(days=product.trial_days)
+    return label
+
+
 class SubscribeForm(CardFields):
     product = forms.ChoiceField(label=_("Product"), widget=forms.RadioSelect)
     payment_day = forms.TypedChoiceField(
@@ -124,10 +133,7 @@ class SubscribeForm(CardFields):
         super().__init__(*args, **kwargs)
         self.fields["payment_day"].choices = day_choices(first_dates)
         # Only the active catalog is offered; a retired SKU posted by hand is invalid.
-        self.fields["product"].choices = [
-            (p.SKU, gettext("{name} — {price} a month").format(
-                name=p.Name, price=format_with_symbol(p.PaymentAmount, p.Currency))) for p in products
-        ]
+        self.fields["product"].choices = [(p.SKU, product_label(p)) for p in products]
         if cards:
             self.fields["saved_card"].choices = [*cards, (NEW_CARD, gettext_lazy("A new card (below)"))]
         else:

@@ -274,6 +274,10 @@ class Subscription(BillingItem, discriminator="Subscription"):
     CouponPercentOff = NumberAttribute(null=True)
     CouponAmountOff = NumberAttribute(null=True)  # minor units of the subscription's Currency
     CouponPaymentsLeft = NumberAttribute(null=True)
+    # A free trial (docs/DESIGN-NOTES.md "Free trials"): its last free day. Set at
+    # subscribing and never changed; the first charge is due the day after
+    # (``NextPaymentDate``), ``PaidThroughDate`` starts at this day (served free).
+    TrialEnd = UnicodeAttribute(null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -492,6 +496,33 @@ class Product(BillingItem, discriminator="Product"):
     Currency = UnicodeAttribute()
     Status = UnicodeAttribute(default=ProductStatus.ACTIVE)
     CreatedDate = UnicodeAttribute()
+    # Days of free trial a new subscription gets (docs/DESIGN-NOTES.md "Free trials");
+    # 0 or absent: none. Once per account and product (``TrialUse``).
+    TrialDays = NumberAttribute(null=True)
+
+    @property
+    def trial_days(self) -> int:
+        return int(self.TrialDays or 0)
+
+
+MAX_TRIAL_DAYS = 365
+
+
+class TrialUse(BillingItem, discriminator="TrialUse"):
+    """An account has had the free trial of a product: written, only if absent, in the
+    same transaction as the subscription that got the trial, so of two subscribes at once
+    only one gets it. Never deleted: one trial per account and product, ever."""
+
+    pk_template = ACCOUNT_PK
+    sk_template = KeyTemplate("TRIAL#{sku}")
+
+    SubId = UnicodeAttribute()  # the subscription that had it
+    TrialEnd = UnicodeAttribute()
+    CreatedDate = UnicodeAttribute()
+
+    @property
+    def account_id(self) -> str:
+        return ACCOUNT_PK.parse(self.PK)["account_id"]
 
 
 class CouponStatus(StrEnum):
@@ -670,7 +701,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse,
 )
 
 

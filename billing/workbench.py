@@ -30,6 +30,7 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
     TableMeta,
+    TrialUse,
     UserLink,
     WebhookEvent,
 )
@@ -112,7 +113,13 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                     PaymentAmount=999, Currency="USD", Status="active", CreatedDate="2026-01-01T00:00:00+00:00"),
             Product(Product.pk(), Product.sk(sku="GYM-CITY"), SKU="GYM-CITY", Name="City Gym membership",
                     PaymentAmount=4500, Currency="GBP", Status="retired", CreatedDate="2026-01-01T00:00:00+00:00"),
+            Product(Product.pk(), Product.sk(sku="CLOUD-200"), SKU="CLOUD-200", Name="Cloud storage 200 GB",
+                    PaymentAmount=299, Currency="EUR", Status="active", CreatedDate="2026-01-01T00:00:00+00:00",
+                    TrialDays=14),
         ],
+        # The account had CLOUD-200's free trial (one per account and product).
+        TrialUse: [TrialUse(TrialUse.pk(account_id=acc), TrialUse.sk(sku="CLOUD-200"), SubId="18e9374a55c47382",
+                            TrialEnd="2026-03-14", CreatedDate="2026-03-01T09:41:25+00:00")],
         BatchRun: [BatchRun(
             BatchRun.pk(kind="payments"), BatchRun.sk(started="2026-11-21T06:00:00+00:00", run_id="r7c1"),
             Kind="payments", RunId="r7c1", StartedAt="2026-11-21T06:00:00+00:00",

@@ -141,6 +141,7 @@ from billing.access.subscriptions import (
     update_subscription,
 )
 from billing.access.switch import switch_subscription
+from billing.access.trials import trial_used
 from billing.access.upcoming import (
     UpcomingDay,
     count_due_payments_by_date,
@@ -164,6 +165,7 @@ from billing.exceptions import (
     MigrationConflict,
     PaymentInProgress,
     ReceiptNumberTaken,
+    TrialAlreadyUsed,
 )
 
 __all__ = [
@@ -176,6 +178,7 @@ __all__ = [
     "AlreadyExists",
     "ConditionFailed",
     "PaymentInProgress",
+    "TrialAlreadyUsed",
     # ids and the clock
     "new_id",
     "utc_now",
@@ -205,6 +208,7 @@ __all__ = [
     "cancel_subscription",
     "change_payment_day",
     "create_subscription",
+    "trial_used",
     "get_due_payments_by_date",
     "get_due_reminders_by_date",
     "get_subscription",

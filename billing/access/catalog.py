@@ -8,7 +8,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from billing.access._common import absent_if_invalid, iso_now, refused_as
 from billing.exceptions import AlreadyExists, ConditionFailed
-from billing.models import Product, ProductStatus
+from billing.models import MAX_TRIAL_DAYS, Product, ProductStatus
 
 
 def list_products(*, include_retired: bool = False) -> list[Product]:
@@ -24,12 +24,20 @@ def get_product(sku: str) -> Product | None:
         return None
 
 
-def create_product(sku: str, name: str, amount: int, currency: str, description: str = "") -> Product:
+def _check_trial_days(trial_days: int) -> None:
+    if not isinstance(trial_days, int) or not 0 <= trial_days <= MAX_TRIAL_DAYS:
+        raise ValueError(f"trial days must be 0-{MAX_TRIAL_DAYS}, not {trial_days!r}")
+
+
+def create_product(sku: str, name: str, amount: int, currency: str, description: str = "", *,
+                   trial_days: int = 0) -> Product:
+    """``trial_days``: the free trial a new subscription gets (0: none; stored only when set)."""
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
+    _check_trial_days(trial_days)
     product = Product(
         Product.pk(), Product.sk(sku=sku), SKU=sku, Name=name, Description=description or None,
-        PaymentAmount=amount, Currency=currency.upper(), CreatedDate=iso_now(),
+        PaymentAmount=amount, Currency=currency.upper(), CreatedDate=iso_now(), TrialDays=trial_days or None,
     )
     with refused_as(AlreadyExists, sku):
         product.save(condition=Product.SK.does_not_exist())
@@ -37,7 +45,7 @@ def create_product(sku: str, name: str, amount: int, currency: str, description:
 
 
 def update_product(
-    sku: str, *, name: str, amount: int, currency: str, description: str = ""
+    sku: str, *, name: str, amount: int, currency: str, description: str = "", trial_days: int | None = None
 ) -> Product:
     """UpdateItem on an existing catalog entry. Existing subscriptions keep the price
     they signed up for: it is copied onto each subscription, never read back from here."""
@@ -50,6 +58,9 @@ def update_product(
         Product.Currency.set(currency.upper()),
         Product.Description.set(description) if description else Product.Description.remove(),
     ]
+    if trial_days is not None:  # None: unchanged; 0: no trial any more (for new subscriptions)
+        _check_trial_days(trial_days)
+        actions.append(Product.TrialDays.set(trial_days) if trial_days else Product.TrialDays.remove())
     with refused_as(ConditionFailed, sku):
         product.update(actions=actions, condition=Product.SK.exists())
     return product

@@ -35,6 +35,8 @@ def subscription_snapshot(sub: Subscription) -> dict:
         "CardId": sub.PaymentDetails.CardId if sub.PaymentDetails else None,
         # A coupon, only when it has one (events before coupons keep their shape).
         **({"Coupon": sub.CouponCode, "CouponPaymentsLeft": sub.CouponPaymentsLeft} if sub.CouponCode else {}),
+        # A free trial's last free day, only on a subscription that had one.
+        **({"TrialEnd": sub.TrialEnd} if sub.TrialEnd else {}),
     }
 
 

@@ -35,8 +35,18 @@ from billing.access.due_dates import due_attributes, leave_due_indexes, next_pay
 from billing.access.due_shards import due_keys, due_shard_layout, parallel_items
 from billing.access.events import new_event, record_event, subscription_snapshot
 from billing.access.lookups import record_subscription_id
-from billing.exceptions import AlreadyExists, ConditionFailed
-from billing.models import Account, AuditAction, Coupon, PaymentDetails, Subscription, SubscriptionStatus
+from billing.access.trials import trial_use
+from billing.exceptions import AlreadyExists, ConditionFailed, TrialAlreadyUsed
+from billing.models import (
+    MAX_TRIAL_DAYS,
+    Account,
+    AuditAction,
+    Coupon,
+    PaymentDetails,
+    Subscription,
+    SubscriptionStatus,
+    TrialUse,
+)
 from billing.rules.schedule import check_payment_day, first_period, reminder_date
 from core.dynamo import engine
 from core.payments.gateway import CardToken
@@ -66,6 +76,7 @@ def create_subscription(
     actor: str | None = None,
     card_id: str | None = None,
     coupon: Coupon | None = None,
+    trial_days: int = 0,
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` event.
 
@@ -78,12 +89,27 @@ def create_subscription(
     caller charges at once through the batch's own path (``batches.take_first_payment``).
     It carries all four GSI keys (the ``Last*`` ones at the creation date), so should that
     charge not happen, today's or the next catch-up run finds it.
+
+    With ``trial_days`` (docs/DESIGN-NOTES.md "Free trials"): free from ``today`` to
+    ``TrialEnd`` (today + trial_days - 1), served and paid through then; the first period
+    is owed from the day after, and both ``Last*`` dates are set to that day: the payment
+    run knows its first period by ``LastPaymentDate`` (``owed_period``), the reminder run
+    the end of the trial by ``LastReminderDate`` (both range keys, so in both indexes). The
+    account's ``TrialUse`` marker is put in the same transaction, only if absent:
+    ``TrialAlreadyUsed`` (nothing written) when it had this product's trial already.
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
+    if not isinstance(trial_days, int) or not 0 <= trial_days <= MAX_TRIAL_DAYS:
+        raise ValueError(f"trial days must be 0-{MAX_TRIAL_DAYS}, not {trial_days!r}")
     check_payment_day(payment_day)
-    _, first_end = first_period(payment_day, today)
     sub_id = new_id()
+    trial_end = today + timedelta(days=trial_days - 1) if trial_days else None
+    # The first charge's day: today, or the day after the trial.
+    first_day = trial_end + timedelta(days=1) if trial_end else today
+    # The first reminder announces the payment after the first charge made at subscribing;
+    # after a trial, the first charge itself.
+    reminded = first_day if trial_end else first_period(payment_day, today)[1] + timedelta(days=1)
     sub = Subscription(
         account.PK,
         Subscription.sk(sub_id=sub_id, sku=sku),
@@ -93,10 +119,11 @@ def create_subscription(
         PaymentDay=payment_day,
         PaymentAmount=amount,
         Currency=currency.upper(),
-        **due_attributes(sub_id, today, reminder_date(first_end + timedelta(days=1), reminder_days_before, today)),
-        LastPaymentDate=today.isoformat(),
-        LastReminderDate=today.isoformat(),
-        PaidThroughDate=(today - timedelta(days=1)).isoformat(),
+        **due_attributes(sub_id, first_day, reminder_date(reminded, reminder_days_before, today)),
+        LastPaymentDate=first_day.isoformat(),
+        LastReminderDate=first_day.isoformat(),
+        PaidThroughDate=(first_day - timedelta(days=1)).isoformat(),
+        TrialEnd=trial_end.isoformat() if trial_end else None,
         PaymentDetails=payment_details_from(card, billing_address, card_id),
         Language=account.Language,
         CreatedDate=iso_now(),
@@ -109,19 +136,32 @@ def create_subscription(
     def write(tx: Any) -> None:
         tx.save(sub, condition=Subscription.SK.does_not_exist())
         tx.save(event)
+        if trial_end:
+            tx.save(trial_use(account.account_id, sku, sub_id=sub_id, trial_end=trial_end),
+                    condition=TrialUse.SK.does_not_exist())
         if coupon is not None:
             add_coupon_use(tx, coupon, today)
 
-    # One request: the item, its event and the coupon's use, or none of them.
+    # One request: the item, its event, the trial's marker and the coupon's use, or none
+    # of them (another subscribe's transaction on the marker or the coupon at the same
+    # instant: tried again, and the conditions then say which one had them).
     try:
         transact_with_retries(write)
     except TransactWriteError as error:
+        if trial_end and _refused_at(error, 2, "ConditionalCheckFailed"):
+            raise TrialAlreadyUsed(sku) from error
         if coupon is not None and is_conditional_failure(error):
             coupon_refused(error, coupon, currency=currency, day=today)
         with refused_as(AlreadyExists, sub.SK):
             raise
     record_subscription_id(sub)  # staff find it by its id alone (access/lookups.py)
     return sub
+
+
+def _refused_at(error: BaseException | None, position: int, code: str) -> bool:
+    """Whether a cancelled transaction's item at ``position`` was refused with ``code``."""
+    reasons = getattr(error, "cancellation_reasons", None) or []
+    return len(reasons) > position and reasons[position] is not None and reasons[position].code == code
 
 
 @absent_if_invalid()

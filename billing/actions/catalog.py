@@ -10,7 +10,8 @@ from billing.models import CATALOG_EVENTS_ACCOUNT, AuditAction, Product
 def product_snapshot(product: Product) -> dict:
     """What an audit event records of a product."""
     return {"SKU": product.SKU, "Name": product.Name, "PaymentAmount": product.PaymentAmount,
-            "Currency": product.Currency, "Status": product.Status, "Description": product.Description}
+            "Currency": product.Currency, "Status": product.Status, "Description": product.Description,
+            "TrialDays": product.trial_days}
 
 
 def _audit(actor: str, action: AuditAction, sku: str, before: dict | None, after: dict | None) -> None:
@@ -18,21 +19,25 @@ def _audit(actor: str, action: AuditAction, sku: str, before: dict | None, after
                         before=before, after=after)
 
 
-def add_product(sku: str, name: str, amount: int, currency: str, description: str, *, actor: str) -> Product:
+def add_product(sku: str, name: str, amount: int, currency: str, description: str, *, actor: str,
+                trial_days: int = 0) -> Product:
     """A new product; ``AlreadyExists`` when the SKU is taken (nothing written)."""
-    product = access.create_product(sku, name, amount, currency, description)
+    product = access.create_product(sku, name, amount, currency, description, trial_days=trial_days)
     after = {"SKU": product.SKU, "Name": product.Name, "PaymentAmount": product.PaymentAmount,
              "Currency": product.Currency, "Status": product.Status}
+    if product.trial_days:
+        after["TrialDays"] = product.trial_days
     _audit(actor, AuditAction.PRODUCT_CREATED, product.SKU, None, after)
     return product
 
 
 def edit_product(product: Product, *, name: str, amount: int, currency: str, description: str,
-                 actor: str) -> Product:
-    """New details for a product: new subscriptions take its new price (M4)."""
+                 actor: str, trial_days: int | None = None) -> Product:
+    """New details for a product: new subscriptions take its new price (M4) and trial
+    (``trial_days``; None: unchanged)."""
     before = product_snapshot(product)
     updated = access.update_product(product.SKU, name=name, amount=amount, currency=currency,
-                                    description=description)
+                                    description=description, trial_days=trial_days)
     _audit(actor, AuditAction.PRODUCT_UPDATED, product.SKU, before, product_snapshot(updated))
     return updated
 

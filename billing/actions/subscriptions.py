@@ -48,7 +48,13 @@ class Started:
 
     @property
     def started(self) -> bool:
-        return self.outcome.status == PaymentStatus.PAID
+        return self.outcome.status == PaymentStatus.PAID or self.in_trial
+
+    @property
+    def in_trial(self) -> bool:
+        """Started with a free trial: nothing charged yet (the first charge is on
+        ``NextPaymentDate``, off-session, by the payment run)."""
+        return bool(self.sub.TrialEnd) and self.outcome.status == PaymentStatus.SKIPPED and self.sub.is_live
 
     @property
     def awaits_authentication(self) -> bool:
@@ -75,7 +81,7 @@ class NewSubscription:
 def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int, amount: int, currency: str,
               card: CardToken, today: date, actor: str, billing_address: str | None = None,
               card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
-              coupon: Coupon | None = None) -> Started:
+              coupon: Coupon | None = None, trial_days: int = 0) -> Started:
     """Create the subscription and charge its first period at once (DESIGN.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
@@ -83,12 +89,20 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     ``card_id`` once it has paid (the default card if ``make_default``). ``coupon``: given
     from the first payment, its use counted with the subscription's own write
     (``access.CouponRefused``, nothing written, when it cannot be used); a subscription
-    that does not start gives the use back."""
+    that does not start gives the use back.
+
+    With ``trial_days``: a free trial, nothing charged now (the card is kept for the
+    first charge, off-session, the day after the trial: docs/DESIGN-NOTES.md "Free
+    trials"); ``access.TrialAlreadyUsed`` (nothing written, nothing charged) when the
+    account has had this product's trial."""
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
-        billing_address=billing_address, actor=actor, card_id=card_id, coupon=coupon,
+        billing_address=billing_address, actor=actor, card_id=card_id, coupon=coupon, trial_days=trial_days,
     )
+    new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
+    if sub.TrialEnd:
+        return _trial_started(sub, new, actor=actor)
     try:
         outcome = take_first_payment(sub, today=today, actor=actor)
     except Exception:
@@ -98,7 +112,6 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         raise
     if outcome.status == PaymentStatus.CANCELLED:
         _give_coupon_back(sub)
-    new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
     return _after_first_charge(sub, outcome, new, actor=actor)
 
 
@@ -106,6 +119,26 @@ def _give_coupon_back(sub: Subscription) -> None:
     """A subscription that never started does not use its coupon."""
     if sub.CouponCode:
         access.release_coupon_use(sub.CouponCode)
+
+
+def _trial_started(sub: Subscription, new: NewSubscription, *, actor: str) -> Started:
+    """A free trial began: the confirmation e-mail says until when it is free and what the
+    first charge will be and when; a new card joins the wallet now (it is the card that
+    charge will use: kept, as Stripe Billing keeps a trial's card)."""
+    start, end = owed_period(sub)
+    first_amount = owed_amount(sub)
+    outcome = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id, due=start, period=start,
+                             period_end=end, amount=first_amount, currency=sub.Currency,
+                             reason=f"free trial until {sub.TrialEnd}")
+    tell("subscription_confirmed", sub, format_lazy(_("Your {product} subscription is confirmed"),
+                                                    product=new.product_name),
+         amount=format_with_symbol(new.amount, new.currency), trial_end=date.fromisoformat(sub.TrialEnd),
+         first_charge=format_with_symbol(first_amount, new.currency), period_start=start, period_end=end,
+         next_payment=start, manage_url=manage_url(sub))
+    if new.keep_card and new.card_id:
+        wallet.keep_in_wallet(sub.account_id, new.card, new.billing_address, card_id=new.card_id, actor=actor,
+                              make_default=new.make_default)
+    return Started(sub, outcome)
 
 
 def _after_first_charge(sub: Subscription, outcome: PaymentOutcome, new: NewSubscription, *, actor: str,

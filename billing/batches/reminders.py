@@ -17,7 +17,7 @@ from billing.models import Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
 from billing.rules.card_expiry import expires_before
 from billing.rules.coupons import coupon_discount
-from billing.rules.schedule import next_payment_date, period_amount, period_end, reminder_date
+from billing.rules.schedule import first_period, next_payment_date, period_amount, period_end, reminder_date
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
 
@@ -41,15 +41,35 @@ def _following_reminder(sub: Subscription, payment: date, day: date) -> date:
     return reminder_date(next_payment_date(sub.PaymentDay, payment), _days_before(), day)
 
 
-def _amount_due(sub: Subscription) -> dict[str, str]:
+def ends_trial(sub: Subscription, day: date) -> bool:
+    """The payment the reminder due on ``day`` announces is the first charge after a free
+    trial. ``create_subscription`` sets ``LastReminderDate`` (GSI-1's range key, so always
+    in the index) to that charge's day, and every claimed reminder sets it to its own day,
+    before the payment it announces: so it equals ``NextPaymentDate`` only until the trial's
+    reminder is claimed. Or for a subscription whose first charge at subscribing was never
+    taken (its ``Last*`` dates are that day, and ``NextPaymentDate`` still is too): its
+    reminders come after that day, never on or before it as a trial's does."""
+    return sub.Status == SubscriptionStatus.ACTIVE and bool(sub.NextPaymentDate) \
+        and sub.LastReminderDate == sub.NextPaymentDate and sub.NextPaymentDate >= day.isoformat()
+
+
+def _amount_due(sub: Subscription, day: date) -> dict[str, str]:
     """The amount the announced payment will take, when it is not the monthly price (the
-    first payment after a change of day is prorated): from GSI-1's projection alone."""
+    first payment after a change of day is prorated, and the first one after a trial runs
+    to the first anchor date, as ``batches.owed_period`` says): from GSI-1's projection alone."""
     if sub.Status != SubscriptionStatus.ACTIVE or not sub.NextPaymentDate:
         return {}
     start = date.fromisoformat(sub.NextPaymentDate)
-    amount = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, period_end(int(sub.PaymentDay), start))
+    anchor_day = int(sub.PaymentDay)
+    end = first_period(anchor_day, start)[1] if ends_trial(sub, day) else period_end(anchor_day, start)
+    amount = period_amount(int(sub.PaymentAmount), anchor_day, start, end)
     # The coupon's discount (GSI-1 projects it too): the amount the payment will take.
     return {"amount": money_text(amount - coupon_discount(sub, amount), sub.Currency)}
+
+
+def _trial(sub: Subscription, payment: date, day: date) -> dict[str, object]:
+    """The end of the free trial, for the reminder of the first charge after it."""
+    return {"trial_end": payment - timedelta(days=1)} if ends_trial(sub, day) else {}
 
 
 def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> ReminderOutcome:
@@ -62,17 +82,20 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
     if dry_run:
         out.status = ReminderStatus.DRY_RUN
         return out
+    # What the e-mail says is read before the claim moves LastReminderDate on (ends_trial).
+    context = {**subscription_context(sub), "payment_date": payment, **_amount_due(sub, day), **_trial(sub, payment, day),
+               **_card_warning(sub, payment)}
     try:
         access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day))
     except access.ConditionFailed:
         out.reason = "claimed by another run"
         return out
     out.status = ReminderStatus.SENT
+    subject = _("Your free trial ends soon: {product}, first payment on {date}") if "trial_end" in context \
+        else _("Upcoming payment: {product} on {date}")
     out.mail_error = send_customer_email(
-        "reminder", sub.Email, format_lazy(_("Upcoming payment: {product} on {date}"),
-                                           product=sub.ProductName or sub.SKU, date=LocalDate(payment)),
-        {**subscription_context(sub), "payment_date": payment, **_amount_due(sub), **_card_warning(sub, payment)},
-        language=sub.Language,
+        "reminder", sub.Email, format_lazy(subject, product=sub.ProductName or sub.SKU, date=LocalDate(payment)),
+        context, language=sub.Language,
     )
     return out
 

@@ -21,7 +21,7 @@ A past-due subscription cannot be paused: its owed period would be forgiven or h
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from enum import StrEnum
 
@@ -59,6 +59,8 @@ class SubState:
     kind: str
     until: date | None = None
     since: date | None = None
+    # The last free day of a free trial still running (any kind but cancelled).
+    trial_until: date | None = None
 
 
 def _day(value: str | None) -> date | None:
@@ -66,6 +68,14 @@ def _day(value: str | None) -> date | None:
 
 
 def state_of(sub: Subscription, today: date) -> SubState:
+    state = _state_of(sub, today)
+    trial_end = _day(sub.TrialEnd)
+    if trial_end and trial_end >= today and state.kind != "cancelled":
+        return replace(state, trial_until=trial_end)
+    return state
+
+
+def _state_of(sub: Subscription, today: date) -> SubState:
     paid_through = _day(sub.PaidThroughDate)
     if sub.Status == SubscriptionStatus.CANCELLED:
         if sub.CancelMode == CancelMode.PERIOD_END and paid_through and paid_through >= today:

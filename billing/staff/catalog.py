@@ -33,7 +33,7 @@ def product_add(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             product = catalog.add_product(data["sku"], data["name"], data["amount"], data["currency"],
-                                          data["description"], actor=actor(request))
+                                          data["description"], actor=actor(request), trial_days=data["trial_days"])
         except access.AlreadyExists:
             form.add_error("sku", _("A product with this SKU already exists."))
         else:
@@ -51,12 +51,13 @@ def _product_or_404(sku: str):
 def product_edit(request: HttpRequest, sku: str) -> HttpResponse:
     product = _product_or_404(sku)
     initial = {"sku": product.SKU, "name": product.Name, "description": product.Description or "",
-               "price": to_decimal(product.PaymentAmount, product.Currency), "currency": product.Currency}
+               "price": to_decimal(product.PaymentAmount, product.Currency), "currency": product.Currency,
+               "trial_days": product.trial_days}
     form = ProductForm(request.POST or None, initial=initial, editing=True)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         catalog.edit_product(product, name=data["name"], amount=data["amount"], currency=data["currency"],
-                             description=data["description"], actor=actor(request))
+                             description=data["description"], actor=actor(request), trial_days=data["trial_days"])
         messages.success(request, _("Product %(sku)s saved. Existing subscriptions keep their price.") % {"sku": product.SKU})
         return redirect("admin:staff_products")
     return render_staff(request, "staff/product_form.html", _("Edit %(sku)s") % {"sku": product.SKU}, {"form": form, "product": product})

@@ -10,6 +10,7 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from billing.models import MAX_TRIAL_DAYS
 from billing.rules.coupons import MAX_CODE_LENGTH, MAX_REPEATING_PAYMENTS, CouponDuration, normalize_code
 from core.discountforms import DiscountCodeTerms
 from core.money import exponent, is_payable_currency, minor_units
@@ -102,6 +103,17 @@ class ProductForm(forms.Form):
                                   label=_("Description"))
     price = MoneyField(label=_("Monthly price"))
     currency = forms.CharField(min_length=3, max_length=3, label=_("Currency"), help_text=_("ISO 4217, e.g. USD"))
+    trial_days = forms.IntegerField(
+        min_value=0, max_value=MAX_TRIAL_DAYS, required=False, label=_("Free trial (days)"),
+        help_text=_("0 or empty: no trial. New subscriptions are free for this many days, once per customer; "
+                    "their first payment is the day after."),
+        error_messages={"min_value": _("A trial cannot be negative: give 0 for none."),
+                        "max_value": _("A trial lasts at most %(limit_value)s days."),
+                        "invalid": _("Give a whole number of days.")},
+    )
+
+    def clean_trial_days(self) -> int:
+        return self.cleaned_data.get("trial_days") or 0
 
     def __init__(self, *args, editing: bool = False, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -42,11 +42,15 @@ QUOTE_SALT = "billing.subscribe.quote"
 QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
 
 
-def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | None = None) -> dict[str, Any]:
+def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | None = None,
+              trial_days: int = 0) -> dict[str, Any]:
     """What subscribing on ``day`` costs: the monthly price and the first charge (the days
     up to the first payment date, prorated by day; a full month on the payment day); with
-    a coupon, the first period's price, the discount and the first charge after it."""
-    start, end = first_period(payment_day, day)
+    a coupon, the first period's price, the discount and the first charge after it. With
+    ``trial_days``: free through ``trial_end``, and the first charge is the day after, for
+    the days from then to the first payment date (docs/DESIGN-NOTES.md "Free trials")."""
+    trial_end = day + timedelta(days=trial_days - 1) if trial_days else None
+    start, end = first_period(payment_day, trial_end + timedelta(days=1) if trial_end else day)
     price = int(product.PaymentAmount)
     quote = {
         "sku": product.SKU, "price": price, "currency": product.Currency, "payment_day": payment_day,
@@ -59,6 +63,8 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
         off = discount(first_price, percent_off=coupon.PercentOff, amount_off=coupon.AmountOff)
         quote.update(coupon=coupon.Code, first_price=first_price, discount=off, first_amount=first_price - off,
                      coupon_duration=coupon.Duration, coupon_payments=coupon.DurationPayments)
+    if trial_end:
+        quote.update(trial_days=trial_days, trial_end=trial_end.isoformat())
     return quote
 
 
@@ -71,7 +77,18 @@ def _checked_coupon(code: str, currency: str) -> Coupon:
 def _quote_context(quote: dict[str, Any]) -> dict[str, Any]:
     return {**quote, "first_date": date.fromisoformat(quote["first_date"]),
             "period_end": date.fromisoformat(quote["period_end"]),
-            "next_payment": date.fromisoformat(quote["next_payment"])}
+            "next_payment": date.fromisoformat(quote["next_payment"]),
+            **({"trial_end": date.fromisoformat(quote["trial_end"])} if "trial_end" in quote else {})}
+
+
+def _trial_days(account_id: str, product: Product) -> tuple[int, bool]:
+    """The free trial this account gets on ``product``, and whether it had it already
+    (one GetItem of its ``TrialUse`` marker, made only for a product with a trial)."""
+    if not product.trial_days:
+        return 0, False
+    if access.trial_used(account_id, product.SKU):
+        return 0, True
+    return product.trial_days, False
 
 
 @card_entry_page()
@@ -162,7 +179,8 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
             coupon = _checked_coupon(pending["coupon"], product.Currency)
         except access.CouponRefused as refused:
             return _coupon_refused(request, refused, f"{reverse('subscribe')}?{change}")
-    quote = quote_for(product, day, today(), coupon)
+    trial_days, trial_used = _trial_days(account_id, product)
+    quote = quote_for(product, day, today(), coupon, trial_days)
     card = CardToken(**pending["card"])
     # A second subscription to a product the customer has is asked about, not refused.
     already = [s for s in access.get_subscriptions_by_account(account_id) if s.is_live and s.SKU == product.SKU]
@@ -189,7 +207,7 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     return render(request, "portal/subscribe_confirm.html", {
         "form": form, "product": product, "payment_day": day, "card": card, "requote": requote,
         "quote": _quote_context(quote), "billing_address": pending.get("billing_address"),
-        "already": already, "change_url": f"{reverse('subscribe')}?{change}",
+        "already": already, "change_url": f"{reverse('subscribe')}?{change}", "trial_used": trial_used,
     }, status=409 if requote else 200)
 
 
@@ -220,8 +238,14 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             amount=quote["price"], currency=quote["currency"], card=card, today=today(),
             actor=actor(request), billing_address=pending.get("billing_address"), card_id=pending.get("card_id"),
             keep_card=bool(pending.get("new_card")), make_default=bool(pending.get("make_default")),
-            coupon=coupon,
+            coupon=coupon, trial_days=quote.get("trial_days", 0),
         )
+    except access.TrialAlreadyUsed:
+        # Another tab (or click) took this product's trial just now: the new quote, without it.
+        messages.warning(request, _("You have already had the free trial of %(product)s, so this subscription "
+                                    "would be charged today. Nothing was charged: please check and confirm "
+                                    "again.") % {"product": product.Name})
+        return redirect("subscribe_confirm")
     except GatewayError:
         messages.error(request, _("Our payment provider could not be reached, so you have not been subscribed "
                                   "and nothing was charged. Please try again in a few minutes."))
@@ -248,6 +272,13 @@ def _started_page(request: HttpRequest, started: actions.Started, product_name: 
             "last4": card.last4, "reason": started.outcome.reason})
         return redirect("subscribe")
     sub, out = started.sub, started.outcome
+    if started.in_trial:
+        messages.success(request, _(
+            "You are subscribed to %(product)s. Your free trial runs until %(trial_end)s: nothing was charged. "
+            "Your first payment, %(amount)s, is on %(next)s.") % {
+            "product": product_name, "trial_end": local_date(sub.TrialEnd, "j F Y"),
+            "amount": format_with_symbol(out.amount or 0, currency), "next": local_date(sub.NextPaymentDate, "j F Y")})
+        return redirect("subscription", sub_id=sub.sub_id)
     messages.success(request, _(
         "You are subscribed to %(product)s. We charged %(amount)s for %(start)s to %(end)s; "
         "your next payment is on %(next)s.") % {
