@@ -73,3 +73,19 @@ def test_seed_demo_on_stripe_makes_customers_and_payment_methods(client, moto_ta
     # the demo's receipts are real PaymentIntents on localstripe, so staff can refund them
     assert stripe_gateway.recorded.creates("/v1/payment_intents")
     assert stripe_gateway.recorded.creates("/v1/refunds")
+
+
+def test_the_demo_shows_a_switch_a_coupon_and_a_free_trial(client, moto_table) -> None:
+    call_command("seed_demo", stdout=StringIO())
+    client.post("/login/", {"username": "grace@example.com", "password": CUSTOMER_PASSWORD})
+    subs = {s.SKU: s for s in access.get_subscriptions_by_account(client.session["account_id"])}
+    lite, gym = subs["NEWS-LITE"], subs["GYM-CITY"]
+    assert lite.PreviousProductName == "Daily News digital" and lite.SwitchFrom == lite.NextPaymentDate
+    assert [s.CouponCode for s in subs.values() if s.CouponCode] == ["WELCOME10"]
+    assert gym.TrialEnd and gym.PaidThroughDate == gym.TrialEnd and not receipts_of_sub(gym)
+    assert b'data-testid="switch-pending"' in client.get(f"/subscriptions/{lite.sub_id}/").content
+
+
+def receipts_of_sub(sub) -> list:
+    return [r for r in access.get_receipts_by_account(sub.account_id, date(2000, 1, 1), date(2100, 1, 1))
+            if r.sub_id == sub.sub_id]

@@ -55,6 +55,7 @@ from billing.actions import subscriptions as actions
 from billing.actions import switch
 from billing.batches.reconcile import reconcile
 from billing.models import SubscriptionStatus
+from billing.rules import coupons as coupon_rules
 from billing.rules.schedule import period_amount
 from core.payments.errors import GatewayError
 from core.payments.gateway import get_gateway
@@ -75,8 +76,20 @@ settings.register_profile("money-bounded", max_examples=2, stateful_step_count=2
                           phases=(Phase.explicit, Phase.reuse, Phase.generate))
 settings.register_profile("long", max_examples=150, stateful_step_count=150, deadline=None,
                           suppress_health_check=list(HealthCheck))
-PROFILE = "long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "money-bounded"
+# Between the two (minutes, no shrinking): HYPOTHESIS_PROFILE=medium.
+settings.register_profile("medium", max_examples=12, stateful_step_count=60, deadline=None,
+                          suppress_health_check=list(HealthCheck),
+                          phases=(Phase.explicit, Phase.reuse, Phase.generate))
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") if os.environ.get("HYPOTHESIS_PROFILE") in ("long", "medium") \
+    else "money-bounded"
 
+# A product with a free trial, and coupons (issue 30): a repeating percentage with few uses
+# (so that some subscribe finds it used up) and an amount off for ever.
+TRIAL_SKU, TRIAL_DAYS = "GYM-TRIAL", 14
+COUPONS = {
+    "TENOFF": {"percent_off": 10, "duration": "repeating", "duration_payments": 2, "max_uses": 2},
+    "ONEOFF": {"amount_off": 100, "currency": "USD", "duration": "forever", "max_uses": 3},
+}
 # What subscriptions may switch to (up and down from Daily News's 9.99).
 SWITCH_PRODUCTS = [("NEWS-PLUS", "Daily News Plus", 1999), ("NEWS-LITE", "Daily News Lite", 499)]
 ACTIONS_PER_DAY = 3
@@ -106,6 +119,10 @@ class Tracked(TrackedSubscription):
         self.prices = {price}  # every price it ever had
         self.days = {int(sub.PaymentDay)}  # every day the customer ever chose
         self.unstarted = False  # its first charge's answer was lost: it never started
+        # A free trial's last day (its service from ``made`` to it is free), and the coupon
+        # it was made with (issue 30).
+        self.trial_end = date.fromisoformat(sub.TrialEnd) if sub.TrialEnd else None
+        self.coupon = sub.CouponCode
 
 
 class MoneyMachine(RuleBasedStateMachine):
@@ -124,6 +141,9 @@ class MoneyMachine(RuleBasedStateMachine):
         access.create_product(SKU, "Daily News", self.price, "USD")
         for sku, name, amount in SWITCH_PRODUCTS:
             access.create_product(sku, name, amount, "USD")
+        access.create_product(TRIAL_SKU, "City Gym", 2500, "USD", trial_days=TRIAL_DAYS)
+        for code, terms in COUPONS.items():
+            access.create_coupon(code, actor="staff", **terms)
         self.subs: list[Tracked] = []
         # The day an engine failure (or a lost answer at subscribe) left a charge without
         # its receipt; None once a reconciliation covering that day has run.
@@ -203,6 +223,31 @@ class MoneyMachine(RuleBasedStateMachine):
             payment_day=day, amount=int(product.PaymentAmount), currency=product.Currency, card=token,
             today=self.today, actor="customer")
         assert started.started != declining
+        self.subs.append(Tracked(started.sub, int(product.PaymentAmount), self.today))
+
+    @rule(day=st.integers(1, 31), trial=st.booleans(), coupon=st.sampled_from([None, *COUPONS]))
+    @act
+    def subscribe_with_a_trial_or_a_coupon(self, day: int, trial: bool, coupon: str | None) -> None:
+        """Issue 30: a product with a free trial, a coupon, or both. A coupon used up is
+        refused at subscribing with nothing written."""
+        if len(self.subs) >= 4:
+            return
+        sku = TRIAL_SKU if trial else SKU
+        product = access.get_product(sku)
+        found = access.get_coupon(coupon) if coupon else None
+        account = access.create_account(f"t{len(self.subs)}@example.com")
+        try:
+            started = actions.subscribe(
+                account, sku=sku, product_name=product.Name, payment_day=day, amount=int(product.PaymentAmount),
+                currency="USD", card=get_gateway().tokenize_card(GOOD, 12, 2040, "123"), today=self.today,
+                actor="customer", coupon=found, trial_days=int(product.TrialDays or 0) if trial else 0)
+        except access.CouponRefused:
+            assert found is not None and found.MaxUses is not None and found.Uses >= found.MaxUses
+            assert access.get_subscriptions_by_account(account.account_id) == []  # nothing written
+            return
+        assert started.started or (trial and started.sub.TrialEnd)
+        if trial:  # nothing charged at subscribing
+            assert get_gateway().charges_made(sub_id=started.sub.sub_id) == []
         self.subs.append(Tracked(started.sub, int(product.PaymentAmount), self.today))
 
     @rule(data=st.data(), day=st.integers(1, 31))
@@ -368,6 +413,16 @@ class MoneyMachine(RuleBasedStateMachine):
     # --- the ledger ----------------------------------------------------------------------
 
     @invariant()
+    def coupons_are_never_used_more_than_allowed(self) -> None:
+        for code, terms in COUPONS.items():
+            coupon = access.get_coupon(code)
+            assert 0 <= coupon.Uses <= terms["max_uses"]
+            # each use is a live or ended subscription that holds it (a first payment that
+            # failed gives its use back)
+            holders = [t for t in self.subs if t.coupon == code and not t.unstarted]
+            assert coupon.Uses <= len(holders)
+
+    @invariant()
     def ledger_matches(self) -> None:
         for tracked in self.subs:
             sub = tracked.read()
@@ -376,7 +431,8 @@ class MoneyMachine(RuleBasedStateMachine):
             receipts = sorted((r for r in access.get_receipts_by_account(tracked.account_id, START, self.today)
                                if r.sub_id == tracked.sub_id), key=lambda r: r.PeriodStart)
             # M2: every receipt one successful charge, never two receipts for one charge
-            receipt_charges = [r.ChargeId for r in receipts]
+            # (a period a coupon took whole is recorded with no charge at all)
+            receipt_charges = [r.ChargeId for r in receipts if r.ChargeId]
             assert len(set(receipt_charges)) == len(receipt_charges)
             assert set(receipt_charges) <= set(succeeded)
             if not self.unrecorded:
@@ -393,15 +449,34 @@ class MoneyMachine(RuleBasedStateMachine):
                 continue
             # M1 + M4: the receipts tile the service from the day it was made, each at the
             # price it had when charged; an upgrade's receipt settles the paid days at the new
-            expected_start = tracked.made
+            # A free trial's days are served free: the receipts start the day after it.
+            expected_start = tracked.trial_end + timedelta(days=1) if tracked.trial_end else tracked.made
+            discounted = 0
             for receipt in (r for r in receipts if r.Kind != "switch"):
                 assert receipt.PeriodStart == expected_start.isoformat(), "a gap or an overlap"
                 end = date.fromisoformat(receipt.PeriodEnd)
-                meta = succeeded[receipt.ChargeId].metadata
-                day, price = int(meta["payment_day"]), int(meta.get("price", tracked.price))
-                assert day in tracked.days and price in tracked.prices
-                assert receipt.ProcessedAmount == period_amount(price, day, expected_start, end)
+                off = int(receipt.DiscountAmount or 0)
+                if receipt.ChargeId:
+                    meta = succeeded[receipt.ChargeId].metadata
+                    day, price = int(meta["payment_day"]), int(meta.get("price", tracked.price))
+                    assert day in tracked.days and price in tracked.prices
+                    full = period_amount(price, day, expected_start, end)
+                else:  # the coupon took it all: no charge was made
+                    assert receipt.ProcessedAmount == 0 < off and receipt.CouponCode
+                    full = off
+                # M1 with a coupon: the price of the days, less what the coupon takes off it
+                assert receipt.ProcessedAmount == full - off
+                if receipt.CouponCode:
+                    terms = COUPONS[receipt.CouponCode]
+                    assert receipt.CouponCode == tracked.coupon
+                    assert off == coupon_rules.discount(full, percent_off=terms.get("percent_off"),
+                                                        amount_off=terms.get("amount_off"))
+                    discounted += 1
+                else:
+                    assert off == 0
                 expected_start = end + timedelta(days=1)
+            if tracked.coupon:
+                assert discounted <= (COUPONS[tracked.coupon].get("duration_payments") or 10**6)
             for receipt in (r for r in receipts if r.Kind == "switch"):
                 meta = succeeded[receipt.ChargeId].metadata
                 start, end = date.fromisoformat(receipt.PeriodStart), date.fromisoformat(receipt.PeriodEnd)

@@ -15,11 +15,13 @@ from billing import access
 from billing.access.disputes import Dispute
 from billing.actions.accounts import payment_customer
 from billing.actions.refunds import refund_receipt
+from billing.actions.switch import switch
 from billing.batches import take_payment
 from billing.exceptions import ConditionFailed
 from billing.models import Account, Card, Subscription
 from billing.rules.lifecycle import CancelMode
 from billing.rules.schedule import add_months, anchor_date, first_payment_date, period_end, reminder_date
+from billing.rules.switch import SwitchRefused
 from core.clock import billing_today
 from core.dynamo.command import BillingCommand
 from core.dynamo.table import registered
@@ -31,12 +33,21 @@ STAFF_PASSWORD = "staff-demo-2026"
 CUSTOMER_EMAIL = "customer@rpay.localhost"
 CUSTOMER_PASSWORD = "customer-demo-2026"
 
+# (sku, name, monthly price, currency, free trial days): Daily News comes in three sizes
+# to switch between; the gym offers a free trial.
 PRODUCTS = [
-    ("NEWS-DAILY", "Daily News digital", 999, "USD"),
-    ("MUSIC-FAMILY", "Music Family plan", 1699, "USD"),
-    ("CLOUD-200", "Cloud Storage 200 GB", 299, "EUR"),
-    ("GYM-CITY", "City Gym membership", 4500, "GBP"),
-    ("COFFEE-BOX", "Coffee beans monthly box", 2450, "USD"),
+    ("NEWS-DAILY", "Daily News digital", 999, "USD", 0),
+    ("MUSIC-FAMILY", "Music Family plan", 1699, "USD", 0),
+    ("CLOUD-200", "Cloud Storage 200 GB", 299, "EUR", 0),
+    ("GYM-CITY", "City Gym membership", 4500, "GBP", 14),
+    ("COFFEE-BOX", "Coffee beans monthly box", 2450, "USD", 0),
+    ("NEWS-PLUS", "Daily News Plus (with the archive)", 1999, "USD", 0),
+    ("NEWS-LITE", "Daily News Lite (weekends)", 499, "USD", 0),
+]
+# Coupons a customer may type at subscribing, or staff give: (code, terms).
+COUPONS = [
+    ("WELCOME10", {"percent_off": 10, "duration": "repeating", "duration_payments": 3, "max_uses": 500}),
+    ("LOYAL5", {"amount_off": 500, "currency": "USD", "duration": "forever", "max_uses": 50}),
 ]
 
 # (e-mail, [(sku, payment day)]): days 29, 30 and 31 show the month-end clamp.
@@ -113,6 +124,27 @@ def show_the_portal(subs: dict[str, Subscription], today: date) -> None:
                        reason="Goodwill: a week without delivery")
 
 
+def show_plan_changes(account: Account, subs: dict[str, Subscription], today: date) -> None:
+    """Issue 30 on grace's account: her Daily News switched down to Lite from the next
+    payment (the page says until when she keeps what she paid for), a coupon given to her
+    cloud storage, and a gym membership in its free trial (nothing charged yet)."""
+    with suppress(SwitchRefused, ConditionFailed):
+        switch(fresh(subs["NEWS-DAILY"]), "NEWS-LITE", today=today, actor="grace@example.com")
+    welcome = access.get_coupon("WELCOME10")  # a percentage: any currency
+    for sku in ("CLOUD-200", "NEWS-DAILY"):  # the first not due today (a coupon applies from the next payment)
+        with suppress(ConditionFailed):
+            if welcome is not None:
+                access.apply_coupon(fresh(subs[sku]), welcome, today=today, actor=STAFF_EMAIL)
+                break
+    gym = access.get_product("GYM-CITY")
+    card = access.get_cards(account.account_id)[0]
+    access.create_subscription(
+        account, sku="GYM-CITY", payment_day=today.day, amount=int(gym.PaymentAmount), currency=gym.Currency,
+        card=access_token(card), today=today, reminder_days_before=settings.REMINDER_DAYS_BEFORE,
+        product_name=gym.Name, billing_address=card.Details.BillingAddress, card_id=card.card_id,
+        trial_days=int(gym.TrialDays or 0), actor="grace@example.com")
+
+
 def show_a_dispute(subs: dict[str, Subscription], today: date) -> None:
     """Staff's "Disputes" page and a receipt marked disputed: one chargeback still open on
     the gym's latest receipt, one won on the coffee box's oldest, as Stripe's events would
@@ -150,9 +182,12 @@ class Command(BillingCommand):
         if money:
             staff.user_permissions.add(money)
 
-        for sku, name, amount, currency in PRODUCTS:
+        for sku, name, amount, currency, trial_days in PRODUCTS:
             if access.get_product(sku) is None:
-                access.create_product(sku, name, amount, currency)
+                access.create_product(sku, name, amount, currency, trial_days=trial_days)
+        for code, terms in COUPONS:
+            if access.get_coupon(code) is None:
+                access.create_coupon(code, actor=SEED_ACTOR, **terms)
 
         today = billing_today(settings.BILLING_TIMEZONE)
         seeded = 0
@@ -203,6 +238,8 @@ class Command(BillingCommand):
                 show_the_portal(made, today)
             if email == "ada@example.com":
                 show_a_dispute(made, today)
+            if email == "grace@example.com":
+                show_plan_changes(account, made, today)
             seeded += 1
 
         self.stdout.write(f"seeded {seeded} new demo account(s); {len(DEMO_ACCOUNTS) - seeded} already there")
