@@ -72,14 +72,19 @@ def forbidden(request: HttpRequest, perm: str) -> HttpResponse:
     }, status=403)
 
 
-def permission_required(perm: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """A view that answers the 403 page unless the user has ``perm``."""
+def has_any_perm(user: Any, perm: str | tuple[str, ...]) -> bool:
+    """Whether ``user`` has ``perm``, or (a tuple) any one of them."""
+    return any(user.has_perm(p) for p in ((perm,) if isinstance(perm, str) else perm))
+
+
+def permission_required(perm: str | tuple[str, ...]) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """A view that answers the 403 page unless the user has ``perm`` (a tuple: any of them)."""
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
         def checked(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            if not request.user.has_perm(perm):
-                return forbidden(request, perm)
+            if not has_any_perm(request.user, perm):
+                return forbidden(request, perm if isinstance(perm, str) else perm[0])
             return view(request, *args, **kwargs)
 
         checked.staff_permission = perm  # the matrix test reads it back from the URL patterns
@@ -95,7 +100,7 @@ class StaffSection:
     needs, URL name of its "Add" link or None)."""
 
     urls: Callable[[Any], list[Any]]
-    pages: list[tuple[str, Any, str, str | None]]
+    pages: list[tuple[str, Any, str | tuple[str, ...], str | None]]
 
 
 _SECTIONS: list[StaffSection] = []

@@ -18,7 +18,7 @@ from django.urls import URLPattern, URLResolver, reverse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from core.staff import staff_sections
+from core.staff import has_any_perm, staff_sections
 
 
 class StaffAdminSite(AdminSite):
@@ -40,7 +40,7 @@ class StaffAdminSite(AdminSite):
             "add_url": reverse(f"admin:{add}", current_app=self.name) if add else None,
             "view_only": True,
         } for section in staff_sections() for name, label, perm, add in section.pages
-            if request.user.has_perm(perm)]
+            if has_any_perm(request.user, perm)]
         if not pages:
             return None
         return {"name": gettext("Billing"), "app_label": "billing", "app_url": pages[0]["admin_url"],

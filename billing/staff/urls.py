@@ -33,7 +33,7 @@ STAFF_PAGES = [
     ("staff_disputes", _("Disputes"), VIEW_BILLING, None),
     ("staff_webhook_events", _("Webhook events"), VIEW_BILLING, None),
     ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
-    ("staff_coupons", _("Coupons"), VIEW_BILLING, None),
+    ("staff_coupons", _("Coupons"), (VIEW_BILLING, CATALOG), None),
 ]
 
 
@@ -42,7 +42,7 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
     admin log-in and adds the admin's CSRF and cache protections; then each page checks
     its own permission (403 page otherwise)."""
 
-    def staff(view: Callable[..., HttpResponse], perm: str) -> Callable[..., HttpResponse]:
+    def staff(view: Callable[..., HttpResponse], perm: str | tuple[str, ...]) -> Callable[..., HttpResponse]:
         return site.admin_view(permission_required(perm)(view))
 
     sub = "staff/accounts/<str:account_id>/subscriptions/<str:sub_id>"
@@ -68,8 +68,9 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/products/add/", staff(product_add, CATALOG), name="staff_product_add"),
         path("staff/products/<str:sku>/edit/", staff(product_edit, CATALOG), name="staff_product_edit"),
         path("staff/products/<str:sku>/retire/", staff(product_retire, CATALOG), name="staff_product_retire"),
-        # Listing coupons is for anyone who sees billing; making and changing them is the catalog's.
-        path("staff/coupons/", staff(coupons, VIEW_BILLING), name="staff_coupons"),
+        # Listing coupons is for anyone who sees billing, and for the catalog role, which
+        # makes and changes them (and comes back to the list after each change).
+        path("staff/coupons/", staff(coupons, (VIEW_BILLING, CATALOG)), name="staff_coupons"),
         path("staff/coupons/add/", staff(coupon_add, CATALOG), name="staff_coupon_add"),
         path("staff/coupons/<str:code>/edit/", staff(coupon_edit, CATALOG), name="staff_coupon_edit"),
         path("staff/coupons/<str:code>/end/", staff(coupon_end, CATALOG), name="staff_coupon_end"),

@@ -32,14 +32,15 @@ MATRIX: dict[str, set[str]] = {
     "staff_pause": {"support"},  # issue 14: a pause moves the schedule, as a change of day does
     "staff_resume": {"support"},
     "staff_retry": {"finance"},
+    "staff_switch": {"finance"},  # an upgrade charges the card: money
     "staff_refund": {"finance"},
     "staff_products": {"catalog"},
     "staff_product_add": {"catalog"},
     "staff_product_edit": {"catalog"},
     "staff_product_retire": {"catalog"},
-    # coupons (issue 30): listed by whoever sees billing, made and changed by the catalog
-    # role, given to a subscription by finance
-    "staff_coupons": {"support", "finance"},
+    # coupons (issue 30): listed by whoever sees billing and by the catalog role, which
+    # makes and changes them; given to a subscription by finance
+    "staff_coupons": {"support", "finance", "catalog"},
     "staff_coupon_add": {"catalog"},
     "staff_coupon_edit": {"catalog"},
     "staff_coupon_end": {"catalog"},
@@ -70,6 +71,7 @@ def url_of(name: str, c) -> str:
         "staff_coupon_edit": ["SPRING"],
         "staff_coupon_end": ["SPRING"],
         "staff_coupon": [a, c.sub.sub_id],
+        "staff_switch": [a, c.sub.sub_id],
     }.get(name, [])
     return reverse(f"admin:{name}", args=args)
 
