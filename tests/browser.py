@@ -82,3 +82,22 @@ def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+# The password tests.builders.make_user gives every user it makes.
+BUILDER_PASSWORD = "pw-for-tests"
+
+
+def log_in(page, email: str, password: str = BUILDER_PASSWORD) -> None:
+    """Log in through the log-in page, as a customer does."""
+    page.goto("/login/")
+    page.locator("#id_username").fill(email)
+    page.locator("#id_password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_load_state()
+
+
+def no_horizontal_scroll(page) -> bool:
+    """Nothing wider than the device's screen. Against its width: a mobile browser widens
+    its layout viewport (``innerWidth``) to fit content that overflows, hiding it there."""
+    return page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]

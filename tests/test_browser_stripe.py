@@ -130,12 +130,10 @@ def test_subscribe_and_wallet_with_cards_typed_into_stripe(request, products, st
     assert csp == []
 
 
-def test_a_first_payment_confirmed_with_the_bank_in_the_browser(page, products, stripe_gateway, live_server) -> None:
-    """4000 0027 6000 3184 asks for 3-D Secure when the card is saved and when it is charged:
-    the customer completes the bank's page (localstripe's stand-in) both times."""
-    sent = RpayRequests(page, live_server.url)
-    csp = csp_watch(page)
-    sign_up(page, "sca@example.com")
+def subscribe_with_the_3ds_card(page, email: str, *, shot: str = ""):
+    """Sign up and subscribe to the gym with 4000 0027 6000 3184, completing the bank's page
+    (localstripe's stand-in) when the card is saved and when it is charged; the subscription."""
+    sign_up(page, email)
     page.goto("/subscribe/")
     page.get_by_label("City Gym — £45.00 a month").check()
     type_card(page, "4000002760003184")
@@ -145,12 +143,22 @@ def test_a_first_payment_confirmed_with_the_bank_in_the_browser(page, products, 
     page.get_by_role("button", name=re.compile("Confirm and pay")).click()
     page.wait_for_url("**/subscribe/authenticate/")
     expect(page.locator("body")).to_contain_text("Your bank asks you to confirm the first payment")
-    screenshot(page, "stripe-authenticate")
+    if shot:
+        screenshot(page, shot)
     page.get_by_role("button", name="Confirm with my bank").click()
     page.get_by_role("button", name="Complete authentication").click()  # the charge
     expect(page.locator("body")).to_contain_text("You are subscribed to City Gym")
-    account_id = access.get_account_id_for_user(get_user_model().objects.get(email="sca@example.com").pk)
+    account_id = access.get_account_id_for_user(get_user_model().objects.get(email=email).pk)
     [sub] = access.get_subscriptions_by_account(account_id)
+    return sub
+
+
+def test_a_first_payment_confirmed_with_the_bank_in_the_browser(page, products, stripe_gateway, live_server) -> None:
+    """4000 0027 6000 3184 asks for 3-D Secure when the card is saved and when it is charged:
+    the customer completes the bank's page (localstripe's stand-in) both times."""
+    sent = RpayRequests(page, live_server.url)
+    csp = csp_watch(page)
+    sub = subscribe_with_the_3ds_card(page, "sca@example.com", shot="stripe-authenticate")
     assert sub.is_live and len(receipts_of(sub)) == 1
     sent.assert_no_card_number()
     assert csp == []
@@ -169,19 +177,7 @@ def test_a_renewal_the_bank_wants_confirmed_is_paid_from_the_e_mails_link(page, 
 
     sent = RpayRequests(page, live_server.url)
     csp = csp_watch(page)
-    sign_up(page, "renewal@example.com")
-    page.goto("/subscribe/")
-    page.get_by_label("City Gym — £45.00 a month").check()
-    type_card(page, "4000002760003184")
-    page.get_by_role("button", name="Continue").click()
-    page.get_by_role("button", name="Complete authentication").click()  # saving the card
-    page.wait_for_url("**/subscribe/confirm/")
-    page.get_by_role("button", name=re.compile("Confirm and pay")).click()
-    page.get_by_role("button", name="Confirm with my bank").click()
-    page.get_by_role("button", name="Complete authentication").click()  # the first charge
-    expect(page.locator("body")).to_contain_text("You are subscribed to City Gym")
-    account_id = access.get_account_id_for_user(get_user_model().objects.get(email="renewal@example.com").pk)
-    [sub] = access.get_subscriptions_by_account(account_id)
+    sub = subscribe_with_the_3ds_card(page, "renewal@example.com")
 
     summary = batches.run_payments(run_date=date.fromisoformat(sub.NextPaymentDate), workers=1)
     assert summary.counts["action_required"] == 1, summary.counts

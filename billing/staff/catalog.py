@@ -39,7 +39,8 @@ def product_add(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, _("Product %(sku)s added.") % {"sku": product.SKU})
             return redirect("admin:staff_products")
-    return render_staff(request, "staff/product_form.html", _("Add a product"), {"form": form})
+    return render_staff(request, "staff/object_form.html", _("Add a product"),
+                        {"back": "admin:staff_products", "form": form})
 
 
 def _product_or_404(sku: str):
@@ -60,7 +61,8 @@ def product_edit(request: HttpRequest, sku: str) -> HttpResponse:
                              description=data["description"], actor=actor(request), trial_days=data["trial_days"])
         messages.success(request, _("Product %(sku)s saved. Existing subscriptions keep their price.") % {"sku": product.SKU})
         return redirect("admin:staff_products")
-    return render_staff(request, "staff/product_form.html", _("Edit %(sku)s") % {"sku": product.SKU}, {"form": form, "product": product})
+    return render_staff(request, "staff/object_form.html", _("Edit %(sku)s") % {"sku": product.SKU},
+                        {"back": "admin:staff_products", "form": form, "product": product})
 
 
 @require_http_methods(["GET", "POST"])

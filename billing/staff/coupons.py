@@ -47,7 +47,8 @@ def coupon_add(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, _("Coupon %(code)s added.") % {"code": coupon.Code})
             return redirect("admin:staff_coupons")
-    return render_staff(request, "staff/coupon_form.html", _("Add a coupon"), {"form": form})
+    return render_staff(request, "staff/object_form.html", _("Add a coupon"),
+                        {"back": "admin:staff_coupons", "form": form})
 
 
 @require_http_methods(["GET", "POST"])
@@ -69,8 +70,8 @@ def coupon_edit(request: HttpRequest, code: str) -> HttpResponse:
                 return redirect("admin:staff_coupon_edit", code=coupon.Code)
             messages.success(request, _("Coupon %(code)s saved.") % {"code": coupon.Code})
             return redirect("admin:staff_coupons")
-    return render_staff(request, "staff/coupon_form.html", _("Edit %(code)s") % {"code": coupon.Code},
-                        {"form": form, "coupon": coupon})
+    return render_staff(request, "staff/object_form.html", _("Edit %(code)s") % {"code": coupon.Code},
+                        {"back": "admin:staff_coupons", "form": form, "coupon": coupon})
 
 
 @require_http_methods(["GET", "POST"])

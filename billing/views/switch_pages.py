@@ -103,7 +103,8 @@ def switch_product(request: HttpRequest, account_id: str, sub_id: str) -> HttpRe
             entry = CardEntry(client_secret=done.client_secret, publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
                               js_url=settings.STRIPE_JS_URL)
             return render(request, "portal/switch_authenticate.html", {
-                "sub": sub, "sku": sku, "entry": entry, "charge_id": done.charge_id, **quote_context(sub, done.quote)})
+                "sub": sub, "entry": entry, "hidden": [("sku", sku), ("charge_id", done.charge_id)],
+                **quote_context(sub, done.quote)})
         _said(request, done)
         return redirect("subscription", sub_id=sub_id)
     return render(request, "portal/switch.html", {"sub": sub, "form": form, "has_choices": bool(choices)})

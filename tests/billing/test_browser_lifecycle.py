@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from billing import access
 from billing.actions import subscriptions as actions
 from core.pages import today
-from tests.browser import screenshot
+from tests.browser import log_in, screenshot
 from tests.builders import card, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -38,13 +38,6 @@ def paid_subscriber(email: str):
     assert started.started
     return started.sub
 
-
-def log_in(page, email: str) -> None:
-    page.goto("/login/")
-    page.locator("#id_username").fill(email)
-    page.locator("#id_password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_load_state()
 
 
 @pytest.mark.parametrize("device", ["page", "phone_page"])

@@ -17,26 +17,12 @@ from billing import access
 from billing.actions import subscriptions as actions
 from core.pages import today
 from core.payments.gateway import get_gateway
-from tests.browser import screenshot
+from tests.browser import log_in, no_horizontal_scroll, screenshot
 from tests.builders import card, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pw-for-tests"
 
-
-def no_horizontal_scroll(page) -> bool:
-    # Against the device's width: a mobile browser widens its layout viewport (innerWidth)
-    # to fit content that overflows, which would hide the overflow from innerWidth.
-    return page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
-
-
-def log_in(page, email: str) -> None:
-    page.goto("/login/")
-    page.locator("#id_username").fill(email)
-    page.locator("#id_password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_load_state()
 
 
 def catalog() -> None:

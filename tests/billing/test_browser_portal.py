@@ -13,7 +13,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from billing import access
-from tests.browser import screenshot
+from tests.browser import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,13 +24,6 @@ PASSWORD = "zoe-Long-password-2026"
 def no_horizontal_scroll(page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
-
-def log_in(page, email: str, password: str) -> None:
-    page.goto("/login/")
-    page.locator("#id_username").fill(email)
-    page.locator("#id_password").fill(password)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_load_state()
 
 
 def test_customer_journey(page, phone_page, moto_table, settings) -> None:

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from billing import access
-from tests.browser import screenshot
+from tests.browser import log_in, screenshot
 from tests.builders import make_customer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,13 +24,6 @@ PASSWORD = "a-long-Password-2026"
 def no_horizontal_scroll(page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
-
-def log_in(page, email: str) -> None:
-    page.goto("/login/")
-    page.locator("#id_username").fill(email)
-    page.locator("#id_password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_load_state()
 
 
 def fill_card(page, number: str, month: str = "12", year: str = "2030") -> None:
@@ -44,7 +37,7 @@ def fill_card(page, number: str, month: str = "12", year: str = "2030") -> None:
 def test_wallet_and_subscribe_flow(request, products, size) -> None:
     page = request.getfixturevalue("page" if size == "desktop" else "phone_page")
     ann = make_customer(f"ann-{size}@example.com")
-    log_in(page, ann.email)
+    log_in(page, ann.email, PASSWORD)
 
     # subscribe with a new card; "Change details" keeps the product and day
     page.goto("/subscribe/")

@@ -265,3 +265,33 @@ def test_a_renewal_the_bank_wants_confirmed_is_action_required_then_paid_once(mo
     assert len(stripe_gateway.recorded.creates("/v1/payment_intents")) == 1
     # The next day's run asks nothing more of Stripe about it, and charges nothing.
     assert batches.run_payments(run_date=TODAY, workers=1).counts["processed"] == 0
+
+
+def test_an_upgrade_the_bank_wants_confirmed_switches_once_the_customer_confirms(moto_table, stripe_gateway,
+                                                                                 localstripe) -> None:
+    """On-session, the 3-D Secure card's upgrade charge waits for the customer: nothing
+    switched until they confirm that PaymentIntent; then the switch and its receipt."""
+    from datetime import timedelta
+
+    from billing.actions import switch
+
+    access.create_product("NEWS-DAILY", "Daily News", 999, "USD")
+    access.create_product("NEWS-PLUS", "Daily News Plus", 1999, "USD")
+    account_id = "acct-sw"
+    customer = stripe_gateway.create_customer(account_id, "sw@example.com")
+    token = saved_card_token(stripe_gateway, localstripe, customer, "4000002760003184")
+    sub = access.due_subscription(account_id, "sub-sw", due=TODAY + timedelta(days=10),
+                                  card=access.payment_details_from(token), payment_day=(TODAY + timedelta(days=10)).day)
+    access.batch_items([sub])
+    waiting = switch.switch(fresh(sub), "NEWS-PLUS", today=TODAY, actor="customer")
+    assert waiting.client_secret and waiting.charge_id.startswith("pi_")
+    assert fresh(sub).SKU == "NEWS-DAILY"  # nothing switched yet
+    authenticate_payment_in_browser(localstripe, waiting.client_secret)
+    done = switch.finish_authenticated(fresh(sub), "NEWS-PLUS", waiting.charge_id, today=TODAY, actor="customer")
+    assert done.charged == waiting.quote.due_now > 0
+    assert fresh(sub).SKU == "NEWS-PLUS"
+    [receipt] = [r for r in receipts_of(sub) if r.Kind == "switch"]
+    assert receipt.ChargeId == waiting.charge_id
+    [create] = stripe_gateway.recorded.creates("/v1/payment_intents")
+    assert create.idempotency_key == f"sub-sw:switch:{TODAY.isoformat()}:NEWS-PLUS"
+    assert "off_session" not in create.params  # the customer is on the page

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from billing import access as billing_access
-from tests.browser import screenshot
+from tests.browser import log_in, screenshot
 from tests.builders import make_user
 from tests.shop import test_shop_pages as pages
 
@@ -37,13 +37,6 @@ def watch_csp(page) -> list[str]:
     page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
     return violations
 
-
-def log_in(page, email: str, password: str) -> None:
-    page.goto("/login/")
-    page.locator("#id_username").fill(email)
-    page.locator("#id_password").fill(password)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_load_state()
 
 
 def fill_address_code_and_gift_card(page) -> None:
