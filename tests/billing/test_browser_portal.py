@@ -112,8 +112,10 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_role("button", name="Log out").click()
     assert page.get_by_role("link", name="Sign up").first.is_visible()
     log_in(page, "customer@rpay.localhost", "customer-demo-2026")
-    # The demo: two live subscriptions (one paused) and one cancelled at the end of its period.
-    assert page.get_by_test_id("subscription").count() == 2
+    # The demo: three live subscriptions (one paused, one waiting for the bank: action
+    # required) and one cancelled at the end of its period.
+    assert page.get_by_test_id("subscription").count() == 3
+    expect(page.get_by_test_id("action-required")).to_contain_text("Action required for Coffee beans monthly box")
     expect(page.locator("body")).to_contain_text("Cancelled subscriptions (1)")
     screenshot(page, "portal-dashboard")
     page.get_by_role("link", name="Receipts").first.click()
@@ -131,7 +133,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
 
     # the phone: no horizontal scroll on the dashboard, receipts and subscribe
     log_in(phone_page, "customer@rpay.localhost", "customer-demo-2026")
-    assert phone_page.get_by_test_id("subscription").count() == 2
+    assert phone_page.get_by_test_id("subscription").count() == 3
     assert no_horizontal_scroll(phone_page)
     screenshot(phone_page, "portal-dashboard-phone")
     for path, name in [("/receipts/", "portal-receipts-phone"), ("/subscribe/", "portal-subscribe-phone")]:
@@ -150,4 +152,4 @@ def test_keyboard_only_log_in(page, moto_table, settings) -> None:
     page.keyboard.type("customer-demo-2026")
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"://[^/]+/$"))
-    assert page.get_by_test_id("subscription").count() == 2
+    assert page.get_by_test_id("subscription").count() == 3

@@ -26,7 +26,8 @@ def test_staff_finds_a_customer_and_cancels_a_subscription(page, moto_table, liv
     page.click("input[value=Find]")
     page.wait_for_url("**/admin/staff/accounts/**")
     subs = page.get_by_test_id("subscriptions")
-    assert subs.locator("tbody tr").count() == 3
+    assert subs.locator("tbody tr").count() == 4  # the demo customer's four, one action required
+    assert subs.get_by_test_id("sub-action-required").count() == 1
     assert page.get_by_test_id("receipts").locator("tbody tr").count() >= 6
     screenshot(page, "staff-billing-page")
 

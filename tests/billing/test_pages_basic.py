@@ -20,9 +20,10 @@ def test_home_is_the_seeded_customers_dashboard(client, moto_table) -> None:
     client.post("/login/", {"username": "customer@rpay.localhost", "password": "customer-demo-2026"})
     response = client.get("/")
     assert response.status_code == 200
-    # The demo shows each portal state: an active and a paused subscription, one cancelled
-    # at the end of its period (still served until then).
-    assert sorted(s.SKU for s in response.context["live"]) == ["MUSIC-FAMILY", "NEWS-DAILY"]
+    # The demo shows each portal state: an active and a paused subscription, one waiting for
+    # the customer's bank (action required), one cancelled at the end of its period (still
+    # served until then).
+    assert sorted(s.SKU for s in response.context["live"]) == ["COFFEE-BOX", "MUSIC-FAMILY", "NEWS-DAILY"]
     assert response.context["paused_count"] == 1
     [ending] = response.context["cancelled"]
     assert ending.SKU == "CLOUD-200" and ending.PaidThroughDate >= date.today().isoformat()
