@@ -25,7 +25,7 @@ from billing.actions.refunds import refund_receipt
 from billing.models import AuditAction, Subscription
 from billing.notify import manage_url, tell
 from billing.rules.schedule import months_before
-from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch
+from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch, unused_credit
 from core.money import format_with_symbol
 from core.payments.errors import GatewayError, PaymentError
 from core.payments.gateway import ChargeResult, get_gateway
@@ -48,6 +48,7 @@ class Switched:
     sub: Subscription
     quote: SwitchQuote
     charged: int = 0  # minor units charged now (an upgrade)
+    refunded: int = 0  # minor units refunded now (an upgrade whose paid days were paid at more)
     receipt_id: str = ""  # the switch receipt's number (or key)
     # 3-D Secure at once: the bank asks the customer on the page; nothing switched yet
     client_secret: str = ""
@@ -129,13 +130,40 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
             refund_unapplied_switch(sub, result, actor=actor)
         raise
     charged = result.amount if result and receipt else 0
+    refunded = _refund_excess_credit(sub, q, today=today, actor=actor) if q.upgrade and q.signed_difference < 0 else 0
     tell("subscription_switched", sub, format_lazy(_("Your subscription now: {product}"), product=product.Name),
          old_product=old_name, upgrade=q.upgrade, effective=q.effective,
          new_amount=format_with_symbol(q.new_price, sub.Currency),
          charged=format_with_symbol(charged, sub.Currency) if charged else "",
          credit=format_with_symbol(q.credit, sub.Currency), charge=format_with_symbol(q.charge, sub.Currency),
+         refunded=format_with_symbol(refunded, sub.Currency) if refunded else "",
          receipt_number=receipt.Number if receipt else "", manage_url=manage_url(sub))
-    return Switched(sub, q, charged=charged, receipt_id=(receipt.url_id if receipt else ""))
+    return Switched(sub, q, charged=charged, refunded=refunded, receipt_id=(receipt.url_id if receipt else ""))
+
+
+def _refund_excess_credit(sub: Subscription, q: SwitchQuote, *, today: date, actor: str) -> int:
+    """The credit for the paid days exceeds the new product's price of them (they were paid
+    at a higher price than the subscription's now, before a downgrade not yet in force):
+    the difference is refunded, from the receipts that paid those days, newest first, each
+    at most its unused share, under ``refund:<ChargeId>:switch-<day>`` (a repeat refunds
+    once; M5). Returns what was refunded; a refund the gateway refuses is audited by
+    ``refund_receipt`` and left to staff."""
+    owed = -q.signed_difference
+    receipts = access.get_receipts_by_account(sub.account_id, months_before(today, 3), today)
+    refunded = 0
+    for receipt in sorted((r for r in receipts if r.sub_id == sub.sub_id and r.ChargeId),
+                          key=lambda r: r.PeriodStart or r.BillingDate, reverse=True):
+        amount = min(owed - refunded, unused_credit(receipt, today))
+        if amount <= 0:
+            continue
+        try:
+            refunded += refund_receipt(receipt, amount, request_id=f"switch-{today.isoformat()}", actor=actor,
+                                       reason=f"switched to {q.new_name}: paid days cost less").amount
+        except PaymentError as error:
+            log.warning("switch of %s: the credit's refund on %s is not made: %s", sub.sub_id, receipt.SK, error)
+        if refunded >= owed:
+            break
+    return refunded
 
 
 def abandon(done: Switched) -> None:

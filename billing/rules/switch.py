@@ -11,8 +11,8 @@ An upgrade's money, for the days already paid from today to ``PaidThroughDate``
   them by its unused days' share (``lifecycle.unused_share``, as a cancel-now refund),
   never more than is left of it after refunds;
 * the **difference** is charged now (one receipt, ``Kind="switch"``, showing both lines),
-  or, should the credit exceed the charge (a partial refund made since, a price rounding),
-  nothing is charged and nothing refunded: the customer keeps what they paid.
+  or, should the credit exceed the charge (the days were paid at a higher price, before
+  a downgrade not yet in force), refunded now from the receipts that paid them.
 
 A downgrade charges and refunds nothing: the next payment, ``NextPaymentDate``, is the
 first at the new price, and until then the customer keeps the product they paid for.
@@ -56,6 +56,11 @@ class SwitchQuote:
     def due_now(self) -> int:
         """What is charged at once: the difference, never below nothing."""
         return max(0, self.charge - self.credit)
+
+    @property
+    def refund_now(self) -> int:
+        """What is refunded at once: the credit above the charge (an upgrade only)."""
+        return max(0, self.credit - self.charge) if self.upgrade else 0
 
     @property
     def signed_difference(self) -> int:

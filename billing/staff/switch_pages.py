@@ -31,6 +31,11 @@ def _question(quote: SwitchQuote, currency: str) -> str:
         return _("Switch to %(product)s from the next payment (%(date)s), at %(price)s a month? Nothing is charged "
                  "or refunded now.") % {"product": quote.new_name, "date": staff_date(quote.effective.isoformat()),
                                         "price": format_with_code(quote.new_price, currency)}
+    if quote.refund_now:
+        return _("Switch to %(product)s from today? The days already paid cost %(charge)s at the new price, less than "
+                 "the %(credit)s paid for them: %(refund)s is refunded to the customer's card now.") % {
+            "product": quote.new_name, "charge": format_with_code(quote.charge, currency),
+            "credit": format_with_code(quote.credit, currency), "refund": format_with_code(quote.refund_now, currency)}
     return _("Switch to %(product)s from today? The days already paid cost %(charge)s at the new price, less "
              "%(credit)s paid for them: %(due)s is charged to the customer's card now.") % {
         "product": quote.new_name, "charge": format_with_code(quote.charge, currency),

@@ -57,7 +57,7 @@ def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
         "quote": quote, "old_price": format_with_symbol(quote.old_price, money),
         "new_price": format_with_symbol(quote.new_price, money),
         "charge": format_with_symbol(quote.charge, money), "credit": format_with_symbol(quote.credit, money),
-        "due_now": format_with_symbol(quote.due_now, money), "kept": format_with_symbol(-quote.signed_difference, money),
+        "due_now": format_with_symbol(quote.due_now, money), "refund": format_with_symbol(quote.refund_now, money),
     }
 
 
@@ -131,6 +131,10 @@ def _said(request: HttpRequest, done: actions.Switched) -> None:
                                         "(receipt %(receipt)s).") % {
                 "product": done.sub.ProductName, "amount": format_with_symbol(done.charged, money),
                 "receipt": done.receipt_id})
+        elif done.refunded:
+            messages.success(request, _("You now have %(product)s. %(amount)s was refunded: the days already paid cost "
+                                        "less at its price.") % {
+                "product": done.sub.ProductName, "amount": format_with_symbol(done.refunded, money)})
         else:
             messages.success(request, _("You now have %(product)s; nothing more was charged.") % {
                 "product": done.sub.ProductName})

@@ -184,3 +184,24 @@ def test_the_credit_is_the_unused_share_and_no_day_is_paid_twice(day: int, offse
     days, used_days = (end - start).days + 1, (switch_day - start).days
     assert abs(used - paid * used_days / days) <= 1  # the days before the switch: their share, paid once
     assert q.charge == period_amount(old + extra, day, switch_day, end) and q.due_now == max(0, q.charge - q.credit)
+
+
+def test_an_upgrade_whose_paid_days_cost_less_refunds_the_difference(catalog) -> None:
+    """Down to Lite (from the next payment: the days stay paid at 10.00), then the next day
+    up to Mid (8.00 > Lite's 5.00): the paid days cost less at Mid's price, so the
+    difference is refunded from the receipt that paid them, once."""
+    access.create_product("NEWS-MID", "News Mid", 800, "USD")
+    sub = subscribed()
+    with at(MID):
+        switch.switch(fresh(sub), "NEWS-LITE", today=MID, actor="customer")
+    day = MID + timedelta(days=1)
+    with at(day):
+        q = switch.quote(fresh(sub), "NEWS-MID", today=day)
+        assert q.upgrade and q.due_now == 0 and q.refund_now == q.credit - q.charge > 0
+        done = switch.switch(fresh(sub), "NEWS-MID", today=day, actor="customer", expected=q)
+    assert done.refunded == q.refund_now and done.charged == 0
+    [paid] = [r for r in receipts_of(sub) if r.Kind != "switch"]
+    assert paid.RefundedAmount == q.refund_now
+    after = fresh(sub)
+    assert (after.SKU, after.PaymentAmount, after.PreviousSKU) == ("NEWS-MID", 800, None)
+    assert not [c for c in get_gateway().charges_made(sub_id=sub.sub_id) if c["metadata"].get("kind") == "switch"]
