@@ -7,7 +7,6 @@ during the trial never charges; the staff form, pages and chart."""
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, timedelta
@@ -25,7 +24,7 @@ from billing.models import Product, Subscription, SubscriptionStatus, TrialUse
 from billing.rules.schedule import is_anchor, period_amount
 from core.payments.gateway import get_gateway
 from core.payments.simulated import SimulatedGateway
-from tests.builders import GOOD_CARD, PASSWORD, card, fresh, make_account, make_user, receipts_of
+from tests.builders import GOOD_CARD, PASSWORD, at_once, card, fresh, make_account, make_user, receipts_of
 
 pytestmark = pytest.mark.django_db
 
@@ -224,21 +223,14 @@ def test_the_marker_refuses_a_second_trial_in_the_subscriptions_own_transaction(
 def test_two_subscribes_at_once_get_one_trial(local_table) -> None:
     account = make_account("pat@example.com")
     tries = 4
-    barrier = threading.Barrier(tries)
-    results: list[object] = []
 
-    def attempt() -> None:
-        barrier.wait()
+    def attempt() -> object:
         try:
-            results.append(subscribe_with_trial(account))
+            return subscribe_with_trial(account)
         except access.TrialAlreadyUsed as refused:
-            results.append(refused)
+            return refused
 
-    threads = [threading.Thread(target=attempt) for _ in range(tries)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = at_once(attempt, tries)  # real threads released together, on DynamoDB Local
     started = [r for r in results if isinstance(r, actions.Started)]
     refused = [r for r in results if isinstance(r, access.TrialAlreadyUsed)]
     assert len(results) == tries and len(started) == 1 and len(refused) == tries - 1
