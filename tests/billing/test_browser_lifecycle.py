@@ -15,16 +15,13 @@ from playwright.sync_api import expect
 from billing import access
 from billing.actions import subscriptions as actions
 from core.pages import today
-from tests.browser import log_in, screenshot
+from tests.browser import log_in, no_horizontal_scroll, screenshot
 from tests.builders import card, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "pw-for-tests"
 
-
-def no_horizontal_scroll(page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 def paid_subscriber(email: str):

@@ -13,16 +13,13 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from billing import access
-from tests.browser import log_in, screenshot
+from tests.browser import log_in, no_horizontal_scroll, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 EMAIL = "zoe@example.com"
 PASSWORD = "zoe-Long-password-2026"
 
-
-def no_horizontal_scroll(page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 

@@ -13,16 +13,13 @@ import pytest
 from playwright.sync_api import expect
 
 from billing import access
-from tests.browser import log_in, screenshot
+from tests.browser import log_in, no_horizontal_scroll, screenshot
 from tests.builders import make_customer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "a-long-Password-2026"
 
-
-def no_horizontal_scroll(page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 

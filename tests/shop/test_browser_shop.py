@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from billing import access as billing_access
-from tests.browser import log_in, screenshot
+from tests.browser import log_in, no_horizontal_scroll, screenshot
 from tests.builders import make_user
 from tests.shop import test_shop_pages as pages
 
@@ -27,9 +27,6 @@ EMAIL = "ivy@example.com"
 PASSWORD = "ivy-Long-password-2026"
 STAFF = "stella@example.com"
 
-
-def no_horizontal_scroll(page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 def watch_csp(page) -> list[str]:
