@@ -8,6 +8,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -60,6 +61,19 @@ CREATE TABLE IF NOT EXISTS refunds (
 """
 
 
+def _with_busy_retry(statement: Callable[[], object], *, seconds: float = 30) -> None:
+    """Run ``statement``, again while another connection holds the lock it needs."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            statement()
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 @dataclass
 class SimulatedGateway:
     """A card processor simulated on a SQLite ledger.
@@ -87,11 +101,15 @@ class SimulatedGateway:
             if self.ledger_path != ":memory:":
                 Path(self.ledger_path).parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.ledger_path, timeout=60, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            # A simulator: it must survive a killed process (WAL does), not a power cut, so
-            # no fsync, which would stall every worker behind one checkpoint.
-            conn.execute("PRAGMA synchronous=OFF")
-            conn.executescript(_SCHEMA)
+            # Switching a new ledger to WAL takes an exclusive lock that SQLite's busy
+            # timeout does not wait for: threads opening the ledger together take turns
+            # (the write lock), and another process doing the same is waited for here.
+            with self._write_lock:
+                _with_busy_retry(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+                # A simulator: it must survive a killed process (WAL does), not a power cut,
+                # so no fsync, which would stall every worker behind one checkpoint.
+                conn.execute("PRAGMA synchronous=OFF")
+                _with_busy_retry(lambda: conn.executescript(_SCHEMA))
             self._local.conn = conn
         return conn
 
