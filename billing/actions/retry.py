@@ -30,7 +30,7 @@ def retry_now(sub: Subscription, *, run_date: date, actor: str) -> RetryOutcome:
         access.record_event(sub.account_id, actor=actor, action=AuditAction.STAFF_RETRY_FAILED,
                             subject=sub.SK, before=before, after=before, note=str(error)[:500])
         raise
-    after = access.get_subscription(sub.account_id, sub.sub_id, sku=sub.SKU) or sub
+    after = access.get_subscription(sub.account_id, sub.sub_id, sku=sub.key_sku) or sub
     access.record_event(sub.account_id, actor=actor, action=AuditAction.STAFF_RETRY, subject=sub.SK,
                         before=before, after=access.subscription_snapshot(after),
                         note=f"{result.status}: {result.reason}"[:500] if result.reason else result.status)

@@ -143,7 +143,7 @@ def _trial_started(sub: Subscription, new: NewSubscription, *, actor: str) -> St
 
 def _after_first_charge(sub: Subscription, outcome: PaymentOutcome, new: NewSubscription, *, actor: str,
                         first_time: bool = True) -> Started:
-    fresh = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU) or sub
+    fresh = access.get_subscription(sub.account_id, sub.sub_id, sub.key_sku) or sub
     if outcome.status == PaymentStatus.PAID and first_time:
         tell("subscription_confirmed", fresh, format_lazy(_("Your {product} subscription is confirmed"),
                                                           product=new.product_name),
@@ -244,7 +244,7 @@ def _drop_awaited_charge(sub: Subscription, *, today: date, actor: str) -> None:
         return
     if result.succeeded:
         record_paid_charge(sub, result, run_date=today, actor=actor)
-        fresh = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
+        fresh = access.get_subscription(sub.account_id, sub.sub_id, sub.key_sku)
         for name in type(sub).get_attributes() if fresh is not None else ():
             setattr(sub, name, getattr(fresh, name))  # the caller goes on with the item as stored
 

@@ -347,7 +347,7 @@ def _after_refused_advance(sub: Subscription, start: date, end: date) -> str:
     """The advance was refused: another run advanced it, or it was cancelled while the
     charge was in flight. Then the customer paid for ``start``..``end``: the service runs
     to ``end`` (never money taken for nothing)."""
-    now = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
+    now = access.get_subscription(sub.account_id, sub.sub_id, sub.key_sku)
     if now is None or now.Status != SubscriptionStatus.CANCELLED:
         return "already advanced by another run"
     try:

@@ -94,7 +94,7 @@ def demo_wallet(gateway: PaymentGateway, account: Account, today: date, *, two_c
 
 
 def fresh(sub: Subscription) -> Subscription:
-    return access.get_subscription(sub.account_id, sub.sub_id, sku=sub.SKU) or sub
+    return access.get_subscription(sub.account_id, sub.sub_id, sku=sub.key_sku) or sub
 
 
 def show_the_portal(subs: dict[str, Subscription], today: date) -> None:
