@@ -213,6 +213,46 @@ def test_a_first_payment_declined_gives_the_use_back(moto_table) -> None:
     assert access.get_coupon("WELCOME").Uses == 0
 
 
+def test_a_first_payment_the_bank_asks_to_confirm_keeps_its_discount_and_its_one_use(moto_table) -> None:
+    # 3-D Secure on the first charge: the discounted charge waits for the bank; once the
+    # customer confirms, its receipt carries the discount and the coupon, counted once.
+    from billing.actions import subscriptions as actions
+    from core.payments.simulated import AUTHENTICATING_TEST_CARD
+
+    coupon = new_coupon(max_uses=5)
+    account = make_account("pat@example.com")
+    started = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15, amount=999,
+                                currency="USD", card=card(AUTHENTICATING_TEST_CARD), today=SUBSCRIBED,
+                                actor="pat", coupon=coupon)
+    assert started.awaits_authentication and started.outcome.amount == FIRST_PRICE - 40  # 161 * 25 % = 40.25
+    get_gateway().authenticate(started.outcome.charge_id, approve=True)
+    new = actions.NewSubscription("Daily News", 999, "USD", card(AUTHENTICATING_TEST_CARD))
+    done = actions.confirm_first_payment(fresh(started.sub), started.outcome.charge_id, new, today=SUBSCRIBED,
+                                         actor="pat")
+    assert done.started
+    [receipt] = receipts_of(started.sub)
+    assert (receipt.ProcessedAmount, receipt.DiscountAmount, receipt.CouponCode) == (121, 40, "WELCOME")
+    assert access.get_coupon("WELCOME").Uses == 1
+
+
+def test_a_first_payment_the_bank_refuses_to_confirm_gives_the_use_back(moto_table) -> None:
+    from billing.actions import subscriptions as actions
+    from core.payments.simulated import AUTHENTICATING_TEST_CARD
+
+    new_coupon(max_uses=1)
+    account = make_account("pat@example.com")
+    started = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15, amount=999,
+                                currency="USD", card=card(AUTHENTICATING_TEST_CARD), today=SUBSCRIBED,
+                                actor="pat", coupon=access.get_coupon("WELCOME"))
+    assert access.get_coupon("WELCOME").Uses == 1  # held while the bank decides
+    get_gateway().authenticate(started.outcome.charge_id, approve=False)
+    new = actions.NewSubscription("Daily News", 999, "USD", card(AUTHENTICATING_TEST_CARD))
+    done = actions.confirm_first_payment(fresh(started.sub), started.outcome.charge_id, new, today=SUBSCRIBED,
+                                         actor="pat")
+    assert not done.started and receipts_of(started.sub) == []
+    assert access.get_coupon("WELCOME").Uses == 0
+
+
 # --- concurrency: the use is counted in the subscription's own transaction -----------------
 
 
