@@ -23,6 +23,7 @@ from billing.batches import (
     PaymentStatus,
     owed_amount,
     owed_period,
+    owed_price_and_discount,
     record_paid_charge,
     take_first_payment,
     take_payment,
@@ -103,6 +104,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
     if sub.TrialEnd:
         return _trial_started(sub, new, actor=actor)
+    discount = _discount_context(sub)  # before the charge, which counts the coupon's use
     try:
         outcome = take_first_payment(sub, today=today, actor=actor)
     except Exception:
@@ -112,7 +114,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         raise
     if outcome.status == PaymentStatus.CANCELLED:
         _give_coupon_back(sub)
-    return _after_first_charge(sub, outcome, new, actor=actor)
+    return _after_first_charge(sub, outcome, new, actor=actor, discount=discount)
 
 
 def _give_coupon_back(sub: Subscription) -> None:
@@ -134,15 +136,27 @@ def _trial_started(sub: Subscription, new: NewSubscription, *, actor: str) -> St
                                                     product=new.product_name),
          amount=format_with_symbol(new.amount, new.currency), trial_end=date.fromisoformat(sub.TrialEnd),
          first_charge=format_with_symbol(first_amount, new.currency), period_start=start, period_end=end,
-         next_payment=start, manage_url=manage_url(sub))
+         next_payment=start, manage_url=manage_url(sub), **_discount_context(sub))
     if new.keep_card and new.card_id:
         wallet.keep_in_wallet(sub.account_id, new.card, new.billing_address, card_id=new.card_id, actor=actor,
                               make_default=new.make_default)
     return Started(sub, outcome)
 
 
+def _discount_context(sub: Subscription) -> dict[str, object]:
+    """The coupon's line of the confirmation e-mail, from the subscription as it is before
+    its first charge is recorded (no read): its code, what it takes off the first payment,
+    and on how many payments (None: every one)."""
+    if not sub.CouponCode:
+        return {}
+    _price, off = owed_price_and_discount(sub)
+    left = sub.CouponPaymentsLeft
+    return {"coupon": sub.CouponCode, "discount": format_with_symbol(off, sub.Currency),
+            "coupon_payments": None if left is None else int(left)}
+
+
 def _after_first_charge(sub: Subscription, outcome: PaymentOutcome, new: NewSubscription, *, actor: str,
-                        first_time: bool = True) -> Started:
+                        first_time: bool = True, discount: dict[str, object] | None = None) -> Started:
     fresh = access.get_subscription(sub.account_id, sub.sub_id, sub.key_sku) or sub
     if outcome.status == PaymentStatus.PAID and first_time:
         tell("subscription_confirmed", fresh, format_lazy(_("Your {product} subscription is confirmed"),
@@ -151,7 +165,7 @@ def _after_first_charge(sub: Subscription, outcome: PaymentOutcome, new: NewSubs
              amount=format_with_symbol(new.amount, new.currency),
              first_charge=format_with_symbol(outcome.amount or 0, new.currency), period_start=outcome.period,
              period_end=outcome.period_end, next_payment=date.fromisoformat(fresh.NextPaymentDate),
-             manage_url=manage_url(sub))
+             manage_url=manage_url(sub), **(discount or {}))
         if new.keep_card and new.card_id:
             wallet.keep_in_wallet(sub.account_id, new.card, new.billing_address, card_id=new.card_id, actor=actor,
                                   make_default=new.make_default)
@@ -169,10 +183,11 @@ def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscriptio
     if result.metadata.get("sub_id") != sub.sub_id:
         raise ValueError(f"charge {charge_id} is not the first charge of {sub.sub_id}")
     if result.succeeded:
+        discount = _discount_context(sub)
         outcome = record_paid_charge(sub, result, run_date=today, actor=actor)
         # SKIPPED: recorded already (a second click, or a payment run): started, said once.
         first_time, outcome.status = outcome.status == PaymentStatus.PAID, PaymentStatus.PAID
-        return _after_first_charge(sub, outcome, new, actor=actor, first_time=first_time)
+        return _after_first_charge(sub, outcome, new, actor=actor, first_time=first_time, discount=discount)
     if result.needs_authentication:
         outcome = PaymentOutcome(PaymentStatus.ACTION_REQUIRED, sub.sub_id, sub.account_id, charge_id=charge_id,
                                  amount=result.amount, reason="authentication_required",

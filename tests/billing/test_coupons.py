@@ -213,7 +213,38 @@ def test_a_first_payment_declined_gives_the_use_back(moto_table) -> None:
     assert access.get_coupon("WELCOME").Uses == 0
 
 
-def test_a_first_payment_the_bank_asks_to_confirm_keeps_its_discount_and_its_one_use(moto_table) -> None:
+@pytest.mark.parametrize(("terms", "says"), [
+    ({"duration": "forever"}, "on every payment"),
+    ({"duration": "once"}, "on this payment only"),
+    ({"duration": "repeating", "duration_payments": 3}, "on 3 payments, this one included"),
+])
+def test_the_confirmation_email_shows_the_discount_and_for_how_long(moto_table, mailoutbox, terms, says) -> None:
+    from billing.actions import subscriptions as actions
+
+    coupon = new_coupon(**terms)
+    account = make_account("pat@example.com")
+    started = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15, amount=999,
+                                currency="USD", card=card(), today=SUBSCRIBED, actor="pat", coupon=coupon)
+    assert started.started
+    [mail] = [m for m in mailoutbox if "is confirmed" in m.subject]
+    # 10..14 January: $1.61, 25 % off: -$0.40, $1.21 paid
+    assert "Paid today:       $1.21 for" in mail.body
+    assert f"Discount (WELCOME): -$0.40 {says}" in mail.body
+    html = mail.alternatives[0][0]
+    assert "Discount (WELCOME)" in html and f"−$0.40 {says}" in html
+
+
+def test_the_confirmation_email_of_a_subscription_without_coupon_has_no_discount_line(moto_table, mailoutbox) -> None:
+    from billing.actions import subscriptions as actions
+
+    account = make_account("pat@example.com")
+    actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15, amount=999,
+                      currency="USD", card=card(), today=SUBSCRIBED, actor="pat")
+    [mail] = [m for m in mailoutbox if "is confirmed" in m.subject]
+    assert "Paid today:       $1.61 for" in mail.body and "Discount" not in mail.body
+
+
+def test_a_first_payment_the_bank_asks_to_confirm_keeps_its_discount_and_its_one_use(moto_table, mailoutbox) -> None:
     # 3-D Secure on the first charge: the discounted charge waits for the bank; once the
     # customer confirms, its receipt carries the discount and the coupon, counted once.
     from billing.actions import subscriptions as actions
@@ -233,6 +264,8 @@ def test_a_first_payment_the_bank_asks_to_confirm_keeps_its_discount_and_its_one
     [receipt] = receipts_of(started.sub)
     assert (receipt.ProcessedAmount, receipt.DiscountAmount, receipt.CouponCode) == (121, 40, "WELCOME")
     assert access.get_coupon("WELCOME").Uses == 1
+    [mail] = [m for m in mailoutbox if "is confirmed" in m.subject]
+    assert "Discount (WELCOME): -$0.40 on this payment only" in mail.body
 
 
 def test_a_first_payment_the_bank_refuses_to_confirm_gives_the_use_back(moto_table) -> None:

@@ -53,6 +53,14 @@ def test_two_processes_racing_on_a_key_make_one_charge(tmp_path) -> None:
     assert len({r.charge_id for r in results}) == 100
 
 
+def _open_and_tokenize(g: SimulatedGateway, barrier: threading.Barrier, errors: list[BaseException]) -> None:
+    barrier.wait()
+    try:
+        g.tokenize_card("4242424242424242", 12, 2030, "123")
+    except BaseException as error:  # noqa: BLE001 - reported in the test's thread
+        errors.append(error)
+
+
 def test_many_connections_opening_a_new_ledger_at_once_all_get_in(tmp_path) -> None:
     # Turning a new ledger to WAL needs an exclusive lock that SQLite's busy timeout does
     # not wait for: threads of one gateway, and of two (two processes), open it together.
@@ -61,15 +69,8 @@ def test_many_connections_opening_a_new_ledger_at_once_all_get_in(tmp_path) -> N
         gateways = [SimulatedGateway(ledger_path=path) for _ in range(2)]
         barrier = threading.Barrier(8)
         errors: list[BaseException] = []
-
-        def open_and_tokenize(g: SimulatedGateway) -> None:
-            barrier.wait()
-            try:
-                g.tokenize_card("4242424242424242", 12, 2030, "123")
-            except BaseException as error:  # noqa: BLE001 - reported below
-                errors.append(error)
-
-        threads = [threading.Thread(target=open_and_tokenize, args=(g,)) for g in gateways for _ in range(4)]
+        threads = [threading.Thread(target=_open_and_tokenize, args=(g, barrier, errors))
+                   for g in gateways for _ in range(4)]
         for t in threads:
             t.start()
         for t in threads:
