@@ -81,7 +81,9 @@ class SimulatedGateway:
     The ledger is a file, so idempotency holds across process restarts and between
     two batch processes running at once: the same key returns the recorded result
     and charges nothing more. ``latency_ms`` adds a delay per charge or refund, to
-    benchmark the batch against a realistic processor.
+    benchmark the batch against a realistic processor: half on the request's way and half
+    on the answer's, so money has moved while its answer is still on its way (the window
+    the payment run's reconciliation exists for, as with a real processor).
     """
 
     ledger_path: str
@@ -127,8 +129,9 @@ class SimulatedGateway:
         return _refund_result(row) if row else None
 
     def _sleep(self) -> None:
+        """One way of a round trip: half the latency."""
         if self.latency_ms:
-            time.sleep(self.latency_ms / 1000)
+            time.sleep(self.latency_ms / 2000)
 
     # All variables, in this frame and (in Django's error reports) the helpers below it.
     @sensitive_variables()
@@ -191,6 +194,7 @@ class SimulatedGateway:
             )
         stored = self._charge_by_key(idempotency_key)
         assert stored is not None  # inserted above, by us or by the racer that won
+        self._sleep()  # the answer's way back
         return stored
 
     def cancel_charge(self, charge_id: str) -> ChargeResult:
@@ -265,6 +269,7 @@ class SimulatedGateway:
         )
         stored = self._refund_by_key(idempotency_key)
         assert stored is not None
+        self._sleep()
         return stored
 
     def refunds_of(self, charge_id: str) -> list[RefundResult]:
