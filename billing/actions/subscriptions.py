@@ -104,7 +104,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
     if sub.TrialEnd:
         return _trial_started(sub, new, actor=actor)
-    discount = _discount_context(sub)  # before the charge, which counts the coupon's use
+    discount = _coupon_line(sub)  # before the charge, which counts the coupon's use
     try:
         outcome = take_first_payment(sub, today=today, actor=actor)
     except Exception:
@@ -136,14 +136,14 @@ def _trial_started(sub: Subscription, new: NewSubscription, *, actor: str) -> St
                                                     product=new.product_name),
          amount=format_with_symbol(new.amount, new.currency), trial_end=date.fromisoformat(sub.TrialEnd),
          first_charge=format_with_symbol(first_amount, new.currency), period_start=start, period_end=end,
-         next_payment=start, manage_url=manage_url(sub), **_discount_context(sub))
+         next_payment=start, manage_url=manage_url(sub), **_coupon_line(sub))
     if new.keep_card and new.card_id:
         wallet.keep_in_wallet(sub.account_id, new.card, new.billing_address, card_id=new.card_id, actor=actor,
                               make_default=new.make_default)
     return Started(sub, outcome)
 
 
-def _discount_context(sub: Subscription) -> dict[str, object]:
+def _coupon_line(sub: Subscription) -> dict[str, object]:
     """The coupon's line of the confirmation e-mail, from the subscription as it is before
     its first charge is recorded (no read): its code, what it takes off the first payment,
     and on how many payments (None: every one)."""
@@ -183,7 +183,7 @@ def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscriptio
     if result.metadata.get("sub_id") != sub.sub_id:
         raise ValueError(f"charge {charge_id} is not the first charge of {sub.sub_id}")
     if result.succeeded:
-        discount = _discount_context(sub)
+        discount = _coupon_line(sub)
         outcome = record_paid_charge(sub, result, run_date=today, actor=actor)
         # SKIPPED: recorded already (a second click, or a payment run): started, said once.
         first_time, outcome.status = outcome.status == PaymentStatus.PAID, PaymentStatus.PAID

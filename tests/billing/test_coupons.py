@@ -11,11 +11,13 @@ from datetime import date
 import pytest
 
 from billing import access, batches
+from billing.actions import subscriptions as actions
 from billing.batches import payments
 from billing.models import COUPON_EVENTS_ACCOUNT, AuditAction, Coupon
 from billing.rules.coupons import CouponRefusal
 from core.payments.gateway import get_gateway
-from tests.builders import card, due_subscription, fresh, make_account, receipts_of
+from core.payments.simulated import AUTHENTICATING_TEST_CARD
+from tests.builders import DECLINED_NUMBER, card, due_subscription, fresh, make_account, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -48,6 +50,21 @@ def renew(sub, on: date):
 
 def charged(sub) -> list[int]:
     return [r.ProcessedAmount for r in sorted(receipts_of(sub), key=lambda r: r.BillingDate)]
+
+
+def subscribe(coupon: Coupon | None, number: str | None = None) -> actions.Started:
+    """pat subscribes on SUBSCRIBED as the portal does (the first charge at once)."""
+    return actions.subscribe(make_account("pat@example.com"), sku="NEWS-DAILY", product_name="Daily News",
+                             payment_day=15, amount=999, currency="USD", card=card(number) if number else card(),
+                             today=SUBSCRIBED, actor="pat", coupon=coupon)
+
+
+def bank_answers(started: actions.Started, *, approve: bool) -> actions.Started:
+    """The customer's bank answers the first charge's 3-D Secure; the portal asks how it ended."""
+    get_gateway().authenticate(started.outcome.charge_id, approve=approve)
+    new = actions.NewSubscription("Daily News", 999, "USD", card(AUTHENTICATING_TEST_CARD))
+    return actions.confirm_first_payment(fresh(started.sub), started.outcome.charge_id, new, today=SUBSCRIBED,
+                                         actor="pat")
 
 
 # --- staff's codes -------------------------------------------------------------------
@@ -202,13 +219,7 @@ def test_a_limit_reached_after_the_read_is_refused_by_the_transaction(moto_table
 
 def test_a_first_payment_declined_gives_the_use_back(moto_table) -> None:
     coupon = new_coupon(max_uses=1)
-    from billing.actions import subscriptions as actions
-    from tests.builders import DECLINED_NUMBER
-
-    account = make_account("pat@example.com")
-    started = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15, amount=999,
-                                currency="USD", card=card(DECLINED_NUMBER), today=SUBSCRIBED, actor="pat",
-                                coupon=coupon)
+    started = subscribe(coupon, DECLINED_NUMBER)
     assert not started.started
     assert access.get_coupon("WELCOME").Uses == 0
 
@@ -219,12 +230,7 @@ def test_a_first_payment_declined_gives_the_use_back(moto_table) -> None:
     ({"duration": "repeating", "duration_payments": 3}, "on 3 payments, this one included"),
 ])
 def test_the_confirmation_email_shows_the_discount_and_for_how_long(moto_table, mailoutbox, terms, says) -> None:
-    from billing.actions import subscriptions as actions
-
-    coupon = new_coupon(**terms)
-    account = make_account("pat@example.com")
-    started = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15, amount=999,
-                                currency="USD", card=card(), today=SUBSCRIBED, actor="pat", coupon=coupon)
+    started = subscribe(new_coupon(**terms))
     assert started.started
     [mail] = [m for m in mailoutbox if "is confirmed" in m.subject]
     # 10..14 January: $1.61, 25 % off: -$0.40, $1.21 paid
@@ -235,11 +241,7 @@ def test_the_confirmation_email_shows_the_discount_and_for_how_long(moto_table, 
 
 
 def test_the_confirmation_email_of_a_subscription_without_coupon_has_no_discount_line(moto_table, mailoutbox) -> None:
-    from billing.actions import subscriptions as actions
-
-    account = make_account("pat@example.com")
-    actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15, amount=999,
-                      currency="USD", card=card(), today=SUBSCRIBED, actor="pat")
+    subscribe(None)
     [mail] = [m for m in mailoutbox if "is confirmed" in m.subject]
     assert "Paid today:       $1.61 for" in mail.body and "Discount" not in mail.body
 
@@ -247,19 +249,9 @@ def test_the_confirmation_email_of_a_subscription_without_coupon_has_no_discount
 def test_a_first_payment_the_bank_asks_to_confirm_keeps_its_discount_and_its_one_use(moto_table, mailoutbox) -> None:
     # 3-D Secure on the first charge: the discounted charge waits for the bank; once the
     # customer confirms, its receipt carries the discount and the coupon, counted once.
-    from billing.actions import subscriptions as actions
-    from core.payments.simulated import AUTHENTICATING_TEST_CARD
-
-    coupon = new_coupon(max_uses=5)
-    account = make_account("pat@example.com")
-    started = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15, amount=999,
-                                currency="USD", card=card(AUTHENTICATING_TEST_CARD), today=SUBSCRIBED,
-                                actor="pat", coupon=coupon)
+    started = subscribe(new_coupon(max_uses=5), AUTHENTICATING_TEST_CARD)
     assert started.awaits_authentication and started.outcome.amount == FIRST_PRICE - 40  # 161 * 25 % = 40.25
-    get_gateway().authenticate(started.outcome.charge_id, approve=True)
-    new = actions.NewSubscription("Daily News", 999, "USD", card(AUTHENTICATING_TEST_CARD))
-    done = actions.confirm_first_payment(fresh(started.sub), started.outcome.charge_id, new, today=SUBSCRIBED,
-                                         actor="pat")
+    done = bank_answers(started, approve=True)
     assert done.started
     [receipt] = receipts_of(started.sub)
     assert (receipt.ProcessedAmount, receipt.DiscountAmount, receipt.CouponCode) == (121, 40, "WELCOME")
@@ -269,19 +261,9 @@ def test_a_first_payment_the_bank_asks_to_confirm_keeps_its_discount_and_its_one
 
 
 def test_a_first_payment_the_bank_refuses_to_confirm_gives_the_use_back(moto_table) -> None:
-    from billing.actions import subscriptions as actions
-    from core.payments.simulated import AUTHENTICATING_TEST_CARD
-
-    new_coupon(max_uses=1)
-    account = make_account("pat@example.com")
-    started = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15, amount=999,
-                                currency="USD", card=card(AUTHENTICATING_TEST_CARD), today=SUBSCRIBED,
-                                actor="pat", coupon=access.get_coupon("WELCOME"))
+    started = subscribe(new_coupon(max_uses=1), AUTHENTICATING_TEST_CARD)
     assert access.get_coupon("WELCOME").Uses == 1  # held while the bank decides
-    get_gateway().authenticate(started.outcome.charge_id, approve=False)
-    new = actions.NewSubscription("Daily News", 999, "USD", card(AUTHENTICATING_TEST_CARD))
-    done = actions.confirm_first_payment(fresh(started.sub), started.outcome.charge_id, new, today=SUBSCRIBED,
-                                         actor="pat")
+    done = bank_answers(started, approve=False)
     assert not done.started and receipts_of(started.sub) == []
     assert access.get_coupon("WELCOME").Uses == 0
 

@@ -91,7 +91,8 @@ def test_an_outage_mid_run_stops_the_charges_and_the_next_runs_heal_every_receip
            "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend", "EMAIL_FILE_PATH": str(mails)}
     # A slow processor in this run: each charge's answer takes 200 ms to come back.
     run = subprocess.Popen([sys.executable, "manage.py", "process_payments", "--json", "--workers", str(WORKERS)],
-                           cwd=ROOT, env={**env, "PAYMENT_GATEWAY_LATENCY_MS": "400"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           cwd=ROOT, env={**env, "PAYMENT_GATEWAY_LATENCY_MS": "400"},
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while len(charges_in(settings.PAYMENT_GATEWAY_LEDGER)) < 12 and time.monotonic() < deadline:
         time.sleep(0.005)
