@@ -96,6 +96,9 @@ class SimulatedGateway:
     # instead, so a batch with many workers does not stall on the ledger. Between
     # processes SQLite's own locking (busy timeout) still decides.
     _write_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Threads opening the ledger take turns (see _db). A lock of its own: _db may be
+    # called while _write_lock is held, by a thread's first write.
+    _open_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def _db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -105,8 +108,8 @@ class SimulatedGateway:
             conn = sqlite3.connect(self.ledger_path, timeout=60, isolation_level=None)
             # Switching a new ledger to WAL takes an exclusive lock that SQLite's busy
             # timeout does not wait for: threads opening the ledger together take turns
-            # (the write lock), and another process doing the same is waited for here.
-            with self._write_lock:
+            # (the open lock), and another process doing the same is waited for here.
+            with self._open_lock:
                 _with_busy_retry(lambda: conn.execute("PRAGMA journal_mode=WAL"))
                 # A simulator: it must survive a killed process (WAL does), not a power cut,
                 # so no fsync, which would stall every worker behind one checkpoint.

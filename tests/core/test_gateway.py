@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from core.payments.errors import CardError
-from core.payments.simulated import SimulatedGateway
+from core.payments.simulated import AUTHENTICATING_TEST_CARD, SimulatedGateway
 from tests.builders import at_once
 
 
@@ -62,6 +62,19 @@ def test_many_connections_opening_a_new_ledger_at_once_all_get_in(tmp_path) -> N
         turns = iter([SimulatedGateway(ledger_path=path) for _ in range(2)] * 4)  # each thread takes one
         tokens = at_once(lambda turns=turns: next(turns).tokenize_card("4242424242424242", 12, 2030, "123"), 8)
         assert len(tokens) == 8
+
+
+def test_a_threads_first_call_may_be_one_that_writes_under_the_lock(gateway) -> None:
+    # A web request runs in a new thread: its first gateway call may be a cancel or the
+    # bank's answer, which open the thread's connection while they hold the write lock.
+    token = gateway.tokenize_card(AUTHENTICATING_TEST_CARD, 12, 2030, "123")
+    waiting = gateway.charge(token.token, 500, "EUR", "s:2027-01-15")
+    answered: list = []
+    thread = threading.Thread(target=lambda: answered.append(gateway.cancel_charge(waiting.charge_id)), daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "the thread waits for a lock it holds"
+    assert answered[0].decline_code == "canceled"
 
 
 def test_card_numbers_are_checked(gateway) -> None:
