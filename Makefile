@@ -10,7 +10,7 @@ STAMP_NODE := node_modules/.installed
 
 .PHONY: install java run test bench lint clean mutate messages messages-check
 
-# The compiled translations (README "Languages"): one .mo per .po, built by Babel.
+# The compiled translations (docs/I18N.md): one .mo per .po, built by Babel.
 MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
 
 install: $(STAMP_PY) $(STAMP_NODE) java $(MO_FILES)

@@ -94,7 +94,8 @@ def check_stripe_keys(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
     if missing:
         return [Error(
             f"PAYMENT_GATEWAY is stripe but {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set.",
-            hint="Copy the keys from the Stripe dashboard (Developers > API keys); README \"Taking real payments\".",
+            hint="Copy the keys from the Stripe dashboard (Developers > API keys); "
+                 "docs/STRIPE.md \"Going live\".",
             id="billing.E006",
         )]
     problems: list[CheckMessage] = []

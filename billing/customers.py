@@ -1,6 +1,6 @@
 """Who the customer is: the one module of billing that other apps (the shop) may import.
 
-A shop customer is an rpay account (SHOP-DESIGN.md): its pages take the account from the
+A shop customer is an rpay account (docs/SHOP.md): its pages take the account from the
 session as the portal's do, its e-mails go to the account's address in the account's
 language, and its staff changes are audited in the site's one audit log (billing's
 table) under a pseudo-account of their own.
@@ -66,9 +66,9 @@ def customer_required(view: Callable[..., HttpResponseBase]) -> Callable[..., Ht
 def card_entry_page(*more_secrets: str) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
     """A customer's page with card fields (subscribe, the wallet, the shop's checkout): GET
     and POST only, the account from ``customer_required``, and the card number, the CVC
-    and ``more_secrets`` kept out of Django's error reports and logs (DESIGN.md invariant
-    3): the POST fields by name, and every local variable of the view's frames, which may
-    hold them under any name (``sensitive_variables``)."""
+    and ``more_secrets`` kept out of Django's error reports and logs (docs/TABLE.md, "No card
+    numbers"): the POST fields by name, and every local variable of the view's frames, which
+    may hold them under any name (``sensitive_variables``)."""
 
     def decorate(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
         page = customer_required(sensitive_variables()(view))

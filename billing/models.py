@@ -1,4 +1,4 @@
-"""The one DynamoDB table (DESIGN.md §2), modelled with PynamoDB.
+"""The one DynamoDB table (docs/TABLE.md), modelled with PynamoDB.
 
 Every entity is a subclass of ``BillingItem`` told apart by the ``EntityType``
 discriminator, and declares its key templates once, next to its attributes (the
@@ -158,12 +158,12 @@ class Card(BillingItem, discriminator="Card"):
         return self.sk_template.parse(self.SK)["card_id"]
 
 
-# Projections (DESIGN.md §2). EntityType must be projected, or PynamoDB's discriminator
+# Projections (docs/TABLE.md). EntityType must be projected, or PynamoDB's discriminator
 # filter drops every row of a query made through the Subscription class. Each index also
 # projects its own date (``NextReminderDate`` / ``NextPaymentDate``): the hash key is now
 # the derived ``<date>#<shard>``, and the batches check and condition on the plain date;
 # GSI-2 also ``DueReminderKey``, so migrate_due_shards sees from it whether both keys are right.
-# A subscription's coupon (docs/DESIGN-NOTES.md "Coupons") is in both projections: the
+# A subscription's coupon (docs/MONEY.md "Coupons") is in both projections: the
 # payment run charges the discounted amount and the reminder shows it, with no extra read.
 COUPON_ATTRIBUTES = ("CouponCode", "CouponPercentOff", "CouponAmountOff", "CouponPaymentsLeft")
 GSI1_PROJECTION = [
@@ -212,7 +212,7 @@ class SubscriptionStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-# Live subscriptions are billed and carry the GSI keys (DESIGN.md invariant 1).
+# Live subscriptions are billed and carry the GSI keys (docs/TABLE.md, "Sparse indexes").
 LIVE_STATUSES = (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAST_DUE)
 
 
@@ -242,7 +242,7 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # The anchor date of the period being paid while a payment is retried (dunning).
     BillingPeriod = UnicodeAttribute(null=True)
     RetryCount = NumberAttribute(default=0)
-    # The last day the payments made cover (DESIGN.md M1, paid in advance): the day before
+    # The last day the payments made cover (docs/MONEY.md M1, paid in advance): the day before
     # NextPaymentDate while active, before BillingPeriod while past due; after a cancel,
     # the day the service ends. Null only on items written before it existed.
     PaidThroughDate = UnicodeAttribute(null=True)
@@ -274,7 +274,7 @@ class Subscription(BillingItem, discriminator="Subscription"):
     CouponPercentOff = NumberAttribute(null=True)
     CouponAmountOff = NumberAttribute(null=True)  # minor units of the subscription's Currency
     CouponPaymentsLeft = NumberAttribute(null=True)
-    # A free trial (docs/DESIGN-NOTES.md "Free trials"): its last free day. Set at
+    # A free trial (docs/MONEY.md "Free trials"): its last free day. Set at
     # subscribing and never changed; the first charge is due the day after
     # (``NextPaymentDate``), ``PaidThroughDate`` starts at this day (served free).
     TrialEnd = UnicodeAttribute(null=True)
@@ -496,7 +496,7 @@ class Product(BillingItem, discriminator="Product"):
     Currency = UnicodeAttribute()
     Status = UnicodeAttribute(default=ProductStatus.ACTIVE)
     CreatedDate = UnicodeAttribute()
-    # Days of free trial a new subscription gets (docs/DESIGN-NOTES.md "Free trials");
+    # Days of free trial a new subscription gets (docs/MONEY.md "Free trials");
     # 0 or absent: none. Once per account and product (``TrialUse``).
     TrialDays = NumberAttribute(null=True)
 
@@ -531,7 +531,7 @@ class CouponStatus(StrEnum):
 
 
 class Coupon(BillingItem, discriminator="Coupon"):
-    """A code staff made for subscriptions (docs/DESIGN-NOTES.md "Coupons"): one
+    """A code staff made for subscriptions (docs/MONEY.md "Coupons"): one
     partition, so listing every coupon is one Query. ``Uses`` is counted by a conditional
     update in the same transaction as the write that gives it to a subscription."""
 

@@ -53,7 +53,7 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             shards=settings.DUE_SHARDS)  # made from the code: the table is never read
         item.CreatedDate, item.Version = "2026-03-01T09:41:25+00:00", 3
         if status == SubscriptionStatus.CANCELLED:
-            # An ended subscription leaves both indexes: no Next* keys (DESIGN.md invariant 1).
+            # An ended subscription leaves both indexes: no Next* keys (docs/TABLE.md, "Sparse indexes").
             item.Status = status
             for name, value in access.no_due_attributes().items():
                 setattr(item, name, value)

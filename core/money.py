@@ -1,4 +1,4 @@
-"""Money: integer minor units <-> Decimal and text (DESIGN.md invariant 2: no floats).
+"""Money: integer minor units <-> Decimal and text (docs/TABLE.md, "Money in minor units": no floats).
 
 The one place that knows how many decimals a currency has: its ISO-4217 exponent, from
 the ``iso4217`` package (the standard's own table, kept current by its maintainers;

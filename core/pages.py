@@ -14,7 +14,7 @@ from core.clock import billing_today
 
 
 def today() -> date:
-    """Today in ``BILLING_TIMEZONE`` (DESIGN.md invariant 7)."""
+    """Today in ``BILLING_TIMEZONE`` (docs/TABLE.md, "A day is a calendar day in the billing time zone")."""
     return billing_today(settings.BILLING_TIMEZONE)
 
 

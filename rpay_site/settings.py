@@ -1,4 +1,4 @@
-"""rpay settings: every value comes from an environment variable (DESIGN.md §4).
+"""rpay settings: every value comes from an environment variable (docs/OPERATIONS.md, "Settings").
 
 The defaults are safe for development on one machine: DEBUG on, SQLite for Django's
 own tables, the local DynamoDB Local engine on port 8123, e-mails written to var/mail/.
@@ -112,7 +112,7 @@ AUTHENTICATION_BACKENDS = [
     "rpay_site.auth_backends.EmailLoginBackend",
 ]
 
-# The site's languages (README "Languages"): English by default; the .po files are in
+# The site's languages (docs/I18N.md): English by default; the .po files are in
 # locale/<ll>/LC_MESSAGES, compiled to .mo by `make`.
 LANGUAGE_CODE = "en"
 LANGUAGES = [
@@ -169,7 +169,7 @@ SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
 DYNAMODB_ENDPOINT = os.environ.get("DYNAMODB_ENDPOINT", "http://127.0.0.1:8123") or None
 DYNAMODB_TABLE = os.environ.get("DYNAMODB_TABLE", "RecurringPayments")
 AWS_REGION = os.environ.get("AWS_REGION", "us-east-1")
-# The online shop's own table, on the same engine (SHOP-DESIGN.md).
+# The online shop's own table, on the same engine (docs/SHOP.md).
 SHOP_DYNAMODB_TABLE = os.environ.get("SHOP_DYNAMODB_TABLE", "OnlineShop")
 # Enough pooled HTTP connections for the batch workers (--workers up to 32).
 DYNAMODB_MAX_POOL_CONNECTIONS = env_int("DYNAMODB_MAX_POOL_CONNECTIONS", 64, minimum=1)
@@ -201,7 +201,7 @@ PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
 # before them against the receipts, fixing a missing receipt (billing/batches/reconcile.py).
 RECONCILE_DAYS = env_int("RECONCILE_DAYS", 3, minimum=0)
 # simulated (an SQLite ledger: development and tests), stripe (real money: the STRIPE_*
-# settings below; README "Taking real payments"), or the dotted path of a gateway class.
+# settings below; docs/STRIPE.md "Going live"), or the dotted path of a gateway class.
 PAYMENT_GATEWAY = os.environ.get("PAYMENT_GATEWAY", "simulated")
 # The simulated gateway keeps its idempotency ledger here (it stands in for the
 # payment provider's own records, so it does not live in our table).

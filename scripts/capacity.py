@@ -99,7 +99,7 @@ AUDIT_EVENT_EXAMPLE: dict[str, object] = {
                          "Currency": "EUR", "ChargeId": "ch_" + "x" * 24, "PeriodStart": "2026-12-01",
                          "PeriodEnd": "2026-12-31"}),
 }
-# GSI-2 projects nearly the whole subscription (DESIGN.md §2): the index entry is the
+# GSI-2 projects nearly the whole subscription (docs/TABLE.md): the index entry is the
 # projected attributes plus the table's and the index's keys.
 GSI2_ATTRIBUTES = ("PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
                    "PaymentDetails", "Status", "ProductName", "BillingPeriod", "RetryCount",
@@ -179,7 +179,7 @@ def payment_day_weights(first_share: float = 1 / 3, overrides: dict[int, float] 
 
 def payments_per_calendar_day(subscriptions: int, weights: dict[int, float], month_days: int) -> dict[int, float]:
     """Due payments on each day of a month of ``month_days`` days: a payment day past the
-    month's end is clamped to its last day (DESIGN.md invariant 6)."""
+    month's end is clamped to its last day (docs/TABLE.md, "The schedule keeps its anchor")."""
     days = {d: 0.0 for d in range(1, month_days + 1)}
     for payment_day, share in weights.items():
         days[min(payment_day, month_days)] += subscriptions * share

@@ -1,4 +1,4 @@
-"""rpay's translations (README "Languages"): extract, check, compile, fill.
+"""rpay's translations (docs/I18N.md): extract, check, compile, fill.
 
     python scripts/i18n.py extract          # sources -> locale/<ll>/LC_MESSAGES/django.po
     python scripts/i18n.py check            # every message translated, none fuzzy, .po current

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class ShopConfig(AppConfig):
-    """The online shop (SHOP-DESIGN.md): its own table on the engine billing configures
+    """The online shop (docs/SHOP.md): its own table on the engine billing configures
     (listed after billing in INSTALLED_APPS, so billing's ``ready`` has run)."""
 
     name = "shop"

@@ -1,4 +1,4 @@
-"""Checkout (SHOP-DESIGN.md §6): check the cart, price it, choose warehouses, place the
+"""Checkout (docs/SHOP.md, "How checkout works"): check the cart, price it, choose warehouses, place the
 order in one transaction, charge the card, and finish or roll back.
 
 The order id comes from the checkout token issued with the checkout page, so a double

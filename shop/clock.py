@@ -1,5 +1,5 @@
 """The shop's clock and date rules: UTC ISO-8601 with 'Z'; a date range includes the
-whole of its last day (SHOP-DESIGN.md §7)."""
+whole of its last day (docs/SHOP.md, "Where the original design is wrong", 7)."""
 
 from __future__ import annotations
 

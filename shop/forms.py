@@ -117,7 +117,8 @@ class CheckoutForm(CardFields):
 
 
 class DateRangeForm(forms.Form):
-    """A date range including the whole of its last day (SHOP-DESIGN.md §7)."""
+    """A date range including the whole of its last day (docs/SHOP.md, "Where the original
+    design is wrong", 7)."""
 
     first = forms.DateField(label=_("From"), widget=forms.DateInput(attrs={"type": "date"}))
     last = forms.DateField(label=_("To"), widget=forms.DateInput(attrs={"type": "date"}))

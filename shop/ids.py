@@ -1,4 +1,5 @@
-"""Every id that reaches a key is checked here first (SHOP-DESIGN.md, DESIGN.md invariant 9).
+"""Every id that reaches a key is checked here first (docs/SHOP.md; docs/TABLE.md, "Ids are
+checked before they reach a key").
 
 A bad id from a URL or a form is an ``InvalidInput`` (or ``None`` from a look-up),
 never a 500: too long for a key, empty, or holding '#' (which would make a key

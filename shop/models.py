@@ -1,11 +1,11 @@
-"""The online shop's single table (SHOP-DESIGN.md), modelled with PynamoDB.
+"""The online shop's single table (docs/SHOP.md), modelled with PynamoDB.
 
 Every entity is a subclass of ``ShopItem`` told apart by ``EntityType`` (the seed's
 lower-case values), and declares its key templates once, in ``key_templates``: the
 base-table keys and every index key its type has. ``Entity.keys(**ids)`` formats them
 all at once, so an item can never be written without one of its index keys (the
-seed's sample left a warehouseItem out of GSI2; SHOP-DESIGN.md §"Where the seed is
-wrong" 2).
+seed's sample left a warehouseItem out of GSI2; docs/SHOP.md, "Where the original
+design is wrong" 2).
 
 The table lives on the same engine as the billing table (same endpoint, region and
 botocore client); only its name differs (``SHOP_DYNAMODB_TABLE``). Money is an
@@ -165,7 +165,7 @@ class ProductStatus:
 class Product(ShopItem, discriminator="product"):
     key_templates = {
         "PK": PRODUCT, "SK": PRODUCT,
-        # Browsing a category sorted by name (SHOP-DESIGN.md: new). The name is folded
+        # Browsing a category sorted by name (docs/SHOP.md, "The table"). The name is folded
         # for sorting and stripped of '#' (it is not parsed back).
         "GSI1PK": _t("cat#{category}"), "GSI1SK": _t("{sort_name}#p#{product_id}"),
     }
@@ -233,7 +233,7 @@ class OrderStatus:
 class Order(ShopItem, discriminator="order"):
     key_templates = {
         "PK": ORDER, "SK": CUSTOMER,
-        # A customer's order history, newest last (SHOP-DESIGN.md: new).
+        # A customer's order history, newest last (docs/SHOP.md, "The table").
         "GSI2PK": CUSTOMER, "GSI2SK": _t("o#{placed_at}#{order_id}"),
     }
 
@@ -462,5 +462,5 @@ def configure(*, table_name: str) -> None:
     """Point the shop entities at their table on the engine.
 
     Call it after the billing table's ``configure`` (start-up, tests): the endpoint, region,
-    retries and HTTP pool are the engine's (SHOP-DESIGN.md: same engine settings)."""
+    retries and HTTP pool are the engine's (docs/SHOP.md: same engine settings)."""
     engine.configure_shared_table(ShopItem, ENTITIES, table_name=table_name)

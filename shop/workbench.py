@@ -31,7 +31,7 @@ def _samples() -> dict[type[ShopItem], list[ShopItem]]:
 
 
 NAME = "rpay online shop"
-DESCRIPTION = "Generated from shop/models.py (SHOP-DESIGN.md)."
+DESCRIPTION = "Generated from shop/models.py (docs/SHOP.md)."
 
 
 def shop_table_model() -> dict[str, Any]:

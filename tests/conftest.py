@@ -1,6 +1,6 @@
 """Shared fixtures: a fresh DynamoDB table per test, on moto or on DynamoDB Local.
 
-Data-layer tests take ``table`` and run twice, once per engine (DESIGN.md §4);
+Data-layer tests take ``table`` and run twice, once per engine (docs/DEVELOPMENT.md, "Tests");
 page and command tests take ``moto_table`` for speed. ``ddb_requests`` counts the
 DynamoDB operations made through botocore's event hooks.
 """

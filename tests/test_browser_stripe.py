@@ -3,7 +3,7 @@ draws the card fields; real Stripe.js draws them in its own frames): sign up, su
 with a card typed into Elements, first charge and receipt; a second card in the wallet,
 made default, a replacement, a removal; a shop checkout with a discount code, a gift
 card and a card. Every request the browser sends to rpay's own server is recorded, and
-none may hold the card number (DESIGN.md invariant 3: the card goes to Stripe only).
+none may hold the card number (docs/TABLE.md, "No card numbers": the card goes to Stripe only).
 
 Screenshots go to artifacts/screenshots/stripe-*.png.
 """

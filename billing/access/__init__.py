@@ -1,4 +1,4 @@
-"""The named access patterns of DESIGN.md §3: the only code that reads or writes items.
+"""The named access patterns (docs/TABLE.md, "Access patterns"): the only code that reads or writes items.
 
 Views, forms, commands and batches call these functions; they never build keys or
 touch PynamoDB models for queries themselves. Every function here is a Query,

@@ -74,7 +74,7 @@ def _coupon_payment_used(sub: Subscription, coupon_used: str | None) -> list:
 
 
 def extend_after_cancel(sub: Subscription, *, paid_period: date, paid_through: date) -> Subscription:
-    """A charge that succeeded after its subscription was cancelled (DESIGN.md M2): the
+    """A charge that succeeded after its subscription was cancelled (docs/MONEY.md M2): the
     customer paid for ``paid_period``..``paid_through``, so the service runs to that day.
     Only if the subscription is cancelled and was paid through the day before
     ``paid_period`` (so a repeat changes nothing: ConditionFailed)."""

@@ -1,4 +1,4 @@
-"""Coupons (docs/DESIGN-NOTES.md "Coupons"): staff's codes in one partition (``COUPONS``,
+"""Coupons (docs/MONEY.md "Coupons"): staff's codes in one partition (``COUPONS``,
 listed with one Query), each change a transaction with its audit event; and a coupon's
 use, counted by a conditional update that joins the transaction writing it onto a
 subscription, so a coupon is never used more than its limit, nor counted for a write that

@@ -1,7 +1,7 @@
 """The one place that writes the due dates a subscription is found by, and the index keys
 derived from them.
 
-``NextPaymentDate`` and ``NextReminderDate`` are the schedule's dates (DESIGN.md §2). The
+``NextPaymentDate`` and ``NextReminderDate`` are the schedule's dates (docs/TABLE.md). The
 hash keys of GSI-2 and GSI-1 are derived from them: ``DuePaymentKey`` and
 ``DueReminderKey`` = ``<date>#<shard>``, the shard a stable hash of the subscription id
 modulo the table's shard count (``access.due_shards``). Setting a date sets its

@@ -84,13 +84,13 @@ def create_subscription(
     transaction (on the coupon's condition: ``CouponRefused`` and nothing written when it
     cannot be used today).
 
-    Paid in advance (DESIGN.md M1): the new subscription owes its first period from
+    Paid in advance (docs/MONEY.md M1): the new subscription owes its first period from
     ``today`` (``NextPaymentDate`` is today, ``PaidThroughDate`` yesterday), which the
     caller charges at once through the batch's own path (``batches.take_first_payment``).
     It carries all four GSI keys (the ``Last*`` ones at the creation date), so should that
     charge not happen, today's or the next catch-up run finds it.
 
-    With ``trial_days`` (docs/DESIGN-NOTES.md "Free trials"): free from ``today`` to
+    With ``trial_days`` (docs/MONEY.md "Free trials"): free from ``today`` to
     ``TrialEnd`` (today + trial_days - 1), served and paid through then; the first period
     is owed from the day after, and both ``Last*`` dates are set to that day: the payment
     run knows its first period by ``LastPaymentDate`` (``owed_period``), the reminder run
@@ -245,7 +245,7 @@ def change_payment_day(
     actor: str = "system",
     action: AuditAction = AuditAction.PAYMENT_DAY_CHANGED,
 ) -> Subscription:
-    """Move the anchor to a new day of the month, prorated by day (DESIGN.md M1).
+    """Move the anchor to a new day of the month, prorated by day (docs/MONEY.md M1).
 
     Only ``PaymentDay`` changes: the days already paid stay paid (``PaidThroughDate``),
     and the next payment stays on its date and charges from there to the first new

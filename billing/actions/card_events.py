@@ -66,7 +66,8 @@ def _customer_wallet(customer: object) -> tuple[access.Wallet | None, str]:
     if not account_id:
         return None, f"customer {customer} was made for no rpay account"
     try:
-        check_id("account_id", account_id)  # before it reaches a key (DESIGN.md invariant 9)
+        # Before it reaches a key (docs/TABLE.md, "Ids are checked before they reach a key").
+        check_id("account_id", account_id)
     except InvalidKey:
         return None, f"customer {customer} names no valid account id"
     wallet = access.get_wallet(account_id)

@@ -83,7 +83,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
               card: CardToken, today: date, actor: str, billing_address: str | None = None,
               card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
               coupon: Coupon | None = None, trial_days: int = 0) -> Started:
-    """Create the subscription and charge its first period at once (DESIGN.md M1, paid
+    """Create the subscription and charge its first period at once (docs/MONEY.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
     charge and records it (M2). A new card (``keep_card``) joins the wallet under
@@ -93,7 +93,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     that does not start gives the use back.
 
     With ``trial_days``: a free trial, nothing charged now (the card is kept for the
-    first charge, off-session, the day after the trial: docs/DESIGN-NOTES.md "Free
+    first charge, off-session, the day after the trial: docs/MONEY.md "Free
     trials"); ``access.TrialAlreadyUsed`` (nothing written, nothing charged) when the
     account has had this product's trial."""
     sub = access.create_subscription(

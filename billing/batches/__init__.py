@@ -1,7 +1,7 @@
 """The two daily batches: reminders and payments (orchestration over access + gateway + mail).
 
 Each unit of work is made safe to repeat and to race by a condition, never by a
-transaction (DESIGN.md invariant 5):
+transaction (docs/TABLE.md, "Exactly one charge and one receipt"):
 
 * a payment is charged with an idempotency key (``<SubId>:<BillingDate>``, the first
   day the charge pays for, and

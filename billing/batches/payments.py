@@ -2,7 +2,7 @@
 and audit event) only if absent, then advance (or mark past due, or cancel) on condition
 the item is still due.
 
-What a charge pays for (DESIGN.md M1, docs/DESIGN-NOTES.md "Money rules"): the period
+What a charge pays for (docs/MONEY.md M1 and "Periods and rounding"): the period
 from the first unpaid day (``BillingPeriod`` while past due, else ``NextPaymentDate``)
 to ``schedule.period_end`` (or, for the first payment, to the day before the first
 anchor date), at ``schedule.period_amount``. The charge carries that period in its
@@ -211,7 +211,7 @@ def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOut
     """A renewal's charge the bank wants the cardholder to confirm: past due, "action
     required", the customer e-mailed a link to confirm that very charge; the retry days
     remind them (never a new charge), and after the last the charge is cancelled and the
-    subscription ends, as after a last decline (DESIGN-NOTES "Action required")."""
+    subscription ends, as after a last decline (docs/STRIPE.md "Action required")."""
     assert out.period and out.due
     retry_on = retry_after(run_date, settings.PAYMENT_RETRY_DAYS, out.attempt)
     if retry_on is None:
@@ -262,7 +262,7 @@ def take_first_payment(sub: Subscription, *, today: date, gateway: PaymentGatewa
 def record_paid_charge(sub: Subscription, result: ChargeResult, *, run_date: date, actor: str = "batch") -> PaymentOutcome:
     """Record a charge the gateway says succeeded (the batch's path and
     reconciliation's): its receipt and event if absent, then the subscription paid
-    through its last day, whatever its state now (DESIGN.md M2)."""
+    through its last day, whatever its state now (docs/MONEY.md M2)."""
     start = date.fromisoformat(result.metadata["period_start"])
     end = date.fromisoformat(result.metadata["period_end"])
     # The date the subscription is due on for that period: its retry date while the
@@ -360,7 +360,7 @@ def _after_refused_advance(sub: Subscription, start: date, end: date) -> str:
 def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date, actor: str) -> PaymentOutcome:
     assert out.period and out.due
     failed_retries = out.attempt  # the first attempt is not a retry
-    # Counted from the real run date, at least a day on (DESIGN.md M3): a catch-up run
+    # Counted from the real run date, at least a day on (docs/MONEY.md M3): a catch-up run
     # over several dates never meets the retry again, and never squeezes the dunning.
     retry_on = retry_after(run_date, settings.PAYMENT_RETRY_DAYS, failed_retries)
     reason = result.decline_code or "declined"

@@ -1,4 +1,4 @@
-"""Reconciliation (DESIGN.md M2): the gateway's charges against the receipts.
+"""Reconciliation (docs/MONEY.md M2): the gateway's charges against the receipts.
 
 Every successful charge must have exactly one receipt and every receipt one charge,
 whatever happened between the charge and the receipt (a crash, an outage, a cancel

@@ -285,7 +285,7 @@ def run_payments(
 def reconcile_own_days(summary: RunSummary, first: date, today: date, *, gateway: PaymentGateway,
                        shards: ShardSet | None, recorded: set[str] | frozenset[str] = frozenset(),
                        retried: set[str] | frozenset[str] = frozenset()) -> None:
-    """The payment run's janitor (DESIGN.md M2): the charges created from ``first`` to
+    """The payment run's janitor (docs/MONEY.md M2): the charges created from ``first`` to
     ``today`` of the run's own shards against their receipts, fixed as
     ``reconcile_payments --fix`` fixes them; what cannot be fixed is kept in the summary
     (``differences``) and makes the command exit 1. Its cost: one gateway list and one

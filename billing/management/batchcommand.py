@@ -30,7 +30,7 @@ def parse_date(value: str | None, option: str = "--date") -> date | None:
         day = date.fromisoformat(value)
     except ValueError:
         raise CommandError(f"{option} must be a date as YYYY-MM-DD, not {value!r}") from None
-    # Never ahead of the clock (DESIGN.md M3): a payment taken early lands outside the
+    # Never ahead of the clock (docs/MONEY.md M3): a payment taken early lands outside the
     # customer's paid period and receipts window, and a reminder would be sent early.
     today = billing_today(settings.BILLING_TIMEZONE)
     if day > today:

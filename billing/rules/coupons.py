@@ -1,5 +1,5 @@
 """Pure coupon rules: a code's shape, what a coupon takes off a period's amount, and how
-many payments it lasts (docs/DESIGN-NOTES.md "Coupons").
+many payments it lasts (docs/MONEY.md "Coupons").
 
 A coupon takes a percentage off (rounded half up to the minor unit) or an amount off (in
 the subscription's currency, never more than the period's amount), for the first payment

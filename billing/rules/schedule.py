@@ -3,7 +3,7 @@
 Nothing here reads settings, the clock or the database: callers pass everything in,
 so the rules are easy to property-test (tests/billing/test_schedule.py).
 
-The anchor rule (DESIGN.md invariant 6): a subscription pays on its ``payment_day``
+The anchor rule (docs/TABLE.md, "The schedule keeps its anchor"): a subscription pays on its ``payment_day``
 every month, clamped to the month's last day when the month is shorter. The clamp is
 applied per month from the anchor, never from the previous (possibly clamped) date,
 so day 31 bills Jan 31, Feb 28, Mar 31, Apr 30 and never drifts to the 28th.
@@ -70,7 +70,7 @@ def reminder_date(payment: date, days_before: int, today: date) -> date:
     return max(remind, min(today + timedelta(days=1), payment))
 
 
-# --- periods: what one charge pays for (DESIGN.md M1, docs/DESIGN-NOTES.md "Money rules") ---
+# --- periods: what one charge pays for (docs/MONEY.md M1 and "Periods and rounding") ---
 
 # A regular period runs from one anchor date to the day before the next: at least 28 days.
 MIN_PERIOD_DAYS = 28
@@ -156,7 +156,7 @@ def next_retry_date(
 
 
 def retry_after(run_date: date, retry_days: Sequence[int], failed_retries: int) -> date | None:
-    """The next retry of a declined period, counted from the real run date (DESIGN.md
+    """The next retry of a declined period, counted from the real run date (docs/MONEY.md
     M3): the gap between two ``PAYMENT_RETRY_DAYS`` entries, at least one day after
     ``run_date``; None when no retry is left. ``failed_retries`` counts the failed
     attempts after the first one, so 0 after the first decline."""

@@ -1,4 +1,4 @@
-"""Staff pages, mounted inside the Django admin site (DESIGN.md §5).
+"""Staff pages, mounted inside the Django admin site (docs/DEVELOPMENT.md, "The rules of the layout").
 
 The project's admin site (rpay_site/admin_site.py) adds the staff pages
 (``staff_urls``, registered by billing/apps.py), each wrapped in ``site.admin_view`` (only active staff; everyone

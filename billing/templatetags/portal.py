@@ -74,7 +74,7 @@ def dispute_reason(reason: str | None) -> str:
 def next_charge(sub: Subscription) -> int | None:
     """What a live subscription's next payment will charge, in minor units: the period
     owed, prorated by day as the payment run charges it (the batch's own rule, not a copy;
-    DESIGN-NOTES "Money rules")."""
+    docs/MONEY.md "Periods and rounding")."""
     if not sub.NextPaymentDate:
         return None
     return owed_amount(sub)

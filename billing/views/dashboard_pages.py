@@ -31,7 +31,7 @@ def upcoming_payments(subs: list[Subscription], count: int = 3) -> list[dict[str
     Each subscription's first one is its ``NextPaymentDate`` (a retry date while past
     due) for the period owed, prorated as the payment run will charge it (after a change
     of day it runs to the new day's anchor, a month or more on); each later one starts the
-    day after the period before ends and costs the monthly price (DESIGN-NOTES "Money rules").
+    day after the period before ends and costs the monthly price (docs/MONEY.md "Periods and rounding").
     """
 
     def dates(sub: Subscription) -> Iterator[tuple[date, str, Subscription, int]]:

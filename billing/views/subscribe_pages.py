@@ -4,7 +4,7 @@ prorated by day) and the next payment date.
 
 The confirm page carries the quote the customer saw, signed (``django.core.signing``),
 and the click subscribes at that quote only if it is still the quote: a price changed
-by staff meanwhile (or a new day) shows the new quote to confirm again (DESIGN.md M4).
+by staff meanwhile (or a new day) shows the new quote to confirm again (docs/MONEY.md M4).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
     up to the first payment date, prorated by day; a full month on the payment day); with
     a coupon, the first period's price, the discount and the first charge after it. With
     ``trial_days``: free through ``trial_end``, and the first charge is the day after, for
-    the days from then to the first payment date (docs/DESIGN-NOTES.md "Free trials")."""
+    the days from then to the first payment date (docs/MONEY.md "Free trials")."""
     trial_end = day + timedelta(days=trial_days - 1) if trial_days else None
     start, end = first_period(payment_day, trial_end + timedelta(days=1) if trial_end else day)
     price = int(product.PaymentAmount)

@@ -1,4 +1,4 @@
-"""``POST /webhooks/stripe/``: the payment processor's events (DESIGN.md section 6).
+"""``POST /webhooks/stripe/``: the payment processor's events (docs/STRIPE.md).
 
 Who may call it: anyone can reach it, only Stripe can get past it: the body must carry a
 valid ``Stripe-Signature`` made with ``STRIPE_WEBHOOK_SECRET`` less than five minutes

@@ -1,6 +1,6 @@
-"""Keys of a single table: every id is checked before it reaches a key (DESIGN.md
-invariant 9), and each key format is declared once as a ``KeyTemplate`` (the ElectroDB
-habit), next to its entity in the app's models."""
+"""Keys of a single table: every id is checked before it reaches a key (docs/TABLE.md, "Ids
+are checked before they reach a key"), and each key format is declared once as a
+``KeyTemplate`` (the ElectroDB habit), next to its entity in the app's models."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ MAX_SORT_KEY_BYTES = 1024
 class InvalidKey(ValueError):
     """An id that cannot be part of a key: too long, or holding '#' or a control character.
 
-    DESIGN.md invariant 9: this is the one place ids are checked before they reach a key;
-    the access layer answers "not found" for them, so a page answers 404, never 500.
+    This is the one place ids are checked before they reach a key (docs/TABLE.md, "Ids are
+    checked before they reach a key"); the access layer answers "not found" for them, so a
+    page answers 404, never 500.
     """
 
 

@@ -2,7 +2,7 @@
 
 They are the one place outside the tests where a card number is written down: the demo
 seed and the benchmarks name a card ("visa") and get a gateway token for it, so no code
-of the apps holds a number (DESIGN.md invariant 3). Both gateways accept them in test
+of the apps holds a number (docs/TABLE.md, "No card numbers"). Both gateways accept them in test
 mode only: the Stripe gateway refuses a number with a live key.
 """
 

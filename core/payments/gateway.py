@@ -6,7 +6,7 @@ card details are exchanged for a token once (in the browser with Stripe.js, or o
 server for the simulated gateway), and every later charge
 or refund names that token or charge, with an idempotency key so that a retried
 request never charges twice. rpay stores only the token, brand, last four digits and
-expiry (DESIGN.md invariant 3).
+expiry (docs/TABLE.md, "No card numbers").
 
 ``get_gateway()`` returns the implementation named by the ``PAYMENT_GATEWAY`` setting
 (``simulated``, ``stripe`` or a dotted path).

@@ -1,4 +1,4 @@
-"""The shop's named access patterns (SHOP-DESIGN.md): the only code that reads or writes
+"""The shop's named access patterns (docs/SHOP.md): the only code that reads or writes
 shop items. The seed's sixteen, named in snake case, plus products by category, a
 customer's orders, discount-code and gift-card look-ups; each is one request (a
 BatchGetItem may follow for names). Nothing scans the table. Look-ups with an id that

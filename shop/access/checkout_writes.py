@@ -1,4 +1,4 @@
-"""The checkout's writes (SHOP-DESIGN.md §6): placing an order in one TransactWriteItems,
+"""The checkout's writes (docs/SHOP.md, "How checkout works"): placing an order in one TransactWriteItems,
 finishing it once the card is charged, rolling it back when the card is declined.
 
 Each is one transaction, so stock, gift card, discount code and order never disagree.

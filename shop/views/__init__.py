@@ -1,4 +1,4 @@
-"""The shop's customer pages (SHOP-DESIGN.md, "Pages and commands"): they call
+"""The shop's customer pages (docs/SHOP.md, "Pages"): they call
 ``shop.access`` (and ``shop.checkout``) only."""
 
 from shop.views.cart_pages import cart_page, cart_update

@@ -1,6 +1,6 @@
 """Browsing: the catalogue by category and a product's page with its stock summed.
 
-Open to visitors without an account (SHOP-DESIGN.md, "Pages"): nothing here is anyone's
+Open to visitors without an account (docs/SHOP.md, "Pages"): nothing here is anyone's
 own, and the cart lives in the session, which Django's ``login()`` carries over (it
 cycles the key, keeps the data), so log-in is asked only at checkout."""
 

@@ -1,4 +1,5 @@
-"""The access patterns of DESIGN.md §3, on moto and on DynamoDB Local (``table`` runs each twice)."""
+"""The access patterns (docs/TABLE.md, "Access patterns"), on moto and on DynamoDB Local
+(``table`` runs each twice)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""DESIGN.md invariant 9: every id-taking URL answers 404 for an id that cannot be in a
-key (too long, a '#', a control character), on both engines, for the customer's pages
-and the staff's. The check lives in one place: the key templates (``InvalidKey``),
+"""Ids are checked before they reach a key (docs/TABLE.md): every id-taking URL answers 404
+for an id that cannot be in a key (too long, a '#', a control character), on both engines,
+for the customer's pages and the staff's. The check lives in one place: the key templates (``InvalidKey``),
 turned into "not found" by the access layer."""
 
 from __future__ import annotations

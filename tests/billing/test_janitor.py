@@ -1,4 +1,4 @@
-"""The payment run heals its own money records (DESIGN.md M2): after charging its dates it
+"""The payment run heals its own money records (docs/MONEY.md M2): after charging its dates it
 reconciles the gateway's charges of those dates and RECONCILE_DAYS before them against the
 receipts. A charge whose receipt was lost is recorded, mailed and audited (a subscription
 cancelled meanwhile is paid through the period); the charge of a first payment whose

@@ -1,4 +1,4 @@
-"""Take no money you cannot record (DESIGN.md M2), with real processes on a real engine: a
+"""Take no money you cannot record (docs/MONEY.md M2), with real processes on a real engine: a
 payment run whose engine stops in the middle stops taking charges (at most one unrecorded
 per worker), exits 1 with one line, and the next run records every charge, cancelled
 customers' included, e-mailing each customer at most once (none only where the outage took
@@ -66,7 +66,7 @@ def disk_engine(tmp_path, settings):
 
 
 def assert_mailed_at_most_once(mailed: Counter, subs: list, reported: set[str]) -> None:
-    """E-mails are at most once (docs/DESIGN-NOTES.md "The batches"): nobody hears twice,
+    """E-mails are at most once (docs/OPERATIONS.md "How the batches are built"): nobody hears twice,
     and a receipt goes unmailed only where the outage took the answer to the write that
     decides who mails (the advance: done, its reply never read), i.e. for a payment the
     first run reported it could not finish, at most one per worker."""

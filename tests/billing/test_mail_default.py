@@ -1,6 +1,6 @@
 """The default e-mail backend writes files under EMAIL_FILE_PATH, so a batch's stdout is its own.
 
-The README's cron example appends ``process_payments --json`` to a .jsonl file: with the
+The cron example of docs/OPERATIONS.md appends ``process_payments --json`` to a .jsonl file: with the
 console backend (the old default) whole MIME e-mails landed in it.
 """
 

@@ -1,4 +1,4 @@
-"""The money rules M1-M4 as a model-based test (DESIGN.md §2): a hypothesis state machine
+"""The money rules M1-M4 (docs/MONEY.md) as a model-based test: a hypothesis state machine
 lives through many months of random days on moto, and after every step checks the
 rules against a ledger it keeps from the gateway's side.
 
@@ -28,7 +28,7 @@ Checks after every step:
 * after a run on a day, every active subscription is paid through that day.
 
 A bounded profile runs in ``make test``; ``HYPOTHESIS_PROFILE=long`` runs it deeper
-(README, "Money rules").
+(docs/MONEY.md, "How they are proven").
 """
 
 from __future__ import annotations

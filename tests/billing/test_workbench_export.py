@@ -12,8 +12,8 @@ from django.core.management import call_command
 from billing.models import ENTITIES, BillingItem
 from core.dynamo.table import describe_table
 
-# The key sets of the seed's RecurringPaymentsSchema.json (../shared/seed), spelled out
-# so the test does not depend on a file outside the repository.
+# The key sets of the NoSQL Workbench model the table's design started from
+# (RecurringPaymentsSchema.json), spelled out so the test needs no file outside the repository.
 SEED_TOP = {"ModelName", "ModelMetadata", "DataModel"}
 SEED_METADATA = {"Author", "DateCreated", "DateLastModified", "Description", "AWSService", "Version"}
 SEED_TABLE = {"TableName", "KeyAttributes", "NonKeyAttributes", "TableFacets", "GlobalSecondaryIndexes",
@@ -52,7 +52,7 @@ def test_matches_the_live_table(table, ddb_requests) -> None:
                                                    "AttributeType": types[real_keys["RANGE"]]}
         assert gsi["Projection"]["ProjectionType"] == real["Projection"]["ProjectionType"]
         assert set(gsi["Projection"]["NonKeyAttributes"]) == set(real["Projection"]["NonKeyAttributes"])
-        # the batches need the discriminator in the index (DESIGN.md §2)
+        # the batches need the discriminator in the index (docs/TABLE.md)
         assert "EntityType" in gsi["Projection"]["NonKeyAttributes"]
     assert exported["BillingMode"] == live.get("BillingModeSummary", {}).get("BillingMode", "PAY_PER_REQUEST")
 

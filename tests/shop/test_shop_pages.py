@@ -125,7 +125,7 @@ def test_unknown_product_and_category_are_404(ann) -> None:
 
 
 def test_a_visitor_browses_fills_a_cart_and_logs_in_at_checkout(shop_stock, client, ddb_requests) -> None:
-    # The storefront is open (SHOP-DESIGN.md, "Pages"); the cart is the session's and
+    # The storefront is open (docs/SHOP.md, "Pages"); the cart is the session's and
     # log-in is asked at checkout, which it then comes back to with the same cart.
     ddb_requests.reset()
     page = client.get("/shop/")

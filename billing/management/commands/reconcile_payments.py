@@ -1,5 +1,5 @@
 """``python manage.py reconcile_payments --from D --to D [--fix]``: the gateway's charges
-against the receipts (DESIGN.md M2), one line per difference."""
+against the receipts (docs/MONEY.md M2), one line per difference."""
 
 from __future__ import annotations
 

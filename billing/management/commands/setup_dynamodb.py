@@ -39,7 +39,7 @@ class Command(BillingCommand):
         self._setup_other_tables()
 
     def _setup_other_tables(self) -> None:
-        """The other apps' tables (the shop's: SHOP-DESIGN.md), on the same engine."""
+        """The other apps' tables (the shop's: docs/SHOP.md), on the same engine."""
         for table in registered()[1:]:
             status = ensure_table(wait=True, model=table.base)
             verb = "created" if status.created else "already exists"

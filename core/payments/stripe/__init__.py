@@ -1,4 +1,4 @@
-"""Stripe, through its official library: PAYMENT_GATEWAY=stripe (DESIGN.md section 6).
+"""Stripe, through its official library: PAYMENT_GATEWAY=stripe (docs/STRIPE.md).
 
 One package per processor behind one interface (Saleor's ``payment/gateways/<name>/`` is
 the model): ``client`` builds the library's client (the API version pinned here, network

@@ -1,4 +1,4 @@
-"""Stripe's webhook deliveries: the signature checked, the event read (DESIGN.md section 6).
+"""Stripe's webhook deliveries: the signature checked, the event read (docs/STRIPE.md).
 
 ``Stripe-Signature`` is ``t=<unix time>,v1=<HMAC-SHA256 of "<t>.<body>" with the
 endpoint's secret>``; the library's ``WebhookSignature.verify_header`` checks it and
