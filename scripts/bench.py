@@ -394,7 +394,7 @@ def shard_section(endpoint: str, token: str, ledger: str, say) -> dict:
 
 def render_shards(r: dict) -> str:
     q, procs = r["query"], r["processes"]
-    lines = [f"(7) sharded due keys (issue 17): one day of {SHARD_DAY_DUE:,} due payments in a table of "
+    lines = [f"(7) sharded due keys: one day of {SHARD_DAY_DUE:,} due payments in a table of "
              f"{SHARD_TABLE:,}; Query time of the whole day (best of 3), and payments/s of process_payments "
              f"--processes P --workers 32 over {DUE:,} due payments (wall time, process start-up included)", "",
              "| shards | Query time of the day (s) |", "|---:|---:|"]
