@@ -139,6 +139,19 @@ def full_month(start: date, end: date) -> bool:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_every_amount_shown_is_the_amount_charged(case: Case, currency: str, moto_table, settings) -> None:
     settings.REMINDER_DAYS_BEFORE = 7
+    check_ledger(case, currency)
+
+
+@pytest.mark.parametrize(("case", "currency"), [(CASES[2], "KWD"), (CASES[8], "KRW"), (CASES[9], "USD")],
+                         ids=lambda v: getattr(v, "name", v))
+def test_every_amount_shown_is_the_amount_charged_on_dynamodb_local(case: Case, currency: str, local_table,
+                                                                    settings) -> None:
+    settings.REMINDER_DAYS_BEFORE = 7
+    check_ledger(case, currency)
+
+
+def check_ledger(case: Case, currency: str) -> None:
+    """Read every amount to come, run the payment run on the next three dates, compare."""
     customer, sub, _ = make_case(case, currency)
     seen_on = date.fromisoformat(sub.NextReminderDate)  # the pages are read the day the reminder goes
     clerk = make_user("clerk@rpay.localhost", staff=True)
@@ -272,3 +285,29 @@ def test_the_first_coming_charge_is_what_take_payment_charges(moto_table, price,
         assert after == projected[1]  # the walk's second is the next one's first after the advance
         on = projected[1].date
     assert on > subscribed_on
+
+
+# --- a coupon's words at subscribing --------------------------------------------------
+
+
+def test_an_amount_off_for_ever_reads_as_the_discount_of_each_payment(customer) -> None:
+    # $5.00 off for ever, subscribing on 10 January for the 15th: the first period (5 days)
+    # costs $1.61, so $1.61 off it; then $5.00 off every payment, not "−$1.61 on every payment".
+    access.create_coupon("FIVE", amount_off=500, currency="USD", duration="forever", actor="staff@example.com")
+    with at(SUBSCRIBED):
+        logged_in(customer.client, customer.email)
+        chosen = customer.client.post("/subscribe/", {"product": "NEWS-DAILY", "payment_day": "15",
+                                                      "card_number": "4242 4242 4242 4242", "exp_month": "12",
+                                                      "exp_year": "2030", "cvc": "123", "coupon": "FIVE"})
+        assert chosen.status_code == 302, chosen.content.decode()[:2000]
+        html = customer.client.get("/subscribe/confirm/").content.decode()
+        terms = _one(r'data-testid="discount-terms">(.*?)</span>', html)
+        assert terms == "on this payment, then $5.00 off every payment"
+        assert 'data-testid="first-charge">$0.00' in html
+        quote = re.search(r'name="quote" value="([^"]+)"', html)[1]
+        mail.outbox.clear()
+        assert customer.client.post("/subscribe/confirm/", {"quote": quote}).status_code == 302
+    [confirmed] = [m for m in mail.outbox if "confirmed" in m.subject]
+    assert "on this payment, then $5.00 off every payment" in confirmed.body
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert [c.amount for c in coming_charges(sub, 2)] == [999 - 500, 999 - 500]
