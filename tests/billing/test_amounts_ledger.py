@@ -2,8 +2,8 @@
 with each kind of coupon (percent and amount off; once, for N payments, for ever), a free
 trial, a downgrade, an upgrade and a pause, in a 0-, a 2- and a 3-decimal currency, the
 amounts read from the rendered pages (dashboard's next payments and monthly total, the
-subscription, switch and cancel pages), the reminder e-mail and the staff's upcoming days
-equal what the real payment run then charges on each of the next three payment dates.
+subscription, switch and cancel pages), the reminder e-mail and the staff's account and
+upcoming pages equal what the real payment run then charges on each of the next three payment dates.
 
 Also: the projection's first coming charge is what ``take_payment`` charges (a hypothesis
 property), an upgrade during a free trial charges nothing now, and the staff's upcoming
@@ -176,6 +176,8 @@ def check_ledger(case: Case, currency: str) -> None:
         cancel_page = _one(r'data-testid="next-payment">(.*?)</span>',
                            customer.client.get(f"/subscriptions/{sub.sub_id}/cancel/").content.decode())
         staff_page = staff.get(reverse("admin:staff_upcoming")).content.decode()
+        staff_account = _one(r'data-testid="next-amount">(.*?)</small>', staff.get(
+            reverse("admin:staff_account", args=[customer.account_id])).content.decode())
     dates = [date.fromisoformat(c.date.isoformat()) for c in coming_charges(sub, 3)]
     assert [d for d, _ in upcoming] == [f"{d.day} {d:%b %Y}" for d in dates]
 
@@ -193,6 +195,7 @@ def check_ledger(case: Case, currency: str) -> None:
     assert money(charged[0]) in switch_page
     assert money(charged[0]) in cancel_page
     assert str(money_text(charged[0], currency)) in reminder.body
+    assert staff_account == format_with_code(charged[0], currency)
     month = next(int(r.ProcessedAmount) for r in ledger
                  if full_month(date.fromisoformat(r.PeriodStart), date.fromisoformat(r.PeriodEnd)))
     if case.change == "pause":  # still paused when read: not counted until it resumes, and said so
