@@ -262,10 +262,11 @@ def test_an_upgrade_in_a_free_trial_charges_nothing_now_and_the_first_charge_is_
 @given(price=st.integers(1, 10**6), day=st.integers(1, 31), subscribed_on=st.dates(date(2027, 1, 1), date(2028, 12, 31)),
        percent=st.one_of(st.none(), st.integers(1, 100)), amount_off=st.integers(1, 10**6),
        duration=st.sampled_from(["once", "repeating", "forever"]), n_payments=st.integers(1, 3),
-       currency=st.sampled_from(list(CURRENCIES)), with_coupon=st.booleans())
+       currency=st.sampled_from(list(CURRENCIES)), with_coupon=st.booleans(),
+       new_day=st.one_of(st.none(), st.integers(1, 31)))
 def test_the_first_coming_charge_is_what_take_payment_charges(moto_table, price, day, subscribed_on, percent,
                                                               amount_off, duration, n_payments, currency,
-                                                              with_coupon) -> None:
+                                                              with_coupon, new_day) -> None:
     n = access.new_id()
     coupon = None
     if with_coupon:
@@ -277,8 +278,10 @@ def test_the_first_coming_charge_is_what_take_payment_charges(moto_table, price,
                                      card=card(), today=subscribed_on, reminder_days_before=7, product_name="News",
                                      coupon=coupon)
     on = subscribed_on
-    for _ in range(3):  # the first payment and two renewals: each the projection's first, as it said
+    for n in range(3):  # the first payment and two renewals: each the projection's first, as it said
         sub = fresh(sub)
+        if n == 1 and new_day is not None and new_day != day:  # a change of day: a prorated period next
+            sub = access.change_payment_day(sub, new_day)
         projected = coming_charges(sub, 2)
         out = payments.take_payment(sub, run_date=projected[0].date)
         assert out.status == batches.PaymentStatus.PAID, out.reason
