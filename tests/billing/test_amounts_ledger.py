@@ -36,7 +36,16 @@ from billing.rules.projection import coming_charges, owed_charge
 from billing.rules.schedule import is_anchor, next_payment_date
 from core.mail import money_text
 from core.money import format_with_code, format_with_symbol
-from tests.builders import Customer, card, fresh, make_account, make_customer, make_user, receipts_of
+from tests.builders import (
+    DECLINED_NUMBER,
+    Customer,
+    card,
+    fresh,
+    make_account,
+    make_customer,
+    make_user,
+    receipts_of,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -317,3 +326,36 @@ def test_an_amount_off_for_ever_reads_as_the_discount_of_each_payment(customer) 
     assert "on this payment, then $5.00 off every payment" in confirmed.body
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert [c.amount for c in coming_charges(sub, 2)] == [999 - 500, 999 - 500]
+
+
+# --- a past-due period ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("currency", ["KRW", "KWD"])
+def test_a_past_due_period_is_shown_and_retried_at_the_amount_owed(moto_table, currency) -> None:
+    # Paid 10-14 January with 10 % off for 3 payments; the 15 January renewal is declined:
+    # the period stays owed (with its discount: the coupon is used by a payment, not a try),
+    # is retried the next day, then the months after it.
+    customer, sub, _ = make_case(CASES[1], currency)
+    access.replace_card(sub, card(DECLINED_NUMBER))
+    with at(date(2027, 1, 15)):
+        batches.run_payments(run_date=date(2027, 1, 15), workers=1, reconcile=False)
+    sub = fresh(sub)
+    assert sub.Status == "past_due" and sub.NextPaymentDate == "2027-01-16"
+    access.replace_card(sub, card())
+    with at(date(2027, 1, 15)):
+        logged_in(customer.client, customer.email)
+        page = customer.client.get(f"/subscriptions/{sub.sub_id}/").content.decode()
+        dashboard = customer.client.get("/").content.decode()
+    next_amount = _one(r'data-testid="next-amount">(.*?)</span>', page)
+    upcoming = [htmllib.unescape(a) for a in re.findall(r'data-testid="upcoming-amount">([^<]*)<', dashboard)]
+    dates = [c.date for c in coming_charges(fresh(sub), 3)]
+    assert dates == [date(2027, 1, 16), date(2027, 2, 15), date(2027, 3, 15)]
+    for day in dates:
+        with at(day):
+            batches.run_payments(run_date=day, workers=1, reconcile=False)
+    ledger = sorted((r for r in receipts_of(sub) if r.BillingDate >= "2027-01-15"), key=lambda r: r.BillingDate)
+    assert [r.BillingDate for r in ledger] == ["2027-01-15", "2027-02-15", "2027-03-15"]
+    charged = [format_with_symbol(int(r.ProcessedAmount), currency) for r in ledger]
+    assert next_amount == charged[0] and upcoming == charged
+    assert [bool(r.DiscountAmount) for r in ledger] == [True, True, False]
