@@ -150,7 +150,7 @@ def test_upcoming_counts_match_the_subscriptions(staff_client, moto_table, ddb_r
     chart = response.context["chart"]
     assert sum(chart["payments"]) == sum(payments.values())
     # totals per currency, in minor units, never mixed; each payment at what the run will
-    # charge (these first periods are prorated; coupons, issue 30)
+    # charge (these first periods are prorated, after any coupon)
     for currency in ("USD", "EUR", "GBP"):
         expected = sum(amount for _, money, amount in due if money == currency)
         got = sum(chart["amounts"].get(currency, {"values": [0]})["values"])
