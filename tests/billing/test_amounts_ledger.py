@@ -162,6 +162,9 @@ def test_every_amount_shown_is_the_amount_charged_on_dynamodb_local(case: Case, 
 def check_ledger(case: Case, currency: str) -> None:
     """Read every amount to come, run the payment run on the next three dates, compare."""
     customer, sub, _ = make_case(case, currency)
+    # the e-mail a switch or a pause sends names the next payment's amount
+    changed_mail = [m for m in mail.outbox if customer.email in m.to
+                    and (m.subject.startswith("Your subscription now") or m.subject.endswith("is paused"))]
     seen_on = date.fromisoformat(sub.NextReminderDate)  # the pages are read the day the reminder goes
     clerk = make_user("clerk@rpay.localhost", staff=True)
     money = lambda amount: format_with_symbol(amount, currency)  # noqa: E731 - the pages' format
@@ -205,6 +208,12 @@ def check_ledger(case: Case, currency: str) -> None:
     assert money(charged[0]) in cancel_page
     assert str(money_text(charged[0], currency)) in reminder.body
     assert staff_account == format_with_code(charged[0], currency)
+    if case.change in ("downgrade", "upgrade"):
+        [switched] = changed_mail
+        assert f"is {money(charged[0])}." in switched.body
+    elif case.change == "pause":
+        [paused] = changed_mail
+        assert str(money_text(charged[0], currency)) in paused.body
     month = next(int(r.ProcessedAmount) for r in ledger
                  if full_month(date.fromisoformat(r.PeriodStart), date.fromisoformat(r.PeriodEnd)))
     if case.change == "pause":  # still paused when read: not counted until it resumes, and said so
