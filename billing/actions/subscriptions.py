@@ -23,13 +23,13 @@ from billing.batches import (
     PaymentStatus,
     owed_amount,
     owed_period,
-    owed_price_and_discount,
     record_paid_charge,
     take_first_payment,
     take_payment,
 )
 from billing.models import Account, AuditAction, Coupon, Subscription, SubscriptionStatus
 from billing.notify import manage_url, tell
+from billing.rules.projection import coming_charges
 from core.clock import billing_today
 from core.mail import money_text
 from core.money import format_with_symbol
@@ -149,10 +149,13 @@ def _coupon_line(sub: Subscription) -> dict[str, object]:
     and on how many payments (None: every one)."""
     if not sub.CouponCode:
         return {}
-    _price, off = owed_price_and_discount(sub)
+    # The first payment and the one after it, as the run will take them: an amount off is
+    # not the same on a prorated first period as on a whole month (``rules.projection``).
+    first, following = coming_charges(sub, 2)
     left = sub.CouponPaymentsLeft
-    return {"coupon": sub.CouponCode, "discount": format_with_symbol(off, sub.Currency),
-            "coupon_payments": None if left is None else int(left)}
+    return {"coupon": sub.CouponCode, "discount": format_with_symbol(first.discount, sub.Currency),
+            "next_discount": format_with_symbol(following.discount, sub.Currency) if following.discount != first.discount
+            else "", "coupon_payments": None if left is None else int(left)}
 
 
 def _after_first_charge(sub: Subscription, outcome: PaymentOutcome, new: NewSubscription, *, actor: str,

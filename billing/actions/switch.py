@@ -24,6 +24,7 @@ from billing import access
 from billing.actions.refunds import refund_receipt
 from billing.models import AuditAction, Subscription
 from billing.notify import manage_url, tell
+from billing.rules.projection import coming_charges
 from billing.rules.schedule import months_before
 from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch, unused_credit
 from core.money import format_with_symbol
@@ -133,12 +134,21 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
     refunded = _refund_excess_credit(sub, q, today=today, actor=actor) if q.upgrade and q.signed_difference < 0 else 0
     tell("subscription_switched", sub, format_lazy(_("Your subscription now: {product}"), product=product.Name),
          old_product=old_name, upgrade=q.upgrade, effective=q.effective,
-         new_amount=format_with_symbol(q.new_price, sub.Currency),
+         new_amount=format_with_symbol(q.new_price, sub.Currency), **_next_payment(sub),
          charged=format_with_symbol(charged, sub.Currency) if charged else "",
          credit=format_with_symbol(q.credit, sub.Currency), charge=format_with_symbol(q.charge, sub.Currency),
          refunded=format_with_symbol(refunded, sub.Currency) if refunded else "",
          receipt_number=receipt.Number if receipt else "", manage_url=manage_url(sub))
     return Switched(sub, q, charged=charged, refunded=refunded, receipt_id=(receipt.url_id if receipt else ""))
+
+
+def _next_payment(sub: Subscription) -> dict[str, object]:
+    """The switched subscription's next payment for the e-mail, as the run will take it
+    (``rules.projection``: the new price, less the coupon's discount for that payment)."""
+    coming = coming_charges(sub, 1)
+    if not coming:
+        return {}
+    return {"next_date": coming[0].date, "next_amount": format_with_symbol(coming[0].amount, sub.Currency)}
 
 
 def _refund_excess_credit(sub: Subscription, q: SwitchQuote, *, today: date, actor: str) -> int:

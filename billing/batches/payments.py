@@ -26,8 +26,8 @@ from billing import access
 from billing.batches.outcomes import PaymentOutcome, PaymentStatus
 from billing.models import Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
-from billing.rules.coupons import coupon_discount
-from billing.rules.schedule import first_period, period_amount, period_end, reminder_date, retry_after
+from billing.rules.projection import owed_charge
+from billing.rules.schedule import reminder_date, retry_after
 from core.clock import billing_today
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
@@ -46,30 +46,27 @@ def charge_key(sub_id: str, period: date, attempt: int) -> str:
 
 
 def owed_period(sub: Subscription) -> tuple[date, date]:
-    """The days the subscription's next charge pays for (first and last, inclusive).
-
-    The first payment (nothing paid yet: ``LastPaymentDate`` is still the period's first
-    day, as ``create_subscription`` leaves it) runs to the day before the first anchor
-    date; any other to ``schedule.period_end``."""
-    start = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
-    if sub.LastPaymentDate == start.isoformat():
-        return first_period(int(sub.PaymentDay), start)
-    return start, period_end(int(sub.PaymentDay), start)
+    """The days the subscription's next charge pays for (first and last, inclusive): the
+    first of its coming charges (``rules.projection``, the one walk pages and e-mails
+    show). The first payment (nothing paid yet: ``LastPaymentDate`` is still the period's
+    first day, as ``create_subscription`` leaves it) runs to the day before the first
+    anchor date; any other to ``schedule.period_end``."""
+    charge = owed_charge(sub)
+    return charge.period_start, charge.period_end
 
 
 def owed_price_and_discount(sub: Subscription) -> tuple[int, int]:
     """The owed period's price (``schedule.period_amount``, prorated by day) and what the
-    subscription's coupon takes off it (``rules.coupons``), in minor units."""
-    start, end = owed_period(sub)
-    price = period_amount(int(sub.PaymentAmount), int(sub.PaymentDay), start, end)
-    return price, coupon_discount(sub, price)
+    subscription's coupon takes off it (``rules.coupons``), in minor units: the first
+    coming charge's, so what is charged is what every page showed."""
+    charge = owed_charge(sub)
+    return charge.list_price, charge.discount
 
 
 def owed_amount(sub: Subscription) -> int:
     """What the next charge will be, in minor units, after any coupon (reminders, pages
     and the staff's upcoming payments show it)."""
-    price, off = owed_price_and_discount(sub)
-    return price - off
+    return owed_charge(sub).amount
 
 
 def _charge(gateway: PaymentGateway, sub: Subscription, key: str, amount: int, metadata: dict[str, str],
@@ -121,14 +118,14 @@ def take_payment(
         return out
     due = out.due = date.fromisoformat(sub.NextPaymentDate)
     retrying = bool(sub.BillingPeriod)
-    start, end = owed_period(sub)
+    owed = owed_charge(sub)  # the projection's first coming charge: what every page showed
+    start, end, off = owed.period_start, owed.period_end, owed.discount
     out.period, out.period_end = start, end
     out.attempt = (sub.RetryCount or 0) + 1 if retrying else 0
     if due > run_date and not retrying:
         out.reason = f"not due until {due}"
         return out
-    price, off = owed_price_and_discount(sub)
-    amount = out.amount = price - off
+    amount = out.amount = owed.amount
     awaiting = sub.PaymentDetails.AwaitingCharge if retrying and sub.PaymentDetails else None
     if dry_run:
         out.status, out.reason = PaymentStatus.DRY_RUN, f"would charge {format_with_code(amount, sub.Currency)}"

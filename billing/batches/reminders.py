@@ -16,8 +16,8 @@ from billing.batches.outcomes import ReminderOutcome, ReminderStatus
 from billing.models import Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
 from billing.rules.card_expiry import expires_before
-from billing.rules.coupons import coupon_discount
-from billing.rules.schedule import first_period, next_payment_date, period_amount, period_end, reminder_date
+from billing.rules.projection import coming_charges
+from billing.rules.schedule import next_payment_date, reminder_date
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
 
@@ -54,17 +54,14 @@ def ends_trial(sub: Subscription, day: date) -> bool:
 
 
 def _amount_due(sub: Subscription, day: date) -> dict[str, str]:
-    """The amount the announced payment will take, when it is not the monthly price (the
-    first payment after a change of day is prorated, and the first one after a trial runs
-    to the first anchor date, as ``batches.owed_period`` says): from GSI-1's projection alone."""
+    """The amount the announced payment will take, as the payment run will take it: the
+    subscription's first coming charge (``rules.projection``: prorated after a change of
+    day, to the first anchor date after a trial, less the coupon's discount). GSI-1 does
+    not project ``LastPaymentDate``: whether it is a first period is ``ends_trial``'s."""
     if sub.Status != SubscriptionStatus.ACTIVE or not sub.NextPaymentDate:
         return {}
-    start = date.fromisoformat(sub.NextPaymentDate)
-    anchor_day = int(sub.PaymentDay)
-    end = first_period(anchor_day, start)[1] if ends_trial(sub, day) else period_end(anchor_day, start)
-    amount = period_amount(int(sub.PaymentAmount), anchor_day, start, end)
-    # The coupon's discount (GSI-1 projects it too): the amount the payment will take.
-    return {"amount": money_text(amount - coupon_discount(sub, amount), sub.Currency)}
+    charge = coming_charges(sub, 1, first=ends_trial(sub, day))[0]
+    return {"amount": money_text(charge.amount, sub.Currency)}
 
 
 def _trial(sub: Subscription, payment: date, day: date) -> dict[str, object]:

@@ -14,6 +14,10 @@ An upgrade's money, for the days already paid from today to ``PaidThroughDate``
   or, should the credit exceed the charge (the days were paid at a higher price, before
   a downgrade not yet in force), refunded now from the receipts that paid them.
 
+During a free trial the trial's days are free whatever the product: an upgrade charges
+nothing for them (nothing was paid for them, so nothing is credited either), and the first
+charge after the trial is at the new price.
+
 A downgrade charges and refunds nothing: the next payment, ``NextPaymentDate``, is the
 first at the new price, and until then the customer keeps the product they paid for.
 Either way the subscription keeps its id, payment day, card and history.
@@ -24,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
@@ -51,6 +56,7 @@ class SwitchQuote:
     paid_through: date | None  # the last day already paid (the upgrade's days run today..this)
     charge: int = 0  # the paid days at the new price (upgrade)
     credit: int = 0  # their unused share at the old price (upgrade)
+    trial_end: date | None = None  # the last day of a free trial still running: free whatever the product
 
     @property
     def due_now(self) -> int:
@@ -90,14 +96,20 @@ def quote_switch(sub: Subscription, product: Product, receipts: Iterable[Receipt
     receipts that may pay days after today (the last few months')."""
     old_price, new_price = int(sub.PaymentAmount), int(product.PaymentAmount)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    common = {"old_sku": sub.SKU, "new_sku": product.SKU, "new_name": product.Name, "old_price": old_price,
-              "new_price": new_price, "paid_through": paid_through}
+    common: dict[str, Any] = {"old_sku": sub.SKU, "new_sku": product.SKU, "new_name": product.Name,
+                              "old_price": old_price, "new_price": new_price, "paid_through": paid_through}
+    # A free trial's days are free whatever the product (docs/DESIGN-NOTES.md "Free
+    # trials"): an upgrade charges nothing for them, and the first charge after the
+    # trial is at the new price. Only the days paid after the trial, if any, are settled.
+    trial_end = date.fromisoformat(sub.TrialEnd) if sub.TrialEnd and sub.TrialEnd >= today.isoformat() else None
+    common["trial_end"] = trial_end
     if new_price <= old_price:
         return SwitchQuote(upgrade=False, effective=date.fromisoformat(sub.NextPaymentDate), **common)
-    if paid_through is None or paid_through < today:
+    paid_from = max(today, trial_end + timedelta(days=1)) if trial_end else today
+    if paid_through is None or paid_through < paid_from:
         return SwitchQuote(upgrade=True, effective=today, **common)  # nothing paid ahead: nothing to settle
-    charge = period_amount(new_price, int(sub.PaymentDay), today, paid_through)
-    credit = sum(unused_credit(r, today) for r in receipts if r.sub_id == sub.sub_id)
+    charge = period_amount(new_price, int(sub.PaymentDay), paid_from, paid_through)
+    credit = sum(unused_credit(r, paid_from) for r in receipts if r.sub_id == sub.sub_id)
     return SwitchQuote(upgrade=True, effective=today, charge=charge, credit=credit, **common)
 
 

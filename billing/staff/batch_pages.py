@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from billing import access, batches
-from billing.models import BatchKind
+from billing import access
+from billing.models import BatchKind, Subscription
+from billing.rules.projection import coming_charges
+from billing.rules.schedule import MIN_PERIOD_DAYS
 from billing.staff.common import staff_date
 from core.money import exponent, format_with_code
 from core.pages import today
@@ -22,10 +26,17 @@ KIND_TEXT = {
 }
 
 
+def _charges_in_window(sub: Subscription) -> list[tuple[date, int]]:
+    """A due item's payments as the run will take them: enough to cover the window (no
+    period is shorter than 28 days)."""
+    return [(c.date, c.amount) for c in coming_charges(sub, UPCOMING_DAYS // MIN_PERIOD_DAYS + 2)]
+
+
 def upcoming(request: HttpRequest) -> HttpResponse:
     day = today()
-    # Each due item at what the payment run will charge it (prorated, after any coupon).
-    days = access.get_upcoming(day, UPCOMING_DAYS, amount_of=batches.owed_amount)
+    # Each due item's payments in the window, at what the payment run will charge each
+    # (``rules.projection``: prorated, after the coupon's discount for that payment).
+    days = access.get_upcoming(day, UPCOMING_DAYS, charges_of=_charges_in_window)
     currencies = sorted({c for d in days for c in d.totals})
     totals = {c: sum(d.totals.get(c, 0) for d in days) for c in currencies}
     rows = [{

@@ -15,6 +15,7 @@ from billing import access
 from billing.actions import retry
 from billing.actions import subscriptions as actions
 from billing.models import AuditAction, SubscriptionStatus
+from billing.rules.projection import owed_charge
 from billing.staff.common import account_url, confirm_page, staff_date, status_label
 from billing.staff.forms import PaymentDayForm
 from billing.staff.pause_pages import CHANGED_MEANWHILE
@@ -79,7 +80,7 @@ def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
     if request.method == "GET":
         return confirm_page(request, account_id, _("Retry the payment now"),
                             _("Charge %(amount)s for the period %(period)s now, instead of waiting for the next "
-                              "retry?") % {"amount": format_with_code(sub.PaymentAmount, sub.Currency),
+                              "retry?") % {"amount": format_with_code(owed_charge(sub).amount, sub.Currency),
                                            "period": staff_date(sub.BillingPeriod or sub.NextPaymentDate)},
                             sub=sub, button=_("Retry payment now"), danger=True)
     try:

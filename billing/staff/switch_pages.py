@@ -15,18 +15,32 @@ from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import switch as actions
-from billing.models import AuditAction
+from billing.models import AuditAction, Subscription
 from billing.rules.switch import SwitchQuote, SwitchRefused
 from billing.staff.common import account_url, confirm_page, staff_date
 from billing.staff.forms import StaffSwitchForm
 from billing.views.common import subscription_or_404
-from billing.views.switch_pages import product_choices
+from billing.views.switch_pages import charge_after_switch, product_choices
 from core.money import format_with_code
 from core.pages import actor, today
 from core.payments.errors import GatewayError
 
 
-def _question(quote: SwitchQuote, currency: str) -> str:
+def _question(sub: Subscription, quote: SwitchQuote) -> str:
+    """The confirm step's question, with the first payment after the switch as the run will
+    take it (the new price, less the coupon's discount for that payment)."""
+    after = charge_after_switch(sub, quote)
+    question = _switch_terms(quote, sub.Currency)
+    if after is None:
+        return question
+    return question + " " + _("The next payment, on %(date)s, is %(amount)s.") % {
+        "date": staff_date(after.date.isoformat()), "amount": format_with_code(after.amount, sub.Currency)}
+
+
+def _switch_terms(quote: SwitchQuote, currency: str) -> str:
+    if quote.trial_end and quote.upgrade and not quote.charge:
+        return _("Switch to %(product)s from today? The free trial runs until %(date)s whatever the product: nothing "
+                 "is charged now.") % {"product": quote.new_name, "date": staff_date(quote.trial_end.isoformat())}
     if not quote.upgrade:
         return _("Switch to %(product)s from the next payment (%(date)s), at %(price)s a month? Nothing is charged "
                  "or refunded now.") % {"product": quote.new_name, "date": staff_date(quote.effective.isoformat()),
@@ -58,7 +72,7 @@ def staff_switch(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
             confirm = StaffSwitchForm(initial={"sku": quote.new_sku, "step": "confirm", "upgrade": "1" if quote.upgrade
                                                else "0", "charge": quote.charge, "credit": quote.credit},
                                       choices=[(quote.new_sku, quote.new_name)])
-            return confirm_page(request, account_id, _("Switch product"), _question(quote, sub.Currency), sub=sub,
+            return confirm_page(request, account_id, _("Switch product"), _question(sub, quote), sub=sub,
                                 form=confirm, button=_("Switch"))
         expected = SwitchQuote(old_sku=sub.SKU, new_sku=data["sku"], new_name="", old_price=0, new_price=0,
                                upgrade=data["upgrade"] == "1", effective=today(), paid_through=None,

@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing.batches import owed_amount
 from billing.models import Subscription
+from billing.rules.projection import ComingCharge, coming_charges
 from core import localformat
 
 register = template.Library()
@@ -78,3 +79,12 @@ def next_charge(sub: Subscription) -> int | None:
     if not sub.NextPaymentDate:
         return None
     return owed_amount(sub)
+
+
+@register.filter
+def coming_charge(sub: Subscription) -> ComingCharge | None:
+    """``{% with charge=sub|coming_charge %}``: the subscription's next payment as the
+    payment run will take it (``rules.projection``: its days, price, coupon's discount and
+    amount), or None when none is due (paused with no end, cancelled)."""
+    charges = coming_charges(sub, 1)
+    return charges[0] if charges else None

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Iterator
-from datetime import date, timedelta
 from itertools import islice
 from typing import Any
 
@@ -16,45 +14,34 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from billing import access
-from billing.batches import owed_amount, owed_period
 from billing.customers import customer_required
 from billing.models import Subscription, SubscriptionStatus
 from billing.rules.lifecycle import state_of
-from billing.rules.schedule import period_end
+from billing.rules.projection import coming_charges, next_full_month
 from core.pages import today
 
 
 def upcoming_payments(subs: list[Subscription], count: int = 3) -> list[dict[str, Any]]:
     """The next ``count`` payments over all live subscriptions, soonest first, each with
-    the amount it will charge.
-
-    Each subscription's first one is its ``NextPaymentDate`` (a retry date while past
-    due) for the period owed, prorated as the payment run will charge it (after a change
-    of day it runs to the new day's anchor, a month or more on); each later one starts the
-    day after the period before ends and costs the monthly price (docs/MONEY.md "Periods and rounding").
-    """
-
-    def dates(sub: Subscription) -> Iterator[tuple[date, str, Subscription, int]]:
-        _, end = owed_period(sub)
-        yield date.fromisoformat(sub.NextPaymentDate), sub.SK, sub, owed_amount(sub)
-        while True:
-            start = end + timedelta(days=1)
-            end = period_end(int(sub.PaymentDay), start)
-            yield start, sub.SK, sub, int(sub.PaymentAmount)
-
-    streams = [dates(s) for s in subs if s.NextPaymentDate]
+    the amount it will charge: each subscription's coming charges (``rules.projection``,
+    the walk the payment run charges by: prorations, the coupon's discount for each payment,
+    a downgrade's new price), merged by date."""
+    streams = [[(c.date, s.SK, s, c) for c in coming_charges(s, count)] for s in subs]
     return [
-        {"date": d, "sub": s, "amount": amount, "currency": s.Currency}
-        for d, _, s, amount in islice(heapq.merge(*streams, key=lambda item: item[:2]), count)
+        {"date": d, "sub": s, "amount": c.amount, "currency": s.Currency, "charge": c}
+        for d, _, s, c in islice(heapq.merge(*streams, key=lambda item: item[:2]), count)
     ]
 
 
 def monthly_totals(subs: list[Subscription]) -> list[tuple[str, int]]:
-    """The monthly price of ``subs`` per currency (the caller leaves the paused ones out:
-    nothing is charged for them until they resume)."""
+    """What a month of ``subs`` costs, per currency: each one's next payment for a whole
+    month, after the coupon in force for it (``projection.next_full_month``), as the
+    payment run will charge it. The caller leaves the paused ones out: nothing is charged
+    for them until they resume."""
     totals: dict[str, int] = defaultdict(int)
     for sub in subs:
-        totals[sub.Currency] += int(sub.PaymentAmount)
+        month = next_full_month(sub)
+        totals[sub.Currency] += month.amount if month else int(sub.PaymentAmount)
     return sorted(totals.items())
 
 

@@ -21,6 +21,7 @@ from billing.exceptions import PauseRefused
 from billing.forms import CancelChoiceForm, PauseForm
 from billing.models import Subscription
 from billing.rules.lifecycle import CancelMode, can_keep, check_pausable, pause_end, state_of
+from billing.rules.projection import coming_charges
 from billing.views.common import STALE_MESSAGE, subscription_or_404
 from core.localformat import local_date
 from core.money import format_with_symbol
@@ -98,7 +99,8 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
             messages.warning(request, _("The refund of the days after today could not be made just now: our "
                                         "staff will make it and e-mail you."))
         return redirect("cancelled", sub_id=sub_id)
-    return render(request, "portal/cancel.html", {"sub": sub, "form": form})
+    coming = coming_charges(sub, 1)  # the payment cancelling spares, as the run would take it
+    return render(request, "portal/cancel.html", {"sub": sub, "form": form, "next_charge": coming[0] if coming else None})
 
 
 @require_POST

@@ -28,7 +28,8 @@ from billing.actions import wallet
 from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm, coupon_error
 from billing.models import Coupon, Product, ProductStatus
-from billing.rules.coupons import discount
+from billing.rules.coupons import payments_left
+from billing.rules.projection import Terms, new_subscription_charges
 from billing.rules.schedule import first_period, period_amount
 from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
 from core.cardforms import tokenize_card_form
@@ -59,9 +60,14 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
         "next_payment": (end + timedelta(days=1)).isoformat(),
     }
     if coupon is not None:
-        first_price = quote["first_amount"]
-        off = discount(first_price, percent_off=coupon.PercentOff, amount_off=coupon.AmountOff)
-        quote.update(coupon=coupon.Code, first_price=first_price, discount=off, first_amount=first_price - off,
+        # The payments as the run will take them (``rules.projection``): the coupon's
+        # discount on the first one, and on the ones after it while it lasts (an amount
+        # off is not the same on a prorated first period as on a whole month).
+        terms = Terms(price, payment_day, coupon.Code, coupon.PercentOff, coupon.AmountOff,
+                      payments_left(coupon.Duration, coupon.DurationPayments))
+        first, following = new_subscription_charges(terms, start, 2)
+        quote.update(coupon=coupon.Code, first_price=first.list_price, discount=first.discount,
+                     first_amount=first.amount, next_discount=following.discount,
                      coupon_duration=coupon.Duration, coupon_payments=coupon.DurationPayments)
     if trial_end:
         quote.update(trial_days=trial_days, trial_end=trial_end.isoformat())

@@ -25,6 +25,7 @@ from billing.actions import switch as actions
 from billing.customers import customer_required
 from billing.forms import SwitchProductForm
 from billing.models import Subscription
+from billing.rules.projection import ComingCharge, coming_charges
 from billing.rules.switch import SwitchQuote, SwitchRefused
 from billing.views.common import subscription_or_404
 from core.localformat import local_date
@@ -51,11 +52,21 @@ def product_choices(sub: Subscription) -> list[tuple[str, str]]:
     return choices
 
 
+def charge_after_switch(sub: Subscription, quote: SwitchQuote) -> ComingCharge | None:
+    """The first payment after the switch, as the payment run will take it: the next
+    coming charge at the new product's price, less the coupon's discount for it
+    (``rules.projection``)."""
+    charges = coming_charges(sub, 1, price=quote.new_price)
+    return charges[0] if charges else None
+
+
 def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
     money = sub.Currency
+    after = charge_after_switch(sub, quote)
     return {
         "quote": quote, "old_price": format_with_symbol(quote.old_price, money),
         "new_price": format_with_symbol(quote.new_price, money),
+        "next_charge": after, "next_amount": format_with_symbol(after.amount, money) if after else "",
         "charge": format_with_symbol(quote.charge, money), "credit": format_with_symbol(quote.credit, money),
         "due_now": format_with_symbol(quote.due_now, money), "refund": format_with_symbol(quote.refund_now, money),
     }
@@ -107,7 +118,9 @@ def switch_product(request: HttpRequest, account_id: str, sub_id: str) -> HttpRe
                 **quote_context(sub, done.quote)})
         _said(request, done)
         return redirect("subscription", sub_id=sub_id)
-    return render(request, "portal/switch.html", {"sub": sub, "form": form, "has_choices": bool(choices)})
+    coming = coming_charges(sub, 1)
+    return render(request, "portal/switch.html", {"sub": sub, "form": form, "has_choices": bool(choices),
+                                                  "next_charge": coming[0] if coming else None})
 
 
 def _expected(sub: Subscription, request: HttpRequest) -> dict:
@@ -139,7 +152,8 @@ def _said(request: HttpRequest, done: actions.Switched) -> None:
             messages.success(request, _("You now have %(product)s; nothing more was charged.") % {
                 "product": done.sub.ProductName})
     else:
-        messages.success(request, _("From %(date)s you will have %(product)s at %(price)s a month; until then you keep "
-                                    "what you paid for.") % {
+        coming = coming_charges(done.sub, 1)  # the switched subscription's next payment, as it will be charged
+        messages.success(request, _("From %(date)s you will have %(product)s: that payment is %(amount)s. Until "
+                                    "then you keep what you paid for.") % {
             "date": local_date(done.quote.effective, "j F Y"), "product": done.sub.ProductName,
-            "price": format_with_symbol(done.quote.new_price, money)})
+            "amount": format_with_symbol(coming[0].amount if coming else done.quote.new_price, money)})

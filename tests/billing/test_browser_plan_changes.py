@@ -1,6 +1,7 @@
 """Plans that change (issue 30) in a real Chromium on a 390 px phone: switch up (the
 signed amounts, then charged) and down (from the next payment) from the portal; subscribe
-with a free trial and a coupon (nothing charged today, the discount shown).
+with a free trial and a coupon (nothing charged today, the discount shown); the amounts
+read on the pages are what the payment run then charges (an upgrade in a trial, a coupon).
 
 Screenshots go to artifacts/screenshots/plans-*.png.
 """
@@ -15,10 +16,12 @@ from playwright.sync_api import expect
 
 from billing import access
 from billing.actions import subscriptions as actions
+from billing.batches import payments
+from billing.rules.projection import owed_charge
 from core.pages import today
 from core.payments.gateway import get_gateway
 from tests.browser import log_in, no_horizontal_scroll, screenshot
-from tests.builders import card, make_user
+from tests.builders import card, fresh, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -98,3 +101,51 @@ def test_subscribe_with_a_trial_and_a_coupon_on_a_phone(phone_page, moto_table, 
         __import__("django.contrib.auth", fromlist=["get_user_model"]).get_user_model().objects.get(email=email).pk))
     assert sub.TrialEnd and sub.CouponCode == "WELCOME20" and sub.CouponPercentOff == 20
     assert get_gateway().charges_made(sub_id=sub.sub_id) == []  # nothing charged today
+
+
+def test_the_amounts_read_in_chromium_are_the_amounts_charged(phone_page, moto_table, live_server) -> None:
+    """An amount off for ever, and an upgrade during a free trial: the dashboard's next
+    payments and the switch confirm page, read in Chromium, then the payment run on each
+    date they name (``rules.projection`` is what both use)."""
+    page = phone_page
+    catalog()
+    access.create_product("GYM-PLUS", "City Gym Plus", 4000, "USD")
+    access.create_coupon("FIVE", amount_off=500, currency="USD", duration="forever", actor="staff")
+    email = "ledger@example.com"
+    account = access.create_account(email, user_id=make_user(email).pk)
+    day = (today() + timedelta(days=10)).day
+    couponed = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=day, amount=999,
+                                 currency="USD", card=card(), today=today(), actor=email,
+                                 coupon=access.get_coupon("FIVE")).sub
+    trial = actions.subscribe(access.get_account(account.account_id), sku="GYM-TRIAL", product_name="City Gym",
+                              payment_day=day, amount=2500, currency="USD", card=card(), today=today(), actor=email,
+                              trial_days=14).sub
+    log_in(page, email)
+
+    page.goto(f"/subscriptions/{trial.sub_id}/")
+    page.get_by_role("link", name="Switch product").click()
+    page.get_by_label(re.compile(r"City Gym Plus — \$40\.00 a month \(upgrade")).check()
+    page.get_by_role("button", name="See the amounts").click()
+    expect(page.get_by_test_id("due-now")).to_have_text("$0.00")
+    said = re.search(r"is (\$[\d.,]+);", page.get_by_test_id("next-payment").inner_text())[1]
+    screenshot(page, "plans-trial-upgrade-phone")
+    page.get_by_role("button", name="Switch", exact=True).click()
+    expect(page.locator("body")).to_contain_text("You now have City Gym Plus")
+    assert get_gateway().charges_made(sub_id=trial.sub_id) == []  # the trial's days are free
+
+    page.goto("/")
+    rows = page.get_by_test_id("upcoming").locator("li")
+    shown = [(rows.nth(n).inner_text().split(" · ")[1].split("\n")[0].split("$")[0].strip(),
+              rows.nth(n).get_by_test_id("upcoming-amount").inner_text()) for n in range(3)]
+    # the payment run on each date, for each subscription: what it charges is what was shown
+    charged = []
+    for _ in range(4):
+        for tracked in (couponed, trial):
+            sub = fresh(tracked)
+            out = payments.take_payment(sub, run_date=owed_charge(sub).date)
+            charged.append((sub.sub_id, out.due, out.amount))
+    charges = sorted(charged, key=lambda c: (c[1], c[0]))
+    names = {couponed.sub_id: "Daily News", trial.sub_id: "City Gym Plus"}
+    assert [(name, amount) for name, amount in shown] == [(names[s], f"${a / 100:.2f}") for s, _, a in charges[:3]]
+    first_trial = next(a for s, _, a in charges if s == trial.sub_id)
+    assert said == f"${first_trial / 100:.2f}"

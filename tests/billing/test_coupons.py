@@ -225,9 +225,10 @@ def test_a_first_payment_declined_gives_the_use_back(moto_table) -> None:
 
 
 @pytest.mark.parametrize(("terms", "says"), [
-    ({"duration": "forever"}, "on every payment"),
+    # 25 % of the prorated first period is $0.40, of a whole month $2.50: each said.
+    ({"duration": "forever"}, "on this payment, then $2.50 off every payment"),
     ({"duration": "once"}, "on this payment only"),
-    ({"duration": "repeating", "duration_payments": 3}, "on 3 payments, this one included"),
+    ({"duration": "repeating", "duration_payments": 3}, "on this payment, then $2.50 off each of the next 2 payments"),
 ])
 def test_the_confirmation_email_shows_the_discount_and_for_how_long(moto_table, mailoutbox, terms, says) -> None:
     started = subscribe(new_coupon(**terms))

@@ -1,0 +1,167 @@
+"""The one projection of a subscription's coming charges: what each of its next payments
+will charge, and for which days, walked forward exactly as the payment run advances it.
+
+Every amount still to come comes from here: the payment run charges the first element
+(``billing.batches.payments.owed_*``), and the dashboard, the subscription, switch and
+cancel pages, the reminder and switch e-mails and the staff's upcoming days show the same
+elements. So what a customer is shown is what is charged (docs/DESIGN-NOTES.md "Money
+rules", "Coupons", "Free trials").
+
+The walk (DESIGN.md M1, paid in advance):
+
+* the **owed period** first, charged on ``NextPaymentDate`` (a retry date while past
+  due): from ``BillingPeriod`` (past due) or ``NextPaymentDate``; the first payment
+  (``LastPaymentDate`` is still that day: at subscribing, or the first after a free
+  trial) runs to the day before the first anchor date, any other to
+  ``schedule.period_end`` (after a change of payment day: the prorated days plus a month);
+* then each following period, from the day after the one before to its ``period_end``,
+  charged on its first day;
+* each at ``PaymentAmount`` (a scheduled downgrade already holds the new price, which the
+  next payment is the first to charge; an upgrade holds it from the day it is made),
+  prorated by day (``schedule.period_amount``);
+* less the coupon's discount for *that* payment (``rules.coupons``): every payment while
+  ``CouponPaymentsLeft`` is absent (for ever), else the next N, one used per payment, as
+  the run's advance uses them (a payment the coupon takes wholly is still one).
+
+A free trial and a pause need nothing of their own: nothing is due during them (the first
+charge is due the day after the trial, or on the pause's first payment), so their days
+never appear. An open pause, or a subscription that is not live, has no coming charge.
+
+Pure: nothing here reads settings, the clock or the database. It reads only attributes
+both due indexes project (GSI-2 in full; GSI-1 lacks ``LastPaymentDate`` and
+``BillingPeriod``: the reminder run says which period starts, ``first``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from enum import StrEnum
+
+from billing.models import Subscription, SubscriptionStatus
+from billing.rules.coupons import after_payment, discount
+from billing.rules.schedule import first_period, is_anchor, next_payment_date, period_amount, period_end
+
+
+class ChargeKind(StrEnum):
+    """Why a coming charge covers the days it does (for the words a page puts next to it)."""
+
+    FIRST = "first"  # the first payment: from the day subscribed (or after the trial) to the first anchor
+    OVERDUE = "overdue"  # a past-due period, retried on this date
+    PRORATED = "prorated"  # after a change of payment day: prorated days plus a month
+    REGULAR = "regular"  # one anchor month
+
+
+@dataclass(frozen=True)
+class ComingCharge:
+    """One payment still to come, in minor units of the subscription's currency."""
+
+    date: date  # the day the payment run charges it
+    period_start: date
+    period_end: date  # inclusive
+    list_price: int  # the days at the price in force, prorated by day, before any coupon
+    discount: int  # what the coupon takes off this payment
+    amount: int  # what is charged: ``list_price - discount``
+    kind: ChargeKind
+    coupon: str | None = None  # the coupon's code while the subscription has one (even at 0 off)
+
+    @property
+    def full_month(self) -> bool:
+        """The period is exactly one anchor month (its price is the monthly price): a page
+        says "prorated" only when it is not."""
+        return self.period_end + timedelta(days=1) == next_payment_date(self._payment_day, self.period_start) \
+            and is_anchor(self._payment_day, self.period_start)
+
+    # The payment day the period was cut on (``full_month``); set by ``coming_charges``.
+    _payment_day: int = field(default=1, repr=False, compare=False)
+
+
+def _is_first(sub: Subscription, start: date) -> bool:
+    return sub.LastPaymentDate == start.isoformat()
+
+
+def coming_charges(sub: Subscription, count: int = 3, *, price: int | None = None,
+                   first: bool | None = None) -> list[ComingCharge]:
+    """The subscription's next ``count`` payments, soonest first ([] when none is due: not
+    live, or paused with no end). ``price``: the monthly price to charge instead of
+    ``PaymentAmount`` (what a switch would make it). ``first``: whether the owed period is
+    the first payment's, for an item read without ``LastPaymentDate`` (GSI-1); by default
+    known from ``LastPaymentDate`` as the run knows it."""
+    if count <= 0 or not sub.is_live or not sub.NextPaymentDate:
+        return []
+    monthly = int(sub.PaymentAmount if price is None else price)
+    day = int(sub.PaymentDay)
+    start = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
+    is_first = _is_first(sub, start) if first is None else first
+    end = first_period(day, start)[1] if is_first else period_end(day, start)
+    on = date.fromisoformat(sub.NextPaymentDate)
+    if sub.Status == SubscriptionStatus.PAST_DUE and sub.BillingPeriod:
+        kind = ChargeKind.OVERDUE
+    elif is_first:
+        kind = ChargeKind.FIRST
+    elif is_anchor(day, start) and end == next_payment_date(day, start) - timedelta(days=1):
+        kind = ChargeKind.REGULAR
+    else:
+        kind = ChargeKind.PRORATED
+    left = None if sub.CouponPaymentsLeft is None else int(sub.CouponPaymentsLeft)
+    return _walk(Terms(monthly, day, sub.CouponCode or None, sub.CouponPercentOff, sub.CouponAmountOff, left),
+                 on, start, end, kind, count)
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What the walk charges by: the monthly price, the payment day and the coupon."""
+
+    monthly: int
+    payment_day: int
+    coupon: str | None = None
+    percent_off: int | None = None
+    amount_off: int | None = None
+    coupon_payments_left: int | None = None  # None: every payment (for ever)
+
+
+def new_subscription_charges(terms: Terms, first_day: date, count: int = 3) -> list[ComingCharge]:
+    """The coming charges of a subscription not made yet, whose first charge is on
+    ``first_day`` (today, or the day after a free trial): the subscribe confirm page's
+    first payment and what its coupon takes off each payment."""
+    start, end = first_period(terms.payment_day, first_day)
+    return _walk(terms, first_day, start, end, ChargeKind.FIRST, count)
+
+
+def _walk(terms: Terms, on: date, start: date, end: date, kind: ChargeKind, count: int) -> list[ComingCharge]:
+    day = terms.payment_day
+    coupon, left = terms.coupon, terms.coupon_payments_left
+    charges: list[ComingCharge] = []
+    while True:
+        list_price = period_amount(terms.monthly, day, start, end)
+        in_force = bool(coupon) and (left is None or left > 0)
+        off = discount(list_price, percent_off=terms.percent_off, amount_off=terms.amount_off) if in_force else 0
+        charges.append(ComingCharge(on, start, end, list_price, off, list_price - off, kind,
+                                    coupon if in_force else None, _payment_day=day))
+        if len(charges) >= count:
+            return charges
+        # The run's advance: paid through ``end``, one of the coupon's payments used (the
+        # coupon leaves the subscription with its last one).
+        if coupon and left is not None:
+            left = after_payment(left)
+            if not left:
+                coupon = None
+        start = on = end + timedelta(days=1)
+        end = period_end(day, start)
+        kind = ChargeKind.REGULAR if is_anchor(day, start) else ChargeKind.PRORATED
+
+
+def owed_charge(sub: Subscription) -> ComingCharge:
+    """The payment the run takes next (``coming_charges``' first): the subscription must
+    have a ``NextPaymentDate`` and be live."""
+    return coming_charges(sub, 1)[0]
+
+
+def next_full_month(sub: Subscription, *, price: int | None = None, within: int = 14) -> ComingCharge | None:
+    """The first coming payment for one whole anchor month, after the coupon in force for
+    it: what a month of the subscription costs from its next full month (the dashboard's
+    monthly total). None when nothing is due."""
+    for charge in coming_charges(sub, within, price=price):
+        if charge.full_month:
+            return charge
+    return None
