@@ -41,6 +41,10 @@ STATUS_LABELS = {
 }
 
 
+# What a staff form drawn from an item that changed since says (the portal's own words).
+CHANGED_MESSAGE = _("This changed since you opened the page.")
+
+
 def status_label(value: str | None) -> str:
     """A stored status in the active language. English keeps the stored word ("past_due"),
     as the staff pages always showed it and staff meet it in logs, exports and the table
@@ -70,9 +74,11 @@ def account_url(account_id: str) -> str:
 
 def confirm_page(request: HttpRequest, account_id: str, title: str, question: str, *,
                  sub: Subscription | None = None, receipt: Receipt | None = None, form=None,
-                 button: str | None = None, danger: bool = False) -> HttpResponse:
-    """The page that asks staff to confirm an action on an account before it is taken."""
+                 button: str | None = None, danger: bool = False, can_confirm: bool = True) -> HttpResponse:
+    """The page that asks staff to confirm an action on an account before it is taken
+    (``can_confirm`` False: it only shows the item, as it is now, with no button)."""
     return render_staff(request, "staff/confirm.html", title, {
         "account_id": account_id, "question": question, "sub": sub, "receipt": receipt,
         "form": form, "button": button or gettext("Confirm"), "danger": danger, "back": account_url(account_id),
+        "view_only": not can_confirm,
     })
