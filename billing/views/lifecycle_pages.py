@@ -21,7 +21,8 @@ from billing.exceptions import PauseRefused
 from billing.forms import CancelChoiceForm, PauseForm
 from billing.models import Subscription
 from billing.rules.lifecycle import CancelMode, can_keep, check_pausable, pause_end, state_of
-from billing.views.common import STALE_MESSAGE, subscription_or_404
+from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
+from billing.views.manage_pages import subscription_context
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, bound_data, today
@@ -29,6 +30,19 @@ from core.pages import actor, bound_data, today
 
 def _fmt(day: date) -> str:
     return local_date(day, "j F Y")  # in the page's language ("14 febbraio 2027")
+
+
+def _changed(sub: Subscription, version: int | None) -> bool:
+    """The form was drawn from an older version of the subscription (another tab)."""
+    return version is not None and version != sub.Version
+
+
+def _posted_version(request: HttpRequest) -> int | None:
+    """The subscription's version a one-button form (keep) was drawn from, if it says."""
+    try:
+        return int(request.POST["version"])
+    except (KeyError, ValueError):
+        return None
 
 
 def _stale(request: HttpRequest, sub: Subscription, version: int | None) -> bool:
@@ -43,7 +57,12 @@ def cancel_choices(sub: Subscription, day: date) -> tuple[str | None, str]:
     """The labels of the two ways to end (None for "at period end" when nothing is paid
     after today: then it is the same as now)."""
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    if paid_through and paid_through > day and state_of(sub, day).kind == "active":
+    kind = state_of(sub, day).kind
+    if paid_through and paid_through > day and kind == "cancelling":
+        # Already ending at period end (another tab, or earlier): ending now is what is left.
+        return None, _("Now: it ends today, and the days you paid for after today are refunded, their share "
+                       "of what you paid.")
+    if paid_through and paid_through > day and kind == "active":
         return (
             _("At the end of the period you paid for: it runs until %(date)s, and you can keep it until "
               "then. Nothing more is charged.") % {"date": _fmt(paid_through)},
@@ -65,14 +84,21 @@ def _next_payment(sub) -> dict[str, str]:
 def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     day = today()
-    if not sub.is_live:
-        return redirect("subscription" if can_keep(sub, day) else "cancelled", sub_id=sub_id)
+    if not sub.is_live and not can_keep(sub, day):
+        return redirect("cancelled", sub_id=sub_id)
     period_end_label, now_label = cancel_choices(sub, day)
     form = CancelChoiceForm(bound_data(request), initial={"version": sub.Version},
                             period_end_label=period_end_label, now_label=now_label)
     if request.method == "POST" and form.is_valid():
-        if _stale(request, sub, form.cleaned_data.get("version")):
-            return redirect("cancel", sub_id=sub_id)
+        if _changed(sub, form.cleaned_data.get("version")):
+            # Drawn again from the subscription as it is now, keeping the customer's choice
+            # (cancel now, its refund, the reason and comment) where it still applies.
+            again = request.POST.copy()
+            again["version"] = str(sub.Version)
+            form = CancelChoiceForm(again, period_end_label=period_end_label, now_label=now_label)
+            form.is_valid()
+            return changed_since(request, "portal/cancel.html", {"sub": sub, "form": form,
+                                                                 "state": state_of(sub, day)})
         data = form.cleaned_data
         try:
             if data["when"] == CancelMode.PERIOD_END:
@@ -98,7 +124,7 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
             messages.warning(request, _("The refund of the days after today could not be made just now: our "
                                         "staff will make it and e-mail you."))
         return redirect("cancelled", sub_id=sub_id)
-    return render(request, "portal/cancel.html", {"sub": sub, "form": form})
+    return render(request, "portal/cancel.html", {"sub": sub, "form": form, "state": state_of(sub, day)})
 
 
 @require_POST
@@ -106,14 +132,18 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
 def keep(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     day = today()
+    version = _posted_version(request)
+    if not can_keep(sub, day) and (sub.is_live or _changed(sub, version)):
+        # Kept (or otherwise changed) in another tab since this page was shown.
+        return changed_since(request, "portal/subscription.html", subscription_context(sub))
     if not can_keep(sub, day):
         messages.info(request, _("This subscription has ended: subscribe again to get it back."))
         return redirect("subscription", sub_id=sub_id)
     try:
         lifecycle_actions.keep(sub, today=day, actor=actor(request))
     except access.ConditionFailed:
-        messages.warning(request, STALE_MESSAGE)
-        return redirect("subscription", sub_id=sub_id)
+        fresh = subscription_or_404(account_id, sub_id)
+        return changed_since(request, "portal/subscription.html", subscription_context(fresh))
     messages.success(request, _("Your subscription continues. The next payment is %(amount)s on %(date)s.")
                      % _next_payment(sub))
     return redirect("subscription", sub_id=sub_id)

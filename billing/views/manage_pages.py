@@ -52,14 +52,19 @@ def _apply_change(request: HttpRequest, sub: Subscription, form: Any, change: Ca
 @customer_required
 def subscription_detail(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
+    return render(request, "portal/subscription.html", subscription_context(sub))
+
+
+def subscription_context(sub: Subscription) -> dict[str, Any]:
+    """The subscription page's context (also for a stale form's answer, drawn from it as it is now)."""
     # Its payments and failed attempts: one Query of the account's history, kept to this one.
     end = today()
-    history = access.get_payment_history(account_id, months_before(end, RECEIPT_MONTHS), end)
-    return render(request, "portal/subscription.html", {
+    history = access.get_payment_history(sub.account_id, months_before(end, RECEIPT_MONTHS), end)
+    return {
         "sub": sub, "sub_receipts": [r for r in history.receipts if r.sub_id == sub.sub_id],
         "failed": [f for f in history.failed if f.sub_id == sub.sub_id],
         # a downgrade not yet in force: the product paid for until the next payment
-        "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat())})
+        "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat())}
 
 
 @require_http_methods(["GET", "POST"])
