@@ -257,7 +257,7 @@ class PauseForm(VersionedForm):
     payments = forms.TypedChoiceField(label=_("Payments to skip"), coerce=int, required=False, initial=1,
                                       choices=[(n, str(n)) for n in range(1, MAX_PAUSE_PAYMENTS + 1)])
     until = forms.DateField(label=_("Resume on or after"), required=False,
-                            widget=forms.DateInput(attrs={"type": "date"}))
+                            widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
