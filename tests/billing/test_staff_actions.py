@@ -315,3 +315,14 @@ def test_two_tabs_refunding_at_once_give_one_refund_and_one_refunded_meanwhile(l
     assert receipt.RefundedAmount == 999 and len(receipt.Refunds) == 1 and receipt.RefundClaim is None
     refunded_at_gateway = get_gateway().refund(receipt.ChargeId, 1, idempotency_key="one-more")
     assert refunded_at_gateway.status == "failed" and "exceeds" in refunded_at_gateway.reason
+
+
+def test_staff_forms_show_no_labels_of_hidden_fields(client, customer) -> None:
+    client.force_login(make_user("root@rpay.localhost", staff=True, money=True))
+    pages = [reverse(f"admin:staff_{name}", args=[customer.account_id, customer.sub.sub_id])
+             for name in ("pause", "switch")]
+    pages.append(reverse("admin:staff_refund", args=[customer.account_id, customer.receipt.SK]))
+    for url in pages:
+        html = client.get(url).content.decode()
+        labels = re.findall(r"<label[^>]*>([^<]*)</label>", html)
+        assert not {"Version", "Step", "Charge", "Credit", "Upgrade", "Request id", "Refunded"} & set(labels), url
