@@ -177,9 +177,12 @@ class ChangeDayForm(VersionedForm):
         choices=[(d, str(d)) for d in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)],
     )
 
-    def __init__(self, *args: Any, next_dates: dict[int, date] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, options: list[tuple[int, str]] | None = None, **kwargs: Any) -> None:
+        """``options``: the days offered (every day but the current one), each labelled
+        with the payment it leads to; none chosen until the customer picks one."""
         super().__init__(*args, **kwargs)
-        self.fields["payment_day"].choices = day_choices(next_dates)
+        if options is not None:
+            self.fields["payment_day"].choices = [("", gettext_lazy("Choose a day")), *options]
 
 
 class ReplaceCardForm(CardFields, VersionedForm):
