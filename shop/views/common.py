@@ -31,6 +31,18 @@ def availability(stock: int) -> str:
     return gettext("%(count)s left") % {"count": stock} if stock <= FEW_LEFT else gettext("In stock")
 
 
+def stock_of(product_id: str) -> int:
+    """A product's stock over every warehouse, summed (access pattern 4: one Query)."""
+    return sum(s.Available for s in access.get_product_inventory_by_product_id(product_id))
+
+
+def too_many(stock: int) -> str:
+    """Why a quantity above the stock is refused: the product page and the cart say it alike."""
+    if not stock:
+        return gettext("This product is out of stock.")
+    return gettext("Only %(count)s left: choose %(count)s or fewer in all.") % {"count": stock}
+
+
 def get_cart(request: HttpRequest) -> dict[str, dict[str, Any]]:
     """The session's cart, with anything malformed (an old session, a hand-made cookie) dropped."""
     raw = request.session.get(SESSION_CART)
