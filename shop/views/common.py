@@ -68,12 +68,21 @@ def order_or_404(customer_id: str, order_id: str, *, consistent: bool = False) -
     return details
 
 
+WAREHOUSE_NAMES_MAX_AGE = 300.0  # seconds
+
+
 def shipment_rows(details: OrderDetails) -> list[dict[str, Any]]:
     """Each shipment with its items (name and quantity), for the order pages."""
     names = {item.ProductId: item.Name for item in details.items}
+    # The warehouses' names (one BatchGetItem, kept a few minutes: a name rarely changes);
+    # the customer reads "from warehouse Leeds", not its id.
+    warehouses = access.get_warehouses_by_ids([s.WarehouseId for s in details.shipments],
+                                              max_age=WAREHOUSE_NAMES_MAX_AGE) if details.shipments else {}
     rows = []
     for shipment in sorted(details.shipments, key=lambda s: s.CreatedAt):
         items = [{"name": names.get(i.ProductId, i.ProductId), "quantity": i.Quantity}
                  for i in details.shipment_items if i.ShipmentId == shipment.shipment_id]
-        rows.append({"shipment": shipment, "items": items})
+        warehouse = warehouses.get(shipment.WarehouseId)
+        rows.append({"shipment": shipment, "items": items,
+                     "warehouse": (warehouse.Name if warehouse else None) or shipment.WarehouseId})
     return rows
