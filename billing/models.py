@@ -378,6 +378,10 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # the period's price was ProcessedAmount + DiscountAmount.
     DiscountAmount = NumberAttribute(null=True)  # minor units
     CouponCode = UnicodeAttribute(null=True)
+    # The name and billing address the customer gave with the card that paid (the card's
+    # ``PaymentDetails.BillingAddress`` when paid: name, then address lines), as printed
+    # on the receipt; null on receipts written before it was kept.
+    BillingAddress = UnicodeAttribute(null=True)
     # A staff refund under way (billing/access/receipts.py ``claim_refund``): its request
     # id and when it was claimed. Claimed only while RefundedAmount is what the refund
     # form showed, so two tabs open on the same receipt make one refund, not two.

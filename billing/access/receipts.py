@@ -121,6 +121,7 @@ def build_receipt(
         ChargeId=charge_id,
         CardBrand=sub.PaymentDetails.Brand if sub.PaymentDetails else None,
         CardLast4=sub.PaymentDetails.Last4 if sub.PaymentDetails else None,
+        BillingAddress=(sub.PaymentDetails.BillingAddress or None) if sub.PaymentDetails else None,
         Language=sub.Language,
         TTL=receipt_ttl(billing_date, retention_days),
         Number=number,
