@@ -107,7 +107,9 @@ def switch_product(request: HttpRequest, account_id: str, sub_id: str) -> HttpRe
                 **quote_context(sub, done.quote)})
         _said(request, done)
         return redirect("subscription", sub_id=sub_id)
-    return render(request, "portal/switch.html", {"sub": sub, "form": form, "has_choices": bool(choices)})
+    return render(request, "portal/switch.html", {"sub": sub, "form": form, "has_choices": bool(choices),
+                                                  # said up front, not after choosing (one switch a day)
+                                                  "switched_today": sub.LastSwitchDate == today().isoformat()})
 
 
 def _expected(sub: Subscription, request: HttpRequest) -> dict:
