@@ -4,8 +4,10 @@ page, and the account page's URL. (Permissions: ``permissions``, checked in ``ur
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.translation import gettext
@@ -43,6 +45,31 @@ STATUS_LABELS = {
 
 # What a staff form drawn from an item that changed since says (the portal's own words).
 CHANGED_MESSAGE = _("This changed since you opened the page.")
+
+
+def posted_version(request: HttpRequest) -> int | None:
+    """The subscription's Version the posted confirm page was drawn from (None: not said)."""
+    try:
+        return int(request.POST["version"])
+    except (KeyError, ValueError):
+        return None
+
+
+def drawn_from_older(request: HttpRequest, sub: Subscription) -> bool:
+    """The posted form was drawn from an older version of ``sub`` (another tab, another
+    staff member, the customer)."""
+    version = posted_version(request)
+    return version is not None and version != sub.Version
+
+
+def changed_since(request: HttpRequest, page: Callable[[], HttpResponse]) -> HttpResponse:
+    """The answer to a form drawn from an item that changed since: nothing done, the page
+    again drawn from the item as it is now (``page``), the message, 409."""
+    messages.warning(request, gettext("%(changed)s Nothing was done: here it is as it is now.")
+                     % {"changed": CHANGED_MESSAGE})
+    response = page()
+    response.status_code = 409
+    return response
 
 
 def status_label(value: str | None) -> str:

@@ -187,13 +187,16 @@ def pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
 @customer_required
 def resume(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
+    if _changed(sub, _posted_version(request)):
+        # Resumed (or otherwise changed) in another tab since this page was shown.
+        return changed_since(request, "portal/subscription.html", subscription_context(sub))
     if state_of(sub, today()).kind != "paused":
         messages.info(request, _("This subscription is not paused."))
         return redirect("subscription", sub_id=sub_id)
     try:
         lifecycle_actions.resume(sub, today=today(), actor=actor(request))
     except access.ConditionFailed:
-        messages.warning(request, STALE_MESSAGE)
-        return redirect("subscription", sub_id=sub_id)
+        fresh = subscription_or_404(account_id, sub_id)
+        return changed_since(request, "portal/subscription.html", subscription_context(fresh))
     messages.success(request, _("Resumed. The next payment is %(amount)s on %(date)s.") % _next_payment(sub))
     return redirect("subscription", sub_id=sub_id)

@@ -94,3 +94,54 @@ def test_keep_after_the_paid_days_are_over_still_says_it_ended(customer) -> None
     with on(date(2027, 3, 15), customer):
         response = customer.client.post(f"/subscriptions/{sub.sub_id}/keep/", {"version": version}, follow=True)
         assert "This subscription has ended: subscribe again to get it back." in messages_of(response)
+
+
+def test_resume_from_a_tab_drawn_before_another_resumed_shows_it_resumed(customer) -> None:
+    with on(ON, customer):
+        sub = paid_subscription(customer)
+        customer.client.post(f"/subscriptions/{sub.sub_id}/pause/", {"how": "open", "version": sub.Version})
+        paused = fresh(sub)
+        assert customer.client.post(f"/subscriptions/{sub.sub_id}/resume/",
+                                    {"version": paused.Version}).status_code == 302  # tab 1
+        response = customer.client.post(f"/subscriptions/{sub.sub_id}/resume/", {"version": paused.Version})
+        assert response.status_code == 409 and any(m.startswith(CHANGED) for m in messages_of(response))
+        assert "Resume now" not in response.content.decode()
+        assert len([e for e in access.get_events_by_account(sub.account_id)
+                    if e.Action == "subscription.resumed"]) == 1
+
+
+# --- staff ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def staff_customer(moto_table):
+    from tests.builders import make_customer_with_history
+
+    return make_customer_with_history()
+
+
+@pytest.fixture
+def all_staff(client):
+    from tests.builders import make_user
+
+    client.force_login(make_user("all@rpay.localhost", staff=True, money=True))
+    return client
+
+
+def test_staff_confirm_pages_drawn_from_an_older_subscription_do_nothing(all_staff, staff_customer) -> None:
+    from django.urls import reverse
+
+    sub = staff_customer.sub
+    args = [staff_customer.account_id, sub.sub_id]
+    page = all_staff.get(reverse("admin:staff_cancel", args=args)).content.decode()
+    [version] = re.findall(r'name="version" value="(\d+)"', page)
+    # the customer (another tab) changes the day meanwhile
+    access.change_payment_day(fresh(sub), 20, actor="customer")
+    for name, data in (("staff_cancel", {}), ("staff_payment_day", {"payment_day": 25})):
+        response = all_staff.post(reverse(f"admin:{name}", args=args), {**data, "version": version})
+        html = response.content.decode()
+        assert response.status_code == 409, name
+        assert CHANGED in html and "Nothing was done: here it is as it is now." in html, name
+        assert f'name="version" value="{fresh(sub).Version}"' in html, name  # drawn again, as it is now
+    now = fresh(sub)
+    assert (now.Status, now.PaymentDay, now.PausedFrom) == ("active", 20, None)
