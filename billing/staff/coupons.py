@@ -15,7 +15,7 @@ from billing import access
 from billing.actions import coupons as actions
 from billing.forms import coupon_error
 from billing.models import CouponStatus
-from billing.staff.common import account_url, confirm_page, staff_date
+from billing.staff.common import account_url, changed_since, confirm_page, drawn_from_older, staff_date
 from billing.staff.forms import ApplyCouponForm, CouponForm
 from billing.staff.pause_pages import CHANGED_MEANWHILE
 from billing.views.common import subscription_or_404
@@ -103,6 +103,10 @@ def staff_coupon(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         messages.error(request, _("Only a live subscription with a next payment can be given a coupon."))
         return redirect(account_url(account_id))
     form = ApplyCouponForm(bound_data(request))
+    if request.method == "POST" and drawn_from_older(request, sub):
+        # Given a coupon, switched or paused elsewhere meanwhile: nothing given; the page
+        # again (the code typed kept), drawn from the subscription as it is now.
+        return changed_since(request, lambda: _give_page(request, account_id, sub, form))
     if request.method == "POST" and form.is_valid():
         code = form.cleaned_data["code"]
         try:
@@ -119,6 +123,10 @@ def staff_coupon(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
             messages.success(request, _("Coupon %(code)s given; it applies from the payment on %(date)s.") % {
                 "code": coupon.Code, "date": staff_date(sub.NextPaymentDate)})
             return redirect(account_url(account_id))
+    return _give_page(request, account_id, sub, form)
+
+
+def _give_page(request: HttpRequest, account_id: str, sub, form: ApplyCouponForm) -> HttpResponse:
     question = _("Give a coupon to this subscription? It applies from its next payment, on %(date)s%(current)s.") % {
         "date": staff_date(sub.NextPaymentDate),
         "current": _(", and replaces its coupon %(code)s") % {"code": sub.CouponCode} if sub.CouponCode else ""}
