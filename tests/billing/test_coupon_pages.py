@@ -206,3 +206,18 @@ def test_a_coupon_given_from_a_page_drawn_before_another_change_is_not_given(cli
     assert response.status_code == 409 and "This changed since you opened the page." in response.content.decode()
     assert response.context["form"]["code"].value() == "LOYAL"  # what was typed is kept
     assert fresh(sub).CouponCode is None and access.get_coupon("LOYAL").Uses == 0
+
+
+def test_a_coupon_edit_drawn_before_another_edit_saves_nothing(client, moto_table) -> None:
+    staff_client(client)
+    coupon("SPRING")
+    url = "/admin/staff/coupons/SPRING/edit/"
+    import re
+
+    [version] = re.findall(r'name="version" value="([^"]+)"', client.get(url).content.decode())
+    assert client.post(url, {"max_uses": "50", "version": version}).status_code == 302  # tab 1
+    response = client.post(url, {"max_uses": "7", "version": version})  # tab 2, drawn before
+    html = response.content.decode()
+    assert response.status_code == 409 and "This changed since you opened the page." in html
+    assert "limit 50" in html and response.context["form"]["max_uses"].value() == "7"
+    assert access.get_coupon("SPRING").MaxUses == 50
