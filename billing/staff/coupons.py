@@ -94,7 +94,7 @@ def terms_version(coupon) -> str:
 def _coupon_terms(coupon) -> str:
     """The coupon's terms as they are now, in one line (the answer to a stale edit)."""
     return _("Now: %(status)s, used %(uses)s times, limit %(limit)s, valid %(start)s – %(end)s.") % {
-        "status": coupon.Status, "uses": coupon.Uses, "limit": coupon.MaxUses or _("none"),
+        "status": coupon.Status, "uses": coupon.Uses, "limit": coupon.MaxUses or _("no limit"),
         "start": coupon.ValidFrom or "…", "end": coupon.ValidUntil or _("no end")}
 
 
