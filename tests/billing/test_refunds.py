@@ -211,7 +211,7 @@ def test_a_refund_is_mailed_in_the_language_of_its_receipt(moto_table) -> None:
     assert message.subject == subject and subject != f"Refund: {receipt.ProductName}"
 
 
-def test_a_refund_drawn_from_an_older_refunded_amount_is_refused_before_the_gateway(moto_table) -> None:
+def test_a_refund_drawn_from_an_older_refunded_amount_is_refused_before_the_gateway(table) -> None:
     receipt = paid_receipt()
     refunds.refund_receipt(receipt, 300, request_id="tab1", actor="staff:ann", expected_refunded=0)
     with pytest.raises(access.RefundedMeanwhile) as meanwhile:
@@ -223,7 +223,7 @@ def test_a_refund_drawn_from_an_older_refunded_amount_is_refused_before_the_gate
     assert [r.RequestId for r in stored.Refunds] == ["tab1"] and stored.RefundClaim is None
 
 
-def test_a_claimed_receipt_is_refused_to_another_request_until_the_claim_is_released(moto_table) -> None:
+def test_a_claimed_receipt_is_refused_to_another_request_until_the_claim_is_released(table) -> None:
     receipt = paid_receipt()
     access.claim_refund(receipt, expected_refunded=0, request_id="tab1")
     with pytest.raises(access.RefundedMeanwhile) as meanwhile:
@@ -236,7 +236,7 @@ def test_a_claimed_receipt_is_refused_to_another_request_until_the_claim_is_rele
     assert refunds.refund_receipt(receipt, 100, request_id="tab2", actor="b", expected_refunded=0).amount == 100
 
 
-def test_a_claim_left_by_a_request_that_died_is_taken_over_after_its_lifetime(moto_table) -> None:
+def test_a_claim_left_by_a_request_that_died_is_taken_over_after_its_lifetime(table) -> None:
     receipt = paid_receipt()
     access.claim_refund(receipt, expected_refunded=0, request_id="died",
                         now=datetime.now(tz=UTC) - receipts_module.REFUND_CLAIM_LIFETIME - receipts_module.timedelta(1))
