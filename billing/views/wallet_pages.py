@@ -26,7 +26,7 @@ from billing.models import Account, Card, PaymentDetails, Subscription
 from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
-from core.pages import actor, bound_data, or_404, today
+from core.pages import actor, bound_data, today
 
 
 @dataclass
@@ -61,10 +61,6 @@ def _account_or_404(account_id: str) -> Account:
     return account
 
 
-def _card_or_404(account_id: str, card_id: str) -> Card:
-    return or_404(access.get_card(account_id, card_id), "no such card")
-
-
 def wallet_context(account_id: str) -> dict[str, object]:
     collection = access.get_account_collection(account_id)  # the page's one Query
     return {"rows": wallet_rows(collection.account, collection.cards, collection.subscriptions)}
@@ -96,7 +92,9 @@ def wallet_add(request: HttpRequest, account_id: str) -> HttpResponse:
 
 @card_entry_page()
 def wallet_replace(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
-    card = _card_or_404(account_id, card_id)
+    card = access.get_card(account_id, card_id)
+    if card is None:  # removed in another tab since the wallet was shown
+        return _wallet_changed(request, account_id)
     # The stored billing address fills the form, so it is kept unless changed.
     form = WalletCardForm(bound_data(request), today=today(), offer_default=False, customer=card_customer(account_id),
                           initial={"billing_address": card.Details.BillingAddress or ""})
@@ -106,9 +104,7 @@ def wallet_replace(request: HttpRequest, account_id: str, card_id: str) -> HttpR
             done = wallet.replace_card(account, card, token, form.billing_address_text(), actor=actor(request),
                                        today=today())
         except access.ConditionFailed:
-            messages.warning(request, _("This card was changed elsewhere meanwhile. Here is the wallet as it is "
-                                        "now: please check it and try again."))
-            return redirect("wallet")
+            return _wallet_changed(request, account_id)
         label = wallet.card_label(done.card.Details)
         names = ", ".join(s.ProductName or s.SKU for s in done.moved)
         messages.success(request, _("%(card)s replaces the old card.") % {"card": label}

@@ -82,6 +82,8 @@ def test_make_default_on_a_card_removed_in_another_tab_shows_the_wallet(customer
         assert response.status_code == 409
         assert any(m.startswith(CHANGED) for m in messages_of(response))
         assert "Visa" in html and "4444" not in html  # the wallet as it is now
+    replace = customer.client.get(f"/wallet/{master.card_id}/replace/")  # a Replace link from the old page
+    assert replace.status_code == 409 and any(m.startswith(CHANGED) for m in messages_of(replace))
     assert [c.Details.Last4 for c in access.get_cards(customer.account_id)] == ["4242"]
 
 
