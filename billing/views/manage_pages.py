@@ -24,7 +24,7 @@ from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
 from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY, months_before, next_payment_date
-from billing.views.common import RECEIPT_MONTHS, STALE_MESSAGE, subscription_or_404
+from billing.views.common import RECEIPT_MONTHS, STALE_MESSAGE, changed_since, subscription_or_404
 from billing.views.wallet_pages import card_choice
 from core.cardforms import tokenize_card_form
 from core.localformat import local_date
@@ -81,12 +81,19 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
         return redirect("subscription", sub_id=sub_id)
     form = ChangeDayForm(bound_data(request), options=day_options(sub), initial={"version": sub.Version})
     if request.method == "POST" and form.is_valid():
-        refused = _apply_change(
-            request, sub, form,
-            lambda: actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request)),
-            retry_page="change_day")
-        if refused:
-            return refused
+        version = form.cleaned_data.get("version")
+        try:
+            if version is not None and version != sub.Version:
+                raise access.ConditionFailed(sub.SK)  # the form was read before another change
+            actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request))
+        except access.ConditionFailed:
+            # The page again, drawn from the subscription as it is now (its options and
+            # version), the day chosen kept when it is still offered.
+            sub = subscription_or_404(account_id, sub_id)
+            again = request.POST.copy()
+            again["version"] = str(sub.Version)
+            return changed_since(request, "portal/change_day.html", {
+                "sub": sub, "form": ChangeDayForm(again, options=day_options(sub))})
         start, end = batches.owed_period(sub)
         amount = format_with_symbol(batches.owed_amount(sub), sub.Currency)
         messages.success(request, _("Your payment day is now the %(day)s. The days you paid for stay paid: the next "
