@@ -45,14 +45,6 @@ def _posted_version(request: HttpRequest) -> int | None:
         return None
 
 
-def _stale(request: HttpRequest, sub: Subscription, version: int | None) -> bool:
-    """The form was read before another change (another tab): say so."""
-    if version is not None and version != sub.Version:
-        messages.warning(request, STALE_MESSAGE)
-        return True
-    return False
-
-
 def cancel_choices(sub: Subscription, day: date) -> tuple[str | None, str]:
     """The labels of the two ways to end (None for "at period end" when nothing is paid
     after today: then it is the same as now)."""
@@ -162,8 +154,12 @@ def pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     form = PauseForm(bound_data(request), initial={"version": sub.Version,
                                                    "until": next_payment + timedelta(days=31)})
     if request.method == "POST" and form.is_valid():
-        if _stale(request, sub, form.cleaned_data.get("version")):
-            return redirect("pause", sub_id=sub_id)
+        if _changed(sub, form.cleaned_data.get("version")):
+            again = request.POST.copy()
+            again["version"] = str(sub.Version)  # the choice kept, drawn again from it as it is now
+            return changed_since(request, "portal/pause.html", {
+                "sub": sub, "form": PauseForm(again), "next_payment": next_payment,
+                "paid_through": sub.PaidThroughDate})
         try:
             resume = pause_end(sub, day, **form.pause_kwargs())
             lifecycle_actions.pause(sub, resume=resume, today=day, actor=actor(request))

@@ -147,3 +147,16 @@ def test_staff_confirm_pages_drawn_from_an_older_subscription_do_nothing(all_sta
         assert f'name="version" value="{fresh(sub).Version}"' in html, name  # drawn again, as it is now
     now = fresh(sub)
     assert (now.Status, now.PaymentDay, now.PausedFrom) == ("active", 20, None)
+
+
+def test_a_pause_from_a_stale_page_keeps_the_choice(customer) -> None:
+    with on(ON, customer):
+        sub = paid_subscription(customer)
+        customer.client.post(f"/subscriptions/{sub.sub_id}/payment-day/", {"payment_day": 20,
+                                                                           "version": sub.Version})  # tab 1
+        response = customer.client.post(f"/subscriptions/{sub.sub_id}/pause/", {
+            "how": "skip", "payments": "3", "version": sub.Version})  # tab 2, drawn before
+        assert response.status_code == 409 and any(m.startswith(CHANGED) for m in messages_of(response))
+        form = response.context["form"]
+        assert (form["how"].value(), form["payments"].value()) == ("skip", "3")
+        assert form["version"].value() == str(fresh(sub).Version) and fresh(sub).PausedFrom is None
