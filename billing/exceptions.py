@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from billing.models import Subscription
+    from billing.models import Receipt, Subscription
 
 # --- conditional writes (the access layer) ------------------------------------------
 
@@ -48,6 +48,17 @@ class ReceiptNumberTaken(ConditionFailed):
     """A new receipt's number already belongs to another receipt: the year's counter
     is behind its look-up items (a table restored from an old backup). Nothing was
     written; the number is not reused."""
+
+
+class RefundedMeanwhile(ConditionFailed):
+    """A refund was refused before the gateway was asked: the receipt's refunded amount is
+    no longer what the refund form showed, or another refund of it is under way (another
+    tab). ``receipt`` is the receipt as it is now."""
+
+    def __init__(self, receipt: Receipt, *, in_progress: bool = False) -> None:
+        super().__init__(receipt.SK)
+        self.receipt = receipt
+        self.in_progress = in_progress
 
 
 class MigrationConflict(ConditionFailed):

@@ -12,8 +12,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.contrib.auth.forms import SetPasswordMixin
-from django.core.exceptions import ValidationError
+from django.contrib.auth.forms import AuthenticationForm, SetPasswordMixin
 from django.core.validators import MaxLengthValidator
 from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext_lazy as _
@@ -33,6 +32,19 @@ PAYMENT_DAY_HELP = _(
 )
 
 
+class EmailLoginForm(AuthenticationForm):
+    """Django's log-in form, asking for what rpay's users log in with: their e-mail (the
+    username column holds it; rpay_site/auth_backends.py matches it case-insensitively).
+    The field keeps its name, ``username``, that the admin and password managers use."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["username"]
+        field.label = _("E-mail")
+        field.widget.input_type = "email"
+        field.widget.attrs.update({"autocomplete": "email", "inputmode": "email"})
+
+
 def username_max_length() -> int:
     """The user table's username column: the e-mail is stored there, so it must fit."""
     return get_user_model()._meta.get_field(get_user_model().USERNAME_FIELD).max_length
@@ -50,7 +62,6 @@ class SignUpForm(SetPasswordMixin, forms.Form):
     error_messages = {
         **SetPasswordMixin.error_messages,
         "password_mismatch": _("The two passwords do not match."),
-        "duplicate_email": _("An account with this e-mail already exists. Log in instead."),
     }
 
     email = forms.EmailField(
@@ -68,10 +79,9 @@ class SignUpForm(SetPasswordMixin, forms.Form):
         email.widget.attrs["maxlength"] = str(email.max_length)
 
     def clean_email(self) -> str:
-        email = self.cleaned_data["email"].strip().lower()
-        if get_user_model().objects.filter(username__iexact=email).exists():
-            raise ValidationError(self.error_messages["duplicate_email"], code="duplicate_email")
-        return email
+        # An address that has an account already is not refused here: the page would tell
+        # anyone which addresses have accounts. The sign-up page mails its owner instead.
+        return self.cleaned_data["email"].strip().lower()
 
     @sensitive_variables("data")
     def clean(self) -> dict[str, Any]:
@@ -177,9 +187,12 @@ class ChangeDayForm(VersionedForm):
         choices=[(d, str(d)) for d in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1)],
     )
 
-    def __init__(self, *args: Any, next_dates: dict[int, date] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, options: list[tuple[int, str]] | None = None, **kwargs: Any) -> None:
+        """``options``: the days offered (every day but the current one), each labelled
+        with the payment it leads to; none chosen until the customer picks one."""
         super().__init__(*args, **kwargs)
-        self.fields["payment_day"].choices = day_choices(next_dates)
+        if options is not None:
+            self.fields["payment_day"].choices = [("", gettext_lazy("Choose a day")), *options]
 
 
 class ReplaceCardForm(CardFields, VersionedForm):
@@ -257,7 +270,7 @@ class PauseForm(VersionedForm):
     payments = forms.TypedChoiceField(label=_("Payments to skip"), coerce=int, required=False, initial=1,
                                       choices=[(n, str(n)) for n in range(1, MAX_PAUSE_PAYMENTS + 1)])
     until = forms.DateField(label=_("Resume on or after"), required=False,
-                            widget=forms.DateInput(attrs={"type": "date"}))
+                            widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

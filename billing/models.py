@@ -320,6 +320,9 @@ class Refund(MapAttribute):
     At = UnicodeAttribute()
     Actor = UnicodeAttribute(null=True)
     Reason = UnicodeAttribute(null=True)
+    # The staff form's request id (its idempotency key's tail): a second submit of the
+    # same form finds its refund made, rather than "refunded meanwhile".
+    RequestId = UnicodeAttribute(null=True)
 
 
 class Receipt(BillingItem, discriminator="Receipt"):
@@ -375,6 +378,15 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # the period's price was ProcessedAmount + DiscountAmount.
     DiscountAmount = NumberAttribute(null=True)  # minor units
     CouponCode = UnicodeAttribute(null=True)
+    # The name and billing address the customer gave with the card that paid (the card's
+    # ``PaymentDetails.BillingAddress`` when paid: name, then address lines), as printed
+    # on the receipt; null on receipts written before it was kept.
+    BillingAddress = UnicodeAttribute(null=True)
+    # A staff refund under way (billing/access/receipts.py ``claim_refund``): its request
+    # id and when it was claimed. Claimed only while RefundedAmount is what the refund
+    # form showed, so two tabs open on the same receipt make one refund, not two.
+    RefundClaim = UnicodeAttribute(null=True)
+    RefundClaimAt = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:

@@ -17,10 +17,10 @@ class DiscountCodeTerms(forms.Form):
 
     max_uses = forms.IntegerField(label=_("Limit on uses (optional)"), min_value=1, max_value=10**9, required=False)
     valid_from = forms.DateField(label=_("Valid from (optional)"), required=False,
-                                 widget=forms.DateInput(attrs={"type": "date"}),
+                                 widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
                                  help_text=_("The first day it may be used (UTC)."))
     valid_until = forms.DateField(label=_("Valid until (optional)"), required=False,
-                                  widget=forms.DateInput(attrs={"type": "date"}),
+                                  widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
                                   help_text=_("The last day it may be used (UTC), included."))
 
     def clean(self) -> dict[str, Any]:

@@ -120,8 +120,8 @@ class DateRangeForm(forms.Form):
     """A date range including the whole of its last day (docs/SHOP.md, "Where the original
     design is wrong", 7)."""
 
-    first = forms.DateField(label=_("From"), widget=forms.DateInput(attrs={"type": "date"}))
-    last = forms.DateField(label=_("To"), widget=forms.DateInput(attrs={"type": "date"}))
+    first = forms.DateField(label=_("From"), widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
+    last = forms.DateField(label=_("To"), widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

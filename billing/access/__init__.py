@@ -100,6 +100,7 @@ from billing.access.receipt_numbers import (
     reserve_receipt_numbers,
 )
 from billing.access.receipts import (
+    claim_refund,
     create_receipt,
     get_receipt,
     get_receipt_by_number,
@@ -109,6 +110,8 @@ from billing.access.receipts import (
     receipt_snapshot,
     receipt_ttl,
     record_refund,
+    refund_of_request,
+    release_refund_claim,
 )
 from billing.access.reshard import (
     ReshardCount,
@@ -165,6 +168,7 @@ from billing.exceptions import (
     MigrationConflict,
     PaymentInProgress,
     ReceiptNumberTaken,
+    RefundedMeanwhile,
     TrialAlreadyUsed,
 )
 
@@ -178,6 +182,7 @@ __all__ = [
     "AlreadyExists",
     "ConditionFailed",
     "PaymentInProgress",
+    "RefundedMeanwhile",
     "TrialAlreadyUsed",
     # ids and the clock
     "new_id",
@@ -259,6 +264,9 @@ __all__ = [
     "receipt_snapshot",
     "receipt_ttl",
     "record_refund",
+    "claim_refund",
+    "release_refund_claim",
+    "refund_of_request",
     # disputes (chargebacks): on the receipt, and the staff-wide list
     "DISPUTES_PAGE_SIZE",
     "Dispute",

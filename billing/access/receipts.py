@@ -11,7 +11,7 @@ from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from billing.access._common import absent_if_invalid, is_expired, iso_now, refused_as, utc_now
 from billing.access.events import new_event, record_event
 from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
-from billing.exceptions import ConditionFailed, ReceiptNumberTaken
+from billing.exceptions import ConditionFailed, ReceiptNumberTaken, RefundedMeanwhile
 from billing.models import (
     AuditAction,
     AuditEvent,
@@ -121,6 +121,7 @@ def build_receipt(
         ChargeId=charge_id,
         CardBrand=sub.PaymentDetails.Brand if sub.PaymentDetails else None,
         CardLast4=sub.PaymentDetails.Last4 if sub.PaymentDetails else None,
+        BillingAddress=(sub.PaymentDetails.BillingAddress or None) if sub.PaymentDetails else None,
         Language=sub.Language,
         TTL=receipt_ttl(billing_date, retention_days),
         Number=number,
@@ -198,8 +199,61 @@ def get_receipt_for_url(account_id: str, url_id: str, *, now: datetime | None = 
     return get_receipt_by_number(account_id, url_id, now=now)
 
 
+# A claim older than this is a request that died between the claim and the gateway's
+# answer: another may take it over (the gateway's idempotency key still guards the first).
+REFUND_CLAIM_LIFETIME = timedelta(minutes=10)
+
+
+def claim_refund(receipt: Receipt, *, expected_refunded: int, request_id: str,
+                 now: datetime | None = None) -> Receipt:
+    """Claim the receipt for one staff refund, before the gateway is asked: one
+    conditional UpdateItem that holds only while ``RefundedAmount`` is what the refund
+    form showed and no other request's claim is alive. Two tabs opened on the same
+    receipt thus make one refund: the second is refused with ``RefundedMeanwhile`` (the
+    receipt as it is now), not refunded again. The same request (a double click, a retry
+    after an unreachable gateway) may claim again. ``record_refund(..., claim=...)``
+    releases the claim with the refund's own write; ``release_refund_claim`` when the
+    gateway refused."""
+    now = now or utc_now()
+    unchanged = Receipt.RefundedAmount == expected_refunded
+    if not expected_refunded:
+        unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
+    free = (Receipt.RefundClaim.does_not_exist() | (Receipt.RefundClaim == request_id)
+            | (Receipt.RefundClaimAt < (now - REFUND_CLAIM_LIFETIME).isoformat(timespec="seconds")))
+    try:
+        with refused_as(ConditionFailed, receipt.SK):
+            receipt.update(actions=[Receipt.RefundClaim.set(request_id),
+                                    Receipt.RefundClaimAt.set(now.isoformat(timespec="seconds"))],
+                           condition=Receipt.SK.exists() & unchanged & free)
+    except ConditionFailed:
+        fresh = get_receipt(receipt.account_id, receipt.SK)
+        if fresh is None:
+            raise
+        if refund_of_request(fresh, request_id):
+            return fresh  # this very request was made already (a double click): replayed, not repeated
+        raise RefundedMeanwhile(fresh, in_progress=(fresh.RefundedAmount or 0) == expected_refunded) from None
+    return receipt
+
+
+def refund_of_request(receipt: Receipt, request_id: str) -> Refund | None:
+    """The refund the staff form ``request_id`` made, if it was recorded."""
+    return next((r for r in receipt.Refunds or [] if r.RequestId == request_id), None)
+
+
+def release_refund_claim(receipt: Receipt, request_id: str) -> None:
+    """Give up this request's claim (the gateway refused: nothing moved). Another
+    request's claim is left alone."""
+    try:
+        with refused_as(ConditionFailed, receipt.SK):
+            receipt.update(actions=[Receipt.RefundClaim.remove(), Receipt.RefundClaimAt.remove()],
+                           condition=Receipt.RefundClaim == request_id)
+    except ConditionFailed:
+        pass
+
+
 def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, reason: str | None = None,
-                  attempts: int = 3) -> tuple[Receipt, bool]:
+                  attempts: int = 3, claim: str | None = None, request_id: str | None = None,
+                  ) -> tuple[Receipt, bool]:
     """Add one refund the gateway made to its receipt, and its audit event (money rule M6:
     the event is written here, so no caller can forget it).
 
@@ -207,7 +261,9 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
     conditional on ``RefundedAmount`` as read, so two staff members refunding at once
     cannot lose one another's refund: a refused write re-reads the receipt and tries
     again. A refund id already recorded is not added twice (a retried request): returns
-    (receipt, whether this call added the refund).
+    (receipt, whether this call added the refund). ``claim``: the request id of the
+    staff refund's claim (``claim_refund``), released by the same write; ``request_id``:
+    the staff form's, kept on the refund (``refund_of_request``).
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
@@ -222,7 +278,8 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
         unchanged = Receipt.RefundedAmount == (receipt.RefundedAmount or 0)
         if not receipt.RefundedAmount:
             unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
-        entry = Refund(RefundId=refund_id, Amount=amount, At=iso_now(), Actor=actor, Reason=reason or None)
+        entry = Refund(RefundId=refund_id, Amount=amount, At=iso_now(), Actor=actor, Reason=reason or None,
+                       RequestId=request_id)
         try:
             with refused_as(ConditionFailed, receipt.SK):
                 receipt.update(
@@ -230,6 +287,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
                         Receipt.RefundedAmount.set(total),
                         Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),
                         Receipt.Status.set(status),
+                        *([Receipt.RefundClaim.remove(), Receipt.RefundClaimAt.remove()] if claim else []),
                     ],
                     condition=Receipt.SK.exists() & unchanged,
                 )

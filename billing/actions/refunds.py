@@ -34,15 +34,25 @@ def refund_key(receipt: Receipt, request_id: str) -> str:
 
 
 def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str, reason: str = "",
-                   gateway: PaymentGateway | None = None) -> RefundDone:
+                   gateway: PaymentGateway | None = None, expected_refunded: int | None = None) -> RefundDone:
     """Refund ``amount`` minor units of the receipt's charge.
+
+    ``expected_refunded``: the refunded amount the staff form showed. Given, the receipt
+    is first claimed for this request on that condition (``access.claim_refund``), and
+    ``RefundedMeanwhile`` is raised, before the gateway is asked, when another refund was
+    made (or is being made) since the form was opened.
 
     Raises ``RefundRefused`` when the gateway refuses it and ``GatewayError`` when the
     gateway cannot be reached (nothing is known to have moved: the same request may be
-    tried again); both leave an audit event. Nothing is raised for a mail failure.
+    tried again, and keeps its claim until then); both leave an audit event. Nothing is
+    raised for a mail failure.
     """
     if not receipt.ChargeId:
         raise RefundRefused("this receipt has no charge to refund")
+    claim = None
+    if expected_refunded is not None:
+        receipt = access.claim_refund(receipt, expected_refunded=expected_refunded, request_id=request_id)
+        claim = request_id
     before = access.receipt_snapshot(receipt)
     try:
         result = (gateway or get_gateway()).refund(
@@ -52,10 +62,12 @@ def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str
         _record_failure(receipt, actor, before, f"gateway unreachable: {error}")
         raise
     if result.status != "succeeded":
+        if claim:
+            access.release_refund_claim(receipt, claim)  # refused: nothing moved
         _record_failure(receipt, actor, before, result.reason or result.status)
         raise RefundRefused(result.reason or result.status)
     receipt, added = access.record_refund(receipt, refund_id=result.refund_id, amount=result.amount, actor=actor,
-                                          reason=reason or None)
+                                          reason=reason or None, claim=claim, request_id=request_id)
     if not added:  # a repeated request: the refund and its e-mail were made the first time
         return RefundDone(receipt, result.refund_id, result.amount)
     return RefundDone(receipt, result.refund_id, result.amount, tell_refund(receipt, result.refund_id, result.amount))

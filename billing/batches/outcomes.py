@@ -92,6 +92,8 @@ PAYMENT_COUNTS = ("processed", "paid", "declined", "retried", "cancelled", "skip
 
 
 REMINDER_COUNTS = ("processed", "sent", "skipped", "errors")
+# Counted by both batches, printed in the JSON summary even when 0.
+ALWAYS_COUNTED = ("action_required", "mail_errors", "gateway_calls", "gateway_ms")
 
 
 @dataclass
@@ -133,24 +135,35 @@ class RunSummary:
         return self.outcome == RunOutcome.COMPLETED
 
     def as_dict(self) -> dict[str, Any]:
+        """The run as ``--json`` prints it: every key always present, whatever happened
+        (cron's log parsers and dashboards read the same keys every time), ``dry_run``
+        always the boolean (the count of items a dry run went through is ``dry_run_items``),
+        what was charged by currency under ``charged``."""
         names = PAYMENT_COUNTS if self.kind == BatchKind.PAYMENTS else REMINDER_COUNTS
-        counts = {name: self.counts[name] for name in names}
-        counts.update({k: v for k, v in self.counts.items() if k not in counts})
+        counts = {name: self.counts[name] for name in (*names, *ALWAYS_COUNTED)}
+        charged = {k.split(":", 1)[1]: v for k, v in sorted(self.counts.items()) if k.startswith("charged:")}
+        counts.update({str(k): v for k, v in self.counts.items()
+                       if k not in counts and k != "dry_run" and not k.startswith("charged:")})
         return {
-            "kind": self.kind,
+            "kind": str(self.kind),
             "run_id": self.run_id,
             "first_date": self.dates[0].isoformat() if self.dates else None,
             "last_date": self.dates[-1].isoformat() if self.dates else None,
-            "dry_run": self.dry_run,
-            "outcome": self.outcome,
+            "outcome": str(self.outcome),
             **counts,
+            "dry_run": bool(self.dry_run),
+            "dry_run_items": self.counts["dry_run"],
+            "charged": charged,
             "elapsed": round(self.elapsed, 3),
             "rate": round(self.rate, 1),
             "failures": self.failures[:20],
-            **({"shards": self.shards} if self.shards else {}),
-            **({"halted": self.halted} if self.halted else {}),
-            **({"differences_left": self.differences[:20]} if self.differences else {}),
-            **({"run_ids": self.run_ids, "processes": self.processes} if self.processes > 1 else {}),
+            "shards": self.shards,
+            "halted": self.halted,
+            "differences_left": self.differences[:20],
+            "run_ids": self.run_ids,
+            "processes": self.processes,
+            "error": None,
+            "note": None,
         }
 
     def line(self) -> str:

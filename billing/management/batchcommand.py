@@ -29,7 +29,8 @@ def parse_date(value: str | None, option: str = "--date") -> date | None:
     try:
         day = date.fromisoformat(value)
     except ValueError:
-        raise CommandError(f"{option} must be a date as YYYY-MM-DD, not {value!r}") from None
+        # One line, and exit status 1: "2026-02-30" has the right shape but is no day.
+        raise CommandError(f"{option} {value!r} is not a date: give a day of the calendar as YYYY-MM-DD") from None
     # Never ahead of the clock (docs/MONEY.md M3): a payment taken early lands outside the
     # customer's paid period and receipts window, and a reminder would be sent early.
     today = billing_today(settings.BILLING_TIMEZONE)
@@ -108,8 +109,8 @@ class BatchCommand(BillingCommand):
             result = super().execute(*args, **options)
         except CommandError as error:
             if options.get("json") and not getattr(error, "summary_printed", False):
-                self.stdout.write(json.dumps({"kind": str(self.kind), "outcome": "error", "error": str(error),
-                                              "dry_run": bool(options.get("dry_run"))}, sort_keys=True))
+                self.stdout.write(json.dumps(self.empty_summary(options, outcome="error", error=str(error)),
+                                             sort_keys=True))
             ping(monitor, str(self.kind), "fail", f"exit status {error.returncode}: {error}", warn=warn)
             raise
         except BaseException as error:
@@ -117,6 +118,13 @@ class BatchCommand(BillingCommand):
             raise
         ping(monitor, str(self.kind), "", "exit status 0", warn=warn)
         return result
+
+    def empty_summary(self, options: dict[str, Any], *, outcome: str, error: str | None = None,
+                      note: str | None = None) -> dict[str, Any]:
+        """The JSON summary of a run that took nothing (refused, or no shard for this
+        host): the same keys as every summary."""
+        summary = RunSummary(self.kind, [], dry_run=bool(options.get("dry_run"))).as_dict()
+        return {**summary, "outcome": outcome, "error": error, "note": note}
 
     def shard_choice(self, options: dict[str, Any]) -> tuple[bool, ShardSet | None]:
         """(any shard to take, which: None for every shard), from the options and the
@@ -154,8 +162,9 @@ class BatchCommand(BillingCommand):
         anything, shards = self.shard_choice(options)
         if not anything:
             # More hosts than shards: this one has nothing to do, and says so.
-            self.stdout.write(json.dumps({"kind": str(self.kind), "outcome": "completed", "processed": 0,
-                                          "note": "no shard for this host"}) if options["json"]
+            self.stdout.write(json.dumps(self.empty_summary(options, outcome="completed",
+                                                            note="no shard for this host"), sort_keys=True)
+                              if options["json"]
                               else f"{self.kind}: no shard for this host (more hosts than shards)")
             return
         if options["processes"] > 1:

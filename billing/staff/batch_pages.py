@@ -72,6 +72,16 @@ def batch_runs(request: HttpRequest) -> HttpResponse:
             "run": run,
             "status": run.status_at(now),
             "counts": sorted((run.Counts or {}).items()),
-            "failures": run.Failures or [],
+            "failures": [failure_text(f) for f in run.Failures or []],
         } for run in runs]})
     return render_staff(request, "staff/runs.html", gettext("Batch runs"), {"kinds": kinds})
+
+
+def failure_text(failure: object) -> str:
+    """A recorded failure as staff read it, "what: why" (a record holds a dict: its
+    ``subject``, or an older record's ``sub_id``, and ``reason``), never a Python dict."""
+    if not isinstance(failure, dict):
+        return str(failure)
+    what = failure.get("subject") or failure.get("sub_id") or ""
+    why = failure.get("reason") or ", ".join(f"{k} {v}" for k, v in failure.items() if k not in ("subject", "sub_id"))
+    return f"{what}: {why}" if what else str(why)

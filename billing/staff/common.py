@@ -4,8 +4,10 @@ page, and the account page's URL. (Permissions: ``permissions``, checked in ``ur
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.translation import gettext
@@ -41,6 +43,35 @@ STATUS_LABELS = {
 }
 
 
+# What a staff form drawn from an item that changed since says (the portal's own words).
+CHANGED_MESSAGE = _("This changed since you opened the page.")
+
+
+def posted_version(request: HttpRequest) -> int | None:
+    """The subscription's Version the posted confirm page was drawn from (None: not said)."""
+    try:
+        return int(request.POST["version"])
+    except (KeyError, ValueError):
+        return None
+
+
+def drawn_from_older(request: HttpRequest, sub: Subscription) -> bool:
+    """The posted form was drawn from an older version of ``sub`` (another tab, another
+    staff member, the customer)."""
+    version = posted_version(request)
+    return version is not None and version != sub.Version
+
+
+def changed_since(request: HttpRequest, page: Callable[[], HttpResponse]) -> HttpResponse:
+    """The answer to a form drawn from an item that changed since: nothing done, the page
+    again drawn from the item as it is now (``page``), the message, 409."""
+    messages.warning(request, gettext("%(changed)s Nothing was done: here it is as it is now.")
+                     % {"changed": CHANGED_MESSAGE})
+    response = page()
+    response.status_code = 409
+    return response
+
+
 def status_label(value: str | None) -> str:
     """A stored status in the active language. English keeps the stored word ("past_due"),
     as the staff pages always showed it and staff meet it in logs, exports and the table
@@ -70,9 +101,11 @@ def account_url(account_id: str) -> str:
 
 def confirm_page(request: HttpRequest, account_id: str, title: str, question: str, *,
                  sub: Subscription | None = None, receipt: Receipt | None = None, form=None,
-                 button: str | None = None, danger: bool = False) -> HttpResponse:
-    """The page that asks staff to confirm an action on an account before it is taken."""
+                 button: str | None = None, danger: bool = False, can_confirm: bool = True) -> HttpResponse:
+    """The page that asks staff to confirm an action on an account before it is taken
+    (``can_confirm`` False: it only shows the item, as it is now, with no button)."""
     return render_staff(request, "staff/confirm.html", title, {
         "account_id": account_id, "question": question, "sub": sub, "receipt": receipt,
         "form": form, "button": button or gettext("Confirm"), "danger": danger, "back": account_url(account_id),
+        "view_only": not can_confirm,
     })

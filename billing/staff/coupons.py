@@ -4,6 +4,8 @@ billing/actions/coupons.py)."""
 
 from __future__ import annotations
 
+import hashlib
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -15,7 +17,7 @@ from billing import access
 from billing.actions import coupons as actions
 from billing.forms import coupon_error
 from billing.models import CouponStatus
-from billing.staff.common import account_url, confirm_page, staff_date
+from billing.staff.common import account_url, changed_since, confirm_page, drawn_from_older, staff_date
 from billing.staff.forms import ApplyCouponForm, CouponForm
 from billing.staff.pause_pages import CHANGED_MEANWHILE
 from billing.views.common import subscription_or_404
@@ -56,6 +58,14 @@ def coupon_edit(request: HttpRequest, code: str) -> HttpResponse:
     coupon = or_404(access.get_coupon(code), "No such coupon")
     initial = {"max_uses": coupon.MaxUses, "valid_from": coupon.ValidFrom, "valid_until": coupon.ValidUntil}
     form = DiscountCodeTerms(bound_data(request), initial=initial)
+    version = terms_version(coupon)
+    if request.method == "POST" and request.POST.get("version", version) != version:
+        # Edited (or ended) in another tab since this form was drawn: nothing saved; the
+        # form again, what was typed kept, drawn from the coupon as it is now.
+        return changed_since(request, lambda: render_staff(
+            request, "staff/object_form.html", _("Edit %(code)s") % {"code": coupon.Code},
+            {"back": "admin:staff_coupons", "form": form, "coupon": coupon, "version": version,
+             "now": _coupon_terms(coupon)}))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         if data.get("max_uses") is not None and data["max_uses"] < coupon.Uses:
@@ -71,7 +81,21 @@ def coupon_edit(request: HttpRequest, code: str) -> HttpResponse:
             messages.success(request, _("Coupon %(code)s saved.") % {"code": coupon.Code})
             return redirect("admin:staff_coupons")
     return render_staff(request, "staff/object_form.html", _("Edit %(code)s") % {"code": coupon.Code},
-                        {"back": "admin:staff_coupons", "form": form, "coupon": coupon})
+                        {"back": "admin:staff_coupons", "form": form, "coupon": coupon, "version": version})
+
+
+def terms_version(coupon) -> str:
+    """The version of what the edit form is drawn from: the terms it edits and the status
+    (a timestamp to the second could not tell two edits in one second apart)."""
+    terms = f"{coupon.MaxUses}|{coupon.ValidFrom}|{coupon.ValidUntil}|{coupon.Status}"
+    return hashlib.sha256(terms.encode()).hexdigest()[:16]
+
+
+def _coupon_terms(coupon) -> str:
+    """The coupon's terms as they are now, in one line (the answer to a stale edit)."""
+    return _("Now: %(status)s, used %(uses)s times, limit %(limit)s, valid %(start)s – %(end)s.") % {
+        "status": coupon.Status, "uses": coupon.Uses, "limit": coupon.MaxUses or _("no limit"),
+        "start": coupon.ValidFrom or "…", "end": coupon.ValidUntil or _("no end")}
 
 
 @require_http_methods(["GET", "POST"])
@@ -103,6 +127,10 @@ def staff_coupon(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         messages.error(request, _("Only a live subscription with a next payment can be given a coupon."))
         return redirect(account_url(account_id))
     form = ApplyCouponForm(bound_data(request))
+    if request.method == "POST" and drawn_from_older(request, sub):
+        # Given a coupon, switched or paused elsewhere meanwhile: nothing given; the page
+        # again (the code typed kept), drawn from the subscription as it is now.
+        return changed_since(request, lambda: _give_page(request, account_id, sub, form))
     if request.method == "POST" and form.is_valid():
         code = form.cleaned_data["code"]
         try:
@@ -119,6 +147,10 @@ def staff_coupon(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
             messages.success(request, _("Coupon %(code)s given; it applies from the payment on %(date)s.") % {
                 "code": coupon.Code, "date": staff_date(sub.NextPaymentDate)})
             return redirect(account_url(account_id))
+    return _give_page(request, account_id, sub, form)
+
+
+def _give_page(request: HttpRequest, account_id: str, sub, form: ApplyCouponForm) -> HttpResponse:
     question = _("Give a coupon to this subscription? It applies from its next payment, on %(date)s%(current)s.") % {
         "date": staff_date(sub.NextPaymentDate),
         "current": _(", and replaces its coupon %(code)s") % {"code": sub.CouponCode} if sub.CouponCode else ""}

@@ -61,6 +61,9 @@ class RefundForm(forms.Form):
     # Fixed when the form is shown: the refund's idempotency key, so a double submit
     # refunds once while a later refund of the same charge is a refund of its own.
     request_id = forms.RegexField(regex=r"^[0-9a-f]{16}$", widget=forms.HiddenInput)
+    # The receipt's refunded amount (minor units) as the form showed it: its version. The
+    # refund is made only while it is still that (billing/access/receipts.py claim_refund).
+    refunded = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
 
     def __init__(self, *args, currency: str, refundable: int, **kwargs) -> None:
         super().__init__(*args, **kwargs)

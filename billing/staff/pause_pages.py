@@ -17,7 +17,7 @@ from billing.exceptions import PauseRefused
 from billing.forms import PauseForm
 from billing.models import AuditAction
 from billing.rules.lifecycle import check_pausable, pause_end, state_of
-from billing.staff.common import account_url, confirm_page, staff_date
+from billing.staff.common import account_url, changed_since, confirm_page, drawn_from_older, staff_date
 from billing.views.common import subscription_or_404
 from core.pages import actor, today
 
@@ -34,6 +34,18 @@ def staff_pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
         messages.error(request, str(refused))
         return redirect(account_url(account_id))
     form = PauseForm(request.POST or None, initial={"version": sub.Version})
+
+    def page() -> HttpResponse:
+        return confirm_page(request, account_id, _("Pause payments"),
+                            _("Pause this subscription's payments? The days paid stay served; nothing is charged or "
+                              "reminded while paused, nor for the paused days afterwards. A pause ends on the payment "
+                              "day."), sub=sub, form=form, button=_("Pause payments"))
+
+    if request.method == "POST" and drawn_from_older(request, sub):
+        again = request.POST.copy()
+        again["version"] = str(sub.Version)
+        form = PauseForm(again)  # the choice kept, drawn again from the subscription as it is now
+        return changed_since(request, page)
     if request.method == "POST" and form.is_valid():
         try:
             resume = pause_end(sub, day, **form.pause_kwargs())
@@ -48,10 +60,7 @@ def staff_pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
             messages.success(request, _("Paused from %(start)s until %(end)s; the customer is e-mailed.") % {
                 "start": staff_date(sub.PausedFrom), "end": staff_date(resume) if resume else _("resumed")})
             return redirect(account_url(account_id))
-    return confirm_page(request, account_id, _("Pause payments"),
-                        _("Pause this subscription's payments? The days paid stay served; nothing is charged or "
-                          "reminded while paused, nor for the paused days afterwards. A pause ends on the payment "
-                          "day."), sub=sub, form=form, button=_("Pause payments"))
+    return page()
 
 
 @require_http_methods(["GET", "POST"])
@@ -60,10 +69,15 @@ def staff_resume(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     if state_of(sub, today()).kind != "paused":
         messages.error(request, _("This subscription is not paused."))
         return redirect(account_url(account_id))
-    if request.method == "GET":
+    def page() -> HttpResponse:
         return confirm_page(request, account_id, _("Resume payments"),
                             _("Resume this subscription's payments? The next payment is the day after the paid "
                               "days while they run, else the next payment day."), sub=sub, button=_("Resume"))
+
+    if request.method == "GET":
+        return page()
+    if drawn_from_older(request, sub):
+        return changed_since(request, page)
     try:
         lifecycle_actions.resume(sub, today=today(), actor=actor(request), action=AuditAction.STAFF_RESUME)
     except access.ConditionFailed:

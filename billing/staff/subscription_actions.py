@@ -16,7 +16,14 @@ from billing.actions import retry
 from billing.actions import subscriptions as actions
 from billing.models import AuditAction, SubscriptionStatus
 from billing.rules.projection import owed_charge
-from billing.staff.common import account_url, confirm_page, staff_date, status_label
+from billing.staff.common import (
+    account_url,
+    changed_since,
+    confirm_page,
+    drawn_from_older,
+    staff_date,
+    status_label,
+)
 from billing.staff.forms import PaymentDayForm
 from billing.staff.pause_pages import CHANGED_MEANWHILE
 from billing.views.common import subscription_or_404
@@ -31,10 +38,15 @@ def staff_cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     if not sub.is_live:
         messages.error(request, _("This subscription is already cancelled."))
         return redirect(account_url(account_id))
-    if request.method == "GET":
+    def page() -> HttpResponse:
         return confirm_page(request, account_id, _("Cancel subscription"),
                             _("Cancel this subscription? No further payments or reminders will be made."),
                             sub=sub, button=_("Cancel subscription"), danger=True)
+
+    if request.method == "GET":
+        return page()
+    if drawn_from_older(request, sub):
+        return changed_since(request, page)
     try:
         actions.cancel(sub, actor=actor(request), reason="staff", action=AuditAction.STAFF_CANCEL)
     except access.ConditionFailed:
@@ -54,6 +66,17 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
         messages.error(request, _("This subscription is paused: resume it first."))
         return redirect(account_url(account_id))
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
+
+    def page() -> HttpResponse:
+        return confirm_page(request, account_id, _("Change the payment day"),
+                            _("Move this subscription to a new day of the month? The days paid stay paid and no "
+                              "day is charged twice: the next payment keeps its date and covers the days up to the "
+                              "new day, prorated by day, plus the month after."),
+                            sub=sub, form=form, button=_("Change payment day"))
+
+    if request.method == "POST" and drawn_from_older(request, sub):
+        form = PaymentDayForm(initial={"payment_day": sub.PaymentDay})
+        return changed_since(request, page)
     if request.method == "POST" and form.is_valid():
         try:
             actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request),
@@ -64,11 +87,7 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
         messages.success(request, _("Payment day changed to %(day)s; next payment %(date)s.") % {
             "day": sub.PaymentDay, "date": staff_date(sub.NextPaymentDate)})
         return redirect(account_url(account_id))
-    return confirm_page(request, account_id, _("Change the payment day"),
-                        _("Move this subscription to a new day of the month? The days paid stay paid and no "
-                          "day is charged twice: the next payment keeps its date and covers the days up to the "
-                          "new day, prorated by day, plus the month after."),
-                        sub=sub, form=form, button=_("Change payment day"))
+    return page()
 
 
 @require_http_methods(["GET", "POST"])
@@ -77,12 +96,17 @@ def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
     if sub.Status != SubscriptionStatus.PAST_DUE:
         messages.error(request, _("Only a past-due subscription can be retried now."))
         return redirect(account_url(account_id))
-    if request.method == "GET":
+    def page() -> HttpResponse:
         return confirm_page(request, account_id, _("Retry the payment now"),
                             _("Charge %(amount)s for the period %(period)s now, instead of waiting for the next "
                               "retry?") % {"amount": format_with_code(owed_charge(sub).amount, sub.Currency),
                                            "period": staff_date(sub.BillingPeriod or sub.NextPaymentDate)},
                             sub=sub, button=_("Retry payment now"), danger=True)
+
+    if request.method == "GET":
+        return page()
+    if drawn_from_older(request, sub):
+        return changed_since(request, page)
     try:
         retried = retry.retry_now(sub, run_date=today(), actor=actor(request))
     except GatewayError:

@@ -60,7 +60,16 @@ def _switch_terms(quote: SwitchQuote, currency: str) -> str:
 def staff_switch(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     back = redirect(account_url(account_id))
-    form = StaffSwitchForm(request.POST or None, choices=product_choices(sub))
+    choices = product_choices(sub)
+    if not choices:  # said, rather than an empty list to choose from
+        return confirm_page(request, account_id, _("Switch product"),
+                            _("There is no other live product in %(currency)s to switch this subscription to.")
+                            % {"currency": sub.Currency}, sub=sub, can_confirm=False)
+    if sub.LastSwitchDate == today().isoformat():
+        return confirm_page(request, account_id, _("Switch product"),
+                            _("This subscription has switched product today already: it can switch again tomorrow."),
+                            sub=sub, can_confirm=False)
+    form = StaffSwitchForm(request.POST or None, choices=choices)
     if request.method != "POST" or not form.is_valid():
         return confirm_page(request, account_id, _("Switch product"),
                             _("Switch this subscription to another product of its currency? The next step shows "

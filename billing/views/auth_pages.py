@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -21,8 +21,9 @@ from django.views.decorators.http import require_http_methods
 
 from billing.actions import accounts
 from billing.customers import SESSION_ACCOUNT, remember_account
-from billing.forms import SignUpForm
+from billing.forms import EmailLoginForm, SignUpForm
 from core.language import remember_language, supported
+from core.mail import send_customer_email
 from core.pages import bound_data
 
 
@@ -44,6 +45,13 @@ def locked_out(request: HttpRequest, original_response: HttpResponse | None = No
 class LoginView(auth_views.LoginView):
     template_name = "portal/auth/login.html"
     redirect_authenticated_user = True
+    authentication_form = EmailLoginForm
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        # Sent here by the shop's checkout: say why, so the visitor knows the cart waits.
+        context["for_checkout"] = urlsplit(context.get("next") or "").path == reverse("shop:checkout")
+        return context
 
     def form_valid(self, form: Any) -> HttpResponse:
         response = super().form_valid(form)
@@ -70,11 +78,12 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignUpForm(bound_data(request))
     if request.method == "POST" and form.is_valid():
         email = form.cleaned_data["email"]
+        if get_user_model().objects.filter(username__iexact=email).exists():
+            return _already_signed_up(request, email, next_page)
         try:
             user = get_user_model().objects.create_user(email, email=email, password=form.cleaned_data["password1"])
         except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
-            form.add_error("email", ValidationError(form.error_messages["duplicate_email"], code="duplicate_email"))
-            return render(request, "portal/auth/signup.html", {"form": form, "next": next_page})
+            return _already_signed_up(request, email, next_page)
         # The language the sign-up page was shown in becomes the account's.
         language = supported(get_language())
         account = accounts.open_account(email, user_id=user.pk, language=language)
@@ -88,3 +97,14 @@ def signup(request: HttpRequest) -> HttpResponse:
         messages.success(request, _("Welcome to rpay. Your account is ready: subscribe to your first product below."))
         return redirect("subscribe")
     return render(request, "portal/auth/signup.html", {"form": form, "next": next_page})
+
+
+def _already_signed_up(request: HttpRequest, email: str, next_page: str) -> HttpResponse:
+    """A sign-up with an address that has an account: the page does not say so (it would
+    tell anyone which addresses have accounts); it asks to check the e-mail, and the
+    owner of the address is told there, with the ways to log in, as a password reset
+    does. The password typed is not used."""
+    site = settings.SITE_URL.rstrip("/")
+    send_customer_email("account_exists", email, _("You already have an rpay account"), context={
+        "email": email, "login_url": site + reverse("login"), "reset_url": site + reverse("password_reset")})
+    return render(request, "portal/auth/signup_check_email.html", {"email": email, "next": next_page})

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import logging
 
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils.translation import gettext as gettext_now
 from django.utils.translation import gettext_lazy as _
 
@@ -22,9 +25,17 @@ RECEIPT_MONTHS = 6
 
 
 STALE_MESSAGE = _(
-    "This subscription was changed elsewhere (another tab or device) while you were looking "
-    "at it. We have shown you the latest version: please check it and try again."
+    "This changed since you opened the page: it was changed elsewhere (another tab or device). "
+    "Here it is as it is now: please check it and try again."
 )
+
+
+def changed_since(request: HttpRequest, template: str, context: dict) -> HttpResponse:
+    """The answer to a form drawn from something that changed since (another tab): the
+    page again, drawn from the item as it is now, with the message; nothing was done.
+    409 Conflict, never a silent redirect, a dropped choice or a 404."""
+    messages.warning(request, STALE_MESSAGE)
+    return render(request, template, context, status=409)
 
 
 def subscription_or_404(account_id: str, sub_id: str) -> Subscription:

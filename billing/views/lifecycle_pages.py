@@ -22,7 +22,8 @@ from billing.forms import CancelChoiceForm, PauseForm
 from billing.models import Subscription
 from billing.rules.lifecycle import CancelMode, can_keep, check_pausable, pause_end, state_of
 from billing.rules.projection import coming_charges
-from billing.views.common import STALE_MESSAGE, subscription_or_404
+from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
+from billing.views.manage_pages import subscription_context
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, bound_data, today
@@ -32,19 +33,29 @@ def _fmt(day: date) -> str:
     return local_date(day, "j F Y")  # in the page's language ("14 febbraio 2027")
 
 
-def _stale(request: HttpRequest, sub: Subscription, version: int | None) -> bool:
-    """The form was read before another change (another tab): say so."""
-    if version is not None and version != sub.Version:
-        messages.warning(request, STALE_MESSAGE)
-        return True
-    return False
+def _changed(sub: Subscription, version: int | None) -> bool:
+    """The form was drawn from an older version of the subscription (another tab)."""
+    return version is not None and version != sub.Version
+
+
+def _posted_version(request: HttpRequest) -> int | None:
+    """The subscription's version a one-button form (keep) was drawn from, if it says."""
+    try:
+        return int(request.POST["version"])
+    except (KeyError, ValueError):
+        return None
 
 
 def cancel_choices(sub: Subscription, day: date) -> tuple[str | None, str]:
     """The labels of the two ways to end (None for "at period end" when nothing is paid
     after today: then it is the same as now)."""
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    if paid_through and paid_through > day and state_of(sub, day).kind == "active":
+    kind = state_of(sub, day).kind
+    if paid_through and paid_through > day and kind == "cancelling":
+        # Already ending at period end (another tab, or earlier): ending now is what is left.
+        return None, _("Now: it ends today, and the days you paid for after today are refunded, their share "
+                       "of what you paid.")
+    if paid_through and paid_through > day and kind == "active":
         return (
             _("At the end of the period you paid for: it runs until %(date)s, and you can keep it until "
               "then. Nothing more is charged.") % {"date": _fmt(paid_through)},
@@ -66,14 +77,20 @@ def _next_payment(sub) -> dict[str, str]:
 def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     day = today()
-    if not sub.is_live:
-        return redirect("subscription" if can_keep(sub, day) else "cancelled", sub_id=sub_id)
+    if not sub.is_live and not can_keep(sub, day):
+        return redirect("cancelled", sub_id=sub_id)
     period_end_label, now_label = cancel_choices(sub, day)
     form = CancelChoiceForm(bound_data(request), initial={"version": sub.Version},
                             period_end_label=period_end_label, now_label=now_label)
     if request.method == "POST" and form.is_valid():
-        if _stale(request, sub, form.cleaned_data.get("version")):
-            return redirect("cancel", sub_id=sub_id)
+        if _changed(sub, form.cleaned_data.get("version")):
+            # Drawn again from the subscription as it is now, keeping the customer's choice
+            # (cancel now, its refund, the reason and comment) where it still applies.
+            again = request.POST.copy()
+            again["version"] = str(sub.Version)
+            form = CancelChoiceForm(again, period_end_label=period_end_label, now_label=now_label)
+            form.is_valid()
+            return changed_since(request, "portal/cancel.html", _cancel_context(sub, form, day))
         data = form.cleaned_data
         try:
             if data["when"] == CancelMode.PERIOD_END:
@@ -99,8 +116,12 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
             messages.warning(request, _("The refund of the days after today could not be made just now: our "
                                         "staff will make it and e-mail you."))
         return redirect("cancelled", sub_id=sub_id)
+    return render(request, "portal/cancel.html", _cancel_context(sub, form, day))
+
+
+def _cancel_context(sub: Subscription, form: CancelChoiceForm, day: date) -> dict:
     coming = coming_charges(sub, 1)  # the payment cancelling spares, as the run would take it
-    return render(request, "portal/cancel.html", {"sub": sub, "form": form, "next_charge": coming[0] if coming else None})
+    return {"sub": sub, "form": form, "state": state_of(sub, day), "next_charge": coming[0] if coming else None}
 
 
 @require_POST
@@ -108,14 +129,18 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
 def keep(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     day = today()
+    version = _posted_version(request)
+    if not can_keep(sub, day) and (sub.is_live or _changed(sub, version)):
+        # Kept (or otherwise changed) in another tab since this page was shown.
+        return changed_since(request, "portal/subscription.html", subscription_context(sub))
     if not can_keep(sub, day):
         messages.info(request, _("This subscription has ended: subscribe again to get it back."))
         return redirect("subscription", sub_id=sub_id)
     try:
         lifecycle_actions.keep(sub, today=day, actor=actor(request))
     except access.ConditionFailed:
-        messages.warning(request, STALE_MESSAGE)
-        return redirect("subscription", sub_id=sub_id)
+        fresh = subscription_or_404(account_id, sub_id)
+        return changed_since(request, "portal/subscription.html", subscription_context(fresh))
     messages.success(request, _("Your subscription continues. The next payment is %(amount)s on %(date)s.")
                      % _next_payment(sub))
     return redirect("subscription", sub_id=sub_id)
@@ -134,8 +159,12 @@ def pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     form = PauseForm(bound_data(request), initial={"version": sub.Version,
                                                    "until": next_payment + timedelta(days=31)})
     if request.method == "POST" and form.is_valid():
-        if _stale(request, sub, form.cleaned_data.get("version")):
-            return redirect("pause", sub_id=sub_id)
+        if _changed(sub, form.cleaned_data.get("version")):
+            again = request.POST.copy()
+            again["version"] = str(sub.Version)  # the choice kept, drawn again from it as it is now
+            return changed_since(request, "portal/pause.html", {
+                "sub": sub, "form": PauseForm(again), "next_payment": next_payment,
+                "paid_through": sub.PaidThroughDate})
         try:
             resume = pause_end(sub, day, **form.pause_kwargs())
             lifecycle_actions.pause(sub, resume=resume, today=day, actor=actor(request))
@@ -159,13 +188,16 @@ def pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
 @customer_required
 def resume(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
+    if _changed(sub, _posted_version(request)):
+        # Resumed (or otherwise changed) in another tab since this page was shown.
+        return changed_since(request, "portal/subscription.html", subscription_context(sub))
     if state_of(sub, today()).kind != "paused":
         messages.info(request, _("This subscription is not paused."))
         return redirect("subscription", sub_id=sub_id)
     try:
         lifecycle_actions.resume(sub, today=today(), actor=actor(request))
     except access.ConditionFailed:
-        messages.warning(request, STALE_MESSAGE)
-        return redirect("subscription", sub_id=sub_id)
+        fresh = subscription_or_404(account_id, sub_id)
+        return changed_since(request, "portal/subscription.html", subscription_context(fresh))
     messages.success(request, _("Resumed. The next payment is %(amount)s on %(date)s.") % _next_payment(sub))
     return redirect("subscription", sub_id=sub_id)

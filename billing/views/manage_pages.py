@@ -6,6 +6,7 @@ included); a stale form or a concurrent change gets a kind message.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
@@ -22,12 +23,13 @@ from billing.actions import subscriptions as actions
 from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
-from billing.rules.schedule import months_before, next_payment_date, period_end
-from billing.views.common import RECEIPT_MONTHS, STALE_MESSAGE, subscription_or_404
+from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY, months_before, next_payment_date
+from billing.views.common import RECEIPT_MONTHS, STALE_MESSAGE, changed_since, subscription_or_404
 from billing.views.wallet_pages import card_choice
 from core.cardforms import tokenize_card_form
 from core.localformat import local_date
 from core.money import format_with_symbol
+from core.ordinals import day_of_month
 from core.pages import actor, bound_data, today
 from core.payments.errors import GatewayError
 
@@ -52,14 +54,19 @@ def _apply_change(request: HttpRequest, sub: Subscription, form: Any, change: Ca
 @customer_required
 def subscription_detail(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
+    return render(request, "portal/subscription.html", subscription_context(sub))
+
+
+def subscription_context(sub: Subscription) -> dict[str, Any]:
+    """The subscription page's context (also for a stale form's answer, drawn from it as it is now)."""
     # Its payments and failed attempts: one Query of the account's history, kept to this one.
     end = today()
-    history = access.get_payment_history(account_id, months_before(end, RECEIPT_MONTHS), end)
-    return render(request, "portal/subscription.html", {
+    history = access.get_payment_history(sub.account_id, months_before(end, RECEIPT_MONTHS), end)
+    return {
         "sub": sub, "sub_receipts": [r for r in history.receipts if r.sub_id == sub.sub_id],
         "failed": [f for f in history.failed if f.sub_id == sub.sub_id],
         # a downgrade not yet in force: the product paid for until the next payment
-        "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat())})
+        "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat())}
 
 
 @require_http_methods(["GET", "POST"])
@@ -72,27 +79,48 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
     if not sub.NextPaymentDate:  # paused until resumed: no next payment to move
         messages.info(request, gettext("This subscription is paused: resume it first."))
         return redirect("subscription", sub_id=sub_id)
-    # The rule access.change_payment_day applies, shown before the customer chooses: the
-    # next payment keeps its date and pays up to the new day's anchor, a month or more on.
-    start = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
-    period_ends = {d: period_end(d, start) for d in range(1, 32)}
-    form = ChangeDayForm(bound_data(request), next_dates={d: end + timedelta(days=1) for d, end in period_ends.items()},
-                         initial={"payment_day": sub.PaymentDay, "version": sub.Version})
+    form = ChangeDayForm(bound_data(request), options=day_options(sub), initial={"version": sub.Version})
     if request.method == "POST" and form.is_valid():
-        refused = _apply_change(
-            request, sub, form,
-            lambda: actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request)),
-            retry_page="change_day")
-        if refused:
-            return refused
+        version = form.cleaned_data.get("version")
+        try:
+            if version is not None and version != sub.Version:
+                raise access.ConditionFailed(sub.SK)  # the form was read before another change
+            actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request))
+        except access.ConditionFailed:
+            # The page again, drawn from the subscription as it is now (its options and
+            # version), the day chosen kept when it is still offered.
+            sub = subscription_or_404(account_id, sub_id)
+            again = request.POST.copy()
+            again["version"] = str(sub.Version)
+            return changed_since(request, "portal/change_day.html", {
+                "sub": sub, "form": ChangeDayForm(again, options=day_options(sub))})
         start, end = batches.owed_period(sub)
         amount = format_with_symbol(batches.owed_amount(sub), sub.Currency)
         messages.success(request, _("Your payment day is now the %(day)s. The days you paid for stay paid: the next "
                                     "payment (%(amount)s, on %(date)s) covers %(start)s to %(end)s, prorated by day.") % {
-            "day": sub.PaymentDay, "amount": amount, "date": local_date(start, "j F Y"),
+            "day": day_of_month(sub.PaymentDay), "amount": amount, "date": local_date(start, "j F Y"),
             "start": local_date(start, "j F"), "end": local_date(end, "j F Y")})
         return redirect("subscription", sub_id=sub_id)
     return render(request, "portal/change_day.html", {"sub": sub, "form": form})
+
+
+def day_options(sub: Subscription) -> list[tuple[int, str]]:
+    """Each day the payment could move to (not the current one), labelled with what it
+    leads to under the rule access.change_payment_day applies: the next payment keeps its
+    date and pays up to the new day's anchor, a month or more on; then payments fall on
+    the new day. The amount is the payment run's own (``batches.owed_amount`` of the
+    subscription as it would be on that day), so the page says what will be charged."""
+    options = []
+    for day in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1):
+        if day == sub.PaymentDay:
+            continue
+        moved = copy.deepcopy(sub)
+        moved.PaymentDay = day
+        start, end = batches.owed_period(moved)
+        options.append((day, gettext("The {day}: next payment {amount} on {date}, then on {first}").format(
+            day=day_of_month(day), amount=format_with_symbol(batches.owed_amount(moved), sub.Currency),
+            date=local_date(start, "j M Y"), first=local_date(end + timedelta(days=1), "j M Y"))))
+    return options
 
 
 @card_entry_page()

@@ -95,6 +95,9 @@ def receipt_rows(receipt: Receipt) -> list[tuple[str, str]]:
         (_("Period"), f"{_day(receipt.PeriodStart or receipt.BillingDate)} – {_day(receipt.PeriodEnd)}"),
         (_("Billed to"), receipt.Email or "—"),
     ]
+    if receipt.BillingAddress:  # the name and address given with the card, on one line each
+        rows.append((_("Billing address"), ", ".join(line.strip() for line in receipt.BillingAddress.splitlines()
+                                                      if line.strip())))
     if receipt.CardLast4:
         rows.append((_("Payment method"), _("%(brand)s ending in %(last4)s") % {
             "brand": receipt.CardBrand or "", "last4": receipt.CardLast4}))

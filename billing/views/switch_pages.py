@@ -120,7 +120,9 @@ def switch_product(request: HttpRequest, account_id: str, sub_id: str) -> HttpRe
         return redirect("subscription", sub_id=sub_id)
     coming = coming_charges(sub, 1)
     return render(request, "portal/switch.html", {"sub": sub, "form": form, "has_choices": bool(choices),
-                                                  "next_charge": coming[0] if coming else None})
+                                                  "next_charge": coming[0] if coming else None,
+                                                  # said up front, not after choosing (one switch a day)
+                                                  "switched_today": sub.LastSwitchDate == today().isoformat()})
 
 
 def _expected(sub: Subscription, request: HttpRequest) -> dict:

@@ -23,10 +23,10 @@ from billing.batches import PaymentStatus
 from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import ChooseCardForm, WalletCardForm
 from billing.models import Account, Card, PaymentDetails, Subscription
-from billing.views.common import STALE_MESSAGE, subscription_or_404
+from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
-from core.pages import actor, bound_data, or_404, today
+from core.pages import actor, bound_data, today
 
 
 @dataclass
@@ -61,17 +61,21 @@ def _account_or_404(account_id: str) -> Account:
     return account
 
 
-def _card_or_404(account_id: str, card_id: str) -> Card:
-    return or_404(access.get_card(account_id, card_id), "no such card")
+def wallet_context(account_id: str) -> dict[str, object]:
+    collection = access.get_account_collection(account_id)  # the page's one Query
+    return {"rows": wallet_rows(collection.account, collection.cards, collection.subscriptions)}
 
 
 @require_safe
 @customer_required
 def wallet_page(request: HttpRequest, account_id: str) -> HttpResponse:
-    collection = access.get_account_collection(account_id)  # the page's one Query
-    return render(request, "portal/wallet.html", {
-        "rows": wallet_rows(collection.account, collection.cards, collection.subscriptions),
-    })
+    return render(request, "portal/wallet.html", wallet_context(account_id))
+
+
+def _wallet_changed(request: HttpRequest, account_id: str) -> HttpResponse:
+    """A wallet button from a page drawn before another tab changed the wallet (the card
+    removed, say): the wallet as it is now, with the message; never a 404."""
+    return changed_since(request, "portal/wallet.html", wallet_context(account_id))
 
 
 @card_entry_page()
@@ -88,7 +92,9 @@ def wallet_add(request: HttpRequest, account_id: str) -> HttpResponse:
 
 @card_entry_page()
 def wallet_replace(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
-    card = _card_or_404(account_id, card_id)
+    card = access.get_card(account_id, card_id)
+    if card is None:  # removed in another tab since the wallet was shown
+        return _wallet_changed(request, account_id)
     # The stored billing address fills the form, so it is kept unless changed.
     form = WalletCardForm(bound_data(request), today=today(), offer_default=False, customer=card_customer(account_id),
                           initial={"billing_address": card.Details.BillingAddress or ""})
@@ -98,9 +104,7 @@ def wallet_replace(request: HttpRequest, account_id: str, card_id: str) -> HttpR
             done = wallet.replace_card(account, card, token, form.billing_address_text(), actor=actor(request),
                                        today=today())
         except access.ConditionFailed:
-            messages.warning(request, _("This card was changed elsewhere meanwhile. Here is the wallet as it is "
-                                        "now: please check it and try again."))
-            return redirect("wallet")
+            return _wallet_changed(request, account_id)
         label = wallet.card_label(done.card.Details)
         names = ", ".join(s.ProductName or s.SKU for s in done.moved)
         messages.success(request, _("%(card)s replaces the old card.") % {"card": label}
@@ -127,13 +131,14 @@ def _report_paid_now(request: HttpRequest, paid_now: list[wallet.PaidNow]) -> No
 @require_POST
 @customer_required
 def wallet_default(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
-    card = _card_or_404(account_id, card_id)
+    card = access.get_card(account_id, card_id)
+    if card is None:  # removed in another tab since the wallet was shown
+        return _wallet_changed(request, account_id)
     account = _account_or_404(account_id)
     try:
         wallet.set_default_card(account, card, actor=actor(request))
     except access.ConditionFailed:
-        messages.warning(request, _("That card is no longer in your wallet."))
-        return redirect("wallet")
+        return _wallet_changed(request, account_id)
     messages.success(request, _("%(card)s is now your default card.") % {"card": wallet.card_label(card.Details)})
     return redirect("wallet")
 
@@ -141,7 +146,9 @@ def wallet_default(request: HttpRequest, account_id: str, card_id: str) -> HttpR
 @require_POST
 @customer_required
 def wallet_remove(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
-    card = _card_or_404(account_id, card_id)
+    card = access.get_card(account_id, card_id)
+    if card is None:  # removed in another tab since the wallet was shown
+        return _wallet_changed(request, account_id)
     account = _account_or_404(account_id)
     label = wallet.card_label(card.Details)
     try:
@@ -153,8 +160,7 @@ def wallet_remove(request: HttpRequest, account_id: str, card_id: str) -> HttpRe
                        % {"card": label, "names": names})
         return redirect("wallet")
     except access.ConditionFailed:
-        messages.warning(request, _("That card is no longer in your wallet."))
-        return redirect("wallet")
+        return _wallet_changed(request, account_id)
     messages.success(request, _("%(card)s was removed from your wallet.") % {"card": label})
     return redirect("wallet")
 

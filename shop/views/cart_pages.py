@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from shop import access
 from shop.forms import CartLineForm
 from shop.models import ProductStatus
-from shop.views.common import get_cart, save_cart
+from shop.views.common import get_cart, save_cart, stock_of, too_many
 
 
 def priced_lines(cart: dict) -> tuple[list[dict], dict[str, int]]:
@@ -56,6 +56,10 @@ def cart_update(request: HttpRequest) -> HttpResponse:
     cart = get_cart(request)
     product_id, quantity = form.cleaned_data["product"], form.cleaned_data["quantity"]
     if product_id in cart:
+        if quantity > cart[product_id]["quantity"] and quantity > (stock := stock_of(product_id)):
+            # As the product page refuses it: more than the warehouses hold cannot be ordered.
+            messages.error(request, too_many(stock))
+            return redirect("shop:cart")
         if quantity:
             cart[product_id]["quantity"] = quantity
             messages.success(request, _("Quantity changed."))

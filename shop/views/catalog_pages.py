@@ -16,7 +16,7 @@ from core.pages import bound_data
 from shop import access
 from shop.forms import AddToCartForm
 from shop.models import ProductStatus
-from shop.views.common import availability, categories, get_cart, save_cart
+from shop.views.common import availability, categories, get_cart, save_cart, stock_of, too_many
 
 PAGE_SIZE = 24  # products per category page; each costs one stock Query (pattern 4)
 
@@ -44,15 +44,14 @@ def product_page(request: HttpRequest, product_id: str) -> HttpResponse:
     product = access.get_product_by_product_id(product_id)
     if product is None or product.Status != ProductStatus.ACTIVE:
         raise Http404("No such product")
-    stock = sum(s.Available for s in access.get_product_inventory_by_product_id(product_id))
+    stock = stock_of(product_id)
     form = AddToCartForm(bound_data(request), initial={"quantity": 1})
     if request.method == "POST" and form.is_valid():
         cart = get_cart(request)
         line = cart.get(product_id, {"quantity": 0})
         quantity = line["quantity"] + form.cleaned_data["quantity"]
         if quantity > stock:
-            form.add_error("quantity", _("Only %(count)s left: choose %(count)s or fewer in all.") % {"count": stock}
-                           if stock else _("This product is out of stock."))
+            form.add_error("quantity", too_many(stock))
         elif product_id not in cart and len(cart) >= 20:
             form.add_error(None, _("Your cart holds 20 different products, the most one order can: "
                                    "check out first, or remove one."))

@@ -103,7 +103,8 @@ def test_bad_date_is_one_line_and_non_zero(name) -> None:
     proc = subprocess.run([sys.executable, "manage.py", name, "--date", "2027-02-30"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0
-    assert proc.stderr.strip().splitlines() == ["CommandError: --date must be a date as YYYY-MM-DD, not '2027-02-30'"]
+    assert proc.stderr.strip().splitlines() == [
+        "CommandError: --date '2027-02-30' is not a date: give a day of the calendar as YYYY-MM-DD"]
     assert proc.stdout == ""
 
 

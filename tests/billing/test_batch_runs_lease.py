@@ -110,3 +110,30 @@ def test_the_progress_bar_knows_the_total_and_prints_item_lines_above_it(moto_ta
     assert "3/3" in screen  # the total was known (a COUNT query) before the items ran
     item_lines = [line for line in screen.splitlines() if line.startswith("paid sub ")]
     assert len(item_lines) == 3  # each on a line of its own, not inside the bar
+
+
+def test_every_json_summary_has_the_same_keys_and_a_boolean_dry_run(moto_table) -> None:
+    """A run that paid, a dry run that went through items (its count once replaced the
+    boolean), a refused --date and a host with no shard: one schema for cron's parsers."""
+    seed_due(2, due=date(2027, 3, 15))
+
+    def summary(*args: str, fails: bool = False) -> dict:
+        out = StringIO()
+        with time_machine.travel(datetime(2027, 3, 15, 6, tzinfo=UTC), tick=False):
+            if fails:
+                with pytest.raises(CommandError):
+                    call_command("process_payments", "--json", *args, stdout=out)
+            else:
+                call_command("process_payments", "--json", *args, stdout=out)
+        [line] = out.getvalue().splitlines()
+        return json.loads(line)
+
+    dry = summary("--date", "2027-03-15", "--dry-run")
+    paid = summary("--date", "2027-03-15")
+    refused = summary("--date", "2027-02-30", fails=True)
+    idle = summary("--shard", "7/9", "--date", "2027-03-15")
+    assert (dry["dry_run"], dry["dry_run_items"]) == (True, 2)
+    assert (paid["dry_run"], paid["paid"], paid["charged"]) == (False, 2, {"USD": paid["charged"]["USD"]})
+    assert refused["outcome"] == "error" and "is not a date" in refused["error"] and refused["dry_run"] is False
+    assert idle["note"] == "no shard for this host" and idle["processed"] == 0
+    assert set(dry) == set(paid) == set(refused) == set(idle)

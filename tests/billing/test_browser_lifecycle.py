@@ -146,3 +146,42 @@ def test_staff_pause_and_resume(page, moto_table, live_server) -> None:
     assert row.get_by_test_id("sub-state").count() == 0
     assert "staff.resume_subscription" in page.get_by_test_id("events").inner_text()
     assert access.get_subscription(sub.account_id, sub.sub_id).NextPaymentDate == sub.NextPaymentDate
+
+
+def test_two_tabs_cancel_now_after_period_end_and_make_default_on_a_removed_card(page, moto_table,
+                                                                                  live_server) -> None:
+    """Two tabs of one customer: tab 1 cancels at period end, tab 2 (opened before) asks to
+    end now: it is told the page changed, sees the subscription as it is now, and its choice
+    (now, with the refund) is kept. Then the wallet: a card removed in tab 1, Make default in
+    tab 2: the wallet as it is now, not a 404."""
+    sub = paid_subscriber("tabs@example.com")
+    log_in(page, "tabs@example.com")
+    second = page.context.new_page()
+    for tab in (page, second):
+        tab.goto(f"/subscriptions/{sub.sub_id}/cancel/")
+    page.get_by_label("It is too expensive").check()
+    page.get_by_role("button", name="Cancel the subscription").click()
+    assert page.get_by_test_id("sub-state").inner_text().startswith("Cancels on")
+
+    second.locator("input[name=when][value=now]").check()
+    second.get_by_label("It is too expensive").check()
+    second.get_by_role("button", name="Cancel the subscription").click()
+    expect(second.locator("body")).to_contain_text("This changed since you opened the page")
+    expect(second.get_by_test_id("cancelling")).to_contain_text("Cancels on")
+    assert second.locator("input[name=when][value=now]").is_checked()
+    screenshot(second, "stale-cancel-now")
+    second.get_by_role("button", name="Cancel the subscription").click()
+    expect(second.locator("body")).to_contain_text("has ended")
+    assert access.get_subscription(sub.account_id, sub.sub_id).CancelMode == "now"
+
+    for _ in range(2):
+        access.add_card(sub.account_id, card(), None, actor="tabs@example.com")
+    for tab in (page, second):
+        tab.goto("/wallet/")
+    default = access.default_card(access.get_account(sub.account_id), access.get_cards(sub.account_id))
+    spare = next(c for c in access.get_cards(sub.account_id) if c is not default and c.card_id != default.card_id)
+    page.locator(f"form[action='/wallet/{spare.card_id}/remove/'] button").click()
+    second.locator(f"form[action='/wallet/{spare.card_id}/default/'] button").click()
+    expect(second.locator("body")).to_contain_text("This changed since you opened the page")
+    assert second.locator(f"form[action='/wallet/{spare.card_id}/default/']").count() == 0
+    screenshot(second, "stale-make-default")

@@ -73,7 +73,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_label("New payment day").select_option("10")
     page.get_by_role("button", name="Change the day").click()
     # issue 10: the next payment keeps its date and is prorated up to the new day
-    expect(page.locator("body")).to_contain_text(re.compile(r"Your payment day is now the 10\. The days you paid for stay paid"))
+    expect(page.locator("body")).to_contain_text(re.compile(r"Your payment day is now the 10th\. The days you paid for stay paid"))
 
     # replace the card
     page.get_by_role("link", name="Replace the card").click()

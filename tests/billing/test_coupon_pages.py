@@ -189,3 +189,35 @@ def test_finance_gives_a_coupon_to_a_live_subscription_and_support_cannot(client
     assert access.get_coupon("LOYAL").Uses == 1
     [event] = [e for e in access.get_events_by_account(customer.account_id) if e.Action == AuditAction.COUPON_APPLIED]
     assert event.Actor == "finance@example.com"
+
+
+def test_a_coupon_given_from_a_page_drawn_before_another_change_is_not_given(client, customer) -> None:
+    sub = subscribe(customer, on=today() - timedelta(days=3), day=(today() - timedelta(days=3)).day)
+    sub = access.set_schedule(fresh(sub), next_payment=today() + timedelta(days=10),
+                              last_payment=today() - timedelta(days=3), next_reminder=today() + timedelta(days=3),
+                              last_reminder=today() - timedelta(days=3))
+    coupon("LOYAL", percent_off=50, duration="once")
+    url = f"/admin/staff/accounts/{customer.account_id}/subscriptions/{sub.sub_id}/coupon/"
+    staff_client(client, roles=["finance"], name="finance@example.com")
+    shown = fresh(sub).Version
+    assert f'name="version" value="{shown}"' in client.get(url).content.decode()
+    access.change_payment_day(fresh(sub), 20, actor="customer")  # meanwhile, in another tab
+    response = client.post(url, {"code": "LOYAL", "version": shown})
+    assert response.status_code == 409 and "This changed since you opened the page." in response.content.decode()
+    assert response.context["form"]["code"].value() == "LOYAL"  # what was typed is kept
+    assert fresh(sub).CouponCode is None and access.get_coupon("LOYAL").Uses == 0
+
+
+def test_a_coupon_edit_drawn_before_another_edit_saves_nothing(client, moto_table) -> None:
+    staff_client(client)
+    coupon("SPRING")
+    url = "/admin/staff/coupons/SPRING/edit/"
+    import re
+
+    [version] = re.findall(r'name="version" value="([^"]+)"', client.get(url).content.decode())
+    assert client.post(url, {"max_uses": "50", "version": version}).status_code == 302  # tab 1
+    response = client.post(url, {"max_uses": "7", "version": version})  # tab 2, drawn before
+    html = response.content.decode()
+    assert response.status_code == 409 and "This changed since you opened the page." in html
+    assert "limit 50" in html and response.context["form"]["max_uses"].value() == "7"
+    assert access.get_coupon("SPRING").MaxUses == 50

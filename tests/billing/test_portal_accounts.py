@@ -64,11 +64,20 @@ def test_sign_up_errors_are_shown(client, moto_table, data, field, message) -> N
     assert not get_user_model().objects.filter(username="x@example.com").exists()
 
 
-def test_sign_up_refuses_an_existing_email(client, customer) -> None:
+def test_sign_up_with_an_existing_email_reveals_nothing_and_mails_its_owner(client, customer, mailoutbox) -> None:
+    """The page does not say the address has an account (anyone could learn who uses
+    rpay); it asks to check the e-mail, as a password reset does, and the owner is told
+    there. No second account, no log-in, the password typed unused."""
     response = client.post("/signup/", {"email": "ANN@example.com", "password1": PASSWORD, "password2": PASSWORD})
-    assert response.status_code == 200
-    assert "already exists" in response.content.decode()
+    html = response.content.decode()
+    assert response.status_code == 200 and 'data-testid="signup-check-email"' in html
+    assert "already" not in html and "exists" not in html
     assert get_user_model().objects.filter(username__iexact="ann@example.com").count() == 1
+    assert "_auth_user_id" not in client.session
+    [message] = mailoutbox
+    assert message.to == ["ann@example.com"] and message.subject == "You already have an rpay account"
+    assert "You already have an account with this address" in message.body
+    assert "/login/" in message.body and "/password/reset/" in message.body
 
 
 def test_log_in_puts_the_account_in_the_session_with_one_get(moto_table, products, ddb_requests) -> None:
@@ -150,3 +159,11 @@ def test_password_reset_by_mail(client, customer) -> None:
 def test_password_reset_for_an_unknown_email_sends_nothing(client, moto_table) -> None:
     response = client.post("/password/reset/", {"email": "nobody@example.com"})
     assert response.status_code == 302 and mail.outbox == []
+
+
+def test_the_log_in_form_asks_for_an_email(client, moto_table) -> None:
+    html = client.get("/login/").content.decode()
+    assert 'type="email" name="username"' in html and re.search(r"E-mail<span", html) and "Username" not in html
+    assert 'data-testid="login-for-checkout"' not in html
+    from_checkout = client.get("/login/?next=/shop/checkout/").content.decode()
+    assert "Log in to check out" in from_checkout

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 
 import pytest
 from django.conf import settings
 
-from billing import access
-from billing.rules.schedule import period_end
+from billing import access, batches
 from core.pages import today
 from tests.builders import GOOD_CARD, subscribe
 
@@ -45,16 +45,25 @@ def test_change_payment_day(customer, ddb_requests) -> None:
     assert ddb_requests.ops == ["Query"]
     assert 'name="version" value="1"' in page.content.decode()
     # Rule changed (issue 10, M1): the next payment keeps its date and pays up to the new
-    # day's anchor a month or more on; the choice shows the payment after that one.
+    # day's anchor a month or more on; the choice shows that payment (its amount, the
+    # payment run's) and the first one on the new day after it.
     start = date.fromisoformat(sub.NextPaymentDate)
-    expected = period_end(31, start) + timedelta(days=1)
-    # each choice shows the date it leads to, before the customer picks it
-    assert f"31 — next payment {expected.day} {expected:%b %Y}" in page.content.decode()
+    # each choice shows the payment it leads to, before the customer picks it (checked
+    # against what the payment run charges once the day is changed, below)
+    label = re.search(r'<option value="31">([^<]*)</option>', page.content.decode()).group(1)
+    shown = re.fullmatch(rf"The 31st: next payment \$(\d+\.\d\d) on {start.day} {start:%b %Y}, "
+                         r"then on (.*)", label)
+    assert shown, label
+    assert 'value="15"' not in page.content.decode()  # the current day is not offered
     ddb_requests.reset()
     response = customer.client.post(url, {"payment_day": "31", "version": "1"}, follow=True)
     assert ddb_requests.by_name()["UpdateItem"] == 1 and ddb_requests.ops[:3] == ["Query", "UpdateItem", "PutItem"]
     stored = access.get_subscription(customer.account_id, sub.sub_id)
     assert stored.PaymentDay == 31 and stored.NextPaymentDate == sub.NextPaymentDate
+    assert batches.owed_amount(stored) == int(shown.group(1).replace(".", ""))  # what the run will charge
+    first_on_new_day = batches.owed_period(stored)[1] + timedelta(days=1)
+    assert shown.group(2) == f"{first_on_new_day.day} {first_on_new_day:%b %Y}" and first_on_new_day.day >= 28
+    assert "Your payment day is now the 31st." in " ".join(messages_of(response))
     assert stored.PaidThroughDate == sub.PaidThroughDate
     assert f"covers {start.day} {start:%B} to" in " ".join(messages_of(response))
     [event] = changes_of(customer.account_id)
@@ -72,12 +81,17 @@ def test_change_payment_day_refuses_bad_days(customer, value) -> None:
 
 
 def test_a_stale_form_is_refused_kindly(customer) -> None:
+    # The page again (409), drawn from the subscription as it is now, the day chosen kept:
+    # no redirect that drops the choice.
     sub = subscribe(customer, day=15)
     url = f"/subscriptions/{sub.sub_id}/payment-day/"
     customer.client.post(url, {"payment_day": "20", "version": "1"})  # another tab
-    response = customer.client.post(url, {"payment_day": "25", "version": "1"}, follow=True)
-    assert response.status_code == 200
-    assert "changed elsewhere" in " ".join(messages_of(response))
+    response = customer.client.post(url, {"payment_day": "25", "version": "1"})
+    assert response.status_code == 409
+    assert "This changed since you opened the page" in " ".join(messages_of(response))
+    form = response.context["form"]
+    assert form["payment_day"].value() == "25" and form["version"].value() == "2"
+    assert 'value="20"' not in response.content.decode()  # the day as it is now is not offered
     assert access.get_subscription(customer.account_id, sub.sub_id).PaymentDay == 20
 
 
@@ -94,7 +108,9 @@ def test_condition_failed_is_a_friendly_message(customer, monkeypatch, path, fun
 
     monkeypatch.setattr(access, function, concurrent_change)
     response = customer.client.post(f"/subscriptions/{sub.sub_id}/{path}/", data, follow=True)
-    assert response.status_code == 200
+    # the payment day's page is drawn again at once (409, the choice kept); the others
+    # redirect to their page drawn again
+    assert response.status_code == (409 if path == "payment-day" else 200)
     assert "changed elsewhere" in " ".join(messages_of(response))
     assert changes_of(customer.account_id) == []
 

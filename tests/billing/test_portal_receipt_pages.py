@@ -13,7 +13,7 @@ from pypdf import PdfReader
 from billing import access, batches
 from billing.models import Receipt, ReceiptNumberLookup
 from core.pages import today
-from tests.builders import DECLINED_NUMBER, card, subscribe
+from tests.builders import DECLINED_NUMBER, TEST_CARD, card, subscribe
 
 pytestmark = pytest.mark.django_db
 
@@ -134,3 +134,18 @@ def test_failed_attempts_are_in_the_history_at_no_extra_request(customer, ddb_re
     assert page.count('data-testid="failed-attempt"') == 1 and receipt.Number not in page
     page = customer.client.get(reverse("subscription", args=[paid.sub_id])).content.decode()
     assert 'data-testid="failed-attempt"' not in page and receipt.Number in page
+
+
+def test_the_receipt_and_its_pdf_show_the_billing_name_and_address_given(customer, seller) -> None:
+    account = access.get_account(customer.account_id)
+    sub = access.create_subscription(
+        account, sku="NEWS-DAILY", payment_day=15, amount=999, currency="USD", card=TEST_CARD, today=today(),
+        reminder_days_before=7, product_name="News", billing_address="Ann Example\n1 Main Street\n12345 Springfield")
+    receipt, _ = access.create_receipt(sub, billing_date=today(), amount=999, currency="USD", charge_id="ch_a",
+                                       retention_days=200, period_end=today())
+    assert receipt.BillingAddress == "Ann Example\n1 Main Street\n12345 Springfield"
+    html = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
+    shown = html.split('data-testid="billing-address">')[1].split("</div>")[0]
+    assert shown == "Ann Example\n1 Main Street\n12345 Springfield"
+    text = pdf_text(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content)
+    assert "Ann Example, 1 Main Street, 12345 Springfield" in text

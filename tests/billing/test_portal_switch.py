@@ -105,3 +105,31 @@ def test_staff_with_the_finance_role_switch_others_may_not(customer, client) -> 
     assert "Switched to Daily News Plus" in done.content.decode()
     assert fresh(sub).SKU == "NEWS-PLUS"
     assert AuditAction.STAFF_SWITCH in [e.Action for e in access.get_events_by_account(customer.account_id)]
+
+
+def test_a_switch_made_today_is_said_up_front(customer, client) -> None:
+    sub = paid_subscription(customer)
+    url = f"/subscriptions/{sub.sub_id}/switch/"
+    with time_machine.travel("2027-03-25 12:00Z", tick=False):
+        log_in(customer)
+        customer.client.post(url, {"sku": "NEWS-LITE", "step": "confirm", "upgrade": "0", "charge": 0, "credit": 0})
+        html = customer.client.get(url).content.decode()
+        assert 'data-testid="switched-today"' in html and 'name="sku"' not in html  # before choosing, not after
+        client.force_login(make_user("money@example.com", staff=True, money=True))
+        staff = client.get(reverse("admin:staff_switch", args=[customer.account_id, sub.sub_id])).content.decode()
+        assert "switched product today already" in staff and 'name="sku"' not in staff
+    with time_machine.travel("2027-03-26 12:00Z", tick=False):
+        log_in(customer)
+        assert 'data-testid="switched-today"' not in customer.client.get(url).content.decode()
+
+
+def test_staff_switch_with_no_product_in_the_currency_says_so(customer, client) -> None:
+    account = access.get_account(customer.account_id)
+    with time_machine.travel("2027-03-10 12:00Z", tick=False):
+        sub = make_subscription(account, sku="GYM", payment_day=10, currency="GBP", amount=4500,
+                                today=date(2027, 3, 10), card=card())
+    client.force_login(make_user("money@example.com", staff=True, money=True))
+    response = client.get(reverse("admin:staff_switch", args=[customer.account_id, sub.sub_id]))
+    html = response.content.decode()
+    assert response.status_code == 200 and "There is no other live product in GBP" in html
+    assert "<select" not in html and 'type="submit"' not in html.split('data-testid="confirm-form"')[1]

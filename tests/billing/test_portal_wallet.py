@@ -236,17 +236,21 @@ def test_remove_a_card_in_use_is_refused_with_a_clear_message(customer) -> None:
     assert [c.card_id for c in access.get_cards(customer.account_id)] == [used.card_id]
     [message] = mail.outbox
     assert "removed" in message.subject and "Mastercard ending 4444" in message.body
-    assert customer.client.post("/wallet/nope/remove/").status_code == 404
-    assert customer.client.post("/wallet/a%23b/remove/").status_code == 404
+    # a card not in the wallet (removed in another tab): the wallet as it is now, not a 404
+    assert customer.client.post("/wallet/nope/remove/").status_code == 409
+    assert customer.client.post("/wallet/a%23b/remove/").status_code == 409
 
 
 def test_another_customers_card_is_not_found(customer, other_customer) -> None:
     customer.client.post("/wallet/add/", GOOD_CARD)
     [card] = access.get_cards(customer.account_id)
-    for path in (f"/wallet/{card.card_id}/replace/",):
-        assert other_customer.client.get(path).status_code == 404
-    assert other_customer.client.post(f"/wallet/{card.card_id}/remove/").status_code == 404
-    assert other_customer.client.post(f"/wallet/{card.card_id}/default/").status_code == 404
+    # A page or button naming a card not in one's own wallet is answered as one removed in
+    # another tab (409, one's own wallet as it is now): the same answer as for any unknown
+    # id, so nothing of the other customer's card is shown or changed.
+    for action in ("replace", "remove", "default"):
+        response = other_customer.client.post(f"/wallet/{card.card_id}/{action}/")
+        html = response.content.decode()
+        assert response.status_code == 409 and "Your wallet is empty." in html and "4242" not in html
     assert access.get_cards(customer.account_id) != []
 
 

@@ -209,3 +209,39 @@ def test_a_refund_is_mailed_in_the_language_of_its_receipt(moto_table) -> None:
         subject = translation.gettext("Refund: {product}").format(product=receipt.ProductName)
     [message] = mail.outbox
     assert message.subject == subject and subject != f"Refund: {receipt.ProductName}"
+
+
+def test_a_refund_drawn_from_an_older_refunded_amount_is_refused_before_the_gateway(table) -> None:
+    receipt = paid_receipt()
+    refunds.refund_receipt(receipt, 300, request_id="tab1", actor="staff:ann", expected_refunded=0)
+    with pytest.raises(access.RefundedMeanwhile) as meanwhile:
+        refunds.refund_receipt(receipt, 300, request_id="tab2", actor="staff:bob", expected_refunded=0)
+    assert meanwhile.value.receipt.RefundedAmount == 300 and not meanwhile.value.in_progress
+    again = refunds.refund_receipt(receipt, 300, request_id="tab1", actor="staff:ann", expected_refunded=0)
+    assert again.receipt.RefundedAmount == 300 and len(mail.outbox) == 1  # the same form twice: one refund
+    stored = access.get_receipt(receipt.account_id, receipt.SK)
+    assert [r.RequestId for r in stored.Refunds] == ["tab1"] and stored.RefundClaim is None
+
+
+def test_a_claimed_receipt_is_refused_to_another_request_until_the_claim_is_released(table) -> None:
+    receipt = paid_receipt()
+    access.claim_refund(receipt, expected_refunded=0, request_id="tab1")
+    with pytest.raises(access.RefundedMeanwhile) as meanwhile:
+        refunds.refund_receipt(paid_receipt_again(receipt), 100, request_id="tab2", actor="b", expected_refunded=0)
+    assert meanwhile.value.in_progress
+    # a refusal by the gateway releases the claim: nothing moved
+    with pytest.raises(RefundRefused):
+        refunds.refund_receipt(receipt, 5000, request_id="tab1", actor="a", expected_refunded=0)
+    assert access.get_receipt(receipt.account_id, receipt.SK).RefundClaim is None
+    assert refunds.refund_receipt(receipt, 100, request_id="tab2", actor="b", expected_refunded=0).amount == 100
+
+
+def test_a_claim_left_by_a_request_that_died_is_taken_over_after_its_lifetime(table) -> None:
+    receipt = paid_receipt()
+    access.claim_refund(receipt, expected_refunded=0, request_id="died",
+                        now=datetime.now(tz=UTC) - receipts_module.REFUND_CLAIM_LIFETIME - receipts_module.timedelta(1))
+    assert access.claim_refund(receipt, expected_refunded=0, request_id="next").RefundClaim == "next"
+
+
+def paid_receipt_again(receipt: Receipt) -> Receipt:
+    return access.get_receipt(receipt.account_id, receipt.SK)

@@ -90,10 +90,13 @@ def test_change_payment_day(clerk_client, customer) -> None:
 
 
 def refund_form(page: str) -> dict:
-    """The refund form's hidden request id, as the page proposes it."""
+    """The refund form's hidden fields, as the page proposes them: its request id and the
+    refunded amount it was drawn from (its version)."""
     match = re.search(r'name="request_id" value="([0-9a-f]{16})"', page)
     assert match, "the refund form carries its request id"
-    return {"request_id": match.group(1)}
+    refunded = re.search(r'name="refunded" value="(\d+)"', page)
+    assert refunded, "the refund form carries the refunded amount it showed"
+    return {"request_id": match.group(1), "refunded": refunded.group(1)}
 
 
 def test_several_partial_refunds_up_to_the_charge(money_client, customer, mailoutbox) -> None:
@@ -261,3 +264,65 @@ def test_gateway_refund_result_has_its_fields_in_place(moto_table, customer) -> 
     assert result.charge_id == customer.receipt.ChargeId
     replay = get_gateway().refund(customer.receipt.ChargeId, 100, idempotency_key="direct")
     assert replay == result
+
+
+def test_a_stale_refund_form_is_answered_with_the_receipt_as_it_is_now(money_client, customer) -> None:
+    """Two tabs opened on one receipt: the first refunds; the second, drawn from
+    "Already refunded 0.00", refunds nothing, says it changed and shows it as it is now."""
+    url = reverse("admin:staff_refund", args=[customer.account_id, customer.receipt.SK])
+    first = refund_form(money_client.get(url).content.decode())
+    second = refund_form(money_client.get(url).content.decode())
+    assert money_client.post(url, {"amount": "4.00", **first}).status_code == 302
+    response = money_client.post(url, {"amount": "9.99", **second})
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "This changed since you opened the page." in html and "It was refunded meanwhile" in html
+    assert "4.00 USD" in html and 'name="refunded" value="400"' in html  # a new form, for what is left
+    receipt = access.get_receipt(customer.account_id, customer.receipt.SK)
+    assert receipt.RefundedAmount == 400 and len(receipt.Refunds) == 1
+
+
+@pytest.fixture
+def local_customer(local_table):
+    return make_customer_with_history()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_tabs_refunding_at_once_give_one_refund_and_one_refunded_meanwhile(local_customer) -> None:
+    """Real threads on DynamoDB Local, each a staff tab posting the form it was shown
+    (the same "Already refunded 0.00", each its own request id): one refund at the
+    gateway and on the receipt, and one 409 "refunded meanwhile" answer."""
+    from django.test import Client
+
+    from tests.builders import at_once
+
+    customer = local_customer
+    user = make_user("money@rpay.localhost", staff=True, money=True)
+    url = reverse("admin:staff_refund", args=[customer.account_id, customer.receipt.SK])
+    tabs = []
+    for _ in range(2):
+        tab = Client()
+        tab.force_login(user)
+        tabs.append((tab, refund_form(tab.get(url).content.decode())))
+    posted = iter(tabs)
+
+    def submit() -> int:
+        tab, form = next(posted)
+        return tab.post(url, {"amount": "9.99", **form}).status_code
+
+    assert sorted(at_once(submit)) == [302, 409]
+    receipt = access.get_receipt(customer.account_id, customer.receipt.SK)
+    assert receipt.RefundedAmount == 999 and len(receipt.Refunds) == 1 and receipt.RefundClaim is None
+    refunded_at_gateway = get_gateway().refund(receipt.ChargeId, 1, idempotency_key="one-more")
+    assert refunded_at_gateway.status == "failed" and "exceeds" in refunded_at_gateway.reason
+
+
+def test_staff_forms_show_no_labels_of_hidden_fields(client, customer) -> None:
+    client.force_login(make_user("root@rpay.localhost", staff=True, money=True))
+    pages = [reverse(f"admin:staff_{name}", args=[customer.account_id, customer.sub.sub_id])
+             for name in ("pause", "switch")]
+    pages.append(reverse("admin:staff_refund", args=[customer.account_id, customer.receipt.SK]))
+    for url in pages:
+        html = client.get(url).content.decode()
+        labels = re.findall(r"<label[^>]*>([^<]*)</label>", html)
+        assert not {"Version", "Step", "Charge", "Credit", "Upgrade", "Request id", "Refunded"} & set(labels), url

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 from django.conf import settings
@@ -186,6 +186,7 @@ def test_batch_runs_page(staff_client, moto_table) -> None:
              Failures=[{"sub_id": "s1", "reason": "smtp timeout"}]).save()
     html = staff_client.get(reverse("admin:staff_runs")).content.decode()
     assert "sent: 12" in html and "smtp timeout" in html and "failed" in html
+    assert "s1: smtp timeout" in html and "{" not in html.split('data-testid="runs-reminders"')[1].split("</table>")[0]
     assert "No payments runs recorded yet." in html
     content = html.split('<div class="staff">')[1]  # the admin header has its own log-out form
     assert "<button" not in content and "<form" not in content  # no way to start a batch
@@ -301,3 +302,21 @@ def test_upcoming_totals_leave_paused_subscriptions_out(staff_client, moto_table
     by_day = dict(zip(days, chart["amounts"]["USD"]["values"], strict=True))
     assert by_day[due] == 1000  # the paying one only: the paused ones are not due that day
     assert sum(by_day.values()) == 1000 + (1000 if resume in by_day else 0)
+
+
+def test_the_staff_header_links_coupons_and_the_shop(staff_client, moto_table) -> None:
+    html = staff_client.get(reverse("admin:staff_runs")).content.decode()
+    nav = html.split('<ul class="staff-nav">')[1].split("</ul>")[0]
+    assert reverse("admin:staff_coupons") in nav and reverse("admin:shop_staff_index") in nav
+
+
+def test_a_coupon_without_dates_says_no_end(staff_client, moto_table) -> None:
+    from billing.rules.coupons import CouponDuration
+
+    access.create_coupon("FOREVER5", percent_off=5, duration=CouponDuration.FOREVER, actor="x")
+    access.create_coupon("JUNE", percent_off=5, duration=CouponDuration.ONCE, actor="x",
+                         valid_from=date(2027, 6, 1))
+    html = staff_client.get(reverse("admin:staff_coupons")).content.decode()
+    row = html.split('data-testid="coupon-FOREVER5"')[1].split("</tr>")[0]
+    assert "no end" in row and "…" not in row
+    assert "2027-06-01 – no end" in html.split('data-testid="coupon-JUNE"')[1].split("</tr>")[0]

@@ -83,3 +83,17 @@ def test_pause_needs_the_change_day_permission(client, scheduled) -> None:
 
 def date_of(value: str) -> date:
     return date.fromisoformat(value)
+
+
+def test_a_staff_pause_drawn_from_an_older_subscription_keeps_the_choice_and_does_nothing(clerk_client,
+                                                                                          scheduled) -> None:
+    history, sub = scheduled
+    url = reverse("admin:staff_pause", args=[history.account_id, sub.sub_id])
+    clerk_client.get(url)
+    access.change_payment_day(sub, 20, actor="customer")  # another tab, meanwhile
+    response = clerk_client.post(url, {"how": "skip", "payments": 2, "version": sub.Version - 1})
+    html = response.content.decode()
+    assert response.status_code == 409 and "This changed since you opened the page." in html
+    assert response.context["form"]["payments"].value() == "2"  # the choice kept
+    assert response.context["form"]["version"].value() == str(fresh(sub).Version)
+    assert fresh(sub).PausedFrom is None

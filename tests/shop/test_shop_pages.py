@@ -213,6 +213,17 @@ def test_cannot_add_more_than_is_left(ann) -> None:
     assert "Options Open" not in ann.client.get("/shop/cart/").content.decode()
 
 
+def test_the_cart_refuses_more_than_is_left_as_the_product_page_does(ann) -> None:
+    add(ann.client, "album", 2)
+    response = ann.client.post("/shop/cart/update/", {"product": "album", "quantity": 4}, follow=True)
+    assert "Only 3 left: choose 3 or fewer in all." in response.content.decode()
+    assert ann.client.session["shop_cart"]["album"]["quantity"] == 2
+    html = ann.client.get("/shop/cart/").content.decode()
+    assert 'value="2"' in html and 'value="4"' not in html
+    response = ann.client.post("/shop/cart/update/", {"product": "album", "quantity": 3}, follow=True)
+    assert "Quantity changed." in response.content.decode()
+
+
 # --- checkout ---------------------------------------------------------------------------
 
 

@@ -97,6 +97,8 @@ def test_pick_list_ship_and_the_customer_sees_the_tracking(staff, paid_order, dd
     assert access.get_order_details_by_order_id(order_id).order.Status == OrderStatus.PARTIALLY_SHIPPED
     html = customer.client.get(f"/shop/orders/{order_id}/").content.decode()
     assert "PostNord" in html and "PN123456789SE" in html
+    gbg = access.get_warehouse_by_warehouse_id("gbg")
+    assert f"From warehouse {gbg.Name}" in html and "From warehouse gbg" not in html  # its name, not its id
     assert len(mail.outbox) == 1 and mail.outbox[0].to == [customer.email]
     assert "PN123456789SE" in mail.outbox[0].body and "PostNord" in mail.outbox[0].alternatives[0][0]
     # shipping twice is refused with a message, not a 500
@@ -385,3 +387,11 @@ def test_changing_a_code_needs_the_catalog_role_and_a_real_code(staff, shop_stoc
         assert staff.get(url).status_code == 404, url
     assert staff.post("/admin/shop/codes/NOPE/end/").status_code == 404
     assert staff.get("/admin/shop/codes/KEEP/end/").status_code == 405
+
+
+def test_the_staff_order_page_shows_the_shipping_address(staff, paid_order) -> None:
+    customer, order_id = paid_order
+    address = access.get_order_details_by_order_id(order_id).order.ShippingAddress
+    html = staff.get(f"/admin/shop/orders/{order_id}/").content.decode()
+    shown = html.split('data-testid="shipping-address">')[1].split("</p>")[0]
+    assert address.Street in shown and address.ZipCode in shown and address.City in shown and address.Country in shown
