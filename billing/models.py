@@ -210,6 +210,16 @@ class SubscriptionStatus(StrEnum):
     ACTIVE = "active"
     PAST_DUE = "past_due"
     CANCELLED = "cancelled"
+    # Stripe Billing's words for a first payment the bank wants the customer to confirm
+    # (3-D Secure): not live (in neither due index, never charged by the run, in no total)
+    # until confirmed; expired when still unconfirmed ``INCOMPLETE_HOURS`` after it was
+    # made (billing/batches/expiry.py): it never started.
+    INCOMPLETE = "incomplete"
+    INCOMPLETE_EXPIRED = "incomplete_expired"
+
+
+# How long an incomplete subscription waits for its first payment's confirmation (Stripe's 23 hours).
+INCOMPLETE_HOURS = 23
 
 
 # Live subscriptions are billed and carry the GSI keys (DESIGN.md invariant 1).
@@ -525,6 +535,26 @@ class TrialUse(BillingItem, discriminator="TrialUse"):
         return ACCOUNT_PK.parse(self.PK)["account_id"]
 
 
+class IncompleteEntry(BillingItem, discriminator="IncompleteEntry"):
+    """A subscription made ``incomplete`` (its first payment waits for the customer's
+    bank): one entry under the billing day it was made on, so the payment run finds the
+    ones to expire with one Query per day (``INCOMPLETE#<day>``, a few days back), never a
+    Scan, and never reads the due indexes, which an incomplete subscription is not in.
+    Sorted by creation time, so a day's Query stops at the first one still young. Deleted
+    once the subscription is confirmed or expired (whoever sees it settled deletes it);
+    its TTL clears any left behind. Few items: only first payments the bank questions."""
+
+    pk_template = KeyTemplate("INCOMPLETE#{day}")
+    sk_template = KeyTemplate("{created}#{sub_id}")
+
+    AccountId = UnicodeAttribute()
+    SubId = UnicodeAttribute()
+    SKU = UnicodeAttribute()  # the key's SKU (``Subscription.key_sku``): one GetItem
+    ChargeId = UnicodeAttribute(null=True)
+    CreatedDate = UnicodeAttribute()  # the subscription's, as in the key
+    TTL = TTLAttribute(null=True)
+
+
 class CouponStatus(StrEnum):
     ACTIVE = "active"
     ENDED = "ended"  # no new uses; subscriptions that have it keep it
@@ -675,6 +705,10 @@ class AuditAction(StrEnum):
     COUPON_UPDATED = "staff.update_coupon"
     COUPON_ENDED = "staff.end_coupon"
     COUPON_APPLIED = "subscription.coupon_applied"
+    # The first payment waits for the customer's bank (3-D Secure): incomplete, not live.
+    SUBSCRIPTION_INCOMPLETE = "subscription.incomplete"
+    # Unconfirmed after INCOMPLETE_HOURS: expired, it never started.
+    SUBSCRIPTION_EXPIRED = "subscription.incomplete_expired"
 
 
 # Catalogue changes belong to no customer: their audit events are filed in the
