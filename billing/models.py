@@ -537,14 +537,15 @@ class TrialUse(BillingItem, discriminator="TrialUse"):
 
 class IncompleteEntry(BillingItem, discriminator="IncompleteEntry"):
     """A subscription made ``incomplete`` (its first payment waits for the customer's
-    bank): one entry under the billing day it was made on, so the payment run finds the
-    ones to expire with one Query per day (``INCOMPLETE#<day>``, a few days back), never a
-    Scan, and never reads the due indexes, which an incomplete subscription is not in.
-    Sorted by creation time, so a day's Query stops at the first one still young. Deleted
-    once the subscription is confirmed or expired (whoever sees it settled deletes it);
-    its TTL clears any left behind. Few items: only first payments the bank questions."""
+    bank), so that the payment run finds the ones to expire with one Query, never a Scan
+    (an incomplete subscription is in neither due index): one partition, sorted by
+    creation time, so ``SK < <now - 23 h>`` reads exactly those past their deadline,
+    however many days the runs missed. One partition, as ``DisputeEntry``: only first
+    payments the bank questions land here, and a partition per day would take the same
+    day's writes all the same. Deleted once the subscription is confirmed or expired
+    (whoever finds it settled deletes it); its TTL clears any left behind."""
 
-    pk_template = KeyTemplate("INCOMPLETE#{day}")
+    pk_template = KeyTemplate("INCOMPLETE")
     sk_template = KeyTemplate("{created}#{sub_id}")
 
     AccountId = UnicodeAttribute()

@@ -3,7 +3,7 @@ first payment the bank wants the customer to confirm (3-D Secure).
 
 * ``mark_incomplete``: the subscription leaves both due indexes (no reminder, never
   charged by the run, in no total) and names the charge that waits; an
-  ``IncompleteEntry`` under its creation day lets the payment run find it to expire.
+  ``IncompleteEntry`` lets the payment run find it to expire.
 * ``expire_incomplete``: unconfirmed after ``INCOMPLETE_HOURS``, it never started.
 * Confirmed: the first charge is recorded by the batch's path (``advance_after_payment``
   takes an incomplete subscription as due on its first day), which makes it active again.
@@ -16,7 +16,7 @@ that finds it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 
 from pynamodb.exceptions import DeleteError, DoesNotExist
 
@@ -32,14 +32,14 @@ NOT_CONFIRMED = "first_payment_not_confirmed"
 ENTRY_TTL_DAYS = 30
 
 
-def mark_incomplete(sub: Subscription, *, charge_id: str, created_on: date, actor: str) -> Subscription:
+def mark_incomplete(sub: Subscription, *, charge_id: str, actor: str) -> Subscription:
     """The first charge waits for the customer's bank: ``incomplete``, out of both due
     indexes (``NextPaymentDate`` stays the first day, so the confirmed charge's advance
     finds it due there), the charge kept on its card. Only if it is still active and has
     never been paid (ConditionFailed otherwise: another process did it, or it was paid)."""
     created = sub.CreatedDate or iso_now()
     IncompleteEntry(
-        IncompleteEntry.pk(day=created_on.isoformat()), IncompleteEntry.sk(created=created, sub_id=sub.sub_id),
+        IncompleteEntry.pk(), IncompleteEntry.sk(created=created, sub_id=sub.sub_id),
         AccountId=sub.account_id, SubId=sub.sub_id, SKU=sub.key_sku, ChargeId=charge_id, CreatedDate=created,
         TTL=utc_now() + timedelta(days=ENTRY_TTL_DAYS),
     ).save()
@@ -61,10 +61,10 @@ def mark_incomplete(sub: Subscription, *, charge_id: str, created_on: date, acto
     return sub
 
 
-def incomplete_entries(day: date, *, created_before: datetime | None = None) -> Iterator[IncompleteEntry]:
-    """One Query: the entries of subscriptions made incomplete on ``day``, oldest first;
-    only those made before ``created_before`` (a range condition on the sort key)."""
-    pk = IncompleteEntry.pk(day=day.isoformat())
+def incomplete_entries(*, created_before: datetime | None = None) -> Iterator[IncompleteEntry]:
+    """One Query: the entries of incomplete subscriptions, oldest first; only those made
+    before ``created_before`` (a range condition on the sort key)."""
+    pk = IncompleteEntry.pk()
     if created_before is None:
         return IncompleteEntry.query(pk)
     return IncompleteEntry.query(pk, IncompleteEntry.SK < created_before.isoformat(timespec="seconds"))  # noqa: SIM300

@@ -9,8 +9,8 @@ money anyway (confirmed in the browser at the last moment), the reconciliation f
 charge of a subscription that never started and refunds it in full (M2), never kept.
 
 Who expires them: the payment run (``expire_due``), which finds them without a Scan by
-one Query per creation day on ``IncompleteEntry`` (``INCOMPLETE#<day>``, sorted by
-creation time); and the confirmation page, when a customer comes back too late
+one Query of ``IncompleteEntry`` (one partition, sorted by creation time: the ones past
+their deadline are a key range); and the confirmation page, when a customer comes back too late
 (``expire``). Pages show one past its deadline as expired at once, from its
 ``CreatedDate`` (``rules.lifecycle.state_of``): the write may come later.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from billing import access
 from billing.models import INCOMPLETE_HOURS, Subscription, SubscriptionStatus
@@ -28,12 +28,6 @@ from core.payments.errors import GatewayError
 from core.payments.gateway import PaymentGateway, get_gateway
 
 log = logging.getLogger(__name__)
-
-# How many creation days before the run's first date are looked at: an entry is expired
-# 23 hours after it was made, so it is at most a day older than the run that expires it;
-# one more day covers a run date given in another time zone than the creation day's.
-LOOK_BACK_DAYS = 2
-
 
 def expire(sub: Subscription, *, actor: str, gateway: PaymentGateway | None = None) -> bool:
     """Expire ``sub`` if it is incomplete: the charge cancelled at the processor, the
@@ -59,26 +53,22 @@ def expire(sub: Subscription, *, actor: str, gateway: PaymentGateway | None = No
     return True
 
 
-def expire_due(first: date, today: date, *, now: datetime | None = None, gateway: PaymentGateway | None = None,
+def expire_due(*, now: datetime | None = None, gateway: PaymentGateway | None = None,
                takes: Callable[[str], bool] | None = None, actor: str = "batch") -> int:
-    """The payment run's step: every incomplete subscription made from ``first`` less
-    ``LOOK_BACK_DAYS`` to ``today`` whose deadline has passed, expired; the entries of
-    those confirmed (or expired) meanwhile deleted. ``takes(sub_id)``: only these (a run's
-    shards). Returns how many it expired. Requests: one Query per day, one GetItem per
-    entry found, and the writes of each expiry."""
+    """The payment run's step: every incomplete subscription past its deadline expired, and
+    the entries of those confirmed (or ended) meanwhile deleted. ``takes(sub_id)``: only
+    these (a run's shards). Returns how many it expired. Requests: one Query (the entries
+    made before ``now`` less ``INCOMPLETE_HOURS``), one GetItem per entry found, and the
+    writes of each expiry."""
     now = now or datetime.now(tz=UTC)
-    cutoff = now - timedelta(hours=INCOMPLETE_HOURS)
     expired = 0
-    day = first - timedelta(days=LOOK_BACK_DAYS)
-    while day <= today:
-        for entry in access.incomplete_entries(day, created_before=cutoff + timedelta(seconds=1)):
-            if takes is not None and not takes(entry.SubId):
+    for entry in access.incomplete_entries(created_before=now - timedelta(hours=INCOMPLETE_HOURS, seconds=-1)):
+        if takes is not None and not takes(entry.SubId):
+            continue
+        sub = access.get_subscription(entry.AccountId, entry.SubId, entry.SKU)
+        if sub is not None and sub.Status == SubscriptionStatus.INCOMPLETE:
+            if not is_expired_incomplete(sub, now):
                 continue
-            sub = access.get_subscription(entry.AccountId, entry.SubId, entry.SKU)
-            if sub is not None and sub.Status == SubscriptionStatus.INCOMPLETE:
-                if not is_expired_incomplete(sub, now):
-                    continue
-                expired += expire(sub, actor=actor, gateway=gateway)
-            access.delete_entry(entry)
-        day += timedelta(days=1)
+            expired += expire(sub, actor=actor, gateway=gateway)
+        access.delete_entry(entry)
     return expired

@@ -168,7 +168,7 @@ def take_payment(
     if result.succeeded:
         return _paid(sub, out, result, run_date, actor, numbers)
     if result.needs_authentication and (first or end_on_decline):  # the customer confirms it (confirm_first_payment)
-        return _incomplete(sub, out, result, start, actor)
+        return _incomplete(sub, out, result, actor)
     if result.needs_authentication and end_on_decline:  # the customer confirms it (confirm_first_payment)
         out.status, out.reason, out.client_secret = PaymentStatus.ACTION_REQUIRED, "authentication_required", \
             result.client_secret
@@ -242,8 +242,7 @@ def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOut
     return out
 
 
-def _incomplete(sub: Subscription, out: PaymentOutcome, result: ChargeResult, created_on: date,
-                actor: str) -> PaymentOutcome:
+def _incomplete(sub: Subscription, out: PaymentOutcome, result: ChargeResult, actor: str) -> PaymentOutcome:
     """The first charge waits for the customer's bank (3-D Secure): the subscription is
     ``incomplete`` (out of both due indexes: no reminder, no charge by a run, in no total)
     until they confirm it, or expires (billing/batches/expiry.py). Also when a payment run
@@ -252,7 +251,7 @@ def _incomplete(sub: Subscription, out: PaymentOutcome, result: ChargeResult, cr
     out.status, out.reason, out.client_secret = PaymentStatus.ACTION_REQUIRED, AUTHENTICATION_REQUIRED, \
         result.client_secret
     try:
-        access.mark_incomplete(sub, charge_id=result.charge_id, created_on=created_on, actor=actor)
+        access.mark_incomplete(sub, charge_id=result.charge_id, actor=actor)
     except access.ConditionFailed:
         out.reason += "; already incomplete, or paid meanwhile"
     return out

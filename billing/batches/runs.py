@@ -272,7 +272,7 @@ def run_payments(
     def finish(summary: RunSummary) -> None:
         # Incomplete first payments past their deadline expire first, so that a charge the
         # processor took anyway is refunded by the reconciliation just after (never kept).
-        expire_own(summary, dates[0], run_date, gateway=gateway, shards=shards)
+        expire_own(summary, gateway=gateway, shards=shards)
         if reconcile:
             reconcile_own_days(summary, dates[0] - timedelta(days=days), run_date, gateway=gateway, shards=shards,
                                recorded=recorded, retried=retried)
@@ -287,13 +287,12 @@ def run_payments(
     )
 
 
-def expire_own(summary: RunSummary, first: date, today: date, *, gateway: PaymentGateway,
-               shards: ShardSet | None) -> None:
+def expire_own(summary: RunSummary, *, gateway: PaymentGateway, shards: ShardSet | None) -> None:
     """The run's expiry of incomplete subscriptions (billing/batches/expiry.py), of its own
     shards; how many in the summary's ``expired`` count."""
     members = set(shards.members) if shards is not None and not shards.is_every else None
     takes = None if members is None else (lambda sub_id: access.shard_of(sub_id, shards.count) in members)
-    summary.counts["expired"] += expire_due(first, today, gateway=gateway, takes=takes)
+    summary.counts["expired"] += expire_due(gateway=gateway, takes=takes)
 
 
 def reconcile_own_days(summary: RunSummary, first: date, today: date, *, gateway: PaymentGateway,
