@@ -43,7 +43,7 @@ def cancel_choices(sub: Subscription, day: date) -> tuple[str | None, str]:
     """The labels of the two ways to end (None for "at period end" when nothing is paid
     after today: then it is the same as now)."""
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    if paid_through and paid_through > day and state_of(sub, day).kind == "active":
+    if paid_through and paid_through > day and state_of(sub, day).running:
         return (
             _("At the end of the period you paid for: it runs until %(date)s, and you can keep it until "
               "then. Nothing more is charged.") % {"date": _fmt(paid_through)},
