@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 
 from billing.models import Subscription
 from billing.rules.lifecycle import SubState, state_of
-from billing.staff.common import staff_date
+from billing.staff.common import staff_date, status_label
 from core import localformat
 from core.pages import today
 
@@ -41,9 +41,16 @@ def sub_state(sub: Subscription) -> SubState:
     return state_of(sub, today())
 
 
-def status_words(state: SubState, day: Callable[[date | None], str]) -> str:
+# On the staff pages a state that is one stored status is named by it (English keeps the
+# stored word, as staff meet it in logs and exports: ``staff.common.status_label``).
+_STAFF_STORED = {"active": "active", "past_due": "past_due", "ended": "cancelled", "incomplete": "incomplete"}
+
+
+def status_words(state: SubState, day: Callable[[date | None], str], *, staff: bool = False) -> str:
     """The state's label, its dates worded by ``day``."""
     kind = state.kind
+    if staff and kind in _STAFF_STORED:
+        return status_label(_STAFF_STORED[kind])
     if kind == "trialing":
         return _("Free until %(date)s") % {"date": day(state.until)}
     if kind == "cancelling":
@@ -65,11 +72,11 @@ def sub_status(sub: Subscription, staff: bool = False) -> SafeString:
     day = staff_date if staff else (lambda value: localformat.local_day(value, "j M Y"))
     css = _STAFF_CSS.get(state.kind, state.kind) if staff else _CSS[state.kind]
     return format_html('<span class="badge {}" data-testid="sub-status" data-state="{}">{}</span>',
-                       css, state.kind, status_words(state, day))
+                       css, state.kind, status_words(state, day, staff=staff))
 
 
 @register.simple_tag
 def sub_words(sub: Subscription, staff: bool = False) -> str:
     """The state's words alone (the summary's "Status" line, the staff lists)."""
     day = staff_date if staff else (lambda value: localformat.local_day(value, "j M Y"))
-    return status_words(state_of(sub, today()), day)
+    return status_words(state_of(sub, today()), day, staff=staff)
