@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from pynamodb.exceptions import DeleteError, DoesNotExist
 
 from billing.access._common import is_conditional_failure, iso_now, utc_now
-from billing.access.due_dates import leave_due_indexes
+from billing.access.due_dates import leave_due_indexes, wait_out_of_due_indexes
 from billing.access.events import record_event, subscription_snapshot
 from billing.access.subscriptions import update_subscription
 from billing.models import AuditAction, IncompleteEntry, Subscription, SubscriptionStatus, TrialUse
@@ -48,9 +48,7 @@ def mark_incomplete(sub: Subscription, *, charge_id: str, actor: str) -> Subscri
         sub,
         [
             Subscription.Status.set(SubscriptionStatus.INCOMPLETE),
-            Subscription.DuePaymentKey.remove(),
-            Subscription.DueReminderKey.remove(),
-            Subscription.NextReminderDate.remove(),
+            *wait_out_of_due_indexes(),
             Subscription.PaymentDetails.AwaitingCharge.set(charge_id),
         ],
         (Subscription.Status == SubscriptionStatus.ACTIVE) & (Subscription.LastPaymentDate == Subscription.NextPaymentDate),
