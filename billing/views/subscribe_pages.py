@@ -29,6 +29,7 @@ from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm, coupon_error
 from billing.models import Coupon, Product, ProductStatus, Subscription
 from billing.rules.coupons import discount
+from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.schedule import first_period, period_amount
 from billing.templatetags.portal import decline_reason
 from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
@@ -332,6 +333,13 @@ def subscribe_authenticate(request: HttpRequest, account_id: str) -> HttpRespons
         request.session.pop(SESSION_AUTHENTICATE, None)
         raise Http404("no such subscription")
     card = CardToken(**waiting["card"])
+    if request.method != "POST" and is_expired_incomplete(sub):
+        # Come back after its 23 hours: it expired, nothing is asked of the bank any more.
+        request.session.pop(SESSION_AUTHENTICATE, None)
+        messages.error(request, _("Your bank's confirmation came too late: the subscription expired 23 hours after "
+                                  "it was made, so it never started and nothing was charged. Please subscribe "
+                                  "again."))
+        return redirect(choices_again(sub))
     if request.method == "POST":
         new = actions.NewSubscription(
             waiting["product_name"], waiting["amount"], waiting["currency"], card, waiting.get("billing_address"),

@@ -171,6 +171,9 @@ def test_a_page_shows_it_expired_before_any_run_wrote_it(customer) -> None:
     assert fresh(sub).Status == SubscriptionStatus.INCOMPLETE  # not written yet: the run will
     assert 'data-state="not_started"' in home and "Finish payment" not in home
     assert "expired" in late and "nothing was charged" in late
+    with time_machine.travel(MADE + timedelta(hours=23, seconds=1), tick=False):
+        back = customer.client.get("/subscribe/authenticate/", follow=True)
+    assert "came too late" in back.content.decode() and back.context["form"]["product"].value() == "GYM"
 
 
 def test_confirming_after_expiry_charges_nothing(customer) -> None:
