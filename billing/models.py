@@ -210,6 +210,16 @@ class SubscriptionStatus(StrEnum):
     ACTIVE = "active"
     PAST_DUE = "past_due"
     CANCELLED = "cancelled"
+    # Stripe Billing's words for a first payment the bank wants the customer to confirm
+    # (3-D Secure): not live (in neither due index, never charged by the run, in no total)
+    # until confirmed; expired when still unconfirmed ``INCOMPLETE_HOURS`` after it was
+    # made (billing/batches/expiry.py): it never started.
+    INCOMPLETE = "incomplete"
+    INCOMPLETE_EXPIRED = "incomplete_expired"
+
+
+# How long an incomplete subscription waits for its first payment's confirmation (Stripe's 23 hours).
+INCOMPLETE_HOURS = 23
 
 
 # Live subscriptions are billed and carry the GSI keys (docs/TABLE.md, "Sparse indexes").
@@ -537,6 +547,27 @@ class TrialUse(BillingItem, discriminator="TrialUse"):
         return ACCOUNT_PK.parse(self.PK)["account_id"]
 
 
+class IncompleteEntry(BillingItem, discriminator="IncompleteEntry"):
+    """A subscription made ``incomplete`` (its first payment waits for the customer's
+    bank), so that the payment run finds the ones to expire with one Query, never a Scan
+    (an incomplete subscription is in neither due index): one partition, sorted by
+    creation time, so ``SK < <now - 23 h>`` reads exactly those past their deadline,
+    however many days the runs missed. One partition, as ``DisputeEntry``: only first
+    payments the bank questions land here, and a partition per day would take the same
+    day's writes all the same. Deleted once the subscription is confirmed or expired
+    (whoever finds it settled deletes it); its TTL clears any left behind."""
+
+    pk_template = KeyTemplate("INCOMPLETE")
+    sk_template = KeyTemplate("{created}#{sub_id}")
+
+    AccountId = UnicodeAttribute()
+    SubId = UnicodeAttribute()
+    SKU = UnicodeAttribute()  # the key's SKU (``Subscription.key_sku``): one GetItem
+    ChargeId = UnicodeAttribute(null=True)
+    CreatedDate = UnicodeAttribute()  # the subscription's, as in the key
+    TTL = TTLAttribute(null=True)
+
+
 class CouponStatus(StrEnum):
     ACTIVE = "active"
     ENDED = "ended"  # no new uses; subscriptions that have it keep it
@@ -687,6 +718,10 @@ class AuditAction(StrEnum):
     COUPON_UPDATED = "staff.update_coupon"
     COUPON_ENDED = "staff.end_coupon"
     COUPON_APPLIED = "subscription.coupon_applied"
+    # The first payment waits for the customer's bank (3-D Secure): incomplete, not live.
+    SUBSCRIPTION_INCOMPLETE = "subscription.incomplete"
+    # Unconfirmed after INCOMPLETE_HOURS: expired, it never started.
+    SUBSCRIPTION_EXPIRED = "subscription.incomplete_expired"
 
 
 # Catalogue changes belong to no customer: their audit events are filed in the

@@ -81,6 +81,13 @@ from billing.access.events import (
     subscription_snapshot,
 )
 from billing.access.history import FailedAttempt, PaymentHistory, get_payment_history
+from billing.access.incomplete import (
+    delete_entry,
+    expire_incomplete,
+    incomplete_entries,
+    mark_incomplete,
+    release_trial,
+)
 from billing.access.languages import get_user_link, set_account_language
 from billing.access.lifecycle import (
     end_subscription,
@@ -173,6 +180,12 @@ from billing.exceptions import (
 )
 
 __all__ = [
+    # incomplete first payments
+    "delete_entry",
+    "expire_incomplete",
+    "incomplete_entries",
+    "mark_incomplete",
+    "release_trial",
     "switch_subscription",
     "end_subscription",
     "keep_subscription",

@@ -58,7 +58,10 @@ def advance_after_payment(
             *([Subscription.PaymentDetails.AwaitingCharge.remove()] if sub.PaymentDetails.AwaitingCharge else []),
             *_coupon_payment_used(sub, coupon_used),
         ],
-        _still_due(slot),
+        # An incomplete subscription's first charge, confirmed, starts it (and puts it
+        # back in both indexes); an expired one never starts (its charge is refunded).
+        (Subscription.NextPaymentDate == slot.isoformat())
+        & (live() | (Subscription.Status == SubscriptionStatus.INCOMPLETE)),
         check_version=False,
     )
 

@@ -50,6 +50,15 @@ def leave_due_indexes() -> list[Action]:
             Subscription.DuePaymentKey.remove(), Subscription.DueReminderKey.remove()]
 
 
+def wait_out_of_due_indexes() -> list[Action]:
+    """Update actions: out of both indexes while the first payment waits for the customer
+    (``incomplete``): no reminder, never charged by a run. ``NextPaymentDate`` stays the
+    first period's day, so that the confirmed charge's advance finds it due there (and puts
+    both keys back: ``next_payment_on``, ``next_reminder_on``)."""
+    return [Subscription.NextReminderDate.remove(), Subscription.DuePaymentKey.remove(),
+            Subscription.DueReminderKey.remove()]
+
+
 def due_attributes(sub_id: str, next_payment: date, next_reminder: date, shards: int | None = None) -> dict[str, str]:
     """The same dates and keys as constructor keywords, for a new item (create, bulk load;
     ``shards`` for an item made without a table, such as the Workbench model's samples)."""

@@ -19,6 +19,7 @@ def subscription_snapshot(sub: Subscription) -> dict:
     """The fields staff and customers care about, for audit before/after records."""
     return {
         "Status": sub.Status,
+        "ProductName": sub.ProductName,  # what the customer's list of failed attempts names
         "PaymentDay": sub.PaymentDay,
         "PaymentAmount": sub.PaymentAmount,
         "Currency": sub.Currency,

@@ -18,7 +18,10 @@ from billing.access._common import absent_if_invalid, is_expired, utc_now
 from billing.models import AuditAction, AuditEvent, BillingItem, Receipt, Subscription
 
 # The cancellation reasons that mean "the payment failed" (billing.batches.payments).
-PAYMENT_FAILURE_REASONS = ("payment_failed", "first_payment_declined")
+PAYMENT_FAILURE_REASONS = ("payment_failed", "first_payment_declined", "first_payment_not_confirmed",
+                           "incomplete_expired")
+# The events that end a subscription, for one of those reasons.
+ENDING_ACTIONS = (AuditAction.SUBSCRIPTION_CANCELLED, AuditAction.SUBSCRIPTION_EXPIRED)
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class PaymentHistory:
 
 def failed_attempt(event: AuditEvent) -> FailedAttempt | None:
     """The failed attempt an event records, or None if it records something else."""
-    ended = event.Action == AuditAction.SUBSCRIPTION_CANCELLED
+    ended = event.Action in ENDING_ACTIONS
     if event.Action != AuditAction.PAYMENT_DECLINED and not (ended and event.Note in PAYMENT_FAILURE_REASONS):
         return None
     try:
@@ -54,7 +57,8 @@ def failed_attempt(event: AuditEvent) -> FailedAttempt | None:
         return None
     after, before = event.After or {}, event.Before or {}
     return FailedAttempt(
-        at=event.At, sub_id=ids["sub_id"], sku=ids["sku"], product=after.get("Product") or ids["sku"],
+        at=event.At, sub_id=ids["sub_id"], sku=ids["sku"],
+        product=after.get("Product") or after.get("ProductName") or before.get("ProductName") or ids["sku"],
         period=after.get("BillingPeriod") or before.get("BillingPeriod") or before.get("NextPaymentDate"),
         amount=after.get("Amount"), currency=after.get("Currency") or before.get("Currency"),
         card=before.get("Card"), reason=event.Note or "declined", ended=ended,
@@ -72,7 +76,7 @@ def get_payment_history(account_id: str, start: date, end: date, *, now: datetim
                   & (Receipt.TTL.does_not_exist() | (now < Receipt.TTL)))
     is_failure = ((BillingItem.EntityType == AuditEvent)
                   & ((AuditEvent.Action == str(AuditAction.PAYMENT_DECLINED))
-                     | ((AuditEvent.Action == str(AuditAction.SUBSCRIPTION_CANCELLED))
+                     | (AuditEvent.Action.is_in(*(str(a) for a in ENDING_ACTIONS))
                         & AuditEvent.Note.is_in(*PAYMENT_FAILURE_REASONS))))
     items = BillingItem.query(
         Receipt.pk(account_id=account_id),

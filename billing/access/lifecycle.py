@@ -111,17 +111,16 @@ def pause_subscription(sub: Subscription, *, resume: date | None, today: date, r
 def resume_subscription(sub: Subscription, *, today: date, reminder_days_before: int, actor: str,
                         action: AuditAction = AuditAction.SUBSCRIPTION_RESUMED) -> Subscription:
     """End a pause: due again on ``lifecycle.resume_on`` (the paid-through date is
-    untouched: nothing is charged for the paused days). When that is the day after the
-    last paid day, the pause leaves no trace on the schedule and its fields go."""
+    untouched: nothing is charged for the paused days). The pause's fields go, always: a
+    resumed subscription is active, whatever day its next payment falls on (kept, once the
+    paid days were over, ``PausedUntil`` named that payment's day, and every page read it
+    as "paused until" that day; the audit event keeps the pause's history)."""
     resume = resume_on(sub, today)
     actions = [
         *next_payment_on(sub.sub_id, resume),
         *next_reminder_on(sub.sub_id, reminder_date(resume, reminder_days_before, today)),
+        Subscription.PausedFrom.remove(), Subscription.PausedUntil.remove(),
     ]
-    if resume == pause_start(sub):
-        actions += [Subscription.PausedFrom.remove(), Subscription.PausedUntil.remove()]
-    else:
-        actions.append(Subscription.PausedUntil.set(resume.isoformat()))
     condition = (Subscription.Status == SubscriptionStatus.ACTIVE) & Subscription.PausedFrom.exists()
     if sub.NextPaymentDate:  # a dated pause: still due on the date read, which is ahead
         condition = condition & (Subscription.NextPaymentDate == sub.NextPaymentDate) \

@@ -27,8 +27,10 @@ from billing.batches import (
     take_first_payment,
     take_payment,
 )
+from billing.batches.expiry import expire
 from billing.models import Account, AuditAction, Coupon, Subscription, SubscriptionStatus
 from billing.notify import manage_url, tell
+from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.projection import coming_charges
 from core.clock import billing_today
 from core.mail import money_text
@@ -56,6 +58,11 @@ class Started:
         """Started with a free trial: nothing charged yet (the first charge is on
         ``NextPaymentDate``, off-session, by the payment run)."""
         return bool(self.sub.TrialEnd) and self.outcome.status == PaymentStatus.SKIPPED and self.sub.is_live
+
+    @property
+    def expired(self) -> bool:
+        """Its first payment was confirmed too late (``incomplete_expired``): it never started."""
+        return self.outcome.reason == SubscriptionStatus.INCOMPLETE_EXPIRED.value
 
     @property
     def awaits_authentication(self) -> bool:
@@ -176,13 +183,26 @@ def _after_first_charge(sub: Subscription, outcome: PaymentOutcome, new: NewSubs
 
 
 def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscription, *, today: date,
-                          actor: str) -> Started:
+                          actor: str, bank_answer: bool | None = None) -> Started:
     """After the customer confirmed the first charge with their bank (3-D Secure, in the
     browser): the charge as the gateway has it now. Paid: recorded through the batch's path
     (receipt, event, the subscription paid through its first period) and the subscription
-    starts; still waiting: unchanged; refused: the subscription ends unpaid, as a declined
-    first charge does. ``GatewayError`` when the gateway cannot say (nothing changed)."""
-    result = get_gateway().charge_status(charge_id)
+    starts; still waiting: unchanged (``incomplete``); refused: the subscription ends
+    unpaid, as a declined first charge does. Past its deadline (``incomplete`` 23 hours,
+    billing/batches/expiry.py): expired, nothing recorded (``Started.expired``); a charge the
+    processor took all the same is refunded by the reconciliation. ``bank_answer``: on the
+    simulated gateway, the answer given on its own bank page (it has no Stripe.js).
+    ``GatewayError`` when the gateway cannot say (nothing changed)."""
+    if is_expired_incomplete(sub):
+        expire(sub, actor=actor)
+        outcome = PaymentOutcome(PaymentStatus.CANCELLED, sub.sub_id, sub.account_id, charge_id=charge_id,
+                                 reason=SubscriptionStatus.INCOMPLETE_EXPIRED.value)
+        return _after_first_charge(sub, outcome, new, actor=actor)
+    gateway = get_gateway()
+    bank = getattr(gateway, "authenticate", None)
+    if bank_answer is not None and bank is not None:
+        bank(charge_id, approve=bank_answer)
+    result = gateway.charge_status(charge_id)
     if result.metadata.get("sub_id") != sub.sub_id:
         raise ValueError(f"charge {charge_id} is not the first charge of {sub.sub_id}")
     if result.succeeded:
@@ -199,15 +219,33 @@ def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscriptio
         outcome = PaymentOutcome(PaymentStatus.CANCELLED, sub.sub_id, sub.account_id, charge_id=charge_id,
                                  reason=result.decline_code or "authentication_failed")
         with suppress(access.ConditionFailed):  # ended already (a second click)
-            access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False)
+            if sub.Status == SubscriptionStatus.INCOMPLETE:
+                access.expire_incomplete(sub, actor=actor, declined=True, amount=result.amount)
+            else:
+                access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False)
             _give_coupon_back(sub)
     return _after_first_charge(sub, outcome, new, actor=actor)
 
 
+def finishing(sub: Subscription) -> NewSubscription:
+    """What an incomplete subscription's customer chose, read back from it (the "Finish
+    payment" link needs no session): its card joins the wallet once paid if it is not
+    there yet (the default card when the wallet is empty)."""
+    details = sub.PaymentDetails
+    card = CardToken(token=details.Token, brand=details.Brand, last4=details.Last4, exp_month=int(details.ExpMonth),
+                     exp_year=int(details.ExpYear))
+    new_card = bool(details.CardId) and access.get_card(sub.account_id, details.CardId) is None
+    make_default = new_card and not access.get_cards(sub.account_id)
+    return NewSubscription(sub.ProductName or sub.SKU, int(sub.PaymentAmount), sub.Currency, card,
+                           details.BillingAddress, details.CardId, new_card, make_default)
+
+
 def awaited_charge(sub: Subscription) -> ChargeResult | None:
-    """The renewal's charge the subscription waits on the customer's bank for, as the
-    gateway has it now (None: nothing waits). ``GatewayError`` when it cannot say."""
-    if sub.Status != SubscriptionStatus.PAST_DUE or not sub.PaymentDetails.AwaitingCharge:
+    """The charge the subscription waits on the customer's bank for (a renewal's, or an
+    incomplete subscription's first), as the gateway has it now (None: nothing waits).
+    ``GatewayError`` when it cannot say."""
+    waiting = (SubscriptionStatus.PAST_DUE, SubscriptionStatus.INCOMPLETE)
+    if sub.Status not in waiting or not sub.PaymentDetails.AwaitingCharge:
         return None
     return get_gateway().charge_status(sub.PaymentDetails.AwaitingCharge)
 

@@ -28,7 +28,7 @@ from billing.actions.card_events import bank_updated_card, card_detached
 from billing.actions.disputes import dispute_closed, dispute_created
 from billing.actions.refunds import record_processor_refund
 from billing.batches.reconcile import is_billings, record_found_charge
-from billing.models import Receipt
+from billing.models import Receipt, SubscriptionStatus
 from core.payments.gateway import ChargeResult, get_gateway
 from core.payments.stripe.webhooks import charge_from_intent
 
@@ -136,6 +136,10 @@ def _failed(intent: dict[str, Any], today: date) -> tuple[str, str]:
         return "done", f"{charge.charge_id}: failed once, then confirmed: {found.line()}"
     if now.needs_authentication:
         return "done", f"{charge.charge_id}: the customer may still confirm it"
+    if sub.Status in (SubscriptionStatus.INCOMPLETE, SubscriptionStatus.INCOMPLETE_EXPIRED):
+        # A first payment: kept on the subscription, so its Finish payment page says the
+        # bank refused and ends it (or the expiry does); there is no retry to charge anew.
+        return "done", f"{charge.charge_id}: a first payment the bank refused; the subscription never starts"
     try:
         access.forget_awaiting_charge(sub, charge.charge_id)
     except access.ConditionFailed:

@@ -164,6 +164,8 @@ def take_payment(
     out.charge_id, out.amount, out.currency = result.charge_id, result.amount, result.currency
     if result.succeeded:
         return _paid(sub, out, result, run_date, actor, numbers)
+    if result.needs_authentication and (first or end_on_decline):  # the customer confirms it (confirm_first_payment)
+        return _incomplete(sub, out, result, actor)
     if result.needs_authentication and end_on_decline:  # the customer confirms it (confirm_first_payment)
         out.status, out.reason, out.client_secret = PaymentStatus.ACTION_REQUIRED, "authentication_required", \
             result.client_secret
@@ -237,6 +239,21 @@ def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOut
     return out
 
 
+def _incomplete(sub: Subscription, out: PaymentOutcome, result: ChargeResult, actor: str) -> PaymentOutcome:
+    """The first charge waits for the customer's bank (3-D Secure): the subscription is
+    ``incomplete`` (out of both due indexes: no reminder, no charge by a run, in no total)
+    until they confirm it, or expires (billing/batches/expiry.py). Also when a payment run
+    made the first charge (the subscribe page died before it): the customer finishes it
+    from the dashboard."""
+    out.status, out.reason, out.client_secret = PaymentStatus.ACTION_REQUIRED, AUTHENTICATION_REQUIRED, \
+        result.client_secret
+    try:
+        access.mark_incomplete(sub, charge_id=result.charge_id, actor=actor)
+    except access.ConditionFailed:
+        out.reason += "; already incomplete, or paid meanwhile"
+    return out
+
+
 def _ended_unpaid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, actor: str) -> PaymentOutcome:
     out.reason = result.decline_code or "declined"
     try:
@@ -269,6 +286,10 @@ def record_paid_charge(sub: Subscription, result: ChargeResult, *, run_date: dat
     out = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id, due=slot, period=start,
                          period_end=end, charge_id=result.charge_id, amount=result.amount)
     out.attempt = int(result.metadata.get("attempt", "0"))
+    if sub.Status == SubscriptionStatus.INCOMPLETE_EXPIRED:
+        # Never started: its charge is the reconciliation's to refund, never kept.
+        out.reason = "the subscription expired before its first payment was confirmed"
+        return out
     return _paid(sub, out, result, run_date, actor)
 
 

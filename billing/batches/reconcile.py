@@ -11,8 +11,8 @@ Fixing (``reconcile_payments --fix``, and every payment run over its own days, K
 janitor): a missing receipt is recorded through the batch's own path (receipt, audit
 event, the receipt e-mail, the subscription paid through the period whatever its state,
 a cancelled one included); the charge of a first payment whose subscription did not
-start (the customer was told it failed) is recorded and refunded in full under the M5
-key ``refund:<ChargeId>:unstarted``, with the refund e-mail: never kept. Each step is
+start (the customer was told it failed, or its confirmation came after it expired) is
+recorded and refunded in full under the M5 key ``refund:<ChargeId>:unstarted``, with the refund e-mail: never kept. Each step is
 conditional or keyed, so two runs reconciling the same days fix each charge once.
 """
 
@@ -27,8 +27,10 @@ from django.conf import settings
 from billing import access
 from billing.actions.refunds import record_processor_refund, refund_receipt
 from billing.actions.switch import refund_unapplied_switch
+from billing.batches.expiry import expire
 from billing.batches.payments import record_paid_charge
 from billing.models import Receipt, Subscription, SubscriptionStatus
+from billing.rules.lifecycle import is_expired_incomplete
 from core.money import format_with_code
 from core.payments.errors import PaymentError
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
@@ -181,12 +183,24 @@ def _record(charge: ChargeResult, today: date, difference: Difference, gateway: 
         difference.detail += f"; refunded {format_with_code(refunded, charge.currency)}" if refunded else ""
         difference.fixed = True
         return
-    if sub.Status == SubscriptionStatus.CANCELLED and sub.CancelReason == NOT_STARTED:
+    if is_expired_incomplete(sub):
+        # Confirmed with the bank too late (the customer was told it expired): expired
+        # now if no run did it yet, and refunded as a subscription that never started.
+        expire(sub, actor=actor, gateway=gateway)
+        sub = access.get_subscription(meta["account_id"], meta["sub_id"], meta["sku"]) or sub
+    if _never_started(sub):
         difference.kind = "charge of a subscription that did not start"
         _refund_unstarted(sub, charge, difference, gateway, actor)
         return
     record_paid_charge(sub, charge, run_date=today, actor=actor)
     difference.fixed = True
+
+
+def _never_started(sub: Subscription) -> bool:
+    """Its first payment's outcome was unknown at subscribing, or it expired unconfirmed
+    (``incomplete_expired``): the customer was told it did not start."""
+    return (sub.Status == SubscriptionStatus.CANCELLED and sub.CancelReason == NOT_STARTED) \
+        or sub.Status == SubscriptionStatus.INCOMPLETE_EXPIRED
 
 
 def _refund_unstarted(sub: Subscription, charge: ChargeResult, difference: Difference,

@@ -18,6 +18,7 @@ from functools import partial
 from django.conf import settings
 
 from billing import access
+from billing.batches.expiry import expire_due
 from billing.batches.outcomes import (
     PaymentOutcome,
     PaymentStatus,
@@ -268,9 +269,13 @@ def run_payments(
         retried.add(sub.sub_id)
         return PaymentOutcome(PaymentStatus.ERROR, sub.sub_id, sub.account_id, reason=why)
 
-    def reconcile_after(summary: RunSummary) -> None:
-        reconcile_own_days(summary, dates[0] - timedelta(days=days), run_date, gateway=gateway, shards=shards,
-                           recorded=recorded, retried=retried)
+    def finish(summary: RunSummary) -> None:
+        # Incomplete first payments past their deadline expire first, so that a charge the
+        # processor took anyway is refunded by the reconciliation just after (never kept).
+        expire_own(summary, gateway=gateway, shards=shards)
+        if reconcile:
+            reconcile_own_days(summary, dates[0] - timedelta(days=days), run_date, gateway=gateway, shards=shards,
+                               recorded=recorded, retried=retried)
 
     return _run(
         BatchKind.PAYMENTS, dates,
@@ -278,8 +283,16 @@ def run_payments(
         pay, failed,
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
         on_total=on_total, count=partial(access.count_due_payments_by_date, shards=members), shards=shards,
-        before_finish=reconcile_after if reconcile and not dry_run else None,
+        before_finish=None if dry_run else finish,
     )
+
+
+def expire_own(summary: RunSummary, *, gateway: PaymentGateway, shards: ShardSet | None) -> None:
+    """The run's expiry of incomplete subscriptions (billing/batches/expiry.py), of its own
+    shards; how many in the summary's ``expired`` count."""
+    members = set(shards.members) if shards is not None and not shards.is_every else None
+    takes = None if members is None else (lambda sub_id: access.shard_of(sub_id, shards.count) in members)
+    summary.counts["expired"] += expire_due(gateway=gateway, takes=takes)
 
 
 def reconcile_own_days(summary: RunSummary, first: date, today: date, *, gateway: PaymentGateway,

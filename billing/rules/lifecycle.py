@@ -22,13 +22,13 @@ A past-due subscription cannot be paused: its owed period would be forgiven or h
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
 from django.utils.translation import gettext_lazy as _
 
 from billing.exceptions import PauseRefused
-from billing.models import Subscription, SubscriptionStatus
+from billing.models import INCOMPLETE_HOURS, Subscription, SubscriptionStatus
 from billing.rules.schedule import first_payment_date, next_payment_date, prorate
 
 MAX_PAUSE_PAYMENTS = 12  # a pause skips at most a year of payments
@@ -50,44 +50,118 @@ CANCEL_REASONS = [
 ]
 
 
+# Cancel reasons of a subscription whose first payment failed: it never started.
+NEVER_STARTED_REASONS = ("first_payment_declined", "first_payment_failed", "first_payment_not_confirmed",
+                         SubscriptionStatus.INCOMPLETE_EXPIRED.value)
+
+# What each kind is called, the same on every page (``{% sub_status %}``,
+# templates/_sub_status.html, words the dates in).
+KINDS = ("active", "trialing", "cancelling", "paused", "past_due", "action_required", "incomplete",
+         "not_started", "ended")
+
+
 @dataclass(frozen=True)
 class SubState:
-    """What the customer sees: ``kind`` is one of active, past_due, cancelling, paused,
-    cancelled; ``until`` is the last day of service (cancelling) or the day collection
-    resumes (paused, None while the pause is open); ``since`` the first paused day."""
+    """What the customer and staff see, one of ``KINDS``: ``until`` is the last day of
+    service (cancelling), the day collection resumes (paused, None while the pause is
+    open), the last free day (trialing); ``since`` the first paused day; ``paid_through``
+    the last day paid for; ``expires`` when an incomplete first payment expires;
+    ``expired``: a not-started one whose first payment was never confirmed."""
 
     kind: str
     until: date | None = None
     since: date | None = None
-    # The last free day of a free trial still running (any kind but cancelled).
+    # The last free day of a free trial still running (any kind but ended).
     trial_until: date | None = None
+    paid_through: date | None = None
+    expires: datetime | None = None
+    expired: bool = False
+
+    @property
+    def live(self) -> bool:
+        """Billed and counted: what the dashboard lists and totals (a cancel at period end
+        is listed with them, but is not counted: nothing more is charged)."""
+        return self.kind in ("active", "trialing", "paused", "past_due", "action_required")
+
+    @property
+    def listed(self) -> bool:
+        """Listed with the live subscriptions (the ones still served, or waiting on the customer)."""
+        return self.live or self.kind in ("cancelling", "incomplete")
+
+    @property
+    def running(self) -> bool:
+        """Served and charged as usual: it may be paused or switched."""
+        return self.kind in ("active", "trialing")
 
 
 def _day(value: str | None) -> date | None:
     return date.fromisoformat(value) if value else None
 
 
-def state_of(sub: Subscription, today: date) -> SubState:
-    state = _state_of(sub, today)
+def incomplete_expires(sub: Subscription) -> datetime | None:
+    """When an incomplete subscription's first payment stops waiting for the customer
+    (``INCOMPLETE_HOURS`` after it was made, as Stripe Billing's 23 hours)."""
+    if not sub.CreatedDate:
+        return None
+    created = datetime.fromisoformat(sub.CreatedDate)
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return created + timedelta(hours=INCOMPLETE_HOURS)
+
+
+def is_expired_incomplete(sub: Subscription, now: datetime | None = None) -> bool:
+    """Expired, or incomplete past its deadline (the run expires it later: pages show it
+    expired at once)."""
+    if sub.Status == SubscriptionStatus.INCOMPLETE_EXPIRED:
+        return True
+    if sub.Status != SubscriptionStatus.INCOMPLETE:
+        return False
+    expires = incomplete_expires(sub)
+    return expires is not None and (now or datetime.now(tz=UTC)) >= expires
+
+
+def never_started(sub: Subscription, now: datetime | None = None) -> bool:
+    """Its first payment failed, was refused, or was never confirmed: nothing was served."""
+    if sub.Status == SubscriptionStatus.CANCELLED:
+        return sub.CancelReason in NEVER_STARTED_REASONS
+    return is_expired_incomplete(sub, now)
+
+
+def state_of(sub: Subscription, today: date, now: datetime | None = None) -> SubState:
+    """The one state of ``sub`` on ``today`` (``now``: the time, for an incomplete
+    subscription's deadline; default the clock's)."""
+    state = _state_of(sub, today, now)
     trial_end = _day(sub.TrialEnd)
-    if trial_end and trial_end >= today and state.kind != "cancelled":
-        return replace(state, trial_until=trial_end)
+    if trial_end and trial_end >= today and state.kind not in ("ended", "not_started", "incomplete"):
+        state = replace(state, trial_until=trial_end)
+    paid_through = _day(sub.PaidThroughDate)
+    if state.kind not in ("not_started", "incomplete", "trialing") and not (trial_end and paid_through == trial_end):
+        state = replace(state, paid_through=paid_through)
     return state
 
 
-def _state_of(sub: Subscription, today: date) -> SubState:
+def _state_of(sub: Subscription, today: date, now: datetime | None) -> SubState:
     paid_through = _day(sub.PaidThroughDate)
+    if sub.Status in (SubscriptionStatus.INCOMPLETE, SubscriptionStatus.INCOMPLETE_EXPIRED):
+        if is_expired_incomplete(sub, now):
+            return SubState("not_started", expired=True)
+        return SubState("incomplete", expires=incomplete_expires(sub))
     if sub.Status == SubscriptionStatus.CANCELLED:
+        if never_started(sub):
+            return SubState("not_started")
         if sub.CancelMode == CancelMode.PERIOD_END and paid_through and paid_through >= today:
             return SubState("cancelling", until=paid_through)
-        return SubState("cancelled")
+        return SubState("ended")
     if sub.Status == SubscriptionStatus.PAST_DUE:
-        return SubState("past_due")
+        return SubState("action_required" if sub.PaymentDetails and sub.PaymentDetails.AwaitingCharge else "past_due")
     if sub.PausedFrom and not sub.NextPaymentDate:
         return SubState("paused", since=_day(sub.PausedFrom))
     until = _day(sub.PausedUntil)
     if until and until > today:
         return SubState("paused", until=until, since=_day(sub.PausedFrom))
+    trial_end = _day(sub.TrialEnd)
+    if trial_end and trial_end >= today:
+        return SubState("trialing", until=trial_end)
     return SubState("active")
 
 

@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing.batches import owed_amount
 from billing.models import Subscription
+from billing.rules.lifecycle import NEVER_STARTED_REASONS
 from billing.rules.projection import ComingCharge, coming_charges
 from core import localformat
 
@@ -69,6 +70,41 @@ def dispute_reason(reason: str | None) -> str:
     """``{{ receipt.DisputeReason|dispute_reason }}``: a dispute's reason in words."""
     label = _DISPUTE_REASONS.get(reason or "")
     return str(label) if label is not None else (reason or "").replace("_", " ").capitalize()
+
+
+# Why a payment failed, in words: the processor's decline codes and the reasons a
+# subscription ended for (billing/access/history.py PAYMENT_FAILURE_REASONS).
+_DECLINE_REASONS = {
+    "card_declined": _("card declined"),
+    "declined": _("card declined"),
+    "generic_decline": _("card declined"),
+    "do_not_honor": _("card declined"),
+    "insufficient_funds": _("insufficient funds"),
+    "expired_card": _("card expired"),
+    "incorrect_cvc": _("wrong security code"),
+    "invalid_token": _("card not usable"),
+    "authentication_required": _("not confirmed with your bank"),
+    "authentication_failed": _("not confirmed with your bank"),
+    "canceled": _("not confirmed with your bank"),
+    "first_payment_declined": _("card declined"),
+    "first_payment_not_confirmed": _("not confirmed with your bank"),
+    "incomplete_expired": _("not confirmed with your bank in time"),
+    "first_payment_failed": _("the payment could not be completed"),
+    "payment_failed": _("declined on every attempt"),
+}
+
+
+@register.filter
+def decline_reason(code: str | None) -> str:
+    """``{{ attempt.reason|decline_reason }}``: why a payment failed, in the customer's words."""
+    label = _DECLINE_REASONS.get(code or "")
+    return str(label) if label is not None else (code or "").replace("_", " ")
+
+
+@register.filter
+def first_payment_failure(code: str | None) -> bool:
+    """Whether a failed attempt's reason says the subscription never started."""
+    return code in NEVER_STARTED_REASONS
 
 
 @register.filter

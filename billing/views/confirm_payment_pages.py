@@ -15,6 +15,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
@@ -22,7 +23,10 @@ from billing.actions import subscriptions as actions
 from billing.batches import PaymentStatus
 from billing.batches.payments import owed_period
 from billing.customers import customer_required
+from billing.models import Subscription, SubscriptionStatus
+from billing.rules.lifecycle import incomplete_expires, is_expired_incomplete
 from billing.views.common import subscription_or_404
+from billing.views.subscribe_pages import choices_again, started_page
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, today
@@ -36,6 +40,8 @@ UNREACHABLE = "Our payment provider could not be reached. Please try again in a 
 @customer_required
 def confirm_payment(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
+    if sub.Status in (SubscriptionStatus.INCOMPLETE, SubscriptionStatus.INCOMPLETE_EXPIRED):
+        return _finish_first_payment(request, sub)
     try:
         if request.method == "POST":
             answer = request.POST.get("bank")
@@ -71,4 +77,44 @@ def confirm_payment(request: HttpRequest, account_id: str, sub_id: str) -> HttpR
         "sub": sub, "entry": entry, "payment_method": charge.payment_method,
         "amount": format_with_symbol(charge.amount, charge.currency), "period_start": start, "period_end": end,
         "card": sub.PaymentDetails, "confirmed": confirmed, "simulated_bank": not browser and not confirmed,
+        "back_url": reverse("replace_card", args=[sub.sub_id]),
+    })
+
+
+def _finish_first_payment(request: HttpRequest, sub: Subscription) -> HttpResponse:
+    """The "Finish payment" link of an incomplete subscription: its first charge, waiting
+    for the customer's bank, confirmed here (the same path as the subscribe flow's own
+    confirmation step, with what the customer chose read back from the subscription). Past
+    its deadline: expired, nothing charged, and the page says so."""
+    here = redirect("subscription", sub_id=sub.sub_id)
+    if is_expired_incomplete(sub) and request.method != "POST":
+        messages.error(request, _("This subscription expired: its first payment was not confirmed with your bank "
+                                  "within 23 hours, so it never started and nothing was charged."))
+        return here
+    charge_id = sub.PaymentDetails.AwaitingCharge or ""
+    new = actions.finishing(sub)
+    try:
+        if request.method == "POST":
+            answer = request.POST.get("bank")
+            started = actions.confirm_first_payment(sub, charge_id, new, today=today(), actor=actor(request),
+                                                    bank_answer=None if answer is None else answer == "approve")
+            if not started.awaits_authentication:
+                return started_page(request, started, new.product_name, sub.Currency, new.card)
+            messages.warning(request, _("Your bank has not confirmed the payment yet. Please confirm it below."))
+        charge = actions.awaited_charge(sub)
+    except GatewayError:
+        messages.error(request, _(UNREACHABLE))
+        return here
+    if charge is None:
+        return here
+    start, end = owed_period(sub)
+    browser = cards_entered_in_browser()
+    confirmed = charge.succeeded
+    entry = CardEntry(client_secret=charge.client_secret, publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
+                      js_url=settings.STRIPE_JS_URL) if browser and not confirmed else None
+    return render(request, "portal/confirm_payment.html", {
+        "sub": sub, "entry": entry, "payment_method": charge.payment_method, "first": True,
+        "expires": incomplete_expires(sub), "amount": format_with_symbol(charge.amount, charge.currency),
+        "period_start": start, "period_end": end, "card": sub.PaymentDetails, "confirmed": confirmed,
+        "simulated_bank": not browser and not confirmed, "back_url": choices_again(sub),
     })

@@ -56,13 +56,21 @@ def home(request: HttpRequest) -> HttpResponse:
 @customer_required
 def dashboard(request: HttpRequest, account_id: str) -> HttpResponse:
     collection = access.get_account_collection(account_id)  # the page's one Query
-    live = sorted(collection.live_subscriptions, key=lambda s: s.NextPaymentDate or "")
-    cancelled = [s for s in collection.subscriptions if not s.is_live]
-    paused = [s for s in live if state_of(s, today()).kind == "paused"]
+    # One state per subscription (rules.lifecycle.state_of), the badge's: the cards list
+    # the live ones, those cancelling at period end (still served) and the incomplete ones
+    # (a "Finish payment" link); only the live ones are charged and counted.
+    states = {s.SK: state_of(s, today()) for s in collection.subscriptions}
+    live = sorted((s for s in collection.subscriptions if states[s.SK].live), key=lambda s: s.NextPaymentDate or "")
+    listed = sorted((s for s in collection.subscriptions if states[s.SK].listed),
+                    key=lambda s: (states[s.SK].kind != "incomplete", s.NextPaymentDate or s.PaidThroughDate or ""))
+    cancelled = [s for s in collection.subscriptions if states[s.SK].kind == "ended"]
+    paused = [s for s in live if states[s.SK].kind == "paused"]
     return render(request, "portal/dashboard.html", {
         "account": collection.account,
         "live": live,
+        "listed": listed,
         "cancelled": cancelled,
+        "not_started": [s for s in collection.subscriptions if states[s.SK].kind == "not_started"],
         "upcoming": upcoming_payments(live),
         "totals": monthly_totals([s for s in live if s not in paused]),
         "paused_count": len(paused),

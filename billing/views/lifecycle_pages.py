@@ -50,12 +50,12 @@ def cancel_choices(sub: Subscription, day: date) -> tuple[str | None, str]:
     """The labels of the two ways to end (None for "at period end" when nothing is paid
     after today: then it is the same as now)."""
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    kind = state_of(sub, day).kind
-    if paid_through and paid_through > day and kind == "cancelling":
+    state = state_of(sub, day)
+    if paid_through and paid_through > day and state.kind == "cancelling":
         # Already ending at period end (another tab, or earlier): ending now is what is left.
         return None, _("Now: it ends today, and the days you paid for after today are refunded, their share "
                        "of what you paid.")
-    if paid_through and paid_through > day and kind == "active":
+    if paid_through and paid_through > day and state.running:
         return (
             _("At the end of the period you paid for: it runs until %(date)s, and you can keep it until "
               "then. Nothing more is charged.") % {"date": _fmt(paid_through)},

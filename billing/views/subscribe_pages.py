@@ -27,17 +27,19 @@ from billing.actions import subscriptions as actions
 from billing.actions import wallet
 from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm, coupon_error
-from billing.models import Coupon, Product, ProductStatus
+from billing.models import Coupon, Product, ProductStatus, Subscription
 from billing.rules.coupons import payments_left
+from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.projection import Terms, new_subscription_charges
 from billing.rules.schedule import first_period, period_amount
+from billing.templatetags.portal import decline_reason
 from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
 from core.cardforms import tokenize_card_form
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, bound_data, today
 from core.payments.errors import GatewayError
-from core.payments.gateway import CardEntry, CardToken
+from core.payments.gateway import CardEntry, CardToken, cards_entered_in_browser
 
 QUOTE_SALT = "billing.subscribe.quote"
 QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
@@ -104,13 +106,17 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     cards = {c.card_id: c for c in wallet_now.cards}
     # "Change details" on the confirm step comes back here with the product, day and card.
     initial: dict[str, Any] = {"payment_day": _day_from(request.GET.get("day")) or today().day}
+    if request.GET.get("coupon"):  # back from a declined first payment: the coupon chosen
+        initial["coupon"] = request.GET["coupon"][:40]
     if request.GET.get("product"):
         initial["product"] = request.GET["product"]
         # ...and the billing name and address typed before (the card number is never kept).
         initial["billing_address"] = (request.session.get(SESSION_PENDING) or {}).get("billing_address") or ""
     if cards:
         chosen = request.GET.get("card")
-        initial["saved_card"] = chosen if chosen in cards or chosen == NEW_CARD else wallet_now.default.card_id
+        # A card named but not in the wallet: a new card that did not pay (typed again).
+        initial["saved_card"] = chosen if chosen in cards or chosen == NEW_CARD else \
+            NEW_CARD if chosen else wallet_now.default.card_id
     first_dates = {d: first_period(d, today())[1] + timedelta(days=1) for d in range(1, 32)}
     form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
                          first_dates=first_dates, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()],
@@ -267,16 +273,39 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             "make_default": bool(pending.get("make_default")),
         }
         return redirect("subscribe_authenticate")
-    return _started_page(request, started, product.Name, quote["currency"], card)
+    return started_page(request, started, product.Name, quote["currency"], card)
 
 
-def _started_page(request: HttpRequest, started: actions.Started, product_name: str, currency: str,
+def choices_again(sub: Subscription, *, coupon: str | None = None) -> str:
+    """The subscribe form with what the customer chose for ``sub`` (product, day, saved
+    card, coupon), for another try after its first payment failed."""
+    card_id = sub.PaymentDetails.CardId if sub.PaymentDetails else None
+    query = {"product": sub.SKU, "day": sub.PaymentDay, "card": card_id or NEW_CARD}
+    if coupon or sub.CouponCode:
+        query["coupon"] = coupon or sub.CouponCode
+    return f"{reverse('subscribe')}?{urlencode(query)}"
+
+
+def declined_message(started: actions.Started, card: CardToken) -> str:
+    """What happened to a first payment that did not go through, in words."""
+    reason = started.outcome.reason or ""
+    if started.expired:
+        return _("Your bank's confirmation came too late: the subscription expired 23 hours after it was made, so "
+                 "it never started and nothing was charged. Please subscribe again.")
+    if reason in ("authentication_failed", "authentication_required", "canceled"):
+        return _("The payment was not confirmed with your bank (card ending in %(last4)s), so you have not been "
+                 "subscribed and nothing was charged. You can try again, or use another card.") % {
+            "last4": card.last4}
+    return _("Your card ending in %(last4)s was declined (%(reason)s), so you have not been subscribed and nothing "
+             "was charged. Your choices are kept below: please use another card.") % {
+        "last4": card.last4, "reason": decline_reason(reason)}
+
+
+def started_page(request: HttpRequest, started: actions.Started, product_name: str, currency: str,
                   card: CardToken) -> HttpResponse:
     if not started.started:
-        messages.error(request, _("Your card ending in %(last4)s was declined (%(reason)s), so you have not been "
-                                  "subscribed and nothing was charged. Please use another card.") % {
-            "last4": card.last4, "reason": started.outcome.reason})
-        return redirect("subscribe")
+        messages.error(request, declined_message(started, card))
+        return redirect(choices_again(started.sub))
     sub, out = started.sub, started.outcome
     if started.in_trial:
         messages.success(request, _(
@@ -310,24 +339,34 @@ def subscribe_authenticate(request: HttpRequest, account_id: str) -> HttpRespons
         request.session.pop(SESSION_AUTHENTICATE, None)
         raise Http404("no such subscription")
     card = CardToken(**waiting["card"])
+    if request.method != "POST" and is_expired_incomplete(sub):
+        # Come back after its 23 hours: it expired, nothing is asked of the bank any more.
+        request.session.pop(SESSION_AUTHENTICATE, None)
+        messages.error(request, _("Your bank's confirmation came too late: the subscription expired 23 hours after "
+                                  "it was made, so it never started and nothing was charged. Please subscribe "
+                                  "again."))
+        return redirect(choices_again(sub))
     if request.method == "POST":
         new = actions.NewSubscription(
             waiting["product_name"], waiting["amount"], waiting["currency"], card, waiting.get("billing_address"),
             waiting.get("card_id"), waiting.get("new_card", False), waiting.get("make_default", False))
+        answer = request.POST.get("bank")  # the simulated gateway's own bank page
         try:
-            started = actions.confirm_first_payment(sub, waiting["charge_id"], new, today=today(), actor=actor(request))
+            started = actions.confirm_first_payment(sub, waiting["charge_id"], new, today=today(), actor=actor(request),
+                                                    bank_answer=None if answer is None else answer == "approve")
         except GatewayError:
             messages.error(request, _("Our payment provider could not be reached to say how the confirmation "
                                       "ended. Please try again in a minute."))
             return redirect("subscribe_authenticate")
         if not started.awaits_authentication:
             request.session.pop(SESSION_AUTHENTICATE, None)
-            return _started_page(request, started, waiting["product_name"], waiting["currency"], card)
+            return started_page(request, started, waiting["product_name"], waiting["currency"], card)
         waiting["client_secret"] = started.outcome.client_secret or waiting["client_secret"]
         messages.warning(request, _("Your bank has not confirmed the payment yet. Please confirm it below."))
     entry = CardEntry(client_secret=waiting["client_secret"], publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
                       js_url=settings.STRIPE_JS_URL)
     return render(request, "portal/subscribe_authenticate.html", {
-        "entry": entry, "product_name": waiting["product_name"], "card": card,
+        "entry": entry, "product_name": waiting["product_name"], "card": card, "sub": sub,
+        "simulated_bank": not cards_entered_in_browser(), "back_url": choices_again(sub),
         "amount": format_with_symbol(waiting.get("first_amount") or waiting["amount"], waiting["currency"]),
     })

@@ -36,10 +36,10 @@ DECLINING_TEST_CARDS = {
     "4000000000000341": "card_declined",
 }
 
-# Like Stripe's "authentication required" test card: off-session (a renewal) its bank asks
-# the cardholder to confirm each charge (3-D Secure), which waits (``requires_action``)
-# until ``authenticate`` answers for them: the simulated bank's page. On-session the
-# customer is on the page and the simulation takes the confirmation as given.
+# Like Stripe's "authentication required" test card (4000 0027 6000 3184): its bank asks
+# the cardholder to confirm every charge (3-D Secure), on-session (a first payment, a
+# shop checkout) as off-session (a renewal); the charge waits (``requires_action``) until
+# ``authenticate`` answers for them: the simulated bank's page.
 AUTHENTICATING_TEST_CARD = "4000002760003184"
 AUTHENTICATION_REQUIRED = "authentication_required"
 
@@ -184,7 +184,7 @@ class SimulatedGateway:
         decline_code = "invalid_token" if row is None else row[0]
         status = "declined" if decline_code else "succeeded"
         if decline_code == AUTHENTICATION_REQUIRED:
-            status, decline_code = ("requires_action", decline_code) if off_session else ("succeeded", None)
+            status = "requires_action"
         created = datetime.now(tz=UTC).isoformat(timespec="seconds")
         charge_id = "ch_sim_" + secrets.token_hex(12)
         # INSERT OR IGNORE + re-read: two processes racing on one key both get the

@@ -23,7 +23,7 @@ from billing.customers import card_entry_page, customer_required, paying_account
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
 from core.pages import bound_data, today
-from core.payments.gateway import CardEntry
+from core.payments.gateway import CardEntry, cards_entered_in_browser, get_gateway
 from shop import access
 from shop.checkout import CheckoutRequest, checkout, new_checkout_token, settle
 from shop.errors import (
@@ -228,6 +228,11 @@ def order_authenticate(request: HttpRequest, account_id: str, order_id: str) -> 
     if details.order.Status != OrderStatus.PENDING_PAYMENT or waiting.get("order_id") != order_id:
         return redirect("shop:order", order_id)
     if request.method == "POST":
+        bank = getattr(get_gateway(), "authenticate", None)
+        if request.POST.get("bank") and bank is not None and details.order.ChargeId:
+            # The simulated gateway's own bank page (it has no Stripe.js): its 3-D Secure
+            # card asks on-session too, as Stripe's test card does.
+            bank(details.order.ChargeId, approve=request.POST["bank"] == "approve")
         try:
             order = settle(order_id, customer_present=True)
         except AuthenticationRequired as still:
@@ -254,7 +259,7 @@ def order_authenticate(request: HttpRequest, account_id: str, order_id: str) -> 
     entry = CardEntry(client_secret=waiting["client_secret"], publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
                       js_url=settings.STRIPE_JS_URL)
     return render(request, "shop/authenticate.html", {
-        "entry": entry, "order_id": order_id,
+        "entry": entry, "order_id": order_id, "simulated_bank": not cards_entered_in_browser(),
         "amount": format_with_symbol(details.order.CardAmount, details.order.Currency)})
 
 

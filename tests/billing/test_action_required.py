@@ -20,7 +20,7 @@ from billing.actions.webhooks import handle_event
 from billing.models import AuditAction, SubscriptionStatus
 from core.payments.gateway import get_gateway
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
-from tests.builders import card, fresh, make_subscription, receipts_of, seed_due
+from tests.builders import card, first_payment_confirmed, fresh, make_subscription, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -158,4 +158,4 @@ def test_on_session_the_simulated_card_is_taken_as_confirmed(table) -> None:
     with time_machine.travel("2027-01-10 12:00Z", tick=False):  # made today: its first charge is on-session
         account = access.create_account("sca@example.com")
         sub = make_subscription(account, card=card(AUTHENTICATING_TEST_CARD))
-        assert batches.take_first_payment(sub, today=date(2027, 1, 10)).status == batches.PaymentStatus.PAID
+        assert first_payment_confirmed(sub, date(2027, 1, 10)).status == batches.PaymentStatus.PAID

@@ -103,17 +103,21 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     assert "The last period paid was" in page.get_by_test_id("last-period").inner_text()
     screenshot(page, "portal-cancelled")
     page.goto("/")
-    expect(page.locator("body")).to_contain_text("Cancelled subscriptions (1)")
+    # a cancel at period end is listed with the live ones (it runs until then), not under "Cancelled"
+    assert page.get_by_test_id("sub-status").get_attribute("data-state") == "cancelling"
+    expect(page.locator("body")).not_to_contain_text("Cancelled subscriptions")
 
     # log out, log in as the seeded customer: receipts
     page.get_by_role("button", name="Log out").click()
     assert page.get_by_role("link", name="Sign up").first.is_visible()
     log_in(page, "customer@rpay.localhost", "customer-demo-2026")
     # The demo: three live subscriptions (one paused, one waiting for the bank: action
-    # required) and one cancelled at the end of its period.
-    assert page.get_by_test_id("subscription").count() == 3
+    # required), one cancelled at the end of its period and one whose first payment waits
+    # for the bank (incomplete), all five listed, each with its one state.
+    assert page.get_by_test_id("subscription").count() == 5
     expect(page.get_by_test_id("action-required")).to_contain_text("Action required for Coffee beans monthly box")
-    expect(page.locator("body")).to_contain_text("Cancelled subscriptions (1)")
+    expect(page.get_by_test_id("incomplete")).to_contain_text("Daily News Plus")
+    expect(page.locator("body")).not_to_contain_text("Cancelled subscriptions")
     screenshot(page, "portal-dashboard")
     page.get_by_role("link", name="Receipts").first.click()
     assert page.get_by_test_id("receipt-month").count() >= 6
@@ -130,7 +134,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
 
     # the phone: no horizontal scroll on the dashboard, receipts and subscribe
     log_in(phone_page, "customer@rpay.localhost", "customer-demo-2026")
-    assert phone_page.get_by_test_id("subscription").count() == 3
+    assert phone_page.get_by_test_id("subscription").count() == 5  # with the cancelling and the incomplete
     assert no_horizontal_scroll(phone_page)
     screenshot(phone_page, "portal-dashboard-phone")
     for path, name in [("/receipts/", "portal-receipts-phone"), ("/subscribe/", "portal-subscribe-phone")]:
@@ -149,4 +153,4 @@ def test_keyboard_only_log_in(page, moto_table, settings) -> None:
     page.keyboard.type("customer-demo-2026")
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"://[^/]+/$"))
-    assert page.get_by_test_id("subscription").count() == 3
+    assert page.get_by_test_id("subscription").count() == 5  # the demo: three live, one cancelling, one incomplete

@@ -26,13 +26,16 @@ def test_staff_finds_a_customer_and_cancels_a_subscription(page, moto_table, liv
     page.click("input[value=Find]")
     page.wait_for_url("**/admin/staff/accounts/**")
     subs = page.get_by_test_id("subscriptions")
-    assert subs.locator("tbody tr").count() == 4  # the demo customer's four, one action required
-    assert subs.get_by_test_id("sub-action-required").count() == 1
+    # the demo customer's five: one action required, one incomplete (its first payment waits)
+    assert subs.locator("tbody tr").count() == 5
+    assert subs.locator('[data-testid="sub-status"][data-state="action_required"]').count() == 1
+    assert subs.locator('[data-testid="sub-status"][data-state="incomplete"]').count() == 1
     assert page.get_by_test_id("receipts").locator("tbody tr").count() >= 6
     screenshot(page, "staff-billing-page")
 
     first = subs.locator("tbody tr").filter(has=page.get_by_role("link", name="Cancel")).first  # a live one
     product = first.locator("td").first.inner_text().splitlines()[0]
+    row = first.get_attribute("data-testid")  # that row, wherever it sorts
     first.get_by_role("link", name="Cancel").click()
     expect(page.locator("body")).to_contain_text("Cancel this subscription?")
     screenshot(page, "staff-cancel-confirm")
@@ -44,7 +47,7 @@ def test_staff_finds_a_customer_and_cancels_a_subscription(page, moto_table, liv
     events = page.get_by_test_id("events")
     assert "staff.cancel_subscription" in events.inner_text()
     assert STAFF_EMAIL in events.inner_text()
-    assert subs.locator("tbody tr").first.locator(".badge").inner_text() == "cancelled"
+    assert page.get_by_test_id(row).locator(".badge").first.inner_text() == "cancelled"
     screenshot(page, "staff-after-cancel")
 
     page.get_by_role("link", name="Upcoming").first.click()

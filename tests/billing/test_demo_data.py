@@ -5,6 +5,7 @@ the account's Stripe customer."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from io import StringIO
 
@@ -26,6 +27,7 @@ def test_the_demo_wallet_has_two_cards_and_the_subscribe_page_offers_the_default
     assert sorted((r.details.Brand, r.details.Last4) for r in rows) == [
         ("Mastercard", "4444"), ("Visa", "3184"), ("Visa", "4242")]
     paying = {r.details.Last4: sorted(s.SKU for s in r.subscriptions) for r in rows}
+    # (the incomplete subscription waiting on the 3-D Secure card is not live: not listed)
     assert paying["4444"] == ["MUSIC-FAMILY"] and "NEWS-DAILY" in paying["4242"] and paying["3184"] == ["COFFEE-BOX"]
     assert [r.details.Last4 for r in rows if r.is_default] == ["4242"]
     html = wallet.content.decode()
@@ -89,3 +91,27 @@ def test_the_demo_shows_a_switch_a_coupon_and_a_free_trial(client, moto_table) -
 def receipts_of_sub(sub) -> list:
     return [r for r in access.get_receipts_by_account(sub.account_id, date(2000, 1, 1), date(2100, 1, 1))
             if r.sub_id == sub.sub_id]
+
+
+def test_the_demo_shows_each_state_with_its_one_label(client, moto_table) -> None:
+    """Active, paused, cancelling, action required and incomplete (with its Finish payment
+    link) on the demo customer's dashboard; a trial on grace's; a subscription that never
+    started and one that ended on edsger's."""
+    call_command("seed_demo", stdout=StringIO())
+    client.post("/login/", {"username": CUSTOMER_EMAIL, "password": CUSTOMER_PASSWORD})
+    home = client.get("/")
+    html = home.content.decode()
+    states = re.findall(r'data-testid="sub-status" data-state="([a-z_]+)"', html)
+    assert sorted(states) == ["action_required", "active", "cancelling", "incomplete", "paused"]
+    plus = next(s for s in access.get_subscriptions_by_account(client.session["account_id"]) if s.SKU == "NEWS-PLUS")
+    assert plus.Status == "incomplete" and not plus.is_live
+    assert f'href="/subscriptions/{plus.sub_id}/confirm-payment/" data-testid="finish-payment"' in html
+    assert "Cancelled subscriptions" not in html  # the cancel at period end is listed with the live ones
+    assert [s.SKU for s in home.context["live"] if s.SKU == "NEWS-PLUS"] == []  # counted nowhere
+    client.post("/logout/")
+    client.post("/login/", {"username": "grace@example.com", "password": CUSTOMER_PASSWORD})
+    assert 'data-state="trialing"' in client.get("/").content.decode()
+    client.post("/logout/")
+    client.post("/login/", {"username": "edsger@example.com", "password": CUSTOMER_PASSWORD})
+    edsger = client.get("/").content.decode()
+    assert 'data-state="not_started"' in edsger and "Cancelled subscriptions (1)" in edsger

@@ -194,7 +194,11 @@ class LifecycleMachine(RuleBasedStateMachine):
         for tracked in self.subs:
             sub = tracked.read()
             if sub.Status == SubscriptionStatus.ACTIVE and state_of(sub, self.today).kind == "active":
-                assert sub.PaidThroughDate >= self.today.isoformat(), "an active subscription owes days"
+                # Resumed once its paid days were over, it is active again (no "paused until"
+                # on its pages), and the days up to its next payment stay unpaid and free:
+                # the end of the pause's span, never charged.
+                resumed_gap = any(first <= self.today <= last for first, last in tracked.paused)
+                assert sub.PaidThroughDate >= self.today.isoformat() or resumed_gap, "an active subscription owes days"
 
     # --- the ledger --------------------------------------------------------------------
 

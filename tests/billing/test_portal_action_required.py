@@ -10,7 +10,15 @@ import time_machine
 from billing import access, batches
 from billing.models import SubscriptionStatus
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
-from tests.builders import PASSWORD, card, fresh, make_subscription, make_user, receipts_of
+from tests.builders import (
+    PASSWORD,
+    card,
+    first_payment_confirmed,
+    fresh,
+    make_subscription,
+    make_user,
+    receipts_of,
+)
 
 PERIOD = date(2027, 1, 15)
 
@@ -20,7 +28,7 @@ def portal_renewal(customer):
     with time_machine.travel("2027-01-10 12:00Z", tick=False):  # made then: its first charge is on-session
         account = access.get_account(customer.account_id)
         sub = make_subscription(account, card=card(AUTHENTICATING_TEST_CARD), today=date(2027, 1, 10))
-        assert batches.take_first_payment(sub, today=date(2027, 1, 10)).status == batches.PaymentStatus.PAID
+        assert first_payment_confirmed(sub, date(2027, 1, 10)).status == batches.PaymentStatus.PAID
     assert batches.run_payments(run_date=PERIOD, workers=1).counts["action_required"] == 1
     return sub
 
@@ -65,5 +73,6 @@ def test_the_staff_account_page_shows_action_required(customer, client) -> None:
     with time_machine.travel("2027-01-15 12:00Z", tick=False):
         client.force_login(make_user("clerk", staff=True))
         page = client.get(f"/admin/staff/accounts/{customer.account_id}/")
-        assert b'data-testid="sub-action-required"' in page.content
+        # the one status label, as on the customer's pages
+        assert b'data-testid="sub-status" data-state="action_required">Action required<' in page.content
         assert fresh(sub).PaymentDetails.AwaitingCharge.encode() in page.content

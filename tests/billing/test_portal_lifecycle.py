@@ -232,9 +232,17 @@ def test_an_open_pause_leaves_both_indexes_and_resume_recomputes_from_the_anchor
     resumed = fresh(sub)
     # the first anchor date after the day of resuming; the paused days are not charged
     assert (resumed.NextPaymentDate, resumed.PaidThroughDate) == ("2027-05-15", "2027-03-14")
-    assert resumed.NextReminderDate == "2027-05-08" and resumed.PausedUntil == "2027-05-15"
+    # resumed, whatever day the next payment falls on: the pause's fields go (a PausedUntil
+    # left at that day made every page say "Paused until 15 May" after "Resumed")
+    assert resumed.NextReminderDate == "2027-05-08" and (resumed.PausedFrom, resumed.PausedUntil) == (None, None)
     assert batches.owed_amount(resumed) == 999  # a whole month, nothing for the pause
-    assert "Resumed. The next payment is $9.99 on 15 May 2027" in response.content.decode()
+    html = response.content.decode()
+    assert "Resumed. The next payment is $9.99 on 15 May 2027" in html
+    assert "Paused until" not in html and "Resume now" not in html and 'data-state="active"' in html
+    assert "Switch product" in html and "Pause payments" in html
+    with on(date(2027, 4, 20), customer):
+        home = customer.client.get("/")
+    assert home.context["paused_count"] == 0 and b"paused subscription" not in home.content
     [message] = mail.outbox
     assert message.subject == "Your Daily News subscription is resumed"
     assert "nothing is charged for the paused days" in body(message)[0]

@@ -54,7 +54,7 @@ def test_staff_pause_then_resume(clerk_client, scheduled, ddb_requests) -> None:
     [message] = mail.outbox
     assert message.to == [sub.Email] and "paused" in message.subject
     account_page = clerk_client.get(reverse("admin:staff_account", args=[history.account_id])).content.decode()
-    assert f"paused until {resume.isoformat()}" in account_page and ">Resume<" in account_page
+    assert f"Paused until {resume.isoformat()}" in account_page and ">Resume<" in account_page
 
     mail.outbox.clear()
     response = clerk_client.post(reverse("admin:staff_resume", args=[history.account_id, sub.sub_id]))

@@ -197,7 +197,9 @@ def test_a_first_charge_the_bank_wants_confirmed_waits_for_the_customer_then_sta
     clicked = subscribe_with(customer, localstripe, "4000002760003184")
     assert clicked.status_code == 302 and clicked["Location"] == "/subscribe/authenticate/"
     [sub] = access.get_subscriptions_by_account(customer.account_id)
-    assert sub.is_live and not receipts_of(sub)  # nothing paid or written yet
+    # incomplete, as Stripe Billing has it: not live, in neither due index, nothing written
+    assert sub.Status == "incomplete" and not sub.is_live and not receipts_of(sub)
+    assert sub.DuePaymentKey is None and sub.DueReminderKey is None
     page = customer.client.get("/subscribe/authenticate/")
     html = page.content.decode()
     assert "Confirm the payment with your bank" in html and "js/card-authenticate.js" in html
@@ -230,7 +232,8 @@ def test_a_refused_confirmation_ends_the_subscription_unpaid(moto_table, product
     secret = client_secret(customer.client.get("/subscribe/authenticate/"))
     authenticate_payment_in_browser(localstripe, secret, success=False)
     done = customer.client.post("/subscribe/authenticate/")
-    assert done.status_code == 302 and done["Location"] == "/subscribe/"
+    # back to the form with what was chosen
+    assert done.status_code == 302 and done["Location"].startswith("/subscribe/?product=GYM&")
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert not sub.is_live and not receipts_of(sub)
     assert access.get_cards(customer.account_id) == []  # a card that never paid does not join the wallet
@@ -295,3 +298,35 @@ def test_an_upgrade_the_bank_wants_confirmed_switches_once_the_customer_confirms
     [create] = stripe_gateway.recorded.creates("/v1/payment_intents")
     assert create.idempotency_key == f"sub-sw:switch:{TODAY.isoformat()}:NEWS-PLUS"
     assert "off_session" not in create.params  # the customer is on the page
+
+
+def test_an_incomplete_subscription_is_finished_from_its_link_or_expires_on_stripe(
+        moto_table, products, stripe_gateway, localstripe) -> None:
+    """Stripe Billing's states on localstripe: the 3-D Secure card's first PaymentIntent
+    leaves the subscription incomplete; the dashboard's Finish payment page confirms that
+    very PaymentIntent with Stripe.js and it starts. Another, left alone, is expired by the
+    payment run's step 23 hours on: its PaymentIntent cancelled at Stripe."""
+    from datetime import timedelta
+
+    from billing.batches.expiry import expire_due
+
+    customer = make_customer("pat@example.com")
+    subscribe_with(customer, localstripe, "4000002760003184")
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert sub.Status == "incomplete"
+    home = customer.client.get("/").content.decode()
+    assert f'href="/subscriptions/{sub.sub_id}/confirm-payment/" data-testid="finish-payment"' in home
+    page = customer.client.get(f"/subscriptions/{sub.sub_id}/confirm-payment/")
+    assert b"js/card-authenticate.js" in page.content and b'data-testid="first-payment"' in page.content
+    assert authenticate_payment_in_browser(localstripe, client_secret(page))["status"] == "succeeded"
+    done = customer.client.post(f"/subscriptions/{sub.sub_id}/confirm-payment/")
+    assert done.status_code == 302 and done["Location"] == f"/subscriptions/{sub.sub_id}/"
+    assert fresh(sub).Status == "active" and len(receipts_of(sub)) == 1
+
+    other = make_customer("lee@example.com")
+    subscribe_with(other, localstripe, "4000002760003184")
+    [left] = access.get_subscriptions_by_account(other.account_id)
+    assert expire_due(now=datetime.now(tz=UTC) + timedelta(hours=23, minutes=1)) == 1
+    assert fresh(left).Status == "incomplete_expired" and not receipts_of(left)
+    intent = stripe_gateway.charge_status(left.PaymentDetails.AwaitingCharge)
+    assert not intent.succeeded and not intent.needs_authentication  # cancelled at Stripe

@@ -258,7 +258,7 @@ def test_a_cancel_at_period_end_during_the_trial_ends_it_at_its_end_and_never_ch
     assert stored.PaidThroughDate == TRIAL_END.isoformat() and stored.NextPaymentDate is None
     from billing.rules.lifecycle import state_of
     assert state_of(stored, TRIAL_END).kind == "cancelling" and state_of(stored, TRIAL_END).until == TRIAL_END
-    assert state_of(stored, FIRST).kind == "cancelled"
+    assert state_of(stored, FIRST).kind == "ended"  # the one label: "Ended"
     for day in (TRIAL_END, FIRST, date(2027, 3, 25), date(2027, 4, 15)):
         pay_on(day)
     assert charges() == [] and receipts_of(sub) == []

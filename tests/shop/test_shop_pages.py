@@ -490,3 +490,16 @@ def test_the_gift_card_page_shows_the_cards_ledger(ann) -> None:
     assert f"Paid order {first}" in text[1] and "-SEK 40.00" in text[1] and "SEK 10.00" in text[1]
     assert "Issued" in text[2] and "SEK 50.00" in text[2]
     assert all(ann.email not in row for row in rows)  # who made a movement is for the staff
+
+
+def test_the_3ds_card_asks_on_session_and_the_simulated_bank_answers(ann) -> None:
+    # The simulated gateway's 3-D Secure card asks for confirmation on-session too, as
+    # Stripe's test card does: the order waits on the bank's page, paid once confirmed.
+    add(ann.client, "book")
+    response = place(ann.client, card_number="4000 0027 6000 3184")
+    assert response.status_code == 302 and response["Location"].endswith("/authenticate/")
+    page = ann.client.get(response["Location"])
+    assert b'data-testid="simulated-bank"' in page.content
+    done = ann.client.post(response["Location"], {"bank": "approve"})
+    order_id = order_id_of(done)
+    assert access.get_order_details_by_order_id(order_id).order.Status == "paid"

@@ -124,6 +124,31 @@ def show_the_portal(subs: dict[str, Subscription], today: date) -> None:
                        reason="Goodwill: a week without delivery")
 
 
+def show_an_incomplete_first_payment(account_id: str, today: date, *, sku: str, expired: bool = False) -> None:
+    """A subscription made today with the 3-D Secure test card, through the portal's own
+    operation: its first payment waits for the bank, so it is ``incomplete`` (not active,
+    in no total; the dashboard's "Finish payment" link confirms it). ``expired``: then
+    expired at once, as the payment run expires one left unconfirmed for 23 hours: a
+    subscription that never started (edsger's)."""
+    from billing.actions import subscriptions as subscribing  # the portal's operation (imports the batches)
+    from billing.batches.expiry import expire
+
+    account = access.get_account(account_id)
+    product = access.get_product(sku)
+    if account is None or product is None:
+        return
+    sca = next((c for c in access.get_cards(account_id) if c.Details.Last4 == "3184"), None)
+    if sca is None:
+        sca = access.add_card(account_id, demo_card(get_gateway(), "3ds", customer=payment_customer(account)),
+                              DEMO_CARDS[0][1], actor=SEED_ACTOR)
+    started = subscribing.subscribe(
+        account, sku=sku, product_name=product.Name, payment_day=today.day, amount=int(product.PaymentAmount),
+        currency=product.Currency, card=access_token(sca), today=today, actor=account.Email,
+        billing_address=sca.Details.BillingAddress, card_id=sca.card_id)
+    if expired and started.awaits_authentication:
+        expire(fresh(started.sub), actor=SEED_ACTOR)
+
+
 def show_plan_changes(account: Account, subs: dict[str, Subscription], today: date) -> None:
     """Issue 30 on grace's account: her Daily News switched down to Lite from the next
     payment (the page says until when she keeps what she paid for), a coupon given to her
@@ -236,6 +261,14 @@ class Command(BillingCommand):
                 )
             if email == CUSTOMER_EMAIL:
                 show_the_portal(made, today)
+                show_an_incomplete_first_payment(account.account_id, today, sku="NEWS-PLUS")
+            if email == "edsger@example.com":
+                # edsger's page shows the two ends: a subscription that never started (its
+                # first payment unconfirmed, expired) and one that ended (cancelled now).
+                show_an_incomplete_first_payment(account.account_id, today, sku="NEWS-LITE", expired=True)
+                with suppress(ConditionFailed):
+                    access.end_subscription(fresh(made["GYM-CITY"]), mode=CancelMode.NOW, today=today,
+                                            actor="edsger@example.com", reason="not_using")
             if email == "ada@example.com":
                 show_a_dispute(made, today)
             if email == "grace@example.com":

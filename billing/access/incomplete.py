@@ -1,0 +1,117 @@
+"""Incomplete subscriptions (Stripe Billing's ``incomplete`` and ``incomplete_expired``): a
+first payment the bank wants the customer to confirm (3-D Secure).
+
+* ``mark_incomplete``: the subscription leaves both due indexes (no reminder, never
+  charged by the run, in no total) and names the charge that waits; an
+  ``IncompleteEntry`` lets the payment run find it to expire.
+* ``expire_incomplete``: unconfirmed after ``INCOMPLETE_HOURS``, it never started.
+* Confirmed: the first charge is recorded by the batch's path (``advance_after_payment``
+  takes an incomplete subscription as due on its first day), which makes it active again.
+
+The entry is put before the subscription changes, so no incomplete subscription is
+without one; an entry whose subscription is no longer incomplete is deleted by the run
+that finds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+from pynamodb.exceptions import DeleteError, DoesNotExist
+
+from billing.access._common import is_conditional_failure, iso_now, utc_now
+from billing.access.due_dates import leave_due_indexes, wait_out_of_due_indexes
+from billing.access.events import record_event, subscription_snapshot
+from billing.access.subscriptions import update_subscription
+from billing.models import AuditAction, IncompleteEntry, Subscription, SubscriptionStatus, TrialUse
+
+# The cancel reason of an incomplete subscription whose bank refused the confirmation.
+NOT_CONFIRMED = "first_payment_not_confirmed"
+# How long an entry outlives its subscription's deadline should nobody delete it.
+ENTRY_TTL_DAYS = 30
+
+
+def mark_incomplete(sub: Subscription, *, charge_id: str, actor: str) -> Subscription:
+    """The first charge waits for the customer's bank: ``incomplete``, out of both due
+    indexes (``NextPaymentDate`` stays the first day, so the confirmed charge's advance
+    finds it due there), the charge kept on its card. Only if it is still active and has
+    never been paid (ConditionFailed otherwise: another process did it, or it was paid)."""
+    created = sub.CreatedDate or iso_now()
+    IncompleteEntry(
+        IncompleteEntry.pk(), IncompleteEntry.sk(created=created, sub_id=sub.sub_id),
+        AccountId=sub.account_id, SubId=sub.sub_id, SKU=sub.key_sku, ChargeId=charge_id, CreatedDate=created,
+        TTL=utc_now() + timedelta(days=ENTRY_TTL_DAYS),
+    ).save()
+    before = subscription_snapshot(sub)
+    update_subscription(
+        sub,
+        [
+            Subscription.Status.set(SubscriptionStatus.INCOMPLETE),
+            *wait_out_of_due_indexes(),
+            Subscription.PaymentDetails.AwaitingCharge.set(charge_id),
+        ],
+        (Subscription.Status == SubscriptionStatus.ACTIVE) & (Subscription.LastPaymentDate == Subscription.NextPaymentDate),
+        check_version=False,
+    )
+    record_event(sub.account_id, actor=actor, action=AuditAction.SUBSCRIPTION_INCOMPLETE, subject=sub.SK,
+                 before=before, after=subscription_snapshot(sub), note=charge_id)
+    return sub
+
+
+def incomplete_entries(*, created_before: datetime | None = None) -> Iterator[IncompleteEntry]:
+    """One Query: the entries of incomplete subscriptions, oldest first; only those made
+    before ``created_before`` (a range condition on the sort key)."""
+    pk = IncompleteEntry.pk()
+    if created_before is None:
+        return IncompleteEntry.query(pk)
+    return IncompleteEntry.query(pk, IncompleteEntry.SK < created_before.isoformat(timespec="seconds"))  # noqa: SIM300
+
+
+def delete_entry(entry: IncompleteEntry) -> None:
+    try:
+        entry.delete()
+    except DeleteError as error:
+        if not is_conditional_failure(error):
+            raise
+
+
+def expire_incomplete(sub: Subscription, *, actor: str, declined: bool = False,
+                      amount: int | None = None) -> Subscription:
+    """Unconfirmed in time: ``incomplete_expired``, out of both indexes for good; it never
+    started (nothing was served or kept). ``declined``: the bank refused the confirmation,
+    so it ends as a declined first payment does (cancelled, ``NOT_CONFIRMED``). ``amount``:
+    what the charge asked for, for the customer's list of failed attempts.
+    Only if still incomplete (ConditionFailed: it was confirmed, or ended by another
+    process)."""
+    before = subscription_snapshot(sub)
+    status = SubscriptionStatus.CANCELLED if declined else SubscriptionStatus.INCOMPLETE_EXPIRED
+    update_subscription(
+        sub,
+        [
+            Subscription.Status.set(status),
+            Subscription.CancelledDate.set(iso_now()),
+            Subscription.CancelReason.set(NOT_CONFIRMED if declined else status.value),
+            *leave_due_indexes(),
+        ],
+        Subscription.Status == SubscriptionStatus.INCOMPLETE,
+        check_version=False,
+    )
+    record_event(sub.account_id, actor=actor,
+                 action=AuditAction.SUBSCRIPTION_CANCELLED if declined else AuditAction.SUBSCRIPTION_EXPIRED,
+                 subject=sub.SK, before=before, after={**subscription_snapshot(sub), "Amount": amount},
+                 note=sub.CancelReason)
+    return sub
+
+
+def release_trial(sub: Subscription) -> None:
+    """Give back the free trial a subscription that never started took (its marker, only
+    if it is this subscription's)."""
+    if not sub.TrialEnd:
+        return
+    marker = TrialUse(TrialUse.pk(account_id=sub.account_id), TrialUse.sk(sku=sub.key_sku))
+    try:
+        marker.delete(condition=TrialUse.SubId == sub.sub_id)
+    except (DeleteError, DoesNotExist) as error:
+        if isinstance(error, DeleteError) and not is_conditional_failure(error):
+            raise
