@@ -83,11 +83,19 @@ def _is_first(sub: Subscription, start: date) -> bool:
 def coming_charges(sub: Subscription, count: int = 3, *, price: int | None = None,
                    first: bool | None = None) -> list[ComingCharge]:
     """The subscription's next ``count`` payments, soonest first ([] when none is due: not
-    live, or paused with no end). ``price``: the monthly price to charge instead of
+    live (``incomplete`` included: nothing of it is to come until confirmed), or paused with
+    no end). ``price``: the monthly price to charge instead of
     ``PaymentAmount`` (what a switch would make it). ``first``: whether the owed period is
     the first payment's, for an item read without ``LastPaymentDate`` (GSI-1); by default
     known from ``LastPaymentDate`` as the run knows it."""
-    if count <= 0 or not sub.is_live or not sub.NextPaymentDate:
+    if not sub.is_live:
+        return []
+    return _owed_then_following(sub, count, price=price, first=first)
+
+
+def _owed_then_following(sub: Subscription, count: int, *, price: int | None = None,
+                         first: bool | None = None) -> list[ComingCharge]:
+    if count <= 0 or not sub.NextPaymentDate:
         return []
     monthly = int(sub.PaymentAmount if price is None else price)
     day = int(sub.PaymentDay)
@@ -153,7 +161,11 @@ def _walk(terms: Terms, on: date, start: date, end: date, kind: ChargeKind, coun
 
 def owed_charge(sub: Subscription) -> ComingCharge:
     """The payment the run takes next (``coming_charges``' first): the subscription must
-    have a ``NextPaymentDate`` and be live."""
+    have a ``NextPaymentDate`` and be live, or be ``incomplete``: its first charge waits
+    for the customer's bank, and confirming it records this period (it is in no total and
+    on no page's coming payments, but what it owes is the same walk's)."""
+    if sub.Status == SubscriptionStatus.INCOMPLETE:
+        return _owed_then_following(sub, 1)[0]
     return coming_charges(sub, 1)[0]
 
 
