@@ -89,12 +89,17 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "rpay_site.wsgi.application"
 
-# Django's own database holds only users, sessions and the admin log; billing data
-# lives in DynamoDB.
+# Django's own database holds only users, sessions, the log-in throttle's counts and
+# the admin log; billing data lives in DynamoDB. SQLite by default (make run: one
+# process); production runs several web processes and pods, so it sets DATABASE_URL to
+# PostgreSQL (postgres://user:password@host:5432/name, psycopg 3) and they share it.
+# Connections persist for DATABASE_CONN_MAX_AGE seconds, checked before reuse (a server
+# restarted or a proxy's idle cut costs one reconnect, not a 500).
 DATABASES = {
     "default": env_url(
         "DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'django.sqlite3'}", dj_database_url.parse,
-        conn_max_age=60,
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+        conn_health_checks=True,
     )
 }
 
