@@ -299,4 +299,5 @@ def other_customer(db, moto_table, products):
 
 # Browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py, the Stripe
 # ones (localstripe, the Stripe gateway) in tests/stripe_server.py.
-pytest_plugins = ["tests.browser", "tests.stripe_server"]
+# tests/ddb_operations.py records the DynamoDB operations of the run against deploy/aws's IAM policies.
+pytest_plugins = ["tests.browser", "tests.stripe_server", "tests.ddb_operations"]
