@@ -299,5 +299,6 @@ def other_customer(db, moto_table, products):
 
 # Browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py, the Stripe
 # ones (localstripe, the Stripe gateway) in tests/stripe_server.py.
-# tests/ddb_operations.py records the DynamoDB operations of the run against deploy/aws's IAM policies.
-pytest_plugins = ["tests.browser", "tests.stripe_server", "tests.ddb_operations"]
+# tests/ddb_operations.py records the DynamoDB operations of the run against deploy/aws's IAM policies;
+# tests/system_packages.py says which system packages are missing (their tests skip).
+pytest_plugins = ["tests.browser", "tests.stripe_server", "tests.ddb_operations", "tests.system_packages"]
