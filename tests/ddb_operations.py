@@ -46,9 +46,20 @@ SETUP_CODE = {
     ("core/dynamo/table.py", "enable_ttl"),
     ("core/dynamo/table.py", "ttl_status"),
 }
-# Test and developer tooling: the fixtures' DeleteTable, the benchmarks' Scan, devtools' probes.
-TEST_CODE = ("tests/", "devtools/", "scripts/bench", "scripts/profile_payments")
-TOOLING_CODE = {("core/dynamo/table.py", "delete_table")}
+# Test, demo and developer tooling, wherever on the stack: the fixtures' DeleteTable, the
+# demo data's BatchWriteItem (seed_demo: make run and compose, never a production role),
+# the benchmarks' Scan.
+TOOLING_CODE = {
+    ("core/dynamo/table.py", "delete_table"),
+    ("billing/management/commands/seed_demo.py", None),
+    ("shop/demo.py", None),
+    ("scripts/bench.py", None),
+    ("scripts/bench_shop.py", None),
+    ("scripts/profile_payments.py", None),
+    ("scripts/capacity.py", None),
+}
+# The tests' own calls and devtools' probes: when the nearest frame of the repository is theirs.
+TEST_CODE = ("tests/", "devtools/")
 # Never granted to the web and batch roles: table administration, and reading every item.
 TABLE_ADMIN = {"dynamodb:Scan", "dynamodb:CreateTable", "dynamodb:DeleteTable", "dynamodb:UpdateTable",
                "dynamodb:UpdateTimeToLive", "dynamodb:UpdateContinuousBackups", "dynamodb:TagResource",
@@ -82,15 +93,15 @@ class Recorder:
 
 
 def classify(frame: Any) -> str:
-    """"setup", "runtime" or "tests": the fixtures' table deletion is tooling, setup code
-    anywhere on the stack makes a setup call; otherwise the nearest frame of this
-    repository (outside libraries) says whose call it is."""
+    """"setup", "runtime" or "tests": the innermost frame of tooling or setup code on the
+    stack decides; otherwise the nearest frame of this repository (outside libraries)
+    says whose call it is."""
     nearest = None
     while frame is not None:
         path = frame.f_code.co_filename
         if path.startswith(str(ROOT)) and "/.venv/" not in path and "/site-packages/" not in path:
             relative = path[len(str(ROOT)) + 1:]
-            if (relative, frame.f_code.co_name) in TOOLING_CODE:
+            if (relative, None) in TOOLING_CODE or (relative, frame.f_code.co_name) in TOOLING_CODE:
                 return "tests"
             if (relative, None) in SETUP_CODE or (relative, frame.f_code.co_name) in SETUP_CODE:
                 return "setup"
