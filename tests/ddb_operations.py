@@ -23,6 +23,7 @@ fails a run of the whole suite (it is only known then).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from collections.abc import Iterable
@@ -172,7 +173,10 @@ def _recording_make_api_call(self: Any, operation_name: str, api_params: dict[st
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    botocore.client.BaseClient._make_api_call = _recording_make_api_call
+    # Not under mutmut (`make mutate`): its copy of the project has no deploy/, and each
+    # mutant's run is a small selection anyway.
+    if os.environ.get("MUTANT_UNDER_TEST") is None:
+        botocore.client.BaseClient._make_api_call = _recording_make_api_call
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -189,7 +193,7 @@ def ran_whole_suite(session: pytest.Session) -> bool:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if not (RECORDER.runtime or RECORDER.setup or RECORDER.tests):
+    if not (RECORDER.runtime or RECORDER.setup or RECORDER.tests) or not RUNTIME_POLICY.exists():
         return
     REPORT.parent.mkdir(exist_ok=True)
     REPORT.write_text(json.dumps(RECORDER.as_json(), indent=2) + "\n")
