@@ -145,3 +145,22 @@ def test_migrate_from_the_previous_release_schema(postgres_server, tmp_path) -> 
                   "print(get_user_model().objects.filter(username='old@example.com').count(), "
                   "sorted(Group.objects.values_list('name', flat=True)))")
     assert left.strip().splitlines()[-1] == "1 ['catalog', 'finance', 'support']"
+
+
+# --- without PostgreSQL ---------------------------------------------------------------------
+
+
+def test_without_postgresql_its_tests_skip_with_the_reason_unless_required(monkeypatch) -> None:
+    import devtools.localpostgres as localpostgres
+    from tests import conftest
+
+    monkeypatch.setattr(localpostgres, "find_bin_dir", lambda: None)
+    reason = localpostgres.missing_reason()
+    assert reason == "PostgreSQL is not installed (apt-get install postgresql)"
+    monkeypatch.setattr(conftest, "TEST_DATABASE", "sqlite")
+    monkeypatch.delenv("REQUIRE_POSTGRES", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install postgresql"):
+        conftest.postgres_unavailable(reason)
+    monkeypatch.setenv("REQUIRE_POSTGRES", "1")
+    with pytest.raises(pytest.fail.Exception, match="REQUIRE_POSTGRES=1 .* but PostgreSQL is not installed"):
+        conftest.postgres_unavailable(reason)
