@@ -23,6 +23,7 @@ from devtools.prodsite import Visitor, gunicorns, manage, production_env
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "a-long-Password-2026"
+BOSS = "boss@example.com"
 _databases = itertools.count()
 
 
@@ -32,20 +33,26 @@ def fresh_database(server: LocalPostgres, purpose: str) -> str:
     return server.url(name)
 
 
-@pytest.fixture
-def site_env(postgres_server: LocalPostgres, local_engine: LocalEngine, tmp_path: Path) -> dict[str, str]:
-    """The production environment on a new database and new tables, migrated and set up."""
+@pytest.fixture(scope="module")
+def site_env(postgres_server: LocalPostgres, local_engine: LocalEngine,
+             tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The production environment on a new database and new tables, migrated and set up,
+    with a superuser (BOSS); shared by this module's tests, each with its own people."""
     suffix = f"{os.getpid()}_{next(_databases)}"
+    folder = tmp_path_factory.mktemp("two-webs")
     env = production_env(database_url=fresh_database(postgres_server, "web"),
-                         dynamodb_endpoint=local_engine.endpoint, table=f"rpay_web_{suffix}", folder=tmp_path)
+                         dynamodb_endpoint=local_engine.endpoint, table=f"rpay_web_{suffix}", folder=folder)
     manage(env, "migrate", "--no-input")
     manage(env, "setup_dynamodb")
+    manage({**env, "DJANGO_SUPERUSER_PASSWORD": PASSWORD}, "createsuperuser", "--no-input",
+           "--username", BOSS, "--email", BOSS)
     return env
 
 
-@pytest.fixture
-def two_webs(site_env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, str]]:
-    with gunicorns(site_env, tmp_path, 2) as (one, other):
+@pytest.fixture(scope="module")
+def two_webs(site_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """Two gunicorn processes (one worker each) on that one database."""
+    with gunicorns(site_env, tmp_path_factory.mktemp("gunicorn-logs"), 2) as (one, other):
         yield one.url, other.url
 
 
@@ -77,17 +84,15 @@ def test_a_session_started_on_one_process_is_known_to_the_other(two_webs) -> Non
     assert pat.get(f"{one}/receipts/").status == 302
 
 
-def test_a_log_in_on_one_process_opens_the_staff_pages_on_the_other(site_env, tmp_path) -> None:
-    manage({**site_env, "DJANGO_SUPERUSER_PASSWORD": PASSWORD}, "createsuperuser", "--no-input",
-           "--username", "boss@example.com", "--email", "boss@example.com")
-    with gunicorns(site_env, tmp_path, 2) as (one, other):
-        boss = Visitor()
-        logged_in = boss.post(f"{one.url}/login/", {"username": "boss@example.com", "password": PASSWORD})
-        assert logged_in.status == 302, logged_in.text[:2000]
-        staff = boss.get(f"{other.url}/admin/staff/")
-        assert staff.status == 200, staff.text[:2000]
-        assert boss.get(f"{other.url}/admin/staff/upcoming/").status == 200
-        assert Visitor().get(f"{other.url}/admin/staff/").status == 302  # a stranger goes to the log-in
+def test_a_log_in_on_one_process_opens_the_staff_pages_on_the_other(two_webs) -> None:
+    one, other = two_webs
+    boss = Visitor()
+    logged_in = boss.post(f"{one}/login/", {"username": BOSS, "password": PASSWORD})
+    assert logged_in.status == 302, logged_in.text[:2000]
+    staff = boss.get(f"{other}/admin/staff/")
+    assert staff.status == 200, staff.text[:2000]
+    assert boss.get(f"{other}/admin/staff/upcoming/").status == 200
+    assert Visitor().get(f"{other}/admin/staff/").status == 302  # a stranger goes to the log-in
 
 
 def test_the_log_in_throttle_counts_failures_on_both_processes(two_webs, site_env) -> None:
