@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP_PY := $(VENV)/.installed
 STAMP_NODE := node_modules/.installed
 
-.PHONY: install java run test test-postgres bench lint clean mutate messages messages-check image
+.PHONY: install java run test test-postgres bench lint clean mutate messages messages-check image walkthrough
 
 # The compiled translations (README "Languages"): one .mo per .po, built by Babel.
 MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
@@ -55,6 +55,11 @@ test: install
 # needs Debian's postgresql package). `make test` uses SQLite.
 test-postgres: install
 	TEST_DATABASE=postgres REQUIRE_POSTGRES=1 $(PY) -m pytest $(PYTEST_ARGS)
+
+# The production walk-through for real: PostgreSQL, DynamoDB Local, localstripe, gunicorn
+# with DJANGO_DEBUG=0; sign-up, subscription, receipt PDF, staff log-in (about a minute).
+walkthrough: install
+	$(PY) scripts/prod_walkthrough.py
 
 # The production image (Dockerfile), tagged rpay:<version in pyproject.toml>: the tag
 # deploy/k8s and compose.yaml name. Docker or Podman, whichever is installed.
