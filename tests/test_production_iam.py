@@ -69,3 +69,24 @@ def test_missing_actions_fail_any_run_and_unused_ones_a_whole_run() -> None:
 def test_table_administration_in_the_web_policy_is_a_problem() -> None:
     gaps = compare({"dynamodb:GetItem"}, set(), {"dynamodb:GetItem", "dynamodb:DeleteTable"}, set())
     assert "web/batch policy grants table administration: dynamodb:DeleteTable" in gaps.problems(whole_suite=False)
+
+
+def fake_session(args: list[str], *, keyword: str = "", markexpr: str = "", failed: int = 0):
+    from types import SimpleNamespace
+
+    option = SimpleNamespace(keyword=keyword, markexpr=markexpr, deselect=None, lf=False)
+    return SimpleNamespace(config=SimpleNamespace(option=option, args=args), testsfailed=failed, testscollected=9)
+
+
+def test_unused_actions_are_judged_only_after_a_whole_clean_run(monkeypatch) -> None:
+    from tests import ddb_operations
+
+    monkeypatch.setattr("tests.system_packages.missing_packages", lambda: ())
+    tests = str(ddb_operations.ROOT / "tests")
+    assert ddb_operations.ran_whole_suite(fake_session([tests]))
+    assert not ddb_operations.ran_whole_suite(fake_session([tests + "/test_production_iam.py"]))
+    assert not ddb_operations.ran_whole_suite(fake_session([tests], keyword="iam"))
+    assert not ddb_operations.ran_whole_suite(fake_session([tests], markexpr="not browser"))
+    assert not ddb_operations.ran_whole_suite(fake_session([tests], failed=1))
+    monkeypatch.setattr("tests.system_packages.missing_packages", lambda: ("chromium",))
+    assert not ddb_operations.ran_whole_suite(fake_session([tests]))
