@@ -48,10 +48,12 @@ SETUP_CODE = {
     ("core/dynamo/table.py", "ttl_status"),
 }
 # Test, demo and developer tooling, wherever on the stack: the fixtures' DeleteTable, the
-# demo data's BatchWriteItem (seed_demo: make run and compose, never a production role),
-# the benchmarks' Scan.
+# loaders of test, demo and benchmark data (BatchWriteItem: seed_demo for make run and
+# compose, the tests' builders, the benchmarks; never a production role), the benchmarks' Scan.
 TOOLING_CODE = {
     ("core/dynamo/table.py", "delete_table"),
+    ("billing/access/bulk.py", "batch_items"),
+    ("shop/access/sample.py", "load_seed_sample"),
     ("billing/management/commands/seed_demo.py", None),
     ("shop/demo.py", None),
     ("scripts/bench.py", None),
