@@ -134,9 +134,9 @@ def start_local_postgres(port: int | None = None, *, startup_timeout: float = 60
                    "--encoding=UTF8", "--locale=C", "--no-sync")
         options = " ".join([
             f"-p {server.port}", f"-c listen_addresses={HOST}", f"-k {folder}",
-            # Throw-away data: no fsync; few connections is plenty for tests and a demo.
+            # Throw-away data: no fsync. Connections: the live server's and the batches' threads each open one.
             "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
-            "-c max_connections=100", "-c shared_buffers=32MB",
+            "-c max_connections=200", "-c shared_buffers=32MB",
         ])
         server.run("pg_ctl", "start", "-D", str(server.data_dir), "-l", str(server.log_file),
                    "-o", options, "-w", "-t", str(int(startup_timeout)), timeout=startup_timeout + 10)
