@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP_PY := $(VENV)/.installed
 STAMP_NODE := node_modules/.installed
 
-.PHONY: install java run test bench lint clean mutate messages messages-check
+.PHONY: install java run test test-postgres bench lint clean mutate messages messages-check image walkthrough
 
 # The compiled translations (docs/I18N.md): one .mo per .po, built by Babel.
 MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
@@ -50,6 +50,25 @@ run: install
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The whole suite with Django's tables on a throw-away PostgreSQL server (devtools/localpostgres.py;
+# needs Debian's postgresql package). `make test` uses SQLite.
+test-postgres: install
+	TEST_DATABASE=postgres REQUIRE_POSTGRES=1 $(PY) -m pytest $(PYTEST_ARGS)
+
+# The production walk-through for real: PostgreSQL, DynamoDB Local, localstripe, gunicorn
+# with DJANGO_DEBUG=0; sign-up, subscription, receipt PDF, staff log-in (about a minute).
+walkthrough: install
+	$(PY) scripts/prod_walkthrough.py
+
+# The production image (Dockerfile), tagged rpay:<version in pyproject.toml>: the tag
+# deploy/k8s and compose.yaml name. Docker or Podman, whichever is installed.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+IMAGE ?= rpay:$(VERSION)
+CONTAINER_TOOL ?= $(shell command -v docker 2>/dev/null || command -v podman 2>/dev/null)
+image:
+	@test -n "$(CONTAINER_TOOL)" || { echo "make: neither docker nor podman is installed: install one (apt-get install podman) to build $(IMAGE)"; exit 1; }
+	$(CONTAINER_TOOL) build -t $(IMAGE) .
 
 bench: install
 	$(PY) scripts/bench.py

@@ -89,12 +89,17 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "rpay_site.wsgi.application"
 
-# Django's own database holds only users, sessions and the admin log; billing data
-# lives in DynamoDB.
+# Django's own database holds only users, sessions, the log-in throttle's counts and
+# the admin log; billing data lives in DynamoDB. SQLite by default (make run: one
+# process); production runs several web processes and pods, so it sets DATABASE_URL to
+# PostgreSQL (postgres://user:password@host:5432/name, psycopg 3) and they share it.
+# Connections persist for DATABASE_CONN_MAX_AGE seconds, checked before reuse (a server
+# restarted or a proxy's idle cut costs one reconnect, not a 500).
 DATABASES = {
     "default": env_url(
         "DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'django.sqlite3'}", dj_database_url.parse,
-        conn_max_age=60,
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+        conn_health_checks=True,
     )
 }
 
@@ -176,6 +181,14 @@ DYNAMODB_MAX_POOL_CONNECTIONS = env_int("DYNAMODB_MAX_POOL_CONNECTIONS", 64, min
 DYNAMODB_MAX_RETRY_ATTEMPTS = env_int("DYNAMODB_MAX_RETRY_ATTEMPTS", 5, minimum=0)
 DYNAMODB_CONNECT_TIMEOUT = env_int("DYNAMODB_CONNECT_TIMEOUT", 3, minimum=1)
 DYNAMODB_READ_TIMEOUT = env_int("DYNAMODB_READ_TIMEOUT", 10, minimum=1)
+# setup_dynamodb's production settings for each table (core/dynamo/safety.py): on-demand
+# capacity, point-in-time recovery, deletion protection and the tags below. On by default
+# against AWS (no DYNAMODB_ENDPOINT), off on a local engine (tests and make run remake
+# tables). On a table that exists, setup_dynamodb reports what differs and changes it
+# only with --apply.
+DYNAMODB_PROTECTION = env_bool("DYNAMODB_PROTECTION", DYNAMODB_ENDPOINT is None)
+# Tags for each table, comma-separated key=value pairs: "team=billing,env=production".
+DYNAMODB_TAGS = env_list("DYNAMODB_TAGS", [])
 # Write shards of the two due indexes (hash key ``<date>#<shard>``). Recorded
 # with the table by setup_dynamodb; this must match the record (a change is
 # ``manage.py migrate_due_shards --to N``). 1 suits a test or a small site; see

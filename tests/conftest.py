@@ -7,6 +7,7 @@ DynamoDB operations made through botocore's event hooks.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
@@ -32,6 +33,8 @@ from billing.models import configure
 from core.dynamo.engine import dynamodb_client
 from core.dynamo.table import delete_table, ensure_table  # noqa: E402
 from devtools.localengine import LocalEngine, free_port, start_local_engine  # noqa: E402
+from devtools.localpostgres import LocalPostgres, start_local_postgres  # noqa: E402
+from devtools.localpostgres import missing_reason as postgres_missing_reason  # noqa: E402
 
 # Under mutmut (`make mutate`) every mutant reruns each property test that reaches it:
 # there, fewer examples and a fixed seed keep a mutant's run short and its verdict the
@@ -65,15 +68,64 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None,
-                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+                                 tmp_path_factory: pytest.TempPathFactory,
+                                 request: pytest.FixtureRequest) -> None:
     """Django's own test database (users and sessions) in a file, not in memory: for an
     in-memory SQLite database the live server's threads share one connection, so two
     requests at once (a customer's double click, tests/shop/test_browser_shop.py) collide in
     it ("cannot start a transaction within a transaction", a 400 page). With a file each
     thread has its own connection, and SQLite's lock orders their writes, as in production."""
     database = dj_settings.DATABASES["default"]
+    if TEST_DATABASE == "postgres":
+        # The whole suite on a real PostgreSQL server (make test-postgres; CI's second pass).
+        _point_at_postgres(database, request.getfixturevalue("postgres_server"))
     if database["ENGINE"].endswith("sqlite3"):
         database.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("django-db") / "test.sqlite3")
+
+
+# --- PostgreSQL (devtools/localpostgres.py) --------------------------------------------
+# TEST_DATABASE=postgres runs every test's Django tables (users, sessions, the log-in
+# throttle) on a throw-away PostgreSQL server started for the run; the default is SQLite.
+# Tests that need PostgreSQL whatever TEST_DATABASE says (two gunicorns on one database,
+# migrations) take ``postgres_server``: skipped with the reason where PostgreSQL is not
+# installed, failed instead with REQUIRE_POSTGRES=1 (CI).
+TEST_DATABASE = os.environ.get("TEST_DATABASE", "sqlite").lower()
+if TEST_DATABASE not in ("sqlite", "postgres"):
+    raise pytest.UsageError(f"TEST_DATABASE={TEST_DATABASE!r}: use sqlite (the default) or postgres")
+
+
+def postgres_unavailable(reason: str) -> None:
+    if os.environ.get("REQUIRE_POSTGRES") == "1" or TEST_DATABASE == "postgres":
+        pytest.fail(f"PostgreSQL is required here (REQUIRE_POSTGRES=1 or TEST_DATABASE=postgres) but {reason}",
+                    pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[LocalPostgres]:
+    """One PostgreSQL server per test run, in a temporary folder on a free port."""
+    reason = postgres_missing_reason()
+    if reason:
+        postgres_unavailable(reason)
+    server = start_local_postgres()
+    yield server
+    server.stop()
+
+
+def _point_at_postgres(database: dict, server: LocalPostgres) -> None:
+    """Turn the settings' default database into ``server``'s (pytest-django then creates
+    test_rpay there). In place: Django's connection handler holds this very dict."""
+    import dj_database_url
+    from django.db import connections
+
+    parsed = dj_database_url.parse(server.url("rpay"), conn_max_age=0, conn_health_checks=True)
+    database.update(parsed)
+    database["OPTIONS"] = parsed.get("OPTIONS", {})
+    database.setdefault("TEST", {})["NAME"] = "test_rpay"
+    # A connection opened before this (an import that touched the database) is SQLite's.
+    connections.close_all()
+    with contextlib.suppress(AttributeError):
+        del connections["default"]
 
 
 ENGINES = ["moto", "ddblocal"]
@@ -247,4 +299,6 @@ def other_customer(db, moto_table, products):
 
 # Browser fixtures (Playwright + Debian's Chromium) live in tests/browser.py, the Stripe
 # ones (localstripe, the Stripe gateway) in tests/stripe_server.py.
-pytest_plugins = ["tests.browser", "tests.stripe_server"]
+# tests/ddb_operations.py records the DynamoDB operations of the run against deploy/aws's IAM policies;
+# tests/system_packages.py says which system packages are missing (their tests skip).
+pytest_plugins = ["tests.browser", "tests.stripe_server", "tests.ddb_operations", "tests.system_packages"]

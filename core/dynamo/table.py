@@ -34,6 +34,8 @@ class RegisteredTable:
     workbench_name: str = ""
     workbench_description: str = ""
     seed_demo: Callable[[str], list[str]] | None = None
+    # The attribute its items expire by (TTL), which setup_dynamodb checks is on.
+    ttl_attribute: str | None = None
 
 
 _TABLES: list[RegisteredTable] = []
@@ -60,7 +62,7 @@ def _main_table() -> type[Model]:
 class TableStatus:
     created: bool
     description: dict
-    ttl: str = "not used"  # "enabled" | "unsupported: <reason>" | "not used"
+    ttl: str = "not used"  # "enabled" | "disabled" | "unsupported: <reason>" | "not used"
     due_shards: Any = None  # the billing table's DueShardLayout
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -99,6 +101,19 @@ def enable_ttl(model: type[Model], attribute: str) -> str:
         return f"unsupported: {error.response.get('Error', {}).get('Code', 'error')}"
     except (BotoCoreError, PynamoDBException) as error:
         return f"unsupported: {type(error).__name__}"
+
+
+def ttl_status(model: type[Model]) -> str:
+    """``enable_ttl``'s answer without changing anything: "enabled", "disabled" or
+    "unsupported: <reason>"."""
+    try:
+        current = dynamodb_client().describe_time_to_live(TableName=model.Meta.table_name)
+    except ClientError as error:
+        return f"unsupported: {error.response.get('Error', {}).get('Code', 'error')}"
+    except (BotoCoreError, PynamoDBException) as error:
+        return f"unsupported: {type(error).__name__}"
+    status = current.get("TimeToLiveDescription", {}).get("TimeToLiveStatus")
+    return "enabled" if status in ("ENABLED", "ENABLING") else "disabled"
 
 
 def describe_table(model: type[Model] | None = None) -> dict:
