@@ -14,7 +14,7 @@ BatchWriteItem, and measures:
 5. DynamoDB requests per payment;
 6. the shop: checkouts/s against a bare loop of the same transactions, and the access
    patterns' latency at 1,000 and 100,000 orders (scripts/bench_shop.py).
-7. sharded due keys (issue 17): the Query time of one day of 20,000 due items in a table
+7. sharded due keys: the Query time of one day of 20,000 due items in a table
    of 200,000, with 1 and 16 shards; and payments/s of ``process_payments --processes P``
    with 1 and 2 processes (each a child process on its share of the shards);
 8. payments/s at 300 ms per charge with 32 and 64 workers, against the ideal
@@ -58,7 +58,7 @@ SIZES = [int(n * SCALE) for n in (2_000, 20_000, 100_000)]
 WORKERS = [1, 8, 32]
 LATENCIES = [0, 100]
 # A typical card processor's time per charge, and the workers of one process against it
-# (issue 17): the ideal is min(workers / latency, the process's CPU limit).
+# The ideal is min(workers / latency, the process's CPU limit).
 SLOW_GATEWAY_MS = 300
 SLOW_GATEWAY_WORKERS = [32, 64]
 # Section 10: localstripe answers one request at a time in one Python process, so fewer.
@@ -162,7 +162,7 @@ def _bare_advance(client, table: str, pk: dict, sub_id: str, iso: str) -> None:
 
     client.update_item(
         TableName=table, Key={"PK": pk, "SK": {"S": Subscription.sk(sub_id=sub_id, sku="NEWS-DAILY")}},
-        # The index keys move with the dates (issue 17: <date>#<shard>), as in the batch.
+        # The index keys move with the dates (<date>#<shard>), as in the batch.
         UpdateExpression="SET NextPaymentDate = :next, LastPaymentDate = :last, NextReminderDate = :rem, "
                          "DuePaymentKey = :nextkey, DueReminderKey = :remkey, "
                          "#s = :active, RetryCount = :zero ADD Version :one REMOVE BillingPeriod",
@@ -334,7 +334,7 @@ def scan_run(token: str, workers: int, ledger: str) -> dict:
             "find_by_scan_s": scan_seconds, "find_by_query_s": query_seconds}
 
 
-# --- 7. sharded due keys and processes (issue 17) ---------------------------------------
+# --- 7. sharded due keys and processes ---------------------------------------
 SHARD_DAY_DUE = int(20_000 * SCALE)
 SHARD_TABLE = int(200_000 * SCALE)
 SHARD_COUNTS = [1, 16]
@@ -555,7 +555,7 @@ def main() -> None:
                 results["scan"][str(size)] = scan_run(token, 8, ledger)
                 say(f"scan   table {size}: {results['scan'][str(size)]['rate']:7.1f} payments/s")
 
-        # 7: sharded due keys, 1 and 2 processes (issue 17).
+        # 7: sharded due keys, 1 and 2 processes.
         results["shards"] = shard_section(server.endpoint, token, ledger, say)
 
         # 6: the shop's checkout and patterns (scripts/bench_shop.py).

@@ -1,4 +1,4 @@
-"""Capacity model of the payment batch on its peak day (issue 17).
+"""Capacity model of the payment batch on its peak day.
 
 Pure arithmetic, no Django and no DynamoDB: for a number of subscriptions, a payment-day
 distribution, a shard count (GSI hash key ``<date>#<shard>``; 1 = today's design), a

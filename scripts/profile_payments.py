@@ -6,7 +6,7 @@ Starts its own engine (like scripts/bench.py, whose helpers it reuses), seeds
 cProfile, then prints the top functions by own and cumulative time. ``--compare``
 instead measures, in one run, the CPU per payment of the batch and of the bare
 request pair (bench.py's ``batch_run``, ``bare_loop`` and ``bare_tx_loop``: the pair with the
-receipt as one PutItem, as issue 17 measured it, and as the batch sends it today, one
+receipt as one PutItem, as first measured, and as the batch sends it today, one
 TransactWriteItems of receipt, event and number look-up), alternating, ``--rounds`` times.
 
     .venv/bin/python scripts/profile_payments.py --due 1000 --workers 1

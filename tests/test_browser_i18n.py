@@ -1,4 +1,4 @@
-"""Issue 18 in a real Chromium: the dashboard, a receipt and the shop in each language,
+"""In a real Chromium: the dashboard, a receipt and the shop in each language,
 at desktop width and at 390 px: no horizontal overflow, CJK text wraps. Screenshots go to
 artifacts/screenshots/i18n-<page>-<language>-<width>.png."""
 

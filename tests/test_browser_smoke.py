@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_home_page_in_chromium(page, phone_page, moto_table, live_server) -> None:
     call_command("seed_demo", stdout=None)
     page.goto("/")
-    # the landing page (issue #3 replaced the table overview)
+    # the landing page (it replaced the table overview)
     assert page.get_by_role("link", name="Sign up").first.is_visible()
     # Bootstrap is served from static/ (npm package), not a CDN
     assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith("system-ui")

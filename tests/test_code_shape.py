@@ -68,7 +68,7 @@ def test_batches_do_not_re_export_the_access_layer() -> None:
 
 def test_only_access_due_dates_writes_the_due_index_keys() -> None:
     # The GSI hash keys are derived in one module (billing/access/due_dates.py), so a
-    # change to how they are derived (sharding, issue 17) cannot miss a writer. The
+    # change to how they are derived (sharding) cannot miss a writer. The
     # derived hash keys (``<date>#<shard>``) likewise, and their template is formatted only
     # there and by the readers (access/due_shards.py).
     names = "NextPaymentDate|NextReminderDate|DuePaymentKey|DueReminderKey"

@@ -1,4 +1,4 @@
-"""The site's icon (issue 28): every page names static/favicon.svg and /favicon.ico leads
+"""The site's icon: every page names static/favicon.svg and /favicon.ico leads
 to it, so no browser logs a 404 for it on any page (the portal, the shop, the admin, the
 error pages)."""
 

@@ -1,4 +1,4 @@
-"""Issue 18: every message translated, the .po files current, and the main pages shown
+"""Every message translated, the .po files current, and the main pages shown
 in Italian, Korean and Chinese without the portal's English phrases."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Switching a subscription to another product (issue 30), as Stripe Billing, Kill Bill and
+"""Switching a subscription to another product, as Stripe Billing, Kill Bill and
 Lago do it: an **upgrade** (a higher monthly price) applies at once, a **downgrade** (the
 same or a lower price) from the next payment.
 

@@ -1,4 +1,4 @@
-"""Staff switch a customer's subscription to another product (issue 30; rules:
+"""Staff switch a customer's subscription to another product (rules:
 billing/rules/switch.py). Who may: the ``billing.manage_money`` permission (role
 ``finance``), since an upgrade charges the customer's card at once (off-session: should
 the bank want the customer to confirm it, the charge is cancelled and staff are told to

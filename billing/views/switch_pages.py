@@ -1,4 +1,4 @@
-"""``/subscriptions/<id>/switch/``: switch a subscription to another product (issue 30).
+"""``/subscriptions/<id>/switch/``: switch a subscription to another product.
 Who may see it: the subscription's customer. Staff switch from the customer's billing
 page (billing/staff/switch_pages.py).
 

@@ -100,7 +100,7 @@ def test_get_subscription_by_id_with_and_without_sku(table) -> None:
 def test_new_subscription_is_due_on_its_first_dates(table) -> None:
     """The seed misses this: without LastPaymentDate an item is not in GSI-2.
 
-    Rule changed (issue 10, M1 paid in advance): a new subscription owes its first
+    Rule changed (M1 paid in advance): a new subscription owes its first
     (prorated) period from the day it is made, so it is due that day, paid through the
     day before; its first reminder announces the first anchor date."""
     account = make_account()
@@ -123,7 +123,7 @@ def test_receipts_and_accounts_never_enter_the_indexes(table) -> None:
                           charge_id="ch", retention_days=200)
     access.create_product("P-1", "Product", 100, "USD")
     access.record_event(account.account_id, actor="test", action="noop")
-    # The hash keys are <date>#<shard> (issue 17); the table has one shard here.
+    # The hash keys are <date>#<shard>; the table has one shard here.
     for index, attr in (("GSI-1", "DueReminderKey"), ("GSI-2", "DuePaymentKey")):
         for value in ("2027-01-13#0", "2027-01-20#0"):
             for item in raw_index(index, attr, value):
@@ -298,7 +298,7 @@ def test_entities_share_one_connection(table) -> None:
 
 
 def test_a_change_of_day_moves_no_date_so_it_cannot_double_charge(table) -> None:
-    """Rule changed (issue 10, M1): the old rule refused a change while a payment was due
+    """Rule changed (M1): the old rule refused a change while a payment was due
     (the change moved NextPaymentDate, and a run charging the old date could then charge
     the period again). Now a change sets only PaymentDay: the due date and the paid days
     stay, so it is allowed on the payment day and while past due."""

@@ -1,4 +1,4 @@
-"""A renewal the bank wants the cardholder to confirm (3-D Secure off-session, issue 27):
+"""A renewal the bank wants the cardholder to confirm (3-D Secure off-session):
 past due "action required", an e-mail with the link, reminders on the retry days instead
 of new charges, the customer confirming that very charge on the portal (one receipt,
 whoever records it), and the cancel after the last retry. On the simulated gateway, whose

@@ -41,7 +41,7 @@ def at(day: date, hour: int = 6):
 def test_anchor_day_31_through_the_command(moto_table, year, february) -> None:
     with at(date(year - 1, 12, 20)):
         sub = make_subscription(make_account(), payment_day=31, today=date(year - 1, 12, 20), card=card())
-    # Rule changed (issue 10, M1): the first period (20-30 Dec, prorated) is owed at once.
+    # Rule changed (M1): the first period (20-30 Dec, prorated) is owed at once.
     assert sub.NextPaymentDate == f"{year - 1}-12-20"
     with at(date(year - 1, 12, 20)):
         command("process_payments")
@@ -71,7 +71,7 @@ def test_the_day_is_the_billing_time_zones(moto_table, settings) -> None:
 
 def test_json_summary_parses_and_item_lines_otherwise(moto_table) -> None:
     seed_due(3, due=date(2027, 3, 15))
-    with at(date(2027, 3, 15)):  # issue 10 (M3): a --date after today is refused
+    with at(date(2027, 3, 15)):  # a --date after today is refused
         out = command("process_payments", "--date", "2027-03-15", "--json", "--workers", "2")
     [line] = out.splitlines()
     summary = json.loads(line)
@@ -90,7 +90,7 @@ def test_json_summary_parses_and_item_lines_otherwise(moto_table) -> None:
 
 def test_dry_run_command_changes_nothing(moto_table) -> None:
     [sub] = seed_due(1, due=date(2027, 3, 15))
-    with at(date(2027, 3, 15)):  # issue 10 (M3): a --date after today is refused
+    with at(date(2027, 3, 15)):  # a --date after today is refused
         out = command("process_payments", "--date", "2027-03-15", "--dry-run")
     assert "dry-run 1" in out
     assert fresh(sub).NextPaymentDate == "2027-03-15" and mail.outbox == []

@@ -80,7 +80,7 @@ def test_staff_retry_now_takes_a_past_due_payment_early(table) -> None:
 
 
 def test_a_catch_up_run_makes_one_attempt_and_the_retry_counts_from_the_run_date(table) -> None:
-    # Rule changed (issue 10, defect 6 / docs/MONEY.md M3): the old rule retried the decline
+    # Rule changed (defect 6 / docs/MONEY.md M3): the old rule retried the decline
     # of the missed 15th again within the same catch-up run; now the retry counts from
     # the real run date, at least a day later.
     run(date(2027, 1, 14))

@@ -1,4 +1,4 @@
-"""The HTTP connection pool the batch workers share (issue 17: at 300 ms per charge a
+"""The HTTP connection pool the batch workers share (at 300 ms per charge a
 process needs tens of workers, and a worker that finds the pool empty opens a new
 connection for each request and throws it away)."""
 

@@ -1,4 +1,4 @@
-"""The expiring-card warning (issue 14): a card that expires before the payment a reminder
+"""The expiring-card warning: a card that expires before the payment a reminder
 announces adds a warning to that reminder e-mail, from GSI-1's projection alone (no read
 per item). Run through the command on the day, with time-machine."""
 

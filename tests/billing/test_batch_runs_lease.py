@@ -1,6 +1,6 @@
 """A run record carries a lease that its heartbeat renews: a run killed (SIGKILL) or cut off
-by an outage shows as "abandoned" once the lease passes, and the next run says so first
-(issue 12). And --json prints one JSON line on failure too."""
+by an outage shows as "abandoned" once the lease passes, and the next run says so first.
+And --json prints one JSON line on failure too."""
 
 from __future__ import annotations
 

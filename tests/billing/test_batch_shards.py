@@ -1,4 +1,4 @@
-"""Batches across shards, processes and hosts (issue 17): --shards, --shard K/N, --hosts with
+"""Batches across shards, processes and hosts: --shards, --shard K/N, --hosts with
 JOB_COMPLETION_INDEX, --processes P; one run record per process; catch-up per shard; and
 exactly one charge per subscription when two real processes get overlapping shards."""
 

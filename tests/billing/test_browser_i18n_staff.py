@@ -1,4 +1,4 @@
-"""Issue 18 in a real Chromium: the billing staff pages in Korean (the longest-running
+"""In a real Chromium: the billing staff pages in Korean (the longest-running
 CJK text) and English, at desktop width and at 390 px: the page itself never scrolls
 sideways (a wide table scrolls inside its own box). Screenshots go to
 artifacts/screenshots/i18n-staff-<page>-<language>-<width>.png."""

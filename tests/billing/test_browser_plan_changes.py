@@ -1,4 +1,4 @@
-"""Plans that change (issue 30) in a real Chromium on a 390 px phone: switch up (the
+"""Plans that change in a real Chromium on a 390 px phone: switch up (the
 signed amounts, then charged) and down (from the next payment) from the portal; subscribe
 with a free trial and a coupon (nothing charged today, the discount shown); the amounts
 read on the pages are what the payment run then charges (an upgrade in a trial, a coupon).

@@ -52,7 +52,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     page.get_by_label("Name on card (optional)").fill("Zoe Example")
     page.get_by_role("button", name="Continue").click()
 
-    # step 2: what is charged today and the next payment date before confirming (issue 10:
+    # step 2: what is charged today and the next payment date before confirming (M1:
     # paid in advance, the first period charged at once; was the first payment and reminder)
     assert page.get_by_test_id("first-payment").inner_text()
     assert page.get_by_test_id("first-charge").inner_text().startswith("$")
@@ -72,7 +72,7 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     screenshot(page, "portal-change-day")
     page.get_by_label("New payment day").select_option("10")
     page.get_by_role("button", name="Change the day").click()
-    # issue 10: the next payment keeps its date and is prorated up to the new day
+    # the next payment keeps its date and is prorated up to the new day
     expect(page.locator("body")).to_contain_text(re.compile(r"Your payment day is now the 10th\. The days you paid for stay paid"))
 
     # replace the card
@@ -93,13 +93,13 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     # cancel
     page.get_by_role("link", name="Cancel the subscription").click()
     screenshot(page, "portal-cancel")
-    # issue 14: at the end of the period paid is the default; a reason is asked for
+    # at the end of the period paid is the default; a reason is asked for
     page.get_by_label("I am not using it").check()
     page.get_by_role("button", name="Cancel the subscription").click()
     assert "Cancels on" in page.get_by_test_id("sub-state").inner_text()
     assert page.get_by_role("button", name="Keep my subscription").is_visible()
     page.goto(f"/subscriptions/{sub.sub_id}/cancelled/")
-    # issue 10: the first period was paid at subscribing, and the service runs to its end
+    # the first period was paid at subscribing, and the service runs to its end
     assert "The last period paid was" in page.get_by_test_id("last-period").inner_text()
     screenshot(page, "portal-cancelled")
     page.goto("/")

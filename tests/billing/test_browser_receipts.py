@@ -1,4 +1,4 @@
-"""Receipts in a real Chromium (issue 14): open one by its number, download its PDF, on a
+"""Receipts in a real Chromium: open one by its number, download its PDF, on a
 desktop and on a 390 px phone. Screenshots go to artifacts/screenshots/receipt-*.png."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14 in a real Chromium, desktop and 390 px: the wallet (add, make default,
+"""The wallet in a real Chromium, desktop and 390 px (add, make default,
 replace, refused remove), a subscription's choice of card, the subscribe flow ("Change
 details" keeps product and day; "subscribe again?") and the dashboard's next amount.
 

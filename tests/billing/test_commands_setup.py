@@ -29,7 +29,7 @@ def run(*args: str) -> str:
 def test_setup_dynamodb_is_idempotent_and_enables_ttl(table, settings) -> None:
     first = run("setup_dynamodb")  # the fixture already made it
     assert "already exists" in first
-    # issue 17: the hash keys are the derived <date>#<shard> attributes.
+    # the hash keys are the derived <date>#<shard> attributes.
     assert "GSI-1: keys DueReminderKey (HASH), LastReminderDate (RANGE)" in first
     assert "GSI-2: keys DuePaymentKey (HASH), LastPaymentDate (RANGE)" in first
     assert "due indexes: 1 shard(s)" in first

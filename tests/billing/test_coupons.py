@@ -1,4 +1,4 @@
-"""Coupons (issue 30): staff's codes, a coupon's use counted with the write that gives it,
+"""Coupons: staff's codes, a coupon's use counted with the write that gives it,
 the payment run's discounted charges (to the minor unit), their durations, a 100 % coupon
 recorded without a charge, and the requests per payment unchanged."""
 

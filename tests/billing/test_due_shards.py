@@ -1,4 +1,4 @@
-"""Write-sharded due keys (issue 17): ``<date>#<shard>`` on every live subscription and on
+"""Write-sharded due keys: ``<date>#<shard>`` on every live subscription and on
 nothing else, and a day's items found across the shards exactly once."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18: the batches' e-mails go out in the customer's language (the subscription's
+"""The batches' e-mails go out in the customer's language (the subscription's
 copy of Account.Language, read from the GSIs), with amounts and dates in its formats."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18: a receipt PDF in Korean or Chinese shows its CJK text (ReportLab's CID
+"""A receipt PDF in Korean or Chinese shows its CJK text (ReportLab's CID
 fonts), not missing glyphs: the translated labels, the product's name and the seller's."""
 
 from __future__ import annotations

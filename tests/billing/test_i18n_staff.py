@@ -1,4 +1,4 @@
-"""Issue 18: the billing staff pages (inside the admin) in Italian, Korean and Chinese: none
+"""The billing staff pages (inside the admin) in Italian, Korean and Chinese: none
 of their main English phrases left, flash messages, statuses and dates in the language.
 English stays the default (tests/test_staff_*.py read the pages in English)."""
 

@@ -1,5 +1,5 @@
-"""Pause, resume, cancel at period end, keep and cancel now over months of random days
-(issue 14), as a hypothesis state machine on moto with time-machine: the payment and
+"""Pause, resume, cancel at period end, keep and cancel now over months of random days,
+as a hypothesis state machine on moto with time-machine: the payment and
 reminder runs happen on every day something is due, and after every step a ledger kept
 by the test from the gateway's side and the receipts is checked:
 

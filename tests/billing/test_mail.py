@@ -1,6 +1,6 @@
 """Every customer e-mail goes through core.mail: text + HTML, a subject that cannot
 break the header (a line break in a product name was a BadHeaderError that lost the
-e-mail, issue 12), and a failure reported, never raised."""
+e-mail), and a failure reported, never raised."""
 
 from __future__ import annotations
 

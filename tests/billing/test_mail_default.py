@@ -18,7 +18,7 @@ import pytest
 from tests.builders import seed_due
 
 ROOT = Path(__file__).resolve().parents[2]
-D = date(2026, 3, 15)  # not after today: a batch refuses a --date ahead of the clock (issue 10, M3)
+D = date(2026, 3, 15)  # not after today: a batch refuses a --date ahead of the clock (M3)
 
 
 @pytest.mark.local_engine

@@ -1,4 +1,4 @@
-"""``manage.py migrate_due_shards --to N`` (issue 17): every live subscription keeps being
+"""``manage.py migrate_due_shards --to N``: every live subscription keeps being
 found exactly once on its dates, from 1 shard to 8 and back, killed half-way or not."""
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ settings.register_profile("medium", max_examples=12, stateful_step_count=60, dea
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE") if os.environ.get("HYPOTHESIS_PROFILE") in ("long", "medium") \
     else "money-bounded"
 
-# A product with a free trial, and coupons (issue 30): a repeating percentage with few uses
+# A product with a free trial, and coupons: a repeating percentage with few uses
 # (so that some subscribe finds it used up) and an amount off for ever.
 TRIAL_SKU, TRIAL_DAYS = "GYM-TRIAL", 14
 COUPONS = {
@@ -120,7 +120,7 @@ class Tracked(TrackedSubscription):
         self.days = {int(sub.PaymentDay)}  # every day the customer ever chose
         self.unstarted = False  # its first charge's answer was lost: it never started
         # A free trial's last day (its service from ``made`` to it is free), and the coupon
-        # it was made with (issue 30).
+        # it was made with.
         self.trial_end = date.fromisoformat(sub.TrialEnd) if sub.TrialEnd else None
         self.coupon = sub.CouponCode
 
@@ -228,7 +228,7 @@ class MoneyMachine(RuleBasedStateMachine):
     @rule(day=st.integers(1, 31), trial=st.booleans(), coupon=st.sampled_from([None, *COUPONS]))
     @act
     def subscribe_with_a_trial_or_a_coupon(self, day: int, trial: bool, coupon: str | None) -> None:
-        """Issue 30: a product with a free trial, a coupon, or both. A coupon used up is
+        """A product with a free trial, a coupon, or both. A coupon used up is
         refused at subscribing with nothing written."""
         if len(self.subs) >= 4:
             return

@@ -1,5 +1,5 @@
-"""The money rules when renewals may need the cardholder's bank (3-D Secure off-session,
-issue 27) and the processor's webhooks arrive late, twice or out of order: the money model
+"""The money rules when renewals may need the cardholder's bank (3-D Secure off-session)
+and the processor's webhooks arrive late, twice or out of order: the money model
 (tests/billing/test_money_model.py, every rule of it) with more steps.
 
 Steps added: a card that wants its bank for every renewal; the customer answering the

@@ -1,4 +1,4 @@
-"""The money rules M1-M4 (docs/MONEY.md), one test per defect of issue 10 that each fails
+"""The money rules M1-M4 (docs/MONEY.md), one test per defect that each fails
 on the code before it: no free days, no orphaned charge, nothing taken early.
 """
 

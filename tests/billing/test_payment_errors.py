@@ -1,6 +1,6 @@
 """One PaymentError hierarchy, handled at every gateway call site (django-oscar's model):
 a card error is a form error, an unreachable gateway a message and an audit event,
-never a 500 (issue 10, defect 7)."""
+never a 500 (defect 7)."""
 
 from __future__ import annotations
 

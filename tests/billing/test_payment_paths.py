@@ -92,7 +92,7 @@ def test_the_receipt_keeps_the_charge_id_and_the_mail_shows_it(moto_table) -> No
     assert out.charge_id and receipt.ChargeId == out.charge_id == charge["charge_id"]
     [message] = mail.outbox
     product = sub.ProductName or sub.SKU
-    assert message.subject == f"Receipt {receipt.Number}: {product}, 15 Mar 2027"  # issue 14: the number
+    assert message.subject == f"Receipt {receipt.Number}: {product}, 15 Mar 2027"  # the number
     assert f"Receipt:      {receipt.Number}" in message.body
     assert f"Reference:    {out.charge_id}" in message.body
     assert "Billing date: 15 March 2027" in message.body
@@ -181,7 +181,7 @@ def test_a_declined_period_is_retried_with_its_own_key_and_metadata_until_no_ret
     [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
     charged_with = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "billing_date": "2027-03-15",
                     "period_start": "2027-03-15", "period_end": "2027-04-14", "payment_day": "15",
-                    "price": str(sub.PaymentAmount)}  # the monthly price it was charged at (issue 30)
+                    "price": str(sub.PaymentAmount)}  # the monthly price it was charged at
 
     first = payments.take_payment(fresh(sub), run_date=D)
     assert (first.status, first.attempt, first.reason) == (batches.PaymentStatus.DECLINED, 0,

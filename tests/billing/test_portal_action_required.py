@@ -1,5 +1,5 @@
 """The portal's and staff's side of a renewal waiting for the customer's bank ("action
-required", issue 27): who sees what, and the confirm page on the simulated gateway."""
+required"): who sees what, and the confirm page on the simulated gateway."""
 
 from __future__ import annotations
 

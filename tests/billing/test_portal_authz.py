@@ -62,7 +62,7 @@ def test_another_customers_object_is_404(customer, other_customer, a_objects, na
     assert "Page not found" in response.content.decode()
     stored = access.get_subscription(customer.account_id, a_objects["sub"].sub_id)
     assert stored.is_live and stored.PaymentDay == 15 and stored.PaymentDetails.Last4 == "4242"
-    # Creating the test data records its own events (issue 10, M6): none besides those.
+    # Creating the test data records its own events (M6): none besides those.
     assert not [e for e in access.get_events_by_account(customer.account_id) if e.Subject == stored.SK
                 and e.Action not in ("subscription.created", "payment.succeeded")]
 

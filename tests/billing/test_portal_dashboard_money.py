@@ -1,4 +1,4 @@
-"""The dashboard's money (issue 14): each subscription's next payment with the amount it
+"""The dashboard's money: each subscription's next payment with the amount it
 will charge (prorations included, as the payment run charges them) and its paid-through
 date; the upcoming list with the same amounts; still one Query for the
 dashboard (the subscription page adds the payment history's)."""

@@ -21,7 +21,7 @@ def messages_of(response) -> list[str]:
 
 def changes_of(account_id: str) -> list:
     """The account's audit events but the subscription.created and payment ones that
-    creating the test data records (issue 10, M6: every access function records its own)."""
+    creating the test data records (M6: every access function records its own)."""
     return [e for e in access.get_events_by_account(account_id)
             if e.Action not in ("subscription.created", "payment.succeeded")]
 
@@ -44,7 +44,7 @@ def test_change_payment_day(customer, ddb_requests) -> None:
     page = customer.client.get(url)
     assert ddb_requests.ops == ["Query"]
     assert 'name="version" value="1"' in page.content.decode()
-    # Rule changed (issue 10, M1): the next payment keeps its date and pays up to the new
+    # Rule changed (M1): the next payment keeps its date and pays up to the new
     # day's anchor a month or more on; the choice shows that payment (its amount, the
     # payment run's) and the first one on the new day after it.
     start = date.fromisoformat(sub.NextPaymentDate)
@@ -98,7 +98,7 @@ def test_a_stale_form_is_refused_kindly(customer) -> None:
 @pytest.mark.parametrize(("path", "function", "data"), [
     ("payment-day", "change_payment_day", {"payment_day": "20"}),
     ("card", "replace_card", {**GOOD_CARD, "card_number": "5555 5555 5555 4444"}),
-    ("cancel", "end_subscription", {"when": "now", "reason": "other"}),  # issue 14: a reason is asked
+    ("cancel", "end_subscription", {"when": "now", "reason": "other"}),  # a reason is asked
 ])
 def test_condition_failed_is_a_friendly_message(customer, monkeypatch, path, function, data) -> None:
     sub = subscribe(customer, day=15)
@@ -148,7 +148,7 @@ def test_cancel_shows_the_last_period_paid(customer, ddb_requests) -> None:
                               retention_days=settings.RECEIPT_RETENTION_DAYS)
     url = f"/subscriptions/{sub.sub_id}/cancel/"
     page = customer.client.get(url)
-    assert 'value="now"' in page.content.decode()  # issue 14: nothing paid ahead, so "now" only
+    assert 'value="now"' in page.content.decode()  # nothing paid ahead, so "now" only
     assert access.get_subscription(customer.account_id, sub.sub_id).is_live  # GET changes nothing
     ddb_requests.reset()
     response = customer.client.post(url, {"when": "now", "reason": "not_using", "version": "1"})
@@ -179,7 +179,7 @@ def test_cancel_before_any_payment(customer) -> None:
 
 
 def test_payment_day_can_change_on_the_payment_day(customer) -> None:
-    """Rule changed (issue 10, M1): the old rule locked the day while a payment was due,
+    """Rule changed (M1): the old rule locked the day while a payment was due,
     because the change moved the due date. Now it moves no date: the due payment stays
     due today and pays up to the new day's anchor."""
     sub = subscribe(customer, day=today().day)  # its first period is due today

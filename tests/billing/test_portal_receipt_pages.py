@@ -1,4 +1,4 @@
-"""The receipt pages of issue 14: by number, with the seller, the period, the card, the
+"""The receipt pages: by number, with the seller, the period, the card, the
 refunds and the net amount; the PDF; failed attempts in the payment history; receipts
 written before numbers existed still shown."""
 

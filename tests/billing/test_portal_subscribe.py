@@ -24,7 +24,7 @@ QUOTE = re.compile(r'name="quote" value="([^"]+)"')
 
 
 def quote_of(confirm_page) -> str:
-    """The signed quote the confirm page carries (issue 10, M4)."""
+    """The signed quote the confirm page carries (M4)."""
     return QUOTE.search(confirm_page.content.decode())[1]
 
 
@@ -36,12 +36,12 @@ def post_subscribe(customer, **changes):
 def test_subscribe_page_offers_only_active_products(customer, ddb_requests) -> None:
     ddb_requests.reset()
     response = customer.client.get("/subscribe/")
-    assert ddb_requests.ops == ["Query", "Query"]  # the catalogue; the wallet (issue 14)
+    assert ddb_requests.ops == ["Query", "Query"]  # the catalogue; the wallet
     html = response.content.decode()
     assert "Daily News — $9.99 a month" in html and "Tea from Japan — ¥1,500 a month" in html
     assert "Old Magazine" not in html
     assert "on months with fewer days you pay on the last day" in html.lower()
-    # Rule changed (issue 10, M1): the first period is paid at once; each day shows the
+    # Rule changed (M1): the first period is paid at once; each day shows the
     # payment after it.
     first = first_period(31, today())[1] + timedelta(days=1)
     assert f"31 — next payment {first.day} {first:%b %Y}" in html
@@ -53,7 +53,7 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
     ddb_requests.reset()
     response = post_subscribe(customer, cardholder="Ann Lee", billing_address="1 Main St")
     assert response.status_code == 302 and response["Location"] == "/subscribe/confirm/"
-    # the catalogue and the wallet (issue 14); tokenizing is the gateway's business
+    # the catalogue and the wallet; tokenizing is the gateway's business
     assert ddb_requests.ops == ["Query", "Query"]
     pending = customer.client.session[SESSION_PENDING]
     assert pending["card"]["last4"] == "4242" and pending["card"]["token"].startswith("tok_sim_")
@@ -65,7 +65,7 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
     ddb_requests.reset()
     confirm = customer.client.get("/subscribe/confirm/")
     assert ddb_requests.ops == ["GetItem", "Query"]  # the product; the subscriptions (already has it?)
-    # Rule changed (issue 10, M1): paid in advance, the first (prorated) period today.
+    # Rule changed (M1): paid in advance, the first (prorated) period today.
     start, end = first_period(31, today())
     first_amount = period_amount(999, 31, start, end)
     next_payment = end + timedelta(days=1)
@@ -79,7 +79,7 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
     # product, the subscriptions (already has it?), account; subscription + its event; its
     # SUBID# look-up item; the charge's receipt + its event + its number's look-up item;
     # the advance, and the receipt number's reservation (one UpdateItem each); the
-    # subscription read back for the page; the new card into the wallet (issue 14)
+    # subscription read back for the page; the new card into the wallet
     assert ddb_requests.by_name() == {"GetItem": 3, "Query": 1, "TransactWriteItems": 3, "PutItem": 1,
                                       "UpdateItem": 2}
     [sub] = access.get_subscriptions_by_account(customer.account_id)
@@ -110,7 +110,7 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
 
 
 def test_a_declining_card_is_refused_at_subscribing(customer) -> None:
-    # Rule changed (issue 10, M1): the first period is charged at once, so a declining
+    # Rule changed (M1): the first period is charged at once, so a declining
     # card (which still tokenizes) subscribes to nothing.
     response = post_subscribe(customer, card_number="4000 0000 0000 0002")
     assert response["Location"] == "/subscribe/confirm/"

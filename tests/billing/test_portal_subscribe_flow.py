@@ -1,4 +1,4 @@
-"""The subscribe flow with the wallet (issue 14): "Change details" keeps the product, day
+"""The subscribe flow with the wallet: "Change details" keeps the product, day
 and card; a wallet card pays without retyping; a new card joins the wallet once it paid;
 a second subscription to the same product is asked about, not refused."""
 

@@ -1,4 +1,4 @@
-"""The switch pages (issue 30): the customer's two steps (choose, then the signed amounts,
+"""The switch pages: the customer's two steps (choose, then the signed amounts,
 then switched), the downgrade said on the subscription's page, another customer's 404;
 the staff page for the finance role only, charging off-session."""
 

@@ -1,4 +1,4 @@
-"""The wallet (issue 14): cards belong to the account; a subscription pays with one of
+"""The wallet: cards belong to the account; a subscription pays with one of
 them; replacing a card moves every subscription that used it; a card in use cannot be
 removed; every change is audited and e-mailed (text + HTML); request counts per page."""
 

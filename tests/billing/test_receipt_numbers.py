@@ -1,4 +1,4 @@
-"""Receipt numbers (issue 14): sequential per seller and year, reserved in blocks by one
+"""Receipt numbers: sequential per seller and year, reserved in blocks by one
 counter update, never reused; a receipt found by its number with two GetItems; the
 payment batch's receipt e-mail carries the number."""
 

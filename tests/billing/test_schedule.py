@@ -81,7 +81,7 @@ def test_next_payment_date_is_strictly_after(day: int, after: date) -> None:
 
 @given(day=days, today=starts)
 def test_first_period(day: int, today: date) -> None:
-    # Rule changed (issue 10, M1): the first payment is taken at subscribing, for the days
+    # Rule changed (M1): the first payment is taken at subscribing, for the days
     # up to the first anchor date (was: the next anchor date after today, unpaid till then).
     start, end = first_period(day, today)
     assert start == today and end >= today

@@ -41,7 +41,7 @@ def only_event(account_id: str, action: str):
 
 
 def staff_events(account_id: str) -> list:
-    """Events staff made (the test data's own, issue 10 M6, are recorded too)."""
+    """Events staff made (the test data's own, M6, are recorded too)."""
     return [e for e in access.get_events_by_account(account_id) if e.Actor.endswith("@rpay.localhost")]
 
 
@@ -82,7 +82,7 @@ def test_change_payment_day(clerk_client, customer) -> None:
 
     assert clerk_client.post(url, {"payment_day": "28"}).status_code == 302
     sub = access.get_subscription(customer.account_id, customer.sub.sub_id)
-    # Rule changed (issue 10, M1): the next payment keeps its date (it pays up to the new day).
+    # Rule changed (M1): the next payment keeps its date (it pays up to the new day).
     assert sub.PaymentDay == 28 and sub.NextPaymentDate == customer.sub.NextPaymentDate
     event = only_event(customer.account_id, "staff.change_payment_day")
     assert event.Before["PaymentDay"] == 15 and event.After["PaymentDay"] == 28

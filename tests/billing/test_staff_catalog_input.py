@@ -1,4 +1,4 @@
-"""Product names and descriptions are one line (issue 12, header injection): a line break
+"""Product names and descriptions are one line (header injection): a line break
 in a name made the subscribe confirm step a 500 and lost the batches' e-mails. The staff
 form refuses control characters with a field error; nothing is stored."""
 

@@ -1,4 +1,4 @@
-"""The staff look-up (issue 12): part of an e-mail or a name (Django's users), a
+"""The staff look-up: part of an e-mail or a name (Django's users), a
 subscription id alone (its SUBID# look-up item), a result list when several match."""
 
 from __future__ import annotations

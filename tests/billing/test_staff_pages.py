@@ -61,7 +61,7 @@ def test_lookup_errors(staff_client, customer, query, error) -> None:
 
 
 def test_lookup_page_explains_what_it_finds(staff_client, moto_table) -> None:
-    # A subscription id alone is found since issue 12 (tests/billing/test_staff_lookup.py).
+    # A subscription id alone is found (tests/billing/test_staff_lookup.py).
     html = staff_client.get(reverse("admin:staff_index")).content.decode()
     assert "part of an e-mail or a name" in html and "subscription id (on its own" in html
 
@@ -108,7 +108,7 @@ def test_billing_page_shows_everything(staff_client, customer) -> None:
         assert f'id="sub-{sub.sub_id}"' in html
     assert "cancelled" in html and "past_due" in html
     assert customer.receipt.BillingDate in html and "9.99 USD" in html
-    # (the receipts table; its payment.succeeded event, issue 10 M6, names it in the events)
+    # (the receipts table; its payment.succeeded event, M6, names it in the events)
     receipts_table = html.split('data-testid="receipts"', 1)[1].split("</table>", 1)[0]
     assert old.BillingDate not in receipts_table
     assert "portal.change_card" in html
@@ -237,7 +237,7 @@ def test_event_changes_show_only_what_changed() -> None:
     assert event_changes(None, None) == []
 
 
-# --- the wallet on the billing page (issue 28) ---------------------------------------------
+# --- the wallet on the billing page ---------------------------------------------
 
 
 def test_the_billing_page_shows_the_wallet_and_which_subscriptions_use_each_card(

@@ -1,4 +1,4 @@
-"""Staff pause and resume (issue 14): the customer's rules, an audit event naming the
+"""Staff pause and resume: the customer's rules, an audit event naming the
 staff member, the customer's e-mail, and the page's DynamoDB requests."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Staff roles (issue 12): support, finance and catalog groups, each staff URL checking
+"""Staff roles: support, finance and catalog groups, each staff URL checking
 its own permission. The matrix below is the specification: every staff URL x every role
 (no role, support, finance, catalog, superuser), allowed -> 200/302, refused -> 403 with
 a page inside the admin."""
@@ -29,7 +29,7 @@ MATRIX: dict[str, set[str]] = {
     "staff_disputes": {"support", "finance"},
     "staff_cancel": {"support"},
     "staff_payment_day": {"support"},
-    "staff_pause": {"support"},  # issue 14: a pause moves the schedule, as a change of day does
+    "staff_pause": {"support"},  # a pause moves the schedule, as a change of day does
     "staff_resume": {"support"},
     "staff_retry": {"finance"},
     "staff_switch": {"finance"},  # an upgrade charges the card: money
@@ -38,7 +38,7 @@ MATRIX: dict[str, set[str]] = {
     "staff_product_add": {"catalog"},
     "staff_product_edit": {"catalog"},
     "staff_product_retire": {"catalog"},
-    # coupons (issue 30): listed by whoever sees billing and by the catalog role, which
+    # coupons: listed by whoever sees billing and by the catalog role, which
     # makes and changes them; given to a subscription by finance
     "staff_coupons": {"support", "finance", "catalog"},
     "staff_coupon_add": {"catalog"},
@@ -117,7 +117,7 @@ def test_a_refused_action_changes_nothing(client: Client, customer, role: str) -
     assert client.post(url_of("staff_payment_day", customer), {"payment_day": 2}).status_code == 403
     after = access.get_subscription(customer.account_id, sub.sub_id)
     assert (after.Status, after.PaymentDay) == (sub.Status, sub.PaymentDay)
-    # none but the test data's own events (issue 10, M6: the access functions record them)
+    # none but the test data's own events (M6: the access functions record them)
     assert [e for e in access.get_events_by_account(customer.account_id) if e.Actor.endswith("@rpay.localhost")] == []
 
 

@@ -1,4 +1,4 @@
-"""Switching a subscription's product (issue 30): an upgrade charged now for the days
+"""Switching a subscription's product: an upgrade charged now for the days
 already paid (the new price of them less their unused share at the old), a downgrade from
 the next payment; the key, the receipt, the e-mail, the refusals; a switch refused by a
 change meanwhile, or cut short by a crash after its charge, is refunded in full (M2);

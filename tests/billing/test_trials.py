@@ -1,4 +1,4 @@
-"""Free trials (issue 30): a product's trial days; subscribing starts the trial with no
+"""Free trials: a product's trial days; subscribing starts the trial with no
 charge (the card is kept for the first charge, off-session, the day after the trial); the
 first charge pays from the day after the trial to the day before the first anchor date
 (M1, prorated by day); one trial per account and product, also under concurrency; a cancel

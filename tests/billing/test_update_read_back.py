@@ -1,5 +1,5 @@
-"""A subscription update reads back only what it changed (``ReturnValues=UPDATED_NEW``,
-issue 17) and still leaves the object in memory as the table holds it: every write path
+"""A subscription update reads back only what it changed (``ReturnValues=UPDATED_NEW``)
+and still leaves the object in memory as the table holds it: every write path
 the batches and the portal take, on both engines."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18 for the shop: its staff pages in Italian, Korean and Chinese show none of
+"""The shop in other languages: its staff pages in Italian, Korean and Chinese show none of
 their main English phrases, and the shop's domain errors (checkout, stock, fulfilment)
 reach the customer and the staff in their language."""
 

@@ -313,7 +313,7 @@ def test_staff_gift_card_page_shows_the_ledger_with_who(staff) -> None:
     assert "Issued" in row and "sam@example.com" in row and "15.00 SEK" in row
 
 
-# --- changing and ending a discount code (issue 28) -------------------------------------------
+# --- changing and ending a discount code -------------------------------------------
 
 
 def test_staff_change_a_codes_limit_and_dates_and_end_it(staff, customer, ddb_requests) -> None:

@@ -150,7 +150,7 @@ def show_an_incomplete_first_payment(account_id: str, today: date, *, sku: str, 
 
 
 def show_plan_changes(account: Account, subs: dict[str, Subscription], today: date) -> None:
-    """Issue 30 on grace's account: her Daily News switched down to Lite from the next
+    """Plan changes on grace's account: her Daily News switched down to Lite from the next
     payment (the page says until when she keeps what she paid for), a coupon given to her
     cloud storage, and a gym membership in its free trial (nothing charged yet)."""
     with suppress(SwitchRefused, ConditionFailed):
