@@ -1,17 +1,181 @@
-"""The billing table as the engine knows it: registered at start-up (billing/apps.py)
-so that ``setup_dynamodb``, ``export_workbench_model`` and the tests' fixtures find it."""
+"""The billing table as the engine knows it, registered at start-up (billing/apps.py)
+so that ``setup_dynamodb``, ``export_workbench_model`` and the tests' fixtures find it;
+and as a NoSQL Workbench table model (the format of the seed's RecurringPaymentsSchema.json):
+``core.dynamo.workbench`` builds it from the models, this module gives the sample items.
+``export_workbench_model`` writes it; the tests compare it with the live table's
+description."""
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.conf import settings
 
 from billing import access
-from billing.models import BillingItem, Receipt
-from billing.workbench import DESCRIPTION, NAME, billing_table_model
+from billing.models import (
+    ENTITIES,
+    Account,
+    AuditAction,
+    AuditEvent,
+    BatchRun,
+    BillingItem,
+    Card,
+    Coupon,
+    DisputeEntry,
+    PaymentDetails,
+    Product,
+    Receipt,
+    ReceiptCounter,
+    ReceiptNumberLookup,
+    SubIdLookup,
+    Subscription,
+    SubscriptionStatus,
+    TableMeta,
+    TrialUse,
+    UserLink,
+    WebhookEvent,
+)
+from core.dynamo import workbench
 from core.dynamo.table import RegisteredTable, enable_ttl, register, ttl_status
 
+
+def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
+    """A few made-up items per entity, keyed through each entity's own templates.
+    The card is a gateway token and last four digits: never a card number (invariant 3)."""
+    acc = "7f3a9c2e41d05b68"
+    acc2 = "0b1d2e3f4a5b6c7d"
+    card = PaymentDetails(Token="tok_sim_5e1f0c9a", Brand="Visa", Last4="4242", ExpMonth=12, ExpYear=2029,
+                          BillingAddress="12 Bridge Street, Birmingham, B12 7ST")
+
+    def sub(account_id: str, sub_id: str, sku: str, day: int, amount: int, currency: str, nxt: str,
+            status: SubscriptionStatus = SubscriptionStatus.ACTIVE) -> Subscription:
+        item = access.due_subscription(
+            account_id, sub_id, due=date.fromisoformat(nxt), card=card, sku=sku, product_name=sku.title(),
+            email="customer@rpay.localhost", payment_day=day, amount=amount, currency=currency,
+            shards=settings.DUE_SHARDS)  # made from the code: the table is never read
+        item.CreatedDate, item.Version = "2026-03-01T09:41:25+00:00", 3
+        if status == SubscriptionStatus.CANCELLED:
+            # An ended subscription leaves both indexes: no Next* keys (docs/TABLE.md, "Sparse indexes").
+            item.Status = status
+            for name, value in access.no_due_attributes().items():
+                setattr(item, name, value)
+            item.CancelledDate, item.CancelReason = "2026-11-02T10:00:00+00:00", "customer"
+        return item
+
+    def receipt(account_id: str, sub_id: str, sku: str, billed: str, amount: int, currency: str,
+                number: str) -> Receipt:
+        return Receipt(
+            Receipt.pk(account_id=account_id), Receipt.sk(billing_date=billed, sku=sku, sub_id=sub_id),
+            sub_id=sub_id, SKU=sku, ProductName=sku.title(), Email="customer@rpay.localhost",
+            BillingDate=billed, ProcessedDate=f"{billed}T06:00:02+00:00", ProcessedAmount=amount,
+            Currency=currency, ChargeId="ch_sim_9d8c7b6a5f4e", CardBrand="Visa", CardLast4="4242",
+            Status="paid", RefundedAmount=0, TTL=datetime(2027, 5, 19, tzinfo=UTC), Number=number,
+        )
+
+    coupon_sub = sub(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", 31, 999, "USD", "2026-11-30")
+    coupon_sub.CouponCode, coupon_sub.CouponPercentOff, coupon_sub.CouponPaymentsLeft = "WELCOME20", 20, 2
+    return {
+        Account: [
+            Account(Account.pk(account_id=acc), Account.sk(account_id=acc), Email="customer@rpay.localhost",
+                    Name="Customer", UserId=2, CreatedDate="2026-03-01T09:40:00+00:00"),
+            Account(Account.pk(account_id=acc2), Account.sk(account_id=acc2), Email="ada@example.com",
+                    Name="Ada", UserId=3, CreatedDate="2026-03-02T11:00:00+00:00"),
+        ],
+        SubIdLookup: [
+            SubIdLookup(SubIdLookup.pk(sub_id=sid), SubIdLookup.sk(sub_id=sid), AccountId=acc, SKU=sku)
+            for sid, sku in (("a1b2c3d4e5f60718", "NEWS-DAILY"), ("18e9374a55c47382", "CLOUD-200"))
+        ],
+        Card: [Card(Card.pk(account_id=acc), Card.sk(card_id="c4d5e6f7a8b9c0d1"), CreatedDate="2026-03-01T09:41:00+00:00",
+                    Details=PaymentDetails(Token="tok_sim_5e1f0c9a", Brand="Visa", Last4="4242", ExpMonth=12,
+                                           ExpYear=2029, BillingAddress="12 Bridge Street, Birmingham, B12 7ST",
+                                           CardId="c4d5e6f7a8b9c0d1"))],
+        UserLink: [UserLink(UserLink.pk(user_id=2), UserLink.sk(user_id=2), AccountId=acc,
+                            Email="customer@rpay.localhost")],
+        Subscription: [
+            coupon_sub,
+            sub(acc, "18e9374a55c47382", "CLOUD-200", 29, 299, "EUR", "2026-11-29"),
+            sub(acc, "99aa88bb77cc66dd", "MUSIC-FAMILY", 15, 1699, "USD", "2026-11-15",
+                status=SubscriptionStatus.CANCELLED),
+        ],
+        Receipt: [
+            receipt(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", "2026-10-31", 999, "USD", "R-2026-004211"),
+            receipt(acc, "18e9374a55c47382", "CLOUD-200", "2026-10-29", 299, "EUR", "R-2026-004187"),
+        ],
+        ReceiptCounter: [ReceiptCounter(ReceiptCounter.pk(year=2026), ReceiptCounter.sk(year=2026),
+                                        LastNumber=4300)],
+        ReceiptNumberLookup: [
+            ReceiptNumberLookup(
+                ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number), AccountId=acc,
+                ReceiptSK=Receipt.sk(billing_date=billed, sku=sku, sub_id=sid), TTL=datetime(2027, 5, 19, tzinfo=UTC))
+            for number, billed, sku, sid in (("R-2026-004211", "2026-10-31", "NEWS-DAILY", "a1b2c3d4e5f60718"),
+                                             ("R-2026-004187", "2026-10-29", "CLOUD-200", "18e9374a55c47382"))
+        ],
+        Product: [
+            Product(Product.pk(), Product.sk(sku="NEWS-DAILY"), SKU="NEWS-DAILY", Name="Daily News digital",
+                    PaymentAmount=999, Currency="USD", Status="active", CreatedDate="2026-01-01T00:00:00+00:00"),
+            Product(Product.pk(), Product.sk(sku="GYM-CITY"), SKU="GYM-CITY", Name="City Gym membership",
+                    PaymentAmount=4500, Currency="GBP", Status="retired", CreatedDate="2026-01-01T00:00:00+00:00"),
+            Product(Product.pk(), Product.sk(sku="CLOUD-200"), SKU="CLOUD-200", Name="Cloud storage 200 GB",
+                    PaymentAmount=299, Currency="EUR", Status="active", CreatedDate="2026-01-01T00:00:00+00:00",
+                    TrialDays=14),
+        ],
+        # The account had CLOUD-200's free trial (one per account and product).
+        TrialUse: [TrialUse(TrialUse.pk(account_id=acc), TrialUse.sk(sku="CLOUD-200"), SubId="18e9374a55c47382",
+                            TrialEnd="2026-03-14", CreatedDate="2026-03-01T09:41:25+00:00")],
+        BatchRun: [BatchRun(
+            BatchRun.pk(kind="payments"), BatchRun.sk(started="2026-11-21T06:00:00+00:00", run_id="r7c1"),
+            Kind="payments", RunId="r7c1", StartedAt="2026-11-21T06:00:00+00:00",
+            FinishedAt="2026-11-21T06:00:41+00:00", FirstDate="2026-11-21", LastDate="2026-11-21",
+            Outcome="completed", Counts={"due": 41, "charged": 40, "declined": 1},
+            Failures=[{"sub_id": "18e9374a55c47382", "reason": "card_declined"}], Host="batch-1",
+            ShardFirst=0, ShardLast=3, ShardCount=8,
+        )],
+        TableMeta: [TableMeta(TableMeta.pk(), TableMeta.sk(), DueShards=settings.DUE_SHARDS,
+                              UpdatedAt="2026-11-01T08:00:00+00:00")],
+        DisputeEntry: [DisputeEntry(
+            DisputeEntry.pk(), DisputeEntry.sk(opened="2026-11-12T14:03:11+00:00", dispute_id="dp_1QxZa9AbCdEf"),
+            DisputeId="dp_1QxZa9AbCdEf", AccountId=acc,
+            ReceiptSK=Receipt.sk(billing_date="2026-10-31", sku="NEWS-DAILY", sub_id="a1b2c3d4e5f60718"),
+            ReceiptNumber="R-2026-004211", ChargeId="pi_3QxYz2AbCdEf", Amount=999, Currency="USD",
+            Reason="fraudulent", Status="won", OpenedAt="2026-11-12T14:03:11+00:00",
+            ClosedAt="2026-11-20T09:00:00+00:00", UpdatedAt="2026-11-20T09:00:00+00:00",
+        )],
+        Coupon: [
+            Coupon(Coupon.pk(), Coupon.sk(code="WELCOME20"), Code="WELCOME20", PercentOff=20, Duration="repeating",
+                   DurationPayments=3, MaxUses=500, Uses=41, ValidUntil="2026-12-31", Status="active",
+                   CreatedDate="2026-10-01T09:00:00+00:00"),
+            Coupon(Coupon.pk(), Coupon.sk(code="FIVE-OFF"), Code="FIVE-OFF", AmountOff=500, Currency="USD",
+                   Duration="once", Uses=7, Status="ended", CreatedDate="2026-09-01T09:00:00+00:00",
+                   UpdatedDate="2026-10-01T09:00:00+00:00"),
+        ],
+        WebhookEvent: [WebhookEvent(
+            WebhookEvent.pk(day="2026-11-21"), WebhookEvent.sk(created="2026-11-21T06:00:03+00:00",
+                                                              event_id="evt_1QxYz2AbCdEf"),
+            EventId="evt_1QxYz2AbCdEf", Type="payment_intent.succeeded", Status="done",
+            Outcome="pi_3QxYz2AbCdEf: receipt R-2026-004211 recorded already",
+            CreatedAt="2026-11-21T06:00:03+00:00", ReceivedAt="2026-11-21T06:00:04+00:00", Attempts=1,
+            TTL=datetime(2026, 12, 21, tzinfo=UTC),
+        )],
+        AuditEvent: [AuditEvent(
+            AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),
+            At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action=AuditAction.STAFF_CANCEL,
+            Subject=Subscription.sk(sub_id="99aa88bb77cc66dd", sku="MUSIC-FAMILY"),
+            Before={"Status": "active"}, After={"Status": "cancelled"},
+        )],
+    }
+
+
+NAME = "rpay recurring payments"
+DESCRIPTION = ("Generated from billing/models.py: one table, entities told apart by EntityType, "
+               "two sparse GSIs. Amounts are integer minor units with a Currency.")
+
+
+def billing_table_model() -> dict[str, Any]:
+    """The billing table's entry of a Workbench model's ``DataModel`` list."""
+    return workbench.table_model(
+        BillingItem, ENTITIES, _sample_items(), facet_name=lambda entity: entity.__name__,
+        key_aliases=lambda entity: (entity.pk_template.template, entity.sk_template.template))
 
 def prepare_table(due_shards: int | None = None, ttl: bool = True) -> dict[str, Any]:
     """After the table exists: receipts expire through ``TTL`` (``ttl=False``: left as it

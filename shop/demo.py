@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
-from billing import customers
+from billing.customers import ensure_demo_customer
 from core.payments.demo_cards import demo_card
 from core.payments.gateway import get_gateway
 from shop import access
@@ -52,4 +52,4 @@ def _link_demo_account(customer_id: str, email: str, name: str, password: str) -
     if created:
         user.set_password(password)
         user.save()
-    return customers.ensure_demo_customer(customer_id, email, name, user.pk)
+    return ensure_demo_customer(customer_id, email, name, user.pk)

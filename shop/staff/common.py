@@ -7,7 +7,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from billing import customers
+from billing.customers import record_staff_event, staff_events
 from core.pages import actor, or_404
 from core.staff import render_staff
 from shop import access
@@ -23,12 +23,12 @@ def render_shop_staff(request: HttpRequest, template: str, title: str, context: 
 
 
 def audit(request: HttpRequest, action: str, subject: str, *, after: dict | None = None, note: str | None = None) -> None:
-    customers.record_staff_event(SHOP_EVENTS_ACCOUNT, actor=actor(request), action=action, subject=subject,
+    record_staff_event(SHOP_EVENTS_ACCOUNT, actor=actor(request), action=action, subject=subject,
                                  after=after, note=note)
 
 
 def recent_events(limit: int = 20) -> list:
-    return customers.staff_events(SHOP_EVENTS_ACCOUNT, limit=limit)
+    return staff_events(SHOP_EVENTS_ACCOUNT, limit=limit)
 
 
 def order_or_404(order_id: str, *, consistent: bool = False) -> OrderDetails:

@@ -8,7 +8,7 @@ from typing import Any
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from billing import customers
+from billing.customers import contact
 from core.mail import money_text, send_customer_email
 from shop.access import OrderDetails
 from shop.models import Order, Shipment
@@ -22,7 +22,7 @@ def customer_email(customer_id: str) -> str | None:
 def customer_address(customer_id: str) -> tuple[str | None, str | None]:
     """The account's e-mail and language (one GetItem): staff's e-mails to a customer
     are written in the customer's language."""
-    return customers.contact(customer_id)
+    return contact(customer_id)
 
 
 def order_context(order: Order, details: OrderDetails | None) -> dict[str, Any]:
