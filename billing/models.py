@@ -87,6 +87,9 @@ class Account(BillingItem, discriminator="Account"):
     # The account's customer at the payment processor (Stripe's ``cus_…``), made with its
     # first card; the wallet's cards are that customer's payment methods.
     StripeCustomerId = UnicodeAttribute(null=True)
+    # When the account was closed (billing/actions/data_rights.py): its personal data is
+    # erased, only its receipts' invoice fields remain, until their TTL.
+    ClosedDate = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -675,6 +678,11 @@ class AuditAction(StrEnum):
     COUPON_UPDATED = "staff.update_coupon"
     COUPON_ENDED = "staff.end_coupon"
     COUPON_APPLIED = "subscription.coupon_applied"
+    # Data rights (docs/incoming/rights.md): a copy of the account's data made, the account closed.
+    DATA_EXPORTED = "account.data_exported"
+    STAFF_DATA_EXPORTED = "staff.export_data"
+    ACCOUNT_CLOSED = "account.closed"
+    STAFF_CLOSE_ACCOUNT = "staff.close_account"
 
 
 # Catalogue changes belong to no customer: their audit events are filed in the
