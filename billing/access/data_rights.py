@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from pynamodb.attributes import JSONAttribute, MapAttribute, UnicodeAttribute
+from pynamodb.attributes import DiscriminatorAttribute, JSONAttribute, MapAttribute, UnicodeAttribute
 from pynamodb.exceptions import DeleteError, DoesNotExist, UpdateError
 
 from billing.access._common import is_conditional_failure
@@ -55,7 +55,9 @@ def item_data(item: BillingItem) -> dict[str, Any]:
         value = getattr(item, name, None)
         if value is None:
             continue
-        if isinstance(value, PaymentDetails):
+        if isinstance(attribute, DiscriminatorAttribute):
+            value = attribute.serialize(value)  # the kind's name ("Receipt"), not the class
+        elif isinstance(value, PaymentDetails):
             value = {k: v for k, v in value.as_dict().items() if k != "Token" and v is not None}
         elif isinstance(value, MapAttribute):
             value = value.as_dict()
