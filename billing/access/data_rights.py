@@ -26,8 +26,10 @@ from billing.models import (
 PAGE_SIZE = 100  # items per Query page: a large account is read, and streamed, in pages
 ERASED = "[erased]"
 # Attributes removed from every item of a closed account (receipts excepted): who the
-# customer is, how rpay and the processor knew them, and their own words.
-REMOVED = ("Name", "UserId", "StripeCustomerId", "DefaultCardId", "CancelComment", "Note")
+# customer is, how rpay and the processor knew them, and their own words. (An audit
+# event's note is kept, with the customer's words in it scrubbed: it holds staff's
+# request references.)
+REMOVED = ("Name", "UserId", "StripeCustomerId", "DefaultCardId", "CancelComment")
 
 
 def pseudonym(account_id: str) -> str:

@@ -178,3 +178,63 @@ def test_a_close_beside_a_payment_run_charges_and_refunds_nothing_twice(local_ta
         assert not [s for s in access.get_subscriptions_by_account(sub.account_id) if s.is_live]
         named = [i for i in raw_partition(sub.account_id) if sub.Email in json.dumps(i)]
         assert [i["EntityType"]["S"] for i in named if i["EntityType"]["S"] != "Receipt"] == [], named
+
+
+# --- the pages ------------------------------------------------------------------------------
+
+
+def test_download_my_data_page_streams_the_zip_and_audits_it(tables) -> None:
+    from tests.builders import make_customer, subscribe
+
+    ann = make_customer("ann@example.com")
+    subscribe(ann)
+    page = ann.client.get("/account/data/")
+    assert page.status_code == 200 and b"data-testid=\"download-data-form\"" in page.content
+    response = ann.client.post("/account/data/")
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    assert {"data.json", "README.txt"} <= set(archive.namelist())
+    assert "account.data_exported" in [e.Action for e in access.get_events_by_account(ann.account_id)]
+
+
+def test_close_my_account_asks_the_password_then_closes_and_logs_out(tables) -> None:
+    from tests.builders import PASSWORD, make_customer, subscribe
+
+    ann = make_customer("ann@example.com")
+    subscribe(ann)
+    page = ann.client.get("/account/close/")
+    assert page.status_code == 200 and b"close-summary" in page.content
+    wrong = ann.client.post("/account/close/", {"password": "not-it", "confirm": "on"})
+    assert wrong.status_code == 200 and access.get_account(ann.account_id).ClosedDate is None
+    done = ann.client.post("/account/close/", {"password": PASSWORD, "confirm": "on"})
+    assert done.status_code == 302 and done["Location"] == "/account/closed/"
+    assert access.get_account(ann.account_id).ClosedDate
+    assert ann.client.get("/").status_code in (200, 302)
+    assert ann.client.get("/account/data/").status_code == 302  # logged out: to the log-in page
+    from django.test import Client
+
+    again = Client().post("/login/", {"username": ann.email, "password": PASSWORD})
+    assert again.status_code == 200  # the form again: no such user
+    assert Client().get("/account/closed/").status_code == 200
+
+
+def test_support_closes_an_account_on_request_with_its_reference_in_the_audit_log(tables) -> None:
+    from django.test import Client
+    from django.urls import reverse
+
+    pat = make_customer_with_history("pat@example.com")
+    clerk = Client()
+    clerk.force_login(__import__("tests.builders", fromlist=["make_user"]).make_user(
+        "clerk@example.com", staff=True, roles=["support"]))
+    export = clerk.post(reverse("admin:staff_export_data", args=[pat.account_id]), {"reference": "TICKET-41"})
+    assert export.status_code == 200 and export["Content-Type"] == "application/zip"
+    b"".join(export.streaming_content)
+    closed = clerk.post(reverse("admin:staff_close_account", args=[pat.account_id]), {"reference": "TICKET-42"})
+    assert closed.status_code == 302
+    events = {e.Action: e for e in access.get_events_by_account(pat.account_id)}
+    assert events["staff.export_data"].Note == "TICKET-41" and events["staff.export_data"].Actor == "clerk@example.com"
+    assert events["staff.close_account"].Note == "TICKET-42"
+    assert "pat@example.com" not in json.dumps(raw_partition(pat.account_id)[0])
+    page = clerk.get(reverse("admin:staff_account", args=[pat.account_id]))
+    assert page.status_code == 200 and b"data-rights-links" in page.content
