@@ -18,6 +18,7 @@ from billing import access
 from billing.account_export import export_filename, export_zip
 from billing.actions import data_rights
 from billing.customers import customer_required
+from core.language import remember_language
 from core.pages import bound_data
 from core.payments.errors import GatewayError
 
@@ -68,7 +69,9 @@ def close_account(request: HttpRequest, account_id: str) -> HttpResponse:
             messages.error(request, _("Our payment processor could not be reached, so your account is not "
                                       "closed yet. Please try again in a few minutes."))
             return redirect("close_account")
+        language = get_language()
         logout(request)
+        remember_language(request, language)  # the closed page in the language the customer used
         return redirect("account_closed")
     return render(request, "portal/close_account.html", {
         "form": form, "live": [s for s in collection.subscriptions if s.is_live],
