@@ -55,6 +55,7 @@ from billing.access.coupons import (
     release_coupon_use,
     update_coupon,
 )
+from billing.access.data_rights import CLOSE_REASON as ACCOUNT_CLOSED_REASON
 from billing.access.data_rights import ERASED as ERASED_TOKEN
 from billing.access.data_rights import (
     account_items,
@@ -206,6 +207,7 @@ __all__ = [
     "set_account_language",
     "set_stripe_customer",
     # data rights: the partition for an export, a closed account's erasure
+    "ACCOUNT_CLOSED_REASON",
     "ERASED_TOKEN",
     "account_items",
     "account_receipts",

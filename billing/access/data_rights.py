@@ -23,6 +23,9 @@ from billing.models import (
     UserLink,
 )
 
+# The cancel reason of the subscriptions an account close cancels: a charge that lands
+# after it (a payment run's, in flight at the close) is refunded, not served.
+CLOSE_REASON = "account_closed"
 PAGE_SIZE = 100  # items per Query page: a large account is read, and streamed, in pages
 ERASED = "[erased]"
 # Attributes removed from every item of a closed account (receipts excepted): who the

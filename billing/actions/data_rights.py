@@ -40,7 +40,7 @@ from core.payments.gateway import get_gateway
 
 log = logging.getLogger("billing")
 
-CLOSE_REASON = "account_closed"
+CLOSE_REASON = access.ACCOUNT_CLOSED_REASON
 # Who closed it, as the account's own audit events say (never the customer's e-mail, which
 # the close erases): the customer themselves, or the staff member's user name.
 CUSTOMER_ACTOR = "customer"
@@ -80,6 +80,20 @@ class ClosedAccount:
     refund_failures: list[str] = field(default_factory=list)
     receipts_kept: int = 0
     kept_until: datetime | None = None  # the last receipt's retention date
+
+
+def refund_after_close(receipt: Receipt, sub: Subscription) -> str:
+    """A payment run's charge that succeeded after the account was closed (it was in flight
+    at the gateway during the close): refunded whole, under the cancel-now refund key (a
+    repeat refunds once), and its receipt kept to the tax retention date like the others."""
+    from billing.actions.refunds import refund_receipt
+
+    access.keep_receipt_until(receipt, retained_until(receipt, retention_years()))
+    left = receipt.net_amount
+    if left > 0 and receipt.ChargeId:
+        refund_receipt(receipt, left, request_id=f"cancel-{sub.sub_id}", actor="batch",
+                       reason="charged after the account was closed")
+    return "refunded: the account was closed"
 
 
 def _still_served(sub: Subscription, today: date) -> bool:
@@ -156,6 +170,16 @@ def _forget_login(user_id: int | None, email: str) -> None:
             model.objects.filter(username__iexact=name).delete()
 
 
+def _erase(items: list[BillingItem], secrets: list[str], years: int) -> None:
+    for item in items:
+        if isinstance(item, Card):
+            access.delete_item(item)
+        elif isinstance(item, Receipt):
+            access.keep_receipt_until(item, retained_until(item, years))
+        else:
+            access.erase_item(item, secrets)
+
+
 def close_account(account_id: str, *, actor: str = CUSTOMER_ACTOR, today: date | None = None,
                   staff: bool = False, reference: str = "") -> ClosedAccount:
     """Close the account (see the module's docstring); ``reference``: the customer's
@@ -183,13 +207,11 @@ def close_account(account_id: str, *, actor: str = CUSTOMER_ACTOR, today: date |
     for source in account_data_sources():
         source.erase(account_id)
     secrets = _secrets(account, items)
-    for item in items:
-        if isinstance(item, Card):
-            access.delete_item(item)
-        elif isinstance(item, Receipt):
-            access.keep_receipt_until(item, retained_until(item, years))
-        else:
-            access.erase_item(item, secrets)
+    _erase(items, secrets, years)
+    # A payment run that took a subscription before it was cancelled may still have
+    # written (a receipt, its event) while the above ran: once more over what is new.
+    seen = {(i.PK, i.SK) for i in items}
+    _erase([i for i in access.account_items(account_id) if (i.PK, i.SK) not in seen], secrets, years)
     _forget_login(user_id, email)
     if done.closed_now:
         access.record_event(account_id, actor=actor,

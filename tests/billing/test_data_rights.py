@@ -118,6 +118,9 @@ def test_closing_erases_every_personal_field_but_the_receipts_which_get_their_tt
         assert not [p for p in personal if p in text], text
         assert item["EntityType"]["S"] != "Card"
     assert raw_item(f"USER#{user_id}") is None
+    for sub in (pat.sub, pat.past_due, pat.cancelled):  # the look-ups that name the account
+        lookup = raw_item(f"SUBID#{sub.sub_id}")
+        assert lookup and not [p for p in personal if p in json.dumps(lookup)]
     assert not get_user_model().objects.filter(pk=user_id).exists()
     assert shop_access.get_customer_by_customer_id(pat.account_id) is None
     assert not [s for s in access.get_subscriptions_by_account(pat.account_id) if s.is_live]
@@ -175,9 +178,15 @@ def test_a_close_beside_a_payment_run_charges_and_refunds_nothing_twice(local_ta
     amounts = {c["charge_id"]: c["amount"] for c in gateway.charges_made()}
     assert all(r["amount"] <= amounts[r["charge_id"]] for r in refunds)
     for sub in subs:  # and every account ended closed and erased
-        assert not [s for s in access.get_subscriptions_by_account(sub.account_id) if s.is_live]
-        named = [i for i in raw_partition(sub.account_id) if sub.Email in json.dumps(i)]
+        [ended] = access.get_subscriptions_by_account(sub.account_id)
+        # not live, and no service after the close day: a charge that landed late was refunded
+        assert not ended.is_live and ended.PaidThroughDate <= due.isoformat()
+        items = raw_partition(sub.account_id)
+        named = [i for i in items if sub.Email in json.dumps(i)]
         assert [i["EntityType"]["S"] for i in named if i["EntityType"]["S"] != "Receipt"] == [], named
+        for receipt in (i for i in items if i["EntityType"]["S"] == "Receipt"):  # even one written late
+            kept = datetime.fromtimestamp(int(receipt["TTL"]["N"]), UTC).date()
+            assert kept.year == date.fromisoformat(receipt["BillingDate"]["S"]).year + 10
 
 
 # --- the pages ------------------------------------------------------------------------------
@@ -238,3 +247,26 @@ def test_support_closes_an_account_on_request_with_its_reference_in_the_audit_lo
     assert "pat@example.com" not in json.dumps(raw_partition(pat.account_id)[0])
     page = clerk.get(reverse("admin:staff_account", args=[pat.account_id]))
     assert page.status_code == 200 and b"data-rights-links" in page.content
+
+
+def test_a_charge_in_flight_during_the_close_is_refunded_whole_not_served(tables) -> None:
+    from billing.batches import payments
+
+    due = date(2027, 3, 15)
+    [sub] = seed_due(1, due=due)
+    access.create_account(sub.Email, account_id=sub.account_id)
+    read_by_the_run = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
+    data_rights.close_account(sub.account_id, today=due)
+
+    out = payments.take_payment(read_by_the_run, run_date=due)  # its charge lands after the close
+    again = payments.take_payment(read_by_the_run, run_date=due)  # and a repeat changes nothing
+
+    gateway = get_gateway()
+    [charge] = gateway.charges_made(sub_id=sub.sub_id)
+    [refund] = gateway.refunds_made()
+    assert out.reason.startswith("refunded") and again.reason.startswith("refunded")
+    assert refund["charge_id"] == charge["charge_id"] and refund["amount"] == charge["amount"]
+    [ended] = access.get_subscriptions_by_account(sub.account_id)
+    assert ended.PaidThroughDate < due.isoformat()
+    [receipt] = [i for i in raw_partition(sub.account_id) if i["EntityType"]["S"] == "Receipt"]
+    assert datetime.fromtimestamp(int(receipt["TTL"]["N"]), UTC).year == due.year + 10
