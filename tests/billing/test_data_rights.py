@@ -100,6 +100,13 @@ def test_closing_erases_every_personal_field_but_the_receipts_which_get_their_tt
     with_comment(pat)
     shop_access.create_customer(pat.account_id, "pat@example.com", "Pat Example")
     user_id = pat.account.UserId
+    from axes.models import AccessAttempt, AccessLog
+
+    AccessAttempt.objects.create(username="pat@example.com", ip_address="203.0.113.9", user_agent="x",
+                                 failures_since_start=2, get_data="", post_data="")
+    AccessLog.objects.create(username="pat@example.com", ip_address="203.0.113.9", user_agent="x")
+    AccessAttempt.objects.create(username="bob@example.com", ip_address="203.0.113.7", user_agent="x",
+                                 failures_since_start=1, get_data="", post_data="")
     mail.outbox.clear()
 
     done = data_rights.close_account(pat.account_id, today=date.today())
@@ -118,6 +125,10 @@ def test_closing_erases_every_personal_field_but_the_receipts_which_get_their_tt
         assert not [p for p in personal if p in text], text
         assert item["EntityType"]["S"] != "Card"
     assert raw_item(f"USER#{user_id}") is None
+    # the log-in throttle's records of the user (and the IP addresses in them) are gone, others' kept
+    assert not AccessAttempt.objects.filter(ip_address="203.0.113.9").exists()
+    assert not AccessLog.objects.filter(username="pat@example.com").exists()
+    assert AccessAttempt.objects.filter(username="bob@example.com").exists()
     for sub in (pat.sub, pat.past_due, pat.cancelled):  # the look-ups that name the account
         lookup = raw_item(f"SUBID#{sub.sub_id}")
         assert lookup and not [p for p in personal if p in json.dumps(lookup)]
