@@ -19,13 +19,27 @@ def _plain(item: Any, *, without: tuple[str, ...] = ()) -> dict[str, Any]:
     return json.loads(json.dumps(data, default=str))
 
 
+def _order(order_id: str) -> dict[str, Any] | None:
+    """One order with its lines, invoice, payments and shipments (one Query of its partition)."""
+    details = access.get_order_details_by_order_id(order_id)
+    if details is None or details.order is None:
+        return None
+    return {
+        # the card as brand and last four digits, never the processor's token
+        "order": _plain(details.order, without=("CardToken",)),
+        "lines": [_plain(i) for i in details.items],
+        "invoice": _plain(details.invoice) if details.invoice else None,
+        "payments": [_plain(p) for p in details.payments],
+        "shipments": [_plain(s) for s in details.shipments],
+    }
+
+
 def export_customer(customer_id: str) -> dict[str, Any]:
     customer = access.get_customer_by_customer_id(customer_id)
     orders = access.get_orders_by_customer_id(customer_id, limit=MAX_ORDERS)
     return {
         "customer": _plain(customer) if customer else None,
-        # the card as brand and last four digits, never the processor's token
-        "orders": [_plain(order, without=("CardToken",)) for order in orders],
+        "orders": [found for order in orders if (found := _order(order.order_id)) is not None],
     }
 
 

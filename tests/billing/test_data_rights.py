@@ -75,6 +75,11 @@ def test_the_export_holds_every_item_of_the_partition_and_nothing_of_another(tab
     pat, bob = make_customer_with_history("pat@example.com"), make_customer_with_history("bob@example.com")
     with_comment(pat)
     shop_access.create_customer(pat.account_id, "pat@example.com", "Pat Example")
+    from shop.checkout import checkout
+    from tests.shop.helpers import build_shop, request
+
+    build_shop()
+    order = checkout(request(("album", 1), customer_id=pat.account_id))
     archive = unzip(pat.account_id)
     data = json.loads(archive.read("data.json"))
 
@@ -86,6 +91,9 @@ def test_the_export_holds_every_item_of_the_partition_and_nothing_of_another(tab
     cards = [i for i in data["items"] if "PaymentDetails" in i or "Details" in i]
     assert cards and all("Token" not in (i.get("PaymentDetails") or i.get("Details")) for i in cards)
     assert data["shop"]["customer"]["Email"] == "pat@example.com"
+    [exported_order] = data["shop"]["orders"]
+    assert exported_order["order"]["PK"] == order.PK and exported_order["invoice"]["Amount"] == order.Total
+    assert "CardToken" not in exported_order["order"] and exported_order["order"]["CardLast4"] == "4242"
     receipts = [i for i in data["items"] if i["EntityType"] == "Receipt"]
     pdfs = [n for n in archive.namelist() if n.startswith("receipts/")]
     assert len(pdfs) == len(receipts) == 1 and archive.read(pdfs[0]).startswith(b"%PDF")
