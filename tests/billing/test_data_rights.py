@@ -289,3 +289,23 @@ def test_a_charge_in_flight_during_the_close_is_refunded_whole_not_served(tables
     assert ended.PaidThroughDate < due.isoformat()
     [receipt] = [i for i in raw_partition(sub.account_id) if i["EntityType"]["S"] == "Receipt"]
     assert datetime.fromtimestamp(int(receipt["TTL"]["N"]), UTC).year == due.year + 10
+
+
+def test_two_closes_at_once_refund_the_unused_days_once(local_tables) -> None:
+    from billing.batches import payments
+    from tests.builders import at_once
+
+    due = date.today()
+    [sub] = seed_due(1, due=due)
+    access.create_account(sub.Email, account_id=sub.account_id)
+    assert payments.take_payment(sub, run_date=due).status == "paid"
+    mail.outbox.clear()
+
+    results = at_once(lambda: data_rights.close_account(sub.account_id, today=due), times=3)
+
+    assert sorted(r.closed_now for r in results) == [False, False, True]
+    assert sum(len(r.cancelled) for r in results) == 1
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    [refund] = get_gateway().refunds_made()
+    assert refund["charge_id"] == charge["charge_id"] and 0 < refund["amount"] < charge["amount"]
+    assert len([m for m in mail.outbox if "closed" in m.subject]) == 1
