@@ -190,6 +190,8 @@ def close_account(account_id: str, *, actor: str = CUSTOMER_ACTOR, today: date |
     account = next((i for i in items if isinstance(i, Account)), None)
     if account is None:
         return done
+    # As read before anything changed: a close running beside this one may erase them meanwhile.
+    first, first_items = account, items
     email, user_id = account.Email, account.UserId
     done.closed_now = access.mark_account_closed(account_id, datetime.now(UTC).isoformat())
     _cancel_all([i for i in items if isinstance(i, Subscription)], today, actor, done)
@@ -200,13 +202,13 @@ def close_account(account_id: str, *, actor: str = CUSTOMER_ACTOR, today: date |
     years = retention_years()
     done.receipts_kept = len(receipts)
     done.kept_until = max((retained_until(r, years) for r in receipts), default=None)
-    if done.closed_now and account.Email != access.pseudonym(account_id):
-        _tell_closed(account, receipts, done.kept_until)  # before the address is erased
+    if done.closed_now and first.Email != access.pseudonym(account_id):
+        _tell_closed(first, receipts, done.kept_until)  # before this close erases the address
 
-    _forget_at_processor(account, items)
+    _forget_at_processor(first, first_items + items)
     for source in account_data_sources():
         source.erase(account_id)
-    secrets = _secrets(account, items)
+    secrets = sorted(set(_secrets(first, first_items)) | set(_secrets(account, items)), key=len, reverse=True)
     _erase(items, secrets, years)
     # A payment run that took a subscription before it was cancelled may still have
     # written (a receipt, its event) while the above ran: once more over what is new.
