@@ -35,7 +35,7 @@ from billing.models import (
 )
 from billing.notify import tell_account
 from billing.rules.lifecycle import CancelMode
-from core.mail import date_text, lazy_message
+from core.mail import date_text, lazy_message, money_text
 from core.payments.gateway import get_gateway
 
 log = logging.getLogger("billing")
@@ -151,8 +151,10 @@ def _forget_at_processor(account: Account, items: list[BillingItem]) -> None:
 
 
 def _tell_closed(account: Account, receipts: list[Receipt], until: datetime | None) -> None:
+    kept = [{"number": r.Number or r.BillingDate, "date": date_text(date.fromisoformat(r.BillingDate)),
+             "amount": money_text(int(r.ProcessedAmount), r.Currency)} for r in receipts]
     tell_account("account_closed", account, lazy_message(gettext_noop("Your account is closed")),
-                 receipts_kept=len(receipts), kept_until=date_text(until.date()) if until else "",
+                 receipts_kept=len(receipts), kept=kept, kept_until=date_text(until.date()) if until else "",
                  retention_years=retention_years())
 
 

@@ -122,6 +122,7 @@ def test_closing_erases_every_personal_field_but_the_receipts_which_get_their_tt
     assert done.closed_now and done.receipts_kept == 1
     closing = [m for m in mail.outbox if m.to == ["pat@example.com"] and "closed" in m.subject]
     assert len(closing) == 1 and "1 receipt" in closing[0].body and "6 years" in closing[0].body
+    assert pat.receipt.Number in closing[0].body  # each receipt kept, by its number
     personal = ("pat@example.com", "Pat Example", "neighbour Ann", "tok_test_visa")
     for item in raw_partition(pat.account_id):
         text = json.dumps(item)
