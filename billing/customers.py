@@ -155,3 +155,30 @@ def ensure_demo_customer(account_id: str, email: str, name: str, user_id: int) -
         access.create_account(email, name=name, account_id=account_id, created="2020-06-01T00:00:00+00:00")
     access.link_user(user_id, account_id, email)
     return True
+
+
+# --- data rights: what another app holds about an account ---------------------------------
+
+
+@dataclass(frozen=True)
+class AccountData:
+    """What another app (the shop) holds about an account, for the account's data rights
+    (docs/incoming/rights.md): ``export`` gives its records as JSON values (read by the
+    app's own keys, never a Scan), ``erase`` removes or pseudonymises its personal data
+    when the account is closed (safe to run twice). Billing never imports the app: the
+    app registers itself here (its ``AppConfig.ready``)."""
+
+    name: str
+    export: Callable[[str], Any]
+    erase: Callable[[str], None]
+
+
+_account_data: dict[str, AccountData] = {}
+
+
+def register_account_data(source: AccountData) -> None:
+    _account_data[source.name] = source
+
+
+def account_data_sources() -> list[AccountData]:
+    return list(_account_data.values())

@@ -87,6 +87,9 @@ class Account(BillingItem, discriminator="Account"):
     # The account's customer at the payment processor (Stripe's ``cus_…``), made with its
     # first card; the wallet's cards are that customer's payment methods.
     StripeCustomerId = UnicodeAttribute(null=True)
+    # When the account was closed (billing/actions/data_rights.py): its personal data is
+    # erased, only its receipts' invoice fields remain, until their TTL.
+    ClosedDate = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -722,6 +725,11 @@ class AuditAction(StrEnum):
     SUBSCRIPTION_INCOMPLETE = "subscription.incomplete"
     # Unconfirmed after INCOMPLETE_HOURS: expired, it never started.
     SUBSCRIPTION_EXPIRED = "subscription.incomplete_expired"
+    # Data rights (docs/PORTAL.md, "Your data"): a copy of the account's data made, the account closed.
+    DATA_EXPORTED = "account.data_exported"
+    STAFF_DATA_EXPORTED = "staff.export_data"
+    ACCOUNT_CLOSED = "account.closed"
+    STAFF_CLOSE_ACCOUNT = "staff.close_account"
 
 
 # Catalogue changes belong to no customer: their audit events are filed in the

@@ -202,6 +202,11 @@ REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 7, minimum=0)
 RECEIPT_RETENTION_DAYS = env_int("RECEIPT_RETENTION_DAYS", 200)
 # How many receipt numbers a payment run reserves with one counter update (the counter is
 # one item, ~1,000 writes/s): numbers a run reserved and did not use are gaps, never reused.
+# A closed account's receipts are kept for the seller's tax law, then deleted by their TTL
+# (docs/incoming/rights.md): years per country of the seller (ISO 3166 alpha-2), else the default.
+RPAY_SELLER_COUNTRY = os.environ.get("RPAY_SELLER_COUNTRY", "").upper()
+INVOICE_RETENTION_YEARS = {"IT": 10, "DE": 6, "FR": 6, "ES": 6, "GB": 6, "NL": 7, "SE": 7}
+INVOICE_RETENTION_DEFAULT_YEARS = env_int("INVOICE_RETENTION_DEFAULT_YEARS", 10, minimum=1)
 RECEIPT_NUMBER_BLOCK = env_int("RECEIPT_NUMBER_BLOCK", 100, minimum=1)
 # The seller named on every receipt (page and PDF).
 RPAY_SELLER = {

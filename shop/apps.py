@@ -21,3 +21,7 @@ class ShopConfig(AppConfig):
         from shop.staff import SHOP_STAFF_PAGES, shop_staff_urls
 
         register_staff_section(StaffSection(urls=shop_staff_urls, pages=SHOP_STAFF_PAGES))
+        from billing.customers import register_account_data
+        from shop.data_rights import SHOP_DATA
+
+        register_account_data(SHOP_DATA)

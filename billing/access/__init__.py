@@ -55,6 +55,19 @@ from billing.access.coupons import (
     release_coupon_use,
     update_coupon,
 )
+from billing.access.data_rights import CLOSE_REASON as ACCOUNT_CLOSED_REASON
+from billing.access.data_rights import ERASED as ERASED_TOKEN
+from billing.access.data_rights import (
+    account_items,
+    account_receipts,
+    delete_item,
+    erase_item,
+    forget_user_link,
+    item_data,
+    keep_receipt_until,
+    mark_account_closed,
+    pseudonym,
+)
 from billing.access.disputes import (
     DISPUTES_PAGE_SIZE,
     Dispute,
@@ -211,6 +224,18 @@ __all__ = [
     "get_user_link",
     "set_account_language",
     "set_stripe_customer",
+    # data rights: the partition for an export, a closed account's erasure
+    "ACCOUNT_CLOSED_REASON",
+    "ERASED_TOKEN",
+    "account_items",
+    "account_receipts",
+    "delete_item",
+    "erase_item",
+    "forget_user_link",
+    "item_data",
+    "keep_receipt_until",
+    "mark_account_closed",
+    "pseudonym",
     # the payment processor's webhook events
     "WEBHOOK_PAGE_SIZE",
     "claim_webhook",

@@ -316,7 +316,10 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
             next_reminder=_next_reminder(next_payment, run_date), coupon_used=coupon,
         )
     except access.ConditionFailed:
-        out.reason = _after_refused_advance(sub, start, end)
+        out.reason = _after_refused_advance(sub, start, end, receipt)
+        if out.reason.startswith("refunded"):  # the account was closed: nothing served, nothing to mail
+            out.status = PaymentStatus.SKIPPED
+            return out
         out.status = PaymentStatus.PAID if out.reason.startswith("paid after") else PaymentStatus.SKIPPED
         if out.status == PaymentStatus.PAID:  # this process recorded the payment: it tells the customer
             out.mail_error = _send_receipt(sub, receipt, created, result, start, end, next_payment)
@@ -361,13 +364,18 @@ def receipt_subject(receipt: Receipt) -> Any:
                        product=receipt.ProductName or receipt.SKU, date=LocalDate(paid_from))
 
 
-def _after_refused_advance(sub: Subscription, start: date, end: date) -> str:
+def _after_refused_advance(sub: Subscription, start: date, end: date, receipt: Receipt) -> str:
     """The advance was refused: another run advanced it, or it was cancelled while the
     charge was in flight. Then the customer paid for ``start``..``end``: the service runs
-    to ``end`` (never money taken for nothing)."""
+    to ``end`` (never money taken for nothing), unless the account was closed: no service
+    can follow, so the charge is refunded (billing/actions/data_rights.py)."""
     now = access.get_subscription(sub.account_id, sub.sub_id, sub.key_sku)
     if now is None or now.Status != SubscriptionStatus.CANCELLED:
         return "already advanced by another run"
+    if now.CancelReason == access.ACCOUNT_CLOSED_REASON:
+        from billing.actions.data_rights import refund_after_close  # actions import the batches
+
+        return refund_after_close(receipt, now)
     try:
         access.extend_after_cancel(now, paid_period=start, paid_through=end)
     except access.ConditionFailed:

@@ -15,6 +15,7 @@ from billing.staff.account_page import account_detail
 from billing.staff.batch_pages import batch_runs, upcoming
 from billing.staff.catalog import product_add, product_edit, product_retire, products
 from billing.staff.coupons import coupon_add, coupon_edit, coupon_end, coupons, staff_coupon
+from billing.staff.data_rights_pages import staff_close_account, staff_export_data
 from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
@@ -50,6 +51,11 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/", staff(index, VIEW_BILLING), name="staff_index"),
         path("staff/users/<int:user_id>/", staff(user_billing, VIEW_BILLING), name="staff_user_billing"),
         path("staff/accounts/<str:account_id>/", staff(account_detail, VIEW_BILLING), name="staff_account"),
+        # data rights: the support role, which cancels (docs/incoming/rights.md)
+        path("staff/accounts/<str:account_id>/data-export/", staff(staff_export_data, CANCEL),
+             name="staff_export_data"),
+        path("staff/accounts/<str:account_id>/close/", staff(staff_close_account, CANCEL),
+             name="staff_close_account"),
         path(f"{sub}/cancel/", staff(staff_cancel, CANCEL), name="staff_cancel"),
         path(f"{sub}/payment-day/", staff(staff_payment_day, CHANGE_DAY), name="staff_payment_day"),
         path(f"{sub}/retry/", staff(staff_retry, MONEY), name="staff_retry"),

@@ -14,6 +14,7 @@ that ``billing.urls`` and the error handlers name.
 from billing.views.auth_pages import LoginView, signup
 from billing.views.confirm_payment_pages import confirm_payment
 from billing.views.dashboard_pages import dashboard, home
+from billing.views.data_rights_pages import account_closed, close_account, download_data
 from billing.views.error_pages import page_not_found, server_error
 from billing.views.language_pages import set_language
 from billing.views.lifecycle_pages import cancel, keep, pause, resume
@@ -37,6 +38,9 @@ __all__ = [
     "signup",
     "confirm_payment",
     "dashboard",
+    "account_closed",
+    "close_account",
+    "download_data",
     "home",
     "page_not_found",
     "server_error",

@@ -100,6 +100,12 @@ class PaymentGateway(Protocol):
 
     def forget_card(self, token: str) -> None: ...
 
+    def delete_customer(self, customer: str) -> None:
+        """Delete the processor's customer of a closed account (and with it every card it
+        still holds); nothing when it is already gone. ``GatewayError`` when the processor
+        cannot be asked."""
+        ...
+
     def customer_account(self, customer: str) -> str:
         """The account id the processor's customer was made for (``create_customer``'s
         ``account_id``): "" when the processor knows no such customer, or the gateway has

@@ -240,6 +240,9 @@ class SimulatedGateway:
     def forget_card(self, token: str) -> None:
         """Nothing to detach: a token is only a row of the ledger."""
 
+    def delete_customer(self, customer: str) -> None:
+        """No customers here (``create_customer`` answers "")."""
+
     def customer_account(self, customer: str) -> str:
         """No customers here (``create_customer`` answers ""), so none is any account's."""
         return ""

@@ -9,6 +9,7 @@ from shop.access.catalog import (
     create_customer,
     create_product,
     create_warehouse,
+    forget_customer,
     get_customer_by_customer_id,
     get_product_by_product_id,
     get_products_by_category,
@@ -55,7 +56,7 @@ from shop.access.shipments import (
 __all__ = [
     "GiftCardLedger", "OrderDetails", "ShipmentDetails",
     "adjust_stock", "create_customer", "create_discount_code", "create_product", "create_warehouse",
-    "end_discount_code",
+    "end_discount_code", "forget_customer",
     "get_customer_by_customer_id", "get_discount_code", "get_gift_card", "get_gift_card_with_ledger",
     "get_invoice_by_customer_id_for_date_range", "get_invoice_by_invoice_id", "get_invoice_by_order_id",
     "get_order_by_product_id_for_date_range", "get_order_details_by_order_id", "get_orders_by_customer_id",

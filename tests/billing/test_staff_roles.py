@@ -28,6 +28,9 @@ MATRIX: dict[str, set[str]] = {
     "staff_webhook_events": {"support", "finance"},
     "staff_disputes": {"support", "finance"},
     "staff_cancel": {"support"},
+    # data rights: the customer's data file, closing on their request (the support role)
+    "staff_export_data": {"support"},
+    "staff_close_account": {"support"},
     "staff_payment_day": {"support"},
     "staff_pause": {"support"},  # a pause moves the schedule, as a change of day does
     "staff_resume": {"support"},
@@ -60,6 +63,8 @@ def url_of(name: str, c) -> str:
     args = {
         "staff_user_billing": [c.user.pk],
         "staff_account": [a],
+        "staff_export_data": [a],
+        "staff_close_account": [a],
         "staff_cancel": [a, c.sub.sub_id],
         "staff_payment_day": [a, c.sub.sub_id],
         "staff_pause": [a, c.sub.sub_id],

@@ -157,6 +157,18 @@ class StripeGateway:
         except _UNREACHABLE as error:
             raise GatewayError(str(error)) from error
 
+    def delete_customer(self, customer: str) -> None:
+        """Delete a closed account's Stripe Customer: Stripe detaches its payment methods
+        with it. A customer already deleted (a second close) is left as it is."""
+        if not customer.startswith("cus_"):
+            return
+        try:
+            self.client.v1.customers.delete(customer)
+        except stripe.InvalidRequestError:  # no such customer: deleted already
+            pass
+        except _UNREACHABLE as error:
+            raise GatewayError(str(error)) from error
+
     def customer_account(self, customer: str) -> str:
         """The account a Stripe Customer was made for (its ``metadata.account_id``, set by
         ``create_customer``); "" for a customer Stripe does not know, a deleted one, or

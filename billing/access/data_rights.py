@@ -1,0 +1,183 @@
+"""Data rights' reads and writes (docs/incoming/rights.md): the account's whole partition,
+read page by page (one paginated Query, never a Scan), and the erasure of a closed
+account's personal data item by item, with conditional writes that are safe to repeat.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from pynamodb.attributes import DiscriminatorAttribute, JSONAttribute, MapAttribute, UnicodeAttribute
+from pynamodb.exceptions import DeleteError, DoesNotExist, UpdateError
+
+from billing.access._common import is_conditional_failure
+from billing.models import (
+    Account,
+    BillingItem,
+    PaymentDetails,
+    Receipt,
+    ReceiptNumberLookup,
+    UserLink,
+)
+
+# The cancel reason of the subscriptions an account close cancels: a charge that lands
+# after it (a payment run's, in flight at the close) is refunded, not served.
+CLOSE_REASON = "account_closed"
+PAGE_SIZE = 100  # items per Query page: a large account is read, and streamed, in pages
+ERASED = "[erased]"
+# Attributes removed from every item of a closed account (receipts excepted): who the
+# customer is, how rpay and the processor knew them, and their own words. (An audit
+# event's note is kept, with the customer's words in it scrubbed: it holds staff's
+# request references.)
+REMOVED = ("Name", "UserId", "StripeCustomerId", "DefaultCardId", "CancelComment")
+
+
+def pseudonym(account_id: str) -> str:
+    """What replaces the e-mail where an item must have one: names the account, not the person."""
+    return f"closed-{account_id}@erased.invalid"
+
+
+def account_items(account_id: str) -> Iterator[BillingItem]:
+    """Every item of the account's partition, in key order, a page at a time (strongly
+    consistent: an export made just after a change holds it)."""
+    return BillingItem.query(Account.pk(account_id=account_id), consistent_read=True, page_size=PAGE_SIZE)
+
+
+def account_receipts(account_id: str) -> Iterator[Receipt]:
+    """The account's receipts, oldest first, a page at a time (their PDFs in the export)."""
+    return Receipt.query(Account.pk(account_id=account_id), Receipt.SK.startswith("REC#"),
+                         consistent_read=True, page_size=PAGE_SIZE)
+
+
+def item_data(item: BillingItem) -> dict[str, Any]:
+    """An item's attributes as plain JSON values, without the card's processor token (a
+    card is shown by brand, last four digits and expiry only)."""
+    data: dict[str, Any] = {}
+    for name, attribute in item.get_attributes().items():
+        value = getattr(item, name, None)
+        if value is None:
+            continue
+        if isinstance(attribute, DiscriminatorAttribute):
+            value = attribute.serialize(value)  # the kind's name ("Receipt"), not the class
+        elif isinstance(value, PaymentDetails):
+            value = {k: v for k, v in value.as_dict().items() if k != "Token" and v is not None}
+        elif isinstance(value, MapAttribute):
+            value = value.as_dict()
+        elif isinstance(value, list):
+            value = [v.as_dict() if isinstance(v, MapAttribute) else v for v in value]
+        elif isinstance(value, datetime):
+            value = value.isoformat()
+        data[attribute.attr_name] = value
+    return json.loads(json.dumps(data, default=str))
+
+
+# --- closing ----------------------------------------------------------------------------
+
+
+def mark_account_closed(account_id: str, at: str) -> bool:
+    """Record that the account is closed: True the first time, False when it was
+    already (a second close, or one running beside it, carries on with the same steps)."""
+    account = Account(Account.pk(account_id=account_id), Account.sk(account_id=account_id))
+    try:
+        account.update(actions=[Account.ClosedDate.set(at)],
+                       condition=Account.PK.exists() & Account.ClosedDate.does_not_exist())
+    except UpdateError as error:
+        if is_conditional_failure(error):
+            return False
+        raise
+    return True
+
+
+def _scrub(value: Any, secrets: Iterable[str]) -> Any:
+    """``value`` with every occurrence of a secret string replaced, inside lists and maps too."""
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret and secret in value:
+                value = value.replace(secret, ERASED)
+        return value
+    if isinstance(value, list):
+        return [_scrub(v, secrets) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub(v, secrets) for k, v in value.items()}
+    return value
+
+
+def erasure_actions(item: BillingItem, secrets: list[str]) -> list[Any]:
+    """The update actions that leave ``item`` with no personal data: the e-mail replaced by
+    the pseudonym, names, ids at the processor, free text and card tokens removed, and any
+    other text that quotes one of ``secrets`` (the e-mail, the name, a comment) scrubbed."""
+    account_id = Account.pk_template.parse(item.PK)["account_id"]
+    actions: list[Any] = []
+    for name, attribute in item.get_attributes().items():
+        value = getattr(item, name, None)
+        if value is None or attribute.is_hash_key or attribute.is_range_key:
+            continue
+        if name in REMOVED:
+            actions.append(attribute.remove())
+        elif name == "Email":
+            if value != pseudonym(account_id):
+                actions.append(attribute.set(pseudonym(account_id)))
+        elif isinstance(value, PaymentDetails):
+            if value.Token != ERASED or value.BillingAddress or value.AwaitingCharge:
+                actions.append(attribute.set(PaymentDetails(
+                    Token=ERASED, Brand=value.Brand, Last4=value.Last4, ExpMonth=value.ExpMonth,
+                    ExpYear=value.ExpYear, CardId=value.CardId)))
+        elif isinstance(attribute, JSONAttribute | UnicodeAttribute):
+            scrubbed = _scrub(value, secrets)
+            if scrubbed != value:
+                actions.append(attribute.set(scrubbed))
+    return actions
+
+
+def erase_item(item: BillingItem, secrets: list[str]) -> None:
+    """Erase one item's personal data (``erasure_actions``), re-reading it when a write
+    beside ours (a payment run's) changed it first; nothing when it is gone."""
+    for _attempt in range(5):
+        actions = erasure_actions(item, secrets)
+        if not actions:
+            return
+        try:
+            # On a subscription, its version check (VersionAttribute) makes a change made
+            # meanwhile (a payment run's) refused: read again and erase what it wrote too.
+            item.update(actions=actions, condition=type(item).PK.exists())
+            return
+        except UpdateError as error:
+            if not is_conditional_failure(error):
+                raise
+        try:
+            item.refresh(consistent_read=True)
+        except DoesNotExist:
+            return
+    raise RuntimeError(f"{item.PK} {item.SK} kept changing while being erased")
+
+
+def delete_item(item: BillingItem) -> None:
+    """Delete an item that only a living account needs (a wallet card); gone already is fine."""
+    try:
+        item.delete()
+    except DeleteError as error:
+        if not is_conditional_failure(error):
+            raise
+
+
+def keep_receipt_until(receipt: Receipt, until: datetime) -> None:
+    """Keep a closed account's receipt (and its number's look-up) to ``until``, the end of
+    its tax retention, then let DynamoDB's TTL delete it."""
+    receipt.update(actions=[Receipt.TTL.set(until)], condition=Receipt.PK.exists())
+    if receipt.Number:
+        lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=receipt.Number),
+                                     ReceiptNumberLookup.sk(number=receipt.Number))
+        try:
+            lookup.update(actions=[ReceiptNumberLookup.TTL.set(until)], condition=ReceiptNumberLookup.PK.exists())
+        except UpdateError as error:
+            if not is_conditional_failure(error):
+                raise
+
+
+def forget_user_link(user_id: int) -> None:
+    """Delete the log-in's link to the account (it names the e-mail)."""
+    UserLink(UserLink.pk(user_id=user_id), UserLink.sk(user_id=user_id)).delete()
+

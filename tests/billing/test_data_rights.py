@@ -1,0 +1,312 @@
+"""Data rights: the export holds the account's whole partition and nothing else; closing
+erases every personal field but the receipts' (kept by TTL), cancels and refunds once,
+and charges nothing after, even twice or beside a payment run. Both engines."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import zipfile
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core import mail
+
+from billing import access, batches
+from billing.account_export import export_zip
+from billing.actions import data_rights, lifecycle
+from billing.models import BillingItem
+from core.dynamo.engine import dynamodb_client
+from core.payments.gateway import get_gateway
+from tests.builders import make_customer_with_history, seed_due
+from tests.conftest import ENGINES
+from tests.shop.conftest import _shop_table
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(params=ENGINES)
+def tables(request: pytest.FixtureRequest, settings) -> Iterator[str]:
+    """The billing table and the shop's (which registers its part of the data) on one engine."""
+    yield from _shop_table(request.param, request, settings)
+
+
+@pytest.fixture
+def local_tables(request: pytest.FixtureRequest, settings) -> Iterator[str]:
+    """Both tables on DynamoDB Local only: real threads need its real conditional writes."""
+    yield from _shop_table("ddblocal", request, settings)
+
+
+def raw_partition(account_id: str) -> list[dict]:
+    """Every item of ``ACC#<id>`` as DynamoDB stores it: a plain Query, page by page."""
+    client, items, start = dynamodb_client(), [], None
+    while True:
+        page = client.query(TableName=BillingItem.Meta.table_name, KeyConditionExpression="PK = :pk",
+                            ExpressionAttributeValues={":pk": {"S": f"ACC#{account_id}"}}, ConsistentRead=True,
+                            **({"ExclusiveStartKey": start} if start else {}))
+        items += page["Items"]
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            return items
+
+
+def raw_item(pk: str) -> dict | None:
+    return dynamodb_client().get_item(TableName=BillingItem.Meta.table_name, Key={"PK": {"S": pk}, "SK": {"S": pk}},
+                                      ConsistentRead=True).get("Item")
+
+
+def unzip(account_id: str, language: str = "it") -> zipfile.ZipFile:
+    return zipfile.ZipFile(io.BytesIO(b"".join(export_zip(account_id, language=language))))
+
+
+def with_comment(c) -> None:
+    """The active subscription cancelled at period end with the customer's own words."""
+    lifecycle.cancel_at_period_end(c.sub, today=date.today(), actor=c.account.Email, reason="too_expensive",
+                                   comment="My neighbour Ann Example reads it to me")
+
+
+def test_the_export_holds_every_item_of_the_partition_and_nothing_of_another(tables) -> None:
+    from shop import access as shop_access
+
+    pat, bob = make_customer_with_history("pat@example.com"), make_customer_with_history("bob@example.com")
+    with_comment(pat)
+    shop_access.create_customer(pat.account_id, "pat@example.com", "Pat Example")
+    from shop.checkout import checkout
+    from tests.shop.helpers import build_shop, request
+
+    build_shop()
+    order = checkout(request(("album", 1), customer_id=pat.account_id))
+    archive = unzip(pat.account_id)
+    data = json.loads(archive.read("data.json"))
+
+    exported = {(i["PK"], i["SK"]) for i in data["items"]}
+    raw = {(i["PK"]["S"], i["SK"]["S"]) for i in raw_partition(pat.account_id)}
+    assert exported == raw and len(data["items"]) == len(raw)
+    everything = b"".join(archive.read(n) for n in archive.namelist())
+    assert b"bob@example.com" not in everything and bob.account_id.encode() not in everything
+    cards = [i for i in data["items"] if "PaymentDetails" in i or "Details" in i]
+    assert cards and all("Token" not in (i.get("PaymentDetails") or i.get("Details")) for i in cards)
+    assert data["shop"]["customer"]["Email"] == "pat@example.com"
+    [exported_order] = data["shop"]["orders"]
+    assert exported_order["order"]["PK"] == order.PK and exported_order["invoice"]["Amount"] == order.Total
+    assert "CardToken" not in exported_order["order"] and exported_order["order"]["CardLast4"] == "4242"
+    receipts = [i for i in data["items"] if i["EntityType"] == "Receipt"]
+    pdfs = [n for n in archive.namelist() if n.startswith("receipts/")]
+    assert len(pdfs) == len(receipts) == 1 and archive.read(pdfs[0]).startswith(b"%PDF")
+    assert "data.json" in archive.read("README.txt").decode()  # in Italian, naming the files
+
+
+def test_closing_erases_every_personal_field_but_the_receipts_which_get_their_ttl(tables, settings) -> None:
+    from shop import access as shop_access
+
+    settings.RPAY_SELLER_COUNTRY = "DE"  # six years
+    pat = make_customer_with_history("pat@example.com")
+    with_comment(pat)
+    shop_access.create_customer(pat.account_id, "pat@example.com", "Pat Example")
+    user_id = pat.account.UserId
+    from axes.models import AccessAttempt, AccessLog
+
+    AccessAttempt.objects.create(username="pat@example.com", ip_address="203.0.113.9", user_agent="x",
+                                 failures_since_start=2, get_data="", post_data="")
+    AccessLog.objects.create(username="pat@example.com", ip_address="203.0.113.9", user_agent="x")
+    AccessAttempt.objects.create(username="bob@example.com", ip_address="203.0.113.7", user_agent="x",
+                                 failures_since_start=1, get_data="", post_data="")
+    mail.outbox.clear()
+
+    done = data_rights.close_account(pat.account_id, today=date.today())
+
+    assert done.closed_now and done.receipts_kept == 1
+    closing = [m for m in mail.outbox if m.to == ["pat@example.com"] and "closed" in m.subject]
+    assert len(closing) == 1 and "1 receipt" in closing[0].body and "6 years" in closing[0].body
+    assert pat.receipt.Number in closing[0].body  # each receipt kept, by its number
+    personal = ("pat@example.com", "Pat Example", "neighbour Ann", "tok_test_visa")
+    for item in raw_partition(pat.account_id):
+        text = json.dumps(item)
+        if item["EntityType"]["S"] == "Receipt":
+            billed = date.fromisoformat(item["BillingDate"]["S"])
+            ttl = datetime.fromtimestamp(int(item["TTL"]["N"]), UTC).date()
+            assert ttl == billed.replace(year=billed.year + 6)
+            continue
+        assert not [p for p in personal if p in text], text
+        assert item["EntityType"]["S"] != "Card"
+    assert raw_item(f"USER#{user_id}") is None
+    # the log-in throttle's records of the user (and the IP addresses in them) are gone, others' kept
+    assert not AccessAttempt.objects.filter(ip_address="203.0.113.9").exists()
+    assert not AccessLog.objects.filter(username="pat@example.com").exists()
+    assert AccessAttempt.objects.filter(username="bob@example.com").exists()
+    for sub in (pat.sub, pat.past_due, pat.cancelled):  # the look-ups that name the account
+        lookup = raw_item(f"SUBID#{sub.sub_id}")
+        assert lookup and not [p for p in personal if p in json.dumps(lookup)]
+    assert not get_user_model().objects.filter(pk=user_id).exists()
+    assert shop_access.get_customer_by_customer_id(pat.account_id) is None
+    assert not [s for s in access.get_subscriptions_by_account(pat.account_id) if s.is_live]
+    # the e-mail is free for a new, unrelated account
+    again = get_user_model().objects.create_user("pat@example.com", email="pat@example.com", password="x-long-Pw-1")
+    assert access.get_account_id_for_user(again.pk) is None
+
+
+def test_closing_twice_refunds_nothing_twice_and_a_payment_run_after_charges_nothing(tables) -> None:
+    pat = make_customer_with_history("pat@example.com")
+    gateway = get_gateway()
+    first = data_rights.close_account(pat.account_id, today=date.today())
+    refunds, charges = gateway.refunds_made(), gateway.charges_made()
+    second = data_rights.close_account(pat.account_id, today=date.today())
+    assert first.closed_now and not second.closed_now and second.cancelled == []
+    assert sorted(first.cancelled) == sorted([pat.sub.sub_id, pat.past_due.sub_id])
+    for day in range(1, 29):
+        batches.run_payments(run_date=date.today().replace(day=day), catch_up_days=0)
+    assert gateway.refunds_made() == refunds
+    assert gateway.charges_made() == charges
+
+
+def test_a_close_beside_a_payment_run_charges_and_refunds_nothing_twice(local_tables) -> None:
+    due = date(2027, 3, 15)
+    subs = seed_due(6, due=due)
+    # the seeded subscriptions live in accounts acct<sub_id>: give each its account item
+    for sub in subs:
+        access.create_account(sub.Email, account_id=sub.account_id)
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def run(work) -> None:
+        barrier.wait()
+        try:
+            work()
+        except BaseException as error:  # noqa: BLE001 - failed in the test's thread
+            errors.append(error)
+
+    def close_all() -> None:
+        for sub in subs:
+            data_rights.close_account(sub.account_id, today=due)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in
+               (lambda: batches.run_payments(run_date=due, workers=2, catch_up_days=0), close_all)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    gateway = get_gateway()
+    charged = Counter(c["metadata"]["sub_id"] for c in gateway.charges_made(billing_date=due.isoformat()))
+    assert all(n <= 1 for n in charged.values())
+    refunds = gateway.refunds_made()
+    assert all(n == 1 for n in Counter(r["charge_id"] for r in refunds).values())
+    amounts = {c["charge_id"]: c["amount"] for c in gateway.charges_made()}
+    assert all(r["amount"] <= amounts[r["charge_id"]] for r in refunds)
+    for sub in subs:  # and every account ended closed and erased
+        [ended] = access.get_subscriptions_by_account(sub.account_id)
+        # not live, and no service after the close day: a charge that landed late was refunded
+        assert not ended.is_live and ended.PaidThroughDate <= due.isoformat()
+        items = raw_partition(sub.account_id)
+        named = [i for i in items if sub.Email in json.dumps(i)]
+        assert [i["EntityType"]["S"] for i in named if i["EntityType"]["S"] != "Receipt"] == [], named
+        for receipt in (i for i in items if i["EntityType"]["S"] == "Receipt"):  # even one written late
+            kept = datetime.fromtimestamp(int(receipt["TTL"]["N"]), UTC).date()
+            assert kept.year == date.fromisoformat(receipt["BillingDate"]["S"]).year + 10
+
+
+# --- the pages ------------------------------------------------------------------------------
+
+
+def test_download_my_data_page_streams_the_zip_and_audits_it(tables) -> None:
+    from tests.builders import make_customer, subscribe
+
+    ann = make_customer("ann@example.com")
+    subscribe(ann)
+    page = ann.client.get("/account/data/")
+    assert page.status_code == 200 and b"data-testid=\"download-data-form\"" in page.content
+    response = ann.client.post("/account/data/")
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    assert {"data.json", "README.txt"} <= set(archive.namelist())
+    assert "account.data_exported" in [e.Action for e in access.get_events_by_account(ann.account_id)]
+
+
+def test_close_my_account_asks_the_password_then_closes_and_logs_out(tables) -> None:
+    from tests.builders import PASSWORD, make_customer, subscribe
+
+    ann = make_customer("ann@example.com")
+    subscribe(ann)
+    page = ann.client.get("/account/close/")
+    assert page.status_code == 200 and b"close-summary" in page.content
+    wrong = ann.client.post("/account/close/", {"password": "not-it", "confirm": "on"})
+    assert wrong.status_code == 200 and access.get_account(ann.account_id).ClosedDate is None
+    done = ann.client.post("/account/close/", {"password": PASSWORD, "confirm": "on"})
+    assert done.status_code == 302 and done["Location"] == "/account/closed/"
+    assert access.get_account(ann.account_id).ClosedDate
+    assert ann.client.get("/").status_code in (200, 302)
+    assert ann.client.get("/account/data/").status_code == 302  # logged out: to the log-in page
+    from django.test import Client
+
+    again = Client().post("/login/", {"username": ann.email, "password": PASSWORD})
+    assert again.status_code == 200  # the form again: no such user
+    assert Client().get("/account/closed/").status_code == 200
+
+
+def test_support_closes_an_account_on_request_with_its_reference_in_the_audit_log(tables) -> None:
+    from django.test import Client
+    from django.urls import reverse
+
+    pat = make_customer_with_history("pat@example.com")
+    clerk = Client()
+    clerk.force_login(__import__("tests.builders", fromlist=["make_user"]).make_user(
+        "clerk@example.com", staff=True, roles=["support"]))
+    export = clerk.post(reverse("admin:staff_export_data", args=[pat.account_id]), {"reference": "TICKET-41"})
+    assert export.status_code == 200 and export["Content-Type"] == "application/zip"
+    b"".join(export.streaming_content)
+    closed = clerk.post(reverse("admin:staff_close_account", args=[pat.account_id]), {"reference": "TICKET-42"})
+    assert closed.status_code == 302
+    events = {e.Action: e for e in access.get_events_by_account(pat.account_id)}
+    assert events["staff.export_data"].Note == "TICKET-41" and events["staff.export_data"].Actor == "clerk@example.com"
+    assert events["staff.close_account"].Note == "TICKET-42"
+    assert "pat@example.com" not in json.dumps(raw_partition(pat.account_id)[0])
+    page = clerk.get(reverse("admin:staff_account", args=[pat.account_id]))
+    assert page.status_code == 200 and b"data-rights-links" in page.content
+
+
+def test_a_charge_in_flight_during_the_close_is_refunded_whole_not_served(tables) -> None:
+    from billing.batches import payments
+
+    due = date(2027, 3, 15)
+    [sub] = seed_due(1, due=due)
+    access.create_account(sub.Email, account_id=sub.account_id)
+    read_by_the_run = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
+    data_rights.close_account(sub.account_id, today=due)
+
+    out = payments.take_payment(read_by_the_run, run_date=due)  # its charge lands after the close
+    again = payments.take_payment(read_by_the_run, run_date=due)  # and a repeat changes nothing
+
+    gateway = get_gateway()
+    [charge] = gateway.charges_made(sub_id=sub.sub_id)
+    [refund] = gateway.refunds_made()
+    assert out.reason.startswith("refunded") and again.reason.startswith("refunded")
+    assert refund["charge_id"] == charge["charge_id"] and refund["amount"] == charge["amount"]
+    [ended] = access.get_subscriptions_by_account(sub.account_id)
+    assert ended.PaidThroughDate < due.isoformat()
+    [receipt] = [i for i in raw_partition(sub.account_id) if i["EntityType"]["S"] == "Receipt"]
+    assert datetime.fromtimestamp(int(receipt["TTL"]["N"]), UTC).year == due.year + 10
+
+
+def test_two_closes_at_once_refund_the_unused_days_once(local_tables) -> None:
+    from billing.batches import payments
+    from tests.builders import at_once
+
+    due = date.today()
+    [sub] = seed_due(1, due=due)
+    access.create_account(sub.Email, account_id=sub.account_id)
+    assert payments.take_payment(sub, run_date=due).status == "paid"
+    mail.outbox.clear()
+
+    results = at_once(lambda: data_rights.close_account(sub.account_id, today=due), times=3)
+
+    assert sorted(r.closed_now for r in results) == [False, False, True]
+    assert sum(len(r.cancelled) for r in results) == 1
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    [refund] = get_gateway().refunds_made()
+    assert refund["charge_id"] == charge["charge_id"] and 0 < refund["amount"] < charge["amount"]
+    assert len([m for m in mail.outbox if "closed" in m.subject]) == 1
