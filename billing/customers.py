@@ -163,7 +163,7 @@ def ensure_demo_customer(account_id: str, email: str, name: str, user_id: int) -
 @dataclass(frozen=True)
 class AccountData:
     """What another app (the shop) holds about an account, for the account's data rights
-    (docs/incoming/rights.md): ``export`` gives its records as JSON values (read by the
+    (docs/PORTAL.md, "Your data"): ``export`` gives its records as JSON values (read by the
     app's own keys, never a Scan), ``erase`` removes or pseudonymises its personal data
     when the account is closed (safe to run twice). Billing never imports the app: the
     app registers itself here (its ``AppConfig.ready``)."""

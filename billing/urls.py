@@ -30,7 +30,7 @@ urlpatterns = [
         name="password_reset_confirm"),
     path("password/reset/complete/", auth_views.PasswordResetCompleteView.as_view(
         template_name=AUTH + "password_reset_complete.html"), name="password_reset_complete"),
-    # data rights: a copy of the account's data, closing the account (docs/incoming/rights.md)
+    # data rights: a copy of the account's data, closing the account (docs/PORTAL.md, "Your data")
     path("account/data/", views.download_data, name="download_data"),
     path("account/close/", views.close_account, name="close_account"),
     path("account/closed/", views.account_closed, name="account_closed"),

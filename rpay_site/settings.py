@@ -203,7 +203,7 @@ RECEIPT_RETENTION_DAYS = env_int("RECEIPT_RETENTION_DAYS", 200)
 # How many receipt numbers a payment run reserves with one counter update (the counter is
 # one item, ~1,000 writes/s): numbers a run reserved and did not use are gaps, never reused.
 # A closed account's receipts are kept for the seller's tax law, then deleted by their TTL
-# (docs/incoming/rights.md): years per country of the seller (ISO 3166 alpha-2), else the default.
+# (docs/PORTAL.md, "Your data"): years per country of the seller (ISO 3166 alpha-2), else the default.
 RPAY_SELLER_COUNTRY = os.environ.get("RPAY_SELLER_COUNTRY", "").upper()
 INVOICE_RETENTION_YEARS = {"IT": 10, "DE": 6, "FR": 6, "ES": 6, "GB": 6, "NL": 7, "SE": 7}
 INVOICE_RETENTION_DEFAULT_YEARS = env_int("INVOICE_RETENTION_DEFAULT_YEARS", 10, minimum=1)

@@ -1,4 +1,4 @@
-"""The shop's part of an account's data rights (docs/incoming/rights.md), registered with
+"""The shop's part of an account's data rights (docs/PORTAL.md, "Your data"), registered with
 billing through its seam (``billing.customers.register_account_data``): the export reads the
 customer item and the orders by the shop's own keys; closing deletes the customer item."""
 

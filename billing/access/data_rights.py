@@ -1,4 +1,4 @@
-"""Data rights' reads and writes (docs/incoming/rights.md): the account's whole partition,
+"""Data rights' reads and writes (docs/PORTAL.md, "Your data"): the account's whole partition,
 read page by page (one paginated Query, never a Scan), and the erasure of a closed
 account's personal data item by item, with conditional writes that are safe to repeat.
 """

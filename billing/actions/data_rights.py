@@ -1,5 +1,5 @@
-"""A customer's data rights (docs/incoming/rights.md): a copy of their data (its audit
-event; the file itself is billing/account_export.py) and closing the account: every live
+"""A customer's data rights (docs/PORTAL.md, "Your data"): a copy of their data (its audit
+event; the file itself is billing/views/account_export.py) and closing the account: every live
 subscription cancelled now with the cancel-now refund, the cards detached and the customer
 deleted at the processor, the confirmation e-mail, the personal data erased in every item
 of the account's partition and its look-ups, the Django user and its log-in throttle
@@ -23,6 +23,7 @@ from django.utils.translation import gettext_noop
 
 from billing import access
 from billing.actions import lifecycle
+from billing.batches.expiry import expire
 from billing.customers import account_data_sources
 from billing.models import (
     Account,
@@ -106,6 +107,12 @@ def _still_served(sub: Subscription, today: date) -> bool:
 
 def _cancel_all(subs: list[Subscription], today: date, actor: str, done: ClosedAccount) -> None:
     for sub in subs:
+        if sub.Status == SubscriptionStatus.INCOMPLETE:
+            # A first payment still waiting for the bank: it never starts (the charge is
+            # cancelled at the processor; one taken anyway is refunded by the reconciliation).
+            if expire(sub, actor=actor):
+                done.cancelled.append(sub.sub_id)
+            continue
         for _attempt in range(5):
             if not _still_served(sub, today):
                 break

@@ -1,4 +1,4 @@
-"""Staff's part of a customer's data rights (docs/incoming/rights.md), support role: the
+"""Staff's part of a customer's data rights (docs/PORTAL.md, "Your data"), support role: the
 customer's "Download my data" file made for them, and their account closed on their
 request, each audited with the request's reference (a ticket number)."""
 

@@ -51,7 +51,7 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/", staff(index, VIEW_BILLING), name="staff_index"),
         path("staff/users/<int:user_id>/", staff(user_billing, VIEW_BILLING), name="staff_user_billing"),
         path("staff/accounts/<str:account_id>/", staff(account_detail, VIEW_BILLING), name="staff_account"),
-        # data rights: the support role, which cancels (docs/incoming/rights.md)
+        # data rights: the support role, which cancels (docs/PORTAL.md, "Your data")
         path("staff/accounts/<str:account_id>/data-export/", staff(staff_export_data, CANCEL),
              name="staff_export_data"),
         path("staff/accounts/<str:account_id>/close/", staff(staff_close_account, CANCEL),

@@ -1,4 +1,4 @@
-"""The customer's data rights in the portal (docs/incoming/rights.md): "Download my data"
+"""The customer's data rights in the portal (docs/PORTAL.md, "Your data"): "Download my data"
 (one ZIP, streamed) and "Close my account" (after the password and a summary of what
 happens). Only the logged-in customer, on their own account (the session's)."""
 
@@ -15,9 +15,9 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_safe
 
 from billing import access
-from billing.account_export import export_filename, export_zip
 from billing.actions import data_rights
 from billing.customers import customer_required
+from billing.views.account_export import export_filename, export_zip
 from core.language import remember_language
 from core.pages import bound_data
 from core.payments.errors import GatewayError

@@ -125,6 +125,6 @@ def create_warehouse(warehouse_id: str, name: str, address: Address) -> Warehous
 
 def forget_customer(customer_id: str) -> None:
     """A closed account's shop customer item goes: its e-mail, name and saved address
-    (docs/incoming/rights.md). Deleting an absent item is no error (a second close)."""
+    (docs/PORTAL.md, "Your data"). Deleting an absent item is no error (a second close)."""
     if all_valid(customer_id):
         Customer(**Customer.keys(customer_id=customer_id)).delete()

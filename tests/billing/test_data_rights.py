@@ -17,9 +17,9 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 
 from billing import access, batches
-from billing.account_export import export_zip
 from billing.actions import data_rights, lifecycle
 from billing.models import BillingItem
+from billing.views.account_export import export_zip
 from core.dynamo.engine import dynamodb_client
 from core.payments.gateway import get_gateway
 from tests.builders import make_customer_with_history, seed_due

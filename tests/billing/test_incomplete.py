@@ -239,3 +239,34 @@ def test_incomplete_entries_are_found_by_day_and_deadline_without_scan(table, dd
     assert IncompleteEntry.count(IncompleteEntry.pk()) == 0
     with time_machine.travel(MADE + timedelta(hours=30), tick=False):
         assert expire_due() == 0  # again: nothing left
+
+
+@pytest.fixture
+def shop_table_too(moto_table, settings):
+    """The shop's table beside the billing one: closing an account forgets its shop customer too."""
+    from core.dynamo.table import ensure_table
+    from shop.models import ShopItem, configure
+
+    before = ShopItem.Meta.table_name
+    settings.SHOP_DYNAMODB_TABLE = "shop_incomplete_close"
+    configure(table_name="shop_incomplete_close")
+    ensure_table(model=ShopItem)
+    yield
+    configure(table_name=before)
+
+
+def test_closing_the_account_expires_an_incomplete_first_payment(customer, shop_table_too) -> None:
+    """Closing an account ends a subscription still waiting for the bank as the expiry
+    would: the charge cancelled at the processor, nothing recorded, nothing charged later."""
+    from billing.actions import data_rights
+
+    sub = incomplete_sub(customer)
+    with time_machine.travel(MADE + timedelta(hours=2), tick=False):
+        done = data_rights.close_account(customer.account_id, today=DAY)
+        assert sub.sub_id in done.cancelled
+        assert batches.run_payments(run_date=DAY, workers=1).counts["paid"] == 0
+    assert fresh(sub).Status == SubscriptionStatus.INCOMPLETE_EXPIRED
+    [charge] = charges(sub)
+    assert charge["status"] == "declined"
+    assert get_gateway().charge_status(charge["charge_id"]).decline_code == "canceled"
+    assert not receipts_of(sub)

@@ -1,4 +1,4 @@
-"""The "Download my data" file (docs/incoming/rights.md): one ZIP, written while it is sent.
+"""The "Download my data" file (docs/PORTAL.md, "Your data"): one ZIP, written while it is sent.
 
 ``data.json`` holds every item of the account's partition (one paginated Query, never a
 Scan; cards without their processor token) and what other apps registered hold
