@@ -1,11 +1,12 @@
-"""The Stripe gateway's own HTTP client (core/payments/stripe/http.py: urllib3, one pool of
-keep-alive connections for every thread) and its charge answers read as plain JSON: the
+"""The Stripe gateway's own HTTP client (core/payments/stripe/http.py: http.client, one pool
+of keep-alive connections for every thread) and its charge answers read as plain JSON: the
 same results as the library's default client and StripeObjects, connections reused by
 new worker threads, the library's retries and errors kept, the environment's proxy
 honoured."""
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -13,11 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import stripe
-import urllib3
 
 from core.payments.errors import GatewayError
 from core.payments.stripe import StripeGateway
-from core.payments.stripe.http import Urllib3Client, _connection_error
+from core.payments.stripe.http import KeepAliveClient, _connection_error
 
 pytestmark = pytest.mark.django_db
 
@@ -32,9 +32,9 @@ def _comparable(result) -> tuple:
 @pytest.mark.parametrize("off_session", [True, False])
 def test_charges_read_as_json_are_what_the_librarys_objects_gave(stripe_gateway, number, off_session) -> None:
     # ``stripe_gateway`` sends through the library's RequestsClient; ``ours`` through
-    # Urllib3Client. Paid, declined and authentication-required charges alike.
+    # KeepAliveClient. Paid, declined and authentication-required charges alike.
     ours = StripeGateway()
-    assert isinstance(ours.client._requestor._client, Urllib3Client)
+    assert isinstance(ours.client._requestor._client, KeepAliveClient)
     customer = ours.create_customer("acct-http", "http@example.com")
     card = ours.tokenize_card(number, 12, 2034, "123", customer=customer)
     mine = ours.charge(card.token, 1250, "eur", f"http:{number}:{off_session}", {"sub_id": "s1"},
@@ -56,10 +56,6 @@ def test_an_unknown_payment_method_is_the_same_decline(stripe_gateway) -> None:
     assert (mine.status, mine.decline_code) == (theirs.status, theirs.decline_code) == ("declined", mine.decline_code)
 
 
-def _connections(client: Urllib3Client) -> int:
-    return sum(pool.num_connections for pool in client._direct.pools._container.values())
-
-
 def test_new_worker_threads_reuse_the_pools_connections(stripe_gateway) -> None:
     ours = StripeGateway()
     client = ours.client._requestor._client
@@ -72,10 +68,21 @@ def test_new_worker_threads_reuse_the_pools_connections(stripe_gateway) -> None:
         assert all(paid)
 
     run("first")
-    opened = _connections(client)
+    opened = client.opened
     assert 1 <= opened <= 8  # at most one per thread sending at once
     run("second")
-    assert _connections(client) == opened  # the next run's threads took the same connections
+    assert client.opened == opened  # the next run's threads took the same connections
+
+
+def test_a_connection_the_server_closed_is_replaced_at_once(stripe_gateway) -> None:
+    ours = StripeGateway()
+    client = ours.client._requestor._client
+    customer = ours.create_customer("acct-stale", "stale@example.com")
+    for connections in client._idle.values():  # the server closes them while they sit idle
+        for connection in connections:
+            connection.sock.shutdown(2)
+    assert ours.customer_account(customer) == "acct-stale"  # no retry wait: sent again on a new one
+    assert client.opened == 2
 
 
 class _Flaky(BaseHTTPRequestHandler):
@@ -126,7 +133,7 @@ def test_nothing_listening_is_a_retried_connection_error_then_a_gateway_error(se
     settings.STRIPE_API_BASE = f"http://127.0.0.1:{free_port()}"
     settings.STRIPE_SECRET_KEY = "sk_test_down"
     monkeypatch.setattr(stripe.HTTPClient, "_sleep_time_seconds", lambda self, n: 0)
-    client = Urllib3Client()
+    client = KeepAliveClient()
     with pytest.raises(stripe.APIConnectionError) as raised:
         client.request("get", f"{settings.STRIPE_API_BASE}/v1/charges", {})
     assert raised.value.should_retry
@@ -136,18 +143,21 @@ def test_nothing_listening_is_a_retried_connection_error_then_a_gateway_error(se
 
 def test_a_certificate_error_is_not_retried() -> None:
     with pytest.raises(stripe.APIConnectionError) as raised:
-        _connection_error(urllib3.exceptions.SSLError("certificate verify failed"))
+        _connection_error(ssl.SSLCertVerificationError("certificate verify failed"))
     assert not raised.value.should_retry and "SSL certificate" in str(raised.value)
 
 
 def test_the_environments_proxy_is_honoured_unless_no_proxy_names_the_host(monkeypatch) -> None:
-    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
-    monkeypatch.delenv("NO_PROXY", raising=False)
-    monkeypatch.delenv("no_proxy", raising=False)
-    monkeypatch.delenv("https_proxy", raising=False)
-    client = Urllib3Client()
-    proxied = client._manager("https://api.stripe.com/v1/payment_intents")
-    assert isinstance(proxied, urllib3.ProxyManager) and proxied.proxy.host == "proxy.internal"
-    assert client._manager("https://api.stripe.com/v1/refunds") is proxied  # looked up once per host
+    for name in ("NO_PROXY", "no_proxy", "https_proxy", "http_proxy", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://rpay:s%40cret@proxy.internal:3128")
+    client = KeepAliveClient()
+    route = client._route("https", "api.stripe.com")
+    assert (route.host, route.port, route.proxy) == ("api.stripe.com", 443, ("proxy.internal", 3128))
+    assert dict(route.proxy_headers)["Proxy-Authorization"] == "Basic cnBheTpzQGNyZXQ="  # rpay:s@cret
+    tunnel = client._connect(route)
+    assert (tunnel.host, tunnel.port, tunnel._tunnel_host, tunnel._tunnel_port) == (
+        "proxy.internal", 3128, "api.stripe.com", 443)
+    assert client._route("https", "api.stripe.com") is route  # looked up once per host
     monkeypatch.setenv("NO_PROXY", "api.stripe.com")
-    assert not isinstance(Urllib3Client()._manager("https://api.stripe.com/v1/charges"), urllib3.ProxyManager)
+    assert KeepAliveClient()._route("https", "api.stripe.com").proxy is None
