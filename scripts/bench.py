@@ -21,11 +21,12 @@ BatchWriteItem, and measures:
    min(workers / latency, 1 / CPU per payment);
 9. the payment run's reconciliation: time and requests per charge it reads;
 10. the Stripe gateway on localstripe beside the simulated gateway: payments/s and Python
-   CPU per payment at 8 and 32 workers (the library's request building and parsing);
+   CPU per payment at 8 and 32 workers (the library's request building and parsing), the
+   median of a few rounds (scripts/bench_stripe.py); the ratio of the two is printed last;
 
 Prints the figures and writes docs/PERFORMANCE.md and bench-results.json (git-ignored).
 ``BENCH_SCALE=0.1`` shrinks every count for a quick try; ``BENCH_ONLY=stripe`` runs
-section 10 alone and only prints it.
+section 10 alone and only prints it (``BENCH_STRIPE_ROUNDS``: its rounds, 3).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import bench_shop  # noqa: E402  (scripts/ is on the path: this file's folder)
+import bench_stripe  # noqa: E402
 
 from devtools.benchsetup import setup_django  # noqa: E402
 from devtools.localengine import free_port, start_local_engine  # noqa: E402
@@ -61,9 +63,6 @@ LATENCIES = [0, 100]
 # The ideal is min(workers / latency, the process's CPU limit).
 SLOW_GATEWAY_MS = 300
 SLOW_GATEWAY_WORKERS = [32, 64]
-# Section 10: localstripe answers one request at a time in one Python process, so fewer.
-STRIPE_DUE = max(int(500 * SCALE), 40)
-STRIPE_WORKERS = [8, 32]
 PREFIX_FILLER = "f"
 PREFIX_DUE = "d"
 
@@ -106,6 +105,11 @@ def seed_filler(count: int, token: str) -> float:
 
 def seed_due(day: date, token: str) -> None:
     seed([subscription(n, PREFIX_DUE, day, token) for n in range(DUE)])
+
+
+def seed_day(prefix: str, day: date, token: str, count: int) -> None:
+    """``count`` subscriptions due on ``day``, ids starting ``prefix``."""
+    seed([subscription(n, prefix, day, token) for n in range(count)])
 
 
 class Requests:
@@ -408,70 +412,6 @@ def render_shards(r: dict) -> str:
     return "\n".join(lines)
 
 
-def gateway_run(gateway, token: str, workers: int, prefix: str) -> dict:
-    """``STRIPE_DUE`` payments through ``gateway`` (the run's reconciliation left out: the
-    simulated and the Stripe runs pay for the same work)."""
-    from billing import batches
-
-    day = next_day()
-    seed([subscription(n, prefix, day, token) for n in range(STRIPE_DUE)])
-    cpu = time.process_time()
-    summary = batches.run_payments(run_date=day, workers=workers, catch_up_days=0, gateway=gateway, reconcile=False)
-    cpu = time.process_time() - cpu
-    assert summary.counts["paid"] == STRIPE_DUE, summary.as_dict()
-    return {"elapsed": summary.elapsed, "rate": STRIPE_DUE / summary.elapsed, "cpu_ms": cpu / STRIPE_DUE * 1000}
-
-
-def stripe_section(tmp: Path, say) -> dict:
-    """(10) The batch through the Stripe gateway against localstripe, beside the simulated
-    gateway, at the same workers and counts."""
-    from django.conf import settings
-
-    from core.payments.demo_cards import demo_card
-    from core.payments.simulated import SimulatedGateway
-    from core.payments.stripe import StripeGateway
-    from devtools.localstripe import start_localstripe
-
-    server = start_localstripe(free_port(), log_file=tmp / "localstripe.log")
-    saved = {name: getattr(settings, name) for name in server.settings()}
-    try:
-        for name, value in server.settings().items():
-            setattr(settings, name, value)
-        stripe_gateway = StripeGateway()
-        customer = stripe_gateway.create_customer("bench", "bench@example.com")
-        stripe_token = demo_card(stripe_gateway, "visa", exp_year=2030, customer=customer).token
-        simulated = SimulatedGateway(ledger_path=str(tmp / "stripe-section-ledger.sqlite3"))
-        simulated_token = demo_card(simulated, "visa", exp_year=2030).token
-        out: dict = {"due": STRIPE_DUE, "load_before": os.getloadavg()[0]}
-        for workers in STRIPE_WORKERS:
-            out[f"simulated/{workers}"] = r = gateway_run(simulated, simulated_token, workers, f"sim{workers}-")
-            say(f"simulated workers {workers:2d}: {r['rate']:7.1f} payments/s, {r['cpu_ms']:.2f} ms CPU per payment")
-            out[f"stripe/{workers}"] = r = gateway_run(stripe_gateway, stripe_token, workers, f"str{workers}-")
-            say(f"stripe    workers {workers:2d}: {r['rate']:7.1f} payments/s, {r['cpu_ms']:.2f} ms CPU per payment")
-        out["load_after"] = os.getloadavg()[0]
-        return out
-    finally:
-        for name, value in saved.items():
-            setattr(settings, name, value)
-        server.stop()
-
-
-def render_stripe(r: dict) -> str:
-    lines = [f"(10) the payment run through the Stripe gateway on localstripe (a real HTTP server, one Python "
-             f"process on the same 2 cores) beside the simulated gateway: {r['due']:,} payments each, the run's "
-             f"reconciliation left out (load average {r['load_before']:.1f} before, {r['load_after']:.1f} after)", "",
-             "| workers | simulated payments/s | Stripe payments/s | simulated CPU ms/payment | Stripe CPU ms/payment "
-             "| Stripe / simulated CPU |", "|---:|---:|---:|---:|---:|---:|"]
-    for w in STRIPE_WORKERS:
-        sim, real = r[f"simulated/{w}"], r[f"stripe/{w}"]
-        lines.append(f"| {w} | {sim['rate']:.0f} | {real['rate']:.0f} | {sim['cpu_ms']:.2f} | {real['cpu_ms']:.2f} "
-                     f"| {real['cpu_ms'] / sim['cpu_ms']:.2f} |")
-    lines += ["", "Python CPU is this process's (rpay's side: the library building requests and parsing "
-              "answers); localstripe's own CPU is not in it, but it shares the 2 cores, so Stripe payments/s "
-              "here is localstripe's speed, not Stripe's."]
-    return "\n".join(lines)
-
-
 def main() -> None:
     if os.environ.get("BENCH_ONLY") == "stripe":
         stripe_only()
@@ -540,7 +480,7 @@ def main() -> None:
             f"{results['reconcile']['ms_per_charge']:.2f} ms per charge")
 
         # 10: the Stripe gateway on localstripe beside the simulated one.
-        results["stripe"] = stripe_section(tmp, say)
+        results["stripe"] = bench_stripe.run(tmp, say, seed_day=seed_day, next_day=next_day)
 
         # 3 (and 4 again): tables of other sizes, 8 workers, latency 0.
         results["sizes"] = {str(mid): results["batch"]["8/0"]}
@@ -564,10 +504,12 @@ def main() -> None:
         server.stop()
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
-    report = (render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n" + render_stripe(results["stripe"])
-              + "\n\n" + bench_shop.render(results["shop"]))
+    report = (render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n"
+              + bench_stripe.render(results["stripe"]) + "\n\n" + bench_shop.render(results["shop"]))
     print(report)
     write_performance_md(report)
+    # Last, so that it is the line a reader of the terminal sees.
+    print("\n" + bench_stripe.ratio_line(results["stripe"]))
 
 
 def stripe_only() -> None:
@@ -579,10 +521,11 @@ def stripe_only() -> None:
     try:
         setup_django(server.endpoint, tmp)
         use_table("bench_stripe", server.endpoint)
-        result = stripe_section(tmp, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True))
+        result = bench_stripe.run(tmp, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True),
+                                  seed_day=seed_day, next_day=next_day)
     finally:
         server.stop()
-    print(render_stripe(result))
+    print(bench_stripe.render(result))
 
 
 def reconcile_cost() -> dict:
