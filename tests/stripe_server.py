@@ -19,11 +19,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import stripe
 from csp.constants import SELF
 
 from core.payments import gateway as gateway_module
 from core.payments.stripe import StripeGateway
+from core.payments.stripe.http import KeepAliveClient
 from core.payments.stripe.origins import stripe_origins
 from devtools.localengine import free_port
 from devtools.localstripe import LocalStripe, start_localstripe
@@ -37,8 +37,8 @@ class StripeRequest:
     params: dict[str, list[str]]
 
 
-class RecordingHTTPClient(stripe.RequestsClient):
-    """The library's own HTTP client, noting each request before sending it."""
+class RecordingHTTPClient(KeepAliveClient):
+    """rpay's HTTP client for Stripe (the one production uses), noting each request before sending it."""
 
     def __init__(self) -> None:
         super().__init__()
