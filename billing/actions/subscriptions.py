@@ -31,7 +31,7 @@ from billing.batches.expiry import expire
 from billing.models import Account, AuditAction, Coupon, Subscription, SubscriptionStatus
 from billing.notify import manage_url, tell
 from billing.rules.lifecycle import is_expired_incomplete
-from billing.rules.projection import coming_charges
+from billing.rules.projection import owed_charges
 from core.clock import billing_today
 from core.mail import money_text
 from core.money import format_with_symbol
@@ -158,7 +158,7 @@ def _coupon_line(sub: Subscription) -> dict[str, object]:
         return {}
     # The first payment and the one after it, as the run will take them: an amount off is
     # not the same on a prorated first period as on a whole month (``rules.projection``).
-    first, following = coming_charges(sub, 2)
+    first, following = owed_charges(sub, 2)  # incomplete too: its confirmation records the first
     left = sub.CouponPaymentsLeft
     return {"coupon": sub.CouponCode, "discount": format_with_symbol(first.discount, sub.Currency),
             "next_discount": format_with_symbol(following.discount, sub.Currency) if following.discount != first.discount

@@ -94,6 +94,9 @@ PAYMENT_COUNTS = ("processed", "paid", "declined", "retried", "cancelled", "skip
 REMINDER_COUNTS = ("processed", "sent", "skipped", "errors")
 # Counted by both batches, printed in the JSON summary even when 0.
 ALWAYS_COUNTED = ("action_required", "mail_errors", "gateway_calls", "gateway_ms")
+# In a payment run's JSON only (its summary line says them when there are any): first
+# payments never confirmed with the bank, expired by the run.
+PAYMENT_JSON_COUNTS = ("expired",)
 
 
 @dataclass
@@ -139,7 +142,7 @@ class RunSummary:
         (cron's log parsers and dashboards read the same keys every time), ``dry_run``
         always the boolean (the count of items a dry run went through is ``dry_run_items``),
         what was charged by currency under ``charged``."""
-        names = PAYMENT_COUNTS if self.kind == BatchKind.PAYMENTS else REMINDER_COUNTS
+        names = (*PAYMENT_COUNTS, *PAYMENT_JSON_COUNTS) if self.kind == BatchKind.PAYMENTS else REMINDER_COUNTS
         counts = {name: self.counts[name] for name in (*names, *ALWAYS_COUNTED)}
         charged = {k.split(":", 1)[1]: v for k, v in sorted(self.counts.items()) if k.startswith("charged:")}
         counts.update({str(k): v for k, v in self.counts.items()
@@ -171,6 +174,8 @@ class RunSummary:
         parts = [f"{n} {self.counts[n]}" for n in names]
         if self.counts["action_required"]:  # renewals waiting for the customer's bank
             parts.insert(3, f"action required {self.counts['action_required']}")
+        if self.counts["expired"]:  # first payments never confirmed with the bank
+            parts.append(f"expired {self.counts['expired']}")
         if self.dry_run:
             parts.append(f"dry-run {self.counts['dry_run']}")
         span = self.dates[0].isoformat() if self.dates else "-"

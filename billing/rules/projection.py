@@ -159,14 +159,21 @@ def _walk(terms: Terms, on: date, start: date, end: date, kind: ChargeKind, coun
         kind = ChargeKind.REGULAR if is_anchor(day, start) else ChargeKind.PRORATED
 
 
+def owed_charges(sub: Subscription, count: int) -> list[ComingCharge]:
+    """The owed charge and those after it, for a live subscription or an ``incomplete``
+    one, whose first charge waits for the customer's bank (confirming it records the
+    first of these): what the confirmation e-mail says its coupon takes off."""
+    if sub.Status == SubscriptionStatus.INCOMPLETE:
+        return _owed_then_following(sub, count)
+    return coming_charges(sub, count)
+
+
 def owed_charge(sub: Subscription) -> ComingCharge:
     """The payment the run takes next (``coming_charges``' first): the subscription must
     have a ``NextPaymentDate`` and be live, or be ``incomplete``: its first charge waits
     for the customer's bank, and confirming it records this period (it is in no total and
     on no page's coming payments, but what it owes is the same walk's)."""
-    if sub.Status == SubscriptionStatus.INCOMPLETE:
-        return _owed_then_following(sub, 1)[0]
-    return coming_charges(sub, 1)[0]
+    return owed_charges(sub, 1)[0]
 
 
 def next_full_month(sub: Subscription, *, price: int | None = None, within: int = 14) -> ComingCharge | None:

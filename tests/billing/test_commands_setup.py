@@ -90,8 +90,9 @@ def test_seed_demo_once(moto_table) -> None:
     collection = access.get_account_collection(account_id)
     days = {s.PaymentDay for s in collection.subscriptions}
     assert {29, 31} <= days
-    # three, and the coffee box whose renewal today waits for the customer's bank
-    assert len(collection.subscriptions) == 4
+    # three, the coffee box whose renewal today waits for the customer's bank, and a
+    # subscription whose first payment waits for it (incomplete, with its Finish payment link)
+    assert len(collection.subscriptions) == 5
     # eight months of receipts were written; the reads hide the ones past their TTL
     assert 12 <= len(collection.receipts) < 4 * 9
     all_days = set()
