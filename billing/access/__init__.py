@@ -140,7 +140,7 @@ from billing.access.subscriptions import (
     set_schedule,
     update_subscription,
 )
-from billing.access.switch import switch_subscription
+from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
 from billing.access.trials import trial_used
 from billing.access.upcoming import (
     UpcomingDay,
@@ -170,6 +170,8 @@ from billing.exceptions import (
 
 __all__ = [
     "switch_subscription",
+    "count_switch_failure",
+    "switch_failures",
     "end_subscription",
     "keep_subscription",
     "pause_subscription",

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import stripe
 from django.conf import settings
 
-from core.payments.errors import CardError, GatewayError, RefundRefused
+from core.payments.errors import CardError, GatewayError, KeyReused, RefundRefused
 from core.payments.gateway import CardEntry, CardToken, ChargeResult, RefundResult
 from core.payments.stripe.client import build_client
 
@@ -202,6 +202,11 @@ class StripeGateway:
             intent = self.client.v1.payment_intents.create(params, {"idempotency_key": idempotency_key})
         except stripe.CardError as error:
             return self._declined(error, amount, currency, metadata)
+        except stripe.IdempotencyError as error:
+            # The key was used with other parameters (another card, amount or metadata):
+            # Stripe will not say what the first request did, and never runs this one.
+            log.warning("stripe refused a charge under a used key %s: %s", idempotency_key, error)
+            raise KeyReused(str(error)) from error
         except stripe.InvalidRequestError as error:
             # A payment method Stripe does not know (detached, another account's): the
             # simulated gateway's "invalid_token", a decline the dunning rules handle.
