@@ -14,7 +14,7 @@ from django.utils import translation
 from billing import access, batches
 from billing.actions import refunds
 from billing.batches import payments
-from billing.models import AuditAction
+from billing.models import AuditAction, Subscription
 from core import money
 from core.payments.errors import GatewayError, RefundRefused
 from core.payments.gateway import get_gateway
@@ -213,3 +213,148 @@ def test_negative_and_zero_amounts_are_formatted_with_their_sign() -> None:
         assert money.format_with_code(-123456, "usd") == "-1,234.56 USD"
         assert money.format_with_code(1500, "jpy") == "1,500 JPY"
         assert money.decimal_string(-150, "USD") == "-1.50"
+
+
+# --- the batch's conditional writes (billing/access/batch_writes.py) ---------------------
+
+DUE = date(2027, 3, 15)
+
+
+def due_sub(n: int = 1, **kwargs):
+    from tests.builders import seed_due
+
+    [sub] = seed_due(1, due=DUE, prefix=f"bw{n}-", **kwargs)
+    return fresh(sub)
+
+
+def events(sub, action):
+    return [e for e in access.get_events_by_account(sub.account_id) if e.Action == action]
+
+
+def test_a_declined_charge_marks_past_due_with_its_event(moto_table) -> None:
+    sub = due_sub()
+    access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                         next_reminder=date(2027, 4, 8), decline_code="insufficient_funds", actor="staff@x", amount=999)
+    after = fresh(sub)
+    assert (after.Status, after.BillingPeriod, after.RetryCount, after.NextPaymentDate, after.NextReminderDate) == (
+        "past_due", "2027-03-15", 1, "2027-03-18", "2027-04-08")
+    assert after.PaymentDetails.AwaitingCharge is None
+    [event] = events(sub, AuditAction.PAYMENT_DECLINED)
+    assert (event.Actor, event.Note, event.Subject) == ("staff@x", "insufficient_funds", sub.SK)
+    assert event.After["Amount"] == 999 and event.After["Product"] == "Daily News"
+    assert event.Before["Status"] == "active" and event.After["Status"] == "past_due"
+    # the same slot again: refused (the run that lost the race changes nothing)
+    with pytest.raises(access.ConditionFailed):
+        access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                             next_reminder=date(2027, 4, 8))
+
+
+def test_a_charge_waiting_for_the_bank_is_kept_on_its_card_only(moto_table) -> None:
+    sub = due_sub()
+    access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=0, retry_on=date(2027, 3, 16),
+                         next_reminder=date(2027, 4, 8), decline_code="authentication_required", amount=999,
+                         awaiting_charge="ch_wait")
+    after = fresh(sub)
+    assert after.PaymentDetails.AwaitingCharge == "ch_wait" and after.Status == "past_due"
+    [event] = events(sub, AuditAction.PAYMENT_ACTION_REQUIRED)
+    assert (event.Actor, event.Note) == ("batch", "authentication_required ch_wait")
+    assert not events(sub, AuditAction.PAYMENT_DECLINED)
+    # declined at the retry: the awaited charge is forgotten with it
+    access.mark_past_due(after, slot=date(2027, 3, 16), period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                         next_reminder=date(2027, 4, 8))
+    assert fresh(sub).PaymentDetails.AwaitingCharge is None
+    [declined] = events(sub, AuditAction.PAYMENT_DECLINED)
+    assert declined.Note == "declined" and declined.Actor == "batch"
+
+
+def test_an_awaited_charge_is_not_kept_when_the_card_changed_meanwhile(moto_table) -> None:
+    sub = due_sub()
+    stale = fresh(sub)
+    access.replace_card(sub, card(), actor="customer")
+    with pytest.raises(access.ConditionFailed):
+        access.mark_past_due(stale, slot=DUE, period=DUE, failed_retries=0, retry_on=date(2027, 3, 16),
+                             next_reminder=date(2027, 4, 8), awaiting_charge="ch_wait")
+    assert fresh(sub).PaymentDetails.AwaitingCharge is None and fresh(sub).Status == "active"
+
+
+def test_forgetting_an_awaited_charge_only_forgets_that_charge(moto_table) -> None:
+    sub = due_sub()
+    access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=0, retry_on=date(2027, 3, 16),
+                         next_reminder=date(2027, 4, 8), awaiting_charge="ch_wait")
+    with pytest.raises(access.ConditionFailed):
+        access.forget_awaiting_charge(fresh(sub), "ch_other")
+    assert fresh(sub).PaymentDetails.AwaitingCharge == "ch_wait"
+    access.forget_awaiting_charge(fresh(sub), "ch_wait")
+    after = fresh(sub)
+    assert after.PaymentDetails.AwaitingCharge is None and after.Status == "past_due"  # still owed
+
+
+def test_a_payment_after_cancel_extends_the_service_once_with_its_event(moto_table) -> None:
+    sub = due_sub()
+    access.cancel_subscription(sub, actor="customer")
+    access.extend_after_cancel(fresh(sub), paid_period=DUE, paid_through=date(2027, 4, 14))
+    after = fresh(sub)
+    assert (after.PaidThroughDate, after.LastPaymentDate, after.Status) == ("2027-04-14", "2027-03-15", "cancelled")
+    [event] = events(sub, AuditAction.PAID_AFTER_CANCEL)
+    assert event.Actor == "batch" and event.After["PaidThroughDate"] == "2027-04-14"
+    assert event.Before["PaidThroughDate"] == "2027-03-14"
+    with pytest.raises(access.ConditionFailed):  # a repeat changes nothing
+        access.extend_after_cancel(fresh(sub), paid_period=DUE, paid_through=date(2027, 4, 14))
+
+
+def test_a_live_subscription_is_not_extended_after_cancel(moto_table) -> None:
+    sub = due_sub()
+    with pytest.raises(access.ConditionFailed):
+        access.extend_after_cancel(sub, paid_period=DUE, paid_through=date(2027, 4, 14))
+
+
+def advance(sub, coupon_used):
+    return access.advance_after_payment(sub, slot=DUE, paid_period=DUE, next_payment=date(2027, 4, 15),
+                                        next_reminder=date(2027, 4, 8), coupon_used=coupon_used)
+
+
+@pytest.mark.parametrize(("left", "used", "expected"), [
+    (2, "TEN", (1, "TEN")),  # one of its payments used
+    (1, "TEN", (None, None)),  # the last: the coupon goes
+    (2, "OTHER", (2, "TEN")),  # the charge was discounted by another coupon: this one untouched
+    (2, None, (2, "TEN")),  # not discounted
+    (None, "TEN", (None, "TEN")),  # for ever
+])
+def test_a_payment_uses_one_of_the_coupons_payments(moto_table, left, used, expected) -> None:
+    sub = due_sub()
+    access.update_subscription(sub, [Subscription.CouponCode.set("TEN"), Subscription.CouponPercentOff.set(10),
+                                     *([Subscription.CouponPaymentsLeft.set(left)] if left else [])])
+    advance(fresh(sub), used)
+    after = fresh(sub)
+    assert (after.CouponPaymentsLeft, after.CouponCode) == expected
+    assert after.CouponPercentOff == (10 if expected[1] else None)
+    assert (after.NextPaymentDate, after.PaidThroughDate, after.LastPaymentDate, after.Status, after.RetryCount) == (
+        "2027-04-15", "2027-04-14", "2027-03-15", "active", 0)
+
+
+def test_a_payment_advances_from_past_due_and_forgets_the_awaited_charge(moto_table) -> None:
+    sub = due_sub()
+    access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                         next_reminder=date(2027, 4, 8), awaiting_charge="ch_wait")
+    access.advance_after_payment(fresh(sub), slot=date(2027, 3, 18), paid_period=DUE, next_payment=date(2027, 4, 15),
+                                 next_reminder=date(2027, 4, 8), paid_through=date(2027, 4, 14))
+    after = fresh(sub)
+    assert (after.Status, after.BillingPeriod, after.RetryCount, after.PaymentDetails.AwaitingCharge) == (
+        "active", None, 0, None)
+    with pytest.raises(access.ConditionFailed):  # the slot moved on: a second run's advance is refused
+        access.advance_after_payment(fresh(sub), slot=date(2027, 3, 18), paid_period=DUE,
+                                     next_payment=date(2027, 4, 15), next_reminder=date(2027, 4, 8))
+
+
+def test_a_reminder_is_claimed_once_and_never_for_a_cancelled_subscription(moto_table) -> None:
+    sub = due_sub()
+    day = date(2027, 3, 8)
+    access.claim_reminder(fresh(sub), day=day, next_reminder=date(2027, 4, 8))
+    after = fresh(sub)
+    assert (after.LastReminderDate, after.NextReminderDate) == ("2027-03-08", "2027-04-08")
+    with pytest.raises(access.ConditionFailed):
+        access.claim_reminder(fresh(sub), day=day, next_reminder=date(2027, 4, 8))
+    other = due_sub(2)
+    access.cancel_subscription(other, actor="customer")
+    with pytest.raises(access.ConditionFailed):
+        access.claim_reminder(fresh(other), day=day, next_reminder=date(2027, 4, 8))
