@@ -196,6 +196,9 @@ def test_on_stripe_an_idempotency_error_is_a_refused_attempt_not_a_crash(moto_ta
     intents = stripe_gateway.client.v1.payment_intents
     with monkeypatch.context() as patched:
         patched.setattr(type(intents), "create", idempotency_error)
+        patched.setattr(type(stripe_gateway.client.v1.refunds), "create", idempotency_error)
+        with pytest.raises(KeyReused):  # a refund's key reused for another amount: the same answer
+            stripe_gateway.refund("pi_x", 100, "refund:pi_x:r1")
         with pytest.raises(KeyReused):
             stripe_gateway.charge(fresh(sub).PaymentDetails.Token, 100, "USD", "k", {})
         with pytest.raises(switch.AttemptUnsettled):

@@ -241,6 +241,8 @@ class StripeGateway:
                 {"payment_intent": charge_id, "amount": amount, "metadata": {"reason": reason[:500]}},
                 {"idempotency_key": idempotency_key},
             )
+        except stripe.IdempotencyError as error:  # the request's key, used before for another amount
+            raise KeyReused(str(error)) from error
         except stripe.InvalidRequestError as error:  # more than is left, no such charge
             return RefundResult(status="failed", refund_id="", charge_id=charge_id, amount=amount,
                                 reason=error.user_message or str(error))
