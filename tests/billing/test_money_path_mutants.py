@@ -284,7 +284,9 @@ def test_forgetting_an_awaited_charge_only_forgets_that_charge(moto_table) -> No
     with pytest.raises(access.ConditionFailed):
         access.forget_awaiting_charge(fresh(sub), "ch_other")
     assert fresh(sub).PaymentDetails.AwaitingCharge == "ch_wait"
-    access.forget_awaiting_charge(fresh(sub), "ch_wait")
+    stale = fresh(sub)
+    access.change_payment_day(fresh(sub), 20, actor="customer")  # another write meanwhile: the version moved
+    access.forget_awaiting_charge(stale, "ch_wait")  # the charge's condition, not the version
     after = fresh(sub)
     assert after.PaymentDetails.AwaitingCharge is None and after.Status == "past_due"  # still owed
 
