@@ -186,6 +186,8 @@ def test_a_refund_e_mail_names_the_sku_when_the_receipt_has_no_product_name(moto
     refunds.tell_refund(receipt, "re_x", 100)
     [message] = mail.outbox
     assert message.subject == "Refund: NEWS-DAILY" and "NEWS-DAILY" in message.body
+    # told before the receipt records any refund: nothing refunded in all yet
+    assert "Refunded in all: 0.00 USD of 9.99 USD" in lines(message.body)
 
 
 # --- core/money.py ---------------------------------------------------------------------
