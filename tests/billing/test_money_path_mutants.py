@@ -261,6 +261,10 @@ def test_a_charge_waiting_for_the_bank_is_kept_on_its_card_only(moto_table) -> N
     [event] = events(sub, AuditAction.PAYMENT_ACTION_REQUIRED)
     assert (event.Actor, event.Note) == ("batch", "authentication_required ch_wait")
     assert not events(sub, AuditAction.PAYMENT_DECLINED)
+    with pytest.raises(access.ConditionFailed):  # the slot is no longer due: a second run changes nothing
+        access.mark_past_due(after, slot=DUE, period=DUE, failed_retries=0, retry_on=date(2027, 3, 16),
+                             next_reminder=date(2027, 4, 8), awaiting_charge="ch_other")
+    assert fresh(sub).PaymentDetails.AwaitingCharge == "ch_wait"
     # declined at the retry: the awaited charge is forgotten with it
     access.mark_past_due(after, slot=date(2027, 3, 16), period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
                          next_reminder=date(2027, 4, 8))
