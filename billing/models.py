@@ -280,6 +280,10 @@ class Subscription(BillingItem, discriminator="Subscription"):
     PreviousProductName = UnicodeAttribute(null=True)
     SwitchFrom = UnicodeAttribute(null=True)
     LastSwitchDate = UnicodeAttribute(null=True)  # one switch a day (its receipt's key holds the day)
+    # Upgrade charges of one day that failed (declined, refused by the bank, abandoned):
+    # "<day>:<count>". Each failure gives the next attempt that day a key of its own
+    # (``:retry<N>``, billing/actions/switch.py), so that a new card is really tried.
+    SwitchFailures = UnicodeAttribute(null=True)
     # A coupon applied (``Coupon``; billing/rules/coupons.py): a copy of its discount, so the
     # batches read it from the indexes. ``CouponPaymentsLeft``: payments still discounted
     # (null: every one); the four go when it reaches 0. Absent: no coupon.

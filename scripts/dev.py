@@ -9,7 +9,8 @@ SIGTERM or SIGHUP it stops them all and exits 0; if the engine dies it says so i
 line on stderr, stops the web server and exits 1. The data stays under var/.
 
 Environment knobs (the defaults are what `make run` wants):
-  RUN_ADDR            where runserver listens (127.0.0.1:8000)
+  RUN_ADDR            where runserver listens (127.0.0.1:8000); the links in e-mails
+                      (SITE_URL) point there too, unless SITE_URL is set
   DYNAMODB_PORT       the engine's port (8123)
   DYNAMODB_DATA_DIR   the engine's data folder (var/dynamodb; its log is var/dynamodb.log)
   RUN_SEED            0 skips seed_demo (default 1: seed once, as make run always has)
@@ -78,6 +79,15 @@ def stop(process: subprocess.Popen | None, timeout: float = 10) -> None:
     process.wait()
 
 
+def site_url(addr: str) -> str:
+    """The base URL of e-mail links for a server listening on ``addr`` (RUN_ADDR's forms:
+    ``host:port`` or a bare ``port``). A wildcard address is reached on this machine's
+    loopback: a link to http://0.0.0.0:8300/ does not open in every browser."""
+    host, _, port = addr.rpartition(":")
+    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "0": "127.0.0.1", "[::]": "[::1]"}.get(host, host)
+    return f"http://{host}:{port}"
+
+
 def wait_watching(process: subprocess.Popen, engine: LocalEngine, stripe: LocalStripe | None = None) -> int:
     """Wait for ``process`` to end; raise EngineDied as soon as the engine (or localstripe) is gone."""
     while True:
@@ -118,7 +128,10 @@ def main() -> int:
     try:
         engine = start_local_engine(port, data_dir, log_file=log_file)
         print(f"DynamoDB Local running at {engine.endpoint} (data in {data_dir}, log in {log_file})", flush=True)
-        env = {**os.environ, "DYNAMODB_ENDPOINT": engine.endpoint}
+        # E-mails sent by the site (and the seed) link to where it answers, not to the
+        # default :8000 (a deployment behind a proxy sets SITE_URL itself: kept).
+        env = {**os.environ, "DYNAMODB_ENDPOINT": engine.endpoint,
+               "SITE_URL": os.environ.get("SITE_URL") or site_url(addr)}
         if gateway == "stripe":
             # Its state beside DynamoDB Local's data: the demo's cards (Stripe payment
             # methods) stay valid as long as the subscriptions that name them.

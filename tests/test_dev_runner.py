@@ -64,6 +64,14 @@ def still_running(processes: dict[int, str]) -> list[int]:
     return alive
 
 
+def environment(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    return dict(item.decode().partition("=")[::2] for item in raw.split(b"\0") if item)
+
+
 def cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
@@ -105,7 +113,7 @@ class Runner:
 def runner(tmp_path) -> Iterator[Runner]:
     web_port, engine_port, stripe_port = free_port(), free_port(), free_port()
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "SITE_URL"},
         "STRIPE_PORT": str(stripe_port),
         "RUN_ADDR": f"127.0.0.1:{web_port}",
         "DYNAMODB_PORT": str(engine_port),
@@ -146,6 +154,9 @@ def test_sigterm_stops_the_web_server_and_the_engine_and_every_child(runner: Run
     assert any("devtools.localstripe" in c for c in commands)
     # runserver's autoreloader runs the server in a child of its own: both must go
     assert sum("runserver" in c for c in commands) == 2, commands
+    # links in e-mails point where the site answers (RUN_ADDR), not at the default :8000
+    servers = [pid for pid in children if "runserver" in cmdline(pid)]
+    assert {environment(pid).get("SITE_URL") for pid in servers} == {f"http://127.0.0.1:{runner.web_port}"}
     # the site takes cards through Stripe.js, served by localstripe
     with urllib.request.urlopen(f"http://127.0.0.1:{runner.web_port}/signup/", timeout=5) as response:
         assert response.status == 200
@@ -196,3 +207,23 @@ def test_a_busy_web_port_is_one_line_before_anything_starts(tmp_path) -> None:
         f"make run: port {port} is already in use: stop what runs there or set RUN_ADDR"]
     assert not (tmp_path / "dynamodb").exists() and not port_in_use(engine_port)  # the engine never started
 
+
+
+def load_runner_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("dev_runner", ROOT / "scripts" / "dev.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("addr", "url"), [
+    ("127.0.0.1:8300", "http://127.0.0.1:8300"),
+    ("8300", "http://127.0.0.1:8300"),
+    ("0.0.0.0:8300", "http://127.0.0.1:8300"),
+    ("localhost:9000", "http://localhost:9000"),
+    ("[::]:8300", "http://[::1]:8300"),
+])
+def test_the_e_mail_base_url_follows_run_addr(addr: str, url: str) -> None:
+    assert load_runner_module().site_url(addr) == url

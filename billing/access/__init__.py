@@ -163,7 +163,7 @@ from billing.access.subscriptions import (
     set_schedule,
     update_subscription,
 )
-from billing.access.switch import switch_subscription
+from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
 from billing.access.trials import trial_used
 from billing.access.upcoming import (
     UpcomingDay,
@@ -200,6 +200,8 @@ __all__ = [
     "mark_incomplete",
     "release_trial",
     "switch_subscription",
+    "count_switch_failure",
+    "switch_failures",
     "end_subscription",
     "keep_subscription",
     "pause_subscription",

@@ -81,3 +81,27 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     sub.PreviousProductName = previous if downgrade else None
     sub.SwitchFrom = quote.effective.isoformat() if downgrade else None
     return receipt
+
+
+def count_switch_failure(sub: Subscription, today: date) -> None:
+    """One more failed upgrade charge on ``today`` (``Subscription.SwitchFailures``). A
+    plain attribute write, conditional on the count read and without the version: a decline
+    changes nothing the customer sees, so a page drawn before it is not stale. Refused: a
+    concurrent attempt counted its own failure, and the next attempt's key is new anyway."""
+    count = switch_failures(sub, today) + 1
+    value = f"{today.isoformat()}:{count}"
+    condition = (Subscription.SwitchFailures == sub.SwitchFailures) if sub.SwitchFailures \
+        else Subscription.SwitchFailures.does_not_exist()
+    try:
+        with refused_as(ConditionFailed, sub.SK):
+            engine.table_connection(Subscription).update_item(
+                sub.PK, range_key=sub.SK, actions=[Subscription.SwitchFailures.set(value)], condition=condition)
+    except ConditionFailed:
+        return
+    sub.SwitchFailures = value
+
+
+def switch_failures(sub: Subscription, today: date) -> int:
+    """How many upgrade charges of ``sub`` failed on ``today`` (0 on another day)."""
+    day, _, count = (sub.SwitchFailures or "").partition(":")
+    return int(count) if day == today.isoformat() and count.isdigit() else 0

@@ -4,7 +4,7 @@ audit event, in ``ACC#COUPONS``); give one to a live subscription from its next 
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 from billing import access
 from billing.models import Coupon, Subscription
@@ -36,3 +36,19 @@ def give_coupon(sub: Subscription, coupon: Coupon, *, today: date, actor: str) -
     coupon it had). ``CouponRefused``, ``PaymentInProgress`` (a payment is due: try after
     the run) or ``ConditionFailed`` (changed meanwhile)."""
     return access.apply_coupon(sub, coupon, today=today, actor=actor)
+
+
+def give_back_unused(sub: Subscription, *, today: date) -> bool:
+    """A subscription with a coupon, ended in its free trial before any payment: the coupon
+    discounted nothing, so its use goes back (as a first payment that failed gives it
+    back), and a limited coupon can be used by someone else. Called once the cancel is
+    written (a cancel refused changes nothing, a repeat is refused: one give-back). Only a
+    cancel that ends it now: one at the end of the free days may still be kept, with the
+    coupon. Returns whether a use was given back."""
+    if not sub.CouponCode or not sub.TrialEnd or today > date.fromisoformat(sub.TrialEnd):
+        return False
+    made = date.fromisoformat(sub.CreatedDate[:10]) - timedelta(days=1)  # its UTC day, a billing day either side
+    if any(r.sub_id == sub.sub_id for r in access.get_receipts_by_account(sub.account_id, made, today)):
+        return False  # something was recorded (a coupon that took a payment whole included)
+    access.release_coupon_use(sub.CouponCode)
+    return True

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.utils.translation import gettext_noop
 
 from billing import access
+from billing.actions.coupons import give_back_unused
 from billing.actions.refunds import refund_receipt
 from billing.batches import owed_amount
 from billing.models import AuditAction, Receipt, Subscription
@@ -59,6 +60,7 @@ def cancel_now(sub: Subscription, *, today: date, actor: str, reason: str, comme
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     access.end_subscription(sub, mode=CancelMode.NOW, today=today, actor=actor, reason=reason, comment=comment,
                             action=action)
+    give_back_unused(sub, today=today)  # a trial that paid nothing: its coupon discounted nothing
     done = CancelledNow(sub)
     if paid_through and paid_through > today:
         for receipt in _receipts_paying_after(sub, today):

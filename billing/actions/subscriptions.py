@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.actions import wallet
+from billing.actions.coupons import give_back_unused
 from billing.batches import (
     PaymentOutcome,
     PaymentStatus,
@@ -340,6 +341,7 @@ def cancel(sub: Subscription, *, actor: str, reason: str = "customer",
     access.cancel_subscription(sub, actor=actor, reason=reason, action=action)
     if not sub.is_live:  # ended now: nothing waits on the customer's bank any more
         _drop_awaited_charge(sub, today=billing_today(settings.BILLING_TIMEZONE), actor=actor)
+    give_back_unused(sub, today=billing_today(settings.BILLING_TIMEZONE))  # a trial that paid nothing
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     tell("subscription_ended", sub, format_lazy(_("Subscription cancelled: {product}"), product=sub.ProductName or sub.SKU),
           paid_through=paid_through, reason=reason)

@@ -3,6 +3,12 @@ billing/rules/switch.py). An upgrade's difference is charged at once under the k
 ``<SubId>:switch:<day>:<SKU>`` and recorded with the switch in one transaction; a
 downgrade changes what the next payment charges. The customer is e-mailed either way.
 
+A failed upgrade charge (declined, refused by the bank, abandoned, or its key refused by
+the processor) is counted on the subscription, and the next attempt that day is keyed
+``...:retry<N>`` (N failures so far), as the renewals' retries are: a card replaced after a
+decline is really charged, not answered with the first decline's replay. An attempt whose
+answer never came (``GatewayError``) is not counted: repeating it repeats its key.
+
 Exactly once: the charge is keyed, and its record is conditional on the subscription
 being as quoted. Should the record be refused (the subscription changed meanwhile), or
 never made (a crash after the charge), the charge is recorded and refunded in full, here
@@ -28,7 +34,7 @@ from billing.rules.projection import coming_charges
 from billing.rules.schedule import months_before
 from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch, unused_credit
 from core.money import format_with_symbol
-from core.payments.errors import GatewayError, PaymentError
+from core.payments.errors import GatewayError, KeyReused, PaymentError
 from core.payments.gateway import ChargeResult, get_gateway
 
 log = logging.getLogger(__name__)
@@ -63,8 +69,19 @@ def quote(sub: Subscription, sku: str, *, today: date) -> SwitchQuote:
     return quote_switch(sub, product, receipts, today)
 
 
+class AttemptUnsettled(SwitchRefused):
+    """The processor refused this attempt's key: an earlier attempt under it, with other
+    payment details, has no answer here. Nothing was switched; the next attempt has a key
+    of its own (a charge the earlier attempt took is refunded by the reconciliation,
+    ``refund_unapplied_switch``)."""
+
+
 def switch_key(sub: Subscription, q: SwitchQuote, today: date) -> str:
-    return f"{sub.sub_id}:switch:{today.isoformat()}:{q.new_sku}"
+    """The charge's idempotency key: one per attempt that can be answered (M5), a new one
+    after each failed attempt of the day (``access.switch_failures``)."""
+    key = f"{sub.sub_id}:switch:{today.isoformat()}:{q.new_sku}"
+    failures = access.switch_failures(sub, today)
+    return f"{key}:retry{failures}" if failures else key
 
 
 def switch(sub: Subscription, sku: str, *, today: date, actor: str, expected: SwitchQuote | None = None,
@@ -85,11 +102,18 @@ def switch(sub: Subscription, sku: str, *, today: date, actor: str, expected: Sw
             "switch_charge": str(q.charge), "switch_credit": str(q.credit), "old_sku": q.old_sku,
             "payment_day": str(sub.PaymentDay), "price": str(q.new_price),
         }
-        result = get_gateway().charge(sub.PaymentDetails.Token, q.due_now, sub.Currency, switch_key(sub, q, today),
-                                      metadata, off_session=not on_session)
+        try:
+            result = get_gateway().charge(sub.PaymentDetails.Token, q.due_now, sub.Currency,
+                                          switch_key(sub, q, today), metadata, off_session=not on_session)
+        except KeyReused:
+            access.count_switch_failure(sub, today)
+            raise AttemptUnsettled(_("An earlier attempt of this switch, with other payment details, is not "
+                                     "settled: nothing was switched or charged now. Please try again: anything "
+                                     "the earlier attempt took is refunded.")) from None
         if result.needs_authentication:
             return Switched(sub, q, client_secret=result.client_secret, charge_id=result.charge_id)
         if not result.succeeded:
+            access.count_switch_failure(sub, today)
             raise SwitchDeclined(result.decline_code or "declined")
     return _apply(sub, q, result, today=today, actor=actor, action=action)
 
@@ -104,6 +128,7 @@ def finish_authenticated(sub: Subscription, sku: str, charge_id: str, *, today: 
     if result.needs_authentication:
         return Switched(sub, quote(sub, sku, today=today), client_secret=result.client_secret, charge_id=charge_id)
     if not result.succeeded:
+        access.count_switch_failure(sub, today)
         raise SwitchDeclined(result.decline_code or "authentication_failed")
     try:
         q = quote(sub, sku, today=today)
@@ -176,11 +201,14 @@ def _refund_excess_credit(sub: Subscription, q: SwitchQuote, *, today: date, act
     return refunded
 
 
-def abandon(done: Switched) -> None:
+def abandon(done: Switched, *, today: date) -> None:
     """Give up an upgrade whose charge waits for the customer's bank (staff cannot confirm
-    it): cancelled at the gateway. Unreachable: left; never confirmed, it is never paid,
-    and a late success is refunded by the reconciliation (``refund_unapplied_switch``)."""
+    it): cancelled at the gateway, and counted as failed (the customer's own attempt later
+    that day has a key of its own, not the cancelled charge's). Unreachable: left; never
+    confirmed, it is never paid, and a late success is refunded by the reconciliation
+    (``refund_unapplied_switch``)."""
     if done.charge_id:
+        access.count_switch_failure(done.sub, today)
         with suppress(GatewayError):
             get_gateway().cancel_charge(done.charge_id)
 

@@ -102,7 +102,7 @@ def staff_switch(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         messages.error(request, _("The payment provider could not be reached: nothing was switched."))
         return back
     if done.client_secret:  # off-session, the bank wants the customer: not for staff to do
-        actions.abandon(done)
+        actions.abandon(done, today=today())
         messages.error(request, _("The customer's bank asks them to confirm this payment: nothing was switched. "
                                   "The customer can switch from their portal."))
         return back

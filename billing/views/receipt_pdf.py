@@ -7,15 +7,19 @@ over ReportLab with a dozen more dependencies and a CSS subset: drawing the few 
 a receipt directly is simpler and keeps one library.
 
 Fonts: the standard PDF fonts (Helvetica) cover Windows-1252 only, so a Korean or
-Chinese label, product name or seller line would show as missing glyphs. Such text is
-set in one of ReportLab's built-in CJK CID fonts instead (the viewer supplies the
-glyphs, so there is no font file to ship): HYSMyeongJo-Medium for Hangul, STSong-Light
-for Chinese. The choice is made per paragraph, by its script, and for text with only a
-symbol Helvetica lacks (the won sign), by the receipt's language.
+Chinese label, product name, customer name or seller line needs a CJK font. ReportLab's
+built-in CID fonts are only named in the PDF, not embedded (a viewer without CJK fonts
+shows boxes), so the receipt embeds a subset of a TrueType font shipped as a Python
+package (``paperang-p2-fonts-cjk``: WenQuanYi Micro Hei, Apache 2.0; one face for Hangul,
+Chinese and Latin; TrueType outlines, which ReportLab's TTFont embeds, unlike the CFF
+``.otf`` of Noto CJK). A Korean or Chinese receipt is set in it throughout, so every font
+of its PDF is embedded; another language's receipt uses it only for the paragraphs
+Helvetica cannot show (a Korean product name on an English receipt).
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import io
 from typing import Any
 from xml.sax.saxutils import escape
@@ -27,7 +31,7 @@ from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle, StyleSheet1, getSampleStyleSheet
 from reportlab.lib.units import mm
 from reportlab.pdfbase import pdfmetrics
-from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 from reportlab.platypus.flowables import Flowable
 
@@ -35,36 +39,44 @@ from billing.models import Receipt
 from core.localformat import local_date
 from core.money import format_with_symbol
 
-KOREAN_FONT = "HYSMyeongJo-Medium"  # Adobe-Korea1: Hangul, Hanja, Latin
-CHINESE_FONT = "STSong-Light"  # Adobe-GB1: Simplified Chinese, Latin
-for _face in (KOREAN_FONT, CHINESE_FONT):
-    pdfmetrics.registerFont(UnicodeCIDFont(_face))
+CJK_FONT = "WenQuanYiMicroHei"  # Hangul, Chinese, Latin: embedded (a subset) in each PDF
+CJK_LANGUAGES = ("ko", "zh")  # receipts set in CJK_FONT throughout
+WON_SIGN, FULLWIDTH_WON_SIGN = 0x20A9, 0xFFE6
 
 
-def _is_hangul(ch: str) -> bool:
-    return "\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f"
+def _register_cjk_font() -> None:
+    path = importlib.resources.files("paperang_p2_fonts_cjk") / "fonts" / "wqy-microhei.ttc"
+    font = TTFont(CJK_FONT, str(path), subfontIndex=0)
+    # The face has no won sign (₩), only its fullwidth form: drawn with that glyph, and
+    # still extracted (copied, searched) as ₩, the character the subset's map gives it.
+    glyphs = font.face.charToGlyph
+    glyphs.setdefault(WON_SIGN, glyphs[FULLWIDTH_WON_SIGN])
+    pdfmetrics.registerFont(font)
+
+
+_register_cjk_font()
+
+
+def is_cjk_language(language: str | None) -> bool:
+    return (language or "").lower().startswith(CJK_LANGUAGES)
 
 
 def cjk_font(text: str, language: str | None = None) -> str | None:
-    """The CID font ``text`` needs, or None when Helvetica shows all of it (Windows-1252,
-    the standard fonts' encoding, has the euro sign and the dashes). Hangul takes the
-    Korean font; other text Helvetica lacks (Chinese, a lone won sign) the Korean font in
-    a Korean receipt and the Chinese one otherwise."""
+    """The embedded CJK font, or None when Helvetica will do: in a Korean or Chinese
+    receipt always (every font of its PDF embedded), in another only for text beyond
+    Windows-1252 (the standard fonts' encoding, which has the euro sign and the dashes)."""
+    if is_cjk_language(language):
+        return CJK_FONT
     try:
         text.encode("cp1252")
         return None
     except UnicodeEncodeError:
-        pass
-    if any(_is_hangul(ch) for ch in text):
-        return KOREAN_FONT
-    if (language or "").lower().startswith("ko") and not any("\u4e00" <= ch <= "\u9fff" for ch in text):
-        return KOREAN_FONT
-    return CHINESE_FONT
+        return CJK_FONT
 
 
 def _paragraph(text: str, style: ParagraphStyle, language: str | None) -> Paragraph:
-    """A paragraph of escaped markup ``text``, in a CJK font when its script needs one
-    (CJK word wrap too: Chinese has no spaces to break at)."""
+    """A paragraph of escaped markup ``text``, in the CJK font when the receipt's language
+    or the text's script needs it (CJK word wrap too: Chinese has no spaces to break at)."""
     font = cjk_font(text, language)
     if font is not None:
         style = ParagraphStyle(f"{style.name}-{font}", parent=style, fontName=font, wordWrap="CJK")
@@ -120,6 +132,8 @@ def render_receipt_pdf(receipt: Receipt, seller: dict[str, Any]) -> bytes:
     buffer = io.BytesIO()
     document = SimpleDocTemplate(
         buffer, pagesize=A4, leftMargin=20 * mm, rightMargin=20 * mm, topMargin=20 * mm, bottomMargin=20 * mm,
+        # the page's own font (else Helvetica, named but not embedded, even when unused)
+        initialFontName=CJK_FONT if is_cjk_language(language) else "Helvetica",
         title=_("Receipt %(number)s") % {"number": receipt.Number or receipt.BillingDate},
         author=seller.get("name", ""),
     )
@@ -140,6 +154,8 @@ def render_receipt_pdf(receipt: Receipt, seller: dict[str, Any]) -> bytes:
     table.setStyle(TableStyle([
         ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.lightgrey),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        # the cells' own font (Helvetica by default) is named in the PDF too: the CJK one
+        ("FONTNAME", (0, 0), (-1, -1), cjk_font("", language) or "Helvetica"),
     ]))
     story.append(table)
     document.build(story)

@@ -27,6 +27,15 @@ class GatewayError(PaymentError, RuntimeError):
     """
 
 
+class KeyReused(GatewayError):
+    """The processor refused the call: its idempotency key was used before with other
+    parameters (Stripe's ``IdempotencyError``: another card, another amount). What the
+    first call did is not in this answer. A ``GatewayError`` for the callers that only
+    know that much (nothing recorded, the reconciliation settles it); unlike a timeout,
+    repeating the same call gets the same refusal: a caller that can must try under a
+    key of its own (the switch's next attempt, billing/actions/switch.py)."""
+
+
 class RefundRefused(PaymentError):
     """The gateway answered and refused a refund (more than is left, no such charge)."""
 

@@ -301,17 +301,30 @@ class MoneyMachine(RuleBasedStateMachine):
     def switch_product(self, data: st.DataObject, sku: str) -> None:
         """The customer switches product: up, charged now for the days paid; down (or the
         same price), from the next payment. A refusal (past due, paused, cancelling, twice
-        a day, the same product) changes nothing."""
+        a day, the same product) changes nothing; nor does an upgrade whose charge is
+        declined (a card replaced by a declining one): nothing charged, nothing switched."""
         live = self._live()
         if not live:
             return
         tracked = data.draw(st.sampled_from(live))
         before = tracked.read()
+        charged_before = get_gateway().charges_made(sub_id=tracked.sub_id)
         try:
             done = switch.switch(before, sku, today=self.today, actor="customer")
         except switch.SwitchRefused:
             after = tracked.read()
             assert (after.SKU, after.PaymentAmount, after.Version) == (before.SKU, before.PaymentAmount, before.Version)
+            return
+        except switch.SwitchDeclined:
+            after = tracked.read()
+            # the subscription as it was (its count of failed switch charges aside: the
+            # next attempt's key), and the one new charge the declined one
+            assert (after.SKU, after.ProductName, after.PaymentAmount, after.Status, after.PaidThroughDate,
+                    after.NextPaymentDate, after.LastSwitchDate, after.Version) == (
+                before.SKU, before.ProductName, before.PaymentAmount, before.Status, before.PaidThroughDate,
+                before.NextPaymentDate, before.LastSwitchDate, before.Version)
+            new = get_gateway().charges_made(sub_id=tracked.sub_id)[len(charged_before):]
+            assert [(c["metadata"].get("kind"), c["status"]) for c in new] == [("switch", "declined")]
             return
         assert done.quote.due_now == done.charged or done.charged == 0
         tracked.price = int(access.get_product(sku).PaymentAmount)

@@ -16,7 +16,7 @@ from billing.access.disputes import Dispute
 from billing.actions.accounts import payment_customer
 from billing.actions.refunds import refund_receipt
 from billing.actions.switch import switch
-from billing.batches import take_payment
+from billing.batches import charge_key, take_payment
 from billing.exceptions import ConditionFailed
 from billing.models import Account, Card, Subscription
 from billing.rules.lifecycle import CancelMode
@@ -65,12 +65,17 @@ DEMO_ACCOUNTS: list[tuple[str, list[tuple[str, int | None]]]] = [
 ]
 
 
-def demo_charge(gateway: PaymentGateway, sub: Subscription, billed: date) -> str:
-    """A real charge on the (simulated) gateway, so staff can refund demo receipts."""
+def demo_charge(gateway: PaymentGateway, sub: Subscription, billed: date, end: date) -> str:
+    """A real charge on the gateway, so staff can refund demo receipts. Made as the payment
+    run makes one (its key, its metadata naming the account, subscription and period), so
+    that ``reconcile_payments`` finds each seeded receipt's charge and each charge's receipt."""
     result = gateway.charge(
-        sub.PaymentDetails.Token, sub.PaymentAmount, sub.Currency,
-        idempotency_key=f"{sub.sub_id}:{billed.isoformat()}",
-        metadata={"sub_id": sub.sub_id, "billing_date": billed.isoformat(), "source": "seed_demo"},
+        sub.PaymentDetails.Token, int(sub.PaymentAmount), sub.Currency,
+        idempotency_key=charge_key(sub.sub_id, billed, 0),
+        metadata={"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU,
+                  "billing_date": billed.isoformat(), "period_start": billed.isoformat(),
+                  "period_end": end.isoformat(), "attempt": "0", "payment_day": str(sub.PaymentDay),
+                  "price": str(sub.PaymentAmount)},
     )
     return result.charge_id
 
@@ -244,12 +249,18 @@ class Command(BillingCommand):
                 billed_dates = [anchor_date(*add_months(today.year, today.month, -n), day) for n in range(8, -1, -1)]
                 billed_dates = [d for d in billed_dates if d < today]
                 for billed in billed_dates:
+                    if billed + timedelta(days=settings.RECEIPT_RETENTION_DAYS) < today:
+                        # Past its retention, the table's TTL would delete the receipt (the
+                        # reads hide it already): its charge, made today, would then be a
+                        # charge without a receipt to the reconciliation. Neither is made.
+                        continue
+                    end = period_end(day, billed)
                     access.create_receipt(
                         sub, billing_date=billed, amount=product.PaymentAmount,
-                        currency=product.Currency, charge_id=demo_charge(gateway, sub, billed),
+                        currency=product.Currency, charge_id=demo_charge(gateway, sub, billed, end),
                         retention_days=settings.RECEIPT_RETENTION_DAYS,
                         processed_at=datetime(billed.year, billed.month, billed.day, 6, tzinfo=UTC),
-                        period_end=period_end(day, billed),
+                        period_end=end,
                     )
                 last_paid = billed_dates[-1] if billed_dates else None
                 # Bring the schedule up to date as the payment batch would have.

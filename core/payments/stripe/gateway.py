@@ -25,7 +25,7 @@ import stripe
 from django.conf import settings
 from stripe._api_requestor import _maybe_emit_stripe_notice  # what the typed calls warn with
 
-from core.payments.errors import CardError, GatewayError, RefundRefused
+from core.payments.errors import CardError, GatewayError, KeyReused, RefundRefused
 from core.payments.gateway import CardEntry, CardToken, ChargeResult, RefundResult
 from core.payments.stripe.client import build_client
 
@@ -221,6 +221,11 @@ class StripeGateway:
             intent = self._create_intent(params, idempotency_key)
         except stripe.CardError as error:
             return self._declined(error, amount, currency, metadata)
+        except stripe.IdempotencyError as error:
+            # The key was used with other parameters (another card, amount or metadata):
+            # Stripe will not say what the first request did, and never runs this one.
+            log.warning("stripe refused a charge under a used key %s: %s", idempotency_key, error)
+            raise KeyReused(str(error)) from error
         except stripe.InvalidRequestError as error:
             # A payment method Stripe does not know (detached, another account's): the
             # simulated gateway's "invalid_token", a decline the dunning rules handle.
@@ -255,6 +260,8 @@ class StripeGateway:
                 {"payment_intent": charge_id, "amount": amount, "metadata": {"reason": reason[:500]}},
                 {"idempotency_key": idempotency_key},
             )
+        except stripe.IdempotencyError as error:  # the request's key, used before for another amount
+            raise KeyReused(str(error)) from error
         except stripe.InvalidRequestError as error:  # more than is left, no such charge
             return RefundResult(status="failed", refund_id="", charge_id=charge_id, amount=amount,
                                 reason=error.user_message or str(error))

@@ -1,0 +1,368 @@
+"""Behaviour of the money path that its mutants showed untested (docs/MUTATION.md): the
+amounts charged, recorded and e-mailed with a coupon, and the helpers of core/money.py,
+the refunds and the batch's writes. Written against what is charged and said, not the
+private helpers, which move."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from django.core import mail
+from django.utils import translation
+
+from billing import access, batches
+from billing.actions import refunds
+from billing.batches import payments
+from billing.models import AuditAction, Subscription
+from core import money
+from core.payments.errors import GatewayError, RefundRefused
+from core.payments.gateway import get_gateway
+from tests.builders import card, fresh, make_account, receipts_of
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+SUBSCRIBED = date(2027, 1, 15)  # payment day 15: a whole month, 999
+
+
+def subscribed(coupon=None, *, email: str = "pat@example.com", currency: str = "USD", amount: int = 999):
+    account = make_account(email)
+    sub = access.create_subscription(
+        account, sku="NEWS-DAILY", payment_day=15, amount=amount, currency=currency, card=card(), today=SUBSCRIBED,
+        reminder_days_before=7, product_name="Daily News", coupon=coupon)
+    mail.outbox = []
+    out = payments.take_first_payment(sub, today=SUBSCRIBED)
+    assert out.status == batches.PaymentStatus.PAID, out.reason
+    return fresh(sub)
+
+
+def receipt_mail() -> str:
+    [message] = [m for m in mail.outbox if m.subject.startswith("Receipt ")]
+    return message.body
+
+
+def lines(body: str) -> list[str]:
+    return [" ".join(line.split()) for line in body.splitlines() if line.strip()]
+
+
+# --- the receipt e-mail of a discounted payment ----------------------------------------
+
+
+def test_the_receipt_email_of_a_discounted_payment_shows_price_discount_and_amount(moto_table) -> None:
+    coupon = access.create_coupon("TENOFF", actor="staff", percent_off=10, duration="forever")
+    sub = subscribed(coupon)
+    said = lines(receipt_mail())
+    # 999 less 10 % (99.9: 100): the price is what was charged plus the discount
+    assert "Price: 9.99 USD" in said and "Discount (TENOFF): -1.00 USD" in said and "Amount: 8.99 USD" in said
+    [receipt] = receipts_of(sub)
+    assert (receipt.ProcessedAmount, receipt.DiscountAmount) == (899, 100)
+
+
+def test_the_receipt_email_of_a_payment_a_coupon_took_whole(moto_table) -> None:
+    coupon = access.create_coupon("FREE", actor="staff", percent_off=100, duration="once")
+    subscribed(coupon)
+    said = lines(receipt_mail())
+    assert "Price: 9.99 USD" in said and "Discount (FREE): -9.99 USD" in said and "Amount: 0.00 USD" in said
+    assert not any(line.startswith("Reference:") for line in said)  # no charge, no reference
+
+
+def test_the_receipt_email_of_a_discounted_payment_in_a_zero_and_a_three_decimal_currency(moto_table) -> None:
+    coupon = access.create_coupon("AMOUNT", actor="staff", amount_off=100, currency="JPY", duration="forever")
+    subscribed(coupon, currency="JPY", amount=1500)
+    said = lines(receipt_mail())
+    assert "Price: 1,500 JPY" in said and "Discount (AMOUNT): -100 JPY" in said and "Amount: 1,400 JPY" in said
+    mail.outbox = []
+    coupon = access.create_coupon("HALF", actor="staff", percent_off=50, duration="forever")
+    subscribed(coupon, email="kw@example.com", currency="KWD", amount=3005)
+    said = lines(receipt_mail())
+    # 3.005 KWD less half (1.5025: 1.503 rounded half up to the minor unit, 1.502 paid)
+    assert [line for line in said if line.startswith(("Price:", "Discount", "Amount:"))] == [
+        "Price: 3.005 KWD", "Discount (HALF): -1.503 KWD", "Amount: 1.502 KWD"]
+
+
+def test_the_receipt_email_without_a_coupon_has_no_discount_lines(moto_table) -> None:
+    subscribed()
+    said = lines(receipt_mail())
+    assert "Amount: 9.99 USD" in said
+    assert not any(line.startswith(("Price:", "Discount")) for line in said)
+
+
+def test_a_renewal_receipt_email_shows_the_renewals_discount(moto_table) -> None:
+    coupon = access.create_coupon("LOYAL", actor="staff", amount_off=250, currency="EUR", duration="forever")
+    sub = subscribed(coupon, currency="EUR", amount=1000)
+    mail.outbox = []
+    assert payments.take_payment(fresh(sub), run_date=date(2027, 2, 15)).status == batches.PaymentStatus.PAID
+    said = lines(receipt_mail())
+    assert [line for line in said if line.startswith(("Price:", "Discount", "Amount:"))] == [
+        "Price: 10.00 EUR", "Discount (LOYAL): -2.50 EUR", "Amount: 7.50 EUR"]
+
+
+# --- refunds ---------------------------------------------------------------------------
+
+
+def paid_receipt(moto_table_fixture=None):
+    sub = subscribed()
+    [receipt] = receipts_of(sub)
+    return sub, receipt
+
+
+def test_a_refund_is_recorded_e_mailed_with_its_amounts_and_keyed_per_request(moto_table) -> None:
+    sub, receipt = paid_receipt()
+    mail.outbox = []
+    done = refunds.refund_receipt(receipt, 300, request_id="req-1", actor="staff", reason="goodwill")
+    assert (done.amount, done.mail_error) == (300, "") and done.refund_id
+    assert done.receipt.RefundedAmount == 300
+    [message] = mail.outbox
+    assert message.subject == "Refund: Daily News" and message.to == ["pat@example.com"]
+    said = lines(message.body)
+    assert "Refunded now: 3.00 USD" in said and "Refunded in all: 3.00 USD of 9.99 USD" in said
+    assert f"Reference: {done.refund_id}" in said
+    [refund] = get_gateway().refunds_made(receipt.ChargeId)
+    assert refund["idempotency_key"] == f"refund:{receipt.ChargeId}:req-1" and refund["amount"] == 300
+    # the same request again: one refund, no second e-mail
+    again = refunds.refund_receipt(fresh_receipt(receipt), 300, request_id="req-1", actor="staff")
+    assert again.refund_id == done.refund_id and len(mail.outbox) == 1
+    assert len(get_gateway().refunds_made(receipt.ChargeId)) == 1
+    # another request: a refund of its own, the total said
+    refunds.refund_receipt(fresh_receipt(receipt), 200, request_id="req-2", actor="staff")
+    assert "Refunded in all: 5.00 USD of 9.99 USD" in lines(mail.outbox[-1].body)
+    assert fresh_receipt(receipt).RefundedAmount == 500
+
+
+def fresh_receipt(receipt):
+    return access.get_receipt(receipt.account_id, receipt.SK)
+
+
+def test_a_refund_the_gateway_refuses_is_audited_with_its_reason(moto_table) -> None:
+    sub, receipt = paid_receipt()
+    with pytest.raises(RefundRefused, match="refund exceeds the amount charged"):
+        refunds.refund_receipt(receipt, 5000, request_id="too-much", actor="staff@example.com")
+    [event] = [e for e in access.get_events_by_account(sub.account_id) if e.Action == AuditAction.STAFF_REFUND_FAILED]
+    assert event.Note == "refund exceeds the amount charged" and event.Actor == "staff@example.com"
+    assert event.Subject == receipt.SK
+    assert not fresh_receipt(receipt).RefundedAmount
+
+
+def test_a_refund_the_gateway_cannot_answer_is_audited_and_raised(moto_table, monkeypatch) -> None:
+    sub, receipt = paid_receipt()
+
+    def down(*args, **kwargs):
+        raise GatewayError("connection reset")
+
+    monkeypatch.setattr(type(get_gateway()), "refund", down)
+    with pytest.raises(GatewayError):
+        refunds.refund_receipt(receipt, 100, request_id="r", actor="staff")
+    [event] = [e for e in access.get_events_by_account(sub.account_id) if e.Action == AuditAction.STAFF_REFUND_FAILED]
+    assert event.Note == "gateway unreachable: connection reset"
+
+
+def test_a_receipt_without_a_charge_cannot_be_refunded(moto_table) -> None:
+    coupon = access.create_coupon("FREE", actor="staff", percent_off=100, duration="once")
+    sub = subscribed(coupon)
+    [receipt] = receipts_of(sub)
+    with pytest.raises(RefundRefused, match="no charge to refund"):
+        refunds.refund_receipt(receipt, 1, request_id="r", actor="staff")
+
+
+def test_a_refund_made_at_the_processor_is_recorded_and_e_mailed_once(moto_table) -> None:
+    sub, receipt = paid_receipt()
+    mail.outbox = []
+    assert refunds.record_processor_refund(receipt, "re_dash_1", 250, actor="stripe") is True
+    assert refunds.record_processor_refund(fresh_receipt(receipt), "re_dash_1", 250, actor="stripe") is False
+    [message] = mail.outbox
+    said = lines(message.body)
+    assert "Refunded now: 2.50 USD" in said and "Reference: re_dash_1" in said
+    stored = fresh_receipt(receipt)
+    assert stored.RefundedAmount == 250
+    [refund] = stored.Refunds
+    assert (refund.RefundId, refund.Amount) == ("re_dash_1", 250)
+    assert refund.Reason == "refunded at the payment processor"
+
+
+def test_a_refund_e_mail_names_the_sku_when_the_receipt_has_no_product_name(moto_table) -> None:
+    sub, receipt = paid_receipt()
+    receipt.ProductName = None
+    mail.outbox = []
+    refunds.tell_refund(receipt, "re_x", 100)
+    [message] = mail.outbox
+    assert message.subject == "Refund: NEWS-DAILY" and "NEWS-DAILY" in message.body
+    # told before the receipt records any refund: nothing refunded in all yet
+    assert "Refunded in all: 0.00 USD of 9.99 USD" in lines(message.body)
+
+
+# --- core/money.py ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("code", "payable"), [("usd", True), ("JPY", True), ("", False), (None, False),
+                                               ("ZZZ", False)])
+def test_payable_currencies(code, payable) -> None:
+    assert money.is_payable_currency(code) is payable
+
+
+def test_amounts_of_a_currency_the_table_does_not_know_have_two_decimals() -> None:
+    assert money.exponent("zzz") == 2 and money.exponent(None) == 2 and money.exponent("jpy") == 0
+    assert str(money.to_decimal(1299, "usd")) == "12.99" and str(money.to_decimal(5, "bhd")) == "0.005"
+    assert str(money.to_decimal(500, "JPY")) == "500" and str(money.to_decimal(100, "USD")) == "1.00"
+    assert money.minor_units(money.to_decimal(1299, "USD"), "usd") == 1299
+
+
+def test_negative_and_zero_amounts_are_formatted_with_their_sign() -> None:
+    with translation.override("en"):
+        assert money.format_with_symbol(0, "USD") == "$0.00"
+        assert money.format_with_symbol(-123456, "usd") == "-$1,234.56"
+        assert money.format_with_symbol(-5, "CHF") == "-CHF 0.05"
+        assert money.format_with_code(0, "USD") == "0.00 USD"
+        assert money.format_with_code(-123456, "usd") == "-1,234.56 USD"
+        assert money.format_with_code(1500, "jpy") == "1,500 JPY"
+        assert money.decimal_string(-150, "USD") == "-1.50"
+
+
+# --- the batch's conditional writes (billing/access/batch_writes.py) ---------------------
+
+DUE = date(2027, 3, 15)
+
+
+def due_sub(n: int = 1, **kwargs):
+    from tests.builders import seed_due
+
+    [sub] = seed_due(1, due=DUE, prefix=f"bw{n}-", **kwargs)
+    return fresh(sub)
+
+
+def events(sub, action):
+    return [e for e in access.get_events_by_account(sub.account_id) if e.Action == action]
+
+
+def test_a_declined_charge_marks_past_due_with_its_event(moto_table) -> None:
+    sub = due_sub()
+    access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                         next_reminder=date(2027, 4, 8), decline_code="insufficient_funds", actor="staff@x", amount=999)
+    after = fresh(sub)
+    assert (after.Status, after.BillingPeriod, after.RetryCount, after.NextPaymentDate, after.NextReminderDate) == (
+        "past_due", "2027-03-15", 1, "2027-03-18", "2027-04-08")
+    assert after.PaymentDetails.AwaitingCharge is None
+    [event] = events(sub, AuditAction.PAYMENT_DECLINED)
+    assert (event.Actor, event.Note, event.Subject) == ("staff@x", "insufficient_funds", sub.SK)
+    assert event.After["Amount"] == 999 and event.After["Product"] == "Daily News"
+    assert event.Before["Status"] == "active" and event.After["Status"] == "past_due"
+    # the same slot again: refused (the run that lost the race changes nothing)
+    with pytest.raises(access.ConditionFailed):
+        access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                             next_reminder=date(2027, 4, 8))
+
+
+def test_a_charge_waiting_for_the_bank_is_kept_on_its_card_only(moto_table) -> None:
+    sub = due_sub()
+    access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=0, retry_on=date(2027, 3, 16),
+                         next_reminder=date(2027, 4, 8), decline_code="authentication_required", amount=999,
+                         awaiting_charge="ch_wait")
+    after = fresh(sub)
+    assert after.PaymentDetails.AwaitingCharge == "ch_wait" and after.Status == "past_due"
+    [event] = events(sub, AuditAction.PAYMENT_ACTION_REQUIRED)
+    assert (event.Actor, event.Note) == ("batch", "authentication_required ch_wait")
+    assert not events(sub, AuditAction.PAYMENT_DECLINED)
+    with pytest.raises(access.ConditionFailed):  # the slot is no longer due: a second run changes nothing
+        access.mark_past_due(after, slot=DUE, period=DUE, failed_retries=0, retry_on=date(2027, 3, 16),
+                             next_reminder=date(2027, 4, 8), awaiting_charge="ch_other")
+    assert fresh(sub).PaymentDetails.AwaitingCharge == "ch_wait"
+    # declined at the retry: the awaited charge is forgotten with it
+    access.mark_past_due(after, slot=date(2027, 3, 16), period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                         next_reminder=date(2027, 4, 8))
+    assert fresh(sub).PaymentDetails.AwaitingCharge is None
+    [declined] = events(sub, AuditAction.PAYMENT_DECLINED)
+    assert declined.Note == "declined" and declined.Actor == "batch"
+
+
+def test_an_awaited_charge_is_not_kept_when_the_card_changed_meanwhile(moto_table) -> None:
+    sub = due_sub()
+    stale = fresh(sub)
+    access.replace_card(sub, card(), actor="customer")
+    with pytest.raises(access.ConditionFailed):
+        access.mark_past_due(stale, slot=DUE, period=DUE, failed_retries=0, retry_on=date(2027, 3, 16),
+                             next_reminder=date(2027, 4, 8), awaiting_charge="ch_wait")
+    assert fresh(sub).PaymentDetails.AwaitingCharge is None and fresh(sub).Status == "active"
+
+
+def test_forgetting_an_awaited_charge_only_forgets_that_charge(moto_table) -> None:
+    sub = due_sub()
+    access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=0, retry_on=date(2027, 3, 16),
+                         next_reminder=date(2027, 4, 8), awaiting_charge="ch_wait")
+    with pytest.raises(access.ConditionFailed):
+        access.forget_awaiting_charge(fresh(sub), "ch_other")
+    assert fresh(sub).PaymentDetails.AwaitingCharge == "ch_wait"
+    stale = fresh(sub)
+    access.change_payment_day(fresh(sub), 20, actor="customer")  # another write meanwhile: the version moved
+    access.forget_awaiting_charge(stale, "ch_wait")  # the charge's condition, not the version
+    after = fresh(sub)
+    assert after.PaymentDetails.AwaitingCharge is None and after.Status == "past_due"  # still owed
+
+
+def test_a_payment_after_cancel_extends_the_service_once_with_its_event(moto_table) -> None:
+    sub = due_sub()
+    access.cancel_subscription(sub, actor="customer")
+    access.extend_after_cancel(fresh(sub), paid_period=DUE, paid_through=date(2027, 4, 14))
+    after = fresh(sub)
+    assert (after.PaidThroughDate, after.LastPaymentDate, after.Status) == ("2027-04-14", "2027-03-15", "cancelled")
+    [event] = events(sub, AuditAction.PAID_AFTER_CANCEL)
+    assert event.Actor == "batch" and event.After["PaidThroughDate"] == "2027-04-14"
+    assert event.Before["PaidThroughDate"] == "2027-03-14"
+    with pytest.raises(access.ConditionFailed):  # a repeat changes nothing
+        access.extend_after_cancel(fresh(sub), paid_period=DUE, paid_through=date(2027, 4, 14))
+
+
+def test_a_live_subscription_is_not_extended_after_cancel(moto_table) -> None:
+    sub = due_sub()
+    with pytest.raises(access.ConditionFailed):
+        access.extend_after_cancel(sub, paid_period=DUE, paid_through=date(2027, 4, 14))
+
+
+def advance(sub, coupon_used):
+    return access.advance_after_payment(sub, slot=DUE, paid_period=DUE, next_payment=date(2027, 4, 15),
+                                        next_reminder=date(2027, 4, 8), coupon_used=coupon_used)
+
+
+@pytest.mark.parametrize(("left", "used", "expected"), [
+    (2, "TEN", (1, "TEN")),  # one of its payments used
+    (1, "TEN", (None, None)),  # the last: the coupon goes
+    (2, "OTHER", (2, "TEN")),  # the charge was discounted by another coupon: this one untouched
+    (2, None, (2, "TEN")),  # not discounted
+    (None, "TEN", (None, "TEN")),  # for ever
+])
+def test_a_payment_uses_one_of_the_coupons_payments(moto_table, left, used, expected) -> None:
+    sub = due_sub()
+    access.update_subscription(sub, [Subscription.CouponCode.set("TEN"), Subscription.CouponPercentOff.set(10),
+                                     *([Subscription.CouponPaymentsLeft.set(left)] if left else [])])
+    advance(fresh(sub), used)
+    after = fresh(sub)
+    assert (after.CouponPaymentsLeft, after.CouponCode) == expected
+    assert after.CouponPercentOff == (10 if expected[1] else None)
+    assert (after.NextPaymentDate, after.PaidThroughDate, after.LastPaymentDate, after.Status, after.RetryCount) == (
+        "2027-04-15", "2027-04-14", "2027-03-15", "active", 0)
+
+
+def test_a_payment_advances_from_past_due_and_forgets_the_awaited_charge(moto_table) -> None:
+    sub = due_sub()
+    access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                         next_reminder=date(2027, 4, 8), awaiting_charge="ch_wait")
+    access.advance_after_payment(fresh(sub), slot=date(2027, 3, 18), paid_period=DUE, next_payment=date(2027, 4, 15),
+                                 next_reminder=date(2027, 4, 8), paid_through=date(2027, 4, 14))
+    after = fresh(sub)
+    assert (after.Status, after.BillingPeriod, after.RetryCount, after.PaymentDetails.AwaitingCharge) == (
+        "active", None, 0, None)
+    with pytest.raises(access.ConditionFailed):  # the slot moved on: a second run's advance is refused
+        access.advance_after_payment(fresh(sub), slot=date(2027, 3, 18), paid_period=DUE,
+                                     next_payment=date(2027, 4, 15), next_reminder=date(2027, 4, 8))
+
+
+def test_a_reminder_is_claimed_once_and_never_for_a_cancelled_subscription(moto_table) -> None:
+    sub = due_sub()
+    day = date(2027, 3, 8)
+    access.claim_reminder(fresh(sub), day=day, next_reminder=date(2027, 4, 8))
+    after = fresh(sub)
+    assert (after.LastReminderDate, after.NextReminderDate) == ("2027-03-08", "2027-04-08")
+    with pytest.raises(access.ConditionFailed):
+        access.claim_reminder(fresh(sub), day=day, next_reminder=date(2027, 4, 8))
+    other = due_sub(2)
+    access.cancel_subscription(other, actor="customer")
+    with pytest.raises(access.ConditionFailed):
+        access.claim_reminder(fresh(other), day=day, next_reminder=date(2027, 4, 8))
