@@ -4,7 +4,8 @@
 more from the system: Chromium for the browser tests, CJK fonts for the browser pages in
 Korean and Chinese (without them a Chinese sentence has no glyphs to wrap and the page
 overflows), PostgreSQL for the tests on a real server, GNU gettext for the check that the
-.po files are current. A machine without some of them still passes ``make test``: the
+.po files are current, poppler-utils for the check that receipt PDFs embed their fonts.
+A machine without some of them still passes ``make test``: the
 run's header and summary name what is missing in one line, with the apt-get command, and
 those tests are skipped with the reason; REQUIRE_BROWSER=1 / REQUIRE_POSTGRES=1 (CI)
 fail them instead. Each test's own fixture does the skipping (tests/browser.py, the
@@ -56,6 +57,8 @@ PACKAGES = [
                   lambda: _has_font_for("zh") and _has_font_for("ko")),
     SystemPackage("postgresql", "the tests on PostgreSQL", lambda: postgres_missing_reason() is None),
     SystemPackage("gettext", "the check that the .po files are current", lambda: shutil.which("xgettext") is not None),
+    SystemPackage("poppler-utils", "the check that receipt PDFs embed their fonts",
+                  lambda: shutil.which("pdffonts") is not None),
 ]
 
 

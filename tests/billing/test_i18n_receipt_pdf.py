@@ -34,7 +34,10 @@ SELLER_ADDRESS = "Seoul 04524\n강남구 테헤란로 1"
 
 def poppler(tool: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     if shutil.which(tool) is None:
-        pytest.fail(f"{tool} is missing: apt-get install poppler-utils (.ci/run does)")
+        # As the .po check does without gettext: CI must have it; elsewhere say what is missing.
+        if os.environ.get("CI"):
+            pytest.fail(f"{tool} is missing: apt-get install poppler-utils (.ci/run does)")
+        pytest.skip(f"{tool} is missing: apt-get install poppler-utils")
     return subprocess.run([tool, *args], capture_output=True, check=True, timeout=60, env=env)
 
 
