@@ -73,7 +73,7 @@ def erase_settled_order(order_id: str) -> bool:
     if details is None or details.order is None:
         return False
     account = billing_access.get_account(details.order.customer_id)
-    if account is not None and not account.ClosedDate:
+    if account is None or not account.ClosedDate:  # a closed account's item stays, pseudonymised
         return False
     return order_rights.erase_order(details, invoice_retained_until)
 
