@@ -1,14 +1,21 @@
 """The shop's part of an account's data rights (docs/PORTAL.md, "Your data"), registered with
 billing through its seam (``billing.customers.register_account_data``): the export reads the
-customer item and the orders by the shop's own keys; closing deletes the customer item."""
+customer item and the orders by the shop's own keys; closing deletes the customer item and
+erases every order of the customer (shop/access/data_rights.py): the delivery addresses and
+card tokens go, each invoice is kept to the end of its tax retention (the billing side's
+``retention_years``), then deleted by its TTL. An order still waiting for its payment is
+left to the reconciliation, which erases it once settled (``erase_settled_order``)."""
 
 from __future__ import annotations
 
 import json
+from datetime import date, datetime
 from typing import Any
 
 from billing.customers import AccountData
 from shop import access
+from shop.access import data_rights as order_rights
+from shop.models import Invoice
 
 # Every order of one customer: the history index is one Query (the shop pages 50 at a time).
 MAX_ORDERS = 10_000
@@ -43,4 +50,32 @@ def export_customer(customer_id: str) -> dict[str, Any]:
     }
 
 
-SHOP_DATA = AccountData(name="shop", export=export_customer, erase=access.forget_customer)
+def invoice_retained_until(invoice: Invoice) -> datetime:
+    """The end of the invoice's tax retention: the seller country's years after its issue."""
+    from billing.actions.data_rights import retention_end, retention_years  # billing imports the shop's seam
+
+    return retention_end(date.fromisoformat(invoice.IssuedAt[:10]), retention_years())
+
+
+def erase_customer(customer_id: str) -> None:
+    """The close's shop part: the customer item, then the personal fields of every order."""
+    access.forget_customer(customer_id)
+    order_rights.erase_customer_orders(customer_id, invoice_retained_until)
+
+
+def erase_settled_order(order_id: str) -> bool:
+    """An order the reconciliation just settled: erased if its customer's account was
+    closed while it waited for its payment (the customer item is gone and the account
+    carries its close date). True when it was erased."""
+    from billing import access as billing_access
+
+    details = access.get_order_details_by_order_id(order_id, consistent=True)
+    if details is None or details.order is None:
+        return False
+    account = billing_access.get_account(details.order.customer_id)
+    if account is None or not account.ClosedDate:  # a closed account's item stays, pseudonymised
+        return False
+    return order_rights.erase_order(details, invoice_retained_until)
+
+
+SHOP_DATA = AccountData(name="shop", export=export_customer, erase=erase_customer)

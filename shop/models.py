@@ -22,6 +22,7 @@ from pynamodb.attributes import (
     ListAttribute,
     MapAttribute,
     NumberAttribute,
+    TTLAttribute,
     UnicodeAttribute,
     VersionAttribute,
 )
@@ -301,6 +302,9 @@ class Invoice(ShopItem, discriminator="invoice"):
     Amount = NumberAttribute()  # what is owed: subtotal - discount
     Currency = UnicodeAttribute()
     DiscountCode = UnicodeAttribute(null=True)
+    # Set when the customer's account is closed: the end of its tax retention, when
+    # DynamoDB's TTL deletes it (docs/PORTAL.md, "Your data"). Unset: kept.
+    TTL = TTLAttribute(null=True)
 
     @property
     def invoice_id(self) -> str:

@@ -15,6 +15,7 @@ from datetime import timedelta
 from shop.access.checkout_writes import get_pending_actions
 from shop.checkout import settle
 from shop.clock import iso, utc_now
+from shop.data_rights import erase_settled_order
 from shop.errors import CardDeclined, PaymentPending, ShopError
 
 
@@ -41,10 +42,12 @@ def reconcile(older_than: timedelta = timedelta(minutes=5)) -> ReconcileSummary:
         try:
             if entry.Kind == "checkout":
                 settle(entry.OrderId)
+                erase_settled_order(entry.OrderId)  # its account closed while it waited
             else:
                 finish_refund(entry.OrderId, entry.Kind)
             summary.finished.append(label)
         except CardDeclined:
+            erase_settled_order(entry.OrderId)
             summary.rolled_back.append(label)
         except PaymentPending:
             summary.still_pending.append(label)

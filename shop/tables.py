@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
-from core.dynamo.table import RegisteredTable, register
+from typing import Any
+
+from core.dynamo.table import RegisteredTable, enable_ttl, register, ttl_status
 from shop.demo import seed_shop, shop_table_exists
-from shop.models import ShopItem
+from shop.models import Invoice, ShopItem
 from shop.workbench import DESCRIPTION, NAME, shop_table_model
 
 
@@ -16,7 +18,14 @@ def seed_demo(password: str) -> list[str]:
     return seed_shop(password)
 
 
+def prepare_table(ttl: bool = True, **_options: Any) -> dict[str, Any]:
+    """After the table exists: a closed account's invoices expire through ``TTL`` at the
+    end of their tax retention (``ttl=False``: left as it is, for the report)."""
+    return {"ttl": enable_ttl(ShopItem, Invoice.TTL.attr_name) if ttl else ttl_status(ShopItem)}
+
+
 def register_shop_table() -> None:
     register(RegisteredTable(
-        label="shop", base=ShopItem, description="the shop's table", workbench=shop_table_model,
+        label="shop", base=ShopItem, description="the shop's table", prepare=prepare_table,
+        ttl_attribute=Invoice.TTL.attr_name, workbench=shop_table_model,
         workbench_name=NAME, workbench_description=DESCRIPTION, seed_demo=seed_demo))

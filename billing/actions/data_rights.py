@@ -60,15 +60,20 @@ def retention_years() -> int:
                                                     settings.INVOICE_RETENTION_DEFAULT_YEARS))
 
 
-def retained_until(receipt: Receipt, years: int) -> datetime:
-    """The end of a receipt's retention: ``years`` after its billing date (a 29 February
-    becomes the 28th), never earlier than the TTL it had."""
-    billed = date.fromisoformat(receipt.BillingDate)
+def retention_end(issued: date, years: int) -> datetime:
+    """``years`` after the day an invoice was issued (a 29 February becomes the 28th), at
+    midnight UTC: when tax law lets it go. The shop's invoices use it too (shop/data_rights.py)."""
     try:
-        end = billed.replace(year=billed.year + years)
+        end = issued.replace(year=issued.year + years)
     except ValueError:
-        end = billed.replace(year=billed.year + years, day=28)
-    until = datetime(end.year, end.month, end.day, tzinfo=UTC)
+        end = issued.replace(year=issued.year + years, day=28)
+    return datetime(end.year, end.month, end.day, tzinfo=UTC)
+
+
+def retained_until(receipt: Receipt, years: int) -> datetime:
+    """The end of a receipt's retention: ``years`` after its billing date, never earlier
+    than the TTL it had."""
+    until = retention_end(date.fromisoformat(receipt.BillingDate), years)
     return max(until, receipt.TTL) if receipt.TTL else until
 
 
@@ -166,8 +171,10 @@ def _tell_closed(account: Account, receipts: list[Receipt], until: datetime | No
 
 
 def _forget_login(user_id: int | None, email: str) -> None:
-    """The Django user and every log-in throttle record of its name (django-axes keeps
-    the user name and the IP address of each attempt)."""
+    """The Django user and every log-in throttle record of its name, and of every IP
+    address recorded for that name (django-axes keeps the user name and the IP address of
+    each attempt). An address shared with others (an office, a carrier's NAT) loses their
+    records too: that only resets the throttle for it."""
     from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 
     if user_id is not None:
@@ -175,8 +182,15 @@ def _forget_login(user_id: int | None, email: str) -> None:
         get_user_model().objects.filter(pk=user_id).delete()
     if email:
         name = email.strip().lower()
-        for model in (AccessAttempt, AccessLog, AccessFailureLog):
+        models = (AccessAttempt, AccessLog, AccessFailureLog)
+        addresses: set[str] = set()
+        for model in models:
+            addresses |= set(model.objects.filter(username__iexact=name).exclude(ip_address=None)
+                             .values_list("ip_address", flat=True))
+        for model in models:
             model.objects.filter(username__iexact=name).delete()
+            if addresses:
+                model.objects.filter(ip_address__in=addresses).delete()
 
 
 def _erase(items: list[BillingItem], secrets: list[str], years: int) -> None:

@@ -10,7 +10,7 @@ import threading
 import zipfile
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -310,3 +310,114 @@ def test_two_closes_at_once_refund_the_unused_days_once(local_tables) -> None:
     [refund] = get_gateway().refunds_made()
     assert refund["charge_id"] == charge["charge_id"] and 0 < refund["amount"] < charge["amount"]
     assert len([m for m in mail.outbox if "closed" in m.subject]) == 1
+
+
+def raw_shop_partition(pk: str, index: str | None = None) -> list[dict]:
+    """Every shop item under ``pk`` (the table's, or GSI2's for a customer) as stored."""
+    from shop.models import ShopItem
+
+    name, key = ("GSI2", "GSI2-PK") if index else (None, "PK")
+    client, items, start = dynamodb_client(), [], None
+    while True:
+        page = client.query(TableName=ShopItem.Meta.table_name, KeyConditionExpression="#k = :pk",
+                            ExpressionAttributeNames={"#k": key}, ExpressionAttributeValues={":pk": {"S": pk}},
+                            **({"IndexName": name} if name else {"ConsistentRead": True}),
+                            **({"ExclusiveStartKey": start} if start else {}))
+        items += page["Items"]
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            return items
+
+
+def shop_with_orders(customer_id: str) -> tuple[str, str, str]:
+    """A shipped-to order (paid, its shipment made), and one left waiting for its payment
+    (the process died after placing it); returns their ids and the card's token."""
+    from shop import access as shop_access
+    from shop import faults
+    from shop.checkout import CheckoutRequest, checkout, new_checkout_token
+    from shop.fulfilment import create_shipments
+    from shop.models import Address
+
+    shop_access.create_warehouse("near", "Goteborg", Address(Country="Sweden", City="Goteborg", Street="Main",
+                                                             ZipCode="41111"))
+    shop_access.create_product("album", "Options Open", 10000, "SEK", "music")
+    shop_access.put_stock("album", "near", 10)
+    home = {"Country": "Sweden", "City": "Goteborg", "Street": "Slanbarsvagen", "Number": "34", "ZipCode": "41787"}
+    token = get_gateway().tokenize_card("4242424242424242", 12, 2040, "123")
+
+    def order() -> CheckoutRequest:
+        return CheckoutRequest(token=new_checkout_token(), customer_id=customer_id, lines=(("album", 1),),
+                               address=home, card=token)
+
+    paid = checkout(order())
+    create_shipments(paid.order_id)
+    waiting = order()
+
+    def die(step: str) -> None:
+        if step == "placed":
+            raise KeyboardInterrupt(step)  # a BaseException: the process dying after placing it
+
+    faults.hook = die
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            checkout(waiting)
+    finally:
+        faults.hook = None
+    return paid.order_id, waiting.token, token.token
+
+
+def assert_no_personal_field(order_id: str, personal: tuple[str, ...], years: int) -> None:
+    items = raw_shop_partition(f"o#{order_id}")
+    assert {i["EntityType"]["S"] for i in items} >= {"order", "orderItem", "invoice", "payment"}
+    for item in items:
+        if item["EntityType"]["S"] == "invoice":
+            issued = date.fromisoformat(item["IssuedAt"]["S"][:10])
+            ttl = datetime.fromtimestamp(int(item["TTL"]["N"]), UTC).date()
+            assert ttl == issued.replace(year=issued.year + years)
+            continue
+        assert not [p for p in personal if p in json.dumps(item)], item
+        assert "ShippingAddress" not in item and "CardToken" not in item and "Address" not in item
+
+
+def test_closing_erases_the_shop_orders_and_the_throttle_records_of_the_users_addresses(tables, settings) -> None:
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+
+    from shop import access as shop_access
+    from shop.models import OrderStatus
+    from shop.reconcile import reconcile
+
+    settings.RPAY_SELLER_COUNTRY = "IT"  # ten years
+    pat = make_customer_with_history("pat@example.com")
+    shop_access.create_customer(pat.account_id, "pat@example.com", "Pat Example")
+    paid, waiting, token = shop_with_orders(pat.account_id)
+    assert shop_access.get_shipment_by_order_id(paid)  # a shipment with the address on it
+    # pat's failed log-ins from two addresses; someone else behind one of them; a stranger elsewhere
+    for ip in ("198.51.100.4", "198.51.100.5"):
+        AccessAttempt.objects.create(username="pat@example.com", ip_address=ip, user_agent="x",
+                                     failures_since_start=1, get_data="", post_data="")
+    AccessLog.objects.create(username="pat@example.com", ip_address="198.51.100.6", user_agent="x")
+    AccessFailureLog.objects.create(username="flatmate@example.com", ip_address="198.51.100.6", user_agent="x")
+    AccessAttempt.objects.create(username="flatmate@example.com", ip_address="198.51.100.5", user_agent="x",
+                                 failures_since_start=3, get_data="", post_data="")
+    AccessAttempt.objects.create(username="stranger@example.com", ip_address="192.0.2.1", user_agent="x",
+                                 failures_since_start=1, get_data="", post_data="")
+
+    data_rights.close_account(pat.account_id, today=date.today())
+
+    personal = ("pat@example.com", "Pat Example", "Slanbarsvagen", "41787", token)
+    assert_no_personal_field(paid, personal, 10)
+    # the order waiting for its payment is left to the reconciliation, which erases it once settled
+    assert shop_access.get_order_details_by_order_id(waiting).order.ShippingAddress is not None
+    reconcile(older_than=timedelta(0))
+    assert shop_access.get_order_details_by_order_id(waiting).order.Status != OrderStatus.PENDING_PAYMENT
+    assert_no_personal_field(waiting, personal, 10)
+    # nothing of the customer's is left anywhere under their key either (lines and invoices)
+    for item in raw_shop_partition(f"c#{pat.account_id}", index="GSI2"):
+        assert item["EntityType"]["S"] == "invoice" or not [p for p in personal if p in json.dumps(item)]
+    # every throttle record of pat's addresses is gone, the flatmate's too; the stranger's kept
+    for model in (AccessAttempt, AccessLog, AccessFailureLog):
+        assert not model.objects.filter(ip_address__startswith="198.51.100.").exists()
+    assert AccessAttempt.objects.filter(username="stranger@example.com").exists()
+    # a second close finds nothing more to do
+    data_rights.close_account(pat.account_id, today=date.today())
+    assert_no_personal_field(paid, personal, 10)
