@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date, datetime
 from functools import wraps
 from typing import Any
 
@@ -182,3 +183,17 @@ def register_account_data(source: AccountData) -> None:
 
 def account_data_sources() -> list[AccountData]:
     return list(_account_data.values())
+
+
+def invoice_retained_until(issued: date) -> datetime:
+    """When tax law lets an invoice issued on ``issued`` go (the seller country's years,
+    ``INVOICE_RETENTION_YEARS``): the shop's invoices are kept as long as billing's receipts."""
+    from billing.actions.data_rights import retention_end, retention_years  # it imports this module
+
+    return retention_end(issued, retention_years())
+
+
+def account_closed(account_id: str) -> bool:
+    """Whether the account was closed by its customer or by staff (one GetItem)."""
+    account = access.get_account(account_id)
+    return account is not None and bool(account.ClosedDate)

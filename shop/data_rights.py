@@ -12,7 +12,7 @@ import json
 from datetime import date, datetime
 from typing import Any
 
-from billing.customers import AccountData
+from billing.customers import AccountData, account_closed, invoice_retained_until
 from shop import access
 from shop.access import data_rights as order_rights
 from shop.models import Invoice
@@ -50,32 +50,27 @@ def export_customer(customer_id: str) -> dict[str, Any]:
     }
 
 
-def invoice_retained_until(invoice: Invoice) -> datetime:
+def invoice_end_of_retention(invoice: Invoice) -> datetime:
     """The end of the invoice's tax retention: the seller country's years after its issue."""
-    from billing.actions.data_rights import retention_end, retention_years  # billing imports the shop's seam
-
-    return retention_end(date.fromisoformat(invoice.IssuedAt[:10]), retention_years())
+    return invoice_retained_until(date.fromisoformat(invoice.IssuedAt[:10]))
 
 
 def erase_customer(customer_id: str) -> None:
     """The close's shop part: the customer item, then the personal fields of every order."""
     access.forget_customer(customer_id)
-    order_rights.erase_customer_orders(customer_id, invoice_retained_until)
+    order_rights.erase_customer_orders(customer_id, invoice_end_of_retention)
 
 
 def erase_settled_order(order_id: str) -> bool:
     """An order the reconciliation just settled: erased if its customer's account was
     closed while it waited for its payment (the customer item is gone and the account
     carries its close date). True when it was erased."""
-    from billing import access as billing_access
-
     details = access.get_order_details_by_order_id(order_id, consistent=True)
     if details is None or details.order is None:
         return False
-    account = billing_access.get_account(details.order.customer_id)
-    if account is None or not account.ClosedDate:  # a closed account's item stays, pseudonymised
+    if not account_closed(details.order.customer_id):  # a closed account's item stays, pseudonymised
         return False
-    return order_rights.erase_order(details, invoice_retained_until)
+    return order_rights.erase_order(details, invoice_end_of_retention)
 
 
 SHOP_DATA = AccountData(name="shop", export=export_customer, erase=erase_customer)

@@ -18,12 +18,13 @@
 from __future__ import annotations
 
 import logging
+import os
+import warnings
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, ClassVar
 
 import stripe
 from django.conf import settings
-from stripe._api_requestor import _maybe_emit_stripe_notice  # what the typed calls warn with
 
 from core.payments.errors import CardError, GatewayError, KeyReused, RefundRefused
 from core.payments.gateway import CardEntry, CardToken, ChargeResult, RefundResult
@@ -319,8 +320,11 @@ class StripeGateway:
         answer into StripeObjects, one per nested object: on the payment run that was a
         third of the Python CPU a charge costs, for the ten fields ``_result`` reads."""
         answer = self.client.raw_request("post", "/v1/payment_intents", **params, idempotency_key=idempotency_key)
-        # What the typed call does with every answer: Stripe's deprecation notices, as warnings.
-        _maybe_emit_stripe_notice(answer.headers)
+        # What the typed call does with every answer: Stripe's notices (deprecations), as
+        # warnings; the library's helper for it is private, so its simple part is here.
+        notice = answer.headers.get("Stripe-Notice")
+        if notice and os.environ.get("STRIPE_SUPPRESS_NOTICES", "").lower() != "true":
+            warnings.warn(notice, stacklevel=2)
         return answer.data
 
     def _result(self, intent: Any, *, confirmable: bool = False) -> ChargeResult:
