@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from pynamodb.attributes import DiscriminatorAttribute, JSONAttribute, MapAttribute, UnicodeAttribute
-from pynamodb.exceptions import DeleteError, DoesNotExist, UpdateError
+from pynamodb.exceptions import DeleteError, UpdateError
 
 from billing.access._common import is_conditional_failure
 from billing.models import (
@@ -22,6 +22,7 @@ from billing.models import (
     ReceiptNumberLookup,
     UserLink,
 )
+from core.dynamo.erase import update_until_settled
 
 # The cancel reason of the subscriptions an account close cancels: a charge that lands
 # after it (a payment run's, in flight at the close) is refunded, not served.
@@ -134,24 +135,9 @@ def erasure_actions(item: BillingItem, secrets: list[str]) -> list[Any]:
 
 def erase_item(item: BillingItem, secrets: list[str]) -> None:
     """Erase one item's personal data (``erasure_actions``), re-reading it when a write
-    beside ours (a payment run's) changed it first; nothing when it is gone."""
-    for _attempt in range(5):
-        actions = erasure_actions(item, secrets)
-        if not actions:
-            return
-        try:
-            # On a subscription, its version check (VersionAttribute) makes a change made
-            # meanwhile (a payment run's) refused: read again and erase what it wrote too.
-            item.update(actions=actions, condition=type(item).PK.exists())
-            return
-        except UpdateError as error:
-            if not is_conditional_failure(error):
-                raise
-        try:
-            item.refresh(consistent_read=True)
-        except DoesNotExist:
-            return
-    raise RuntimeError(f"{item.PK} {item.SK} kept changing while being erased")
+    beside ours (a payment run's) changed it first; nothing when it is gone. On a
+    subscription, its version check (VersionAttribute) makes such a change refuse ours."""
+    update_until_settled(item, lambda current: erasure_actions(current, secrets))
 
 
 def delete_item(item: BillingItem) -> None:

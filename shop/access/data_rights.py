@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from pynamodb.attributes import Attribute
-from pynamodb.exceptions import DoesNotExist, UpdateError
-
+from core.dynamo.erase import update_until_settled
 from shop.access.orders import OrderDetails, get_order_details_by_order_id, get_orders_by_customer_id
 from shop.models import Invoice, Order, OrderStatus, Shipment, ShopItem
 
@@ -31,29 +29,11 @@ def customer_order_ids(customer_id: str) -> list[str]:
     return [order.order_id for order in get_orders_by_customer_id(customer_id, limit=MAX_ORDERS)]
 
 
-def _is_conditional_failure(error: UpdateError) -> bool:
-    cause = getattr(error, "cause_response_code", None)
-    return cause == "ConditionalCheckFailedException"
-
-
 def _remove(item: ShopItem, names: tuple[str, ...]) -> None:
     """Remove ``names`` from ``item``; re-read and try again when a write beside ours (an
     order's Version moved) changed it first; nothing when it is gone."""
-    for _attempt in range(5):
-        attributes: list[Attribute] = [item.get_attributes()[n] for n in names if getattr(item, n, None) is not None]
-        if not attributes:
-            return
-        try:
-            item.update(actions=[a.remove() for a in attributes], condition=type(item).PK.exists())
-            return
-        except UpdateError as error:
-            if not _is_conditional_failure(error):
-                raise
-        try:
-            item.refresh(consistent_read=True)
-        except DoesNotExist:
-            return
-    raise RuntimeError(f"{item.PK} {item.SK} kept changing while being erased")
+    update_until_settled(item, lambda current: [
+        current.get_attributes()[n].remove() for n in names if getattr(current, n, None) is not None])
 
 
 def keep_invoice_until(invoice: Invoice, until: datetime) -> None:
