@@ -11,6 +11,8 @@ gateway the page shows that gateway's own bank question instead (it has no Strip
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -31,7 +33,7 @@ from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, today
 from core.payments.errors import GatewayError
-from core.payments.gateway import CardEntry, cards_entered_in_browser
+from core.payments.gateway import CardEntry, ChargeResult, cards_entered_in_browser
 
 UNREACHABLE = "Our payment provider could not be reached. Please try again in a minute."
 
@@ -66,19 +68,7 @@ def confirm_payment(request: HttpRequest, account_id: str, sub_id: str) -> HttpR
     if charge is None or not (charge.needs_authentication or charge.succeeded):
         messages.info(request, _("No payment is waiting for your confirmation."))
         return redirect("subscription", sub_id=sub_id)
-    start, end = owed_period(sub)
-    browser = cards_entered_in_browser()
-    # Confirmed with the bank but not recorded yet (the customer closed the bank's page
-    # before coming back): the page's button posts, and the same path records it.
-    confirmed = charge.succeeded
-    entry = CardEntry(client_secret=charge.client_secret, publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
-                      js_url=settings.STRIPE_JS_URL) if browser and not confirmed else None
-    return render(request, "portal/confirm_payment.html", {
-        "sub": sub, "entry": entry, "payment_method": charge.payment_method,
-        "amount": format_with_symbol(charge.amount, charge.currency), "period_start": start, "period_end": end,
-        "card": sub.PaymentDetails, "confirmed": confirmed, "simulated_bank": not browser and not confirmed,
-        "back_url": reverse("replace_card", args=[sub.sub_id]),
-    })
+    return _confirm_page(request, sub, charge, back_url=reverse("replace_card", args=[sub.sub_id]))
 
 
 def _finish_first_payment(request: HttpRequest, sub: Subscription) -> HttpResponse:
@@ -107,14 +97,23 @@ def _finish_first_payment(request: HttpRequest, sub: Subscription) -> HttpRespon
         return here
     if charge is None:
         return here
+    return _confirm_page(request, sub, charge, back_url=choices_again(sub), first=True,
+                         expires=incomplete_expires(sub))
+
+
+def _confirm_page(request: HttpRequest, sub: Subscription, charge: ChargeResult, *, back_url: str,
+                  **more: Any) -> HttpResponse:
+    """The bank's confirmation step of a charge waiting for it (a renewal's or the first)."""
     start, end = owed_period(sub)
     browser = cards_entered_in_browser()
+    # Confirmed with the bank but not recorded yet (the customer closed the bank's page
+    # before coming back): the page's button posts, and the same path records it.
     confirmed = charge.succeeded
     entry = CardEntry(client_secret=charge.client_secret, publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
                       js_url=settings.STRIPE_JS_URL) if browser and not confirmed else None
     return render(request, "portal/confirm_payment.html", {
-        "sub": sub, "entry": entry, "payment_method": charge.payment_method, "first": True,
-        "expires": incomplete_expires(sub), "amount": format_with_symbol(charge.amount, charge.currency),
-        "period_start": start, "period_end": end, "card": sub.PaymentDetails, "confirmed": confirmed,
-        "simulated_bank": not browser and not confirmed, "back_url": choices_again(sub),
+        "sub": sub, "entry": entry, "payment_method": charge.payment_method,
+        "amount": format_with_symbol(charge.amount, charge.currency), "period_start": start, "period_end": end,
+        "card": sub.PaymentDetails, "confirmed": confirmed, "simulated_bank": not browser and not confirmed,
+        "back_url": back_url, **more,
     })
