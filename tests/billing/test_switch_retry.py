@@ -193,9 +193,10 @@ def test_on_stripe_an_idempotency_error_is_a_refused_attempt_not_a_crash(moto_ta
         raise stripe.IdempotencyError("Keys for idempotent requests can only be used with the same parameters "
                                       "they were first used with.")
 
-    intents = stripe_gateway.client.v1.payment_intents
     with monkeypatch.context() as patched:
-        patched.setattr(type(intents), "create", idempotency_error)
+        # A charge is created through the client's raw request (its answer read as JSON), a
+        # refund through the typed call: Stripe refuses the reused key on either.
+        patched.setattr(stripe_gateway.client, "raw_request", idempotency_error)
         patched.setattr(type(stripe_gateway.client.v1.refunds), "create", idempotency_error)
         with pytest.raises(KeyReused):  # a refund's key reused for another amount: the same answer
             stripe_gateway.refund("pi_x", 100, "refund:pi_x:r1")
