@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.payments.demo_cards import DEMO_NUMBERS  # noqa: E402
 from devtools.localengine import free_port, start_local_engine  # noqa: E402
 from devtools.localpostgres import start_local_postgres  # noqa: E402
 from devtools.localstripe import TEST_PUBLISHABLE_KEY, start_localstripe  # noqa: E402
@@ -55,7 +56,7 @@ def expect(condition: bool, what: str, seen: object = "") -> None:
         raise WalkFailed(f"{what}{f': {str(seen)[:1500]}' if seen else ''}")
 
 
-def confirm_card_setup(stripe_url: str, client_secret: str, number: str = "4242424242424242") -> dict:
+def confirm_card_setup(stripe_url: str, client_secret: str, number: str = DEMO_NUMBERS["visa"]) -> dict:
     """What Stripe.js's confirmCardSetup sends from the customer's browser: the card goes
     to Stripe (here localstripe), never to rpay."""
     intent = client_secret.split("_secret_")[0]

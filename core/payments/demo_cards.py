@@ -1,4 +1,5 @@
-"""The card processors' published test numbers, for demo data and benchmarks only.
+"""The card processors' published test numbers, for demo data, benchmarks and the
+production walk-through only.
 
 They are the one place outside the tests where a card number is written down: the demo
 seed and the benchmarks name a card ("visa") and get a gateway token for it, so no code
