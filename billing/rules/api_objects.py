@@ -19,7 +19,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-from django.utils import translation
+from django.utils.translation import override
 
 from billing.models import Account, Coupon, DisputeEntry, Product, Receipt, Refund, Subscription
 from billing.rules.lifecycle import state_of
@@ -74,7 +74,7 @@ def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
     payment run will charge it (null when none is to come)."""
     day = today or datetime.now(tz=UTC).date()
     state = state_of(sub, day)
-    with translation.override("en"):
+    with override("en"):
         label = str(state_words(state, _english_day))
     coming = coming_charges(sub, 1)
     next_payment = None
