@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, URLResolver, path
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
@@ -44,7 +44,10 @@ def json_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         with translation.override("en"):
-            response = view(request, *args, **kwargs)
+            try:
+                response = view(request, *args, **kwargs)
+            except Http404:  # ninja's own root view ("/api/v1/") raises it
+                return unknown_path(request, request.path.removeprefix("/api/v1/"))
         if response.status_code == 405 and not response.get("Content-Type", "").startswith("application/json"):
             allowed = response.get("Allow", "")
             json = JsonResponse(error_body(405, f"{request.method} is not allowed here (allowed: {allowed})."),
