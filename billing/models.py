@@ -758,9 +758,72 @@ class AuditEvent(BillingItem, discriminator="Event"):
     Note = UnicodeAttribute(null=True)
 
 
+class ApiKeyScope(StrEnum):
+    READ = "read"
+    WRITE = "write"  # reads too
+
+
+class ApiKey(BillingItem, discriminator="ApiKey"):
+    """A key of the REST API (docs/API.md): only the SHA-256 of the secret is kept, so the
+    table never holds a usable key. One partition, so a call's look-up is one GetItem by
+    the hash and the staff list is one Query (keys are few: made by hand)."""
+
+    pk_template = KeyTemplate("APIKEYS")
+    sk_template = KeyTemplate("KEY#{key_hash}")
+
+    KeyId = UnicodeAttribute()  # the first characters of the hash: what staff and the command name it by
+    Name = UnicodeAttribute()
+    Scope = UnicodeAttribute()  # an ApiKeyScope
+    Prefix = UnicodeAttribute()  # the key's first characters, shown so a person can tell keys apart
+    CreatedAt = UnicodeAttribute()
+    CreatedBy = UnicodeAttribute()
+    # Written at most once a minute (a conditional UpdateItem), so reads stay one GetItem.
+    LastUsedAt = UnicodeAttribute(null=True)
+    RevokedAt = UnicodeAttribute(null=True)
+    RevokedBy = UnicodeAttribute(null=True)
+
+    @property
+    def key_hash(self) -> str:
+        return self.sk_template.parse(self.SK)["key_hash"]
+
+    @property
+    def revoked(self) -> bool:
+        return bool(self.RevokedAt)
+
+
+class ApiRateWindow(BillingItem, discriminator="ApiRateWindow"):
+    """A key's calls in one fixed window (``API_RATE_LIMIT`` per ``API_RATE_WINDOW_SECONDS``):
+    one conditional UpdateItem ``ADD Calls :1`` per call, refused at the limit. The web
+    processes share nothing but the table, so the counter lives here; its TTL clears it."""
+
+    pk_template = KeyTemplate("APIRATE#{key_id}#{window}")
+    sk_template = KeyTemplate("APIRATE#{key_id}#{window}")
+
+    Calls = NumberAttribute(default=0)
+    TTL = TTLAttribute(null=True)
+
+
+class ApiIdempotency(BillingItem, discriminator="ApiIdempotency"):
+    """An ``Idempotency-Key`` of one API key: put (only if absent or expired) before the
+    write runs, holding the request's fingerprint; then its answer. A repeat within 24
+    hours replays the answer; another request with the same key is refused."""
+
+    pk_template = KeyTemplate("APIIDEM#{key_id}#{idempotency_key}")
+    sk_template = KeyTemplate("APIIDEM#{key_id}#{idempotency_key}")
+
+    Fingerprint = UnicodeAttribute()  # SHA-256 of the method, path and body
+    State = UnicodeAttribute()  # "running", then "done"
+    StartedAt = UnicodeAttribute()
+    ResponseStatus = NumberAttribute(null=True)
+    ResponseBody = UnicodeAttribute(null=True)  # the JSON answer, as sent
+    ExpiresAt = NumberAttribute()  # epoch seconds: a condition compares it (TTL deletes lazily)
+    TTL = TTLAttribute(null=True)
+
+
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
     Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse,
+    ApiKey, ApiRateWindow, ApiIdempotency,
 )
 
 

@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "crispy_bootstrap5",
     "csp",
     "axes",
+    # django-ninja: the REST API (billing/api/); listed for its docs page's static files.
+    "ninja",
     "billing",
     "shop",
 ]
@@ -215,6 +217,10 @@ RPAY_SELLER = {
     "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "GB 123 4567 89"),
 }
 PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
+# The REST API (/api/v1/, docs/API.md): calls a key may make per fixed window, and the
+# window's length; a key past it is answered 429 with Retry-After until the next window.
+API_RATE_LIMIT = env_int("API_RATE_LIMIT", 600, minimum=1)
+API_RATE_WINDOW_SECONDS = env_int("API_RATE_WINDOW_SECONDS", 60, minimum=1)
 # The payment run reconciles the gateway's charges of its own dates and this many days
 # before them against the receipts, fixing a missing receipt (billing/batches/reconcile.py).
 RECONCILE_DAYS = env_int("RECONCILE_DAYS", 3, minimum=0)

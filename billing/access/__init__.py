@@ -19,6 +19,27 @@ from billing.access.accounts import (
     link_user,
     set_stripe_customer,
 )
+from billing.access.api_keys import (
+    IDEMPOTENCY_HOURS,
+    begin_idempotent,
+    count_api_call,
+    create_api_key,
+    find_api_key,
+    finish_idempotent,
+    get_api_key,
+    list_api_keys,
+    release_idempotent,
+    revoke_api_key,
+    touch_api_key,
+)
+from billing.access.api_pages import (
+    Page,
+    coupons_page,
+    disputes_page,
+    products_page,
+    receipts_page,
+    subscriptions_page,
+)
 from billing.access.batch_writes import (
     advance_after_payment,
     claim_reminder,
@@ -371,4 +392,22 @@ __all__ = [
     "get_upcoming",
     "batch_items",
     "due_subscription",
+    # the REST API: its keys, rate counter and idempotency records, its one-Query pages
+    "IDEMPOTENCY_HOURS",
+    "begin_idempotent",
+    "count_api_call",
+    "create_api_key",
+    "find_api_key",
+    "finish_idempotent",
+    "get_api_key",
+    "list_api_keys",
+    "release_idempotent",
+    "revoke_api_key",
+    "touch_api_key",
+    "Page",
+    "coupons_page",
+    "disputes_page",
+    "products_page",
+    "receipts_page",
+    "subscriptions_page",
 ]

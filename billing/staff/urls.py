@@ -12,6 +12,7 @@ from django.urls import URLPattern, path
 from django.utils.translation import gettext_lazy as _
 
 from billing.staff.account_page import account_detail
+from billing.staff.api_keys import MANAGE_API_KEYS, api_key_revoke, api_keys
 from billing.staff.batch_pages import batch_runs, upcoming
 from billing.staff.catalog import product_add, product_edit, product_retire, products
 from billing.staff.coupons import coupon_add, coupon_edit, coupon_end, coupons, staff_coupon
@@ -35,6 +36,7 @@ STAFF_PAGES = [
     ("staff_webhook_events", _("Webhook events"), VIEW_BILLING, None),
     ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
     ("staff_coupons", _("Coupons"), (VIEW_BILLING, CATALOG), None),
+    ("staff_api_keys", _("API keys"), MANAGE_API_KEYS, None),
 ]
 
 
@@ -80,4 +82,8 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/coupons/add/", staff(coupon_add, CATALOG), name="staff_coupon_add"),
         path("staff/coupons/<str:code>/edit/", staff(coupon_edit, CATALOG), name="staff_coupon_edit"),
         path("staff/coupons/<str:code>/end/", staff(coupon_end, CATALOG), name="staff_coupon_end"),
+        # the REST API's keys: the admin role only (a superuser)
+        path("staff/api-keys/", staff(api_keys, MANAGE_API_KEYS), name="staff_api_keys"),
+        path("staff/api-keys/<str:key_id>/revoke/", staff(api_key_revoke, MANAGE_API_KEYS),
+             name="staff_api_key_revoke"),
     ]
