@@ -113,6 +113,12 @@ from billing.access.lookups import (
     get_account_ids_for_users,
     record_subscription_id,
 )
+from billing.access.outbox import (
+    events_after,
+    new_merchant_event,
+    payment_attempt_event,
+    settled_before,
+)
 from billing.access.receipt_numbers import (
     ReceiptNumbers,
     format_receipt_number,
@@ -193,6 +199,11 @@ from billing.exceptions import (
 )
 
 __all__ = [
+    # the merchant's events (the outbox)
+    "events_after",
+    "new_merchant_event",
+    "payment_attempt_event",
+    "settled_before",
     # incomplete first payments
     "delete_entry",
     "expire_incomplete",
