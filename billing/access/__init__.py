@@ -86,6 +86,29 @@ from billing.access.due_shards import (
     read_due_shard_layout,
     record_due_shards,
 )
+from billing.access.endpoints import (
+    DELIVERY_LOG_PAGE,
+    advance_cursor,
+    advance_done_through,
+    claim_delivery,
+    clear_endpoint_failing,
+    delivery_log,
+    disable_failing_endpoint,
+    get_delivery,
+    get_endpoint,
+    iso_time,
+    list_endpoints,
+    mark_endpoint_failing,
+    oldest_unfinished,
+    queue_delivery,
+    queue_extra_delivery,
+    queue_page,
+    record_attempt,
+    rotate_endpoint_secret,
+    set_endpoint_status,
+    stream_position,
+)
+from billing.access.endpoints import create_endpoint as create_webhook_endpoint
 from billing.access.events import (
     audited_change,
     get_events_by_account,
@@ -113,6 +136,7 @@ from billing.access.lookups import (
     get_account_ids_for_users,
     record_subscription_id,
 )
+from billing.access.merchant_events_standin import events_after, new_merchant_event
 from billing.access.receipt_numbers import (
     ReceiptNumbers,
     format_receipt_number,
@@ -245,6 +269,31 @@ __all__ = [
     "finish_webhook",
     "get_webhook_events",
     "webhook_key",
+    # outbound webhooks: the merchant's endpoints, their deliveries (queue and log)
+    "DELIVERY_LOG_PAGE",
+    "advance_cursor",
+    "advance_done_through",
+    "claim_delivery",
+    "clear_endpoint_failing",
+    "create_webhook_endpoint",
+    "delivery_log",
+    "disable_failing_endpoint",
+    "get_delivery",
+    "get_endpoint",
+    "iso_time",
+    "list_endpoints",
+    "mark_endpoint_failing",
+    "oldest_unfinished",
+    "queue_delivery",
+    "queue_extra_delivery",
+    "queue_page",
+    "record_attempt",
+    "rotate_endpoint_secret",
+    "set_endpoint_status",
+    "stream_position",
+    # STAND-IN of the merchant events (the outbox branch's)
+    "events_after",
+    "new_merchant_event",
     # the staff look-up: a subscription by its id alone, the accounts of many users
     "get_account_id_for_subscription",
     "get_account_ids_for_users",
