@@ -136,7 +136,12 @@ from billing.access.lookups import (
     get_account_ids_for_users,
     record_subscription_id,
 )
-from billing.access.merchant_events_standin import events_after, new_merchant_event
+from billing.access.outbox import (
+    events_after,
+    new_merchant_event,
+    payment_attempt_event,
+    settled_before,
+)
 from billing.access.receipt_numbers import (
     ReceiptNumbers,
     format_receipt_number,
@@ -217,6 +222,11 @@ from billing.exceptions import (
 )
 
 __all__ = [
+    # the merchant's events (the outbox)
+    "events_after",
+    "new_merchant_event",
+    "payment_attempt_event",
+    "settled_before",
     # incomplete first payments
     "delete_entry",
     "expire_incomplete",
@@ -291,9 +301,6 @@ __all__ = [
     "rotate_endpoint_secret",
     "set_endpoint_status",
     "stream_position",
-    # STAND-IN of the merchant events (the outbox branch's)
-    "events_after",
-    "new_merchant_event",
     # the staff look-up: a subscription by its id alone, the accounts of many users
     "get_account_id_for_subscription",
     "get_account_ids_for_users",

@@ -40,9 +40,9 @@ def iso_time(at: datetime) -> str:
 
 
 def stream_position(at: datetime) -> str:
-    """A position in the event stream at ``at``: before every event id made at or after it
-    (``evt_<time>Z_<hex>`` sorts after ``evt_<time>Z``)."""
-    return f"evt_{at.astimezone(UTC).strftime('%Y%m%dT%H%M%S%f')}Z"
+    """A position in the event stream at ``at``, shaped as an event id so that
+    ``events_after`` takes it: before every event made after ``at`` (its suffix is the lowest)."""
+    return f"evt_{at.astimezone(UTC).strftime('%Y%m%dT%H%M%S%f')}Z_00000000"
 
 
 # --- endpoints ------------------------------------------------------------------------

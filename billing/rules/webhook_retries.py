@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from billing.models import MerchantEventType
+
 RETRY_DELAYS = (
     timedelta(seconds=5),
     timedelta(minutes=5),
@@ -51,10 +53,5 @@ def schedule_offsets(attempts: int) -> list[timedelta]:
 
 # The event types an endpoint may ask for (docs/incoming/webhooks.md, "Events"); an endpoint
 # that names none gets every type, those to come included.
-WEBHOOK_EVENT_TYPES = (
-    "subscription.created", "subscription.activated", "subscription.updated", "subscription.switched",
-    "subscription.paused", "subscription.resumed", "subscription.cancel_scheduled", "subscription.cancelled",
-    "subscription.trial_will_end", "payment.succeeded", "payment.failed", "payment.action_required",
-    "refund.created", "dispute.created", "dispute.closed", "invoice.created",
-)
+WEBHOOK_EVENT_TYPES = tuple(str(t) for t in MerchantEventType)
 TEST_EVENT_TYPE = "webhook.test"  # the staff page's "Send test event": never in the stream

@@ -163,13 +163,14 @@ class Sender:
         until = access.utc_now() - self.config.settle
         queued = 0
         for _ in range(FAN_OUT_PAGES_PER_PASS):
-            events, last = access.events_after(endpoint.Cursor, limit=FAN_OUT_PAGE, until=until)
+            events, _ = access.events_after(endpoint.Cursor, limit=FAN_OUT_PAGE, until=until)
+            if not events:
+                break
             for event in events:
                 if endpoint.wants(event.Type):
                     queued += access.queue_delivery(endpoint.EndpointId, event_id=event.EventId,
                                                     event_type=event.Type, payload=body_of(event))
-            if not events or not last or last <= endpoint.Cursor:
-                break
+            last = events[-1].EventId
             if not access.advance_cursor(endpoint, last):
                 # Another sender moved it: our puts were the same as its (put if absent).
                 fresh = access.get_endpoint(endpoint.EndpointId)
@@ -274,5 +275,4 @@ def signing_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
 
 
 def body_of(event: MerchantEvent) -> str:
-    data = event.Data.as_dict() if hasattr(event.Data, "as_dict") else event.Data
-    return event_body(event_id=event.EventId, event_type=event.Type, created_at=event.CreatedAt, data=data)
+    return event_body(event_id=event.EventId, event_type=event.Type, created_at=event.CreatedAt, data=event.Data)
