@@ -945,6 +945,8 @@ class BillingPermission(django_models.Model):
             # The finance permission; its codename predates the roles and is kept.
             ("manage_money", "Can refund and retry payments"),
             ("manage_catalog", "Can add, edit and retire products"),
+            # The admin role (billing/migrations/0004_admin_role.py): the merchant's integrations.
+            ("manage_integrations", "Can manage webhook endpoints and API keys"),
         ]
 
     def __str__(self) -> str:

@@ -1,5 +1,5 @@
 """Telling staff that the sender disabled an endpoint: an e-mail through Django's mail
-framework to the people who can act on it (active staff with the webhooks permission,
+framework to the people who can act on it (active staff with the admin role's permission,
 superusers among them) and to ``settings.ADMINS``; the staff page shows a banner too (the
 endpoint's ``DisabledReason``). A mail failure is logged, never raised: the endpoint is
 disabled whatever the mail server says."""
@@ -16,7 +16,7 @@ from django.db.models import Q
 from billing.models import WebhookEndpoint
 
 log = logging.getLogger("billing.webhooks")
-PERMISSION = ("billing", "manage_webhooks")
+PERMISSION = ("billing", "manage_integrations")  # core.staff.INTEGRATIONS: the admin role
 
 
 def staff_addresses() -> list[str]:
