@@ -867,11 +867,116 @@ class MerchantEvent(BillingItem, discriminator="MerchantEvent"):
     Data = JSONAttribute()  # the object as the API shows it (billing/rules/api_objects.py), at that moment
     TTL = TTLAttribute(null=True)  # MERCHANT_EVENT_RETENTION_DAYS after it was made
 
+# --- outbound webhooks (docs/TABLE.md, "Outbound webhooks") ------------------------------
+
+
+class EndpointStatus(StrEnum):
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+
+
+class WebhookEndpoint(BillingItem, discriminator="WebhookEndpoint"):
+    """A merchant's URL that hears the ``MerchantEvent`` stream, signed by the Standard
+    Webhooks scheme. One partition for every endpoint, so listing them (the staff page, each
+    pass of the sender) is one Query: a site has tens of endpoints, never thousands.
+
+    The secret is stored as it is (``whsec_<base64>``), not hashed: the sender needs it to sign
+    every delivery (an HMAC key, unlike an API key, cannot be checked against a hash). The
+    table is encrypted at rest and only the web and batch roles read it; the pages show a
+    secret once, when it is made."""
+
+    pk_template = KeyTemplate("WHENDPOINTS")
+    sk_template = KeyTemplate("EP#{endpoint_id}")
+
+    EndpointId = UnicodeAttribute()
+    Url = UnicodeAttribute()
+    Description = UnicodeAttribute(null=True)
+    # The event types it wants; absent: every type.
+    EventTypes = ListAttribute(of=UnicodeAttribute, null=True)
+    Secret = UnicodeAttribute()
+    # After a rotation the old secret signs beside the new one until this time (UTC ISO).
+    PreviousSecret = UnicodeAttribute(null=True)
+    PreviousSecretUntil = UnicodeAttribute(null=True)
+    Status = UnicodeAttribute(default=EndpointStatus.ENABLED)
+    # The fan-out cursor: the last MerchantEvent id turned into this endpoint's deliveries.
+    Cursor = UnicodeAttribute()
+    # Every delivery whose key is at or before this is finished (succeeded or abandoned):
+    # the sender reads the endpoint's queue from here. Never after ``Cursor`` (billing/access/endpoints.py).
+    DoneThrough = UnicodeAttribute()
+    FailingSince = UnicodeAttribute(null=True)  # the first failure of the current run of failures
+    DisabledAt = UnicodeAttribute(null=True)
+    DisabledReason = UnicodeAttribute(null=True)  # "failing" (by the sender) or "staff"
+    # Counts the deliveries put just after the cursor (a test event, a resend): the sender's
+    # move of ``DoneThrough`` is conditioned on it, so it never steps over one it has not read.
+    Inserts = NumberAttribute(default=0)
+    CreatedAt = UnicodeAttribute()
+    CreatedBy = UnicodeAttribute()
+    UpdatedAt = UnicodeAttribute(null=True)
+
+    @property
+    def enabled(self) -> bool:
+        return self.Status == EndpointStatus.ENABLED
+
+    def wants(self, event_type: str) -> bool:
+        return not self.EventTypes or event_type in self.EventTypes
+
+
+class DeliveryStatus(StrEnum):
+    PENDING = "pending"  # not tried yet (or its attempt is in hand: ``LeaseUntil``)
+    FAILED = "failed"  # its last attempt failed; tried again at ``NextAttemptAt``
+    SUCCEEDED = "succeeded"
+    ABANDONED = "abandoned"  # failed for WEBHOOK_RETRY_DAYS: no more attempts (Resend makes one)
+
+
+UNFINISHED_DELIVERIES = (DeliveryStatus.PENDING, DeliveryStatus.FAILED)
+
+
+class WebhookDelivery(BillingItem, discriminator="WebhookDelivery"):
+    """One event for one endpoint, and how its attempts went: the endpoint's queue and its
+    delivery log at once. One partition per endpoint, sorted by the event's id (ids sort by
+    time), so "oldest first" is the partition's order and the log is one Query, newest
+    first. A test event or a resend gets a key just after the endpoint's cursor
+    (``<cursor>~<time>_<hex>``): after everything already queued, before any event to come.
+
+    An attempt is claimed by one conditional UpdateItem (status unfinished, ``Attempts``
+    as read, no live lease), which counts it and takes a lease: of several senders only one
+    makes each attempt, and a sender killed mid-attempt loses the lease, not the delivery."""
+
+    pk_template = KeyTemplate("WHDELIVERIES#{endpoint_id}")
+    sk_template = KeyTemplate("{position}")
+
+    EventId = UnicodeAttribute()
+    EventType = UnicodeAttribute()
+    # The event's body as sent (JSON text): fixed at fan-out, so every attempt signs the same bytes.
+    Payload = UnicodeAttribute()
+    Status = UnicodeAttribute(default=DeliveryStatus.PENDING)
+    Attempts = NumberAttribute(default=0)
+    CreatedAt = UnicodeAttribute()
+    NextAttemptAt = UnicodeAttribute(null=True)
+    FirstAttemptAt = UnicodeAttribute(null=True)
+    LeaseUntil = UnicodeAttribute(null=True)
+    LeaseOwner = UnicodeAttribute(null=True)
+    LastAttemptAt = UnicodeAttribute(null=True)
+    LastStatusCode = NumberAttribute(null=True)
+    LastResponse = UnicodeAttribute(null=True)  # the first 1 KB of the answer, or why there was none
+    LastDurationMs = NumberAttribute(null=True)
+    DeliveredAt = UnicodeAttribute(null=True)
+    Kind = UnicodeAttribute(null=True)  # "test" or "resend"; absent: an event of the stream
+    TTL = TTLAttribute(null=True)
+
+    @property
+    def endpoint_id(self) -> str:
+        return self.pk_template.parse(self.PK)["endpoint_id"]
+
+    @property
+    def finished(self) -> bool:
+        return self.Status not in UNFINISHED_DELIVERIES
+
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
     Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse, ApiKey,
-    ApiRateWindow, ApiIdempotency, MerchantEvent,
+    ApiRateWindow, ApiIdempotency, MerchantEvent, WebhookEndpoint, WebhookDelivery,
 )
 
 
@@ -900,6 +1005,8 @@ class BillingPermission(django_models.Model):
             # The finance permission; its codename predates the roles and is kept.
             ("manage_money", "Can refund and retry payments"),
             ("manage_catalog", "Can add, edit and retire products"),
+            # The admin role (billing/migrations/0004_admin_role.py): the merchant's integrations.
+            ("manage_integrations", "Can manage webhook endpoints and API keys"),
         ]
 
     def __str__(self) -> str:

@@ -245,6 +245,19 @@ STRIPE_WEBHOOK_SECRET = os.environ.get("STRIPE_WEBHOOK_SECRET", "")
 STRIPE_API_BASE = os.environ.get("STRIPE_API_BASE", "")
 STRIPE_JS_URL = os.environ.get("STRIPE_JS_URL", "https://js.stripe.com/v3/")
 
+# --- outbound webhooks (docs/incoming/webhooks.md) ------------------------------------
+# Endpoints may be http:// and resolve to loopback, private and link-local addresses only
+# when this is on: development and tests (DEBUG), never production (the SSRF guard, core/net).
+WEBHOOKS_ALLOW_PRIVATE_URLS = env_bool("WEBHOOKS_ALLOW_PRIVATE_URLS", DEBUG)
+# Each delivery's POST gives up after this many seconds (connect, and each read).
+WEBHOOKS_TIMEOUT_SECONDS = env_int("WEBHOOKS_TIMEOUT_SECONDS", 10, minimum=1)
+# A claimed attempt's lease is the timeout plus this: a sender killed mid-attempt loses the
+# delivery to the next sender that long after it claimed it.
+WEBHOOKS_LEASE_MARGIN_SECONDS = env_int("WEBHOOKS_LEASE_MARGIN_SECONDS", 20, minimum=1)
+# Events younger than this are not yet handed to endpoints: a change's transaction may commit
+# an older event id after a younger one, and each endpoint's cursor must never pass it.
+WEBHOOKS_SETTLE_SECONDS = env_int("WEBHOOKS_SETTLE_SECONDS", 5, minimum=0)
+
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 # text (the default) or json: one JSON object per line, with request and run ids (core/ops/logs.py).
 LOG_FORMAT = env_choice("LOG_FORMAT", "text", ["text", "json"])
