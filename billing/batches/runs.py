@@ -342,11 +342,12 @@ def run_reminders(
     passed is claimed but not sent."""
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
     members = shards.members if shards else None
+    seller = access.seller_tax()  # read once per run: the reminders' amounts are taxed by it
 
     def act(sub: Subscription, day: date) -> ReminderOutcome:
         if day < run_date and reminded_payment_date(sub, day) < run_date:
             return skip_stale_reminder(sub, day, dry_run)
-        return send_reminder(sub, day=day, dry_run=dry_run)
+        return send_reminder(sub, day=day, dry_run=dry_run, seller=seller)
 
     return _run(
         BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days, shards),
