@@ -150,6 +150,14 @@ from billing.access.runs import (
     renew_batch_run,
     start_batch_run,
 )
+from billing.access.seller import (
+    default_seller_profile,
+    get_seller_profile,
+    registrations_of,
+    save_seller_profile,
+    seller_of,
+    seller_tax,
+)
 from billing.access.subscriptions import (
     cancel_subscription,
     change_payment_day,
@@ -164,6 +172,15 @@ from billing.access.subscriptions import (
     update_subscription,
 )
 from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
+from billing.access.tax_identity import (
+    TaxIdentity,
+    backfill_billing_country,
+    buyer_of,
+    copy_tax_identity,
+    set_card_country,
+    set_tax_identity,
+    tax_evidence_mismatch,
+)
 from billing.access.trials import trial_used
 from billing.access.upcoming import (
     UpcomingDay,
@@ -364,6 +381,20 @@ __all__ = [
     "begin_due_shards_migration",
     "finish_due_shards_migration",
     "reshard_day",
+    # the seller's tax profile, the customer's tax identity
+    "TaxIdentity",
+    "backfill_billing_country",
+    "buyer_of",
+    "copy_tax_identity",
+    "default_seller_profile",
+    "get_seller_profile",
+    "registrations_of",
+    "save_seller_profile",
+    "seller_of",
+    "seller_tax",
+    "set_card_country",
+    "set_tax_identity",
+    "tax_evidence_mismatch",
     # staff look ahead, bulk writes
     "UpcomingDay",
     "count_due_payments_by_date",
