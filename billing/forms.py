@@ -18,11 +18,11 @@ from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
-from billing.models import Product
+from billing.models import Account, Product
 from billing.rules.coupons import MAX_CODE_LENGTH, CouponRefusal
 from billing.rules.lifecycle import CANCEL_REASONS, MAX_PAUSE_PAYMENTS, CancelMode
 from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
-from billing.rules.vat_numbers import VatProblem, compact, vat_number_problem
+from billing.rules.vat_numbers import VatCheck, VatProblem, compact, vat_number_problem
 from core.cardforms import NEW_CARD, CardFields
 from core.countries import country_choices, country_name
 from core.localformat import local_date
@@ -159,6 +159,15 @@ class TaxIdentityFields(forms.Form):
 
 class TaxIdentityForm(TaxIdentityFields):
     """The account page's billing country and VAT number."""
+
+
+def vat_status(account: Account) -> str:
+    """How far the account's VAT number was checked, in words."""
+    if not account.VatNumber:
+        return ""
+    if account.VatNumberCheck == VatCheck.VIES and account.VatCheckedAt:
+        return gettext("confirmed by VIES on %(date)s") % {"date": local_date(account.VatCheckedAt, "j F Y")}
+    return gettext("format valid")
 
 
 def vies_refused_error() -> str:

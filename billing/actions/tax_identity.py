@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from enum import StrEnum
 
 from django.conf import settings
 
@@ -15,6 +16,7 @@ from billing import access
 from billing.models import Account, Subscription
 from billing.rules.vat_numbers import VatCheck, compact
 from core import vies
+from core.countries import country_in_address
 
 
 @dataclass(frozen=True)
@@ -67,3 +69,60 @@ def change_tax_identity(account: Account, country: str, verdict: VatVerdict | No
     if subscriptions is None:
         subscriptions = access.get_subscriptions_by_account(account.account_id)
     return access.set_tax_identity(account, identity, subscriptions, actor=actor)
+
+
+# --- giving existing accounts a billing country (manage.py backfill_billing_country) ------
+
+
+class Decision(StrEnum):
+    ALREADY = "already"  # the account has a country (its own choice or an earlier run's)
+    FROM_ADDRESS = "address"  # a card's billing address names the country
+    DEFAULTED = "seller"  # nothing names one: the seller's country, for staff to check
+    CLOSED = "closed"  # a closed account bills no more: left alone
+
+
+@dataclass(frozen=True)
+class Backfilled:
+    account_id: str
+    email: str
+    decision: Decision
+    country: str | None
+    source: str | None = None  # the address the country was read from
+    written: bool = False  # False in a dry run, or when someone gave it a country meanwhile
+
+
+def address_country(collection: access.AccountCollection) -> tuple[str | None, str | None]:
+    """The country the account's billing addresses name, and the address: the default
+    card's first, then the other wallet cards (oldest first), then the subscriptions'
+    own cards (made before the wallet)."""
+    default = access.default_card(collection.account, collection.cards)
+    cards = [c.Details for c in ([default] if default else []) + [c for c in collection.cards if c is not default]]
+    cards += [s.PaymentDetails for s in collection.subscriptions if s.PaymentDetails is not None]
+    for details in cards:
+        country = country_in_address(details.BillingAddress)
+        if country:
+            return country, details.BillingAddress
+    return None, None
+
+
+def backfill_country(account_id: str, seller_country: str, *, dry_run: bool = False) -> Backfilled | None:
+    """Decide an existing account's billing country and store it where it has none (a
+    conditional write, so the customer's own choice made meanwhile is kept); its live
+    subscriptions get the copy. None: no such account."""
+    collection = access.get_account_collection(account_id)  # account, subscriptions and cards: one Query
+    account = collection.account
+    if account is None:
+        return None
+    if account.ClosedDate:
+        return Backfilled(account_id, account.Email, Decision.CLOSED, account.BillingCountry)
+    if account.BillingCountry:
+        if not dry_run:  # a subscription a killed run left without its copy
+            access.backfill_billing_country(account, account.BillingCountry, collection.subscriptions)
+        return Backfilled(account_id, account.Email, Decision.ALREADY, account.BillingCountry)
+    country, source = address_country(collection)
+    decision = Decision.FROM_ADDRESS if country else Decision.DEFAULTED
+    country = country or seller_country
+    written = False if dry_run else access.backfill_billing_country(account, country, collection.subscriptions)
+    if not dry_run and not written:  # given one meanwhile: that one stands
+        return Backfilled(account_id, account.Email, Decision.ALREADY, account.BillingCountry)
+    return Backfilled(account_id, account.Email, decision, country, source, written)

@@ -20,6 +20,7 @@ from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.refunds import staff_refund
+from billing.staff.seller_pages import business_tax
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
 from billing.staff.switch_pages import staff_switch
 from billing.staff.webhook_events import webhook_events
@@ -35,6 +36,7 @@ STAFF_PAGES = [
     ("staff_webhook_events", _("Webhook events"), VIEW_BILLING, None),
     ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
     ("staff_coupons", _("Coupons"), (VIEW_BILLING, CATALOG), None),
+    ("staff_business_tax", _("Business & tax"), (VIEW_BILLING, MONEY), None),
 ]
 
 
@@ -80,4 +82,7 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/coupons/add/", staff(coupon_add, CATALOG), name="staff_coupon_add"),
         path("staff/coupons/<str:code>/edit/", staff(coupon_edit, CATALOG), name="staff_coupon_edit"),
         path("staff/coupons/<str:code>/end/", staff(coupon_end, CATALOG), name="staff_coupon_end"),
+        # Read by anyone who sees billing; saved only by the finance role (checked by the
+        # page on POST: 403 otherwise), as refunds are.
+        path("staff/business-tax/", staff(business_tax, (VIEW_BILLING, MONEY)), name="staff_business_tax"),
     ]

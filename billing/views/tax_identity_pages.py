@@ -13,22 +13,10 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.actions import tax_identity
 from billing.customers import customer_required
-from billing.forms import TaxIdentityForm
-from billing.models import Account
-from billing.rules.vat_numbers import VatCheck
+from billing.forms import TaxIdentityForm, vat_status
 from billing.views.subscribe_pages import checked_vat_number, tax_identity_initial
 from core.countries import country_name
-from core.localformat import local_date
 from core.pages import actor, bound_data, or_404
-
-
-def vat_status(account: Account) -> str:
-    """How far the account's VAT number was checked, in words."""
-    if not account.VatNumber:
-        return ""
-    if account.VatNumberCheck == VatCheck.VIES and account.VatCheckedAt:
-        return _("confirmed by VIES on %(date)s") % {"date": local_date(account.VatCheckedAt, "j F Y")}
-    return _("format valid")
 
 
 @require_http_methods(["GET", "POST"])

@@ -48,6 +48,8 @@ MATRIX: dict[str, set[str]] = {
     "staff_coupon_edit": {"catalog"},
     "staff_coupon_end": {"catalog"},
     "staff_coupon": {"finance"},
+    # the seller's business and tax profile: read by whoever sees billing, saved by finance
+    "staff_business_tax": {"support", "finance"},
 }
 
 
