@@ -91,6 +91,18 @@ class Account(BillingItem, discriminator="Account"):
     # When the account was closed (billing/actions/data_rights.py): its personal data is
     # erased, only its receipts' invoice fields remain, until their TTL.
     ClosedDate = UnicodeAttribute(null=True)
+    # The customer's tax identity (billing/actions/tax_identity.py): the country the VAT
+    # follows (ISO 3166 alpha-2, as the customer declared it) and an optional VAT number
+    # (compact, with its prefix: "IT00743110157"), checked offline (``VatNumberCheck``
+    # "format") or confirmed by the EU's VIES service ("vies", on ``VatCheckedAt``). Both
+    # copied onto each live subscription, which the payment run reads alone.
+    BillingCountry = UnicodeAttribute(null=True)
+    VatNumber = UnicodeAttribute(null=True)
+    VatNumberCheck = UnicodeAttribute(null=True)
+    VatCheckedAt = UnicodeAttribute(null=True)
+    # The default card's country as its issuer says (the evidence of where the customer
+    # is, beside the declared country): staff see the account flagged when they differ.
+    CardCountry = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -139,6 +151,8 @@ class PaymentDetails(MapAttribute):
     # payment run reminds instead of retrying, with no extra read), and because it belongs
     # to this card: a card replaced is a new map, and the next charge goes to the new card.
     AwaitingCharge = UnicodeAttribute(null=True)
+    # The card's country as its issuer says (Stripe's ``card.country``): tax evidence.
+    Country = UnicodeAttribute(null=True)
 
 
 class Card(BillingItem, discriminator="Card"):
@@ -850,6 +864,10 @@ class AuditAction(StrEnum):
     STAFF_DATA_EXPORTED = "staff.export_data"
     ACCOUNT_CLOSED = "account.closed"
     STAFF_CLOSE_ACCOUNT = "staff.close_account"
+    # The customer's billing country and VAT number (account and live subscriptions).
+    TAX_IDENTITY_CHANGED = "account.tax_identity_changed"
+    # The seller's business and tax profile (filed under ``SELLER_EVENTS_ACCOUNT``).
+    SELLER_PROFILE_CHANGED = "staff.seller_profile"
 
 
 # Catalogue changes belong to no customer: their audit events are filed in the
@@ -857,6 +875,8 @@ class AuditAction(StrEnum):
 CATALOG_EVENTS_ACCOUNT = "CATALOG"
 # Coupon changes likewise, in ``ACC#COUPONS`` (a coupon applied is in its account's).
 COUPON_EVENTS_ACCOUNT = "COUPONS"
+# The seller's profile changes likewise, in ``ACC#SELLER``.
+SELLER_EVENTS_ACCOUNT = "SELLER"
 
 
 class AuditEvent(BillingItem, discriminator="Event"):
@@ -1084,13 +1104,33 @@ class WebhookDelivery(BillingItem, discriminator="WebhookDelivery"):
     @property
     def finished(self) -> bool:
         return self.Status not in UNFINISHED_DELIVERIES
+class SellerProfile(BillingItem, discriminator="SellerProfile"):
+    """The seller's business and tax profile (the staff page "Business & tax"): one item,
+    read once per payment run. Absent: the settings ``RPAY_SELLER`` and
+    ``RPAY_SELLER_COUNTRY`` (billing/access/seller.py)."""
+
+    pk_template = KeyTemplate("SELLER#profile")
+    sk_template = KeyTemplate("SELLER#profile")
+
+    LegalName = UnicodeAttribute()
+    Address = UnicodeAttribute(null=True)
+    Country = UnicodeAttribute()  # ISO 3166 alpha-2
+    VatNumber = UnicodeAttribute(null=True)  # compact, with its prefix
+    OssRegistered = BooleanAttribute(default=True)
+    # Under EUR 10,000 of cross-border EU consumer sales a year, charging its own VAT.
+    UnderThreshold = BooleanAttribute(default=False)
+    PricesIncludeTax = BooleanAttribute(default=True)
+    # Countries outside the EU the seller is registered in: country -> percent ("20", "7.7").
+    Registrations = MapAttribute(null=True)
+    UpdatedAt = UnicodeAttribute(null=True)
+    Version = VersionAttribute()
 
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
     Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse, ApiKey,
     ApiRateWindow, ApiIdempotency, MerchantEvent, WebhookEndpoint, WebhookDelivery, CreditNote, CreditNoteCounter,
-    TaxTotal,
+    TaxTotal, SellerProfile,
 )
 
 

@@ -32,6 +32,7 @@ from billing.models import (
     ReceiptCounter,
     ReceiptNumberLookup,
     SellerMap,
+    SellerProfile,
     SubIdLookup,
     Subscription,
     SubscriptionStatus,
@@ -84,10 +85,17 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
     return {
         Account: [
             Account(Account.pk(account_id=acc), Account.sk(account_id=acc), Email="customer@rpay.localhost",
-                    Name="Customer", UserId=2, CreatedDate="2026-03-01T09:40:00+00:00"),
+                    Name="Customer", UserId=2, CreatedDate="2026-03-01T09:40:00+00:00", BillingCountry="IT",
+                    CardCountry="US"),
             Account(Account.pk(account_id=acc2), Account.sk(account_id=acc2), Email="ada@example.com",
-                    Name="Ada", UserId=3, CreatedDate="2026-03-02T11:00:00+00:00"),
+                    Name="Ada", UserId=3, CreatedDate="2026-03-02T11:00:00+00:00", BillingCountry="DE",
+                    VatNumber="DE136695976", VatNumberCheck="vies", VatCheckedAt="2026-03-02"),
         ],
+        SellerProfile: [SellerProfile(
+            SellerProfile.pk(), SellerProfile.sk(), LegalName="rpay S.r.l.", Address="Via Roma 1\n20121 Milano",
+            Country="IT", VatNumber="IT00743110157", OssRegistered=True, UnderThreshold=False,
+            PricesIncludeTax=True, Registrations={"GB": "20", "KR": "10"},
+            UpdatedAt="2026-10-01T09:00:00+00:00", Version=2)],
         SubIdLookup: [
             SubIdLookup(SubIdLookup.pk(sub_id=sid), SubIdLookup.sk(sub_id=sid), AccountId=acc, SKU=sku)
             for sid, sku in (("a1b2c3d4e5f60718", "NEWS-DAILY"), ("18e9374a55c47382", "CLOUD-200"))

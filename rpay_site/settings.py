@@ -219,6 +219,9 @@ RPAY_SELLER = {
     "address": os.environ.get("RPAY_SELLER_ADDRESS", "1 Example Street\nLondon EC1A 1AA\nUnited Kingdom"),
     "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "GB 123 4567 89"),
 }
+# Confirm customers' VAT numbers with the EU's VIES service (online) as well as by their
+# format and check digit (offline, always): off by default (docs/incoming/tax-customer.md).
+VAT_VIES_CHECK = env_bool("VAT_VIES_CHECK", False)
 PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
 # The REST API (/api/v1/, docs/API.md): calls a key may make per fixed window, and the
 # window's length; a key past it is answered 429 with Retry-After until the next window.

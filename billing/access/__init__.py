@@ -206,7 +206,14 @@ from billing.access.runs import (
     renew_batch_run,
     start_batch_run,
 )
-from billing.access.seller import buyer_of, get_seller_profile, seller_tax
+from billing.access.seller import (
+    default_seller_profile,
+    get_seller_profile,
+    registrations_of,
+    save_seller_profile,
+    seller_of,
+    seller_tax,
+)
 from billing.access.subscriptions import (
     cancel_subscription,
     change_payment_day,
@@ -221,6 +228,15 @@ from billing.access.subscriptions import (
     update_subscription,
 )
 from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
+from billing.access.tax_identity import (
+    TaxIdentity,
+    backfill_billing_country,
+    buyer_of,
+    copy_tax_identity,
+    set_card_country,
+    set_tax_identity,
+    tax_evidence_mismatch,
+)
 from billing.access.tax_ledger import (
     InvoiceSeller,
     InvoiceTax,
@@ -457,6 +473,20 @@ __all__ = [
     "begin_due_shards_migration",
     "finish_due_shards_migration",
     "reshard_day",
+    # the seller's tax profile, the customer's tax identity
+    "TaxIdentity",
+    "backfill_billing_country",
+    "buyer_of",
+    "copy_tax_identity",
+    "default_seller_profile",
+    "get_seller_profile",
+    "registrations_of",
+    "save_seller_profile",
+    "seller_of",
+    "seller_tax",
+    "set_card_country",
+    "set_tax_identity",
+    "tax_evidence_mismatch",
     # staff look ahead, bulk writes
     "UpcomingDay",
     "count_due_payments_by_date",
@@ -485,15 +515,12 @@ __all__ = [
     # tax: the seller and the buyer, invoices' tax, credit notes, the quarter's totals
     "InvoiceSeller",
     "InvoiceTax",
-    "buyer_of",
     "credit_notes_of_receipt",
     "get_credit_note",
     "get_credit_notes_by_account",
-    "get_seller_profile",
     "invoice_seller",
     "invoice_tax",
     "is_credit_note_number",
-    "seller_tax",
     "tax_terms",
     "tax_totals",
 ]

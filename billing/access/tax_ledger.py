@@ -23,6 +23,7 @@ from django.conf import settings
 from pynamodb.exceptions import TransactWriteError
 
 from billing.access import seller as seller_access
+from billing.access.tax_identity import buyer_of
 from billing.models import Receipt, SellerMap, Subscription, TaxLineMap, TaxTotal
 from billing.rules.invoice_tax import (
     TaxTerms,
@@ -60,7 +61,7 @@ def tax_terms(sub: Subscription | Any, seller: Seller | None = None) -> TaxTerms
     """What a subscription's charges are taxed by: the seller and its buyer (the
     subscription's copy of the billing country and VAT number: no read)."""
     seller = seller or seller_access.seller_tax()
-    return TaxTerms(seller, seller_access.buyer_of(sub, seller))
+    return TaxTerms(seller, buyer_of(sub, seller.country))
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def invoice_tax(sub: Subscription, *, amount: int, on: date, metadata: dict[str,
     the figures its metadata carries (what was charged), else the tax included in it at the
     rate in force (a charge made before taxes were kept, or without a gateway)."""
     seller = seller or invoice_seller()
-    buyer = seller_access.buyer_of(sub, seller.tax)
+    buyer = buyer_of(sub, seller.tax.country)
     line = line_of_metadata(metadata or {}, amount)
     if line is None:
         line = tax_line(amount, applicable_rate(seller.tax, buyer, on), prices_include_tax=True)

@@ -21,6 +21,7 @@ from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.refunds import staff_refund
+from billing.staff.seller_pages import business_tax
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
 from billing.staff.switch_pages import staff_switch
 from billing.staff.webhook_endpoints import (
@@ -47,6 +48,7 @@ STAFF_PAGES = [
     ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
     ("staff_coupons", _("Coupons"), (VIEW_BILLING, CATALOG), None),
     ("staff_api_keys", _("API keys"), MANAGE_API_KEYS, None),
+    ("staff_business_tax", _("Business & tax"), (VIEW_BILLING, MONEY), None),
 ]
 
 
@@ -109,4 +111,7 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/api-keys/", staff(api_keys, MANAGE_API_KEYS), name="staff_api_keys"),
         path("staff/api-keys/<str:key_id>/revoke/", staff(api_key_revoke, MANAGE_API_KEYS),
              name="staff_api_key_revoke"),
+        # Read by anyone who sees billing; saved only by the finance role (checked by the
+        # page on POST: 403 otherwise), as refunds are.
+        path("staff/business-tax/", staff(business_tax, (VIEW_BILLING, MONEY)), name="staff_business_tax"),
     ]

@@ -51,6 +51,8 @@ MATRIX: dict[str, set[str]] = {
     # the REST API's keys: the admin role alone (the superuser)
     "staff_api_keys": set(),
     "staff_api_key_revoke": set(),
+    # the seller's business and tax profile: read by whoever sees billing, saved by finance
+    "staff_business_tax": {"support", "finance"},
 }
 
 
