@@ -455,6 +455,23 @@ class ReceiptNumberLookup(BillingItem, discriminator="ReceiptNumberLookup"):
     TTL = TTLAttribute(null=True)  # the receipt's own: the look-up goes when it does
 
 
+class TaxTotal(BillingItem, discriminator="TaxTotal"):
+    """A quarter's running VAT totals for one country, rate, currency and treatment (one of
+    16 write shards, so no item takes every payment of a busy day), moved on by ``ADD``
+    in the transaction of each receipt and credit note (a credit note adds its negative
+    figures in the quarter it is issued). Reverse charge is also totalled per buyer's VAT
+    number (sort key ``RC#<BuyerVatNumber>#<Currency>``, ``Net`` only). The quarter's
+    report is one paginated Query of ``TAXQ#<quarter>``."""
+
+    pk_template = KeyTemplate("TAXQ#{quarter}")
+    sk_template = KeyTemplate("{country}#{rate}#{currency}#{treatment}#{shard}")
+
+    Net = NumberAttribute(default=0)  # minor units of the key's currency
+    Tax = NumberAttribute(default=0)
+    Gross = NumberAttribute(default=0)
+    Invoices = NumberAttribute(default=0)  # receipts counted in, less credit notes
+
+
 class WebhookEvent(BillingItem, discriminator="WebhookEvent"):
     """One event the payment processor sent to ``/webhooks/stripe/``: written (only if
     absent) before it is handled, so a replay is known; ``Status`` says how it ended
@@ -760,7 +777,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse, TaxTotal,
 )
 
 

@@ -32,6 +32,7 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
     TableMeta,
+    TaxTotal,
     TrialUse,
     UserLink,
     WebhookEvent,
@@ -148,6 +149,11 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             Coupon(Coupon.pk(), Coupon.sk(code="FIVE-OFF"), Code="FIVE-OFF", AmountOff=500, Currency="USD",
                    Duration="once", Uses=7, Status="ended", CreatedDate="2026-09-01T09:00:00+00:00",
                    UpdatedDate="2026-10-01T09:00:00+00:00"),
+        ],
+        TaxTotal: [
+            TaxTotal(TaxTotal.pk(quarter="2026Q4"),
+                     TaxTotal.sk(country="IT", rate="22", currency="EUR", treatment="domestic", shard="07"),
+                     Net=81885, Tax=18015, Gross=99900, Invoices=100),
         ],
         WebhookEvent: [WebhookEvent(
             WebhookEvent.pk(day="2026-11-21"), WebhookEvent.sk(created="2026-11-21T06:00:03+00:00",

@@ -164,6 +164,8 @@ from billing.access.subscriptions import (
     update_subscription,
 )
 from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
+from billing.access.tax_report import quarter_tax_report
+from billing.access.tax_totals import tax_totals
 from billing.access.trials import trial_used
 from billing.access.upcoming import (
     UpcomingDay,
@@ -238,6 +240,9 @@ __all__ = [
     "keep_receipt_until",
     "mark_account_closed",
     "pseudonym",
+    # the quarter's VAT ledger (the tax report reads it)
+    "tax_totals",
+    "quarter_tax_report",
     # the payment processor's webhook events
     "WEBHOOK_PAGE_SIZE",
     "claim_webhook",
