@@ -162,3 +162,19 @@ def build_report(quarter: str, rows: Iterable[LedgerRow]) -> TaxReport:
     lines = sorted((line for line in made if not line.vat_number), key=_line_order)
     customers = sorted((line for line in made if line.vat_number), key=_line_order)
     return TaxReport(quarter=quarter, lines=tuple(lines), customers=tuple(customers))
+
+
+CSV_COLUMNS = ("country", "rate", "currency", "treatment", "net", "tax", "reverse_charge", "vat_number")
+
+
+def _csv_field(value: str | bool) -> str:
+    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    # RFC 4180 quoting, should a field ever hold a separator (ours are codes and numbers).
+    return f'"{text.replace(chr(34), chr(34) * 2)}"' if any(c in text for c in ',"\r\n') else text
+
+
+def csv_text(report: TaxReport) -> str:
+    """The exported lines as CSV with a header row (CRLF line ends, as RFC 4180 says)."""
+    rows = [CSV_COLUMNS] + [tuple(line.as_dict().get(column, "") for column in CSV_COLUMNS)
+                            for line in report.exported()]
+    return "".join(",".join(_csv_field(value) for value in row) + "\r\n" for row in rows)
