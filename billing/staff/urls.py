@@ -22,6 +22,7 @@ from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.refunds import staff_refund
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
 from billing.staff.switch_pages import staff_switch
+from billing.staff.tax_report_page import tax_report
 from billing.staff.webhook_events import webhook_events
 from core.staff import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
 
@@ -35,6 +36,7 @@ STAFF_PAGES = [
     ("staff_webhook_events", _("Webhook events"), VIEW_BILLING, None),
     ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
     ("staff_coupons", _("Coupons"), (VIEW_BILLING, CATALOG), None),
+    ("staff_tax_report", _("Tax report"), MONEY, None),
 ]
 
 
@@ -80,4 +82,6 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/coupons/add/", staff(coupon_add, CATALOG), name="staff_coupon_add"),
         path("staff/coupons/<str:code>/edit/", staff(coupon_edit, CATALOG), name="staff_coupon_edit"),
         path("staff/coupons/<str:code>/end/", staff(coupon_end, CATALOG), name="staff_coupon_end"),
+        # the quarter's VAT: the finance role, which answers for the money
+        path("staff/tax-report/", staff(tax_report, MONEY), name="staff_tax_report"),
     ]

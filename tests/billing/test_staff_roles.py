@@ -48,6 +48,7 @@ MATRIX: dict[str, set[str]] = {
     "staff_coupon_edit": {"catalog"},
     "staff_coupon_end": {"catalog"},
     "staff_coupon": {"finance"},
+    "staff_tax_report": {"finance"},  # the quarter's VAT: money
 }
 
 
