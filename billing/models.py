@@ -469,7 +469,7 @@ class TaxTotal(BillingItem, discriminator="TaxTotal"):
     Net = NumberAttribute(default=0)  # minor units of the key's currency
     Tax = NumberAttribute(default=0)
     Gross = NumberAttribute(default=0)
-    Invoices = NumberAttribute(default=0)  # receipts counted in, less credit notes
+    Invoices = NumberAttribute(default=0)  # invoices counted (a credit note does not count)
 
 
 class WebhookEvent(BillingItem, discriminator="WebhookEvent"):

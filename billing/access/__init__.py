@@ -164,8 +164,8 @@ from billing.access.subscriptions import (
     update_subscription,
 )
 from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
+from billing.access.tax_ledger import tax_totals
 from billing.access.tax_report import quarter_tax_report
-from billing.access.tax_totals import tax_totals
 from billing.access.trials import trial_used
 from billing.access.upcoming import (
     UpcomingDay,

@@ -4,7 +4,7 @@ items of the quarter (one paginated Query, ``tax_totals``) summed by the pure ru
 
 from __future__ import annotations
 
-from billing.access.tax_totals import tax_totals
+from billing.access.tax_ledger import tax_totals
 from billing.rules.tax_report import TaxReport, build_report, ledger_row
 
 

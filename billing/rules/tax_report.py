@@ -102,7 +102,7 @@ class ReportLine:
     net: int  # minor units
     tax: int
     gross: int
-    invoices: int  # invoices less credit notes (0 on per-customer lines: not counted there)
+    invoices: int  # invoices issued in the quarter (credit notes are not counted; 0 per customer)
     vat_number: str | None = None  # the per-customer reverse-charge lines
 
     @property

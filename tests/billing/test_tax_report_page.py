@@ -24,7 +24,7 @@ def ledger_item(quarter: str, sort_key: str, net: int, tax: int = 0, invoices: i
 @pytest.fixture
 def ledger(moto_table) -> None:
     ledger_item("2026Q4", "IT#22#EUR#domestic#03", 81967, 18033, 10)
-    ledger_item("2026Q4", "IT#22#EUR#domestic#09", -820, -180, -1)  # a credit note issued in Q4
+    ledger_item("2026Q4", "IT#22#EUR#domestic#09", -820, -180, 0)  # a credit note issued in Q4
     ledger_item("2026Q4", "FI#25.5#EUR#oss#00", 1000, 255, 1)
     ledger_item("2026Q4", "DE#0#EUR#reverse_charge#05", 99900, 0, 1)
     ledger_item("2026Q4", "RC#DE136695976#EUR", 99900)
@@ -50,7 +50,7 @@ def test_the_current_quarter_by_default(finance, ledger, ddb_requests) -> None:
     html = response.content.decode()
     assert '<option value="2026Q4" selected>' in html and '<option value="2025Q1">' in html
     it = html.split('data-testid="tax-IT-22-EUR-domestic"')[1].split("</tr>")[0]
-    assert "811.47 EUR" in it and "178.53 EUR" in it and ">9<" in it  # the credit note taken off
+    assert "811.47 EUR" in it and "178.53 EUR" in it and ">10<" in it  # the credit note taken off
     assert "25.5%" in html.split('data-testid="tax-FI-25.5-EUR-oss"')[1].split("</tr>")[0]
     rc = html.split('data-testid="rc-DE136695976-EUR"')[1].split("</tr>")[0]
     assert "999.00 EUR" in rc

@@ -1,5 +1,8 @@
 """The quarter's VAT ledger (``TaxTotal`` items, partition ``TAXQ#<quarter>``), read by
-the quarter's report: one Query, paginated, whatever the number of payments."""
+the quarter's report: one Query, paginated, whatever the number of payments.
+
+A stand-in with the name and shape the tax contract gives this module's owner (the branch
+that writes the totals with each receipt and credit note): at the merge theirs is kept."""
 
 from __future__ import annotations
 
