@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from pynamodb.attributes import (
+    BooleanAttribute,
     DiscriminatorAttribute,
     JSONAttribute,
     ListAttribute,
@@ -295,6 +296,10 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # subscribing and never changed; the first charge is due the day after
     # (``NextPaymentDate``), ``PaidThroughDate`` starts at this day (served free).
     TrialEnd = UnicodeAttribute(null=True)
+    # The account's tax identity (``Account.BillingCountry``, ``Account.VatNumber``),
+    # copied here by the action that changes it, so a charge's VAT needs no other read.
+    BillingCountry = UnicodeAttribute(null=True)
+    VatNumber = UnicodeAttribute(null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -340,6 +345,27 @@ class Refund(MapAttribute):
     # The staff form's request id (its idempotency key's tail): a second submit of the
     # same form finds its refund made, rather than "refunded meanwhile".
     RequestId = UnicodeAttribute(null=True)
+
+
+class TaxLineMap(MapAttribute):
+    """One line of an invoice or credit note: what it is for, its days and its tax."""
+
+    Description = UnicodeAttribute(null=True)
+    PeriodStart = UnicodeAttribute(null=True)
+    PeriodEnd = UnicodeAttribute(null=True)
+    Net = NumberAttribute()  # minor units (negative on a credit note)
+    TaxRate = UnicodeAttribute()
+    Tax = NumberAttribute()
+    Gross = NumberAttribute()
+
+
+class SellerMap(MapAttribute):
+    """The seller as printed on an invoice (a snapshot: an invoice is never edited)."""
+
+    Name = UnicodeAttribute(null=True)
+    Address = UnicodeAttribute(null=True)
+    Country = UnicodeAttribute(null=True)
+    VatNumber = UnicodeAttribute(null=True)
 
 
 class Receipt(BillingItem, discriminator="Receipt"):
@@ -404,6 +430,20 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # form showed, so two tabs open on the same receipt make one refund, not two.
     RefundClaim = UnicodeAttribute(null=True)
     RefundClaimAt = UnicodeAttribute(null=True)
+    # The invoice's tax (billing/access/tax_ledger.py), written once with the receipt and
+    # never changed: ``ProcessedAmount`` is its gross, ``Net + Tax``. Absent (no ``Net``):
+    # a receipt written before taxes were kept, shown as before.
+    Net = NumberAttribute(null=True)  # minor units
+    Tax = NumberAttribute(null=True)  # minor units
+    TaxRate = UnicodeAttribute(null=True)  # percent: "22", "25.5", "0"
+    TaxCountry = UnicodeAttribute(null=True)
+    TaxTreatment = UnicodeAttribute(null=True)  # a billing.rules.tax.Treatment
+    PricesIncludeTax = BooleanAttribute(null=True)
+    TaxLines = ListAttribute(of=TaxLineMap, null=True)
+    Seller = SellerMap(null=True)  # the seller as it was when invoiced
+    BuyerCountry = UnicodeAttribute(null=True)
+    BuyerVatNumber = UnicodeAttribute(null=True)
+    BuyerName = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -455,21 +495,74 @@ class ReceiptNumberLookup(BillingItem, discriminator="ReceiptNumberLookup"):
     TTL = TTLAttribute(null=True)  # the receipt's own: the look-up goes when it does
 
 
+class CreditNote(BillingItem, discriminator="CreditNote"):
+    """A refund's invoice correction (billing/access/credit_notes.py): negative net, tax
+    and gross, the refund's share of the invoice it corrects (``InvoiceNumber``), written
+    in the refund's own transaction; never changed."""
+
+    pk_template = ACCOUNT_PK
+    sk_template = KeyTemplate("CRN#{issued}#{number}")
+
+    Number = UnicodeAttribute()  # CN-<year>-<6 digits>, ``CreditNoteCounter``
+    InvoiceNumber = UnicodeAttribute(null=True)
+    ReceiptSK = UnicodeAttribute()
+    RefundId = UnicodeAttribute()
+    IssuedAt = UnicodeAttribute()
+    Currency = UnicodeAttribute()
+    Net = NumberAttribute()  # minor units, negative
+    Tax = NumberAttribute()
+    Gross = NumberAttribute()
+    TaxRate = UnicodeAttribute(null=True)
+    TaxCountry = UnicodeAttribute(null=True)
+    TaxTreatment = UnicodeAttribute(null=True)
+    TaxLines = ListAttribute(of=TaxLineMap, null=True)
+    Seller = SellerMap(null=True)
+    BuyerCountry = UnicodeAttribute(null=True)
+    BuyerVatNumber = UnicodeAttribute(null=True)
+    BuyerName = UnicodeAttribute(null=True)
+    BillingAddress = UnicodeAttribute(null=True)
+    Reason = UnicodeAttribute(null=True)
+    Language = UnicodeAttribute(null=True)
+    TTL = TTLAttribute(null=True)  # the invoice's own
+
+    @property
+    def account_id(self) -> str:
+        return ACCOUNT_PK.parse(self.PK)["account_id"]
+
+
+class CreditNoteCounter(BillingItem, discriminator="CreditNoteCounter"):
+    """The last credit note number handed out in a year (``ReceiptCounter``'s twin: credit
+    notes have their own series)."""
+
+    pk_template = KeyTemplate("CRNSEQ#{year}")
+    sk_template = KeyTemplate("CRNSEQ#{year}")
+
+    LastNumber = NumberAttribute(default=0)
+
+
 class TaxTotal(BillingItem, discriminator="TaxTotal"):
-    """A quarter's running VAT totals for one country, rate, currency and treatment (one of
-    16 write shards, so no item takes every payment of a busy day), moved on by ``ADD``
-    in the transaction of each receipt and credit note (a credit note adds its negative
-    figures in the quarter it is issued). Reverse charge is also totalled per buyer's VAT
-    number (sort key ``RC#<BuyerVatNumber>#<Currency>``, ``Net`` only). The quarter's
-    report is one paginated Query of ``TAXQ#<quarter>``."""
+    """A quarter's running totals of one country, rate, currency and treatment (one of 16
+    shards: docs/TABLE.md), moved only by ``ADD`` in the transaction of the invoice or
+    credit note they count; or, ``RC#<BuyerVatNumber>#<Currency>``, the reverse-charge
+    sales to one business. The quarter's report sums the shards (one Query)."""
 
     pk_template = KeyTemplate("TAXQ#{quarter}")
     sk_template = KeyTemplate("{country}#{rate}#{currency}#{treatment}#{shard}")
+    # The reverse-charge sales to one business (the EC Sales List's figures).
+    reverse_charge_template: ClassVar[KeyTemplate] = KeyTemplate("RC#{vat_number}#{currency}")
 
-    Net = NumberAttribute(default=0)  # minor units of the key's currency
-    Tax = NumberAttribute(default=0)
-    Gross = NumberAttribute(default=0)
-    Invoices = NumberAttribute(default=0)  # invoices counted (a credit note does not count)
+    Net = NumberAttribute(default=0)  # minor units
+    Tax = NumberAttribute(null=True)
+    Gross = NumberAttribute(null=True)
+    Invoices = NumberAttribute(null=True)  # invoices counted (credit notes do not count)
+
+    @property
+    def quarter(self) -> str:
+        return self.pk_template.parse(self.PK)["quarter"]
+
+    @property
+    def is_reverse_charge_sales(self) -> bool:
+        return self.SK.startswith("RC#")
 
 
 class WebhookEvent(BillingItem, discriminator="WebhookEvent"):
@@ -777,7 +870,8 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse, TaxTotal,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse,
+    CreditNote, CreditNoteCounter, TaxTotal,
 )
 
 

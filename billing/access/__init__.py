@@ -55,6 +55,12 @@ from billing.access.coupons import (
     release_coupon_use,
     update_coupon,
 )
+from billing.access.credit_notes import (
+    credit_notes_of_receipt,
+    get_credit_note,
+    get_credit_notes_by_account,
+    is_credit_note_number,
+)
 from billing.access.data_rights import CLOSE_REASON as ACCOUNT_CLOSED_REASON
 from billing.access.data_rights import ERASED as ERASED_TOKEN
 from billing.access.data_rights import (
@@ -150,6 +156,7 @@ from billing.access.runs import (
     renew_batch_run,
     start_batch_run,
 )
+from billing.access.seller import buyer_of, get_seller_profile, seller_tax
 from billing.access.subscriptions import (
     cancel_subscription,
     change_payment_day,
@@ -164,7 +171,14 @@ from billing.access.subscriptions import (
     update_subscription,
 )
 from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
-from billing.access.tax_ledger import tax_totals
+from billing.access.tax_ledger import (
+    InvoiceSeller,
+    InvoiceTax,
+    invoice_seller,
+    invoice_tax,
+    tax_terms,
+    tax_totals,
+)
 from billing.access.tax_report import quarter_tax_report
 from billing.access.trials import trial_used
 from billing.access.upcoming import (
@@ -240,8 +254,7 @@ __all__ = [
     "keep_receipt_until",
     "mark_account_closed",
     "pseudonym",
-    # the quarter's VAT ledger (the tax report reads it)
-    "tax_totals",
+    # the quarter's VAT report (billing/rules/tax_report.py over the ledger's totals)
     "quarter_tax_report",
     # the payment processor's webhook events
     "WEBHOOK_PAGE_SIZE",
@@ -376,4 +389,18 @@ __all__ = [
     "get_upcoming",
     "batch_items",
     "due_subscription",
+    # tax: the seller and the buyer, invoices' tax, credit notes, the quarter's totals
+    "InvoiceSeller",
+    "InvoiceTax",
+    "buyer_of",
+    "credit_notes_of_receipt",
+    "get_credit_note",
+    "get_credit_notes_by_account",
+    "get_seller_profile",
+    "invoice_seller",
+    "invoice_tax",
+    "is_credit_note_number",
+    "seller_tax",
+    "tax_terms",
+    "tax_totals",
 ]

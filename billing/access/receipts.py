@@ -5,22 +5,41 @@ first), read by the customer until their TTL passes, and refunded by staff.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
+from typing import Any
 
+from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 
 from billing.access._common import absent_if_invalid, is_expired, iso_now, refused_as, utc_now
-from billing.access.events import new_event, record_event
+from billing.access.credit_notes import (
+    add_credit_note,
+    is_tax_invoice,
+    new_credit_note,
+    reserve_credit_note_number,
+)
+from billing.access.events import new_event
 from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
+from billing.access.tax_ledger import (
+    InvoiceTax,
+    add_receipt_totals,
+    invoice_tax,
+    transact,
+    with_conflict_retries,
+    write_invoice_tax,
+)
 from billing.exceptions import ConditionFailed, ReceiptNumberTaken, RefundedMeanwhile
 from billing.models import (
     AuditAction,
     AuditEvent,
+    CreditNote,
     Receipt,
     ReceiptNumberLookup,
     ReceiptStatus,
     Refund,
     Subscription,
 )
+from core.clock import billing_today
 from core.dynamo import engine
 
 
@@ -46,6 +65,7 @@ def create_receipt(
     kind: str | None = None,
     discount: int | None = None,
     coupon: str | None = None,
+    tax: InvoiceTax | None = None,
 ) -> tuple[Receipt, bool]:
     """Record a successful charge: the receipt, only if absent, its number's look-up
     item, only if absent, and its ``payment.succeeded`` audit event, in one
@@ -60,17 +80,25 @@ def create_receipt(
     product charged (the charge's own, should the subscription have switched since).
     ``discount`` and ``coupon``: a coupon's discount on this charge (the period's price
     was ``amount + discount``); a charge of 0 (all taken off) has no ``charge_id``.
+    ``tax``: the invoice's tax (billing/access/tax_ledger.py; default: the tax included
+    in ``amount``), written on the receipt and added to the quarter's totals by the same
+    transaction (retried when it meets another on a totals item).
     """
     receipt, lookup, event = build_receipt(
         sub, billing_date=billing_date, amount=amount, currency=currency, charge_id=charge_id,
         retention_days=retention_days, processed_at=processed_at, period_end=period_end, actor=actor,
-        numbers=numbers, sku=sku, discount=discount, coupon=coupon)
+        numbers=numbers, sku=sku, discount=discount, coupon=coupon, tax=tax)
     receipt.Kind = kind  # "switch": an upgrade's charge (billing/rules/switch.py)
-    try:
+
+    def write() -> None:
         with engine.transact_write() as transaction:
             transaction.save(receipt, condition=Receipt.SK.does_not_exist())
             transaction.save(event)
             transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
+            add_receipt_totals(transaction, receipt)  # after the three: the reasons' indexes below
+
+    try:
+        with_conflict_retries(write)
     except TransactWriteError as error:
         reasons = error.cancellation_reasons or []
         refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
@@ -98,10 +126,12 @@ def build_receipt(
     sku: str | None = None,
     discount: int | None = None,
     coupon: str | None = None,
+    tax: InvoiceTax | None = None,
 ) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
-    """The receipt (numbered), its number's look-up item and its ``payment.succeeded``
-    event, not yet written: ``create_receipt`` writes them, and a switch of product
-    writes them with the subscription's own update (billing/access/switch.py)."""
+    """The receipt (numbered, an invoice with its tax), its number's look-up item and its
+    ``payment.succeeded`` event, not yet written: ``create_receipt`` writes them, and a
+    switch of product writes them with the subscription's own update
+    (billing/access/switch.py), each with the tax totals' adds (``add_receipt_totals``)."""
     sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
     number = (numbers or ReceiptNumbers()).next_number(processed_at.year)
@@ -128,6 +158,8 @@ def build_receipt(
         DiscountAmount=discount if coupon else None,
         CouponCode=coupon,
     )
+    write_invoice_tax(receipt, tax or invoice_tax(sub, amount=amount, on=billing_today(
+        settings.BILLING_TIMEZONE, processed_at)))
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
                                  AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
@@ -267,6 +299,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
+    note_number: str | None = None  # the refund's credit note's, reserved once
     for _ in range(attempts):
         if any(r.RefundId == refund_id for r in receipt.Refunds or []):
             return receipt, False
@@ -280,27 +313,45 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
             unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
         entry = Refund(RefundId=refund_id, Amount=amount, At=iso_now(), Actor=actor, Reason=reason or None,
                        RequestId=request_id)
+        after = {**before, "Status": status, "RefundedAmount": total, "Refunds": [*before["Refunds"], refund_id]}
+        event = new_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
+                          before=before, after=after, note=reason or None)
+        note = None
+        if is_tax_invoice(receipt):  # the refund's credit note, in the same write
+            note_number = note_number or reserve_credit_note_number(utc_now().year)
+            note = new_credit_note(receipt, number=note_number, refund_id=refund_id, amount=amount,
+                                   earlier=[int(r.Amount) for r in receipt.Refunds or []], reason=reason)
         try:
             with refused_as(ConditionFailed, receipt.SK):
-                receipt.update(
-                    actions=[
-                        Receipt.RefundedAmount.set(total),
-                        Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),
-                        Receipt.Status.set(status),
-                        *([Receipt.RefundClaim.remove(), Receipt.RefundClaimAt.remove()] if claim else []),
-                    ],
-                    condition=Receipt.SK.exists() & unchanged,
-                )
+                transact(partial(_write_refund, receipt=receipt, entry=entry, total=total, status=status,
+                                 unchanged=unchanged, claim=claim, event=event, note=note))
         except ConditionFailed:
             fresh = get_receipt(receipt.account_id, receipt.SK)
             if fresh is None:
                 raise
             receipt = fresh
             continue
-        record_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
-                     before=before, after=receipt_snapshot(receipt), note=reason or None)
+        receipt.RefundedAmount, receipt.Status = total, status
+        receipt.Refunds = [*(receipt.Refunds or []), entry]
+        if claim:
+            receipt.RefundClaim = receipt.RefundClaimAt = None
         return receipt, True
     raise ConditionFailed(receipt.SK)
+
+
+def _write_refund(tx: Any, *, receipt: Receipt, entry: Refund, total: int, status: str, unchanged: Any,
+                  claim: str | None, event: AuditEvent, note: CreditNote | None) -> None:
+    """The refund's one write: the receipt's bookkeeping (on condition), its audit event
+    and, for a tax invoice, its credit note with the totals' negative adds."""
+    tx.update(receipt, actions=[
+        Receipt.RefundedAmount.set(total),
+        Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),
+        Receipt.Status.set(status),
+        *([Receipt.RefundClaim.remove(), Receipt.RefundClaimAt.remove()] if claim else []),
+    ], condition=Receipt.SK.exists() & unchanged)
+    tx.save(event)
+    if note is not None:
+        add_credit_note(tx, note)
 
 
 def receipt_snapshot(receipt: Receipt) -> dict:

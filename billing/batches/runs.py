@@ -254,13 +254,16 @@ def run_payments(
     # The run's workers share blocks of receipt numbers: one counter update per block,
     # not per payment (the counter is one item); the unused rest of the last block is a gap.
     numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
+    # The seller's tax profile, read once per run: no request of its own per payment.
+    seller = access.invoice_seller()
     dates = dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days, shards)
     days = settings.RECONCILE_DAYS if reconcile_days is None else reconcile_days
     recorded: set[str] = set()  # the charges this run recorded: their receipts are not read again
     retried: set[str] = set()  # subscriptions whose payment failed here: the next run retries them
 
     def pay(sub: Subscription, day: date) -> PaymentOutcome:
-        outcome = take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway, numbers=numbers)
+        outcome = take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway, numbers=numbers,
+                               seller=seller)
         if outcome.status == PaymentStatus.PAID and outcome.charge_id:
             recorded.add(outcome.charge_id)
         return outcome
