@@ -170,16 +170,19 @@ class Card(BillingItem, discriminator="Card"):
 # A subscription's coupon (docs/MONEY.md "Coupons") is in both projections: the
 # payment run charges the discounted amount and the reminder shows it, with no extra read.
 COUPON_ATTRIBUTES = ("CouponCode", "CouponPercentOff", "CouponAmountOff", "CouponPaymentsLeft")
+# The buyer's tax identity (the account's copy): the run taxes the charge, and the reminder
+# announces it, with no extra read.
+TAX_ATTRIBUTES = ("BillingCountry", "VatNumber")
 GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
     "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay", "NextReminderDate", "Language",
-    *COUPON_ATTRIBUTES,
+    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES,
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
-    *COUPON_ATTRIBUTES,
+    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES,
 ]
 
 # The hash keys of both due indexes: a date and a write shard. One date's
@@ -658,6 +661,9 @@ class TrialUse(BillingItem, discriminator="TrialUse"):
     SubId = UnicodeAttribute()  # the subscription that had it
     TrialEnd = UnicodeAttribute()
     CreatedDate = UnicodeAttribute()
+    # When its ``subscription.trial_will_end`` event was written: set in that event's own
+    # transaction, only if absent, so a re-run of the batch never writes it twice.
+    EndNoticeAt = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -868,10 +874,223 @@ class AuditEvent(BillingItem, discriminator="Event"):
     Note = UnicodeAttribute(null=True)
 
 
+class ApiKeyScope(StrEnum):
+    READ = "read"
+    WRITE = "write"  # reads too
+
+
+class ApiKey(BillingItem, discriminator="ApiKey"):
+    """A key of the REST API (docs/API.md): only the SHA-256 of the secret is kept, so the
+    table never holds a usable key. One partition, so a call's look-up is one GetItem by
+    the hash and the staff list is one Query (keys are few: made by hand)."""
+
+    pk_template = KeyTemplate("APIKEYS")
+    sk_template = KeyTemplate("KEY#{key_hash}")
+
+    KeyId = UnicodeAttribute()  # the first characters of the hash: what staff and the command name it by
+    Name = UnicodeAttribute()
+    Scope = UnicodeAttribute()  # an ApiKeyScope
+    Prefix = UnicodeAttribute()  # the key's first characters, shown so a person can tell keys apart
+    CreatedAt = UnicodeAttribute()
+    CreatedBy = UnicodeAttribute()
+    # Written at most once a minute (a conditional UpdateItem), so reads stay one GetItem.
+    LastUsedAt = UnicodeAttribute(null=True)
+    RevokedAt = UnicodeAttribute(null=True)
+    RevokedBy = UnicodeAttribute(null=True)
+
+    @property
+    def key_hash(self) -> str:
+        return self.sk_template.parse(self.SK)["key_hash"]
+
+    @property
+    def revoked(self) -> bool:
+        return bool(self.RevokedAt)
+
+
+class ApiRateWindow(BillingItem, discriminator="ApiRateWindow"):
+    """A key's calls in one fixed window (``API_RATE_LIMIT`` per ``API_RATE_WINDOW_SECONDS``):
+    one conditional UpdateItem ``ADD Calls :1`` per call, refused at the limit. The web
+    processes share nothing but the table, so the counter lives here; its TTL clears it."""
+
+    pk_template = KeyTemplate("APIRATE#{key_id}#{window}")
+    sk_template = KeyTemplate("APIRATE#{key_id}#{window}")
+
+    Calls = NumberAttribute(default=0)
+    TTL = TTLAttribute(null=True)
+
+
+class ApiIdempotency(BillingItem, discriminator="ApiIdempotency"):
+    """An ``Idempotency-Key`` of one API key: put (only if absent or expired) before the
+    write runs, holding the request's fingerprint; then its answer. A repeat within 24
+    hours replays the answer; another request with the same key is refused."""
+
+    pk_template = KeyTemplate("APIIDEM#{key_id}#{idempotency_key}")
+    sk_template = KeyTemplate("APIIDEM#{key_id}#{idempotency_key}")
+
+    Fingerprint = UnicodeAttribute()  # SHA-256 of the method, path and body
+    State = UnicodeAttribute()  # "running", then "done"
+    StartedAt = UnicodeAttribute()
+    ResponseStatus = NumberAttribute(null=True)
+    ResponseBody = UnicodeAttribute(null=True)  # the JSON answer, as sent
+    ExpiresAt = NumberAttribute()  # epoch seconds: a condition compares it (TTL deletes lazily)
+    TTL = TTLAttribute(null=True)
+class MerchantEventType(StrEnum):
+    """What a merchant's systems hear (``MerchantEvent.Type``): the webhooks' and the API's
+    event types. Each is written in the same transaction as the change it reports
+    (billing/access/outbox.py)."""
+
+    SUBSCRIPTION_CREATED = "subscription.created"
+    SUBSCRIPTION_ACTIVATED = "subscription.activated"  # its first payment confirmed
+    SUBSCRIPTION_UPDATED = "subscription.updated"  # payment day, card, coupon, a cancel undone
+    SUBSCRIPTION_SWITCHED = "subscription.switched"
+    SUBSCRIPTION_PAUSED = "subscription.paused"
+    SUBSCRIPTION_RESUMED = "subscription.resumed"
+    SUBSCRIPTION_CANCEL_SCHEDULED = "subscription.cancel_scheduled"  # ends at the end of the paid period
+    SUBSCRIPTION_CANCELLED = "subscription.cancelled"
+    SUBSCRIPTION_TRIAL_WILL_END = "subscription.trial_will_end"
+    PAYMENT_SUCCEEDED = "payment.succeeded"
+    PAYMENT_FAILED = "payment.failed"
+    PAYMENT_ACTION_REQUIRED = "payment.action_required"
+    REFUND_CREATED = "refund.created"
+    DISPUTE_CREATED = "dispute.created"
+    DISPUTE_CLOSED = "dispute.closed"
+    INVOICE_CREATED = "invoice.created"
+
+
+# An event's id: ``evt_`` + the UTC time of the change to the microsecond + 8 random hex
+# digits. Fixed width, so ids sort by time, across days too (``events_after``).
+MERCHANT_EVENT_ID = KeyTemplate("evt_{stamp}Z_{suffix}")
+
+
+class MerchantEvent(BillingItem, discriminator="MerchantEvent"):
+    """One event for the merchant's systems (the outbox): written in the same
+    TransactWriteItems as the change it reports, so neither exists without the other.
+    One partition per UTC day, sorted by id (= by time): ``events_after`` reads them in
+    order with one Query per day, never a Scan (docs/TABLE.md)."""
+
+    pk_template = KeyTemplate("EVT#{day}")
+    sk_template = MERCHANT_EVENT_ID
+
+    EventId = UnicodeAttribute()  # = SK
+    Type = UnicodeAttribute()  # a MerchantEventType
+    CreatedAt = UnicodeAttribute()  # UTC ISO-8601, to the microsecond, as in the id
+    AccountId = UnicodeAttribute()
+    ObjectType = UnicodeAttribute()  # subscription, receipt, payment, refund, dispute
+    ObjectId = UnicodeAttribute()
+    Data = JSONAttribute()  # the object as the API shows it (billing/rules/api_objects.py), at that moment
+    TTL = TTLAttribute(null=True)  # MERCHANT_EVENT_RETENTION_DAYS after it was made
+
+# --- outbound webhooks (docs/TABLE.md, "Outbound webhooks") ------------------------------
+
+
+class EndpointStatus(StrEnum):
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+
+
+class WebhookEndpoint(BillingItem, discriminator="WebhookEndpoint"):
+    """A merchant's URL that hears the ``MerchantEvent`` stream, signed by the Standard
+    Webhooks scheme. One partition for every endpoint, so listing them (the staff page, each
+    pass of the sender) is one Query: a site has tens of endpoints, never thousands.
+
+    The secret is stored as it is (``whsec_<base64>``), not hashed: the sender needs it to sign
+    every delivery (an HMAC key, unlike an API key, cannot be checked against a hash). The
+    table is encrypted at rest and only the web and batch roles read it; the pages show a
+    secret once, when it is made."""
+
+    pk_template = KeyTemplate("WHENDPOINTS")
+    sk_template = KeyTemplate("EP#{endpoint_id}")
+
+    EndpointId = UnicodeAttribute()
+    Url = UnicodeAttribute()
+    Description = UnicodeAttribute(null=True)
+    # The event types it wants; absent: every type.
+    EventTypes = ListAttribute(of=UnicodeAttribute, null=True)
+    Secret = UnicodeAttribute()
+    # After a rotation the old secret signs beside the new one until this time (UTC ISO).
+    PreviousSecret = UnicodeAttribute(null=True)
+    PreviousSecretUntil = UnicodeAttribute(null=True)
+    Status = UnicodeAttribute(default=EndpointStatus.ENABLED)
+    # The fan-out cursor: the last MerchantEvent id turned into this endpoint's deliveries.
+    Cursor = UnicodeAttribute()
+    # Every delivery whose key is at or before this is finished (succeeded or abandoned):
+    # the sender reads the endpoint's queue from here. Never after ``Cursor`` (billing/access/endpoints.py).
+    DoneThrough = UnicodeAttribute()
+    FailingSince = UnicodeAttribute(null=True)  # the first failure of the current run of failures
+    DisabledAt = UnicodeAttribute(null=True)
+    DisabledReason = UnicodeAttribute(null=True)  # "failing" (by the sender) or "staff"
+    # Counts the deliveries put just after the cursor (a test event, a resend): the sender's
+    # move of ``DoneThrough`` is conditioned on it, so it never steps over one it has not read.
+    Inserts = NumberAttribute(default=0)
+    CreatedAt = UnicodeAttribute()
+    CreatedBy = UnicodeAttribute()
+    UpdatedAt = UnicodeAttribute(null=True)
+
+    @property
+    def enabled(self) -> bool:
+        return self.Status == EndpointStatus.ENABLED
+
+    def wants(self, event_type: str) -> bool:
+        return not self.EventTypes or event_type in self.EventTypes
+
+
+class DeliveryStatus(StrEnum):
+    PENDING = "pending"  # not tried yet (or its attempt is in hand: ``LeaseUntil``)
+    FAILED = "failed"  # its last attempt failed; tried again at ``NextAttemptAt``
+    SUCCEEDED = "succeeded"
+    ABANDONED = "abandoned"  # failed for WEBHOOK_RETRY_DAYS: no more attempts (Resend makes one)
+
+
+UNFINISHED_DELIVERIES = (DeliveryStatus.PENDING, DeliveryStatus.FAILED)
+
+
+class WebhookDelivery(BillingItem, discriminator="WebhookDelivery"):
+    """One event for one endpoint, and how its attempts went: the endpoint's queue and its
+    delivery log at once. One partition per endpoint, sorted by the event's id (ids sort by
+    time), so "oldest first" is the partition's order and the log is one Query, newest
+    first. A test event or a resend gets a key just after the endpoint's cursor
+    (``<cursor>~<time>_<hex>``): after everything already queued, before any event to come.
+
+    An attempt is claimed by one conditional UpdateItem (status unfinished, ``Attempts``
+    as read, no live lease), which counts it and takes a lease: of several senders only one
+    makes each attempt, and a sender killed mid-attempt loses the lease, not the delivery."""
+
+    pk_template = KeyTemplate("WHDELIVERIES#{endpoint_id}")
+    sk_template = KeyTemplate("{position}")
+
+    EventId = UnicodeAttribute()
+    EventType = UnicodeAttribute()
+    # The event's body as sent (JSON text): fixed at fan-out, so every attempt signs the same bytes.
+    Payload = UnicodeAttribute()
+    Status = UnicodeAttribute(default=DeliveryStatus.PENDING)
+    Attempts = NumberAttribute(default=0)
+    CreatedAt = UnicodeAttribute()
+    NextAttemptAt = UnicodeAttribute(null=True)
+    FirstAttemptAt = UnicodeAttribute(null=True)
+    LeaseUntil = UnicodeAttribute(null=True)
+    LeaseOwner = UnicodeAttribute(null=True)
+    LastAttemptAt = UnicodeAttribute(null=True)
+    LastStatusCode = NumberAttribute(null=True)
+    LastResponse = UnicodeAttribute(null=True)  # the first 1 KB of the answer, or why there was none
+    LastDurationMs = NumberAttribute(null=True)
+    DeliveredAt = UnicodeAttribute(null=True)
+    Kind = UnicodeAttribute(null=True)  # "test" or "resend"; absent: an event of the stream
+    TTL = TTLAttribute(null=True)
+
+    @property
+    def endpoint_id(self) -> str:
+        return self.pk_template.parse(self.PK)["endpoint_id"]
+
+    @property
+    def finished(self) -> bool:
+        return self.Status not in UNFINISHED_DELIVERIES
+
+
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse,
-    CreditNote, CreditNoteCounter, TaxTotal,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse, ApiKey,
+    ApiRateWindow, ApiIdempotency, MerchantEvent, WebhookEndpoint, WebhookDelivery, CreditNote, CreditNoteCounter,
+    TaxTotal,
 )
 
 
@@ -900,6 +1119,8 @@ class BillingPermission(django_models.Model):
             # The finance permission; its codename predates the roles and is kept.
             ("manage_money", "Can refund and retry payments"),
             ("manage_catalog", "Can add, edit and retire products"),
+            # The admin role (billing/migrations/0004_admin_role.py): the merchant's integrations.
+            ("manage_integrations", "Can manage webhook endpoints and API keys"),
         ]
 
     def __str__(self) -> str:

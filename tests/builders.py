@@ -155,6 +155,8 @@ def _recreate_roles() -> None:
 
     migration = importlib.import_module("billing.migrations.0003_staff_roles")
     migration.create_roles(apps, SimpleNamespace(connection=connection))
+    admin_role = importlib.import_module("billing.migrations.0004_admin_role")
+    admin_role.create_admin_role(apps, SimpleNamespace(connection=connection))
 
 
 def make_user(username: str, *, staff: bool = False, money: bool = False, roles: Iterable[str] | None = None):

@@ -19,6 +19,27 @@ from billing.access.accounts import (
     link_user,
     set_stripe_customer,
 )
+from billing.access.api_keys import (
+    IDEMPOTENCY_HOURS,
+    begin_idempotent,
+    count_api_call,
+    create_api_key,
+    find_api_key,
+    finish_idempotent,
+    get_api_key,
+    list_api_keys,
+    release_idempotent,
+    revoke_api_key,
+    touch_api_key,
+)
+from billing.access.api_pages import (
+    Page,
+    coupons_page,
+    disputes_page,
+    products_page,
+    receipts_page,
+    subscriptions_page,
+)
 from billing.access.batch_writes import (
     advance_after_payment,
     claim_reminder,
@@ -92,6 +113,29 @@ from billing.access.due_shards import (
     read_due_shard_layout,
     record_due_shards,
 )
+from billing.access.endpoints import (
+    DELIVERY_LOG_PAGE,
+    advance_cursor,
+    advance_done_through,
+    claim_delivery,
+    clear_endpoint_failing,
+    delivery_log,
+    disable_failing_endpoint,
+    get_delivery,
+    get_endpoint,
+    iso_time,
+    list_endpoints,
+    mark_endpoint_failing,
+    oldest_unfinished,
+    queue_delivery,
+    queue_extra_delivery,
+    queue_page,
+    record_attempt,
+    rotate_endpoint_secret,
+    set_endpoint_status,
+    stream_position,
+)
+from billing.access.endpoints import create_endpoint as create_webhook_endpoint
 from billing.access.events import (
     audited_change,
     get_events_by_account,
@@ -118,6 +162,12 @@ from billing.access.lookups import (
     get_account_id_for_subscription,
     get_account_ids_for_users,
     record_subscription_id,
+)
+from billing.access.outbox import (
+    events_after,
+    new_merchant_event,
+    payment_attempt_event,
+    settled_before,
 )
 from billing.access.receipt_numbers import (
     ReceiptNumbers,
@@ -180,7 +230,7 @@ from billing.access.tax_ledger import (
     tax_totals,
 )
 from billing.access.tax_report import quarter_tax_report
-from billing.access.trials import trial_used
+from billing.access.trials import record_trial_will_end, trial_used
 from billing.access.upcoming import (
     UpcomingDay,
     count_due_payments_by_date,
@@ -209,6 +259,12 @@ from billing.exceptions import (
 )
 
 __all__ = [
+    # the merchant's events (the outbox)
+    "events_after",
+    "record_trial_will_end",
+    "new_merchant_event",
+    "payment_attempt_event",
+    "settled_before",
     # incomplete first payments
     "delete_entry",
     "expire_incomplete",
@@ -263,6 +319,28 @@ __all__ = [
     "finish_webhook",
     "get_webhook_events",
     "webhook_key",
+    # outbound webhooks: the merchant's endpoints, their deliveries (queue and log)
+    "DELIVERY_LOG_PAGE",
+    "advance_cursor",
+    "advance_done_through",
+    "claim_delivery",
+    "clear_endpoint_failing",
+    "create_webhook_endpoint",
+    "delivery_log",
+    "disable_failing_endpoint",
+    "get_delivery",
+    "get_endpoint",
+    "iso_time",
+    "list_endpoints",
+    "mark_endpoint_failing",
+    "oldest_unfinished",
+    "queue_delivery",
+    "queue_extra_delivery",
+    "queue_page",
+    "record_attempt",
+    "rotate_endpoint_secret",
+    "set_endpoint_status",
+    "stream_position",
     # the staff look-up: a subscription by its id alone, the accounts of many users
     "get_account_id_for_subscription",
     "get_account_ids_for_users",
@@ -389,6 +467,24 @@ __all__ = [
     "get_upcoming",
     "batch_items",
     "due_subscription",
+    # the REST API: its keys, rate counter and idempotency records, its one-Query pages
+    "IDEMPOTENCY_HOURS",
+    "begin_idempotent",
+    "count_api_call",
+    "create_api_key",
+    "find_api_key",
+    "finish_idempotent",
+    "get_api_key",
+    "list_api_keys",
+    "release_idempotent",
+    "revoke_api_key",
+    "touch_api_key",
+    "Page",
+    "coupons_page",
+    "disputes_page",
+    "products_page",
+    "receipts_page",
+    "subscriptions_page",
     # tax: the seller and the buyer, invoices' tax, credit notes, the quarter's totals
     "InvoiceSeller",
     "InvoiceTax",

@@ -103,4 +103,4 @@ def get_credit_note(account_id: str, number: str) -> CreditNote | None:
 
 def credit_notes_of_receipt(receipt: Receipt) -> list[CreditNote]:
     """The credit notes correcting ``receipt``, oldest first (one Query)."""
-    return sorted(_credit_notes(receipt.account_id, ReceiptSK=receipt.SK), key=lambda note: note.IssuedAt)
+    return sorted(_credit_notes(receipt.account_id, ReceiptSK=receipt.SK), key=lambda note: (note.IssuedAt, note.Number))

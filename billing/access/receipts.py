@@ -4,6 +4,7 @@ first), read by the customer until their TTL passes, and refunded by staff.
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from typing import Any
@@ -19,6 +20,7 @@ from billing.access.credit_notes import (
     reserve_credit_note_number,
 )
 from billing.access.events import new_event
+from billing.access.outbox import new_merchant_event, receipt_events, save_item
 from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
 from billing.access.tax_ledger import (
     InvoiceTax,
@@ -33,12 +35,15 @@ from billing.models import (
     AuditAction,
     AuditEvent,
     CreditNote,
+    MerchantEvent,
+    MerchantEventType,
     Receipt,
     ReceiptNumberLookup,
     ReceiptStatus,
     Refund,
     Subscription,
 )
+from billing.rules.api_objects import refund_object
 from core.clock import billing_today
 from core.dynamo import engine
 
@@ -68,7 +73,8 @@ def create_receipt(
     tax: InvoiceTax | None = None,
 ) -> tuple[Receipt, bool]:
     """Record a successful charge: the receipt, only if absent, its number's look-up
-    item, only if absent, and its ``payment.succeeded`` audit event, in one
+    item, only if absent, its ``payment.succeeded`` audit event, and the merchant's
+    ``payment.succeeded`` and ``invoice.created`` events (billing/access/outbox.py), in one
     TransactWriteItems (one request, so a batch payment stays at two: this and the
     advance). The key is deterministic (billing date, SKU, SubId), so a retried payment
     finds the first receipt and writes no second event; returns (receipt, created).
@@ -96,6 +102,8 @@ def create_receipt(
             transaction.save(event)
             transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
             add_receipt_totals(transaction, receipt)  # after the three: the reasons' indexes below
+            for merchant_event in receipt_events(receipt):
+                save_item(transaction, merchant_event)
 
     try:
         with_conflict_retries(write)
@@ -286,8 +294,9 @@ def release_refund_claim(receipt: Receipt, request_id: str) -> None:
 def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, reason: str | None = None,
                   attempts: int = 3, claim: str | None = None, request_id: str | None = None,
                   ) -> tuple[Receipt, bool]:
-    """Add one refund the gateway made to its receipt, and its audit event (money rule M6:
-    the event is written here, so no caller can forget it).
+    """Add one refund the gateway made to its receipt, with its audit event (money rule M6:
+    the event is written here, so no caller can forget it) and the merchant's
+    ``refund.created``, in one TransactWriteItems.
 
     Several partial refunds add up to at most ``ProcessedAmount`` (M5). The update is
     conditional on ``RefundedAmount`` as read, so two staff members refunding at once
@@ -313,9 +322,14 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
             unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
         entry = Refund(RefundId=refund_id, Amount=amount, At=iso_now(), Actor=actor, Reason=reason or None,
                        RequestId=request_id)
-        after = {**before, "Status": status, "RefundedAmount": total, "Refunds": [*before["Refunds"], refund_id]}
+        after = copy.deepcopy(receipt)
+        after.RefundedAmount, after.Refunds, after.Status = total, [*(receipt.Refunds or []), entry], status
+        if claim:
+            after.RefundClaim = after.RefundClaimAt = None
+        refunded = new_merchant_event(MerchantEventType.REFUND_CREATED, account_id=receipt.account_id,
+                                      object_type="refund", object_id=refund_id, data=refund_object(after, entry))
         event = new_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
-                          before=before, after=after, note=reason or None)
+                          before=before, after=receipt_snapshot(after), note=reason or None)
         note = None
         if is_tax_invoice(receipt):  # the refund's credit note, in the same write
             note_number = note_number or reserve_credit_note_number(utc_now().year)
@@ -324,7 +338,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
         try:
             with refused_as(ConditionFailed, receipt.SK):
                 transact(partial(_write_refund, receipt=receipt, entry=entry, total=total, status=status,
-                                 unchanged=unchanged, claim=claim, event=event, note=note))
+                                 unchanged=unchanged, claim=claim, event=event, note=note, merchant_events=[refunded]))
         except ConditionFailed:
             fresh = get_receipt(receipt.account_id, receipt.SK)
             if fresh is None:
@@ -340,7 +354,8 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
 
 
 def _write_refund(tx: Any, *, receipt: Receipt, entry: Refund, total: int, status: str, unchanged: Any,
-                  claim: str | None, event: AuditEvent, note: CreditNote | None) -> None:
+                  claim: str | None, event: AuditEvent, note: CreditNote | None,
+                  merchant_events: list[MerchantEvent]) -> None:
     """The refund's one write: the receipt's bookkeeping (on condition), its audit event
     and, for a tax invoice, its credit note with the totals' negative adds."""
     tx.update(receipt, actions=[
@@ -352,6 +367,8 @@ def _write_refund(tx: Any, *, receipt: Receipt, entry: Refund, total: int, statu
     tx.save(event)
     if note is not None:
         add_credit_note(tx, note)
+    for merchant_event in merchant_events:
+        save_item(tx, merchant_event)
 
 
 def receipt_snapshot(receipt: Receipt) -> dict:

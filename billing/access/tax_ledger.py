@@ -56,7 +56,7 @@ def invoice_seller() -> InvoiceSeller:
     return InvoiceSeller(seller_access.seller_of(profile), profile.LegalName, profile.Address)
 
 
-def tax_terms(sub: Subscription, seller: Seller | None = None) -> TaxTerms:
+def tax_terms(sub: Subscription | Any, seller: Seller | None = None) -> TaxTerms:
     """What a subscription's charges are taxed by: the seller and its buyer (the
     subscription's copy of the billing country and VAT number: no read)."""
     seller = seller or seller_access.seller_tax()

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -93,8 +92,11 @@ def refund_share(*, net: int, tax: int, gross: int, earlier: Iterable[int], refu
 
 def total_shard(key: str) -> int:
     """The totals' shard of an invoice or credit note (0..15), from its key: stable
-    across processes (``zlib.crc32``, not Python's salted ``hash``)."""
-    return zlib.crc32(key.encode()) % TOTAL_SHARDS
+    across processes (FNV-1a, not Python's salted ``hash``)."""
+    value = 0x811C9DC5
+    for byte in key.encode():
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value % TOTAL_SHARDS
 
 
 def is_reverse_charge(treatment: str | None) -> bool:

@@ -31,7 +31,7 @@ from billing.models import Coupon, Product, ProductStatus, Subscription
 from billing.rules.coupons import payments_left
 from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.projection import Terms, new_subscription_charges
-from billing.rules.schedule import first_period, period_amount
+from billing.rules.schedule import first_period
 from billing.templatetags.portal import decline_reason
 from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
 from core.cardforms import tokenize_card_form
@@ -46,18 +46,21 @@ QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
 
 
 def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | None = None,
-              trial_days: int = 0) -> dict[str, Any]:
+              trial_days: int = 0, buyer: object | None = None) -> dict[str, Any]:
     """What subscribing on ``day`` costs: the monthly price and the first charge (the days
     up to the first payment date, prorated by day; a full month on the payment day); with
     a coupon, the first period's price, the discount and the first charge after it. With
     ``trial_days``: free through ``trial_end``, and the first charge is the day after, for
-    the days from then to the first payment date (docs/MONEY.md "Free trials")."""
+    the days from then to the first payment date (docs/MONEY.md "Free trials"). The
+    amounts charged carry the tax when prices exclude it (``buyer``: whose billing country
+    and VAT number; default the seller's country)."""
     trial_end = day + timedelta(days=trial_days - 1) if trial_days else None
     start, end = first_period(payment_day, trial_end + timedelta(days=1) if trial_end else day)
     price = int(product.PaymentAmount)
+    tax = access.tax_terms(buyer)
     quote = {
         "sku": product.SKU, "price": price, "currency": product.Currency, "payment_day": payment_day,
-        "first_amount": period_amount(price, payment_day, start, end),
+        "first_amount": new_subscription_charges(Terms(price, payment_day), start, 1, tax=tax)[0].amount,
         "first_date": start.isoformat(), "period_end": end.isoformat(),
         "next_payment": (end + timedelta(days=1)).isoformat(),
     }
@@ -67,7 +70,7 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
         # off is not the same on a prorated first period as on a whole month).
         terms = Terms(price, payment_day, coupon.Code, coupon.PercentOff, coupon.AmountOff,
                       payments_left(coupon.Duration, coupon.DurationPayments))
-        first, following = new_subscription_charges(terms, start, 2)
+        first, following = new_subscription_charges(terms, start, 2, tax=tax)
         quote.update(coupon=coupon.Code, first_price=first.list_price, discount=first.discount,
                      first_amount=first.amount, next_discount=following.discount,
                      coupon_duration=coupon.Duration, coupon_payments=coupon.DurationPayments)

@@ -48,6 +48,9 @@ MATRIX: dict[str, set[str]] = {
     "staff_coupon_edit": {"catalog"},
     "staff_coupon_end": {"catalog"},
     "staff_coupon": {"finance"},
+    # the REST API's keys: the admin role alone (the superuser)
+    "staff_api_keys": set(),
+    "staff_api_key_revoke": set(),
     "staff_tax_report": {"finance"},  # the quarter's VAT: money
 }
 
@@ -78,6 +81,7 @@ def url_of(name: str, c) -> str:
         "staff_coupon_end": ["SPRING"],
         "staff_coupon": [a, c.sub.sub_id],
         "staff_switch": [a, c.sub.sub_id],
+        "staff_api_key_revoke": ["0123456789ab"],
     }.get(name, [])
     return reverse(f"admin:{name}", args=args)
 
