@@ -245,6 +245,7 @@ from billing.access.tax_ledger import (
     tax_terms,
     tax_totals,
 )
+from billing.access.tax_report import quarter_tax_report
 from billing.access.trials import record_trial_will_end, trial_used
 from billing.access.upcoming import (
     UpcomingDay,
@@ -325,6 +326,8 @@ __all__ = [
     "keep_receipt_until",
     "mark_account_closed",
     "pseudonym",
+    # the quarter's VAT report (billing/rules/tax_report.py over the ledger's totals)
+    "quarter_tax_report",
     # the payment processor's webhook events
     "WEBHOOK_PAGE_SIZE",
     "claim_webhook",

@@ -24,6 +24,7 @@ from billing.staff.refunds import staff_refund
 from billing.staff.seller_pages import business_tax
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
 from billing.staff.switch_pages import staff_switch
+from billing.staff.tax_report_page import tax_report
 from billing.staff.webhook_endpoints import (
     webhook_delivery_resend,
     webhook_endpoint,
@@ -49,6 +50,7 @@ STAFF_PAGES = [
     ("staff_coupons", _("Coupons"), (VIEW_BILLING, CATALOG), None),
     ("staff_api_keys", _("API keys"), MANAGE_API_KEYS, None),
     ("staff_business_tax", _("Business & tax"), (VIEW_BILLING, MONEY), None),
+    ("staff_tax_report", _("Tax report"), MONEY, None),
 ]
 
 
@@ -114,4 +116,6 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         # Read by anyone who sees billing; saved only by the finance role (checked by the
         # page on POST: 403 otherwise), as refunds are.
         path("staff/business-tax/", staff(business_tax, (VIEW_BILLING, MONEY)), name="staff_business_tax"),
+        # the quarter's VAT: the finance role, which answers for the money
+        path("staff/tax-report/", staff(tax_report, MONEY), name="staff_tax_report"),
     ]

@@ -53,6 +53,7 @@ MATRIX: dict[str, set[str]] = {
     "staff_api_key_revoke": set(),
     # the seller's business and tax profile: read by whoever sees billing, saved by finance
     "staff_business_tax": {"support", "finance"},
+    "staff_tax_report": {"finance"},  # the quarter's VAT: money
 }
 
 
