@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from pynamodb.attributes import (
+    BooleanAttribute,
     DiscriminatorAttribute,
     JSONAttribute,
     ListAttribute,
@@ -342,6 +343,29 @@ class Refund(MapAttribute):
     RequestId = UnicodeAttribute(null=True)
 
 
+class InvoiceLine(MapAttribute):
+    """One line of an invoice (or of the credit note correcting it), in minor units of the
+    receipt's currency: a credit note's figures are negative."""
+
+    Description = UnicodeAttribute()
+    PeriodStart = UnicodeAttribute(null=True)
+    PeriodEnd = UnicodeAttribute(null=True)
+    Net = NumberAttribute()
+    TaxRate = UnicodeAttribute()  # percent as a string: "22", "25.5", "0"
+    Tax = NumberAttribute()
+    Gross = NumberAttribute()
+
+
+class SellerSnapshot(MapAttribute):
+    """The seller as it was when the invoice was issued: an invoice is never edited, so
+    later changes to the business's profile do not reach it."""
+
+    Name = UnicodeAttribute()
+    Address = UnicodeAttribute(null=True)
+    Country = UnicodeAttribute(null=True)
+    VatNumber = UnicodeAttribute(null=True)
+
+
 class Receipt(BillingItem, discriminator="Receipt"):
     pk_template = ACCOUNT_PK
     # Keyed by billing date, not processing time: a retried payment finds the same key.
@@ -404,6 +428,25 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # form showed, so two tabs open on the same receipt make one refund, not two.
     RefundClaim = UnicodeAttribute(null=True)
     RefundClaimAt = UnicodeAttribute(null=True)
+    # The invoice's tax (VAT) figures, written with the receipt by the payment run: a
+    # receipt without ``Net`` is an old, tax-blind one, shown as a plain receipt.
+    # ``ProcessedAmount`` stays the gross charged.
+    Net = NumberAttribute(null=True)  # minor units
+    Tax = NumberAttribute(null=True)  # minor units
+    TaxRate = UnicodeAttribute(null=True)  # percent as a string: "22", "25.5", "0"
+    TaxCountry = UnicodeAttribute(null=True)  # whose VAT it is
+    TaxTreatment = UnicodeAttribute(null=True)  # billing.rules.tax.Treatment
+    PricesIncludeTax = BooleanAttribute(null=True)
+    TaxLines = ListAttribute(of=InvoiceLine, null=True)
+    Seller = SellerSnapshot(null=True)
+    BuyerCountry = UnicodeAttribute(null=True)
+    BuyerVatNumber = UnicodeAttribute(null=True)
+    BuyerName = UnicodeAttribute(null=True)
+
+    @property
+    def is_invoice(self) -> bool:
+        """A receipt with its tax figures is an invoice (Article 226 of the VAT Directive)."""
+        return self.Net is not None
 
     @property
     def account_id(self) -> str:
@@ -427,6 +470,41 @@ class Receipt(BillingItem, discriminator="Receipt"):
     def net_amount(self) -> int:
         """What the customer paid after refunds, in minor units."""
         return int(self.ProcessedAmount) - int(self.RefundedAmount or 0)
+
+
+class CreditNote(BillingItem, discriminator="CreditNote"):
+    """The invoice a refund corrects, in negative figures: its own yearly number series
+    (``CN-2026-000001``), the invoice's number, the tax per rate as the invoice bore it.
+    Written in the refund's own write; never edited."""
+
+    pk_template = ACCOUNT_PK
+    sk_template = KeyTemplate("CRN#{issued_date}#{number}")
+
+    Number = UnicodeAttribute()
+    InvoiceNumber = UnicodeAttribute(null=True)
+    ReceiptSK = UnicodeAttribute()
+    RefundId = UnicodeAttribute(null=True)
+    IssuedAt = UnicodeAttribute()
+    Currency = UnicodeAttribute()
+    Net = NumberAttribute()  # negative, minor units
+    Tax = NumberAttribute()  # negative
+    Gross = NumberAttribute()  # negative: the amount refunded
+    TaxRate = UnicodeAttribute(null=True)
+    TaxCountry = UnicodeAttribute(null=True)
+    TaxTreatment = UnicodeAttribute(null=True)
+    TaxLines = ListAttribute(of=InvoiceLine, null=True)
+    Seller = SellerSnapshot(null=True)
+    BuyerCountry = UnicodeAttribute(null=True)
+    BuyerVatNumber = UnicodeAttribute(null=True)
+    BuyerName = UnicodeAttribute(null=True)
+    BillingAddress = UnicodeAttribute(null=True)
+    Reason = UnicodeAttribute(null=True)
+    Language = UnicodeAttribute(null=True)
+    TTL = TTLAttribute(null=True)
+
+    @property
+    def account_id(self) -> str:
+        return ACCOUNT_PK.parse(self.PK)["account_id"]
 
 
 class ReceiptCounter(BillingItem, discriminator="ReceiptCounter"):
@@ -760,7 +838,7 @@ class AuditEvent(BillingItem, discriminator="Event"):
 
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse, CreditNote,
 )
 
 

@@ -55,6 +55,7 @@ from billing.access.coupons import (
     release_coupon_use,
     update_coupon,
 )
+from billing.access.credit_notes import credit_notes_of_receipt, get_credit_note, get_credit_notes_by_account
 from billing.access.data_rights import CLOSE_REASON as ACCOUNT_CLOSED_REASON
 from billing.access.data_rights import ERASED as ERASED_TOKEN
 from billing.access.data_rights import (
@@ -68,6 +69,7 @@ from billing.access.data_rights import (
     mark_account_closed,
     pseudonym,
 )
+from billing.access.demo_invoices import issue_demo_credit_note, record_demo_tax_figures
 from billing.access.disputes import (
     DISPUTES_PAGE_SIZE,
     Dispute,
@@ -193,6 +195,13 @@ from billing.exceptions import (
 )
 
 __all__ = [
+    # credit notes
+    "credit_notes_of_receipt",
+    "get_credit_note",
+    "get_credit_notes_by_account",
+    # the demo's invoices
+    "issue_demo_credit_note",
+    "record_demo_tax_figures",
     # incomplete first payments
     "delete_entry",
     "expire_incomplete",
