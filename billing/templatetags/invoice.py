@@ -27,3 +27,9 @@ def vat_rate_text(rate: str | None) -> str:
 @register.filter
 def vat_rate(rate: str | None) -> str:
     return vat_rate_text(rate)
+
+
+@register.filter
+def credit_notes_of(notes_by_receipt: dict | None, receipt_sk: str) -> list:
+    """``{% for note in credit_notes|credit_notes_of:r.SK %}``: a receipt's credit notes."""
+    return (notes_by_receipt or {}).get(receipt_sk, [])

@@ -51,7 +51,19 @@ def receipts(request: HttpRequest, account_id: str) -> HttpResponse:
     start, end = _receipt_window()
     history = access.get_payment_history(account_id, start, end)  # receipts and declines: one Query
     return render(request, "portal/receipts.html", {
-        "months": group_by_month(history.receipts), "failed": history.failed, "start": start, "end": end})
+        "months": group_by_month(history.receipts), "failed": history.failed, "start": start, "end": end,
+        "credit_notes": credit_notes_by_receipt(account_id, history.receipts)})
+
+
+def credit_notes_by_receipt(account_id: str, receipts: list[Receipt]) -> dict[str, list[CreditNote]]:
+    """The credit notes of the listed invoices, by receipt key: a second Query only when
+    a listed invoice was refunded (no other receipt has a credit note)."""
+    if not any(receipt.is_invoice and receipt.RefundedAmount for receipt in receipts):
+        return {}
+    notes: dict[str, list[CreditNote]] = defaultdict(list)
+    for note in reversed(access.get_credit_notes_by_account(account_id)):  # oldest first
+        notes[note.ReceiptSK].append(note)
+    return dict(notes)
 
 
 def _receipt_or_404(account_id: str, receipt_id: str) -> Receipt:

@@ -247,9 +247,9 @@ def render_document_pdf(document: Document, extra_rows: list[tuple[str, str]] | 
     def money(amount: int) -> str:
         return format_with_symbol(int(amount), document.currency)
 
-    seller = _party(_("From"), document.seller.name, document.seller.address_lines, document.seller.country,
+    seller = _party(_("Seller"), document.seller.name, document.seller.address_lines, document.seller.country,
                     document.seller.vat_number)
-    buyer = _party(_("Bill to"), document.buyer.name or document.email, document.buyer.address_lines,
+    buyer = _party(_("Customer"), document.buyer.name or document.email, document.buyer.address_lines,
                    document.buyer.country, document.buyer.vat_number)
     story: list[Flowable] = [para(title, "Title")]
     parties = Table([[[para(line) for line in seller], [para(line) for line in buyer]]], colWidths=[85 * mm, 85 * mm])
