@@ -463,6 +463,11 @@ class Receipt(BillingItem, discriminator="Receipt"):
     BuyerName = UnicodeAttribute(null=True)
 
     @property
+    def is_invoice(self) -> bool:
+        """A receipt with its tax figures is an invoice (Article 226 of the VAT Directive)."""
+        return self.Net is not None
+
+    @property
     def account_id(self) -> str:
         return ACCOUNT_PK.parse(self.PK)["account_id"]
 

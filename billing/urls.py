@@ -67,4 +67,7 @@ urlpatterns = [
     # by number (R-2026-000123); receipts written before numbers existed, by key
     path("receipts/<str:receipt_id>/", views.receipt_detail, name="receipt"),
     path("receipts/<str:receipt_id>/pdf/", views.receipt_pdf, name="receipt_pdf"),
+    # a refund's credit note, by number (CN-2026-000001)
+    path("credit-notes/<str:number>/", views.credit_note_detail, name="credit_note"),
+    path("credit-notes/<str:number>/pdf/", views.credit_note_pdf, name="credit_note_pdf"),
 ]

@@ -26,6 +26,7 @@ from billing import access
 from billing.batches.outcomes import PaymentOutcome, PaymentStatus
 from billing.models import MerchantEventType, Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
+from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.projection import ComingCharge, owed_charge
 from billing.rules.schedule import reminder_date, retry_after
@@ -359,6 +360,7 @@ def _send_receipt(sub: Subscription, receipt: Receipt, created: bool, result: Ch
         "billing_date": start, "period_start": start, "period_end": end,
         "charge_id": result.charge_id, "next_payment": next_payment,
         "receipt_number": receipt.Number, "receipt_path": reverse("receipt", args=[receipt.url_id]),
+        "doc": invoice_of(receipt),  # None for a tax-blind receipt: the e-mail is a receipt's
         **_discount_context(result),
     })
 
@@ -377,6 +379,9 @@ def receipt_subject(receipt: Receipt) -> Any:
     """The receipt e-mail's subject: its number, product and first day paid for; lazy, so
     it is worded in the customer's language when the e-mail is sent."""
     paid_from = date.fromisoformat(receipt.BillingDate)
+    if receipt.is_invoice:
+        return format_lazy(gettext_lazy("Invoice {number}: {product}, {date}"), number=receipt.Number or "",
+                           product=receipt.ProductName or receipt.SKU, date=LocalDate(paid_from))
     return format_lazy(gettext_lazy("Receipt {number}: {product}, {date}"), number=receipt.Number or "",
                        product=receipt.ProductName or receipt.SKU, date=LocalDate(paid_from))
 
