@@ -282,10 +282,6 @@ __all__ = [
     "new_merchant_event",
     "payment_attempt_event",
     "settled_before",
-    # credit notes
-    "credit_notes_of_receipt",
-    "get_credit_note",
-    "get_credit_notes_by_account",
     # the demo's invoices
     "issue_demo_credit_note",
     "record_demo_tax_figures",

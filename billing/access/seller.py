@@ -41,7 +41,9 @@ def get_seller_profile() -> SellerProfile:
 
 
 def registrations_of(profile: SellerProfile) -> dict[str, Decimal]:
-    stored = profile.Registrations.as_dict() if profile.Registrations is not None else {}
+    # A raw MapAttribute reads back as a MapAttribute, but one set in code stays a dict.
+    registrations = profile.Registrations
+    stored = registrations.as_dict() if hasattr(registrations, "as_dict") else dict(registrations or {})
     return {country.upper(): Decimal(str(percent)) for country, percent in stored.items()}
 
 
