@@ -257,3 +257,14 @@ def test_subscriptions_carry_the_copy_from_their_creation(customer) -> None:
     sub = subscribe(customer)
     stored = Subscription.get(sub.PK, sub.SK)
     assert (stored.BillingCountry, stored.VatNumber) == ("IT", IT_VAT)
+
+
+def test_new_details_for_the_default_card_bring_its_country(customer) -> None:
+    from billing.actions import wallet
+
+    account = access.get_account(customer.account_id)
+    gateway = get_gateway()
+    card = wallet.add_card(account, demo_card(gateway, "visa-de"), actor="test")
+    account = access.get_account(customer.account_id)
+    wallet.replace_card(account, card, demo_card(gateway, "visa-it"), None, actor="test", today=date.today())
+    assert access.get_account(customer.account_id).CardCountry == "IT"
