@@ -268,3 +268,21 @@ def test_new_details_for_the_default_card_bring_its_country(customer) -> None:
     account = access.get_account(customer.account_id)
     wallet.replace_card(account, card, demo_card(gateway, "visa-it"), None, actor="test", today=date.today())
     assert access.get_account(customer.account_id).CardCountry == "IT"
+
+
+def test_closing_the_account_erases_its_vat_number(customer) -> None:
+    from billing.access.data_rights import erase_item
+    from billing.actions.data_rights import _secrets
+
+    sub = subscribe(customer)
+    account = access.get_account(customer.account_id)
+    access.set_tax_identity(account, access.TaxIdentity("IT", IT_VAT), [sub], actor="test")
+    items = list(access.account_items(customer.account_id))
+    secrets = _secrets(account, items)
+    assert IT_VAT in secrets
+    for item in items:
+        erase_item(item, secrets)
+    account = access.get_account(customer.account_id)
+    assert (account.BillingCountry, account.VatNumber, account.VatNumberCheck) == ("IT", None, None)
+    assert all(s.VatNumber is None for s in access.get_subscriptions_by_account(customer.account_id))
+    assert all(IT_VAT not in str(e.Before) + str(e.After) for e in access.get_events_by_account(customer.account_id))
