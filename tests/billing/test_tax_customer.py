@@ -286,3 +286,16 @@ def test_closing_the_account_erases_its_vat_number(customer) -> None:
     assert (account.BillingCountry, account.VatNumber, account.VatNumberCheck) == ("IT", None, None)
     assert all(s.VatNumber is None for s in access.get_subscriptions_by_account(customer.account_id))
     assert all(IT_VAT not in str(e.Before) + str(e.After) for e in access.get_events_by_account(customer.account_id))
+
+
+def test_stripes_card_country_is_the_evidence(moto_table, products, stripe_gateway, localstripe) -> None:
+    """Stripe's ``card.country`` (localstripe gives every card FR) reaches the account."""
+    from tests.billing.test_stripe_billing import subscribe_with
+    from tests.builders import make_customer
+
+    customer = make_customer("pat@example.com")
+    assert subscribe_with(customer, localstripe, "4242424242424242").status_code == 302
+    account = access.get_account(customer.account_id)
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert (account.CardCountry, sub.PaymentDetails.Country, account.BillingCountry) == ("FR", "FR", "US")
+    assert access.tax_evidence_mismatch(account)

@@ -70,6 +70,9 @@ def test_finance_and_admin_save_it(moto_table, role) -> None:
     assert (seller.oss_registered, seller.prices_include_tax, seller.under_threshold, seller.registrations) == \
         (False, False, True, {})
     assert access.get_seller_profile().Version == 2
+    html = client.get(URL).content.decode()
+    actor = "boss@rpay.localhost" if role == "superuser" else "finance@rpay.localhost"
+    assert "<strong>UnderThreshold</strong>: False → True" in html and actor in html
 
 
 def test_support_reads_it_and_may_not_save(moto_table) -> None:
