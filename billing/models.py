@@ -184,16 +184,19 @@ class Card(BillingItem, discriminator="Card"):
 # A subscription's coupon (docs/MONEY.md "Coupons") is in both projections: the
 # payment run charges the discounted amount and the reminder shows it, with no extra read.
 COUPON_ATTRIBUTES = ("CouponCode", "CouponPercentOff", "CouponAmountOff", "CouponPaymentsLeft")
+# The buyer's tax identity (``Account.BillingCountry``, ``VatNumber``, copied): the charge's
+# VAT rate, and the amount the reminder announces, come from the index with no extra read.
+TAX_ATTRIBUTES = ("BillingCountry", "VatNumber")
 GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
     "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay", "NextReminderDate", "Language",
-    *COUPON_ATTRIBUTES,
+    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES,
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
-    *COUPON_ATTRIBUTES,
+    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES,
 ]
 
 # The hash keys of both due indexes: a date and a write shard. One date's

@@ -299,3 +299,15 @@ def test_stripes_card_country_is_the_evidence(moto_table, products, stripe_gatew
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert (account.CardCountry, sub.PaymentDetails.Country, account.BillingCountry) == ("FR", "FR", "US")
     assert access.tax_evidence_mismatch(account)
+
+
+def test_the_batches_read_the_copy_from_the_due_indexes(customer) -> None:
+    from billing.models import GSI1_PROJECTION, GSI2_PROJECTION
+
+    assert {"BillingCountry", "VatNumber"} <= set(GSI1_PROJECTION) & set(GSI2_PROJECTION)
+    account = access.get_account(customer.account_id)
+    access.set_tax_identity(account, access.TaxIdentity("DE", DE_VAT), [], actor="test")
+    sub = subscribe(customer, on=date(2026, 11, 2))
+    [due] = [s for s in access.get_due_payments_by_date(date.fromisoformat(sub.NextPaymentDate))
+             if s.sub_id == sub.sub_id]
+    assert access.buyer_of(due, seller_country="IT") == Buyer("DE", DE_VAT)
