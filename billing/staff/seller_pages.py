@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from billing import access
+from billing.actions import seller
 from billing.models import SELLER_EVENTS_ACCOUNT, SellerProfile
 from billing.staff.account_page import event_changes
 from billing.staff.common import changed_since
@@ -66,7 +67,7 @@ def business_tax(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            access.save_seller_profile(
+            seller.change_seller_profile(
                 profile, legal_name=data["legal_name"].strip(), address=data["address"].strip() or None,
                 country=data["country"], vat_number=data["vat_number"] or None,
                 oss_registered=data["oss_registered"], under_threshold=data["under_threshold"],
