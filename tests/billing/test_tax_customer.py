@@ -311,3 +311,19 @@ def test_the_batches_read_the_copy_from_the_due_indexes(customer) -> None:
     [due] = [s for s in access.get_due_payments_by_date(date.fromisoformat(sub.NextPaymentDate))
              if s.sub_id == sub.sub_id]
     assert access.buyer_of(due, seller_country="IT") == Buyer("DE", DE_VAT)
+
+
+def test_a_number_vies_confirms_at_subscribe_is_stored_so(customer, vies_answers) -> None:
+    vies_answers[DE_VAT] = vies.ViesAnswer(valid=True, checked_on=date(2026, 11, 21))
+    assert post_subscribe(customer, billing_country="DE", vat_number=DE_VAT).status_code == 302
+    assert vies_answers["asked"] == [DE_VAT]
+    assert confirm(customer).status_code == 302
+    account = access.get_account(customer.account_id)
+    assert (account.VatNumber, account.VatNumberCheck, account.VatCheckedAt) == (DE_VAT, "vies", "2026-11-21")
+    staff = make_user("clerk@rpay.localhost", staff=True, roles=["support"])
+    from django.test import Client
+
+    clerk = Client()
+    clerk.force_login(staff)
+    page = clerk.get(reverse("admin:staff_account", args=[customer.account_id])).content.decode()
+    assert "confirmed by VIES on 21 November 2026" in page

@@ -120,3 +120,16 @@ def _customer(account):
     from tests.builders import Customer
 
     return Customer(client=None, email=account.Email, user_id=account.UserId, account_id=account.account_id)
+
+
+def test_a_rerun_gives_a_subscription_its_copy(accounts) -> None:
+    from billing.models import Subscription
+
+    sub = subscribe(_customer(accounts["milan"]))
+    run()
+    # as if a killed run had written the account but not its subscription
+    stored = access.get_subscription(sub.account_id, sub.sub_id)
+    access.update_subscription(stored, [Subscription.BillingCountry.remove()], check_version=False)
+    assert access.get_subscription(sub.account_id, sub.sub_id).BillingCountry is None
+    run()
+    assert access.get_subscription(sub.account_id, sub.sub_id).BillingCountry == "IT"
