@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter, defaultdict
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -250,3 +250,58 @@ def test_rates_are_written_as_the_report_keys_them() -> None:
 
 def test_a_tax_total_is_an_entity_of_the_table() -> None:
     assert TaxTotal.sk(country="DE", rate="19", currency="EUR", treatment="oss", shard="03") == "DE#19#EUR#oss#03"
+
+
+def test_a_dispute_lost_issues_one_credit_note_for_what_it_took(moto_table, monkeypatch) -> None:
+    from billing.access.disputes import Dispute
+
+    use_seller(monkeypatch)
+    [receipt] = pay(due(0, country="IT", amount=1220))  # 1000 net, 220 tax
+    with at(D):
+        refunds.refund_receipt(receipt, 220, request_id="r1", actor="staff:ann")
+    receipt = access.get_receipt(receipt.account_id, receipt.SK)
+    lost = Dispute(dispute_id="dp_1", charge_id=receipt.ChargeId, amount=1220, currency="EUR", reason="fraudulent",
+                   status="lost", opened_at="2027-02-20T10:00:00+00:00")
+    with at(date(2027, 3, 1)):
+        assert access.record_dispute(receipt, lost, actor="stripe")
+        assert not access.record_dispute(access.get_receipt(receipt.account_id, receipt.SK), lost, actor="stripe")
+    notes = access.credit_notes_of_receipt(receipt)
+    assert [(n.RefundId, n.Gross) for n in notes] == [(notes[0].RefundId, -220), ("dp_1", -1000)]
+    assert sum(n.Tax for n in notes) == -220 and sum(n.Net for n in notes) == -1000
+    assert totals()[("IT", "22", "EUR", "domestic")] == {"Net": 0, "Tax": 0, "Gross": 0, "Invoices": 1}
+
+
+def test_a_switch_s_charge_is_taxed_and_its_credit_refund_issues_a_credit_note(moto_table, monkeypatch) -> None:
+    from billing.actions import subscriptions as subscribing
+    from billing.actions import switch
+
+    use_seller(monkeypatch, include=False)  # the charge now is the difference plus its 22%
+    made, mid = date(2027, 3, 10), date(2027, 3, 25)
+    for sku, name, price in (("NEWS", "News", 1000), ("NEWS-PLUS", "News Plus", 2000),
+                             ("NEWS-LITE", "News Lite", 500), ("NEWS-MID", "News Mid", 800)):
+        access.create_product(sku, name, price, "EUR")
+    with at(made):
+        sub = subscribing.subscribe(access.create_account("sw@example.com"), sku="NEWS", product_name="News",
+                                    payment_day=10, amount=1000, currency="EUR", card=card(), today=made,
+                                    actor="customer").sub
+    [first] = receipts_of(sub)
+    assert (first.Net, first.Tax, first.ProcessedAmount) == (1000, 220, 1220)
+    with at(mid):
+        q = switch.quote(fresh(sub), "NEWS-PLUS", today=mid)
+        done = switch.switch(fresh(sub), "NEWS-PLUS", today=mid, actor="customer", expected=q)
+    assert done.charged == q.due_now + round(q.due_now * 0.22)
+    [up] = [r for r in receipts_of(sub) if r.Kind == "switch"]
+    assert (up.Net, up.Tax, up.ProcessedAmount) == (q.due_now, done.charged - q.due_now, done.charged)
+    # Down to Lite, then up to Mid: the paid days cost less at Mid's price, refunded with a credit note.
+    with at(mid + timedelta(days=1)):
+        sub2 = subscribing.subscribe(access.create_account("sw2@example.com"), sku="NEWS", product_name="News",
+                                     payment_day=10, amount=1000, currency="EUR", card=card(),
+                                     today=mid + timedelta(days=1), actor="customer").sub
+        switch.switch(fresh(sub2), "NEWS-LITE", today=mid + timedelta(days=1), actor="customer")
+    day = mid + timedelta(days=2)
+    with at(day):
+        done = switch.switch(fresh(sub2), "NEWS-MID", today=day, actor="customer")
+    assert done.refunded > 0
+    [paid] = [r for r in receipts_of(sub2) if r.Kind != "switch"]
+    [note] = access.credit_notes_of_receipt(paid)
+    assert note.Gross == -done.refunded and note.Net + note.Tax == note.Gross and note.TaxRate == "22"
