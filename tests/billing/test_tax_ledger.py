@@ -305,3 +305,30 @@ def test_a_switch_s_charge_is_taxed_and_its_credit_refund_issues_a_credit_note(m
     [paid] = [r for r in receipts_of(sub2) if r.Kind != "switch"]
     [note] = access.credit_notes_of_receipt(paid)
     assert note.Gross == -done.refunded and note.Net + note.Tax == note.Gross and note.TaxRate == "22"
+
+
+def test_on_stripe_the_paymentintent_carries_the_tax_and_the_reconciliation_checks_it(
+        moto_table, stripe_gateway, localstripe, monkeypatch) -> None:
+    from billing.batches.reconcile import reconcile
+    from billing.models import Receipt
+    from tests.stripe_server import saved_card_token
+
+    use_seller(monkeypatch)
+    today = datetime.now(tz=UTC).date()  # localstripe stamps its objects with the machine's clock
+    customer = stripe_gateway.create_customer("acct-tax", "tax@example.com")
+    token = saved_card_token(stripe_gateway, localstripe, customer, "4242424242424242")
+    sub = access.due_subscription("acct-tax", "sub-tax", due=today, card=access.payment_details_from(token),
+                                  email="tax@example.com", amount=1000, currency="EUR")
+    sub.BillingCountry = "DE"
+    access.batch_items([sub])
+    summary = batches.run_payments(run_date=today, workers=1)
+    assert summary.counts["paid"] == 1 and summary.counts.get("differences", 0) == 0
+    [intent] = stripe_gateway.recorded.creates("/v1/payment_intents")
+    sent = {k: v for k, v in intent.params.items() if k.startswith("metadata[")}
+    assert (sent["metadata[net]"], sent["metadata[tax]"], sent["metadata[tax_rate]"], sent["metadata[tax_country]"]) \
+        == (["840"], ["160"], ["19"], ["DE"])
+    [receipt] = receipts_of(sub)
+    receipt.update(actions=[Receipt.Tax.set(150), Receipt.Net.set(850)])  # a receipt that says otherwise
+    _, differences = reconcile(today, today, reverse=False)
+    [difference] = differences
+    assert difference.kind == "receipt tax differs" and "charged net 840 tax 160 at 19% (DE)" in difference.detail
