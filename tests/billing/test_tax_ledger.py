@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter, defaultdict
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from types import SimpleNamespace
 
 import pytest
@@ -157,7 +157,8 @@ def test_staff_refunds_issue_credit_notes_that_sum_to_the_invoice(moto_table, mo
             receipt = refunds.refund_receipt(access.get_receipt(receipt.account_id, receipt.SK), amount,
                                              request_id=f"r{n}", actor="staff:ann", reason="goodwill").receipt
     notes = access.credit_notes_of_receipt(receipt)
-    assert [(n.Gross, n.Tax, n.Net) for n in notes] == [(-333, -53, -280), (-333, -53, -280), (-334, -54, -280)]
+    # 160 × 333/1000 = 53.28 -> 53; on 666: 106.56 -> 107, so 54; the rest: 53
+    assert [(n.Gross, n.Tax, n.Net) for n in notes] == [(-333, -53, -280), (-333, -54, -279), (-334, -53, -281)]
     assert sum(n.Tax for n in notes) == -160 and sum(n.Net for n in notes) == -840
     assert len({n.Number for n in notes}) == 3 and all(n.Number.startswith("CN-2027-") for n in notes)
     assert all(n.InvoiceNumber == receipt.Number and n.Reason == "goodwill" for n in notes)
@@ -237,9 +238,24 @@ def test_the_credit_notes_of_a_fully_refunded_invoice_sum_exactly_to_it(gross, p
     shares = [refund_share(net=net, tax=tax, gross=gross, earlier=amounts[:i], refund=a)
               for i, a in enumerate(amounts)]
     assert sum(s.tax for s in shares) == tax and sum(s.net for s in shares) == net
-    assert all(s.net + s.tax == s.gross and s.tax >= 0 for s in shares)
-    for share, amount in zip(shares[:-1], amounts[:-1], strict=True):  # each its share, rounded half up
-        assert abs(share.tax - Decimal(tax) * amount / gross) <= Decimal("0.5")
+    assert all(s.net + s.tax == s.gross and s.tax >= 0 and s.net >= 0 for s in shares)
+    # Each: the tax on the refunded total rounded half up, less the same before it; so the
+    # first is its own share rounded half up, and each is within one minor unit of its part.
+    def half_up(value: Decimal) -> int:
+        return int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+    assert shares[0].tax == half_up(Decimal(tax) * amounts[0] / gross)
+    for i, (share, amount) in enumerate(zip(shares, amounts, strict=True)):
+        before = sum(amounts[:i])
+        assert share.tax == half_up(Decimal(tax) * (before + amount) / gross) - half_up(Decimal(tax) * before / gross)
+        assert abs(share.tax - Decimal(tax) * amount / gross) < 1
+
+
+def test_many_small_refunds_never_leave_the_last_one_a_negative_net() -> None:
+    # 100 at 27% (21 tax) refunded 2 at a time: rounded one by one, each 0.42 would give 0
+    # and leave the last refund of 2 the whole 21 (a net of -19).
+    shares = [refund_share(net=79, tax=21, gross=100, earlier=[2] * n, refund=2) for n in range(50)]
+    assert sum(s.tax for s in shares) == 21 and all(0 <= s.tax <= 1 and s.net >= 1 for s in shares)
 
 
 def test_rates_are_written_as_the_report_keys_them() -> None:
