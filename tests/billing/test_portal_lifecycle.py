@@ -148,9 +148,10 @@ def test_cancel_now_refunds_the_days_after_today(customer, ddb_requests) -> None
     cancelled_mail = next(m for m in mail.outbox if "cancelled" in m.subject)
     assert "6.77 USD" in body(cancelled_mail)[0] and "6.77 USD" in body(cancelled_mail)[1]
     assert "switching" in events(sub, "subscription.cancelled")[0].Note
-    # the request count: read, update + event, one receipts Query, the refund's update +
-    # event, then the cancelled page (its Query and its receipts Query)
-    assert ddb_requests.ops[:6] == ["Query", "UpdateItem", "PutItem", "Query", "UpdateItem", "PutItem"]
+    # the request count: read, update + event, one receipts Query, the refund's credit note
+    # number (UpdateItem) and its one write (the receipt's update, its event, the credit note
+    # and the tax totals), then the cancelled page (its Query and its receipts Query)
+    assert ddb_requests.ops[:6] == ["Query", "UpdateItem", "PutItem", "Query", "UpdateItem", "TransactWriteItems"]
     assert len(ddb_requests.ops) == 11 and ddb_requests.by_name()["Scan"] == 0  # as measured, with the next page
 
 
