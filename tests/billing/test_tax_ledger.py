@@ -304,7 +304,9 @@ def test_a_switch_s_charge_is_taxed_and_its_credit_refund_issues_a_credit_note(m
     assert (first.Net, first.Tax, first.ProcessedAmount) == (1000, 220, 1220)
     with at(mid):
         q = switch.quote(fresh(sub), "NEWS-PLUS", today=mid)
+        shown = switch.charged_now(fresh(sub), q)  # what the confirm pages say is charged now
         done = switch.switch(fresh(sub), "NEWS-PLUS", today=mid, actor="customer", expected=q)
+    assert shown == done.charged
     assert done.charged == q.due_now + round(q.due_now * 0.22)
     [up] = [r for r in receipts_of(sub) if r.Kind == "switch"]
     assert (up.Net, up.Tax, up.ProcessedAmount) == (q.due_now, done.charged - q.due_now, done.charged)
