@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 from billing import access, batches
 from billing.access import seller as seller_access
 from billing.actions import refunds
-from billing.models import TaxTotal
+from billing.models import Account, TaxTotal
 from billing.rules.invoice_tax import TOTAL_SHARDS, rate_text, refund_share, total_shard
 from core.payments.gateway import get_gateway
+from tests.billing.test_data_rights import tables as tables  # the billing and shop tables (a fixture)
 from tests.builders import at_once, card, due_subscription, fresh, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -350,3 +351,24 @@ def test_on_stripe_the_paymentintent_carries_the_tax_and_the_reconciliation_chec
     _, differences = reconcile(today, today, reverse=False)
     [difference] = differences
     assert difference.kind == "receipt tax differs" and "charged net 840 tax 160 at 19% (DE)" in difference.detail
+
+
+@pytest.mark.django_db
+def test_closing_the_account_keeps_its_credit_notes_as_its_invoices(tables, monkeypatch, settings) -> None:
+    from billing.actions import data_rights
+
+    settings.RPAY_SELLER_COUNTRY = "IT"  # ten years
+    use_seller(monkeypatch)
+    [receipt] = pay(due(0, country="IT"))
+    with at(D):
+        refunds.refund_receipt(receipt, 100, request_id="r1", actor="staff:ann")
+    [note] = access.credit_notes_of_receipt(receipt)
+    key = Account.pk(account_id=receipt.account_id)
+    Account(key, key, Email=receipt.Email, CreatedDate="2027-01-01T00:00:00+00:00").save()
+    with at(D):
+        assert data_rights.close_account(receipt.account_id, today=D).closed_now
+    # Closing cancels the subscription now: its unused days are refunded, with a credit note.
+    notes = access.credit_notes_of_receipt(receipt)
+    [kept] = [n for n in notes if n.Number == note.Number]
+    assert (kept.Net, kept.Tax) == (note.Net, note.Tax) and len(notes) == 2
+    assert {n.TTL.date() for n in notes} == {date(2037, 2, 15)}  # ten years, as its invoice
