@@ -473,8 +473,10 @@ class Receipt(BillingItem, discriminator="Receipt"):
 
     @property
     def price_amount(self) -> int:
-        """The period's price before the discount, in minor units."""
-        return int(self.ProcessedAmount) + int(self.DiscountAmount or 0)
+        """The period's price before the discount, in minor units (with tax-exclusive
+        prices, the net's: the coupon came off before the tax)."""
+        before = int(self.Net) if self.PricesIncludeTax is False and self.Net is not None else int(self.ProcessedAmount)
+        return before + int(self.DiscountAmount or 0)
 
     @property
     def dispute_closed(self) -> bool:

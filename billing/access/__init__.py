@@ -81,6 +81,7 @@ from billing.access.credit_notes import (
     get_credit_note,
     get_credit_notes_by_account,
     is_credit_note_number,
+    keep_credit_note_until,
 )
 from billing.access.data_rights import CLOSE_REASON as ACCOUNT_CLOSED_REASON
 from billing.access.data_rights import ERASED as ERASED_TOKEN
@@ -528,6 +529,8 @@ __all__ = [
     "invoice_seller",
     "invoice_tax",
     "is_credit_note_number",
+    "keep_credit_note_until",
+    "seller_tax",
     "tax_terms",
     "tax_totals",
 ]

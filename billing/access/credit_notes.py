@@ -69,6 +69,13 @@ def new_credit_note(receipt: Receipt, *, number: str, refund_id: str, amount: in
     )
 
 
+def keep_credit_note_until(note: CreditNote, until: datetime) -> None:
+    """Keep a closed account's credit note, as its invoice, for the seller's tax retention
+    (never shorter than the TTL it had), then let DynamoDB's TTL delete it."""
+    until = max(until, note.TTL) if note.TTL else until
+    note.update(actions=[CreditNote.TTL.set(until)], condition=CreditNote.PK.exists())
+
+
 def add_credit_note(tx: Any, note: CreditNote) -> None:
     """Write ``note`` (only if absent) and its negative adds to the totals of the quarter
     it is issued in, in the transaction ``tx``."""

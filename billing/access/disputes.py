@@ -22,11 +22,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from billing.access._common import iso_now, refused_as
+from billing.access._common import iso_now, refused_as, utc_now
+from billing.access.credit_notes import (
+    add_credit_note,
+    is_tax_invoice,
+    new_credit_note,
+    reserve_credit_note_number,
+)
 from billing.access.events import new_event
 from billing.access.outbox import new_merchant_event, save_item
 from billing.exceptions import ConditionFailed
-from billing.models import CLOSED_DISPUTE_STATUSES, AuditAction, DisputeEntry, MerchantEventType, Receipt
+from billing.models import (
+    CLOSED_DISPUTE_STATUSES,
+    AuditAction,
+    CreditNote,
+    DisputeEntry,
+    MerchantEventType,
+    Receipt,
+)
 from billing.rules.api_objects import dispute_object
 from core.dynamo import engine
 
@@ -103,10 +116,13 @@ def _update_receipt(receipt: Receipt, dispute: Dispute, *, actor: str) -> bool:
         data = dispute_object(_entry(receipt, dispute, now))
         merchant_events.append(new_merchant_event(kind, account_id=receipt.account_id, object_type="dispute",
                                                   object_id=dispute.dispute_id, data=data))
+    note = lost_dispute_credit_note(receipt, dispute)
     try:
         with refused_as(ConditionFailed, receipt.SK), engine.transact_write() as transaction:
             transaction.update(receipt, actions, condition=condition)
             transaction.save(event)
+            if note is not None:
+                add_credit_note(transaction, note)
             for merchant_event in merchant_events:
                 save_item(transaction, merchant_event)
     except ConditionFailed:
@@ -114,6 +130,20 @@ def _update_receipt(receipt: Receipt, dispute: Dispute, *, actor: str) -> bool:
     for name, value in after.items():
         setattr(receipt, name, value)
     return True
+
+
+def lost_dispute_credit_note(receipt: Receipt, dispute: Dispute) -> CreditNote | None:
+    """A dispute lost takes the money back as a refund does: the credit note of what it
+    took (at most what is left of the charge), written with the dispute's closing (its
+    number is reserved first: a redelivered "lost", refused by the condition, leaves a gap)."""
+    if dispute.status != "lost" or receipt.DisputeStatus == "lost" or not is_tax_invoice(receipt):
+        return None
+    taken = min(int(dispute.amount), int(receipt.ProcessedAmount) - int(receipt.RefundedAmount or 0))
+    if taken <= 0:
+        return None
+    number = reserve_credit_note_number(utc_now().year)
+    return new_credit_note(receipt, number=number, refund_id=dispute.dispute_id, amount=taken,
+                           earlier=[int(r.Amount) for r in receipt.Refunds or []], reason="dispute lost")
 
 
 def _entry(receipt: Receipt, dispute: Dispute, now: str) -> DisputeEntry:

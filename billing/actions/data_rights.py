@@ -30,6 +30,7 @@ from billing.models import (
     AuditAction,
     BillingItem,
     Card,
+    CreditNote,
     Receipt,
     Subscription,
     SubscriptionStatus,
@@ -199,6 +200,8 @@ def _erase(items: list[BillingItem], secrets: list[str], years: int) -> None:
             access.delete_item(item)
         elif isinstance(item, Receipt):
             access.keep_receipt_until(item, retained_until(item, years))
+        elif isinstance(item, CreditNote):  # an invoice's correction: kept as the invoice is
+            access.keep_credit_note_until(item, retention_end(date.fromisoformat(item.IssuedAt[:10]), years))
         else:
             access.erase_item(item, secrets)
 

@@ -145,6 +145,12 @@ def finish_authenticated(sub: Subscription, sku: str, charge_id: str, *, today: 
     return _apply(sub, q, result, today=today, actor=actor, action=AuditAction.SUBSCRIPTION_SWITCHED)
 
 
+def charged_now(sub: Subscription, q: SwitchQuote) -> int:
+    """What an upgrade charges now, as ``switch`` charges it (its tax added when prices
+    exclude it): the confirm pages show it."""
+    return _taxed(sub, q, q.effective).gross if q.upgrade and q.due_now > 0 else q.due_now
+
+
 def _taxed(sub: Subscription, q: SwitchQuote, today: date) -> TaxLine:
     """The upgrade's charge now: its price (``due_now``, after the credit) taxed as the
     subscription's payments are; tax-exclusive prices charge the price plus the tax."""

@@ -371,8 +371,12 @@ def _discount_context(result: ChargeResult) -> dict[str, Any]:
     if not coupon:
         return {}
     off = int(result.metadata.get("discount") or 0)
+    # The coupon came off the price before the tax: with tax-exclusive prices the price is
+    # the net's, not the amount charged's.
+    exclusive = result.metadata.get("prices_include_tax") == "0" and "net" in result.metadata
+    before = int(result.metadata["net"]) if exclusive else result.amount
     return {"coupon": coupon, "discount": money_text(off, result.currency),
-            "price": money_text(result.amount + off, result.currency)}
+            "price": money_text(before + off, result.currency)}
 
 
 def receipt_subject(receipt: Receipt) -> Any:

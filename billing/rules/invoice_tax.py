@@ -5,9 +5,10 @@
   and the buyer on the charge's day. Tax-inclusive prices charge the price; tax-exclusive
   ones charge ``net + tax``.
 * A credit note (a refund of ``refund`` of an invoice's gross): the refund's share of the
-  invoice's tax, ``round_half_up(tax × refund / gross)``; the refund that leaves nothing
-  of the gross takes what the earlier ones left of the tax, so the credit notes of a
-  fully refunded invoice sum to it exactly (tests/billing/test_tax_ledger.py, hypothesis).
+  invoice's tax, rounded half up on the refunded total (``refund_share``); the refund that
+  leaves nothing of the gross takes what the earlier ones left of the tax, so the credit
+  notes of a fully refunded invoice sum to it exactly (tests/billing/test_tax_ledger.py,
+  hypothesis).
 * The ledger's shard: the quarter's totals of one country and rate are spread over
   ``TOTAL_SHARDS`` items, chosen from the invoice's key, so concurrent payments in one
   country seldom meet on one item (docs/TABLE.md, "Tax totals").
@@ -72,21 +73,21 @@ def _half_up(value: Decimal) -> int:
 
 def refund_share(*, net: int, tax: int, gross: int, earlier: Iterable[int], refund: int) -> Share:
     """The share of an invoice (``net + tax = gross``) that a refund of ``refund`` takes,
-    after the refunds ``earlier`` (their amounts, in order: each of their shares is worked
-    out again the same way, so nothing but the receipt's list of refunds is needed). The
-    refund that brings the total refunded to ``gross`` takes what is left of the tax."""
-    amounts = [*earlier, refund]
-    if any(amount <= 0 for amount in amounts) or sum(amounts) > gross:
+    after the refunds ``earlier`` (their amounts). Its tax is the invoice's tax on all that
+    is refunded with it, rounded half up, less the same on what was refunded before:
+
+        tax_share = round_half_up(tax × (before + refund) / gross) − round_half_up(tax × before / gross)
+
+    The first refund's is ``round_half_up(tax × refund / gross)``; the one that refunds the
+    rest takes exactly what is left, so the credit notes of a fully refunded invoice sum
+    to it. Rounding each refund on its own instead can take the whole tax before the last
+    refund, or leave the last one more tax than its amount (a credit note with a negative
+    net): the cumulative rounding keeps every share within one minor unit of its exact
+    part and never above the refund."""
+    before = sum(earlier)
+    if refund <= 0 or before < 0 or before + refund > gross:
         raise ValueError("a refund is positive and at most what is left of the invoice")
-    refunded = taken = 0
-    share_tax = 0
-    for amount in amounts:
-        refunded += amount
-        share_tax = tax - taken if refunded == gross else _half_up(Decimal(tax) * amount / gross)
-        # Never more tax back than is left: rounding half up on many small refunds could
-        # otherwise take it all before the last.
-        share_tax = max(0, min(share_tax, tax - taken))
-        taken += share_tax
+    share_tax = _half_up(Decimal(tax) * (before + refund) / gross) - _half_up(Decimal(tax) * before / gross)
     return Share(net=refund - share_tax, tax=share_tax, gross=refund)
 
 

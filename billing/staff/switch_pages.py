@@ -30,14 +30,14 @@ def _question(sub: Subscription, quote: SwitchQuote) -> str:
     """The confirm step's question, with the first payment after the switch as the run will
     take it (the new price, less the coupon's discount for that payment)."""
     after = charge_after_switch(sub, quote)
-    question = _switch_terms(quote, sub.Currency)
+    question = _switch_terms(quote, sub.Currency, actions.charged_now(sub, quote))
     if after is None:
         return question
     return question + " " + _("The next payment, on %(date)s, is %(amount)s.") % {
         "date": staff_date(after.date.isoformat()), "amount": format_with_code(after.amount, sub.Currency)}
 
 
-def _switch_terms(quote: SwitchQuote, currency: str) -> str:
+def _switch_terms(quote: SwitchQuote, currency: str, due_now: int) -> str:
     if quote.trial_end and quote.upgrade and not quote.charge:
         return _("Switch to %(product)s from today? The free trial runs until %(date)s whatever the product: nothing "
                  "is charged now.") % {"product": quote.new_name, "date": staff_date(quote.trial_end.isoformat())}
@@ -53,7 +53,7 @@ def _switch_terms(quote: SwitchQuote, currency: str) -> str:
     return _("Switch to %(product)s from today? The days already paid cost %(charge)s at the new price, less "
              "%(credit)s paid for them: %(due)s is charged to the customer's card now.") % {
         "product": quote.new_name, "charge": format_with_code(quote.charge, currency),
-        "credit": format_with_code(quote.credit, currency), "due": format_with_code(quote.due_now, currency)}
+        "credit": format_with_code(quote.credit, currency), "due": format_with_code(due_now, currency)}
 
 
 @require_http_methods(["GET", "POST"])

@@ -68,7 +68,7 @@ def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
         "new_price": format_with_symbol(quote.new_price, money),
         "next_charge": after, "next_amount": format_with_symbol(after.amount, money) if after else "",
         "charge": format_with_symbol(quote.charge, money), "credit": format_with_symbol(quote.credit, money),
-        "due_now": format_with_symbol(quote.due_now, money), "refund": format_with_symbol(quote.refund_now, money),
+        "due_now": format_with_symbol(actions.charged_now(sub, quote), money), "refund": format_with_symbol(quote.refund_now, money),
     }
 
 

@@ -98,7 +98,8 @@ def products_in(currency: str) -> dict[str, str]:
     return skus
 
 
-def make_case(case: Case, currency: str) -> tuple[Customer, Subscription, dict[str, str]]:
+def make_case(case: Case, currency: str, buyer: tuple[str, str | None] | None = None,
+              ) -> tuple[Customer, Subscription, dict[str, str]]:
     skus = products_in(currency)
     price, amount_off = CURRENCIES[currency]
     coupon = None
@@ -115,6 +116,8 @@ def make_case(case: Case, currency: str) -> tuple[Customer, Subscription, dict[s
             access.get_account(customer.account_id), sku=sku, payment_day=PAYMENT_DAY, amount=price,
             currency=currency, card=card(), today=SUBSCRIBED, reminder_days_before=7, product_name=product.Name,
             coupon=coupon, trial_days=product.trial_days)
+        if buyer:  # the customer's billing country and VAT number, as copied onto the subscription
+            sub.update(actions=[Subscription.BillingCountry.set(buyer[0]), Subscription.VatNumber.set(buyer[1])])
         if not case.trial:
             out = payments.take_first_payment(sub, today=SUBSCRIBED)
             assert out.status == batches.PaymentStatus.PAID, out.reason
@@ -160,9 +163,34 @@ def test_every_amount_shown_is_the_amount_charged_on_dynamodb_local(case: Case, 
     check_ledger(case, currency)
 
 
-def check_ledger(case: Case, currency: str) -> None:
+# Prices that exclude tax, sold by an Italian business: to an Italian consumer (22% on top)
+# and to a German business (reverse charged: the price alone).
+TAXED = [(CASES[1], "USD", ("IT", None)), (CASES[7], "KWD", ("IT", None)), (CASES[8], "KRW", ("IT", None)),
+         (CASES[0], "KRW", ("DE", "DE136695976")), (CASES[6], "USD", ("DE", "DE136695976"))]
+
+
+@pytest.mark.parametrize(("case", "currency", "buyer"), TAXED, ids=lambda v: getattr(v, "name", str(v)))
+def test_tax_exclusive_prices_are_shown_as_charged_net_plus_tax(case: Case, currency: str, buyer, moto_table,
+                                                                  settings, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from billing.access import seller
+
+    profile = SimpleNamespace(LegalName="Rpay S.r.l.", Address="Via Roma 1", Country="IT", VatNumber="IT00743110157",
+                              OssRegistered=True, UnderThreshold=False, PricesIncludeTax=False, Registrations=None,
+                              Version=None)
+    monkeypatch.setattr(seller, "get_seller_profile", lambda: profile)
+    settings.REMINDER_DAYS_BEFORE = 7
+    ledger = check_ledger(case, currency, buyer)
+    for receipt in ledger:
+        assert receipt.Net + receipt.Tax == receipt.ProcessedAmount and receipt.PricesIncludeTax is False
+        assert receipt.TaxTreatment == ("domestic" if buyer[0] == "IT" else "reverse_charge")
+        assert (receipt.Tax > 0) == (buyer[0] == "IT" and receipt.Net > 0)
+
+
+def check_ledger(case: Case, currency: str, buyer: tuple[str, str | None] | None = None) -> list:
     """Read every amount to come, run the payment run on the next three dates, compare."""
-    customer, sub, _ = make_case(case, currency)
+    customer, sub, _ = make_case(case, currency, buyer)
     # the e-mail a switch or a pause sends names the next payment's amount
     changed_mail = [m for m in mail.outbox if customer.email in m.to
                     and (m.subject.startswith("Your subscription now") or m.subject.endswith("is paused"))]
@@ -228,6 +256,7 @@ def check_ledger(case: Case, currency: str) -> None:
             assert format_with_code(amount, currency) in row
     if case.trial and case.change == "upgrade":  # the first charge after the trial is at the new price
         assert f"BIG-{currency}" == ledger[0].SKU and not [r for r in receipts_of(sub) if r.Kind == "switch"]
+    return ledger
 
 
 def test_the_staff_upcoming_days_count_a_payment_due_twice_in_the_window_twice(moto_table) -> None:

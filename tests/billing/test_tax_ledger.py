@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter, defaultdict
-from datetime import UTC, date, datetime
-from decimal import Decimal
+from datetime import UTC, date, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from types import SimpleNamespace
 
 import pytest
@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 from billing import access, batches
 from billing.access import seller as seller_access
 from billing.actions import refunds
-from billing.models import TaxTotal
+from billing.models import Account, TaxTotal
 from billing.rules.invoice_tax import TOTAL_SHARDS, rate_text, refund_share, total_shard
 from core.payments.gateway import get_gateway
+from tests.billing.test_data_rights import tables as tables  # the billing and shop tables (a fixture)
 from tests.builders import at_once, card, due_subscription, fresh, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -157,7 +158,8 @@ def test_staff_refunds_issue_credit_notes_that_sum_to_the_invoice(moto_table, mo
             receipt = refunds.refund_receipt(access.get_receipt(receipt.account_id, receipt.SK), amount,
                                              request_id=f"r{n}", actor="staff:ann", reason="goodwill").receipt
     notes = access.credit_notes_of_receipt(receipt)
-    assert [(n.Gross, n.Tax, n.Net) for n in notes] == [(-333, -53, -280), (-333, -53, -280), (-334, -54, -280)]
+    # 160 × 333/1000 = 53.28 -> 53; on 666: 106.56 -> 107, so 54; the rest: 53
+    assert [(n.Gross, n.Tax, n.Net) for n in notes] == [(-333, -53, -280), (-333, -54, -279), (-334, -53, -281)]
     assert sum(n.Tax for n in notes) == -160 and sum(n.Net for n in notes) == -840
     assert len({n.Number for n in notes}) == 3 and all(n.Number.startswith("CN-2027-") for n in notes)
     assert all(n.InvoiceNumber == receipt.Number and n.Reason == "goodwill" for n in notes)
@@ -237,9 +239,24 @@ def test_the_credit_notes_of_a_fully_refunded_invoice_sum_exactly_to_it(gross, p
     shares = [refund_share(net=net, tax=tax, gross=gross, earlier=amounts[:i], refund=a)
               for i, a in enumerate(amounts)]
     assert sum(s.tax for s in shares) == tax and sum(s.net for s in shares) == net
-    assert all(s.net + s.tax == s.gross and s.tax >= 0 for s in shares)
-    for share, amount in zip(shares[:-1], amounts[:-1], strict=True):  # each its share, rounded half up
-        assert abs(share.tax - Decimal(tax) * amount / gross) <= Decimal("0.5")
+    assert all(s.net + s.tax == s.gross and s.tax >= 0 and s.net >= 0 for s in shares)
+    # Each: the tax on the refunded total rounded half up, less the same before it; so the
+    # first is its own share rounded half up, and each is within one minor unit of its part.
+    def half_up(value: Decimal) -> int:
+        return int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+    assert shares[0].tax == half_up(Decimal(tax) * amounts[0] / gross)
+    for i, (share, amount) in enumerate(zip(shares, amounts, strict=True)):
+        before = sum(amounts[:i])
+        assert share.tax == half_up(Decimal(tax) * (before + amount) / gross) - half_up(Decimal(tax) * before / gross)
+        assert abs(share.tax - Decimal(tax) * amount / gross) < 1
+
+
+def test_many_small_refunds_never_leave_the_last_one_a_negative_net() -> None:
+    # 100 at 27% (21 tax) refunded 2 at a time: rounded one by one, each 0.42 would give 0
+    # and leave the last refund of 2 the whole 21 (a net of -19).
+    shares = [refund_share(net=79, tax=21, gross=100, earlier=[2] * n, refund=2) for n in range(50)]
+    assert sum(s.tax for s in shares) == 21 and all(0 <= s.tax <= 1 and s.net >= 1 for s in shares)
 
 
 def test_rates_are_written_as_the_report_keys_them() -> None:
@@ -250,3 +267,108 @@ def test_rates_are_written_as_the_report_keys_them() -> None:
 
 def test_a_tax_total_is_an_entity_of_the_table() -> None:
     assert TaxTotal.sk(country="DE", rate="19", currency="EUR", treatment="oss", shard="03") == "DE#19#EUR#oss#03"
+
+
+def test_a_dispute_lost_issues_one_credit_note_for_what_it_took(moto_table, monkeypatch) -> None:
+    from billing.access.disputes import Dispute
+
+    use_seller(monkeypatch)
+    [receipt] = pay(due(0, country="IT", amount=1220))  # 1000 net, 220 tax
+    with at(D):
+        refunds.refund_receipt(receipt, 220, request_id="r1", actor="staff:ann")
+    receipt = access.get_receipt(receipt.account_id, receipt.SK)
+    lost = Dispute(dispute_id="dp_1", charge_id=receipt.ChargeId, amount=1220, currency="EUR", reason="fraudulent",
+                   status="lost", opened_at="2027-02-20T10:00:00+00:00")
+    with at(date(2027, 3, 1)):
+        assert access.record_dispute(receipt, lost, actor="stripe")
+        assert not access.record_dispute(access.get_receipt(receipt.account_id, receipt.SK), lost, actor="stripe")
+    notes = access.credit_notes_of_receipt(receipt)
+    assert [(n.RefundId, n.Gross) for n in notes] == [(notes[0].RefundId, -220), ("dp_1", -1000)]
+    assert sum(n.Tax for n in notes) == -220 and sum(n.Net for n in notes) == -1000
+    assert totals()[("IT", "22", "EUR", "domestic")] == {"Net": 0, "Tax": 0, "Gross": 0, "Invoices": 1}
+
+
+def test_a_switch_s_charge_is_taxed_and_its_credit_refund_issues_a_credit_note(moto_table, monkeypatch) -> None:
+    from billing.actions import subscriptions as subscribing
+    from billing.actions import switch
+
+    use_seller(monkeypatch, include=False)  # the charge now is the difference plus its 22%
+    made, mid = date(2027, 3, 10), date(2027, 3, 25)
+    for sku, name, price in (("NEWS", "News", 1000), ("NEWS-PLUS", "News Plus", 2000),
+                             ("NEWS-LITE", "News Lite", 500), ("NEWS-MID", "News Mid", 800)):
+        access.create_product(sku, name, price, "EUR")
+    with at(made):
+        sub = subscribing.subscribe(access.create_account("sw@example.com"), sku="NEWS", product_name="News",
+                                    payment_day=10, amount=1000, currency="EUR", card=card(), today=made,
+                                    actor="customer").sub
+    [first] = receipts_of(sub)
+    assert (first.Net, first.Tax, first.ProcessedAmount) == (1000, 220, 1220)
+    with at(mid):
+        q = switch.quote(fresh(sub), "NEWS-PLUS", today=mid)
+        shown = switch.charged_now(fresh(sub), q)  # what the confirm pages say is charged now
+        done = switch.switch(fresh(sub), "NEWS-PLUS", today=mid, actor="customer", expected=q)
+    assert shown == done.charged
+    assert done.charged == q.due_now + round(q.due_now * 0.22)
+    [up] = [r for r in receipts_of(sub) if r.Kind == "switch"]
+    assert (up.Net, up.Tax, up.ProcessedAmount) == (q.due_now, done.charged - q.due_now, done.charged)
+    # Down to Lite, then up to Mid: the paid days cost less at Mid's price, refunded with a credit note.
+    with at(mid + timedelta(days=1)):
+        sub2 = subscribing.subscribe(access.create_account("sw2@example.com"), sku="NEWS", product_name="News",
+                                     payment_day=10, amount=1000, currency="EUR", card=card(),
+                                     today=mid + timedelta(days=1), actor="customer").sub
+        switch.switch(fresh(sub2), "NEWS-LITE", today=mid + timedelta(days=1), actor="customer")
+    day = mid + timedelta(days=2)
+    with at(day):
+        done = switch.switch(fresh(sub2), "NEWS-MID", today=day, actor="customer")
+    assert done.refunded > 0
+    [paid] = [r for r in receipts_of(sub2) if r.Kind != "switch"]
+    [note] = access.credit_notes_of_receipt(paid)
+    assert note.Gross == -done.refunded and note.Net + note.Tax == note.Gross and note.TaxRate == "22"
+
+
+def test_on_stripe_the_paymentintent_carries_the_tax_and_the_reconciliation_checks_it(
+        moto_table, stripe_gateway, localstripe, monkeypatch) -> None:
+    from billing.batches.reconcile import reconcile
+    from billing.models import Receipt
+    from tests.stripe_server import saved_card_token
+
+    use_seller(monkeypatch)
+    today = datetime.now(tz=UTC).date()  # localstripe stamps its objects with the machine's clock
+    customer = stripe_gateway.create_customer("acct-tax", "tax@example.com")
+    token = saved_card_token(stripe_gateway, localstripe, customer, "4242424242424242")
+    sub = access.due_subscription("acct-tax", "sub-tax", due=today, card=access.payment_details_from(token),
+                                  email="tax@example.com", amount=1000, currency="EUR")
+    sub.BillingCountry = "DE"
+    access.batch_items([sub])
+    summary = batches.run_payments(run_date=today, workers=1)
+    assert summary.counts["paid"] == 1 and summary.counts.get("differences", 0) == 0
+    [intent] = stripe_gateway.recorded.creates("/v1/payment_intents")
+    sent = {k: v for k, v in intent.params.items() if k.startswith("metadata[")}
+    assert (sent["metadata[net]"], sent["metadata[tax]"], sent["metadata[tax_rate]"], sent["metadata[tax_country]"]) \
+        == (["840"], ["160"], ["19"], ["DE"])
+    [receipt] = receipts_of(sub)
+    receipt.update(actions=[Receipt.Tax.set(150), Receipt.Net.set(850)])  # a receipt that says otherwise
+    _, differences = reconcile(today, today, reverse=False)
+    [difference] = differences
+    assert difference.kind == "receipt tax differs" and "charged net 840 tax 160 at 19% (DE)" in difference.detail
+
+
+@pytest.mark.django_db
+def test_closing_the_account_keeps_its_credit_notes_as_its_invoices(tables, monkeypatch, settings) -> None:
+    from billing.actions import data_rights
+
+    settings.RPAY_SELLER_COUNTRY = "IT"  # ten years
+    use_seller(monkeypatch)
+    [receipt] = pay(due(0, country="IT"))
+    with at(D):
+        refunds.refund_receipt(receipt, 100, request_id="r1", actor="staff:ann")
+    [note] = access.credit_notes_of_receipt(receipt)
+    key = Account.pk(account_id=receipt.account_id)
+    Account(key, key, Email=receipt.Email, CreatedDate="2027-01-01T00:00:00+00:00").save()
+    with at(D):
+        assert data_rights.close_account(receipt.account_id, today=D).closed_now
+    # Closing cancels the subscription now: its unused days are refunded, with a credit note.
+    notes = access.credit_notes_of_receipt(receipt)
+    [kept] = [n for n in notes if n.Number == note.Number]
+    assert (kept.Net, kept.Tax) == (note.Net, note.Tax) and len(notes) == 2
+    assert {n.TTL.date() for n in notes} == {date(2037, 2, 15)}  # ten years, as its invoice
