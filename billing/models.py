@@ -548,6 +548,9 @@ class TrialUse(BillingItem, discriminator="TrialUse"):
     SubId = UnicodeAttribute()  # the subscription that had it
     TrialEnd = UnicodeAttribute()
     CreatedDate = UnicodeAttribute()
+    # When its ``subscription.trial_will_end`` event was written: set in that event's own
+    # transaction, only if absent, so a re-run of the batch never writes it twice.
+    EndNoticeAt = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -820,9 +823,56 @@ class ApiIdempotency(BillingItem, discriminator="ApiIdempotency"):
     TTL = TTLAttribute(null=True)
 
 
+class MerchantEventType(StrEnum):
+    """What a merchant's systems hear (``MerchantEvent.Type``): the webhooks' and the API's
+    event types. Each is written in the same transaction as the change it reports
+    (billing/access/outbox.py)."""
+
+    SUBSCRIPTION_CREATED = "subscription.created"
+    SUBSCRIPTION_ACTIVATED = "subscription.activated"  # its first payment confirmed
+    SUBSCRIPTION_UPDATED = "subscription.updated"  # payment day, card, coupon, a cancel undone
+    SUBSCRIPTION_SWITCHED = "subscription.switched"
+    SUBSCRIPTION_PAUSED = "subscription.paused"
+    SUBSCRIPTION_RESUMED = "subscription.resumed"
+    SUBSCRIPTION_CANCEL_SCHEDULED = "subscription.cancel_scheduled"  # ends at the end of the paid period
+    SUBSCRIPTION_CANCELLED = "subscription.cancelled"
+    SUBSCRIPTION_TRIAL_WILL_END = "subscription.trial_will_end"
+    PAYMENT_SUCCEEDED = "payment.succeeded"
+    PAYMENT_FAILED = "payment.failed"
+    PAYMENT_ACTION_REQUIRED = "payment.action_required"
+    REFUND_CREATED = "refund.created"
+    DISPUTE_CREATED = "dispute.created"
+    DISPUTE_CLOSED = "dispute.closed"
+    INVOICE_CREATED = "invoice.created"
+
+
+# An event's id: ``evt_`` + the UTC time of the change to the microsecond + 8 random hex
+# digits. Fixed width, so ids sort by time, across days too (``events_after``).
+MERCHANT_EVENT_ID = KeyTemplate("evt_{stamp}Z_{suffix}")
+
+
+class MerchantEvent(BillingItem, discriminator="MerchantEvent"):
+    """One event for the merchant's systems (the outbox): written in the same
+    TransactWriteItems as the change it reports, so neither exists without the other.
+    One partition per UTC day, sorted by id (= by time): ``events_after`` reads them in
+    order with one Query per day, never a Scan (docs/TABLE.md)."""
+
+    pk_template = KeyTemplate("EVT#{day}")
+    sk_template = MERCHANT_EVENT_ID
+
+    EventId = UnicodeAttribute()  # = SK
+    Type = UnicodeAttribute()  # a MerchantEventType
+    CreatedAt = UnicodeAttribute()  # UTC ISO-8601, to the microsecond, as in the id
+    AccountId = UnicodeAttribute()
+    ObjectType = UnicodeAttribute()  # subscription, receipt, payment, refund, dispute
+    ObjectId = UnicodeAttribute()
+    Data = JSONAttribute()  # the object as the API shows it (billing/rules/api_objects.py), at that moment
+    TTL = TTLAttribute(null=True)  # MERCHANT_EVENT_RETENTION_DAYS after it was made
+
+
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse, MerchantEvent,
     ApiKey, ApiRateWindow, ApiIdempotency,
 )
 

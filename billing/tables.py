@@ -26,6 +26,7 @@ from billing.models import (
     Card,
     Coupon,
     DisputeEntry,
+    MerchantEvent,
     PaymentDetails,
     Product,
     Receipt,
@@ -173,6 +174,16 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             Fingerprint="5b1e0c2d9f3a4b6c7d8e9f0a1b2c3d4e5f6a7b8c9dae0f1a2b3c4d5e6f7a8b9c", State="done",
             StartedAt="2026-11-21T06:10:00+00:00", ResponseStatus=200, ResponseBody='{"object": "subscription"}',
             ExpiresAt=1795328400, TTL=datetime(2026, 11, 22, 6, 10, tzinfo=UTC))],
+        # The outbox: one event for the merchant's systems, in its UTC day's partition.
+        MerchantEvent: [MerchantEvent(
+            MerchantEvent.pk(day="2026-11-21"), "evt_20261121T060041123456Z_9c0d1e2f",
+            EventId="evt_20261121T060041123456Z_9c0d1e2f", Type="subscription.cancelled",
+            CreatedAt="2026-11-21T06:00:41.123456+00:00", AccountId=acc, ObjectType="subscription",
+            ObjectId="99aa88bb77cc66dd",
+            Data={"object": "subscription", "id": "99aa88bb77cc66dd", "customer": acc, "status": "cancelled",
+                  "stored_status": "cancelled", "product": "MUSIC-FAMILY", "amount": 1499, "currency": "EUR"},
+            TTL=datetime(2026, 12, 21, 6, 0, 41, tzinfo=UTC),
+        )],
         AuditEvent: [AuditEvent(
             AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),
             At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action=AuditAction.STAFF_CANCEL,

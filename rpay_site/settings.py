@@ -202,6 +202,9 @@ BILLING_TIMEZONE = os.environ.get("BILLING_TIMEZONE", "UTC")
 REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 7, minimum=0)
 # 200 days keeps six full calendar months plus the current one visible.
 RECEIPT_RETENTION_DAYS = env_int("RECEIPT_RETENTION_DAYS", 200)
+# How long the merchant's events (webhooks and ``GET /api/v1/events``) are kept: a
+# merchant's systems catch up within it (billing/access/outbox.py).
+MERCHANT_EVENT_RETENTION_DAYS = env_int("MERCHANT_EVENT_RETENTION_DAYS", 30, minimum=1)
 # How many receipt numbers a payment run reserves with one counter update (the counter is
 # one item, ~1,000 writes/s): numbers a run reserved and did not use are gaps, never reused.
 # A closed account's receipts are kept for the seller's tax law, then deleted by their TTL

@@ -134,6 +134,12 @@ from billing.access.lookups import (
     get_account_ids_for_users,
     record_subscription_id,
 )
+from billing.access.outbox import (
+    events_after,
+    new_merchant_event,
+    payment_attempt_event,
+    settled_before,
+)
 from billing.access.receipt_numbers import (
     ReceiptNumbers,
     format_receipt_number,
@@ -185,7 +191,7 @@ from billing.access.subscriptions import (
     update_subscription,
 )
 from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
-from billing.access.trials import trial_used
+from billing.access.trials import record_trial_will_end, trial_used
 from billing.access.upcoming import (
     UpcomingDay,
     count_due_payments_by_date,
@@ -214,6 +220,12 @@ from billing.exceptions import (
 )
 
 __all__ = [
+    # the merchant's events (the outbox)
+    "events_after",
+    "record_trial_will_end",
+    "new_merchant_event",
+    "payment_attempt_event",
+    "settled_before",
     # incomplete first payments
     "delete_entry",
     "expire_incomplete",

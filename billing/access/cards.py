@@ -15,9 +15,18 @@ from pynamodb.transactions import TransactWrite
 
 from billing.access._common import absent_if_invalid, iso_now, live, new_id, refused_as
 from billing.access.events import new_event, subscription_snapshot
+from billing.access.outbox import preview, save_item, subscription_event
 from billing.access.subscriptions import update_subscription
 from billing.exceptions import CardInUse, ConditionFailed
-from billing.models import Account, AuditAction, BillingItem, Card, PaymentDetails, Subscription
+from billing.models import (
+    Account,
+    AuditAction,
+    BillingItem,
+    Card,
+    MerchantEventType,
+    PaymentDetails,
+    Subscription,
+)
 from core.dynamo import engine
 from core.payments.gateway import CardToken
 
@@ -201,10 +210,13 @@ def use_card(sub: Subscription, card: Card, *, actor: str,
     since the page was shown (Version); with its event, one transaction."""
     before = {**subscription_snapshot(sub), "CardId": sub.PaymentDetails.CardId if sub.PaymentDetails else None}
     after = {**before, "Card": f"{card.Details.Brand} ****{card.Details.Last4}", "CardId": card.card_id}
+    actions = [Subscription.PaymentDetails.set(card.Details)]
+    updated = subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, actions))
     with refused_as(ConditionFailed, sub.SK), _transaction() as tx:
         tx.condition_check(Card, card.PK, card.SK, condition=Card.Details.Token == card.Details.Token)
-        tx.update(sub, [Subscription.PaymentDetails.set(card.Details)], condition=live())
+        tx.update(sub, actions, condition=live())
         tx.save(new_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before, after=after))
+        save_item(tx, updated)
     sub.PaymentDetails = card.Details
     return sub
 

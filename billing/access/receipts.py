@@ -4,23 +4,27 @@ first), read by the customer until their TTL passes, and refunded by staff.
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, date, datetime, timedelta
 
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 
 from billing.access._common import absent_if_invalid, is_expired, iso_now, refused_as, utc_now
-from billing.access.events import new_event, record_event
+from billing.access.events import new_event
+from billing.access.outbox import new_merchant_event, receipt_events, save_item, transact_update
 from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
 from billing.exceptions import ConditionFailed, ReceiptNumberTaken, RefundedMeanwhile
 from billing.models import (
     AuditAction,
     AuditEvent,
+    MerchantEventType,
     Receipt,
     ReceiptNumberLookup,
     ReceiptStatus,
     Refund,
     Subscription,
 )
+from billing.rules.api_objects import refund_object
 from core.dynamo import engine
 
 
@@ -48,7 +52,8 @@ def create_receipt(
     coupon: str | None = None,
 ) -> tuple[Receipt, bool]:
     """Record a successful charge: the receipt, only if absent, its number's look-up
-    item, only if absent, and its ``payment.succeeded`` audit event, in one
+    item, only if absent, its ``payment.succeeded`` audit event, and the merchant's
+    ``payment.succeeded`` and ``invoice.created`` events (billing/access/outbox.py), in one
     TransactWriteItems (one request, so a batch payment stays at two: this and the
     advance). The key is deterministic (billing date, SKU, SubId), so a retried payment
     finds the first receipt and writes no second event; returns (receipt, created).
@@ -71,6 +76,8 @@ def create_receipt(
             transaction.save(receipt, condition=Receipt.SK.does_not_exist())
             transaction.save(event)
             transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
+            for merchant_event in receipt_events(receipt):  # after the three: their positions tell the refusal
+                save_item(transaction, merchant_event)
     except TransactWriteError as error:
         reasons = error.cancellation_reasons or []
         refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
@@ -254,8 +261,9 @@ def release_refund_claim(receipt: Receipt, request_id: str) -> None:
 def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, reason: str | None = None,
                   attempts: int = 3, claim: str | None = None, request_id: str | None = None,
                   ) -> tuple[Receipt, bool]:
-    """Add one refund the gateway made to its receipt, and its audit event (money rule M6:
-    the event is written here, so no caller can forget it).
+    """Add one refund the gateway made to its receipt, with its audit event (money rule M6:
+    the event is written here, so no caller can forget it) and the merchant's
+    ``refund.created``, in one TransactWriteItems.
 
     Several partial refunds add up to at most ``ProcessedAmount`` (M5). The update is
     conditional on ``RefundedAmount`` as read, so two staff members refunding at once
@@ -280,25 +288,29 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
             unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
         entry = Refund(RefundId=refund_id, Amount=amount, At=iso_now(), Actor=actor, Reason=reason or None,
                        RequestId=request_id)
+        actions = [
+            Receipt.RefundedAmount.set(total),
+            Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),
+            Receipt.Status.set(status),
+            *([Receipt.RefundClaim.remove(), Receipt.RefundClaimAt.remove()] if claim else []),
+        ]
+        after = copy.deepcopy(receipt)
+        after.RefundedAmount, after.Refunds, after.Status = total, [*(receipt.Refunds or []), entry], status
+        if claim:
+            after.RefundClaim = after.RefundClaimAt = None
+        refunded = new_merchant_event(MerchantEventType.REFUND_CREATED, account_id=receipt.account_id,
+                                      object_type="refund", object_id=refund_id, data=refund_object(after, entry))
+        audit = new_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
+                          before=before, after=receipt_snapshot(after), note=reason or None)
         try:
-            with refused_as(ConditionFailed, receipt.SK):
-                receipt.update(
-                    actions=[
-                        Receipt.RefundedAmount.set(total),
-                        Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),
-                        Receipt.Status.set(status),
-                        *([Receipt.RefundClaim.remove(), Receipt.RefundClaimAt.remove()] if claim else []),
-                    ],
-                    condition=Receipt.SK.exists() & unchanged,
-                )
+            transact_update(receipt, actions, Receipt.SK.exists() & unchanged, items=[audit, refunded])
         except ConditionFailed:
             fresh = get_receipt(receipt.account_id, receipt.SK)
             if fresh is None:
                 raise
             receipt = fresh
             continue
-        record_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
-                     before=before, after=receipt_snapshot(receipt), note=reason or None)
+        receipt.Refunds = after.Refunds  # computed by the update (an append): not in what transact_update applies
         return receipt, True
     raise ConditionFailed(receipt.SK)
 

@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy
 
 from billing import access
 from billing.batches.outcomes import PaymentOutcome, PaymentStatus
-from billing.models import Receipt, Subscription, SubscriptionStatus
+from billing.models import MerchantEventType, Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
 from billing.rules.projection import owed_charge
 from billing.rules.schedule import reminder_date, retry_after
@@ -224,7 +224,7 @@ def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOut
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=out.attempt, retry_on=retry_on,
             next_reminder=_next_reminder(next_anchor, run_date), decline_code=AUTHENTICATION_REQUIRED, actor=actor,
-            amount=result.amount, awaiting_charge=result.charge_id,
+            amount=result.amount, awaiting_charge=result.charge_id, period_end=out.period_end,
         )
     except access.ConditionFailed:
         out.reason = "already handled by another run, or its card replaced"
@@ -248,7 +248,7 @@ def _incomplete(sub: Subscription, out: PaymentOutcome, result: ChargeResult, ac
     out.status, out.reason, out.client_secret = PaymentStatus.ACTION_REQUIRED, AUTHENTICATION_REQUIRED, \
         result.client_secret
     try:
-        access.mark_incomplete(sub, charge_id=result.charge_id, actor=actor)
+        access.mark_incomplete(sub, charge_id=result.charge_id, actor=actor, amount=result.amount)
     except access.ConditionFailed:
         out.reason += "; already incomplete, or paid meanwhile"
     return out
@@ -257,7 +257,8 @@ def _incomplete(sub: Subscription, out: PaymentOutcome, result: ChargeResult, ac
 def _ended_unpaid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, actor: str) -> PaymentOutcome:
     out.reason = result.decline_code or "declined"
     try:
-        access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False)
+        access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False,
+                                   also=[_failed_event(sub, out, result)])
     except access.ConditionFailed:
         out.reason += "; already handled by another run"
         return out
@@ -395,7 +396,8 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
                "amount": money_text(result.amount, result.currency)}
     if retry_on is None:
         try:
-            access.cancel_subscription(sub, reason="payment_failed", actor=actor, check_version=False)
+            access.cancel_subscription(sub, reason="payment_failed", actor=actor, check_version=False,
+                                       also=[_failed_event(sub, out, result)])
         except access.ConditionFailed:
             out.reason = "already cancelled or changed by another run"
             return out
@@ -409,7 +411,7 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=failed_retries, retry_on=retry_on,
             next_reminder=_next_reminder(next_anchor, run_date), decline_code=reason, actor=actor,
-            amount=result.amount,
+            amount=result.amount, charge_id=result.charge_id or None, period_end=out.period_end,
         )
     except access.ConditionFailed:
         out.reason = "already handled by another run"
@@ -418,3 +420,12 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
     out.mail_error = send_customer_email("payment_declined", sub.Email, format_lazy(
         gettext_lazy("Payment declined: {product}"), product=context["product"]), context, language=sub.Language)
     return out
+
+
+def _failed_event(sub: Subscription, out: PaymentOutcome, result: ChargeResult) -> Any:
+    """The merchant's ``payment.failed`` for a declined charge that ends the subscription:
+    written in the cancel's own transaction."""
+    return access.payment_attempt_event(
+        MerchantEventType.PAYMENT_FAILED, sub, amount=result.amount, currency=result.currency or sub.Currency,
+        period_start=out.period, period_end=out.period_end, charge_id=result.charge_id or None,
+        decline_code=result.decline_code or "declined", attempt=out.attempt)
