@@ -195,3 +195,11 @@ def test_two_requests_at_once_with_one_key_run_once(write_api: ApiClient, schedu
     assert answers[0].status_code == 200
     assert actions_by(history.account_id) == ["subscription.payment_day_changed"]
     assert idempotency.HEADER == "Idempotency-Key"
+
+
+def test_two_refunds_of_one_amount_with_two_keys_are_two_refunds(write_api: ApiClient, scheduled) -> None:
+    history, sub = scheduled
+    path = f"/customers/{history.account_id}/receipts/{history.receipt.url_id}/refund"
+    assert write_api.post(path, {"amount": 100}, key="first").status_code == 200
+    assert write_api.post(path, {"amount": 100}, key="second").status_code == 200
+    assert access.get_receipt(history.account_id, history.receipt.SK).RefundedAmount == 200
