@@ -4,9 +4,10 @@ idempotent (a repeat replays, another body is a 409), and their refusals as JSON
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.core import mail
 from django.db import close_old_connections
 
@@ -230,3 +231,15 @@ def test_an_unexpected_failure_is_a_json_500_without_a_trace(write_api: ApiClien
     assert response.status_code == 500
     error = error_of(response)
     assert error["type"] == "api_error" and "secret" not in response.content.decode()
+
+
+def test_a_claim_left_running_by_a_dead_process_is_taken_again(write_api: ApiClient, db, moto_table) -> None:
+    [key] = access.list_api_keys()
+    start = datetime(2027, 1, 10, 12, 0, 0, tzinfo=UTC)
+    body = {"sku": "P-9", "name": "Nine", "amount": 100, "currency": "USD"}
+    with time_machine.travel(start, tick=False):
+        assert access.begin_idempotent(key, idempotency.key_hash("dead"), "whatever") is None  # never finished
+    with time_machine.travel(start + timedelta(minutes=1), tick=False):
+        assert write_api.post("/products", body, key="dead").status_code == 409  # in progress
+    with time_machine.travel(start + timedelta(minutes=11), tick=False):
+        assert write_api.post("/products", body, key="dead").status_code == 201
