@@ -16,6 +16,9 @@ from billing import access
 from billing.models import (
     ENTITIES,
     Account,
+    ApiIdempotency,
+    ApiKey,
+    ApiRateWindow,
     AuditAction,
     AuditEvent,
     BatchRun,
@@ -171,6 +174,19 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             CreatedAt="2026-11-21T06:00:03+00:00", ReceivedAt="2026-11-21T06:00:04+00:00", Attempts=1,
             TTL=datetime(2026, 12, 21, tzinfo=UTC),
         )],
+        # The REST API: a key (its SHA-256 only), a window of its rate counter, an Idempotency-Key's record.
+        ApiKey: [ApiKey(ApiKey.pk(), ApiKey.sk(key_hash=API_KEY_HASH), KeyId=API_KEY_HASH[:12], Name="warehouse",
+                        Scope="write", Prefix="rpay_Xk3v", CreatedAt="2026-11-01T08:00:00+00:00",
+                        CreatedBy="staff@rpay.localhost", LastUsedAt="2026-11-21T06:10:00+00:00")],
+        ApiRateWindow: [ApiRateWindow(ApiRateWindow.pk(key_id=API_KEY_HASH[:12], window=1795241400),
+                                      ApiRateWindow.sk(key_id=API_KEY_HASH[:12], window=1795241400), Calls=17,
+                                      TTL=datetime(2026, 11, 21, 6, 12, tzinfo=UTC))],
+        ApiIdempotency: [ApiIdempotency(
+            ApiIdempotency.pk(key_id=API_KEY_HASH[:12], idempotency_key=IDEMPOTENCY_HASH),
+            ApiIdempotency.sk(key_id=API_KEY_HASH[:12], idempotency_key=IDEMPOTENCY_HASH),
+            Fingerprint="5b1e0c2d9f3a4b6c7d8e9f0a1b2c3d4e5f6a7b8c9dae0f1a2b3c4d5e6f7a8b9c", State="done",
+            StartedAt="2026-11-21T06:10:00+00:00", ResponseStatus=200, ResponseBody='{"object": "subscription"}',
+            ExpiresAt=1795328400, TTL=datetime(2026, 11, 22, 6, 10, tzinfo=UTC))],
         # The outbox: one event for the merchant's systems, in its UTC day's partition.
         MerchantEvent: [MerchantEvent(
             MerchantEvent.pk(day="2026-11-21"), "evt_20261121T060041123456Z_9c0d1e2f",
@@ -208,6 +224,10 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
         )],
     }
 
+
+# Made-up SHA-256 digests (a key's, an Idempotency-Key's): the table holds no key itself.
+API_KEY_HASH = "3f9a1c7e5b2d4a6f8e0c1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a"
+IDEMPOTENCY_HASH = "a7c9e1b3d5f70a2c4e6b8d0f1a3c5e7b9d2f4a6c8e0b1d3f5a7c9e2b4d6f8a0c"
 
 NAME = "rpay recurring payments"
 DESCRIPTION = ("Generated from billing/models.py: one table, entities told apart by EntityType, "

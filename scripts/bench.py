@@ -23,10 +23,13 @@ BatchWriteItem, and measures:
 10. the Stripe gateway on localstripe beside the simulated gateway: payments/s and Python
    CPU per payment at 8 and 32 workers (the library's request building and parsing), the
    median of a few rounds (scripts/bench_stripe.py); the ratio of the two is printed last;
+11. the REST API's list endpoints: calls/s through the whole Django stack, and DynamoDB
+   requests per call (scripts/bench_api.py);
 
 Prints the figures and writes docs/PERFORMANCE.md and bench-results.json (git-ignored).
 ``BENCH_SCALE=0.1`` shrinks every count for a quick try; ``BENCH_ONLY=stripe`` runs
-section 10 alone and only prints it (``BENCH_STRIPE_ROUNDS``: its rounds, 3).
+section 10 alone and only prints it (``BENCH_STRIPE_ROUNDS``: its rounds, 3);
+``BENCH_ONLY=api`` section 11 alone.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import bench_shop  # noqa: E402  (scripts/ is on the path: this file's folder)
+import bench_api  # noqa: E402  (scripts/ is on the path: this file's folder)
+import bench_shop  # noqa: E402
 import bench_stripe  # noqa: E402
 
 from devtools.benchsetup import setup_django  # noqa: E402
@@ -416,6 +420,9 @@ def main() -> None:
     if os.environ.get("BENCH_ONLY") == "stripe":
         stripe_only()
         return
+    if os.environ.get("BENCH_ONLY") == "api":
+        api_only()
+        return
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
     # In memory: seeding 100,000 items into DynamoDB Local's on-disk SQLite file takes
@@ -500,12 +507,17 @@ def main() -> None:
 
         # 6: the shop's checkout and patterns (scripts/bench_shop.py).
         results["shop"] = bench_shop.run(server.endpoint, token, say)
+
+        # 11: the REST API's list endpoints (scripts/bench_api.py), on a table of their own.
+        use_table("bench_api", server.endpoint)
+        results["api"] = bench_api.run(say)
     finally:
         server.stop()
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
     report = (render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n"
-              + bench_stripe.render(results["stripe"]) + "\n\n" + bench_shop.render(results["shop"]))
+              + bench_stripe.render(results["stripe"]) + "\n\n" + bench_shop.render(results["shop"])
+              + "\n\n" + bench_api.render(results["api"]))
     print(report)
     write_performance_md(report)
     # Last, so that it is the line a reader of the terminal sees.
@@ -526,6 +538,21 @@ def stripe_only() -> None:
     finally:
         server.stop()
     print(bench_stripe.render(result))
+
+
+def api_only() -> None:
+    """``BENCH_ONLY=api``: section 11 alone; printed, not written."""
+    t0 = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
+    server = start_local_engine(free_port(), None, log_file=tmp / "dynamodb.log")
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
+    try:
+        setup_django(server.endpoint, tmp)
+        use_table("bench_api", server.endpoint)
+        result = bench_api.run(lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True))
+    finally:
+        server.stop()
+    print(bench_api.render(result))
 
 
 def reconcile_cost() -> dict:

@@ -23,6 +23,10 @@ KEY_ID_LENGTH = 12
 # write a minute, not one per call.
 LAST_USE_EVERY = timedelta(minutes=1)
 IDEMPOTENCY_HOURS = 24
+# A claim still "running" after this was left by a process that died mid-request (no web
+# request lives this long: gunicorn's timeout is far shorter): the key may be used again,
+# rather than answer "in progress" for the rest of its 24 hours.
+RUNNING_AT_MOST = timedelta(minutes=10)
 
 
 def key_hash(secret: str) -> str:
@@ -116,14 +120,17 @@ def begin_idempotent(key: ApiKey, idempotency_key: str, fingerprint: str,
                      now: datetime | None = None) -> ApiIdempotency | None:
     """Claim ``idempotency_key`` for this request: None when claimed (the write may run),
     else the record already there (running, or done with its answer). A record past its
-    24 hours is claimed again (DynamoDB's TTL deletes it lazily)."""
+    24 hours (DynamoDB's TTL deletes it lazily), or left running by a dead process
+    (``RUNNING_AT_MOST``), is claimed again."""
     now = now or utc_now()
     expires = now + timedelta(hours=IDEMPOTENCY_HOURS)
     pk = ApiIdempotency.pk(key_id=key.KeyId, idempotency_key=idempotency_key)
     record = ApiIdempotency(pk, pk, Fingerprint=fingerprint, State="running", StartedAt=now.isoformat(),
                             ExpiresAt=int(expires.timestamp()), TTL=expires)
+    abandoned = (now - RUNNING_AT_MOST).isoformat()
     try:
-        record.save(condition=ApiIdempotency.PK.does_not_exist() | (ApiIdempotency.ExpiresAt < int(now.timestamp())))
+        record.save(condition=ApiIdempotency.PK.does_not_exist() | (ApiIdempotency.ExpiresAt < int(now.timestamp()))
+                    | ((ApiIdempotency.State == "running") & (ApiIdempotency.StartedAt < abandoned)))
         return None
     except PutError as error:
         if not is_conditional_failure(error):

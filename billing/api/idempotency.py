@@ -36,7 +36,11 @@ def _key(request: HttpRequest) -> str | None:
         return None
     if not 0 < len(raw) <= MAX_LENGTH or not raw.isprintable():
         raise ApiError(400, f"The {HEADER} header must be 1-{MAX_LENGTH} printable characters.", param=HEADER)
-    # Stored by its hash: any printable text the caller chose fits in the item's key.
+    return key_hash(raw)
+
+
+def key_hash(raw: str) -> str:
+    """The Idempotency-Key as stored: its hash, so any printable text fits in the item's key."""
     return hashlib.sha256(raw.encode()).hexdigest()
 
 

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from billing import access
 from billing.api.auth import read_key
-from billing.api.errors import not_found
+from billing.api.errors import ApiError, not_found
 from billing.api.paging import DEFAULT_LIMIT, MAX_LIMIT, page_body, start_key
 from billing.api.schemas import (
     CouponOut,
@@ -168,3 +168,26 @@ def get_coupon(request: HttpRequest, code: str) -> JsonResponse:
 def list_disputes(request: HttpRequest, paging: Query[Paging]) -> JsonResponse:
     page = access.disputes_page(limit=paging.limit, start=start_key(paging.cursor, "disputes"))
     return ok(page_body(page, "disputes", [api_objects.dispute_object(d) for d in page.items]))
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+class EventsPage(Schema):
+    after: str | None = Field(None, max_length=64, description="the id of the last event you have")
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+
+
+@router.get("/events", response={200: ListOut, **ERRORS}, summary="The events after one, oldest first")
+def list_events(request: HttpRequest, paging: Query[EventsPage]) -> JsonResponse:
+    """The merchant's events (the ones the webhooks post), in order, after ``after`` (from
+    the oldest kept when absent). Only events at least a few seconds old are listed, so a
+    change still committing is never stepped over: continue with ``after`` = the last id
+    you have (``next_after``). One Query per UTC day from ``after``'s day to today."""
+    try:
+        events, _ = access.events_after(paging.after, limit=paging.limit, until=access.settled_before())
+    except ValueError:
+        raise ApiError(400, "after is not an event id.", param="after") from None
+    shown = [api_objects.event_object(e) for e in events]
+    return ok({"object": "list", "data": shown, "has_more": len(shown) == paging.limit,
+               "next_after": shown[-1]["id"] if shown else paging.after})

@@ -5,6 +5,7 @@ writer, each change with its audit event and e-mail), with the key's name as the
 with the same reason in ``message``."""
 
 
+import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,7 +20,7 @@ from billing.actions import lifecycle as lifecycle_actions
 from billing.actions import subscriptions as subscription_actions
 from billing.actions import switch as switch_actions
 from billing.actions.refunds import refund_receipt
-from billing.api.auth import actor_of, write_key
+from billing.api.auth import actor_of, key_of, write_key
 from billing.api.errors import ApiError
 from billing.api.idempotency import HEADER, fingerprint, idempotent
 from billing.api.reads import ERRORS, receipt_or_404, router, subscription_or_404
@@ -217,9 +218,11 @@ def refund(request: HttpRequest, customer_id: str, receipt_id: str, body: Refund
     amount = body.amount or left
     if amount > left:
         raise ApiError(400, f"At most {left} (minor units) is left to refund.", param="amount")
-    # The processor's idempotency key: one per request (its fingerprint and key), so a
-    # repeat of this call refunds once even without an Idempotency-Key.
-    request_id = (request.headers.get(HEADER) and fingerprint(request)[:32]) or access.new_id()
+    # The processor's refund key: one per Idempotency-Key and body, so a repeat whose first
+    # answer was lost (a 5xx is not kept) refunds once; without the header, a new one.
+    idem = request.headers.get(HEADER)
+    request_id = hashlib.sha256(f"{key_of(request).KeyId}\n{idem}\n{fingerprint(request)}".encode()).hexdigest()[:32] \
+        if idem else access.new_id()
     with refusals():
         try:
             done = refund_receipt(receipt, amount, request_id=request_id, actor=actor_of(request),

@@ -21,7 +21,16 @@ from typing import Any
 
 from django.utils.translation import override
 
-from billing.models import Account, Coupon, DisputeEntry, Product, Receipt, Refund, Subscription
+from billing.models import (
+    Account,
+    Coupon,
+    DisputeEntry,
+    MerchantEvent,
+    Product,
+    Receipt,
+    Refund,
+    Subscription,
+)
 from billing.rules.lifecycle import state_of
 from billing.rules.projection import coming_charges
 from billing.rules.state_words import state_words
@@ -220,4 +229,18 @@ def dispute_object(entry: DisputeEntry) -> JSON:
         "opened": entry.OpenedAt,
         "closed_at": entry.ClosedAt,
         "updated": entry.UpdatedAt,
+    }
+
+
+def event_object(event: MerchantEvent) -> JSON:
+    """A merchant's event (the outbox): its id, type and time, and the object it reports as
+    it was then (``data``, one of the objects above or a payment attempt). The webhooks
+    post it; ``GET /api/v1/events`` lists it."""
+    return {
+        "object": "event",
+        "id": event.EventId,
+        "type": event.Type,
+        "created": event.CreatedAt,
+        "customer": event.AccountId,
+        "data": event.Data,
     }

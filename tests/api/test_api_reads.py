@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
+import time_machine
 from django.core import signing
 
 from billing import access
@@ -141,3 +142,23 @@ def test_each_read_is_a_fixed_number_of_requests_and_never_a_scan(read_api: ApiC
         counts = dict(ddb_requests.by_name())
         want = {name: auth.get(name, 0) + expected.get(name, 0) for name in {*auth, *expected}}
         assert counts == want, path
+
+
+def test_events_after_an_id_oldest_first(read_api: ApiClient, history) -> None:
+    with time_machine.travel(datetime.now(tz=UTC) + timedelta(seconds=30)):
+        page = read_api.get("/events", limit=2).json()
+        assert [e["object"] for e in page["data"]] == ["event", "event"] and page["has_more"]
+        seen, after = [], None
+        while True:
+            page = read_api.get("/events", limit=3, **({"after": after} if after else {})).json()
+            seen += page["data"]
+            after = page["next_after"]
+            if not page["has_more"]:
+                break
+    ids = [e["id"] for e in seen]
+    assert ids == sorted(ids) and len(ids) == len(set(ids))
+    assert "subscription.created" in {e["type"] for e in seen}
+    created = next(e for e in seen if e["type"] == "subscription.created")
+    assert created["data"]["object"] == "subscription" and created["customer"] == history.account_id
+    bad = read_api.get("/events", after="nope")
+    assert bad.status_code == 400 and error_of(bad)["param"] == "after"

@@ -4,9 +4,10 @@ idempotent (a repeat replays, another body is a 409), and their refusals as JSON
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.core import mail
 from django.db import close_old_connections
 
@@ -14,7 +15,7 @@ from billing import access
 from billing.api import idempotency
 from core.pages import today
 from tests.api.conftest import ApiClient, error_of
-from tests.builders import fresh, make_customer_with_history
+from tests.builders import DECLINED_NUMBER, card, fresh, make_customer_with_history
 
 
 @pytest.fixture
@@ -195,3 +196,50 @@ def test_two_requests_at_once_with_one_key_run_once(write_api: ApiClient, schedu
     assert answers[0].status_code == 200
     assert actions_by(history.account_id) == ["subscription.payment_day_changed"]
     assert idempotency.HEADER == "Idempotency-Key"
+
+
+def test_two_refunds_of_one_amount_with_two_keys_are_two_refunds(write_api: ApiClient, scheduled) -> None:
+    history, sub = scheduled
+    path = f"/customers/{history.account_id}/receipts/{history.receipt.url_id}/refund"
+    assert write_api.post(path, {"amount": 100}, key="first").status_code == 200
+    assert write_api.post(path, {"amount": 100}, key="second").status_code == 200
+    assert access.get_receipt(history.account_id, history.receipt.SK).RefundedAmount == 200
+
+
+def test_switch_to_a_dearer_product_charges_the_difference_now(write_api: ApiClient, scheduled) -> None:
+    history, sub = scheduled
+    access.create_product("NEWS-PLUS", "News Plus", 1999, "USD")
+    # a declined card: a 409 card_error, nothing switched
+    access.replace_card(sub, card(DECLINED_NUMBER), actor="test")
+    declined = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"product": "NEWS-PLUS"})
+    assert declined.status_code == 409 and error_of(declined)["type"] == "card_error"
+    assert fresh(sub).SKU == "NEWS-DAILY"
+    access.replace_card(fresh(sub), card(), actor="test")  # a card the simulated gateway takes
+    done = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"product": "NEWS-PLUS"}, key="up")
+    assert done.status_code == 200, done.content
+    assert done.json()["product"] == "NEWS-PLUS" and done.json()["amount"] == 1999
+    assert "subscription.switched" in actions_by(history.account_id)
+
+
+def test_an_unexpected_failure_is_a_json_500_without_a_trace(write_api: ApiClient, db, moto_table,
+                                                             monkeypatch) -> None:
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(access, "products_page", broken)
+    response = write_api.get("/products")
+    assert response.status_code == 500
+    error = error_of(response)
+    assert error["type"] == "api_error" and "secret" not in response.content.decode()
+
+
+def test_a_claim_left_running_by_a_dead_process_is_taken_again(write_api: ApiClient, db, moto_table) -> None:
+    [key] = access.list_api_keys()
+    start = datetime(2027, 1, 10, 12, 0, 0, tzinfo=UTC)
+    body = {"sku": "P-9", "name": "Nine", "amount": 100, "currency": "USD"}
+    with time_machine.travel(start, tick=False):
+        assert access.begin_idempotent(key, idempotency.key_hash("dead"), "whatever") is None  # never finished
+    with time_machine.travel(start + timedelta(minutes=1), tick=False):
+        assert write_api.post("/products", body, key="dead").status_code == 409  # in progress
+    with time_machine.travel(start + timedelta(minutes=11), tick=False):
+        assert write_api.post("/products", body, key="dead").status_code == 201
