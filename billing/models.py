@@ -961,6 +961,8 @@ class ApiIdempotency(BillingItem, discriminator="ApiIdempotency"):
     ResponseBody = UnicodeAttribute(null=True)  # the JSON answer, as sent
     ExpiresAt = NumberAttribute()  # epoch seconds: a condition compares it (TTL deletes lazily)
     TTL = TTLAttribute(null=True)
+
+
 class MerchantEventType(StrEnum):
     """What a merchant's systems hear (``MerchantEvent.Type``): the webhooks' and the API's
     event types. Each is written in the same transaction as the change it reports
@@ -1111,6 +1113,8 @@ class WebhookDelivery(BillingItem, discriminator="WebhookDelivery"):
     @property
     def finished(self) -> bool:
         return self.Status not in UNFINISHED_DELIVERIES
+
+
 class SellerProfile(BillingItem, discriminator="SellerProfile"):
     """The seller's business and tax profile (the staff page "Business & tax"): one item,
     read once per payment run. Absent: the settings ``RPAY_SELLER`` and
