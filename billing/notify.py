@@ -9,10 +9,13 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from billing.models import Account, Subscription
+from billing import access
+from billing.models import Account, CreditNote, Subscription
+from billing.rules.invoice import credit_note_of
 from core.mail import money_text, send_customer_email
 
 log = logging.getLogger("billing")
@@ -54,3 +57,21 @@ def manage_url(sub: Subscription, page: str = "") -> str:
     """The absolute link an e-mail gives to the subscription's page (``page``: "card/" for
     its replace-card page); the portal's URLs (billing/urls.py) are under ``SITE_URL``."""
     return settings.SITE_URL.rstrip("/") + f"/subscriptions/{sub.sub_id}/{page}"
+
+
+def send_credit_note(credit_note: CreditNote, *, email: str | None = None) -> str:
+    """E-mail a credit note when it is issued (the refund that issues it calls this), in
+    the language of the invoice it corrects, to ``email`` (the receipt's) or else the
+    account's address (one GetItem); "" or the failure, already logged."""
+    language = credit_note.Language
+    if email is None:
+        account = access.get_account(credit_note.account_id)
+        if account is None:
+            return "no account"
+        email, language = account.Email, language or account.Language
+    document = credit_note_of(credit_note)
+    subject = format_lazy(_("Credit note {number} (invoice {invoice})"), number=credit_note.Number,
+                          invoice=credit_note.InvoiceNumber or "")
+    context = {"doc": document, "product": document.lines[0].description if document.lines else "",
+               "credit_note_path": reverse("credit_note", args=[credit_note.Number])}
+    return _send("credit_note", email, subject, context, language, credit_note.SK)

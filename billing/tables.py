@@ -22,6 +22,8 @@ from billing.models import (
     BillingItem,
     Card,
     Coupon,
+    CreditNote,
+    CreditNoteCounter,
     DisputeEntry,
     MerchantEvent,
     PaymentDetails,
@@ -29,10 +31,14 @@ from billing.models import (
     Receipt,
     ReceiptCounter,
     ReceiptNumberLookup,
+    SellerMap,
+    SellerProfile,
     SubIdLookup,
     Subscription,
     SubscriptionStatus,
     TableMeta,
+    TaxLineMap,
+    TaxTotal,
     TrialUse,
     UserLink,
     WebhookEvent,
@@ -79,10 +85,17 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
     return {
         Account: [
             Account(Account.pk(account_id=acc), Account.sk(account_id=acc), Email="customer@rpay.localhost",
-                    Name="Customer", UserId=2, CreatedDate="2026-03-01T09:40:00+00:00"),
+                    Name="Customer", UserId=2, CreatedDate="2026-03-01T09:40:00+00:00", BillingCountry="IT",
+                    CardCountry="US"),
             Account(Account.pk(account_id=acc2), Account.sk(account_id=acc2), Email="ada@example.com",
-                    Name="Ada", UserId=3, CreatedDate="2026-03-02T11:00:00+00:00"),
+                    Name="Ada", UserId=3, CreatedDate="2026-03-02T11:00:00+00:00", BillingCountry="DE",
+                    VatNumber="DE136695976", VatNumberCheck="vies", VatCheckedAt="2026-03-02"),
         ],
+        SellerProfile: [SellerProfile(
+            SellerProfile.pk(), SellerProfile.sk(), LegalName="rpay S.r.l.", Address="Via Roma 1\n20121 Milano",
+            Country="IT", VatNumber="IT00743110157", OssRegistered=True, UnderThreshold=False,
+            PricesIncludeTax=True, Registrations={"GB": "20", "KR": "10"},
+            UpdatedAt="2026-10-01T09:00:00+00:00", Version=2)],
         SubIdLookup: [
             SubIdLookup(SubIdLookup.pk(sub_id=sid), SubIdLookup.sk(sub_id=sid), AccountId=acc, SKU=sku)
             for sid, sku in (("a1b2c3d4e5f60718", "NEWS-DAILY"), ("18e9374a55c47382", "CLOUD-200"))
@@ -168,6 +181,25 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                   "stored_status": "cancelled", "product": "MUSIC-FAMILY", "amount": 1499, "currency": "EUR"},
             TTL=datetime(2026, 12, 21, 6, 0, 41, tzinfo=UTC),
         )],
+        # The EUR receipt's invoice was refunded in part: its credit note, and the quarter's
+        # totals (one shard of DE 19% through the OSS: the invoice less the credit note).
+        CreditNote: [CreditNote(
+            CreditNote.pk(account_id=acc), CreditNote.sk(issued="2026-11-03", number="CN-2026-000017"),
+            Number="CN-2026-000017", InvoiceNumber="R-2026-004187",
+            ReceiptSK=Receipt.sk(billing_date="2026-10-29", sku="CLOUD-200", sub_id="18e9374a55c47382"),
+            RefundId="re_3QxYz2AbCdEf", IssuedAt="2026-11-03T10:12:00+00:00", Currency="EUR", Net=-84, Tax=-16,
+            Gross=-100, TaxRate="19", TaxCountry="DE", TaxTreatment="oss",
+            TaxLines=[TaxLineMap(Description="Cloud storage 200 GB", PeriodStart="2026-10-29",
+                                 PeriodEnd="2026-11-28", Net=-84, TaxRate="19", Tax=-16, Gross=-100)],
+            Seller=SellerMap(Name="Rpay S.r.l.", Address="Via Roma 1, 00184 Roma", Country="IT",
+                             VatNumber="IT00743110157"),
+            BuyerCountry="DE", Reason="goodwill", Language="en", TTL=datetime(2027, 5, 19, tzinfo=UTC),
+        )],
+        CreditNoteCounter: [CreditNoteCounter(CreditNoteCounter.pk(year=2026), CreditNoteCounter.sk(year=2026),
+                                              LastNumber=17)],
+        TaxTotal: [TaxTotal(TaxTotal.pk(quarter="2026Q4"),
+                            TaxTotal.sk(country="DE", rate="19", currency="EUR", treatment="oss", shard="07"),
+                            Net=167, Tax=32, Gross=199, Invoices=1)],
         AuditEvent: [AuditEvent(
             AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),
             At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action=AuditAction.STAFF_CANCEL,

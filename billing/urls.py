@@ -34,6 +34,8 @@ urlpatterns = [
     path("account/data/", views.download_data, name="download_data"),
     path("account/close/", views.close_account, name="close_account"),
     path("account/closed/", views.account_closed, name="account_closed"),
+    # the billing country and VAT number (the VAT of each invoice follows them)
+    path("account/billing/", views.billing_details, name="billing_details"),
     # subscriptions
     path("subscribe/", views.subscribe, name="subscribe"),
     path("subscribe/confirm/", views.subscribe_confirm, name="subscribe_confirm"),
@@ -65,4 +67,7 @@ urlpatterns = [
     # by number (R-2026-000123); receipts written before numbers existed, by key
     path("receipts/<str:receipt_id>/", views.receipt_detail, name="receipt"),
     path("receipts/<str:receipt_id>/pdf/", views.receipt_pdf, name="receipt_pdf"),
+    # a refund's credit note, by number (CN-2026-000001)
+    path("credit-notes/<str:number>/", views.credit_note_detail, name="credit_note"),
+    path("credit-notes/<str:number>/pdf/", views.credit_note_pdf, name="credit_note_pdf"),
 ]

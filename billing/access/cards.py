@@ -9,6 +9,7 @@ audit event: the card and every subscription that copies it change together, or 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
@@ -37,8 +38,13 @@ MAX_SUBSCRIPTIONS_PER_TRANSACTION = 98
 def card_details(card: CardToken, card_id: str | None, billing_address: str | None) -> PaymentDetails:
     return PaymentDetails(
         Token=card.token, Brand=card.brand, Last4=card.last4, ExpMonth=card.exp_month,
-        ExpYear=card.exp_year, BillingAddress=billing_address, CardId=card_id,
+        ExpYear=card.exp_year, BillingAddress=billing_address, CardId=card_id, Country=card.country,
     )
+
+
+def card_country_action(country: str | None) -> Any:
+    """The account's ``CardCountry`` (tax evidence) for a default card of ``country``."""
+    return Account.CardCountry.set(country.upper()) if country else Account.CardCountry.remove()
 
 
 def card_snapshot(details: PaymentDetails | None) -> dict | None:
@@ -122,7 +128,8 @@ def add_card(account_id: str, card: CardToken, billing_address: str | None = Non
                               after={**(card_snapshot(item.Details) or {}), "Default": make_default}))
         if make_default:
             account = Account(Account.pk(account_id=account_id), Account.sk(account_id=account_id))
-            tx.update(account, [Account.DefaultCardId.set(card_id)], condition=Account.PK.exists())
+            tx.update(account, [Account.DefaultCardId.set(card_id), card_country_action(card.country)],
+                      condition=Account.PK.exists())
     return item
 
 
@@ -133,9 +140,11 @@ def set_default_card(account: Account, card: Card, *, actor: str) -> Account:
                       before={"DefaultCardId": before}, after={"DefaultCardId": card.card_id})
     with refused_as(ConditionFailed, card.SK), _transaction() as tx:
         tx.condition_check(Card, card.PK, card.SK, condition=Card.SK.exists())
-        tx.update(account, [Account.DefaultCardId.set(card.card_id)], condition=Account.PK.exists())
+        tx.update(account, [Account.DefaultCardId.set(card.card_id), card_country_action(card.Details.Country)],
+                  condition=Account.PK.exists())
         tx.save(event)
     account.DefaultCardId = card.card_id
+    account.CardCountry = card.Details.Country or None
     return account
 
 

@@ -61,6 +61,7 @@ def payment_details_from(card: CardToken, billing_address: str | None = None,
     return PaymentDetails(
         Token=card.token, Brand=card.brand, Last4=card.last4,
         ExpMonth=card.exp_month, ExpYear=card.exp_year, BillingAddress=billing_address, CardId=card_id,
+        Country=card.country,
     )
 
 
@@ -130,6 +131,8 @@ def create_subscription(
         TrialEnd=trial_end.isoformat() if trial_end else None,
         PaymentDetails=payment_details_from(card, billing_address, card_id),
         Language=account.Language,
+        # The account's tax identity, copied so its charges need no other read.
+        BillingCountry=account.BillingCountry, VatNumber=account.VatNumber,
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
         **(coupon_attributes(check_coupon(coupon, coupon.Code, currency=currency, day=today)) if coupon else {}),

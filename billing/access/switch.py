@@ -10,6 +10,7 @@ from billing.access._common import refused_as
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.outbox import preview, receipt_events, save_item, subscription_event
 from billing.access.receipts import build_receipt
+from billing.access.tax_ledger import InvoiceTax, add_receipt_totals
 from billing.exceptions import ConditionFailed
 from billing.models import (
     AuditAction,
@@ -36,7 +37,8 @@ def _as_quoted(sub: Subscription, quote: SwitchQuote) -> object:
 
 def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote, *, today: date, actor: str,
                         action: AuditAction = AuditAction.SUBSCRIPTION_SWITCHED, charge_id: str | None = None,
-                        charged: int = 0, retention_days: int = 400) -> Receipt | None:
+                        charged: int = 0, retention_days: int = 400, tax: InvoiceTax | None = None,
+                        ) -> Receipt | None:
     """Move ``sub`` to ``product``; with ``charge_id`` (an upgrade's charge of ``charged``)
     its ``switch`` receipt too. One TransactWriteItems: the subscription (on condition it
     is as quoted: else ``ConditionFailed``, nothing written), the audit event and, with a
@@ -59,7 +61,7 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
         assert quote.paid_through is not None
         receipt, lookup, _ = build_receipt(
             sub, billing_date=today, amount=charged, currency=sub.Currency, charge_id=charge_id,
-            retention_days=retention_days, period_end=quote.paid_through, actor=actor, sku=product.SKU)
+            retention_days=retention_days, period_end=quote.paid_through, actor=actor, sku=product.SKU, tax=tax)
         receipt.ProductName, receipt.Kind = product.Name, "switch"
         receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
             sub.ProductName
@@ -80,6 +82,7 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
         if receipt is not None and lookup is not None:
             tx.save(receipt, condition=Receipt.SK.does_not_exist())
             tx.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
+            add_receipt_totals(tx, receipt)
         for merchant_event in merchant_events:
             save_item(tx, merchant_event)
     # What the update wrote, in memory as a fresh read would show it.

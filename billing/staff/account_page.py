@@ -12,8 +12,10 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from billing import access
+from billing.forms import vat_status
 from billing.models import LIVE_STATUSES, Subscription, SubscriptionStatus
 from billing.rules.schedule import months_before
+from core.countries import country_name
 from core.pages import or_404, today
 from core.staff import render_staff
 
@@ -55,6 +57,17 @@ def wallet_rows(wallet: access.Wallet, subscriptions: list[Subscription]) -> lis
              "subscriptions": access.subscriptions_using(card.card_id, subscriptions)} for card in wallet.cards]
 
 
+def credit_notes_by_receipt(account_id: str, receipts: list) -> dict[str, list]:
+    """The credit notes of the listed invoices, by receipt key: one more Query, only when a
+    listed invoice was refunded (no other receipt has one)."""
+    if not any(r.is_invoice and r.RefundedAmount for r in receipts):
+        return {}
+    notes: dict[str, list] = {}
+    for note in reversed(access.get_credit_notes_by_account(account_id)):
+        notes.setdefault(note.ReceiptSK, []).append(note)
+    return notes
+
+
 def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
     # The account item and its wallet cards are neighbours in the partition: one Query
     # reads both, where the account alone took a GetItem (the page's request count stays).
@@ -73,9 +86,18 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
         "subscriptions": subscriptions,
         "cards": wallet_rows(wallet, subscriptions),
         "receipts": receipts,
+        "credit_notes": credit_notes_by_receipt(account_id, receipts),
         "events": [{"event": e, "changes": event_changes(e.Before, e.After)} for e in events],
         "past_due": past_due,
         "failures": failures,
         "receipts_from": months_before(day, 6),
         "live_statuses": LIVE_STATUSES,
+        "tax": tax_evidence(account),
     })
+
+
+def tax_evidence(account) -> dict[str, Any]:
+    """The customer's tax identity as staff read it, and whether the evidence disagrees
+    (the billing country is not the default card's country): flagged, never corrected."""
+    return {"billing_country": country_name(account.BillingCountry), "card_country": country_name(account.CardCountry),
+            "vat_status": vat_status(account), "mismatch": access.tax_evidence_mismatch(account)}

@@ -6,13 +6,14 @@ subscription or receipt id simply isn't found (404). All billing data is read an
 written through ``billing.access``.
 
 One module per group of pages (``auth_pages``, ``dashboard_pages``, ``subscribe_pages``,
-``manage_pages``, ``switch_pages``, ``confirm_payment_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``error_pages``) over what they share (``common``,
+``manage_pages``, ``switch_pages``, ``confirm_payment_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``credit_note_pages``, ``error_pages``) over what they share (``common``,
 ``cards``, and ``core.pages`` with the staff pages). This package's API is the views
 that ``billing.urls`` and the error handlers name.
 """
 
 from billing.views.auth_pages import LoginView, signup
 from billing.views.confirm_payment_pages import confirm_payment
+from billing.views.credit_note_pages import credit_note_detail, credit_note_pdf
 from billing.views.dashboard_pages import dashboard, home
 from billing.views.data_rights_pages import account_closed, close_account, download_data
 from billing.views.error_pages import page_not_found, server_error
@@ -22,6 +23,7 @@ from billing.views.manage_pages import cancelled, change_day, replace_card, subs
 from billing.views.receipt_pages import receipt_detail, receipt_pdf, receipts, receipts_csv
 from billing.views.subscribe_pages import subscribe, subscribe_authenticate, subscribe_confirm
 from billing.views.switch_pages import switch_product
+from billing.views.tax_identity_pages import billing_details
 from billing.views.wallet_pages import (
     choose_card,
     wallet_add,
@@ -39,6 +41,7 @@ __all__ = [
     "confirm_payment",
     "dashboard",
     "account_closed",
+    "billing_details",
     "close_account",
     "download_data",
     "home",
@@ -53,6 +56,8 @@ __all__ = [
     "change_day",
     "replace_card",
     "subscription_detail",
+    "credit_note_detail",
+    "credit_note_pdf",
     "receipt_detail",
     "receipt_pdf",
     "receipts",

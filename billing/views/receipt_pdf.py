@@ -35,7 +35,9 @@ from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 from reportlab.platypus.flowables import Flowable
 
-from billing.models import Receipt
+from billing.models import CreditNote, Receipt
+from billing.rules.invoice import Document, DocumentKind, credit_note_of, invoice_of
+from billing.templatetags.invoice import vat_rate_text
 from core.localformat import local_date
 from core.money import format_with_symbol
 
@@ -126,7 +128,12 @@ def receipt_rows(receipt: Receipt) -> list[tuple[str, str]]:
 
 
 def render_receipt_pdf(receipt: Receipt, seller: dict[str, Any]) -> bytes:
-    """The receipt as a one-page A4 PDF: seller, number, period, card, amounts, refunds."""
+    """The receipt as a one-page A4 PDF: seller, number, period, card, amounts, refunds.
+    A receipt with its tax figures is an invoice: drawn from them, its own seller
+    snapshot rather than ``seller`` (today's settings)."""
+    invoice = invoice_of(receipt)
+    if invoice is not None:
+        return render_document_pdf(invoice, payment_rows(receipt))
     styles: StyleSheet1 = getSampleStyleSheet()
     language = get_language()
     buffer = io.BytesIO()
@@ -160,3 +167,130 @@ def render_receipt_pdf(receipt: Receipt, seller: dict[str, Any]) -> bytes:
     story.append(table)
     document.build(story)
     return buffer.getvalue()
+
+
+# --- invoices and credit notes (billing/rules/invoice.py) ---------------------------------
+
+
+def document_title(document: Document) -> str:
+    if document.kind == DocumentKind.CREDIT_NOTE:
+        return _("Credit note %(number)s") % {"number": document.number}
+    return _("Invoice %(number)s") % {"number": document.number}
+
+
+def payment_rows(receipt: Receipt) -> list[tuple[str, str]]:
+    """How an invoice was paid (and refunded): below its figures, not part of them."""
+
+    def money(amount: int) -> str:
+        return format_with_symbol(int(amount), receipt.Currency)
+
+    rows = [(_("Date paid"), _day(receipt.ProcessedDate))]
+    if receipt.CardLast4:
+        rows.append((_("Payment method"), _("%(brand)s ending in %(last4)s") % {
+            "brand": receipt.CardBrand or "", "last4": receipt.CardLast4}))
+    rows.append((_("Amount paid"), money(receipt.ProcessedAmount)))
+    for refund in receipt.Refunds or []:
+        rows.append((_("Refund %(date)s") % {"date": _day(refund.At)}, "-" + money(refund.Amount)))
+    rows.append((_("Reference"), receipt.ChargeId or "—"))
+    return rows
+
+
+def document_rows(document: Document) -> list[tuple[str, str]]:
+    """The number, date, invoice corrected and currency: the label/value rows under the parties."""
+    number_label = _("Credit note number") if document.kind == DocumentKind.CREDIT_NOTE else _("Invoice number")
+    rows = [(number_label, document.number or "—"), (_("Date of issue"), _day(document.issued))]
+    if document.corrects:
+        rows.append((_("Corrects invoice"), document.corrects))
+    if document.reason:
+        rows.append((_("Reason"), document.reason))
+    rows.append((_("Currency"), document.currency))
+    return rows
+
+
+def document_note(document: Document) -> str | None:
+    if document.reverse_charge:
+        return _("Reverse charge — VAT to be accounted for by the recipient (Article 196, Directive 2006/112/EC)")
+    if document.not_subject:
+        return _("Not subject to EU VAT")
+    return None
+
+
+def _party(label: str, name: str, address: list[str], country: str, vat_number: str) -> list[str]:
+    lines = [label, name, *address]
+    if country:
+        lines.append(country)
+    if vat_number:
+        lines.append(_("VAT number: %(number)s") % {"number": vat_number})
+    return lines
+
+
+def render_document_pdf(document: Document, extra_rows: list[tuple[str, str]] | None = None) -> bytes:
+    """An invoice or a credit note as an A4 PDF: the Article 226 fields (seller and
+    customer with their VAT numbers, number, date, each line with its period, net, rate,
+    VAT and gross, the totals per rate, the currency, the reverse-charge or "not subject"
+    wording), then ``extra_rows`` (how it was paid)."""
+    styles: StyleSheet1 = getSampleStyleSheet()
+    language = get_language()
+    font = cjk_font("", language) or "Helvetica"
+    bold = CJK_FONT if font == CJK_FONT else "Helvetica-Bold"
+    buffer = io.BytesIO()
+    title = document_title(document)
+    template = SimpleDocTemplate(
+        buffer, pagesize=A4, leftMargin=20 * mm, rightMargin=20 * mm, topMargin=20 * mm, bottomMargin=20 * mm,
+        initialFontName=CJK_FONT if is_cjk_language(language) else "Helvetica", title=title,
+        author=document.seller.name,
+    )
+
+    def para(text: str, style: str = "Normal") -> Paragraph:
+        return _paragraph(escape(text), styles[style], language)
+
+    def money(amount: int) -> str:
+        return format_with_symbol(int(amount), document.currency)
+
+    seller = _party(_("Seller"), document.seller.name, document.seller.address_lines, document.seller.country,
+                    document.seller.vat_number)
+    buyer = _party(_("Customer"), document.buyer.name or document.email, document.buyer.address_lines,
+                   document.buyer.country, document.buyer.vat_number)
+    story: list[Flowable] = [para(title, "Title")]
+    parties = Table([[[para(line) for line in seller], [para(line) for line in buyer]]], colWidths=[85 * mm, 85 * mm])
+    parties.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("FONTNAME", (0, 0), (-1, -1), font)]))
+    story += [parties, Spacer(1, 6 * mm)]
+
+    def rows_table(rows: list[tuple[str, str]]) -> Table:
+        table = Table([[para(label), para(value)] for label, value in rows], colWidths=[50 * mm, 120 * mm])
+        table.setStyle(TableStyle([
+            ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.lightgrey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ("FONTNAME", (0, 0), (-1, -1), font)]))
+        return table
+
+    story += [rows_table(document_rows(document)), Spacer(1, 6 * mm)]
+    lines = [[para(_("Description")), para(_("Period")), para(_("Net")), para(_("VAT rate")), para(_("VAT")),
+              para(_("Gross"))]]
+    for line in document.lines:
+        period = f"{_day(line.period_start)} – {_day(line.period_end)}" if line.period_end else ""
+        lines.append([para(line.description or "—"), para(period), para(money(line.net)),
+                      para(vat_rate_text(line.rate)), para(money(line.tax)), para(money(line.gross))])
+    lines.append([para(_("Totals per VAT rate"), "Heading5"), "", "", "", "", ""])
+    for total in document.totals:
+        lines.append([para(_("Taxable amount")), "", para(money(total.net)), para(vat_rate_text(total.rate)),
+                      para(money(total.tax)), para(money(total.gross))])
+    lines.append([para(_("Total")), para(document.currency), para(money(document.net)), "",
+                  para(money(document.tax)), para(money(document.gross))])
+    figures = Table(lines, colWidths=[45 * mm, 40 * mm, 22 * mm, 18 * mm, 20 * mm, 25 * mm], repeatRows=1)
+    figures.setStyle(TableStyle([
+        ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.grey), ("LINEBELOW", (0, 1), (-1, -1), 0.25, colors.lightgrey),
+        ("LINEABOVE", (0, -1), (-1, -1), 0.5, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ("SPAN", (0, len(document.lines) + 1), (-1, len(document.lines) + 1)),
+        ("FONTNAME", (0, 0), (-1, -1), font), ("FONTNAME", (0, -1), (-1, -1), bold)]))
+    story.append(figures)
+    note = document_note(document)
+    if note:
+        story += [Spacer(1, 4 * mm), para(note, "Heading4")]
+    if extra_rows:
+        story += [Spacer(1, 6 * mm), rows_table(extra_rows)]
+    template.build(story)
+    return buffer.getvalue()
+
+
+def render_credit_note_pdf(note: CreditNote) -> bytes:
+    return render_document_pdf(credit_note_of(note))

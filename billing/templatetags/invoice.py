@@ -1,0 +1,35 @@
+"""Template filters of invoices and credit notes: ``{{ line.rate|vat_rate }}`` -> "22%",
+"25.5%" (English), "25,5%" (Italian): the stored rate is a percent string, shown in the
+active language's digits, never rounded."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from babel.numbers import format_decimal
+from django import template
+
+from core.localformat import active_locale
+
+register = template.Library()
+
+
+def vat_rate_text(rate: str | None) -> str:
+    try:
+        value = Decimal(str(rate or "0")).normalize()
+    except InvalidOperation:
+        return ""
+    locale = active_locale()
+    number = format_decimal(value, format="0.###", locale=locale) if locale else f"{value:f}"
+    return f"{number}%"
+
+
+@register.filter
+def vat_rate(rate: str | None) -> str:
+    return vat_rate_text(rate)
+
+
+@register.filter
+def credit_notes_of(notes_by_receipt: dict | None, receipt_sk: str) -> list:
+    """``{% for note in credit_notes|credit_notes_of:r.SK %}``: a receipt's credit notes."""
+    return (notes_by_receipt or {}).get(receipt_sk, [])

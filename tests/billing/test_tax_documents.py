@@ -1,0 +1,199 @@
+"""A receipt with its tax figures is an invoice: its page and its PDF carry every field
+Article 226 of the VAT Directive asks for (number, date, the seller's and the customer's
+names, addresses and VAT numbers, each line's description, period, net, rate, VAT and
+gross, the totals per rate, the currency, the reverse-charge or "not subject" wording),
+from the receipt's own snapshot, never today's settings; in Italian too. A refund's
+credit note has its page, PDF and e-mail; an old receipt shows as before."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.core import mail
+from django.utils import translation
+
+from billing import access
+from billing.models import Receipt, Refund
+from billing.notify import send_credit_note
+from billing.rules.invoice import credit_note_of, invoice_of
+from billing.rules.tax import REVERSE_CHARGE_NOTE, Buyer, Seller
+from billing.views.receipt_pdf import render_credit_note_pdf
+from core.localformat import local_date
+from core.pages import today
+from tests.billing.test_portal_receipt_pages import SELLER
+from tests.builders import subscribe
+
+pytestmark = pytest.mark.django_db
+
+SELLER_NAME = "Rossi Abbonamenti S.r.l."
+SELLER_ADDRESS = "Via Roma 1\n20121 Milano"
+SELLER_VAT = "IT00743110157"
+ITALY = Seller(country="IT", vat_number=SELLER_VAT, registrations={"JP": Decimal("10")})
+CUSTOMER_ADDRESS = "Giulia Bianchi\nVia Verdi 3\n00184 Roma"
+GERMAN_VAT = "DE136695976"
+
+
+@dataclass(frozen=True)
+class Case:
+    buyer: Buyer
+    amount: int
+    currency: str
+    net: str
+    rate: str
+    tax: str
+    gross: str
+    note: str | None
+
+
+CASES = {
+    "domestic": Case(Buyer("IT"), 1220, "EUR", "€10.00", "22%", "€2.20", "€12.20", None),
+    "oss": Case(Buyer("FR"), 1200, "EUR", "€10.00", "20%", "€2.00", "€12.00", None),
+    "reverse_charge": Case(Buyer("DE", GERMAN_VAT), 1000, "EUR", "€10.00", "0%", "€0.00", "€10.00",
+                           REVERSE_CHARGE_NOTE),
+    "not_subject": Case(Buyer("US"), 999, "USD", "$9.99", "0%", "$0.00", "$9.99", "Not subject to EU VAT"),
+    "zero_decimals": Case(Buyer("JP"), 1100, "JPY", "¥1,000", "10%", "¥100", "¥1,100", None),
+}
+
+
+def invoice_receipt(customer, case: Case, *, address: str = CUSTOMER_ADDRESS) -> Receipt:
+    """A paid receipt with the tax figures the payment run writes (billing.rules.tax)."""
+    sub = subscribe(customer, amount=case.amount, currency=case.currency)
+    start = today()
+    receipt, _ = access.create_receipt(sub, billing_date=start, amount=case.amount, currency=case.currency,
+                                       charge_id="ch_tax", retention_days=200, period_end=start + timedelta(days=30))
+    receipt.update(actions=[Receipt.BillingAddress.set(address)])
+    return access.record_demo_tax_figures(receipt, seller=ITALY, seller_name=SELLER_NAME,
+                                          seller_address=SELLER_ADDRESS, buyer=case.buyer, buyer_name=None)
+
+
+def article_226_fields(receipt: Receipt, case: Case, day_format: str = "j F Y") -> list[str]:
+    start, end = receipt.PeriodStart, receipt.PeriodEnd
+    fields = [receipt.Number, local_date(receipt.ProcessedDate, day_format), SELLER_NAME, "Via Roma 1",
+              "20121 Milano", SELLER_VAT, "Giulia Bianchi", "Via Verdi 3", "00184 Roma", receipt.ProductName,
+              local_date(start, day_format), local_date(end, day_format), case.net, case.rate, case.tax, case.gross,
+              case.currency]
+    if case.buyer.vat_number:
+        fields.append(case.buyer.vat_number)
+    return fields
+
+
+def pdf_lines(content: bytes, tmp_path) -> str:
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext is missing: apt-get install poppler-utils")
+    pdf = tmp_path / "document.pdf"
+    pdf.write_bytes(content)
+    return subprocess.run(["pdftotext", "-raw", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, check=True,
+                          timeout=60).stdout.decode()
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_the_invoice_page_and_pdf_carry_every_article_226_field(customer, settings, kind, tmp_path) -> None:
+    settings.RPAY_SELLER = SELLER  # today's settings: never on the invoice
+    case = CASES[kind]
+    receipt = invoice_receipt(customer, case)
+    html = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
+    text = pdf_lines(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content, tmp_path)
+    for where, content in (("page", html), ("pdf", text)):
+        assert "Invoice" in content, where
+        for value in article_226_fields(receipt, case):
+            assert value in content, (where, value)
+        if case.note:
+            assert case.note in content, where
+        else:
+            assert "Reverse charge" not in content and "Not subject" not in content, where
+        assert SELLER["name"] not in content and SELLER["tax_id"] not in content, where
+    assert 'data-testid="document-gross">' + case.gross + "<" in html
+
+
+@pytest.mark.parametrize("kind", ["domestic", "reverse_charge", "not_subject"])
+def test_an_italian_invoice_is_a_fattura(customer, kind, tmp_path) -> None:
+    case = CASES[kind]
+    receipt = invoice_receipt(customer, case)
+    customer.client.cookies["django_language"] = "it"
+    html = customer.client.get(f"/receipts/{receipt.Number}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    text = pdf_lines(customer.client.get(f"/receipts/{receipt.Number}/pdf/", HTTP_ACCEPT_LANGUAGE="it").content,
+                     tmp_path)
+    with translation.override("it"):
+        fields = article_226_fields(receipt, case)
+    italian = {"€10.00": "10,00\xa0€", "€2.20": "2,20\xa0€", "€12.20": "12,20\xa0€", "€0.00": "0,00\xa0€",
+               "$9.99": "9,99\xa0USD", "$0.00": "0,00\xa0USD"}  # CLDR's no-break space
+    fields = [italian.get(value, value) for value in fields]
+    for where, content in (("page", html), ("pdf", text)):
+        content = content.replace("\xa0", " ")  # the page's no-break spaces are plain in the PDF's text
+        assert "Fattura" in content and "Imponibile" in content and "IVA" in content, where
+        for value in fields:
+            assert value.replace("\xa0", " ") in content, (where, value)
+    if kind == "reverse_charge":
+        assert "Inversione contabile — art. 196 Direttiva 2006/112/CE" in html
+        assert "Inversione contabile" in text
+    if kind == "not_subject":
+        assert "Non soggetto" in html
+
+
+def test_an_old_receipt_without_tax_figures_is_shown_as_before(customer, settings, tmp_path) -> None:
+    settings.RPAY_SELLER = SELLER
+    sub = subscribe(customer)
+    receipt, _ = access.create_receipt(sub, billing_date=today(), amount=999, currency="USD", charge_id="ch_o",
+                                       retention_days=200, period_end=today())
+    assert invoice_of(receipt) is None
+    html = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
+    assert "Invoice" not in html and SELLER["tax_id"] in html and 'data-testid="tax-document"' not in html
+    text = pdf_lines(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content, tmp_path)
+    assert "Receipt number" in text and "Invoice" not in text
+
+
+def refunded_with_note(customer, case: Case, amount: int):
+    receipt = invoice_receipt(customer, case)
+    receipt, _ = access.record_refund(receipt, refund_id="re_tax", amount=amount, actor="staff")
+    refund: Refund = receipt.Refunds[-1]
+    note = access.issue_demo_credit_note(receipt, refund, reason="Goodwill")
+    assert note is not None
+    return receipt, note
+
+
+def test_a_credit_note_has_its_page_pdf_and_links_from_the_invoice(customer, tmp_path) -> None:
+    receipt, note = refunded_with_note(customer, CASES["domestic"], 610)  # half: 5.00 net, 1.10 VAT
+    assert (note.Net, note.Tax, note.Gross) == (-500, -110, -610)
+    assert access.issue_demo_credit_note(receipt, receipt.Refunds[-1]).Number == note.Number  # one per refund
+    invoice_page = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
+    assert f'href="/credit-notes/{note.Number}/"' in invoice_page
+    list_page = customer.client.get("/receipts/").content.decode()
+    assert f'href="/credit-notes/{note.Number}/"' in list_page
+    html = customer.client.get(f"/credit-notes/{note.Number}/").content.decode()
+    for value in (note.Number, receipt.Number, f'href="/receipts/{receipt.Number}/"', SELLER_NAME, SELLER_VAT,
+                  "Giulia Bianchi", "-€5.00", "-€1.10", "-€6.10", "22%", "Credit note", "Goodwill"):
+        assert value in html, value
+    response = customer.client.get(f"/credit-notes/{note.Number}/pdf/")
+    assert response["Content-Type"] == "application/pdf"
+    text = pdf_lines(response.content, tmp_path)
+    for value in (note.Number, receipt.Number, SELLER_NAME, "-€5.00", "-€1.10", "-€6.10", "22%", "Credit note"):
+        assert value in text, value
+
+
+def test_a_credit_note_in_italian_and_another_accounts_is_404(customer, other_customer, tmp_path) -> None:
+    receipt, note = refunded_with_note(customer, CASES["reverse_charge"], 1000)
+    assert other_customer.client.get(f"/credit-notes/{note.Number}/").status_code == 404
+    assert other_customer.client.get(f"/credit-notes/{note.Number}/pdf/").status_code == 404
+    assert customer.client.get("/credit-notes/CN-2026-999999/").status_code == 404
+    with translation.override("it"):
+        text = pdf_lines(render_credit_note_pdf(note), tmp_path)
+    assert "Nota di credito" in text and "-10,00 €" in text and "Inversione contabile" in text
+    assert credit_note_of(note).reverse_charge
+
+
+def test_the_credit_note_e_mail(customer) -> None:
+    _, note = refunded_with_note(customer, CASES["oss"], 1200)
+    mail.outbox.clear()
+    assert send_credit_note(note) == ""
+    [message] = mail.outbox
+    assert message.to == [customer.email]
+    assert note.Number in message.subject
+    body = message.body
+    for value in (note.Number, note.InvoiceNumber, "-€10.00", "-€2.00", "-€12.00", "20%",
+                  f"/credit-notes/{note.Number}/"):
+        assert value in body, value

@@ -1,0 +1,121 @@
+"""The VAT rules (billing/rules/tax.py) against hand-worked examples, and their
+arithmetic for any price and rate."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from billing.rules.tax import (
+    EARLIER_STANDARD_RATES,
+    RATES,
+    RATES_AS_OF,
+    Buyer,
+    Rate,
+    Seller,
+    TaxCategory,
+    TaxLine,
+    Treatment,
+    applicable_rate,
+    quarter_of,
+    standard_rate,
+    tax_line,
+)
+
+ITALY = Seller(country="IT", vat_number="IT00743110157")
+DAY = date(2026, 11, 26)
+
+
+def test_an_italian_consumer_pays_22_percent_included() -> None:
+    rate = applicable_rate(ITALY, Buyer("IT"), DAY)
+    assert rate == Rate(Decimal(22), "IT", Treatment.DOMESTIC)
+    # 12.20 gross: 2.20 of it is VAT (12.20 x 22 / 122 = 2.20)
+    assert tax_line(1220, rate, prices_include_tax=True) == TaxLine(net=1000, tax=220, gross=1220, rate=rate)
+
+
+def test_a_german_consumer_pays_19_percent_through_the_oss() -> None:
+    rate = applicable_rate(ITALY, Buyer("DE"), DAY)
+    assert (rate.percent, rate.country, rate.treatment) == (19, "DE", Treatment.OSS)
+    line = tax_line(999, rate, prices_include_tax=True)
+    # 999 x 19 / 119 = 159.50... -> 160 (half up)
+    assert (line.net, line.tax, line.gross) == (839, 160, 999)
+
+
+def test_under_the_threshold_the_seller_charges_its_own_rate() -> None:
+    seller = Seller(country="IT", under_threshold=True)
+    assert applicable_rate(seller, Buyer("FR"), DAY) == Rate(Decimal(22), "IT", Treatment.DOMESTIC)
+
+
+def test_a_business_in_another_member_state_is_reverse_charged() -> None:
+    rate = applicable_rate(ITALY, Buyer("DE", vat_number="DE136695976"), DAY)
+    assert (rate.percent, rate.treatment) == (0, Treatment.REVERSE_CHARGE)
+    assert "Article 196" in (rate.note or "")
+    assert tax_line(1999, rate, prices_include_tax=True).tax == 0
+
+
+def test_a_business_in_the_sellers_own_country_pays_the_sellers_rate() -> None:
+    rate = applicable_rate(ITALY, Buyer("IT", vat_number="IT00743110157"), DAY)
+    assert (rate.percent, rate.treatment) == (22, Treatment.DOMESTIC)
+
+
+def test_finland_before_and_after_its_rate_change() -> None:
+    assert applicable_rate(ITALY, Buyer("FI"), date(2024, 8, 31)).percent == 24
+    assert applicable_rate(ITALY, Buyer("FI"), date(2024, 9, 1)).percent == Decimal("25.5")
+    line = tax_line(1000, applicable_rate(ITALY, Buyer("FI"), date(2024, 9, 1)), prices_include_tax=False)
+    assert (line.net, line.tax, line.gross) == (1000, 255, 1255)
+
+
+def test_outside_the_eu_only_where_the_seller_is_registered() -> None:
+    seller = Seller(country="IT", registrations={"GB": Decimal(20), "KR": Decimal(10)})
+    assert applicable_rate(seller, Buyer("US"), DAY) == Rate(Decimal(0), "US", Treatment.NOT_SUBJECT)
+    assert applicable_rate(seller, Buyer("KR"), DAY) == Rate(Decimal(10), "KR", Treatment.REGISTERED)
+    assert applicable_rate(ITALY, Buyer("GB"), DAY).treatment == Treatment.NOT_SUBJECT
+
+
+def test_a_100_percent_coupon_leaves_nothing_to_tax() -> None:
+    line = tax_line(0, applicable_rate(ITALY, Buyer("IT"), DAY), prices_include_tax=True)
+    assert (line.net, line.tax, line.gross) == (0, 0, 0)
+
+
+def test_a_three_decimal_currency_rounds_to_its_own_minor_unit() -> None:
+    # 12.345 KWD tax-exclusive at 22%: 2.7159 -> 2.716
+    line = tax_line(12345, applicable_rate(ITALY, Buyer("IT"), DAY), prices_include_tax=False)
+    assert (line.net, line.tax, line.gross) == (12345, 2716, 15061)
+
+
+def test_the_reduced_category_takes_the_countrys_lowest_reduced_rate() -> None:
+    assert applicable_rate(ITALY, Buyer("IT"), DAY, TaxCategory.REDUCED).percent == 5
+
+
+def test_greece_is_found_under_its_vat_prefix_too() -> None:
+    assert standard_rate("EL", DAY) == standard_rate("GR", DAY) == 24
+
+
+@pytest.mark.parametrize(("country", "until", "earlier"), EARLIER_STANDARD_RATES)
+def test_each_earlier_rate_was_replaced_by_the_datasets_current_one(country: str, until: date,
+                                                                    earlier: Decimal) -> None:
+    assert until <= RATES_AS_OF
+    assert Decimal(str(RATES[country]["standard"])) != earlier
+
+
+def test_quarters() -> None:
+    assert [quarter_of(date(2026, m, 1)) for m in (1, 3, 4, 9, 10, 12)] == \
+        ["2026Q1", "2026Q1", "2026Q2", "2026Q3", "2026Q4", "2026Q4"]
+
+
+percents = st.sampled_from(sorted({Decimal(str(r["standard"])) for r in RATES.values() if r["standard"]}
+                                  | {Decimal(0)}))
+
+
+@given(price=st.integers(0, 10**9), percent=percents, inclusive=st.booleans())
+def test_gross_is_net_plus_tax_and_the_tax_is_the_rounded_share(price: int, percent: Decimal, inclusive: bool) -> None:
+    line = tax_line(price, Rate(percent, "XX", Treatment.OSS), prices_include_tax=inclusive)
+    assert line.gross == line.net + line.tax
+    assert line.tax >= 0 and line.net >= 0
+    exact = Decimal(line.gross) * percent / (100 + percent) if inclusive else Decimal(line.net) * percent / 100
+    assert abs(Decimal(line.tax) - exact) <= Decimal("0.5")
+    assert (line.gross if inclusive else line.net) == price
