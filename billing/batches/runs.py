@@ -358,7 +358,8 @@ def run_reminders(
         # The merchant's subscription.trial_will_end, for each date the run covered.
         if not dry_run:
             for day in summary.dates:
-                summary.counts["trial_will_end"] += announce_trial_ends(day, shards=members)
+                if written := announce_trial_ends(day, shards=members):  # counted only when there are
+                    summary.counts["trial_will_end"] += written
 
     return _run(
         BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days, shards),
