@@ -23,6 +23,7 @@ from billing.models import (
     Card,
     Coupon,
     DisputeEntry,
+    MerchantEvent,
     PaymentDetails,
     Product,
     Receipt,
@@ -177,6 +178,16 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             Outcome="pi_3QxYz2AbCdEf: receipt R-2026-004211 recorded already",
             CreatedAt="2026-11-21T06:00:03+00:00", ReceivedAt="2026-11-21T06:00:04+00:00", Attempts=1,
             TTL=datetime(2026, 12, 21, tzinfo=UTC),
+        )],
+        # The outbox: one event for the merchant's systems, in its UTC day's partition.
+        MerchantEvent: [MerchantEvent(
+            MerchantEvent.pk(day="2026-11-21"), "evt_20261121T060041123456Z_9c0d1e2f",
+            EventId="evt_20261121T060041123456Z_9c0d1e2f", Type="subscription.cancelled",
+            CreatedAt="2026-11-21T06:00:41.123456+00:00", AccountId=acc, ObjectType="subscription",
+            ObjectId="99aa88bb77cc66dd",
+            Data={"object": "subscription", "id": "99aa88bb77cc66dd", "customer": acc, "status": "cancelled",
+                  "stored_status": "cancelled", "product": "MUSIC-FAMILY", "amount": 1499, "currency": "EUR"},
+            TTL=datetime(2026, 12, 21, 6, 0, 41, tzinfo=UTC),
         )],
         AuditEvent: [AuditEvent(
             AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),

@@ -193,7 +193,7 @@ from billing.access.subscriptions import (
     update_subscription,
 )
 from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
-from billing.access.trials import trial_used
+from billing.access.trials import record_trial_will_end, trial_used
 from billing.access.upcoming import (
     UpcomingDay,
     count_due_payments_by_date,
@@ -224,6 +224,7 @@ from billing.exceptions import (
 __all__ = [
     # the merchant's events (the outbox)
     "events_after",
+    "record_trial_will_end",
     "new_merchant_event",
     "payment_attempt_event",
     "settled_before",

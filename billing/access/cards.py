@@ -15,7 +15,7 @@ from pynamodb.transactions import TransactWrite
 
 from billing.access._common import absent_if_invalid, iso_now, live, new_id, refused_as
 from billing.access.events import new_event, subscription_snapshot
-from billing.access.outbox import preview, subscription_event
+from billing.access.outbox import preview, save_item, subscription_event
 from billing.access.subscriptions import update_subscription
 from billing.exceptions import CardInUse, ConditionFailed
 from billing.models import (
@@ -216,7 +216,7 @@ def use_card(sub: Subscription, card: Card, *, actor: str,
         tx.condition_check(Card, card.PK, card.SK, condition=Card.Details.Token == card.Details.Token)
         tx.update(sub, actions, condition=live())
         tx.save(new_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before, after=after))
-        tx.save(updated)
+        save_item(tx, updated)
     sub.PaymentDetails = card.Details
     return sub
 

@@ -22,7 +22,7 @@ from billing.access._common import (
     transact_with_retries,
 )
 from billing.access.events import new_event, subscription_snapshot
-from billing.access.outbox import preview, subscription_event
+from billing.access.outbox import preview, save_item, subscription_event
 from billing.exceptions import AlreadyExists, ConditionFailed, CouponRefused, PaymentInProgress
 from billing.models import (
     COUPON_EVENTS_ACCOUNT,
@@ -225,7 +225,7 @@ def apply_coupon(sub: Subscription, coupon: Coupon, *, today: date, actor: str) 
         tx.update(sub, actions=actions, condition=condition)
         add_coupon_use(tx, coupon, today)
         tx.save(event)
-        tx.save(updated)
+        save_item(tx, updated)
 
     try:
         transact_with_retries(write)

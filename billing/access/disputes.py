@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from billing.access._common import iso_now, refused_as
 from billing.access.events import new_event
-from billing.access.outbox import new_merchant_event
+from billing.access.outbox import new_merchant_event, save_item
 from billing.exceptions import ConditionFailed
 from billing.models import CLOSED_DISPUTE_STATUSES, AuditAction, DisputeEntry, MerchantEventType, Receipt
 from billing.rules.api_objects import dispute_object
@@ -108,7 +108,7 @@ def _update_receipt(receipt: Receipt, dispute: Dispute, *, actor: str) -> bool:
             transaction.update(receipt, actions, condition=condition)
             transaction.save(event)
             for merchant_event in merchant_events:
-                transaction.save(merchant_event)
+                save_item(transaction, merchant_event)
     except ConditionFailed:
         return False
     for name, value in after.items():

@@ -112,7 +112,7 @@ def transact_update(item: Item, actions: list, condition: Condition | None, *, i
     def write(tx: Any) -> None:
         tx.update(item, actions=list(actions), condition=condition, add_version_condition=check_version)
         for extra in items:
-            tx.save(extra)
+            save_item(tx, extra)
 
     try:
         transact_with_retries(write)
@@ -123,6 +123,15 @@ def transact_update(item: Item, actions: list, condition: Condition | None, *, i
     for name, value in written.items():
         setattr(item, name, value)
     return item
+
+
+def save_item(tx: Any, item: Model) -> None:
+    """Put ``item`` in the transaction ``tx``: a merchant event only if its id is new (ids
+    are random: a clash is a bug, and refuses the whole change rather than overwrite)."""
+    if isinstance(item, MerchantEvent):
+        tx.save(item, condition=MerchantEvent.SK.does_not_exist())
+    else:
+        tx.save(item)
 
 
 def settled_before(now: datetime | None = None) -> datetime:

@@ -11,7 +11,7 @@ from pynamodb.exceptions import DoesNotExist, TransactWriteError
 
 from billing.access._common import absent_if_invalid, is_expired, iso_now, refused_as, utc_now
 from billing.access.events import new_event
-from billing.access.outbox import new_merchant_event, receipt_events, transact_update
+from billing.access.outbox import new_merchant_event, receipt_events, save_item, transact_update
 from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
 from billing.exceptions import ConditionFailed, ReceiptNumberTaken, RefundedMeanwhile
 from billing.models import (
@@ -77,7 +77,7 @@ def create_receipt(
             transaction.save(event)
             transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
             for merchant_event in receipt_events(receipt):  # after the three: their positions tell the refusal
-                transaction.save(merchant_event)
+                save_item(transaction, merchant_event)
     except TransactWriteError as error:
         reasons = error.cancellation_reasons or []
         refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]

@@ -35,7 +35,7 @@ from billing.access.due_dates import due_attributes, leave_due_indexes, next_pay
 from billing.access.due_shards import due_keys, due_shard_layout, parallel_items
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.lookups import record_subscription_id
-from billing.access.outbox import preview, subscription_event, transact_update
+from billing.access.outbox import preview, save_item, subscription_event, transact_update
 from billing.access.trials import trial_use
 from billing.exceptions import AlreadyExists, ConditionFailed, TrialAlreadyUsed
 from billing.models import (
@@ -147,7 +147,7 @@ the merchant's, billing/access/outbox.py), in one transaction.
                     condition=TrialUse.SK.does_not_exist())
         if coupon is not None:
             add_coupon_use(tx, coupon, today)
-        tx.save(created)  # last: the positions above are what the refusals are told by
+        save_item(tx, created)  # last: the positions above are what the refusals are told by
 
     # One request: the item, its event, the trial's marker and the coupon's use, or none
     # of them (another subscribe's transaction on the marker or the coupon at the same

@@ -8,7 +8,7 @@ from datetime import date
 
 from billing.access._common import refused_as
 from billing.access.events import new_event, subscription_snapshot
-from billing.access.outbox import preview, receipt_events, subscription_event
+from billing.access.outbox import preview, receipt_events, save_item, subscription_event
 from billing.access.receipts import build_receipt
 from billing.exceptions import ConditionFailed
 from billing.models import (
@@ -81,7 +81,7 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
             tx.save(receipt, condition=Receipt.SK.does_not_exist())
             tx.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
         for merchant_event in merchant_events:
-            tx.save(merchant_event)
+            save_item(tx, merchant_event)
     # What the update wrote, in memory as a fresh read would show it.
     sub.SKU, sub.ProductName, sub.PaymentAmount = product.SKU, product.Name, int(product.PaymentAmount)
     sub.LastSwitchDate = today.isoformat()

@@ -117,3 +117,27 @@ def skip_stale_reminder(sub: Subscription, day: date, dry_run: bool) -> Reminder
         with contextlib.suppress(access.ConditionFailed):
             access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day))
     return out
+
+
+# The merchant hears that a free trial ends this many days before its last free day
+# (``subscription.trial_will_end``, Stripe's habit).
+TRIAL_WILL_END_DAYS = 3
+
+
+def announce_trial_ends(day: date, *, shards: list[int] | None = None) -> int:
+    """Write ``subscription.trial_will_end`` for the trials whose last free day is
+    ``TRIAL_WILL_END_DAYS`` after ``day``: the subscriptions whose first charge is due the
+    day after (one Query of GSI-2 per shard) and still unpaid (``LastPaymentDate`` is the
+    first charge's day until it is paid), each read by key (a trial's full item), and
+    written once per trial whatever the re-runs (``access.record_trial_will_end``).
+    Returns how many were written."""
+    first_charge = day + timedelta(days=TRIAL_WILL_END_DAYS + 1)
+    written = 0
+    for due in access.get_due_payments_by_date(first_charge, shards=shards):
+        if due.Status != SubscriptionStatus.ACTIVE or due.LastPaymentDate != due.NextPaymentDate:
+            continue
+        sub = access.get_subscription(due.account_id, due.sub_id, due.key_sku)
+        last_free = (first_charge - timedelta(days=1)).isoformat()
+        if sub is not None and sub.TrialEnd == last_free and sub.LastPaymentDate == first_charge.isoformat():
+            written += access.record_trial_will_end(sub)
+    return written

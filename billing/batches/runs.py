@@ -28,7 +28,12 @@ from billing.batches.outcomes import (
 )
 from billing.batches.payments import take_payment
 from billing.batches.reconcile import reconcile as reconcile_charges
-from billing.batches.reminders import reminded_payment_date, send_reminder, skip_stale_reminder
+from billing.batches.reminders import (
+    announce_trial_ends,
+    reminded_payment_date,
+    send_reminder,
+    skip_stale_reminder,
+)
 from billing.batches.shards import ShardSet
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from core.clock import billing_today
@@ -345,10 +350,17 @@ def run_reminders(
             return skip_stale_reminder(sub, day, dry_run)
         return send_reminder(sub, day=day, dry_run=dry_run)
 
+    def trials_ending(summary: RunSummary) -> None:
+        # The merchant's subscription.trial_will_end, for each date the run covered.
+        if not dry_run:
+            for day in summary.dates:
+                summary.counts["trial_will_end"] += announce_trial_ends(day, shards=members)
+
     return _run(
         BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days, shards),
         partial(access.get_due_reminders_by_date, shards=members), act,
         lambda sub, why: ReminderOutcome(ReminderStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
         on_total=on_total, count=partial(access.count_due_reminders_by_date, shards=members), shards=shards,
+        before_finish=trials_ending,
     )
