@@ -165,6 +165,15 @@ def advance_done_through(endpoint: WebhookEndpoint, to: str) -> bool:
     return True
 
 
+def count_attempts(endpoint_id: str, *, succeeded: int, failed: int, abandoned: int) -> None:
+    """Add a pass's attempts by outcome to the endpoint's counts (one UpdateItem)."""
+    actions = [attribute.add(n) for attribute, n in ((WebhookEndpoint.SucceededCount, succeeded),
+                                                     (WebhookEndpoint.FailedCount, failed),
+                                                     (WebhookEndpoint.AbandonedCount, abandoned)) if n]
+    if actions:
+        _endpoint_key(endpoint_id).update(actions=actions, condition=WebhookEndpoint.SK.exists())
+
+
 # --- deliveries -----------------------------------------------------------------------
 
 

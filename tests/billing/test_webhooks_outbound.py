@@ -206,3 +206,46 @@ def test_the_command_does_one_pass_and_prints_json(moto_table, webhook_settings,
     call_command("deliver_webhooks", "--once", "--json", stdout=out)
     summary = json.loads(out.getvalue())
     assert summary["succeeded"] == 1 and summary["outcome"] == "completed" and summary["endpoints"] == 1
+
+
+def test_metrics_show_attempts_by_outcome_and_the_oldest_undelivered_age(moto_table, webhook_settings,
+                                                                         receiver) -> None:
+    from django.test import Client
+
+    from billing.batches.outbound.metrics import WEBHOOKS
+
+    start = datetime(2027, 3, 1, 9, tzinfo=UTC)
+    with time_machine.travel(start, tick=True) as clock:
+        register(receiver)
+        emit("payment.succeeded", 1)
+        batches.Sender().run_pass()
+        receiver.status = 503
+        emit("payment.succeeded", 2)
+        batches.Sender().run_pass()
+        clock.shift(timedelta(minutes=10))
+        emit("payment.succeeded", 3)  # not yet fanned out: the sender is "down"
+        WEBHOOKS.forget()
+        text = Client().get("/metrics").content.decode()
+    assert 'rpay_webhook_deliveries_total{outcome="succeeded"} 1.0' in text
+    assert 'rpay_webhook_deliveries_total{outcome="failed"} 1.0' in text
+    assert 'rpay_webhook_endpoints{status="enabled"} 1.0' in text
+    [age] = [line for line in text.splitlines() if line.startswith("rpay_webhook_oldest_undelivered_age_seconds ")]
+    assert 600 <= float(age.split()[1]) < 700  # event 2, failing for 10 minutes
+
+
+def test_readyz_does_not_depend_on_a_merchants_endpoint(db, moto_table, webhook_settings, receiver) -> None:
+    from django.test import Client
+
+    from core.dynamo.table import ensure_table
+    from core.ops import health
+    from shop.models import ShopItem
+
+    ensure_table(model=ShopItem)
+
+    register(receiver)
+    receiver.stop()
+    emit("payment.succeeded")
+    batches.Sender().run_pass()
+    health.forget_readiness()
+    response = Client().get("/readyz")
+    assert response.status_code == 200, response.content

@@ -151,12 +151,19 @@ class Sender:
     # --- one endpoint -------------------------------------------------------------------
 
     def serve_endpoint(self, endpoint: WebhookEndpoint, summary: PassSummary, stop: threading.Event) -> None:
+        mine = PassSummary()  # this endpoint's share, added to its counts for /metrics
         try:
             self._count(summary, "queued", self.fan_out(endpoint))
-            self.deliver(endpoint, summary, stop)
+            self.deliver(endpoint, mine, stop)
         except Exception:
             log.exception("webhook endpoint %s: pass failed", endpoint.EndpointId)
             raise
+        finally:
+            with self._lock:
+                summary.counts.update({k: v for k, v in mine.counts.items() if k != "endpoints"})
+            if mine.counts["succeeded"] or mine.counts["failed"] or mine.counts["abandoned"]:
+                access.count_attempts(endpoint.EndpointId, succeeded=mine.counts["succeeded"],
+                                      failed=mine.counts["failed"], abandoned=mine.counts["abandoned"])
 
     def fan_out(self, endpoint: WebhookEndpoint) -> int:
         """Turn the settled events after the endpoint's cursor into its deliveries."""
