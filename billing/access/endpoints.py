@@ -184,11 +184,7 @@ def _ttl(now: datetime) -> datetime:
 def queue_delivery(endpoint_id: str, *, event_id: str, event_type: str, payload: str) -> bool:
     """An event's delivery to an endpoint, put if absent (False: queued before, by this
     sender's previous pass or by another sender)."""
-    now = utc_now()
-    delivery = WebhookDelivery(
-        WebhookDelivery.pk(endpoint_id=endpoint_id), WebhookDelivery.sk(position=event_id), EventId=event_id,
-        EventType=event_type, Payload=payload, Status=DeliveryStatus.PENDING, Attempts=0, CreatedAt=iso_time(now),
-        NextAttemptAt=iso_time(now), TTL=_ttl(now))
+    delivery = _delivery(endpoint_id, event_id, event_type, payload, utc_now())
     try:
         delivery.save(condition=WebhookDelivery.SK.does_not_exist())
     except PutError as error:
@@ -196,6 +192,43 @@ def queue_delivery(endpoint_id: str, *, event_id: str, event_type: str, payload:
             return False
         raise
     return True
+
+
+FAN_OUT_TRANSACTION = 50  # deliveries put by one TransactWriteItems (DynamoDB's limit is 100 items)
+
+
+def queue_deliveries(endpoint_id: str, events: list[tuple[str, str, str]]) -> int:
+    """Events' deliveries to an endpoint, each put only if absent: ``FAN_OUT_TRANSACTION`` at a
+    time in one TransactWriteItems (one request for many: the fan-out is most of a quiet
+    delivery's writes otherwise). When another sender put some of them first the transaction
+    is refused whole, and that chunk is put one by one. ``events``: (id, type, payload).
+    How many this call put."""
+    put = 0
+    for first in range(0, len(events), FAN_OUT_TRANSACTION):
+        chunk = events[first:first + FAN_OUT_TRANSACTION]
+        if len(chunk) == 1:
+            put += queue_delivery(endpoint_id, event_id=chunk[0][0], event_type=chunk[0][1], payload=chunk[0][2])
+            continue
+        now = utc_now()
+        try:
+            with engine.transact_write() as tx:
+                for event_id, event_type, payload in chunk:
+                    tx.save(_delivery(endpoint_id, event_id, event_type, payload, now),
+                            condition=WebhookDelivery.SK.does_not_exist())
+        except TransactWriteError as error:
+            if not is_conditional_failure(error):
+                raise
+            put += sum(queue_delivery(endpoint_id, event_id=i, event_type=t, payload=p) for i, t, p in chunk)
+        else:
+            put += len(chunk)
+    return put
+
+
+def _delivery(endpoint_id: str, event_id: str, event_type: str, payload: str, now: datetime) -> WebhookDelivery:
+    return WebhookDelivery(
+        WebhookDelivery.pk(endpoint_id=endpoint_id), WebhookDelivery.sk(position=event_id), EventId=event_id,
+        EventType=event_type, Payload=payload, Status=DeliveryStatus.PENDING, Attempts=0, CreatedAt=iso_time(now),
+        NextAttemptAt=iso_time(now), TTL=_ttl(now))
 
 
 def queue_extra_delivery(endpoint_id: str, *, kind: str, event_id: str, event_type: str, payload: str,

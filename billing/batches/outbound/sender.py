@@ -173,10 +173,8 @@ class Sender:
             events, _ = access.events_after(endpoint.Cursor, limit=FAN_OUT_PAGE, until=until)
             if not events:
                 break
-            for event in events:
-                if endpoint.wants(event.Type):
-                    queued += access.queue_delivery(endpoint.EndpointId, event_id=event.EventId,
-                                                    event_type=event.Type, payload=body_of(event))
+            queued += access.queue_deliveries(endpoint.EndpointId, [
+                (event.EventId, event.Type, body_of(event)) for event in events if endpoint.wants(event.Type)])
             last = events[-1].EventId
             if not access.advance_cursor(endpoint, last):
                 # Another sender moved it: our puts were the same as its (put if absent).
