@@ -116,3 +116,10 @@ def test_the_post_connects_to_the_address_it_checked(monkeypatch) -> None:
     answer = post("https://rebind.example.com/hook", b"{}", {}, timeout=1, allow_private=False)
     assert looked_up == ["rebind.example.com"] and connected == [("93.184.216.34", 443)]
     assert answer.status is None and "ConnectionRefused" in answer.error
+
+
+def test_private_addresses_are_off_in_production_and_on_in_development() -> None:
+    from tests.test_hardening_settings import settings_of
+
+    assert settings_of("WEBHOOKS_ALLOW_PRIVATE_URLS") == {"WEBHOOKS_ALLOW_PRIVATE_URLS": False}
+    assert settings_of("WEBHOOKS_ALLOW_PRIVATE_URLS", DJANGO_DEBUG="1") == {"WEBHOOKS_ALLOW_PRIVATE_URLS": True}
