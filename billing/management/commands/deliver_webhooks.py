@@ -28,6 +28,17 @@ class Command(BillingCommand):
                             help="seconds between passes that found nothing to send (default 1)")
         parser.add_argument("--json", action="store_true", help="print each pass's summary as one JSON line")
 
+    def execute(self, *args: Any, **options: Any) -> Any:
+        # With --json, a log gets one JSON line whatever happens: a summary, or the error
+        # that stopped the command (exit status 1), as the daily batches do.
+        try:
+            return super().execute(*args, **options)
+        except CommandError as error:
+            if options.get("json"):
+                (options.get("stdout") or self.stdout).write(json.dumps(
+                    {"kind": "webhooks", "outcome": "error", "error": str(error)}, sort_keys=True))
+            raise
+
     def handle(self, *args: Any, **options: Any) -> None:
         if options["workers"] < 1:
             raise CommandError("--workers must be at least 1")
