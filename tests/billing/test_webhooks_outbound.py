@@ -249,3 +249,16 @@ def test_readyz_does_not_depend_on_a_merchants_endpoint(db, moto_table, webhook_
     health.forget_readiness()
     response = Client().get("/readyz")
     assert response.status_code == 200, response.content
+
+
+def test_a_real_change_reaches_the_receiver_as_the_api_shows_it(db, customer, webhook_settings, receiver) -> None:
+    from billing.rules.api_objects import subscription_object
+    from tests.builders import subscribe
+
+    register(receiver)
+    sub = subscribe(customer)  # the access layer writes subscription.created in its transaction
+    batches.Sender().run_pass()
+    [got] = receiver.delivered()
+    assert got.body["type"] == "subscription.created"
+    assert got.body["data"] == json.loads(json.dumps(subscription_object(sub), default=str))
+    assert got.body["data"]["id"] == sub.sub_id
