@@ -35,6 +35,7 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave at once (no delayed-ACK stall)
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
         self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
@@ -86,7 +87,8 @@ def one_shape(endpoint_url: str, engine: str, endpoints: int, workers: int) -> d
         delivered += sender.run_pass().counts["succeeded"]
     elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
     events.unregister("before-call.dynamodb", unique_id="bench-wh")
-    return {"endpoints": endpoints, "workers": workers, "deliveries": delivered, "seconds": elapsed,
+    durations = sorted(d.LastDurationMs or 0 for e in access.list_endpoints() for d in access.delivery_log(e.EndpointId))
+    return {"post_ms": durations[len(durations) // 2] if durations else None,"endpoints": endpoints, "workers": workers, "deliveries": delivered, "seconds": elapsed,
             "rate": delivered / elapsed, "cpu_ms": 1000 * cpu / delivered,
             "requests_per_delivery": sum(ops.values()) / delivered,
             "requests": dict(ops)}
@@ -100,7 +102,8 @@ def run(engine: str, say: Callable[[str], None] = print) -> dict:
             r = one_shape(url, engine, endpoints, workers)
             results["shapes"].append(r)
             say(f"webhooks {endpoints} endpoint(s), {workers} worker(s): {r['rate']:7.1f} deliveries/s, "
-                f"{r['requests_per_delivery']:.2f} DynamoDB requests and {r['cpu_ms']:.2f} ms CPU per delivery")
+                f"{r['requests_per_delivery']:.2f} DynamoDB requests and {r['cpu_ms']:.2f} ms CPU per delivery, "
+                f"median POST {r['post_ms']} ms")
         return results
     finally:
         receiver.terminate()
@@ -112,11 +115,11 @@ def render(r: dict) -> str:
              f"{r['events']} events delivered by `deliver_webhooks`' sender to a receiver on the loopback that "
              "answers 200 at once, on DynamoDB Local (each delivery: its fan-out PutItem, the claim's and the "
              "outcome's UpdateItems, the queue's Query shared by a page).", "",
-             "| endpoints | workers | deliveries/s | DynamoDB requests per delivery | CPU ms per delivery |",
-             "|---:|---:|---:|---:|---:|"]
+             "| endpoints | workers | deliveries/s | DynamoDB requests per delivery | CPU ms per delivery | median POST ms |",
+             "|---:|---:|---:|---:|---:|---:|"]
     for s in r["shapes"]:
         lines.append(f"| {s['endpoints']} | {s['workers']} | {s['rate']:.0f} | {s['requests_per_delivery']:.2f} | "
-                     f"{s['cpu_ms']:.2f} |")
+                     f"{s['cpu_ms']:.2f} | {s['post_ms']} |")
     lines += ["", "One endpoint's events go one at a time (oldest first, each after the one before it "
               "succeeded); several endpoints are served at once."]
     return "\n".join(lines)

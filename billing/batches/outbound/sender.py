@@ -40,14 +40,14 @@ from billing.batches.outbound.alerts import tell_staff_endpoint_disabled
 from billing.batches.outbound.signing import event_body, signed_headers
 from billing.models import DeliveryStatus, MerchantEvent, WebhookDelivery, WebhookEndpoint
 from billing.rules.webhook_retries import next_attempt_at
-from core.net import Answer, UnsafeURL, post
+from core.net import Answer, Session, UnsafeURL
 
 log = logging.getLogger("billing.webhooks")
 
 FAN_OUT_PAGE = 100
 FAN_OUT_PAGES_PER_PASS = 20  # then deliver: a backlog of events is fanned out over several passes
-QUEUE_PAGE = 25
-RUN_SIZE = 25  # deliveries claimed together (the head and the due ones right after it)
+QUEUE_PAGE = 50
+RUN_SIZE = 50  # deliveries claimed together (the head and the due ones right after it)
 RESPONSE_BYTES = 1024
 
 # What the pass counts (the --json summary's keys).
@@ -190,6 +190,12 @@ class Sender:
     def deliver(self, endpoint: WebhookEndpoint, summary: PassSummary, stop: threading.Event) -> None:
         """The endpoint's deliveries, oldest first, until its queue is empty, its head
         must wait, or another sender has it."""
+        with Session(timeout=self.config.timeout, allow_private=self.config.allow_private,
+                     max_body=RESPONSE_BYTES) as session:
+            self._deliver(endpoint, summary, stop, session)
+
+    def _deliver(self, endpoint: WebhookEndpoint, summary: PassSummary, stop: threading.Event,
+                 session: Session) -> None:
         while not stop.is_set():
             page = access.queue_page(endpoint, limit=QUEUE_PAGE)
             if not page:
@@ -198,7 +204,7 @@ class Sender:
             done_through = page[first - 1].SK if first else None
             go_on = True
             if first < len(page):
-                go_on, sent_through = self.send_run(endpoint, page[first:], summary, stop)
+                go_on, sent_through = self.send_run(endpoint, page[first:], summary, stop, session)
                 done_through = sent_through or done_through
             if done_through is not None and not access.advance_done_through(endpoint, done_through):
                 return  # another sender moved it, or something was queued meanwhile: the next pass reads again
@@ -208,7 +214,7 @@ class Sender:
                 return
 
     def send_run(self, endpoint: WebhookEndpoint, queue: list[WebhookDelivery], summary: PassSummary,
-                 stop: threading.Event) -> tuple[bool, str | None]:
+                 stop: threading.Event, session: Session) -> tuple[bool, str | None]:
         """Send the head and the due deliveries right after it, in order, each only after the
         one before succeeded. They are claimed together (one transaction: a quiet endpoint's
         deliveries cost two requests per run, not per delivery) and none is posted unless
@@ -249,7 +255,7 @@ class Sender:
                 access.release_claims(run[n:], owner=self.owner)
                 go_on = not stop.is_set()
                 break
-            answer, response = self.post(endpoint, delivery)
+            answer, response = self.post(endpoint, delivery, session)
             if answer.ok:
                 successes.append((delivery, int(answer.status), response, answer.duration_ms))
                 continue
@@ -268,7 +274,7 @@ class Sender:
         # Only a run recorded whole moves DoneThrough (a lost lease: another sender has it).
         return go_on, (successes[-1][0].SK if recorded == len(successes) else None)
 
-    def post(self, endpoint: WebhookEndpoint, delivery: WebhookDelivery) -> tuple[Answer, str]:
+    def post(self, endpoint: WebhookEndpoint, delivery: WebhookDelivery, session: Session) -> tuple[Answer, str]:
         """POST one claimed delivery, signed now: the answer, and what to log of it."""
         now = access.utc_now()
         headers = signed_headers(delivery.Payload, message_id=delivery.EventId, at=now,
@@ -276,8 +282,7 @@ class Sender:
         if self.on_attempt:
             self.on_attempt(delivery, self.owner)
         try:
-            answer = post(endpoint.Url, delivery.Payload.encode(), headers, timeout=self.config.timeout,
-                          allow_private=self.config.allow_private, max_body=RESPONSE_BYTES)
+            answer = session.post(endpoint.Url, delivery.Payload.encode(), headers)
         except UnsafeURL as refused:
             answer = Answer(None, b"", f"refused by the SSRF guard: {refused}", 0)
         response = answer.body.decode("utf-8", "replace") if answer.status is not None else (answer.error or "")
