@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import secrets
+import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar
@@ -57,10 +58,29 @@ def event_time(event_id: str) -> datetime:
         raise InvalidKey(f"not an event id: {event_id[:40]!r}") from error
 
 
+_last_now = datetime.min.replace(tzinfo=UTC)
+_last_now_lock = threading.Lock()
+
+
+def _event_now() -> datetime:
+    """Now, but after the last event this process made when that is at most a second
+    ahead: its events' ids then increase strictly in the order they were made, even when
+    the clock stands still (a frozen test clock) or steps back a little. A clock set back
+    further (a test travelling in time) is taken as it is."""
+    global _last_now
+    with _last_now_lock:
+        now = utc_now()
+        if now <= _last_now < now + timedelta(seconds=1):
+            now = _last_now + timedelta(microseconds=1)
+        _last_now = now
+        return now
+
+
 def new_merchant_event(type: MerchantEventType | str, *, account_id: str, object_type: str, object_id: str,
                        data: dict[str, Any], at: datetime | None = None) -> MerchantEvent:
-    """An event item, not yet written: to join the transaction of the change it reports."""
-    at = (at or utc_now()).astimezone(UTC)
+    """An event item, not yet written: to join the transaction of the change it reports.
+    ``at``: its time (default now, see ``_event_now``)."""
+    at = (at or _event_now()).astimezone(UTC)
     eid = event_id(at)
     return MerchantEvent(
         MerchantEvent.pk(day=at.date().isoformat()), eid, EventId=eid, Type=str(MerchantEventType(type)),

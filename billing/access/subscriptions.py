@@ -82,7 +82,7 @@ def create_subscription(
     trial_days: int = 0,
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` events (the audit's and
-the merchant's, billing/access/outbox.py), in one transaction.
+    the merchant's, billing/access/outbox.py), in one transaction.
 
     ``coupon``: given to it from its first payment, its use counted in the same
     transaction (on the coupon's condition: ``CouponRefused`` and nothing written when it

@@ -54,7 +54,7 @@ from billing import access, batches
 from billing.actions import subscriptions as actions
 from billing.actions import switch
 from billing.batches.reconcile import reconcile
-from billing.models import SubscriptionStatus
+from billing.models import MerchantEventType, SubscriptionStatus
 from billing.rules import coupons as coupon_rules
 from billing.rules.schedule import period_amount
 from core.payments.errors import GatewayError
@@ -134,6 +134,7 @@ class MoneyMachine(RuleBasedStateMachine):
         own_table("rpay_model", LEDGER_DIR)
         django_settings.PAYMENT_RETRY_DAYS = [1, 3, 5]
         django_settings.RECEIPT_RETENTION_DAYS = 5000  # the ledger reads every receipt of the months lived
+        django_settings.MERCHANT_EVENT_RETENTION_DAYS = 5000  # and every merchant event
         mail.outbox = []
         self.today = START
         self.clock = DayClock(self.today)
@@ -149,6 +150,9 @@ class MoneyMachine(RuleBasedStateMachine):
         # its receipt; None once a reconciliation covering that day has run.
         self.lost_on: date | None = None
         self.actions_today = 0  # after a few actions, the days pass (see ACTIONS_PER_DAY)
+        # The merchant's events read so far (the outbox), and where to read on from.
+        self.merchant_events: list = []
+        self.merchant_cursor = f"evt_{START:%Y%m%d}T000000000000Z_00000000"
 
     def _move_to(self, day: date) -> None:
         self.clock.move_to(day)
@@ -434,6 +438,31 @@ class MoneyMachine(RuleBasedStateMachine):
             # failed gives its use back)
             holders = [t for t in self.subs if t.coupon == code and not t.unstarted]
             assert coupon.Uses <= len(holders)
+
+    @invariant()
+    def events_match_receipts(self) -> None:
+        """The outbox: every receipt has exactly one ``payment.succeeded`` and one
+        ``invoice.created``, of its amount, and nothing else has one (never lost, never
+        invented, whatever crashed or raced); a receipt's ``refund.created`` add up to its
+        refunded amount."""
+        while True:  # read on from where the last check stopped, in order
+            page, more = access.events_after(self.merchant_cursor, limit=1000)
+            self.merchant_events += page
+            self.merchant_cursor = page[-1].EventId if page else self.merchant_cursor
+            if more is None:
+                break
+        receipts = {r.url_id: r for tracked in self.subs
+                    for r in access.get_receipts_by_account(tracked.account_id, START, self.today)
+                    if r.sub_id == tracked.sub_id}
+        for kind in (MerchantEventType.PAYMENT_SUCCEEDED, MerchantEventType.INVOICE_CREATED):
+            events = [e for e in self.merchant_events if e.Type == kind]
+            assert Counter(e.ObjectId for e in events) == Counter(list(receipts)), kind
+            assert all(e.Data["amount"] == receipts[e.ObjectId].ProcessedAmount for e in events)
+        refunded = Counter()
+        for event in (e for e in self.merchant_events if e.Type == MerchantEventType.REFUND_CREATED):
+            refunded[event.Data["receipt"]] += event.Data["amount"]
+        assert {k: v for k, v in refunded.items() if v} == \
+            {k: r.RefundedAmount for k, r in receipts.items() if r.RefundedAmount}
 
     @invariant()
     def ledger_matches(self) -> None:

@@ -176,6 +176,7 @@ def test_an_event_that_cannot_be_written_takes_its_change_with_it(table, monkeyp
     # The cancel's event id is made to clash with one already written: its put's condition
     # (only if the id is new) refuses, and with it the whole transaction.
     monkeypatch.setattr(outbox.secrets, "token_hex", lambda n: "deadbeef")
+    monkeypatch.setattr(outbox, "_event_now", lambda: datetime(2027, 3, 10, 12, 3, tzinfo=UTC))
     with at(MADE, 3):
         access.new_merchant_event(T.SUBSCRIPTION_UPDATED, account_id="x", object_type="subscription", object_id="x",
                                   data={}).save()
@@ -210,17 +211,36 @@ def test_trial_will_end_is_written_once_whatever_the_runs(catalog) -> None:
             batches.run_reminders(run_date=run_on, catch_up_days=1)
     notices = [e for e in all_events(day) if e.Type == T.SUBSCRIPTION_TRIAL_WILL_END]
     assert [(e.ObjectId, e.Data["trial_end"]) for e in notices] == [(trial.sub_id, trial.TrialEnd)]
+    # Its first charge, by the payment run (from the due index's projection): activated.
+    first_charge = date.fromisoformat(trial.TrialEnd) + timedelta(days=1)
+    with at(first_charge, 6):
+        assert batches.run_payments(run_date=first_charge, workers=1, catch_up_days=0).counts["paid"] == 1
+    events = all_events(first_charge)
+    [activated] = [e for e in events if e.Type == T.SUBSCRIPTION_ACTIVATED]
+    assert activated.ObjectId == trial.sub_id and activated.Data["stored_status"] == SubscriptionStatus.ACTIVE
+    assert [e.Type for e in events].count(T.PAYMENT_SUCCEEDED) == 1
+    with at(first_charge + timedelta(days=40), 7):  # the next renewal: no second activation
+        batches.run_payments(run_date=first_charge + timedelta(days=40), workers=1, catch_up_days=40)
+        later, _ = access.events_after(activated.EventId, limit=1000)
+    assert T.SUBSCRIPTION_ACTIVATED not in [e.Type for e in later]
+    assert [e.Type for e in later].count(T.PAYMENT_SUCCEEDED) >= 1
 
 
 # --- events_after ---------------------------------------------------------------------------
 
 
 def made(at_time: datetime, n: int) -> MerchantEvent:
-    with time_machine.travel(at_time, tick=False):
-        event = access.new_merchant_event(T.SUBSCRIPTION_UPDATED, account_id="a1", object_type="subscription",
-                                          object_id=f"s{n}", data={"n": n})
-        event.save()
-        return event
+    event = access.new_merchant_event(T.SUBSCRIPTION_UPDATED, account_id="a1", object_type="subscription",
+                                      object_id=f"s{n}", data={"n": n}, at=at_time)
+    event.save()
+    return event
+
+
+def test_ids_increase_in_the_order_events_are_made_even_on_a_frozen_clock() -> None:
+    with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
+        ids = [access.new_merchant_event(T.SUBSCRIPTION_UPDATED, account_id="a", object_type="subscription",
+                                         object_id="s", data={}).EventId for _ in range(50)]
+    assert ids == sorted(ids) and len(set(ids)) == 50
 
 
 def test_events_after_reads_in_order_across_days_and_pages(table) -> None:

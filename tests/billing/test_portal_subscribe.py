@@ -76,12 +76,13 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
 
     ddb_requests.reset()
     done = customer.client.post("/subscribe/confirm/", {"quote": quote_of(confirm)})
-    # product, the subscriptions (already has it?), account; subscription + its event; its
-    # SUBID# look-up item; the charge's receipt + its event + its number's look-up item;
-    # the advance, and the receipt number's reservation (one UpdateItem each); the
-    # subscription read back for the page; the new card into the wallet
-    assert ddb_requests.by_name() == {"GetItem": 3, "Query": 1, "TransactWriteItems": 3, "PutItem": 1,
-                                      "UpdateItem": 2}
+    # product, the subscriptions (already has it?), account; subscription + its events; its
+    # SUBID# look-up item; the charge's receipt + its events + its number's look-up item;
+    # the advance with its subscription.activated (a transaction: the first payment), the
+    # receipt number's reservation (an UpdateItem); the subscription read back for the
+    # page; the new card into the wallet
+    assert ddb_requests.by_name() == {"GetItem": 3, "Query": 1, "TransactWriteItems": 4, "PutItem": 1,
+                                      "UpdateItem": 1}
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert done["Location"] == f"/subscriptions/{sub.sub_id}/"
     assert (sub.SKU, sub.PaymentDay, sub.PaymentAmount, sub.Currency) == ("NEWS-DAILY", 31, 999, "USD")
