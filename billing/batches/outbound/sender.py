@@ -51,7 +51,7 @@ RUN_SIZE = 50  # deliveries claimed together (the head and the due ones right af
 RESPONSE_BYTES = 1024
 
 # What the pass counts (the --json summary's keys).
-PASS_COUNTS = ("endpoints", "queued", "succeeded", "failed", "abandoned", "busy", "lost_lease", "disabled")
+PASS_COUNTS = ("endpoints", "queued", "succeeded", "failed", "abandoned", "busy", "lost_lease", "disabled", "errors")
 
 
 @dataclass
@@ -82,9 +82,10 @@ class PassSummary:
 
     def line(self) -> str:
         c = self.counts
+        errors = f", {c['errors']} endpoint(s) not served (DynamoDB errors)" if c["errors"] else ""
         return (f"webhooks: {c['endpoints']} endpoint(s), {c['queued']} queued, {c['succeeded']} delivered, "
-                f"{c['failed']} failed (to retry), {c['abandoned']} abandoned, {c['disabled']} endpoint(s) disabled "
-                f"in {self.elapsed:.1f}s")
+                f"{c['failed']} failed (to retry), {c['abandoned']} abandoned, {c['disabled']} endpoint(s) disabled"
+                f"{errors} in {self.elapsed:.1f}s")
 
 
 def sender_id() -> str:
@@ -156,9 +157,9 @@ class Sender:
         try:
             self._count(summary, "queued", self.fan_out(endpoint))
             self.deliver(endpoint, mine, stop)
-        except Exception:
+        except Exception:  # noqa: BLE001 - DynamoDB's trouble with one endpoint: the others go on
             log.exception("webhook endpoint %s: pass failed", endpoint.EndpointId)
-            raise
+            self._count(summary, "errors")
         finally:
             with self._lock:
                 summary.counts.update({k: v for k, v in mine.counts.items() if k != "endpoints"})

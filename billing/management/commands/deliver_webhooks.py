@@ -34,7 +34,7 @@ class Command(BillingCommand):
         try:
             return super().execute(*args, **options)
         except CommandError as error:
-            if options.get("json"):
+            if options.get("json") and not getattr(error, "summary_printed", False):
                 (options.get("stdout") or self.stdout).write(json.dumps(
                     {"kind": "webhooks", "outcome": "error", "error": str(error)}, sort_keys=True))
             raise
@@ -52,7 +52,13 @@ class Command(BillingCommand):
 
         with stop_on_signals(stop):
             if options["once"]:
-                report(sender.run_pass(stop))
+                summary = sender.run_pass(stop)
+                report(summary)
+                if summary.counts["errors"]:
+                    # cron sees it; the next pass serves those endpoints again
+                    error = CommandError(f"{summary.counts['errors']} endpoint(s) not served: DynamoDB errors (logged)")
+                    error.summary_printed = True
+                    raise error
                 return
             total = sender.run_forever(stop, sleep=options["sleep"],
                                        on_pass=lambda s: report(s) if s.counts["queued"] or s.counts["succeeded"]
