@@ -32,3 +32,7 @@ class BillingConfig(AppConfig):
         from core.ops.metrics import register_run_source
 
         register_run_source(run_facts)
+        from billing.batches.outbound.metrics import WEBHOOKS
+        from core.ops.metrics import register_collector
+
+        register_collector(WEBHOOKS)

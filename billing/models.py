@@ -1051,6 +1051,10 @@ class WebhookEndpoint(BillingItem, discriminator="WebhookEndpoint"):
     # Counts the deliveries put just after the cursor (a test event, a resend): the sender's
     # move of ``DoneThrough`` is conditioned on it, so it never steps over one it has not read.
     Inserts = NumberAttribute(default=0)
+    # Attempts by outcome, added once per endpoint per pass of the sender: /metrics sums them.
+    SucceededCount = NumberAttribute(null=True)
+    FailedCount = NumberAttribute(null=True)
+    AbandonedCount = NumberAttribute(null=True)
     CreatedAt = UnicodeAttribute()
     CreatedBy = UnicodeAttribute()
     UpdatedAt = UnicodeAttribute(null=True)

@@ -44,6 +44,8 @@ from billing.models import (
     TaxTotal,
     TrialUse,
     UserLink,
+    WebhookDelivery,
+    WebhookEndpoint,
     WebhookEvent,
 )
 from core.dynamo import workbench
@@ -166,6 +168,25 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                    Duration="once", Uses=7, Status="ended", CreatedDate="2026-09-01T09:00:00+00:00",
                    UpdatedDate="2026-10-01T09:00:00+00:00"),
         ],
+        WebhookEndpoint: [WebhookEndpoint(
+            WebhookEndpoint.pk(), WebhookEndpoint.sk(endpoint_id="ep_3f2a9c1d7e5b4a60"), EndpointId="ep_3f2a9c1d7e5b4a60",
+            Url="https://crm.example.com/rpay/webhooks", Description="the CRM",
+            EventTypes=["payment.succeeded", "subscription.cancelled"],
+            Secret="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Status="enabled",
+            Cursor="evt_20261121T060004120934Z_5be0c2a1", DoneThrough="evt_20261121T060004120934Z_5be0c2a1",
+            Inserts=0, CreatedAt="2026-11-01T09:00:00.000000+00:00", CreatedBy="staff@rpay.localhost",
+        )],
+        WebhookDelivery: [WebhookDelivery(
+            WebhookDelivery.pk(endpoint_id="ep_3f2a9c1d7e5b4a60"),
+            WebhookDelivery.sk(position="evt_20261121T060004120934Z_5be0c2a1"),
+            EventId="evt_20261121T060004120934Z_5be0c2a1", EventType="payment.succeeded",
+            Payload='{"data":{"id":"R-2026-004211","object":"receipt"},"id":"evt_20261121T060004120934Z_5be0c2a1",'
+                    '"timestamp":"2026-11-21T06:00:04.120934+00:00","type":"payment.succeeded"}',
+            Status="succeeded", Attempts=1, CreatedAt="2026-11-21T06:00:10.002311+00:00",
+            FirstAttemptAt="2026-11-21T06:00:10.004120+00:00", LastAttemptAt="2026-11-21T06:00:10.004120+00:00",
+            LastStatusCode=200, LastResponse="ok", LastDurationMs=84, DeliveredAt="2026-11-21T06:00:10.090021+00:00",
+            TTL=datetime(2026, 12, 21, 6, tzinfo=UTC),
+        )],
         WebhookEvent: [WebhookEvent(
             WebhookEvent.pk(day="2026-11-21"), WebhookEvent.sk(created="2026-11-21T06:00:03+00:00",
                                                               event_id="evt_1QxYz2AbCdEf"),

@@ -25,11 +25,13 @@ BatchWriteItem, and measures:
    median of a few rounds (scripts/bench_stripe.py); the ratio of the two is printed last;
 11. the REST API's list endpoints: calls/s through the whole Django stack, and DynamoDB
    requests per call (scripts/bench_api.py);
+12. outbound webhooks: deliveries/s of the sender to a receiver on the loopback, for one
+   endpoint and for four at once (scripts/bench_webhooks.py);
 
 Prints the figures and writes docs/PERFORMANCE.md and bench-results.json (git-ignored).
 ``BENCH_SCALE=0.1`` shrinks every count for a quick try; ``BENCH_ONLY=stripe`` runs
 section 10 alone and only prints it (``BENCH_STRIPE_ROUNDS``: its rounds, 3);
-``BENCH_ONLY=api`` section 11 alone.
+``BENCH_ONLY=api`` section 11 alone, ``BENCH_ONLY=webhooks`` section 12 alone.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 import bench_api  # noqa: E402  (scripts/ is on the path: this file's folder)
 import bench_shop  # noqa: E402
 import bench_stripe  # noqa: E402
+import bench_webhooks  # noqa: E402
 
 from devtools.benchsetup import setup_django  # noqa: E402
 from devtools.localengine import free_port, start_local_engine  # noqa: E402
@@ -423,6 +426,9 @@ def main() -> None:
     if os.environ.get("BENCH_ONLY") == "api":
         api_only()
         return
+    if os.environ.get("BENCH_ONLY") == "webhooks":
+        bench_webhooks.main()
+        return
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
     # In memory: seeding 100,000 items into DynamoDB Local's on-disk SQLite file takes
@@ -511,13 +517,15 @@ def main() -> None:
         # 11: the REST API's list endpoints (scripts/bench_api.py), on a table of their own.
         use_table("bench_api", server.endpoint)
         results["api"] = bench_api.run(say)
+        # 12: outbound webhooks (scripts/bench_webhooks.py).
+        results["webhooks"] = bench_webhooks.run(server.endpoint, say)
     finally:
         server.stop()
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
     report = (render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n"
               + bench_stripe.render(results["stripe"]) + "\n\n" + bench_shop.render(results["shop"])
-              + "\n\n" + bench_api.render(results["api"]))
+              + "\n\n" + bench_api.render(results["api"]) + "\n\n" + bench_webhooks.render(results["webhooks"]))
     print(report)
     write_performance_md(report)
     # Last, so that it is the line a reader of the terminal sees.

@@ -161,5 +161,6 @@ def test_make_image_builds_the_tag_that_compose_and_kubernetes_run() -> None:
                 spec = spec["jobTemplate"]["spec"]
             if "template" in spec:
                 images += [(path.name, c["image"]) for c in spec["template"]["spec"]["containers"]]
-    assert {name for name, _ in images} == {"web-deployment.yaml", "payments-cronjob.yaml", "reminders-cronjob.yaml"}
+    assert {name for name, _ in images} == {"web-deployment.yaml", "payments-cronjob.yaml", "reminders-cronjob.yaml",
+                                            "webhooks-deployment.yaml"}
     assert {image for _, image in images} == {IMAGE}

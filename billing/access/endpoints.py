@@ -19,7 +19,14 @@ from datetime import UTC, datetime, timedelta
 
 from pynamodb.exceptions import DoesNotExist, PutError, TransactWriteError, UpdateError
 
-from billing.access._common import absent_if_invalid, is_conditional_failure, new_id, refused_as, utc_now
+from billing.access._common import (
+    absent_if_invalid,
+    is_conditional_failure,
+    new_id,
+    refused_as,
+    transact_with_retries,
+    utc_now,
+)
 from billing.exceptions import ConditionFailed
 from billing.models import (
     UNFINISHED_DELIVERIES,
@@ -165,6 +172,15 @@ def advance_done_through(endpoint: WebhookEndpoint, to: str) -> bool:
     return True
 
 
+def count_attempts(endpoint_id: str, *, succeeded: int, failed: int, abandoned: int) -> None:
+    """Add a pass's attempts by outcome to the endpoint's counts (one UpdateItem)."""
+    actions = [attribute.add(n) for attribute, n in ((WebhookEndpoint.SucceededCount, succeeded),
+                                                     (WebhookEndpoint.FailedCount, failed),
+                                                     (WebhookEndpoint.AbandonedCount, abandoned)) if n]
+    if actions:
+        _endpoint_key(endpoint_id).update(actions=actions, condition=WebhookEndpoint.SK.exists())
+
+
 # --- deliveries -----------------------------------------------------------------------
 
 
@@ -175,11 +191,7 @@ def _ttl(now: datetime) -> datetime:
 def queue_delivery(endpoint_id: str, *, event_id: str, event_type: str, payload: str) -> bool:
     """An event's delivery to an endpoint, put if absent (False: queued before, by this
     sender's previous pass or by another sender)."""
-    now = utc_now()
-    delivery = WebhookDelivery(
-        WebhookDelivery.pk(endpoint_id=endpoint_id), WebhookDelivery.sk(position=event_id), EventId=event_id,
-        EventType=event_type, Payload=payload, Status=DeliveryStatus.PENDING, Attempts=0, CreatedAt=iso_time(now),
-        NextAttemptAt=iso_time(now), TTL=_ttl(now))
+    delivery = _delivery(endpoint_id, event_id, event_type, payload, utc_now())
     try:
         delivery.save(condition=WebhookDelivery.SK.does_not_exist())
     except PutError as error:
@@ -187,6 +199,43 @@ def queue_delivery(endpoint_id: str, *, event_id: str, event_type: str, payload:
             return False
         raise
     return True
+
+
+FAN_OUT_TRANSACTION = 50  # deliveries put by one TransactWriteItems (DynamoDB's limit is 100 items)
+
+
+def queue_deliveries(endpoint_id: str, events: list[tuple[str, str, str]]) -> int:
+    """Events' deliveries to an endpoint, each put only if absent: ``FAN_OUT_TRANSACTION`` at a
+    time in one TransactWriteItems (one request for many: the fan-out is most of a quiet
+    delivery's writes otherwise). When another sender put some of them first the transaction
+    is refused whole, and that chunk is put one by one. ``events``: (id, type, payload).
+    How many this call put."""
+    put = 0
+    for first in range(0, len(events), FAN_OUT_TRANSACTION):
+        chunk = events[first:first + FAN_OUT_TRANSACTION]
+        if len(chunk) == 1:
+            put += queue_delivery(endpoint_id, event_id=chunk[0][0], event_type=chunk[0][1], payload=chunk[0][2])
+            continue
+        now = utc_now()
+        try:
+            with engine.transact_write() as tx:
+                for event_id, event_type, payload in chunk:
+                    tx.save(_delivery(endpoint_id, event_id, event_type, payload, now),
+                            condition=WebhookDelivery.SK.does_not_exist())
+        except TransactWriteError as error:
+            if not is_conditional_failure(error):
+                raise
+            put += sum(queue_delivery(endpoint_id, event_id=i, event_type=t, payload=p) for i, t, p in chunk)
+        else:
+            put += len(chunk)
+    return put
+
+
+def _delivery(endpoint_id: str, event_id: str, event_type: str, payload: str, now: datetime) -> WebhookDelivery:
+    return WebhookDelivery(
+        WebhookDelivery.pk(endpoint_id=endpoint_id), WebhookDelivery.sk(position=event_id), EventId=event_id,
+        EventType=event_type, Payload=payload, Status=DeliveryStatus.PENDING, Attempts=0, CreatedAt=iso_time(now),
+        NextAttemptAt=iso_time(now), TTL=_ttl(now))
 
 
 def queue_extra_delivery(endpoint_id: str, *, kind: str, event_id: str, event_type: str, payload: str,
@@ -225,24 +274,27 @@ def queue_page(endpoint: WebhookEndpoint, *, limit: int = 25) -> list[WebhookDel
                                       consistent_read=True))
 
 
+def _claim(delivery: WebhookDelivery, *, owner: str, now: datetime, lease: timedelta) -> tuple[list, object]:
+    """The claim's actions and condition: unfinished, ``Attempts`` as read, no live lease."""
+    seen = delivery.Attempts or 0
+    stamp = iso_time(now)
+    counted = (WebhookDelivery.Attempts == seen) if seen else \
+        (WebhookDelivery.Attempts.does_not_exist() | (WebhookDelivery.Attempts == 0))
+    condition = (WebhookDelivery.Status.is_in(*UNFINISHED_DELIVERIES) & counted
+                 & (WebhookDelivery.LeaseUntil.does_not_exist() | (WebhookDelivery.LeaseUntil < stamp)))
+    actions = [WebhookDelivery.Attempts.set(seen + 1), WebhookDelivery.LeaseUntil.set(iso_time(now + lease)),
+               WebhookDelivery.LeaseOwner.set(owner), WebhookDelivery.LastAttemptAt.set(stamp),
+               WebhookDelivery.FirstAttemptAt.set(WebhookDelivery.FirstAttemptAt | stamp)]
+    return actions, condition
+
+
 def claim_delivery(delivery: WebhookDelivery, *, owner: str, now: datetime, lease: timedelta) -> bool:
     """Take the delivery's next attempt: one conditional UpdateItem that counts the attempt
     and leases it to ``owner``. Refused (False) when it is finished, another sender counted
     an attempt since it was read, or another sender's lease is still running."""
-    seen = delivery.Attempts or 0
-    stamp = iso_time(now)
-    condition = (WebhookDelivery.Status.is_in(*UNFINISHED_DELIVERIES) & (WebhookDelivery.Attempts == seen)
-                 & (WebhookDelivery.LeaseUntil.does_not_exist() | (WebhookDelivery.LeaseUntil < stamp)))
-    if seen == 0:
-        condition = (WebhookDelivery.Status.is_in(*UNFINISHED_DELIVERIES)
-                     & (WebhookDelivery.Attempts.does_not_exist() | (WebhookDelivery.Attempts == 0))
-                     & (WebhookDelivery.LeaseUntil.does_not_exist() | (WebhookDelivery.LeaseUntil < stamp)))
+    actions, condition = _claim(delivery, owner=owner, now=now, lease=lease)
     try:
-        delivery.update(actions=[
-            WebhookDelivery.Attempts.set(seen + 1), WebhookDelivery.LeaseUntil.set(iso_time(now + lease)),
-            WebhookDelivery.LeaseOwner.set(owner), WebhookDelivery.LastAttemptAt.set(stamp),
-            WebhookDelivery.FirstAttemptAt.set(WebhookDelivery.FirstAttemptAt | stamp),
-        ], condition=condition)
+        delivery.update(actions=actions, condition=condition)
     except UpdateError as error:
         if is_conditional_failure(error):
             return False
@@ -250,10 +302,45 @@ def claim_delivery(delivery: WebhookDelivery, *, owner: str, now: datetime, leas
     return True
 
 
-def record_attempt(delivery: WebhookDelivery, *, owner: str, status: DeliveryStatus, code: int | None,
-                   response: str, duration_ms: int, next_attempt: datetime | None) -> bool:
-    """How the claimed attempt went, and the lease given back: only while the attempt is
-    still ``owner``'s (False: its lease ran out and another sender took the next one)."""
+def claim_deliveries(deliveries: list[WebhookDelivery], *, owner: str, now: datetime, lease: timedelta) -> bool:
+    """Claim several of an endpoint's deliveries at once (the next ones in its order), each
+    as ``claim_delivery`` would, in one TransactWriteItems: all or none (False: another
+    sender has one of them; the caller claims the first alone). The items are brought to
+    what was written (a transaction returns no values)."""
+    if len(deliveries) == 1:
+        return claim_delivery(deliveries[0], owner=owner, now=now, lease=lease)
+    try:
+        with engine.transact_write() as tx:
+            for delivery in deliveries:
+                actions, condition = _claim(delivery, owner=owner, now=now, lease=lease)
+                tx.update(delivery, actions=actions, condition=condition)
+    except TransactWriteError:
+        return False  # refused, or met another sender's transaction: the caller falls back
+    stamp = iso_time(now)
+    for delivery in deliveries:
+        delivery.Attempts = (delivery.Attempts or 0) + 1
+        delivery.LeaseUntil, delivery.LeaseOwner = iso_time(now + lease), owner
+        delivery.LastAttemptAt = stamp
+        delivery.FirstAttemptAt = delivery.FirstAttemptAt or stamp
+    return True
+
+
+def release_claims(deliveries: list[WebhookDelivery], *, owner: str) -> None:
+    """Give back claims made but not attempted (the attempt they counted is uncounted), so
+    the next pass takes them at once; one whose lease another sender took since is left."""
+    for delivery in deliveries:
+        try:
+            delivery.update(actions=[WebhookDelivery.Attempts.set((delivery.Attempts or 1) - 1),
+                                     WebhookDelivery.LeaseUntil.remove(), WebhookDelivery.LeaseOwner.remove()],
+                            condition=(WebhookDelivery.LeaseOwner == owner)
+                            & (WebhookDelivery.Attempts == delivery.Attempts))
+        except UpdateError as error:
+            if not is_conditional_failure(error):
+                raise
+
+
+def _outcome(delivery: WebhookDelivery, *, owner: str, status: DeliveryStatus, code: int | None, response: str,
+             duration_ms: int, next_attempt: datetime | None) -> tuple[list, object]:
     now = utc_now()
     actions = [WebhookDelivery.Status.set(status), WebhookDelivery.LastResponse.set(response[:1024]),
                WebhookDelivery.LastDurationMs.set(duration_ms), WebhookDelivery.LeaseUntil.remove(),
@@ -264,14 +351,41 @@ def record_attempt(delivery: WebhookDelivery, *, owner: str, status: DeliverySta
                    else WebhookDelivery.NextAttemptAt.remove())
     if status == DeliveryStatus.SUCCEEDED:
         actions.append(WebhookDelivery.DeliveredAt.set(iso_time(now)))
+    return actions, (WebhookDelivery.LeaseOwner == owner) & (WebhookDelivery.Attempts == delivery.Attempts)
+
+
+def record_attempt(delivery: WebhookDelivery, *, owner: str, status: DeliveryStatus, code: int | None,
+                   response: str, duration_ms: int, next_attempt: datetime | None) -> bool:
+    """How the claimed attempt went, and the lease given back: only while the attempt is
+    still ``owner``'s (False: its lease ran out and another sender took the next one)."""
+    actions, condition = _outcome(delivery, owner=owner, status=status, code=code, response=response,
+                                  duration_ms=duration_ms, next_attempt=next_attempt)
     try:
-        delivery.update(actions=actions, condition=(WebhookDelivery.LeaseOwner == owner)
-                        & (WebhookDelivery.Attempts == delivery.Attempts))
+        delivery.update(actions=actions, condition=condition)
     except UpdateError as error:
         if is_conditional_failure(error):
             return False
         raise
     return True
+
+
+def record_successes(outcomes: list[tuple[WebhookDelivery, int, str, int]], *, owner: str) -> int:
+    """Several claimed attempts that succeeded, as (delivery, code, response, ms): one
+    TransactWriteItems; when it is refused (a lease lost), one by one. How many were recorded."""
+    if len(outcomes) > 1:
+        def write(tx: object) -> None:
+            for delivery, code, response, ms in outcomes:
+                actions, condition = _outcome(delivery, owner=owner, status=DeliveryStatus.SUCCEEDED, code=code,
+                                              response=response, duration_ms=ms, next_attempt=None)
+                tx.update(delivery, actions=actions, condition=condition)
+
+        try:
+            transact_with_retries(write)
+            return len(outcomes)
+        except TransactWriteError:
+            pass
+    return sum(record_attempt(d, owner=owner, status=DeliveryStatus.SUCCEEDED, code=code, response=response,
+                              duration_ms=ms, next_attempt=None) for d, code, response, ms in outcomes)
 
 
 def delivery_log(endpoint_id: str, *, limit: int = DELIVERY_LOG_PAGE) -> list[WebhookDelivery]:

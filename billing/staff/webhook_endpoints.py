@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import webhook_endpoints as actions
@@ -88,42 +88,51 @@ def webhook_endpoint(request: HttpRequest, endpoint_id: str) -> HttpResponse:
     })
 
 
-@require_POST
 def webhook_endpoint_rotate(request: HttpRequest, endpoint_id: str) -> HttpResponse:
     endpoint = or_404(access.get_endpoint(endpoint_id), "No such endpoint")
+    if request.method != "POST":
+        return _back(endpoint)
     try:
         secret = actions.rotate_secret(endpoint, actor=actor(request))
     except access.ConditionFailed:
         messages.error(request, _("The secret was rotated meanwhile in another tab; nothing was changed."))
-        return redirect("admin:staff_webhook_endpoint", endpoint_id=endpoint.EndpointId)
+        return _back(endpoint)
     return _secret_page(request, endpoint, secret,
                         _("Secret rotated. The previous secret also signs every delivery for the next 24 hours."))
 
 
-@require_POST
 def webhook_endpoint_status(request: HttpRequest, endpoint_id: str) -> HttpResponse:
     endpoint = or_404(access.get_endpoint(endpoint_id), "No such endpoint")
+    if request.method != "POST":
+        return _back(endpoint)
     if request.POST.get("status") == EndpointStatus.ENABLED:
         actions.enable_endpoint(endpoint, actor=actor(request))
         messages.success(request, _("Endpoint enabled: deliveries resume where they stopped."))
     else:
         actions.disable_endpoint(endpoint, actor=actor(request))
         messages.success(request, _("Endpoint disabled: its events wait until it is enabled again."))
-    return redirect("admin:staff_webhook_endpoint", endpoint_id=endpoint.EndpointId)
+    return _back(endpoint)
 
 
-@require_POST
 def webhook_endpoint_test(request: HttpRequest, endpoint_id: str) -> HttpResponse:
     endpoint = or_404(access.get_endpoint(endpoint_id), "No such endpoint")
+    if request.method != "POST":
+        return _back(endpoint)
     actions.send_test_event(endpoint, actor=actor(request))
     messages.success(request, _("Test event queued: it is sent after the deliveries already queued."))
-    return redirect("admin:staff_webhook_endpoint", endpoint_id=endpoint.EndpointId)
+    return _back(endpoint)
 
 
-@require_POST
 def webhook_delivery_resend(request: HttpRequest, endpoint_id: str, position: str) -> HttpResponse:
     endpoint = or_404(access.get_endpoint(endpoint_id), "No such endpoint")
     delivery = or_404(access.get_delivery(endpoint.EndpointId, position), "No such delivery")
+    if request.method != "POST":
+        return _back(endpoint)
     actions.resend_delivery(endpoint, delivery, actor=actor(request))
     messages.success(request, _("Event %(id)s queued again.") % {"id": delivery.EventId})
+    return _back(endpoint)
+
+
+def _back(endpoint) -> HttpResponse:
+    """To the endpoint's page: after a change, and for a GET of a change's URL (the buttons POST)."""
     return redirect("admin:staff_webhook_endpoint", endpoint_id=endpoint.EndpointId)

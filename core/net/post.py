@@ -47,31 +47,81 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
 
     def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
 
 
 def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float, allow_private: bool,
          max_body: int = 1024) -> Answer:
-    """POST ``body``; ``UnsafeURL`` (raised) when the guard refuses the URL or its address."""
-    target = check_url(url, allow_private=allow_private)
-    address = resolve_target(target, allow_private=allow_private)
-    started = time.monotonic()
-    kind = _PinnedHTTPS if target.scheme == "https" else _PinnedHTTP
-    connection = kind(target, address, timeout)
-    try:
+    """POST ``body`` on a connection of its own; ``UnsafeURL`` (raised) when the guard
+    refuses the URL or its address."""
+    with Session(timeout=timeout, allow_private=allow_private, max_body=max_body) as session:
+        return session.post(url, body, headers)
+
+
+class Session:
+    """POSTs that keep their connection open between requests to the same URL's host (HTTP
+    keep-alive: an endpoint's deliveries in a row pay one TCP and TLS handshake). A
+    connection is opened to the address the guard checked when it was opened; it is dropped
+    after any error, an answer that closes it, or one whose body is longer than what we read.
+    One session per thread (connections are not shared)."""
+
+    def __init__(self, *, timeout: float, allow_private: bool, max_body: int = 1024) -> None:
+        self.timeout, self.allow_private, self.max_body = timeout, allow_private, max_body
+        self._open: dict[tuple[str, str, int], http.client.HTTPConnection] = {}
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for connection in self._open.values():
+            connection.close()
+        self._open.clear()
+
+    def post(self, url: str, body: bytes, headers: dict[str, str]) -> Answer:
+        target = check_url(url, allow_private=self.allow_private)
+        key = (target.scheme, target.host, target.port)
+        reused = key in self._open
+        if not reused:
+            address = resolve_target(target, allow_private=self.allow_private)
+            kind = _PinnedHTTPS if target.scheme == "https" else _PinnedHTTP
+            self._open[key] = kind(target, address, self.timeout)
+        started = time.monotonic()
+        try:
+            return self._send(key, target, body, headers, started)
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as error:
+            self._drop(key)
+            if not reused:
+                return Answer(None, b"", f"{type(error).__name__}: {error}"[:300], _ms(started))
+            # A kept connection the server had closed meanwhile: once more on a new one.
+            return self.post(url, body, headers)
+        except (OSError, http.client.HTTPException) as error:
+            self._drop(key)
+            return Answer(None, b"", f"{type(error).__name__}: {error}"[:300], _ms(started))
+
+    def _send(self, key: tuple[str, str, int], target: Target, body: bytes, headers: dict[str, str],
+              started: float) -> Answer:
+        connection = self._open[key]
         connection.request("POST", target.path, body=body, headers={
-            "Content-Type": "application/json", "User-Agent": "rpay-webhooks/1", "Connection": "close", **headers})
+            "Content-Type": "application/json", "User-Agent": "rpay-webhooks/1", **headers})
         response = connection.getresponse()
-        start = response.read(max_body)
-        return Answer(response.status, start, None, _ms(started))
-    except (OSError, http.client.HTTPException) as error:
-        return Answer(None, b"", f"{type(error).__name__}: {error}"[:300], _ms(started))
-    finally:
-        connection.close()
+        whole = response.length is not None and response.length <= self.max_body
+        start = response.read() if whole else response.read(self.max_body)
+        if not whole or response.will_close:
+            self._drop(key)  # the rest of a long body is never read: the connection goes
+        return Answer(response.status, start[:self.max_body], None, _ms(started))
+
+    def _drop(self, key: tuple[str, str, int]) -> None:
+        connection = self._open.pop(key, None)
+        if connection is not None:
+            connection.close()
 
 
 def _ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-__all__ = ["Answer", "UnsafeURL", "post"]
+__all__ = ["Answer", "Session", "UnsafeURL", "post"]

@@ -145,6 +145,16 @@ class BatchCollector:
 
 BATCHES = BatchCollector()
 REGISTRY.register(BATCHES)
+_collectors: list[object] = []
+
+
+def register_collector(collector: object) -> None:
+    """An app's own collector (a ``collect()`` yielding metric families, read at scrape
+    time), from its ``AppConfig.ready``: registered once however often ``ready`` runs."""
+    if any(type(c) is type(collector) for c in _collectors):
+        return
+    _collectors.append(collector)
+    REGISTRY.register(collector)
 
 
 def allowed(request: HttpRequest) -> bool:

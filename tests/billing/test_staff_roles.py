@@ -1,4 +1,4 @@
-"""Staff roles: support, finance and catalog groups, each staff URL checking
+"""Staff roles: support, finance, catalog and admin groups, each staff URL checking
 its own permission. The matrix below is the specification: every staff URL x every role
 (no role, support, finance, catalog, superuser), allowed -> 200/302, refused -> 403 with
 a page inside the admin."""
@@ -16,17 +16,17 @@ from tests.builders import make_customer_with_history, make_user
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ["none", "support", "finance", "catalog", "superuser"]
+ROLES = ["none", "support", "finance", "catalog", "admin", "superuser"]
 
 # URL name -> the roles that may open it (the superuser may open everything).
 MATRIX: dict[str, set[str]] = {
-    "staff_index": {"support", "finance"},
-    "staff_user_billing": {"support", "finance"},
-    "staff_account": {"support", "finance"},
-    "staff_upcoming": {"support", "finance"},
-    "staff_runs": {"support", "finance"},
-    "staff_webhook_events": {"support", "finance"},
-    "staff_disputes": {"support", "finance"},
+    "staff_index": {"support", "finance", "admin"},
+    "staff_user_billing": {"support", "finance", "admin"},
+    "staff_account": {"support", "finance", "admin"},
+    "staff_upcoming": {"support", "finance", "admin"},
+    "staff_runs": {"support", "finance", "admin"},
+    "staff_webhook_events": {"support", "finance", "admin"},
+    "staff_disputes": {"support", "finance", "admin"},
     "staff_cancel": {"support"},
     # data rights: the customer's data file, closing on their request (the support role)
     "staff_export_data": {"support"},
@@ -43,17 +43,25 @@ MATRIX: dict[str, set[str]] = {
     "staff_product_retire": {"catalog"},
     # coupons: listed by whoever sees billing and by the catalog role, which
     # makes and changes them; given to a subscription by finance
-    "staff_coupons": {"support", "finance", "catalog"},
+    "staff_coupons": {"support", "finance", "catalog", "admin"},
     "staff_coupon_add": {"catalog"},
     "staff_coupon_edit": {"catalog"},
     "staff_coupon_end": {"catalog"},
     "staff_coupon": {"finance"},
-    # the REST API's keys: the admin role alone (the superuser)
-    "staff_api_keys": set(),
-    "staff_api_key_revoke": set(),
+    # the REST API's keys: the admin role alone
+    "staff_api_keys": {"admin"},
+    "staff_api_key_revoke": {"admin"},
     # the seller's business and tax profile: read by whoever sees billing, saved by finance
     "staff_business_tax": {"support", "finance"},
     "staff_tax_report": {"finance"},  # the quarter's VAT: money
+    # the merchant's webhook endpoints: seen by whoever sees billing, changed by the admin role
+    "staff_webhook_endpoints": {"support", "finance", "admin"},
+    "staff_webhook_endpoint": {"support", "finance", "admin"},
+    "staff_webhook_endpoint_add": {"admin"},
+    "staff_webhook_endpoint_rotate": {"admin"},
+    "staff_webhook_endpoint_status": {"admin"},
+    "staff_webhook_endpoint_test": {"admin"},
+    "staff_webhook_delivery_resend": {"admin"},
 }
 
 
@@ -61,7 +69,11 @@ MATRIX: dict[str, set[str]] = {
 def customer(moto_table):
     access.create_product("NEWS-DAILY", "Daily News", 999, "USD")
     access.create_coupon("SPRING", percent_off=10, actor="test")
-    return make_customer_with_history()
+    made = make_customer_with_history()
+    made.endpoint = access.create_webhook_endpoint("https://hooks.example.com/in", None, "whsec_dGVzdA==", actor="t")
+    made.delivery = access.queue_extra_delivery(made.endpoint.EndpointId, kind="test", event_id="evt_test_1",
+                                                event_type="webhook.test", payload="{}")
+    return made
 
 
 def url_of(name: str, c) -> str:
@@ -84,6 +96,11 @@ def url_of(name: str, c) -> str:
         "staff_coupon": [a, c.sub.sub_id],
         "staff_switch": [a, c.sub.sub_id],
         "staff_api_key_revoke": ["0123456789ab"],
+        "staff_webhook_endpoint": [c.endpoint.EndpointId],
+        "staff_webhook_endpoint_rotate": [c.endpoint.EndpointId],
+        "staff_webhook_endpoint_status": [c.endpoint.EndpointId],
+        "staff_webhook_endpoint_test": [c.endpoint.EndpointId],
+        "staff_webhook_delivery_resend": [c.endpoint.EndpointId, c.delivery.SK],
     }.get(name, [])
     return reverse(f"admin:{name}", args=args)
 
@@ -187,6 +204,7 @@ def test_the_roles_exist_with_their_permissions() -> None:
     assert perms("support") == {"view_billing", "cancel_subscription", "change_payment_day"}
     assert perms("finance") == {"view_billing", "manage_money"}
     assert perms("catalog") == {"manage_catalog"}
+    assert perms("admin") == {"view_billing", "manage_integrations"}
 
 
 def test_the_roles_migration_is_idempotent() -> None:

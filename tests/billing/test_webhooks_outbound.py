@@ -13,6 +13,7 @@ import pytest
 import time_machine
 from django.core import mail
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from billing import access, batches
 from billing.actions import webhook_endpoints as actions
@@ -97,7 +98,7 @@ def test_an_endpoint_hears_only_events_made_after_it(moto_table, webhook_setting
 def test_receiver_down_two_days_then_everything_delivered_oldest_first_each_once(
         moto_table, webhook_settings, receiver) -> None:
     start = datetime(2027, 3, 1, 9, tzinfo=UTC)
-    with time_machine.travel(start, tick=True) as clock:
+    with time_machine.travel(start, tick=False) as clock:
         endpoint = register(receiver)
         receiver.stop()  # down: connections refused
         ids = [emit("payment.succeeded", n) for n in range(6)]
@@ -131,7 +132,7 @@ def test_failing_for_three_days_disables_the_endpoint_and_tells_staff(
     django_user_model.objects.create_user("clerk", "clerk@example.com", "x", is_staff=True)  # no permission
     receiver.status = 500
     start = datetime(2027, 3, 1, 9, tzinfo=UTC)
-    with time_machine.travel(start, tick=True) as clock:
+    with time_machine.travel(start, tick=False) as clock:
         endpoint = register(receiver)
         first, second = emit("payment.failed", 1), emit("payment.failed", 2)
         sender = batches.Sender()
@@ -169,14 +170,16 @@ def check_disabled_then_enable(endpoint, receiver, disabled, first, second) -> N
 def test_secret_rotation_signs_with_both_for_24_hours_then_only_the_new(
         moto_table, webhook_settings, receiver) -> None:
     start = datetime(2027, 3, 1, 9, tzinfo=UTC)
-    with time_machine.travel(start, tick=True) as clock:
+    with time_machine.travel(start, tick=False) as clock:
         endpoint = register(receiver, name="old")
         receiver.secrets["new"] = actions.rotate_secret(access.get_endpoint(endpoint.EndpointId), actor="staff")
         assert receiver.secrets["new"] != receiver.secrets["old"] and receiver.secrets["new"].startswith("whsec_")
         during = emit("payment.succeeded", 1)
-        batches.Sender().run_pass()
+        clock.shift(timedelta(seconds=1))  # the sender reads events made before its own time
+        assert batches.Sender().run_pass().counts["succeeded"] == 1
         clock.shift(timedelta(hours=24, seconds=1))
         after = emit("payment.succeeded", 2)
+        clock.shift(timedelta(seconds=1))
         batches.Sender().run_pass()
     by_id = {r.webhook_id: r for r in receiver.delivered()}
     assert sorted(by_id[during].verified_by) == ["new", "old"]
@@ -206,3 +209,81 @@ def test_the_command_does_one_pass_and_prints_json(moto_table, webhook_settings,
     call_command("deliver_webhooks", "--once", "--json", stdout=out)
     summary = json.loads(out.getvalue())
     assert summary["succeeded"] == 1 and summary["outcome"] == "completed" and summary["endpoints"] == 1
+
+
+def test_metrics_show_attempts_by_outcome_and_the_oldest_undelivered_age(moto_table, webhook_settings,
+                                                                         receiver) -> None:
+    from django.test import Client
+
+    from billing.batches.outbound.metrics import WEBHOOKS
+
+    start = datetime(2027, 3, 1, 9, tzinfo=UTC)
+    with time_machine.travel(start, tick=False) as clock:
+        register(receiver)
+        emit("payment.succeeded", 1)
+        clock.shift(timedelta(seconds=1))
+        batches.Sender().run_pass()
+        receiver.status = 503
+        emit("payment.succeeded", 2)
+        clock.shift(timedelta(seconds=1))
+        batches.Sender().run_pass()
+        clock.shift(timedelta(minutes=10))
+        emit("payment.succeeded", 3)  # not yet fanned out: the sender is "down"
+        WEBHOOKS.forget()
+        text = Client().get("/metrics").content.decode()
+    assert 'rpay_webhook_deliveries_total{outcome="succeeded"} 1.0' in text
+    assert 'rpay_webhook_deliveries_total{outcome="failed"} 1.0' in text
+    assert 'rpay_webhook_endpoints{status="enabled"} 1.0' in text
+    [age] = [line for line in text.splitlines() if line.startswith("rpay_webhook_oldest_undelivered_age_seconds ")]
+    assert 600 <= float(age.split()[1]) < 700  # event 2, failing for 10 minutes
+
+
+def test_readyz_does_not_depend_on_a_merchants_endpoint(db, moto_table, webhook_settings, receiver) -> None:
+    from django.test import Client
+
+    from core.dynamo.table import ensure_table
+    from core.ops import health
+    from shop.models import ShopItem
+
+    ensure_table(model=ShopItem)
+
+    register(receiver)
+    receiver.stop()
+    emit("payment.succeeded")
+    batches.Sender().run_pass()
+    health.forget_readiness()
+    response = Client().get("/readyz")
+    assert response.status_code == 200, response.content
+
+
+def test_a_real_change_reaches_the_receiver_as_the_api_shows_it(db, customer, webhook_settings, receiver) -> None:
+    from billing.rules.api_objects import subscription_object
+    from tests.builders import subscribe
+
+    register(receiver)
+    sub = subscribe(customer)  # the access layer writes subscription.created in its transaction
+    batches.Sender().run_pass()
+    [got] = receiver.delivered()
+    assert got.body["type"] == "subscription.created"
+    assert got.body["data"] == json.loads(json.dumps(subscription_object(sub), default=str))
+    assert got.body["data"]["id"] == sub.sub_id
+
+
+def test_one_endpoints_trouble_does_not_stop_the_others(moto_table, webhook_settings, receiver, monkeypatch) -> None:
+    broken = register(receiver)
+    register(receiver)
+    event_id = emit("payment.succeeded")
+    real = access.queue_page
+
+    def flaky(endpoint, **kwargs):
+        if endpoint.EndpointId == broken.EndpointId:
+            raise RuntimeError("DynamoDB is having a bad day")
+        return real(endpoint, **kwargs)
+
+    monkeypatch.setattr(access, "queue_page", flaky)
+    out = StringIO()
+    with pytest.raises(CommandError, match="1 endpoint"):
+        call_command("deliver_webhooks", "--once", "--json", stdout=out)
+    [line] = out.getvalue().splitlines()
+    assert json.loads(line)["errors"] == 1 and json.loads(line)["succeeded"] == 1
+    assert receiver.ids() == [event_id]

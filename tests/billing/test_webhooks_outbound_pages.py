@@ -89,6 +89,13 @@ def test_log_resend_test_event_rotate_disable_enable(db, moto_table, client, rec
     assert access.get_endpoint(endpoint.EndpointId).Status == EndpointStatus.DISABLED
     client.post(status, {"status": "enabled"})
     assert access.get_endpoint(endpoint.EndpointId).Status == EndpointStatus.ENABLED
+    # Each change is audited (in ACC#WEBHOOKS), by whom, never with a secret.
+    audit = access.get_events_by_account(actions.AUDIT_ACCOUNT)  # ordered by the second only
+    assert sorted(e.Action for e in audit) == sorted([
+        "webhook_endpoint.created", "webhook_endpoint.resend", "webhook_endpoint.test_event",
+        "webhook_endpoint.secret_rotated", "webhook_endpoint.disabled", "webhook_endpoint.enabled"])
+    assert {e.Actor for e in audit if e.Action != "webhook_endpoint.created"} == {"admin@example.com"}
+    assert all(fresh.Secret not in str(e.attribute_values) for e in audit)
 
 
 def test_a_disabled_endpoint_has_a_banner(db, moto_table, client) -> None:

@@ -115,3 +115,28 @@ def test_two_senders_at_once_make_each_attempt_once_in_order(local_table, webhoo
     finally:
         for receiver in receivers:
             receiver.stop()
+
+
+def test_the_worker_stops_cleanly_on_sigterm(local_table, webhook_settings) -> None:
+    receiver = Receiver().start()
+    try:
+        endpoint, receiver.secrets["s"] = actions.create_endpoint(receiver.url, None, actor="staff")
+        event_id = emit(1)
+        env = {**os.environ, "DYNAMODB_TABLE": webhook_settings.DYNAMODB_TABLE,
+               "DYNAMODB_ENDPOINT": webhook_settings.DYNAMODB_ENDPOINT, "WEBHOOKS_SETTLE_SECONDS": "0",
+               "WEBHOOKS_ALLOW_PRIVATE_URLS": "1"}
+        worker = subprocess.Popen([sys.executable, "manage.py", "deliver_webhooks", "--sleep", "0.2"], cwd=ROOT,
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not receiver.ids() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert receiver.ids() == [event_id]
+        later = emit(2)  # the worker keeps going: the next pass sends it
+        while len(receiver.ids()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=60)
+        assert worker.returncode == 0, err
+        assert receiver.ids() == [event_id, later] and "stopped by a signal" in out
+    finally:
+        receiver.stop()

@@ -116,3 +116,52 @@ def test_the_post_connects_to_the_address_it_checked(monkeypatch) -> None:
     answer = post("https://rebind.example.com/hook", b"{}", {}, timeout=1, allow_private=False)
     assert looked_up == ["rebind.example.com"] and connected == [("93.184.216.34", 443)]
     assert answer.status is None and "ConnectionRefused" in answer.error
+
+
+def test_private_addresses_are_off_in_production_and_on_in_development() -> None:
+    from tests.test_hardening_settings import settings_of
+
+    assert settings_of("WEBHOOKS_ALLOW_PRIVATE_URLS") == {"WEBHOOKS_ALLOW_PRIVATE_URLS": False}
+    assert settings_of("WEBHOOKS_ALLOW_PRIVATE_URLS", DJANGO_DEBUG="1") == {"WEBHOOKS_ALLOW_PRIVATE_URLS": True}
+
+
+def test_a_session_keeps_its_connection_and_reads_at_most_1_kb() -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from core.net import Session
+
+    connections: list[int] = []
+
+    class KeepAlive(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def setup(self) -> None:
+            super().setup()
+            connections.append(1)
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            answer = b"x" * (5000 if self.path == "/long" else 2)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAlive)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with Session(timeout=5, allow_private=True) as session:
+            answers = [session.post(f"{base}/short", b"{}", {}) for _ in range(3)]
+            assert [a.body for a in answers] == [b"xx"] * 3 and len(connections) == 1
+            long = session.post(f"{base}/long", b"{}", {})
+            assert long.ok and long.body == b"x" * 1024  # the rest is never read: the connection goes
+            assert session.post(f"{base}/short", b"{}", {}).ok and len(connections) == 2
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -40,17 +40,18 @@ from billing.batches.outbound.alerts import tell_staff_endpoint_disabled
 from billing.batches.outbound.signing import event_body, signed_headers
 from billing.models import DeliveryStatus, MerchantEvent, WebhookDelivery, WebhookEndpoint
 from billing.rules.webhook_retries import next_attempt_at
-from core.net import Answer, UnsafeURL, post
+from core.net import Answer, Session, UnsafeURL
 
 log = logging.getLogger("billing.webhooks")
 
 FAN_OUT_PAGE = 100
 FAN_OUT_PAGES_PER_PASS = 20  # then deliver: a backlog of events is fanned out over several passes
-QUEUE_PAGE = 25
+QUEUE_PAGE = 50
+RUN_SIZE = 50  # deliveries claimed together (the head and the due ones right after it)
 RESPONSE_BYTES = 1024
 
 # What the pass counts (the --json summary's keys).
-PASS_COUNTS = ("endpoints", "queued", "succeeded", "failed", "abandoned", "busy", "lost_lease", "disabled")
+PASS_COUNTS = ("endpoints", "queued", "succeeded", "failed", "abandoned", "busy", "lost_lease", "disabled", "errors")
 
 
 @dataclass
@@ -81,9 +82,10 @@ class PassSummary:
 
     def line(self) -> str:
         c = self.counts
+        errors = f", {c['errors']} endpoint(s) not served (DynamoDB errors)" if c["errors"] else ""
         return (f"webhooks: {c['endpoints']} endpoint(s), {c['queued']} queued, {c['succeeded']} delivered, "
-                f"{c['failed']} failed (to retry), {c['abandoned']} abandoned, {c['disabled']} endpoint(s) disabled "
-                f"in {self.elapsed:.1f}s")
+                f"{c['failed']} failed (to retry), {c['abandoned']} abandoned, {c['disabled']} endpoint(s) disabled"
+                f"{errors} in {self.elapsed:.1f}s")
 
 
 def sender_id() -> str:
@@ -151,12 +153,19 @@ class Sender:
     # --- one endpoint -------------------------------------------------------------------
 
     def serve_endpoint(self, endpoint: WebhookEndpoint, summary: PassSummary, stop: threading.Event) -> None:
+        mine = PassSummary()  # this endpoint's share, added to its counts for /metrics
         try:
             self._count(summary, "queued", self.fan_out(endpoint))
-            self.deliver(endpoint, summary, stop)
-        except Exception:
+            self.deliver(endpoint, mine, stop)
+        except Exception:  # noqa: BLE001 - DynamoDB's trouble with one endpoint: the others go on
             log.exception("webhook endpoint %s: pass failed", endpoint.EndpointId)
-            raise
+            self._count(summary, "errors")
+        finally:
+            with self._lock:
+                summary.counts.update({k: v for k, v in mine.counts.items() if k != "endpoints"})
+            if mine.counts["succeeded"] or mine.counts["failed"] or mine.counts["abandoned"]:
+                access.count_attempts(endpoint.EndpointId, succeeded=mine.counts["succeeded"],
+                                      failed=mine.counts["failed"], abandoned=mine.counts["abandoned"])
 
     def fan_out(self, endpoint: WebhookEndpoint) -> int:
         """Turn the settled events after the endpoint's cursor into its deliveries."""
@@ -166,10 +175,8 @@ class Sender:
             events, _ = access.events_after(endpoint.Cursor, limit=FAN_OUT_PAGE, until=until)
             if not events:
                 break
-            for event in events:
-                if endpoint.wants(event.Type):
-                    queued += access.queue_delivery(endpoint.EndpointId, event_id=event.EventId,
-                                                    event_type=event.Type, payload=body_of(event))
+            queued += access.queue_deliveries(endpoint.EndpointId, [
+                (event.EventId, event.Type, body_of(event)) for event in events if endpoint.wants(event.Type)])
             last = events[-1].EventId
             if not access.advance_cursor(endpoint, last):
                 # Another sender moved it: our puts were the same as its (put if absent).
@@ -184,67 +191,109 @@ class Sender:
     def deliver(self, endpoint: WebhookEndpoint, summary: PassSummary, stop: threading.Event) -> None:
         """The endpoint's deliveries, oldest first, until its queue is empty, its head
         must wait, or another sender has it."""
+        with Session(timeout=self.config.timeout, allow_private=self.config.allow_private,
+                     max_body=RESPONSE_BYTES) as session:
+            self._deliver(endpoint, summary, stop, session)
+
+    def _deliver(self, endpoint: WebhookEndpoint, summary: PassSummary, stop: threading.Event,
+                 session: Session) -> None:
         while not stop.is_set():
             page = access.queue_page(endpoint, limit=QUEUE_PAGE)
             if not page:
                 return
-            done_through, go_on = None, True
-            for delivery in page:
-                if delivery.finished:
-                    done_through = delivery.SK
-                    continue
-                outcome = self.try_head(endpoint, delivery, summary)
-                if outcome == DeliveryStatus.SUCCEEDED:
-                    done_through = delivery.SK
-                    if stop.is_set():
-                        go_on = False
-                        break
-                    continue
-                go_on = False
-                break
-            if done_through is not None:
-                access.advance_done_through(endpoint, done_through)
-            if not go_on or len(page) < QUEUE_PAGE or not endpoint.enabled:
+            first = next((n for n, d in enumerate(page) if not d.finished), len(page))
+            done_through = page[first - 1].SK if first else None
+            go_on = True
+            if first < len(page):
+                go_on, sent_through = self.send_run(endpoint, page[first:], summary, stop, session)
+                done_through = sent_through or done_through
+            if done_through is not None and not access.advance_done_through(endpoint, done_through):
+                return  # another sender moved it, or something was queued meanwhile: the next pass reads again
+            # A short page handled to its end was the whole queue; a run cut short (its
+            # lease's time ran out) goes on with a fresh read.
+            if not go_on or not endpoint.enabled or (len(page) < QUEUE_PAGE and done_through == page[-1].SK):
                 return
 
-    def try_head(self, endpoint: WebhookEndpoint, delivery: WebhookDelivery, summary: PassSummary) -> str:
-        """Attempt the head delivery if it is due and free: its outcome, or "wait"/"busy"."""
+    def send_run(self, endpoint: WebhookEndpoint, queue: list[WebhookDelivery], summary: PassSummary,
+                 stop: threading.Event, session: Session) -> tuple[bool, str | None]:
+        """Send the head and the due deliveries right after it, in order, each only after the
+        one before succeeded. They are claimed together (one transaction: a quiet endpoint's
+        deliveries cost two requests per run, not per delivery) and none is posted unless
+        its POST ends well inside the lease. (go on with the next page, the key up to which
+        every delivery succeeded and was recorded)."""
         now = access.utc_now()
         stamp = access.iso_time(now)
-        if delivery.LeaseUntil and delivery.LeaseUntil >= stamp:
-            self._count(summary, "busy")
-            return "busy"
-        if delivery.NextAttemptAt and delivery.NextAttemptAt > stamp:
-            return "wait"
-        if not access.claim_delivery(delivery, owner=self.owner, now=now, lease=self.config.lease):
-            self._count(summary, "busy")
-            return "busy"
-        return self.attempt(endpoint, delivery, summary)
 
-    def attempt(self, endpoint: WebhookEndpoint, delivery: WebhookDelivery, summary: PassSummary) -> str:
-        """Post the claimed delivery, record how it went; the outcome."""
+        def free(d: WebhookDelivery) -> bool:
+            return not (d.LeaseUntil and d.LeaseUntil >= stamp)
+
+        def due(d: WebhookDelivery) -> bool:
+            return not (d.NextAttemptAt and d.NextAttemptAt > stamp)
+
+        head = queue[0]
+        if not free(head):
+            self._count(summary, "busy")
+            return False, None
+        if not due(head):
+            return False, None
+        run = [head]
+        for delivery in queue[1:RUN_SIZE]:
+            if delivery.finished or not free(delivery) or not due(delivery):
+                break
+            run.append(delivery)
+        if not access.claim_deliveries(run, owner=self.owner, now=now, lease=self.config.lease):
+            run = [head]
+            if not access.claim_delivery(head, owner=self.owner, now=now, lease=self.config.lease):
+                self._count(summary, "busy")
+                return False, None
+        # A POST may take the whole timeout: none starts unless it ends a second before the lease.
+        last_start = now + self.config.lease - timedelta(seconds=self.config.timeout + 1)
+        successes: list[tuple[WebhookDelivery, int, str, int]] = []
+        go_on = True
+        for n, delivery in enumerate(run):
+            if n and (stop.is_set() or access.utc_now() >= last_start):
+                # Given back unsent (uncounted): this loop claims them again with a fresh lease.
+                access.release_claims(run[n:], owner=self.owner)
+                go_on = not stop.is_set()
+                break
+            answer, response = self.post(endpoint, delivery, session)
+            if answer.ok:
+                successes.append((delivery, int(answer.status), response, answer.duration_ms))
+                continue
+            self.record_failure(endpoint, delivery, answer, response, summary)
+            access.release_claims(run[n + 1:], owner=self.owner)
+            go_on = False
+            break
+        if not successes:
+            return go_on, None
+        recorded = access.record_successes(successes, owner=self.owner)
+        self._count(summary, "succeeded", recorded)
+        self._count(summary, "lost_lease", len(successes) - recorded)
+        if endpoint.FailingSince:
+            access.clear_endpoint_failing(endpoint.EndpointId)
+            endpoint.FailingSince = None
+        # Only a run recorded whole moves DoneThrough (a lost lease: another sender has it).
+        return go_on, (successes[-1][0].SK if recorded == len(successes) else None)
+
+    def post(self, endpoint: WebhookEndpoint, delivery: WebhookDelivery, session: Session) -> tuple[Answer, str]:
+        """POST one claimed delivery, signed now: the answer, and what to log of it."""
         now = access.utc_now()
         headers = signed_headers(delivery.Payload, message_id=delivery.EventId, at=now,
                                  signing_secrets=signing_secrets(endpoint, now))
         if self.on_attempt:
             self.on_attempt(delivery, self.owner)
         try:
-            answer = post(endpoint.Url, delivery.Payload.encode(), headers, timeout=self.config.timeout,
-                          allow_private=self.config.allow_private, max_body=RESPONSE_BYTES)
+            answer = session.post(endpoint.Url, delivery.Payload.encode(), headers)
         except UnsafeURL as refused:
             answer = Answer(None, b"", f"refused by the SSRF guard: {refused}", 0)
         response = answer.body.decode("utf-8", "replace") if answer.status is not None else (answer.error or "")
-        if answer.ok:
-            recorded = access.record_attempt(delivery, owner=self.owner, status=DeliveryStatus.SUCCEEDED,
-                                             code=answer.status, response=response,
-                                             duration_ms=answer.duration_ms, next_attempt=None)
-            if endpoint.FailingSince:
-                access.clear_endpoint_failing(endpoint.EndpointId)
-                endpoint.FailingSince = None
-            self._count(summary, "succeeded" if recorded else "lost_lease")
-            return DeliveryStatus.SUCCEEDED
+        return answer, response
+
+    def record_failure(self, endpoint: WebhookEndpoint, delivery: WebhookDelivery, answer: Answer, response: str,
+                       summary: PassSummary) -> str:
+        """Schedule the failed delivery's retry, or abandon it (and disable its endpoint)."""
         failed_at = access.utc_now()
-        first = datetime.fromisoformat(delivery.FirstAttemptAt) if delivery.FirstAttemptAt else now
+        first = datetime.fromisoformat(delivery.FirstAttemptAt) if delivery.FirstAttemptAt else failed_at
         retry = next_attempt_at(first_attempt=first, attempts=int(delivery.Attempts), failed_at=failed_at,
                                 rand=random.random())
         status = DeliveryStatus.FAILED if retry is not None else DeliveryStatus.ABANDONED

@@ -28,6 +28,17 @@ class Command(BillingCommand):
                             help="seconds between passes that found nothing to send (default 1)")
         parser.add_argument("--json", action="store_true", help="print each pass's summary as one JSON line")
 
+    def execute(self, *args: Any, **options: Any) -> Any:
+        # With --json, a log gets one JSON line whatever happens: a summary, or the error
+        # that stopped the command (exit status 1), as the daily batches do.
+        try:
+            return super().execute(*args, **options)
+        except CommandError as error:
+            if options.get("json") and not getattr(error, "summary_printed", False):
+                (options.get("stdout") or self.stdout).write(json.dumps(
+                    {"kind": "webhooks", "outcome": "error", "error": str(error)}, sort_keys=True))
+            raise
+
     def handle(self, *args: Any, **options: Any) -> None:
         if options["workers"] < 1:
             raise CommandError("--workers must be at least 1")
@@ -41,7 +52,13 @@ class Command(BillingCommand):
 
         with stop_on_signals(stop):
             if options["once"]:
-                report(sender.run_pass(stop))
+                summary = sender.run_pass(stop)
+                report(summary)
+                if summary.counts["errors"]:
+                    # cron sees it; the next pass serves those endpoints again
+                    error = CommandError(f"{summary.counts['errors']} endpoint(s) not served: DynamoDB errors (logged)")
+                    error.summary_printed = True
+                    raise error
                 return
             total = sender.run_forever(stop, sleep=options["sleep"],
                                        on_pass=lambda s: report(s) if s.counts["queued"] or s.counts["succeeded"]
