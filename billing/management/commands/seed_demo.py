@@ -18,6 +18,7 @@ from billing.actions.refunds import refund_receipt
 from billing.actions.switch import switch
 from billing.batches import charge_key, take_payment
 from billing.exceptions import ConditionFailed
+from billing.management.demo_tax import TAX_CUSTOMERS, give_invoices
 from billing.models import Account, Card, Subscription
 from billing.rules.lifecycle import CancelMode
 from billing.rules.schedule import add_months, anchor_date, first_payment_date, period_end, reminder_date
@@ -62,6 +63,11 @@ DEMO_ACCOUNTS: list[tuple[str, list[tuple[str, int | None]]]] = [
     ("grace@example.com", [("NEWS-DAILY", 28), ("CLOUD-200", 31)]),
     ("alan@example.com", [("MUSIC-FAMILY", 29)]),
     ("edsger@example.com", [("COFFEE-BOX", 12), ("GYM-CITY", 5)]),
+    # Invoices with VAT (billing/management/demo_tax.py): an Italian consumer, a German
+    # business (reverse charge), a French consumer (OSS); cloud storage is priced in euros.
+    ("giulia@example.it", [("CLOUD-200", 3)]),
+    ("buchhaltung@example.de", [("CLOUD-200", 10)]),
+    ("camille@example.fr", [("CLOUD-200", 20)]),
 ]
 
 
@@ -85,12 +91,15 @@ def access_token(card: Card) -> CardToken:
     return CardToken(token=d.Token, brand=d.Brand, last4=d.Last4, exp_month=d.ExpMonth, exp_year=d.ExpYear)
 
 
-def demo_wallet(gateway: PaymentGateway, account: Account, today: date, *, two_cards: bool) -> list[Card]:
+def demo_wallet(gateway: PaymentGateway, account: Account, today: date, *, two_cards: bool,
+                address: str | None = None) -> list[Card]:
     """The account's wallet as a customer would have made it: a default Visa and, for the
     demo customer, a Mastercard (with Stripe, payment methods of the account's Stripe
-    customer, on localstripe's test numbers)."""
+    customer, on localstripe's test numbers); ``address``: the card's billing address."""
     customer = payment_customer(account)
     numbers = DEMO_CARDS if two_cards else DEMO_CARDS[:1]
+    if address:
+        numbers = [(name, address) for name, _ in numbers]
     cards = []
     for n, (name, address) in enumerate(numbers):
         token = demo_card(gateway, name, exp_year=today.year + 3 - n, customer=customer)
@@ -231,7 +240,8 @@ class Command(BillingCommand):
             if access.get_account_id_for_user(user.pk):
                 continue
             account = access.create_account(email, user_id=user.pk, name=email.split("@")[0].title())
-            wallet = demo_wallet(gateway, account, today, two_cards=email == CUSTOMER_EMAIL)
+            wallet = demo_wallet(gateway, account, today, two_cards=email == CUSTOMER_EMAIL,
+                                 address=TAX_CUSTOMERS[email][0] if email in TAX_CUSTOMERS else None)
             made = {}
             for n, (sku, payment_day) in enumerate(subs):
                 day = payment_day or today.day
@@ -284,6 +294,8 @@ class Command(BillingCommand):
                 show_a_dispute(made, today)
             if email == "grace@example.com":
                 show_plan_changes(account, made, today)
+            if email in TAX_CUSTOMERS:
+                give_invoices(email, made, today)
             seeded += 1
 
         self.stdout.write(f"seeded {seeded} new demo account(s); {len(DEMO_ACCOUNTS) - seeded} already there")
