@@ -15,18 +15,21 @@ from decimal import Decimal
 
 import pytest
 from django.core import mail
+from django.urls import reverse
 from django.utils import translation
 
 from billing import access
+from billing.batches.payments import receipt_subject
 from billing.models import Receipt, Refund
 from billing.notify import send_credit_note
 from billing.rules.invoice import credit_note_of, invoice_of
 from billing.rules.tax import REVERSE_CHARGE_NOTE, Buyer, Seller
 from billing.views.receipt_pdf import render_credit_note_pdf
 from core.localformat import local_date
+from core.mail import send_customer_email
 from core.pages import today
 from tests.billing.test_portal_receipt_pages import SELLER
-from tests.builders import subscribe
+from tests.builders import make_user, subscribe
 
 pytestmark = pytest.mark.django_db
 
@@ -197,3 +200,31 @@ def test_the_credit_note_e_mail(customer) -> None:
     for value in (note.Number, note.InvoiceNumber, "-€10.00", "-€2.00", "-€12.00", "20%",
                   f"/credit-notes/{note.Number}/"):
         assert value in body, value
+
+
+def test_the_staff_account_page_shows_the_invoice_tax_and_its_credit_notes(customer, client) -> None:
+    receipt, note = refunded_with_note(customer, CASES["reverse_charge"], 400)
+    client.force_login(make_user("clerk@rpay.localhost", staff=True))
+    html = client.get(reverse("admin:staff_account", args=[customer.account_id])).content.decode()
+    tax = html.split('data-testid="receipt-tax">', 1)[1].split("</small>", 1)[0]
+    assert "10.00 EUR" in tax and "0%" in tax and "reverse_charge" in tax and GERMAN_VAT in tax
+    assert 'data-testid="receipt-credit-note">' in html and note.Number in html and "-4.00 EUR" in html
+
+
+def test_the_payment_e_mail_of_an_invoice_carries_its_fields(customer) -> None:
+    case = CASES["oss"]
+    receipt = invoice_receipt(customer, case)
+    assert str(receipt_subject(receipt)).startswith(f"Invoice {receipt.Number}: ")
+    mail.outbox.clear()
+    send_customer_email("receipt", customer.email, receipt_subject(receipt), language="it", context={
+        "product": receipt.ProductName, "amount": "12,00 €", "billing_date": receipt.BillingDate,
+        "period_start": receipt.PeriodStart, "period_end": receipt.PeriodEnd, "card": "Visa", "charge_id": "ch_tax",
+        "next_payment": receipt.PeriodEnd, "receipt_number": receipt.Number, "receipt_path": "/receipts/x/",
+        "doc": invoice_of(receipt)})
+    [message] = mail.outbox
+    assert message.subject.startswith(f"Fattura {receipt.Number}: ")
+    body = message.body.replace("\xa0", " ")
+    for value in (receipt.Number, SELLER_NAME, SELLER_VAT, "Giulia Bianchi", "Imponibile: 10,00 €", "IVA: 2,00 €",
+                  "20%", "Totale: 12,00 €", "La tua fattura"):
+        assert value in body, value
+    assert "Partita IVA" in message.alternatives[0][0]
