@@ -228,3 +228,4 @@ def test_the_payment_e_mail_of_an_invoice_carries_its_fields(customer) -> None:
                   "20%", "Totale: 12,00 €", "La tua fattura"):
         assert value in body, value
     assert "Partita IVA" in message.alternatives[0][0]
+
