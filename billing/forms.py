@@ -18,11 +18,13 @@ from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
-from billing.models import Product
+from billing.models import Account, Product
 from billing.rules.coupons import MAX_CODE_LENGTH, CouponRefusal
 from billing.rules.lifecycle import CANCEL_REASONS, MAX_PAUSE_PAYMENTS, CancelMode
 from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
+from billing.rules.vat_numbers import VatCheck, VatProblem, compact, vat_number_problem
 from core.cardforms import NEW_CARD, CardFields
+from core.countries import country_choices, country_name
 from core.localformat import local_date
 from core.money import format_with_symbol
 
@@ -113,6 +115,65 @@ class VersionedForm(forms.Form):
 
 
 
+class CountryChoiceField(forms.ChoiceField):
+    """A country from the list (ISO 3166 alpha-2), named in the customer's language."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("choices", lambda: [("", gettext("Choose a country")), *country_choices()])
+        kwargs.setdefault("widget", forms.Select(attrs={"autocomplete": "country"}))
+        super().__init__(**kwargs)
+
+
+class TaxIdentityFields(forms.Form):
+    """The customer's billing country (required: the VAT of each invoice follows it) and
+    VAT number (optional: a business's, checked by format and check digit here; VIES, when
+    on, is asked by the page after)."""
+
+    billing_country = CountryChoiceField(
+        label=_("Billing country"), help_text=_("The country you live in, or your business is established in: "
+                                                "the VAT on your invoices follows it."),
+        error_messages={"required": _("Choose your billing country.")})
+    vat_number = forms.CharField(
+        label=_("VAT number (businesses, optional)"), max_length=30, required=False,
+        help_text=_("With its country prefix, for example IT00743110157."),
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}))
+
+    def clean_vat_number(self) -> str:
+        return compact(self.cleaned_data.get("vat_number") or "")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        number, country = data.get("vat_number"), data.get("billing_country")
+        if number and "vat_number" not in self.errors:
+            problem = vat_number_problem(number, country)
+            if problem == VatProblem.INVALID:
+                self.add_error("vat_number", forms.ValidationError(
+                    _("This is not a valid EU VAT number: check its country prefix and digits."),
+                    code="invalid_vat_number"))
+            elif problem == VatProblem.COUNTRY:
+                self.add_error("vat_number", forms.ValidationError(
+                    _("This VAT number is not of your billing country (%(country)s)."),
+                    code="vat_number_country", params={"country": country_name(country)}))
+        return data
+
+
+class TaxIdentityForm(TaxIdentityFields):
+    """The account page's billing country and VAT number."""
+
+
+def vat_status(account: Account) -> str:
+    """How far the account's VAT number was checked, in words."""
+    if not account.VatNumber:
+        return ""
+    if account.VatNumberCheck == VatCheck.VIES and account.VatCheckedAt:
+        return gettext("confirmed by VIES on %(date)s") % {"date": local_date(account.VatCheckedAt, "j F Y")}
+    return gettext("format valid")
+
+
+def vies_refused_error() -> str:
+    return gettext("The EU's VIES service says this VAT number is not registered. Check it, or leave it empty.")
+
+
 def product_label(product: Product) -> str:
     """A product as the subscribe page offers it: name, monthly price, and its free trial."""
     label = gettext("{name} — {price} a month").format(
@@ -122,7 +183,7 @@ def product_label(product: Product) -> str:
     return label
 
 
-class SubscribeForm(CardFields):
+class SubscribeForm(CardFields, TaxIdentityFields):
     product = forms.ChoiceField(label=_("Product"), widget=forms.RadioSelect)
     payment_day = forms.TypedChoiceField(
         label=_("Payment day"), coerce=int, help_text=PAYMENT_DAY_HELP,
@@ -136,7 +197,7 @@ class SubscribeForm(CardFields):
     coupon = forms.CharField(label=_("Coupon code (optional)"), required=False, max_length=MAX_CODE_LENGTH + 8)
 
     field_order = ["product", "payment_day", "coupon", "saved_card", "card_number", "exp_month", "exp_year", "cvc",
-                   "cardholder", "billing_address"]
+                   "cardholder", "billing_address", "billing_country", "vat_number"]
 
     def __init__(self, *args: Any, products: list[Product], first_dates: dict[int, date] | None = None,
                  cards: list[tuple[str, str]] | None = None, **kwargs: Any) -> None:
@@ -163,7 +224,8 @@ class SubscribeForm(CardFields):
     @sensitive_variables()
     def clean(self) -> dict[str, Any]:
         if self.saved_card_id:
-            return forms.Form.clean(self)  # no expiry to check: the wallet card's was
+            # No expiry to check (the wallet card's was): the tax identity's checks only.
+            return TaxIdentityFields.clean(self)
         return super().clean()
 
 

@@ -91,6 +91,18 @@ class Account(BillingItem, discriminator="Account"):
     # When the account was closed (billing/actions/data_rights.py): its personal data is
     # erased, only its receipts' invoice fields remain, until their TTL.
     ClosedDate = UnicodeAttribute(null=True)
+    # The customer's tax identity (billing/actions/tax_identity.py): the country the VAT
+    # follows (ISO 3166 alpha-2, as the customer declared it) and an optional VAT number
+    # (compact, with its prefix: "IT00743110157"), checked offline (``VatNumberCheck``
+    # "format") or confirmed by the EU's VIES service ("vies", on ``VatCheckedAt``). Both
+    # copied onto each live subscription, which the payment run reads alone.
+    BillingCountry = UnicodeAttribute(null=True)
+    VatNumber = UnicodeAttribute(null=True)
+    VatNumberCheck = UnicodeAttribute(null=True)
+    VatCheckedAt = UnicodeAttribute(null=True)
+    # The default card's country as its issuer says (the evidence of where the customer
+    # is, beside the declared country): staff see the account flagged when they differ.
+    CardCountry = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -139,6 +151,8 @@ class PaymentDetails(MapAttribute):
     # payment run reminds instead of retrying, with no extra read), and because it belongs
     # to this card: a card replaced is a new map, and the next charge goes to the new card.
     AwaitingCharge = UnicodeAttribute(null=True)
+    # The card's country as its issuer says (Stripe's ``card.country``): tax evidence.
+    Country = UnicodeAttribute(null=True)
 
 
 class Card(BillingItem, discriminator="Card"):
@@ -170,16 +184,19 @@ class Card(BillingItem, discriminator="Card"):
 # A subscription's coupon (docs/MONEY.md "Coupons") is in both projections: the
 # payment run charges the discounted amount and the reminder shows it, with no extra read.
 COUPON_ATTRIBUTES = ("CouponCode", "CouponPercentOff", "CouponAmountOff", "CouponPaymentsLeft")
+# The buyer's tax identity (the account's copy): the run taxes the charge, and the reminder
+# announces it, with no extra read.
+TAX_ATTRIBUTES = ("BillingCountry", "VatNumber")
 GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
     "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay", "NextReminderDate", "Language",
-    *COUPON_ATTRIBUTES,
+    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES,
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
-    *COUPON_ATTRIBUTES,
+    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES,
 ]
 
 # The hash keys of both due indexes: a date and a write shard. One date's
@@ -296,6 +313,10 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # subscribing and never changed; the first charge is due the day after
     # (``NextPaymentDate``), ``PaidThroughDate`` starts at this day (served free).
     TrialEnd = UnicodeAttribute(null=True)
+    # The account's tax identity (``Account.BillingCountry``, ``Account.VatNumber``),
+    # copied here by the action that changes it, so a charge's VAT needs no other read.
+    BillingCountry = UnicodeAttribute(null=True)
+    VatNumber = UnicodeAttribute(null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -343,24 +364,22 @@ class Refund(MapAttribute):
     RequestId = UnicodeAttribute(null=True)
 
 
-class InvoiceLine(MapAttribute):
-    """One line of an invoice (or of the credit note correcting it), in minor units of the
-    receipt's currency: a credit note's figures are negative."""
+class TaxLineMap(MapAttribute):
+    """One line of an invoice or credit note: what it is for, its days and its tax."""
 
-    Description = UnicodeAttribute()
+    Description = UnicodeAttribute(null=True)
     PeriodStart = UnicodeAttribute(null=True)
     PeriodEnd = UnicodeAttribute(null=True)
-    Net = NumberAttribute()
-    TaxRate = UnicodeAttribute()  # percent as a string: "22", "25.5", "0"
+    Net = NumberAttribute()  # minor units (negative on a credit note)
+    TaxRate = UnicodeAttribute()
     Tax = NumberAttribute()
     Gross = NumberAttribute()
 
 
-class SellerSnapshot(MapAttribute):
-    """The seller as it was when the invoice was issued: an invoice is never edited, so
-    later changes to the business's profile do not reach it."""
+class SellerMap(MapAttribute):
+    """The seller as printed on an invoice (a snapshot: an invoice is never edited)."""
 
-    Name = UnicodeAttribute()
+    Name = UnicodeAttribute(null=True)
     Address = UnicodeAttribute(null=True)
     Country = UnicodeAttribute(null=True)
     VatNumber = UnicodeAttribute(null=True)
@@ -428,17 +447,17 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # form showed, so two tabs open on the same receipt make one refund, not two.
     RefundClaim = UnicodeAttribute(null=True)
     RefundClaimAt = UnicodeAttribute(null=True)
-    # The invoice's tax (VAT) figures, written with the receipt by the payment run: a
-    # receipt without ``Net`` is an old, tax-blind one, shown as a plain receipt.
-    # ``ProcessedAmount`` stays the gross charged.
+    # The invoice's tax (billing/access/tax_ledger.py), written once with the receipt and
+    # never changed: ``ProcessedAmount`` is its gross, ``Net + Tax``. Absent (no ``Net``):
+    # a receipt written before taxes were kept, shown as before.
     Net = NumberAttribute(null=True)  # minor units
     Tax = NumberAttribute(null=True)  # minor units
-    TaxRate = UnicodeAttribute(null=True)  # percent as a string: "22", "25.5", "0"
-    TaxCountry = UnicodeAttribute(null=True)  # whose VAT it is
-    TaxTreatment = UnicodeAttribute(null=True)  # billing.rules.tax.Treatment
+    TaxRate = UnicodeAttribute(null=True)  # percent: "22", "25.5", "0"
+    TaxCountry = UnicodeAttribute(null=True)
+    TaxTreatment = UnicodeAttribute(null=True)  # a billing.rules.tax.Treatment
     PricesIncludeTax = BooleanAttribute(null=True)
-    TaxLines = ListAttribute(of=InvoiceLine, null=True)
-    Seller = SellerSnapshot(null=True)
+    TaxLines = ListAttribute(of=TaxLineMap, null=True)
+    Seller = SellerMap(null=True)  # the seller as it was when invoiced
     BuyerCountry = UnicodeAttribute(null=True)
     BuyerVatNumber = UnicodeAttribute(null=True)
     BuyerName = UnicodeAttribute(null=True)
@@ -472,41 +491,6 @@ class Receipt(BillingItem, discriminator="Receipt"):
         return int(self.ProcessedAmount) - int(self.RefundedAmount or 0)
 
 
-class CreditNote(BillingItem, discriminator="CreditNote"):
-    """The invoice a refund corrects, in negative figures: its own yearly number series
-    (``CN-2026-000001``), the invoice's number, the tax per rate as the invoice bore it.
-    Written in the refund's own write; never edited."""
-
-    pk_template = ACCOUNT_PK
-    sk_template = KeyTemplate("CRN#{issued_date}#{number}")
-
-    Number = UnicodeAttribute()
-    InvoiceNumber = UnicodeAttribute(null=True)
-    ReceiptSK = UnicodeAttribute()
-    RefundId = UnicodeAttribute(null=True)
-    IssuedAt = UnicodeAttribute()
-    Currency = UnicodeAttribute()
-    Net = NumberAttribute()  # negative, minor units
-    Tax = NumberAttribute()  # negative
-    Gross = NumberAttribute()  # negative: the amount refunded
-    TaxRate = UnicodeAttribute(null=True)
-    TaxCountry = UnicodeAttribute(null=True)
-    TaxTreatment = UnicodeAttribute(null=True)
-    TaxLines = ListAttribute(of=InvoiceLine, null=True)
-    Seller = SellerSnapshot(null=True)
-    BuyerCountry = UnicodeAttribute(null=True)
-    BuyerVatNumber = UnicodeAttribute(null=True)
-    BuyerName = UnicodeAttribute(null=True)
-    BillingAddress = UnicodeAttribute(null=True)
-    Reason = UnicodeAttribute(null=True)
-    Language = UnicodeAttribute(null=True)
-    TTL = TTLAttribute(null=True)
-
-    @property
-    def account_id(self) -> str:
-        return ACCOUNT_PK.parse(self.PK)["account_id"]
-
-
 class ReceiptCounter(BillingItem, discriminator="ReceiptCounter"):
     """The last receipt number handed out in a year (sequential per seller: one seller
     per table). Moved on only by an atomic UpdateItem ADD of a whole block of numbers
@@ -531,6 +515,76 @@ class ReceiptNumberLookup(BillingItem, discriminator="ReceiptNumberLookup"):
     AccountId = UnicodeAttribute()
     ReceiptSK = UnicodeAttribute()
     TTL = TTLAttribute(null=True)  # the receipt's own: the look-up goes when it does
+
+
+class CreditNote(BillingItem, discriminator="CreditNote"):
+    """A refund's invoice correction (billing/access/credit_notes.py): negative net, tax
+    and gross, the refund's share of the invoice it corrects (``InvoiceNumber``), written
+    in the refund's own transaction; never changed."""
+
+    pk_template = ACCOUNT_PK
+    sk_template = KeyTemplate("CRN#{issued}#{number}")
+
+    Number = UnicodeAttribute()  # CN-<year>-<6 digits>, ``CreditNoteCounter``
+    InvoiceNumber = UnicodeAttribute(null=True)
+    ReceiptSK = UnicodeAttribute()
+    RefundId = UnicodeAttribute()
+    IssuedAt = UnicodeAttribute()
+    Currency = UnicodeAttribute()
+    Net = NumberAttribute()  # minor units, negative
+    Tax = NumberAttribute()
+    Gross = NumberAttribute()
+    TaxRate = UnicodeAttribute(null=True)
+    TaxCountry = UnicodeAttribute(null=True)
+    TaxTreatment = UnicodeAttribute(null=True)
+    TaxLines = ListAttribute(of=TaxLineMap, null=True)
+    Seller = SellerMap(null=True)
+    BuyerCountry = UnicodeAttribute(null=True)
+    BuyerVatNumber = UnicodeAttribute(null=True)
+    BuyerName = UnicodeAttribute(null=True)
+    BillingAddress = UnicodeAttribute(null=True)
+    Reason = UnicodeAttribute(null=True)
+    Language = UnicodeAttribute(null=True)
+    TTL = TTLAttribute(null=True)  # the invoice's own
+
+    @property
+    def account_id(self) -> str:
+        return ACCOUNT_PK.parse(self.PK)["account_id"]
+
+
+class CreditNoteCounter(BillingItem, discriminator="CreditNoteCounter"):
+    """The last credit note number handed out in a year (``ReceiptCounter``'s twin: credit
+    notes have their own series)."""
+
+    pk_template = KeyTemplate("CRNSEQ#{year}")
+    sk_template = KeyTemplate("CRNSEQ#{year}")
+
+    LastNumber = NumberAttribute(default=0)
+
+
+class TaxTotal(BillingItem, discriminator="TaxTotal"):
+    """A quarter's running totals of one country, rate, currency and treatment (one of 16
+    shards: docs/TABLE.md), moved only by ``ADD`` in the transaction of the invoice or
+    credit note they count; or, ``RC#<BuyerVatNumber>#<Currency>``, the reverse-charge
+    sales to one business. The quarter's report sums the shards (one Query)."""
+
+    pk_template = KeyTemplate("TAXQ#{quarter}")
+    sk_template = KeyTemplate("{country}#{rate}#{currency}#{treatment}#{shard}")
+    # The reverse-charge sales to one business (the EC Sales List's figures).
+    reverse_charge_template: ClassVar[KeyTemplate] = KeyTemplate("RC#{vat_number}#{currency}")
+
+    Net = NumberAttribute(default=0)  # minor units
+    Tax = NumberAttribute(null=True)
+    Gross = NumberAttribute(null=True)
+    Invoices = NumberAttribute(null=True)  # invoices counted (credit notes do not count)
+
+    @property
+    def quarter(self) -> str:
+        return self.pk_template.parse(self.PK)["quarter"]
+
+    @property
+    def is_reverse_charge_sales(self) -> bool:
+        return self.SK.startswith("RC#")
 
 
 class WebhookEvent(BillingItem, discriminator="WebhookEvent"):
@@ -626,6 +680,9 @@ class TrialUse(BillingItem, discriminator="TrialUse"):
     SubId = UnicodeAttribute()  # the subscription that had it
     TrialEnd = UnicodeAttribute()
     CreatedDate = UnicodeAttribute()
+    # When its ``subscription.trial_will_end`` event was written: set in that event's own
+    # transaction, only if absent, so a re-run of the batch never writes it twice.
+    EndNoticeAt = UnicodeAttribute(null=True)
 
     @property
     def account_id(self) -> str:
@@ -812,6 +869,10 @@ class AuditAction(StrEnum):
     STAFF_DATA_EXPORTED = "staff.export_data"
     ACCOUNT_CLOSED = "account.closed"
     STAFF_CLOSE_ACCOUNT = "staff.close_account"
+    # The customer's billing country and VAT number (account and live subscriptions).
+    TAX_IDENTITY_CHANGED = "account.tax_identity_changed"
+    # The seller's business and tax profile (filed under ``SELLER_EVENTS_ACCOUNT``).
+    SELLER_PROFILE_CHANGED = "staff.seller_profile"
 
 
 # Catalogue changes belong to no customer: their audit events are filed in the
@@ -819,6 +880,8 @@ class AuditAction(StrEnum):
 CATALOG_EVENTS_ACCOUNT = "CATALOG"
 # Coupon changes likewise, in ``ACC#COUPONS`` (a coupon applied is in its account's).
 COUPON_EVENTS_ACCOUNT = "COUPONS"
+# The seller's profile changes likewise, in ``ACC#SELLER``.
+SELLER_EVENTS_ACCOUNT = "SELLER"
 
 
 class AuditEvent(BillingItem, discriminator="Event"):
@@ -836,9 +899,243 @@ class AuditEvent(BillingItem, discriminator="Event"):
     Note = UnicodeAttribute(null=True)
 
 
+class ApiKeyScope(StrEnum):
+    READ = "read"
+    WRITE = "write"  # reads too
+
+
+class ApiKey(BillingItem, discriminator="ApiKey"):
+    """A key of the REST API (docs/API.md): only the SHA-256 of the secret is kept, so the
+    table never holds a usable key. One partition, so a call's look-up is one GetItem by
+    the hash and the staff list is one Query (keys are few: made by hand)."""
+
+    pk_template = KeyTemplate("APIKEYS")
+    sk_template = KeyTemplate("KEY#{key_hash}")
+
+    KeyId = UnicodeAttribute()  # the first characters of the hash: what staff and the command name it by
+    Name = UnicodeAttribute()
+    Scope = UnicodeAttribute()  # an ApiKeyScope
+    Prefix = UnicodeAttribute()  # the key's first characters, shown so a person can tell keys apart
+    CreatedAt = UnicodeAttribute()
+    CreatedBy = UnicodeAttribute()
+    # Written at most once a minute (a conditional UpdateItem), so reads stay one GetItem.
+    LastUsedAt = UnicodeAttribute(null=True)
+    RevokedAt = UnicodeAttribute(null=True)
+    RevokedBy = UnicodeAttribute(null=True)
+
+    @property
+    def key_hash(self) -> str:
+        return self.sk_template.parse(self.SK)["key_hash"]
+
+    @property
+    def revoked(self) -> bool:
+        return bool(self.RevokedAt)
+
+
+class ApiRateWindow(BillingItem, discriminator="ApiRateWindow"):
+    """A key's calls in one fixed window (``API_RATE_LIMIT`` per ``API_RATE_WINDOW_SECONDS``):
+    one conditional UpdateItem ``ADD Calls :1`` per call, refused at the limit. The web
+    processes share nothing but the table, so the counter lives here; its TTL clears it."""
+
+    pk_template = KeyTemplate("APIRATE#{key_id}#{window}")
+    sk_template = KeyTemplate("APIRATE#{key_id}#{window}")
+
+    Calls = NumberAttribute(default=0)
+    TTL = TTLAttribute(null=True)
+
+
+class ApiIdempotency(BillingItem, discriminator="ApiIdempotency"):
+    """An ``Idempotency-Key`` of one API key: put (only if absent or expired) before the
+    write runs, holding the request's fingerprint; then its answer. A repeat within 24
+    hours replays the answer; another request with the same key is refused."""
+
+    pk_template = KeyTemplate("APIIDEM#{key_id}#{idempotency_key}")
+    sk_template = KeyTemplate("APIIDEM#{key_id}#{idempotency_key}")
+
+    Fingerprint = UnicodeAttribute()  # SHA-256 of the method, path and body
+    State = UnicodeAttribute()  # "running", then "done"
+    StartedAt = UnicodeAttribute()
+    ResponseStatus = NumberAttribute(null=True)
+    ResponseBody = UnicodeAttribute(null=True)  # the JSON answer, as sent
+    ExpiresAt = NumberAttribute()  # epoch seconds: a condition compares it (TTL deletes lazily)
+    TTL = TTLAttribute(null=True)
+class MerchantEventType(StrEnum):
+    """What a merchant's systems hear (``MerchantEvent.Type``): the webhooks' and the API's
+    event types. Each is written in the same transaction as the change it reports
+    (billing/access/outbox.py)."""
+
+    SUBSCRIPTION_CREATED = "subscription.created"
+    SUBSCRIPTION_ACTIVATED = "subscription.activated"  # its first payment confirmed
+    SUBSCRIPTION_UPDATED = "subscription.updated"  # payment day, card, coupon, a cancel undone
+    SUBSCRIPTION_SWITCHED = "subscription.switched"
+    SUBSCRIPTION_PAUSED = "subscription.paused"
+    SUBSCRIPTION_RESUMED = "subscription.resumed"
+    SUBSCRIPTION_CANCEL_SCHEDULED = "subscription.cancel_scheduled"  # ends at the end of the paid period
+    SUBSCRIPTION_CANCELLED = "subscription.cancelled"
+    SUBSCRIPTION_TRIAL_WILL_END = "subscription.trial_will_end"
+    PAYMENT_SUCCEEDED = "payment.succeeded"
+    PAYMENT_FAILED = "payment.failed"
+    PAYMENT_ACTION_REQUIRED = "payment.action_required"
+    REFUND_CREATED = "refund.created"
+    DISPUTE_CREATED = "dispute.created"
+    DISPUTE_CLOSED = "dispute.closed"
+    INVOICE_CREATED = "invoice.created"
+
+
+# An event's id: ``evt_`` + the UTC time of the change to the microsecond + 8 random hex
+# digits. Fixed width, so ids sort by time, across days too (``events_after``).
+MERCHANT_EVENT_ID = KeyTemplate("evt_{stamp}Z_{suffix}")
+
+
+class MerchantEvent(BillingItem, discriminator="MerchantEvent"):
+    """One event for the merchant's systems (the outbox): written in the same
+    TransactWriteItems as the change it reports, so neither exists without the other.
+    One partition per UTC day, sorted by id (= by time): ``events_after`` reads them in
+    order with one Query per day, never a Scan (docs/TABLE.md)."""
+
+    pk_template = KeyTemplate("EVT#{day}")
+    sk_template = MERCHANT_EVENT_ID
+
+    EventId = UnicodeAttribute()  # = SK
+    Type = UnicodeAttribute()  # a MerchantEventType
+    CreatedAt = UnicodeAttribute()  # UTC ISO-8601, to the microsecond, as in the id
+    AccountId = UnicodeAttribute()
+    ObjectType = UnicodeAttribute()  # subscription, receipt, payment, refund, dispute
+    ObjectId = UnicodeAttribute()
+    Data = JSONAttribute()  # the object as the API shows it (billing/rules/api_objects.py), at that moment
+    TTL = TTLAttribute(null=True)  # MERCHANT_EVENT_RETENTION_DAYS after it was made
+
+# --- outbound webhooks (docs/TABLE.md, "Outbound webhooks") ------------------------------
+
+
+class EndpointStatus(StrEnum):
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+
+
+class WebhookEndpoint(BillingItem, discriminator="WebhookEndpoint"):
+    """A merchant's URL that hears the ``MerchantEvent`` stream, signed by the Standard
+    Webhooks scheme. One partition for every endpoint, so listing them (the staff page, each
+    pass of the sender) is one Query: a site has tens of endpoints, never thousands.
+
+    The secret is stored as it is (``whsec_<base64>``), not hashed: the sender needs it to sign
+    every delivery (an HMAC key, unlike an API key, cannot be checked against a hash). The
+    table is encrypted at rest and only the web and batch roles read it; the pages show a
+    secret once, when it is made."""
+
+    pk_template = KeyTemplate("WHENDPOINTS")
+    sk_template = KeyTemplate("EP#{endpoint_id}")
+
+    EndpointId = UnicodeAttribute()
+    Url = UnicodeAttribute()
+    Description = UnicodeAttribute(null=True)
+    # The event types it wants; absent: every type.
+    EventTypes = ListAttribute(of=UnicodeAttribute, null=True)
+    Secret = UnicodeAttribute()
+    # After a rotation the old secret signs beside the new one until this time (UTC ISO).
+    PreviousSecret = UnicodeAttribute(null=True)
+    PreviousSecretUntil = UnicodeAttribute(null=True)
+    Status = UnicodeAttribute(default=EndpointStatus.ENABLED)
+    # The fan-out cursor: the last MerchantEvent id turned into this endpoint's deliveries.
+    Cursor = UnicodeAttribute()
+    # Every delivery whose key is at or before this is finished (succeeded or abandoned):
+    # the sender reads the endpoint's queue from here. Never after ``Cursor`` (billing/access/endpoints.py).
+    DoneThrough = UnicodeAttribute()
+    FailingSince = UnicodeAttribute(null=True)  # the first failure of the current run of failures
+    DisabledAt = UnicodeAttribute(null=True)
+    DisabledReason = UnicodeAttribute(null=True)  # "failing" (by the sender) or "staff"
+    # Counts the deliveries put just after the cursor (a test event, a resend): the sender's
+    # move of ``DoneThrough`` is conditioned on it, so it never steps over one it has not read.
+    Inserts = NumberAttribute(default=0)
+    CreatedAt = UnicodeAttribute()
+    CreatedBy = UnicodeAttribute()
+    UpdatedAt = UnicodeAttribute(null=True)
+
+    @property
+    def enabled(self) -> bool:
+        return self.Status == EndpointStatus.ENABLED
+
+    def wants(self, event_type: str) -> bool:
+        return not self.EventTypes or event_type in self.EventTypes
+
+
+class DeliveryStatus(StrEnum):
+    PENDING = "pending"  # not tried yet (or its attempt is in hand: ``LeaseUntil``)
+    FAILED = "failed"  # its last attempt failed; tried again at ``NextAttemptAt``
+    SUCCEEDED = "succeeded"
+    ABANDONED = "abandoned"  # failed for WEBHOOK_RETRY_DAYS: no more attempts (Resend makes one)
+
+
+UNFINISHED_DELIVERIES = (DeliveryStatus.PENDING, DeliveryStatus.FAILED)
+
+
+class WebhookDelivery(BillingItem, discriminator="WebhookDelivery"):
+    """One event for one endpoint, and how its attempts went: the endpoint's queue and its
+    delivery log at once. One partition per endpoint, sorted by the event's id (ids sort by
+    time), so "oldest first" is the partition's order and the log is one Query, newest
+    first. A test event or a resend gets a key just after the endpoint's cursor
+    (``<cursor>~<time>_<hex>``): after everything already queued, before any event to come.
+
+    An attempt is claimed by one conditional UpdateItem (status unfinished, ``Attempts``
+    as read, no live lease), which counts it and takes a lease: of several senders only one
+    makes each attempt, and a sender killed mid-attempt loses the lease, not the delivery."""
+
+    pk_template = KeyTemplate("WHDELIVERIES#{endpoint_id}")
+    sk_template = KeyTemplate("{position}")
+
+    EventId = UnicodeAttribute()
+    EventType = UnicodeAttribute()
+    # The event's body as sent (JSON text): fixed at fan-out, so every attempt signs the same bytes.
+    Payload = UnicodeAttribute()
+    Status = UnicodeAttribute(default=DeliveryStatus.PENDING)
+    Attempts = NumberAttribute(default=0)
+    CreatedAt = UnicodeAttribute()
+    NextAttemptAt = UnicodeAttribute(null=True)
+    FirstAttemptAt = UnicodeAttribute(null=True)
+    LeaseUntil = UnicodeAttribute(null=True)
+    LeaseOwner = UnicodeAttribute(null=True)
+    LastAttemptAt = UnicodeAttribute(null=True)
+    LastStatusCode = NumberAttribute(null=True)
+    LastResponse = UnicodeAttribute(null=True)  # the first 1 KB of the answer, or why there was none
+    LastDurationMs = NumberAttribute(null=True)
+    DeliveredAt = UnicodeAttribute(null=True)
+    Kind = UnicodeAttribute(null=True)  # "test" or "resend"; absent: an event of the stream
+    TTL = TTLAttribute(null=True)
+
+    @property
+    def endpoint_id(self) -> str:
+        return self.pk_template.parse(self.PK)["endpoint_id"]
+
+    @property
+    def finished(self) -> bool:
+        return self.Status not in UNFINISHED_DELIVERIES
+class SellerProfile(BillingItem, discriminator="SellerProfile"):
+    """The seller's business and tax profile (the staff page "Business & tax"): one item,
+    read once per payment run. Absent: the settings ``RPAY_SELLER`` and
+    ``RPAY_SELLER_COUNTRY`` (billing/access/seller.py)."""
+
+    pk_template = KeyTemplate("SELLER#profile")
+    sk_template = KeyTemplate("SELLER#profile")
+
+    LegalName = UnicodeAttribute()
+    Address = UnicodeAttribute(null=True)
+    Country = UnicodeAttribute()  # ISO 3166 alpha-2
+    VatNumber = UnicodeAttribute(null=True)  # compact, with its prefix
+    OssRegistered = BooleanAttribute(default=True)
+    # Under EUR 10,000 of cross-border EU consumer sales a year, charging its own VAT.
+    UnderThreshold = BooleanAttribute(default=False)
+    PricesIncludeTax = BooleanAttribute(default=True)
+    # Countries outside the EU the seller is registered in: country -> percent ("20", "7.7").
+    Registrations = MapAttribute(null=True)
+    UpdatedAt = UnicodeAttribute(null=True)
+    Version = VersionAttribute()
+
+
 ENTITIES: tuple[type[BillingItem], ...] = (
     Account, UserLink, Subscription, Receipt, Product, BatchRun, AuditEvent, SubIdLookup, TableMeta,
-    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse, CreditNote,
+    Card, ReceiptCounter, ReceiptNumberLookup, WebhookEvent, DisputeEntry, Coupon, TrialUse, ApiKey,
+    ApiRateWindow, ApiIdempotency, MerchantEvent, WebhookEndpoint, WebhookDelivery, CreditNote, CreditNoteCounter,
+    TaxTotal, SellerProfile,
 )
 
 
@@ -867,6 +1164,8 @@ class BillingPermission(django_models.Model):
             # The finance permission; its codename predates the roles and is kept.
             ("manage_money", "Can refund and retry payments"),
             ("manage_catalog", "Can add, edit and retire products"),
+            # The admin role (billing/migrations/0004_admin_role.py): the merchant's integrations.
+            ("manage_integrations", "Can manage webhook endpoints and API keys"),
         ]
 
     def __str__(self) -> str:

@@ -34,6 +34,8 @@ urlpatterns = [
     path("account/data/", views.download_data, name="download_data"),
     path("account/close/", views.close_account, name="close_account"),
     path("account/closed/", views.account_closed, name="account_closed"),
+    # the billing country and VAT number (the VAT of each invoice follows them)
+    path("account/billing/", views.billing_details, name="billing_details"),
     # subscriptions
     path("subscribe/", views.subscribe, name="subscribe"),
     path("subscribe/confirm/", views.subscribe_confirm, name="subscribe_confirm"),

@@ -5,6 +5,7 @@ Roles are Django groups made by billing/migrations/0003_staff_roles.py:
 * ``support``: ``VIEW_BILLING``, ``CANCEL``, ``CHANGE_DAY``
 * ``finance``: ``VIEW_BILLING``, ``MONEY`` (refund, retry now)
 * ``catalog``: ``CATALOG`` (products and prices)
+* ``admin``: ``VIEW_BILLING``, ``INTEGRATIONS`` (webhook endpoints, API keys)
 
 A superuser has every permission. A staff user with none reaches the admin but no
 billing page: each answers 403 with a page in the admin's look that names what is missing.
@@ -41,11 +42,12 @@ CANCEL = "billing.cancel_subscription"
 CHANGE_DAY = "billing.change_payment_day"
 MONEY = "billing.manage_money"
 CATALOG = "billing.manage_catalog"
+INTEGRATIONS = "billing.manage_integrations"
 
 # Which role to ask for, named on the 403 page. The roles are the groups' names, which
 # stay as they are in every language.
 ROLE_OF = {VIEW_BILLING: _("support or finance"), CANCEL: "support", CHANGE_DAY: "support",
-           MONEY: "finance", CATALOG: "catalog"}
+           MONEY: "finance", CATALOG: "catalog", INTEGRATIONS: "admin"}
 
 
 # The permissions' names as billing/models.py stores them (English, in the database):
@@ -56,6 +58,7 @@ STORED_NAMES = (
     gettext_noop("Can change a subscription's payment day"),
     gettext_noop("Can refund and retry payments"),
     gettext_noop("Can add, edit and retire products"),
+    gettext_noop("Can manage webhook endpoints and API keys"),
 )
 
 

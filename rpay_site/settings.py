@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "crispy_bootstrap5",
     "csp",
     "axes",
+    # django-ninja: the REST API (billing/api/); listed for its docs page's static files.
+    "ninja",
     "billing",
     "shop",
 ]
@@ -200,6 +202,9 @@ BILLING_TIMEZONE = os.environ.get("BILLING_TIMEZONE", "UTC")
 REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 7, minimum=0)
 # 200 days keeps six full calendar months plus the current one visible.
 RECEIPT_RETENTION_DAYS = env_int("RECEIPT_RETENTION_DAYS", 200)
+# How long the merchant's events (webhooks and ``GET /api/v1/events``) are kept: a
+# merchant's systems catch up within it (billing/access/outbox.py).
+MERCHANT_EVENT_RETENTION_DAYS = env_int("MERCHANT_EVENT_RETENTION_DAYS", 30, minimum=1)
 # How many receipt numbers a payment run reserves with one counter update (the counter is
 # one item, ~1,000 writes/s): numbers a run reserved and did not use are gaps, never reused.
 # A closed account's receipts are kept for the seller's tax law, then deleted by their TTL
@@ -214,7 +219,14 @@ RPAY_SELLER = {
     "address": os.environ.get("RPAY_SELLER_ADDRESS", "1 Example Street\nLondon EC1A 1AA\nUnited Kingdom"),
     "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "GB 123 4567 89"),
 }
+# Confirm customers' VAT numbers with the EU's VIES service (online) as well as by their
+# format and check digit (offline, always): off by default (docs/incoming/tax-customer.md).
+VAT_VIES_CHECK = env_bool("VAT_VIES_CHECK", False)
 PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
+# The REST API (/api/v1/, docs/API.md): calls a key may make per fixed window, and the
+# window's length; a key past it is answered 429 with Retry-After until the next window.
+API_RATE_LIMIT = env_int("API_RATE_LIMIT", 600, minimum=1)
+API_RATE_WINDOW_SECONDS = env_int("API_RATE_WINDOW_SECONDS", 60, minimum=1)
 # The payment run reconciles the gateway's charges of its own dates and this many days
 # before them against the receipts, fixing a missing receipt (billing/batches/reconcile.py).
 RECONCILE_DAYS = env_int("RECONCILE_DAYS", 3, minimum=0)
@@ -235,6 +247,19 @@ STRIPE_PUBLISHABLE_KEY = os.environ.get("STRIPE_PUBLISHABLE_KEY", "")
 STRIPE_WEBHOOK_SECRET = os.environ.get("STRIPE_WEBHOOK_SECRET", "")
 STRIPE_API_BASE = os.environ.get("STRIPE_API_BASE", "")
 STRIPE_JS_URL = os.environ.get("STRIPE_JS_URL", "https://js.stripe.com/v3/")
+
+# --- outbound webhooks (docs/incoming/webhooks.md) ------------------------------------
+# Endpoints may be http:// and resolve to loopback, private and link-local addresses only
+# when this is on: development and tests (DEBUG), never production (the SSRF guard, core/net).
+WEBHOOKS_ALLOW_PRIVATE_URLS = env_bool("WEBHOOKS_ALLOW_PRIVATE_URLS", DEBUG)
+# Each delivery's POST gives up after this many seconds (connect, and each read).
+WEBHOOKS_TIMEOUT_SECONDS = env_int("WEBHOOKS_TIMEOUT_SECONDS", 10, minimum=1)
+# A claimed attempt's lease is the timeout plus this: a sender killed mid-attempt loses the
+# delivery to the next sender that long after it claimed it.
+WEBHOOKS_LEASE_MARGIN_SECONDS = env_int("WEBHOOKS_LEASE_MARGIN_SECONDS", 20, minimum=1)
+# Events younger than this are not yet handed to endpoints: a change's transaction may commit
+# an older event id after a younger one, and each endpoint's cursor must never pass it.
+WEBHOOKS_SETTLE_SECONDS = env_int("WEBHOOKS_SETTLE_SECONDS", 5, minimum=0)
 
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 # text (the default) or json: one JSON object per line, with request and run ids (core/ops/logs.py).

@@ -19,6 +19,27 @@ from billing.access.accounts import (
     link_user,
     set_stripe_customer,
 )
+from billing.access.api_keys import (
+    IDEMPOTENCY_HOURS,
+    begin_idempotent,
+    count_api_call,
+    create_api_key,
+    find_api_key,
+    finish_idempotent,
+    get_api_key,
+    list_api_keys,
+    release_idempotent,
+    revoke_api_key,
+    touch_api_key,
+)
+from billing.access.api_pages import (
+    Page,
+    coupons_page,
+    disputes_page,
+    products_page,
+    receipts_page,
+    subscriptions_page,
+)
 from billing.access.batch_writes import (
     advance_after_payment,
     claim_reminder,
@@ -55,7 +76,12 @@ from billing.access.coupons import (
     release_coupon_use,
     update_coupon,
 )
-from billing.access.credit_notes import credit_notes_of_receipt, get_credit_note, get_credit_notes_by_account
+from billing.access.credit_notes import (
+    credit_notes_of_receipt,
+    get_credit_note,
+    get_credit_notes_by_account,
+    is_credit_note_number,
+)
 from billing.access.data_rights import CLOSE_REASON as ACCOUNT_CLOSED_REASON
 from billing.access.data_rights import ERASED as ERASED_TOKEN
 from billing.access.data_rights import (
@@ -88,6 +114,29 @@ from billing.access.due_shards import (
     read_due_shard_layout,
     record_due_shards,
 )
+from billing.access.endpoints import (
+    DELIVERY_LOG_PAGE,
+    advance_cursor,
+    advance_done_through,
+    claim_delivery,
+    clear_endpoint_failing,
+    delivery_log,
+    disable_failing_endpoint,
+    get_delivery,
+    get_endpoint,
+    iso_time,
+    list_endpoints,
+    mark_endpoint_failing,
+    oldest_unfinished,
+    queue_delivery,
+    queue_extra_delivery,
+    queue_page,
+    record_attempt,
+    rotate_endpoint_secret,
+    set_endpoint_status,
+    stream_position,
+)
+from billing.access.endpoints import create_endpoint as create_webhook_endpoint
 from billing.access.events import (
     audited_change,
     get_events_by_account,
@@ -114,6 +163,12 @@ from billing.access.lookups import (
     get_account_id_for_subscription,
     get_account_ids_for_users,
     record_subscription_id,
+)
+from billing.access.outbox import (
+    events_after,
+    new_merchant_event,
+    payment_attempt_event,
+    settled_before,
 )
 from billing.access.receipt_numbers import (
     ReceiptNumbers,
@@ -152,6 +207,14 @@ from billing.access.runs import (
     renew_batch_run,
     start_batch_run,
 )
+from billing.access.seller import (
+    default_seller_profile,
+    get_seller_profile,
+    registrations_of,
+    save_seller_profile,
+    seller_of,
+    seller_tax,
+)
 from billing.access.subscriptions import (
     cancel_subscription,
     change_payment_day,
@@ -166,7 +229,25 @@ from billing.access.subscriptions import (
     update_subscription,
 )
 from billing.access.switch import count_switch_failure, switch_failures, switch_subscription
-from billing.access.trials import trial_used
+from billing.access.tax_identity import (
+    TaxIdentity,
+    backfill_billing_country,
+    buyer_of,
+    copy_tax_identity,
+    set_card_country,
+    set_tax_identity,
+    tax_evidence_mismatch,
+)
+from billing.access.tax_ledger import (
+    InvoiceSeller,
+    InvoiceTax,
+    invoice_seller,
+    invoice_tax,
+    tax_terms,
+    tax_totals,
+)
+from billing.access.tax_report import quarter_tax_report
+from billing.access.trials import record_trial_will_end, trial_used
 from billing.access.upcoming import (
     UpcomingDay,
     count_due_payments_by_date,
@@ -195,6 +276,12 @@ from billing.exceptions import (
 )
 
 __all__ = [
+    # the merchant's events (the outbox)
+    "events_after",
+    "record_trial_will_end",
+    "new_merchant_event",
+    "payment_attempt_event",
+    "settled_before",
     # credit notes
     "credit_notes_of_receipt",
     "get_credit_note",
@@ -247,6 +334,8 @@ __all__ = [
     "keep_receipt_until",
     "mark_account_closed",
     "pseudonym",
+    # the quarter's VAT report (billing/rules/tax_report.py over the ledger's totals)
+    "quarter_tax_report",
     # the payment processor's webhook events
     "WEBHOOK_PAGE_SIZE",
     "claim_webhook",
@@ -254,6 +343,28 @@ __all__ = [
     "finish_webhook",
     "get_webhook_events",
     "webhook_key",
+    # outbound webhooks: the merchant's endpoints, their deliveries (queue and log)
+    "DELIVERY_LOG_PAGE",
+    "advance_cursor",
+    "advance_done_through",
+    "claim_delivery",
+    "clear_endpoint_failing",
+    "create_webhook_endpoint",
+    "delivery_log",
+    "disable_failing_endpoint",
+    "get_delivery",
+    "get_endpoint",
+    "iso_time",
+    "list_endpoints",
+    "mark_endpoint_failing",
+    "oldest_unfinished",
+    "queue_delivery",
+    "queue_extra_delivery",
+    "queue_page",
+    "record_attempt",
+    "rotate_endpoint_secret",
+    "set_endpoint_status",
+    "stream_position",
     # the staff look-up: a subscription by its id alone, the accounts of many users
     "get_account_id_for_subscription",
     "get_account_ids_for_users",
@@ -373,6 +484,20 @@ __all__ = [
     "begin_due_shards_migration",
     "finish_due_shards_migration",
     "reshard_day",
+    # the seller's tax profile, the customer's tax identity
+    "TaxIdentity",
+    "backfill_billing_country",
+    "buyer_of",
+    "copy_tax_identity",
+    "default_seller_profile",
+    "get_seller_profile",
+    "registrations_of",
+    "save_seller_profile",
+    "seller_of",
+    "seller_tax",
+    "set_card_country",
+    "set_tax_identity",
+    "tax_evidence_mismatch",
     # staff look ahead, bulk writes
     "UpcomingDay",
     "count_due_payments_by_date",
@@ -380,4 +505,33 @@ __all__ = [
     "get_upcoming",
     "batch_items",
     "due_subscription",
+    # the REST API: its keys, rate counter and idempotency records, its one-Query pages
+    "IDEMPOTENCY_HOURS",
+    "begin_idempotent",
+    "count_api_call",
+    "create_api_key",
+    "find_api_key",
+    "finish_idempotent",
+    "get_api_key",
+    "list_api_keys",
+    "release_idempotent",
+    "revoke_api_key",
+    "touch_api_key",
+    "Page",
+    "coupons_page",
+    "disputes_page",
+    "products_page",
+    "receipts_page",
+    "subscriptions_page",
+    # tax: the seller and the buyer, invoices' tax, credit notes, the quarter's totals
+    "InvoiceSeller",
+    "InvoiceTax",
+    "credit_notes_of_receipt",
+    "get_credit_note",
+    "get_credit_notes_by_account",
+    "invoice_seller",
+    "invoice_tax",
+    "is_credit_note_number",
+    "tax_terms",
+    "tax_totals",
 ]

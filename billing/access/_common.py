@@ -5,7 +5,9 @@ conditional-check failures into those exceptions.
 
 from __future__ import annotations
 
+import random
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -21,6 +23,7 @@ from pynamodb.expressions.update import Action, RemoveAction, SetAction
 from pynamodb.models import Model
 
 from billing.models import LIVE_STATUSES, Receipt, Subscription
+from core.dynamo import engine
 from core.dynamo.keys import InvalidKey
 
 
@@ -152,3 +155,21 @@ def apply_updated(item: Model, written: dict[str, Any], updated: dict[str, dict[
         name, attribute = attributes[attr_name]
         if name not in written:
             setattr(item, name, attribute.deserialize(attribute.get_value(value)))
+
+
+def transact_with_retries(write: Callable[[Any], None], attempts: int = 8) -> None:
+    """Run ``write(tx)`` in one TransactWriteItems, again (with a jittered pause) when it
+    met another transaction on one of its items (``TransactionConflict``: many customers
+    taking one coupon at once); a condition's refusal or any other error is raised."""
+    for attempt in range(attempts):
+        try:
+            with engine.transact_write() as tx:
+                write(tx)
+            return
+        except TransactWriteError as error:
+            reasons = error.cancellation_reasons or []
+            conflict = any(r is not None and r.code == "TransactionConflict" for r in reasons) \
+                or getattr(error, "cause_response_code", None) == "TransactionConflictException"
+            if not conflict or is_conditional_failure(error) or attempt == attempts - 1:
+                raise
+            time.sleep(random.uniform(0.01, 0.05) * 2**min(attempt, 4))

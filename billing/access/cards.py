@@ -9,15 +9,25 @@ audit event: the card and every subscription that copies it change together, or 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
 
 from billing.access._common import absent_if_invalid, iso_now, live, new_id, refused_as
 from billing.access.events import new_event, subscription_snapshot
+from billing.access.outbox import preview, save_item, subscription_event
 from billing.access.subscriptions import update_subscription
 from billing.exceptions import CardInUse, ConditionFailed
-from billing.models import Account, AuditAction, BillingItem, Card, PaymentDetails, Subscription
+from billing.models import (
+    Account,
+    AuditAction,
+    BillingItem,
+    Card,
+    MerchantEventType,
+    PaymentDetails,
+    Subscription,
+)
 from core.dynamo import engine
 from core.payments.gateway import CardToken
 
@@ -28,8 +38,13 @@ MAX_SUBSCRIPTIONS_PER_TRANSACTION = 98
 def card_details(card: CardToken, card_id: str | None, billing_address: str | None) -> PaymentDetails:
     return PaymentDetails(
         Token=card.token, Brand=card.brand, Last4=card.last4, ExpMonth=card.exp_month,
-        ExpYear=card.exp_year, BillingAddress=billing_address, CardId=card_id,
+        ExpYear=card.exp_year, BillingAddress=billing_address, CardId=card_id, Country=card.country,
     )
+
+
+def card_country_action(country: str | None) -> Any:
+    """The account's ``CardCountry`` (tax evidence) for a default card of ``country``."""
+    return Account.CardCountry.set(country.upper()) if country else Account.CardCountry.remove()
 
 
 def card_snapshot(details: PaymentDetails | None) -> dict | None:
@@ -113,7 +128,8 @@ def add_card(account_id: str, card: CardToken, billing_address: str | None = Non
                               after={**(card_snapshot(item.Details) or {}), "Default": make_default}))
         if make_default:
             account = Account(Account.pk(account_id=account_id), Account.sk(account_id=account_id))
-            tx.update(account, [Account.DefaultCardId.set(card_id)], condition=Account.PK.exists())
+            tx.update(account, [Account.DefaultCardId.set(card_id), card_country_action(card.country)],
+                      condition=Account.PK.exists())
     return item
 
 
@@ -124,9 +140,11 @@ def set_default_card(account: Account, card: Card, *, actor: str) -> Account:
                       before={"DefaultCardId": before}, after={"DefaultCardId": card.card_id})
     with refused_as(ConditionFailed, card.SK), _transaction() as tx:
         tx.condition_check(Card, card.PK, card.SK, condition=Card.SK.exists())
-        tx.update(account, [Account.DefaultCardId.set(card.card_id)], condition=Account.PK.exists())
+        tx.update(account, [Account.DefaultCardId.set(card.card_id), card_country_action(card.Details.Country)],
+                  condition=Account.PK.exists())
         tx.save(event)
     account.DefaultCardId = card.card_id
+    account.CardCountry = card.Details.Country or None
     return account
 
 
@@ -201,10 +219,13 @@ def use_card(sub: Subscription, card: Card, *, actor: str,
     since the page was shown (Version); with its event, one transaction."""
     before = {**subscription_snapshot(sub), "CardId": sub.PaymentDetails.CardId if sub.PaymentDetails else None}
     after = {**before, "Card": f"{card.Details.Brand} ****{card.Details.Last4}", "CardId": card.card_id}
+    actions = [Subscription.PaymentDetails.set(card.Details)]
+    updated = subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, actions))
     with refused_as(ConditionFailed, sub.SK), _transaction() as tx:
         tx.condition_check(Card, card.PK, card.SK, condition=Card.Details.Token == card.Details.Token)
-        tx.update(sub, [Subscription.PaymentDetails.set(card.Details)], condition=live())
+        tx.update(sub, actions, condition=live())
         tx.save(new_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before, after=after))
+        save_item(tx, updated)
     sub.PaymentDetails = card.Details
     return sub
 

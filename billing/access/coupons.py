@@ -7,19 +7,31 @@ did not happen.
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
 
-from billing.access._common import absent_if_invalid, is_conditional_failure, iso_now, live, refused_as
+from billing.access._common import (
+    absent_if_invalid,
+    is_conditional_failure,
+    iso_now,
+    live,
+    refused_as,
+    transact_with_retries,
+)
 from billing.access.events import new_event, subscription_snapshot
+from billing.access.outbox import preview, save_item, subscription_event
 from billing.exceptions import AlreadyExists, ConditionFailed, CouponRefused, PaymentInProgress
-from billing.models import COUPON_EVENTS_ACCOUNT, AuditAction, Coupon, CouponStatus, Subscription
+from billing.models import (
+    COUPON_EVENTS_ACCOUNT,
+    AuditAction,
+    Coupon,
+    CouponStatus,
+    MerchantEventType,
+    Subscription,
+)
 from billing.rules.coupons import CouponDuration, normalize_code, payments_left, refusal
 from core.dynamo import engine
 
@@ -161,24 +173,6 @@ def add_coupon_use(tx: Any, coupon: Coupon, day: date) -> None:
     tx.update(Coupon(coupon.PK, coupon.SK), actions=[Coupon.Uses.add(1)], condition=coupon_use_condition(coupon, day))
 
 
-def transact_with_retries(write: Callable[[Any], None], attempts: int = 8) -> None:
-    """Run ``write(tx)`` in one TransactWriteItems, again (with a jittered pause) when it
-    met another transaction on one of its items (``TransactionConflict``: many customers
-    taking one coupon at once); a condition's refusal or any other error is raised."""
-    for attempt in range(attempts):
-        try:
-            with engine.transact_write() as tx:
-                write(tx)
-            return
-        except TransactWriteError as error:
-            reasons = error.cancellation_reasons or []
-            conflict = any(r is not None and r.code == "TransactionConflict" for r in reasons) \
-                or getattr(error, "cause_response_code", None) == "TransactionConflictException"
-            if not conflict or is_conditional_failure(error) or attempt == attempts - 1:
-                raise
-            time.sleep(random.uniform(0.01, 0.05) * 2**min(attempt, 4))
-
-
 def coupon_attributes(coupon: Coupon) -> dict[str, Any]:
     """A subscription's copy of the coupon's discount (the attributes the batches read)."""
     return {"CouponCode": coupon.Code, "CouponPercentOff": coupon.PercentOff, "CouponAmountOff": coupon.AmountOff,
@@ -225,11 +219,13 @@ def apply_coupon(sub: Subscription, coupon: Coupon, *, today: date, actor: str) 
     after = {**before, **{"Coupon": coupon.Code, "CouponPaymentsLeft": fields["CouponPaymentsLeft"]}}
     event = new_event(sub.account_id, actor=actor, action=AuditAction.COUPON_APPLIED, subject=sub.SK,
                       before=before, after=after, note=coupon.Code)
+    updated = subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, actions))
 
     def write(tx: Any) -> None:
         tx.update(sub, actions=actions, condition=condition)
         add_coupon_use(tx, coupon, today)
         tx.save(event)
+        save_item(tx, updated)
 
     try:
         transact_with_retries(write)

@@ -1,32 +1,106 @@
-"""Credit notes: read by the customer's and staff's pages. Each is written by the refund
-that issues it, in the refund's own write; here only the reads.
+"""Credit notes: a refund's correction of an invoice (its receipt), never an edit of it.
 
-An account has few credit notes (one per refund), all under its partition with the
-``CRN#`` prefix: one Query finds them, newest first, and the look-ups by number or by
-the invoice corrected filter that Query."""
+Each refund of a tax invoice (a receipt with ``Net``) issues one ``CreditNote`` in the
+refund's own TransactWriteItems (billing/access/receipts.py ``record_refund``, a lost
+dispute in billing/access/disputes.py), with the negative adds to the tax totals of the
+quarter it is issued in. Its figures are the refund's share of the invoice
+(``rules.invoice_tax.refund_share``): worked out from the receipt's list of refunds, so
+the credit notes of a fully refunded invoice sum exactly to it.
+
+Numbers: ``CN-<year>-<6 digits>``, their own series, one UpdateItem ``ADD`` on
+``CRNSEQ#<year>`` per credit note (refunds are few); a number reserved for a refund whose
+write was then refused (recorded meanwhile by another request) is a gap.
+"""
 
 from __future__ import annotations
 
-from billing.access._common import absent_if_invalid
-from billing.models import CreditNote, Receipt
+import re
+from datetime import datetime
+from typing import Any
 
-CREDIT_NOTE_PREFIX = "CRN#"
+from billing.access._common import absent_if_invalid, utc_now
+from billing.access.tax_ledger import add_totals, quarter_of_moment
+from billing.models import CreditNote, CreditNoteCounter, Receipt, TaxLineMap
+from billing.rules.invoice_tax import refund_share
+
+CREDIT_NOTE_NUMBER = re.compile(r"CN-(?P<year>[0-9]{4})-(?P<seq>[0-9]{6,9})")
+
+
+def format_credit_note_number(year: int, seq: int) -> str:
+    return f"CN-{year:04d}-{seq:06d}"
+
+
+def is_credit_note_number(text: str) -> bool:
+    return bool(CREDIT_NOTE_NUMBER.fullmatch(text))
+
+
+def reserve_credit_note_number(year: int) -> str:
+    """The next number of ``year``'s series: one atomic UpdateItem ADD."""
+    key = CreditNoteCounter.pk(year=year)
+    counter = CreditNoteCounter(key, key)
+    counter.update(actions=[CreditNoteCounter.LastNumber.add(1), CreditNoteCounter.EntityType.set(CreditNoteCounter)])
+    return format_credit_note_number(year, int(counter.LastNumber))
+
+
+def is_tax_invoice(receipt: Receipt) -> bool:
+    """A receipt written with its tax (older ones are corrected by their refunds alone)."""
+    return receipt.Net is not None and receipt.Tax is not None and int(receipt.ProcessedAmount) > 0
+
+
+def new_credit_note(receipt: Receipt, *, number: str, refund_id: str, amount: int, earlier: list[int],
+                    reason: str | None, issued_at: datetime | None = None) -> CreditNote:
+    """The credit note of a refund of ``amount`` after the refunds ``earlier`` (amounts, in
+    order), not yet written: the refund's share of the invoice, negated."""
+    issued_at = issued_at or utc_now()
+    share = refund_share(net=int(receipt.Net), tax=int(receipt.Tax), gross=int(receipt.ProcessedAmount),
+                         earlier=earlier, refund=amount)
+    issued = issued_at.isoformat(timespec="seconds")
+    return CreditNote(
+        receipt.PK, CreditNote.sk(issued=issued[:10], number=number),
+        Number=number, InvoiceNumber=receipt.Number, ReceiptSK=receipt.SK, RefundId=refund_id, IssuedAt=issued,
+        Currency=receipt.Currency, Net=-share.net, Tax=-share.tax, Gross=-share.gross,
+        TaxRate=receipt.TaxRate, TaxCountry=receipt.TaxCountry, TaxTreatment=receipt.TaxTreatment,
+        TaxLines=[TaxLineMap(Description=receipt.ProductName or receipt.SKU, PeriodStart=receipt.PeriodStart,
+                             PeriodEnd=receipt.PeriodEnd, Net=-share.net, TaxRate=receipt.TaxRate or "0",
+                             Tax=-share.tax, Gross=-share.gross)],
+        Seller=receipt.Seller, BuyerCountry=receipt.BuyerCountry, BuyerVatNumber=receipt.BuyerVatNumber,
+        BuyerName=receipt.BuyerName, BillingAddress=receipt.BillingAddress, Reason=reason or None,
+        Language=receipt.Language, TTL=receipt.TTL,
+    )
+
+
+def add_credit_note(tx: Any, note: CreditNote) -> None:
+    """Write ``note`` (only if absent) and its negative adds to the totals of the quarter
+    it is issued in, in the transaction ``tx``."""
+    tx.save(note, condition=CreditNote.SK.does_not_exist())
+    add_totals(tx, note, quarter=quarter_of_moment(note.IssuedAt), invoices=0)
+
+
+def _credit_notes(account_id: str, **filters: Any) -> list[CreditNote]:
+    condition = None
+    for name, value in filters.items():
+        clause = getattr(CreditNote, name) == value
+        condition = clause if condition is None else condition & clause
+    return list(CreditNote.query(CreditNote.pk(account_id=account_id),
+                                 CreditNote.SK.startswith(CreditNote.sk_template.prefix),
+                                 filter_condition=condition, scan_index_forward=False))
 
 
 @absent_if_invalid(list)
 def get_credit_notes_by_account(account_id: str) -> list[CreditNote]:
-    """Query ``PK = ACC#<account>, SK begins_with CRN#``, newest first."""
-    return list(CreditNote.query(CreditNote.pk(account_id=account_id), CreditNote.SK.startswith(CREDIT_NOTE_PREFIX),
-                                 scan_index_forward=False))
+    """The account's credit notes, newest first: one Query on ``CRN#``."""
+    return _credit_notes(account_id)
 
 
 @absent_if_invalid()
 def get_credit_note(account_id: str, number: str) -> CreditNote | None:
-    """The account's credit note numbered ``number``, or None (another account's too)."""
-    return next((note for note in get_credit_notes_by_account(account_id) if note.Number == number), None)
+    """The account's credit note numbered ``number`` (one Query), or None."""
+    if not is_credit_note_number(number):
+        return None
+    found = _credit_notes(account_id, Number=number)
+    return found[0] if found else None
 
 
 def credit_notes_of_receipt(receipt: Receipt) -> list[CreditNote]:
-    """The credit notes that correct ``receipt`` (one per refund of it), oldest first."""
-    notes = [note for note in get_credit_notes_by_account(receipt.account_id) if note.ReceiptSK == receipt.SK]
-    return sorted(notes, key=lambda note: note.SK)
+    """The credit notes correcting ``receipt``, oldest first (one Query)."""
+    return sorted(_credit_notes(receipt.account_id, ReceiptSK=receipt.SK), key=lambda note: (note.IssuedAt, note.Number))

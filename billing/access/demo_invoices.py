@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from billing.access._common import iso_now
 from billing.access.credit_notes import credit_notes_of_receipt, get_credit_notes_by_account
-from billing.models import CreditNote, InvoiceLine, Receipt, Refund, SellerSnapshot
+from billing.models import CreditNote, Receipt, Refund, SellerMap, TaxLineMap
 from billing.rules.tax import Buyer, Seller, Treatment, applicable_rate, tax_line
 from billing.rules.tax import Rate as TaxRate
 
@@ -42,10 +42,10 @@ def record_demo_tax_figures(receipt: Receipt, *, seller: Seller, seller_name: st
         Receipt.Net.set(line.net), Receipt.Tax.set(line.tax), Receipt.TaxRate.set(percent),
         Receipt.TaxCountry.set(rate.country), Receipt.TaxTreatment.set(rate.treatment.value),
         Receipt.PricesIncludeTax.set(seller.prices_include_tax),
-        Receipt.TaxLines.set([InvoiceLine(
+        Receipt.TaxLines.set([TaxLineMap(
             Description=receipt.ProductName or receipt.SKU, PeriodStart=receipt.PeriodStart or receipt.BillingDate,
             PeriodEnd=receipt.PeriodEnd, Net=line.net, TaxRate=percent, Tax=line.tax, Gross=line.gross)]),
-        Receipt.Seller.set(SellerSnapshot(Name=seller_name, Address=seller_address, Country=seller.country,
+        Receipt.Seller.set(SellerMap(Name=seller_name, Address=seller_address, Country=seller.country,
                                           VatNumber=seller.vat_number)),
         Receipt.BuyerCountry.set(buyer.country),
         *([Receipt.BuyerVatNumber.set(buyer.vat_number)] if buyer.vat_number else []),
@@ -74,11 +74,11 @@ def issue_demo_credit_note(receipt: Receipt, refund: Refund, *, reason: str | No
     net, tax, gross = -split.net, -split.tax, -split.gross
     first = (receipt.TaxLines or [None])[0]
     note = CreditNote(
-        CreditNote.pk(account_id=receipt.account_id), CreditNote.sk(issued_date=issued[:10], number=number),
+        CreditNote.pk(account_id=receipt.account_id), CreditNote.sk(issued=issued[:10], number=number),
         Number=number, InvoiceNumber=receipt.Number, ReceiptSK=receipt.SK, RefundId=refund.RefundId, IssuedAt=issued,
         Currency=receipt.Currency, Net=net, Tax=tax, Gross=gross, TaxRate=rate, TaxCountry=receipt.TaxCountry,
         TaxTreatment=receipt.TaxTreatment,
-        TaxLines=[InvoiceLine(Description=first.Description if first else (receipt.ProductName or receipt.SKU),
+        TaxLines=[TaxLineMap(Description=first.Description if first else (receipt.ProductName or receipt.SKU),
                               PeriodStart=receipt.PeriodStart, PeriodEnd=receipt.PeriodEnd, Net=net, TaxRate=rate,
                               Tax=tax, Gross=gross)],
         Seller=receipt.Seller, BuyerCountry=receipt.BuyerCountry, BuyerVatNumber=receipt.BuyerVatNumber,

@@ -10,8 +10,10 @@ The processor may deliver its events twice, late, or out of order (``closed`` be
 * closed: only when the receipt does not already record this dispute closed so (or
   records another dispute); it always sets the final status.
 
-The receipt's update and its audit event are one transaction, so the event is written
-exactly when the receipt changed. The list's entry is written apart (put if absent when
+The receipt's update, its audit event and the merchant's ``dispute.created`` (the first
+time the receipt records the dispute) or ``dispute.closed`` are one transaction, so the
+events are written exactly when the receipt changed (a status between the two, e.g.
+``under_review``, has no merchant event). The list's entry is written apart (put if absent when
 opened; updated when closed), each time the event is handled: a retry after a failure
 between the two writes completes it.
 """
@@ -22,8 +24,10 @@ from dataclasses import dataclass
 
 from billing.access._common import iso_now, refused_as
 from billing.access.events import new_event
+from billing.access.outbox import new_merchant_event, save_item
 from billing.exceptions import ConditionFailed
-from billing.models import CLOSED_DISPUTE_STATUSES, AuditAction, DisputeEntry, Receipt
+from billing.models import CLOSED_DISPUTE_STATUSES, AuditAction, DisputeEntry, MerchantEventType, Receipt
+from billing.rules.api_objects import dispute_object
 from core.dynamo import engine
 
 DISPUTES_PAGE_SIZE = 200  # the staff list's one Query reads at most this many
@@ -92,10 +96,19 @@ def _update_receipt(receipt: Receipt, dispute: Dispute, *, actor: str) -> bool:
                       action=AuditAction.DISPUTE_CLOSED if dispute.closed else AuditAction.DISPUTE_OPENED,
                       subject=receipt.SK, before=before, after=after,
                       note=f"{dispute.dispute_id}: {dispute.reason or 'no reason given'}"[:500])
+    merchant_events = []
+    kind = MerchantEventType.DISPUTE_CLOSED if dispute.closed \
+        else MerchantEventType.DISPUTE_CREATED if receipt.DisputeId != dispute.dispute_id else None
+    if kind is not None:
+        data = dispute_object(_entry(receipt, dispute, now))
+        merchant_events.append(new_merchant_event(kind, account_id=receipt.account_id, object_type="dispute",
+                                                  object_id=dispute.dispute_id, data=data))
     try:
         with refused_as(ConditionFailed, receipt.SK), engine.transact_write() as transaction:
             transaction.update(receipt, actions, condition=condition)
             transaction.save(event)
+            for merchant_event in merchant_events:
+                save_item(transaction, merchant_event)
     except ConditionFailed:
         return False
     for name, value in after.items():
@@ -103,15 +116,20 @@ def _update_receipt(receipt: Receipt, dispute: Dispute, *, actor: str) -> bool:
     return True
 
 
-def _write_entry(receipt: Receipt, dispute: Dispute) -> None:
-    now = iso_now()
-    entry = DisputeEntry(
+def _entry(receipt: Receipt, dispute: Dispute, now: str) -> DisputeEntry:
+    """The dispute's entry in the staff-wide list, as ``dispute`` and ``now`` make it."""
+    return DisputeEntry(
         DisputeEntry.pk(), DisputeEntry.sk(opened=dispute.opened_at, dispute_id=dispute.dispute_id),
         DisputeId=dispute.dispute_id, AccountId=receipt.account_id, ReceiptSK=receipt.SK,
         ReceiptNumber=receipt.Number, ChargeId=dispute.charge_id, Amount=dispute.amount, Currency=dispute.currency,
         Reason=dispute.reason or None, Status=dispute.status, OpenedAt=dispute.opened_at,
         ClosedAt=now if dispute.closed else None, UpdatedAt=now,
     )
+
+
+def _write_entry(receipt: Receipt, dispute: Dispute) -> None:
+    now = iso_now()
+    entry = _entry(receipt, dispute, now)
     try:
         with refused_as(ConditionFailed, entry.SK):
             if not dispute.closed:

@@ -16,15 +16,22 @@ that finds it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from pynamodb.exceptions import DeleteError, DoesNotExist
 
 from billing.access._common import is_conditional_failure, iso_now, utc_now
 from billing.access.due_dates import leave_due_indexes, wait_out_of_due_indexes
-from billing.access.events import record_event, subscription_snapshot
-from billing.access.subscriptions import update_subscription
-from billing.models import AuditAction, IncompleteEntry, Subscription, SubscriptionStatus, TrialUse
+from billing.access.outbox import payment_attempt_event, transact_update
+from billing.access.subscriptions import audited_items
+from billing.models import (
+    AuditAction,
+    IncompleteEntry,
+    MerchantEventType,
+    Subscription,
+    SubscriptionStatus,
+    TrialUse,
+)
 
 # The cancel reason of an incomplete subscription whose bank refused the confirmation.
 NOT_CONFIRMED = "first_payment_not_confirmed"
@@ -32,31 +39,35 @@ NOT_CONFIRMED = "first_payment_not_confirmed"
 ENTRY_TTL_DAYS = 30
 
 
-def mark_incomplete(sub: Subscription, *, charge_id: str, actor: str) -> Subscription:
+def mark_incomplete(sub: Subscription, *, charge_id: str, actor: str, amount: int | None = None) -> Subscription:
     """The first charge waits for the customer's bank: ``incomplete``, out of both due
     indexes (``NextPaymentDate`` stays the first day, so the confirmed charge's advance
     finds it due there), the charge kept on its card. Only if it is still active and has
-    never been paid (ConditionFailed otherwise: another process did it, or it was paid)."""
+    never been paid (ConditionFailed otherwise: another process did it, or it was paid).
+    The update, its audit event and the merchant's ``payment.action_required`` are one
+    transaction."""
     created = sub.CreatedDate or iso_now()
     IncompleteEntry(
         IncompleteEntry.pk(), IncompleteEntry.sk(created=created, sub_id=sub.sub_id),
         AccountId=sub.account_id, SubId=sub.sub_id, SKU=sub.key_sku, ChargeId=charge_id, CreatedDate=created,
         TTL=utc_now() + timedelta(days=ENTRY_TTL_DAYS),
     ).save()
-    before = subscription_snapshot(sub)
-    update_subscription(
-        sub,
-        [
-            Subscription.Status.set(SubscriptionStatus.INCOMPLETE),
-            *wait_out_of_due_indexes(),
-            Subscription.PaymentDetails.AwaitingCharge.set(charge_id),
-        ],
+    actions = [
+        Subscription.Status.set(SubscriptionStatus.INCOMPLETE),
+        *wait_out_of_due_indexes(),
+        Subscription.PaymentDetails.AwaitingCharge.set(charge_id),
+    ]
+    first = date.fromisoformat(sub.NextPaymentDate) if sub.NextPaymentDate else None
+    waiting = payment_attempt_event(MerchantEventType.PAYMENT_ACTION_REQUIRED, sub, amount=amount,
+                                    currency=sub.Currency, period_start=first, charge_id=charge_id,
+                                    decline_code="authentication_required")
+    return transact_update(
+        sub, actions,
         (Subscription.Status == SubscriptionStatus.ACTIVE) & (Subscription.LastPaymentDate == Subscription.NextPaymentDate),
         check_version=False,
+        items=audited_items(sub, actions, actor=actor, action=AuditAction.SUBSCRIPTION_INCOMPLETE, note=charge_id,
+                            also=[waiting]),
     )
-    record_event(sub.account_id, actor=actor, action=AuditAction.SUBSCRIPTION_INCOMPLETE, subject=sub.SK,
-                 before=before, after=subscription_snapshot(sub), note=charge_id)
-    return sub
 
 
 def incomplete_entries(*, created_before: datetime | None = None) -> Iterator[IncompleteEntry]:
@@ -83,25 +94,30 @@ def expire_incomplete(sub: Subscription, *, actor: str, declined: bool = False,
     so it ends as a declined first payment does (cancelled, ``NOT_CONFIRMED``). ``amount``:
     what the charge asked for, for the customer's list of failed attempts.
     Only if still incomplete (ConditionFailed: it was confirmed, or ended by another
-    process)."""
-    before = subscription_snapshot(sub)
+    process). One transaction with its audit event and the merchant's
+    ``subscription.cancelled`` (its object says ``incomplete_expired`` when it expired),
+    and ``payment.failed`` when the bank refused."""
     status = SubscriptionStatus.CANCELLED if declined else SubscriptionStatus.INCOMPLETE_EXPIRED
-    update_subscription(
-        sub,
-        [
-            Subscription.Status.set(status),
-            Subscription.CancelledDate.set(iso_now()),
-            Subscription.CancelReason.set(NOT_CONFIRMED if declined else status.value),
-            *leave_due_indexes(),
-        ],
-        Subscription.Status == SubscriptionStatus.INCOMPLETE,
-        check_version=False,
+    reason = NOT_CONFIRMED if declined else status.value
+    actions = [
+        Subscription.Status.set(status),
+        Subscription.CancelledDate.set(iso_now()),
+        Subscription.CancelReason.set(reason),
+        *leave_due_indexes(),
+    ]
+    failed = []
+    if declined:
+        first = date.fromisoformat(sub.NextPaymentDate) if sub.NextPaymentDate else None
+        failed.append(payment_attempt_event(
+            MerchantEventType.PAYMENT_FAILED, sub, amount=amount, currency=sub.Currency, period_start=first,
+            charge_id=sub.PaymentDetails.AwaitingCharge if sub.PaymentDetails else None, decline_code=NOT_CONFIRMED))
+    return transact_update(
+        sub, actions, Subscription.Status == SubscriptionStatus.INCOMPLETE, check_version=False,
+        items=audited_items(sub, actions, actor=actor,
+                            action=AuditAction.SUBSCRIPTION_CANCELLED if declined else AuditAction.SUBSCRIPTION_EXPIRED,
+                            after_extra={"Amount": amount}, note=reason,
+                            event=MerchantEventType.SUBSCRIPTION_CANCELLED, also=failed),
     )
-    record_event(sub.account_id, actor=actor,
-                 action=AuditAction.SUBSCRIPTION_CANCELLED if declined else AuditAction.SUBSCRIPTION_EXPIRED,
-                 subject=sub.SK, before=before, after={**subscription_snapshot(sub), "Amount": amount},
-                 note=sub.CancelReason)
-    return sub
 
 
 def release_trial(sub: Subscription) -> None:

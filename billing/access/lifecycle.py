@@ -1,7 +1,8 @@
 """Ending and pausing a subscription: cancel (at period end or now), keep, pause, resume.
 
-Each is one conditional UpdateItem with its own audit event (``_audited_update``'s
-habit: the caller cannot forget it). The date rules are ``billing.rules.lifecycle``'s; the
+Each is one TransactWriteItems: the conditional update, its audit event and its merchant
+event (``_audited_update``'s habit: the caller cannot forget them, and none is written
+without the change). The date rules are ``billing.rules.lifecycle``'s; the
 due-index keys are written through ``due_dates`` only.
 """
 
@@ -13,9 +14,9 @@ from pynamodb.expressions.condition import Condition
 
 from billing.access._common import iso_now, live
 from billing.access.due_dates import leave_due_indexes, next_payment_on, next_reminder_on
-from billing.access.events import record_event, subscription_snapshot
-from billing.access.subscriptions import update_subscription
-from billing.models import AuditAction, Subscription, SubscriptionStatus
+from billing.access.outbox import transact_update
+from billing.access.subscriptions import audited_items
+from billing.models import AuditAction, MerchantEventType, Subscription, SubscriptionStatus
 from billing.rules.lifecycle import CancelMode, check_pausable, kept_next_payment, pause_start, resume_on
 from billing.rules.schedule import reminder_date
 
@@ -23,12 +24,9 @@ COMMENT_MAX_LENGTH = 1000
 
 
 def _audited(sub: Subscription, actions: list, condition: Condition, *, actor: str, action: AuditAction | str,
-             note: str | None = None) -> Subscription:
-    before = subscription_snapshot(sub)
-    update_subscription(sub, actions, condition)
-    record_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before,
-                 after=subscription_snapshot(sub), note=note)
-    return sub
+             event: MerchantEventType, note: str | None = None) -> Subscription:
+    return transact_update(sub, actions, condition, items=audited_items(sub, actions, actor=actor, action=action,
+                                                                        note=note, event=event))
 
 
 def end_subscription(sub: Subscription, *, mode: CancelMode, today: date, actor: str, reason: str,
@@ -58,7 +56,9 @@ def end_subscription(sub: Subscription, *, mode: CancelMode, today: date, actor:
         condition = condition | ((Subscription.Status == SubscriptionStatus.CANCELLED)
                                  & (Subscription.CancelMode == CancelMode.PERIOD_END))
     note = f"{mode}: {reason}" + (f": {comment}" if comment else "")
-    return _audited(sub, actions, condition, actor=actor, action=action, note=note[:500])
+    event = MerchantEventType.SUBSCRIPTION_CANCEL_SCHEDULED if mode == CancelMode.PERIOD_END \
+        else MerchantEventType.SUBSCRIPTION_CANCELLED
+    return _audited(sub, actions, condition, actor=actor, action=action, note=note[:500], event=event)
 
 
 def keep_subscription(sub: Subscription, *, today: date, reminder_days_before: int, actor: str) -> Subscription:
@@ -80,7 +80,7 @@ def keep_subscription(sub: Subscription, *, today: date, reminder_days_before: i
         (Subscription.Status == SubscriptionStatus.CANCELLED)
         & (Subscription.CancelMode == CancelMode.PERIOD_END)
         & (Subscription.PaidThroughDate >= today.isoformat()),
-        actor=actor, action=AuditAction.SUBSCRIPTION_KEPT,
+        actor=actor, action=AuditAction.SUBSCRIPTION_KEPT, event=MerchantEventType.SUBSCRIPTION_UPDATED,
     )
 
 
@@ -105,7 +105,7 @@ def pause_subscription(sub: Subscription, *, resume: date | None, today: date, r
                  & (Subscription.NextPaymentDate == next_payment.isoformat())
                  & (Subscription.NextPaymentDate > today.isoformat()))
     return _audited(sub, actions, condition, actor=actor, action=action,
-                    note=f"until {resume}" if resume else "until resumed")
+                    note=f"until {resume}" if resume else "until resumed", event=MerchantEventType.SUBSCRIPTION_PAUSED)
 
 
 def resume_subscription(sub: Subscription, *, today: date, reminder_days_before: int, actor: str,
@@ -127,4 +127,5 @@ def resume_subscription(sub: Subscription, *, today: date, reminder_days_before:
             & (Subscription.NextPaymentDate > today.isoformat())
     else:
         condition = condition & Subscription.NextPaymentDate.does_not_exist()
-    return _audited(sub, actions, condition, actor=actor, action=action, note=f"due again on {resume}")
+    return _audited(sub, actions, condition, actor=actor, action=action, note=f"due again on {resume}",
+                    event=MerchantEventType.SUBSCRIPTION_RESUMED)

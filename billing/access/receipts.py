@@ -4,23 +4,47 @@ first), read by the customer until their TTL passes, and refunded by staff.
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
+from typing import Any
 
+from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 
 from billing.access._common import absent_if_invalid, is_expired, iso_now, refused_as, utc_now
-from billing.access.events import new_event, record_event
+from billing.access.credit_notes import (
+    add_credit_note,
+    is_tax_invoice,
+    new_credit_note,
+    reserve_credit_note_number,
+)
+from billing.access.events import new_event
+from billing.access.outbox import new_merchant_event, receipt_events, save_item
 from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
+from billing.access.tax_ledger import (
+    InvoiceTax,
+    add_receipt_totals,
+    invoice_tax,
+    transact,
+    with_conflict_retries,
+    write_invoice_tax,
+)
 from billing.exceptions import ConditionFailed, ReceiptNumberTaken, RefundedMeanwhile
 from billing.models import (
     AuditAction,
     AuditEvent,
+    CreditNote,
+    MerchantEvent,
+    MerchantEventType,
     Receipt,
     ReceiptNumberLookup,
     ReceiptStatus,
     Refund,
     Subscription,
 )
+from billing.rules.api_objects import refund_object
+from core.clock import billing_today
 from core.dynamo import engine
 
 
@@ -46,9 +70,11 @@ def create_receipt(
     kind: str | None = None,
     discount: int | None = None,
     coupon: str | None = None,
+    tax: InvoiceTax | None = None,
 ) -> tuple[Receipt, bool]:
     """Record a successful charge: the receipt, only if absent, its number's look-up
-    item, only if absent, and its ``payment.succeeded`` audit event, in one
+    item, only if absent, its ``payment.succeeded`` audit event, and the merchant's
+    ``payment.succeeded`` and ``invoice.created`` events (billing/access/outbox.py), in one
     TransactWriteItems (one request, so a batch payment stays at two: this and the
     advance). The key is deterministic (billing date, SKU, SubId), so a retried payment
     finds the first receipt and writes no second event; returns (receipt, created).
@@ -60,17 +86,27 @@ def create_receipt(
     product charged (the charge's own, should the subscription have switched since).
     ``discount`` and ``coupon``: a coupon's discount on this charge (the period's price
     was ``amount + discount``); a charge of 0 (all taken off) has no ``charge_id``.
+    ``tax``: the invoice's tax (billing/access/tax_ledger.py; default: the tax included
+    in ``amount``), written on the receipt and added to the quarter's totals by the same
+    transaction (retried when it meets another on a totals item).
     """
     receipt, lookup, event = build_receipt(
         sub, billing_date=billing_date, amount=amount, currency=currency, charge_id=charge_id,
         retention_days=retention_days, processed_at=processed_at, period_end=period_end, actor=actor,
-        numbers=numbers, sku=sku, discount=discount, coupon=coupon)
+        numbers=numbers, sku=sku, discount=discount, coupon=coupon, tax=tax)
     receipt.Kind = kind  # "switch": an upgrade's charge (billing/rules/switch.py)
-    try:
+
+    def write() -> None:
         with engine.transact_write() as transaction:
             transaction.save(receipt, condition=Receipt.SK.does_not_exist())
             transaction.save(event)
             transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
+            add_receipt_totals(transaction, receipt)  # after the three: the reasons' indexes below
+            for merchant_event in receipt_events(receipt):
+                save_item(transaction, merchant_event)
+
+    try:
+        with_conflict_retries(write)
     except TransactWriteError as error:
         reasons = error.cancellation_reasons or []
         refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
@@ -98,10 +134,12 @@ def build_receipt(
     sku: str | None = None,
     discount: int | None = None,
     coupon: str | None = None,
+    tax: InvoiceTax | None = None,
 ) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
-    """The receipt (numbered), its number's look-up item and its ``payment.succeeded``
-    event, not yet written: ``create_receipt`` writes them, and a switch of product
-    writes them with the subscription's own update (billing/access/switch.py)."""
+    """The receipt (numbered, an invoice with its tax), its number's look-up item and its
+    ``payment.succeeded`` event, not yet written: ``create_receipt`` writes them, and a
+    switch of product writes them with the subscription's own update
+    (billing/access/switch.py), each with the tax totals' adds (``add_receipt_totals``)."""
     sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
     number = (numbers or ReceiptNumbers()).next_number(processed_at.year)
@@ -128,6 +166,8 @@ def build_receipt(
         DiscountAmount=discount if coupon else None,
         CouponCode=coupon,
     )
+    write_invoice_tax(receipt, tax or invoice_tax(sub, amount=amount, on=billing_today(
+        settings.BILLING_TIMEZONE, processed_at)))
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
                                  AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
@@ -254,8 +294,9 @@ def release_refund_claim(receipt: Receipt, request_id: str) -> None:
 def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, reason: str | None = None,
                   attempts: int = 3, claim: str | None = None, request_id: str | None = None,
                   ) -> tuple[Receipt, bool]:
-    """Add one refund the gateway made to its receipt, and its audit event (money rule M6:
-    the event is written here, so no caller can forget it).
+    """Add one refund the gateway made to its receipt, with its audit event (money rule M6:
+    the event is written here, so no caller can forget it) and the merchant's
+    ``refund.created``, in one TransactWriteItems.
 
     Several partial refunds add up to at most ``ProcessedAmount`` (M5). The update is
     conditional on ``RefundedAmount`` as read, so two staff members refunding at once
@@ -267,6 +308,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
+    note_number: str | None = None  # the refund's credit note's, reserved once
     for _ in range(attempts):
         if any(r.RefundId == refund_id for r in receipt.Refunds or []):
             return receipt, False
@@ -280,27 +322,53 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
             unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
         entry = Refund(RefundId=refund_id, Amount=amount, At=iso_now(), Actor=actor, Reason=reason or None,
                        RequestId=request_id)
+        after = copy.deepcopy(receipt)
+        after.RefundedAmount, after.Refunds, after.Status = total, [*(receipt.Refunds or []), entry], status
+        if claim:
+            after.RefundClaim = after.RefundClaimAt = None
+        refunded = new_merchant_event(MerchantEventType.REFUND_CREATED, account_id=receipt.account_id,
+                                      object_type="refund", object_id=refund_id, data=refund_object(after, entry))
+        event = new_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
+                          before=before, after=receipt_snapshot(after), note=reason or None)
+        note = None
+        if is_tax_invoice(receipt):  # the refund's credit note, in the same write
+            note_number = note_number or reserve_credit_note_number(utc_now().year)
+            note = new_credit_note(receipt, number=note_number, refund_id=refund_id, amount=amount,
+                                   earlier=[int(r.Amount) for r in receipt.Refunds or []], reason=reason)
         try:
             with refused_as(ConditionFailed, receipt.SK):
-                receipt.update(
-                    actions=[
-                        Receipt.RefundedAmount.set(total),
-                        Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),
-                        Receipt.Status.set(status),
-                        *([Receipt.RefundClaim.remove(), Receipt.RefundClaimAt.remove()] if claim else []),
-                    ],
-                    condition=Receipt.SK.exists() & unchanged,
-                )
+                transact(partial(_write_refund, receipt=receipt, entry=entry, total=total, status=status,
+                                 unchanged=unchanged, claim=claim, event=event, note=note, merchant_events=[refunded]))
         except ConditionFailed:
             fresh = get_receipt(receipt.account_id, receipt.SK)
             if fresh is None:
                 raise
             receipt = fresh
             continue
-        record_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
-                     before=before, after=receipt_snapshot(receipt), note=reason or None)
+        receipt.RefundedAmount, receipt.Status = total, status
+        receipt.Refunds = [*(receipt.Refunds or []), entry]
+        if claim:
+            receipt.RefundClaim = receipt.RefundClaimAt = None
         return receipt, True
     raise ConditionFailed(receipt.SK)
+
+
+def _write_refund(tx: Any, *, receipt: Receipt, entry: Refund, total: int, status: str, unchanged: Any,
+                  claim: str | None, event: AuditEvent, note: CreditNote | None,
+                  merchant_events: list[MerchantEvent]) -> None:
+    """The refund's one write: the receipt's bookkeeping (on condition), its audit event
+    and, for a tax invoice, its credit note with the totals' negative adds."""
+    tx.update(receipt, actions=[
+        Receipt.RefundedAmount.set(total),
+        Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),
+        Receipt.Status.set(status),
+        *([Receipt.RefundClaim.remove(), Receipt.RefundClaimAt.remove()] if claim else []),
+    ], condition=Receipt.SK.exists() & unchanged)
+    tx.save(event)
+    if note is not None:
+        add_credit_note(tx, note)
+    for merchant_event in merchant_events:
+        save_item(tx, merchant_event)
 
 
 def receipt_snapshot(receipt: Receipt) -> dict:

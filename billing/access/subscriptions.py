@@ -33,8 +33,9 @@ from billing.access.coupons import (
 )
 from billing.access.due_dates import due_attributes, leave_due_indexes, next_payment_on, next_reminder_on
 from billing.access.due_shards import due_keys, due_shard_layout, parallel_items
-from billing.access.events import new_event, record_event, subscription_snapshot
+from billing.access.events import new_event, subscription_snapshot
 from billing.access.lookups import record_subscription_id
+from billing.access.outbox import preview, save_item, subscription_event, transact_update
 from billing.access.trials import trial_use
 from billing.exceptions import AlreadyExists, ConditionFailed, TrialAlreadyUsed
 from billing.models import (
@@ -42,6 +43,8 @@ from billing.models import (
     Account,
     AuditAction,
     Coupon,
+    MerchantEvent,
+    MerchantEventType,
     PaymentDetails,
     Subscription,
     SubscriptionStatus,
@@ -58,6 +61,7 @@ def payment_details_from(card: CardToken, billing_address: str | None = None,
     return PaymentDetails(
         Token=card.token, Brand=card.brand, Last4=card.last4,
         ExpMonth=card.exp_month, ExpYear=card.exp_year, BillingAddress=billing_address, CardId=card_id,
+        Country=card.country,
     )
 
 
@@ -78,7 +82,8 @@ def create_subscription(
     coupon: Coupon | None = None,
     trial_days: int = 0,
 ) -> Subscription:
-    """PutItem, only if absent, and its ``subscription.created`` event.
+    """PutItem, only if absent, and its ``subscription.created`` events (the audit's and
+the merchant's, billing/access/outbox.py), in one transaction.
 
     ``coupon``: given to it from its first payment, its use counted in the same
     transaction (on the coupon's condition: ``CouponRefused`` and nothing written when it
@@ -126,12 +131,16 @@ def create_subscription(
         TrialEnd=trial_end.isoformat() if trial_end else None,
         PaymentDetails=payment_details_from(card, billing_address, card_id),
         Language=account.Language,
+        # The account's tax identity, copied so its charges need no other read.
+        BillingCountry=account.BillingCountry, VatNumber=account.VatNumber,
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
         **(coupon_attributes(check_coupon(coupon, coupon.Code, currency=currency, day=today)) if coupon else {}),
     )
     event = new_event(account.account_id, actor=actor or account.Email, action=AuditAction.SUBSCRIPTION_CREATED,
                       subject=sub.SK, before=None, after=subscription_snapshot(sub))
+
+    created = subscription_event(MerchantEventType.SUBSCRIPTION_CREATED, preview(sub, []))
 
     def write(tx: Any) -> None:
         tx.save(sub, condition=Subscription.SK.does_not_exist())
@@ -141,6 +150,7 @@ def create_subscription(
                     condition=TrialUse.SK.does_not_exist())
         if coupon is not None:
             add_coupon_use(tx, coupon, today)
+        save_item(tx, created)  # last: the positions above are what the refusals are told by
 
     # One request: the item, its event, the trial's marker and the coupon's use, or none
     # of them (another subscribe's transaction on the marker or the coupon at the same
@@ -228,14 +238,29 @@ def update_subscription(
 
 
 def _audited_update(sub: Subscription, actions: list, condition: Condition | None, *, actor: str,
-                    action: AuditAction | str, check_version: bool = True, note: str | None = None) -> Subscription:
-    """The update and its audit event (before/after snapshots), in one function so that
-    no caller can forget the event. Nothing is recorded when the update is refused."""
-    before = subscription_snapshot(sub)
-    update_subscription(sub, actions, condition, check_version=check_version)
-    record_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before,
-                 after=subscription_snapshot(sub), note=note)
-    return sub
+                    action: AuditAction | str, check_version: bool = True, note: str | None = None,
+                    event: MerchantEventType | None = None, also: Sequence[MerchantEvent] = ()) -> Subscription:
+    """The update, its audit event (before/after snapshots) and its merchant ``event``
+    (with ``also``: more merchant events the same change reports), in one
+    TransactWriteItems, in one function so that no caller can forget an event. Nothing is
+    recorded when the update is refused (ConditionFailed), and no event without it."""
+    return transact_update(sub, actions, condition, check_version=check_version,
+                           items=audited_items(sub, actions, actor=actor, action=action, note=note, event=event,
+                                               also=also))
+
+
+def audited_items(sub: Subscription, actions: list, *, actor: str, action: AuditAction | str,
+                  note: str | None = None, event: MerchantEventType | None = None,
+                  also: Sequence[MerchantEvent] = (), after_extra: dict | None = None) -> list:
+    """The items that join a subscription's update: its audit event (the snapshot before,
+    and after ``actions``, plus ``after_extra``), its merchant ``event`` and ``also``."""
+    after = preview(sub, actions)
+    items: list = [new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
+                             before=subscription_snapshot(sub),
+                             after={**subscription_snapshot(after), **(after_extra or {})}, note=note)]
+    if event is not None:
+        items.append(subscription_event(event, after))
+    return [*items, *also]
 
 
 def change_payment_day(
@@ -258,7 +283,8 @@ def change_payment_day(
     for the callers of the old rule and not needed.
     """
     check_payment_day(new_day)
-    return _audited_update(sub, [Subscription.PaymentDay.set(new_day)], live(), actor=actor, action=action)
+    return _audited_update(sub, [Subscription.PaymentDay.set(new_day)], live(), actor=actor, action=action,
+                           event=MerchantEventType.SUBSCRIPTION_UPDATED)
 
 
 def set_schedule(
@@ -290,7 +316,8 @@ def replace_card(sub: Subscription, card: CardToken, billing_address: str | None
     """The card future payments use (``card_id``: the wallet card it is a copy of). A
     past-due period stays owed: the caller retries it with the new card at once."""
     details = payment_details_from(card, billing_address, card_id)
-    return _audited_update(sub, [Subscription.PaymentDetails.set(details)], live(), actor=actor, action=action)
+    return _audited_update(sub, [Subscription.PaymentDetails.set(details)], live(), actor=actor, action=action,
+                           event=MerchantEventType.SUBSCRIPTION_UPDATED)
 
 
 def cancel_subscription(
@@ -300,10 +327,12 @@ def cancel_subscription(
     reason: str = "customer",
     action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED,
     check_version: bool = True,
+    also: Sequence[MerchantEvent] = (),
 ) -> Subscription:
     """No further charges: the ``Next*`` keys go, so the item leaves both indexes at once.
     The service runs to ``PaidThroughDate`` (paid in advance, no refund of unused days);
-    a past-due period ends unpaid and unserved."""
+    a past-due period ends unpaid and unserved. ``subscription.cancelled``, and ``also``
+    (the ``payment.failed`` that ended it) in the same transaction."""
     return _audited_update(
         sub,
         [
@@ -314,6 +343,7 @@ def cancel_subscription(
         ],
         live(),
         actor=actor, action=action, check_version=check_version, note=reason,
+        event=MerchantEventType.SUBSCRIPTION_CANCELLED, also=also,
     )
 
 

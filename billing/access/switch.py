@@ -8,10 +8,13 @@ from datetime import date
 
 from billing.access._common import refused_as
 from billing.access.events import new_event, subscription_snapshot
+from billing.access.outbox import preview, receipt_events, save_item, subscription_event
 from billing.access.receipts import build_receipt
+from billing.access.tax_ledger import InvoiceTax, add_receipt_totals
 from billing.exceptions import ConditionFailed
 from billing.models import (
     AuditAction,
+    MerchantEventType,
     Product,
     Receipt,
     ReceiptNumberLookup,
@@ -34,11 +37,13 @@ def _as_quoted(sub: Subscription, quote: SwitchQuote) -> object:
 
 def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote, *, today: date, actor: str,
                         action: AuditAction = AuditAction.SUBSCRIPTION_SWITCHED, charge_id: str | None = None,
-                        charged: int = 0, retention_days: int = 400) -> Receipt | None:
+                        charged: int = 0, retention_days: int = 400, tax: InvoiceTax | None = None,
+                        ) -> Receipt | None:
     """Move ``sub`` to ``product``; with ``charge_id`` (an upgrade's charge of ``charged``)
     its ``switch`` receipt too. One TransactWriteItems: the subscription (on condition it
     is as quoted: else ``ConditionFailed``, nothing written), the audit event and, with a
-    charge, the receipt and its number's look-up item. Returns the receipt written."""
+    charge, the receipt and its number's look-up item, and the merchant's events. Returns the
+    receipt written."""
     before = subscription_snapshot(sub)
     previous = sub.PreviousProductName if sub.PreviousSKU else sub.ProductName
     previous_sku = sub.PreviousSKU or sub.SKU
@@ -56,7 +61,7 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
         assert quote.paid_through is not None
         receipt, lookup, _ = build_receipt(
             sub, billing_date=today, amount=charged, currency=sub.Currency, charge_id=charge_id,
-            retention_days=retention_days, period_end=quote.paid_through, actor=actor, sku=product.SKU)
+            retention_days=retention_days, period_end=quote.paid_through, actor=actor, sku=product.SKU, tax=tax)
         receipt.ProductName, receipt.Kind = product.Name, "switch"
         receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
             sub.ProductName
@@ -67,12 +72,19 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
                       before={**before, "SKU": sub.SKU, "ProductName": sub.ProductName}, after=after)
     # The business condition, not the version: a reminder claimed meanwhile must not undo
     # a switch whose charge is made (PynamoDB still moves the version on).
+    # The merchant's events: subscription.switched and, for an upgrade's charge,
+    # payment.succeeded and invoice.created (billing/access/outbox.py).
+    merchant_events = [subscription_event(MerchantEventType.SUBSCRIPTION_SWITCHED, preview(sub, actions)),
+                       *(receipt_events(receipt) if receipt is not None else [])]
     with refused_as(ConditionFailed, sub.SK), engine.transact_write() as tx:
         tx.update(sub, actions=actions, condition=_as_quoted(sub, quote), add_version_condition=False)
         tx.save(event)
         if receipt is not None and lookup is not None:
             tx.save(receipt, condition=Receipt.SK.does_not_exist())
             tx.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
+            add_receipt_totals(tx, receipt)
+        for merchant_event in merchant_events:
+            save_item(tx, merchant_event)
     # What the update wrote, in memory as a fresh read would show it.
     sub.SKU, sub.ProductName, sub.PaymentAmount = product.SKU, product.Name, int(product.PaymentAmount)
     sub.LastSwitchDate = today.isoformat()

@@ -159,7 +159,7 @@ def _coupon_line(sub: Subscription) -> dict[str, object]:
         return {}
     # The first payment and the one after it, as the run will take them: an amount off is
     # not the same on a prorated first period as on a whole month (``rules.projection``).
-    first, following = owed_charges(sub, 2)  # incomplete too: its confirmation records the first
+    first, following = owed_charges(sub, 2, tax=access.tax_terms(sub))  # incomplete too: its confirmation records the first
     left = sub.CouponPaymentsLeft
     return {"coupon": sub.CouponCode, "discount": format_with_symbol(first.discount, sub.Currency),
             "next_discount": format_with_symbol(following.discount, sub.Currency) if following.discount != first.discount

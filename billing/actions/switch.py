@@ -30,9 +30,11 @@ from billing import access
 from billing.actions.refunds import refund_receipt
 from billing.models import AuditAction, Subscription
 from billing.notify import manage_url, tell
+from billing.rules.invoice_tax import tax_metadata
 from billing.rules.projection import coming_charges
 from billing.rules.schedule import months_before
 from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch, unused_credit
+from billing.rules.tax import TaxLine
 from core.money import format_with_symbol
 from core.payments.errors import GatewayError, KeyReused, PaymentError
 from core.payments.gateway import ChargeResult, get_gateway
@@ -95,15 +97,17 @@ def switch(sub: Subscription, sku: str, *, today: date, actor: str, expected: Sw
         raise QuoteChanged(_("The amounts changed since you looked: please check them again."))
     result = None
     if q.upgrade and q.due_now > 0:
+        line = _taxed(sub, q, today)
         metadata = {
             "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": q.new_sku, "kind": "switch",
             "billing_date": today.isoformat(), "period_start": today.isoformat(),
             "period_end": q.paid_through.isoformat() if q.paid_through else today.isoformat(),
             "switch_charge": str(q.charge), "switch_credit": str(q.credit), "old_sku": q.old_sku,
             "payment_day": str(sub.PaymentDay), "price": str(q.new_price),
+            **tax_metadata(line, prices_include_tax=access.seller_tax().prices_include_tax),
         }
         try:
-            result = get_gateway().charge(sub.PaymentDetails.Token, q.due_now, sub.Currency,
+            result = get_gateway().charge(sub.PaymentDetails.Token, line.gross, sub.Currency,
                                           switch_key(sub, q, today), metadata, off_session=not on_session)
         except KeyReused:
             access.count_switch_failure(sub, today)
@@ -135,10 +139,16 @@ def finish_authenticated(sub: Subscription, sku: str, charge_id: str, *, today: 
     except SwitchRefused:
         refund_unapplied_switch(sub, result, actor=actor)
         raise
-    if q.due_now != result.amount or result.metadata.get("period_end") != str(q.paid_through):
+    if _taxed(sub, q, today).gross != result.amount or result.metadata.get("period_end") != str(q.paid_through):
         refund_unapplied_switch(sub, result, actor=actor)  # paid for other days: given back, asked again
         raise QuoteChanged(_("The amounts changed while your bank was asked: the payment is refunded."))
     return _apply(sub, q, result, today=today, actor=actor, action=AuditAction.SUBSCRIPTION_SWITCHED)
+
+
+def _taxed(sub: Subscription, q: SwitchQuote, today: date) -> TaxLine:
+    """The upgrade's charge now: its price (``due_now``, after the credit) taxed as the
+    subscription's payments are; tax-exclusive prices charge the price plus the tax."""
+    return access.tax_terms(sub).line(q.due_now, today)
 
 
 def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, today: date, actor: str,
@@ -150,7 +160,8 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
         receipt = access.switch_subscription(
             sub, product, q, today=today, actor=actor, action=action,
             charge_id=result.charge_id if result else None, charged=result.amount if result else 0,
-            retention_days=settings.RECEIPT_RETENTION_DAYS)
+            retention_days=settings.RECEIPT_RETENTION_DAYS,
+            tax=access.invoice_tax(sub, amount=result.amount, on=today, metadata=result.metadata) if result else None)
     except access.ConditionFailed:
         if result is not None:
             refund_unapplied_switch(sub, result, actor=actor)
@@ -170,7 +181,7 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
 def _next_payment(sub: Subscription) -> dict[str, object]:
     """The switched subscription's next payment for the e-mail, as the run will take it
     (``rules.projection``: the new price, less the coupon's discount for that payment)."""
-    coming = coming_charges(sub, 1)
+    coming = coming_charges(sub, 1, tax=access.tax_terms(sub))
     if not coming:
         return {}
     return {"next_date": coming[0].date, "next_amount": format_with_symbol(coming[0].amount, sub.Currency)}
@@ -223,7 +234,8 @@ def refund_unapplied_switch(sub: Subscription, charge: ChargeResult, *, actor: s
     receipt, _ = access.create_receipt(
         sub, billing_date=start, amount=charge.amount, currency=charge.currency, charge_id=charge.charge_id,
         retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor,
-        sku=charge.metadata.get("sku"), kind="switch")
+        sku=charge.metadata.get("sku"), kind="switch",
+        tax=access.invoice_tax(sub, amount=charge.amount, on=start, metadata=charge.metadata))
     receipt = access.get_receipt(sub.account_id, receipt.SK) or receipt
     left = receipt.net_amount
     if left <= 0:

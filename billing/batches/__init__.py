@@ -23,6 +23,8 @@ loop over the indexes), ``shards`` (which due-index shards a run takes), ``outco
 ``core.mail``. This module is the package's public API: ``batches.<name>``.
 """
 
+from billing.batches.outbound.sender import PASS_COUNTS, PassSummary, Sender, SenderConfig, signing_secrets
+from billing.batches.outbound.signing import event_body, new_secret, signed_headers
 from billing.batches.outcomes import (
     PAYMENT_COUNTS,
     REMINDER_COUNTS,
@@ -48,6 +50,15 @@ from billing.batches.shards import ShardSet, host_share, parse_host_share, parse
 from billing.exceptions import ShardChoiceError
 
 __all__ = [
+    # outbound webhooks
+    "PASS_COUNTS",
+    "PassSummary",
+    "Sender",
+    "SenderConfig",
+    "event_body",
+    "new_secret",
+    "signed_headers",
+    "signing_secrets",
     "GATEWAY_ATTEMPTS",
     "PAYMENT_COUNTS",
     "REMINDER_COUNTS",

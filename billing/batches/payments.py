@@ -24,10 +24,11 @@ from django.utils.translation import gettext_lazy
 
 from billing import access
 from billing.batches.outcomes import PaymentOutcome, PaymentStatus
-from billing.models import Receipt, Subscription, SubscriptionStatus
+from billing.models import MerchantEventType, Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
 from billing.rules.invoice import invoice_of
-from billing.rules.projection import owed_charge
+from billing.rules.invoice_tax import tax_metadata
+from billing.rules.projection import ComingCharge, owed_charge
 from billing.rules.schedule import reminder_date, retry_after
 from core.clock import billing_today
 from core.localformat import LocalDate
@@ -46,13 +47,18 @@ def charge_key(sub_id: str, period: date, attempt: int) -> str:
     return key if attempt == 0 else f"{key}:retry{attempt}"
 
 
+def _owed(sub: Subscription, seller: access.InvoiceSeller | None = None) -> ComingCharge:
+    """The projection's first coming charge, taxed as the seller and the buyer say."""
+    return owed_charge(sub, tax=access.tax_terms(sub, seller.tax if seller else None))
+
+
 def owed_period(sub: Subscription) -> tuple[date, date]:
     """The days the subscription's next charge pays for (first and last, inclusive): the
     first of its coming charges (``rules.projection``, the one walk pages and e-mails
     show). The first payment (nothing paid yet: ``LastPaymentDate`` is still the period's
     first day, as ``create_subscription`` leaves it) runs to the day before the first
     anchor date; any other to ``schedule.period_end``."""
-    charge = owed_charge(sub)
+    charge = _owed(sub)
     return charge.period_start, charge.period_end
 
 
@@ -60,14 +66,14 @@ def owed_price_and_discount(sub: Subscription) -> tuple[int, int]:
     """The owed period's price (``schedule.period_amount``, prorated by day) and what the
     subscription's coupon takes off it (``rules.coupons``), in minor units: the first
     coming charge's, so what is charged is what every page showed."""
-    charge = owed_charge(sub)
+    charge = _owed(sub)
     return charge.list_price, charge.discount
 
 
 def owed_amount(sub: Subscription) -> int:
-    """What the next charge will be, in minor units, after any coupon (reminders, pages
-    and the staff's upcoming payments show it)."""
-    return owed_charge(sub).amount
+    """What the next charge will be, in minor units, after any coupon and with the tax
+    when prices exclude it (reminders, pages and the staff's upcoming payments show it)."""
+    return _owed(sub).amount
 
 
 def _charge(gateway: PaymentGateway, sub: Subscription, key: str, amount: int, metadata: dict[str, str],
@@ -102,6 +108,7 @@ def take_payment(
     actor: str = "batch",
     end_on_decline: bool = False,
     numbers: access.ReceiptNumbers | None = None,
+    seller: access.InvoiceSeller | None = None,
 ) -> PaymentOutcome:
     """Charge one subscription for the period it owes (due on its ``NextPaymentDate``).
 
@@ -111,7 +118,8 @@ def take_payment(
     crash at any point and to call from two processes at once: see the package
     docstring. DynamoDB and gateway failures raise (the caller counts them as errors);
     business outcomes are returned. ``numbers``: where receipt numbers come from (a
-    run's block reservation; default one reservation per receipt).
+    run's block reservation; default one reservation per receipt). ``seller``: the
+    seller's tax profile (a run reads it once; default: read here).
     """
     out = PaymentOutcome(PaymentStatus.SKIPPED, sub.sub_id, sub.account_id)
     if not sub.is_live or not sub.NextPaymentDate:
@@ -119,7 +127,8 @@ def take_payment(
         return out
     due = out.due = date.fromisoformat(sub.NextPaymentDate)
     retrying = bool(sub.BillingPeriod)
-    owed = owed_charge(sub)  # the projection's first coming charge: what every page showed
+    seller = seller or access.invoice_seller()
+    owed = _owed(sub, seller)  # the projection's first coming charge: what every page showed
     start, end, off = owed.period_start, owed.period_end, owed.discount
     out.period, out.period_end = start, end
     out.attempt = (sub.RetryCount or 0) + 1 if retrying else 0
@@ -134,7 +143,7 @@ def take_payment(
             out.reason = f"would ask about {awaiting}, waiting for the customer's bank"
         return out
     gateway = gateway or get_gateway()
-    if awaiting and (settled := _awaited(gateway, sub, out, awaiting, run_date, actor, numbers)) is not None:
+    if awaiting and (settled := _awaited(gateway, sub, out, awaiting, run_date, actor, numbers, seller)) is not None:
         return settled
 
     # Enough for reconciliation to find the account, the subscription and the period
@@ -146,12 +155,14 @@ def take_payment(
         # The coupon's discount, so that what is recorded is what was charged (a replayed
         # key returns the first call's metadata).
         **({"coupon": sub.CouponCode, "discount": str(off)} if sub.CouponCode else {}),
+        # The invoice's tax: recorded as charged, and checked by the reconciliation.
+        **(tax_metadata(owed.tax_line, prices_include_tax=seller.tax.prices_include_tax) if owed.tax_line else {}),
     }
     if amount == 0:
         # Nothing to charge (a coupon took it all): the gateway refuses amounts <= 0, so
         # the period is recorded paid by the same path, with a receipt of 0 and no charge.
         free = ChargeResult(status="succeeded", charge_id="", amount=0, currency=sub.Currency, metadata=metadata)
-        return _paid(sub, out, free, run_date, actor, numbers)
+        return _paid(sub, out, free, run_date, actor, numbers, seller)
     asked = time.perf_counter()
     # The first period's charge is made on-session (the customer is on the subscribe page;
     # the bank may ask them for 3-D Secure), every later one off-session (the card was saved
@@ -164,7 +175,7 @@ def take_payment(
     out.gateway_ms = (time.perf_counter() - asked) * 1000
     out.charge_id, out.amount, out.currency = result.charge_id, result.amount, result.currency
     if result.succeeded:
-        return _paid(sub, out, result, run_date, actor, numbers)
+        return _paid(sub, out, result, run_date, actor, numbers, seller)
     if result.needs_authentication and (first or end_on_decline):  # the customer confirms it (confirm_first_payment)
         return _incomplete(sub, out, result, actor)
     if result.needs_authentication and end_on_decline:  # the customer confirms it (confirm_first_payment)
@@ -174,12 +185,13 @@ def take_payment(
     if end_on_decline:
         return _ended_unpaid(sub, out, result, actor)
     if result.needs_authentication:
-        return _action_required(gateway, sub, out, result, run_date, actor, numbers)
+        return _action_required(gateway, sub, out, result, run_date, actor, numbers, seller)
     return _declined(sub, out, result, run_date, actor)
 
 
 def _awaited(gateway: PaymentGateway, sub: Subscription, out: PaymentOutcome, charge_id: str, run_date: date,
-             actor: str, numbers: access.ReceiptNumbers | None) -> PaymentOutcome | None:
+             actor: str, numbers: access.ReceiptNumbers | None,
+             seller: access.InvoiceSeller | None = None) -> PaymentOutcome | None:
     """A past-due period whose charge waits for the cardholder's bank (3-D Secure) is
     never charged again blindly: the charge is asked about (a gateway read). Paid
     meanwhile (the customer confirmed it, and neither their page nor the webhook recorded
@@ -191,7 +203,7 @@ def _awaited(gateway: PaymentGateway, sub: Subscription, out: PaymentOutcome, ch
     out.charge_id = charge_id
     if result.succeeded:
         out.amount, out.currency = result.amount, result.currency
-        return _paid(sub, out, result, run_date, actor, numbers)
+        return _paid(sub, out, result, run_date, actor, numbers, seller)
     if not result.needs_authentication:
         try:
             access.forget_awaiting_charge(sub, charge_id)
@@ -203,11 +215,12 @@ def _awaited(gateway: PaymentGateway, sub: Subscription, out: PaymentOutcome, ch
     if out.due > run_date:
         out.reason = "waiting for the customer to confirm the payment with their bank"
         return out
-    return _action_required(gateway, sub, out, result, run_date, actor, numbers)
+    return _action_required(gateway, sub, out, result, run_date, actor, numbers, seller)
 
 
 def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOutcome, result: ChargeResult,
-                     run_date: date, actor: str, numbers: access.ReceiptNumbers | None) -> PaymentOutcome:
+                     run_date: date, actor: str, numbers: access.ReceiptNumbers | None,
+                     seller: access.InvoiceSeller | None = None) -> PaymentOutcome:
     """A renewal's charge the bank wants the cardholder to confirm: past due, "action
     required", the customer e-mailed a link to confirm that very charge; the retry days
     remind them (never a new charge), and after the last the charge is cancelled and the
@@ -217,7 +230,7 @@ def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOut
     if retry_on is None:
         final = gateway.cancel_charge(result.charge_id)
         if final.succeeded:  # confirmed at the last moment: paid
-            return _paid(sub, out, final, run_date, actor, numbers)
+            return _paid(sub, out, final, run_date, actor, numbers, seller)
         return _declined(sub, out, replace(final, status="declined", decline_code=AUTHENTICATION_REQUIRED),
                          run_date, actor)
     next_anchor = (out.period_end or out.period) + timedelta(days=1)
@@ -225,7 +238,7 @@ def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOut
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=out.attempt, retry_on=retry_on,
             next_reminder=_next_reminder(next_anchor, run_date), decline_code=AUTHENTICATION_REQUIRED, actor=actor,
-            amount=result.amount, awaiting_charge=result.charge_id,
+            amount=result.amount, awaiting_charge=result.charge_id, period_end=out.period_end,
         )
     except access.ConditionFailed:
         out.reason = "already handled by another run, or its card replaced"
@@ -249,7 +262,7 @@ def _incomplete(sub: Subscription, out: PaymentOutcome, result: ChargeResult, ac
     out.status, out.reason, out.client_secret = PaymentStatus.ACTION_REQUIRED, AUTHENTICATION_REQUIRED, \
         result.client_secret
     try:
-        access.mark_incomplete(sub, charge_id=result.charge_id, actor=actor)
+        access.mark_incomplete(sub, charge_id=result.charge_id, actor=actor, amount=result.amount)
     except access.ConditionFailed:
         out.reason += "; already incomplete, or paid meanwhile"
     return out
@@ -258,7 +271,8 @@ def _incomplete(sub: Subscription, out: PaymentOutcome, result: ChargeResult, ac
 def _ended_unpaid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, actor: str) -> PaymentOutcome:
     out.reason = result.decline_code or "declined"
     try:
-        access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False)
+        access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False,
+                                   also=[_failed_event(sub, out, result)])
     except access.ConditionFailed:
         out.reason += "; already handled by another run"
         return out
@@ -295,7 +309,7 @@ def record_paid_charge(sub: Subscription, result: ChargeResult, *, run_date: dat
 
 
 def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date, actor: str,
-          numbers: access.ReceiptNumbers | None = None) -> PaymentOutcome:
+          numbers: access.ReceiptNumbers | None = None, seller: access.InvoiceSeller | None = None) -> PaymentOutcome:
     assert out.period and out.due
     # What the gateway charged is the truth: a replayed key returns the first call's period.
     start = date.fromisoformat(result.metadata.get("period_start", out.period.isoformat()))
@@ -310,6 +324,9 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         charge_id=result.charge_id or None, retention_days=settings.RECEIPT_RETENTION_DAYS,
         period_end=end, actor=actor, numbers=numbers, sku=result.metadata.get("sku"),
         discount=int(result.metadata.get("discount") or 0) if coupon else None, coupon=coupon,
+        # The tax the charge carried (its metadata), on the invoice's day.
+        tax=access.invoice_tax(sub, amount=result.amount, on=billing_today(settings.BILLING_TIMEZONE),
+                               metadata=result.metadata, seller=seller),
     )
     try:
         access.advance_after_payment(
@@ -400,7 +417,8 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
                "amount": money_text(result.amount, result.currency)}
     if retry_on is None:
         try:
-            access.cancel_subscription(sub, reason="payment_failed", actor=actor, check_version=False)
+            access.cancel_subscription(sub, reason="payment_failed", actor=actor, check_version=False,
+                                       also=[_failed_event(sub, out, result)])
         except access.ConditionFailed:
             out.reason = "already cancelled or changed by another run"
             return out
@@ -414,7 +432,7 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=failed_retries, retry_on=retry_on,
             next_reminder=_next_reminder(next_anchor, run_date), decline_code=reason, actor=actor,
-            amount=result.amount,
+            amount=result.amount, charge_id=result.charge_id or None, period_end=out.period_end,
         )
     except access.ConditionFailed:
         out.reason = "already handled by another run"
@@ -423,3 +441,12 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
     out.mail_error = send_customer_email("payment_declined", sub.Email, format_lazy(
         gettext_lazy("Payment declined: {product}"), product=context["product"]), context, language=sub.Language)
     return out
+
+
+def _failed_event(sub: Subscription, out: PaymentOutcome, result: ChargeResult) -> Any:
+    """The merchant's ``payment.failed`` for a declined charge that ends the subscription:
+    written in the cancel's own transaction."""
+    return access.payment_attempt_event(
+        MerchantEventType.PAYMENT_FAILED, sub, amount=result.amount, currency=result.currency or sub.Currency,
+        period_start=out.period, period_end=out.period_end, charge_id=result.charge_id or None,
+        decline_code=result.decline_code or "declined", attempt=out.attempt)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from django.conf import settings
 
@@ -30,7 +30,9 @@ from billing.actions.switch import refund_unapplied_switch
 from billing.batches.expiry import expire
 from billing.batches.payments import record_paid_charge
 from billing.models import Receipt, Subscription, SubscriptionStatus
+from billing.rules.invoice_tax import TAX_METADATA
 from billing.rules.lifecycle import is_expired_incomplete
+from core.clock import billing_today
 from core.money import format_with_code
 from core.payments.errors import PaymentError
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
@@ -60,6 +62,14 @@ def _describe(charge: ChargeResult) -> str:
     return (f"charge {charge.charge_id} {format_with_code(charge.amount, charge.currency)} on {charge.created[:10]}, "
             f"account {meta.get('account_id', '?')} sub {meta.get('sub_id', '?')} "
             f"period {meta.get('period_start', meta.get('billing_date', '?'))}..{meta.get('period_end', '?')}")
+
+
+def today_of(charge: ChargeResult) -> date:
+    """The billing day a charge was made on (its invoice's day)."""
+    try:
+        return billing_today(settings.BILLING_TIMEZONE, datetime.fromisoformat(charge.created))
+    except (TypeError, ValueError):
+        return billing_today(settings.BILLING_TIMEZONE)
 
 
 def is_billings(charge: ChargeResult) -> bool:
@@ -102,6 +112,8 @@ def reconcile(date_from: date, date_to: date, *, fix: bool = False, today: date 
                 differences.append(Difference(
                     "receipt differs", f"{_describe(charge)}; receipt has {receipt.ChargeId} "
                                        f"{format_with_code(receipt.ProcessedAmount, receipt.Currency)}"))
+            elif (why := tax_differs(charge, receipt)):
+                differences.append(Difference("receipt tax differs", f"{_describe(charge)}; {why}"))
             elif charge.refunded > (receipt.RefundedAmount or 0):
                 differences.append(_unrecorded_refunds(charge, receipt, fix=fix, gateway=gateway))
             continue
@@ -115,6 +127,21 @@ def reconcile(date_from: date, date_to: date, *, fix: bool = False, today: date 
     if reverse:
         differences += _receipts_without_charge(accounts, {c.charge_id for c in charges}, date_from, date_to)
     return len(charges), differences
+
+
+def tax_differs(charge: ChargeResult, receipt: Receipt) -> str:
+    """How the receipt's tax differs from the tax its charge carried (the metadata's
+    ``net``, ``tax``, ``tax_rate``, ``tax_country``), or "" (the same, or either one from
+    before taxes were kept: nothing to compare)."""
+    meta = charge.metadata
+    if receipt.Net is None or not set(TAX_METADATA[:4]) <= meta.keys():
+        return ""
+    charged = (meta["net"], meta["tax"], meta["tax_rate"], meta["tax_country"])
+    recorded = (str(receipt.Net), str(receipt.Tax), receipt.TaxRate, receipt.TaxCountry)
+    if charged == recorded:
+        return ""
+    return (f"charged net {charged[0]} tax {charged[1]} at {charged[2]}% ({charged[3]}), receipt has net "
+            f"{recorded[0]} tax {recorded[1]} at {recorded[2]}% ({recorded[3]})")
 
 
 def _receipts_without_charge(accounts: set[str], charged: set[str], date_from: date, date_to: date) -> list[Difference]:
@@ -214,7 +241,8 @@ def _refund_unstarted(sub: Subscription, charge: ChargeResult, difference: Diffe
     end = date.fromisoformat(charge.metadata["period_end"])
     receipt, _ = access.create_receipt(
         sub, billing_date=start, amount=charge.amount, currency=charge.currency, charge_id=charge.charge_id,
-        retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor)
+        retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor,
+        tax=access.invoice_tax(sub, amount=charge.amount, on=today_of(charge), metadata=charge.metadata))
     left = receipt.ProcessedAmount - (receipt.RefundedAmount or 0)
     if left <= 0:
         difference.fixed = True

@@ -18,6 +18,7 @@ from billing.notify import manage_url, subscription_context
 from billing.rules.card_expiry import expires_before
 from billing.rules.projection import coming_charges
 from billing.rules.schedule import next_payment_date, reminder_date
+from billing.rules.tax import Seller
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
 
@@ -53,14 +54,14 @@ def ends_trial(sub: Subscription, day: date) -> bool:
         and sub.LastReminderDate == sub.NextPaymentDate and sub.NextPaymentDate >= day.isoformat()
 
 
-def _amount_due(sub: Subscription, day: date) -> dict[str, str]:
+def _amount_due(sub: Subscription, day: date, seller: Seller | None = None) -> dict[str, str]:
     """The amount the announced payment will take, as the payment run will take it: the
     subscription's first coming charge (``rules.projection``: prorated after a change of
     day, to the first anchor date after a trial, less the coupon's discount). GSI-1 does
     not project ``LastPaymentDate``: whether it is a first period is ``ends_trial``'s."""
     if sub.Status != SubscriptionStatus.ACTIVE or not sub.NextPaymentDate:
         return {}
-    charge = coming_charges(sub, 1, first=ends_trial(sub, day))[0]
+    charge = coming_charges(sub, 1, first=ends_trial(sub, day), tax=access.tax_terms(sub, seller))[0]
     return {"amount": money_text(charge.amount, sub.Currency)}
 
 
@@ -69,8 +70,10 @@ def _trial(sub: Subscription, payment: date, day: date) -> dict[str, object]:
     return {"trial_end": payment - timedelta(days=1)} if ends_trial(sub, day) else {}
 
 
-def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> ReminderOutcome:
-    """Claim the reminder due on ``day`` (conditional update), then e-mail it."""
+def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False,
+                  seller: Seller | None = None) -> ReminderOutcome:
+    """Claim the reminder due on ``day`` (conditional update), then e-mail it. ``seller``:
+    the seller's tax profile (a run reads it once; default: read here)."""
     out = ReminderOutcome(ReminderStatus.SKIPPED, sub.sub_id, sub.account_id, day=day)
     if not sub.is_live or sub.NextReminderDate != day.isoformat():
         out.reason = "not live or not due"
@@ -80,7 +83,7 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False) -> Rem
         out.status = ReminderStatus.DRY_RUN
         return out
     # What the e-mail says is read before the claim moves LastReminderDate on (ends_trial).
-    context = {**subscription_context(sub), "payment_date": payment, **_amount_due(sub, day), **_trial(sub, payment, day),
+    context = {**subscription_context(sub), "payment_date": payment, **_amount_due(sub, day, seller), **_trial(sub, payment, day),
                **_card_warning(sub, payment)}
     try:
         access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day))
@@ -117,3 +120,27 @@ def skip_stale_reminder(sub: Subscription, day: date, dry_run: bool) -> Reminder
         with contextlib.suppress(access.ConditionFailed):
             access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day))
     return out
+
+
+# The merchant hears that a free trial ends this many days before its last free day
+# (``subscription.trial_will_end``, Stripe's habit).
+TRIAL_WILL_END_DAYS = 3
+
+
+def announce_trial_ends(day: date, *, shards: list[int] | None = None) -> int:
+    """Write ``subscription.trial_will_end`` for the trials whose last free day is
+    ``TRIAL_WILL_END_DAYS`` after ``day``: the subscriptions whose first charge is due the
+    day after (one Query of GSI-2 per shard) and still unpaid (``LastPaymentDate`` is the
+    first charge's day until it is paid), each read by key (a trial's full item), and
+    written once per trial whatever the re-runs (``access.record_trial_will_end``).
+    Returns how many were written."""
+    first_charge = day + timedelta(days=TRIAL_WILL_END_DAYS + 1)
+    written = 0
+    for due in access.get_due_payments_by_date(first_charge, shards=shards):
+        if due.Status != SubscriptionStatus.ACTIVE or due.LastPaymentDate != due.NextPaymentDate:
+            continue
+        sub = access.get_subscription(due.account_id, due.sub_id, due.key_sku)
+        last_free = (first_charge - timedelta(days=1)).isoformat()
+        if sub is not None and sub.TrialEnd == last_free and sub.LastPaymentDate == first_charge.isoformat():
+            written += access.record_trial_will_end(sub)
+    return written

@@ -28,7 +28,12 @@ from billing.batches.outcomes import (
 )
 from billing.batches.payments import take_payment
 from billing.batches.reconcile import reconcile as reconcile_charges
-from billing.batches.reminders import reminded_payment_date, send_reminder, skip_stale_reminder
+from billing.batches.reminders import (
+    announce_trial_ends,
+    reminded_payment_date,
+    send_reminder,
+    skip_stale_reminder,
+)
 from billing.batches.shards import ShardSet
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from core.clock import billing_today
@@ -254,13 +259,16 @@ def run_payments(
     # The run's workers share blocks of receipt numbers: one counter update per block,
     # not per payment (the counter is one item); the unused rest of the last block is a gap.
     numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
+    # The seller's tax profile, read once per run: no request of its own per payment.
+    seller = access.invoice_seller()
     dates = dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days, shards)
     days = settings.RECONCILE_DAYS if reconcile_days is None else reconcile_days
     recorded: set[str] = set()  # the charges this run recorded: their receipts are not read again
     retried: set[str] = set()  # subscriptions whose payment failed here: the next run retries them
 
     def pay(sub: Subscription, day: date) -> PaymentOutcome:
-        outcome = take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway, numbers=numbers)
+        outcome = take_payment(sub, run_date=run_date, dry_run=dry_run, gateway=gateway, numbers=numbers,
+                               seller=seller)
         if outcome.status == PaymentStatus.PAID and outcome.charge_id:
             recorded.add(outcome.charge_id)
         return outcome
@@ -339,11 +347,18 @@ def run_reminders(
     passed is claimed but not sent."""
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
     members = shards.members if shards else None
+    seller = access.seller_tax()  # read once per run: the reminders' amounts are taxed by it
 
     def act(sub: Subscription, day: date) -> ReminderOutcome:
         if day < run_date and reminded_payment_date(sub, day) < run_date:
             return skip_stale_reminder(sub, day, dry_run)
-        return send_reminder(sub, day=day, dry_run=dry_run)
+        return send_reminder(sub, day=day, dry_run=dry_run, seller=seller)
+
+    def trials_ending(summary: RunSummary) -> None:
+        # The merchant's subscription.trial_will_end, for each date the run covered.
+        if not dry_run:
+            for day in summary.dates:
+                summary.counts["trial_will_end"] += announce_trial_ends(day, shards=members)
 
     return _run(
         BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days, shards),
@@ -351,4 +366,5 @@ def run_reminders(
         lambda sub, why: ReminderOutcome(ReminderStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
         on_total=on_total, count=partial(access.count_due_reminders_by_date, shards=members), shards=shards,
+        before_finish=trials_ending,
     )

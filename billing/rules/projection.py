@@ -40,7 +40,9 @@ from enum import StrEnum
 
 from billing.models import Subscription, SubscriptionStatus
 from billing.rules.coupons import after_payment, discount
+from billing.rules.invoice_tax import TaxTerms
 from billing.rules.schedule import first_period, is_anchor, next_payment_date, period_amount, period_end
+from billing.rules.tax import TaxLine
 
 
 class ChargeKind(StrEnum):
@@ -61,9 +63,12 @@ class ComingCharge:
     period_end: date  # inclusive
     list_price: int  # the days at the price in force, prorated by day, before any coupon
     discount: int  # what the coupon takes off this payment
-    amount: int  # what is charged: ``list_price - discount``
+    amount: int  # what is charged: ``list_price - discount``, plus the tax when prices exclude it
     kind: ChargeKind
     coupon: str | None = None  # the coupon's code while the subscription has one (even at 0 off)
+    # The payment's tax (``invoice_tax.TaxTerms.line`` of ``list_price - discount`` on
+    # ``date``), when the walk was given the terms: ``amount`` is its gross.
+    tax_line: TaxLine | None = None
 
     @property
     def full_month(self) -> bool:
@@ -81,20 +86,22 @@ def _is_first(sub: Subscription, start: date) -> bool:
 
 
 def coming_charges(sub: Subscription, count: int = 3, *, price: int | None = None,
-                   first: bool | None = None) -> list[ComingCharge]:
+                   first: bool | None = None, tax: TaxTerms | None = None) -> list[ComingCharge]:
     """The subscription's next ``count`` payments, soonest first ([] when none is due: not
     live (``incomplete`` included: nothing of it is to come until confirmed), or paused with
     no end). ``price``: the monthly price to charge instead of
     ``PaymentAmount`` (what a switch would make it). ``first``: whether the owed period is
     the first payment's, for an item read without ``LastPaymentDate`` (GSI-1); by default
-    known from ``LastPaymentDate`` as the run knows it."""
+    known from ``LastPaymentDate`` as the run knows it. ``tax``: the seller and buyer
+    (``billing.access.tax_terms``): each charge's tax, after the coupon; with prices that
+    exclude tax, ``amount`` is the price plus the tax (without: tax-inclusive, the price)."""
     if not sub.is_live:
         return []
-    return _owed_then_following(sub, count, price=price, first=first)
+    return _owed_then_following(sub, count, price=price, first=first, tax=tax)
 
 
 def _owed_then_following(sub: Subscription, count: int, *, price: int | None = None,
-                         first: bool | None = None) -> list[ComingCharge]:
+                         first: bool | None = None, tax: TaxTerms | None = None) -> list[ComingCharge]:
     if count <= 0 or not sub.NextPaymentDate:
         return []
     monthly = int(sub.PaymentAmount if price is None else price)
@@ -113,7 +120,7 @@ def _owed_then_following(sub: Subscription, count: int, *, price: int | None = N
         kind = ChargeKind.PRORATED
     left = None if sub.CouponPaymentsLeft is None else int(sub.CouponPaymentsLeft)
     return _walk(Terms(monthly, day, sub.CouponCode or None, sub.CouponPercentOff, sub.CouponAmountOff, left),
-                 on, start, end, kind, count)
+                 on, start, end, kind, count, tax)
 
 
 @dataclass(frozen=True)
@@ -128,15 +135,17 @@ class Terms:
     coupon_payments_left: int | None = None  # None: every payment (for ever)
 
 
-def new_subscription_charges(terms: Terms, first_day: date, count: int = 3) -> list[ComingCharge]:
+def new_subscription_charges(terms: Terms, first_day: date, count: int = 3, *,
+                             tax: TaxTerms | None = None) -> list[ComingCharge]:
     """The coming charges of a subscription not made yet, whose first charge is on
     ``first_day`` (today, or the day after a free trial): the subscribe confirm page's
     first payment and what its coupon takes off each payment."""
     start, end = first_period(terms.payment_day, first_day)
-    return _walk(terms, first_day, start, end, ChargeKind.FIRST, count)
+    return _walk(terms, first_day, start, end, ChargeKind.FIRST, count, tax)
 
 
-def _walk(terms: Terms, on: date, start: date, end: date, kind: ChargeKind, count: int) -> list[ComingCharge]:
+def _walk(terms: Terms, on: date, start: date, end: date, kind: ChargeKind, count: int,
+          tax: TaxTerms | None = None) -> list[ComingCharge]:
     day = terms.payment_day
     coupon, left = terms.coupon, terms.coupon_payments_left
     charges: list[ComingCharge] = []
@@ -144,8 +153,10 @@ def _walk(terms: Terms, on: date, start: date, end: date, kind: ChargeKind, coun
         list_price = period_amount(terms.monthly, day, start, end)
         in_force = bool(coupon) and (left is None or left > 0)
         off = discount(list_price, percent_off=terms.percent_off, amount_off=terms.amount_off) if in_force else 0
-        charges.append(ComingCharge(on, start, end, list_price, off, list_price - off, kind,
-                                    coupon if in_force else None, _payment_day=day))
+        # Coupons and proration apply to the price first, the tax after (per payment).
+        line = tax.line(list_price - off, on) if tax is not None else None
+        charges.append(ComingCharge(on, start, end, list_price, off, line.gross if line else list_price - off, kind,
+                                    coupon if in_force else None, tax_line=line, _payment_day=day))
         if len(charges) >= count:
             return charges
         # The run's advance: paid through ``end``, one of the coupon's payments used (the
@@ -159,28 +170,29 @@ def _walk(terms: Terms, on: date, start: date, end: date, kind: ChargeKind, coun
         kind = ChargeKind.REGULAR if is_anchor(day, start) else ChargeKind.PRORATED
 
 
-def owed_charges(sub: Subscription, count: int) -> list[ComingCharge]:
+def owed_charges(sub: Subscription, count: int, *, tax: TaxTerms | None = None) -> list[ComingCharge]:
     """The owed charge and those after it, for a live subscription or an ``incomplete``
     one, whose first charge waits for the customer's bank (confirming it records the
     first of these): what the confirmation e-mail says its coupon takes off."""
     if sub.Status == SubscriptionStatus.INCOMPLETE:
-        return _owed_then_following(sub, count)
-    return coming_charges(sub, count)
+        return _owed_then_following(sub, count, tax=tax)
+    return coming_charges(sub, count, tax=tax)
 
 
-def owed_charge(sub: Subscription) -> ComingCharge:
+def owed_charge(sub: Subscription, *, tax: TaxTerms | None = None) -> ComingCharge:
     """The payment the run takes next (``coming_charges``' first): the subscription must
     have a ``NextPaymentDate`` and be live, or be ``incomplete``: its first charge waits
     for the customer's bank, and confirming it records this period (it is in no total and
     on no page's coming payments, but what it owes is the same walk's)."""
-    return owed_charges(sub, 1)[0]
+    return owed_charges(sub, 1, tax=tax)[0]
 
 
-def next_full_month(sub: Subscription, *, price: int | None = None, within: int = 14) -> ComingCharge | None:
+def next_full_month(sub: Subscription, *, price: int | None = None, within: int = 14,
+                    tax: TaxTerms | None = None) -> ComingCharge | None:
     """The first coming payment for one whole anchor month, after the coupon in force for
     it: what a month of the subscription costs from its next full month (the dashboard's
     monthly total). None when nothing is due."""
-    for charge in coming_charges(sub, within, price=price):
+    for charge in coming_charges(sub, within, price=price, tax=tax):
         if charge.full_month:
             return charge
     return None

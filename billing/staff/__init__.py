@@ -15,7 +15,7 @@ up in ``urls``. The package's API is ``staff_urls``, the permission names and
 
 from billing.staff.account_page import event_changes
 from billing.staff.urls import staff_urls
-from core.staff import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING
+from core.staff import CANCEL, CATALOG, CHANGE_DAY, INTEGRATIONS, MONEY, VIEW_BILLING
 
-__all__ = ["CANCEL", "CATALOG", "CHANGE_DAY", "MONEY", "VIEW_BILLING", "event_changes",
+__all__ = ["CANCEL", "CATALOG", "CHANGE_DAY", "INTEGRATIONS", "MONEY", "VIEW_BILLING", "event_changes",
            "staff_urls"]

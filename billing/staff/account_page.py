@@ -12,8 +12,10 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from billing import access
+from billing.forms import vat_status
 from billing.models import LIVE_STATUSES, Subscription, SubscriptionStatus
 from billing.rules.schedule import months_before
+from core.countries import country_name
 from core.pages import or_404, today
 from core.staff import render_staff
 
@@ -90,4 +92,12 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
         "failures": failures,
         "receipts_from": months_before(day, 6),
         "live_statuses": LIVE_STATUSES,
+        "tax": tax_evidence(account),
     })
+
+
+def tax_evidence(account) -> dict[str, Any]:
+    """The customer's tax identity as staff read it, and whether the evidence disagrees
+    (the billing country is not the default card's country): flagged, never corrected."""
+    return {"billing_country": country_name(account.BillingCountry), "card_country": country_name(account.CardCountry),
+            "vat_status": vat_status(account), "mismatch": access.tax_evidence_mismatch(account)}

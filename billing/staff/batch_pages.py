@@ -29,7 +29,7 @@ KIND_TEXT = {
 def _charges_in_window(sub: Subscription) -> list[tuple[date, int]]:
     """A due item's payments as the run will take them: enough to cover the window (no
     period is shorter than 28 days)."""
-    return [(c.date, c.amount) for c in coming_charges(sub, UPCOMING_DAYS // MIN_PERIOD_DAYS + 2)]
+    return [(c.date, c.amount) for c in coming_charges(sub, UPCOMING_DAYS // MIN_PERIOD_DAYS + 2, tax=access.tax_terms(sub))]
 
 
 def upcoming(request: HttpRequest) -> HttpResponse:

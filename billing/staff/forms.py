@@ -9,9 +9,14 @@ from decimal import Decimal
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
+from stdnum import get_cc_module
 
+from billing.forms import CountryChoiceField
 from billing.models import MAX_TRIAL_DAYS
 from billing.rules.coupons import MAX_CODE_LENGTH, MAX_REPEATING_PAYMENTS, CouponDuration, normalize_code
+from billing.rules.tax import is_eu
+from billing.rules.vat_numbers import compact, vat_number_problem
+from core.countries import is_country
 from core.discountforms import DiscountCodeTerms
 from core.money import exponent, is_payable_currency, minor_units
 
@@ -233,3 +238,67 @@ class CouponForm(DiscountCodeTerms):
 
 class ApplyCouponForm(forms.Form):
     code = forms.CharField(max_length=MAX_CODE_LENGTH + 8, label=_("Coupon code"))
+
+
+class SellerProfileForm(forms.Form):
+    """The seller's business and tax profile ("Business & tax"). The VAT number is checked
+    with python-stdnum: an EU one by ``stdnum.eu.vat`` and its prefix against the country,
+    another country's by that country's own module where stdnum has one."""
+
+    legal_name = forms.CharField(label=_("Legal name"), max_length=200, validators=[no_control_characters])
+    address = forms.CharField(label=_("Address"), max_length=500, required=False,
+                              widget=forms.Textarea(attrs={"rows": 3}))
+    country = CountryChoiceField(label=_("Country"))
+    vat_number = forms.CharField(label=_("VAT number"), max_length=30, required=False,
+                                 help_text=_("With its country prefix, for example IT00743110157."))
+    oss_registered = forms.BooleanField(label=_("Registered for the One-Stop Shop (OSS)"), required=False)
+    under_threshold = forms.BooleanField(
+        label=_("Under the EUR 10,000 threshold: charge my own country's VAT to EU consumers"), required=False,
+        help_text=_("Only while cross-border sales to EU consumers stay under EUR 10,000 a year (Article 59c)."))
+    prices_include_tax = forms.BooleanField(label=_("Catalogue prices include VAT"), required=False)
+    registrations = forms.CharField(
+        label=_("Registrations outside the EU"), required=False, max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "GB 20\nKR 10"}),
+        help_text=_("One a line: a country code and the rate in percent (GB 20). None: no VAT is charged "
+                    "outside the EU."))
+
+    def clean_vat_number(self) -> str:
+        return compact(self.cleaned_data.get("vat_number") or "")
+
+    def clean_registrations(self) -> dict[str, Decimal]:
+        found: dict[str, Decimal] = {}
+        for number, line in enumerate((self.cleaned_data.get("registrations") or "").splitlines(), start=1):
+            if not line.strip():
+                continue
+            parts = line.replace(":", " ").replace("%", " ").split()
+            try:
+                country, percent = parts[0].upper(), Decimal(parts[1].replace(",", "."))
+            except (IndexError, ArithmeticError):
+                raise forms.ValidationError(_("Line %(line)s: write a country code and a rate, as GB 20."),
+                                            code="registration", params={"line": number}) from None
+            if len(parts) != 2 or not is_country(country) or not 0 <= percent <= 100:
+                raise forms.ValidationError(_("Line %(line)s: write a country code and a rate, as GB 20."),
+                                            code="registration", params={"line": number})
+            if is_eu(country):
+                raise forms.ValidationError(
+                    _("Line %(line)s: %(country)s is in the EU, whose rates come from the EU's own data."),
+                    code="registration_eu", params={"line": number, "country": country})
+            found[country] = percent.normalize() if percent != percent.to_integral() else percent.quantize(Decimal(1))
+        return found
+
+    def clean(self) -> dict:
+        data = super().clean()
+        number, country = data.get("vat_number"), data.get("country")
+        if number and country and "vat_number" not in self.errors:
+            if is_eu(country):
+                if vat_number_problem(number, country) is not None:
+                    self.add_error("vat_number", forms.ValidationError(
+                        _("This is not a valid VAT number of %(country)s."), code="invalid_vat_number",
+                        params={"country": country}))
+            elif (module := get_cc_module(country.lower(), "vat")) is not None:
+                digits = number[2:] if number[:2] == country.upper() else number
+                if not module.is_valid(digits):
+                    self.add_error("vat_number", forms.ValidationError(
+                        _("This is not a valid VAT number of %(country)s."), code="invalid_vat_number",
+                        params={"country": country}))
+        return data

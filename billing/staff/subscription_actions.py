@@ -99,7 +99,7 @@ def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
     def page() -> HttpResponse:
         return confirm_page(request, account_id, _("Retry the payment now"),
                             _("Charge %(amount)s for the period %(period)s now, instead of waiting for the next "
-                              "retry?") % {"amount": format_with_code(owed_charge(sub).amount, sub.Currency),
+                              "retry?") % {"amount": format_with_code(owed_charge(sub, tax=access.tax_terms(sub)).amount, sub.Currency),
                                            "period": staff_date(sub.BillingPeriod or sub.NextPaymentDate)},
                             sub=sub, button=_("Retry payment now"), danger=True)
 

@@ -12,6 +12,7 @@ from django.urls import URLPattern, path
 from django.utils.translation import gettext_lazy as _
 
 from billing.staff.account_page import account_detail
+from billing.staff.api_keys import MANAGE_API_KEYS, api_key_revoke, api_keys
 from billing.staff.batch_pages import batch_runs, upcoming
 from billing.staff.catalog import product_add, product_edit, product_retire, products
 from billing.staff.coupons import coupon_add, coupon_edit, coupon_end, coupons, staff_coupon
@@ -20,10 +21,21 @@ from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.refunds import staff_refund
+from billing.staff.seller_pages import business_tax
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
 from billing.staff.switch_pages import staff_switch
+from billing.staff.tax_report_page import tax_report
+from billing.staff.webhook_endpoints import (
+    webhook_delivery_resend,
+    webhook_endpoint,
+    webhook_endpoint_add,
+    webhook_endpoint_rotate,
+    webhook_endpoint_status,
+    webhook_endpoint_test,
+    webhook_endpoints,
+)
 from billing.staff.webhook_events import webhook_events
-from core.staff import CANCEL, CATALOG, CHANGE_DAY, MONEY, VIEW_BILLING, permission_required
+from core.staff import CANCEL, CATALOG, CHANGE_DAY, INTEGRATIONS, MONEY, VIEW_BILLING, permission_required
 
 # The pages the admin's index and sidebar list, under "Billing" (rpay_site/admin_site.py):
 # (URL name, label, the permission it needs, URL name of its "Add" link or None).
@@ -33,8 +45,12 @@ STAFF_PAGES = [
     ("staff_runs", _("Batch runs"), VIEW_BILLING, None),
     ("staff_disputes", _("Disputes"), VIEW_BILLING, None),
     ("staff_webhook_events", _("Webhook events"), VIEW_BILLING, None),
+    ("staff_webhook_endpoints", _("Webhook endpoints"), (VIEW_BILLING, INTEGRATIONS), "staff_webhook_endpoint_add"),
     ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
     ("staff_coupons", _("Coupons"), (VIEW_BILLING, CATALOG), None),
+    ("staff_api_keys", _("API keys"), MANAGE_API_KEYS, None),
+    ("staff_business_tax", _("Business & tax"), (VIEW_BILLING, MONEY), None),
+    ("staff_tax_report", _("Tax report"), MONEY, None),
 ]
 
 
@@ -70,6 +86,19 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/runs/", staff(batch_runs, VIEW_BILLING), name="staff_runs"),
         path("staff/disputes/", staff(disputes, VIEW_BILLING), name="staff_disputes"),
         path("staff/webhook-events/", staff(webhook_events, VIEW_BILLING), name="staff_webhook_events"),
+        # The merchant's webhook endpoints: seen by whoever sees billing, changed by the admin role.
+        path("staff/webhooks/", staff(webhook_endpoints, (VIEW_BILLING, INTEGRATIONS)), name="staff_webhook_endpoints"),
+        path("staff/webhooks/add/", staff(webhook_endpoint_add, INTEGRATIONS), name="staff_webhook_endpoint_add"),
+        path("staff/webhooks/<str:endpoint_id>/", staff(webhook_endpoint, (VIEW_BILLING, INTEGRATIONS)),
+             name="staff_webhook_endpoint"),
+        path("staff/webhooks/<str:endpoint_id>/rotate/", staff(webhook_endpoint_rotate, INTEGRATIONS),
+             name="staff_webhook_endpoint_rotate"),
+        path("staff/webhooks/<str:endpoint_id>/status/", staff(webhook_endpoint_status, INTEGRATIONS),
+             name="staff_webhook_endpoint_status"),
+        path("staff/webhooks/<str:endpoint_id>/test/", staff(webhook_endpoint_test, INTEGRATIONS),
+             name="staff_webhook_endpoint_test"),
+        path("staff/webhooks/<str:endpoint_id>/deliveries/<str:position>/resend/",
+             staff(webhook_delivery_resend, INTEGRATIONS), name="staff_webhook_delivery_resend"),
         path("staff/products/", staff(products, CATALOG), name="staff_products"),
         path("staff/products/add/", staff(product_add, CATALOG), name="staff_product_add"),
         path("staff/products/<str:sku>/edit/", staff(product_edit, CATALOG), name="staff_product_edit"),
@@ -80,4 +109,13 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/coupons/add/", staff(coupon_add, CATALOG), name="staff_coupon_add"),
         path("staff/coupons/<str:code>/edit/", staff(coupon_edit, CATALOG), name="staff_coupon_edit"),
         path("staff/coupons/<str:code>/end/", staff(coupon_end, CATALOG), name="staff_coupon_end"),
+        # the REST API's keys: the admin role only (a superuser)
+        path("staff/api-keys/", staff(api_keys, MANAGE_API_KEYS), name="staff_api_keys"),
+        path("staff/api-keys/<str:key_id>/revoke/", staff(api_key_revoke, MANAGE_API_KEYS),
+             name="staff_api_key_revoke"),
+        # Read by anyone who sees billing; saved only by the finance role (checked by the
+        # page on POST: 403 otherwise), as refunds are.
+        path("staff/business-tax/", staff(business_tax, (VIEW_BILLING, MONEY)), name="staff_business_tax"),
+        # the quarter's VAT: the finance role, which answers for the money
+        path("staff/tax-report/", staff(tax_report, MONEY), name="staff_tax_report"),
     ]

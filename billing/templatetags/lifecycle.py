@@ -16,10 +16,10 @@ from datetime import date
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.translation import gettext as _
 
 from billing.models import Subscription
 from billing.rules.lifecycle import SubState, state_of
+from billing.rules.state_words import state_words
 from billing.staff.common import staff_date, status_label
 from core import localformat
 from core.pages import today
@@ -51,18 +51,7 @@ def status_words(state: SubState, day: Callable[[date | None], str], *, staff: b
     kind = state.kind
     if staff and kind in _STAFF_STORED:
         return status_label(_STAFF_STORED[kind])
-    if kind == "trialing":
-        return _("Free until %(date)s") % {"date": day(state.until)}
-    if kind == "cancelling":
-        return _("Cancels on %(date)s") % {"date": day(state.until)}
-    if kind == "paused":
-        return _("Paused until %(date)s") % {"date": day(state.until)} if state.until else _("Paused")
-    return {
-        "active": _("Active"), "past_due": _("Past due"), "action_required": _("Action required"),
-        "incomplete": _("Incomplete: payment to confirm"),
-        "not_started": _("Expired: never started") if state.expired else _("Never started"),
-        "ended": _("Ended"),
-    }[kind]
+    return state_words(state, day)
 
 
 @register.simple_tag

@@ -9,6 +9,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
+from billing import access
 from billing.batches import owed_amount
 from billing.models import Subscription
 from billing.rules.lifecycle import NEVER_STARTED_REASONS
@@ -122,5 +123,5 @@ def coming_charge(sub: Subscription) -> ComingCharge | None:
     """``{% with charge=sub|coming_charge %}``: the subscription's next payment as the
     payment run will take it (``rules.projection``: its days, price, coupon's discount and
     amount), or None when none is due (paused with no end, cancelled)."""
-    charges = coming_charges(sub, 1)
+    charges = coming_charges(sub, 1, tax=access.tax_terms(sub))
     return charges[0] if charges else None

@@ -23,6 +23,7 @@ from billing.views.manage_pages import cancelled, change_day, replace_card, subs
 from billing.views.receipt_pages import receipt_detail, receipt_pdf, receipts, receipts_csv
 from billing.views.subscribe_pages import subscribe, subscribe_authenticate, subscribe_confirm
 from billing.views.switch_pages import switch_product
+from billing.views.tax_identity_pages import billing_details
 from billing.views.wallet_pages import (
     choose_card,
     wallet_add,
@@ -40,6 +41,7 @@ __all__ = [
     "confirm_payment",
     "dashboard",
     "account_closed",
+    "billing_details",
     "close_account",
     "download_data",
     "home",

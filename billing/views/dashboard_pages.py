@@ -26,7 +26,8 @@ def upcoming_payments(subs: list[Subscription], count: int = 3) -> list[dict[str
     the amount it will charge: each subscription's coming charges (``rules.projection``,
     the walk the payment run charges by: prorations, the coupon's discount for each payment,
     a downgrade's new price), merged by date."""
-    streams = [[(c.date, s.SK, s, c) for c in coming_charges(s, count)] for s in subs]
+    seller = access.seller_tax()
+    streams = [[(c.date, s.SK, s, c) for c in coming_charges(s, count, tax=access.tax_terms(s, seller))] for s in subs]
     return [
         {"date": d, "sub": s, "amount": c.amount, "currency": s.Currency, "charge": c}
         for d, _, s, c in islice(heapq.merge(*streams, key=lambda item: item[:2]), count)
@@ -40,7 +41,7 @@ def monthly_totals(subs: list[Subscription]) -> list[tuple[str, int]]:
     for them until they resume."""
     totals: dict[str, int] = defaultdict(int)
     for sub in subs:
-        month = next_full_month(sub)
+        month = next_full_month(sub, tax=access.tax_terms(sub))
         totals[sub.Currency] += month.amount if month else int(sub.PaymentAmount)
     return sorted(totals.items())
 

@@ -120,7 +120,7 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
 
 
 def _cancel_context(sub: Subscription, form: CancelChoiceForm, day: date) -> dict:
-    coming = coming_charges(sub, 1)  # the payment cancelling spares, as the run would take it
+    coming = coming_charges(sub, 1, tax=access.tax_terms(sub))  # the payment cancelling spares, as the run would take it
     return {"sub": sub, "form": form, "state": state_of(sub, day), "next_charge": coming[0] if coming else None}
 
 

@@ -24,17 +24,18 @@ from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import subscriptions as actions
-from billing.actions import wallet
+from billing.actions import tax_identity, wallet
 from billing.customers import card_customer, card_entry_page, customer_required
-from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm, coupon_error
+from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm, coupon_error, vies_refused_error
 from billing.models import Coupon, Product, ProductStatus, Subscription
 from billing.rules.coupons import payments_left
 from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.projection import Terms, new_subscription_charges
-from billing.rules.schedule import first_period, period_amount
+from billing.rules.schedule import first_period
 from billing.templatetags.portal import decline_reason
 from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
 from core.cardforms import tokenize_card_form
+from core.countries import country_name
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, bound_data, today
@@ -46,18 +47,21 @@ QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
 
 
 def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | None = None,
-              trial_days: int = 0) -> dict[str, Any]:
+              trial_days: int = 0, buyer: object | None = None) -> dict[str, Any]:
     """What subscribing on ``day`` costs: the monthly price and the first charge (the days
     up to the first payment date, prorated by day; a full month on the payment day); with
     a coupon, the first period's price, the discount and the first charge after it. With
     ``trial_days``: free through ``trial_end``, and the first charge is the day after, for
-    the days from then to the first payment date (docs/MONEY.md "Free trials")."""
+    the days from then to the first payment date (docs/MONEY.md "Free trials"). The
+    amounts charged carry the tax when prices exclude it (``buyer``: whose billing country
+    and VAT number; default the seller's country)."""
     trial_end = day + timedelta(days=trial_days - 1) if trial_days else None
     start, end = first_period(payment_day, trial_end + timedelta(days=1) if trial_end else day)
     price = int(product.PaymentAmount)
+    tax = access.tax_terms(buyer)
     quote = {
         "sku": product.SKU, "price": price, "currency": product.Currency, "payment_day": payment_day,
-        "first_amount": period_amount(price, payment_day, start, end),
+        "first_amount": new_subscription_charges(Terms(price, payment_day), start, 1, tax=tax)[0].amount,
         "first_date": start.isoformat(), "period_end": end.isoformat(),
         "next_payment": (end + timedelta(days=1)).isoformat(),
     }
@@ -67,7 +71,7 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
         # off is not the same on a prorated first period as on a whole month).
         terms = Terms(price, payment_day, coupon.Code, coupon.PercentOff, coupon.AmountOff,
                       payments_left(coupon.Duration, coupon.DurationPayments))
-        first, following = new_subscription_charges(terms, start, 2)
+        first, following = new_subscription_charges(terms, start, 2, tax=tax)
         quote.update(coupon=coupon.Code, first_price=first.list_price, discount=first.discount,
                      first_amount=first.amount, next_discount=following.discount,
                      coupon_duration=coupon.Duration, coupon_payments=coupon.DurationPayments)
@@ -105,7 +109,8 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     wallet_now = access.get_wallet(account_id)  # the account and its cards: one Query
     cards = {c.card_id: c for c in wallet_now.cards}
     # "Change details" on the confirm step comes back here with the product, day and card.
-    initial: dict[str, Any] = {"payment_day": _day_from(request.GET.get("day")) or today().day}
+    initial: dict[str, Any] = {"payment_day": _day_from(request.GET.get("day")) or today().day,
+                               **tax_identity_initial(wallet_now.account)}
     if request.GET.get("coupon"):  # back from a declined first payment: the coupon chosen
         initial["coupon"] = request.GET["coupon"][:40]
     if request.GET.get("product"):
@@ -127,12 +132,13 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
             form.cleaned_data["coupon"] = _checked_coupon(form.cleaned_data["coupon"], chosen_product.Currency).Code
         except access.CouponRefused as refused:
             form.add_error("coupon", coupon_error(refused.code, refused.reason))
+    verdict = checked_vat_number(request, form, wallet_now.account) if request.method == "POST" else None
     if request.method == "POST" and form.is_valid():
         saved = cards.get(form.saved_card_id or "")
         if saved is not None:
             d = saved.Details
             card: CardToken | None = CardToken(token=d.Token, brand=d.Brand, last4=d.Last4, exp_month=d.ExpMonth,
-                                               exp_year=d.ExpYear)
+                                               exp_year=d.ExpYear, country=d.Country)
             address, card_id = d.BillingAddress, saved.card_id
         else:
             card, address, card_id = tokenize_card_form(form), form.billing_address_text(), access.new_id()
@@ -142,8 +148,11 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                 "sku": form.cleaned_data["product"],
                 "payment_day": form.cleaned_data["payment_day"],
                 "card": {"token": card.token, "brand": card.brand, "last4": card.last4,
-                         "exp_month": card.exp_month, "exp_year": card.exp_year},
+                         "exp_month": card.exp_month, "exp_year": card.exp_year, "country": card.country},
                 "billing_address": address,
+                # The tax identity, stored on the account when the customer confirms.
+                "billing_country": form.cleaned_data["billing_country"],
+                "vat": pending_vat(verdict),
                 # The wallet card: a new one joins the wallet once subscribed,
                 # as the default when the wallet is empty.
                 "card_id": card_id, "new_card": saved is None, "make_default": not cards,
@@ -151,6 +160,46 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
             }
             return redirect("subscribe_confirm")
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
+
+
+def tax_identity_initial(account: Any) -> dict[str, str]:
+    """The account's billing country and VAT number, to prefill a form with. An account
+    without a country yet is offered its default card's country, else the seller's (from
+    the settings: no read), preselected but shown, to be changed where it is wrong."""
+    if account is None:
+        return {}
+    country = account.BillingCountry or account.CardCountry or access.default_seller_profile().Country
+    return {"billing_country": country or "", "vat_number": account.VatNumber or ""}
+
+
+def checked_vat_number(request: HttpRequest, form: Any, account: Any) -> tax_identity.VatVerdict | None:
+    """The VAT number of a valid posted form (tax identity fields) checked with VIES when
+    that is on: a number VIES says is not registered is a field error; VIES unreachable
+    keeps it "format valid", and the page says so. None: no number (or an invalid form)."""
+    if not form.is_valid() or not form.cleaned_data.get("vat_number"):
+        return None
+    verdict = tax_identity.verify_vat_number(form.cleaned_data["vat_number"], account)
+    if verdict.vies_refused:
+        form.add_error("vat_number", vies_refused_error())
+    elif verdict.vies_unreachable:
+        messages.warning(request, _("The EU's VIES service could not be reached to confirm your VAT number: it "
+                                    "is kept as checked by its format, and confirmed when you save it again."))
+    return verdict
+
+
+def pending_vat(verdict: tax_identity.VatVerdict | None) -> dict[str, Any] | None:
+    if verdict is None:
+        return None
+    return {"number": verdict.number, "check": verdict.check.value,
+            "checked_on": verdict.checked_on.isoformat() if verdict.checked_on else None}
+
+
+def verdict_from(pending: dict[str, Any] | None) -> tax_identity.VatVerdict | None:
+    if not pending:
+        return None
+    checked_on = pending.get("checked_on")
+    return tax_identity.VatVerdict(pending["number"], tax_identity.VatCheck(pending["check"]),
+                                   date.fromisoformat(checked_on) if checked_on else None)
 
 
 def _day_from(value: str | None) -> int | None:
@@ -195,14 +244,16 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     quote = quote_for(product, day, today(), coupon, trial_days)
     card = CardToken(**pending["card"])
     # A second subscription to a product the customer has is asked about, not refused.
-    already = [s for s in access.get_subscriptions_by_account(account_id) if s.is_live and s.SKU == product.SKU]
+    subscriptions = access.get_subscriptions_by_account(account_id)
+    already = [s for s in subscriptions if s.is_live and s.SKU == product.SKU]
     form = ConfirmForm(bound_data(request), already=bool(already))
     requote = False
     if request.method == "POST" and form.is_valid():
         seen = _confirmed_quote(form)
         if seen == quote:
             try:
-                return _subscribe_at(request, account_id, product, quote, card, pending, coupon)
+                return _subscribe_at(request, account_id, product, quote, card, pending, coupon,
+                                     subscriptions=subscriptions)
             except access.CouponRefused as refused:  # used up (or ended) since the page was shown
                 return _coupon_refused(request, refused, f"{reverse('subscribe')}?{change}")
         requote = True
@@ -219,6 +270,8 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
     return render(request, "portal/subscribe_confirm.html", {
         "form": form, "product": product, "payment_day": day, "card": card, "requote": requote,
         "quote": _quote_context(quote), "billing_address": pending.get("billing_address"),
+        "billing_country": country_name(pending.get("billing_country")),
+        "vat_number": (pending.get("vat") or {}).get("number"),
         "already": already, "change_url": f"{reverse('subscribe')}?{change}", "trial_used": trial_used,
     }, status=409 if requote else 200)
 
@@ -234,7 +287,8 @@ def _coupon_refused(request: HttpRequest, refused: access.CouponRefused, back: s
 
 
 def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote: dict[str, Any],
-                  card: CardToken, pending: dict[str, Any], coupon: Coupon | None = None) -> HttpResponse:
+                  card: CardToken, pending: dict[str, Any], coupon: Coupon | None = None,
+                  subscriptions: list[Subscription] | None = None) -> HttpResponse:
     account = access.get_account(account_id)
     if account is None:
         raise Http404("no account")
@@ -244,6 +298,11 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
         messages.error(request, _("The card you chose was removed from your wallet meanwhile, so you have not been "
                                   "subscribed and nothing was charged. Please choose a card again."))
         return redirect("subscribe")
+    if pending.get("billing_country"):
+        # The country (and VAT number) confirmed with the subscription: the account's from
+        # now on, copied onto its live subscriptions and the new one (``create_subscription``).
+        tax_identity.change_tax_identity(account, pending["billing_country"], verdict_from(pending.get("vat")),
+                                         actor=actor(request), subscriptions=subscriptions)
     try:
         started = actions.subscribe(
             account, sku=product.SKU, product_name=product.Name, payment_day=quote["payment_day"],

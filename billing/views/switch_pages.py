@@ -56,7 +56,7 @@ def charge_after_switch(sub: Subscription, quote: SwitchQuote) -> ComingCharge |
     """The first payment after the switch, as the payment run will take it: the next
     coming charge at the new product's price, less the coupon's discount for it
     (``rules.projection``)."""
-    charges = coming_charges(sub, 1, price=quote.new_price)
+    charges = coming_charges(sub, 1, price=quote.new_price, tax=access.tax_terms(sub))
     return charges[0] if charges else None
 
 
@@ -118,7 +118,7 @@ def switch_product(request: HttpRequest, account_id: str, sub_id: str) -> HttpRe
                 **quote_context(sub, done.quote)})
         _said(request, done)
         return redirect("subscription", sub_id=sub_id)
-    coming = coming_charges(sub, 1)
+    coming = coming_charges(sub, 1, tax=access.tax_terms(sub))
     return render(request, "portal/switch.html", {"sub": sub, "form": form, "has_choices": bool(choices),
                                                   "next_charge": coming[0] if coming else None,
                                                   # said up front, not after choosing (one switch a day)
@@ -154,7 +154,7 @@ def _said(request: HttpRequest, done: actions.Switched) -> None:
             messages.success(request, _("You now have %(product)s; nothing more was charged.") % {
                 "product": done.sub.ProductName})
     else:
-        coming = coming_charges(done.sub, 1)  # the switched subscription's next payment, as it will be charged
+        coming = coming_charges(done.sub, 1, tax=access.tax_terms(done.sub))  # the switched subscription's next payment, as it will be charged
         messages.success(request, _("From %(date)s you will have %(product)s: that payment is %(amount)s. Until "
                                     "then you keep what you paid for.") % {
             "date": local_date(done.quote.effective, "j F Y"), "product": done.sub.ProductName,

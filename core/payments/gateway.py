@@ -30,6 +30,9 @@ class CardToken:
     last4: str
     exp_month: int
     exp_year: int
+    # The issuing bank's country (ISO alpha-2, Stripe's ``card.country``), when known: the
+    # tax evidence beside the customer's declared billing country.
+    country: str | None = None
 
 
 @dataclass(frozen=True)

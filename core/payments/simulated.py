@@ -43,6 +43,23 @@ DECLINING_TEST_CARDS = {
 AUTHENTICATING_TEST_CARD = "4000002760003184"
 AUTHENTICATION_REQUIRED = "authentication_required"
 
+# The issuing country of the test cards, as Stripe's test mode gives ``card.country``
+# (its "cards by country" list: 4000 00 + the ISO 3166 numeric code): the tax evidence
+# beside the customer's declared billing country. A number not listed has none.
+TEST_CARD_COUNTRIES = {
+    "4242424242424242": "US", "4000056655665556": "US", "5555555555554444": "US",
+    "2223003122003222": "US", "5200828282828210": "US", "378282246310005": "US",
+    "4000000000000002": "US", "4000000000009995": "US", "4000000000000069": "US",
+    "4000000000000341": "US",
+    "4000002760003184": "DE",  # the 3-D Secure card is a German one
+    "4000000400000008": "AT", "4000000560000004": "BE", "4000002080000001": "DK",
+    "4000002460000001": "FI", "4000002500000003": "FR", "4000002760000016": "DE",
+    "4000003720000005": "IE", "4000003800000008": "IT", "4000004420000006": "LU",
+    "4000005280000002": "NL", "4000006200000007": "PT", "4000007240000007": "ES",
+    "4000007520000008": "SE", "4000007560000009": "CH", "4000008260000000": "GB",
+    "4000005780000007": "NO", "4000001240000000": "CA", "4000003920000003": "JP",
+}
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
     token TEXT PRIMARY KEY, brand TEXT NOT NULL, last4 TEXT NOT NULL,
@@ -156,6 +173,7 @@ class SimulatedGateway:
             last4=number[-4:],
             exp_month=int(exp_month),
             exp_year=int(exp_year),
+            country=TEST_CARD_COUNTRIES.get(number),
         )
         self._db().execute(
             "INSERT INTO tokens VALUES (?, ?, ?, ?, ?, ?)",

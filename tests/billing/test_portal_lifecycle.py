@@ -80,7 +80,7 @@ def test_cancel_at_period_end_is_the_default_and_keep_undoes_it(customer, ddb_re
                                               "comment": "Half the price, please", "version": sub.Version}, follow=True)
         # the read, the update, its audit event; then the subscription page's two Queries (the
         # subscriptions, and the payment history: receipts and failed attempts)
-        assert ddb_requests.ops == ["Query", "UpdateItem", "PutItem", "Query", "Query"]
+        assert ddb_requests.ops == ["Query", "TransactWriteItems", "Query", "Query"]
         stored = fresh(sub)
         assert stored.Status == SubscriptionStatus.CANCELLED and stored.CancelMode == "period_end"
         assert stored.NextPaymentDate is None and stored.NextReminderDate is None  # out of both indexes
@@ -100,7 +100,7 @@ def test_cancel_at_period_end_is_the_default_and_keep_undoes_it(customer, ddb_re
         mail.outbox.clear()
         ddb_requests.reset()
         response = customer.client.post(f"/subscriptions/{sub.sub_id}/keep/", follow=True)
-        assert ddb_requests.ops == ["Query", "UpdateItem", "PutItem", "Query", "Query"]
+        assert ddb_requests.ops == ["Query", "TransactWriteItems", "Query", "Query"]
         kept = fresh(sub)
         assert kept.Status == SubscriptionStatus.ACTIVE and kept.CancelMode is None and kept.CancelReason is None
         assert (kept.NextPaymentDate, kept.NextReminderDate) == ("2027-03-15", "2027-03-11")
@@ -148,10 +148,11 @@ def test_cancel_now_refunds_the_days_after_today(customer, ddb_requests) -> None
     cancelled_mail = next(m for m in mail.outbox if "cancelled" in m.subject)
     assert "6.77 USD" in body(cancelled_mail)[0] and "6.77 USD" in body(cancelled_mail)[1]
     assert "switching" in events(sub, "subscription.cancelled")[0].Note
-    # the request count: read, update + event, one receipts Query, the refund's update +
-    # event, then the cancelled page (its Query and its receipts Query)
-    assert ddb_requests.ops[:6] == ["Query", "UpdateItem", "PutItem", "Query", "UpdateItem", "PutItem"]
-    assert len(ddb_requests.ops) == 11 and ddb_requests.by_name()["Scan"] == 0  # as measured, with the next page
+    # the request count: read, the update with its events (one transaction), one receipts
+    # Query, the refund's update with its events, then the cancelled page (its Query and
+    # its receipts Query)
+    assert ddb_requests.ops[:4] == ["Query", "TransactWriteItems", "Query", "TransactWriteItems"]
+    assert len(ddb_requests.ops) == 9 and ddb_requests.by_name()["Scan"] == 0  # as measured, with the next page
 
 
 def test_cancel_now_of_a_past_due_subscription_has_one_choice_and_no_refund(customer) -> None:
@@ -179,7 +180,7 @@ def test_pause_for_two_payments_keys_the_item_under_the_first_payment_after(cust
         assert ddb_requests.ops == ["Query"]
         ddb_requests.reset()
         response = customer.client.post(url, {"how": "skip", "payments": "2", "version": sub.Version}, follow=True)
-        assert ddb_requests.ops == ["Query", "UpdateItem", "PutItem", "Query", "Query"]
+        assert ddb_requests.ops == ["Query", "TransactWriteItems", "Query", "Query"]
         stored = fresh(sub)
         # no payment on 15 March nor 15 April: the first one after the pause is 15 May
         assert (stored.NextPaymentDate, stored.NextReminderDate) == ("2027-05-15", "2027-05-08")
@@ -228,7 +229,7 @@ def test_an_open_pause_leaves_both_indexes_and_resume_recomputes_from_the_anchor
     with on(date(2027, 4, 20), customer):  # a month and more later
         ddb_requests.reset()
         response = customer.client.post(f"/subscriptions/{sub.sub_id}/resume/", follow=True)
-        assert ddb_requests.ops == ["Query", "UpdateItem", "PutItem", "Query", "Query"]
+        assert ddb_requests.ops == ["Query", "TransactWriteItems", "Query", "Query"]
     resumed = fresh(sub)
     # the first anchor date after the day of resuming; the paused days are not charged
     assert (resumed.NextPaymentDate, resumed.PaidThroughDate) == ("2027-05-15", "2027-03-14")

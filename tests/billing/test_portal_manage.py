@@ -57,7 +57,8 @@ def test_change_payment_day(customer, ddb_requests) -> None:
     assert 'value="15"' not in page.content.decode()  # the current day is not offered
     ddb_requests.reset()
     response = customer.client.post(url, {"payment_day": "31", "version": "1"}, follow=True)
-    assert ddb_requests.by_name()["UpdateItem"] == 1 and ddb_requests.ops[:3] == ["Query", "UpdateItem", "PutItem"]
+    # the update, its audit event and its merchant event: one transaction
+    assert ddb_requests.by_name()["TransactWriteItems"] == 1 and ddb_requests.ops[:2] == ["Query", "TransactWriteItems"]
     stored = access.get_subscription(customer.account_id, sub.sub_id)
     assert stored.PaymentDay == 31 and stored.NextPaymentDate == sub.NextPaymentDate
     assert batches.owed_amount(stored) == int(shown.group(1).replace(".", ""))  # what the run will charge
@@ -121,7 +122,7 @@ def test_replace_card(customer, ddb_requests) -> None:
     ddb_requests.reset()
     response = customer.client.post(url, {**GOOD_CARD, "card_number": "5555 5555 5555 4444", "exp_month": "3",
                                           "exp_year": "2031", "version": "1"}, follow=True)
-    assert ddb_requests.ops[:3] == ["Query", "UpdateItem", "PutItem"]
+    assert ddb_requests.ops[:2] == ["Query", "TransactWriteItems"]  # the update with its events
     stored = access.get_subscription(customer.account_id, sub.sub_id).PaymentDetails
     assert (stored.Brand, stored.Last4, stored.ExpMonth, stored.ExpYear) == ("Mastercard", "4444", 3, 2031)
     assert stored.Token != sub.PaymentDetails.Token
@@ -152,7 +153,7 @@ def test_cancel_shows_the_last_period_paid(customer, ddb_requests) -> None:
     assert access.get_subscription(customer.account_id, sub.sub_id).is_live  # GET changes nothing
     ddb_requests.reset()
     response = customer.client.post(url, {"when": "now", "reason": "not_using", "version": "1"})
-    assert ddb_requests.ops == ["Query", "UpdateItem", "PutItem"]
+    assert ddb_requests.ops == ["Query", "TransactWriteItems"]  # the update with its events
     assert response["Location"] == f"/subscriptions/{sub.sub_id}/cancelled/"
     stored = access.get_subscription(customer.account_id, sub.sub_id)
     assert stored.Status == "cancelled" and stored.NextPaymentDate is None

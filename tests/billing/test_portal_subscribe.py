@@ -58,7 +58,7 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
     pending = customer.client.session[SESSION_PENDING]
     assert pending["card"]["last4"] == "4242" and pending["card"]["token"].startswith("tok_sim_")
     # only what the gateway gave back travels to step 2 (the random token may hold digit runs)
-    assert set(pending["card"]) == {"token", "brand", "last4", "exp_month", "exp_year"}
+    assert set(pending["card"]) == {"token", "brand", "last4", "exp_month", "exp_year", "country"}
     assert "4242424242424242" not in str(pending).replace(" ", "")
     assert access.get_subscriptions_by_account(customer.account_id) == []  # nothing until confirmed
 
@@ -79,8 +79,9 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
     # product, the subscriptions (already has it?), account; subscription + its event; its
     # SUBID# look-up item; the charge's receipt + its event + its number's look-up item;
     # the advance, and the receipt number's reservation (one UpdateItem each); the
-    # subscription read back for the page; the new card into the wallet
-    assert ddb_requests.by_name() == {"GetItem": 3, "Query": 1, "TransactWriteItems": 3, "PutItem": 1,
+    # subscription read back for the page; the new card into the wallet; and, the account's
+    # first billing country, the account's tax identity + its event
+    assert ddb_requests.by_name() == {"GetItem": 3, "Query": 1, "TransactWriteItems": 4, "PutItem": 1,
                                       "UpdateItem": 2}
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert done["Location"] == f"/subscriptions/{sub.sub_id}/"
@@ -90,7 +91,9 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
     assert sub.PaymentDetails.BillingAddress == "Ann Lee\n1 Main St"
     assert SESSION_PENDING not in customer.client.session
     events = access.get_events_by_account(customer.account_id)
-    assert sorted(e.Action for e in events) == ["payment.succeeded", "subscription.created"]
+    assert sorted(e.Action for e in events) == ["account.tax_identity_changed", "payment.succeeded",
+                                                "subscription.created"]
+    assert (sub.BillingCountry, access.get_account(customer.account_id).BillingCountry) == ("US", "US")
     created = next(e for e in events if e.Action == "subscription.created")
     assert (created.Actor, created.Subject) == (customer.email, sub.SK)
     [receipt] = access.get_receipts_by_account(customer.account_id, start, start)

@@ -48,6 +48,12 @@ MATRIX: dict[str, set[str]] = {
     "staff_coupon_edit": {"catalog"},
     "staff_coupon_end": {"catalog"},
     "staff_coupon": {"finance"},
+    # the REST API's keys: the admin role alone (the superuser)
+    "staff_api_keys": set(),
+    "staff_api_key_revoke": set(),
+    # the seller's business and tax profile: read by whoever sees billing, saved by finance
+    "staff_business_tax": {"support", "finance"},
+    "staff_tax_report": {"finance"},  # the quarter's VAT: money
 }
 
 
@@ -77,6 +83,7 @@ def url_of(name: str, c) -> str:
         "staff_coupon_end": ["SPRING"],
         "staff_coupon": [a, c.sub.sub_id],
         "staff_switch": [a, c.sub.sub_id],
+        "staff_api_key_revoke": ["0123456789ab"],
     }.get(name, [])
     return reverse(f"admin:{name}", args=args)
 

@@ -47,6 +47,12 @@ def _brand(name: str) -> str:
         (name or "").lower(), (name or "Card").title())
 
 
+def _card_country(card: Any) -> str | None:
+    """The issuing bank's country Stripe gives (``card.country``), if it gave one."""
+    country = card.get("country") if hasattr(card, "get") else getattr(card, "country", None)
+    return str(country).upper() if country else None
+
+
 def split_token(token: str) -> tuple[str, str]:
     """``cus_…/pm_…`` → (customer, payment method); a token without a customer (a
     payment method saved before) charges without one."""
@@ -132,7 +138,7 @@ class StripeGateway:
         method = intent.payment_method
         return CardToken(token=f"{customer}/{method.id}", brand=_brand(method.card.brand),
                          last4=method.card.last4, exp_month=int(method.card.exp_month),
-                         exp_year=int(method.card.exp_year))
+                         exp_year=int(method.card.exp_year), country=_card_country(method.card))
 
     def tokenize_card(self, number: str, exp_month: int, exp_year: int, cvc: str, *, customer: str = "") -> CardToken:
         """Demo data and tests only, with test keys: a payment method made from a test
@@ -153,7 +159,7 @@ class StripeGateway:
             raise GatewayError(str(error)) from error
         return CardToken(token=f"{customer}/{method.id}", brand=_brand(method.card.brand),
                          last4=method.card.last4, exp_month=int(method.card.exp_month),
-                         exp_year=int(method.card.exp_year))
+                         exp_year=int(method.card.exp_year), country=_card_country(method.card))
 
     def forget_card(self, token: str) -> None:
         """Detach a card removed from the wallet, so Stripe keeps no card rpay cannot charge."""

@@ -1,0 +1,71 @@
+"""``python manage.py tax_report --quarter 2026Q4 [--format table|csv|json]``: the quarter's
+VAT per country and rate (invoices less credit notes) and the reverse-charge sales per
+customer's VAT number, from the quarter's ledger items (a handful of Queries, no Scan)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import CommandError
+
+from billing import access
+from billing.rules.tax_report import BadQuarter, ReportLine, TaxReport, csv_text, parse_quarter
+from core.dynamo.command import BillingCommand
+from core.money import decimal_string
+
+FORMATS = ("table", "csv", "json")
+
+
+class Command(BillingCommand):
+    help = ("The quarter's VAT report: per country, rate and currency the net and tax of the invoices less the "
+            "credit notes issued in the quarter, and the reverse-charge sales per customer's VAT number. "
+            "Amounts in the currency's units (JSON and CSV: decimal strings).")
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--quarter", required=True, help="the quarter, YYYYQn (e.g. 2026Q4)")
+        parser.add_argument("--format", choices=FORMATS, default="table",
+                            help="table (default), csv (with a header row) or json (a list of objects)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            quarter = parse_quarter(options["quarter"])
+        except BadQuarter as error:
+            raise CommandError(f"--quarter {error}") from None
+        report = access.quarter_tax_report(quarter)
+        if options["format"] == "json":
+            self.stdout.write(json.dumps([line.as_dict() for line in report.exported()], indent=2))
+        elif options["format"] == "csv":
+            self.stdout.write(csv_text(report), ending="")
+        else:
+            self.stdout.write(table_text(report), ending="")
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]], numeric: set[int]) -> list[str]:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(cell.rjust(w) if i in numeric else cell.ljust(w)
+                         for i, (cell, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return [line(headers), *(line(row) for row in rows)]
+
+
+def _amount(line: ReportLine, amount: int) -> str:
+    return decimal_string(amount, line.currency)
+
+
+def table_text(report: TaxReport) -> str:
+    """Two tables for a person: the lines per country and rate, then reverse charge per customer."""
+    if not report.lines and not report.customers:
+        return f"{report.quarter}: no invoices or credit notes recorded.\n"
+    out = [f"VAT {report.quarter}: invoices less credit notes, per country and rate"]
+    out += _table(("country", "rate %", "treatment", "currency", "net", "tax", "invoices"),
+                  [(line.country, line.rate, line.treatment, line.currency, _amount(line, line.net),
+                    _amount(line, line.tax), str(line.invoices)) for line in report.lines], numeric={1, 4, 5, 6})
+    if report.customers:
+        out += ["", f"Reverse charge {report.quarter}, per customer's VAT number"]
+        out += _table(("vat number", "country", "currency", "net"),
+                      [(line.vat_number or "", line.country, line.currency, _amount(line, line.net))
+                       for line in report.customers], numeric={3})
+    return "\n".join(out) + "\n"

@@ -1,0 +1,223 @@
+"""How the API and the outbound webhook events show each object: pure functions from the
+stored items to JSON-ready dicts, the one representation of each (a change to a field is
+made here, and both the API's answers and the events carry it).
+
+Each dict has ``"object"`` (its type) and ``"id"``: the id the pages put in their URLs
+(a customer's account id, a subscription's id, a receipt's number, or its key when it has
+none, a product's SKU, a coupon's code, a dispute's processor id). Amounts are integers in
+minor units beside their ``currency``; dates are ISO-8601 strings (days ``YYYY-MM-DD``, times
+with their offset) as stored. A subscription's ``status`` is the pages' state
+(``rules.lifecycle.state_of``) and ``status_label`` the customer pages' English words for
+it (``rules.state_words``); its next payment is the projection's first coming charge, the
+one the payment run charges (``rules.projection``): nothing here computes an amount.
+
+Pure: no I/O. ``today`` defaults to the UTC day (the caller passes the billing day).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+from django.utils.translation import override
+
+from billing.models import Account, Coupon, DisputeEntry, Product, Receipt, Refund, Subscription
+from billing.rules.lifecycle import state_of
+from billing.rules.projection import coming_charges
+from billing.rules.state_words import state_words
+
+JSON = dict[str, Any]
+
+
+def _iso(value: date | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def customer_object(account: Account) -> JSON:
+    """A customer: the billing account (its personal fields are null once it is closed)."""
+    return {
+        "object": "customer",
+        "id": account.account_id,
+        "email": account.Email or None,
+        "name": account.Name,
+        "language": account.Language,
+        "created": account.CreatedDate,
+        "closed": account.ClosedDate,
+    }
+
+
+def _card(sub: Subscription) -> JSON | None:
+    details = sub.PaymentDetails
+    if not details:
+        return None
+    return {"brand": details.Brand, "last4": details.Last4, "exp_month": _int(details.ExpMonth),
+            "exp_year": _int(details.ExpYear), "wallet_card_id": details.CardId}
+
+
+def _coupon_on(sub: Subscription) -> JSON | None:
+    if not sub.CouponCode:
+        return None
+    return {"code": sub.CouponCode, "percent_off": _int(sub.CouponPercentOff),
+            "amount_off": _int(sub.CouponAmountOff), "payments_left": _int(sub.CouponPaymentsLeft)}
+
+
+def _english_day(value: date | None) -> str:
+    return value.isoformat() if value else ""
+
+
+def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
+    """A subscription, with its state as the pages name it and its next payment as the
+    payment run will charge it (null when none is to come)."""
+    day = today or datetime.now(tz=UTC).date()
+    state = state_of(sub, day)
+    with override("en"):
+        label = str(state_words(state, _english_day))
+    coming = coming_charges(sub, 1)
+    next_payment = None
+    if coming:
+        charge = coming[0]
+        next_payment = {
+            "date": charge.date.isoformat(), "amount": charge.amount, "currency": sub.Currency,
+            "list_price": charge.list_price, "discount": charge.discount,
+            "period_start": charge.period_start.isoformat(), "period_end": charge.period_end.isoformat(),
+            "kind": str(charge.kind), "coupon": charge.coupon,
+        }
+    return {
+        "object": "subscription",
+        "id": sub.sub_id,
+        "customer": sub.account_id,
+        "email": sub.Email,
+        "product": sub.SKU,
+        "product_name": sub.ProductName,
+        "status": state.kind,
+        "status_label": label,
+        # The stored word (active, past_due, cancelled, incomplete, incomplete_expired): what
+        # the batches go by; ``status`` is what a person is told.
+        "stored_status": sub.Status,
+        "amount": int(sub.PaymentAmount),
+        "currency": sub.Currency,
+        "payment_day": int(sub.PaymentDay),
+        "next_payment": next_payment,
+        "paid_through": sub.PaidThroughDate,
+        "trial_end": sub.TrialEnd,
+        "cancel_at_period_end": state.kind == "cancelling",
+        "cancel_mode": sub.CancelMode,
+        "cancelled": sub.CancelledDate,
+        "cancel_reason": sub.CancelReason,
+        "paused_from": sub.PausedFrom,
+        "paused_until": sub.PausedUntil,
+        "resumes": _iso(state.until) if state.kind == "paused" else None,
+        "switch": ({"from_product": sub.PreviousSKU, "from_product_name": sub.PreviousProductName,
+                    "effective": sub.SwitchFrom} if sub.SwitchFrom else None),
+        "coupon": _coupon_on(sub),
+        "card": _card(sub),
+        "created": sub.CreatedDate,
+        "version": _int(sub.Version),
+    }
+
+
+def refund_object(receipt: Receipt, refund: Refund) -> JSON:
+    """One refund of a receipt's charge."""
+    return {
+        "object": "refund",
+        "id": refund.RefundId,
+        "receipt": receipt.url_id,
+        "customer": receipt.account_id,
+        "amount": int(refund.Amount),
+        "currency": receipt.Currency,
+        "created": refund.At,
+        "reason": refund.Reason,
+    }
+
+
+def receipt_object(receipt: Receipt) -> JSON:
+    """A receipt (the invoice of one charge): what was paid, for which days, and its refunds."""
+    dispute = None
+    if receipt.DisputeId:
+        dispute = {"id": receipt.DisputeId, "status": receipt.DisputeStatus, "reason": receipt.DisputeReason,
+                   "amount": _int(receipt.DisputeAmount), "opened": receipt.DisputeOpenedAt,
+                   "closed": receipt.DisputeClosedAt}
+    return {
+        "object": "receipt",
+        "id": receipt.url_id,
+        "number": receipt.Number,
+        "customer": receipt.account_id,
+        "subscription": receipt.sub_id,
+        "product": receipt.SKU,
+        "product_name": receipt.ProductName,
+        "kind": receipt.Kind or "period",
+        "status": receipt.Status,
+        "amount": int(receipt.ProcessedAmount),
+        "price": receipt.price_amount,
+        "discount": int(receipt.DiscountAmount or 0),
+        "coupon": receipt.CouponCode,
+        "amount_refunded": int(receipt.RefundedAmount or 0),
+        "net_amount": receipt.net_amount,
+        "currency": receipt.Currency,
+        "billing_date": receipt.BillingDate,
+        "period_start": receipt.PeriodStart,
+        "period_end": receipt.PeriodEnd,
+        "paid": receipt.ProcessedDate,
+        "charge": receipt.ChargeId,
+        "card": ({"brand": receipt.CardBrand, "last4": receipt.CardLast4} if receipt.CardLast4 else None),
+        "refunds": [refund_object(receipt, refund) for refund in receipt.Refunds or []],
+        "dispute": dispute,
+    }
+
+
+def product_object(product: Product) -> JSON:
+    """A product of the catalog (its monthly price)."""
+    return {
+        "object": "product",
+        "id": product.SKU,
+        "name": product.Name,
+        "description": product.Description,
+        "amount": int(product.PaymentAmount),
+        "currency": product.Currency,
+        "status": product.Status,
+        "trial_days": product.trial_days,
+        "created": product.CreatedDate,
+    }
+
+
+def coupon_object(coupon: Coupon) -> JSON:
+    """A coupon code."""
+    return {
+        "object": "coupon",
+        "id": coupon.Code,
+        "code": coupon.Code,
+        "percent_off": _int(coupon.PercentOff),
+        "amount_off": _int(coupon.AmountOff),
+        "currency": coupon.Currency,
+        "duration": coupon.Duration,
+        "duration_payments": _int(coupon.DurationPayments),
+        "max_uses": _int(coupon.MaxUses),
+        "uses": int(coupon.Uses or 0),
+        "valid_from": coupon.ValidFrom,
+        "valid_until": coupon.ValidUntil,
+        "status": coupon.Status,
+        "created": coupon.CreatedDate,
+    }
+
+
+def dispute_object(entry: DisputeEntry) -> JSON:
+    """A dispute (chargeback) of a receipt's charge, as the processor reported it."""
+    return {
+        "object": "dispute",
+        "id": entry.DisputeId,
+        "customer": entry.AccountId,
+        "receipt": entry.ReceiptNumber or entry.ReceiptSK,
+        "charge": entry.ChargeId,
+        "amount": int(entry.Amount),
+        "currency": entry.Currency,
+        "reason": entry.Reason,
+        "status": entry.Status,
+        "closed": entry.closed,
+        "opened": entry.OpenedAt,
+        "closed_at": entry.ClosedAt,
+        "updated": entry.UpdatedAt,
+    }

@@ -1,0 +1,106 @@
+"""``manage.py tax_report``: the quarter's VAT from its ledger items, as a table, CSV or JSON;
+a bad quarter is one line and a non-zero exit; the report is one Query."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from billing.models import TaxTotal
+from devtools.localengine import free_port
+
+pytestmark = pytest.mark.django_db(databases=[])
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def command(*args: str) -> str:
+    out = StringIO()
+    call_command("tax_report", *args, stdout=out)
+    return out.getvalue()
+
+
+def ledger_item(quarter: str, sort_key: str, net: int, tax: int = 0, invoices: int = 0) -> None:
+    """A ledger item as the payment run leaves it (the tests' own write)."""
+    TaxTotal(TaxTotal.pk(quarter=quarter), sort_key, Net=net, Tax=tax, Gross=net + tax, Invoices=invoices).save()
+
+
+@pytest.fixture
+def quarter_sold(moto_table) -> None:
+    """2026Q4: Italian consumers on two shards, one credit note among them; a French
+    consumer through the OSS; a German business reverse charged; yen in Japan. 2026Q3 too,
+    which the Q4 report leaves out."""
+    ledger_item("2026Q4", "IT#22#EUR#domestic#03", 81967, 18033, 10)
+    ledger_item("2026Q4", "IT#22#EUR#domestic#11", 8197 - 820, 1803 - 180, 0)  # a sale and a credit note
+    ledger_item("2026Q4", "FR#20#EUR#oss#00", 833, 166, 1)
+    ledger_item("2026Q4", "DE#0#EUR#reverse_charge#05", 99900, 0, 1)
+    ledger_item("2026Q4", "RC#DE136695976#EUR", 99900)
+    ledger_item("2026Q4", "JP#10#JPY#registered#01", 1364, 136, 1)
+    ledger_item("2026Q3", "IT#22#EUR#domestic#00", 500000, 110000, 50)
+
+
+def test_json_lists_each_line_with_amounts_as_decimal_strings(quarter_sold) -> None:
+    assert json.loads(command("--quarter", "2026Q4", "--format", "json")) == [
+        {"country": "FR", "rate": "20", "net": "8.33", "tax": "1.66", "currency": "EUR", "reverse_charge": False,
+         "treatment": "oss"},
+        {"country": "IT", "rate": "22", "net": "893.44", "tax": "196.56", "currency": "EUR",
+         "reverse_charge": False, "treatment": "domestic"},
+        {"country": "JP", "rate": "10", "net": "1364", "tax": "136", "currency": "JPY", "reverse_charge": False,
+         "treatment": "registered"},
+        {"country": "DE", "rate": "0", "net": "999.00", "tax": "0.00", "currency": "EUR", "reverse_charge": True,
+         "treatment": "reverse_charge", "vat_number": "DE136695976"},
+    ]
+
+
+def test_csv_has_a_header_row(quarter_sold) -> None:
+    assert command("--quarter", "2026q4", "--format", "csv").splitlines() == [
+        "country,rate,currency,treatment,net,tax,reverse_charge,vat_number",
+        "FR,20,EUR,oss,8.33,1.66,false,",
+        "IT,22,EUR,domestic,893.44,196.56,false,",
+        "JP,10,JPY,registered,1364,136,false,",
+        "DE,0,EUR,reverse_charge,999.00,0.00,true,DE136695976",
+    ]
+
+
+def test_the_table_shows_both_tables(quarter_sold) -> None:
+    lines = command("--quarter", "2026Q4").splitlines()
+    assert lines[0] == "VAT 2026Q4: invoices less credit notes, per country and rate"
+    assert lines[1].split() == ["country", "rate", "%", "treatment", "currency", "net", "tax", "invoices"]
+    assert [line.split() for line in lines[2:6]] == [
+        ["DE", "0", "reverse_charge", "EUR", "999.00", "0.00", "1"],
+        ["FR", "20", "oss", "EUR", "8.33", "1.66", "1"],
+        ["IT", "22", "domestic", "EUR", "893.44", "196.56", "10"],
+        ["JP", "10", "registered", "JPY", "1364", "136", "1"],
+    ]
+    assert lines[7] == "Reverse charge 2026Q4, per customer's VAT number"
+    assert lines[9].split() == ["DE136695976", "DE", "EUR", "999.00"]
+
+
+def test_an_empty_quarter(moto_table) -> None:
+    assert json.loads(command("--quarter", "2027Q1", "--format", "json")) == []
+    assert command("--quarter", "2027Q1", "--format", "csv") == (
+        "country,rate,currency,treatment,net,tax,reverse_charge,vat_number\r\n")
+    assert command("--quarter", "2027Q1") == "2027Q1: no invoices or credit notes recorded.\n"
+
+
+def test_the_report_is_one_query(quarter_sold, ddb_requests) -> None:
+    ddb_requests.reset()
+    command("--quarter", "2026Q4", "--format", "json")
+    assert ddb_requests.ops == ["Query"]  # the quarter's partition; never a Scan
+
+
+@pytest.mark.parametrize("quarter", ["2026Q5", "Q4-2026"])
+def test_a_bad_quarter_is_one_line_and_non_zero(quarter) -> None:
+    env = {**os.environ, "DYNAMODB_ENDPOINT": f"http://127.0.0.1:{free_port()}"}
+    proc = subprocess.run([sys.executable, "manage.py", "tax_report", "--quarter", quarter, "--format", "json"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines() == [
+        f"CommandError: --quarter {quarter!r} is not a quarter: give it as YYYYQn, n from 1 to 4 (e.g. 2026Q4)"]
+    assert proc.stdout == ""
