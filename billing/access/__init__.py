@@ -95,7 +95,6 @@ from billing.access.data_rights import (
     mark_account_closed,
     pseudonym,
 )
-from billing.access.demo_invoices import issue_demo_credit_note, record_demo_tax_figures
 from billing.access.disputes import (
     DISPUTES_PAGE_SIZE,
     Dispute,
@@ -286,9 +285,6 @@ __all__ = [
     "credit_notes_of_receipt",
     "get_credit_note",
     "get_credit_notes_by_account",
-    # the demo's invoices
-    "issue_demo_credit_note",
-    "record_demo_tax_figures",
     # incomplete first payments
     "delete_entry",
     "expire_incomplete",

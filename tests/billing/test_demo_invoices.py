@@ -9,12 +9,13 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core import mail
 from django.core.management import call_command
 from django.test import Client
 
 from billing import access
 from billing.management.commands.seed_demo import CUSTOMER_PASSWORD
-from billing.rules.tax import REVERSE_CHARGE_NOTE
+from billing.rules.tax import REVERSE_CHARGE_NOTE, quarter_of
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +39,7 @@ def test_the_demo_has_an_italian_a_german_business_and_a_french_invoice_and_a_cr
         for receipt in receipts:
             assert (receipt.TaxRate, receipt.TaxCountry, receipt.TaxTreatment) == (rate, country, treatment), email
             assert receipt.Net + receipt.Tax == receipt.ProcessedAmount and receipt.Seller.Country == "IT"
-    [german] = access.get_receipts_by_account(account_of("buchhaltung@example.de"), *EVER)[:1]
+    german = access.get_receipts_by_account(account_of("buchhaltung@example.de"), *EVER)[0]  # the newest
     assert german.BuyerVatNumber == "DE136695976" and german.Tax == 0
 
     giulia = account_of("giulia@example.it")
@@ -46,6 +47,16 @@ def test_the_demo_has_an_italian_a_german_business_and_a_french_invoice_and_a_cr
     refunded = [r for r in access.get_receipts_by_account(giulia, *EVER) if r.RefundedAmount]
     assert len(refunded) == 1 and note.InvoiceNumber == refunded[0].Number
     assert note.Gross == -refunded[0].RefundedAmount and note.Net + note.Tax == note.Gross and note.Tax < 0
+
+    # the refund's e-mails: the refund's and its credit note's
+    assert any(m.subject.startswith(f"Credit note {note.Number}") and m.to == ["giulia@example.it"]
+               for m in mail.outbox)
+    # the account declares its country and VAT number; the quarter's totals hold the invoices
+    business = access.get_account(account_of("buchhaltung@example.de"))
+    assert (business.BillingCountry, business.VatNumber) == ("DE", "DE136695976")
+    keys = {total.SK.split("#")[0] + "#" + total.SK.split("#")[1] for total in access.tax_totals(
+        quarter_of(date.fromisoformat(german.BillingDate)))}
+    assert {"IT#22", "FR#20", "DE#0", "RC#DE136695976"} <= keys
 
     client.post("/login/", {"username": "giulia@example.it", "password": CUSTOMER_PASSWORD})
     invoice = client.get(f"/receipts/{refunded[0].Number}/").content.decode()
