@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from billing import access
+from billing.actions.refunds import refund_receipt
 from billing.batches.payments import receipt_subject
 from billing.models import Receipt
 from billing.notify import send_credit_note
@@ -29,7 +30,7 @@ from core.localformat import local_date
 from core.mail import send_customer_email
 from core.pages import today
 from tests.billing.test_portal_receipt_pages import SELLER
-from tests.builders import TEST_CARD, make_user, subscribe
+from tests.builders import TEST_CARD, make_user, paid_receipt, subscribe
 
 pytestmark = pytest.mark.django_db
 
@@ -238,3 +239,15 @@ def test_the_payment_e_mail_of_an_invoice_carries_its_fields(customer) -> None:
         assert value in body, value
     assert "Partita IVA" in message.alternatives[0][0]
 
+
+
+def test_a_refund_of_an_invoice_mails_its_credit_note_in_the_refund_e_mail(moto_table) -> None:
+    receipt = paid_receipt()
+    assert receipt.is_invoice  # every charge is an invoice
+    mail.outbox.clear()
+    done = refund_receipt(receipt, 300, request_id="req-cn", actor="staff:ann", reason="late")
+    [note] = access.credit_notes_of_receipt(done.receipt)
+    [message] = mail.outbox  # one e-mail: the refund and its credit note
+    body = message.body
+    assert note.Number in body and receipt.Number in body and f"/credit-notes/{note.Number}/" in body
+    assert note.Number in message.alternatives[0][0]
