@@ -30,6 +30,7 @@ def vat_rate(rate: str | None) -> str:
 
 
 @register.filter
-def credit_notes_of(notes_by_receipt: dict | None, receipt_sk: str) -> list:
-    """``{% for note in credit_notes|credit_notes_of:r.SK %}``: a receipt's credit notes."""
-    return (notes_by_receipt or {}).get(receipt_sk, [])
+def with_credit_note(refunds: list | None) -> list:
+    """``{% for f in receipt.Refunds|with_credit_note %}``: the refunds of an invoice that
+    issued a credit note (each carries its number: no read of the credit notes)."""
+    return [refund for refund in refunds or [] if getattr(refund, "CreditNoteNumber", None)]

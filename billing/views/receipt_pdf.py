@@ -191,6 +191,8 @@ def payment_rows(receipt: Receipt) -> list[tuple[str, str]]:
     rows.append((_("Amount paid"), money(receipt.ProcessedAmount)))
     for refund in receipt.Refunds or []:
         rows.append((_("Refund %(date)s") % {"date": _day(refund.At)}, "-" + money(refund.Amount)))
+    if receipt.RefundedAmount:
+        rows.append((_("Net paid"), money(receipt.net_amount)))
     rows.append((_("Reference"), receipt.ChargeId or "—"))
     return rows
 

@@ -30,16 +30,16 @@ def test_an_invoice_and_its_credit_note_on_a_phone(phone_page, moto_table, setti
     page.wait_for_url(NUMBER_URL)
     number = NUMBER_URL.search(page.url).group(1)
     assert page.get_by_test_id("document-title").inner_text().startswith("Invoice")
-    assert DEMO_BUSINESS.vat_number in page.get_by_test_id("document-seller").inner_text()
+    assert DEMO_BUSINESS.tax.vat_number in page.get_by_test_id("seller").inner_text()
     assert "22%" in page.get_by_test_id("document-lines").inner_text()
     assert no_horizontal_scroll(page)
     screenshot(page, "invoice-phone")
     with page.expect_download() as info:
         page.get_by_test_id("receipt-pdf").click()
     download = info.value
-    assert download.suggested_filename == f"rpay-invoice-{number}.pdf"
+    assert download.suggested_filename == f"rpay-{number}.pdf"
     text = "\n".join(p.extract_text() for p in PdfReader(download.path()).pages)
-    assert number in text and DEMO_BUSINESS.vat_number in text and Path(download.path()).stat().st_size > 1000
+    assert number in text and DEMO_BUSINESS.tax.vat_number in text and Path(download.path()).stat().st_size > 1000
 
     page.get_by_test_id("credit-notes").locator("a").first.click()
     page.wait_for_url("**/credit-notes/CN-*/")
