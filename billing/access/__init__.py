@@ -281,10 +281,6 @@ __all__ = [
     "new_merchant_event",
     "payment_attempt_event",
     "settled_before",
-    # credit notes
-    "credit_notes_of_receipt",
-    "get_credit_note",
-    "get_credit_notes_by_account",
     # incomplete first payments
     "delete_entry",
     "expire_incomplete",
