@@ -9,6 +9,7 @@ from decimal import Decimal, InvalidOperation
 from babel.numbers import format_decimal
 from django import template
 
+from core.countries import country_name as _country_name
 from core.localformat import active_locale
 
 register = template.Library()
@@ -34,3 +35,9 @@ def with_credit_note(refunds: list | None) -> list:
     """``{% for f in receipt.Refunds|with_credit_note %}``: the refunds of an invoice that
     issued a credit note (each carries its number: no read of the credit notes)."""
     return [refund for refund in refunds or [] if getattr(refund, "CreditNoteNumber", None)]
+
+
+@register.filter
+def country(code: str | None) -> str:
+    """A party's country, named in the page's language ("Italy", "Italia", "이탈리아")."""
+    return _country_name(code)

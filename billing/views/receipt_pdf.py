@@ -38,6 +38,7 @@ from reportlab.platypus.flowables import Flowable
 from billing.models import CreditNote, Receipt
 from billing.rules.invoice import Document, DocumentKind, credit_note_of, invoice_of
 from billing.templatetags.invoice import vat_rate_text
+from core.countries import country_name
 from core.localformat import local_date
 from core.money import format_with_symbol
 
@@ -220,7 +221,7 @@ def document_note(document: Document) -> str | None:
 def _party(label: str, name: str, address: list[str], country: str, vat_number: str) -> list[str]:
     lines = [label, name, *address]
     if country:
-        lines.append(country)
+        lines.append(country_name(country))
     if vat_number:
         lines.append(_("VAT number: %(number)s") % {"number": vat_number})
     return lines

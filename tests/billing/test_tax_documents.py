@@ -26,6 +26,7 @@ from billing.notify import send_credit_note
 from billing.rules.invoice import credit_note_of, invoice_of
 from billing.rules.tax import REVERSE_CHARGE_NOTE, Buyer, Seller, applicable_rate, tax_line
 from billing.views.receipt_pdf import render_credit_note_pdf
+from core.countries import country_name
 from core.localformat import local_date
 from core.mail import send_customer_email
 from core.pages import today
@@ -85,7 +86,7 @@ def invoice_receipt(customer, case: Case, *, address: str = CUSTOMER_ADDRESS) ->
 def article_226_fields(receipt: Receipt, case: Case, day_format: str = "j F Y") -> list[str]:
     start, end = receipt.PeriodStart, receipt.PeriodEnd
     fields = [receipt.Number, local_date(receipt.ProcessedDate, day_format), SELLER_NAME, "Via Roma 1",
-              "20121 Milano", SELLER_VAT, "Giulia Bianchi", "Via Verdi 3", "00184 Roma", receipt.ProductName,
+              "20121 Milano", country_name("IT"), SELLER_VAT, country_name(case.buyer.country), "Giulia Bianchi", "Via Verdi 3", "00184 Roma", receipt.ProductName,
               local_date(start, day_format), local_date(end, day_format), case.net, case.rate, case.tax, case.gross,
               case.currency]
     if case.buyer.vat_number:
