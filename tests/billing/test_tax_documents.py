@@ -25,7 +25,7 @@ from billing.models import Receipt
 from billing.notify import send_credit_note
 from billing.rules.invoice import credit_note_of, invoice_of
 from billing.rules.tax import REVERSE_CHARGE_NOTE, Buyer, Seller, applicable_rate, tax_line
-from billing.views.receipt_pdf import render_credit_note_pdf
+from billing.views.receipt_pdf import render_credit_note_pdf, render_receipt_pdf
 from core.countries import country_name
 from core.localformat import local_date
 from core.mail import send_customer_email
@@ -252,3 +252,20 @@ def test_a_refund_of_an_invoice_mails_its_credit_note_in_the_refund_e_mail(moto_
     body = message.body
     assert note.Number in body and receipt.Number in body and f"/credit-notes/{note.Number}/" in body
     assert note.Number in message.alternatives[0][0]
+
+
+@pytest.mark.parametrize("language, title", [("ko", "인보이스"), ("zh-hans", "发票")])
+def test_a_cjk_invoice_pdf_embeds_every_font(customer, tmp_path, language, title) -> None:
+    receipt = invoice_receipt(customer, CASES["reverse_charge"])
+    with translation.override(language):
+        content = render_receipt_pdf(receipt, {})
+    pdf = tmp_path / "invoice.pdf"
+    pdf.write_bytes(content)
+    if shutil.which("pdffonts") is None:
+        pytest.skip("pdffonts is missing: apt-get install poppler-utils")
+    listing = subprocess.run(["pdffonts", str(pdf)], capture_output=True, check=True, timeout=60).stdout.decode()
+    fonts = listing.splitlines()[2:]
+    assert fonts and all(line.split()[-5:-2] == ["yes", "yes", "yes"] for line in fonts), listing
+    text = pdf_lines(content, tmp_path)
+    assert title in text and receipt.Number in text and SELLER_VAT in text and GERMAN_VAT in text
+    assert "2006/112" in text  # the reverse-charge wording, in the language's words
