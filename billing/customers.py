@@ -21,7 +21,7 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views.decorators.http import require_http_methods
 
 from billing import access
-from billing.actions import accounts, wallet
+from billing.actions import accounts, tax_identity, wallet
 from billing.models import Account, AuditEvent
 from core.language import remember_language
 from core.payments.gateway import CardToken
@@ -111,6 +111,10 @@ class PayingAccount:
 
     cards: list[WalletCard]
     customer: Callable[[], str]
+    # The country the checkout's billing country opens on: the account's, else its default
+    # card's, else the seller's (the customer sees it and changes it where it is wrong).
+    billing_country: str = ""
+    stored_billing_country: str | None = None  # the account's own, None until it has one
 
     @property
     def default(self) -> WalletCard | None:
@@ -124,9 +128,21 @@ def paying_account(account_id: str) -> PayingAccount:
     default = access.default_card(found.account, found.cards)
     cards = [WalletCard(c.card_id, wallet.card_label(c.Details), CardToken(
         token=c.Details.Token, brand=c.Details.Brand, last4=c.Details.Last4, exp_month=c.Details.ExpMonth,
-        exp_year=c.Details.ExpYear), c is default) for c in found.cards]
+        exp_year=c.Details.ExpYear, country=c.Details.Country), c is default) for c in found.cards]
     cards.sort(key=lambda c: not c.is_default)
-    return PayingAccount(cards, card_customer(account_id, found.account))
+    account = found.account
+    country = (account.BillingCountry or account.CardCountry if account else None) \
+        or access.default_seller_profile().Country
+    return PayingAccount(cards, card_customer(account_id, account), country,
+                         account.BillingCountry if account else None)
+
+
+def remember_billing_country(account_id: str, country: str, *, actor: str) -> None:
+    """The billing country given at a checkout becomes the account's (copied onto its live
+    subscriptions) when it differs; a VAT number of another country is dropped with it."""
+    account = access.get_account(account_id)
+    if account is not None and account.BillingCountry != country.upper():
+        tax_identity.change_billing_country(account, country, actor=actor)
 
 
 def contact(account_id: str) -> tuple[str | None, str | None]:

@@ -184,8 +184,8 @@ class Card(BillingItem, discriminator="Card"):
 # A subscription's coupon (docs/MONEY.md "Coupons") is in both projections: the
 # payment run charges the discounted amount and the reminder shows it, with no extra read.
 COUPON_ATTRIBUTES = ("CouponCode", "CouponPercentOff", "CouponAmountOff", "CouponPaymentsLeft")
-# The buyer's tax identity (the account's copy): the run taxes the charge, and the reminder
-# announces it, with no extra read.
+# The buyer's tax identity (``Account.BillingCountry``, ``VatNumber``, copied): the charge's
+# VAT rate, and the amount the reminder announces, come from the index with no extra read.
 TAX_ATTRIBUTES = ("BillingCountry", "VatNumber")
 GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",

@@ -121,7 +121,8 @@ def walk(folder: Path) -> None:
         expect(confirmed.get("status") == "succeeded", "the card's SetupIntent at localstripe", confirmed)
         today = datetime.now(UTC).day
         answer = pat.post(f"{site}/subscribe/", {"product": "NEWS-DAILY", "payment_day": str(today),
-                                                 "setup_intent": secret.group(1).split("_secret_")[0]})
+                                                 "setup_intent": secret.group(1).split("_secret_")[0],
+                                                 "billing_country": "IT"})
         expect(answer.status == 302 and answer.location.endswith("/subscribe/confirm/"), "the subscribe form",
                answer.text)
         confirm = pat.get(f"{site}/subscribe/confirm/")

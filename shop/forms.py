@@ -9,9 +9,11 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from core.cardforms import NEW_CARD, CardFields
+from core.countries import country_choices
 from core.discountforms import DiscountCodeTerms
 from shop.errors import InvalidInput
 from shop.ids import check_id
@@ -63,6 +65,12 @@ class CheckoutForm(CardFields):
     county = forms.CharField(label=_("County (optional)"), max_length=100, required=False)
     country = forms.CharField(label=_("Country"), max_length=100, widget=forms.TextInput(
         attrs={"autocomplete": "country-name"}))
+    # The country the VAT of the order follows (an ISO code from the list, never typed): the
+    # account's billing country from now on.
+    billing_country = forms.ChoiceField(
+        label=_("Billing country"), widget=forms.Select(attrs={"autocomplete": "country"}),
+        choices=lambda: [("", gettext("Choose a country")), *country_choices()],
+        error_messages={"required": _("Choose your billing country.")})
     save_address = forms.BooleanField(label=_("Keep this address for my next order"), required=False,
                                       initial=True)
     discount_code = forms.CharField(label=_("Discount code (optional)"), max_length=64, required=False)
@@ -72,7 +80,8 @@ class CheckoutForm(CardFields):
     # A wallet card, or NEW_CARD for the card fields; only offered when the wallet has cards.
     saved_card = forms.ChoiceField(label=_("Pay the rest with"), widget=forms.RadioSelect, required=False)
 
-    field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "save_address",
+    field_order = ["token", "street", "number", "zip_code", "city", "county", "country", "billing_country",
+                   "save_address",
                    "discount_code", "gift_card", "saved_card", *CARD_FIELDS]
 
     def __init__(self, *args: Any, cards: list[tuple[str, str]] | None = None, **kwargs: Any) -> None:

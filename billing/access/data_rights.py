@@ -33,7 +33,10 @@ ERASED = "[erased]"
 # customer is, how rpay and the processor knew them, and their own words. (An audit
 # event's note is kept, with the customer's words in it scrubbed: it holds staff's
 # request references.)
-REMOVED = ("Name", "UserId", "StripeCustomerId", "DefaultCardId", "CancelComment")
+# A business's VAT number names its owner (a sole trader's is their own): it goes too; the
+# invoices kept for the tax retention carry their own copy.
+REMOVED = ("Name", "UserId", "StripeCustomerId", "DefaultCardId", "CancelComment", "VatNumber", "VatNumberCheck",
+           "VatCheckedAt")
 
 
 def pseudonym(account_id: str) -> str:

@@ -41,7 +41,9 @@ def get_seller_profile() -> SellerProfile:
 
 
 def registrations_of(profile: SellerProfile) -> dict[str, Decimal]:
-    stored = profile.Registrations.as_dict() if profile.Registrations is not None else {}
+    # A raw MapAttribute reads back as a MapAttribute, but one set in code stays a dict.
+    registrations = profile.Registrations
+    stored = registrations.as_dict() if hasattr(registrations, "as_dict") else dict(registrations or {})
     return {country.upper(): Decimal(str(percent)) for country, percent in stored.items()}
 
 
@@ -77,8 +79,10 @@ def save_seller_profile(current: SellerProfile, *, legal_name: str, address: str
         Country=country.upper(), VatNumber=vat_number or None, OssRegistered=oss_registered,
         UnderThreshold=under_threshold, PricesIncludeTax=prices_include_tax,
         Registrations={k.upper(): str(v) for k, v in registrations.items()} or None,
-        UpdatedAt=iso_now(), Version=current.Version,
+        UpdatedAt=iso_now(),
     )
+    if current.Version is not None:
+        profile.Version = current.Version
     event = new_event(SELLER_EVENTS_ACCOUNT, actor=actor, action=AuditAction.SELLER_PROFILE_CHANGED,
                       subject=profile.PK, before=seller_snapshot(current), after=seller_snapshot(profile))
     with refused_as(ConditionFailed, profile.PK), engine.transact_write() as tx:

@@ -37,12 +37,12 @@ def tax_identity_snapshot(item: Account | Subscription) -> dict:
     return snapshot
 
 
-def buyer_of(item: Account | Subscription, seller_country: str | None = None) -> Buyer:
+def buyer_of(item: Account | Subscription | None, seller_country: str | None = None) -> Buyer:
     """The buyer of an account or a subscription (its copy of the account's identity). A
-    missing country (an account not yet given one) is the seller's: ``seller_country``,
-    else read from the seller's profile (one GetItem)."""
-    country = item.BillingCountry or seller_country or get_seller_profile().Country
-    return Buyer(country=country, vat_number=item.VatNumber or None)
+    missing country (an account not yet given one, or no item: a visitor's quote) is the
+    seller's: ``seller_country``, else read from the seller's profile (one GetItem)."""
+    country = getattr(item, "BillingCountry", None) or seller_country or get_seller_profile().Country
+    return Buyer(country=country.upper(), vat_number=getattr(item, "VatNumber", None) or None)
 
 
 def tax_evidence_mismatch(account: Account) -> bool:

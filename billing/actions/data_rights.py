@@ -139,7 +139,7 @@ def _cancel_all(subs: list[Subscription], today: date, actor: str, done: ClosedA
 
 def _secrets(account: Account, items: list[BillingItem]) -> list[str]:
     """The texts that identify the customer, scrubbed wherever an item quotes them."""
-    found = {account.Email, account.Name or "", account.StripeCustomerId or ""}
+    found = {account.Email, account.Name or "", account.StripeCustomerId or "", account.VatNumber or ""}
     for item in items:
         if isinstance(item, Subscription):
             found |= {item.Email, item.CancelComment or "", item.PaymentDetails.BillingAddress or ""}

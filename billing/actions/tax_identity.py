@@ -14,7 +14,7 @@ from django.conf import settings
 
 from billing import access
 from billing.models import Account, Subscription
-from billing.rules.vat_numbers import VatCheck, compact
+from billing.rules.vat_numbers import VatCheck, compact, vat_number_problem
 from core import vies
 from core.countries import country_in_address
 
@@ -69,6 +69,16 @@ def change_tax_identity(account: Account, country: str, verdict: VatVerdict | No
     if subscriptions is None:
         subscriptions = access.get_subscriptions_by_account(account.account_id)
     return access.set_tax_identity(account, identity, subscriptions, actor=actor)
+
+
+def change_billing_country(account: Account, country: str, *, actor: str) -> list[Subscription]:
+    """A new billing country alone (the shop's checkout): the VAT number stays when it is of
+    that country, and goes when it is not (it no longer names this customer's business)."""
+    verdict = None
+    if account.VatNumber and vat_number_problem(account.VatNumber, country) is None:
+        checked = date.fromisoformat(account.VatCheckedAt) if account.VatCheckedAt else None
+        verdict = VatVerdict(account.VatNumber, VatCheck(account.VatNumberCheck or VatCheck.FORMAT), checked)
+    return change_tax_identity(account, country, verdict, actor=actor)
 
 
 # --- giving existing accounts a billing country (manage.py backfill_billing_country) ------

@@ -90,6 +90,8 @@ def replace_card(account: Account, card: Card, new: CardToken, billing_address: 
     old_label = card_text(card.Details)
     subs = access.get_subscriptions_by_account(account.account_id)
     done = access.replace_card_everywhere(card, new, billing_address, subs, actor=actor)
+    if account.DefaultCardId == card.card_id:  # the tax evidence is the default card's country
+        access.set_card_country(account, new.country)
     tell_account("wallet_card_replaced", account, lazy_message(gettext_noop("Card replaced: %(card)s"),
                                                         card=card_text(done.card.Details)),
           old_card=old_label, card=card_text(done.card.Details),

@@ -17,10 +17,10 @@ from billing import access
 from billing.actions import api_keys as actions
 from billing.models import ApiKeyScope
 from core.pages import actor
-from core.staff import render_staff
+from core.staff import INTEGRATIONS, render_staff
 
-# Held by no role: only a superuser (who has every permission) manages the API's keys.
-MANAGE_API_KEYS = "billing.manage_api_keys"
+# The admin role's (as the webhook endpoints are): a key acts on every account.
+MANAGE_API_KEYS = INTEGRATIONS
 
 
 class ApiKeyForm(forms.Form):

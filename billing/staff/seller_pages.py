@@ -11,12 +11,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from billing import access
-from billing.models import SellerProfile
+from billing.actions import seller
+from billing.models import SELLER_EVENTS_ACCOUNT, SellerProfile
+from billing.staff.account_page import event_changes
 from billing.staff.common import changed_since
 from billing.staff.forms import SellerProfileForm
 from core.countries import country_name
 from core.pages import actor, bound_data
 from core.staff import MONEY, forbidden, render_staff
+
+RECENT_CHANGES = 10
 
 
 def _initial(profile: SellerProfile) -> dict:
@@ -51,7 +55,10 @@ def business_tax(request: HttpRequest) -> HttpResponse:
     def page() -> HttpResponse:
         return render_staff(request, "staff/business_tax.html", _("Business & tax"), {
             "form": form, "version": version_of(profile), "may_change": may_change, "profile": profile,
-            "stored": profile.Version is not None, "now": _now(profile) if request.method == "POST" else None})
+            "stored": profile.Version is not None, "now": _now(profile) if request.method == "POST" else None,
+            # who changed what, newest first (one Query of the profile's audit partition)
+            "events": [{"event": e, "changes": event_changes(e.Before, e.After)}
+                       for e in access.get_events_by_account(SELLER_EVENTS_ACCOUNT)[:RECENT_CHANGES]]})
 
     if request.method == "POST" and request.POST.get("version", "") != version_of(profile):
         # Saved by someone else since this form was drawn: nothing saved; the form again,
@@ -60,7 +67,7 @@ def business_tax(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            access.save_seller_profile(
+            seller.change_seller_profile(
                 profile, legal_name=data["legal_name"].strip(), address=data["address"].strip() or None,
                 country=data["country"], vat_number=data["vat_number"] or None,
                 oss_registered=data["oss_registered"], under_threshold=data["under_threshold"],

@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from billing.customers import card_entry_page, customer_required, paying_account
+from billing.customers import card_entry_page, customer_required, paying_account, remember_billing_country
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
 from core.pages import bound_data, today
@@ -110,6 +110,7 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
     cards = [(c.card_id, c.label) for c in paying.cards]
     if paying.default is not None:
         initial["saved_card"] = paying.default.card_id
+    initial.setdefault("billing_country", paying.billing_country)
     form = CheckoutForm(bound_data(request), today=today(), initial=initial, customer=paying.customer, cards=cards)
     changed = _price_changes(request, cart, lines)
     if changed:
@@ -134,6 +135,10 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
             card = tokenize_card_form(form)
             if card is None:
                 return render(request, "shop/checkout.html", {**context, "form": form})
+        if form.cleaned_data["billing_country"] != paying.stored_billing_country:
+            # The country given here is the account's from now on (its subscriptions' too).
+            remember_billing_country(account_id, form.cleaned_data["billing_country"],
+                                     actor=request.user.email or request.user.get_username())
         response = _place(request, account_id, form, token, cart, card)
         if response is not None:
             return response
@@ -142,7 +147,8 @@ def checkout_page(request: HttpRequest, account_id: str) -> HttpResponse:
 
 def _form_values(post: Any) -> dict[str, str]:
     """What the customer typed, minus the card (never shown again)."""
-    keep = ("street", "number", "zip_code", "city", "county", "country", "discount_code", "gift_card")
+    keep = ("street", "number", "zip_code", "city", "county", "country", "billing_country", "discount_code",
+            "gift_card")
     return {**{k: post.get(k, "") for k in keep}, "save_address": bool(post.get("save_address"))}
 
 

@@ -274,7 +274,9 @@ def test_no_card_number_is_stored(table, settings, tmp_path) -> None:
             assert not PAN_RUN.search(text), text
             assert "4242424242424242" not in text
     details = access.get_subscription(account.account_id, sub.sub_id).PaymentDetails
-    assert set(details.attribute_values) <= {"Token", "Brand", "Last4", "ExpMonth", "ExpYear", "BillingAddress"}
+    # ...and its issuing country (tax evidence), a country code, not card data
+    assert set(details.attribute_values) <= {"Token", "Brand", "Last4", "ExpMonth", "ExpYear", "BillingAddress",
+                                             "Country"}
 
 
 def test_products(table) -> None:

@@ -37,6 +37,7 @@ from billing.rules.schedule import is_anchor, next_payment_date
 from core.mail import money_text
 from core.money import format_with_code, format_with_symbol
 from tests.builders import (
+    BILLING_COUNTRY,
     DECLINED_NUMBER,
     Customer,
     card,
@@ -322,7 +323,8 @@ def test_an_amount_off_for_ever_reads_as_the_discount_of_each_payment(customer) 
         logged_in(customer.client, customer.email)
         chosen = customer.client.post("/subscribe/", {"product": "NEWS-DAILY", "payment_day": "15",
                                                       "card_number": "4242 4242 4242 4242", "exp_month": "12",
-                                                      "exp_year": "2030", "cvc": "123", "coupon": "FIVE"})
+                                                      "exp_year": "2030", "cvc": "123", "coupon": "FIVE",
+                                                      **BILLING_COUNTRY})
         assert chosen.status_code == 302, chosen.content.decode()[:2000]
         html = customer.client.get("/subscribe/confirm/").content.decode()
         terms = _one(r'data-testid="discount-terms">(.*?)</span>', html)

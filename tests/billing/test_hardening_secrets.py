@@ -21,7 +21,7 @@ from django.views.debug import ExceptionReporter
 
 from core.payments import simulated as gateway_module
 from core.payments.gateway import get_gateway
-from tests.builders import subscribe
+from tests.builders import BILLING_COUNTRY, subscribe
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +68,7 @@ def post_failing(client, path: str, data: dict, reports: list[str]) -> str:
     return reports[0]
 
 
-SUBSCRIBE = {"product": "NEWS-DAILY", "payment_day": "15", **CARD}
+SUBSCRIBE = {"product": "NEWS-DAILY", "payment_day": "15", **CARD, **BILLING_COUNTRY}
 
 
 @pytest.mark.parametrize(("target", "frame"), [

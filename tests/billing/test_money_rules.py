@@ -215,7 +215,7 @@ QUOTE = re.compile(r'name="quote" value="([^"]+)"')
 @pytest.mark.django_db
 def test_a_price_changed_after_the_confirm_page_is_confirmed_again(customer) -> None:
     data = {"product": "NEWS-DAILY", "payment_day": "15", "card_number": "4242 4242 4242 4242",
-            "exp_month": "12", "exp_year": "2030", "cvc": "123"}
+            "exp_month": "12", "exp_year": "2030", "cvc": "123", "billing_country": "US"}
     customer.client.post("/subscribe/", data)
     page = customer.client.get("/subscribe/confirm/")
     assert "$9.99 every month" in page.content.decode()
@@ -239,7 +239,7 @@ def test_a_price_changed_after_the_confirm_page_is_confirmed_again(customer) -> 
 @pytest.mark.django_db
 def test_a_tampered_quote_subscribes_to_nothing(customer) -> None:
     data = {"product": "NEWS-DAILY", "payment_day": "15", "card_number": "4242 4242 4242 4242",
-            "exp_month": "12", "exp_year": "2030", "cvc": "123"}
+            "exp_month": "12", "exp_year": "2030", "cvc": "123", "billing_country": "US"}
     customer.client.post("/subscribe/", data)
     seen = QUOTE.search(customer.client.get("/subscribe/confirm/").content.decode())[1]
     payload, signature = seen.split(":", 1)

@@ -11,7 +11,7 @@ from django.core import mail
 
 from billing import access
 from billing.views.common import SESSION_PENDING
-from tests.builders import GOOD_CARD
+from tests.builders import BILLING_COUNTRY, GOOD_CARD
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +67,7 @@ def test_subscribe_with_a_wallet_card(customer, ddb_requests) -> None:
     assert page.context["form"]["saved_card"].value() == card.card_id  # the default is chosen
     ddb_requests.reset()
     response = customer.client.post("/subscribe/", {"product": "GYM", "payment_day": "20",
-                                                    "saved_card": card.card_id})
+                                                    "saved_card": card.card_id, **BILLING_COUNTRY})
     assert response["Location"] == "/subscribe/confirm/" and ddb_requests.ops == ["Query", "Query"]
     pending = customer.client.session[SESSION_PENDING]
     assert pending["card_id"] == card.card_id and pending["new_card"] is False
@@ -89,7 +89,8 @@ def test_a_wallet_card_removed_while_the_subscribe_is_confirmed_is_refused(custo
     customer.client.post("/wallet/add/", {**GOOD_CARD})
     customer.client.post("/wallet/add/", {**GOOD_CARD, "card_number": "5555 5555 5555 4444"})
     chosen = next(c for c in access.get_cards(customer.account_id) if c.Details.Last4 == "4444")
-    customer.client.post("/subscribe/", {"product": "GYM", "payment_day": "20", "saved_card": chosen.card_id})
+    customer.client.post("/subscribe/", {"product": "GYM", "payment_day": "20", "saved_card": chosen.card_id,
+                                         **BILLING_COUNTRY})
     confirm = customer.client.get("/subscribe/confirm/")
     customer.client.post(f"/wallet/{chosen.card_id}/remove/")  # another tab
     assert access.get_card(customer.account_id, chosen.card_id) is None

@@ -16,7 +16,7 @@ from billing.rules.lifecycle import KINDS, state_of
 from billing.templatetags.lifecycle import status_words
 from core.payments.gateway import get_gateway
 from tests.billing.test_portal_lifecycle import ON, on, paid_subscription
-from tests.builders import GOOD_CARD, PASSWORD, fresh
+from tests.builders import BILLING_COUNTRY, GOOD_CARD, PASSWORD, fresh
 
 pytestmark = pytest.mark.django_db
 
@@ -125,7 +125,7 @@ def test_a_declined_first_payment_keeps_the_choices_and_says_what_happened(custo
         token = get_gateway().tokenize_card("4000000000000002", 12, 2030, "123")
         declining = access.add_card(customer.account_id, token, None, actor=customer.email)
         customer.client.post("/subscribe/", {"product": "GYM", "payment_day": "20", "coupon": "WELCOME",
-                                             "saved_card": declining.card_id})
+                                             "saved_card": declining.card_id, **BILLING_COUNTRY})
         confirm = customer.client.get("/subscribe/confirm/")
         quote = re.search(r'name="quote" value="([^"]+)"', confirm.content.decode()).group(1)
         answer = customer.client.post("/subscribe/confirm/", {"quote": quote}, follow=True)

@@ -18,7 +18,7 @@ from billing.actions.refunds import refund_receipt
 from billing.actions.retry import retry_now
 from billing.models import SubscriptionStatus
 from devtools.localengine import free_port
-from tests.builders import fresh, make_customer, receipts_of
+from tests.builders import BILLING_COUNTRY, fresh, make_customer, receipts_of
 from tests.stripe_server import authenticate_payment_in_browser, confirm_setup_in_browser, saved_card_token
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +130,7 @@ def test_subscribing_saves_the_card_through_a_setupintent_and_charges_on_session
     secret = client_secret(page)
     assert confirm_setup_in_browser(localstripe, secret)["status"] == "succeeded"
     step = customer.client.post("/subscribe/", {"product": "GYM", "payment_day": str(TODAY.day),
-                                                "setup_intent": secret.split("_secret_")[0]})
+                                                "setup_intent": secret.split("_secret_")[0], **BILLING_COUNTRY})
     assert step.status_code == 302 and step["Location"] == "/subscribe/confirm/"
     confirm = customer.client.get("/subscribe/confirm/")
     quote = re.search(r'name="quote" value="([^"]+)"', confirm.content.decode()).group(1)
@@ -173,7 +173,7 @@ def test_stripe_unreachable_says_so_on_the_card_page_and_keeps_the_form(
     page = customer.client.get("/wallet/add/")
     assert page.status_code == 200 and "Card entry is unavailable" in page.content.decode()
     step = customer.client.post("/subscribe/", {"product": "GYM", "payment_day": "20", "billing_address": "1 Main St",
-                                                "setup_intent": "seti_whatever"})
+                                                "setup_intent": "seti_whatever", **BILLING_COUNTRY})
     html = step.content.decode()
     assert step.status_code == 200 and "could not be reached" in html and "1 Main St" in html
     assert access.get_cards(customer.account_id) == []
@@ -185,7 +185,7 @@ def subscribe_with(customer, localstripe, number: str):
     secret = client_secret(page)
     confirm_setup_in_browser(localstripe, secret, number)
     customer.client.post("/subscribe/", {"product": "GYM", "payment_day": str(TODAY.day),
-                                         "setup_intent": secret.split("_secret_")[0]})
+                                         "setup_intent": secret.split("_secret_")[0], **BILLING_COUNTRY})
     confirm = customer.client.get("/subscribe/confirm/")
     quote = re.search(r'name="quote" value="([^"]+)"', confirm.content.decode()).group(1)
     return customer.client.post("/subscribe/confirm/", {"quote": quote})

@@ -257,3 +257,73 @@ def test_subscriptions_carry_the_copy_from_their_creation(customer) -> None:
     sub = subscribe(customer)
     stored = Subscription.get(sub.PK, sub.SK)
     assert (stored.BillingCountry, stored.VatNumber) == ("IT", IT_VAT)
+
+
+def test_new_details_for_the_default_card_bring_its_country(customer) -> None:
+    from billing.actions import wallet
+
+    account = access.get_account(customer.account_id)
+    gateway = get_gateway()
+    card = wallet.add_card(account, demo_card(gateway, "visa-de"), actor="test")
+    account = access.get_account(customer.account_id)
+    wallet.replace_card(account, card, demo_card(gateway, "visa-it"), None, actor="test", today=date.today())
+    assert access.get_account(customer.account_id).CardCountry == "IT"
+
+
+def test_closing_the_account_erases_its_vat_number(customer) -> None:
+    from billing.access.data_rights import erase_item
+    from billing.actions.data_rights import _secrets
+
+    sub = subscribe(customer)
+    account = access.get_account(customer.account_id)
+    access.set_tax_identity(account, access.TaxIdentity("IT", IT_VAT), [sub], actor="test")
+    items = list(access.account_items(customer.account_id))
+    secrets = _secrets(account, items)
+    assert IT_VAT in secrets
+    for item in items:
+        erase_item(item, secrets)
+    account = access.get_account(customer.account_id)
+    assert (account.BillingCountry, account.VatNumber, account.VatNumberCheck) == ("IT", None, None)
+    assert all(s.VatNumber is None for s in access.get_subscriptions_by_account(customer.account_id))
+    assert all(IT_VAT not in str(e.Before) + str(e.After) for e in access.get_events_by_account(customer.account_id))
+
+
+def test_stripes_card_country_is_the_evidence(moto_table, products, stripe_gateway, localstripe) -> None:
+    """Stripe's ``card.country`` (localstripe gives every card FR) reaches the account."""
+    from tests.billing.test_stripe_billing import subscribe_with
+    from tests.builders import make_customer
+
+    customer = make_customer("pat@example.com")
+    assert subscribe_with(customer, localstripe, "4242424242424242").status_code == 302
+    account = access.get_account(customer.account_id)
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert (account.CardCountry, sub.PaymentDetails.Country, account.BillingCountry) == ("FR", "FR", "US")
+    assert access.tax_evidence_mismatch(account)
+
+
+def test_the_batches_read_the_copy_from_the_due_indexes(customer) -> None:
+    from billing.models import GSI1_PROJECTION, GSI2_PROJECTION
+
+    assert {"BillingCountry", "VatNumber"} <= set(GSI1_PROJECTION) & set(GSI2_PROJECTION)
+    account = access.get_account(customer.account_id)
+    access.set_tax_identity(account, access.TaxIdentity("DE", DE_VAT), [], actor="test")
+    sub = subscribe(customer, on=date(2026, 11, 2))
+    [due] = [s for s in access.get_due_payments_by_date(date.fromisoformat(sub.NextPaymentDate))
+             if s.sub_id == sub.sub_id]
+    assert access.buyer_of(due, seller_country="IT") == Buyer("DE", DE_VAT)
+
+
+def test_a_number_vies_confirms_at_subscribe_is_stored_so(customer, vies_answers) -> None:
+    vies_answers[DE_VAT] = vies.ViesAnswer(valid=True, checked_on=date(2026, 11, 21))
+    assert post_subscribe(customer, billing_country="DE", vat_number=DE_VAT).status_code == 302
+    assert vies_answers["asked"] == [DE_VAT]
+    assert confirm(customer).status_code == 302
+    account = access.get_account(customer.account_id)
+    assert (account.VatNumber, account.VatNumberCheck, account.VatCheckedAt) == (DE_VAT, "vies", "2026-11-21")
+    staff = make_user("clerk@rpay.localhost", staff=True, roles=["support"])
+    from django.test import Client
+
+    clerk = Client()
+    clerk.force_login(staff)
+    page = clerk.get(reverse("admin:staff_account", args=[customer.account_id])).content.decode()
+    assert "confirmed by VIES on 21 November 2026" in page

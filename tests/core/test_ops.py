@@ -21,7 +21,7 @@ from django.test import Client
 from billing import access
 from core.ops import health, logs, metrics, sentry
 from devtools.localengine import free_port
-from tests.builders import seed_due
+from tests.builders import BILLING_COUNTRY, seed_due
 
 pytestmark = pytest.mark.django_db
 
@@ -205,7 +205,7 @@ def test_no_card_number_reaches_a_log_line(moto_table, json_log, customer, produ
     client = customer.client
     for number in ("4242424242424242", "4000000000000002", "4242424242424241"):
         client.post("/subscribe/", {"product": "NEWS-DAILY", "payment_day": 15, "card_number": number,
-                                    "exp_month": 12, "exp_year": 2030, "cvc": "123"})
+                                    "exp_month": 12, "exp_year": 2030, "cvc": "123", **BILLING_COUNTRY})
         client.post("/wallet/add/", {"card_number": number, "exp_month": 12, "exp_year": 2030, "cvc": "123"})
     with time_machine.travel(date.today(), tick=False):
         call_command("process_payments", stdout=StringIO(), stderr=StringIO())
@@ -256,7 +256,7 @@ def test_sentry_events_carry_no_card_number_cvc_secret_or_session(settings, cust
         try:
             client.post("/subscribe/", {"product": "NEWS-DAILY", "payment_day": 15,
                                         "card_number": "4242424242424242", "exp_month": 12, "exp_year": 2030,
-                                        "cvc": "123"})
+                                        "cvc": "123", **BILLING_COUNTRY})
         finally:
             core.cardforms.get_gateway = original
         sentry_sdk.flush()

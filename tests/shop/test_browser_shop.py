@@ -42,7 +42,7 @@ def fill_address_code_and_gift_card(page) -> None:
     page.get_by_label("House number").fill("34")
     page.get_by_label("Postcode").fill("41787")
     page.get_by_label("City").fill("Goteborg")
-    page.get_by_label("Country").fill("Sweden")
+    page.get_by_role("textbox", name="Country").fill("Sweden")
     page.get_by_label("Discount code (optional)").fill("save10")
     page.get_by_label("Gift card code (optional)").fill(pages.GIFT_CODE)
 
@@ -215,7 +215,7 @@ def test_a_double_click_places_one_order(page, shop_on_local_engine, settings) -
     page.get_by_label("Street").fill("Hamngatan")
     page.get_by_label("Postcode").fill("41111")
     page.get_by_label("City").fill("Goteborg")
-    page.get_by_label("Country").fill("Sweden")
+    page.get_by_role("textbox", name="Country").fill("Sweden")
     page.get_by_label("Card number").fill("4242 4242 4242 4242")
     page.get_by_label("Expiry year").select_option("2030")
     page.get_by_label("Security code (CVC)").fill("123")
