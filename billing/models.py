@@ -362,6 +362,9 @@ class Refund(MapAttribute):
     # The staff form's request id (its idempotency key's tail): a second submit of the
     # same form finds its refund made, rather than "refunded meanwhile".
     RequestId = UnicodeAttribute(null=True)
+    # The credit note this refund of an invoice issued (written in the same transaction):
+    # the pages link it without reading the account's credit notes.
+    CreditNoteNumber = UnicodeAttribute(null=True)
 
 
 class TaxLineMap(MapAttribute):

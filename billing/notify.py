@@ -69,9 +69,13 @@ def send_credit_note(credit_note: CreditNote, *, email: str | None = None) -> st
         if account is None:
             return "no account"
         email, language = account.Email, language or account.Language
-    document = credit_note_of(credit_note)
     subject = format_lazy(_("Credit note {number} (invoice {invoice})"), number=credit_note.Number,
                           invoice=credit_note.InvoiceNumber or "")
-    context = {"doc": document, "product": document.lines[0].description if document.lines else "",
-               "credit_note_path": reverse("credit_note", args=[credit_note.Number])}
-    return _send("credit_note", email, subject, context, language, credit_note.SK)
+    context = credit_note_context(credit_note)
+    return _send("credit_note", email, subject, {"product": context["doc"].lines[0].description
+                                                 if context["doc"].lines else "", **context}, language, credit_note.SK)
+
+
+def credit_note_context(credit_note: CreditNote) -> dict[str, Any]:
+    """What an e-mail shows of a credit note: the document and its page's path."""
+    return {"doc": credit_note_of(credit_note), "credit_note_path": reverse("credit_note", args=[credit_note.Number])}

@@ -96,7 +96,6 @@ from billing.access.data_rights import (
     mark_account_closed,
     pseudonym,
 )
-from billing.access.demo_invoices import issue_demo_credit_note, record_demo_tax_figures
 from billing.access.disputes import (
     DISPUTES_PAGE_SIZE,
     Dispute,
@@ -288,9 +287,6 @@ __all__ = [
     "new_merchant_event",
     "payment_attempt_event",
     "settled_before",
-    # the demo's invoices
-    "issue_demo_credit_note",
-    "record_demo_tax_figures",
     # incomplete first payments
     "delete_entry",
     "expire_incomplete",

@@ -335,6 +335,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
             note_number = note_number or reserve_credit_note_number(utc_now().year)
             note = new_credit_note(receipt, number=note_number, refund_id=refund_id, amount=amount,
                                    earlier=[int(r.Amount) for r in receipt.Refunds or []], reason=reason)
+            entry.CreditNoteNumber = note_number
         try:
             with refused_as(ConditionFailed, receipt.SK):
                 transact(partial(_write_refund, receipt=receipt, entry=entry, total=total, status=status,

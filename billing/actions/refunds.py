@@ -15,7 +15,8 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.models import AuditAction, Receipt
+from billing.models import AuditAction, CreditNote, Receipt
+from billing.notify import credit_note_context
 from core.mail import money_text, send_customer_email
 from core.payments.errors import GatewayError, RefundRefused
 from core.payments.gateway import PaymentGateway, get_gateway
@@ -85,8 +86,10 @@ def record_processor_refund(receipt: Receipt, refund_id: str, amount: int, *, ac
 
 def tell_refund(receipt: Receipt, refund_id: str, amount: int) -> str:
     """The refund e-mail, in the customer's language (the receipt's copy), not the staff's;
-    returns the mail error, if any."""
+    for an invoice it carries the credit note the refund issued (one e-mail: the refund
+    and its document). Returns the mail error, if any."""
     subject = format_lazy(_("Refund: {product}"), product=receipt.ProductName or receipt.SKU)
+    note = credit_note_of_refund(receipt, refund_id)
     return send_customer_email("refund", receipt.Email or "", subject, language=receipt.Language, context={
         "product": receipt.ProductName or receipt.SKU,
         "amount": money_text(amount, receipt.Currency),
@@ -94,7 +97,16 @@ def tell_refund(receipt: Receipt, refund_id: str, amount: int) -> str:
         "refund_id": refund_id,
         "refunded_total": money_text(receipt.RefundedAmount or 0, receipt.Currency),
         "charged": money_text(receipt.ProcessedAmount, receipt.Currency),
+        **(credit_note_context(note) if note is not None else {}),
     })
+
+
+def credit_note_of_refund(receipt: Receipt, refund_id: str) -> CreditNote | None:
+    """The credit note a refund of an invoice issued (in the refund's own write): one
+    Query, only for an invoice (a tax-blind receipt has none)."""
+    if not receipt.is_invoice:
+        return None
+    return next((n for n in access.credit_notes_of_receipt(receipt) if n.RefundId == refund_id), None)
 
 
 def _record_failure(receipt: Receipt, actor: str, before: dict, why: str) -> None:

@@ -33,6 +33,11 @@ class Party:
     def address_lines(self) -> list[str]:
         return [line.strip() for line in self.address.splitlines() if line.strip()]
 
+    @property
+    def full_address(self) -> str:
+        """The name, then the address, one line each (as the customer gave them)."""
+        return "\n".join(line for line in (self.name, *self.address_lines) if line)
+
 
 @dataclass(frozen=True)
 class Line:

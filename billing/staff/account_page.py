@@ -57,17 +57,6 @@ def wallet_rows(wallet: access.Wallet, subscriptions: list[Subscription]) -> lis
              "subscriptions": access.subscriptions_using(card.card_id, subscriptions)} for card in wallet.cards]
 
 
-def credit_notes_by_receipt(account_id: str, receipts: list) -> dict[str, list]:
-    """The credit notes of the listed invoices, by receipt key: one more Query, only when a
-    listed invoice was refunded (no other receipt has one)."""
-    if not any(r.is_invoice and r.RefundedAmount for r in receipts):
-        return {}
-    notes: dict[str, list] = {}
-    for note in reversed(access.get_credit_notes_by_account(account_id)):
-        notes.setdefault(note.ReceiptSK, []).append(note)
-    return notes
-
-
 def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
     # The account item and its wallet cards are neighbours in the partition: one Query
     # reads both, where the account alone took a GetItem (the page's request count stays).
@@ -86,7 +75,6 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
         "subscriptions": subscriptions,
         "cards": wallet_rows(wallet, subscriptions),
         "receipts": receipts,
-        "credit_notes": credit_notes_by_receipt(account_id, receipts),
         "events": [{"event": e, "changes": event_changes(e.Before, e.After)} for e in events],
         "past_due": past_due,
         "failures": failures,

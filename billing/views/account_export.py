@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 
 from billing import access
 from billing.customers import account_data_sources
-from billing.views.receipt_pdf import render_receipt_pdf
+from billing.views.receipt_pdf import render_credit_note_pdf, render_receipt_pdf
 
 
 class _Sink:
@@ -93,6 +93,9 @@ def export_zip(account_id: str, *, language: str | None) -> Iterator[bytes]:
         with translation.override(language or settings.LANGUAGE_CODE):
             for receipt in access.account_receipts(account_id):
                 archive.writestr(_receipt_name(receipt), render_receipt_pdf(receipt, settings.RPAY_SELLER))
+                yield sink.take()
+            for note in access.get_credit_notes_by_account(account_id):  # the refunds' credit notes
+                archive.writestr(f"credit-notes/{note.Number}.pdf", render_credit_note_pdf(note))
                 yield sink.take()
             archive.writestr("README.txt", readme(account_id, exported_at))
     yield sink.take()

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_safe
 
 from billing import access
 from billing.customers import customer_required
-from billing.models import CreditNote, Receipt
+from billing.models import Receipt
 from billing.rules.invoice import invoice_of
 from billing.rules.schedule import months_before
 from billing.views.common import RECEIPT_MONTHS
@@ -51,19 +51,7 @@ def receipts(request: HttpRequest, account_id: str) -> HttpResponse:
     start, end = _receipt_window()
     history = access.get_payment_history(account_id, start, end)  # receipts and declines: one Query
     return render(request, "portal/receipts.html", {
-        "months": group_by_month(history.receipts), "failed": history.failed, "start": start, "end": end,
-        "credit_notes": credit_notes_by_receipt(account_id, history.receipts)})
-
-
-def credit_notes_by_receipt(account_id: str, receipts: list[Receipt]) -> dict[str, list[CreditNote]]:
-    """The credit notes of the listed invoices, by receipt key: a second Query only when
-    a listed invoice was refunded (no other receipt has a credit note)."""
-    if not any(receipt.is_invoice and receipt.RefundedAmount for receipt in receipts):
-        return {}
-    notes: dict[str, list[CreditNote]] = defaultdict(list)
-    for note in reversed(access.get_credit_notes_by_account(account_id)):  # oldest first
-        notes[note.ReceiptSK].append(note)
-    return dict(notes)
+        "months": group_by_month(history.receipts), "failed": history.failed, "start": start, "end": end})
 
 
 def _receipt_or_404(account_id: str, receipt_id: str) -> Receipt:
@@ -77,16 +65,8 @@ def receipt_detail(request: HttpRequest, account_id: str, receipt_id: str) -> Ht
     if receipt.Number and receipt_id != receipt.Number:
         return redirect("receipt", receipt.Number, permanent=True)  # an old link by key
     return render(request, "portal/receipt.html", {
-        "receipt": receipt, "net": receipt.net_amount, "seller": settings.RPAY_SELLER, "invoice": invoice_of(receipt),
-        "credit_notes": credit_notes_shown(receipt)})
+        "receipt": receipt, "net": receipt.net_amount, "seller": settings.RPAY_SELLER, "invoice": invoice_of(receipt)})
 
-
-def credit_notes_shown(receipt: Receipt) -> list[CreditNote]:
-    """The credit notes correcting an invoice: only a refunded invoice has any, so the
-    others' pages cost no Query for them (nor do old receipts, which never had one)."""
-    if not receipt.is_invoice or not receipt.RefundedAmount:
-        return []
-    return access.credit_notes_of_receipt(receipt)
 
 
 @require_safe
@@ -95,8 +75,6 @@ def receipt_pdf(request: HttpRequest, account_id: str, receipt_id: str) -> HttpR
     receipt = _receipt_or_404(account_id, receipt_id)
     response = HttpResponse(render_receipt_pdf(receipt, settings.RPAY_SELLER), content_type="application/pdf")
     name = receipt.Number or f"receipt-{receipt.BillingDate}"
-    if receipt.is_invoice:
-        name = f"invoice-{name}"
     response["Content-Disposition"] = f'attachment; filename="rpay-{name}.pdf"'
     return response
 

@@ -36,8 +36,8 @@ from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, Tabl
 from reportlab.platypus.flowables import Flowable
 
 from billing.models import CreditNote, Receipt
-from billing.rules.invoice import Document, DocumentKind, credit_note_of, invoice_of
-from billing.templatetags.invoice import vat_rate_text
+from billing.rules.invoice import Document, DocumentKind, Party, credit_note_of, invoice_of
+from billing.templatetags.invoice import party_country, vat_rate_text
 from core.localformat import local_date
 from core.money import format_with_symbol
 
@@ -191,6 +191,8 @@ def payment_rows(receipt: Receipt) -> list[tuple[str, str]]:
     rows.append((_("Amount paid"), money(receipt.ProcessedAmount)))
     for refund in receipt.Refunds or []:
         rows.append((_("Refund %(date)s") % {"date": _day(refund.At)}, "-" + money(refund.Amount)))
+    if receipt.RefundedAmount:
+        rows.append((_("Net paid"), money(receipt.net_amount)))
     rows.append((_("Reference"), receipt.ChargeId or "—"))
     return rows
 
@@ -215,12 +217,12 @@ def document_note(document: Document) -> str | None:
     return None
 
 
-def _party(label: str, name: str, address: list[str], country: str, vat_number: str) -> list[str]:
-    lines = [label, name, *address]
-    if country:
+def _party(label: str, party: Party, fallback_name: str = "") -> list[str]:
+    lines = [label, party.name or fallback_name, *party.address_lines]
+    if country := party_country(party):
         lines.append(country)
-    if vat_number:
-        lines.append(_("VAT number: %(number)s") % {"number": vat_number})
+    if party.vat_number:
+        lines.append(_("VAT number: %(number)s") % {"number": party.vat_number})
     return lines
 
 
@@ -247,10 +249,8 @@ def render_document_pdf(document: Document, extra_rows: list[tuple[str, str]] | 
     def money(amount: int) -> str:
         return format_with_symbol(int(amount), document.currency)
 
-    seller = _party(_("Seller"), document.seller.name, document.seller.address_lines, document.seller.country,
-                    document.seller.vat_number)
-    buyer = _party(_("Customer"), document.buyer.name or document.email, document.buyer.address_lines,
-                   document.buyer.country, document.buyer.vat_number)
+    seller = _party(_("Seller"), document.seller)
+    buyer = _party(_("Customer"), document.buyer, document.email)
     story: list[Flowable] = [para(title, "Title")]
     parties = Table([[[para(line) for line in seller], [para(line) for line in buyer]]], colWidths=[85 * mm, 85 * mm])
     parties.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("FONTNAME", (0, 0), (-1, -1), font)]))

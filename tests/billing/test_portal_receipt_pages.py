@@ -150,4 +150,5 @@ def test_the_receipt_and_its_pdf_show_the_billing_name_and_address_given(custome
     shown = html.split('data-testid="billing-address">')[1].split("</div>")[0]
     assert shown == "Ann Example\n1 Main Street\n12345 Springfield"
     text = pdf_text(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content)
-    assert "Ann Example, 1 Main Street, 12345 Springfield" in text
+    # an invoice's customer block: the name, then the address, a line each
+    assert "Ann Example\n1 Main Street\n12345 Springfield" in text

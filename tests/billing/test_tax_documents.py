@@ -15,18 +15,23 @@ from decimal import Decimal
 
 import pytest
 from django.core import mail
+from django.urls import reverse
 from django.utils import translation
 
 from billing import access
-from billing.models import Receipt, Refund
+from billing.actions.refunds import refund_receipt
+from billing.batches.payments import receipt_subject
+from billing.models import Receipt
 from billing.notify import send_credit_note
 from billing.rules.invoice import credit_note_of, invoice_of
-from billing.rules.tax import REVERSE_CHARGE_NOTE, Buyer, Seller
-from billing.views.receipt_pdf import render_credit_note_pdf
+from billing.rules.tax import REVERSE_CHARGE_NOTE, Buyer, Seller, applicable_rate, tax_line
+from billing.views.receipt_pdf import render_credit_note_pdf, render_receipt_pdf
+from core.countries import country_name
 from core.localformat import local_date
+from core.mail import send_customer_email
 from core.pages import today
 from tests.billing.test_portal_receipt_pages import SELLER
-from tests.builders import subscribe
+from tests.builders import TEST_CARD, make_user, paid_receipt, subscribe
 
 pytestmark = pytest.mark.django_db
 
@@ -61,20 +66,27 @@ CASES = {
 
 
 def invoice_receipt(customer, case: Case, *, address: str = CUSTOMER_ADDRESS) -> Receipt:
-    """A paid receipt with the tax figures the payment run writes (billing.rules.tax)."""
-    sub = subscribe(customer, amount=case.amount, currency=case.currency)
+    """A paid receipt with the tax the payment run writes with it (billing.rules.tax's
+    rate for the buyer, the charge split into net and tax, the seller's snapshot)."""
+    account = access.get_account(customer.account_id)
     start = today()
+    sub = access.create_subscription(
+        account, sku="NEWS-DAILY", payment_day=15, amount=case.amount, currency=case.currency, card=TEST_CARD,
+        today=start, reminder_days_before=7, product_name="News-Daily", billing_address=address)
+    line = tax_line(case.amount, applicable_rate(ITALY, case.buyer, start), prices_include_tax=True)
+    tax = access.InvoiceTax(line=line, prices_include_tax=True,
+                            seller=access.InvoiceSeller(ITALY, SELLER_NAME, SELLER_ADDRESS),
+                            buyer_country=case.buyer.country, buyer_vat_number=case.buyer.vat_number)
     receipt, _ = access.create_receipt(sub, billing_date=start, amount=case.amount, currency=case.currency,
-                                       charge_id="ch_tax", retention_days=200, period_end=start + timedelta(days=30))
-    receipt.update(actions=[Receipt.BillingAddress.set(address)])
-    return access.record_demo_tax_figures(receipt, seller=ITALY, seller_name=SELLER_NAME,
-                                          seller_address=SELLER_ADDRESS, buyer=case.buyer, buyer_name=None)
+                                       charge_id="ch_tax", retention_days=200, period_end=start + timedelta(days=30),
+                                       tax=tax)
+    return receipt
 
 
 def article_226_fields(receipt: Receipt, case: Case, day_format: str = "j F Y") -> list[str]:
     start, end = receipt.PeriodStart, receipt.PeriodEnd
     fields = [receipt.Number, local_date(receipt.ProcessedDate, day_format), SELLER_NAME, "Via Roma 1",
-              "20121 Milano", SELLER_VAT, "Giulia Bianchi", "Via Verdi 3", "00184 Roma", receipt.ProductName,
+              "20121 Milano", country_name("IT"), SELLER_VAT, country_name(case.buyer.country), "Giulia Bianchi", "Via Verdi 3", "00184 Roma", receipt.ProductName,
               local_date(start, day_format), local_date(end, day_format), case.net, case.rate, case.tax, case.gross,
               case.currency]
     if case.buyer.vat_number:
@@ -140,6 +152,10 @@ def test_an_old_receipt_without_tax_figures_is_shown_as_before(customer, setting
     sub = subscribe(customer)
     receipt, _ = access.create_receipt(sub, billing_date=today(), amount=999, currency="USD", charge_id="ch_o",
                                        retention_days=200, period_end=today())
+    # as written before taxes were kept: no tax attributes at all
+    receipt.update(actions=[getattr(Receipt, name).remove() for name in (
+        "Net", "Tax", "TaxRate", "TaxCountry", "TaxTreatment", "PricesIncludeTax", "TaxLines", "Seller", "BuyerCountry",
+        "BuyerVatNumber", "BuyerName")])
     assert invoice_of(receipt) is None
     html = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
     assert "Invoice" not in html and SELLER["tax_id"] in html and 'data-testid="tax-document"' not in html
@@ -148,18 +164,16 @@ def test_an_old_receipt_without_tax_figures_is_shown_as_before(customer, setting
 
 
 def refunded_with_note(customer, case: Case, amount: int):
+    """An invoice refunded in part, and the credit note the refund issued with it."""
     receipt = invoice_receipt(customer, case)
-    receipt, _ = access.record_refund(receipt, refund_id="re_tax", amount=amount, actor="staff")
-    refund: Refund = receipt.Refunds[-1]
-    note = access.issue_demo_credit_note(receipt, refund, reason="Goodwill")
-    assert note is not None
+    receipt, _ = access.record_refund(receipt, refund_id="re_tax", amount=amount, actor="staff", reason="Goodwill")
+    [note] = access.credit_notes_of_receipt(receipt)
     return receipt, note
 
 
 def test_a_credit_note_has_its_page_pdf_and_links_from_the_invoice(customer, tmp_path) -> None:
     receipt, note = refunded_with_note(customer, CASES["domestic"], 610)  # half: 5.00 net, 1.10 VAT
     assert (note.Net, note.Tax, note.Gross) == (-500, -110, -610)
-    assert access.issue_demo_credit_note(receipt, receipt.Refunds[-1]).Number == note.Number  # one per refund
     invoice_page = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
     assert f'href="/credit-notes/{note.Number}/"' in invoice_page
     list_page = customer.client.get("/receipts/").content.decode()
@@ -197,3 +211,61 @@ def test_the_credit_note_e_mail(customer) -> None:
     for value in (note.Number, note.InvoiceNumber, "-€10.00", "-€2.00", "-€12.00", "20%",
                   f"/credit-notes/{note.Number}/"):
         assert value in body, value
+
+
+def test_the_staff_account_page_shows_the_invoice_tax_and_its_credit_notes(customer, client) -> None:
+    receipt, note = refunded_with_note(customer, CASES["reverse_charge"], 400)
+    client.force_login(make_user("clerk@rpay.localhost", staff=True))
+    html = client.get(reverse("admin:staff_account", args=[customer.account_id])).content.decode()
+    tax = html.split('data-testid="receipt-tax">', 1)[1].split("</small>", 1)[0]
+    assert "10.00 EUR" in tax and "0%" in tax and "reverse_charge" in tax and GERMAN_VAT in tax
+    assert 'data-testid="receipt-credit-note">' in html and note.Number in html and "-4.00 EUR" in html
+
+
+def test_the_payment_e_mail_of_an_invoice_carries_its_fields(customer) -> None:
+    case = CASES["oss"]
+    receipt = invoice_receipt(customer, case)
+    assert str(receipt_subject(receipt)).startswith(f"Invoice {receipt.Number}: ")
+    mail.outbox.clear()
+    send_customer_email("receipt", customer.email, receipt_subject(receipt), language="it", context={
+        "product": receipt.ProductName, "amount": "12,00 €", "billing_date": receipt.BillingDate,
+        "period_start": receipt.PeriodStart, "period_end": receipt.PeriodEnd, "card": "Visa", "charge_id": "ch_tax",
+        "next_payment": receipt.PeriodEnd, "receipt_number": receipt.Number, "receipt_path": "/receipts/x/",
+        "doc": invoice_of(receipt)})
+    [message] = mail.outbox
+    assert message.subject.startswith(f"Fattura {receipt.Number}: ")
+    body = message.body.replace("\xa0", " ")
+    for value in (receipt.Number, SELLER_NAME, SELLER_VAT, "Giulia Bianchi", "Imponibile: 10,00 €", "IVA: 2,00 €",
+                  "20%", "Totale: 12,00 €", "La tua fattura"):
+        assert value in body, value
+    assert "Partita IVA" in message.alternatives[0][0]
+
+
+
+def test_a_refund_of_an_invoice_mails_its_credit_note_in_the_refund_e_mail(moto_table) -> None:
+    receipt = paid_receipt()
+    assert receipt.is_invoice  # every charge is an invoice
+    mail.outbox.clear()
+    done = refund_receipt(receipt, 300, request_id="req-cn", actor="staff:ann", reason="late")
+    [note] = access.credit_notes_of_receipt(done.receipt)
+    [message] = mail.outbox  # one e-mail: the refund and its credit note
+    body = message.body
+    assert note.Number in body and receipt.Number in body and f"/credit-notes/{note.Number}/" in body
+    assert note.Number in message.alternatives[0][0]
+
+
+@pytest.mark.parametrize("language, title", [("ko", "인보이스"), ("zh-hans", "发票")])
+def test_a_cjk_invoice_pdf_embeds_every_font(customer, tmp_path, language, title) -> None:
+    receipt = invoice_receipt(customer, CASES["reverse_charge"])
+    with translation.override(language):
+        content = render_receipt_pdf(receipt, {})
+    pdf = tmp_path / "invoice.pdf"
+    pdf.write_bytes(content)
+    if shutil.which("pdffonts") is None:
+        pytest.skip("pdffonts is missing: apt-get install poppler-utils")
+    listing = subprocess.run(["pdffonts", str(pdf)], capture_output=True, check=True, timeout=60).stdout.decode()
+    fonts = listing.splitlines()[2:]
+    assert fonts and all(line.split()[-5:-2] == ["yes", "yes", "yes"] for line in fonts), listing
+    text = pdf_lines(content, tmp_path)
+    assert title in text and receipt.Number in text and SELLER_VAT in text and GERMAN_VAT in text
+    assert "2006/112" in text  # the reverse-charge wording, in the language's words

@@ -18,6 +18,13 @@ from billing.actions.refunds import refund_receipt
 from billing.actions.switch import switch
 from billing.batches import charge_key, take_payment
 from billing.exceptions import ConditionFailed
+from billing.management.demo_tax import (
+    REFUNDED_CUSTOMER,
+    TAX_CUSTOMERS,
+    declare_tax_identity,
+    demo_invoice_tax,
+    refund_with_credit_note,
+)
 from billing.models import Account, Card, Subscription
 from billing.rules.lifecycle import CancelMode
 from billing.rules.schedule import add_months, anchor_date, first_payment_date, period_end, reminder_date
@@ -62,20 +69,27 @@ DEMO_ACCOUNTS: list[tuple[str, list[tuple[str, int | None]]]] = [
     ("grace@example.com", [("NEWS-DAILY", 28), ("CLOUD-200", 31)]),
     ("alan@example.com", [("MUSIC-FAMILY", 29)]),
     ("edsger@example.com", [("COFFEE-BOX", 12), ("GYM-CITY", 5)]),
+    # Invoices with VAT (billing/management/demo_tax.py): an Italian consumer, a German
+    # business (reverse charge), a French consumer (OSS); cloud storage is priced in euros.
+    ("giulia@example.it", [("CLOUD-200", 3)]),
+    ("buchhaltung@example.de", [("CLOUD-200", 10)]),
+    ("camille@example.fr", [("CLOUD-200", 20)]),
 ]
 
 
-def demo_charge(gateway: PaymentGateway, sub: Subscription, billed: date, end: date) -> str:
+def demo_charge(gateway: PaymentGateway, sub: Subscription, billed: date, end: date,
+                tax: dict[str, str] | None = None) -> str:
     """A real charge on the gateway, so staff can refund demo receipts. Made as the payment
-    run makes one (its key, its metadata naming the account, subscription and period), so
-    that ``reconcile_payments`` finds each seeded receipt's charge and each charge's receipt."""
+    run makes one (its key, its metadata naming the account, subscription and period, and
+    ``tax``: the tax it carries), so that ``reconcile_payments`` finds each seeded
+    receipt's charge and each charge's receipt."""
     result = gateway.charge(
         sub.PaymentDetails.Token, int(sub.PaymentAmount), sub.Currency,
         idempotency_key=charge_key(sub.sub_id, billed, 0),
         metadata={"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU,
                   "billing_date": billed.isoformat(), "period_start": billed.isoformat(),
                   "period_end": end.isoformat(), "attempt": "0", "payment_day": str(sub.PaymentDay),
-                  "price": str(sub.PaymentAmount)},
+                  "price": str(sub.PaymentAmount), **(tax or {})},
     )
     return result.charge_id
 
@@ -85,12 +99,15 @@ def access_token(card: Card) -> CardToken:
     return CardToken(token=d.Token, brand=d.Brand, last4=d.Last4, exp_month=d.ExpMonth, exp_year=d.ExpYear)
 
 
-def demo_wallet(gateway: PaymentGateway, account: Account, today: date, *, two_cards: bool) -> list[Card]:
+def demo_wallet(gateway: PaymentGateway, account: Account, today: date, *, two_cards: bool,
+                address: str | None = None) -> list[Card]:
     """The account's wallet as a customer would have made it: a default Visa and, for the
     demo customer, a Mastercard (with Stripe, payment methods of the account's Stripe
-    customer, on localstripe's test numbers)."""
+    customer, on localstripe's test numbers); ``address``: the card's billing address."""
     customer = payment_customer(account)
     numbers = DEMO_CARDS if two_cards else DEMO_CARDS[:1]
+    if address:
+        numbers = [(name, address) for name, _ in numbers]
     cards = []
     for n, (name, address) in enumerate(numbers):
         token = demo_card(gateway, name, exp_year=today.year + 3 - n, customer=customer)
@@ -231,7 +248,10 @@ class Command(BillingCommand):
             if access.get_account_id_for_user(user.pk):
                 continue
             account = access.create_account(email, user_id=user.pk, name=email.split("@")[0].title())
-            wallet = demo_wallet(gateway, account, today, two_cards=email == CUSTOMER_EMAIL)
+            if email in TAX_CUSTOMERS:
+                declare_tax_identity(account)
+            wallet = demo_wallet(gateway, account, today, two_cards=email == CUSTOMER_EMAIL,
+                                 address=TAX_CUSTOMERS[email][0] if email in TAX_CUSTOMERS else None)
             made = {}
             for n, (sku, payment_day) in enumerate(subs):
                 day = payment_day or today.day
@@ -255,12 +275,15 @@ class Command(BillingCommand):
                         # charge without a receipt to the reconciliation. Neither is made.
                         continue
                     end = period_end(day, billed)
+                    # The demo business's invoices carry their tax, charge and receipt alike.
+                    tax, tax_metadata = (demo_invoice_tax(sub, int(product.PaymentAmount), billed)
+                                         if email in TAX_CUSTOMERS else (None, None))
                     access.create_receipt(
                         sub, billing_date=billed, amount=product.PaymentAmount,
-                        currency=product.Currency, charge_id=demo_charge(gateway, sub, billed, end),
+                        currency=product.Currency, charge_id=demo_charge(gateway, sub, billed, end, tax_metadata),
                         retention_days=settings.RECEIPT_RETENTION_DAYS,
                         processed_at=datetime(billed.year, billed.month, billed.day, 6, tzinfo=UTC),
-                        period_end=end,
+                        period_end=end, tax=tax,
                     )
                 last_paid = billed_dates[-1] if billed_dates else None
                 # Bring the schedule up to date as the payment batch would have.
@@ -284,6 +307,8 @@ class Command(BillingCommand):
                 show_a_dispute(made, today)
             if email == "grace@example.com":
                 show_plan_changes(account, made, today)
+            if email == REFUNDED_CUSTOMER:
+                refund_with_credit_note(made, today)
             seeded += 1
 
         self.stdout.write(f"seeded {seeded} new demo account(s); {len(DEMO_ACCOUNTS) - seeded} already there")
