@@ -53,6 +53,8 @@ MIDDLEWARE = [
     "core.ops.health.OpsEndpointsMiddleware",
     "core.ops.logs.RequestIdMiddleware",
     "core.ops.metrics.MetricsMiddleware",
+    # What every part of a page reads alike (the seller's tax profile): once per request.
+    "core.requestmemo.RequestMemoMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -18,6 +18,9 @@ from billing.models import SELLER_EVENTS_ACCOUNT, AuditAction, SellerProfile
 from billing.rules.tax import Seller
 from billing.rules.vat_numbers import compact
 from core.dynamo import engine
+from core.requestmemo import forget, once_per_request
+
+SELLER_MEMO = "billing.seller_profile"
 
 
 def default_seller_profile() -> SellerProfile:
@@ -32,8 +35,16 @@ def default_seller_profile() -> SellerProfile:
     )
 
 
-def get_seller_profile() -> SellerProfile:
-    """The stored profile (one GetItem), or the settings' when none is stored."""
+def get_seller_profile(*, fresh: bool = False) -> SellerProfile:
+    """The stored profile (one GetItem, once per web request: every amount of a page is
+    taxed by the same profile), or the settings' when none is stored. ``fresh``: read it
+    again (a form checking what it saves against)."""
+    if fresh:
+        forget(SELLER_MEMO)
+    return once_per_request(SELLER_MEMO, _read_seller_profile)
+
+
+def _read_seller_profile() -> SellerProfile:
     try:
         return SellerProfile.get(SellerProfile.pk(), SellerProfile.sk(), consistent_read=True)
     except DoesNotExist:
@@ -89,4 +100,5 @@ def save_seller_profile(current: SellerProfile, *, legal_name: str, address: str
         # PynamoDB's version check: the same Version as read, or none stored yet.
         tx.save(profile)
         tx.save(event)
+    forget(SELLER_MEMO)
     return profile

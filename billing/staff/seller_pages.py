@@ -74,7 +74,7 @@ def business_tax(request: HttpRequest) -> HttpResponse:
                 prices_include_tax=data["prices_include_tax"], registrations=data["registrations"],
                 actor=actor(request))
         except access.ConditionFailed:
-            profile = access.get_seller_profile()
+            profile = access.get_seller_profile(fresh=True)
             return changed_since(request, page)
         messages.success(request, _("The business and tax profile is saved. Invoices from now on follow it."))
         return redirect("admin:staff_business_tax")
