@@ -536,7 +536,6 @@ __all__ = [
     "invoice_tax",
     "is_credit_note_number",
     "keep_credit_note_until",
-    "seller_tax",
     "tax_terms",
     "tax_totals",
 ]

@@ -33,7 +33,7 @@ def test_next_payment_amounts_include_prorations(customer, ddb_requests) -> None
     access.change_payment_day(moved, 1)
     ddb_requests.reset()
     response = customer.client.get("/")
-    assert ddb_requests.ops == ["Query"]
+    assert ddb_requests.ops == ["Query", "GetItem"]  # the account's items; the seller's tax profile
     html = response.content.decode()
     [card_first, card_moved] = cards_of(html)  # sorted by next payment date
     assert re.search(r'data-testid="next-payment">10 Jan 2027 · <span[^>]*>\$1\.61</span> <span[^>]*>\(prorated\)',
@@ -72,5 +72,6 @@ def test_the_subscription_page_shows_the_same(customer, ddb_requests) -> None:
     sub = subscribe(customer, "NEWS-DAILY", day=15, on=date(2027, 1, 10))
     ddb_requests.reset()
     html = customer.client.get(f"/subscriptions/{sub.sub_id}/").content.decode()
-    assert ddb_requests.ops == ["Query", "Query"]  # the subscriptions; the payment history
+    # the subscriptions; the payment history; the seller's tax profile (the amounts' tax)
+    assert ddb_requests.ops == ["Query", "Query", "GetItem"]
     assert re.search(r'data-testid="next-amount">\$1\.61<', html)

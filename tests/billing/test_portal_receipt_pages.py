@@ -129,10 +129,10 @@ def test_failed_attempts_are_in_the_history_at_no_extra_request(customer, ddb_re
     assert receipt.Number in html
 
     # the subscription page: its own history only (the subscription's Query by id, then
-    # the history's Query)
+    # the history's Query; the seller's tax profile, for the coming amounts)
     ddb_requests.reset()
     page = customer.client.get(reverse("subscription", args=[declined.sub_id])).content.decode()
-    assert ddb_requests.ops == ["Query", "Query"]
+    assert ddb_requests.ops == ["Query", "Query", "GetItem"]
     assert page.count('data-testid="failed-attempt"') == 1 and receipt.Number not in page
     page = customer.client.get(reverse("subscription", args=[paid.sub_id])).content.decode()
     assert 'data-testid="failed-attempt"' not in page and receipt.Number in page

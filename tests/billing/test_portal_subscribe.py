@@ -64,7 +64,8 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
 
     ddb_requests.reset()
     confirm = customer.client.get("/subscribe/confirm/")
-    assert ddb_requests.ops == ["GetItem", "Query"]  # the product; the subscriptions (already has it?)
+    # the product; the seller's tax profile (the quote's tax); the subscriptions (already has it?)
+    assert ddb_requests.ops == ["GetItem", "GetItem", "Query"]
     # Rule changed (M1): paid in advance, the first (prorated) period today.
     start, end = first_period(31, today())
     first_amount = period_amount(999, 31, start, end)
@@ -81,8 +82,8 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
     # the advance with its subscription.activated (a transaction: the first payment), the
     # receipt number's reservation (an UpdateItem); the subscription read back for the
     # page; the new card into the wallet; and, the account's first billing country, the
-    # account's tax identity + its event
-    assert ddb_requests.by_name() == {"GetItem": 3, "Query": 1, "TransactWriteItems": 5, "PutItem": 1,
+    # account's tax identity + its event; the seller's tax profile (the first charge's tax)
+    assert ddb_requests.by_name() == {"GetItem": 4, "Query": 1, "TransactWriteItems": 5, "PutItem": 1,
                                       "UpdateItem": 1}
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert done["Location"] == f"/subscriptions/{sub.sub_id}/"
@@ -102,7 +103,7 @@ def test_two_step_subscribe_stores_only_the_token(customer, ddb_requests) -> Non
                                                                                  end.isoformat())
     # the receipt and the confirmation e-mail: product, amount, dates, last four; never the number
     [receipt_mail, message] = mail.outbox
-    assert receipt_mail.subject.startswith("Receipt")
+    assert receipt_mail.subject.startswith("Invoice")  # a charge's receipt is its tax invoice
     assert message.to == [customer.email]
     assert "Daily News" in message.body and "$9.99" in message.body and "4242" in message.body
     assert f"{next_payment.day} {next_payment:%B %Y}" in message.body
@@ -175,7 +176,7 @@ def test_dashboard_is_one_query(customer, ddb_requests) -> None:
     access.cancel_subscription(tea)
     ddb_requests.reset()
     response = customer.client.get("/")
-    assert ddb_requests.ops == ["Query"]
+    assert ddb_requests.ops == ["Query", "GetItem"]  # and the seller's tax profile: the amounts' tax
     html = response.content.decode()
     ctx = response.context
     assert len(ctx["live"]) == 3 and [s.SKU for s in ctx["cancelled"]] == ["TEA-JP"]

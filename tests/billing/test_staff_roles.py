@@ -52,7 +52,7 @@ MATRIX: dict[str, set[str]] = {
     "staff_api_keys": {"admin"},
     "staff_api_key_revoke": {"admin"},
     # the seller's business and tax profile: read by whoever sees billing, saved by finance
-    "staff_business_tax": {"support", "finance"},
+    "staff_business_tax": {"support", "finance", "admin"},
     "staff_tax_report": {"finance"},  # the quarter's VAT: money
     # the merchant's webhook endpoints: seen by whoever sees billing, changed by the admin role
     "staff_webhook_endpoints": {"support", "finance", "admin"},
