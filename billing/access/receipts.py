@@ -12,7 +12,14 @@ from typing import Any
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 
-from billing.access._common import absent_if_invalid, is_expired, iso_now, refused_as, utc_now
+from billing.access._common import (
+    absent_if_invalid,
+    is_expired,
+    iso_now,
+    refused_as,
+    transact_with_retries,
+    utc_now,
+)
 from billing.access.credit_notes import (
     add_credit_note,
     is_tax_invoice,
@@ -26,8 +33,6 @@ from billing.access.tax_ledger import (
     InvoiceTax,
     add_receipt_totals,
     invoice_tax,
-    transact,
-    with_conflict_retries,
     write_invoice_tax,
 )
 from billing.exceptions import ConditionFailed, ReceiptNumberTaken, RefundedMeanwhile
@@ -45,7 +50,6 @@ from billing.models import (
 )
 from billing.rules.api_objects import refund_object
 from core.clock import billing_today
-from core.dynamo import engine
 
 
 def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
@@ -96,17 +100,16 @@ def create_receipt(
         numbers=numbers, sku=sku, discount=discount, coupon=coupon, tax=tax)
     receipt.Kind = kind  # "switch": an upgrade's charge (billing/rules/switch.py)
 
-    def write() -> None:
-        with engine.transact_write() as transaction:
-            transaction.save(receipt, condition=Receipt.SK.does_not_exist())
-            transaction.save(event)
-            transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
-            add_receipt_totals(transaction, receipt)  # after the three: the reasons' indexes below
-            for merchant_event in receipt_events(receipt):
-                save_item(transaction, merchant_event)
+    def write(transaction: Any) -> None:
+        transaction.save(receipt, condition=Receipt.SK.does_not_exist())
+        transaction.save(event)
+        transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
+        add_receipt_totals(transaction, receipt)  # after the three: the reasons' indexes below
+        for merchant_event in receipt_events(receipt):
+            save_item(transaction, merchant_event)
 
     try:
-        with_conflict_retries(write)
+        transact_with_retries(write)
     except TransactWriteError as error:
         reasons = error.cancellation_reasons or []
         refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
@@ -338,7 +341,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
             entry.CreditNoteNumber = note_number
         try:
             with refused_as(ConditionFailed, receipt.SK):
-                transact(partial(_write_refund, receipt=receipt, entry=entry, total=total, status=status,
+                transact_with_retries(partial(_write_refund, receipt=receipt, entry=entry, total=total, status=status,
                                  unchanged=unchanged, claim=claim, event=event, note=note, merchant_events=[refunded]))
         except ConditionFailed:
             fresh = get_receipt(receipt.account_id, receipt.SK)

@@ -12,15 +12,11 @@ be retried, and a busy country's payments would otherwise all meet on one item.
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 from django.conf import settings
-from pynamodb.exceptions import TransactWriteError
 
 from billing.access import seller as seller_access
 from billing.access.tax_identity import buyer_of
@@ -35,7 +31,6 @@ from billing.rules.invoice_tax import (
 )
 from billing.rules.tax import Rate, Seller, TaxLine, applicable_rate, quarter_of, tax_line
 from core.clock import billing_today
-from core.dynamo import engine
 
 
 @dataclass(frozen=True)
@@ -147,36 +142,6 @@ def add_receipt_totals(tx: Any, receipt: Receipt) -> None:
     add_totals(tx, receipt, quarter=quarter_of_moment(receipt.ProcessedDate), invoices=1)
 
 
-def is_transaction_conflict(error: TransactWriteError) -> bool:
-    reasons = error.cancellation_reasons or []
-    return any(r is not None and r.code == "TransactionConflict" for r in reasons) \
-        or getattr(error, "cause_response_code", None) == "TransactionConflictException"
-
-
-def with_conflict_retries(write: Callable[[], Any], attempts: int = 8) -> Any:
-    """``write()`` (one TransactWriteItems), again after a jittered pause when it met
-    another transaction on one of its items (two payments on one totals shard): a
-    condition's refusal or any other error is the caller's."""
-    for attempt in range(attempts):
-        try:
-            return write()
-        except TransactWriteError as error:
-            reasons = error.cancellation_reasons or []
-            refused = any(r is not None and r.code == "ConditionalCheckFailed" for r in reasons)
-            if refused or not is_transaction_conflict(error) or attempt == attempts - 1:
-                raise
-            time.sleep(random.uniform(0.005, 0.03) * 2**min(attempt, 4))
-    raise AssertionError("unreachable")
-
-
 def tax_totals(quarter: str) -> list[TaxTotal]:
     """Every total of ``quarter`` (shards and reverse-charge sales): one paginated Query."""
     return list(TaxTotal.query(TaxTotal.pk(quarter=quarter)))
-
-
-def transact(tx_items: Callable[[Any], None]) -> None:
-    """One TransactWriteItems of ``tx_items(tx)``, retried on conflicts."""
-    def write() -> None:
-        with engine.transact_write() as tx:
-            tx_items(tx)
-    with_conflict_retries(write)
