@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -31,6 +32,7 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 REGISTRY = CollectorRegistry()
 ProcessCollector(registry=REGISTRY)
 PlatformCollector(registry=REGISTRY)
@@ -82,28 +84,45 @@ def register_run_source(source: Callable[[], list[RunFacts]]) -> None:
         _sources.append(source)
 
 
-class BatchCollector:
-    """The batches' gauges, computed at scrape time from the registered sources."""
+class CachedReading(Generic[T]):
+    """What a collector reads from the table, kept ``seconds`` so that scrapes every few
+    seconds, from several Prometheus servers, cost one read; None when the read failed
+    (logged: a scrape never fails for it). Thread-safe: one read at a time."""
 
-    def __init__(self) -> None:
-        self._cached: tuple[float, list[RunFacts] | None] = (-1e9, None)
+    def __init__(self, read: Callable[[], T], *, what: str, seconds: float) -> None:
+        self._read, self._what, self._seconds = read, what, seconds
+        self._cached: tuple[float, T | None] = (-1e9, None)
         self._lock = threading.Lock()
 
-    def facts(self) -> list[RunFacts] | None:
+    def get(self) -> T | None:
         with self._lock:
-            at, facts = self._cached
-            if time.monotonic() - at >= RUN_FACTS_CACHE_SECONDS:
+            at, value = self._cached
+            if time.monotonic() - at >= self._seconds:
                 try:
-                    facts = [fact for source in _sources for fact in source()]
+                    value = self._read()
                 except Exception as error:  # noqa: BLE001 - a scrape never fails for it
-                    log.warning("batch metrics unavailable: %s", type(error).__name__)
-                    facts = None
-                self._cached = (time.monotonic(), facts)
-            return facts
+                    log.warning("%s unavailable: %s", self._what, type(error).__name__)
+                    value = None
+                self._cached = (time.monotonic(), value)
+            return value
 
     def forget(self) -> None:
         with self._lock:
             self._cached = (-1e9, None)
+
+
+class BatchCollector:
+    """The batches' gauges, computed at scrape time from the registered sources."""
+
+    def __init__(self) -> None:
+        self._reading = CachedReading(lambda: [fact for source in _sources for fact in source()],
+                                      what="batch metrics", seconds=RUN_FACTS_CACHE_SECONDS)
+
+    def facts(self) -> list[RunFacts] | None:
+        return self._reading.get()
+
+    def forget(self) -> None:
+        self._reading.forget()
 
     def collect(self) -> Iterator[Metric]:
         facts = self.facts()

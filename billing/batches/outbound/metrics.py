@@ -7,9 +7,6 @@ of it: a merchant's receiver being down never makes rpay unready."""
 
 from __future__ import annotations
 
-import logging
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,8 +15,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from billing import access
 from billing.models import WebhookDelivery
+from core.ops.metrics import CachedReading
 
-log = logging.getLogger("billing.webhooks")
 CACHE_SECONDS = 15.0
 
 
@@ -66,24 +63,13 @@ def read_facts() -> WebhookFacts:
 
 class WebhookCollector:
     def __init__(self) -> None:
-        self._cached: tuple[float, WebhookFacts | None] = (-1e9, None)
-        self._lock = threading.Lock()
+        self._reading = CachedReading(read_facts, what="webhook metrics", seconds=CACHE_SECONDS)
 
     def facts(self) -> WebhookFacts | None:
-        with self._lock:
-            at, facts = self._cached
-            if time.monotonic() - at >= CACHE_SECONDS:
-                try:
-                    facts = read_facts()
-                except Exception as error:  # noqa: BLE001 - a scrape never fails for it
-                    log.warning("webhook metrics unavailable: %s", type(error).__name__)
-                    facts = None
-                self._cached = (time.monotonic(), facts)
-            return facts
+        return self._reading.get()
 
     def forget(self) -> None:
-        with self._lock:
-            self._cached = (-1e9, None)
+        self._reading.forget()
 
     def collect(self) -> Iterator[Metric]:
         facts = self.facts()
