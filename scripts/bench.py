@@ -46,6 +46,7 @@ import threading
 import time
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
 from pathlib import Path
@@ -532,35 +533,31 @@ def main() -> None:
     print("\n" + bench_stripe.ratio_line(results["stripe"]))
 
 
-def stripe_only() -> None:
-    """``BENCH_ONLY=stripe``: section 10 alone, on a small table; printed, not written."""
+def section_only(table: str, run: Callable[[Path, Callable[[str], None]], dict], render: Callable[[dict], str]) -> None:
+    """``BENCH_ONLY=<section>``: one section alone, on a table of its own (DynamoDB Local
+    in memory); printed, not written into docs/PERFORMANCE.md."""
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
     server = start_local_engine(free_port(), None, log_file=tmp / "dynamodb.log")
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     try:
         setup_django(server.endpoint, tmp)
-        use_table("bench_stripe", server.endpoint)
-        result = bench_stripe.run(tmp, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True),
-                                  seed_day=seed_day, next_day=next_day)
+        use_table(table, server.endpoint)
+        result = run(tmp, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True))
     finally:
         server.stop()
-    print(bench_stripe.render(result))
+    print(render(result))
+
+
+def stripe_only() -> None:
+    """``BENCH_ONLY=stripe``: section 10 alone, on a small table."""
+    section_only("bench_stripe", lambda tmp, say: bench_stripe.run(tmp, say, seed_day=seed_day, next_day=next_day),
+                 bench_stripe.render)
 
 
 def api_only() -> None:
-    """``BENCH_ONLY=api``: section 11 alone; printed, not written."""
-    t0 = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
-    server = start_local_engine(free_port(), None, log_file=tmp / "dynamodb.log")
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
-    try:
-        setup_django(server.endpoint, tmp)
-        use_table("bench_api", server.endpoint)
-        result = bench_api.run(lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True))
-    finally:
-        server.stop()
-    print(bench_api.render(result))
+    """``BENCH_ONLY=api``: section 11 alone."""
+    section_only("bench_api", lambda tmp, say: bench_api.run(say), bench_api.render)
 
 
 def reconcile_cost() -> dict:
