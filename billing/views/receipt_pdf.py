@@ -112,13 +112,27 @@ def receipt_rows(receipt: Receipt) -> list[tuple[str, str]]:
     if receipt.BillingAddress:  # the name and address given with the card, on one line each
         rows.append((_("Billing address"), ", ".join(line.strip() for line in receipt.BillingAddress.splitlines()
                                                       if line.strip())))
-    if receipt.CardLast4:
-        rows.append((_("Payment method"), _("%(brand)s ending in %(last4)s") % {
-            "brand": receipt.CardBrand or "", "last4": receipt.CardLast4}))
+    rows += _card_rows(receipt)
     if receipt.CouponCode:  # price, discount (code), paid
         rows.append((_("Price"), money(receipt.price_amount)))
         rows.append((_("Discount (%(code)s)") % {"code": receipt.CouponCode}, "-" + money(receipt.DiscountAmount or 0)))
-    rows.append((_("Amount paid"), money(receipt.ProcessedAmount)))
+    return rows + _paid_rows(receipt)
+
+
+def _card_rows(receipt: Receipt) -> list[tuple[str, str]]:
+    if not receipt.CardLast4:
+        return []
+    return [(_("Payment method"), _("%(brand)s ending in %(last4)s") % {
+        "brand": receipt.CardBrand or "", "last4": receipt.CardLast4})]
+
+
+def _paid_rows(receipt: Receipt) -> list[tuple[str, str]]:
+    """What was paid, each refund, what is left, and the processor's reference."""
+
+    def money(amount: int) -> str:
+        return format_with_symbol(int(amount), receipt.Currency)
+
+    rows = [(_("Amount paid"), money(receipt.ProcessedAmount))]
     for refund in receipt.Refunds or []:
         rows.append((_("Refund %(date)s") % {"date": _day(refund.At)}, "-" + money(refund.Amount)))
     if receipt.RefundedAmount:
@@ -180,21 +194,7 @@ def document_title(document: Document) -> str:
 
 def payment_rows(receipt: Receipt) -> list[tuple[str, str]]:
     """How an invoice was paid (and refunded): below its figures, not part of them."""
-
-    def money(amount: int) -> str:
-        return format_with_symbol(int(amount), receipt.Currency)
-
-    rows = [(_("Date paid"), _day(receipt.ProcessedDate))]
-    if receipt.CardLast4:
-        rows.append((_("Payment method"), _("%(brand)s ending in %(last4)s") % {
-            "brand": receipt.CardBrand or "", "last4": receipt.CardLast4}))
-    rows.append((_("Amount paid"), money(receipt.ProcessedAmount)))
-    for refund in receipt.Refunds or []:
-        rows.append((_("Refund %(date)s") % {"date": _day(refund.At)}, "-" + money(refund.Amount)))
-    if receipt.RefundedAmount:
-        rows.append((_("Net paid"), money(receipt.net_amount)))
-    rows.append((_("Reference"), receipt.ChargeId or "—"))
-    return rows
+    return [(_("Date paid"), _day(receipt.ProcessedDate)), *_card_rows(receipt), *_paid_rows(receipt)]
 
 
 def document_rows(document: Document) -> list[tuple[str, str]]:
