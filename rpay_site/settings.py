@@ -222,7 +222,7 @@ RPAY_SELLER = {
     "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "GB 123 4567 89"),
 }
 # Confirm customers' VAT numbers with the EU's VIES service (online) as well as by their
-# format and check digit (offline, always): off by default (docs/incoming/tax-customer.md).
+# format and check digit (offline, always): off by default (docs/TAX.md).
 VAT_VIES_CHECK = env_bool("VAT_VIES_CHECK", False)
 PAYMENT_RETRY_DAYS = env_int_list("PAYMENT_RETRY_DAYS", [1, 3, 5])
 # The REST API (/api/v1/, docs/API.md): calls a key may make per fixed window, and the
@@ -250,7 +250,7 @@ STRIPE_WEBHOOK_SECRET = os.environ.get("STRIPE_WEBHOOK_SECRET", "")
 STRIPE_API_BASE = os.environ.get("STRIPE_API_BASE", "")
 STRIPE_JS_URL = os.environ.get("STRIPE_JS_URL", "https://js.stripe.com/v3/")
 
-# --- outbound webhooks (docs/incoming/webhooks.md) ------------------------------------
+# --- outbound webhooks (docs/API.md) -----------------------------------------
 # Endpoints may be http:// and resolve to loopback, private and link-local addresses only
 # when this is on: development and tests (DEBUG), never production (the SSRF guard, core/net).
 WEBHOOKS_ALLOW_PRIVATE_URLS = env_bool("WEBHOOKS_ALLOW_PRIVATE_URLS", DEBUG)

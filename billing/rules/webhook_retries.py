@@ -1,5 +1,5 @@
 """When an outbound webhook's delivery is tried again after a failed attempt (docs:
-docs/incoming/webhooks.md, "Retries"): Svix's schedule, for three days.
+docs/API.md, "Retries, and disabling after 3 days"): Svix's schedule, for three days.
 
 After the n-th failed attempt the next comes ``RETRY_DELAYS[n-1]`` later (the last delay
 repeats), stretched or shrunk by up to ``JITTER`` at random so that the deliveries of an
@@ -51,7 +51,7 @@ def schedule_offsets(attempts: int) -> list[timedelta]:
     return offsets
 
 
-# The event types an endpoint may ask for (docs/incoming/webhooks.md, "Events"); an endpoint
+# The event types an endpoint may ask for (docs/API.md, "Outbound webhooks"); an endpoint
 # that names none gets every type, those to come included.
 WEBHOOK_EVENT_TYPES = tuple(str(t) for t in MerchantEventType)
 TEST_EVENT_TYPE = "webhook.test"  # the staff page's "Send test event": never in the stream
