@@ -59,6 +59,13 @@ class DisputeOut(Out):
     currency: str
 
 
+class WebhookEndpointOut(Out):
+    url: str
+    event_types: list[str] | None
+    status: str
+    secret: str | None = Field(None, description="Only in the answer that made the endpoint: keep it, it is not shown again")
+
+
 class ListOut(Schema):
     object: Literal["list"]
     data: list[dict]
@@ -132,3 +139,9 @@ class CouponIn(Body):
     max_uses: int | None = Field(None, ge=1)
     valid_from: date | None = None
     valid_until: date | None = None
+
+
+class WebhookEndpointIn(Body):
+    url: str = Field(min_length=8, max_length=2000, description="https://, at a public address")
+    event_types: list[str] | None = Field(None, description="The types wanted; absent or empty: every type")
+    description: str = Field("", max_length=200)

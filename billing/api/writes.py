@@ -19,6 +19,7 @@ from billing.actions import coupons as coupon_actions
 from billing.actions import lifecycle as lifecycle_actions
 from billing.actions import subscriptions as subscription_actions
 from billing.actions import switch as switch_actions
+from billing.actions import webhook_endpoints as endpoint_actions
 from billing.actions.refunds import refund_receipt
 from billing.api.auth import actor_of, key_of, write_key
 from billing.api.errors import ApiError
@@ -30,6 +31,7 @@ from billing.api.schemas import (
     CouponIn,
     CouponOut,
     ErrorOut,
+    ListOut,
     PauseIn,
     PaymentDayIn,
     ProductIn,
@@ -38,6 +40,8 @@ from billing.api.schemas import (
     RefundIn,
     SubscriptionOut,
     SwitchIn,
+    WebhookEndpointIn,
+    WebhookEndpointOut,
 )
 from billing.exceptions import PauseRefused
 from billing.forms import coupon_error
@@ -47,6 +51,7 @@ from billing.rules.coupons import normalize_code
 from billing.rules.lifecycle import CancelMode, can_keep, pause_end, state_of
 from billing.rules.switch import SwitchRefused
 from core.money import is_payable_currency
+from core.net import UnsafeURL
 from core.pages import today
 from core.payments.errors import GatewayError, RefundRefused
 
@@ -275,3 +280,23 @@ def create_coupon(request: HttpRequest, body: CouponIn) -> JsonResponse:
     except ValueError as refused:
         raise ApiError(400, str(refused)) from None
     return JsonResponse(api_objects.coupon_object(coupon), status=201)
+
+
+@router.get("/webhook_endpoints", response={200: ListOut, **ERRORS}, summary="The webhook endpoints")
+def list_webhook_endpoints(request: HttpRequest) -> JsonResponse:
+    # A site has tens of endpoints, in one partition: one Query, one page.
+    endpoints = access.list_endpoints()
+    return JsonResponse({"object": "list", "data": [api_objects.webhook_endpoint_object(e) for e in endpoints],
+                         "has_more": False, "next_cursor": None})
+
+
+@write_route("/webhook_endpoints", WebhookEndpointOut, "Register a webhook endpoint", status=201)
+def create_webhook_endpoint(request: HttpRequest, body: WebhookEndpointIn) -> JsonResponse:
+    try:
+        endpoint, secret = endpoint_actions.create_endpoint(body.url, body.event_types or None, actor=actor_of(request),
+                                                            description=body.description)
+    except UnsafeURL as refused:
+        raise ApiError(400, str(refused), param="url") from None
+    except ValueError as refused:
+        raise ApiError(400, str(refused), param="event_types") from None
+    return JsonResponse({**api_objects.webhook_endpoint_object(endpoint), "secret": secret}, status=201)

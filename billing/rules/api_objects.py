@@ -30,6 +30,7 @@ from billing.models import (
     Receipt,
     Refund,
     Subscription,
+    WebhookEndpoint,
 )
 from billing.rules.lifecycle import state_of
 from billing.rules.projection import coming_charges
@@ -175,6 +176,36 @@ def receipt_object(receipt: Receipt) -> JSON:
         "card": ({"brand": receipt.CardBrand, "last4": receipt.CardLast4} if receipt.CardLast4 else None),
         "refunds": [refund_object(receipt, refund) for refund in receipt.Refunds or []],
         "dispute": dispute,
+        "tax": _invoice_tax(receipt),
+    }
+
+
+def _invoice_tax(receipt: Receipt) -> JSON | None:
+    """The invoice's VAT as issued (docs/TAX.md); None on a receipt from before taxes."""
+    if receipt.Net is None:
+        return None
+    return {
+        "net": int(receipt.Net), "tax": int(receipt.Tax or 0), "rate": receipt.TaxRate,
+        "country": receipt.TaxCountry, "treatment": receipt.TaxTreatment,
+        "prices_include_tax": bool(receipt.PricesIncludeTax),
+        "customer_country": receipt.BuyerCountry, "customer_vat_number": receipt.BuyerVatNumber,
+        "lines": [{"description": line.Description, "period_start": line.PeriodStart, "period_end": line.PeriodEnd,
+                   "net": int(line.Net), "rate": line.TaxRate, "tax": int(line.Tax), "gross": int(line.Gross)}
+                  for line in receipt.TaxLines or []],
+    }
+
+
+def webhook_endpoint_object(endpoint: WebhookEndpoint) -> JSON:
+    """A merchant's webhook endpoint, never its secret (shown once, when it is made)."""
+    return {
+        "object": "webhook_endpoint",
+        "id": endpoint.EndpointId,
+        "url": endpoint.Url,
+        "description": endpoint.Description,
+        "event_types": list(endpoint.EventTypes) if endpoint.EventTypes else None,  # None: every type
+        "status": endpoint.Status,
+        "created": endpoint.CreatedAt,
+        "disabled_reason": endpoint.DisabledReason,
     }
 
 

@@ -243,3 +243,24 @@ def test_a_claim_left_running_by_a_dead_process_is_taken_again(write_api: ApiCli
         assert write_api.post("/products", body, key="dead").status_code == 409  # in progress
     with time_machine.travel(start + timedelta(minutes=11), tick=False):
         assert write_api.post("/products", body, key="dead").status_code == 201
+
+
+def test_register_a_webhook_endpoint(write_api: ApiClient, read_api: ApiClient, settings) -> None:
+    settings.WEBHOOKS_ALLOW_PRIVATE_URLS = False
+    body = {"url": "https://hooks.example.com/rpay", "event_types": ["payment.succeeded", "refund.created"]}
+    # the name is not resolved here: the guard is asked about the address at send time too
+    refused = write_api.post("/webhook_endpoints", {**body, "url": "http://169.254.169.254/latest"})
+    assert refused.status_code == 400 and error_of(refused)["param"] == "url"
+    unknown = write_api.post("/webhook_endpoints", {**body, "url": "https://93.184.215.14/x", "event_types": ["nope"]})
+    assert unknown.status_code == 400 and error_of(unknown)["param"] == "event_types"
+    body["url"] = "https://93.184.215.14/rpay"
+    made = write_api.post("/webhook_endpoints", body, key="k-/webhook_endpoints")
+    assert made.status_code == 201, made.content
+    endpoint = made.json()
+    assert endpoint["object"] == "webhook_endpoint" and endpoint["secret"].startswith("whsec_")
+    assert endpoint["event_types"] == ["payment.succeeded", "refund.created"] and endpoint["status"] == "enabled"
+    assert_idempotent(write_api, "/webhook_endpoints", body, made, {**body, "description": "other"})
+    # a read key lists them, never with the secret; it may not make one
+    listed = read_api.get("/webhook_endpoints").json()
+    assert [e["id"] for e in listed["data"]] == [endpoint["id"]] and "secret" not in listed["data"][0]
+    assert read_api.post("/webhook_endpoints", body).status_code == 403
