@@ -79,7 +79,8 @@ def test_setup_dynamodb_creates_a_missing_table(moto_table) -> None:
 @pytest.mark.django_db
 def test_seed_demo_once(moto_table) -> None:
     out = run("seed_demo")
-    assert "seeded 5 new demo account(s)" in out
+    # five, and the three customers of the invoices' demo (an Italian, a German business, a French)
+    assert "seeded 8 new demo account(s)" in out
     assert "staff@rpay.localhost" in out and "customer@rpay.localhost" in out
     again = run("seed_demo")
     assert "seeded 0 new demo account(s)" in again
