@@ -84,12 +84,13 @@ def test_the_run_reads_no_receipt_it_has_just_written(table, ddb_requests) -> No
     with time_machine.travel(D, tick=False):
         summary = batches.run_payments(run_date=D, catch_up_days=0)
     assert summary.counts["paid"] == 5 and summary.reconciled_charges == 5
-    assert "GetItem" not in ddb_requests.by_name()
+    assert ddb_requests.by_name()["GetItem"] == 1  # the seller's tax profile, once a run: no receipt
     ddb_requests.reset()
     with time_machine.travel(D + timedelta(days=1), tick=False):
         batches.run_payments(run_date=D + timedelta(days=1), catch_up_days=0)
-    # The next day: yesterday's five charges, one GetItem each (their receipts).
-    assert ddb_requests.by_name()["GetItem"] == 5
+    # The next day: yesterday's five charges, one GetItem each (their receipts), and the
+    # seller's tax profile once.
+    assert ddb_requests.by_name()["GetItem"] == 5 + 1
 
 
 def test_reconcile_days_bound_how_far_back_the_run_looks(table, settings) -> None:
@@ -187,7 +188,7 @@ def test_two_runs_reconciling_the_same_days_at_once_fix_each_charge_once(local_t
     assert sum(r.counts["differences"] for r in results) == 0
     for sub in subs:
         assert len(receipts_of(sub)) == 1
-    assert Counter(m.to[0] for m in mail.outbox if "Receipt" in m.subject) == Counter(s.Email for s in subs)
+    assert Counter(m.to[0] for m in mail.outbox if "Invoice" in m.subject) == Counter(s.Email for s in subs)
     refunds = get_gateway().refunds_made()
     assert len(refunds) == 5 and len({r["charge_id"] for r in refunds}) == 5
     assert Counter(m.to[0] for m in mail.outbox if "Refund" in m.subject) == Counter(s.Email for s in unstarted)

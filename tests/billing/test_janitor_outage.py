@@ -46,7 +46,7 @@ def receipt_mails(folder: Path) -> Counter:
             headers = message.split("\n\n", 1)[0].splitlines()
             subject = next((h for h in headers if h.startswith("Subject: ")), "")
             to = next((h[4:] for h in headers if h.startswith("To: ")), None)
-            if subject.startswith("Subject: Receipt") and to:
+            if subject.startswith("Subject: Invoice") and to:
                 seen[to] += 1
     return seen
 

@@ -41,5 +41,5 @@ def test_process_payments_json_prints_json_lines_alone_and_mails_go_to_files(loc
     [line] = done.stdout.splitlines()
     assert json.loads(line)["paid"] == 2
     mails = "".join(path.read_text() for path in (tmp_path / "mail").iterdir())
-    assert mails.count("Subject: Receipt") == 2
+    assert mails.count("Subject: Invoice") == 2
     assert "s000000@example.com" in mails and "s000001@example.com" in mails

@@ -37,7 +37,7 @@ def subscribed(coupon=None, *, email: str = "pat@example.com", currency: str = "
 
 
 def receipt_mail() -> str:
-    [message] = [m for m in mail.outbox if m.subject.startswith("Receipt ")]
+    [message] = [m for m in mail.outbox if m.subject.startswith("Invoice ")]
     return message.body
 
 

@@ -92,7 +92,7 @@ def test_the_receipt_keeps_the_charge_id_and_the_mail_shows_it(moto_table) -> No
     assert out.charge_id and receipt.ChargeId == out.charge_id == charge["charge_id"]
     [message] = mail.outbox
     product = sub.ProductName or sub.SKU
-    assert message.subject == f"Receipt {receipt.Number}: {product}, 15 Mar 2027"  # the number
+    assert message.subject == f"Invoice {receipt.Number}: {product}, 15 Mar 2027"  # the number
     assert f"Receipt:      {receipt.Number}" in message.body
     assert f"Reference:    {out.charge_id}" in message.body
     assert "Billing date: 15 March 2027" in message.body
@@ -509,4 +509,4 @@ def test_the_receipt_mail_is_in_the_customers_language(moto_table) -> None:
     with translation.override("it"):
         subject = str(payments.receipt_subject(receipt))
     [message] = mail.outbox
-    assert message.subject == subject and subject.startswith("Ricevuta")
+    assert message.subject == subject and subject.startswith("Fattura")  # a charge's receipt is its invoice

@@ -150,7 +150,7 @@ def test_a_trial_charges_nothing_then_its_first_charge_is_prorated_to_the_anchor
     assert sessions == [True]
     after = fresh(sub)
     assert after.PaidThroughDate == "2027-04-14" and after.NextPaymentDate == "2027-04-15"
-    assert [m.subject for m in mail.outbox][0].startswith("Receipt R-")
+    assert [m.subject for m in mail.outbox][0].startswith("Invoice R-")
 
     # then the monthly price on each anchor; the receipts tile from the day after the trial
     pay_on(date(2027, 4, 15))
