@@ -70,7 +70,7 @@ def test_cancel_at_period_end_is_the_default_and_keep_undoes_it(customer, ddb_re
         url = f"/subscriptions/{sub.sub_id}/cancel/"
         ddb_requests.reset()
         page = customer.client.get(url)
-        assert ddb_requests.ops == ["Query"]
+        assert ddb_requests.ops == ["Query", "GetItem"]  # + the seller's tax profile (the amounts' tax)
         html = page.content.decode()
         assert 'value="period_end"' in html and "checked" in html.split('value="period_end"')[1][:40]
         assert "runs until 14 March 2027" in html and "It is too expensive" in html
@@ -100,7 +100,9 @@ def test_cancel_at_period_end_is_the_default_and_keep_undoes_it(customer, ddb_re
         mail.outbox.clear()
         ddb_requests.reset()
         response = customer.client.post(f"/subscriptions/{sub.sub_id}/keep/", follow=True)
-        assert ddb_requests.ops == ["Query", "TransactWriteItems", "Query", "Query"]
+        # the seller's tax profile once in each request that shows a coming amount (the
+        # e-mail's, then the page's): a subscription that cancels has none, a kept one has
+        assert ddb_requests.ops == ["Query", "TransactWriteItems", "GetItem", "Query", "Query", "GetItem"]
         kept = fresh(sub)
         assert kept.Status == SubscriptionStatus.ACTIVE and kept.CancelMode is None and kept.CancelReason is None
         assert (kept.NextPaymentDate, kept.NextReminderDate) == ("2027-03-15", "2027-03-11")
@@ -153,7 +155,7 @@ def test_cancel_now_refunds_the_days_after_today(customer, ddb_requests) -> None
     # update, its events, the credit note and the tax totals), then the cancelled page (its
     # Query and its receipts Query)
     assert ddb_requests.ops[:5] == ["Query", "TransactWriteItems", "Query", "UpdateItem", "TransactWriteItems"]
-    assert len(ddb_requests.ops) == 10 and ddb_requests.by_name()["Scan"] == 0  # as measured, with the next page
+    assert len(ddb_requests.ops) == 11 and ddb_requests.by_name()["Scan"] == 0  # as measured, with the next page
 
 
 def test_cancel_now_of_a_past_due_subscription_has_one_choice_and_no_refund(customer) -> None:
@@ -181,7 +183,7 @@ def test_pause_for_two_payments_keys_the_item_under_the_first_payment_after(cust
         assert ddb_requests.ops == ["Query"]
         ddb_requests.reset()
         response = customer.client.post(url, {"how": "skip", "payments": "2", "version": sub.Version}, follow=True)
-        assert ddb_requests.ops == ["Query", "TransactWriteItems", "Query", "Query"]
+        assert ddb_requests.ops == ["Query", "TransactWriteItems", "GetItem", "Query", "Query", "GetItem"]
         stored = fresh(sub)
         # no payment on 15 March nor 15 April: the first one after the pause is 15 May
         assert (stored.NextPaymentDate, stored.NextReminderDate) == ("2027-05-15", "2027-05-08")
@@ -230,7 +232,7 @@ def test_an_open_pause_leaves_both_indexes_and_resume_recomputes_from_the_anchor
     with on(date(2027, 4, 20), customer):  # a month and more later
         ddb_requests.reset()
         response = customer.client.post(f"/subscriptions/{sub.sub_id}/resume/", follow=True)
-        assert ddb_requests.ops == ["Query", "TransactWriteItems", "Query", "Query"]
+        assert ddb_requests.ops == ["Query", "TransactWriteItems", "GetItem", "Query", "Query", "GetItem"]
     resumed = fresh(sub)
     # the first anchor date after the day of resuming; the paused days are not charged
     assert (resumed.NextPaymentDate, resumed.PaidThroughDate) == ("2027-05-15", "2027-03-14")

@@ -32,7 +32,7 @@ def test_subscription_page(customer, ddb_requests) -> None:
     response = customer.client.get(f"/subscriptions/{sub.sub_id}/")
     # the subscription (by id: a Query), then its payment history (receipts and failed
     # attempts of the account: one Query)
-    assert ddb_requests.ops == ["Query", "Query"]
+    assert ddb_requests.ops == ["Query", "Query", "GetItem"]  # + the seller's tax profile (the amounts' tax)
     html = response.content.decode()
     assert "Change the payment day" in html and "Replace the card" in html and "Cancel the subscription" in html
 
@@ -42,7 +42,7 @@ def test_change_payment_day(customer, ddb_requests) -> None:
     url = f"/subscriptions/{sub.sub_id}/payment-day/"
     ddb_requests.reset()
     page = customer.client.get(url)
-    assert ddb_requests.ops == ["Query"]
+    assert ddb_requests.ops == ["Query", "GetItem"]  # + the seller's tax profile (the amounts' tax)
     assert 'name="version" value="1"' in page.content.decode()
     # Rule changed (M1): the next payment keeps its date and pays up to the new
     # day's anchor a month or more on; the choice shows that payment (its amount, the
@@ -58,7 +58,7 @@ def test_change_payment_day(customer, ddb_requests) -> None:
     ddb_requests.reset()
     response = customer.client.post(url, {"payment_day": "31", "version": "1"}, follow=True)
     # the update, its audit event and its merchant event: one transaction
-    assert ddb_requests.by_name()["TransactWriteItems"] == 1 and ddb_requests.ops[:2] == ["Query", "TransactWriteItems"]
+    assert ddb_requests.by_name()["TransactWriteItems"] == 1 and ddb_requests.ops[:3] == ["Query", "GetItem", "TransactWriteItems"]
     stored = access.get_subscription(customer.account_id, sub.sub_id)
     assert stored.PaymentDay == 31 and stored.NextPaymentDate == sub.NextPaymentDate
     assert batches.owed_amount(stored) == int(shown.group(1).replace(".", ""))  # what the run will charge

@@ -114,7 +114,7 @@ def test_a_second_subscription_to_the_same_product_is_asked_about(customer, ddb_
     # confirming without the tick: asked again, nothing made
     ddb_requests.reset()
     refused = customer.client.post("/subscribe/confirm/", {"quote": quote_of(confirm)})
-    assert ddb_requests.ops == ["GetItem", "Query"]
+    assert ddb_requests.ops == ["GetItem", "GetItem", "Query"]
     assert refused.status_code == 200 and "Tick the box to subscribe to it a second time" in refused.content.decode()
     assert len(access.get_subscriptions_by_account(customer.account_id)) == 1
     done = customer.client.post("/subscribe/confirm/", {"quote": quote_of(confirm), "again": "on"})

@@ -45,7 +45,7 @@ def test_staff_pause_then_resume(clerk_client, scheduled, ddb_requests) -> None:
     ddb_requests.reset()
     response = clerk_client.post(url, {"how": "skip", "payments": "1"})
     # the update, its audit event and its merchant event: one transaction
-    assert response.status_code == 302 and ddb_requests.ops == ["Query", "TransactWriteItems"]
+    assert response.status_code == 302 and ddb_requests.ops == ["Query", "TransactWriteItems", "GetItem"]
     paused = fresh(sub)
     resume = next_payment_date(15, date_of(sub.NextPaymentDate))
     assert paused.NextPaymentDate == resume.isoformat() and paused.PausedUntil == resume.isoformat()

@@ -218,7 +218,7 @@ def test_a_first_charge_the_bank_wants_confirmed_waits_for_the_customer_then_sta
     after = fresh(sub)
     assert after.is_live and after.PaidThroughDate > TODAY.isoformat()
     subjects = sorted(m.subject for m in mail.outbox)  # the receipt and the confirmation, once each
-    assert len(subjects) == 2 and subjects[0].startswith("Receipt") and "subscription is confirmed" in subjects[1]
+    assert len(subjects) == 2 and subjects[0].startswith("Invoice") and "subscription is confirmed" in subjects[1]
     assert [c.Details.Last4 for c in access.get_cards(customer.account_id)] == ["3184"]
     # a second click (back button) neither records nor mails again
     mail.outbox.clear()
