@@ -149,7 +149,8 @@ def test_migrate_from_the_previous_release_schema(postgres_server, tmp_path) -> 
                   "from django.contrib.auth.models import Group; "
                   "print(get_user_model().objects.filter(username='old@example.com').count(), "
                   "sorted(Group.objects.values_list('name', flat=True)))")
-    assert left.strip().splitlines()[-1] == "1 ['catalog', 'finance', 'support']"
+    # the user kept, and the staff roles, the admin role (webhooks, API keys) among them
+    assert left.strip().splitlines()[-1] == "1 ['admin', 'catalog', 'finance', 'support']"
 
 
 # --- without PostgreSQL ---------------------------------------------------------------------
