@@ -18,6 +18,7 @@ import secrets
 from datetime import UTC, datetime, timedelta
 
 from pynamodb.exceptions import DoesNotExist, PutError, TransactWriteError, UpdateError
+from pynamodb.expressions.condition import Condition
 
 from billing.access._common import (
     absent_if_invalid,
@@ -288,11 +289,8 @@ def _claim(delivery: WebhookDelivery, *, owner: str, now: datetime, lease: timed
     return actions, condition
 
 
-def claim_delivery(delivery: WebhookDelivery, *, owner: str, now: datetime, lease: timedelta) -> bool:
-    """Take the delivery's next attempt: one conditional UpdateItem that counts the attempt
-    and leases it to ``owner``. Refused (False) when it is finished, another sender counted
-    an attempt since it was read, or another sender's lease is still running."""
-    actions, condition = _claim(delivery, owner=owner, now=now, lease=lease)
+def _update_if(delivery: WebhookDelivery, actions: list, condition: Condition) -> bool:
+    """One conditional UpdateItem: False when the condition refused it."""
     try:
         delivery.update(actions=actions, condition=condition)
     except UpdateError as error:
@@ -300,6 +298,14 @@ def claim_delivery(delivery: WebhookDelivery, *, owner: str, now: datetime, leas
             return False
         raise
     return True
+
+
+def claim_delivery(delivery: WebhookDelivery, *, owner: str, now: datetime, lease: timedelta) -> bool:
+    """Take the delivery's next attempt: one conditional UpdateItem that counts the attempt
+    and leases it to ``owner``. Refused (False) when it is finished, another sender counted
+    an attempt since it was read, or another sender's lease is still running."""
+    actions, condition = _claim(delivery, owner=owner, now=now, lease=lease)
+    return _update_if(delivery, actions, condition)
 
 
 def claim_deliveries(deliveries: list[WebhookDelivery], *, owner: str, now: datetime, lease: timedelta) -> bool:
@@ -360,13 +366,7 @@ def record_attempt(delivery: WebhookDelivery, *, owner: str, status: DeliverySta
     still ``owner``'s (False: its lease ran out and another sender took the next one)."""
     actions, condition = _outcome(delivery, owner=owner, status=status, code=code, response=response,
                                   duration_ms=duration_ms, next_attempt=next_attempt)
-    try:
-        delivery.update(actions=actions, condition=condition)
-    except UpdateError as error:
-        if is_conditional_failure(error):
-            return False
-        raise
-    return True
+    return _update_if(delivery, actions, condition)
 
 
 def record_successes(outcomes: list[tuple[WebhookDelivery, int, str, int]], *, owner: str) -> int:
