@@ -88,3 +88,12 @@ def test_an_amount_without_a_currency_shows_the_number_alone(settings) -> None:
 
     with translation.override("it"):
         assert money.format_with_code(999, "").strip() == "9,99"
+
+
+@pytest.mark.parametrize("language", ["it", "ko", "zh-hans"])
+def test_a_currency_given_in_lower_case_is_printed_as_its_code_in_every_language(language: str) -> None:
+    from django.utils import translation
+
+    with translation.override(language):
+        assert money.format_with_code(999, "usd") == money.format_with_code(999, "USD")
+        assert money.format_with_code(999, "usd").endswith("USD")
