@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-from billing import access
+from billing import access, notify
 from billing.access.disputes import Dispute
 from billing.batches.reconcile import is_billings
 from billing.models import Receipt
@@ -83,9 +83,20 @@ def _handle(obj: dict[str, Any], *, closing: bool) -> tuple[str, str]:
     name = receipt.Number or receipt.SK
     if not changed:
         return "done", f"{dispute.dispute_id}: receipt {name} records it already ({receipt.DisputeStatus}){why}"
+    if dispute.closed and dispute.status == "lost":
+        _send_dispute_credit_note(receipt, dispute)
     what = f"closed, {dispute.status}" if dispute.closed else f"opened, {dispute.status}"
     amount = format_with_code(dispute.amount, receipt.Currency)
     return "done", f"{dispute.dispute_id}: dispute {what} on receipt {name} ({dispute.reason}, {amount}){why}"
+
+
+def _send_dispute_credit_note(receipt: Receipt, dispute: Dispute) -> None:
+    """A lost dispute took money back: the credit note its write issued (docs/TAX.md,
+    "Credit notes") goes to the customer as a refund's does. Only from the delivery that
+    recorded the loss (a redelivery changes nothing and sends nothing); one Query."""
+    note = next((n for n in access.credit_notes_of_receipt(receipt) if n.RefundId == dispute.dispute_id), None)
+    if note is not None:
+        notify.send_credit_note(note, email=receipt.Email or None)
 
 
 def dispute_created(obj: dict[str, Any], today: date) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
@@ -98,9 +99,20 @@ def test_a_closed_dispute_records_its_outcome(client, paid, outcome) -> None:
     assert (closed_event.Before["DisputeStatus"], closed_event.After["DisputeStatus"]) == ("needs_response", outcome)
     [entry] = entries()
     assert entry.Status == outcome and entry.ClosedAt and entry.closed
+    # a lost dispute took the money back: the invoice's credit note, e-mailed as a refund's
+    notes = access.credit_notes_of_receipt(after)
+    sent = [m for m in mail.outbox if m.subject.startswith("Credit note")]
+    if outcome == "lost":
+        [note] = notes
+        assert note.RefundId == "dp_1" and note.Gross == -999
+        [message] = sent
+        assert message.to == [paid.Email] and note.Number in message.subject
+    else:
+        assert notes == [] and sent == []
     # closed delivered again under another id: nothing more
     assert deliver(client, event("charge.dispute.closed", dispute(paid.ChargeId, outcome), "evt_c2")).status_code == 200
     assert len(dispute_events(paid.account_id)) == 2 and receipts_of_receipt(paid)[0].DisputeClosedAt == after.DisputeClosedAt
+    assert len([m for m in mail.outbox if m.subject.startswith("Credit note")]) == len(sent)
 
 
 def test_closed_before_created_stays_closed(client, paid) -> None:
