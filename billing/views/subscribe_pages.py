@@ -10,6 +10,7 @@ by staff meanwhile (or a new day) shows the new quote to confirm again (docs/MON
 from __future__ import annotations
 
 from datetime import date, timedelta
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -219,6 +220,15 @@ def _confirmed_quote(form: ConfirmForm) -> dict[str, Any] | None:
         return None
 
 
+def pending_buyer(pending: dict[str, Any]) -> SimpleNamespace | None:
+    """The buyer step 1 named (its billing country, and a VAT number that passed the
+    checks), as the subscription will carry them: the quote is taxed as the charge will
+    be. None before a country was chosen (the seller's then, as the charge's)."""
+    if not pending.get("billing_country"):
+        return None
+    return SimpleNamespace(BillingCountry=pending["billing_country"], VatNumber=(pending.get("vat") or {}).get("number"))
+
+
 @require_http_methods(["GET", "POST"])
 @customer_required
 def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
@@ -241,7 +251,7 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         except access.CouponRefused as refused:
             return _coupon_refused(request, refused, f"{reverse('subscribe')}?{change}")
     trial_days, trial_used = _trial_days(account_id, product)
-    quote = quote_for(product, day, today(), coupon, trial_days)
+    quote = quote_for(product, day, today(), coupon, trial_days, buyer=pending_buyer(pending))
     card = CardToken(**pending["card"])
     # A second subscription to a product the customer has is asked about, not refused.
     subscriptions = access.get_subscriptions_by_account(account_id)

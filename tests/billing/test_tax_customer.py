@@ -327,3 +327,28 @@ def test_a_number_vies_confirms_at_subscribe_is_stored_so(customer, vies_answers
     clerk.force_login(staff)
     page = clerk.get(reverse("admin:staff_account", args=[customer.account_id])).content.decode()
     assert "confirmed by VIES on 21 November 2026" in page
+
+
+@pytest.mark.parametrize(("country", "vat_number", "treatment"), [
+    ("DE", "", "oss"),  # a German consumer: 19% through the OSS, not the seller's 22%
+    ("DE", "DE136695976", "reverse_charge"),  # a German business: no VAT
+    ("IT", "", "domestic"),
+])
+def test_the_confirm_page_quotes_the_tax_of_the_country_chosen_in_step_one(customer, country, vat_number,
+                                                                           treatment) -> None:
+    import re
+
+    from billing.actions.seller import change_seller_profile
+
+    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1", country="IT",
+                          vat_number="IT00743110157", oss_registered=True, under_threshold=False,
+                          prices_include_tax=False, registrations={}, actor="test")
+    assert post_subscribe(customer, billing_country=country, vat_number=vat_number).status_code == 302
+    page = customer.client.get("/subscribe/confirm/").content.decode()
+    quoted = re.search(r'data-testid="first-charge">([^<]+)<', page)[1].strip()
+    assert confirm(customer).status_code == 302
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    [receipt] = access.get_receipts_by_account(customer.account_id, date(2000, 1, 1), date(2100, 1, 1))
+    assert receipt.TaxTreatment == treatment and receipt.ProcessedAmount == receipt.Net + receipt.Tax
+    # what the page said is what was charged: net + the tax of the country chosen
+    assert quoted == f"${receipt.ProcessedAmount // 100}.{receipt.ProcessedAmount % 100:02d}", (quoted, receipt.Tax)
