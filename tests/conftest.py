@@ -35,6 +35,7 @@ from core.dynamo.table import delete_table, ensure_table  # noqa: E402
 from devtools.localengine import LocalEngine, free_port, start_local_engine  # noqa: E402
 from devtools.localpostgres import LocalPostgres, start_local_postgres  # noqa: E402
 from devtools.localpostgres import missing_reason as postgres_missing_reason  # noqa: E402
+from tests import wallclock  # noqa: E402
 
 # Under mutmut (`make mutate`) every mutant reruns each property test that reaches it:
 # there, fewer examples and a fixed seed keep a mutant's run short and its verdict the
@@ -261,6 +262,14 @@ def default_language() -> Iterator[None]:
     translation.activate(dj_settings.LANGUAGE_CODE)
     yield
     translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
+def wall_clock_days(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Day constants of tests that meet the real clock are read when each such test starts
+    (tests/wallclock.py): a run that crosses midnight must not compare yesterday with today."""
+    if wallclock.wanted_by(request):
+        wallclock.refresh(monkeypatch)
 
 
 @pytest.fixture(autouse=True)

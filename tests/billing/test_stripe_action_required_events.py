@@ -6,7 +6,7 @@ payment; a success delivered twice after the page recorded it changes nothing.""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date
 
 import pytest
 
@@ -17,10 +17,11 @@ from tests.billing.test_stripe_billing import stripe_due
 from tests.builders import fresh, receipts_of
 from tests.stripe_events import SECRET, deliver, event
 from tests.stripe_server import authenticate_payment_in_browser
+from tests.wallclock import per_test
 
 pytestmark = pytest.mark.django_db
 
-TODAY = datetime.now(tz=UTC).date()
+TODAY = per_test(__name__, "TODAY", lambda now: now.date())
 SCA_CARD = "4000002760003184"
 
 

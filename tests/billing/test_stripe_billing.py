@@ -20,10 +20,11 @@ from billing.models import SubscriptionStatus
 from devtools.localengine import free_port
 from tests.builders import BILLING_COUNTRY, fresh, make_customer, receipts_of
 from tests.stripe_server import authenticate_payment_in_browser, confirm_setup_in_browser, saved_card_token
+from tests.wallclock import per_test
 
 pytestmark = pytest.mark.django_db
 
-TODAY = datetime.now(tz=UTC).date()
+TODAY = per_test(__name__, "TODAY", lambda now: now.date())
 
 
 def stripe_due(gateway, localstripe, n: int, number: str = "4242424242424242"):

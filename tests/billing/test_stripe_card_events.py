@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import pytest
 from django.core import mail
@@ -22,10 +21,11 @@ from core.payments.gateway import CardToken
 from tests.builders import fresh
 from tests.stripe_events import SECRET, deliver, event, stored
 from tests.stripe_server import saved_card_token
+from tests.wallclock import per_test
 
 pytestmark = pytest.mark.django_db
 
-TODAY = datetime.now(tz=UTC).date()
+TODAY = per_test(__name__, "TODAY", lambda now: now.date())
 UPDATED = "payment_method.automatically_updated"
 DETACHED = "payment_method.detached"
 

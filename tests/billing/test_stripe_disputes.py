@@ -17,7 +17,6 @@ from django.urls import reverse
 from billing import access, batches
 from billing.models import Account, DisputeEntry
 from tests.billing.test_stripe_webhooks import (
-    TODAY,
     deliver,
     event,
     paid_subscription,
@@ -26,10 +25,12 @@ from tests.billing.test_stripe_webhooks import (
 )
 from tests.builders import make_customer, make_user, receipts_of
 from tests.stripe_server import saved_card_token
+from tests.wallclock import per_test
 
 pytestmark = pytest.mark.django_db
 
-OPENED = int(time.time()) - 3600
+TODAY = per_test(__name__, "TODAY", lambda now: now.date())
+OPENED = per_test(__name__, "OPENED", lambda now: int(now.timestamp()) - 3600)
 
 
 def dispute(intent_id: str, status: str = "needs_response", *, dispute_id: str = "dp_1", amount: int = 999,

@@ -22,11 +22,12 @@ from billing.models import WebhookEvent
 from devtools.localstripe import TEST_WEBHOOK_SECRET
 from tests.builders import receipts_of
 from tests.stripe_server import saved_card_token
+from tests.wallclock import per_test
 
 pytestmark = pytest.mark.django_db
 
 SECRET = TEST_WEBHOOK_SECRET  # the one the stripe_gateway fixture sets (localstripe's, for its deliveries)
-TODAY = datetime.now(tz=UTC).date()
+TODAY = per_test(__name__, "TODAY", lambda now: now.date())
 
 
 @pytest.fixture(autouse=True)
@@ -48,15 +49,16 @@ def deliver(client, event: dict | bytes, *, sign: str | None = None, **kwargs):
 
 
 # An event's ``created`` is the same on every delivery of it (its item is keyed by it).
-CREATED = int(time.time())
+CREATED = per_test(__name__, "CREATED", lambda now: int(now.timestamp()))
 
 
-def event(event_type: str, obj: dict, event_id: str = "evt_1", *, created: int = CREATED) -> dict:
-    return {"id": event_id, "object": "event", "type": event_type, "created": created,
+def event(event_type: str, obj: dict, event_id: str = "evt_1", *, created: int | None = None) -> dict:
+    return {"id": event_id, "object": "event", "type": event_type, "created": created or CREATED,
             "data": {"object": obj}}
 
 
-def stored(event_id: str, created: int = CREATED) -> WebhookEvent | None:
+def stored(event_id: str, created: int | None = None) -> WebhookEvent | None:
+    created = created or CREATED
     try:
         return WebhookEvent.get(*access.webhook_key(event_id, datetime.fromtimestamp(created, tz=UTC)))
     except WebhookEvent.DoesNotExist:

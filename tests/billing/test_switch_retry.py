@@ -8,7 +8,7 @@ simulated gateway)."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
 import stripe
@@ -21,6 +21,7 @@ from core.payments.errors import GatewayError, KeyReused
 from core.payments.gateway import get_gateway
 from core.payments.simulated import SimulatedGateway
 from tests.builders import card, fresh, receipts_of
+from tests.wallclock import per_test
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -147,7 +148,7 @@ def test_the_customer_page_says_so_in_words(customer, monkeypatch) -> None:
 
 # --- Stripe (localstripe) ----------------------------------------------------------------
 
-STRIPE_TODAY = datetime.now(tz=UTC).date()
+STRIPE_TODAY = per_test(__name__, "STRIPE_TODAY", lambda now: now.date())
 
 
 def stripe_subscription(gateway, localstripe, number: str):

@@ -14,6 +14,7 @@ from billing import access
 from billing.models import WebhookEvent
 from tests.billing.test_stripe_webhooks import deliver, event, stored, webhook_secret  # noqa: F401
 from tests.builders import make_user
+from tests.wallclock import per_test
 
 pytestmark = pytest.mark.django_db
 
@@ -30,8 +31,8 @@ def at(day: datetime, hour: int, minute: int = 0) -> int:
     return int(day.replace(hour=hour, minute=minute, second=0, microsecond=0).timestamp())
 
 
-TODAY = datetime.now(tz=UTC)
-YESTERDAY = TODAY - timedelta(days=1)
+TODAY = per_test(__name__, "TODAY", lambda now: now)
+YESTERDAY = per_test(__name__, "YESTERDAY", lambda now: now - timedelta(days=1))
 
 
 def test_the_url_is_the_staff_pages(moto_table) -> None:

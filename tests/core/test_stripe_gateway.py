@@ -5,7 +5,7 @@ request carries."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from django.core.checks import run_checks
@@ -14,10 +14,11 @@ from core.payments.errors import CardError, GatewayError
 from core.payments.stripe import StripeGateway
 from devtools.localengine import free_port
 from tests.stripe_server import confirm_setup_in_browser, saved_card_token
+from tests.wallclock import per_test
 
 pytestmark = pytest.mark.django_db
 
-TODAY = datetime.now(tz=UTC).date()
+TODAY = per_test(__name__, "TODAY", lambda now: now.date())
 
 
 @pytest.fixture
