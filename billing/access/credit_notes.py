@@ -18,6 +18,8 @@ import re
 from datetime import datetime
 from typing import Any
 
+from pynamodb.expressions.condition import Condition
+
 from billing.access._common import absent_if_invalid, utc_now
 from billing.access.tax_ledger import add_totals, quarter_of_moment
 from billing.models import CreditNote, CreditNoteCounter, Receipt, TaxLineMap
@@ -44,7 +46,7 @@ def reserve_credit_note_number(year: int) -> str:
 
 def is_tax_invoice(receipt: Receipt) -> bool:
     """A receipt written with its tax (older ones are corrected by their refunds alone)."""
-    return receipt.Net is not None and receipt.Tax is not None and int(receipt.ProcessedAmount) > 0
+    return receipt.Net is not None
 
 
 def new_credit_note(receipt: Receipt, *, number: str, refund_id: str, amount: int, earlier: list[int],
@@ -52,7 +54,7 @@ def new_credit_note(receipt: Receipt, *, number: str, refund_id: str, amount: in
     """The credit note of a refund of ``amount`` after the refunds ``earlier`` (amounts, in
     order), not yet written: the refund's share of the invoice, negated."""
     issued_at = issued_at or utc_now()
-    share = refund_share(net=int(receipt.Net), tax=int(receipt.Tax), gross=int(receipt.ProcessedAmount),
+    share = refund_share(tax=int(receipt.Tax), gross=int(receipt.ProcessedAmount),
                          earlier=earlier, refund=amount)
     issued = issued_at.isoformat(timespec="seconds")
     return CreditNote(
@@ -61,7 +63,7 @@ def new_credit_note(receipt: Receipt, *, number: str, refund_id: str, amount: in
         Currency=receipt.Currency, Net=-share.net, Tax=-share.tax, Gross=-share.gross,
         TaxRate=receipt.TaxRate, TaxCountry=receipt.TaxCountry, TaxTreatment=receipt.TaxTreatment,
         TaxLines=[TaxLineMap(Description=receipt.ProductName or receipt.SKU, PeriodStart=receipt.PeriodStart,
-                             PeriodEnd=receipt.PeriodEnd, Net=-share.net, TaxRate=receipt.TaxRate or "0",
+                             PeriodEnd=receipt.PeriodEnd, Net=-share.net, TaxRate=receipt.TaxRate,
                              Tax=-share.tax, Gross=-share.gross)],
         Seller=receipt.Seller, BuyerCountry=receipt.BuyerCountry, BuyerVatNumber=receipt.BuyerVatNumber,
         BuyerName=receipt.BuyerName, BillingAddress=receipt.BillingAddress, Reason=reason or None,
@@ -83,14 +85,11 @@ def add_credit_note(tx: Any, note: CreditNote) -> None:
     add_totals(tx, note, quarter=quarter_of_moment(note.IssuedAt), invoices=0)
 
 
-def _credit_notes(account_id: str, **filters: Any) -> list[CreditNote]:
-    condition = None
-    for name, value in filters.items():
-        clause = getattr(CreditNote, name) == value
-        condition = clause if condition is None else condition & clause
+def _credit_notes(account_id: str, only: Condition | None = None) -> list[CreditNote]:
+    """The account's credit notes (those ``only`` keeps), newest first: one Query."""
     return list(CreditNote.query(CreditNote.pk(account_id=account_id),
                                  CreditNote.SK.startswith(CreditNote.sk_template.prefix),
-                                 filter_condition=condition, scan_index_forward=False))
+                                 filter_condition=only, scan_index_forward=False))
 
 
 @absent_if_invalid(list)
@@ -104,10 +103,10 @@ def get_credit_note(account_id: str, number: str) -> CreditNote | None:
     """The account's credit note numbered ``number`` (one Query), or None."""
     if not is_credit_note_number(number):
         return None
-    found = _credit_notes(account_id, Number=number)
+    found = _credit_notes(account_id, CreditNote.Number == number)
     return found[0] if found else None
 
 
 def credit_notes_of_receipt(receipt: Receipt) -> list[CreditNote]:
     """The credit notes correcting ``receipt``, oldest first (one Query)."""
-    return sorted(_credit_notes(receipt.account_id, ReceiptSK=receipt.SK), key=lambda note: (note.IssuedAt, note.Number))
+    return sorted(_credit_notes(receipt.account_id, CreditNote.ReceiptSK == receipt.SK), key=lambda note: (note.IssuedAt, note.Number))

@@ -25,11 +25,10 @@ from billing.rules.invoice_tax import (
     TaxTerms,
     is_reverse_charge,
     line_of_metadata,
-    rate_of_metadata,
     rate_text,
     total_shard,
 )
-from billing.rules.tax import Rate, Seller, TaxLine, applicable_rate, quarter_of, tax_line
+from billing.rules.tax import Seller, TaxLine, applicable_rate, quarter_of, tax_line
 from core.clock import billing_today
 
 
@@ -103,12 +102,6 @@ def buyer_name(billing_address: str | None) -> str | None:
     """The name on a card's billing address (its first line, when it has several)."""
     lines = [part.strip() for part in (billing_address or "").splitlines() if part.strip()]
     return lines[0] if len(lines) > 1 else None
-
-
-def rate_of(item: Any) -> Rate | None:
-    """The rate an invoice or credit note bears (None: a receipt from before taxes)."""
-    return rate_of_metadata({"tax_rate": item.TaxRate or "", "tax_country": item.TaxCountry or "",
-                             "tax_treatment": item.TaxTreatment or ""}) if item.TaxRate is not None else None
 
 
 def quarter_of_moment(moment: str | datetime) -> str:

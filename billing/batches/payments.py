@@ -62,14 +62,6 @@ def owed_period(sub: Subscription) -> tuple[date, date]:
     return charge.period_start, charge.period_end
 
 
-def owed_price_and_discount(sub: Subscription) -> tuple[int, int]:
-    """The owed period's price (``schedule.period_amount``, prorated by day) and what the
-    subscription's coupon takes off it (``rules.coupons``), in minor units: the first
-    coming charge's, so what is charged is what every page showed."""
-    charge = _owed(sub)
-    return charge.list_price, charge.discount
-
-
 def owed_amount(sub: Subscription) -> int:
     """What the next charge will be, in minor units, after any coupon and with the tax
     when prices exclude it (reminders, pages and the staff's upcoming payments show it)."""

@@ -71,7 +71,7 @@ def _half_up(value: Decimal) -> int:
     return int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-def refund_share(*, net: int, tax: int, gross: int, earlier: Iterable[int], refund: int) -> Share:
+def refund_share(*, tax: int, gross: int, earlier: Iterable[int], refund: int) -> Share:
     """The share of an invoice (``net + tax = gross``) that a refund of ``refund`` takes,
     after the refunds ``earlier`` (their amounts). Its tax is the invoice's tax on all that
     is refunded with it, rounded half up, less the same on what was refunded before:

@@ -174,6 +174,126 @@ def test_staff_refunds_issue_credit_notes_that_sum_to_the_invoice(moto_table, mo
     assert totals() == {("DE", "19", "EUR", "oss"): {"Net": 840, "Tax": 160, "Gross": 1000, "Invoices": 1}}
 
 
+def test_a_credit_note_says_what_its_invoice_says_with_the_refund_s_share_negated(moto_table, monkeypatch) -> None:
+    """The seller, the buyer (country, VAT number, name, address), the language, the line's
+    product and period, and the retention (TTL) are the invoice's; the figures are the
+    refund's share, negated; numbers run one by one in the year's series; the key is the
+    day it is issued."""
+    use_seller(monkeypatch)
+    sub = due(0, country="DE", vat="DE136695976", amount=1000)
+    sub.ProductName, sub.Language = "Daily News", "it"
+    sub.PaymentDetails.BillingAddress = "Pat Doe\nHauptstr. 1\n10115 Berlin"
+    [receipt] = pay(sub)
+    assert receipt.Seller and receipt.BuyerName == "Pat Doe" and receipt.TTL and receipt.TaxRate == "0"
+    with at(date(2027, 4, 2)):
+        for n, amount in enumerate((300, 200)):
+            receipt = refunds.refund_receipt(access.get_receipt(receipt.account_id, receipt.SK), amount,
+                                             request_id=f"r{n}", actor="staff:ann", reason=None).receipt
+    first, second = access.credit_notes_of_receipt(receipt)
+    assert [first.Number, second.Number] == ["CN-2027-000001", "CN-2027-000002"]
+    assert first.SK == "CRN#2027-04-02#CN-2027-000001" and first.IssuedAt.startswith("2027-04-02T12:00:00")
+    for note in (first, second):
+        assert note.Seller.as_dict() == receipt.Seller.as_dict()
+        assert (note.BuyerCountry, note.BuyerVatNumber, note.BuyerName, note.BillingAddress, note.Language) == (
+            "DE", "DE136695976", "Pat Doe", "Pat Doe\nHauptstr. 1\n10115 Berlin", "it")
+        assert note.TTL == receipt.TTL and note.Reason is None
+        assert (note.TaxRate, note.TaxCountry, note.TaxTreatment) == ("0", "DE", "reverse_charge")
+    [line] = first.TaxLines
+    assert (line.Description, line.PeriodStart, line.PeriodEnd) == ("Daily News", receipt.PeriodStart, receipt.PeriodEnd)
+    assert (line.Net, line.Tax, line.Gross, line.TaxRate) == (-300, 0, -300, "0")
+    assert (first.Net, first.Tax, first.Gross) == (-300, 0, -300)
+    # a note without a product name says the SKU
+    from billing.access.credit_notes import new_credit_note
+
+    unnamed = access.get_receipt(receipt.account_id, receipt.SK)
+    unnamed.ProductName = None
+    note = new_credit_note(unnamed, number="CN-2027-000009", refund_id="re_x", amount=100, earlier=[], reason="x")
+    assert note.TaxLines[0].Description == receipt.SKU == "NEWS-DAILY" and note.Reason == "x"
+
+
+def test_a_credit_note_of_a_taxed_line_negates_net_tax_and_gross(moto_table, monkeypatch) -> None:
+    use_seller(monkeypatch)
+    [receipt] = pay(due(0, country="DE", amount=1000))  # 840 net + 160 tax
+    with at(date(2027, 4, 2)):
+        receipt = refunds.refund_receipt(receipt, 500, request_id="r0", actor="staff:ann").receipt
+    [note] = access.credit_notes_of_receipt(receipt)
+    [line] = note.TaxLines
+    assert (line.Net, line.Tax, line.Gross, line.TaxRate) == (-420, -80, -500, "19")
+    assert (note.Net, note.Tax, note.Gross) == (-420, -80, -500)
+    # the ledger: the note counts once, in the quarter it is issued in
+    second = access.tax_totals("2027Q2")
+    assert (sum(i.Net for i in second), sum(i.Tax for i in second)) == (-420, -80)
+
+
+def test_each_year_has_its_own_series_of_credit_note_numbers(moto_table) -> None:
+    from billing.access.credit_notes import reserve_credit_note_number
+
+    assert [reserve_credit_note_number(2027), reserve_credit_note_number(2027), reserve_credit_note_number(2028)] == [
+        "CN-2027-000001", "CN-2027-000002", "CN-2028-000001"]
+
+
+def test_a_receipt_s_credit_notes_are_its_own_and_a_one_unit_invoice_gets_one(moto_table, monkeypatch) -> None:
+    use_seller(monkeypatch)
+    sub = due(0, country="DE", amount=1)  # 0.01 EUR a month
+    [february] = pay(sub)
+    with at(date(2027, 3, 15)):
+        assert batches.run_payments(run_date=date(2027, 3, 15), workers=1, catch_up_days=0).counts["paid"] == 1
+    march = next(r for r in receipts_of(sub) if r.SK != february.SK)
+    with at(date(2027, 4, 2)):
+        for n, receipt in enumerate((february, march)):
+            refunds.refund_receipt(receipt, 1, request_id=f"r{n}", actor="staff:ann")
+    for receipt in (february, march):
+        [note] = access.credit_notes_of_receipt(receipt)
+        assert (note.InvoiceNumber, note.Gross, note.Tax) == (receipt.Number, -1, 0)
+
+
+def test_a_credit_note_counts_in_the_quarter_it_was_issued_in(moto_table, monkeypatch) -> None:
+    """Written later (a retried transaction), a note issued on 31 March still counts in Q1."""
+    from pynamodb.connection import Connection
+    from pynamodb.exceptions import TransactWriteError
+    from pynamodb.transactions import TransactWrite
+
+    from billing.access.credit_notes import add_credit_note, new_credit_note
+
+    use_seller(monkeypatch)
+    [receipt] = pay(due(0, country="DE", amount=1000))
+    note = new_credit_note(receipt, number="CN-2027-000001", refund_id="re_1", amount=1000, earlier=[], reason=None,
+                           issued_at=datetime(2027, 3, 31, 12, tzinfo=UTC))
+    connection = Connection(region=receipt.Meta.region, host=receipt.Meta.host)
+    with at(date(2027, 4, 2)), TransactWrite(connection=connection) as tx:
+        add_credit_note(tx, note)
+    assert totals()[("DE", "19", "EUR", "oss")] == {"Net": 0, "Tax": 0, "Gross": 0, "Invoices": 1}
+    assert not access.tax_totals("2027Q2")
+    # the same note twice: refused, the totals unchanged
+    with pytest.raises(TransactWriteError), at(date(2027, 4, 2)), TransactWrite(connection=connection) as tx:
+        add_credit_note(tx, note)
+    assert totals()[("DE", "19", "EUR", "oss")]["Net"] == 0
+
+
+def test_keeping_a_credit_note_never_shortens_it_and_never_brings_one_back(moto_table, monkeypatch) -> None:
+    from pynamodb.exceptions import UpdateError
+
+    from billing.access.credit_notes import keep_credit_note_until
+
+    use_seller(monkeypatch)
+    [receipt] = pay(due(0, country="DE", amount=1000))
+    with at(date(2027, 4, 2)):
+        receipt = refunds.refund_receipt(receipt, 100, request_id="r0", actor="staff:ann").receipt
+    [note] = access.credit_notes_of_receipt(receipt)
+    later, sooner = note.TTL + timedelta(days=3650), note.TTL - timedelta(days=30)
+    keep_credit_note_until(note, sooner)
+    assert access.credit_notes_of_receipt(receipt)[0].TTL == note.TTL
+    keep_credit_note_until(note, later)
+    assert later == access.credit_notes_of_receipt(receipt)[0].TTL
+    note.TTL = None  # a note written without one (none is): kept to the day given
+    keep_credit_note_until(note, later + timedelta(days=1))
+    assert later + timedelta(days=1) == access.credit_notes_of_receipt(receipt)[0].TTL
+    note.delete()
+    with pytest.raises(UpdateError):
+        keep_credit_note_until(note, later)
+    assert access.credit_notes_of_receipt(receipt) == []
+
+
 def test_a_refund_made_at_the_processor_issues_a_credit_note(moto_table, monkeypatch) -> None:
     use_seller(monkeypatch)
     [receipt] = pay(due(0, country="DE", vat="DE136695976"))
@@ -236,7 +356,7 @@ def test_the_credit_notes_of_a_fully_refunded_invoice_sum_exactly_to_it(gross, p
     while amounts and sum(amounts) >= gross:
         amounts.pop()
     amounts.append(gross - sum(amounts))
-    shares = [refund_share(net=net, tax=tax, gross=gross, earlier=amounts[:i], refund=a)
+    shares = [refund_share(tax=tax, gross=gross, earlier=amounts[:i], refund=a)
               for i, a in enumerate(amounts)]
     assert sum(s.tax for s in shares) == tax and sum(s.net for s in shares) == net
     assert all(s.net + s.tax == s.gross and s.tax >= 0 and s.net >= 0 for s in shares)
@@ -255,7 +375,7 @@ def test_the_credit_notes_of_a_fully_refunded_invoice_sum_exactly_to_it(gross, p
 def test_many_small_refunds_never_leave_the_last_one_a_negative_net() -> None:
     # 100 at 27% (21 tax) refunded 2 at a time: rounded one by one, each 0.42 would give 0
     # and leave the last refund of 2 the whole 21 (a net of -19).
-    shares = [refund_share(net=79, tax=21, gross=100, earlier=[2] * n, refund=2) for n in range(50)]
+    shares = [refund_share(tax=21, gross=100, earlier=[2] * n, refund=2) for n in range(50)]
     assert sum(s.tax for s in shares) == 21 and all(0 <= s.tax <= 1 and s.net >= 1 for s in shares)
 
 
