@@ -441,8 +441,9 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
 
 def _failed_event(sub: Subscription, out: PaymentOutcome, result: ChargeResult) -> Any:
     """The merchant's ``payment.failed`` for a declined charge that ends the subscription:
-    written in the cancel's own transaction."""
+    written in the cancel's own transaction (a charge's answer without a currency: the
+    subscription's, as ``payment_attempt_object`` fills it)."""
     return access.payment_attempt_event(
-        MerchantEventType.PAYMENT_FAILED, sub, amount=result.amount, currency=result.currency or sub.Currency,
+        MerchantEventType.PAYMENT_FAILED, sub, amount=result.amount, currency=result.currency,
         period_start=out.period, period_end=out.period_end, charge_id=result.charge_id or None,
         decline_code=result.decline_code or "declined", attempt=out.attempt)

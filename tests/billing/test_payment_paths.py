@@ -6,18 +6,30 @@ declined period's retries with their own keys, and recording a charge the gatewa
 from __future__ import annotations
 
 import dataclasses
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
+import time_machine
+from django.conf import settings as conf
 from django.core import mail
 
 from billing import access, batches
 from billing.batches import payments
-from billing.models import Subscription, SubscriptionStatus
+from billing.batches.expiry import expire
+from billing.models import MerchantEventType, Subscription, SubscriptionStatus
 from core import money
 from core.payments.errors import GatewayError
 from core.payments.gateway import get_gateway
-from tests.builders import DECLINED_NUMBER, fresh, receipts_of, seed_due
+from core.payments.simulated import AUTHENTICATING_TEST_CARD
+from tests.builders import (
+    DECLINED_NUMBER,
+    card,
+    fresh,
+    make_account,
+    make_subscription,
+    receipts_of,
+    seed_due,
+)
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -510,3 +522,103 @@ def test_the_receipt_mail_is_in_the_customers_language(moto_table) -> None:
         subject = str(payments.receipt_subject(receipt))
     [message] = mail.outbox
     assert message.subject == subject and subject.startswith("Fattura")  # a charge's receipt is its invoice
+
+
+def failed_events(sub) -> list[dict]:
+    """The objects of the merchant's ``payment.failed`` events about ``sub``, in order."""
+    events, _ = access.events_after(None, limit=1000)
+    return [e.Data for e in events
+            if e.Type == MerchantEventType.PAYMENT_FAILED and e.Data["subscription"] == sub.sub_id]
+
+
+def test_each_decline_tells_the_merchant_the_whole_attempt_and_the_last_one_ends_it(moto_table, settings) -> None:
+    settings.PAYMENT_RETRY_DAYS = [2]
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    payments.take_payment(fresh(sub), run_date=D)  # past due, retried on the 17th
+    out = payments.take_payment(fresh(sub), run_date=date(2027, 3, 17))  # the last: no retry left
+    assert out.status == batches.PaymentStatus.CANCELLED
+    first, last = sorted(get_gateway().charges_made(sub_id=sub.sub_id), key=lambda c: c["metadata"]["attempt"])
+    attempt = {"object": "payment", "status": "failed", "customer": sub.account_id, "subscription": sub.sub_id,
+               "product": sub.SKU, "amount": 999, "currency": "USD", "period_start": "2027-03-15",
+               "period_end": "2027-04-14", "decline_code": "card_declined"}
+    # Each names its own charge (the retry's key is its own), and the last one, written with
+    # the cancel, no next retry.
+    assert failed_events(sub) == [
+        {**attempt, "id": first["charge_id"], "charge": first["charge_id"], "attempt": 0, "next_retry": "2027-03-17"},
+        {**attempt, "id": last["charge_id"], "charge": last["charge_id"], "attempt": 1, "next_retry": None},
+    ]
+
+
+def test_a_declined_first_payment_tells_the_merchant_even_without_a_decline_code(moto_table) -> None:
+    [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
+    out = payments.take_first_payment(sub, today=D, gateway=NoDeclineCode())
+    assert (out.status, fresh(sub).CancelReason) == (batches.PaymentStatus.CANCELLED, "first_payment_declined")
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    assert failed_events(sub) == [{
+        "object": "payment", "id": charge["charge_id"], "status": "failed", "customer": sub.account_id,
+        "subscription": sub.sub_id, "product": sub.SKU, "amount": 999, "currency": "USD",
+        "period_start": "2027-03-15", "period_end": "2027-04-14", "charge": charge["charge_id"],
+        "decline_code": "declined", "attempt": 0, "next_retry": None}]
+
+
+def test_a_receipt_left_by_a_run_that_died_before_its_advance_is_mailed_with_its_own_number(moto_table) -> None:
+    # A run charged and wrote the receipt, then died before the advance: the next run's
+    # charge replays the key, finds the receipt (not written again, no second number)
+    # and, its advance recording the payment, mails the stored receipt.
+    [sub] = seed_due(1, due=D)
+    charged = charge_for(sub, start=D, end=date(2027, 4, 14), attempt="0")
+    stored, created = access.create_receipt(sub, billing_date=D, amount=999, currency="USD",
+                                            charge_id=charged.charge_id, period_end=date(2027, 4, 14),
+                                            retention_days=conf.RECEIPT_RETENTION_DAYS)
+    assert created and stored.Number
+    out = payments.take_payment(fresh(sub), run_date=D)
+    assert (out.status, out.charge_id, out.mail_error) == (batches.PaymentStatus.PAID, charged.charge_id, "")
+    assert [r.Number for r in receipts_of(sub)] == [stored.Number]
+    [message] = mail.outbox
+    assert message.subject == f"Invoice {stored.Number}: {sub.ProductName}, 15 Mar 2027"
+    assert f"Invoice number: {stored.Number}" in message.body  # the invoice it is
+    assert f"Receipt:      {stored.Number}" in message.body
+    assert f"Your invoice, and its PDF, is at\n{conf.SITE_URL.rstrip('/')}/receipts/{stored.Number}/" in message.body
+
+
+def test_a_charge_that_lands_after_the_account_was_closed_is_refunded_whole_and_not_mailed(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    read_by_the_run = fresh(sub)
+    access.cancel_subscription(fresh(sub), reason=access.ACCOUNT_CLOSED_REASON, actor="customer")
+    out = payments.take_payment(read_by_the_run, run_date=D)  # its charge lands after the close
+    assert (out.status, out.reason) == (batches.PaymentStatus.SKIPPED, "refunded: the account was closed")
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    [refund] = get_gateway().refunds_made()
+    assert (refund["charge_id"], refund["amount"]) == (charge["charge_id"], 999)
+    [receipt] = receipts_of(sub)
+    assert receipt.RefundedAmount == 999 and receipt.TTL.year >= D.year + 5  # kept to the tax retention
+    assert not [m for m in mail.outbox if m.subject.startswith("Invoice")]
+    assert fresh(sub).PaidThroughDate == "2027-03-14"  # nothing served after the close
+
+
+def test_a_charge_of_a_subscription_that_expired_unconfirmed_is_left_to_the_refund(moto_table) -> None:
+    # The customer confirmed the first charge on the bank's page as the subscription
+    # expired: reconciliation finds a charge of a subscription that never started.
+    sub = make_subscription(make_account(), today=D, card=card(AUTHENTICATING_TEST_CARD))
+    waiting = payments.take_first_payment(sub, today=D)
+    assert fresh(sub).Status == SubscriptionStatus.INCOMPLETE
+    paid = get_gateway().authenticate(waiting.charge_id, approve=True)
+    assert expire(fresh(sub), actor="batch")
+    out = payments.record_paid_charge(fresh(sub), paid, run_date=D)
+    assert (out.status, out.reason) == (batches.PaymentStatus.SKIPPED,
+                                        "the subscription expired before its first payment was confirmed")
+    assert (out.period, out.period_end, out.due, out.charge_id, out.amount) == (
+        D, date(2027, 4, 14), D, paid.charge_id, paid.amount)
+    assert receipts_of(sub) == [] and fresh(sub).Status == SubscriptionStatus.INCOMPLETE_EXPIRED
+
+
+def test_a_first_payment_made_by_the_next_days_run_waits_for_the_customers_bank(moto_table) -> None:
+    # The subscribe page died before the first charge; the next day's run makes it, as the
+    # page would have (the first period, the day it was made on): the bank's confirmation
+    # leaves it incomplete, not past due.
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        sub = make_subscription(make_account(), today=D, card=card(AUTHENTICATING_TEST_CARD))
+    with time_machine.travel(datetime(2027, 3, 16, 9, tzinfo=UTC), tick=False):
+        out = payments.take_payment(fresh(sub), run_date=date(2027, 3, 16))
+    assert (out.status, out.reason) == (batches.PaymentStatus.ACTION_REQUIRED, "authentication_required")
+    assert fresh(sub).Status == SubscriptionStatus.INCOMPLETE
