@@ -310,3 +310,14 @@ def test_a_claim_on_a_receipt_that_is_gone_is_refused_naming_it(table) -> None:
     with pytest.raises(access.ConditionFailed, match=f"^{receipt.SK}$") as refused:
         access.claim_refund(receipt, expected_refunded=0, request_id="tab1")
     assert type(refused.value) is access.ConditionFailed  # not RefundedMeanwhile: there is nothing to show
+
+
+def test_a_refund_of_a_receipt_without_an_e_mail_address_is_mailed_to_no_one(moto_table) -> None:
+    # receipts written before Email was kept have none: the refund is made, its e-mail reaches no address
+    receipt = paid_receipt()
+    receipt.update(actions=[Receipt.Email.remove()])
+    old = paid_receipt_again(receipt)
+    assert old.Email is None
+    done = refunds.refund_receipt(old, 100, request_id="r1", actor="staff:ann")
+    assert done.receipt.RefundedAmount == 100 and done.mail_error == ""
+    assert mail.outbox == []  # a message without recipients is not sent (EmailMessage.send)
