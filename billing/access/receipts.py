@@ -327,8 +327,6 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
                        RequestId=request_id)
         after = copy.deepcopy(receipt)
         after.RefundedAmount, after.Refunds, after.Status = total, [*(receipt.Refunds or []), entry], status
-        if claim:
-            after.RefundClaim = after.RefundClaimAt = None
         refunded = new_merchant_event(MerchantEventType.REFUND_CREATED, account_id=receipt.account_id,
                                       object_type="refund", object_id=refund_id, data=refund_object(after, entry))
         event = new_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,

@@ -68,7 +68,7 @@ class Share:
 
 
 def _half_up(value: Decimal) -> int:
-    return int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    return int(value.to_integral_value(rounding=ROUND_HALF_UP))
 
 
 def refund_share(*, tax: int, gross: int, earlier: Iterable[int], refund: int) -> Share:

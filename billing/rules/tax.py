@@ -122,7 +122,7 @@ def is_eu(country: str) -> bool:
 def standard_rate(country: str, on: date) -> Decimal:
     """The standard rate in force in an EU member state on ``on`` (percent)."""
     country = country_of(country)
-    for code, until, percent in sorted(EARLIER_STANDARD_RATES, key=lambda entry: entry[1]):
+    for code, until, percent in sorted(EARLIER_STANDARD_RATES):  # a country's earliest change first
         if code == country and on < until:
             return percent
     return Decimal(str(RATES[country]["standard"]))

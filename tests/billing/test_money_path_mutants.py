@@ -15,6 +15,7 @@ from billing import access, batches
 from billing.actions import refunds
 from billing.batches import payments
 from billing.models import AuditAction, Subscription
+from billing.rules import api_objects
 from core import money
 from core.payments.errors import GatewayError, RefundRefused
 from core.payments.gateway import get_gateway
@@ -366,3 +367,47 @@ def test_a_reminder_is_claimed_once_and_never_for_a_cancelled_subscription(moto_
     access.cancel_subscription(other, actor="customer")
     with pytest.raises(access.ConditionFailed):
         access.claim_reminder(fresh(other), day=day, next_reminder=date(2027, 4, 8))
+
+
+def merchant_events(sub) -> list:
+    """The merchant events written for ``sub``'s account, oldest first."""
+    made, _ = access.events_after(None, limit=1000)
+    return [e for e in made if e.AccountId == sub.account_id]
+
+
+def payment_event(sub, *, status: str, charge: str | None, **fields) -> dict:
+    """A ``payment`` object as the merchant's event carries it (rules.event_objects)."""
+    return {"object": "payment", "id": charge, "status": status, "customer": sub.account_id,
+            "subscription": sub.sub_id, "product": sub.SKU, "amount": 999, "currency": "USD",
+            "period_start": "2027-03-15", "period_end": "2027-04-14", "charge": charge, **fields}
+
+
+def test_a_declined_charge_and_one_waiting_for_the_bank_each_tell_the_merchant_what_was_tried(moto_table) -> None:
+    # the merchant's event is how its systems learn of the attempt: every field it carries
+    declined = due_sub()
+    access.mark_past_due(declined, slot=DUE, period=DUE, period_end=date(2027, 4, 14), failed_retries=1,
+                         retry_on=date(2027, 3, 18), next_reminder=date(2027, 4, 8),
+                         decline_code="insufficient_funds", amount=999, charge_id="ch_declined")
+    [event] = merchant_events(declined)
+    assert (event.Type, event.ObjectType, event.ObjectId) == ("payment.failed", "payment", "ch_declined")
+    assert event.Data == payment_event(declined, status="failed", charge="ch_declined",
+                                       decline_code="insufficient_funds", attempt=1, next_retry="2027-03-18")
+    waiting = due_sub(2)
+    access.mark_past_due(waiting, slot=DUE, period=DUE, period_end=date(2027, 4, 14), failed_retries=2,
+                         retry_on=date(2027, 3, 16), next_reminder=date(2027, 4, 8),
+                         decline_code="authentication_required", amount=999, awaiting_charge="ch_wait")
+    [event] = merchant_events(waiting)
+    assert (event.Type, event.ObjectType, event.ObjectId) == ("payment.action_required", "payment", "ch_wait")
+    assert event.Data == payment_event(waiting, status="action_required", charge="ch_wait",
+                                       decline_code="authentication_required", attempt=2, next_retry="2027-03-16")
+
+
+def test_a_payment_after_cancel_tells_the_merchant_the_service_runs_longer(moto_table) -> None:
+    sub = due_sub()
+    access.cancel_subscription(sub, actor="customer")
+    before = merchant_events(sub)
+    access.extend_after_cancel(fresh(sub), paid_period=DUE, paid_through=date(2027, 4, 14))
+    [event] = merchant_events(sub)[len(before):]
+    assert (event.Type, event.ObjectType, event.ObjectId) == ("subscription.updated", "subscription", sub.sub_id)
+    assert event.Data["stored_status"] == "cancelled"
+    assert event.Data == api_objects.subscription_object(fresh(sub))

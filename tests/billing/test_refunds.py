@@ -245,3 +245,79 @@ def test_a_claim_left_by_a_request_that_died_is_taken_over_after_its_lifetime(ta
 
 def paid_receipt_again(receipt: Receipt) -> Receipt:
     return access.get_receipt(receipt.account_id, receipt.SK)
+
+
+def test_a_refund_of_an_invoice_keeps_its_credit_note_tells_the_merchant_and_mails_the_note(moto_table) -> None:
+    receipt = paid_receipt()  # every charge is an invoice: each refund issues a credit note
+    first = refunds.refund_receipt(receipt, 300, request_id="tab1", actor="staff:ann", expected_refunded=0)
+    assert (first.receipt.RefundClaim, first.receipt.RefundClaimAt) == (None, None)  # released with the refund
+    second = refunds.refund_receipt(first.receipt, 200, request_id="tab2", actor="staff:ann", expected_refunded=300)
+    notes = {n.RefundId: n.Number for n in access.credit_notes_of_receipt(second.receipt)}
+    assert len(set(notes.values())) == 2
+    stored = access.get_receipt(receipt.account_id, receipt.SK)
+    assert [(r.RefundId, r.CreditNoteNumber) for r in stored.Refunds] == [
+        (first.refund_id, notes[first.refund_id]), (second.refund_id, notes[second.refund_id])]
+    # each refund's e-mail carries its own credit note, not the other's
+    for message, done, other in zip(mail.outbox, (first, second), (second, first), strict=True):
+        assert notes[done.refund_id] in message.body and notes[other.refund_id] not in message.body
+    made, _ = access.events_after(None, limit=1000)
+    created = [(e.ObjectType, e.ObjectId) for e in made if e.Type == "refund.created"]
+    assert created == [("refund", first.refund_id), ("refund", second.refund_id)]
+
+
+def test_a_refund_made_at_the_processor_leaves_a_staff_refunds_claim_alone(table) -> None:
+    receipt = paid_receipt()
+    access.claim_refund(receipt, expected_refunded=0, request_id="tab1")
+    assert refunds.record_processor_refund(paid_receipt_again(receipt), "re_dash", 100, actor="stripe")
+    stored = paid_receipt_again(receipt)
+    assert (stored.RefundedAmount, stored.RefundClaim) == (100, "tab1")
+
+
+def test_a_claim_is_released_only_by_the_request_that_holds_it(table) -> None:
+    receipt = paid_receipt()
+    long_ago = datetime.now(tz=UTC) - receipts_module.REFUND_CLAIM_LIFETIME - receipts_module.timedelta(1)
+    access.claim_refund(receipt, expected_refunded=0, request_id="slow", now=long_ago)
+    access.claim_refund(receipt, expected_refunded=0, request_id="next")  # took the slow one's claim over
+    access.release_refund_claim(receipt, "slow")  # the slow one's gateway refused at last
+    assert paid_receipt_again(receipt).RefundClaim == "next"
+    access.release_refund_claim(receipt, "next")
+    assert paid_receipt_again(receipt).RefundClaim is None
+
+
+def test_a_claim_is_taken_over_only_once_its_lifetime_has_passed(table) -> None:
+    receipt = paid_receipt()
+    claimed = datetime.now(tz=UTC).replace(microsecond=0) - receipts_module.timedelta(hours=1)
+    access.claim_refund(receipt, expected_refunded=0, request_id="died", now=claimed)
+    ends = claimed + receipts_module.REFUND_CLAIM_LIFETIME
+    with pytest.raises(access.RefundedMeanwhile) as meanwhile:  # at its very end, still alive
+        access.claim_refund(receipt, expected_refunded=0, request_id="next", now=ends)
+    assert meanwhile.value.in_progress
+    later = ends + receipts_module.timedelta(seconds=1)
+    assert access.claim_refund(receipt, expected_refunded=0, request_id="next", now=later).RefundClaim == "next"
+
+
+def test_a_receipt_stored_without_a_refunded_amount_is_claimed_for_its_first_refund(table) -> None:
+    # receipts written before RefundedAmount existed have no such attribute (read as 0): the form shows 0
+    receipt = paid_receipt()
+    receipt.update(actions=[Receipt.RefundedAmount.remove()])
+    old = paid_receipt_again(receipt)
+    assert access.claim_refund(old, expected_refunded=0, request_id="tab1").RefundClaim == "tab1"
+
+
+def test_a_claim_on_a_receipt_that_is_gone_is_refused_naming_it(table) -> None:
+    receipt = paid_receipt()
+    paid_receipt_again(receipt).delete()
+    with pytest.raises(access.ConditionFailed, match=f"^{receipt.SK}$") as refused:
+        access.claim_refund(receipt, expected_refunded=0, request_id="tab1")
+    assert type(refused.value) is access.ConditionFailed  # not RefundedMeanwhile: there is nothing to show
+
+
+def test_a_refund_of_a_receipt_without_an_e_mail_address_is_mailed_to_no_one(moto_table) -> None:
+    # receipts written before Email was kept have none: the refund is made, its e-mail reaches no address
+    receipt = paid_receipt()
+    receipt.update(actions=[Receipt.Email.remove()])
+    old = paid_receipt_again(receipt)
+    assert old.Email is None
+    done = refunds.refund_receipt(old, 100, request_id="r1", actor="staff:ann")
+    assert done.receipt.RefundedAmount == 100 and done.mail_error == ""
+    assert mail.outbox == []  # a message without recipients is not sent (EmailMessage.send)

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from billing.rules import tax
+from billing.rules.invoice_tax import Share, refund_share
 from billing.rules.tax import (
     EARLIER_STANDARD_RATES,
     RATES,
@@ -100,6 +102,42 @@ def test_each_earlier_rate_was_replaced_by_the_datasets_current_one(country: str
                                                                     earlier: Decimal) -> None:
     assert until <= RATES_AS_OF
     assert Decimal(str(RATES[country]["standard"])) != earlier
+
+
+def test_a_country_whose_rate_changed_more_than_once_has_each_rate_in_its_own_days(monkeypatch) -> None:
+    # Romania's history (24 % to 2015, 20 % in 2016, 19 % to July 2025), listed out of
+    # order and with rates that fell: each day takes the change it precedes first
+    monkeypatch.setattr(tax, "EARLIER_STANDARD_RATES", (
+        ("RO", date(2025, 8, 1), Decimal(19)), ("RO", date(2016, 1, 1), Decimal(24)),
+        ("RO", date(2017, 1, 1), Decimal(20))))
+    days = [date(2015, 12, 31), date(2016, 1, 1), date(2016, 12, 31), date(2017, 1, 1), date(2025, 7, 31),
+            date(2025, 8, 1)]
+    current = Decimal(str(RATES["RO"]["standard"]))
+    assert [standard_rate("RO", day) for day in days] == [24, 20, 20, 19, 19, current]
+
+
+def test_a_refunds_share_of_the_tax_is_rounded_half_up() -> None:
+    # half a minor unit goes to the first refund (half to even would leave it to the next)
+    assert refund_share(tax=1, gross=2, earlier=[], refund=1) == Share(net=0, tax=1, gross=1)
+    assert refund_share(tax=1, gross=2, earlier=[1], refund=1) == Share(net=1, tax=0, gross=1)
+    assert refund_share(tax=5, gross=10, earlier=[], refund=5) == Share(net=2, tax=3, gross=5)  # 2.5: 3, not 2
+    assert refund_share(tax=5, gross=10, earlier=[5], refund=5) == Share(net=3, tax=2, gross=5)
+
+
+@pytest.mark.parametrize(("earlier", "refund"), [
+    ([], 0),  # nothing refunded
+    ([], -1),
+    ([-1], 1),  # an earlier "refund" that took money
+    ([60], 50),  # more than the 40 left
+    ([], 101),  # more than the invoice
+])
+def test_a_refund_of_nothing_or_of_more_than_is_left_has_no_share(earlier: list[int], refund: int) -> None:
+    with pytest.raises(ValueError, match="^a refund is positive and at most what is left of the invoice$"):
+        refund_share(tax=21, gross=100, earlier=earlier, refund=refund)
+
+
+def test_the_refund_of_exactly_what_is_left_takes_the_rest_of_the_tax() -> None:
+    assert refund_share(tax=21, gross=100, earlier=[60], refund=40) == Share(net=32, tax=8, gross=40)
 
 
 def test_quarters() -> None:
