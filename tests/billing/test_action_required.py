@@ -193,7 +193,8 @@ def test_on_session_the_simulated_card_is_taken_as_confirmed(table) -> None:
 
 
 def test_asked_on_a_staff_retry_the_customer_is_told_in_their_language_and_the_merchant_hears_it(table) -> None:
-    [sub] = seed_due(1, due=PERIOD, number=DECLINED_NUMBER, language="it")
+    # its payment day moved to the 20th: this period runs to 19 Feb, longer than a month (11.60, not 9.99)
+    [sub] = seed_due(1, due=PERIOD, number=DECLINED_NUMBER, language="it", payment_day=20)
     assert run(PERIOD).counts["declined"] == 1
     access.replace_card(fresh(sub), card(AUTHENTICATING_TEST_CARD))  # the bank's new card, unconfirmed off-session
     mail.outbox.clear()
@@ -207,22 +208,24 @@ def test_asked_on_a_staff_retry_the_customer_is_told_in_their_language_and_the_m
     assert (after.Status, after.BillingPeriod, after.RetryCount, after.NextPaymentDate) == (
         SubscriptionStatus.PAST_DUE, "2027-01-15", 1, "2027-01-18")
     assert after.PaymentDetails.AwaitingCharge == waiting["charge_id"]
-    # the reminder of the period after the owed one (15 Feb), 7 days before: the retry moves no schedule
-    assert after.NextReminderDate == "2027-02-08"
+    # the reminder of the period after the owed one (20 Feb), 7 days before: the retry moves no schedule
+    assert after.NextReminderDate == "2027-02-13"
     [asked] = merchant_events(sub, MerchantEventType.PAYMENT_ACTION_REQUIRED)
     assert asked.Data == {
         "object": "payment", "id": waiting["charge_id"], "status": "action_required", "customer": sub.account_id,
-        "subscription": sub.sub_id, "product": sub.SKU, "amount": 999, "currency": "USD",
-        "period_start": "2027-01-15", "period_end": "2027-02-14", "charge": waiting["charge_id"],
+        "subscription": sub.sub_id, "product": sub.SKU, "amount": 1160, "currency": "USD",
+        "period_start": "2027-01-15", "period_end": "2027-02-19", "charge": waiting["charge_id"],
         "decline_code": "authentication_required", "attempt": 1, "next_retry": "2027-01-18"}
     [event] = audited(sub, AuditAction.PAYMENT_ACTION_REQUIRED)
     assert (event.Actor, event.Note, event.After["Amount"]) == (
-        "staff", f"authentication_required {waiting['charge_id']}", 999)
+        "staff", f"authentication_required {waiting['charge_id']}", 1160)
     # in Italian, the customer's language, whoever asked
     [message] = mail.outbox
     assert message.subject == "Conferma il tuo pagamento: Daily News"
     body = " ".join(message.body.split())
-    assert "15 gennaio 2027" in body and "18 gennaio 2027" in body and "9,99 USD" in body, body
+    # the amount asked, not the monthly price
+    assert "15 gennaio 2027" in body and "18 gennaio 2027" in body and "11,60 USD" in body, body
+    assert "9,99" not in body
     assert f"/subscriptions/{sub.sub_id}/confirm-payment/" in body
 
 
@@ -305,14 +308,14 @@ def confirm_while_the_answer_is_on_its_way(sub) -> threading.Thread:
     gateway = get_gateway()
 
     def confirm() -> None:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if asked := [c for c in gateway.charges_made(sub_id=sub.sub_id) if c["status"] == "requires_action"]:
                 gateway.authenticate(asked[0]["charge_id"], approve=True)
                 return
             time.sleep(0.002)
 
-    thread = threading.Thread(target=confirm)
+    thread = threading.Thread(target=confirm, daemon=True)
     thread.start()
     return thread
 
