@@ -223,8 +223,7 @@ def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOut
         final = gateway.cancel_charge(result.charge_id)
         if final.succeeded:  # confirmed at the last moment: paid
             return _paid(sub, out, final, run_date, actor, numbers, seller)
-        return _declined(sub, out, replace(final, status="declined", decline_code=AUTHENTICATION_REQUIRED),
-                         run_date, actor)
+        return _declined(sub, out, replace(final, decline_code=AUTHENTICATION_REQUIRED), run_date, actor)
     next_anchor = (out.period_end or out.period) + timedelta(days=1)
     try:
         access.mark_past_due(
