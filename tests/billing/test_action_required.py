@@ -328,8 +328,9 @@ def test_confirmed_at_the_last_moment_the_last_retry_records_it_paid(table, sett
     numbers, seller = run_parts_then_seller_renamed()
     before = paid_from_the_same_block(numbers, date(2027, 1, 20))
     mail.outbox.clear()
-    # A slow processor: the answer takes 400 ms to come back, and the customer confirms meanwhile.
-    settings.PAYMENT_GATEWAY_LATENCY_MS = 800
+    # A slow processor: the answer takes a second to come back (half the round trip), and the
+    # customer confirms meanwhile (the thread polls every 2 ms: a second leaves a loaded CI room).
+    settings.PAYMENT_GATEWAY_LATENCY_MS = 2000
     customer = confirm_while_the_answer_is_on_its_way(sub)
     outcome = batches.take_payment(fresh(sub), run_date=date(2027, 1, 20), numbers=numbers, seller=seller,
                                    actor="staff")
