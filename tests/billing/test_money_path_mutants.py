@@ -411,3 +411,63 @@ def test_a_payment_after_cancel_tells_the_merchant_the_service_runs_longer(moto_
     assert (event.Type, event.ObjectType, event.ObjectId) == ("subscription.updated", "subscription", sub.sub_id)
     assert event.Data["stored_status"] == "cancelled"
     assert event.Data == api_objects.subscription_object(fresh(sub))
+
+
+# --- the receipt e-mail's subject and price with taxes ---------------------------------
+
+
+def test_the_price_of_a_discounted_tax_exclusive_charge_is_the_net_s(moto_table, monkeypatch) -> None:
+    """With prices before tax the coupon comes off the net: the e-mail's price is the net
+    plus the discount, not the amount charged (which includes the tax) plus it."""
+    from tests.billing.test_tax_ledger import use_seller
+
+    use_seller(monkeypatch, include=False)
+    coupon = access.create_coupon("TENOFF", actor="staff", percent_off=10, duration="forever")
+    account = make_account("pat@example.com")
+    account.BillingCountry = "DE"  # a German consumer: 19 %
+    sub = access.create_subscription(
+        account, sku="NEWS-DAILY", payment_day=15, amount=1000, currency="EUR", card=card(), today=SUBSCRIBED,
+        reminder_days_before=7, product_name="Daily News", coupon=coupon)
+    mail.outbox = []
+    assert payments.take_first_payment(sub, today=SUBSCRIBED).status == batches.PaymentStatus.PAID
+    [receipt] = receipts_of(sub)
+    # 10.00 less 10 %: 9.00 net, 19 % German VAT 1.71, 10.71 charged
+    assert (receipt.Net, receipt.Tax, receipt.ProcessedAmount, receipt.DiscountAmount) == (900, 171, 1071, 100)
+    said = lines(receipt_mail())
+    assert "Price: 10.00 EUR" in said and "Discount (TENOFF): -1.00 EUR" in said and "Amount: 10.71 EUR" in said
+
+
+def test_the_price_of_a_discounted_tax_inclusive_charge_is_what_was_charged_plus_the_discount(
+        moto_table, monkeypatch) -> None:
+    from tests.billing.test_tax_ledger import use_seller
+
+    use_seller(monkeypatch, include=True)
+    coupon = access.create_coupon("TENOFF", actor="staff", percent_off=10, duration="forever")
+    account = make_account("pat@example.com")
+    account.BillingCountry = "IT"  # an Italian consumer: 22 % included in the price
+    sub = access.create_subscription(
+        account, sku="NEWS-DAILY", payment_day=15, amount=1000, currency="EUR", card=card(), today=SUBSCRIBED,
+        reminder_days_before=7, product_name="Daily News", coupon=coupon)
+    mail.outbox = []
+    assert payments.take_first_payment(sub, today=SUBSCRIBED).status == batches.PaymentStatus.PAID
+    [receipt] = receipts_of(sub)
+    assert (receipt.Net, receipt.Tax, receipt.ProcessedAmount, receipt.DiscountAmount) == (738, 162, 900, 100)
+    said = lines(receipt_mail())
+    assert "Price: 10.00 EUR" in said and "Discount (TENOFF): -1.00 EUR" in said and "Amount: 9.00 EUR" in said
+
+
+def test_a_receipt_from_before_taxes_is_mailed_as_a_receipt_not_an_invoice(moto_table) -> None:
+    sub = subscribed()
+    [receipt] = receipts_of(sub)
+    assert str(payments.receipt_subject(receipt)) == f"Invoice {receipt.Number}: Daily News, 15 Jan 2027"
+    receipt.Number = None  # (every receipt is numbered: the subject would still read)
+    assert str(payments.receipt_subject(receipt)) == "Invoice : Daily News, 15 Jan 2027"
+    receipt.Number = receipts_of(sub)[0].Number
+    receipt.Net = None  # as written before taxes: no tax figures, so no invoice
+    assert str(payments.receipt_subject(receipt)) == f"Receipt {receipt.Number}: Daily News, 15 Jan 2027"
+    receipt.ProductName = None
+    assert str(payments.receipt_subject(receipt)) == f"Receipt {receipt.Number}: NEWS-DAILY, 15 Jan 2027"
+    receipt.Number = None
+    assert str(payments.receipt_subject(receipt)) == "Receipt : NEWS-DAILY, 15 Jan 2027"
+    with translation.override("it"):
+        assert str(payments.receipt_subject(receipt)).startswith("Ricevuta ")
