@@ -39,6 +39,7 @@ from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from core.clock import billing_today
 from core.dynamo.errors import DYNAMODB_ERRORS, describe_dynamodb_error, is_unavailable
 from core.ops.logs import run_context
+from core.payments.errors import GatewayError
 from core.payments.gateway import PaymentGateway, get_gateway
 
 log = logging.getLogger(__package__)  # "billing.batches": one logger for both batches
@@ -136,7 +137,10 @@ def _run(
         try:
             outcome = act(sub, day)
         except Exception as error:  # infrastructure or a bug: counted, the run goes on
-            log.warning("%s %s on %s failed: %s", kind, sub.SK, day, _describe(error),
+            # A bug (neither the engine nor the processor out of reach) is logged with its
+            # traceback: the one line says what failed, the traceback where.
+            bug = not (is_unavailable(error) or isinstance(error, GatewayError))
+            log.warning("%s %s on %s failed: %s", kind, sub.SK, day, _describe(error), exc_info=bug,
                         extra={"kind": str(kind), "item": f"{sub.account_id}/{sub.sub_id}", "outcome": "error"})
             outcome = failed(sub, _describe(error))
             if is_unavailable(error) and not halt.is_set():

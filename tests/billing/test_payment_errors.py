@@ -50,3 +50,27 @@ def test_retry_now_with_an_unreachable_gateway_is_a_message_and_an_event(client,
     assert "connection reset" in event.Note
     after = access.get_subscription(customer.account_id, customer.past_due.sub_id)
     assert after.Status == "past_due" and after.RetryCount == customer.past_due.RetryCount
+
+
+def test_a_bug_in_the_payment_run_is_logged_with_its_traceback_an_unreachable_gateway_without(
+        moto_table, monkeypatch, caplog) -> None:
+    """A bug's one line says what failed, its traceback where; a processor out of reach is
+    an outage, its one line enough."""
+    from datetime import date
+
+    from billing import batches
+    from tests.builders import seed_due
+
+    day = date(2027, 3, 15)
+    monkeypatch.setattr("billing.batches.payments.time.sleep", lambda seconds: None)
+    seed_due(1, due=day, prefix="bug")
+    monkeypatch.setattr(type(get_gateway()), "charge", lambda *args, **kwargs: {}["no such key"])
+    assert batches.run_payments(run_date=day, workers=1, catch_up_days=0).counts["errors"] == 1
+    [bug] = [r for r in caplog.records if "failed" in r.getMessage()]
+    assert bug.exc_info and bug.exc_info[0] is KeyError and "KeyError" in bug.getMessage()
+    caplog.clear()
+    seed_due(1, due=day, prefix="out")
+    monkeypatch.setattr(type(get_gateway()), "charge", unreachable)
+    batches.run_payments(run_date=day, workers=1, catch_up_days=0)  # the first one is still due, too
+    [outage] = [r for r in caplog.records if "out000000" in r.getMessage()]
+    assert not outage.exc_info and "connection reset by peer" in outage.getMessage()
