@@ -416,44 +416,36 @@ def test_a_payment_after_cancel_tells_the_merchant_the_service_runs_longer(moto_
 # --- the receipt e-mail's subject and price with taxes ---------------------------------
 
 
-def test_the_price_of_a_discounted_tax_exclusive_charge_is_the_net_s(moto_table, monkeypatch) -> None:
-    """With prices before tax the coupon comes off the net: the e-mail's price is the net
-    plus the discount, not the amount charged (which includes the tax) plus it."""
+# (prices include tax, billing country) -> (net, tax, charged): 10.00 less 10 % = 9.00
+TAXED_DISCOUNTS = {
+    "exclusive, a German consumer": (False, "DE", (900, 171, 1071)),  # 9.00 net + 19 %
+    "inclusive, an Italian consumer": (True, "IT", (738, 162, 900)),  # 9.00 with 22 % in it
+}
+
+
+@pytest.mark.parametrize("case", TAXED_DISCOUNTS)
+def test_the_price_of_a_discounted_taxed_charge_is_before_the_discount_and_on_the_prices_own_terms(
+        case, moto_table, monkeypatch) -> None:
+    """The coupon comes off the price as the seller states it: with prices before tax the
+    e-mail's price is the net plus the discount (not the amount charged, tax included, plus
+    it); with prices including tax, the amount charged plus the discount."""
     from tests.billing.test_tax_ledger import use_seller
 
-    use_seller(monkeypatch, include=False)
+    include, country, (net, tax, charged) = TAXED_DISCOUNTS[case]
+    use_seller(monkeypatch, include=include)
     coupon = access.create_coupon("TENOFF", actor="staff", percent_off=10, duration="forever")
     account = make_account("pat@example.com")
-    account.BillingCountry = "DE"  # a German consumer: 19 %
+    account.BillingCountry = country
     sub = access.create_subscription(
         account, sku="NEWS-DAILY", payment_day=15, amount=1000, currency="EUR", card=card(), today=SUBSCRIBED,
         reminder_days_before=7, product_name="Daily News", coupon=coupon)
     mail.outbox = []
     assert payments.take_first_payment(sub, today=SUBSCRIBED).status == batches.PaymentStatus.PAID
     [receipt] = receipts_of(sub)
-    # 10.00 less 10 %: 9.00 net, 19 % German VAT 1.71, 10.71 charged
-    assert (receipt.Net, receipt.Tax, receipt.ProcessedAmount, receipt.DiscountAmount) == (900, 171, 1071, 100)
+    assert (receipt.Net, receipt.Tax, receipt.ProcessedAmount, receipt.DiscountAmount) == (net, tax, charged, 100)
     said = lines(receipt_mail())
-    assert "Price: 10.00 EUR" in said and "Discount (TENOFF): -1.00 EUR" in said and "Amount: 10.71 EUR" in said
-
-
-def test_the_price_of_a_discounted_tax_inclusive_charge_is_what_was_charged_plus_the_discount(
-        moto_table, monkeypatch) -> None:
-    from tests.billing.test_tax_ledger import use_seller
-
-    use_seller(monkeypatch, include=True)
-    coupon = access.create_coupon("TENOFF", actor="staff", percent_off=10, duration="forever")
-    account = make_account("pat@example.com")
-    account.BillingCountry = "IT"  # an Italian consumer: 22 % included in the price
-    sub = access.create_subscription(
-        account, sku="NEWS-DAILY", payment_day=15, amount=1000, currency="EUR", card=card(), today=SUBSCRIBED,
-        reminder_days_before=7, product_name="Daily News", coupon=coupon)
-    mail.outbox = []
-    assert payments.take_first_payment(sub, today=SUBSCRIBED).status == batches.PaymentStatus.PAID
-    [receipt] = receipts_of(sub)
-    assert (receipt.Net, receipt.Tax, receipt.ProcessedAmount, receipt.DiscountAmount) == (738, 162, 900, 100)
-    said = lines(receipt_mail())
-    assert "Price: 10.00 EUR" in said and "Discount (TENOFF): -1.00 EUR" in said and "Amount: 9.00 EUR" in said
+    assert "Price: 10.00 EUR" in said and "Discount (TENOFF): -1.00 EUR" in said
+    assert f"Amount: {money.decimal_string(charged, 'EUR')} EUR" in said
 
 
 def test_a_receipt_from_before_taxes_is_mailed_as_a_receipt_not_an_invoice(moto_table) -> None:
