@@ -382,24 +382,28 @@ def payment_event(sub, *, status: str, charge: str | None, **fields) -> dict:
             "period_start": "2027-03-15", "period_end": "2027-04-14", "charge": charge, **fields}
 
 
-def test_a_declined_charge_and_one_waiting_for_the_bank_each_tell_the_merchant_what_was_tried(moto_table) -> None:
+# how the charge failed -> (mark_past_due's charge argument, decline code, retries, retry on,
+# the merchant's event type, the payment's status)
+FAILED_ATTEMPTS = {
+    "declined": ({"charge_id": "ch_declined"}, "insufficient_funds", 1, date(2027, 3, 18), "payment.failed",
+                 "failed"),
+    "waiting for the bank": ({"awaiting_charge": "ch_wait"}, "authentication_required", 2, date(2027, 3, 16),
+                             "payment.action_required", "action_required"),
+}
+
+
+@pytest.mark.parametrize("case", FAILED_ATTEMPTS)
+def test_a_failed_charge_tells_the_merchant_what_was_tried(case, moto_table) -> None:
     # the merchant's event is how its systems learn of the attempt: every field it carries
-    declined = due_sub()
-    access.mark_past_due(declined, slot=DUE, period=DUE, period_end=date(2027, 4, 14), failed_retries=1,
-                         retry_on=date(2027, 3, 18), next_reminder=date(2027, 4, 8),
-                         decline_code="insufficient_funds", amount=999, charge_id="ch_declined")
-    [event] = merchant_events(declined)
-    assert (event.Type, event.ObjectType, event.ObjectId) == ("payment.failed", "payment", "ch_declined")
-    assert event.Data == payment_event(declined, status="failed", charge="ch_declined",
-                                       decline_code="insufficient_funds", attempt=1, next_retry="2027-03-18")
-    waiting = due_sub(2)
-    access.mark_past_due(waiting, slot=DUE, period=DUE, period_end=date(2027, 4, 14), failed_retries=2,
-                         retry_on=date(2027, 3, 16), next_reminder=date(2027, 4, 8),
-                         decline_code="authentication_required", amount=999, awaiting_charge="ch_wait")
-    [event] = merchant_events(waiting)
-    assert (event.Type, event.ObjectType, event.ObjectId) == ("payment.action_required", "payment", "ch_wait")
-    assert event.Data == payment_event(waiting, status="action_required", charge="ch_wait",
-                                       decline_code="authentication_required", attempt=2, next_retry="2027-03-16")
+    charge, code, retries, retry_on, event_type, status = FAILED_ATTEMPTS[case]
+    [charge_id] = charge.values()
+    sub = due_sub()
+    access.mark_past_due(sub, slot=DUE, period=DUE, period_end=date(2027, 4, 14), failed_retries=retries,
+                         retry_on=retry_on, next_reminder=date(2027, 4, 8), decline_code=code, amount=999, **charge)
+    [event] = merchant_events(sub)
+    assert (event.Type, event.ObjectType, event.ObjectId) == (event_type, "payment", charge_id)
+    assert event.Data == payment_event(sub, status=status, charge=charge_id, decline_code=code, attempt=retries,
+                                       next_retry=retry_on.isoformat())
 
 
 def test_a_payment_after_cancel_tells_the_merchant_the_service_runs_longer(moto_table) -> None:
