@@ -157,3 +157,19 @@ def test_gross_is_net_plus_tax_and_the_tax_is_the_rounded_share(price: int, perc
     exact = Decimal(line.gross) * percent / (100 + percent) if inclusive else Decimal(line.net) * percent / 100
     assert abs(Decimal(line.tax) - exact) <= Decimal("0.5")
     assert (line.gross if inclusive else line.net) == price
+
+
+def test_a_charge_s_tax_line_is_what_its_metadata_carried_when_it_adds_up_else_included_at_its_rate() -> None:
+    """Recording a charge (the run's, the reconciliation's): the net and tax the charge
+    carried when they add up to what was charged; else (figures missing, or a charge of
+    another amount) the tax included in the amount at the rate it names."""
+    from billing.rules.invoice_tax import line_of_metadata
+
+    metadata = {"tax_rate": "22", "tax_country": "IT", "tax_treatment": "domestic", "net": "1001", "tax": "219"}
+    line = line_of_metadata(metadata, 1220)
+    assert (line.net, line.tax, line.gross, line.rate.percent, line.rate.country) == (1001, 219, 1220, 22, "IT")
+    rate_only = {k: v for k, v in metadata.items() if k.startswith("tax_")}
+    for carried in ({"net": "1001", "tax": "300"}, {"net": "1001"}, {"tax": "219"}, {"net": "x", "tax": "219"}):
+        line = line_of_metadata({**rate_only, **carried}, 1220)
+        assert (line.net, line.tax, line.gross) == (1000, 220, 1220), carried  # 22 % included in 12.20
+    assert line_of_metadata({"net": "1000", "tax": "220"}, 1220) is None  # no rate: a charge before taxes
