@@ -467,3 +467,10 @@ def test_a_receipt_from_before_taxes_is_mailed_as_a_receipt_not_an_invoice(moto_
     assert str(payments.receipt_subject(receipt)) == "Receipt : NEWS-DAILY, 15 Jan 2027"
     with translation.override("it"):
         assert str(payments.receipt_subject(receipt)).startswith("Ricevuta ")
+
+
+def test_a_first_payment_tells_the_merchant_the_subscription_is_active(moto_table) -> None:
+    sub = subscribed()
+    [activated] = [e for e in merchant_events(sub) if e.Type == "subscription.activated"]
+    assert (activated.ObjectType, activated.ObjectId) == ("subscription", sub.sub_id)
+    assert activated.Data["status"] == "active" and activated.Data["id"] == sub.sub_id
