@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import os
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 from mutmut.mutation.trampoline import set_mutant_under_test
 
-# What [tool.mutmut] pytest_add_cli_args gives mutmut's own runs.
-SELECTION = ["-m", "not browser and not local_engine", "-k",
-             "not ddblocal and not test_the_first_charge_starts_the_day_after_the_trial", "-p", "no:cacheprovider"]
+# What [tool.mutmut] pytest_add_cli_args gives mutmut's own runs (mutants/ holds a copy of pyproject.toml).
+SELECTION = tomllib.loads(Path("pyproject.toml").read_text())["tool"]["mutmut"]["pytest_add_cli_args"]
 VERDICT = {0: "SURVIVED", 1: "killed"}
 
 
