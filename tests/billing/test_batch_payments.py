@@ -13,7 +13,7 @@ from billing import access, batches
 from billing.models import SubscriptionStatus
 from core.money import format_with_code
 from core.payments.gateway import get_gateway
-from tests.builders import at_once, fresh, receipts_of, seed_due
+from tests.builders import at_once, card, fresh, make_account, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -193,6 +193,25 @@ def test_a_mail_failure_keeps_the_payment_and_counts_an_error(moto_table, monkey
     assert "mail: ConnectionRefusedError" in summary.failures[-1]["reason"]
     monkeypatch.undo()
     assert batches.run_payments(run_date=D).counts["processed"] == 0  # never charged twice
+
+
+def test_a_first_payment_is_recorded_though_the_customer_changed_the_card_meanwhile(moto_table) -> None:
+    # The charge is taken: its advance moves the version on but does not check it, or the
+    # customer's edit in another tab would leave a paid subscription unstarted.
+    account = make_account("pat@example.com")
+    sub = access.create_subscription(
+        account, sku="NEWS-DAILY", payment_day=15, amount=999, currency="USD", card=card(), today=D,
+        reminder_days_before=7, product_name="Daily News")
+    access.replace_card(fresh(sub), card(), actor="customer")  # the version moves on
+    out = batches.payments.take_first_payment(sub, today=D)
+    assert out.status == batches.PaymentStatus.PAID, out.reason
+    after = fresh(sub)
+    assert (after.Status, after.LastPaymentDate, after.PaidThroughDate, after.NextPaymentDate) == (
+        SubscriptionStatus.ACTIVE, "2027-03-15", "2027-04-14", "2027-04-15")
+    made, _ = access.events_after(None, limit=100)
+    assert [e.Type for e in made if e.ObjectId == sub.sub_id].count("subscription.activated") == 1
+    [receipt] = receipts_of(sub)
+    assert receipt.ProcessedAmount == 999
 
 
 def test_a_cancelled_subscription_is_never_charged(moto_table) -> None:
