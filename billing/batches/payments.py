@@ -68,8 +68,8 @@ def owed_amount(sub: Subscription) -> int:
     return _owed(sub).amount
 
 
-def _charge(gateway: PaymentGateway, sub: Subscription, key: str, amount: int, metadata: dict[str, str],
-            off_session: bool = True) -> ChargeResult:
+def _charge(gateway: PaymentGateway, sub: Subscription, key: str, amount: int, metadata: dict[str, str], *,
+            off_session: bool) -> ChargeResult:
     for n in range(GATEWAY_ATTEMPTS - 1):
         try:
             return gateway.charge(sub.PaymentDetails.Token, amount, sub.Currency, key, metadata,
