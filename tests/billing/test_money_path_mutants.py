@@ -5,21 +5,25 @@ private helpers, which move."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
+from decimal import Decimal
 
 import pytest
+import time_machine
 from django.core import mail
 from django.utils import translation
 
 from billing import access, batches
-from billing.actions import refunds
+from billing.actions import refunds, switch
+from billing.actions import subscriptions as subscribing
 from billing.batches import payments
-from billing.models import AuditAction, Subscription
-from billing.rules import api_objects
+from billing.models import AuditAction, Receipt, Subscription
+from billing.rules import api_objects, tax
 from core import money
 from core.payments.errors import GatewayError, RefundRefused
 from core.payments.gateway import get_gateway
-from tests.builders import card, fresh, make_account, receipts_of
+from core.payments.simulated import AUTHENTICATING_TEST_CARD
+from tests.builders import card, fresh, make_account, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -474,3 +478,103 @@ def test_a_first_payment_tells_the_merchant_the_subscription_is_active(moto_tabl
     [activated] = [e for e in merchant_events(sub) if e.Type == "subscription.activated"]
     assert (activated.ObjectType, activated.ObjectId) == ("subscription", sub.sub_id)
     assert activated.Data["status"] == "active" and activated.Data["id"] == sub.sub_id
+
+
+# --- a charge recorded after its subscription or the tax rates changed -----------------
+# What is recorded is what the gateway charged (its metadata), whatever changed between the
+# charge and its recording: a switch of product, a new tax rate, a cancel.
+
+RECORDED = date(2027, 3, 16)  # the day after DUE: the charge of the 15th is recorded then
+
+
+def on_day(day: date):
+    return time_machine.travel(datetime(day.year, day.month, day.day, 12, tzinfo=UTC), tick=False)
+
+
+@pytest.fixture
+def italy_until_the_16th(monkeypatch) -> None:
+    """An Italian seller, prices including tax; Italy's rate was 20 % until 16 March 2027
+    (22 % from that day): a charge of the 15th recorded on the 16th falls across the change."""
+    from tests.billing.test_tax_ledger import use_seller
+
+    use_seller(monkeypatch)
+    monkeypatch.setattr(tax, "EARLIER_STANDARD_RATES", (("IT", RECORDED, Decimal(20)),))
+
+
+def tax_of(receipt) -> tuple:
+    return (receipt.ProcessedAmount, receipt.Net, receipt.Tax, receipt.TaxRate, receipt.TaxCountry,
+            receipt.TaxTreatment, receipt.BillingDate, receipt.ProcessedDate[:10])
+
+
+def test_a_charge_recorded_after_a_switch_is_recorded_for_the_product_charged(moto_table, monkeypatch) -> None:
+    # The run charges, and dies before the receipt; the customer switches that day; the
+    # next run's charge (the same key) is the first one, for the product it charged.
+    access.create_product("NEWS-LITE", "News Lite", 500, "USD")
+    sub = due_sub()
+    recorded = access.create_receipt
+    monkeypatch.setattr(access, "create_receipt", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
+    with on_day(DUE), pytest.raises(RuntimeError):
+        payments.take_payment(fresh(sub), run_date=DUE)
+    monkeypatch.setattr(access, "create_receipt", recorded)
+    with on_day(DUE):
+        switch.switch(fresh(sub), "NEWS-LITE", today=DUE, actor="customer")
+    assert fresh(sub).SKU == "NEWS-LITE"
+    with on_day(RECORDED):
+        out = payments.take_payment(fresh(sub), run_date=RECORDED)
+    assert (out.status, out.amount, out.next_payment) == (batches.PaymentStatus.PAID, 999, date(2027, 4, 15))
+    [receipt] = receipts_of(sub)
+    assert (receipt.SKU, receipt.SK, receipt.ProcessedAmount, receipt.PeriodStart, receipt.PeriodEnd) == (
+        "NEWS-DAILY", Receipt.sk(billing_date="2027-03-15", sku="NEWS-DAILY", sub_id=sub.sub_id), 999,
+        "2027-03-15", "2027-04-14")
+    assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 1
+
+
+def test_a_charge_confirmed_after_a_rate_change_is_invoiced_with_the_tax_it_carried(
+        moto_table, italy_until_the_16th) -> None:
+    # Charged on the 15th at 20 %, waiting for the bank; confirmed on the 16th, when the
+    # rate is 22 %: the invoice (dated the 16th) has the tax charged, 999 x 20 / 120.
+    [sub] = seed_due(1, due=DUE, number=AUTHENTICATING_TEST_CARD)
+    with on_day(DUE):
+        assert payments.take_payment(sub, run_date=DUE).status == batches.PaymentStatus.ACTION_REQUIRED
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    assert (charge["metadata"]["tax"], charge["metadata"]["tax_rate"]) == ("167", "20")
+    with on_day(RECORDED):
+        out = subscribing.confirm_renewal(fresh(sub), today=RECORDED, actor="customer", bank_answer=True)
+    assert out.status == batches.PaymentStatus.PAID
+    [receipt] = receipts_of(sub)
+    assert tax_of(receipt) == (999, 832, 167, "20", "IT", "domestic", "2027-03-15", "2027-03-16")
+
+
+def test_a_charge_made_before_taxes_were_kept_is_invoiced_at_the_rate_of_the_invoices_day(
+        moto_table, italy_until_the_16th) -> None:
+    # Its metadata names no tax (the code before taxes): the tax is the part of the amount
+    # charged at the rate in force on the day it is invoiced, 999 x 22 / 122.
+    sub = due_sub()
+    metadata = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "billing_date": "2027-03-15",
+                "period_start": "2027-03-15", "period_end": "2027-04-14", "attempt": "0"}
+    with on_day(DUE):
+        charged = get_gateway().charge(sub.PaymentDetails.Token, 999, "USD", f"{sub.sub_id}:2027-03-15", metadata)
+    with on_day(RECORDED):
+        out = payments.record_paid_charge(fresh(sub), charged, run_date=RECORDED)
+    assert out.status == batches.PaymentStatus.PAID
+    [receipt] = receipts_of(sub)
+    assert tax_of(receipt) == (999, 819, 180, "22", "IT", "domestic", "2027-03-15", "2027-03-16")
+
+
+def test_a_charge_returning_after_a_cancel_is_e_mailed_for_the_days_it_paid(moto_table) -> None:
+    # The run read the subscription live and charged it; the customer cancelled while the
+    # charge was in flight: its advance is refused, the service runs to the period's end,
+    # and this run, which recorded it, sends the receipt for the days paid.
+    sub = due_sub()
+    read_by_the_run = fresh(sub)
+    with on_day(DUE):
+        access.cancel_subscription(fresh(sub), reason="customer", actor="pat@example.com")
+        mail.outbox = []
+        out = payments.take_payment(read_by_the_run, run_date=DUE)
+    assert (out.status, out.reason) == (batches.PaymentStatus.PAID, "paid after cancel: service runs to 2027-04-14")
+    [receipt] = receipts_of(sub)
+    [message] = mail.outbox
+    assert message.subject == f"Invoice {receipt.Number}: Daily News, 15 Mar 2027"
+    said = lines(message.body)
+    assert f"Receipt: {receipt.Number}" in said and f"Reference: {receipt.ChargeId}" in said
+    assert "Billing date: 15 March 2027" in said and "Pays for: 15 March 2027 to 14 April 2027" in said
