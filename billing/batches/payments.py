@@ -314,24 +314,25 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         sub, billing_date=start, amount=result.amount, currency=result.currency,
         charge_id=result.charge_id or None, retention_days=settings.RECEIPT_RETENTION_DAYS,
         period_end=end, actor=actor, numbers=numbers, sku=result.metadata.get("sku"),
-        discount=int(result.metadata.get("discount") or 0) if coupon else None, coupon=coupon,
+        discount=int(result.metadata.get("discount") or 0), coupon=coupon,
         # The tax the charge carried (its metadata), on the invoice's day.
         tax=access.invoice_tax(sub, amount=result.amount, on=billing_today(settings.BILLING_TIMEZONE),
                                metadata=result.metadata, seller=seller),
     )
     try:
         access.advance_after_payment(
-            sub, slot=out.due, paid_period=start, next_payment=next_payment, paid_through=end,
+            sub, slot=out.due, paid_period=start, next_payment=next_payment,
             next_reminder=_next_reminder(next_payment, run_date), coupon_used=coupon,
         )
     except access.ConditionFailed:
+        # Skipped when another run advanced it, or the account was closed (the charge is
+        # refunded: nothing served, nothing to mail).
         out.reason = _after_refused_advance(sub, start, end, receipt)
-        if out.reason.startswith("refunded"):  # the account was closed: nothing served, nothing to mail
-            out.status = PaymentStatus.SKIPPED
-            return out
         out.status = PaymentStatus.PAID if out.reason.startswith("paid after") else PaymentStatus.SKIPPED
-        if out.status == PaymentStatus.PAID:  # this process recorded the payment: it tells the customer
-            out.mail_error = _send_receipt(sub, receipt, created, result, start, end, next_payment)
+        if out.status == PaymentStatus.PAID:
+            # This process recorded the payment of a subscription cancelled meanwhile: it
+            # tells the customer, and no payment follows (the e-mail says when it ends).
+            out.mail_error = _send_receipt(sub, receipt, created, result, start, end, None)
         return out
     out.status, out.next_payment = PaymentStatus.PAID, next_payment
     # The process whose conditional advance recorded the payment tells the customer, once:
@@ -342,12 +343,14 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
 
 
 def _send_receipt(sub: Subscription, receipt: Receipt, created: bool, result: ChargeResult, start: date, end: date,
-                  next_payment: date) -> str:
-    """The receipt e-mail (the stored receipt's number when another run wrote it: one GetItem)."""
+                  next_payment: date | None) -> str:
+    """The receipt e-mail (the stored receipt's number when another run wrote it: one GetItem);
+    without ``next_payment``, it says the subscription ends with the period paid."""
     if not created:
         receipt = access.get_receipt(sub.account_id, receipt.SK) or receipt
     return send_customer_email("receipt", sub.Email, receipt_subject(receipt), language=sub.Language, context={
         **subscription_context(sub), "amount": money_text(result.amount, result.currency),
+        "product": receipt.ProductName or receipt.SKU,  # what was charged for, should it have switched since
         "billing_date": start, "period_start": start, "period_end": end,
         "charge_id": result.charge_id, "next_payment": next_payment,
         "receipt_number": receipt.Number, "receipt_path": reverse("receipt", args=[receipt.url_id]),
