@@ -20,6 +20,7 @@ from billing.access._common import (
     transact_with_retries,
     utc_now,
 )
+from billing.access.catalog import get_product
 from billing.access.credit_notes import (
     add_credit_note,
     is_tax_invoice,
@@ -138,11 +139,14 @@ def build_receipt(
     discount: int | None = None,
     coupon: str | None = None,
     tax: InvoiceTax | None = None,
+    product_name: str | None = None,
 ) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
     """The receipt (numbered, an invoice with its tax), its number's look-up item and its
     ``payment.succeeded`` event, not yet written: ``create_receipt`` writes them, and a
     switch of product writes them with the subscription's own update
-    (billing/access/switch.py), each with the tax totals' adds (``add_receipt_totals``)."""
+    (billing/access/switch.py), each with the tax totals' adds (``add_receipt_totals``).
+    ``product_name``: the name of the product ``sku`` (default: the one the subscription
+    knows it by, see ``_name_charged``)."""
     sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
     number = (numbers or ReceiptNumbers()).next_number(processed_at.year)
@@ -151,7 +155,7 @@ def build_receipt(
         Receipt.sk(billing_date=billing_date.isoformat(), sku=sku, sub_id=sub.sub_id),
         sub_id=sub.sub_id,
         SKU=sku,
-        ProductName=sub.ProductName,
+        ProductName=product_name or _name_charged(sub, sku),
         Email=sub.Email,
         BillingDate=billing_date.isoformat(),
         PeriodStart=billing_date.isoformat(),
@@ -180,6 +184,19 @@ def build_receipt(
                **({"Coupon": coupon, "Discount": discount} if coupon else {})},
     )
     return receipt, lookup, event
+
+
+def _name_charged(sub: Subscription, sku: str) -> str | None:
+    """The name of the product a charge paid for: the subscription's, unless it switched
+    product between its charge and the charge's record (a run that died before the
+    receipt, then the customer's switch): then the product switched from, as the
+    subscription remembers it or as the catalog names it (one GetItem, only then)."""
+    if sku == sub.SKU:
+        return sub.ProductName
+    if sku == sub.PreviousSKU:
+        return sub.PreviousProductName
+    product = get_product(sku)
+    return product.Name if product else sku
 
 
 @absent_if_invalid(list)

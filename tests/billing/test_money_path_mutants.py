@@ -506,10 +506,14 @@ def tax_of(receipt) -> tuple:
             receipt.TaxTreatment, receipt.BillingDate, receipt.ProcessedDate[:10])
 
 
-def test_a_charge_recorded_after_a_switch_is_recorded_for_the_product_charged(moto_table, monkeypatch) -> None:
-    # The run charges, and dies before the receipt; the customer switches that day; the
-    # next run's charge (the same key) is the first one, for the product it charged.
-    access.create_product("NEWS-LITE", "News Lite", 500, "USD")
+@pytest.mark.parametrize(("switched_to", "price"), [("NEWS-LITE", 500), ("NEWS-PLUS", 1999)])
+def test_a_charge_recorded_after_a_switch_is_recorded_for_the_product_charged(
+        moto_table, monkeypatch, switched_to, price) -> None:
+    # The run charges, and dies before the receipt; the customer switches that day (a
+    # downgrade from the next payment, or an upgrade at once); the next run's charge (the
+    # same key) is the first one, for the product it charged.
+    access.create_product("NEWS-DAILY", "Daily News", 999, "USD")  # as the catalog names it
+    access.create_product(switched_to, "News Other", price, "USD")
     sub = due_sub()
     recorded = access.create_receipt
     monkeypatch.setattr(access, "create_receipt", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
@@ -517,8 +521,8 @@ def test_a_charge_recorded_after_a_switch_is_recorded_for_the_product_charged(mo
         payments.take_payment(fresh(sub), run_date=DUE)
     monkeypatch.setattr(access, "create_receipt", recorded)
     with on_day(DUE):
-        switch.switch(fresh(sub), "NEWS-LITE", today=DUE, actor="customer")
-    assert fresh(sub).SKU == "NEWS-LITE"
+        switch.switch(fresh(sub), switched_to, today=DUE, actor="customer")
+    assert fresh(sub).SKU == switched_to
     with on_day(RECORDED):
         out = payments.take_payment(fresh(sub), run_date=RECORDED)
     assert (out.status, out.amount, out.next_payment) == (batches.PaymentStatus.PAID, 999, date(2027, 4, 15))
@@ -527,6 +531,11 @@ def test_a_charge_recorded_after_a_switch_is_recorded_for_the_product_charged(mo
         "NEWS-DAILY", Receipt.sk(billing_date="2027-03-15", sku="NEWS-DAILY", sub_id=sub.sub_id), 999,
         "2027-03-15", "2027-04-14")
     assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 1
+    # Named as the product charged for, on the receipt and in its e-mail, not the one switched to.
+    assert receipt.ProductName == "Daily News"
+    [message] = [m for m in mail.outbox if m.subject.startswith("Invoice ")]
+    assert message.subject == f"Invoice {receipt.Number}: Daily News, 15 Mar 2027"
+    assert "we received your payment for Daily News." in " ".join(message.body.split())
 
 
 def test_a_charge_confirmed_after_a_rate_change_is_invoiced_with_the_tax_it_carried(
@@ -578,3 +587,8 @@ def test_a_charge_returning_after_a_cancel_is_e_mailed_for_the_days_it_paid(moto
     said = lines(message.body)
     assert f"Receipt: {receipt.Number}" in said and f"Reference: {receipt.ChargeId}" in said
     assert "Billing date: 15 March 2027" in said and "Pays for: 15 March 2027 to 14 April 2027" in said
+    # Cancelled: no payment follows, and the e-mail says so instead of naming one.
+    assert not any("next payment" in line for line in said)
+    ends = "You have paid for it up to 14 April 2027: it runs until the end of that day, then it ends."
+    assert any(line.startswith(ends) for line in said)
+    assert ends in " ".join(message.alternatives[0][0].split())
