@@ -506,13 +506,18 @@ def tax_of(receipt) -> tuple:
             receipt.TaxTreatment, receipt.BillingDate, receipt.ProcessedDate[:10])
 
 
-@pytest.mark.parametrize(("switched_to", "price"), [("NEWS-LITE", 500), ("NEWS-PLUS", 1999)])
+@pytest.mark.parametrize(("switched_to", "price", "in_catalog", "named"), [
+    ("NEWS-LITE", 500, True, "Daily News"),  # a downgrade: the subscription remembers the product
+    ("NEWS-PLUS", 1999, True, "Daily News"),  # an upgrade: the catalog names it
+    ("NEWS-PLUS", 1999, False, "NEWS-DAILY"),  # nowhere named (data from before the catalog): its SKU
+])
 def test_a_charge_recorded_after_a_switch_is_recorded_for_the_product_charged(
-        moto_table, monkeypatch, switched_to, price) -> None:
+        moto_table, monkeypatch, switched_to, price, in_catalog, named) -> None:
     # The run charges, and dies before the receipt; the customer switches that day (a
     # downgrade from the next payment, or an upgrade at once); the next run's charge (the
     # same key) is the first one, for the product it charged.
-    access.create_product("NEWS-DAILY", "Daily News", 999, "USD")  # as the catalog names it
+    if in_catalog:
+        access.create_product("NEWS-DAILY", "Daily News", 999, "USD")
     access.create_product(switched_to, "News Other", price, "USD")
     sub = due_sub()
     recorded = access.create_receipt
@@ -522,7 +527,7 @@ def test_a_charge_recorded_after_a_switch_is_recorded_for_the_product_charged(
     monkeypatch.setattr(access, "create_receipt", recorded)
     with on_day(DUE):
         switch.switch(fresh(sub), switched_to, today=DUE, actor="customer")
-    assert fresh(sub).SKU == switched_to
+    assert switched_to == fresh(sub).SKU
     with on_day(RECORDED):
         out = payments.take_payment(fresh(sub), run_date=RECORDED)
     assert (out.status, out.amount, out.next_payment) == (batches.PaymentStatus.PAID, 999, date(2027, 4, 15))
@@ -532,10 +537,10 @@ def test_a_charge_recorded_after_a_switch_is_recorded_for_the_product_charged(
         "2027-03-15", "2027-04-14")
     assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 1
     # Named as the product charged for, on the receipt and in its e-mail, not the one switched to.
-    assert receipt.ProductName == "Daily News"
+    assert receipt.ProductName == named
     [message] = [m for m in mail.outbox if m.subject.startswith("Invoice ")]
-    assert message.subject == f"Invoice {receipt.Number}: Daily News, 15 Mar 2027"
-    assert "we received your payment for Daily News." in " ".join(message.body.split())
+    assert message.subject == f"Invoice {receipt.Number}: {named}, 15 Mar 2027"
+    assert f"we received your payment for {named}." in " ".join(message.body.split())
 
 
 def test_a_charge_confirmed_after_a_rate_change_is_invoiced_with_the_tax_it_carried(
