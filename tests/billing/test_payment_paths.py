@@ -20,7 +20,7 @@ from billing.models import MerchantEventType, Subscription, SubscriptionStatus
 from core import money
 from core.payments.errors import GatewayError
 from core.payments.gateway import get_gateway
-from core.payments.simulated import AUTHENTICATING_TEST_CARD
+from core.payments.simulated import AUTHENTICATING_TEST_CARD, SimulatedGateway
 from tests.builders import (
     DECLINED_NUMBER,
     card,
@@ -622,3 +622,33 @@ def test_a_first_payment_made_by_the_next_days_run_waits_for_the_customers_bank(
         out = payments.take_payment(fresh(sub), run_date=date(2027, 3, 16))
     assert (out.status, out.reason) == (batches.PaymentStatus.ACTION_REQUIRED, "authentication_required")
     assert fresh(sub).Status == SubscriptionStatus.INCOMPLETE
+
+
+def test_the_first_charge_is_made_on_session_and_renewals_off_session(moto_table, monkeypatch) -> None:
+    # The first charge is the customer's, on the subscribe page (the bank may ask them to
+    # confirm it); a renewal is the merchant's, off-session, on the card saved for it. The
+    # processor is told which each time (Stripe's off_session), never left to its default.
+    sessions: list[object] = []
+    unreachable = [0]  # the gateway's next answers that never come
+    real_charge = SimulatedGateway.charge
+
+    def charge(self, *args, **kwargs):
+        sessions.append(kwargs.get("off_session", "not said"))
+        if unreachable[0]:
+            unreachable[0] -= 1
+            raise GatewayError("no answer")
+        return real_charge(self, *args, **kwargs)
+
+    monkeypatch.setattr(SimulatedGateway, "charge", charge)
+    with time_machine.travel(datetime(2027, 3, 15, 10, tzinfo=UTC), tick=False):  # subscribed on the page today
+        sub = access.create_subscription(
+            make_account("pat@example.com"), sku="NEWS-DAILY", payment_day=15, amount=999, currency="USD",
+            card=card(), today=D, reminder_days_before=7, product_name="Daily News")
+        assert payments.take_first_payment(sub, today=D).status == batches.PaymentStatus.PAID
+    assert payments.take_payment(fresh(sub), run_date=date(2027, 4, 15)).status == batches.PaymentStatus.PAID
+    assert sessions == [False, True]
+    # Tried again when the gateway did not answer: the last attempt is off-session too.
+    sessions.clear()
+    unreachable[0] = payments.GATEWAY_ATTEMPTS - 1
+    assert payments.take_payment(fresh(sub), run_date=date(2027, 5, 15)).status == batches.PaymentStatus.PAID
+    assert sessions == [True] * payments.GATEWAY_ATTEMPTS
