@@ -10,10 +10,11 @@ from django.core import mail
 
 import core.mail
 from billing import access, batches
+from billing.access.coupons import coupon_attributes
 from billing.models import SubscriptionStatus
 from core.money import format_with_code
 from core.payments.gateway import get_gateway
-from tests.builders import at_once, card, fresh, make_account, receipts_of, seed_due
+from tests.builders import at_once, card, due_subscription, fresh, make_account, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -142,6 +143,24 @@ def test_a_payment_costs_two_writes_plus_its_share_of_the_index_pages(table, ddb
     # +1 GetItem per run: the seller's tax profile (every invoice of the run is taxed by it).
     assert ops == Counter({"PutItem": 1, "TransactWriteItems": 40, "UpdateItem": 42, "Query": 2, "GetItem": 1})
     assert "Scan" not in ops
+
+
+def test_a_payment_a_coupon_takes_whole_costs_what_a_charged_one_does(table, ddb_requests) -> None:
+    # Nothing to charge (the gateway refuses 0), but the same path as a charge: the receipt
+    # number from the run's block and the seller's profile the run read once.
+    coupon = access.create_coupon("FREE", actor="staff", percent_off=100, duration="forever")
+    token = card()
+    subs = [due_subscription(n, due=D, prefix="free", card=token) for n in range(3)]
+    for sub in subs:
+        for name, value in coupon_attributes(coupon).items():
+            setattr(sub, name, value)
+    access.batch_items(subs)
+    ddb_requests.reset()
+    summary = batches.run_payments(run_date=D, workers=2, catch_up_days=0)
+    assert summary.counts["paid"] == 3 and get_gateway().charges_made() == []
+    assert ddb_requests.by_name() == Counter({"PutItem": 1, "TransactWriteItems": 3, "UpdateItem": 5, "Query": 2,
+                                              "GetItem": 1})
+    assert [r.ProcessedAmount for s in subs for r in receipts_of(s)] == [0, 0, 0]
 
 
 def test_catch_up_takes_three_skipped_days_once_each(table) -> None:
