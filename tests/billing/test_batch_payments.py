@@ -163,6 +163,17 @@ def test_a_payment_a_coupon_takes_whole_costs_what_a_charged_one_does(table, ddb
     assert [r.ProcessedAmount for s in subs for r in receipts_of(s)] == [0, 0, 0]
 
 
+def test_the_run_counts_the_milliseconds_the_gateway_took(moto_table, settings) -> None:
+    # The operator's metrics (billing/batches/metrics.py): the time spent waiting for the
+    # processor, in milliseconds. At least the two round trips the gateway was slowed by;
+    # the upper bound is far above them (a unit check, not a timing).
+    settings.PAYMENT_GATEWAY_LATENCY_MS = 40
+    seed_due(2, due=D)
+    summary = batches.run_payments(run_date=D, workers=1, catch_up_days=0)
+    assert summary.counts["paid"] == 2 and summary.counts["gateway_calls"] == 2
+    assert 80 <= summary.counts["gateway_ms"] < 60_000
+
+
 def test_catch_up_takes_three_skipped_days_once_each(table) -> None:
     days = [date(2027, 3, d) for d in (11, 12, 13, 14, 15)]
     batches.run_payments(run_date=days[0])  # the last completed run: the 11th
