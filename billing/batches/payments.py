@@ -170,10 +170,6 @@ def take_payment(
         return _paid(sub, out, result, run_date, actor, numbers, seller)
     if result.needs_authentication and (first or end_on_decline):  # the customer confirms it (confirm_first_payment)
         return _incomplete(sub, out, result, actor)
-    if result.needs_authentication and end_on_decline:  # the customer confirms it (confirm_first_payment)
-        out.status, out.reason, out.client_secret = PaymentStatus.ACTION_REQUIRED, "authentication_required", \
-            result.client_secret
-        return out
     if end_on_decline:
         return _ended_unpaid(sub, out, result, actor)
     if result.needs_authentication:
