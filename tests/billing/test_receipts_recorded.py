@@ -96,3 +96,13 @@ def test_a_receipt_for_a_subscription_without_card_details_has_no_card(moto_tabl
     receipt, created = access.create_receipt(sub, billing_date=D, amount=999, currency="USD", charge_id="ch_1",
                                              retention_days=30)
     assert created and (receipt.CardBrand, receipt.CardLast4) == (None, None)
+
+
+def test_a_switch_charge_recorded_by_the_reconciliation_is_kept_as_a_switch(moto_table) -> None:
+    # refund_unapplied_switch's call: the receipt says what it was for (its page shows the
+    # switch's charge, not a renewal).
+    [sub] = seed_due(1, due=D)
+    access.create_receipt(sub, billing_date=D, amount=500, currency="USD", charge_id="ch_switch", retention_days=30,
+                          kind="switch", actor="reconcile")
+    [stored] = receipts_of(sub)
+    assert (stored.Kind, stored.ProcessedAmount, stored.ChargeId) == ("switch", 500, "ch_switch")
