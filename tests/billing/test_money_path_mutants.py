@@ -61,6 +61,9 @@ def test_the_receipt_email_of_a_discounted_payment_shows_price_discount_and_amou
     assert "Price: 9.99 USD" in said and "Discount (TENOFF): -1.00 USD" in said and "Amount: 8.99 USD" in said
     [receipt] = receipts_of(sub)
     assert (receipt.ProcessedAmount, receipt.DiscountAmount) == (899, 100)
+    # The audit trail says which coupon took what off this payment.
+    [paid] = events(sub, "payment.succeeded")
+    assert (paid.After["Amount"], paid.After["Coupon"], paid.After["Discount"]) == (899, "TENOFF", 100)
 
 
 def test_the_receipt_email_of_a_payment_a_coupon_took_whole(moto_table) -> None:
