@@ -143,15 +143,16 @@ def local_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEngi
     engine.stop()
 
 
-def _serialize_moto_writes() -> None:
-    """moto backs up the whole table (``copy.deepcopy``) at each TransactWriteItems, which
-    breaks when another thread writes meanwhile ("dictionary changed size during
-    iteration"); DynamoDB has no such limit. The batch's workers write receipts in
-    transactions, so on moto the writes take turns."""
+def _serialize_moto_requests() -> None:
+    """moto is not thread-safe, and the batches' workers are threads. It backs up the whole
+    table (``copy.deepcopy``) at each TransactWriteItems, and a query on an index or a scan
+    walks every partition: both break when another thread adds an item meanwhile
+    ("dictionary changed size during iteration"). DynamoDB applies each request whole, so
+    on moto the requests take turns (concurrency itself is tested on DynamoDB Local)."""
     from moto.dynamodb.models import DynamoDBBackend
 
     lock = threading.RLock()
-    for name in ("transact_write_items", "put_item", "update_item", "delete_item"):
+    for name in ("transact_write_items", "put_item", "update_item", "delete_item", "get_item", "query", "scan"):
         real = getattr(DynamoDBBackend, name)
         if getattr(real, "serialized", False):
             continue
@@ -164,7 +165,7 @@ def _serialize_moto_writes() -> None:
         setattr(DynamoDBBackend, name, serialized)
 
 
-_serialize_moto_writes()
+_serialize_moto_requests()
 
 
 @contextmanager
