@@ -99,6 +99,7 @@ def test_the_payment_run_writes_each_invoice_s_tax_and_adds_it_to_the_quarter(ca
     assert receipt.PricesIncludeTax is True
     assert (receipt.BuyerCountry, receipt.BuyerVatNumber) == (country, vat)
     assert (receipt.Seller.Name, receipt.Seller.Country, receipt.Seller.VatNumber) == ("Rpay S.r.l.", "IT", IT_VAT)
+    assert receipt.Seller.Address == "Via Roma 1\n00184 Roma"
     [line] = receipt.TaxLines
     assert (line.Net, line.Tax, line.Gross, line.TaxRate) == (net, tax, charged, rate)
     assert (line.PeriodStart, line.PeriodEnd) == ("2027-02-15", "2027-03-14")
@@ -124,6 +125,43 @@ def test_tax_exclusive_prices_charge_net_plus_tax_and_every_amount_says_so(moto_
     assert (fr.Net, fr.Tax, fr.ProcessedAmount, fr.TaxTreatment) == (1000, 0, 1000, "reverse_charge")
     charged = {c["metadata"]["sub_id"]: c["amount"] for c in get_gateway().charges_made(billing_date=D.isoformat())}
     assert charged == {consumer.sub_id: 1220, business.sub_id: 1000}
+
+
+@pytest.mark.parametrize("charged_inclusive", [False, True], ids=["charged exclusive", "charged inclusive"])
+def test_a_receipt_written_late_keeps_the_price_terms_its_charge_was_made_under(charged_inclusive, moto_table,
+                                                                                monkeypatch) -> None:
+    # The run dies between the charge and its receipt; the seller then changes whether its
+    # prices include tax; the next run finds the charge (same key) and writes its receipt.
+    # The invoice says what was charged: the charge's terms, not the seller's new ones.
+    use_seller(monkeypatch, include=charged_inclusive)
+    sub = due(0, country="IT", amount=1000)
+    access.batch_items([sub])
+
+    def lost(*args, **kwargs):
+        raise RuntimeError("the receipt was lost")
+
+    with monkeypatch.context() as mp, at(D):
+        mp.setattr(access, "create_receipt", lost)
+        first = batches.run_payments(run_date=D, workers=1, catch_up_days=0, reconcile=False)
+    assert first.counts["errors"] == 1 and not receipts_of(sub)
+    use_seller(monkeypatch, include=not charged_inclusive)
+    with at(D):
+        batches.run_payments(run_date=D, workers=1, catch_up_days=0)
+    [receipt] = receipts_of(sub)
+    expected = (820, 180, 1000) if charged_inclusive else (1000, 220, 1220)
+    assert (receipt.Net, receipt.Tax, receipt.ProcessedAmount) == expected
+    assert receipt.PricesIncludeTax is charged_inclusive
+    assert len(get_gateway().charges_made(billing_date=D.isoformat())) == 1
+
+
+@pytest.mark.parametrize("include", [True, False])
+def test_a_charge_without_tax_terms_is_invoiced_on_the_seller_s(include, moto_table, monkeypatch) -> None:
+    # A charge made before taxes were kept carries no terms: the seller's setting is the
+    # invoice's, and the tax is the one included in what was charged.
+    use_seller(monkeypatch, include=include)
+    tax = access.invoice_tax(due(0, country="IT"), amount=999, on=D)
+    assert tax.prices_include_tax is include
+    assert (tax.line.net, tax.line.tax) == (819, 180)
 
 
 def test_a_payment_with_its_tax_still_costs_two_requests(moto_table, monkeypatch, ddb_requests) -> None:
