@@ -103,6 +103,7 @@ def test_the_payment_run_writes_each_invoice_s_tax_and_adds_it_to_the_quarter(ca
     [line] = receipt.TaxLines
     assert (line.Net, line.Tax, line.Gross, line.TaxRate) == (net, tax, charged, rate)
     assert (line.PeriodStart, line.PeriodEnd) == ("2027-02-15", "2027-03-14")
+    assert line.Description == receipt.ProductName and receipt.ProductName  # the invoice line names the product
     [charge] = get_gateway().charges_made(billing_date=D.isoformat())
     meta = charge["metadata"]
     assert (meta["net"], meta["tax"], meta["tax_rate"], meta["tax_country"]) == (str(net), str(tax), rate, tax_country)
