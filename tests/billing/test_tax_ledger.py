@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from billing import access, batches
 from billing.access import seller as seller_access
+from billing.access.tax_ledger import buyer_name, quarter_of_moment
 from billing.actions import refunds
 from billing.models import Account, TaxTotal
 from billing.rules.invoice_tax import TOTAL_SHARDS, rate_text, refund_share, total_shard
@@ -423,6 +424,20 @@ def test_rates_are_written_as_the_report_keys_them() -> None:
     assert [rate_text(Decimal(x)) for x in ("22", "25.5", "0", "25.50", "10.0")] == ["22", "25.5", "0", "25.5", "10"]
     assert total_shard("ACC#a" + "REC#x") == total_shard("ACC#a" + "REC#x") < TOTAL_SHARDS
     assert len({total_shard(f"k{n}") for n in range(500)}) == TOTAL_SHARDS
+
+
+def test_an_invoice_s_buyer_name_is_the_first_line_of_an_address_of_several() -> None:
+    # One line is an address without a name (a card's postcode): the invoice names no one.
+    assert buyer_name(None) is None and buyer_name("") is None and buyer_name("00184 Roma") is None
+    assert buyer_name("Ada Lovelace\nVia Roma 1") == "Ada Lovelace"
+    assert buyer_name(" Ada Lovelace \n\nVia Roma 1\n00184 Roma") == "Ada Lovelace"
+
+
+def test_a_document_counts_in_the_quarter_of_its_day_in_the_billing_time_zone(settings) -> None:
+    settings.BILLING_TIMEZONE = "Europe/Rome"
+    assert quarter_of_moment("2027-03-31T21:59:00+00:00") == "2027Q1"
+    assert quarter_of_moment("2027-03-31T22:30:00+00:00") == "2027Q2"  # 1 April, 00:30 in Rome
+    assert quarter_of_moment(datetime(2027, 3, 31, 22, 30, tzinfo=UTC)) == "2027Q2"
 
 
 def test_a_tax_total_is_an_entity_of_the_table() -> None:
