@@ -82,6 +82,8 @@ CASES = {
     "IT consumer, 22% included": (("IT", None, 999, "EUR"), (819, 180, 999, "22", "IT", "domestic")),
     "DE consumer, 19% through the OSS": (("DE", None, 999, "EUR"), (839, 160, 999, "19", "DE", "oss")),
     "DE business, reverse charge": (("DE", "DE136695976", 999, "EUR"), (999, 0, 999, "0", "DE", "reverse_charge")),
+    # A business in the seller's own country is taxed as a consumer is, and is no reverse-charge sale.
+    "IT business, 22% included": (("IT", "IT12345670017", 999, "EUR"), (819, 180, 999, "22", "IT", "domestic")),
     "US consumer, not subject": (("US", None, 999, "USD"), (999, 0, 999, "0", "US", "not_subject")),
     "IT consumer in yen (0 decimals)": (("IT", None, 1500, "JPY"), (1230, 270, 1500, "22", "IT", "domestic")),
     "BH consumer in dinars (3 decimals), registered at 10%": (("BH", None, 4500, "BHD"),
@@ -164,6 +166,22 @@ def test_a_charge_without_tax_terms_is_invoiced_on_the_seller_s(include, moto_ta
     tax = access.invoice_tax(due(0, country="IT"), amount=999, on=D)
     assert tax.prices_include_tax is include
     assert (tax.line.net, tax.line.tax) == (819, 180)
+
+
+def test_a_receipt_recorded_for_an_earlier_day_is_taxed_and_totalled_as_of_that_day(moto_table, monkeypatch) -> None:
+    # Recorded today (2027) without the charge's tax terms, for a payment made on 31 August
+    # 2024 (as the demo data records its history): Finland's rate of that day (24%, 25.5%
+    # from 1 September 2024), counted in that day's quarter.
+    use_seller(monkeypatch)
+    sub = due(0, country="FI")
+    access.batch_items([sub])
+    with at(D):
+        receipt, created = access.create_receipt(
+            sub, billing_date=date(2024, 8, 31), amount=999, currency="EUR", charge_id="ch_2024", retention_days=4000,
+            processed_at=datetime(2024, 8, 31, 12, tzinfo=UTC), period_end=date(2024, 9, 30), actor="test")
+    assert created and (receipt.TaxRate, receipt.TaxCountry, receipt.Net, receipt.Tax) == ("24", "FI", 806, 193)
+    assert [(t.Net, t.Tax, t.Invoices) for t in access.tax_totals("2024Q3")] == [(806, 193, 1)]
+    assert access.tax_totals("2027Q1") == []
 
 
 def test_a_payment_with_its_tax_still_costs_two_requests(moto_table, monkeypatch, ddb_requests) -> None:
