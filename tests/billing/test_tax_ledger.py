@@ -442,6 +442,8 @@ def test_rates_are_written_as_the_report_keys_them() -> None:
     assert [rate_text(Decimal(x)) for x in ("22", "25.5", "0", "25.50", "10.0")] == ["22", "25.5", "0", "25.5", "10"]
     assert total_shard("ACC#a" + "REC#x") == total_shard("ACC#a" + "REC#x") < TOTAL_SHARDS
     assert len({total_shard(f"k{n}") for n in range(500)}) == TOTAL_SHARDS
+    # FNV-1a, as its docstring says: the published 32-bit values of "a" and "foobar".
+    assert [total_shard(key) for key in ("a", "foobar")] == [0xE40C292C % TOTAL_SHARDS, 0xBF9CF968 % TOTAL_SHARDS]
 
 
 def test_an_invoice_s_buyer_name_is_the_first_line_of_an_address_of_several() -> None:
