@@ -44,9 +44,9 @@ class TaxTerms:
 
 
 def rate_text(percent: Decimal) -> str:
-    """A rate as stored and keyed: ``22``, ``25.5``, ``0`` (no exponent, no trailing zeros)."""
-    text = format(percent.normalize(), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    """A rate as stored and keyed: ``22``, ``25.5``, ``0`` (no exponent, no trailing zeros:
+    ``normalize`` drops the zeros, the ``f`` format the exponent it leaves on ``1E+1``)."""
+    return format(percent.normalize(), "f")
 
 
 def charged_line(amount: int, rate: Rate, *, net: int | None = None, tax: int | None = None) -> TaxLine:

@@ -439,7 +439,8 @@ def test_many_small_refunds_never_leave_the_last_one_a_negative_net() -> None:
 
 
 def test_rates_are_written_as_the_report_keys_them() -> None:
-    assert [rate_text(Decimal(x)) for x in ("22", "25.5", "0", "25.50", "10.0")] == ["22", "25.5", "0", "25.5", "10"]
+    assert [rate_text(Decimal(x)) for x in ("22", "25.5", "0", "25.50", "10.0", "100", "0.00", "7.70")] == [
+        "22", "25.5", "0", "25.5", "10", "100", "0", "7.7"]
     assert total_shard("ACC#a" + "REC#x") == total_shard("ACC#a" + "REC#x") < TOTAL_SHARDS
     assert len({total_shard(f"k{n}") for n in range(500)}) == TOTAL_SHARDS
     # FNV-1a, as its docstring says: the published 32-bit values of "a" and "foobar".
