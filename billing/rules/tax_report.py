@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from billing.rules.invoice_tax import rate_text as stored_rate_text
 from billing.rules.tax import Treatment, country_of
 from core.money import decimal_string
 
@@ -46,12 +47,12 @@ def previous_quarters(quarter: str, count: int) -> list[str]:
 
 
 def rate_text(rate: str | Decimal) -> str:
-    """A rate as the report shows it: ``"22"``, ``"25.5"``, ``"0"`` (``"22.0"`` is ``"22"``)."""
+    """A rate as the report shows it: as the invoices store it (``"22.0"`` is ``"22"``);
+    a text that is no number, as it is."""
     try:
-        value = Decimal(str(rate))
+        return stored_rate_text(Decimal(str(rate)))
     except InvalidOperation:
         return str(rate)
-    return format(value.normalize(), "f") if value else "0"
 
 
 def _rate_order(rate: str) -> tuple[int, Decimal | str]:
