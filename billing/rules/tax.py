@@ -47,6 +47,11 @@ EARLIER_STANDARD_RATES: tuple[tuple[str, date, Decimal], ...] = (
     ("RO", date(2025, 8, 1), Decimal("19")),
 )
 
+# Reduced rates the dataset lists with the country's though only a part of it applies them
+# (the country's lowest would otherwise be taken for a reduced-rate product): France's 0.9%
+# (Corsica) and 1.05% (its overseas departments). rpay taxes mainland France at 5.5%.
+REGIONAL_REDUCED_RATES: Mapping[str, frozenset[float]] = {"FR": frozenset({0.9, 1.05})}
+
 REVERSE_CHARGE_NOTE = "Reverse charge — VAT to be accounted for by the recipient (Article 196, Directive 2006/112/EC)"
 
 
@@ -60,7 +65,8 @@ class Treatment(StrEnum):
 
 class TaxCategory(StrEnum):
     """A product's VAT category. ``reduced`` is the country's lowest reduced rate (the one
-    member states apply to e-books and newspapers); the dataset does not say which goods
+    member states apply to e-books and newspapers), leaving out the rates of a part of a
+    country only (:data:`REGIONAL_REDUCED_RATES`); the dataset does not say which goods
     each reduced rate covers, so staff choose it for a product knowingly."""
 
     STANDARD = "standard"
@@ -130,7 +136,8 @@ def standard_rate(country: str, on: date) -> Decimal:
 
 def category_rate(country: str, on: date, category: TaxCategory) -> Decimal:
     if category == TaxCategory.REDUCED:
-        reduced = RATES[country_of(country)]["reduced"]
+        code = country_of(country)
+        reduced = [rate for rate in RATES[code]["reduced"] if rate not in REGIONAL_REDUCED_RATES.get(code, ())]
         if reduced:
             return Decimal(str(min(reduced)))
     return standard_rate(country, on)

@@ -78,6 +78,23 @@ def test_outside_the_eu_only_where_the_seller_is_registered() -> None:
     assert applicable_rate(ITALY, Buyer("GB"), DAY).treatment == Treatment.NOT_SUBJECT
 
 
+def test_a_seller_outside_the_eu_taxes_its_own_country_s_consumers_where_registered_there() -> None:
+    seller = Seller(country="GB", registrations={"GB": Decimal(20)})
+    assert applicable_rate(seller, Buyer("GB"), DAY) == Rate(Decimal(20), "GB", Treatment.DOMESTIC)
+    assert applicable_rate(Seller(country="GB"), Buyer("GB"), DAY) == Rate(Decimal(0), "GB", Treatment.NOT_SUBJECT)
+
+
+def test_the_reduced_category_through_the_oss_takes_the_buyer_s_country_s_lowest_reduced_rate() -> None:
+    assert applicable_rate(ITALY, Buyer("DE"), DAY, TaxCategory.REDUCED) == Rate(Decimal(7), "DE", Treatment.OSS)
+    # France's lowest reduced rates are Corsica's and its overseas departments': not the mainland's.
+    assert applicable_rate(ITALY, Buyer("FR"), DAY, TaxCategory.REDUCED).percent == Decimal("5.5")
+
+
+def test_the_regional_reduced_rates_set_aside_are_still_the_dataset_s() -> None:
+    for country, rates in tax.REGIONAL_REDUCED_RATES.items():
+        assert rates <= set(RATES[country]["reduced"]), country  # else the dataset changed: review the list
+
+
 def test_a_100_percent_coupon_leaves_nothing_to_tax() -> None:
     line = tax_line(0, applicable_rate(ITALY, Buyer("IT"), DAY), prices_include_tax=True)
     assert (line.net, line.tax, line.gross) == (0, 0, 0)
