@@ -259,3 +259,10 @@ def first_payment_confirmed(sub: Subscription, today: date):
         result = get_gateway().authenticate(out.charge_id, approve=True)
         out = batches.record_paid_charge(fresh(sub), result, run_date=today, actor="customer")
     return out
+
+
+def lose_receipts(monkeypatch: Any) -> None:
+    """The engine takes no receipt (an outage between the charge and its receipt)."""
+    def lost(*args, **kwargs):
+        raise RuntimeError("the receipt was lost")
+    monkeypatch.setattr(access, "create_receipt", lost)

@@ -24,18 +24,11 @@ from billing.models import AuditAction, SubscriptionStatus
 from core.payments.errors import GatewayError
 from core.payments.gateway import get_gateway
 from core.payments.simulated import SimulatedGateway
-from tests.builders import at_once, card, fresh, make_account, make_user, receipts_of, seed_due
+from tests.builders import at_once, card, fresh, lose_receipts, make_account, make_user, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
 
 D = date(2027, 3, 15)
-
-
-def lose_receipts(monkeypatch) -> None:
-    """The engine takes no receipt (an outage between the charge and its receipt)."""
-    def lost(*args, **kwargs):
-        raise RuntimeError("the receipt was lost")
-    monkeypatch.setattr(access, "create_receipt", lost)
 
 
 def mails_to(sub) -> list:

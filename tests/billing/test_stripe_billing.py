@@ -18,7 +18,7 @@ from billing.actions.refunds import refund_receipt
 from billing.actions.retry import retry_now
 from billing.models import SubscriptionStatus
 from devtools.localengine import free_port
-from tests.builders import BILLING_COUNTRY, fresh, make_customer, receipts_of
+from tests.builders import BILLING_COUNTRY, fresh, lose_receipts, make_customer, receipts_of
 from tests.stripe_server import authenticate_payment_in_browser, confirm_setup_in_browser, saved_card_token
 from tests.wallclock import per_test
 
@@ -97,11 +97,8 @@ def test_the_reconciliation_records_a_paymentintent_whose_receipt_was_lost(moto_
                                                                           monkeypatch) -> None:
     sub = stripe_due(stripe_gateway, localstripe, 5)
 
-    def lost(*args, **kwargs):
-        raise RuntimeError("the receipt was lost")
-
     with monkeypatch.context() as mp:
-        mp.setattr(access, "create_receipt", lost)
+        lose_receipts(mp)
         first = batches.run_payments(run_date=TODAY, workers=1, reconcile=False)
     assert first.counts["errors"] == 1 and not receipts_of(sub)
     mail.outbox.clear()

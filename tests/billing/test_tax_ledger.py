@@ -27,7 +27,7 @@ from billing.models import Account, TaxTotal
 from billing.rules.invoice_tax import TOTAL_SHARDS, rate_text, refund_share, total_shard
 from core.payments.gateway import get_gateway
 from tests.billing.test_data_rights import tables as tables  # the billing and shop tables (a fixture)
-from tests.builders import at_once, card, due_subscription, fresh, receipts_of
+from tests.builders import at_once, card, due_subscription, fresh, lose_receipts, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -141,11 +141,8 @@ def test_a_receipt_written_late_keeps_the_price_terms_its_charge_was_made_under(
     sub = due(0, country="IT", amount=1000)
     access.batch_items([sub])
 
-    def lost(*args, **kwargs):
-        raise RuntimeError("the receipt was lost")
-
     with monkeypatch.context() as mp, at(D):
-        mp.setattr(access, "create_receipt", lost)
+        lose_receipts(mp)
         first = batches.run_payments(run_date=D, workers=1, catch_up_days=0, reconcile=False)
     assert first.counts["errors"] == 1 and not receipts_of(sub)
     use_seller(monkeypatch, include=not charged_inclusive)
