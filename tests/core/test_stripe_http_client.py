@@ -68,10 +68,14 @@ def test_new_worker_threads_reuse_the_pools_connections(stripe_gateway) -> None:
         assert all(paid)
 
     run("first")
-    opened = client.opened
-    assert 1 <= opened <= 8  # at most one per thread sending at once
+    assert 1 <= client.opened <= 8  # at most one per thread sending at once
     run("second")
-    assert client.opened == opened  # the next run's threads took the same connections
+    run("third")
+    # The later runs' threads took the pool's connections: never more than the most threads
+    # sending at once (8). A run may open one its predecessor did not need (7 sent at once
+    # in one run, 8 in the next), so the count is bounded, not frozen. A connection per
+    # thread would have opened one per thread and run: 24 or so.
+    assert client.opened <= 8
 
 
 def test_a_connection_the_server_closed_is_replaced_at_once(stripe_gateway) -> None:
