@@ -1,11 +1,12 @@
 """Error reporting to Sentry (``SENTRY_DSN``; sentry-sdk with its Django integration).
 
-Nothing a customer typed into a card form, no secret and no session may leave: the SDK
-sends no personal data (``send_default_pii=False``), and ``scrub`` runs on every event
+Nothing a customer typed into a card form, no secret, no session and no e-mail address may
+leave: the SDK sends no personal data (the SDK's default), and ``scrub`` runs on every event
 before it is sent. It drops request bodies, cookies and credentials' headers, blanks
 any field named like a secret (card number, CVC, password, token, key...) at any depth,
 and replaces any run of 12 to 19 digits (spaces and dashes allowed) that passes the Luhn
-check (a card number) wherever it appears, in messages and local variables alike.
+check (a card number), and any e-mail address (the account models' reprs carry the
+customer's), wherever they appear, in messages and local variables alike.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ SECRET_NAMES = re.compile(r"card|cvc|cvv|pan\b|password|passwd|secret|token|api_
                           r"|csrf|dsn|signature", re.I)
 # 12-19 digits, possibly grouped by spaces or dashes: what a card number looks like.
 CARD_LIKE = re.compile(r"(?<!\d)(?:\d[ -]?){11,18}\d(?!\d)")
+# An e-mail address: a customer's is personal data, and the account's key (``ACC#...``)
+# already tells the operator whose record it was.
+EMAIL_LIKE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 DROPPED_REQUEST_PARTS = ("data", "cookies", "env")
 
 
@@ -32,11 +36,12 @@ def _luhn(digits: str) -> bool:
 
 
 def scrub_text(text: str) -> str:
-    """``text`` with every card-number-like run that passes Luhn replaced."""
+    """``text`` with every card-number-like run that passes Luhn, and every e-mail address,
+    replaced."""
     def hide(match: re.Match[str]) -> str:
         digits = re.sub(r"[ -]", "", match.group(0))
         return SCRUBBED if 12 <= len(digits) <= 19 and _luhn(digits) else match.group(0)
-    return CARD_LIKE.sub(hide, text)
+    return EMAIL_LIKE.sub(SCRUBBED, CARD_LIKE.sub(hide, text))
 
 
 def _scrub(value: Any) -> Any:
@@ -65,6 +70,8 @@ def init_sentry(dsn: str, *, environment: str, transport: Any = None) -> None:
     import sentry_sdk
     from sentry_sdk.integrations.django import DjangoIntegration
 
+    # No personal data: neither ``send_default_pii`` (deprecated) nor ``data_collection`` is
+    # given, and the SDK then collects none (tests/core/test_ops.py reads the events it sends).
     sentry_sdk.init(dsn=dsn, environment=environment, integrations=[DjangoIntegration()],
-                    send_default_pii=False, before_send=scrub, max_request_body_size="never",
+                    before_send=scrub, max_request_body_size="never",
                     include_local_variables=True, transport=transport)

@@ -267,15 +267,19 @@ def test_sentry_events_carry_no_card_number_cvc_secret_or_session(settings, cust
     assert "4242424242424242" not in text and "sk_live_abc" not in text
     assert "sessionid" not in text and "csrftoken" not in text
     assert sentry.SCRUBBED in text
+    # No personal data: no user in the event, and not the customer's e-mail address, which
+    # the account in the frames' local variables carries.
+    user = get_user_model().objects.get(pk=customer.user_id)
+    assert user.email not in text and all("user" not in event for event in recorder.events)
 
 
 def test_the_scrubber_hides_card_numbers_anywhere_and_keeps_other_numbers() -> None:
-    event = {"message": f"charge of {CARD} failed; order 123456 of 2027-03-15",
+    event = {"message": f"charge of {CARD} failed; order 123456 of 2027-03-15 for ann.oneil+x@mail.example.co.uk",
              "extra": {"card_number": "x", "nested": ["4000-0000-0000-0002", 42]},
              "request": {"data": {"cvc": "123"}, "cookies": {"sessionid": "s"}, "headers": {"Cookie": "s"}}}
     clean = sentry.scrub(event)
     assert CARD not in json.dumps(clean) and "4000-0000-0000-0002" not in json.dumps(clean)
-    assert "order 123456 of 2027-03-15" in clean["message"]
+    assert clean["message"].endswith(f"order 123456 of 2027-03-15 for {sentry.SCRUBBED}")
     assert clean["extra"]["card_number"] == sentry.SCRUBBED
     assert "data" not in clean["request"] and "cookies" not in clean["request"]
     assert clean["request"]["headers"]["Cookie"] == sentry.SCRUBBED
