@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from core.payments.gateway import luhn_valid, normalize_card_number
+
 SCRUBBED = "[scrubbed]"
 SECRET_NAMES = re.compile(r"card|cvc|cvv|pan\b|password|passwd|secret|token|api_?key|authorization|cookie|session"
                           r"|csrf|dsn|signature", re.I)
@@ -25,22 +27,11 @@ EMAIL_LIKE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 DROPPED_REQUEST_PARTS = ("data", "cookies", "env")
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
 def scrub_text(text: str) -> str:
     """``text`` with every card-number-like run that passes Luhn, and every e-mail address,
     replaced."""
     def hide(match: re.Match[str]) -> str:
-        digits = re.sub(r"[ -]", "", match.group(0))
-        return SCRUBBED if 12 <= len(digits) <= 19 and _luhn(digits) else match.group(0)
+        return SCRUBBED if luhn_valid(normalize_card_number(match.group(0))) else match.group(0)
     return EMAIL_LIKE.sub(SCRUBBED, CARD_LIKE.sub(hide, text))
 
 
