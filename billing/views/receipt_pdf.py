@@ -41,6 +41,7 @@ from billing.templatetags.invoice import party_country, vat_rate_text
 from core.localformat import local_date
 from core.money import format_with_symbol
 
+NO_BREAK_SPACE = "\xa0"
 CJK_FONT = "WenQuanYiMicroHei"  # Hangul, Chinese, Latin: embedded (a subset) in each PDF
 CJK_LANGUAGES = ("ko", "zh")  # receipts set in CJK_FONT throughout
 WON_SIGN, FULLWIDTH_WON_SIGN = 0x20A9, 0xFFE6
@@ -87,8 +88,14 @@ def _paragraph(text: str, style: ParagraphStyle, language: str | None) -> Paragr
 
 def _day(value: str | None) -> str:
     """A stored ISO date (or timestamp) in the receipt's language ("30 November 2026",
-    "2026년 11월 30일")."""
-    return local_date(value, "j F Y") or "—"
+    "2026년 11월 30일"), its spaces no-break: a narrow cell wraps between two dates, never
+    inside one ("4 December 2026 – 3" / "January 2027")."""
+    return (local_date(value, "j F Y") or "—").replace(" ", NO_BREAK_SPACE)
+
+
+def _period(start: str | None, end: str | None) -> str:
+    """A period as two dates, the line break (if the cell needs one) after the dash."""
+    return f"{_day(start)}{NO_BREAK_SPACE}– {_day(end)}"
 
 
 def _lines(text: str) -> str:
@@ -106,7 +113,7 @@ def receipt_rows(receipt: Receipt) -> list[tuple[str, str]]:
         (_("Receipt number"), receipt.Number or "—"),
         (_("Date paid"), _day(receipt.ProcessedDate)),
         (_("Product"), f"{receipt.ProductName or receipt.SKU} ({receipt.SKU})"),
-        (_("Period"), f"{_day(receipt.PeriodStart or receipt.BillingDate)} – {_day(receipt.PeriodEnd)}"),
+        (_("Period"), _period(receipt.PeriodStart or receipt.BillingDate, receipt.PeriodEnd)),
         (_("Billed to"), receipt.Email or "—"),
     ]
     if receipt.BillingAddress:  # the name and address given with the card, on one line each
@@ -267,7 +274,7 @@ def render_document_pdf(document: Document, extra_rows: list[tuple[str, str]] | 
     lines = [[para(_("Description")), para(_("Period")), para(_("Net")), para(_("VAT rate")), para(_("VAT")),
               para(_("Gross"))]]
     for line in document.lines:
-        period = f"{_day(line.period_start)} – {_day(line.period_end)}" if line.period_end else ""
+        period = _period(line.period_start, line.period_end) if line.period_end else ""
         lines.append([para(line.description or "—"), para(period), para(money(line.net)),
                       para(vat_rate_text(line.rate)), para(money(line.tax)), para(money(line.gross))])
     lines.append([para(_("Totals per VAT rate"), "Heading5"), "", "", "", "", ""])

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+import time_machine
 from django.core import mail
 from django.urls import reverse
 from django.utils import translation
@@ -34,6 +36,20 @@ from tests.billing.test_portal_receipt_pages import SELLER
 from tests.builders import TEST_CARD, make_user, paid_receipt, subscribe
 
 pytestmark = pytest.mark.django_db
+
+# Days whose dates are long, short, leap and at a year's end: an invoice's period is built
+# from today, and a test must pass on every day of the year, not only on today's.
+PINNED_DAYS = [date(2027, 1, 31), date(2028, 2, 29), date(2026, 12, 4), date(2026, 12, 31)]
+
+
+@pytest.fixture(autouse=True)
+def pinned_day(request: pytest.FixtureRequest) -> Iterator[date]:
+    """Every test here runs on a fixed day (the one a test asks for with ``day``, else
+    4 December 2026, whose period "4 December 2026 – 3 January 2027" once broke a date
+    across two lines of the PDF)."""
+    day = getattr(request, "param", date(2026, 12, 4))
+    with time_machine.travel(datetime(day.year, day.month, day.day, 12, tzinfo=UTC), tick=False):
+        yield day
 
 SELLER_NAME = "Rossi Abbonamenti S.r.l."
 SELLER_ADDRESS = "Via Roma 1\n20121 Milano"
@@ -99,8 +115,19 @@ def pdf_lines(content: bytes, tmp_path) -> str:
         pytest.skip("pdftotext is missing: apt-get install poppler-utils")
     pdf = tmp_path / "document.pdf"
     pdf.write_bytes(content)
-    return subprocess.run(["pdftotext", "-raw", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, check=True,
+    text = subprocess.run(["pdftotext", "-raw", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, check=True,
                           timeout=60).stdout.decode()
+    return text.replace("\xa0", " ")  # a date's no-break spaces (it never wraps inside itself)
+
+
+@pytest.mark.parametrize("pinned_day", PINNED_DAYS, indirect=True, ids=str)
+def test_an_invoice_period_breaks_between_its_dates_never_inside_one(customer, pinned_day, tmp_path) -> None:
+    receipt = invoice_receipt(customer, CASES["domestic"])
+    start, end = local_date(receipt.PeriodStart, "j F Y"), local_date(receipt.PeriodEnd, "j F Y")
+    assert receipt.PeriodStart == pinned_day.isoformat()
+    lines = pdf_lines(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content, tmp_path).splitlines()
+    assert any(line.endswith(start + " –") or line.endswith(f"{start} – {end}") for line in lines), lines
+    assert any(end in line for line in lines), lines
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
