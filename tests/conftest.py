@@ -8,6 +8,7 @@ DynamoDB operations made through botocore's event hooks.
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 import os
 import threading
@@ -55,13 +56,24 @@ if UNDER_MUTMUT:
 MUTANT_TEST_TIMEOUT = 90
 
 
+# The fixtures through which a test reaches Django's own database (users, sessions, the
+# log-in throttle); pytest-django refuses the database to every other test ("Database
+# access not allowed"), so ``-m django_database`` selects every test that can touch it:
+# CI's second pass runs just those on PostgreSQL (tests/test_database_marker.py).
+DJANGO_DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
+                            "live_server"}
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A test on the local engine is marked so, whichever fixture brings it in: ``-m "not
     # local_engine"`` (mutmut's runs, a machine without Java) then leaves it out.
     for item in items:
-        if {"local_engine", "local_table"} & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if {"local_engine", "local_table"} & fixtures:
             item.add_marker(pytest.mark.local_engine)
+        if DJANGO_DATABASE_FIXTURES & fixtures or item.get_closest_marker("django_db"):
+            item.add_marker(pytest.mark.django_database)
     if UNDER_MUTMUT:
         for item in items:
             item.add_marker(pytest.mark.timeout(MUTANT_TEST_TIMEOUT, method="signal"))
@@ -165,6 +177,58 @@ def _serialize_moto_requests() -> None:
         setattr(DynamoDBBackend, name, serialized)
 
 
+def _roll_back_moto_transactions_item_by_item() -> None:
+    """moto keeps a TransactWriteItems all-or-nothing by deep-copying each table it touches
+    before it starts, whatever the table's size: with a few hundred items a transaction
+    costs a third of a second (85% of ``seed_demo``'s time on moto), and the suite spends
+    minutes in it. Here a transaction copies only the items it names, and a cancelled one
+    puts those back: the same outcome (the whole transaction or nothing), as DynamoDB's. The
+    requests already take turns (above), so no other request sees the table meanwhile."""
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.models.table import Table
+
+    real = DynamoDBBackend.transact_write_items
+    if getattr(real, "item_by_item", False):
+        return
+
+    def keys_of(table: Table, op: dict) -> tuple:
+        key = op["Item"] if "Item" in op else op["Key"]
+        hash_value = DynamoType(key[table.hash_key_attr])
+        range_value = DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
+        return hash_value, range_value
+
+    def transact_write_items(self, transact_items, *args, **kwargs):
+        before = []
+        for entry in transact_items:
+            with contextlib.suppress(Exception):  # a malformed operation fails before it writes
+                op = next(iter(entry.values()))
+                table = self.tables[op["TableName"]]
+                hash_value, range_value = keys_of(table, op)
+                before.append((table, hash_value, range_value,
+                               copy.deepcopy(table.get_item(hash_value, range_value))))
+        Table.__deepcopy__ = lambda table, memo: table  # moto's whole-table backup: not needed
+        try:
+            return real(self, transact_items, *args, **kwargs)
+        except Exception:
+            for table, hash_value, range_value, item in reversed(before):
+                if range_value is None:
+                    table.items.pop(hash_value, None)
+                    if item is not None:
+                        table.items[hash_value] = item
+                else:
+                    table.items[hash_value].pop(range_value, None)
+                    if item is not None:
+                        table.items[hash_value][range_value] = item
+            raise
+        finally:
+            del Table.__deepcopy__
+
+    transact_write_items.item_by_item = True
+    DynamoDBBackend.transact_write_items = transact_write_items
+
+
+_roll_back_moto_transactions_item_by_item()
 _serialize_moto_requests()
 
 
