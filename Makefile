@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP_PY := $(VENV)/.installed
 STAMP_NODE := node_modules/.installed
 
-.PHONY: install java run test test-postgres bench lint clean mutate messages messages-check image walkthrough
+.PHONY: install java run test test-fast test-postgres bench lint clean mutate messages messages-check image walkthrough
 
 # The compiled translations (docs/I18N.md): one .mo per .po, built by Babel.
 MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
@@ -48,13 +48,24 @@ java: $(STAMP_PY)
 run: install
 	$(PY) scripts/dev.py
 
-test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+# The suite runs on every core (pytest-xdist, one worker per core: `make test
+# PYTEST_WORKERS=0` runs it in one process). Each worker has its own DynamoDB Local,
+# localstripe, PostgreSQL and Chromium, and its own tables (docs/DEVELOPMENT.md, "Tests").
+PYTEST_WORKERS ?= auto
+PYTEST := $(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal
 
-# The whole suite with Django's tables on a throw-away PostgreSQL server (devtools/localpostgres.py;
-# needs Debian's postgresql package). `make test` uses SQLite.
+test: install
+	$(PYTEST) $(PYTEST_ARGS)
+
+# The inner loop: no browser, no DynamoDB Local, no long property runs (about a third of the suite's time).
+test-fast: install
+	$(PYTEST) -m "not browser and not local_engine and not slow" $(PYTEST_ARGS)
+
+# The tests that reach Django's own tables (marked django_database by tests/conftest.py), on
+# a throw-away PostgreSQL server (devtools/localpostgres.py; needs Debian's postgresql package).
+# `make test` runs every test with SQLite; no other test can touch Django's database.
 test-postgres: install
-	TEST_DATABASE=postgres REQUIRE_POSTGRES=1 $(PY) -m pytest $(PYTEST_ARGS)
+	TEST_DATABASE=postgres REQUIRE_POSTGRES=1 $(PYTEST) -m django_database $(PYTEST_ARGS)
 
 # The production walk-through for real: PostgreSQL, DynamoDB Local, localstripe, gunicorn
 # with DJANGO_DEBUG=0; sign-up, subscription, receipt PDF, staff log-in (about a minute).

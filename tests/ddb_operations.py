@@ -179,6 +179,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # mutant's run is a small selection anyway.
     if os.environ.get("MUTANT_UNDER_TEST") is None:
         botocore.client.BaseClient._make_api_call = _recording_make_api_call
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_MergeWorkers(), "ddb-operations-xdist")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -197,7 +199,24 @@ def ran_whole_suite(session: pytest.Session) -> bool:
             and session.testsfailed == 0 and session.testscollected > 0 and not missing_packages())
 
 
+class _MergeWorkers:
+    """Under pytest-xdist each worker records its own share of the run: the controller adds
+    up what the workers send back, and judges the policies once, for the whole run."""
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        shared = getattr(node, "workeroutput", {}).get("ddb_operations")
+        if shared:
+            with RECORDER.lock:
+                for kind in ("runtime", "setup", "tests"):
+                    getattr(RECORDER, kind).update(shared[kind])
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller judges
+        workeroutput["ddb_operations"] = RECORDER.as_json()
+        return
     if not (RECORDER.runtime or RECORDER.setup or RECORDER.tests) or not RUNTIME_POLICY.exists():
         return
     REPORT.parent.mkdir(exist_ok=True)
