@@ -64,6 +64,12 @@ DJANGO_DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences
                             "live_server"}
 
 
+def asks_for_a_database(marker: pytest.Mark | None) -> bool:
+    """A ``django_db`` mark opens Django's database, unless it names none (``databases=[]``:
+    the state machines use the mark only for pytest-django's settings)."""
+    return marker is not None and marker.kwargs.get("databases", marker.args[2] if len(marker.args) > 2 else None) != []
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A test on the local engine is marked so, whichever fixture brings it in: ``-m "not
@@ -72,7 +78,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         fixtures = set(getattr(item, "fixturenames", ()))
         if {"local_engine", "local_table"} & fixtures:
             item.add_marker(pytest.mark.local_engine)
-        if DJANGO_DATABASE_FIXTURES & fixtures or item.get_closest_marker("django_db"):
+        if DJANGO_DATABASE_FIXTURES & fixtures or asks_for_a_database(item.get_closest_marker("django_db")):
             item.add_marker(pytest.mark.django_database)
     if UNDER_MUTMUT:
         for item in items:

@@ -36,3 +36,10 @@ def test_no_test_code_lifts_pytest_djangos_database_block() -> None:
     lifting = [str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
                if path != Path(__file__).resolve() and re.search(r"django_db_blocker|\.unblock\(", path.read_text())]
     assert lifting == []
+
+
+@pytest.mark.django_db(databases=[])
+def test_a_test_that_names_no_database_is_not_marked_and_cannot_reach_one(request: pytest.FixtureRequest) -> None:
+    assert request.node.get_closest_marker("django_database") is None
+    with pytest.raises(Exception, match="not allowed"):
+        User.objects.count()
