@@ -15,8 +15,10 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, date, datetime
 
 import pytest
+import time_machine
 
 # moto and the local engine accept any credentials; never pick up a developer's real ones.
 os.environ["AWS_ACCESS_KEY_ID"] = "testing"
@@ -341,6 +343,25 @@ def wall_clock_days(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
     (tests/wallclock.py): a run that crosses midnight must not compare yesterday with today."""
     if wallclock.wanted_by(request):
         wallclock.refresh(monkeypatch)
+
+
+# RPAY_TEST_DAY=2028-02-29 (make test-days): a test that builds dates from today runs on
+# that day, so a date that breaks only on some days of the year (a leap day, a month's or a
+# year's end, a long month name) breaks in CI, not on the day it comes. Its clock starts
+# at noon UTC and runs. Not for a test that meets another process's clock (localstripe,
+# a live server, a browser, DynamoDB Local, PostgreSQL): those keep the machine's day.
+TEST_DAY = os.environ.get("RPAY_TEST_DAY")
+OTHER_CLOCKS = {"localstripe", "stripe_gateway", "live_server", "local_engine", "local_table", "postgres_server"}
+
+
+@pytest.fixture(autouse=True)
+def test_day(request: pytest.FixtureRequest) -> Iterator[None]:
+    if not TEST_DAY or OTHER_CLOCKS & set(request.fixturenames) or request.node.get_closest_marker("browser"):
+        yield
+        return
+    day = date.fromisoformat(TEST_DAY)
+    with time_machine.travel(datetime(day.year, day.month, day.day, 12, tzinfo=UTC), tick=True):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -36,3 +36,11 @@ def test_a_declared_constant_is_read_again_when_a_test_starts(monkeypatch) -> No
     with time_machine.travel(datetime(2027, 1, 2, 12, 0, tzinfo=UTC), tick=False):
         wallclock.refresh(monkeypatch)
     assert date(2027, 1, 2) == sys.modules[__name__].DECLARED_DAY
+
+
+def test_a_test_runs_on_the_test_day_when_one_is_set() -> None:
+    """make test-days sets RPAY_TEST_DAY: then "today" is that day for a test like this one."""
+    from tests.conftest import TEST_DAY
+
+    expected = TEST_DAY or datetime.now(tz=UTC).date().isoformat()
+    assert date.today().isoformat() == expected
