@@ -373,7 +373,8 @@ def assert_no_personal_field(order_id: str, personal: tuple[str, ...], years: in
         if item["EntityType"]["S"] == "invoice":
             issued = date.fromisoformat(item["IssuedAt"]["S"][:10])
             ttl = datetime.fromtimestamp(int(item["TTL"]["N"]), UTC).date()
-            assert ttl == issued.replace(year=issued.year + years)
+            leap_day = (issued.month, issued.day) == (2, 29)  # kept to the 28th of a year without one
+            assert ttl == issued.replace(year=issued.year + years, day=28 if leap_day else issued.day)
             continue
         assert not [p for p in personal if p in json.dumps(item)], item
         assert "ShippingAddress" not in item and "CardToken" not in item and "Address" not in item

@@ -5,9 +5,11 @@ payment batch's receipt e-mail carries the number."""
 from __future__ import annotations
 
 import threading
-from datetime import date
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
 
 import pytest
+import time_machine
 from django.core import mail
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
@@ -21,6 +23,14 @@ from tests.builders import make_account, make_subscription, receipts_of, seed_du
 pytestmark = pytest.mark.django_db(databases=[])
 
 D = date(2027, 3, 15)
+
+
+@pytest.fixture(autouse=True)
+def on_the_billing_day() -> Iterator[None]:
+    """The tests bill on D and read the receipts back: on D, not on whatever day the suite
+    runs (200 days after D the receipts would have expired and read as gone)."""
+    with time_machine.travel(datetime(D.year, D.month, D.day, 12, tzinfo=UTC), tick=True):
+        yield
 
 
 def sequence(number: str) -> int:

@@ -27,7 +27,14 @@ from billing.management.demo_tax import (
 )
 from billing.models import Account, Card, Subscription
 from billing.rules.lifecycle import CancelMode
-from billing.rules.schedule import add_months, anchor_date, first_payment_date, period_end, reminder_date
+from billing.rules.schedule import (
+    add_months,
+    anchor_date,
+    first_payment_date,
+    next_payment_date,
+    period_end,
+    reminder_date,
+)
 from billing.rules.switch import SwitchRefused
 from core.clock import billing_today
 from core.dynamo.command import BillingCommand
@@ -265,9 +272,13 @@ class Command(BillingCommand):
                     reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product.Name,
                     billing_address=card.Details.BillingAddress, card_id=card.card_id,
                 )
-                # Paid every month from eight months ago up to (not including) today.
+                # Paid every month from eight months ago up to today. A subscription without
+                # a day of its own pays today (the payment run's states are shown on it); one
+                # whose day falls today has paid already, as after the morning's run: else on
+                # that day of the month the demo's "cancelled at the end of its period" ended
+                # yesterday, and the portal's states would depend on the day it was seeded.
                 billed_dates = [anchor_date(*add_months(today.year, today.month, -n), day) for n in range(8, -1, -1)]
-                billed_dates = [d for d in billed_dates if d < today]
+                billed_dates = [d for d in billed_dates if d < today or (d == today and payment_day is not None)]
                 for billed in billed_dates:
                     if billed + timedelta(days=settings.RECEIPT_RETENTION_DAYS) < today:
                         # Past its retention, the table's TTL would delete the receipt (the
@@ -287,7 +298,7 @@ class Command(BillingCommand):
                     )
                 last_paid = billed_dates[-1] if billed_dates else None
                 # Bring the schedule up to date as the payment batch would have.
-                next_payment = first_payment_date(day, today)
+                next_payment = next_payment_date(day, today) if today in billed_dates else first_payment_date(day, today)
                 remind = reminder_date(next_payment, settings.REMINDER_DAYS_BEFORE, today)
                 access.set_schedule(
                     sub, next_payment=next_payment, last_payment=last_paid or created,
