@@ -71,10 +71,23 @@ def batch_runs(request: HttpRequest) -> HttpResponse:
         kinds.append({"kind": kind, "title": title, "empty": empty, "runs": [{
             "run": run,
             "status": run.status_at(now),
-            "counts": sorted((run.Counts or {}).items()),
+            "counts": count_rows(run.Counts or {}),
             "failures": [failure_text(f) for f in run.Failures or []],
         } for run in runs]})
     return render_staff(request, "staff/runs.html", gettext("Batch runs"), {"kinds": kinds})
+
+
+def count_rows(counts: dict[str, int]) -> list[tuple[str, str]]:
+    """A run's counts as staff read them: the money charged ("charged:EUR" holds minor
+    units) as an amount in its currency, "charged: €2.99 EUR" and never "EUR: 299"."""
+    rows = []
+    for name, value in sorted(counts.items()):
+        kind, _, currency = name.partition(":")
+        if kind == "charged" and currency:
+            rows.append((gettext("charged"), format_with_code(int(value), currency)))
+        else:
+            rows.append((name, str(value)))
+    return rows
 
 
 def failure_text(failure: object) -> str:

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
+import time_machine
 from django.conf import settings
 from django.urls import reverse
 
-from billing import access
+from billing import access, batches
 from billing.models import BatchRun
 from billing.rules.projection import coming_charges
 from core.clock import billing_today
-from tests.builders import make_account, make_customer_with_history, make_subscription, make_user
+from core.money import format_with_code
+from tests.builders import (
+    make_account,
+    make_customer_with_history,
+    make_subscription,
+    make_user,
+    receipts_of,
+    seed_due,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -322,3 +331,24 @@ def test_a_coupon_without_dates_says_no_end(staff_client, moto_table) -> None:
     row = html.split('data-testid="coupon-FOREVER5"')[1].split("</tr>")[0]
     assert "no end" in row and "…" not in row
     assert "2027-06-01 – no end" in html.split('data-testid="coupon-JUNE"')[1].split("</tr>")[0]
+
+
+def test_a_payment_runs_charged_money_is_an_amount_in_its_currency(staff_client, moto_table) -> None:
+    """The run records what it charged in minor units per currency; the page shows each as
+    money, the same figure as the receipts the run wrote ("EUR: 299" was minor units)."""
+    due = date(2027, 3, 15)
+    subs = seed_due(2, due=due, amount=299, currency="EUR") + seed_due(1, due=due, prefix="j", amount=1500,
+                                                                       currency="JPY")
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        batches_summary = batches.run_payments(run_date=due, workers=1)
+    html = staff_client.get(reverse("admin:staff_runs")).content.decode()  # the staff's session is today's
+    assert batches_summary.counts["charged:EUR"] == 598
+    paid = Counter()
+    for sub in subs:
+        for receipt in receipts_of(sub):
+            paid[receipt.Currency] += int(receipt.ProcessedAmount)
+    table = html.split('data-testid="runs-payments"')[1].split("</table>")[0]
+    for currency, amount in paid.items():
+        assert f"charged: {format_with_code(amount, currency)}" in table
+    assert "EUR: 598" not in table and "charged:EUR" not in table
+
