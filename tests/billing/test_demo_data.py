@@ -63,6 +63,8 @@ def test_the_demo_shows_a_renewal_waiting_for_the_bank_and_two_disputes(client, 
     assert disputes.status_code == 200
     assert [r["entry"].Status for r in disputes.context["rows"]].count("needs_response") == 1
     assert [r["entry"].Status for r in disputes.context["rows"]].count("won") == 1
+    now = access.utc_now().isoformat()
+    assert all(r["entry"].OpenedAt <= now for r in disputes.context["rows"])  # none opened in the future
 
 
 def test_seed_demo_on_stripe_makes_customers_and_payment_methods(client, moto_table, stripe_gateway) -> None:

@@ -210,7 +210,10 @@ def show_a_dispute(subs: dict[str, Subscription], today: date) -> None:
         if not receipts:
             continue
         receipt = receipts[-1 if newest else 0]
-        opened = datetime.fromisoformat(receipt.ProcessedDate) + timedelta(days=12)
+        # Twelve days after the charge, or an hour ago when that is still to come (the
+        # newest receipt may be days old): a dispute is never opened in the future.
+        charged = datetime.fromisoformat(receipt.ProcessedDate)
+        opened = max(charged, min(charged + timedelta(days=12), access.utc_now() - timedelta(hours=1)))
         dispute = Dispute(dispute_id=f"dp_demo_{sub.sub_id}", charge_id=receipt.ChargeId,
                           amount=int(receipt.ProcessedAmount), currency=receipt.Currency,
                           reason="fraudulent" if newest else "product_not_received", status="needs_response",
