@@ -84,7 +84,7 @@ def count_rows(counts: dict[str, int]) -> list[tuple[str, str]]:
     for name, value in sorted(counts.items()):
         kind, _, currency = name.partition(":")
         if kind == "charged" and currency:
-            rows.append((gettext("charged"), format_with_code(int(value), currency)))
+            rows.append((kind, format_with_code(int(value), currency)))  # named as the other counts
         else:
             rows.append((name, str(value)))
     return rows
