@@ -66,3 +66,25 @@ def test_two_operations_on_one_item_are_refused_and_change_nothing(table) -> Non
             {"Delete": {"TableName": name, "Key": key("A", "X")}},
         ])
     assert everything(client, name) == before
+
+
+def test_moto_answers_item_operations_as_its_own_serializer_would(moto_table, monkeypatch) -> None:
+    """tests/conftest.py writes moto's answers to item operations straight as JSON; with
+    RPAY_CHECK_MOTO_JSON=1 each answer is compared with moto's serializer's, and differs in nothing."""
+    monkeypatch.setenv("RPAY_CHECK_MOTO_JSON", "1")
+    client, name = dynamodb_client(), settings.DYNAMODB_TABLE
+    client.put_item(TableName=name, Item={**item("A", "1", State="x"), "N": {"N": "12.5"}, "L": {"L": [{"S": "a"}]},
+                                          "M": {"M": {"b": {"BOOL": True}}}, "SS": {"SS": ["p", "q"]}},
+                    ReturnValues="ALL_OLD")
+    client.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": item("A", str(n))}} for n in range(2, 6)]})
+    assert client.get_item(TableName=name, Key=key("A", "1"))["Item"]["N"] == {"N": "12.5"}
+    client.update_item(TableName=name, Key=key("A", "2"), UpdateExpression="SET #s = :s", ReturnValues="ALL_NEW",
+                       ExpressionAttributeNames={"#s": "State"}, ExpressionAttributeValues={":s": {"S": "y"}})
+    page = client.query(TableName=name, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "A"}},
+                        Limit=2, ReturnConsumedCapacity="TOTAL")
+    assert page["Count"] == 2 and "LastEvaluatedKey" in page
+    assert client.scan(TableName=name, Select="COUNT")["Count"] >= 5
+    client.batch_get_item(RequestItems={name: {"Keys": [key("A", "1"), key("A", "9")]}})
+    client.transact_get_items(TransactItems=[{"Get": {"TableName": name, "Key": key("A", "3")}}])
+    client.transact_write_items(TransactItems=[{"Delete": {"TableName": name, "Key": key("A", "4")}}])
+    client.delete_item(TableName=name, Key=key("A", "5"), ReturnValues="ALL_OLD")
