@@ -55,6 +55,23 @@ def port_in_use(port: int, host: str = HOST) -> bool:
 _VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?')
 
 
+def stop_process(process: subprocess.Popen[bytes], timeout: float, *, group: bool = True) -> None:
+    """SIGTERM (to the process group, or with ``group=False`` to the process alone, as
+    gunicorn's graceful stop wants), SIGKILL to the group if it has not gone after ``timeout``."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            if group:
+                os.killpg(process.pid, signal.SIGTERM)
+            else:
+                process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=timeout)
+
+
 def parse_java_version(banner: str) -> int | None:
     """The feature release in ``java -version`` output: 17 for "17.0.15", 8 for "1.8.0_392"."""
     match = _VERSION.search(banner)

@@ -20,7 +20,6 @@ import argparse
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from devtools.localengine import HOST, port_in_use
+from devtools.localengine import HOST, port_in_use, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 # Any key localstripe accepts; the publishable one is what the pages give Stripe.js.
@@ -79,15 +78,7 @@ class LocalStripe:
         return self.process.poll() is None
 
     def stop(self, timeout: float = 10) -> None:
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=timeout)
+        stop_process(self.process, timeout)
 
 
 def _answers(url: str) -> bool:

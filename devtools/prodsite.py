@@ -13,7 +13,6 @@ import contextlib
 import http.cookiejar
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from devtools.localengine import HOST, free_port
+from devtools.localengine import HOST, free_port, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,15 +77,7 @@ class Gunicorn:
 
     def stop(self, timeout: float = 30) -> int | None:
         """SIGTERM (gunicorn's graceful stop), SIGKILL after ``timeout``; the exit code."""
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=timeout)
+        stop_process(self.process, timeout, group=False)
         return self.process.returncode
 
 
