@@ -320,8 +320,8 @@ def scan_run(token: str, workers: int, ledger: str) -> dict:
     """The naive way: Scan the whole table for due subscriptions, then the same take_payment."""
     from django.core import mail
 
-    from billing import batches
     from billing.models import Subscription
+    from billing.operations.payments import take_payment
     from core.payments.simulated import SimulatedGateway
 
     day = next_day()
@@ -339,7 +339,7 @@ def scan_run(token: str, workers: int, ledger: str) -> dict:
         scan_seconds = time.monotonic() - started
         assert len(due) == by_query == DUE
         with ThreadPoolExecutor(workers) as pool:
-            outcomes = list(pool.map(lambda s: batches.take_payment(s, run_date=day, gateway=gateway), due))
+            outcomes = list(pool.map(lambda s: take_payment(s, run_date=day, gateway=gateway), due))
     elapsed = time.monotonic() - started
     assert sum(o.status == "paid" for o in outcomes) == DUE
     return {"elapsed": elapsed, "rate": DUE / elapsed, "requests": dict(requests.ops),

@@ -8,7 +8,7 @@ chosen tests in seconds instead. Run it from mutmut's ``mutants/`` directory (or
 it with the current tests copied in):
 
     cd mutants && ../.venv/bin/python ../scripts/mutants_recheck.py \\
-        billing.batches.payments.x__paid__mutmut_3,billing.batches.payments.x__paid__mutmut_9 \\
+        billing.operations.payments.x__paid__mutmut_3,billing.operations.payments.x__paid__mutmut_9 \\
         tests/billing/test_payment_paths.py tests/billing/test_money_path_mutants.py
 
 It prints ``killed <mutant>`` or ``SURVIVED <mutant>`` (or ``exit <code> <mutant>``) per mutant.

@@ -78,7 +78,8 @@ def main() -> None:
         from django.conf import settings
         from django.core import mail
 
-        from billing import access, batches
+        from billing import access
+        from billing.operations.payments import take_payment
 
         day = bench.next_day()
         bench.seed_due(day, token)
@@ -88,7 +89,7 @@ def main() -> None:
         started = time.process_time()
         profile.enable()
         numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
-        outcomes = [batches.take_payment(sub, run_date=day, gateway=gateway, numbers=numbers)
+        outcomes = [take_payment(sub, run_date=day, gateway=gateway, numbers=numbers)
                     for sub in access.get_due_payments_by_date(day)]
         profile.disable()
         cpu = time.process_time() - started

@@ -239,7 +239,7 @@ def paid_receipt(due: date = date(2027, 3, 15)):
     """A receipt paid by the payment path on ``due`` (its e-mail cleared from the outbox)."""
     from django.core import mail
 
-    from billing.batches import payments
+    from billing.operations import payments
 
     [sub] = seed_due(1, due=due)
     payments.take_payment(sub, run_date=due)
@@ -252,12 +252,14 @@ def first_payment_confirmed(sub: Subscription, today: date):
     """The first payment taken as the subscribe page takes it; with the 3-D Secure card
     (its bank asks on-session too: the subscription is incomplete), confirmed with the
     bank and recorded as the confirmation step records it. The outcome (PAID)."""
-    from billing import batches  # the batches import Django settings: here, not at the top
+    # The payment operation imports Django settings: here, not at the top.
+    from billing.operations import payments
+    from billing.operations.outcomes import PaymentStatus
 
-    out = batches.take_first_payment(sub, today=today)
-    if out.status == batches.PaymentStatus.ACTION_REQUIRED:
+    out = payments.take_first_payment(sub, today=today)
+    if out.status == PaymentStatus.ACTION_REQUIRED:
         result = get_gateway().authenticate(out.charge_id, approve=True)
-        out = batches.record_paid_charge(fresh(sub), result, run_date=today, actor="customer")
+        out = payments.record_paid_charge(fresh(sub), result, run_date=today, actor="customer")
     return out
 
 

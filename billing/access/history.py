@@ -17,7 +17,7 @@ from datetime import date, datetime
 from billing.access._common import absent_if_invalid, is_expired, utc_now
 from billing.models import AuditAction, AuditEvent, BillingItem, Receipt, Subscription
 
-# The cancellation reasons that mean "the payment failed" (billing.batches.payments).
+# The cancellation reasons that mean "the payment failed" (billing.operations.payments).
 PAYMENT_FAILURE_REASONS = ("payment_failed", "first_payment_declined", "first_payment_not_confirmed",
                            "incomplete_expired")
 # The events that end a subscription, for one of those reasons.

@@ -91,7 +91,7 @@ def create_subscription(
 
     Paid in advance (docs/MONEY.md M1): the new subscription owes its first period from
     ``today`` (``NextPaymentDate`` is today, ``PaidThroughDate`` yesterday), which the
-    caller charges at once through the batch's own path (``batches.take_first_payment``).
+    caller charges at once through the batch's own path (``operations.payments.take_first_payment``).
     It carries all four GSI keys (the ``Last*`` ones at the creation date), so should that
     charge not happen, today's or the next catch-up run finds it.
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from billing import access, batches
+from billing import access
 from billing.models import AuditAction, Subscription
+from billing.operations.payments import take_payment
 from core.payments.errors import GatewayError
 
 
@@ -25,7 +26,7 @@ def retry_now(sub: Subscription, *, run_date: date, actor: str) -> RetryOutcome:
     raised for the page to say so."""
     before = access.subscription_snapshot(sub)
     try:
-        result = batches.take_payment(sub, run_date=run_date, actor=actor)
+        result = take_payment(sub, run_date=run_date, actor=actor)
     except GatewayError as error:
         access.record_event(sub.account_id, actor=actor, action=AuditAction.STAFF_RETRY_FAILED,
                             subject=sub.SK, before=before, after=before, note=str(error)[:500])

@@ -19,18 +19,17 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.actions import wallet
 from billing.actions.coupons import give_back_unused
-from billing.batches import (
-    PaymentOutcome,
-    PaymentStatus,
+from billing.batches.expiry import expire
+from billing.models import Account, AuditAction, Coupon, Subscription, SubscriptionStatus
+from billing.notify import manage_url, tell
+from billing.operations.outcomes import PaymentOutcome, PaymentStatus
+from billing.operations.payments import (
     owed_amount,
     owed_period,
     record_paid_charge,
     take_first_payment,
     take_payment,
 )
-from billing.batches.expiry import expire
-from billing.models import Account, AuditAction, Coupon, Subscription, SubscriptionStatus
-from billing.notify import manage_url, tell
 from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.projection import owed_charges
 from core.clock import billing_today

@@ -16,9 +16,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from billing import access
-from billing.batches import PaymentOutcome, take_payment
 from billing.models import Account, AuditAction, Card, PaymentDetails, Subscription, SubscriptionStatus
 from billing.notify import tell, tell_account
+from billing.operations.outcomes import PaymentOutcome
+from billing.operations.payments import take_payment
 from core.mail import lazy_message
 from core.payments.errors import GatewayError, PaymentError
 from core.payments.gateway import CardToken, get_gateway

@@ -19,14 +19,7 @@ from django.conf import settings
 
 from billing import access
 from billing.batches.expiry import expire_due
-from billing.batches.outcomes import (
-    PaymentOutcome,
-    PaymentStatus,
-    ReminderOutcome,
-    ReminderStatus,
-    RunSummary,
-)
-from billing.batches.payments import take_payment
+from billing.batches.outcomes import ReminderOutcome, ReminderStatus, RunSummary
 from billing.batches.reconcile import reconcile as reconcile_charges
 from billing.batches.reminders import (
     announce_trial_ends,
@@ -36,6 +29,8 @@ from billing.batches.reminders import (
 )
 from billing.batches.shards import ShardSet
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
+from billing.operations.outcomes import PaymentOutcome, PaymentStatus
+from billing.operations.payments import take_payment
 from core.clock import billing_today
 from core.dynamo.errors import DYNAMODB_ERRORS, describe_dynamodb_error, is_unavailable
 from core.ops.logs import run_context

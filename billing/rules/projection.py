@@ -2,7 +2,7 @@
 will charge, and for which days, walked forward exactly as the payment run advances it.
 
 Every amount still to come comes from here: the payment run charges the first element
-(``billing.batches.payments.owed_*``), and the dashboard, the subscription, switch and
+(``billing.operations.payments.owed_*``), and the dashboard, the subscription, switch and
 cancel pages, the reminder and switch e-mails and the staff's upcoming days show the same
 elements. So what a customer is shown is what is charged (docs/DESIGN-NOTES.md "Money
 rules", "Coupons", "Free trials").

@@ -10,8 +10,8 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.batches import owed_amount
 from billing.models import Subscription
+from billing.operations.payments import owed_amount
 from billing.rules.lifecycle import NEVER_STARTED_REASONS
 from billing.rules.projection import ComingCharge, coming_charges
 from core import localformat

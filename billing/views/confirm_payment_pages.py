@@ -22,10 +22,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from billing.actions import subscriptions as actions
-from billing.batches import PaymentStatus
-from billing.batches.payments import owed_period
 from billing.customers import customer_required
 from billing.models import Subscription, SubscriptionStatus
+from billing.operations.outcomes import PaymentStatus
+from billing.operations.payments import owed_period
 from billing.rules.lifecycle import incomplete_expires, is_expired_incomplete
 from billing.views.common import subscription_or_404
 from billing.views.subscribe_pages import choices_again, started_page

@@ -14,12 +14,13 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from billing import access, batches
+from billing import access
 from billing.actions import lifecycle as lifecycle_actions
 from billing.customers import customer_required
 from billing.exceptions import PauseRefused
 from billing.forms import CancelChoiceForm, PauseForm
 from billing.models import Subscription
+from billing.operations.payments import owed_amount
 from billing.rules.lifecycle import CancelMode, can_keep, check_pausable, pause_end, state_of
 from billing.rules.projection import coming_charges
 from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
@@ -68,7 +69,7 @@ def cancel_choices(sub: Subscription, day: date) -> tuple[str | None, str]:
 def _next_payment(sub) -> dict[str, str]:
     """The amount and date of the payment the schedule now expects (after keep or resume),
     as the batch will charge it, for the page's message."""
-    return {"amount": format_with_symbol(batches.owed_amount(sub), sub.Currency),
+    return {"amount": format_with_symbol(owed_amount(sub), sub.Currency),
             "date": _fmt(date.fromisoformat(sub.NextPaymentDate))}
 
 

@@ -18,11 +18,13 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
-from billing import access, batches
+from billing import access
 from billing.actions import subscriptions as actions
 from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
+from billing.operations import payments
+from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY, months_before, next_payment_date
 from billing.views.common import RECEIPT_MONTHS, STALE_MESSAGE, changed_since, subscription_or_404
 from billing.views.wallet_pages import card_choice
@@ -94,8 +96,8 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
             again["version"] = str(sub.Version)
             return changed_since(request, "portal/change_day.html", {
                 "sub": sub, "form": ChangeDayForm(again, options=day_options(sub))})
-        start, end = batches.owed_period(sub)
-        amount = format_with_symbol(batches.owed_amount(sub), sub.Currency)
+        start, end = payments.owed_period(sub)
+        amount = format_with_symbol(payments.owed_amount(sub), sub.Currency)
         messages.success(request, _("Your payment day is now the %(day)s. The days you paid for stay paid: the next "
                                     "payment (%(amount)s, on %(date)s) covers %(start)s to %(end)s, prorated by day.") % {
             "day": day_of_month(sub.PaymentDay), "amount": amount, "date": local_date(start, "j F Y"),
@@ -108,7 +110,7 @@ def day_options(sub: Subscription) -> list[tuple[int, str]]:
     """Each day the payment could move to (not the current one), labelled with what it
     leads to under the rule access.change_payment_day applies: the next payment keeps its
     date and pays up to the new day's anchor, a month or more on; then payments fall on
-    the new day. The amount is the payment run's own (``batches.owed_amount`` of the
+    the new day. The amount is the payment run's own (``payments.owed_amount`` of the
     subscription as it would be on that day), so the page says what will be charged."""
     options = []
     for day in range(MIN_PAYMENT_DAY, MAX_PAYMENT_DAY + 1):
@@ -116,9 +118,9 @@ def day_options(sub: Subscription) -> list[tuple[int, str]]:
             continue
         moved = copy.deepcopy(sub)
         moved.PaymentDay = day
-        start, end = batches.owed_period(moved)
+        start, end = payments.owed_period(moved)
         options.append((day, gettext("The {day}: next payment {amount} on {date}, then on {first}").format(
-            day=day_of_month(day), amount=format_with_symbol(batches.owed_amount(moved), sub.Currency),
+            day=day_of_month(day), amount=format_with_symbol(payments.owed_amount(moved), sub.Currency),
             date=local_date(start, "j M Y"), first=local_date(end + timedelta(days=1), "j M Y"))))
     return options
 
@@ -134,7 +136,7 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     form = ReplaceCardForm(bound_data(request), today=today(), customer=card_customer(account_id),
                            initial={"version": sub.Version, "billing_address": address or ""})
     if request.method == "POST" and form.is_valid() and (card := tokenize_card_form(form)):
-        paid_now: list[batches.PaymentOutcome | None] = []
+        paid_now: list[PaymentOutcome | None] = []
         card_id = access.new_id()  # the new card joins the wallet under this id
         try:
             refused = _apply_change(
@@ -153,11 +155,11 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         messages.success(request, _("Future payments will use your %(brand)s ending in %(last4)s.") % {
             "brand": card.brand, "last4": card.last4})
         outcome = paid_now[0] if paid_now else None
-        if outcome is not None and outcome.status == batches.PaymentStatus.PAID:
+        if outcome is not None and outcome.status == PaymentStatus.PAID:
             messages.success(request, _("The overdue payment of %(amount)s went through with the new card.") % {
                 "amount": format_with_symbol(outcome.amount or 0, sub.Currency)})
-        elif outcome is not None and outcome.status in (batches.PaymentStatus.DECLINED,
-                                                        batches.PaymentStatus.CANCELLED):
+        elif outcome is not None and outcome.status in (PaymentStatus.DECLINED,
+                                                        PaymentStatus.CANCELLED):
             messages.warning(request, _("The new card was declined too (%(reason)s).") % {"reason": outcome.reason})
         return redirect("subscription", sub_id=sub_id)
     return render(request, "portal/replace_card.html", {"sub": sub, "form": form, **card_choice(account_id, sub)})

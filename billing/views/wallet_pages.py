@@ -19,10 +19,10 @@ from django.views.decorators.http import require_POST, require_safe
 
 from billing import access
 from billing.actions import wallet
-from billing.batches import PaymentStatus
 from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import ChooseCardForm, WalletCardForm
 from billing.models import Account, Card, PaymentDetails, Subscription
+from billing.operations.outcomes import PaymentStatus
 from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol

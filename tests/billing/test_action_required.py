@@ -20,6 +20,8 @@ from billing import access, batches
 from billing.actions import subscriptions as actions
 from billing.actions.webhooks import handle_event
 from billing.models import AuditAction, MerchantEventType, SubscriptionStatus
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from core.payments.gateway import get_gateway
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
 from tests.builders import (
@@ -111,7 +113,7 @@ def test_confirmed_by_the_customer_it_is_paid_once_whoever_records_it(table) -> 
     sub = awaiting_renewal()
     [waiting] = charges(sub)
     outcome = actions.confirm_renewal(fresh(sub), today=PERIOD, actor="customer", bank_answer=True)
-    assert outcome.status == batches.PaymentStatus.PAID
+    assert outcome.status == PaymentStatus.PAID
     after = fresh(sub)
     assert after.Status == SubscriptionStatus.ACTIVE and after.PaymentDetails.AwaitingCharge is None
     assert (after.PaidThroughDate, after.NextPaymentDate) == ("2027-02-14", "2027-02-15")
@@ -120,7 +122,7 @@ def test_confirmed_by_the_customer_it_is_paid_once_whoever_records_it(table) -> 
               "currency": waiting["currency"].lower(), "metadata": waiting["metadata"], "created": 1800000000}
     assert handle_event({"id": "evt_x", "type": "payment_intent.succeeded", "data": {"object": intent}},
                         today=PERIOD)[0] == "done"
-    assert actions.confirm_renewal(fresh(sub), today=PERIOD, actor="customer").status == batches.PaymentStatus.SKIPPED
+    assert actions.confirm_renewal(fresh(sub), today=PERIOD, actor="customer").status == PaymentStatus.SKIPPED
     [receipt] = receipts_of(sub)
     assert receipt.ChargeId == waiting["charge_id"] and receipt.ProcessedAmount == waiting["amount"]
     assert len(charges(sub)) == 1 and run(date(2027, 1, 16)).counts["processed"] == 0
@@ -140,7 +142,7 @@ def test_confirmed_but_never_reported_the_retry_day_records_it(table) -> None:
 def test_refused_by_the_bank_the_next_retry_charges_anew(table) -> None:
     sub = awaiting_renewal()
     outcome = actions.confirm_renewal(fresh(sub), today=PERIOD, actor="customer", bank_answer=False)
-    assert outcome.status == batches.PaymentStatus.DECLINED and outcome.next_payment == date(2027, 1, 16)
+    assert outcome.status == PaymentStatus.DECLINED and outcome.next_payment == date(2027, 1, 16)
     assert fresh(sub).PaymentDetails.AwaitingCharge is None
     access.replace_card(fresh(sub), card())  # the customer gives another card
     assert run(date(2027, 1, 16)).counts["paid"] == 1
@@ -151,7 +153,7 @@ def test_a_card_replaced_while_waiting_cancels_the_old_charge_and_pays_with_the_
     sub = awaiting_renewal()
     [waiting] = charges(sub)
     outcome = actions.replace_card(fresh(sub), card(), actor="customer", today=PERIOD)
-    assert outcome is not None and outcome.status == batches.PaymentStatus.PAID
+    assert outcome is not None and outcome.status == PaymentStatus.PAID
     assert get_gateway().charge_status(waiting["charge_id"]).decline_code == "canceled"
     [receipt] = receipts_of(sub)
     assert receipt.ChargeId != waiting["charge_id"]
@@ -161,8 +163,8 @@ def test_a_card_replaced_while_waiting_cancels_the_old_charge_and_pays_with_the_
 def test_staff_retry_now_while_waiting_changes_nothing(table) -> None:
     sub = awaiting_renewal()
     before = fresh(sub)
-    outcome = batches.take_payment(before, run_date=PERIOD, actor="staff")
-    assert outcome.status == batches.PaymentStatus.SKIPPED
+    outcome = payments.take_payment(before, run_date=PERIOD, actor="staff")
+    assert outcome.status == PaymentStatus.SKIPPED
     assert outcome.reason == "waiting for the customer to confirm the payment with their bank"
     [waiting] = charges(sub)
     assert outcome.charge_id == waiting["charge_id"]  # the charge it asked about
@@ -171,8 +173,8 @@ def test_staff_retry_now_while_waiting_changes_nothing(table) -> None:
 
 def test_a_dry_run_says_it_would_ask(table) -> None:
     sub = awaiting_renewal()
-    outcome = batches.take_payment(fresh(sub), run_date=date(2027, 1, 16), dry_run=True)
-    assert outcome.status == batches.PaymentStatus.DRY_RUN and "waiting for the customer's bank" in outcome.reason
+    outcome = payments.take_payment(fresh(sub), run_date=date(2027, 1, 16), dry_run=True)
+    assert outcome.status == PaymentStatus.DRY_RUN and "waiting for the customer's bank" in outcome.reason
 
 
 def test_cancelling_while_waiting_cancels_the_charge(table) -> None:
@@ -186,7 +188,7 @@ def test_on_session_the_simulated_card_is_taken_as_confirmed(table) -> None:
     with time_machine.travel("2027-01-10 12:00Z", tick=False):  # made today: its first charge is on-session
         account = access.create_account("sca@example.com")
         sub = make_subscription(account, card=card(AUTHENTICATING_TEST_CARD))
-        assert first_payment_confirmed(sub, date(2027, 1, 10)).status == batches.PaymentStatus.PAID
+        assert first_payment_confirmed(sub, date(2027, 1, 10)).status == PaymentStatus.PAID
 
 
 # --- what the run records, says and e-mails at each turn --------------------------------
@@ -198,11 +200,11 @@ def test_asked_on_a_staff_retry_the_customer_is_told_in_their_language_and_the_m
     assert run(PERIOD).counts["declined"] == 1
     access.replace_card(fresh(sub), card(AUTHENTICATING_TEST_CARD))  # the bank's new card, unconfirmed off-session
     mail.outbox.clear()
-    outcome = batches.take_payment(fresh(sub), run_date=date(2027, 1, 16), actor="staff")  # "retry now"
+    outcome = payments.take_payment(fresh(sub), run_date=date(2027, 1, 16), actor="staff")  # "retry now"
     waiting = charges(sub)[-1]
     assert waiting["status"] == "requires_action" and waiting["metadata"]["attempt"] == "1"
     assert (outcome.status, outcome.reason, outcome.next_payment, outcome.charge_id) == (
-        batches.PaymentStatus.ACTION_REQUIRED, "authentication_required; waits for the customer, reminded on 2027-01-18",
+        PaymentStatus.ACTION_REQUIRED, "authentication_required; waits for the customer, reminded on 2027-01-18",
         date(2027, 1, 18), waiting["charge_id"])
     after = fresh(sub)
     assert (after.Status, after.BillingPeriod, after.RetryCount, after.NextPaymentDate) == (
@@ -233,8 +235,8 @@ def test_a_card_replaced_while_the_charge_was_asked_leaves_the_subscription_to_t
     [sub] = seed_due(1, due=PERIOD, number=AUTHENTICATING_TEST_CARD)
     read = fresh(sub)  # as the run read it
     access.replace_card(fresh(sub), card(), actor="customer")  # meanwhile, on the portal
-    outcome = batches.take_payment(read, run_date=PERIOD)
-    assert outcome.status == batches.PaymentStatus.SKIPPED
+    outcome = payments.take_payment(read, run_date=PERIOD)
+    assert outcome.status == PaymentStatus.SKIPPED
     assert outcome.reason == "already handled by another run, or its card replaced"
     after = fresh(sub)
     assert after.Status == SubscriptionStatus.ACTIVE and after.PaymentDetails.AwaitingCharge is None
@@ -257,9 +259,9 @@ def test_refused_and_forgotten_meanwhile_a_run_with_the_old_item_leaves_it_to_th
     [waiting] = charges(sub)
     read = fresh(sub)  # as the run read it
     actions.confirm_renewal(fresh(sub), today=PERIOD, actor="customer", bank_answer=False)  # forgets the charge
-    outcome = batches.take_payment(read, run_date=date(2027, 1, 16))
+    outcome = payments.take_payment(read, run_date=date(2027, 1, 16))
     assert (outcome.status, outcome.reason, outcome.charge_id) == (
-        batches.PaymentStatus.SKIPPED, "changed meanwhile; the next run takes it", waiting["charge_id"])
+        PaymentStatus.SKIPPED, "changed meanwhile; the next run takes it", waiting["charge_id"])
     assert len(charges(sub)) == 1 and fresh(sub).RetryCount == 0
 
 
@@ -279,7 +281,7 @@ def run_parts_then_seller_renamed() -> tuple[access.ReceiptNumbers, access.Invoi
 def paid_from_the_same_block(numbers: access.ReceiptNumbers, day: date):
     """Another subscription paid by the same run first: the receipt number its block gave."""
     [other] = seed_due(1, due=day, prefix="other")
-    assert batches.take_payment(other, run_date=day, numbers=numbers).status == batches.PaymentStatus.PAID
+    assert payments.take_payment(other, run_date=day, numbers=numbers).status == PaymentStatus.PAID
     [receipt] = receipts_of(other)
     return receipt.Number
 
@@ -295,8 +297,8 @@ def test_confirmed_meanwhile_the_run_records_it_with_its_own_numbers_and_seller(
     numbers, seller = run_parts_then_seller_renamed()
     before = paid_from_the_same_block(numbers, date(2027, 1, 16))
     get_gateway().authenticate(waiting["charge_id"], approve=True)
-    outcome = batches.take_payment(fresh(sub), run_date=date(2027, 1, 16), numbers=numbers, seller=seller)
-    assert (outcome.status, outcome.charge_id) == (batches.PaymentStatus.PAID, waiting["charge_id"])
+    outcome = payments.take_payment(fresh(sub), run_date=date(2027, 1, 16), numbers=numbers, seller=seller)
+    assert (outcome.status, outcome.charge_id) == (PaymentStatus.PAID, waiting["charge_id"])
     [receipt] = receipts_of(sub)
     assert receipt.ChargeId == waiting["charge_id"] and receipt.Number == following(before)
     assert receipt.Seller.Name == seller.name == "rpay Ltd"
@@ -332,13 +334,13 @@ def test_confirmed_at_the_last_moment_the_last_retry_records_it_paid(table, sett
     # customer confirms meanwhile (the thread polls every 2 ms: a second leaves a loaded CI room).
     settings.PAYMENT_GATEWAY_LATENCY_MS = 2000
     customer = confirm_while_the_answer_is_on_its_way(sub)
-    outcome = batches.take_payment(fresh(sub), run_date=date(2027, 1, 20), numbers=numbers, seller=seller,
+    outcome = payments.take_payment(fresh(sub), run_date=date(2027, 1, 20), numbers=numbers, seller=seller,
                                    actor="staff")
     customer.join()
     last = charges(sub)[-1]
     assert last["status"] == "succeeded" and last["metadata"]["attempt"] == "3"  # never cancelled
     assert (outcome.status, outcome.next_payment, outcome.charge_id) == (
-        batches.PaymentStatus.PAID, date(2027, 2, 15), last["charge_id"])
+        PaymentStatus.PAID, date(2027, 2, 15), last["charge_id"])
     [receipt] = receipts_of(sub)
     assert (receipt.ChargeId, receipt.ProcessedAmount, receipt.PeriodStart, receipt.PeriodEnd) == (
         last["charge_id"], 999, "2027-01-15", "2027-02-14")
@@ -359,18 +361,18 @@ def test_a_first_payment_waiting_names_its_charge_and_amount_and_a_second_click_
     with time_machine.travel("2027-01-10 12:00Z", tick=False):  # made today: its first charge is on-session
         sub = make_subscription(access.create_account("first@example.com"), card=card(AUTHENTICATING_TEST_CARD))
         read = fresh(sub)  # the page posted twice: the second read it before the first charged
-        outcome = batches.take_first_payment(sub, today=date(2027, 1, 10))
+        outcome = payments.take_first_payment(sub, today=date(2027, 1, 10))
         [waiting] = charges(sub)
         assert (outcome.status, outcome.reason, outcome.charge_id) == (
-            batches.PaymentStatus.ACTION_REQUIRED, "authentication_required", waiting["charge_id"])
+            PaymentStatus.ACTION_REQUIRED, "authentication_required", waiting["charge_id"])
         assert fresh(sub).Status == SubscriptionStatus.INCOMPLETE
         assert fresh(sub).PaymentDetails.AwaitingCharge == waiting["charge_id"]
         [asked] = merchant_events(sub, MerchantEventType.PAYMENT_ACTION_REQUIRED)
         assert (asked.Data["charge"], asked.Data["amount"], asked.Data["period_start"]) == (
             waiting["charge_id"], waiting["amount"], "2027-01-10")
         # the second post: the same charge, nothing written again
-        again = batches.take_first_payment(read, today=date(2027, 1, 10))
+        again = payments.take_first_payment(read, today=date(2027, 1, 10))
         assert (again.status, again.reason, again.charge_id) == (
-            batches.PaymentStatus.ACTION_REQUIRED, "authentication_required; already incomplete, or paid meanwhile",
+            PaymentStatus.ACTION_REQUIRED, "authentication_required; already incomplete, or paid meanwhile",
             waiting["charge_id"])
         assert len(charges(sub)) == 1 and len(merchant_events(sub, MerchantEventType.PAYMENT_ACTION_REQUIRED)) == 1

@@ -30,8 +30,9 @@ from hypothesis import strategies as st
 from billing import access, batches
 from billing.actions import lifecycle as lifecycle_actions
 from billing.actions import switch as switch_actions
-from billing.batches import payments
 from billing.models import Subscription
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from billing.rules.projection import coming_charges, owed_charge
 from billing.rules.schedule import is_anchor, next_payment_date
 from core.mail import money_text
@@ -120,7 +121,7 @@ def make_case(case: Case, currency: str, buyer: tuple[str, str | None] | None = 
             sub.update(actions=[Subscription.BillingCountry.set(buyer[0]), Subscription.VatNumber.set(buyer[1])])
         if not case.trial:
             out = payments.take_first_payment(sub, today=SUBSCRIBED)
-            assert out.status == batches.PaymentStatus.PAID, out.reason
+            assert out.status == PaymentStatus.PAID, out.reason
     sub = fresh(sub)
     with at(CHANGED):
         if case.change in ("downgrade", "upgrade"):
@@ -332,7 +333,7 @@ def test_the_first_coming_charge_is_what_take_payment_charges(moto_table, price,
             sub = access.change_payment_day(sub, new_day)
         projected = coming_charges(sub, 2)
         out = payments.take_payment(sub, run_date=projected[0].date)
-        assert out.status == batches.PaymentStatus.PAID, out.reason
+        assert out.status == PaymentStatus.PAID, out.reason
         assert (out.amount, out.period, out.period_end) == (
             projected[0].amount, projected[0].period_start, projected[0].period_end)
         after = coming_charges(fresh(sub), 1)[0]

@@ -9,6 +9,7 @@ from django.core import mail
 
 from billing import access, batches
 from billing.models import SubscriptionStatus
+from billing.operations import payments
 from core.payments.gateway import get_gateway
 from tests.builders import DECLINED_NUMBER, card, fresh, receipts_of, seed_due
 
@@ -73,7 +74,7 @@ def test_staff_retry_now_takes_a_past_due_payment_early(table) -> None:
     [sub] = seed_due(1, due=PERIOD, number=DECLINED_NUMBER)
     run(PERIOD)
     access.replace_card(fresh(sub), card())
-    outcome = batches.take_payment(fresh(sub), run_date=PERIOD)  # before the retry day
+    outcome = payments.take_payment(fresh(sub), run_date=PERIOD)  # before the retry day
     assert outcome.status == "paid" and outcome.period == PERIOD and outcome.attempt == 1
     assert fresh(sub).NextPaymentDate == "2027-02-15"
     assert run(date(2027, 1, 16)).counts["processed"] == 0

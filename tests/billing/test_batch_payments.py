@@ -12,6 +12,8 @@ import core.mail
 from billing import access, batches
 from billing.access.coupons import coupon_attributes
 from billing.models import SubscriptionStatus
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from core.money import format_with_code
 from core.payments.gateway import get_gateway
 from tests.builders import at_once, card, due_subscription, fresh, make_account, receipts_of, seed_due
@@ -61,7 +63,7 @@ def test_dry_run_charges_writes_and_sends_nothing(table, ddb_requests) -> None:
 
 def test_not_due_yet_is_skipped(table) -> None:
     [sub] = seed_due(1, due=D)
-    outcome = batches.take_payment(fresh(sub), run_date=date(2027, 3, 14))
+    outcome = payments.take_payment(fresh(sub), run_date=date(2027, 3, 14))
     assert outcome.status == "skipped" and "not due" in outcome.reason
     assert get_gateway().charges_made() == []
 
@@ -233,8 +235,8 @@ def test_a_first_payment_is_recorded_though_the_customer_changed_the_card_meanwh
         account, sku="NEWS-DAILY", payment_day=15, amount=999, currency="USD", card=card(), today=D,
         reminder_days_before=7, product_name="Daily News")
     access.replace_card(fresh(sub), card(), actor="customer")  # the version moves on
-    out = batches.payments.take_first_payment(sub, today=D)
-    assert out.status == batches.PaymentStatus.PAID, out.reason
+    out = payments.take_first_payment(sub, today=D)
+    assert out.status == PaymentStatus.PAID, out.reason
     after = fresh(sub)
     assert (after.Status, after.LastPaymentDate, after.PaidThroughDate, after.NextPaymentDate) == (
         SubscriptionStatus.ACTIVE, "2027-03-15", "2027-04-14", "2027-04-15")
@@ -248,7 +250,7 @@ def test_a_cancelled_subscription_is_never_charged(moto_table) -> None:
     [sub] = seed_due(1, due=D)
     live = fresh(sub)
     access.cancel_subscription(live)
-    outcome = batches.take_payment(live, run_date=D)
+    outcome = payments.take_payment(live, run_date=D)
     assert outcome.status == "skipped" and get_gateway().charges_made() == []
 
 

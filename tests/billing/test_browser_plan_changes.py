@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from billing import access
 from billing.actions import subscriptions as actions
-from billing.batches import payments
+from billing.operations import payments
 from billing.rules.projection import owed_charge
 from core.pages import today
 from core.payments.gateway import get_gateway

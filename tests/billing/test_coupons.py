@@ -12,8 +12,9 @@ import pytest
 
 from billing import access, batches
 from billing.actions import subscriptions as actions
-from billing.batches import payments
 from billing.models import COUPON_EVENTS_ACCOUNT, AuditAction, Coupon
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from billing.rules.coupons import CouponRefusal
 from core.payments.gateway import get_gateway
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
@@ -38,13 +39,13 @@ def subscribed(coupon: Coupon | None, email: str = "pat@example.com", on: date =
         account, sku="NEWS-DAILY", payment_day=15, amount=999, currency="USD", card=card(), today=on,
         reminder_days_before=7, product_name="Daily News", coupon=coupon)
     out = payments.take_first_payment(sub, today=on)
-    assert out.status == batches.PaymentStatus.PAID, out.reason
+    assert out.status == PaymentStatus.PAID, out.reason
     return fresh(sub)
 
 
 def renew(sub, on: date):
     out = payments.take_payment(fresh(sub), run_date=on)
-    assert out.status == batches.PaymentStatus.PAID, out.reason
+    assert out.status == PaymentStatus.PAID, out.reason
     return out
 
 
@@ -177,8 +178,8 @@ def test_the_discount_recorded_is_the_one_charged(table) -> None:
 
 def test_owed_amount_and_the_upcoming_totals_count_the_discount(table) -> None:
     sub = subscribed(new_coupon(percent_off=25, duration="forever"))
-    assert batches.owed_amount(fresh(sub)) == 749
-    [day] = access.get_upcoming(date(2027, 1, 15), 1, amount_of=batches.owed_amount)
+    assert payments.owed_amount(fresh(sub)) == 749
+    [day] = access.get_upcoming(date(2027, 1, 15), 1, amount_of=payments.owed_amount)
     assert day.totals == {"USD": 749}
 
 

@@ -270,7 +270,7 @@ def test_support_closes_an_account_on_request_with_its_reference_in_the_audit_lo
 
 
 def test_a_charge_in_flight_during_the_close_is_refunded_whole_not_served(tables) -> None:
-    from billing.batches import payments
+    from billing.operations import payments
 
     due = date(2027, 3, 15)
     [sub] = seed_due(1, due=due)
@@ -293,7 +293,7 @@ def test_a_charge_in_flight_during_the_close_is_refunded_whole_not_served(tables
 
 
 def test_two_closes_at_once_refund_the_unused_days_once(local_tables) -> None:
-    from billing.batches import payments
+    from billing.operations import payments
     from tests.builders import at_once
 
     due = date.today()

@@ -20,6 +20,8 @@ from billing.actions import subscriptions as actions
 from billing.batches.expiry import expire_due
 from billing.batches.reconcile import reconcile
 from billing.models import IncompleteEntry, SubscriptionStatus
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from billing.rules.lifecycle import state_of
 from core.payments.gateway import get_gateway
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
@@ -218,8 +220,8 @@ def test_incomplete_entries_are_found_by_day_and_deadline_without_scan(table, dd
         for n in range(3):
             sub = access.create_subscription(account, sku=f"SKU{n}", payment_day=20, amount=999, currency="USD",
                                              card=card(AUTHENTICATING_TEST_CARD), today=DAY, reminder_days_before=7)
-            out = batches.take_first_payment(sub, today=DAY)
-            assert out.status == batches.PaymentStatus.ACTION_REQUIRED and out.client_secret
+            out = payments.take_first_payment(sub, today=DAY)
+            assert out.status == PaymentStatus.ACTION_REQUIRED and out.client_secret
             made.append(fresh(sub))
     assert all(s.Status == SubscriptionStatus.INCOMPLETE and not s.DuePaymentKey for s in made)
     assert len(list(access.incomplete_entries())) == 3

@@ -55,6 +55,8 @@ from billing.actions import subscriptions as actions
 from billing.actions import switch
 from billing.batches.reconcile import reconcile
 from billing.models import MerchantEventType, SubscriptionStatus
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from billing.rules import coupons as coupon_rules
 from billing.rules.schedule import period_amount
 from core.payments.errors import GatewayError
@@ -279,7 +281,7 @@ class MoneyMachine(RuleBasedStateMachine):
         token = get_gateway().tokenize_card(DECLINING[1] if declining else GOOD, 12, 2040, "123")
         outcome = actions.replace_card(tracked.read(), token, actor="customer", today=self.today)
         if outcome is not None and not declining:
-            assert outcome.status == batches.PaymentStatus.PAID  # pay now: the owed period is paid
+            assert outcome.status == PaymentStatus.PAID  # pay now: the owed period is paid
 
     @rule(data=st.data())
     @act
@@ -293,7 +295,7 @@ class MoneyMachine(RuleBasedStateMachine):
     def staff_retry_now(self, data: st.DataObject) -> None:
         past_due = [t for t in self.subs if t.read().Status == SubscriptionStatus.PAST_DUE]
         if past_due:
-            batches.take_payment(data.draw(st.sampled_from(past_due)).read(), run_date=self.today, actor="staff")
+            payments.take_payment(data.draw(st.sampled_from(past_due)).read(), run_date=self.today, actor="staff")
 
     @rule(price=st.integers(100, 20000))
     @act

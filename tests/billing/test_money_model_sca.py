@@ -30,11 +30,12 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule, run_state_machine_as_test
 
-from billing import access, batches
+from billing import access
 from billing.actions import subscriptions as actions
 from billing.actions.webhooks import NotYetRecorded, receive_event
 from billing.batches.reconcile import reconcile
 from billing.models import SubscriptionStatus
+from billing.operations.outcomes import PaymentStatus
 from core.payments.gateway import get_gateway
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
 from tests.billing import test_money_model as model
@@ -136,7 +137,7 @@ class AuthenticationMachine(MoneyMachine):
         charge_id = sub.PaymentDetails.AwaitingCharge
         if comes_back:
             outcome = actions.confirm_renewal(sub, today=self.today, actor="customer", bank_answer=approve)
-            assert outcome.status == (batches.PaymentStatus.PAID if approve else batches.PaymentStatus.DECLINED)
+            assert outcome.status == (PaymentStatus.PAID if approve else PaymentStatus.DECLINED)
             assert charge_id in self._receipt_charges() if approve else True
         else:  # closed the page after the bank's answer: an event, a run or the reconciliation records it
             get_gateway().authenticate(charge_id, approve=approve)

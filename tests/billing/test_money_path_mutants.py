@@ -13,11 +13,12 @@ import time_machine
 from django.core import mail
 from django.utils import translation
 
-from billing import access, batches
+from billing import access
 from billing.actions import refunds, switch
 from billing.actions import subscriptions as subscribing
-from billing.batches import payments
 from billing.models import AuditAction, Receipt, Subscription
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from billing.rules import api_objects, tax
 from core import money
 from core.payments.errors import GatewayError, RefundRefused
@@ -37,7 +38,7 @@ def subscribed(coupon=None, *, email: str = "pat@example.com", currency: str = "
         reminder_days_before=7, product_name="Daily News", coupon=coupon)
     mail.outbox = []
     out = payments.take_first_payment(sub, today=SUBSCRIBED)
-    assert out.status == batches.PaymentStatus.PAID, out.reason
+    assert out.status == PaymentStatus.PAID, out.reason
     return fresh(sub)
 
 
@@ -99,7 +100,7 @@ def test_a_renewal_receipt_email_shows_the_renewals_discount(moto_table) -> None
     coupon = access.create_coupon("LOYAL", actor="staff", amount_off=250, currency="EUR", duration="forever")
     sub = subscribed(coupon, currency="EUR", amount=1000)
     mail.outbox = []
-    assert payments.take_payment(fresh(sub), run_date=date(2027, 2, 15)).status == batches.PaymentStatus.PAID
+    assert payments.take_payment(fresh(sub), run_date=date(2027, 2, 15)).status == PaymentStatus.PAID
     said = lines(receipt_mail())
     assert [line for line in said if line.startswith(("Price:", "Discount", "Amount:"))] == [
         "Price: 10.00 EUR", "Discount (LOYAL): -2.50 EUR", "Amount: 7.50 EUR"]
@@ -451,7 +452,7 @@ def test_the_price_of_a_discounted_taxed_charge_is_before_the_discount_and_on_th
         account, sku="NEWS-DAILY", payment_day=15, amount=1000, currency="EUR", card=card(), today=SUBSCRIBED,
         reminder_days_before=7, product_name="Daily News", coupon=coupon)
     mail.outbox = []
-    assert payments.take_first_payment(sub, today=SUBSCRIBED).status == batches.PaymentStatus.PAID
+    assert payments.take_first_payment(sub, today=SUBSCRIBED).status == PaymentStatus.PAID
     [receipt] = receipts_of(sub)
     assert (receipt.Net, receipt.Tax, receipt.ProcessedAmount, receipt.DiscountAmount) == (net, tax, charged, 100)
     said = lines(receipt_mail())
@@ -533,7 +534,7 @@ def test_a_charge_recorded_after_a_switch_is_recorded_for_the_product_charged(
     assert switched_to == fresh(sub).SKU
     with on_day(RECORDED):
         out = payments.take_payment(fresh(sub), run_date=RECORDED)
-    assert (out.status, out.amount, out.next_payment) == (batches.PaymentStatus.PAID, 999, date(2027, 4, 15))
+    assert (out.status, out.amount, out.next_payment) == (PaymentStatus.PAID, 999, date(2027, 4, 15))
     [receipt] = receipts_of(sub)
     assert (receipt.SKU, receipt.SK, receipt.ProcessedAmount, receipt.PeriodStart, receipt.PeriodEnd) == (
         "NEWS-DAILY", Receipt.sk(billing_date="2027-03-15", sku="NEWS-DAILY", sub_id=sub.sub_id), 999,
@@ -552,12 +553,12 @@ def test_a_charge_confirmed_after_a_rate_change_is_invoiced_with_the_tax_it_carr
     # rate is 22 %: the invoice (dated the 16th) has the tax charged, 999 x 20 / 120.
     [sub] = seed_due(1, due=DUE, number=AUTHENTICATING_TEST_CARD)
     with on_day(DUE):
-        assert payments.take_payment(sub, run_date=DUE).status == batches.PaymentStatus.ACTION_REQUIRED
+        assert payments.take_payment(sub, run_date=DUE).status == PaymentStatus.ACTION_REQUIRED
     [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
     assert (charge["metadata"]["tax"], charge["metadata"]["tax_rate"]) == ("167", "20")
     with on_day(RECORDED):
         out = subscribing.confirm_renewal(fresh(sub), today=RECORDED, actor="customer", bank_answer=True)
-    assert out.status == batches.PaymentStatus.PAID
+    assert out.status == PaymentStatus.PAID
     [receipt] = receipts_of(sub)
     assert tax_of(receipt) == (999, 832, 167, "20", "IT", "domestic", "2027-03-15", "2027-03-16")
 
@@ -573,7 +574,7 @@ def test_a_charge_made_before_taxes_were_kept_is_invoiced_at_the_rate_of_the_inv
         charged = get_gateway().charge(sub.PaymentDetails.Token, 999, "USD", f"{sub.sub_id}:2027-03-15", metadata)
     with on_day(RECORDED):
         out = payments.record_paid_charge(fresh(sub), charged, run_date=RECORDED)
-    assert out.status == batches.PaymentStatus.PAID
+    assert out.status == PaymentStatus.PAID
     [receipt] = receipts_of(sub)
     assert tax_of(receipt) == (999, 819, 180, "22", "IT", "domestic", "2027-03-15", "2027-03-16")
 
@@ -588,7 +589,7 @@ def test_a_charge_returning_after_a_cancel_is_e_mailed_for_the_days_it_paid(moto
         access.cancel_subscription(fresh(sub), reason="customer", actor="pat@example.com")
         mail.outbox = []
         out = payments.take_payment(read_by_the_run, run_date=DUE)
-    assert (out.status, out.reason) == (batches.PaymentStatus.PAID, "paid after cancel: service runs to 2027-04-14")
+    assert (out.status, out.reason) == (PaymentStatus.PAID, "paid after cancel: service runs to 2027-04-14")
     [receipt] = receipts_of(sub)
     [message] = mail.outbox
     assert message.subject == f"Invoice {receipt.Number}: Daily News, 15 Mar 2027"

@@ -17,6 +17,7 @@ from django.core.management.base import CommandError
 from billing import access, batches
 from billing.actions import subscriptions as actions
 from billing.models import SubscriptionStatus
+from billing.operations import payments
 from billing.rules.schedule import period_amount, prorate, retry_after
 from core.payments.gateway import get_gateway
 from tests.builders import DECLINED_NUMBER, card, fresh, make_account, receipts_of, seed_due
@@ -200,7 +201,7 @@ def test_a_charge_returning_after_a_cancel_is_recorded_at_once(moto_table) -> No
     read_by_the_run = fresh(sub)
     with at(date(2027, 3, 15)):
         actions.cancel(fresh(sub), actor="pat@example.com")  # while the charge is in flight
-        outcome = batches.take_payment(read_by_the_run, run_date=date(2027, 3, 15))
+        outcome = payments.take_payment(read_by_the_run, run_date=date(2027, 3, 15))
     assert outcome.status == "paid" and "paid after cancel" in outcome.reason
     assert [r.PeriodEnd for r in receipts_of(sub)] == ["2027-04-14"]
     assert fresh(sub).PaidThroughDate == "2027-04-14" and not fresh(sub).is_live

@@ -41,7 +41,7 @@ def test_retry_now_with_an_unreachable_gateway_is_a_message_and_an_event(client,
     customer = make_customer_with_history()
     client.force_login(make_user("money@rpay.localhost", staff=True, money=True))
     monkeypatch.setattr(type(get_gateway()), "charge", unreachable)
-    monkeypatch.setattr("billing.batches.payments.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("billing.operations.payments.time.sleep", lambda seconds: None)
     url = reverse("admin:staff_retry", args=[customer.account_id, customer.past_due.sub_id])
     response = client.post(url, follow=True)
     assert response.status_code == 200
@@ -62,7 +62,7 @@ def test_a_bug_in_the_payment_run_is_logged_with_its_traceback_an_unreachable_ga
     from tests.builders import seed_due
 
     day = date(2027, 3, 15)
-    monkeypatch.setattr("billing.batches.payments.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("billing.operations.payments.time.sleep", lambda seconds: None)
     seed_due(1, due=day, prefix="bug")
     monkeypatch.setattr(type(get_gateway()), "charge", lambda *args, **kwargs: {}["no such key"])
     assert batches.run_payments(run_date=day, workers=1, catch_up_days=0).counts["errors"] == 1

@@ -1,4 +1,4 @@
-"""One payment, path by path (billing/batches/payments.py and the batch writes): the gateway
+"""One payment, path by path (billing/operations/payments.py and the batch writes): the gateway
 retry loop, what a receipt and a decline record and mail, the guards and lost races, a
 declined period's retries with their own keys, and recording a charge the gateway made
 (reconciliation's path)."""
@@ -13,10 +13,11 @@ import time_machine
 from django.conf import settings as conf
 from django.core import mail
 
-from billing import access, batches
-from billing.batches import payments
+from billing import access
 from billing.batches.expiry import expire
 from billing.models import MerchantEventType, Subscription, SubscriptionStatus
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from core import money
 from core.payments.errors import GatewayError
 from core.payments.gateway import get_gateway
@@ -81,7 +82,7 @@ def test_an_unreachable_gateway_is_tried_three_times_with_growing_pauses(moto_ta
     [sub] = seed_due(1, due=D)
     gateway = FlakyGateway(failures=2)
     out = payments.take_payment(sub, run_date=D, gateway=gateway)
-    assert out.status == batches.PaymentStatus.PAID
+    assert out.status == PaymentStatus.PAID
     assert gateway.calls == 3
     assert sleeps == [0.2, 0.4]
     assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 1
@@ -115,7 +116,7 @@ def test_the_receipt_keeps_the_charge_id_and_the_mail_shows_it(moto_table) -> No
 def test_the_decline_mail_names_the_period_amount_and_retry_date(moto_table) -> None:
     [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
     out = payments.take_payment(sub, run_date=D)
-    assert out.status == batches.PaymentStatus.DECLINED and out.next_payment == date(2027, 3, 16)
+    assert out.status == PaymentStatus.DECLINED and out.next_payment == date(2027, 3, 16)
     [message] = mail.outbox
     product = sub.ProductName or sub.SKU
     assert message.subject == f"Payment declined: {product}"
@@ -128,7 +129,7 @@ def test_a_subscription_no_longer_live_is_skipped_even_with_a_date(moto_table) -
     [sub] = seed_due(1, due=D)
     sub.Status = SubscriptionStatus.CANCELLED  # the object in hand still has its date
     out = payments.take_payment(sub, run_date=D)
-    assert out.status == batches.PaymentStatus.SKIPPED and out.reason == "not live"
+    assert out.status == PaymentStatus.SKIPPED and out.reason == "not live"
     assert get_gateway().charges_made(sub_id=sub.sub_id) == []
 
 
@@ -136,7 +137,7 @@ def test_a_live_subscription_without_a_date_is_skipped(moto_table) -> None:
     [sub] = seed_due(1, due=D)
     sub.NextPaymentDate = None
     out = payments.take_payment(sub, run_date=D)
-    assert out.status == batches.PaymentStatus.SKIPPED and out.reason == "not live"
+    assert out.status == PaymentStatus.SKIPPED and out.reason == "not live"
 
 
 def test_a_run_that_lost_the_race_to_advance_says_so(moto_table) -> None:
@@ -144,8 +145,8 @@ def test_a_run_that_lost_the_race_to_advance_says_so(moto_table) -> None:
     mine, theirs = fresh(sub), fresh(sub)  # each run's own read of the item
     first = payments.take_payment(theirs, run_date=D)
     second = payments.take_payment(mine, run_date=D)
-    assert first.status == batches.PaymentStatus.PAID
-    assert second.status == batches.PaymentStatus.SKIPPED
+    assert first.status == PaymentStatus.PAID
+    assert second.status == PaymentStatus.SKIPPED
     assert second.reason == "already advanced by another run"
     assert second.charge_id == first.charge_id and len(receipts_of(sub)) == 1
     assert len(mail.outbox) == 1
@@ -156,8 +157,8 @@ def test_a_run_that_lost_the_race_to_mark_past_due_says_so(moto_table) -> None:
     mine, theirs = fresh(stale), fresh(stale)
     first = payments.take_payment(theirs, run_date=D)
     second = payments.take_payment(mine, run_date=D)
-    assert first.status == batches.PaymentStatus.DECLINED
-    assert second.status == batches.PaymentStatus.SKIPPED
+    assert first.status == PaymentStatus.DECLINED
+    assert second.status == PaymentStatus.SKIPPED
     assert second.reason == "already handled by another run"
     assert len(mail.outbox) == 1
 
@@ -167,8 +168,8 @@ def test_a_first_payment_declined_twice_is_ended_once(moto_table) -> None:
     mine, theirs = fresh(stale), fresh(stale)
     first = payments.take_payment(theirs, run_date=D, end_on_decline=True)
     second = payments.take_payment(mine, run_date=D, end_on_decline=True)
-    assert first.status == batches.PaymentStatus.CANCELLED
-    assert second.status == batches.PaymentStatus.SKIPPED
+    assert first.status == PaymentStatus.CANCELLED
+    assert second.status == PaymentStatus.SKIPPED
     assert second.reason.endswith("; already handled by another run")
     assert fresh(stale).Status == SubscriptionStatus.CANCELLED
 
@@ -179,8 +180,8 @@ def test_no_retry_left_cancels_once_and_a_stale_run_says_so(moto_table, settings
     mine, theirs = fresh(stale), fresh(stale)
     first = payments.take_payment(theirs, run_date=D)
     second = payments.take_payment(mine, run_date=D)
-    assert first.status == batches.PaymentStatus.CANCELLED and first.reason.endswith("; no retry left")
-    assert second.status == batches.PaymentStatus.SKIPPED
+    assert first.status == PaymentStatus.CANCELLED and first.reason.endswith("; no retry left")
+    assert second.status == PaymentStatus.SKIPPED
     assert second.reason == "already cancelled or changed by another run"
     [message] = mail.outbox
     assert message.subject == f"Subscription cancelled: {stale.ProductName or stale.SKU}"
@@ -199,7 +200,7 @@ def test_a_declined_period_is_retried_with_its_own_key_and_metadata_until_no_ret
                     "prices_include_tax": "1"}
 
     first = payments.take_payment(fresh(sub), run_date=D)
-    assert (first.status, first.attempt, first.reason) == (batches.PaymentStatus.DECLINED, 0,
+    assert (first.status, first.attempt, first.reason) == (PaymentStatus.DECLINED, 0,
                                                            "card_declined; retry on 2027-03-17")
     after = fresh(sub)
     assert (after.Status, after.BillingPeriod, after.RetryCount) == (SubscriptionStatus.PAST_DUE, "2027-03-15", 0)
@@ -207,13 +208,13 @@ def test_a_declined_period_is_retried_with_its_own_key_and_metadata_until_no_ret
     assert (after.NextPaymentDate, after.NextReminderDate) == ("2027-03-17", "2027-04-08")
 
     second = payments.take_payment(after, run_date=date(2027, 3, 17))
-    assert (second.status, second.attempt, second.next_payment) == (batches.PaymentStatus.DECLINED, 1,
+    assert (second.status, second.attempt, second.next_payment) == (PaymentStatus.DECLINED, 1,
                                                                      date(2027, 3, 20))  # the gap 5 - 2
     assert (second.period, second.period_end) == (D, date(2027, 4, 14))  # still the owed period
     assert fresh(sub).RetryCount == 1
 
     third = payments.take_payment(fresh(sub), run_date=date(2027, 3, 20))
-    assert (third.status, third.attempt, third.reason) == (batches.PaymentStatus.CANCELLED, 2,
+    assert (third.status, third.attempt, third.reason) == (PaymentStatus.CANCELLED, 2,
                                                            "card_declined; no retry left")
     assert fresh(sub).Status == SubscriptionStatus.CANCELLED
 
@@ -237,7 +238,7 @@ def test_a_staff_retry_is_charged_before_its_date_and_by_its_actor(moto_table) -
     [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
     payments.take_payment(sub, run_date=D)
     out = payments.take_payment(fresh(sub), run_date=D, actor="staff:ann")  # the retry is due on the 16th
-    assert out.status == batches.PaymentStatus.DECLINED and out.attempt == 1
+    assert out.status == PaymentStatus.DECLINED and out.attempt == 1
     # both events fall in the same second: tell them apart by actor, not by key order
     declined = [e.Actor for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.declined"]
     assert sorted(declined) == ["batch", "staff:ann"]
@@ -246,14 +247,14 @@ def test_a_staff_retry_is_charged_before_its_date_and_by_its_actor(moto_table) -
 def test_an_active_subscription_is_not_charged_before_its_date(moto_table) -> None:
     [sub] = seed_due(1, due=D)
     out = payments.take_payment(sub, run_date=date(2027, 3, 14))
-    assert (out.status, out.reason, out.due) == (batches.PaymentStatus.SKIPPED, "not due until 2027-03-15", D)
+    assert (out.status, out.reason, out.due) == (PaymentStatus.SKIPPED, "not due until 2027-03-15", D)
     assert get_gateway().charges_made(sub_id=sub.sub_id) == []
 
 
 def test_a_dry_run_says_what_it_would_charge_and_charges_nothing(moto_table) -> None:
     [sub] = seed_due(1, due=D)
     out = payments.take_payment(sub, run_date=D, dry_run=True)
-    assert (out.status, out.reason, out.amount) == (batches.PaymentStatus.DRY_RUN, "would charge 9.99 USD", 999)
+    assert (out.status, out.reason, out.amount) == (PaymentStatus.DRY_RUN, "would charge 9.99 USD", 999)
     assert (out.period, out.period_end) == (D, date(2027, 4, 14))
     assert get_gateway().charges_made(sub_id=sub.sub_id) == [] and fresh(sub).NextPaymentDate == D.isoformat()
 
@@ -263,14 +264,14 @@ def test_a_charge_recorded_after_cancel_extends_the_service_once(moto_table) -> 
     result = charge_for(sub, start=D, end=date(2027, 4, 14), attempt="0")
     access.cancel_subscription(fresh(sub), reason="customer", actor="pat@example.com")
     first = payments.record_paid_charge(fresh(sub), result, run_date=D)
-    assert (first.status, first.reason) == (batches.PaymentStatus.PAID, "paid after cancel: service runs to 2027-04-14")
+    assert (first.status, first.reason) == (PaymentStatus.PAID, "paid after cancel: service runs to 2027-04-14")
     after = fresh(sub)
     assert (after.Status, after.PaidThroughDate, after.LastPaymentDate) == (
         SubscriptionStatus.CANCELLED, "2027-04-14", "2027-03-15")
     [event] = [e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.succeeded_after_cancel"]
     assert event.Actor == "batch" and event.After["PaidThroughDate"] == "2027-04-14"
     again = payments.record_paid_charge(fresh(sub), result, run_date=D)
-    assert (again.status, again.reason) == (batches.PaymentStatus.SKIPPED, "already recorded")
+    assert (again.status, again.reason) == (PaymentStatus.SKIPPED, "already recorded")
     assert len(receipts_of(sub)) == 1 and len(mail.outbox) == 1
 
 
@@ -280,7 +281,7 @@ def test_a_charge_of_a_past_due_period_is_recorded_on_its_retry_date(moto_table)
     result = charge_for(fresh(sub), start=D, end=date(2027, 4, 14))  # no attempt in its metadata
     out = payments.record_paid_charge(fresh(sub), result, run_date=date(2027, 3, 16))
     assert (out.status, out.due, out.attempt, out.next_payment) == (
-        batches.PaymentStatus.PAID, date(2027, 3, 16), 0, date(2027, 4, 15))
+        PaymentStatus.PAID, date(2027, 3, 16), 0, date(2027, 4, 15))
     after = fresh(sub)
     assert (after.Status, after.NextPaymentDate, after.PaidThroughDate, after.RetryCount, after.BillingPeriod) == (
         SubscriptionStatus.ACTIVE, "2027-04-15", "2027-04-14", 0, None)
@@ -297,7 +298,7 @@ def test_a_charge_returned_without_its_period_is_recorded_for_the_period_owed(mo
     [sub] = seed_due(1, due=D)
     out = payments.take_payment(sub, run_date=D, gateway=NoMetadata())
     assert (out.status, out.period, out.period_end, out.next_payment) == (
-        batches.PaymentStatus.PAID, D, date(2027, 4, 14), date(2027, 4, 15))
+        PaymentStatus.PAID, D, date(2027, 4, 14), date(2027, 4, 15))
     [receipt] = receipts_of(sub)
     assert (receipt.PeriodStart, receipt.PeriodEnd) == ("2027-03-15", "2027-04-14")
 
@@ -307,7 +308,7 @@ def test_a_declined_first_payment_ends_the_subscription_with_its_reason(moto_tab
     stale = fresh(sub)
     access.update_subscription(fresh(sub), [Subscription.Email.set("new@example.com")])  # a newer version
     out = payments.take_first_payment(stale, today=D, actor="pat@example.com")
-    assert (out.status, out.reason) == (batches.PaymentStatus.CANCELLED, "card_declined")
+    assert (out.status, out.reason) == (PaymentStatus.CANCELLED, "card_declined")
     after = fresh(sub)
     assert (after.Status, after.CancelReason) == (SubscriptionStatus.CANCELLED, "first_payment_declined")
 
@@ -317,7 +318,7 @@ def test_a_decline_is_audited_and_mailed_with_the_amount_tried(moto_table) -> No
     # more than the monthly price the subscription's own context would show.
     [sub] = seed_due(1, due=D, number=DECLINED_NUMBER, payment_day=20)
     out = payments.take_payment(sub, run_date=D, actor="staff:ann")
-    assert out.status == batches.PaymentStatus.DECLINED and out.amount > sub.PaymentAmount
+    assert out.status == PaymentStatus.DECLINED and out.amount > sub.PaymentAmount
     [event] = events_of(sub, "payment.declined")
     assert (event.Actor, event.Subject, event.Note) == ("staff:ann", sub.SK, "card_declined")
     assert (event.Before["Status"], event.Before["RetryCount"]) == ("active", 0)
@@ -342,7 +343,7 @@ def test_a_decline_without_a_code_is_called_declined(moto_table) -> None:
     assert out.reason == "declined; retry on 2027-03-16"
     [first] = seed_due(1, due=D, number=DECLINED_NUMBER, prefix="f")
     ended = payments.take_payment(first, run_date=D, gateway=NoDeclineCode(), end_on_decline=True)
-    assert (ended.status, ended.reason) == (batches.PaymentStatus.CANCELLED, "declined")
+    assert (ended.status, ended.reason) == (PaymentStatus.CANCELLED, "declined")
 
 
 def test_the_batch_writes_ignore_a_newer_version_from_an_unrelated_change(moto_table, settings) -> None:
@@ -355,13 +356,13 @@ def test_the_batch_writes_ignore_a_newer_version_from_an_unrelated_change(moto_t
     [declining] = seed_due(1, due=D, number=DECLINED_NUMBER)
     stale = fresh(declining)
     bump(declining)
-    assert payments.take_payment(stale, run_date=D).status == batches.PaymentStatus.DECLINED
+    assert payments.take_payment(stale, run_date=D).status == PaymentStatus.DECLINED
     assert fresh(declining).Status == SubscriptionStatus.PAST_DUE
 
     [paying] = seed_due(1, due=D, prefix="p")
     stale = fresh(paying)
     bump(paying)
-    assert payments.take_payment(stale, run_date=D).status == batches.PaymentStatus.PAID
+    assert payments.take_payment(stale, run_date=D).status == PaymentStatus.PAID
     assert fresh(paying).NextPaymentDate == "2027-04-15"
 
     [reminded] = seed_due(1, due=D, prefix="r")
@@ -376,7 +377,7 @@ def test_the_batch_writes_ignore_a_newer_version_from_an_unrelated_change(moto_t
     stale = fresh(last)
     bump(last)
     out = payments.take_payment(stale, run_date=D, actor="staff:ann")
-    assert out.status == batches.PaymentStatus.CANCELLED
+    assert out.status == PaymentStatus.CANCELLED
     after = fresh(last)
     assert (after.Status, after.CancelReason) == (SubscriptionStatus.CANCELLED, "payment_failed")
     [event] = [e for e in access.get_events_by_account(last.account_id) if e.Action.endswith("cancel")
@@ -414,7 +415,7 @@ def test_recording_a_charge_returns_what_the_gateway_charged(moto_table) -> None
     out = payments.record_paid_charge(fresh(sub), result, run_date=D)
     assert (out.sub_id, out.account_id, out.charge_id, out.amount, out.attempt) == (
         sub.sub_id, sub.account_id, result.charge_id, 999, 2)
-    assert (out.status, out.period, out.period_end) == (batches.PaymentStatus.PAID, D, date(2027, 4, 14))
+    assert (out.status, out.period, out.period_end) == (PaymentStatus.PAID, D, date(2027, 4, 14))
     [event] = events_of(sub, "payment.succeeded")
     assert event.Actor == "batch"  # the default: reconciliation and the batch record as the batch
 
@@ -428,7 +429,7 @@ def test_an_old_charge_recorded_again_never_moves_a_subscription_back(moto_table
     [march, _april] = sorted(get_gateway().list_charges(date(2000, 1, 1), date(2100, 1, 1), sub_id=sub.sub_id),
                              key=lambda c: c.metadata["period_start"])
     out = payments.record_paid_charge(fresh(sub), march, run_date=date(2027, 4, 20))
-    assert (out.status, out.reason, out.due) == (batches.PaymentStatus.SKIPPED, "already advanced by another run", D)
+    assert (out.status, out.reason, out.due) == (PaymentStatus.SKIPPED, "already advanced by another run", D)
     after = fresh(sub)
     assert (after.NextPaymentDate, after.PaidThroughDate) == ("2027-05-15", "2027-05-14")
 
@@ -460,7 +461,7 @@ def test_declines_and_the_last_ones_cancel_are_mailed_in_the_customers_language(
 
 def test_a_first_payment_is_the_customers_and_goes_through_the_gateway_given(moto_table) -> None:
     [sub] = seed_due(1, due=D)
-    assert payments.take_first_payment(sub, today=D).status == batches.PaymentStatus.PAID
+    assert payments.take_first_payment(sub, today=D).status == PaymentStatus.PAID
     [event] = events_of(sub, "payment.succeeded")
     assert event.Actor == "customer"  # the default: the customer subscribing
     [declining] = seed_due(1, due=D, number=DECLINED_NUMBER, prefix="d")
@@ -479,7 +480,7 @@ def test_a_replayed_charge_is_recorded_for_the_period_it_first_paid(moto_table) 
     actions.change_payment_day(fresh(sub), 20, actor="customer")
     assert payments.owed_period(fresh(sub)) == (D, date(2027, 4, 19))
     out = payments.take_payment(fresh(sub), run_date=D)
-    assert (out.status, out.charge_id, out.period_end) == (batches.PaymentStatus.PAID, first.charge_id, date(2027, 4, 14))
+    assert (out.status, out.charge_id, out.period_end) == (PaymentStatus.PAID, first.charge_id, date(2027, 4, 14))
     assert (out.sub_id, out.account_id) == (sub.sub_id, sub.account_id)
     [receipt] = receipts_of(sub)
     assert (receipt.PeriodStart, receipt.PeriodEnd, receipt.ProcessedAmount) == ("2027-03-15", "2027-04-14", 999)
@@ -536,7 +537,7 @@ def test_each_decline_tells_the_merchant_the_whole_attempt_and_the_last_one_ends
     [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
     payments.take_payment(fresh(sub), run_date=D)  # past due, retried on the 17th
     out = payments.take_payment(fresh(sub), run_date=date(2027, 3, 17))  # the last: no retry left
-    assert out.status == batches.PaymentStatus.CANCELLED
+    assert out.status == PaymentStatus.CANCELLED
     first, last = sorted(get_gateway().charges_made(sub_id=sub.sub_id), key=lambda c: c["metadata"]["attempt"])
     attempt = {"object": "payment", "status": "failed", "customer": sub.account_id, "subscription": sub.sub_id,
                "product": sub.SKU, "amount": 999, "currency": "USD", "period_start": "2027-03-15",
@@ -552,7 +553,7 @@ def test_each_decline_tells_the_merchant_the_whole_attempt_and_the_last_one_ends
 def test_a_declined_first_payment_tells_the_merchant_even_without_a_decline_code(moto_table) -> None:
     [sub] = seed_due(1, due=D, number=DECLINED_NUMBER)
     out = payments.take_first_payment(sub, today=D, gateway=NoDeclineCode())
-    assert (out.status, fresh(sub).CancelReason) == (batches.PaymentStatus.CANCELLED, "first_payment_declined")
+    assert (out.status, fresh(sub).CancelReason) == (PaymentStatus.CANCELLED, "first_payment_declined")
     [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
     assert failed_events(sub) == [{
         "object": "payment", "id": charge["charge_id"], "status": "failed", "customer": sub.account_id,
@@ -572,7 +573,7 @@ def test_a_receipt_left_by_a_run_that_died_before_its_advance_is_mailed_with_its
                                             retention_days=conf.RECEIPT_RETENTION_DAYS)
     assert created and stored.Number
     out = payments.take_payment(fresh(sub), run_date=D)
-    assert (out.status, out.charge_id, out.mail_error) == (batches.PaymentStatus.PAID, charged.charge_id, "")
+    assert (out.status, out.charge_id, out.mail_error) == (PaymentStatus.PAID, charged.charge_id, "")
     assert [r.Number for r in receipts_of(sub)] == [stored.Number]
     [message] = mail.outbox
     assert message.subject == f"Invoice {stored.Number}: {sub.ProductName}, 15 Mar 2027"
@@ -586,7 +587,7 @@ def test_a_charge_that_lands_after_the_account_was_closed_is_refunded_whole_and_
     read_by_the_run = fresh(sub)
     access.cancel_subscription(fresh(sub), reason=access.ACCOUNT_CLOSED_REASON, actor="customer")
     out = payments.take_payment(read_by_the_run, run_date=D)  # its charge lands after the close
-    assert (out.status, out.reason) == (batches.PaymentStatus.SKIPPED, "refunded: the account was closed")
+    assert (out.status, out.reason) == (PaymentStatus.SKIPPED, "refunded: the account was closed")
     [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
     [refund] = get_gateway().refunds_made()
     assert (refund["charge_id"], refund["amount"]) == (charge["charge_id"], 999)
@@ -605,7 +606,7 @@ def test_a_charge_of_a_subscription_that_expired_unconfirmed_is_left_to_the_refu
     paid = get_gateway().authenticate(waiting.charge_id, approve=True)
     assert expire(fresh(sub), actor="batch")
     out = payments.record_paid_charge(fresh(sub), paid, run_date=D)
-    assert (out.status, out.reason) == (batches.PaymentStatus.SKIPPED,
+    assert (out.status, out.reason) == (PaymentStatus.SKIPPED,
                                         "the subscription expired before its first payment was confirmed")
     assert (out.period, out.period_end, out.due, out.charge_id, out.amount) == (
         D, date(2027, 4, 14), D, paid.charge_id, paid.amount)
@@ -620,7 +621,7 @@ def test_a_first_payment_made_by_the_next_days_run_waits_for_the_customers_bank(
         sub = make_subscription(make_account(), today=D, card=card(AUTHENTICATING_TEST_CARD))
     with time_machine.travel(datetime(2027, 3, 16, 9, tzinfo=UTC), tick=False):
         out = payments.take_payment(fresh(sub), run_date=date(2027, 3, 16))
-    assert (out.status, out.reason) == (batches.PaymentStatus.ACTION_REQUIRED, "authentication_required")
+    assert (out.status, out.reason) == (PaymentStatus.ACTION_REQUIRED, "authentication_required")
     assert fresh(sub).Status == SubscriptionStatus.INCOMPLETE
 
 
@@ -644,11 +645,11 @@ def test_the_first_charge_is_made_on_session_and_renewals_off_session(moto_table
         sub = access.create_subscription(
             make_account("pat@example.com"), sku="NEWS-DAILY", payment_day=15, amount=999, currency="USD",
             card=card(), today=D, reminder_days_before=7, product_name="Daily News")
-        assert payments.take_first_payment(sub, today=D).status == batches.PaymentStatus.PAID
-    assert payments.take_payment(fresh(sub), run_date=date(2027, 4, 15)).status == batches.PaymentStatus.PAID
+        assert payments.take_first_payment(sub, today=D).status == PaymentStatus.PAID
+    assert payments.take_payment(fresh(sub), run_date=date(2027, 4, 15)).status == PaymentStatus.PAID
     assert sessions == [False, True]
     # Tried again when the gateway did not answer: the last attempt is off-session too.
     sessions.clear()
     unreachable[0] = payments.GATEWAY_ATTEMPTS - 1
-    assert payments.take_payment(fresh(sub), run_date=date(2027, 5, 15)).status == batches.PaymentStatus.PAID
+    assert payments.take_payment(fresh(sub), run_date=date(2027, 5, 15)).status == PaymentStatus.PAID
     assert sessions == [True] * payments.GATEWAY_ATTEMPTS

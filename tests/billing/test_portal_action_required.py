@@ -9,6 +9,7 @@ import time_machine
 
 from billing import access, batches
 from billing.models import SubscriptionStatus
+from billing.operations.outcomes import PaymentStatus
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
 from tests.builders import (
     PASSWORD,
@@ -28,7 +29,7 @@ def portal_renewal(customer):
     with time_machine.travel("2027-01-10 12:00Z", tick=False):  # made then: its first charge is on-session
         account = access.get_account(customer.account_id)
         sub = make_subscription(account, card=card(AUTHENTICATING_TEST_CARD), today=date(2027, 1, 10))
-        assert first_payment_confirmed(sub, date(2027, 1, 10)).status == batches.PaymentStatus.PAID
+        assert first_payment_confirmed(sub, date(2027, 1, 10)).status == PaymentStatus.PAID
     assert batches.run_payments(run_date=PERIOD, workers=1).counts["action_required"] == 1
     return sub
 

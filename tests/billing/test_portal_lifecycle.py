@@ -13,9 +13,10 @@ import pytest
 import time_machine
 from django.core import mail
 
-from billing import access, batches
+from billing import access
 from billing.exceptions import PauseRefused
 from billing.models import Subscription, SubscriptionStatus
+from billing.operations import payments
 from billing.rules.schedule import first_payment_date, next_payment_date
 from core.pages import today
 from tests.builders import PASSWORD, fresh, make_past_due, receipts_of
@@ -50,7 +51,7 @@ def pay_next(sub: Subscription) -> Subscription:
     """Take the next payment on its date (the batch's own path)."""
     due = date.fromisoformat(sub.NextPaymentDate)
     with time_machine.travel(due, tick=False):
-        assert batches.take_payment(sub, run_date=due).status == "paid"
+        assert payments.take_payment(sub, run_date=due).status == "paid"
     mail.outbox.clear()
     return fresh(sub)
 
@@ -239,7 +240,7 @@ def test_an_open_pause_leaves_both_indexes_and_resume_recomputes_from_the_anchor
     # resumed, whatever day the next payment falls on: the pause's fields go (a PausedUntil
     # left at that day made every page say "Paused until 15 May" after "Resumed")
     assert resumed.NextReminderDate == "2027-05-08" and (resumed.PausedFrom, resumed.PausedUntil) == (None, None)
-    assert batches.owed_amount(resumed) == 999  # a whole month, nothing for the pause
+    assert payments.owed_amount(resumed) == 999  # a whole month, nothing for the pause
     html = response.content.decode()
     assert "Resumed. The next payment is $9.99 on 15 May 2027" in html
     assert "Paused until" not in html and "Resume now" not in html and 'data-state="active"' in html

@@ -8,7 +8,8 @@ from datetime import date, timedelta
 import pytest
 from django.conf import settings
 
-from billing import access, batches
+from billing import access
+from billing.operations import payments
 from core.pages import today
 from tests.builders import GOOD_CARD, subscribe
 
@@ -61,8 +62,8 @@ def test_change_payment_day(customer, ddb_requests) -> None:
     assert ddb_requests.by_name()["TransactWriteItems"] == 1 and ddb_requests.ops[:3] == ["Query", "GetItem", "TransactWriteItems"]
     stored = access.get_subscription(customer.account_id, sub.sub_id)
     assert stored.PaymentDay == 31 and stored.NextPaymentDate == sub.NextPaymentDate
-    assert batches.owed_amount(stored) == int(shown.group(1).replace(".", ""))  # what the run will charge
-    first_on_new_day = batches.owed_period(stored)[1] + timedelta(days=1)
+    assert payments.owed_amount(stored) == int(shown.group(1).replace(".", ""))  # what the run will charge
+    first_on_new_day = payments.owed_period(stored)[1] + timedelta(days=1)
     assert shown.group(2) == f"{first_on_new_day.day} {first_on_new_day:%b %Y}" and first_on_new_day.day >= 28
     assert "Your payment day is now the 31st." in " ".join(messages_of(response))
     assert stored.PaidThroughDate == sub.PaidThroughDate

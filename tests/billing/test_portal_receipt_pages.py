@@ -10,8 +10,10 @@ import pytest
 from django.urls import reverse
 from pypdf import PdfReader
 
-from billing import access, batches
+from billing import access
 from billing.models import Receipt, ReceiptNumberLookup
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from core.pages import today
 from tests.builders import DECLINED_NUMBER, TEST_CARD, card, subscribe
 
@@ -113,10 +115,10 @@ def test_failed_attempts_are_in_the_history_at_no_extra_request(customer, ddb_re
     receipt, _ = access.create_receipt(paid, billing_date=today(), amount=999, currency="USD", charge_id="ch_ok",
                                        retention_days=200)
     declined = _declined_subscription(customer)
-    outcome = batches.take_payment(declined, run_date=today())
-    assert outcome.status == batches.PaymentStatus.DECLINED
+    outcome = payments.take_payment(declined, run_date=today())
+    assert outcome.status == PaymentStatus.DECLINED
     ended = _declined_subscription(customer, sku="MUSIC-FAMILY")
-    assert batches.take_first_payment(ended, today=today()).status == batches.PaymentStatus.CANCELLED
+    assert payments.take_first_payment(ended, today=today()).status == PaymentStatus.CANCELLED
 
     ddb_requests.reset()
     html = customer.client.get("/receipts/").content.decode()

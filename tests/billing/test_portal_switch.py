@@ -9,8 +9,10 @@ from datetime import date
 import time_machine
 from django.urls import reverse
 
-from billing import access, batches
+from billing import access
 from billing.models import AuditAction
+from billing.operations import payments
+from billing.operations.outcomes import PaymentStatus
 from tests.builders import PASSWORD, card, fresh, make_subscription, make_user, receipts_of
 
 DAY = date(2027, 3, 25)
@@ -23,7 +25,7 @@ def paid_subscription(customer):
     with time_machine.travel("2027-03-10 12:00Z", tick=False):
         sub = make_subscription(access.get_account(customer.account_id), payment_day=10, today=date(2027, 3, 10),
                                 card=card())
-        assert batches.take_first_payment(sub, today=date(2027, 3, 10)).status == batches.PaymentStatus.PAID
+        assert payments.take_first_payment(sub, today=date(2027, 3, 10)).status == PaymentStatus.PAID
     return fresh(sub)
 
 

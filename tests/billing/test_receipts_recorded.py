@@ -9,7 +9,7 @@ import pytest
 import time_machine
 
 from billing import access
-from billing.batches import payments
+from billing.operations import payments
 from tests.builders import fresh, paid_receipt, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])

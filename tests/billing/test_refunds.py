@@ -13,8 +13,8 @@ from django.core import mail
 from billing import access
 from billing.access import receipts as receipts_module
 from billing.actions import refunds
-from billing.batches import payments
 from billing.models import Receipt
+from billing.operations import payments
 from core import mail as billing_mail
 from core.payments.errors import GatewayError, RefundRefused
 from core.payments.gateway import get_gateway

@@ -13,6 +13,7 @@ import pytest
 from billing import batches
 from billing.actions import subscriptions as actions
 from billing.models import SubscriptionStatus
+from billing.operations.outcomes import PaymentStatus
 from tests.billing.test_stripe_billing import stripe_due
 from tests.builders import fresh, receipts_of
 from tests.stripe_events import SECRET, deliver, event
@@ -74,7 +75,7 @@ def test_a_stale_failure_after_the_customer_confirmed_records_the_payment_once(c
     succeeded = event("payment_intent.succeeded", intent_object(stripe_gateway, intent_id), "evt_ok_42")
     assert deliver(client, succeeded).json()["status"] == "done"
     assert deliver(client, succeeded).json()["status"] == "replay"
-    assert actions.confirm_renewal(fresh(sub), today=TODAY, actor="customer").status == batches.PaymentStatus.SKIPPED
+    assert actions.confirm_renewal(fresh(sub), today=TODAY, actor="customer").status == PaymentStatus.SKIPPED
     assert len(receipts_of(sub)) == 1
 
 

@@ -17,6 +17,7 @@ from billing import access, batches
 from billing.actions.refunds import refund_receipt
 from billing.actions.retry import retry_now
 from billing.models import SubscriptionStatus
+from billing.operations.outcomes import PaymentStatus
 from devtools.localengine import free_port
 from tests.builders import BILLING_COUNTRY, fresh, lose_receipts, make_customer, receipts_of
 from tests.stripe_server import authenticate_payment_in_browser, confirm_setup_in_browser, saved_card_token
@@ -59,7 +60,7 @@ def test_the_renewal_batch_charges_off_session_and_declines_go_to_dunning(moto_t
 def test_stripe_down_is_an_error_the_next_run_carries_on_from(moto_table, stripe_gateway, localstripe, settings,
                                                                monkeypatch) -> None:
     sub = stripe_due(stripe_gateway, localstripe, 3)
-    monkeypatch.setattr("billing.batches.payments.time.sleep", lambda seconds: None)  # no backoff wait
+    monkeypatch.setattr("billing.operations.payments.time.sleep", lambda seconds: None)  # no backoff wait
     live = stripe_gateway.client
     settings.STRIPE_API_BASE = f"http://127.0.0.1:{free_port()}"
     from core.payments.stripe.client import build_client
@@ -82,7 +83,7 @@ def test_retry_now_and_two_partial_refunds(moto_table, stripe_gateway, localstri
     access.use_card(past_due, good, actor="test")
     refreshed = fresh(sub)
     outcome = retry_now(refreshed, run_date=TODAY, actor="staff@example.com")
-    assert outcome.status == batches.PaymentStatus.PAID
+    assert outcome.status == PaymentStatus.PAID
     assert intent_keys(stripe_gateway)[-1] == f"{sub.sub_id}:{TODAY.isoformat()}:retry1"
     [receipt] = receipts_of(sub)
     refund_receipt(receipt, 100, request_id="r1", actor="staff@example.com", reason="goodwill")
@@ -258,7 +259,7 @@ def test_a_renewal_the_bank_wants_confirmed_is_action_required_then_paid_once(mo
     assert charge.payment_method and sub.PaymentDetails.Token.endswith("/" + charge.payment_method)
 
     authenticate_payment_in_browser(localstripe, charge.client_secret)
-    assert actions.confirm_renewal(waiting, today=TODAY, actor="customer").status == batches.PaymentStatus.PAID
+    assert actions.confirm_renewal(waiting, today=TODAY, actor="customer").status == PaymentStatus.PAID
     record_found_charge(stripe_gateway.charge_status(intent_id), TODAY, actor="stripe")  # the webhook, late
     [receipt] = receipts_of(sub)
     assert receipt.ChargeId == intent_id

@@ -19,6 +19,7 @@ from billing.actions import subscriptions as subscribing
 from billing.actions import switch
 from billing.batches.reconcile import reconcile
 from billing.models import AuditAction, Receipt, SubscriptionStatus
+from billing.operations import payments
 from billing.rules.schedule import first_period, period_amount
 from billing.rules.switch import SwitchRefused, quote_switch
 from core.payments.gateway import get_gateway
@@ -92,7 +93,7 @@ def test_a_downgrade_charges_nothing_now_and_the_next_payment_the_new_price(cata
     assert (after.SKU, after.PaymentAmount, after.PreviousProductName, after.SwitchFrom) == (
         "NEWS-LITE", 500, "News", "2027-04-10")
     assert not [c for c in get_gateway().charges_made(sub_id=sub.sub_id) if c["metadata"].get("kind") == "switch"]
-    assert batches.owed_amount(after) == 500
+    assert payments.owed_amount(after) == 500
     with at(date(2027, 4, 10)):
         batches.run_payments(run_date=date(2027, 4, 10), workers=1)
     assert [r.ProcessedAmount for r in receipts_of(sub) if r.BillingDate == "2027-04-10"] == [500]

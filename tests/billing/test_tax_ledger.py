@@ -24,6 +24,7 @@ from billing.access import seller as seller_access
 from billing.access.tax_ledger import buyer_name, quarter_of_moment
 from billing.actions import refunds
 from billing.models import Account, TaxTotal
+from billing.operations import payments
 from billing.rules.invoice_tax import TOTAL_SHARDS, rate_text, refund_share, total_shard
 from core.payments.gateway import get_gateway
 from tests.billing.test_data_rights import tables as tables  # the billing and shop tables (a fixture)
@@ -121,7 +122,7 @@ def test_tax_exclusive_prices_charge_net_plus_tax_and_every_amount_says_so(moto_
     consumer, business = due(0, country="IT", amount=1000), due(1, country="FR", vat="FR40303265045", amount=1000)
     access.batch_items([consumer, business])
     # What the pages and the reminder show before the charge: the projection's amount.
-    assert batches.owed_amount(fresh(consumer)) == 1220 and batches.owed_amount(fresh(business)) == 1000
+    assert payments.owed_amount(fresh(consumer)) == 1220 and payments.owed_amount(fresh(business)) == 1000
     with at(D):
         batches.run_payments(run_date=D, workers=2, catch_up_days=0)
     [it], [fr] = receipts_of(consumer), receipts_of(business)

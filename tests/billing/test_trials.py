@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from billing import access, batches
 from billing.actions import subscriptions as actions
 from billing.models import Product, Subscription, SubscriptionStatus, TrialUse
+from billing.operations import payments
 from billing.rules.schedule import is_anchor, period_amount
 from core.payments.gateway import get_gateway
 from core.payments.simulated import SimulatedGateway
@@ -110,7 +111,7 @@ def test_a_trial_charges_nothing_then_its_first_charge_is_prorated_to_the_anchor
     assert sub.NextPaymentDate == FIRST.isoformat() and sub.PaidThroughDate == TRIAL_END.isoformat()
     assert sub.NextReminderDate == (FIRST - timedelta(days=7)).isoformat()  # reminder_date: 7 days before
     assert charges() == [] and sessions == []  # the gateway's ledger: nothing charged at subscribing
-    assert batches.owed_period(sub) == (FIRST, date(2027, 4, 14)) and batches.owed_amount(sub) == FIRST_AMOUNT
+    assert payments.owed_period(sub) == (FIRST, date(2027, 4, 14)) and payments.owed_amount(sub) == FIRST_AMOUNT
     # the card is required, and kept for the first charge (it joined the wallet)
     [wallet_card] = access.get_cards(customer.account_id)
     assert sub.PaymentDetails.CardId == wallet_card.card_id
@@ -354,7 +355,7 @@ def test_the_first_charge_starts_the_day_after_the_trial_and_ends_before_an_anch
     paid: list[tuple[date, date]] = []
     for _ in range(2):
         due = date.fromisoformat(sub.NextPaymentDate)
-        assert batches.take_payment(sub, run_date=due).status == "paid"
+        assert payments.take_payment(sub, run_date=due).status == "paid"
         sub = fresh(sub)
         [receipt] = [r for r in receipts_of(sub) if r.BillingDate == due.isoformat()]
         paid.append((date.fromisoformat(receipt.PeriodStart), date.fromisoformat(receipt.PeriodEnd)))

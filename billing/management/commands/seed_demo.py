@@ -16,7 +16,6 @@ from billing.access.disputes import Dispute
 from billing.actions.accounts import payment_customer
 from billing.actions.refunds import refund_receipt
 from billing.actions.switch import switch
-from billing.batches import charge_key, take_payment
 from billing.exceptions import ConditionFailed
 from billing.management.demo_tax import (
     REFUNDED_CUSTOMER,
@@ -26,6 +25,7 @@ from billing.management.demo_tax import (
     refund_with_credit_note,
 )
 from billing.models import Account, Card, Subscription
+from billing.operations.payments import charge_key, take_payment
 from billing.rules.lifecycle import CancelMode
 from billing.rules.schedule import (
     add_months,

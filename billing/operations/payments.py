@@ -1,6 +1,17 @@
-"""One payment: charge the period owed with an idempotency key, record the charge (receipt
-and audit event) only if absent, then advance (or mark past due, or cancel) on condition
-the item is still due.
+"""Taking one payment: charge the period owed with an idempotency key, record the charge
+(receipt and audit event) only if absent, then advance (or mark past due, or cancel) on
+condition the item is still due.
+
+Made safe to repeat and to race by a condition, never by a transaction (docs/TABLE.md,
+"Exactly one charge and one receipt"): the charge's idempotency key is
+``<SubId>:<BillingDate>`` (the first day the charge pays for), and
+``<SubId>:<BillingDate>:retry<N>`` for the N-th retry of a declined period (a gateway
+replays the recorded decline for a repeated key, so a retry needs a key of its own, while
+each attempt stays idempotent); its receipt is written only if absent, and the
+subscription advances only if ``NextPaymentDate`` still equals the date being processed.
+A process that dies between any two steps is repaired by the next attempt: the charge
+replays, the receipt is found, the advance happens once. Only the process that wins the
+conditional write sends the customer's e-mail.
 
 What a charge pays for (docs/MONEY.md M1 and "Periods and rounding"): the period
 from the first unpaid day (``BillingPeriod`` while past due, else ``NextPaymentDate``)
@@ -8,6 +19,11 @@ to ``schedule.period_end`` (or, for the first payment, to the day before the fir
 anchor date), at ``schedule.period_amount``. The charge carries that period in its
 metadata, and what is recorded is what the gateway says was charged: a replayed key
 returns the first call's period even if the payment day changed meanwhile.
+
+Who takes a payment: the payment run (billing/batches/runs.py); the first payment at
+subscribing, staff's "retry now" and a new card paying a past-due period
+(billing/actions/); the reconciliation and the processor's webhooks, recording a charge
+found without its receipt. All through this one path, so the guarantees hold for each.
 """
 
 from __future__ import annotations
@@ -23,9 +39,9 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 
 from billing import access
-from billing.batches.outcomes import PaymentOutcome, PaymentStatus
 from billing.models import MerchantEventType, Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
+from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.projection import ComingCharge, owed_charge
