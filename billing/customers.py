@@ -23,6 +23,7 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.actions import accounts, tax_identity, wallet
 from billing.models import Account, AuditEvent
+from billing.operations.retention import retention_end, retention_years
 from core.language import remember_language
 from core.payments.gateway import CardToken
 
@@ -204,8 +205,6 @@ def account_data_sources() -> list[AccountData]:
 def invoice_retained_until(issued: date) -> datetime:
     """When tax law lets an invoice issued on ``issued`` go (the seller country's years,
     ``INVOICE_RETENTION_YEARS``): the shop's invoices are kept as long as billing's receipts."""
-    from billing.actions.data_rights import retention_end, retention_years  # it imports this module
-
     return retention_end(issued, retention_years())
 
 

@@ -17,7 +17,6 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_noop
 
@@ -36,6 +35,7 @@ from billing.models import (
     SubscriptionStatus,
 )
 from billing.notify import tell_account
+from billing.operations.retention import retained_until, retention_end, retention_years
 from billing.rules.lifecycle import CancelMode
 from core.mail import date_text, lazy_message, money_text
 from core.payments.gateway import get_gateway
@@ -55,29 +55,6 @@ def record_export(account_id: str, *, actor: str, staff: bool = False, reference
                         subject=account_id, note=reference[:500] or None)
 
 
-def retention_years() -> int:
-    """How long tax law keeps invoices where the seller is (``RPAY_SELLER_COUNTRY``)."""
-    return int(settings.INVOICE_RETENTION_YEARS.get(settings.RPAY_SELLER_COUNTRY,
-                                                    settings.INVOICE_RETENTION_DEFAULT_YEARS))
-
-
-def retention_end(issued: date, years: int) -> datetime:
-    """``years`` after the day an invoice was issued (a 29 February becomes the 28th), at
-    midnight UTC: when tax law lets it go. The shop's invoices use it too (shop/data_rights.py)."""
-    try:
-        end = issued.replace(year=issued.year + years)
-    except ValueError:
-        end = issued.replace(year=issued.year + years, day=28)
-    return datetime(end.year, end.month, end.day, tzinfo=UTC)
-
-
-def retained_until(receipt: Receipt, years: int) -> datetime:
-    """The end of a receipt's retention: ``years`` after its billing date, never earlier
-    than the TTL it had."""
-    until = retention_end(date.fromisoformat(receipt.BillingDate), years)
-    return max(until, receipt.TTL) if receipt.TTL else until
-
-
 @dataclass
 class ClosedAccount:
     account_id: str
@@ -87,20 +64,6 @@ class ClosedAccount:
     refund_failures: list[str] = field(default_factory=list)
     receipts_kept: int = 0
     kept_until: datetime | None = None  # the last receipt's retention date
-
-
-def refund_after_close(receipt: Receipt, sub: Subscription) -> str:
-    """A payment run's charge that succeeded after the account was closed (it was in flight
-    at the gateway during the close): refunded whole, under the cancel-now refund key (a
-    repeat refunds once), and its receipt kept to the tax retention date like the others."""
-    from billing.actions.refunds import refund_receipt
-
-    access.keep_receipt_until(receipt, retained_until(receipt, retention_years()))
-    left = receipt.net_amount
-    if left > 0 and receipt.ChargeId:
-        refund_receipt(receipt, left, request_id=f"cancel-{sub.sub_id}", actor="batch",
-                       reason="charged after the account was closed")
-    return "refunded: the account was closed"
 
 
 def _still_served(sub: Subscription, today: date) -> bool:

@@ -15,10 +15,10 @@ from django.utils.translation import gettext_noop
 
 from billing import access
 from billing.actions.coupons import give_back_unused
-from billing.actions.refunds import refund_receipt
 from billing.models import AuditAction, Receipt, Subscription
 from billing.notify import manage_url, tell
 from billing.operations.payments import owed_amount
+from billing.operations.refunds import refund_receipt
 from billing.rules.lifecycle import CancelMode, unused_share
 from billing.rules.schedule import months_before
 from core.mail import date_text, lazy_message, money_text

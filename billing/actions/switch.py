@@ -12,7 +12,8 @@ answer never came (``GatewayError``) is not counted: repeating it repeats its ke
 Exactly once: the charge is keyed, and its record is conditional on the subscription
 being as quoted. Should the record be refused (the subscription changed meanwhile), or
 never made (a crash after the charge), the charge is recorded and refunded in full, here
-or by the reconciliation (``refund_unapplied_switch``): never kept for nothing (M2).
+or by the reconciliation (``refund_unapplied_switch``, billing/operations/refunds.py):
+never kept for nothing (M2).
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.actions.refunds import refund_receipt
 from billing.models import AuditAction, Subscription
 from billing.notify import manage_url, tell
+from billing.operations.refunds import refund_receipt, refund_unapplied_switch
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.projection import coming_charges
 from billing.rules.schedule import months_before
@@ -41,7 +42,6 @@ from core.payments.gateway import ChargeResult, get_gateway
 
 log = logging.getLogger(__name__)
 
-UNDONE = "switch-undone"  # the request id of an unapplied switch's refund: refund:<ChargeId>:switch-undone
 
 
 class QuoteChanged(SwitchRefused):
@@ -228,27 +228,3 @@ def abandon(done: Switched, *, today: date) -> None:
         access.count_switch_failure(done.sub, today)
         with suppress(GatewayError):
             get_gateway().cancel_charge(done.charge_id)
-
-
-def refund_unapplied_switch(sub: Subscription, charge: ChargeResult, *, actor: str) -> int | None:
-    """A switch's charge whose switch was not recorded: its receipt (so every charge has
-    one, M2) and a full refund under ``refund:<ChargeId>:switch-undone``, with the refund
-    e-mail. Returns the amount refunded now (0: refunded already; None: the refund failed,
-    and the next reconciliation tries the same key again)."""
-    start = date.fromisoformat(charge.metadata["period_start"])
-    end = date.fromisoformat(charge.metadata.get("period_end", charge.metadata["period_start"]))
-    receipt, _ = access.create_receipt(
-        sub, billing_date=start, amount=charge.amount, currency=charge.currency, charge_id=charge.charge_id,
-        retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor,
-        sku=charge.metadata.get("sku"), kind="switch",
-        tax=access.invoice_tax(sub, amount=charge.amount, on=start, metadata=charge.metadata))
-    receipt = access.get_receipt(sub.account_id, receipt.SK) or receipt
-    left = receipt.net_amount
-    if left <= 0:
-        return 0
-    try:
-        refund_receipt(receipt, left, request_id=UNDONE, actor=actor, reason="switch of product not made")
-    except PaymentError as error:  # audited by refund_receipt
-        log.warning("the unapplied switch %s of %s is not refunded yet: %s", charge.charge_id, sub.sub_id, error)
-        return None
-    return left

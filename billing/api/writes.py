@@ -20,7 +20,6 @@ from billing.actions import lifecycle as lifecycle_actions
 from billing.actions import subscriptions as subscription_actions
 from billing.actions import switch as switch_actions
 from billing.actions import webhook_endpoints as endpoint_actions
-from billing.actions.refunds import refund_receipt
 from billing.api.auth import actor_of, key_of, write_key
 from billing.api.errors import ApiError
 from billing.api.idempotency import HEADER, fingerprint, idempotent
@@ -46,6 +45,7 @@ from billing.api.schemas import (
 from billing.exceptions import PauseRefused
 from billing.forms import coupon_error
 from billing.models import Subscription
+from billing.operations.refunds import refund_receipt
 from billing.rules import api_objects
 from billing.rules.coupons import normalize_code
 from billing.rules.lifecycle import CancelMode, can_keep, pause_end, state_of

@@ -25,11 +25,10 @@ from datetime import date, datetime, timedelta
 from django.conf import settings
 
 from billing import access
-from billing.actions.refunds import record_processor_refund, refund_receipt
-from billing.actions.switch import refund_unapplied_switch
 from billing.batches.expiry import expire
 from billing.models import Receipt, Subscription, SubscriptionStatus
 from billing.operations.payments import record_paid_charge
+from billing.operations.refunds import record_processor_refund, refund_receipt, refund_unapplied_switch
 from billing.rules.invoice_tax import TAX_METADATA
 from billing.rules.lifecycle import is_expired_incomplete
 from core.clock import billing_today

@@ -17,9 +17,9 @@ from __future__ import annotations
 from datetime import date
 
 from billing import access
-from billing.actions.refunds import refund_receipt
 from billing.actions.tax_identity import VatVerdict, change_tax_identity
 from billing.models import Account, Subscription
+from billing.operations.refunds import refund_receipt
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.tax import Buyer, Seller
 

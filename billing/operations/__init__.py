@@ -8,5 +8,8 @@ and ``billing.notify``: an operation never imports an action or a batch (docs/DE
 
 * ``payments``: taking a payment (the charge, its idempotency key, the amount and period
   owed, recording a paid charge, the first payment);
-* ``outcomes``: what taking a payment reports (``PaymentOutcome``, ``PaymentStatus``).
+* ``outcomes``: what taking a payment reports (``PaymentOutcome``, ``PaymentStatus``);
+* ``refunds``: refunding a charge, and the charges that bought nothing refunded whole
+  (after the account's close, an upgrade whose switch was not made);
+* ``retention``: how long an invoice is kept (tax law's years where the seller is).
 """

@@ -42,6 +42,7 @@ from billing import access
 from billing.models import MerchantEventType, Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
+from billing.operations.refunds import refund_after_close
 from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.projection import ComingCharge, owed_charge
@@ -400,13 +401,11 @@ def _after_refused_advance(sub: Subscription, start: date, end: date, receipt: R
     """The advance was refused: another run advanced it, or it was cancelled while the
     charge was in flight. Then the customer paid for ``start``..``end``: the service runs
     to ``end`` (never money taken for nothing), unless the account was closed: no service
-    can follow, so the charge is refunded (billing/actions/data_rights.py)."""
+    can follow, so the charge is refunded (``refunds.refund_after_close``)."""
     now = access.get_subscription(sub.account_id, sub.sub_id, sub.key_sku)
     if now is None or now.Status != SubscriptionStatus.CANCELLED:
         return "already advanced by another run"
     if now.CancelReason == access.ACCOUNT_CLOSED_REASON:
-        from billing.actions.data_rights import refund_after_close  # actions import the batches
-
         return refund_after_close(receipt, now)
     try:
         access.extend_after_cancel(now, paid_period=start, paid_through=end)

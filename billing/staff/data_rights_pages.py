@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import data_rights
+from billing.operations.retention import retention_years
 from billing.staff.common import account_url, confirm_page
 from billing.views.data_rights_pages import zip_response
 from core.pages import actor
@@ -63,7 +64,7 @@ def staff_close_account(request: HttpRequest, account_id: str) -> HttpResponse:
             return redirect(account_url(account_id))
         messages.success(request, _("Account closed: %(n)s subscriptions cancelled; its receipts are kept "
                                     "for %(years)s years.") % {"n": len(done.cancelled),
-                                                               "years": data_rights.retention_years()})
+                                                               "years": retention_years()})
         return redirect(account_url(account_id))
     return confirm_page(request, account_id, _("Close the account"),
                         _("Close this account on the customer's request? Every live subscription is cancelled now "

@@ -1,6 +1,6 @@
 """Refunding a receipt through the gateway (needs the money permission): several partial
 refunds up to what was charged, each recorded on the receipt, audited and e-mailed
-(billing.actions.refunds does the work; this page asks and reports).
+(billing.operations.refunds does the work; this page asks and reports).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from billing import access
-from billing.actions.refunds import refund_receipt
 from billing.models import Receipt
+from billing.operations.refunds import refund_receipt
 from billing.staff.common import CHANGED_MESSAGE, account_url, confirm_page, staff_date
 from billing.staff.forms import RefundForm
 from core.money import format_with_code, to_decimal

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from billing import access
 from billing.actions import data_rights
 from billing.customers import customer_required
+from billing.operations.retention import retention_years
 from billing.views.account_export import export_filename, export_zip
 from core.language import remember_language
 from core.pages import bound_data
@@ -76,10 +77,10 @@ def close_account(request: HttpRequest, account_id: str) -> HttpResponse:
     return render(request, "portal/close_account.html", {
         "form": form, "live": [s for s in collection.subscriptions if s.is_live],
         "cards": collection.cards, "receipts": collection.receipts,
-        "retention_years": data_rights.retention_years(),
+        "retention_years": retention_years(),
     })
 
 
 @require_safe
 def account_closed(request: HttpRequest) -> HttpResponse:
-    return render(request, "portal/account_closed.html", {"retention_years": data_rights.retention_years()})
+    return render(request, "portal/account_closed.html", {"retention_years": retention_years()})

@@ -14,10 +14,10 @@ from django.core import mail
 from django.utils import translation
 
 from billing import access
-from billing.actions import refunds, switch
 from billing.actions import subscriptions as subscribing
+from billing.actions import switch
 from billing.models import AuditAction, Receipt, Subscription
-from billing.operations import payments
+from billing.operations import payments, refunds
 from billing.operations.outcomes import PaymentStatus
 from billing.rules import api_objects, tax
 from core import money

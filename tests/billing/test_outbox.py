@@ -14,9 +14,10 @@ import time_machine
 
 from billing import access, batches
 from billing.access import outbox
-from billing.actions import lifecycle, refunds, switch
+from billing.actions import lifecycle, switch
 from billing.actions import subscriptions as subscribing
 from billing.models import AuditEvent, MerchantEvent, MerchantEventType, SubscriptionStatus
+from billing.operations import refunds
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
 from tests.builders import DECLINED_NUMBER, card, fresh, receipts_of, seed_due
 

@@ -12,9 +12,8 @@ from django.core import mail
 
 from billing import access
 from billing.access import receipts as receipts_module
-from billing.actions import refunds
 from billing.models import Receipt
-from billing.operations import payments
+from billing.operations import payments, refunds
 from core import mail as billing_mail
 from core.payments.errors import GatewayError, RefundRefused
 from core.payments.gateway import get_gateway

@@ -14,10 +14,10 @@ import pytest
 from django.core import mail
 
 from billing import access, batches
-from billing.actions.refunds import refund_receipt
 from billing.actions.retry import retry_now
 from billing.models import SubscriptionStatus
 from billing.operations.outcomes import PaymentStatus
+from billing.operations.refunds import refund_receipt
 from devtools.localengine import free_port
 from tests.builders import BILLING_COUNTRY, fresh, lose_receipts, make_customer, receipts_of
 from tests.stripe_server import authenticate_payment_in_browser, confirm_setup_in_browser, saved_card_token

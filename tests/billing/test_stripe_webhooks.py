@@ -17,8 +17,8 @@ import pytest
 from django.core import mail
 
 from billing import access, batches
-from billing.actions.refunds import refund_receipt
 from billing.models import WebhookEvent
+from billing.operations.refunds import refund_receipt
 from devtools.localstripe import TEST_WEBHOOK_SECRET
 from tests.builders import receipts_of
 from tests.stripe_server import saved_card_token

@@ -21,10 +21,10 @@ from django.urls import reverse
 from django.utils import translation
 
 from billing import access
-from billing.actions.refunds import refund_receipt
 from billing.models import Receipt
 from billing.notify import send_credit_note
 from billing.operations.payments import receipt_subject
+from billing.operations.refunds import refund_receipt
 from billing.rules.invoice import credit_note_of, invoice_of
 from billing.rules.tax import REVERSE_CHARGE_NOTE, Buyer, Seller, applicable_rate, tax_line
 from billing.views.receipt_pdf import render_credit_note_pdf, render_receipt_pdf

@@ -22,9 +22,8 @@ from hypothesis import strategies as st
 from billing import access, batches
 from billing.access import seller as seller_access
 from billing.access.tax_ledger import buyer_name, quarter_of_moment
-from billing.actions import refunds
 from billing.models import Account, TaxTotal
-from billing.operations import payments
+from billing.operations import payments, refunds
 from billing.rules.invoice_tax import TOTAL_SHARDS, rate_text, refund_share, total_shard
 from core.payments.gateway import get_gateway
 from tests.billing.test_data_rights import tables as tables  # the billing and shop tables (a fixture)

@@ -14,7 +14,6 @@ from django.contrib.auth.models import Permission
 from billing import access
 from billing.access.disputes import Dispute
 from billing.actions.accounts import payment_customer
-from billing.actions.refunds import refund_receipt
 from billing.actions.switch import switch
 from billing.exceptions import ConditionFailed
 from billing.management.demo_tax import (
@@ -26,6 +25,7 @@ from billing.management.demo_tax import (
 )
 from billing.models import Account, Card, Subscription
 from billing.operations.payments import charge_key, take_payment
+from billing.operations.refunds import refund_receipt
 from billing.rules.lifecycle import CancelMode
 from billing.rules.schedule import (
     add_months,

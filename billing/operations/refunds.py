@@ -5,21 +5,37 @@ Each refund request has its own idempotency key, ``refund:<ChargeId>:<RequestId>
 request id is fixed when staff open the refund form, so a double click or a retried
 request refunds once, while a second refund of the same charge (another request) is a
 refund of its own. The gateway refuses more than what is left of the charge.
+
+Who refunds: staff and the API (a refund of their choosing), the actions that give money
+back (cancel now, a switch's excess credit), the processor's webhooks and the
+reconciliation (a refund made in the processor's dashboard, recorded), and the charges
+that bought nothing, refunded whole wherever they are found: a payment that landed after
+its account was closed (``refund_after_close``, from the payment path) and an upgrade's
+charge whose switch was not made (``refund_unapplied_switch``, from the switch and the
+reconciliation).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from datetime import date
 
+from django.conf import settings
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.models import AuditAction, CreditNote, Receipt
+from billing.models import AuditAction, CreditNote, Receipt, Subscription
 from billing.notify import credit_note_context
+from billing.operations.retention import retained_until, retention_years
 from core.mail import money_text, send_customer_email
-from core.payments.errors import GatewayError, RefundRefused
-from core.payments.gateway import PaymentGateway, get_gateway
+from core.payments.errors import GatewayError, PaymentError, RefundRefused
+from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
+
+log = logging.getLogger(__name__)
+
+UNDONE = "switch-undone"  # the request id of an unapplied switch's refund: refund:<ChargeId>:switch-undone
 
 
 @dataclass
@@ -112,3 +128,43 @@ def credit_note_of_refund(receipt: Receipt, refund_id: str) -> CreditNote | None
 def _record_failure(receipt: Receipt, actor: str, before: dict, why: str) -> None:
     access.record_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND_FAILED,
                         subject=receipt.SK, before=before, after=before, note=why[:500])
+
+
+# --- charges that bought nothing: refunded whole ------------------------------------------
+
+
+def refund_after_close(receipt: Receipt, sub: Subscription) -> str:
+    """A payment run's charge that succeeded after the account was closed (it was in flight
+    at the gateway during the close): refunded whole, under the cancel-now refund key (a
+    repeat refunds once), and its receipt kept to the tax retention date like the others
+    (billing/actions/data_rights.py)."""
+    access.keep_receipt_until(receipt, retained_until(receipt, retention_years()))
+    left = receipt.net_amount
+    if left > 0 and receipt.ChargeId:
+        refund_receipt(receipt, left, request_id=f"cancel-{sub.sub_id}", actor="batch",
+                       reason="charged after the account was closed")
+    return "refunded: the account was closed"
+
+
+def refund_unapplied_switch(sub: Subscription, charge: ChargeResult, *, actor: str) -> int | None:
+    """A switch's charge whose switch was not recorded: its receipt (so every charge has
+    one, M2) and a full refund under ``refund:<ChargeId>:switch-undone``, with the refund
+    e-mail. Returns the amount refunded now (0: refunded already; None: the refund failed,
+    and the next reconciliation tries the same key again)."""
+    start = date.fromisoformat(charge.metadata["period_start"])
+    end = date.fromisoformat(charge.metadata.get("period_end", charge.metadata["period_start"]))
+    receipt, _ = access.create_receipt(
+        sub, billing_date=start, amount=charge.amount, currency=charge.currency, charge_id=charge.charge_id,
+        retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor,
+        sku=charge.metadata.get("sku"), kind="switch",
+        tax=access.invoice_tax(sub, amount=charge.amount, on=start, metadata=charge.metadata))
+    receipt = access.get_receipt(sub.account_id, receipt.SK) or receipt
+    left = receipt.net_amount
+    if left <= 0:
+        return 0
+    try:
+        refund_receipt(receipt, left, request_id=UNDONE, actor=actor, reason="switch of product not made")
+    except PaymentError as error:  # audited by refund_receipt
+        log.warning("the unapplied switch %s of %s is not refunded yet: %s", charge.charge_id, sub.sub_id, error)
+        return None
+    return left
