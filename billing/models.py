@@ -28,7 +28,7 @@ from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection
 from pynamodb.models import Model
 
 from core.dynamo import engine
-from core.dynamo.keys import KeyTemplate
+from core.dynamo.keys import KeyPart, KeyTemplate
 
 # --- the table --------------------------------------------------------------------------
 
@@ -104,9 +104,7 @@ class Account(BillingItem, discriminator="Account"):
     # is, beside the declared country): staff see the account flagged when they differ.
     CardCountry = UnicodeAttribute(null=True)
 
-    @property
-    def account_id(self) -> str:
-        return ACCOUNT_PK.parse(self.PK)["account_id"]
+    account_id = KeyPart(ACCOUNT_PK)
 
 
 class UserLink(BillingItem, discriminator="UserLink"):
@@ -167,13 +165,8 @@ class Card(BillingItem, discriminator="Card"):
     CreatedDate = UnicodeAttribute()
     UpdatedDate = UnicodeAttribute(null=True)
 
-    @property
-    def account_id(self) -> str:
-        return ACCOUNT_PK.parse(self.PK)["account_id"]
-
-    @property
-    def card_id(self) -> str:
-        return self.sk_template.parse(self.SK)["card_id"]
+    account_id = KeyPart(ACCOUNT_PK)
+    card_id = KeyPart(sk_template, "SK")
 
 
 # Projections (docs/TABLE.md). EntityType must be projected, or PynamoDB's discriminator
@@ -234,7 +227,7 @@ class SubscriptionStatus(StrEnum):
     # Stripe Billing's words for a first payment the bank wants the customer to confirm
     # (3-D Secure): not live (in neither due index, never charged by the run, in no total)
     # until confirmed; expired when still unconfirmed ``INCOMPLETE_HOURS`` after it was
-    # made (billing/batches/expiry.py): it never started.
+    # made (billing/operations/expiry.py): it never started.
     INCOMPLETE = "incomplete"
     INCOMPLETE_EXPIRED = "incomplete_expired"
 
@@ -322,18 +315,10 @@ class Subscription(BillingItem, discriminator="Subscription"):
     due_reminders = DueRemindersIndex()
     due_payments = DuePaymentsIndex()
 
-    @property
-    def account_id(self) -> str:
-        return ACCOUNT_PK.parse(self.PK)["account_id"]
-
-    @property
-    def sub_id(self) -> str:
-        return self.sk_template.parse(self.SK)["sub_id"]
-
-    @property
-    def key_sku(self) -> str:
-        """The SKU in the item's key: the product it was made for (``SKU`` is the current one)."""
-        return self.sk_template.parse(self.SK)["sku"]
+    account_id = KeyPart(ACCOUNT_PK)
+    sub_id = KeyPart(sk_template, "SK")
+    # The SKU in the item's key: the product it was made for (``SKU`` is the current one).
+    key_sku = KeyPart(sk_template, "SK", field="sku")
 
     @property
     def is_live(self) -> bool:
@@ -470,9 +455,7 @@ class Receipt(BillingItem, discriminator="Receipt"):
         """A receipt with its tax figures is an invoice (Article 226 of the VAT Directive)."""
         return self.Net is not None
 
-    @property
-    def account_id(self) -> str:
-        return ACCOUNT_PK.parse(self.PK)["account_id"]
+    account_id = KeyPart(ACCOUNT_PK)
 
     @property
     def price_amount(self) -> int:
@@ -552,9 +535,7 @@ class CreditNote(BillingItem, discriminator="CreditNote"):
     Language = UnicodeAttribute(null=True)
     TTL = TTLAttribute(null=True)  # the invoice's own
 
-    @property
-    def account_id(self) -> str:
-        return ACCOUNT_PK.parse(self.PK)["account_id"]
+    account_id = KeyPart(ACCOUNT_PK)
 
 
 class CreditNoteCounter(BillingItem, discriminator="CreditNoteCounter"):
@@ -583,9 +564,7 @@ class TaxTotal(BillingItem, discriminator="TaxTotal"):
     Gross = NumberAttribute(null=True)
     Invoices = NumberAttribute(null=True)  # invoices counted (credit notes do not count)
 
-    @property
-    def quarter(self) -> str:
-        return self.pk_template.parse(self.PK)["quarter"]
+    quarter = KeyPart(pk_template)
 
     @property
     def is_reverse_charge_sales(self) -> bool:
@@ -689,9 +668,7 @@ class TrialUse(BillingItem, discriminator="TrialUse"):
     # transaction, only if absent, so a re-run of the batch never writes it twice.
     EndNoticeAt = UnicodeAttribute(null=True)
 
-    @property
-    def account_id(self) -> str:
-        return ACCOUNT_PK.parse(self.PK)["account_id"]
+    account_id = KeyPart(ACCOUNT_PK)
 
 
 class IncompleteEntry(BillingItem, discriminator="IncompleteEntry"):
@@ -928,9 +905,7 @@ class ApiKey(BillingItem, discriminator="ApiKey"):
     RevokedAt = UnicodeAttribute(null=True)
     RevokedBy = UnicodeAttribute(null=True)
 
-    @property
-    def key_hash(self) -> str:
-        return self.sk_template.parse(self.SK)["key_hash"]
+    key_hash = KeyPart(sk_template, "SK")
 
     @property
     def revoked(self) -> bool:
@@ -1113,9 +1088,7 @@ class WebhookDelivery(BillingItem, discriminator="WebhookDelivery"):
     Kind = UnicodeAttribute(null=True)  # "test" or "resend"; absent: an event of the stream
     TTL = TTLAttribute(null=True)
 
-    @property
-    def endpoint_id(self) -> str:
-        return self.pk_template.parse(self.PK)["endpoint_id"]
+    endpoint_id = KeyPart(pk_template)
 
     @property
     def finished(self) -> bool:

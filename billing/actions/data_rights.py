@@ -22,7 +22,6 @@ from django.utils.translation import gettext_noop
 
 from billing import access
 from billing.actions import lifecycle
-from billing.batches.expiry import expire
 from billing.customers import account_data_sources
 from billing.models import (
     Account,
@@ -35,6 +34,7 @@ from billing.models import (
     SubscriptionStatus,
 )
 from billing.notify import tell_account
+from billing.operations.expiry import expire
 from billing.operations.retention import retained_until, retention_end, retention_years
 from billing.rules.lifecycle import CancelMode
 from core.mail import date_text, lazy_message, money_text

@@ -17,8 +17,8 @@ from typing import Any
 
 from billing import access, notify
 from billing.access.disputes import Dispute
-from billing.batches.reconcile import is_billings
 from billing.models import Receipt
+from billing.operations.found_charges import is_billings
 from core.dynamo.keys import InvalidKey, check_id
 from core.money import format_with_code
 from core.payments.gateway import ChargeResult, get_gateway

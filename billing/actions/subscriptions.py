@@ -19,9 +19,9 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.actions import wallet
 from billing.actions.coupons import give_back_unused
-from billing.batches.expiry import expire
 from billing.models import Account, AuditAction, Coupon, Subscription, SubscriptionStatus
 from billing.notify import manage_url, tell
+from billing.operations.expiry import expire
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.operations.payments import (
     owed_amount,
@@ -189,7 +189,7 @@ def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscriptio
     (receipt, event, the subscription paid through its first period) and the subscription
     starts; still waiting: unchanged (``incomplete``); refused: the subscription ends
     unpaid, as a declined first charge does. Past its deadline (``incomplete`` 23 hours,
-    billing/batches/expiry.py): expired, nothing recorded (``Started.expired``); a charge the
+    billing/operations/expiry.py): expired, nothing recorded (``Started.expired``); a charge the
     processor took all the same is refunded by the reconciliation. ``bank_answer``: on the
     simulated gateway, the answer given on its own bank page (it has no Stripe.js).
     ``GatewayError`` when the gateway cannot say (nothing changed)."""

@@ -15,8 +15,8 @@ from datetime import timedelta
 from django.conf import settings
 
 from billing import access
-from billing.batches import event_body, new_secret
 from billing.models import EndpointStatus, WebhookDelivery, WebhookEndpoint
+from billing.operations.webhook_signing import event_body, new_secret
 from billing.rules.webhook_retries import TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES
 from core.net import UnsafeURL, check_url, resolve_target
 

@@ -26,8 +26,8 @@ from typing import Any
 from billing import access
 from billing.actions.card_events import bank_updated_card, card_detached
 from billing.actions.disputes import dispute_closed, dispute_created
-from billing.batches.reconcile import is_billings, record_found_charge
 from billing.models import Receipt, SubscriptionStatus
+from billing.operations.found_charges import is_billings, record_found_charge
 from billing.operations.refunds import record_processor_refund
 from core.payments.gateway import ChargeResult, get_gateway
 from core.payments.stripe.webhooks import charge_from_intent

@@ -22,7 +22,6 @@ sender); e-mails go through ``core.mail``. This module is the package's public A
 """
 
 from billing.batches.outbound.sender import PASS_COUNTS, PassSummary, Sender, SenderConfig, signing_secrets
-from billing.batches.outbound.signing import event_body, new_secret, signed_headers
 from billing.batches.outcomes import (
     PAYMENT_COUNTS,
     REMINDER_COUNTS,
@@ -41,9 +40,6 @@ __all__ = [
     "PassSummary",
     "Sender",
     "SenderConfig",
-    "event_body",
-    "new_secret",
-    "signed_headers",
     "signing_secrets",
     "PAYMENT_COUNTS",
     "REMINDER_COUNTS",

@@ -8,73 +8,30 @@ receipt is one GetItem away (no Scan). Receipts are checked the other way for th
 accounts the charges name (``reverse``: the command does it; the payment run does not).
 
 Fixing (``reconcile_payments --fix``, and every payment run over its own days, Kill Bill's
-janitor): a missing receipt is recorded through the batch's own path (receipt, audit
-event, the receipt e-mail, the subscription paid through the period whatever its state,
-a cancelled one included); the charge of a first payment whose subscription did not
-start (the customer was told it failed, or its confirmation came after it expired) is
-recorded and refunded in full under the M5 key ``refund:<ChargeId>:unstarted``, with the refund e-mail: never kept. Each step is
+janitor): a missing receipt is recorded as a processor's webhook records it
+(billing/operations/found_charges.py): through the payment path (receipt, audit event, the
+receipt e-mail, the subscription paid through the period whatever its state, a cancelled
+one included), or, for a charge that bought nothing (a switch not made, a first payment
+whose subscription did not start), recorded and refunded in full: never kept. Each step is
 conditional or keyed, so two runs reconciling the same days fix each charge once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-
-from django.conf import settings
+from datetime import date, timedelta
 
 from billing import access
-from billing.batches.expiry import expire
-from billing.models import Receipt, Subscription, SubscriptionStatus
-from billing.operations.payments import record_paid_charge
-from billing.operations.refunds import record_processor_refund, refund_receipt, refund_unapplied_switch
+from billing.models import Receipt
+from billing.operations.found_charges import Difference, describe_charge, is_billings, record_missing_receipt
+from billing.operations.refunds import record_processor_refund
 from billing.rules.invoice_tax import TAX_METADATA
-from billing.rules.lifecycle import is_expired_incomplete
-from core.clock import billing_today
 from core.money import format_with_code
-from core.payments.errors import PaymentError
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
 
 # A receipt's BillingDate is the first day its charge pays for, which a retry may
 # follow by up to this many days: how far back receipts are read for the reverse check.
 RETRY_WINDOW_DAYS = 62
-# The cancel reason of a subscription whose first charge's outcome was unknown at subscribe.
-NOT_STARTED = "first_payment_failed"
-UNSTARTED_REFUND = "unstarted"  # the request id of its refund: key refund:<ChargeId>:unstarted
-
-
-@dataclass
-class Difference:
-    # "missing receipt", "charge of a subscription that did not start", "receipt differs",
-    # "receipt without charge", "unidentified charge"
-    kind: str
-    detail: str
-    fixed: bool = False
-
-    def line(self) -> str:
-        return f"{self.kind}: {self.detail}" + (" (fixed)" if self.fixed else "")
-
-
-def _describe(charge: ChargeResult) -> str:
-    meta = charge.metadata
-    return (f"charge {charge.charge_id} {format_with_code(charge.amount, charge.currency)} on {charge.created[:10]}, "
-            f"account {meta.get('account_id', '?')} sub {meta.get('sub_id', '?')} "
-            f"period {meta.get('period_start', meta.get('billing_date', '?'))}..{meta.get('period_end', '?')}")
-
-
-def today_of(charge: ChargeResult) -> date:
-    """The billing day a charge was made on (its invoice's day)."""
-    try:
-        return billing_today(settings.BILLING_TIMEZONE, datetime.fromisoformat(charge.created))
-    except (TypeError, ValueError):
-        return billing_today(settings.BILLING_TIMEZONE)
-
-
-def is_billings(charge: ChargeResult) -> bool:
-    """A subscription's charge: the shop's checkout charges name their own source and are
-    the shop's to reconcile (``reconcile_checkouts``)."""
-    return charge.metadata.get("source", "billing") == "billing"
 
 
 def reconcile(date_from: date, date_to: date, *, fix: bool = False, today: date | None = None,
@@ -98,7 +55,7 @@ def reconcile(date_from: date, date_to: date, *, fix: bool = False, today: date 
     for charge in charges:
         meta = charge.metadata
         if not {"account_id", "sub_id", "sku"} <= set(meta) or not (meta.get("period_start") or meta.get("billing_date")):
-            differences.append(Difference("unidentified charge", _describe(charge)))
+            differences.append(Difference("unidentified charge", describe_charge(charge)))
             continue
         accounts.add(meta["account_id"])
         if charge.charge_id in recorded:
@@ -109,18 +66,18 @@ def reconcile(date_from: date, date_to: date, *, fix: bool = False, today: date 
         if receipt is not None:
             if receipt.ChargeId != charge.charge_id or receipt.ProcessedAmount != charge.amount:
                 differences.append(Difference(
-                    "receipt differs", f"{_describe(charge)}; receipt has {receipt.ChargeId} "
+                    "receipt differs", f"{describe_charge(charge)}; receipt has {receipt.ChargeId} "
                                        f"{format_with_code(receipt.ProcessedAmount, receipt.Currency)}"))
             elif (why := tax_differs(charge, receipt)):
-                differences.append(Difference("receipt tax differs", f"{_describe(charge)}; {why}"))
+                differences.append(Difference("receipt tax differs", f"{describe_charge(charge)}; {why}"))
             elif charge.refunded > (receipt.RefundedAmount or 0):
                 differences.append(_unrecorded_refunds(charge, receipt, fix=fix, gateway=gateway))
             continue
-        difference = Difference("missing receipt", _describe(charge))
+        difference = Difference("missing receipt", describe_charge(charge))
         differences.append(difference)
         if fix:
             try:
-                _record(charge, today or date_to, difference, gateway)
+                record_missing_receipt(charge, today or date_to, difference, gateway)
             except Exception as error:  # noqa: BLE001 - left for the next run, said in its line
                 difference.detail += f"; not fixed: {type(error).__name__}: {error}".splitlines()[0]
     if reverse:
@@ -162,7 +119,7 @@ def _unrecorded_refunds(charge: ChargeResult, receipt: Receipt, *, fix: bool, ga
     """The gateway refunded more of the charge than its receipt says (a refund made at the
     processor, its webhook lost): with ``fix``, each refund the receipt lacks is recorded,
     audited and e-mailed (M5, M6)."""
-    difference = Difference("refund not recorded", f"{_describe(charge)}; refunded "
+    difference = Difference("refund not recorded", f"{describe_charge(charge)}; refunded "
                             f"{format_with_code(charge.refunded, charge.currency)} at the gateway, "
                             f"{format_with_code(receipt.RefundedAmount or 0, receipt.Currency)} on the receipt")
     if not fix:
@@ -177,80 +134,3 @@ def _unrecorded_refunds(charge: ChargeResult, receipt: Receipt, *, fix: bool, ga
     except Exception as error:  # noqa: BLE001 - left for the next run, said in its line
         difference.detail += f"; not fixed: {type(error).__name__}: {error}".splitlines()[0]
     return difference
-
-
-def record_found_charge(charge: ChargeResult, today: date, *, actor: str,
-                        gateway: PaymentGateway | None = None) -> Difference:
-    """A charge found without its receipt (by a webhook, say), recorded as the
-    reconciliation records it: the receipt, or the full refund of a subscription that did
-    not start. The returned difference says what was done (``fixed``)."""
-    difference = Difference("missing receipt", _describe(charge))
-    _record(charge, today, difference, gateway or get_gateway(), actor=actor)
-    return difference
-
-
-def _record(charge: ChargeResult, today: date, difference: Difference, gateway: PaymentGateway,
-            actor: str = "reconcile") -> None:
-    meta = charge.metadata
-    sub = access.get_subscription(meta["account_id"], meta["sub_id"], meta["sku"])
-    if sub is None:
-        difference.detail += "; no such subscription: refund it"
-        return
-    if "period_end" not in meta:
-        difference.detail += "; the charge does not say which days it paid for"
-        return
-    if meta.get("kind") == "switch":
-        # An upgrade's charge whose switch was never recorded (the page died after the
-        # charge, or the subscription changed meanwhile): the customer was not switched,
-        # so it is recorded and refunded in full, never kept.
-        difference.kind = "charge of a switch not made"
-        refunded = refund_unapplied_switch(sub, charge, actor=actor)
-        if refunded is None:
-            difference.detail += "; refund not made yet"
-            return
-        difference.detail += f"; refunded {format_with_code(refunded, charge.currency)}" if refunded else ""
-        difference.fixed = True
-        return
-    if is_expired_incomplete(sub):
-        # Confirmed with the bank too late (the customer was told it expired): expired
-        # now if no run did it yet, and refunded as a subscription that never started.
-        expire(sub, actor=actor, gateway=gateway)
-        sub = access.get_subscription(meta["account_id"], meta["sub_id"], meta["sku"]) or sub
-    if _never_started(sub):
-        difference.kind = "charge of a subscription that did not start"
-        _refund_unstarted(sub, charge, difference, gateway, actor)
-        return
-    record_paid_charge(sub, charge, run_date=today, actor=actor)
-    difference.fixed = True
-
-
-def _never_started(sub: Subscription) -> bool:
-    """Its first payment's outcome was unknown at subscribing, or it expired unconfirmed
-    (``incomplete_expired``): the customer was told it did not start."""
-    return (sub.Status == SubscriptionStatus.CANCELLED and sub.CancelReason == NOT_STARTED) \
-        or sub.Status == SubscriptionStatus.INCOMPLETE_EXPIRED
-
-
-def _refund_unstarted(sub: Subscription, charge: ChargeResult, difference: Difference,
-                      gateway: PaymentGateway, actor: str = "reconcile") -> None:
-    """The customer was told the first payment failed, and may have subscribed again: the
-    charge is recorded (so M2 holds: one receipt, marked refunded) and refunded in full;
-    the refund e-mail is the one message. The subscription stays as it is: it never started."""
-    start = date.fromisoformat(charge.metadata["period_start"])
-    end = date.fromisoformat(charge.metadata["period_end"])
-    receipt, _ = access.create_receipt(
-        sub, billing_date=start, amount=charge.amount, currency=charge.currency, charge_id=charge.charge_id,
-        retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor,
-        tax=access.invoice_tax(sub, amount=charge.amount, on=today_of(charge), metadata=charge.metadata))
-    left = receipt.ProcessedAmount - (receipt.RefundedAmount or 0)
-    if left <= 0:
-        difference.fixed = True
-        return
-    try:
-        refund_receipt(receipt, left, request_id=UNSTARTED_REFUND, actor=actor, gateway=gateway,
-                       reason="subscription did not start")
-    except PaymentError as error:  # audited by refund_receipt; the next run tries the same key again
-        difference.detail += f"; refund not made: {error}"
-        return
-    difference.detail += f"; refunded {format_with_code(left, charge.currency)}"
-    difference.fixed = True

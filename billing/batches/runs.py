@@ -18,7 +18,6 @@ from functools import partial
 from django.conf import settings
 
 from billing import access
-from billing.batches.expiry import expire_due
 from billing.batches.outcomes import ReminderOutcome, ReminderStatus, RunSummary
 from billing.batches.reconcile import reconcile as reconcile_charges
 from billing.batches.reminders import (
@@ -29,6 +28,7 @@ from billing.batches.reminders import (
 )
 from billing.batches.shards import ShardSet
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
+from billing.operations.expiry import expire_due
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.operations.payments import take_payment
 from core.clock import billing_today
@@ -295,7 +295,7 @@ def run_payments(
 
 
 def expire_own(summary: RunSummary, *, gateway: PaymentGateway, shards: ShardSet | None) -> None:
-    """The run's expiry of incomplete subscriptions (billing/batches/expiry.py), of its own
+    """The run's expiry of incomplete subscriptions (billing/operations/expiry.py), of its own
     shards; how many in the summary's ``expired`` count."""
     members = set(shards.members) if shards is not None and not shards.is_every else None
     takes = None if members is None else (lambda sub_id: access.shard_of(sub_id, shards.count) in members)

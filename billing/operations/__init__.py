@@ -11,5 +11,9 @@ and ``billing.notify``: an operation never imports an action or a batch (docs/DE
 * ``outcomes``: what taking a payment reports (``PaymentOutcome``, ``PaymentStatus``);
 * ``refunds``: refunding a charge, and the charges that bought nothing refunded whole
   (after the account's close, an upgrade whose switch was not made);
-* ``retention``: how long an invoice is kept (tax law's years where the seller is).
+* ``retention``: how long an invoice is kept (tax law's years where the seller is);
+* ``expiry``: expiring a first payment never confirmed with the bank (``incomplete``);
+* ``found_charges``: a successful charge found without its receipt (by the reconciliation
+  or a processor's webhook), recorded or refunded whole;
+* ``webhook_signing``: the outbound webhooks' signed body and headers, and a new secret.
 """

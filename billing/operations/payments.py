@@ -260,7 +260,7 @@ def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOut
 def _incomplete(sub: Subscription, out: PaymentOutcome, result: ChargeResult, actor: str) -> PaymentOutcome:
     """The first charge waits for the customer's bank (3-D Secure): the subscription is
     ``incomplete`` (out of both due indexes: no reminder, no charge by a run, in no total)
-    until they confirm it, or expires (billing/batches/expiry.py). Also when a payment run
+    until they confirm it, or expires (billing/operations/expiry.py). Also when a payment run
     made the first charge (the subscribe page died before it): the customer finishes it
     from the dashboard."""
     out.status, out.reason, out.client_secret = PaymentStatus.ACTION_REQUIRED, AUTHENTICATION_REQUIRED, \

@@ -141,7 +141,7 @@ def test_a_payment_costs_two_writes_plus_its_share_of_the_index_pages(table, ddb
     # The receipt, its payment.succeeded event (M6) and its number's look-up item are one
     # TransactWriteItems: still two writes per payment. +1 UpdateItem: the run reserved one
     # block of RECEIPT_NUMBER_BLOCK (100) receipt numbers for all 40, not one per payment.
-    # +1 Query per run: the incomplete subscriptions past their deadline (billing/batches/expiry.py).
+    # +1 Query per run: the incomplete subscriptions past their deadline (billing/operations/expiry.py).
     # +1 GetItem per run: the seller's tax profile (every invoice of the run is taxed by it).
     assert ops == Counter({"PutItem": 1, "TransactWriteItems": 40, "UpdateItem": 42, "Query": 2, "GetItem": 1})
     assert "Scan" not in ops

@@ -17,10 +17,10 @@ from django.core import mail
 
 from billing import access, batches
 from billing.actions import subscriptions as actions
-from billing.batches.expiry import expire_due
 from billing.batches.reconcile import reconcile
 from billing.models import IncompleteEntry, SubscriptionStatus
 from billing.operations import payments
+from billing.operations.expiry import expire_due
 from billing.operations.outcomes import PaymentStatus
 from billing.rules.lifecycle import state_of
 from core.payments.gateway import get_gateway

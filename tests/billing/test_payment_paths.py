@@ -14,9 +14,9 @@ from django.conf import settings as conf
 from django.core import mail
 
 from billing import access
-from billing.batches.expiry import expire
 from billing.models import MerchantEventType, Subscription, SubscriptionStatus
 from billing.operations import payments
+from billing.operations.expiry import expire
 from billing.operations.outcomes import PaymentStatus
 from core import money
 from core.payments.errors import GatewayError

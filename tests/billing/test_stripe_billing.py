@@ -245,7 +245,7 @@ def test_a_renewal_the_bank_wants_confirmed_is_action_required_then_paid_once(mo
     does) and the portal's path records it; the webhook's path finds it recorded. One
     PaymentIntent, one receipt."""
     from billing.actions import subscriptions as actions
-    from billing.batches.reconcile import record_found_charge
+    from billing.operations.found_charges import record_found_charge
 
     sub = stripe_due(stripe_gateway, localstripe, 31, "4000002760003184")
     summary = batches.run_payments(run_date=TODAY, workers=1)
@@ -307,7 +307,7 @@ def test_an_incomplete_subscription_is_finished_from_its_link_or_expires_on_stri
     payment run's step 23 hours on: its PaymentIntent cancelled at Stripe."""
     from datetime import timedelta
 
-    from billing.batches.expiry import expire_due
+    from billing.operations.expiry import expire_due
 
     customer = make_customer("pat@example.com")
     subscribe_with(customer, localstripe, "4000002760003184")

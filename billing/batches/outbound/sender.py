@@ -37,8 +37,8 @@ from django.conf import settings
 
 from billing import access
 from billing.batches.outbound.alerts import tell_staff_endpoint_disabled
-from billing.batches.outbound.signing import event_body, signed_headers
 from billing.models import DeliveryStatus, MerchantEvent, WebhookDelivery, WebhookEndpoint
+from billing.operations.webhook_signing import event_body, signed_headers
 from billing.rules.webhook_retries import next_attempt_at
 from core.net import Answer, Session, UnsafeURL
 

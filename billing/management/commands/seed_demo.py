@@ -160,7 +160,7 @@ def show_an_incomplete_first_payment(account_id: str, today: date, *, sku: str, 
     expired at once, as the payment run expires one left unconfirmed for 23 hours: a
     subscription that never started (edsger's)."""
     from billing.actions import subscriptions as subscribing  # the portal's operation (imports the batches)
-    from billing.batches.expiry import expire
+    from billing.operations.expiry import expire
 
     account = access.get_account(account_id)
     product = access.get_product(sku)

@@ -6,6 +6,10 @@ any of its libraries verifies what we send).
 can drop a repeat; ``webhook-timestamp`` is the attempt's time (a receiver refuses one more
 than five minutes off); ``webhook-signature`` holds one ``v1,<base64>`` per secret that
 signs: the endpoint's, and for 24 hours after a rotation the previous one beside it.
+
+The sender (billing/batches/outbound/sender.py) signs every delivery with these; the
+endpoints' actions (billing/actions/webhook_endpoints.py) make a new secret and the test
+event's body with them.
 """
 
 from __future__ import annotations
