@@ -30,7 +30,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 
 from core.dynamo import engine
 from core.dynamo.engine import OnSharedEngine
-from core.dynamo.keys import KeyTemplate
+from core.dynamo.keys import KeyPart, KeyTemplate
 
 # The seed's hyphenated index attribute names.
 GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK = "GSI1-PK", "GSI1-SK", "GSI2-PK", "GSI2-SK"
@@ -153,9 +153,7 @@ class Customer(ShopItem, discriminator="customer"):
     ShippingAddress = Address(null=True)
     AddressSavedAt = UnicodeAttribute(null=True)
 
-    @property
-    def customer_id(self) -> str:
-        return CUSTOMER.parse(self.PK)["customer_id"]
+    customer_id = KeyPart(CUSTOMER)
 
 
 class ProductStatus:
@@ -178,9 +176,7 @@ class Product(ShopItem, discriminator="product"):
     Currency = UnicodeAttribute()
     Status = UnicodeAttribute(default=ProductStatus.ACTIVE)
 
-    @property
-    def product_id(self) -> str:
-        return PRODUCT.parse(self.PK)["product_id"]
+    product_id = KeyPart(PRODUCT)
 
     @staticmethod
     def sort_name(name: str) -> str:
@@ -194,9 +190,7 @@ class Warehouse(ShopItem, discriminator="warehouse"):
     Name = UnicodeAttribute(null=True)
     Address = Address()
 
-    @property
-    def warehouse_id(self) -> str:
-        return WAREHOUSE.parse(self.PK)["warehouse_id"]
+    warehouse_id = KeyPart(WAREHOUSE)
 
 
 class WarehouseItem(ShopItem, discriminator="warehouseItem"):
@@ -211,13 +205,8 @@ class WarehouseItem(ShopItem, discriminator="warehouseItem"):
     Reserved = NumberAttribute(default=0)
     Available = NumberAttribute(default=0)
 
-    @property
-    def product_id(self) -> str:
-        return PRODUCT.parse(self.PK)["product_id"]
-
-    @property
-    def warehouse_id(self) -> str:
-        return WAREHOUSE.parse(self.SK)["warehouse_id"]
+    product_id = KeyPart(PRODUCT)
+    warehouse_id = KeyPart(WAREHOUSE, "SK")
 
 
 class OrderStatus:
@@ -259,13 +248,8 @@ class Order(ShopItem, discriminator="order"):
     ClosedAt = UnicodeAttribute(null=True)
     Version = VersionAttribute()
 
-    @property
-    def order_id(self) -> str:
-        return ORDER.parse(self.PK)["order_id"]
-
-    @property
-    def customer_id(self) -> str:
-        return CUSTOMER.parse(self.SK)["customer_id"]
+    order_id = KeyPart(ORDER)
+    customer_id = KeyPart(CUSTOMER, "SK")
 
 
 class OrderItem(ShopItem, discriminator="orderItem"):
@@ -283,9 +267,7 @@ class OrderItem(ShopItem, discriminator="orderItem"):
     Quantity = NumberAttribute()
     Picks = ListAttribute(of=Pick)
 
-    @property
-    def product_id(self) -> str:
-        return PRODUCT.parse(self.SK)["product_id"]
+    product_id = KeyPart(PRODUCT, "SK")
 
 
 class Invoice(ShopItem, discriminator="invoice"):
@@ -306,9 +288,7 @@ class Invoice(ShopItem, discriminator="invoice"):
     # DynamoDB's TTL deletes it (docs/PORTAL.md, "Your data"). Unset: kept.
     TTL = TTLAttribute(null=True)
 
-    @property
-    def invoice_id(self) -> str:
-        return INVOICE.parse(self.SK)["invoice_id"]
+    invoice_id = KeyPart(INVOICE, "SK")
 
 
 class PaymentType:
@@ -365,9 +345,7 @@ class Shipment(ShopItem, discriminator="shipment"):
     TrackingNumber = UnicodeAttribute(null=True)
     ShippedAt = UnicodeAttribute(null=True)
 
-    @property
-    def shipment_id(self) -> str:
-        return SHIPMENT.parse(self.SK)["shipment_id"]
+    shipment_id = KeyPart(SHIPMENT, "SK")
 
 
 class ShipmentItem(ShopItem, discriminator="shipmentItem"):

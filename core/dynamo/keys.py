@@ -8,7 +8,7 @@ import re
 import string
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, overload
 
 # The longest id (account, subscription, SKU...) a key may hold. Ours are 16 hex digits
 # and SKUs at most 40 characters; DynamoDB's limits (2,048 bytes for a partition key,
@@ -78,3 +78,33 @@ class KeyTemplate:
         if not match:
             raise InvalidKey(f"{key[:60]!r} does not match {self.template!r}")
         return {name: check_id(name, value) for name, value in match.groupdict().items()}
+
+
+class KeyPart:
+    """An id read back from one of an item's keys, as a read-only attribute of its model:
+    ``account_id = KeyPart(ACCOUNT_PK)`` gives ``ACCOUNT_PK.parse(item.PK)["account_id"]``.
+    The id is the attribute's own name unless ``field`` names another; ``key`` is the key
+    attribute it is read from (``PK`` or ``SK``). Nothing is stored: the key is the truth."""
+
+    def __init__(self, template: KeyTemplate, key: str = "PK", *, field: str | None = None) -> None:
+        self.template = template
+        self.key = key
+        self.field = field or ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.field = self.field or name
+
+    @overload
+    def __get__(self, item: None, owner: type | None = None) -> KeyPart: ...
+
+    @overload
+    def __get__(self, item: object, owner: type | None = None) -> str: ...
+
+    def __get__(self, item: object | None, owner: type | None = None) -> KeyPart | str:
+        if item is None:
+            return self
+        return self.template.parse(getattr(item, self.key))[self.field]
+
+    def __set__(self, item: object, value: object) -> None:
+        # Read-only, as a property is: an id changes only with the key it is read from.
+        raise AttributeError(f"{self.field} is read from the item's {self.key}")
