@@ -59,47 +59,18 @@ def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
     )
 
 
-def create_receipt(
-    sub: Subscription,
-    *,
-    billing_date: date,
-    amount: int,
-    currency: str,
-    charge_id: str | None,
-    retention_days: int,
-    processed_at: datetime | None = None,
-    period_end: date | None = None,
-    actor: str = "batch",
-    numbers: ReceiptNumbers | None = None,
-    sku: str | None = None,
-    kind: str | None = None,
-    discount: int | None = None,
-    coupon: str | None = None,
-    tax: InvoiceTax | None = None,
-) -> tuple[Receipt, bool]:
+def create_receipt(sub: Subscription, **charge: Any) -> tuple[Receipt, bool]:
     """Record a successful charge: the receipt, only if absent, its number's look-up
     item, only if absent, its ``payment.succeeded`` audit event, and the merchant's
     ``payment.succeeded`` and ``invoice.created`` events (billing/access/outbox.py), in one
     TransactWriteItems (one request, so a batch payment stays at two: this and the
     advance). The key is deterministic (billing date, SKU, SubId), so a retried payment
     finds the first receipt and writes no second event; returns (receipt, created).
-    ``billing_date`` is the first day paid for, ``period_end`` the last.
-
-    The number comes from ``numbers`` (a batch's block: no request of its own most of
-    the time), else from a one-number reservation (one UpdateItem more). A number drawn
-    for a receipt that turns out to exist already is a gap, never reused. ``sku``: the
-    product charged (the charge's own, should the subscription have switched since).
-    ``discount`` and ``coupon``: a coupon's discount on this charge (the period's price
-    was ``amount + discount``); a charge of 0 (all taken off) has no ``charge_id``.
-    ``tax``: the invoice's tax (billing/access/tax_ledger.py; default: the tax included
-    in ``amount``), written on the receipt and added to the quarter's totals by the same
-    transaction (retried when it meets another on a totals item).
+    ``charge``: the charge as ``build_receipt`` takes it (its one list of arguments). The
+    tax is added to the quarter's totals by the same transaction (retried when it meets
+    another on a totals item).
     """
-    receipt, lookup, event = build_receipt(
-        sub, billing_date=billing_date, amount=amount, currency=currency, charge_id=charge_id,
-        retention_days=retention_days, processed_at=processed_at, period_end=period_end, actor=actor,
-        numbers=numbers, sku=sku, discount=discount, coupon=coupon, tax=tax)
-    receipt.Kind = kind  # "switch": an upgrade's charge (billing/rules/switch.py)
+    receipt, lookup, event = build_receipt(sub, **charge)
 
     def write(transaction: Any) -> None:
         transaction.save(receipt, condition=Receipt.SK.does_not_exist())
@@ -140,13 +111,23 @@ def build_receipt(
     coupon: str | None = None,
     tax: InvoiceTax | None = None,
     product_name: str | None = None,
+    kind: str | None = None,
 ) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
     """The receipt (numbered, an invoice with its tax), its number's look-up item and its
     ``payment.succeeded`` event, not yet written: ``create_receipt`` writes them, and a
     switch of product writes them with the subscription's own update
     (billing/access/switch.py), each with the tax totals' adds (``add_receipt_totals``).
-    ``product_name``: the name of the product ``sku`` (default: the one the subscription
-    knows it by, see ``_name_charged``)."""
+
+    ``billing_date`` is the first day paid for, ``period_end`` the last. The number comes
+    from ``numbers`` (a batch's block: no request of its own most of the time), else from
+    a one-number reservation (one UpdateItem more). A number drawn for a receipt that turns
+    out to exist already is a gap, never reused. ``sku``: the product charged (the charge's
+    own, should the subscription have switched since); ``product_name``: its name (default:
+    the one the subscription knows it by, see ``_name_charged``). ``discount`` and
+    ``coupon``: a coupon's discount on this charge (the period's price was ``amount +
+    discount``); a charge of 0 (all taken off) has no ``charge_id``. ``tax``: the invoice's
+    tax (billing/access/tax_ledger.py; default: the tax included in ``amount``). ``kind``:
+    ``switch`` for an upgrade's charge (billing/rules/switch.py), None for a period's."""
     sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
     number = (numbers or ReceiptNumbers()).next_number(processed_at.year)
@@ -172,6 +153,7 @@ def build_receipt(
         Number=number,
         DiscountAmount=discount if coupon else None,
         CouponCode=coupon,
+        Kind=kind,
     )
     write_invoice_tax(receipt, tax or invoice_tax(sub, amount=amount, on=billing_today(
         settings.BILLING_TIMEZONE, processed_at)))

@@ -62,8 +62,7 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
         receipt, lookup, _ = build_receipt(
             sub, billing_date=today, amount=charged, currency=sub.Currency, charge_id=charge_id,
             retention_days=retention_days, period_end=quote.paid_through, actor=actor, sku=product.SKU, tax=tax,
-            product_name=product.Name)
-        receipt.Kind = "switch"
+            product_name=product.Name, kind="switch")
         receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
             sub.ProductName
     after = {**before, "SKU": product.SKU, "ProductName": product.Name, "PaymentAmount": int(product.PaymentAmount),
