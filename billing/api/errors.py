@@ -6,7 +6,7 @@ stack trace: an unexpected failure is a JSON 500 that names nothing inside."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 from django.http import Http404, HttpRequest, JsonResponse
 from ninja import NinjaAPI
@@ -37,6 +37,16 @@ class ApiError(Exception):
 
 def not_found(what: str, param: str | None = None) -> ApiError:
     return ApiError(404, f"No such {what}.", param=param)
+
+
+T = TypeVar("T")
+
+
+def found(value: T | None, what: str, param: str) -> T:
+    """``value``, or the 404 of the ``what`` that ``param`` names when there is none."""
+    if value is None:
+        raise not_found(what, param)
+    return value
 
 
 def error_body(status: int, message: str, *, param: str | None = None, type: str | None = None) -> dict[str, Any]:

@@ -3,6 +3,10 @@ products, coupons, disputes. Any live key may call them. Each is a fixed number 
 requests: one GetItem or Query per object or page (docs/API.md lists them)."""
 
 
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -12,7 +16,7 @@ from pydantic import Field
 
 from billing import access
 from billing.api.auth import read_key
-from billing.api.errors import ApiError, not_found
+from billing.api.errors import ApiError, found
 from billing.api.paging import DEFAULT_LIMIT, MAX_LIMIT, page_body, start_key
 from billing.api.schemas import (
     CouponOut,
@@ -41,14 +45,18 @@ def ok(body: dict) -> JsonResponse:
     return JsonResponse(body)
 
 
+def listed(paging: Paging, scope: str, read: Callable[..., access.Page], show: Callable[[Any], dict]) -> JsonResponse:
+    """A page of a list: ``read`` (one Query) from where the cursor left off, each item as
+    ``show`` gives it, and the next page's cursor, good for this list (``scope``) only."""
+    page = read(limit=paging.limit, start=start_key(paging.cursor, scope))
+    return ok(page_body(page, scope, [show(item) for item in page.items]))
+
+
 # --- customers ----------------------------------------------------------------------------
 
 
 def account_or_404(customer_id: str) -> Account:
-    account = access.get_account(customer_id)
-    if account is None:
-        raise not_found("customer", "customer_id")
-    return account
+    return found(access.get_account(customer_id), "customer", "customer_id")
 
 
 @router.get("/customers", response={200: ListOut, **ERRORS}, summary="Find a customer by e-mail")
@@ -73,20 +81,16 @@ def get_customer(request: HttpRequest, customer_id: str) -> JsonResponse:
 def subscription_or_404(sub_id: str) -> Subscription:
     """By its id alone: the id's look-up item (GetItem), then the subscription (Query)."""
     account_id = access.get_account_id_for_subscription(sub_id)
-    sub = access.get_subscription(account_id, sub_id) if account_id else None
-    if sub is None:
-        raise not_found("subscription", "subscription_id")
-    return sub
+    return found(access.get_subscription(account_id, sub_id) if account_id else None, "subscription",
+                 "subscription_id")
 
 
 @router.get("/customers/{customer_id}/subscriptions", response={200: ListOut, **ERRORS},
             summary="A customer's subscriptions")
 def list_subscriptions(request: HttpRequest, customer_id: str, paging: Query[Paging]) -> JsonResponse:
     """One Query per page (an unknown customer has none)."""
-    scope = f"subscriptions:{customer_id}"
-    page = access.subscriptions_page(customer_id, limit=paging.limit, start=start_key(paging.cursor, scope))
-    day = today()
-    return ok(page_body(page, scope, [api_objects.subscription_object(s, day) for s in page.items]))
+    return listed(paging, f"subscriptions:{customer_id}", partial(access.subscriptions_page, customer_id),
+                  partial(api_objects.subscription_object, today=today()))
 
 
 @router.get("/subscriptions/{subscription_id}", response={200: SubscriptionOut, **ERRORS}, summary="A subscription")
@@ -99,18 +103,14 @@ def get_subscription(request: HttpRequest, subscription_id: str) -> JsonResponse
 
 def receipt_or_404(customer_id: str, receipt_id: str) -> Receipt:
     """By number (R-2026-000123: two GetItems), or by key for a receipt without one."""
-    receipt = access.get_receipt_for_url(customer_id, receipt_id)
-    if receipt is None:
-        raise not_found("receipt", "receipt_id")
-    return receipt
+    return found(access.get_receipt_for_url(customer_id, receipt_id), "receipt", "receipt_id")
 
 
 @router.get("/customers/{customer_id}/receipts", response={200: ListOut, **ERRORS},
             summary="A customer's receipts, newest first")
 def list_receipts(request: HttpRequest, customer_id: str, paging: Query[Paging]) -> JsonResponse:
-    scope = f"receipts:{customer_id}"
-    page = access.receipts_page(customer_id, limit=paging.limit, start=start_key(paging.cursor, scope))
-    return ok(page_body(page, scope, [api_objects.receipt_object(r) for r in page.items]))
+    return listed(paging, f"receipts:{customer_id}", partial(access.receipts_page, customer_id),
+                  api_objects.receipt_object)
 
 
 @router.get("/customers/{customer_id}/receipts/{receipt_id}", response={200: ReceiptOut, **ERRORS},
@@ -138,36 +138,27 @@ def get_receipt_pdf(request: HttpRequest, customer_id: str, receipt_id: str) -> 
 
 @router.get("/products", response={200: ListOut, **ERRORS}, summary="The products, retired ones too")
 def list_products(request: HttpRequest, paging: Query[Paging]) -> JsonResponse:
-    page = access.products_page(limit=paging.limit, start=start_key(paging.cursor, "products"))
-    return ok(page_body(page, "products", [api_objects.product_object(p) for p in page.items]))
+    return listed(paging, "products", access.products_page, api_objects.product_object)
 
 
 @router.get("/products/{product_id}", response={200: ProductOut, **ERRORS}, summary="A product")
 def get_product(request: HttpRequest, product_id: str) -> JsonResponse:
-    product = access.get_product(product_id)
-    if product is None:
-        raise not_found("product", "product_id")
-    return ok(api_objects.product_object(product))
+    return ok(api_objects.product_object(found(access.get_product(product_id), "product", "product_id")))
 
 
 @router.get("/coupons", response={200: ListOut, **ERRORS}, summary="The coupons")
 def list_coupons(request: HttpRequest, paging: Query[Paging]) -> JsonResponse:
-    page = access.coupons_page(limit=paging.limit, start=start_key(paging.cursor, "coupons"))
-    return ok(page_body(page, "coupons", [api_objects.coupon_object(c) for c in page.items]))
+    return listed(paging, "coupons", access.coupons_page, api_objects.coupon_object)
 
 
 @router.get("/coupons/{code}", response={200: CouponOut, **ERRORS}, summary="A coupon")
 def get_coupon(request: HttpRequest, code: str) -> JsonResponse:
-    coupon = access.get_coupon(code.strip().upper())
-    if coupon is None:
-        raise not_found("coupon", "code")
-    return ok(api_objects.coupon_object(coupon))
+    return ok(api_objects.coupon_object(found(access.get_coupon(code.strip().upper()), "coupon", "code")))
 
 
 @router.get("/disputes", response={200: ListOut, **ERRORS}, summary="The disputes, newest opened first")
 def list_disputes(request: HttpRequest, paging: Query[Paging]) -> JsonResponse:
-    page = access.disputes_page(limit=paging.limit, start=start_key(paging.cursor, "disputes"))
-    return ok(page_body(page, "disputes", [api_objects.dispute_object(d) for d in page.items]))
+    return listed(paging, "disputes", access.disputes_page, api_objects.dispute_object)
 
 
 # --- events ---------------------------------------------------------------------------------
