@@ -82,6 +82,9 @@ class RefundResult:
 
 
 class PaymentGateway(Protocol):
+    """What rpay asks of a card processor. A gateway may subclass it, to share ``charge``'s
+    check of the amount; else it implements every method itself."""
+
     # True: the card is typed into the processor's fields in the browser, and the server
     # gets a SetupIntent id (start_card_entry, saved_card); False: rpay's own card fields,
     # tokenized on the server (tokenize_card), the simulated gateway's way.
@@ -126,7 +129,17 @@ class PaymentGateway(Protocol):
         off_session: bool = True,
     ) -> ChargeResult:
         """``off_session``: the customer is not there (the batch, "retry now"); False at
-        subscribing and at the shop's checkout."""
+        subscribing and at the shop's checkout.
+
+        The amount is checked here, for every gateway that subclasses this protocol (the
+        simulated one and Stripe's); ``place_charge`` is each one's request."""
+        if not isinstance(amount, int) or amount <= 0:
+            raise ValueError("amount must be a positive integer number of minor units")
+        return self.place_charge(token, amount, currency, idempotency_key, metadata, off_session=off_session)
+
+    def place_charge(self, token: str, amount: int, currency: str, idempotency_key: str,
+                     metadata: dict[str, str] | None, *, off_session: bool) -> ChargeResult:
+        """``charge`` at the processor, its amount checked."""
         ...
 
     def refund(

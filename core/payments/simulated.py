@@ -21,6 +21,7 @@ from core.payments.gateway import (
     CardEntry,
     CardToken,
     ChargeResult,
+    PaymentGateway,
     RefundResult,
     card_brand,
     luhn_valid,
@@ -92,7 +93,7 @@ def _with_busy_retry(statement: Callable[[], object], *, seconds: float = 30) ->
 
 
 @dataclass
-class SimulatedGateway:
+class SimulatedGateway(PaymentGateway):
     """A card processor simulated on a SQLite ledger.
 
     The ledger is a file, so idempotency holds across process restarts and between
@@ -182,18 +183,8 @@ class SimulatedGateway:
         )
         return token
 
-    def charge(
-        self,
-        token: str,
-        amount: int,
-        currency: str,
-        idempotency_key: str,
-        metadata: dict[str, str] | None = None,
-        *,
-        off_session: bool = True,
-    ) -> ChargeResult:
-        if not isinstance(amount, int) or amount <= 0:
-            raise ValueError("amount must be a positive integer number of minor units")
+    def place_charge(self, token: str, amount: int, currency: str, idempotency_key: str,
+                     metadata: dict[str, str] | None, *, off_session: bool) -> ChargeResult:
         db = self._db()
         if existing := self._charge_by_key(idempotency_key):
             return existing

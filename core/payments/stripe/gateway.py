@@ -27,7 +27,7 @@ import stripe
 from django.conf import settings
 
 from core.payments.errors import CardError, GatewayError, KeyReused, RefundRefused
-from core.payments.gateway import CardEntry, CardToken, ChargeResult, RefundResult
+from core.payments.gateway import CardEntry, CardToken, ChargeResult, PaymentGateway, RefundResult
 from core.payments.stripe.client import build_client
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def _epoch(day: date) -> int:
     return int(datetime.combine(day, time.min, tzinfo=UTC).timestamp())
 
 
-class StripeGateway:
+class StripeGateway(PaymentGateway):
     """``PAYMENT_GATEWAY=stripe``: configured by the STRIPE_* settings."""
 
     collects_card_in_browser: ClassVar[bool] = True
@@ -203,18 +203,8 @@ class StripeGateway:
 
     # --- money --------------------------------------------------------------------
 
-    def charge(
-        self,
-        token: str,
-        amount: int,
-        currency: str,
-        idempotency_key: str,
-        metadata: dict[str, str] | None = None,
-        *,
-        off_session: bool = True,
-    ) -> ChargeResult:
-        if not isinstance(amount, int) or amount <= 0:
-            raise ValueError("amount must be a positive integer number of minor units")
+    def place_charge(self, token: str, amount: int, currency: str, idempotency_key: str,
+                     metadata: dict[str, str] | None, *, off_session: bool) -> ChargeResult:
         customer, method = split_token(token)
         params: dict[str, Any] = {
             "amount": amount, "currency": currency.lower(), "payment_method": method, "confirm": True,
