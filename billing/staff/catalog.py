@@ -4,16 +4,18 @@ their audit events: billing/actions/catalog.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import catalog
 from billing.models import ProductStatus
+from billing.staff.common import add_page, end_page
 from billing.staff.forms import ProductForm
 from core.money import to_decimal
 from core.pages import actor, or_404
@@ -28,19 +30,14 @@ def products(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def product_add(request: HttpRequest) -> HttpResponse:
-    form = ProductForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            product = catalog.add_product(data["sku"], data["name"], data["amount"], data["currency"],
-                                          data["description"], actor=actor(request), trial_days=data["trial_days"])
-        except access.AlreadyExists:
-            form.add_error("sku", _("A product with this SKU already exists."))
-        else:
-            messages.success(request, _("Product %(sku)s added.") % {"sku": product.SKU})
-            return redirect("admin:staff_products")
-    return render_staff(request, "staff/object_form.html", _("Add a product"),
-                        {"back": "admin:staff_products", "form": form})
+    def add(data: dict[str, Any]) -> HttpResponse:
+        product = catalog.add_product(data["sku"], data["name"], data["amount"], data["currency"],
+                                      data["description"], actor=actor(request), trial_days=data["trial_days"])
+        messages.success(request, _("Product %(sku)s added.") % {"sku": product.SKU})
+        return redirect("admin:staff_products")
+
+    return add_page(request, ProductForm(request.POST or None), _("Add a product"), "admin:staff_products", add,
+                    taken=("sku", _("A product with this SKU already exists.")))
 
 
 def _product_or_404(sku: str):
@@ -68,15 +65,15 @@ def product_edit(request: HttpRequest, sku: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def product_retire(request: HttpRequest, sku: str) -> HttpResponse:
     product = _product_or_404(sku)
-    if product.Status == ProductStatus.RETIRED:
-        messages.info(request, _("%(sku)s is already retired.") % {"sku": product.SKU})
-        return redirect("admin:staff_products")
-    if request.method == "GET":
-        return render_staff(request, "staff/confirm.html", _("Retire %(sku)s") % {"sku": product.SKU}, {
-            "question": _("Retire %(name)s (%(sku)s)? It takes no new subscriptions; existing subscriptions go "
-                          "on being billed.") % {"name": product.Name, "sku": product.SKU},
-            "button": _("Retire product"), "danger": True, "back": reverse("admin:staff_products"),
-        })
-    catalog.retire_product(product, actor=actor(request))
-    messages.success(request, _("%(sku)s retired.") % {"sku": product.SKU})
-    return redirect("admin:staff_products")
+
+    def retire() -> bool:
+        catalog.retire_product(product, actor=actor(request))
+        return True
+
+    return end_page(
+        request, ended=product.Status == ProductStatus.RETIRED, back="admin:staff_products",
+        title=_("Retire %(sku)s") % {"sku": product.SKU},
+        question=_("Retire %(name)s (%(sku)s)? It takes no new subscriptions; existing subscriptions go on being "
+                   "billed.") % {"name": product.Name, "sku": product.SKU},
+        button=_("Retire product"), end=retire, done=_("%(sku)s retired.") % {"sku": product.SKU},
+        already=_("%(sku)s is already retired.") % {"sku": product.SKU})

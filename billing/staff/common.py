@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from billing import access
 from billing.models import Receipt, Subscription
 from core import localformat
 from core.staff import render_staff
@@ -109,3 +113,36 @@ def confirm_page(request: HttpRequest, account_id: str, title: str, question: st
         "form": form, "button": button or gettext("Confirm"), "danger": danger, "back": account_url(account_id),
         "view_only": not can_confirm,
     })
+
+
+# --- the catalogue's objects (products, coupons, webhook endpoints) -----------------------
+
+
+def add_page(request: HttpRequest, form: forms.Form, title: str, back: str,
+             add: Callable[[dict[str, Any]], HttpResponse], *, taken: tuple[str, str] | None = None) -> HttpResponse:
+    """The page that adds an object of a list (staff/object_form.html; ``back``: the list's
+    URL name): the form, and on a valid POST ``add`` of its data, which answers. ``taken``:
+    the field and the error to show when its key exists already (``access.AlreadyExists``)."""
+    if request.method == "POST" and form.is_valid():
+        try:
+            return add(form.cleaned_data)
+        except access.AlreadyExists:
+            if taken is None:
+                raise
+            form.add_error(*taken)
+    return render_staff(request, "staff/object_form.html", title, {"back": back, "form": form})
+
+
+def end_page(request: HttpRequest, *, ended: bool, back: str, title: str, question: str, button: str,
+             end: Callable[[], bool], done: str, already: str) -> HttpResponse:
+    """The page that ends an object of a list for good (retires a product, ends a coupon):
+    asked on GET; on POST ``end`` (False: it had ended meanwhile), then the list (``back``:
+    its URL name) with ``done``, or ``already`` when it had ended before."""
+    if not ended and request.method == "GET":
+        return render_staff(request, "staff/confirm.html", title, {
+            "question": question, "button": button, "danger": True, "back": reverse(back)})
+    if ended or not end():
+        messages.info(request, already)
+    else:
+        messages.success(request, done)
+    return redirect(back)

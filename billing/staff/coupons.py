@@ -5,11 +5,11 @@ billing/actions/coupons.py)."""
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
@@ -17,7 +17,15 @@ from billing import access
 from billing.actions import coupons as actions
 from billing.forms import coupon_error
 from billing.models import CouponStatus
-from billing.staff.common import account_url, changed_since, confirm_page, drawn_from_older, staff_date
+from billing.staff.common import (
+    account_url,
+    add_page,
+    changed_since,
+    confirm_page,
+    drawn_from_older,
+    end_page,
+    staff_date,
+)
 from billing.staff.forms import ApplyCouponForm, CouponForm
 from billing.staff.pause_pages import CHANGED_MEANWHILE
 from billing.views.common import subscription_or_404
@@ -35,22 +43,17 @@ def coupons(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def coupon_add(request: HttpRequest) -> HttpResponse:
-    form = CouponForm(bound_data(request))
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            coupon = actions.add_coupon(
-                data["code"], percent_off=data.get("percent_off"), amount_off=data.get("amount_off"),
-                currency=data.get("currency") or None, duration=data["duration"],
-                duration_payments=data.get("duration_payments"), max_uses=data.get("max_uses"),
-                valid_from=data.get("valid_from"), valid_until=data.get("valid_until"), actor=actor(request))
-        except access.AlreadyExists:
-            form.add_error("code", _("A coupon with this code already exists."))
-        else:
-            messages.success(request, _("Coupon %(code)s added.") % {"code": coupon.Code})
-            return redirect("admin:staff_coupons")
-    return render_staff(request, "staff/object_form.html", _("Add a coupon"),
-                        {"back": "admin:staff_coupons", "form": form})
+    def add(data: dict[str, Any]) -> HttpResponse:
+        coupon = actions.add_coupon(
+            data["code"], percent_off=data.get("percent_off"), amount_off=data.get("amount_off"),
+            currency=data.get("currency") or None, duration=data["duration"],
+            duration_payments=data.get("duration_payments"), max_uses=data.get("max_uses"),
+            valid_from=data.get("valid_from"), valid_until=data.get("valid_until"), actor=actor(request))
+        messages.success(request, _("Coupon %(code)s added.") % {"code": coupon.Code})
+        return redirect("admin:staff_coupons")
+
+    return add_page(request, CouponForm(bound_data(request)), _("Add a coupon"), "admin:staff_coupons", add,
+                    taken=("code", _("A coupon with this code already exists.")))
 
 
 @require_http_methods(["GET", "POST"])
@@ -101,22 +104,21 @@ def _coupon_terms(coupon) -> str:
 @require_http_methods(["GET", "POST"])
 def coupon_end(request: HttpRequest, code: str) -> HttpResponse:
     coupon = or_404(access.get_coupon(code), "No such coupon")
-    if coupon.Status == CouponStatus.ENDED:
-        messages.info(request, _("%(code)s has already ended.") % {"code": coupon.Code})
-        return redirect("admin:staff_coupons")
-    if request.method == "GET":
-        return render_staff(request, "staff/confirm.html", _("End %(code)s") % {"code": coupon.Code}, {
-            "question": _("End the coupon %(code)s? Nobody can use it from now on; the subscriptions that have "
-                          "it keep their discount.") % {"code": coupon.Code},
-            "button": _("End coupon"), "danger": True, "back": reverse("admin:staff_coupons"),
-        })
-    try:
-        actions.end_coupon(coupon, actor=actor(request))
-    except access.ConditionFailed:
-        messages.info(request, _("%(code)s has already ended.") % {"code": coupon.Code})
-        return redirect("admin:staff_coupons")
-    messages.success(request, _("%(code)s ended.") % {"code": coupon.Code})
-    return redirect("admin:staff_coupons")
+
+    def end() -> bool:
+        try:
+            actions.end_coupon(coupon, actor=actor(request))
+        except access.ConditionFailed:  # ended meanwhile, in another tab
+            return False
+        return True
+
+    return end_page(
+        request, ended=coupon.Status == CouponStatus.ENDED, back="admin:staff_coupons",
+        title=_("End %(code)s") % {"code": coupon.Code},
+        question=_("End the coupon %(code)s? Nobody can use it from now on; the subscriptions that have it keep "
+                   "their discount.") % {"code": coupon.Code},
+        button=_("End coupon"), end=end, done=_("%(code)s ended.") % {"code": coupon.Code},
+        already=_("%(code)s has already ended.") % {"code": coupon.Code})
 
 
 @require_http_methods(["GET", "POST"])

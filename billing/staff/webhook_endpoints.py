@@ -6,6 +6,8 @@ test event (billing/actions/webhook_endpoints.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -18,6 +20,7 @@ from billing import access
 from billing.actions import webhook_endpoints as actions
 from billing.models import DeliveryStatus, EndpointStatus
 from billing.rules.webhook_retries import WEBHOOK_EVENT_TYPES
+from billing.staff.common import add_page
 from core.net import UnsafeURL
 from core.pages import actor, bound_data, or_404
 from core.staff import INTEGRATIONS, render_staff
@@ -59,14 +62,13 @@ def webhook_endpoints(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def webhook_endpoint_add(request: HttpRequest) -> HttpResponse:
-    form = EndpointForm(bound_data(request))
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
+    def add(data: dict[str, Any]) -> HttpResponse:
         endpoint, secret = actions.create_endpoint(data["url"], data["event_types"], actor=actor(request),
                                                    description=data["description"])
         return _secret_page(request, endpoint, secret, _("Endpoint added."))
-    return render_staff(request, "staff/object_form.html", _("Add a webhook endpoint"),
-                        {"back": "admin:staff_webhook_endpoints", "form": form})
+
+    return add_page(request, EndpointForm(bound_data(request)), _("Add a webhook endpoint"),
+                    "admin:staff_webhook_endpoints", add)
 
 
 def _secret_page(request: HttpRequest, endpoint, secret: str, note: str) -> HttpResponse:
