@@ -49,6 +49,8 @@ STATUS_LABELS = {
 
 # What a staff form drawn from an item that changed since says (the portal's own words).
 CHANGED_MESSAGE = _("This changed since you opened the page.")
+# What a change refused by its condition says: another change came first.
+CHANGED_MEANWHILE = _("The subscription changed meanwhile; nothing was done. Look again.")
 
 
 def posted_version(request: HttpRequest) -> int | None:
@@ -113,6 +115,36 @@ def confirm_page(request: HttpRequest, account_id: str, title: str, question: st
         "form": form, "button": button or gettext("Confirm"), "danger": danger, "back": account_url(account_id),
         "view_only": not can_confirm,
     })
+
+
+def change_page(request: HttpRequest, account_id: str, sub: Subscription, *, title: str, question: str,
+                button: str, change: Callable[[], str | None], form: forms.Form | None = None,
+                drawn_again: Callable[[], forms.Form] | None = None, danger: bool = False) -> HttpResponse:
+    """A staff change of a subscription, asked on its confirm page (with ``form`` when it
+    has choices). On a POST, its form valid, ``change`` makes it and returns what staff are
+    told on the account page, or None having put on the form why it was refused (the page
+    again). A POST drawn from an older version of ``sub`` changes nothing: the page again,
+    409, with the form ``drawn_again`` gives (default: as posted); a change whose condition
+    failed meanwhile, the account page with ``CHANGED_MEANWHILE``."""
+
+    def page(shown: forms.Form | None = form) -> HttpResponse:
+        return confirm_page(request, account_id, title, question, sub=sub, form=shown, button=button, danger=danger)
+
+    if request.method != "POST":
+        return page()
+    if drawn_from_older(request, sub):
+        return changed_since(request, lambda: page(drawn_again() if drawn_again else form))
+    if form is not None and not form.is_valid():
+        return page()
+    try:
+        done = change()
+    except access.ConditionFailed:
+        messages.error(request, CHANGED_MEANWHILE)
+        return redirect(account_url(account_id))
+    if done is None:
+        return page()
+    messages.success(request, done)
+    return redirect(account_url(account_id))
 
 
 # --- the catalogue's objects (products, coupons, webhook endpoints) -----------------------

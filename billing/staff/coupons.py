@@ -18,16 +18,15 @@ from billing.actions import coupons as actions
 from billing.forms import coupon_error
 from billing.models import CouponStatus
 from billing.staff.common import (
+    CHANGED_MEANWHILE,
     account_url,
     add_page,
+    change_page,
     changed_since,
-    confirm_page,
-    drawn_from_older,
     end_page,
     staff_date,
 )
 from billing.staff.forms import ApplyCouponForm, CouponForm
-from billing.staff.pause_pages import CHANGED_MEANWHILE
 from billing.views.common import subscription_or_404
 from core.discountforms import DiscountCodeTerms
 from core.pages import actor, bound_data, or_404, today
@@ -129,32 +128,25 @@ def staff_coupon(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         messages.error(request, _("Only a live subscription with a next payment can be given a coupon."))
         return redirect(account_url(account_id))
     form = ApplyCouponForm(bound_data(request))
-    if request.method == "POST" and drawn_from_older(request, sub):
-        # Given a coupon, switched or paused elsewhere meanwhile: nothing given; the page
-        # again (the code typed kept), drawn from the subscription as it is now.
-        return changed_since(request, lambda: _give_page(request, account_id, sub, form))
-    if request.method == "POST" and form.is_valid():
+
+    def give() -> str | None:
         code = form.cleaned_data["code"]
         try:
             coupon = access.check_coupon(access.get_coupon(code), code, currency=sub.Currency, day=today())
             actions.give_coupon(sub, coupon, today=today(), actor=actor(request))
         except access.CouponRefused as refused:
             form.add_error("code", coupon_error(refused.code, refused.reason))
+            return None
         except access.PaymentInProgress:
             form.add_error("code", _("A payment is due today: give the coupon after the payment run."))
-        except access.ConditionFailed:
-            messages.error(request, CHANGED_MEANWHILE)
-            return redirect(account_url(account_id))
-        else:
-            messages.success(request, _("Coupon %(code)s given; it applies from the payment on %(date)s.") % {
-                "code": coupon.Code, "date": staff_date(sub.NextPaymentDate)})
-            return redirect(account_url(account_id))
-    return _give_page(request, account_id, sub, form)
+            return None
+        return _("Coupon %(code)s given; it applies from the payment on %(date)s.") % {
+            "code": coupon.Code, "date": staff_date(sub.NextPaymentDate)}
 
-
-def _give_page(request: HttpRequest, account_id: str, sub, form: ApplyCouponForm) -> HttpResponse:
     question = _("Give a coupon to this subscription? It applies from its next payment, on %(date)s%(current)s.") % {
         "date": staff_date(sub.NextPaymentDate),
         "current": _(", and replaces its coupon %(code)s") % {"code": sub.CouponCode} if sub.CouponCode else ""}
-    return confirm_page(request, account_id, _("Give a coupon"), question, sub=sub, form=form,
-                        button=_("Give coupon"))
+    # Given a coupon, switched or paused elsewhere meanwhile: nothing given; the page again
+    # with the code typed kept (the form as posted), drawn from the subscription as it is now.
+    return change_page(request, account_id, sub, title=_("Give a coupon"), question=question,
+                       button=_("Give coupon"), form=form, change=give)

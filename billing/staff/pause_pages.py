@@ -8,20 +8,16 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from billing import access
 from billing.actions import lifecycle as lifecycle_actions
 from billing.exceptions import PauseRefused
 from billing.forms import PauseForm
 from billing.models import AuditAction
 from billing.rules.lifecycle import check_pausable, pause_end, state_of
-from billing.staff.common import account_url, changed_since, confirm_page, drawn_from_older, staff_date
+from billing.staff.common import account_url, change_page, staff_date
 from billing.views.common import subscription_or_404
 from core.pages import actor, today
-
-CHANGED_MEANWHILE = gettext_lazy("The subscription changed meanwhile; nothing was done. Look again.")
 
 
 @require_http_methods(["GET", "POST"])
@@ -35,32 +31,28 @@ def staff_pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
         return redirect(account_url(account_id))
     form = PauseForm(request.POST or None, initial={"version": sub.Version})
 
-    def page() -> HttpResponse:
-        return confirm_page(request, account_id, _("Pause payments"),
-                            _("Pause this subscription's payments? The days paid stay served; nothing is charged or "
-                              "reminded while paused, nor for the paused days afterwards. A pause ends on the payment "
-                              "day."), sub=sub, form=form, button=_("Pause payments"))
-
-    if request.method == "POST" and drawn_from_older(request, sub):
-        again = request.POST.copy()
-        again["version"] = str(sub.Version)
-        form = PauseForm(again)  # the choice kept, drawn again from the subscription as it is now
-        return changed_since(request, page)
-    if request.method == "POST" and form.is_valid():
+    def pause() -> str | None:
         try:
             resume = pause_end(sub, day, **form.pause_kwargs())
             lifecycle_actions.pause(sub, resume=resume, today=day, actor=actor(request),
                                     action=AuditAction.STAFF_PAUSE)
         except PauseRefused as refused:
             form.add_error(None, str(refused))
-        except access.ConditionFailed:
-            messages.error(request, CHANGED_MEANWHILE)
-            return redirect(account_url(account_id))
-        else:
-            messages.success(request, _("Paused from %(start)s until %(end)s; the customer is e-mailed.") % {
-                "start": staff_date(sub.PausedFrom), "end": staff_date(resume) if resume else _("resumed")})
-            return redirect(account_url(account_id))
-    return page()
+            return None
+        return _("Paused from %(start)s until %(end)s; the customer is e-mailed.") % {
+            "start": staff_date(sub.PausedFrom), "end": staff_date(resume) if resume else _("resumed")}
+
+    def drawn_again() -> PauseForm:
+        # the choice kept, drawn again from the subscription as it is now
+        again = request.POST.copy()
+        again["version"] = str(sub.Version)
+        return PauseForm(again)
+
+    return change_page(
+        request, account_id, sub, title=_("Pause payments"),
+        question=_("Pause this subscription's payments? The days paid stay served; nothing is charged or reminded "
+                   "while paused, nor for the paused days afterwards. A pause ends on the payment day."),
+        button=_("Pause payments"), form=form, change=pause, drawn_again=drawn_again)
 
 
 @require_http_methods(["GET", "POST"])
@@ -69,19 +61,12 @@ def staff_resume(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     if state_of(sub, today()).kind != "paused":
         messages.error(request, _("This subscription is not paused."))
         return redirect(account_url(account_id))
-    def page() -> HttpResponse:
-        return confirm_page(request, account_id, _("Resume payments"),
-                            _("Resume this subscription's payments? The next payment is the day after the paid "
-                              "days while they run, else the next payment day."), sub=sub, button=_("Resume"))
 
-    if request.method == "GET":
-        return page()
-    if drawn_from_older(request, sub):
-        return changed_since(request, page)
-    try:
+    def resume() -> str:
         lifecycle_actions.resume(sub, today=today(), actor=actor(request), action=AuditAction.STAFF_RESUME)
-    except access.ConditionFailed:
-        messages.error(request, CHANGED_MEANWHILE)
-        return redirect(account_url(account_id))
-    messages.success(request, _("Resumed; next payment %(date)s.") % {"date": staff_date(sub.NextPaymentDate)})
-    return redirect(account_url(account_id))
+        return _("Resumed; next payment %(date)s.") % {"date": staff_date(sub.NextPaymentDate)}
+
+    return change_page(request, account_id, sub, title=_("Resume payments"),
+                       question=_("Resume this subscription's payments? The next payment is the day after the paid "
+                                  "days while they run, else the next payment day."),
+                       button=_("Resume"), change=resume)

@@ -18,6 +18,7 @@ from billing.models import AuditAction, SubscriptionStatus
 from billing.rules.projection import owed_charge
 from billing.staff.common import (
     account_url,
+    change_page,
     changed_since,
     confirm_page,
     drawn_from_older,
@@ -25,7 +26,6 @@ from billing.staff.common import (
     status_label,
 )
 from billing.staff.forms import PaymentDayForm
-from billing.staff.pause_pages import CHANGED_MEANWHILE
 from billing.views.common import subscription_or_404
 from core.money import format_with_code
 from core.pages import actor, today
@@ -38,22 +38,14 @@ def staff_cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     if not sub.is_live:
         messages.error(request, _("This subscription is already cancelled."))
         return redirect(account_url(account_id))
-    def page() -> HttpResponse:
-        return confirm_page(request, account_id, _("Cancel subscription"),
-                            _("Cancel this subscription? No further payments or reminders will be made."),
-                            sub=sub, button=_("Cancel subscription"), danger=True)
 
-    if request.method == "GET":
-        return page()
-    if drawn_from_older(request, sub):
-        return changed_since(request, page)
-    try:
+    def cancel() -> str:
         actions.cancel(sub, actor=actor(request), reason="staff", action=AuditAction.STAFF_CANCEL)
-    except access.ConditionFailed:
-        messages.error(request, CHANGED_MEANWHILE)
-        return redirect(account_url(account_id))
-    messages.success(request, _("Subscription %(product)s cancelled.") % {"product": sub.ProductName or sub.SKU})
-    return redirect(account_url(account_id))
+        return _("Subscription %(product)s cancelled.") % {"product": sub.ProductName or sub.SKU}
+
+    return change_page(request, account_id, sub, title=_("Cancel subscription"),
+                       question=_("Cancel this subscription? No further payments or reminders will be made."),
+                       button=_("Cancel subscription"), danger=True, change=cancel)
 
 
 @require_http_methods(["GET", "POST"])
@@ -67,27 +59,20 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
         return redirect(account_url(account_id))
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
 
-    def page() -> HttpResponse:
-        return confirm_page(request, account_id, _("Change the payment day"),
-                            _("Move this subscription to a new day of the month? The days paid stay paid and no "
-                              "day is charged twice: the next payment keeps its date and covers the days up to the "
-                              "new day, prorated by day, plus the month after."),
-                            sub=sub, form=form, button=_("Change payment day"))
+    def change_day() -> str:
+        actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request),
+                                   action=AuditAction.STAFF_PAYMENT_DAY)
+        return _("Payment day changed to %(day)s; next payment %(date)s.") % {
+            "day": sub.PaymentDay, "date": staff_date(sub.NextPaymentDate)}
 
-    if request.method == "POST" and drawn_from_older(request, sub):
-        form = PaymentDayForm(initial={"payment_day": sub.PaymentDay})
-        return changed_since(request, page)
-    if request.method == "POST" and form.is_valid():
-        try:
-            actions.change_payment_day(sub, form.cleaned_data["payment_day"], actor=actor(request),
-                                       action=AuditAction.STAFF_PAYMENT_DAY)
-        except access.ConditionFailed:
-            messages.error(request, CHANGED_MEANWHILE)
-            return redirect(account_url(account_id))
-        messages.success(request, _("Payment day changed to %(day)s; next payment %(date)s.") % {
-            "day": sub.PaymentDay, "date": staff_date(sub.NextPaymentDate)})
-        return redirect(account_url(account_id))
-    return page()
+    return change_page(
+        request, account_id, sub, title=_("Change the payment day"),
+        question=_("Move this subscription to a new day of the month? The days paid stay paid and no day is "
+                   "charged twice: the next payment keeps its date and covers the days up to the new day, "
+                   "prorated by day, plus the month after."),
+        button=_("Change payment day"), form=form, change=change_day,
+        # the day it has now, not the one chosen for the subscription as it was
+        drawn_again=lambda: PaymentDayForm(initial={"payment_day": sub.PaymentDay}))
 
 
 @require_http_methods(["GET", "POST"])
