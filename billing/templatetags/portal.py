@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from django import template
 from django.utils.html import format_html
@@ -69,8 +70,7 @@ _DISPUTE_REASONS = {
 @register.filter
 def dispute_reason(reason: str | None) -> str:
     """``{{ receipt.DisputeReason|dispute_reason }}``: a dispute's reason in words."""
-    label = _DISPUTE_REASONS.get(reason or "")
-    return str(label) if label is not None else (reason or "").replace("_", " ").capitalize()
+    return _in_words(reason, _DISPUTE_REASONS, sentence=True)
 
 
 # Why a payment failed, in words: the processor's decline codes and the reasons a
@@ -98,8 +98,17 @@ _DECLINE_REASONS = {
 @register.filter
 def decline_reason(code: str | None) -> str:
     """``{{ attempt.reason|decline_reason }}``: why a payment failed, in the customer's words."""
-    label = _DECLINE_REASONS.get(code or "")
-    return str(label) if label is not None else (code or "").replace("_", " ")
+    return _in_words(code, _DECLINE_REASONS, sentence=False)
+
+
+def _in_words(code: str | None, words: dict[str, Any], *, sentence: bool) -> str:
+    """``code`` in the active language, from ``words``; one it does not know as it is
+    stored, its underscores spaces (capitalized, as a ``sentence``)."""
+    label = words.get(code or "")
+    if label is not None:
+        return str(label)
+    shown = (code or "").replace("_", " ")
+    return shown.capitalize() if sentence else shown
 
 
 @register.filter
