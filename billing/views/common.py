@@ -5,10 +5,13 @@ subscription look-up that answers 404 (the customer's account: ``billing.custome
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as gettext_now
 from django.utils.translation import gettext_lazy as _
 
@@ -41,3 +44,22 @@ def changed_since(request: HttpRequest, template: str, context: dict) -> HttpRes
 def subscription_or_404(account_id: str, sub_id: str) -> Subscription:
     """The account's subscription, or 404: another account's id is simply not found."""
     return or_404(access.get_subscription(account_id, sub_id), gettext_now("No such subscription"))
+
+
+def live_subscription(cancelled: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """A page that changes a live subscription (under ``customer_required``): the view is
+    given the account's subscription the URL's ``sub_id`` names (404 for another
+    account's); a cancelled one is sent back to its own page with ``cancelled`` said."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def on_live(request: HttpRequest, account_id: str, sub_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
+            sub = subscription_or_404(account_id, sub_id)
+            if not sub.is_live:
+                messages.info(request, str(cancelled))
+                return redirect("subscription", sub_id=sub_id)
+            return view(request, account_id, sub, *args, **kwargs)
+
+        return on_live
+
+    return decorate

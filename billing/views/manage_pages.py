@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
@@ -26,7 +26,13 @@ from billing.models import Subscription
 from billing.operations import payments
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY, months_before, next_payment_date
-from billing.views.common import RECEIPT_MONTHS, STALE_MESSAGE, changed_since, subscription_or_404
+from billing.views.common import (
+    RECEIPT_MONTHS,
+    STALE_MESSAGE,
+    changed_since,
+    live_subscription,
+    subscription_or_404,
+)
 from billing.views.wallet_pages import card_choice
 from core.cardforms import tokenize_card_form
 from core.localformat import local_date
@@ -73,14 +79,11 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
 
 @require_http_methods(["GET", "POST"])
 @customer_required
-def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    sub = subscription_or_404(account_id, sub_id)
-    if not sub.is_live:
-        messages.info(request, _("This subscription is cancelled: there is nothing to change."))
-        return redirect("subscription", sub_id=sub_id)
+@live_subscription(gettext_lazy("This subscription is cancelled: there is nothing to change."))
+def change_day(request: HttpRequest, account_id: str, sub: Subscription) -> HttpResponse:
     if not sub.NextPaymentDate:  # paused until resumed: no next payment to move
         messages.info(request, gettext("This subscription is paused: resume it first."))
-        return redirect("subscription", sub_id=sub_id)
+        return redirect("subscription", sub_id=sub.sub_id)
     form = ChangeDayForm(bound_data(request), options=day_options(sub), initial={"version": sub.Version})
     if request.method == "POST" and form.is_valid():
         version = form.cleaned_data.get("version")
@@ -91,7 +94,7 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
         except access.ConditionFailed:
             # The page again, drawn from the subscription as it is now (its options and
             # version), the day chosen kept when it is still offered.
-            sub = subscription_or_404(account_id, sub_id)
+            sub = subscription_or_404(account_id, sub.sub_id)
             again = request.POST.copy()
             again["version"] = str(sub.Version)
             return changed_since(request, "portal/change_day.html", {
@@ -102,7 +105,7 @@ def change_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespon
                                     "payment (%(amount)s, on %(date)s) covers %(start)s to %(end)s, prorated by day.") % {
             "day": day_of_month(sub.PaymentDay), "amount": amount, "date": local_date(start, "j F Y"),
             "start": local_date(start, "j F"), "end": local_date(end, "j F Y")})
-        return redirect("subscription", sub_id=sub_id)
+        return redirect("subscription", sub_id=sub.sub_id)
     return render(request, "portal/change_day.html", {"sub": sub, "form": form})
 
 
@@ -126,11 +129,8 @@ def day_options(sub: Subscription) -> list[tuple[int, str]]:
 
 
 @card_entry_page()
-def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    sub = subscription_or_404(account_id, sub_id)
-    if not sub.is_live:
-        messages.info(request, _("This subscription is cancelled: there is no card to replace."))
-        return redirect("subscription", sub_id=sub_id)
+@live_subscription(gettext_lazy("This subscription is cancelled: there is no card to replace."))
+def replace_card(request: HttpRequest, account_id: str, sub: Subscription) -> HttpResponse:
     # The stored billing address fills the form, so it is kept unless changed.
     address = sub.PaymentDetails.BillingAddress if sub.PaymentDetails else None
     form = ReplaceCardForm(bound_data(request), today=today(), customer=card_customer(account_id),
@@ -149,7 +149,7 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
                                         "payment provider could not be reached to pay the overdue amount now; "
                                         "we will try again on the next retry date.") % {
                 "brand": card.brand, "last4": card.last4})
-            return redirect("subscription", sub_id=sub_id)
+            return redirect("subscription", sub_id=sub.sub_id)
         if refused:
             return refused
         messages.success(request, _("Future payments will use your %(brand)s ending in %(last4)s.") % {
@@ -161,7 +161,7 @@ def replace_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         elif outcome is not None and outcome.status in (PaymentStatus.DECLINED,
                                                         PaymentStatus.CANCELLED):
             messages.warning(request, _("The new card was declined too (%(reason)s).") % {"reason": outcome.reason})
-        return redirect("subscription", sub_id=sub_id)
+        return redirect("subscription", sub_id=sub.sub_id)
     return render(request, "portal/replace_card.html", {"sub": sub, "form": form, **card_choice(account_id, sub)})
 
 

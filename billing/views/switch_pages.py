@@ -18,6 +18,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from billing import access
@@ -27,7 +28,7 @@ from billing.forms import SwitchProductForm
 from billing.models import Subscription
 from billing.rules.projection import ComingCharge, coming_charges
 from billing.rules.switch import SwitchQuote, SwitchRefused
-from billing.views.common import subscription_or_404
+from billing.views.common import live_subscription
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, today
@@ -74,11 +75,8 @@ def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
 
 @require_http_methods(["GET", "POST"])
 @customer_required
-def switch_product(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    sub = subscription_or_404(account_id, sub_id)
-    if not sub.is_live:
-        messages.info(request, _("This subscription is cancelled: there is nothing to switch."))
-        return redirect("subscription", sub_id=sub_id)
+@live_subscription(gettext_lazy("This subscription is cancelled: there is nothing to switch."))
+def switch_product(request: HttpRequest, account_id: str, sub: Subscription) -> HttpResponse:
     choices = product_choices(sub)
     form = SwitchProductForm(request.POST if request.method == "POST" else None, choices=choices)
     if request.method == "POST" and form.is_valid():
@@ -99,17 +97,17 @@ def switch_product(request: HttpRequest, account_id: str, sub_id: str) -> HttpRe
             return render(request, "portal/switch_confirm.html", {"sub": sub, "form": form, **quote_context(sub, quote)})
         except SwitchRefused as refused:
             messages.warning(request, str(refused))
-            return redirect("switch_product", sub_id=sub_id)
+            return redirect("switch_product", sub_id=sub.sub_id)
         except actions.SwitchDeclined as declined:
             messages.error(request, _("Your card was declined (%(reason)s): nothing was switched.") % {"reason": declined})
-            return redirect("switch_product", sub_id=sub_id)
+            return redirect("switch_product", sub_id=sub.sub_id)
         except access.ConditionFailed:
             messages.warning(request, _("The subscription changed meanwhile: nothing was switched, and any amount "
                                         "taken is refunded. Please try again."))
-            return redirect("switch_product", sub_id=sub_id)
+            return redirect("switch_product", sub_id=sub.sub_id)
         except GatewayError:
             messages.error(request, _(UNREACHABLE))
-            return redirect("switch_product", sub_id=sub_id)
+            return redirect("switch_product", sub_id=sub.sub_id)
         if done.client_secret:  # the bank asks the customer to confirm the upgrade's charge
             entry = CardEntry(client_secret=done.client_secret, publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
                               js_url=settings.STRIPE_JS_URL)
@@ -117,7 +115,7 @@ def switch_product(request: HttpRequest, account_id: str, sub_id: str) -> HttpRe
                 "sub": sub, "entry": entry, "hidden": [("sku", sku), ("charge_id", done.charge_id)],
                 **quote_context(sub, done.quote)})
         _said(request, done)
-        return redirect("subscription", sub_id=sub_id)
+        return redirect("subscription", sub_id=sub.sub_id)
     coming = coming_charges(sub, 1, tax=access.tax_terms(sub))
     return render(request, "portal/switch.html", {"sub": sub, "form": form, "has_choices": bool(choices),
                                                   "next_charge": coming[0] if coming else None,

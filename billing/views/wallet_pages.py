@@ -9,12 +9,14 @@ choosing a wallet card for them, or typing a new one, moves them into it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST, require_safe
 
 from billing import access
@@ -23,7 +25,7 @@ from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import ChooseCardForm, WalletCardForm
 from billing.models import Account, Card, PaymentDetails, Subscription
 from billing.operations.outcomes import PaymentStatus
-from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
+from billing.views.common import STALE_MESSAGE, changed_since, live_subscription, subscription_or_404
 from core.cardforms import tokenize_card_form
 from core.money import format_with_symbol
 from core.pages import actor, bound_data, today
@@ -128,42 +130,51 @@ def _report_paid_now(request: HttpRequest, paid_now: list[wallet.PaidNow]) -> No
                 "name": name, "reason": paid.outcome.reason})
 
 
-@require_POST
-@customer_required
-def wallet_default(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
+def _on_card(request: HttpRequest, account_id: str, card_id: str,
+             change: Callable[[Account, Card], str | None]) -> HttpResponse:
+    """A wallet button on one card (make it the default, remove it): ``change`` of the card
+    and its account returns what the customer is told, or None having said why it could
+    not; then the wallet. A card gone or changed since the wallet was shown: the wallet as
+    it is now, with the message (``_wallet_changed``)."""
     card = access.get_card(account_id, card_id)
     if card is None:  # removed in another tab since the wallet was shown
         return _wallet_changed(request, account_id)
     account = _account_or_404(account_id)
     try:
-        wallet.set_default_card(account, card, actor=actor(request))
+        done = change(account, card)
     except access.ConditionFailed:
         return _wallet_changed(request, account_id)
-    messages.success(request, _("%(card)s is now your default card.") % {"card": wallet.card_label(card.Details)})
+    if done is not None:
+        messages.success(request, done)
     return redirect("wallet")
+
+
+@require_POST
+@customer_required
+def wallet_default(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
+    def make_default(account: Account, card: Card) -> str:
+        wallet.set_default_card(account, card, actor=actor(request))
+        return _("%(card)s is now your default card.") % {"card": wallet.card_label(card.Details)}
+
+    return _on_card(request, account_id, card_id, make_default)
 
 
 @require_POST
 @customer_required
 def wallet_remove(request: HttpRequest, account_id: str, card_id: str) -> HttpResponse:
-    card = access.get_card(account_id, card_id)
-    if card is None:  # removed in another tab since the wallet was shown
-        return _wallet_changed(request, account_id)
-    account = _account_or_404(account_id)
-    label = wallet.card_label(card.Details)
-    try:
-        wallet.remove_card(account, card, actor=actor(request))
-    except access.CardInUse as in_use:
-        names = ", ".join(s.ProductName or s.SKU for s in in_use.subscriptions)
-        messages.error(request, _("%(card)s cannot be removed: %(names)s pays with it. Choose another card for "
-                                  "it first (Manage, then Replace the card), or replace this card.")
-                       % {"card": label, "names": names})
-        return redirect("wallet")
-    except access.ConditionFailed:
-        return _wallet_changed(request, account_id)
-    messages.success(request, _("%(card)s was removed from your wallet.") % {"card": label})
-    return redirect("wallet")
+    def remove(account: Account, card: Card) -> str | None:
+        label = wallet.card_label(card.Details)
+        try:
+            wallet.remove_card(account, card, actor=actor(request))
+        except access.CardInUse as in_use:
+            names = ", ".join(s.ProductName or s.SKU for s in in_use.subscriptions)
+            messages.error(request, _("%(card)s cannot be removed: %(names)s pays with it. Choose another card for "
+                                      "it first (Manage, then Replace the card), or replace this card.")
+                           % {"card": label, "names": names})
+            return None
+        return _("%(card)s was removed from your wallet.") % {"card": label}
 
+    return _on_card(request, account_id, card_id, remove)
 
 
 @require_POST
@@ -190,18 +201,15 @@ def card_choice(account_id: str, sub: Subscription) -> dict[str, object]:
 
 @require_POST
 @customer_required
-def choose_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+@live_subscription(gettext_lazy("This subscription is cancelled: there is no card to change."))
+def choose_card(request: HttpRequest, account_id: str, sub: Subscription) -> HttpResponse:
     """A subscription pays with another wallet card from now on (a past-due period is
     paid with it at once)."""
-    sub = subscription_or_404(account_id, sub_id)
-    if not sub.is_live:
-        messages.info(request, _("This subscription is cancelled: there is no card to change."))
-        return redirect("subscription", sub_id=sub_id)
     cards = {c.card_id: c for c in access.get_cards(account_id)}
     form = ChooseCardForm(request.POST, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()])
     if not form.is_valid():
         messages.error(request, _("Choose one of the cards in your wallet."))
-        return redirect("replace_card", sub_id=sub_id)
+        return redirect("replace_card", sub_id=sub.sub_id)
     card = cards[form.cleaned_data["card"]]
     version = form.cleaned_data.get("version")
     try:
@@ -210,8 +218,8 @@ def choose_card(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
         paid = wallet.use_card(sub, card, actor=actor(request), today=today())
     except access.ConditionFailed:
         messages.warning(request, STALE_MESSAGE)
-        return redirect("replace_card", sub_id=sub_id)
+        return redirect("replace_card", sub_id=sub.sub_id)
     messages.success(request, _("Future payments will use your %(card)s.") % {"card": wallet.card_label(card.Details)})
     if paid is not None:
         _report_paid_now(request, [paid])
-    return redirect("subscription", sub_id=sub_id)
+    return redirect("subscription", sub_id=sub.sub_id)
