@@ -3,6 +3,8 @@ warehouse (pattern 14) and per product (pattern 4), adjusted with an audited rea
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -102,17 +104,19 @@ def _adjust(request: HttpRequest, form: StockForm, known: set[tuple[str, str]]) 
     return True
 
 
-def _stock_form(request: HttpRequest, fixed: str, value: str, stock: list) -> StockForm | None:
-    """The stock-adjustment form of a product's or a warehouse's page (``fixed`` names the
-    id the page is about); None once a posted adjustment has been made."""
+def _stock_page(request: HttpRequest, fixed: str, value: str, stock: list, url_name: str, template: str,
+                title: str, context: dict[str, Any]) -> HttpResponse:
+    """A product's or a warehouse's page (``fixed`` names the id it is about, ``value``) with
+    its ``stock`` and the form that adjusts it; once a posted adjustment is made, the page
+    again (``url_name``) by a redirect."""
     data = bound_data(request)
     if data is not None:
         data = {**data.dict(), fixed: value}
     form = StockForm(data, initial={fixed: value}, fixed=fixed)
     if request.method == "POST" and form.is_valid() and \
             _adjust(request, form, {(s.product_id, s.warehouse_id) for s in stock}):
-        return None
-    return form
+        return redirect(url_name, value)
+    return render_shop_staff(request, template, title, {**context, "stock": stock, "form": form})
 
 
 @require_http_methods(["GET", "POST"])
@@ -120,13 +124,10 @@ def product_detail(request: HttpRequest, product_id: str) -> HttpResponse:
     """Patterns 2 and 4: the product and its stock in every warehouse."""
     product = or_404(access.get_product_by_product_id(product_id), "No such product")
     stock = access.get_product_inventory_by_product_id(product_id)
-    form = _stock_form(request, "product_id", product_id, stock)
-    if form is None:
-        return redirect("admin:shop_staff_product", product_id)
-    return render_shop_staff(request, "product.html", _("Product %(id)s") % {"id": product_id}, {
-        "product": product, "stock": stock, "form": form,
-        "on_hand": sum(s.OnHand for s in stock), "reserved": sum(s.Reserved for s in stock),
-        "available": sum(s.Available for s in stock)})
+    return _stock_page(request, "product_id", product_id, stock, "admin:shop_staff_product", "product.html",
+                       _("Product %(id)s") % {"id": product_id}, {
+                           "product": product, "on_hand": sum(s.OnHand for s in stock),
+                           "reserved": sum(s.Reserved for s in stock), "available": sum(s.Available for s in stock)})
 
 
 @require_http_methods(["GET", "POST"])
@@ -134,8 +135,5 @@ def warehouse_detail(request: HttpRequest, warehouse_id: str) -> HttpResponse:
     """Patterns 3 and 14: the warehouse and everything stocked in it."""
     warehouse = or_404(access.get_warehouse_by_warehouse_id(warehouse_id), "No such warehouse")
     stock = access.get_product_inventory_by_warehouse_id(warehouse_id)
-    form = _stock_form(request, "warehouse_id", warehouse_id, stock)
-    if form is None:
-        return redirect("admin:shop_staff_warehouse", warehouse_id)
-    return render_shop_staff(request, "warehouse.html", _("Warehouse %(id)s") % {"id": warehouse_id},
-                             {"warehouse": warehouse, "stock": stock, "form": form})
+    return _stock_page(request, "warehouse_id", warehouse_id, stock, "admin:shop_staff_warehouse", "warehouse.html",
+                       _("Warehouse %(id)s") % {"id": warehouse_id}, {"warehouse": warehouse})
