@@ -58,6 +58,7 @@ import bench_api  # noqa: E402  (scripts/ is on the path: this file's folder)
 import bench_shop  # noqa: E402
 import bench_stripe  # noqa: E402
 import bench_webhooks  # noqa: E402
+from benchkit import next_day, seed, seed_day, subscription, use_table  # noqa: E402
 
 from devtools.benchsetup import setup_django  # noqa: E402
 from devtools.localengine import free_port, start_local_engine  # noqa: E402
@@ -75,37 +76,6 @@ PREFIX_FILLER = "f"
 PREFIX_DUE = "d"
 
 
-def use_table(name: str, endpoint: str) -> None:
-    from django.conf import settings
-
-    from billing.models import configure
-    from core.dynamo.table import ensure_table
-
-    settings.DYNAMODB_TABLE = name
-    configure(table_name=name, region="us-east-1", host=endpoint, max_pool_connections=64)
-    ensure_table()
-
-
-def subscription(n: int, prefix: str, due: date, token: str):
-    from billing import access
-    from billing.models import PaymentDetails
-
-    sub_id = f"{prefix}{n:07d}"
-    card = PaymentDetails(Token=token, Brand="Visa", Last4="4242", ExpMonth=12, ExpYear=2030)
-    return access.due_subscription(f"acc{sub_id}", sub_id, due=due, card=card)
-
-
-def seed(items: list, threads: int = 4) -> float:
-    """BatchWriteItem (25 items a request), from a few threads."""
-    from billing import access
-
-    started = time.monotonic()
-    chunks = [items[i:i + 500] for i in range(0, len(items), 500)]
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(access.batch_items, chunks))
-    return time.monotonic() - started
-
-
 def seed_filler(count: int, token: str) -> float:
     # Never due on a benchmark date: spread over January 2030.
     return seed([subscription(n, PREFIX_FILLER, date(2030, 1, 1 + n % 28), token) for n in range(count)])
@@ -113,11 +83,6 @@ def seed_filler(count: int, token: str) -> float:
 
 def seed_due(day: date, token: str) -> None:
     seed([subscription(n, PREFIX_DUE, day, token) for n in range(DUE)])
-
-
-def seed_day(prefix: str, day: date, token: str, count: int) -> None:
-    """``count`` subscriptions due on ``day``, ids starting ``prefix``."""
-    seed([subscription(n, prefix, day, token) for n in range(count)])
 
 
 class Requests:
@@ -139,14 +104,6 @@ class Requests:
         from core.dynamo.engine import dynamodb_client
 
         dynamodb_client().meta.events.unregister("before-call.dynamodb", unique_id="bench-counter")
-
-
-_day = [date(2027, 1, 1)]
-
-
-def next_day() -> date:
-    _day[0] += timedelta(days=1)
-    return _day[0]
 
 
 def batch_run(token: str, workers: int, latency_ms: int, ledger: str) -> dict:

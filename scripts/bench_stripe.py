@@ -219,11 +219,11 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     try:
         setup_django(engine.endpoint, tmp)
-        import bench  # scripts/ is on the path: this file's folder
+        import benchkit  # scripts/ is on the path: this file's folder
 
-        bench.use_table("bench_stripe", engine.endpoint)
+        benchkit.use_table("bench_stripe", engine.endpoint)
         result = run(tmp, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True),
-                     seed_day=bench.seed_day, next_day=bench.next_day, due=args.due, rounds=args.rounds)
+                     seed_day=benchkit.seed_day, next_day=benchkit.next_day, due=args.due, rounds=args.rounds)
     finally:
         engine.stop()
     print(render(result))

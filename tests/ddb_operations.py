@@ -57,6 +57,7 @@ TOOLING_CODE = {
     ("billing/management/commands/seed_demo.py", None),
     ("shop/demo.py", None),
     ("scripts/bench.py", None),
+    ("scripts/benchkit.py", None),
     ("scripts/bench_shop.py", None),
     ("scripts/profile_payments.py", None),
     ("scripts/capacity.py", None),
