@@ -4,6 +4,11 @@ A shop customer is an rpay account (docs/SHOP.md): its pages take the account fr
 session as the portal's do, its e-mails go to the account's address in the account's
 language, and its staff changes are audited in the site's one audit log (billing's
 table) under a pseudo-account of their own.
+
+In billing's layers it sits with the pages, above the actions: it opens the account of a
+customer whose sign-up stopped half-way, makes the processor's customer for a card form and
+changes a billing country, as the portal's pages do. No action, batch or operation imports
+it (docs/DEVELOPMENT.md, "The rules of the layout").
 """
 
 from __future__ import annotations
@@ -21,6 +26,11 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views.decorators.http import require_http_methods
 
 from billing import access
+
+# The registry of what other apps hold about an account lives below the actions (their close
+# erases through it); the shop reaches it here, through its one seam.
+from billing.account_data import AccountData as AccountData
+from billing.account_data import register_account_data as register_account_data
 from billing.actions import accounts, tax_identity, wallet
 from billing.models import Account, AuditEvent
 from billing.operations.retention import retention_end, retention_years
@@ -176,30 +186,6 @@ def ensure_demo_customer(account_id: str, email: str, name: str, user_id: int) -
 
 
 # --- data rights: what another app holds about an account ---------------------------------
-
-
-@dataclass(frozen=True)
-class AccountData:
-    """What another app (the shop) holds about an account, for the account's data rights
-    (docs/PORTAL.md, "Your data"): ``export`` gives its records as JSON values (read by the
-    app's own keys, never a Scan), ``erase`` removes or pseudonymises its personal data
-    when the account is closed (safe to run twice). Billing never imports the app: the
-    app registers itself here (its ``AppConfig.ready``)."""
-
-    name: str
-    export: Callable[[str], Any]
-    erase: Callable[[str], None]
-
-
-_account_data: dict[str, AccountData] = {}
-
-
-def register_account_data(source: AccountData) -> None:
-    _account_data[source.name] = source
-
-
-def account_data_sources() -> list[AccountData]:
-    return list(_account_data.values())
 
 
 def invoice_retained_until(issued: date) -> datetime:

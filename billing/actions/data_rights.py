@@ -21,8 +21,8 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_noop
 
 from billing import access
+from billing.account_data import account_data_sources
 from billing.actions import lifecycle
-from billing.customers import account_data_sources
 from billing.models import (
     Account,
     AuditAction,

@@ -2,7 +2,7 @@
 
 ``data.json`` holds every item of the account's partition (one paginated Query, never a
 Scan; cards without their processor token) and what other apps registered hold
-(``billing.customers.AccountData``: the shop's customer and orders); ``receipts/`` each
+(``billing.account_data.AccountData``: the shop's customer and orders); ``receipts/`` each
 receipt's PDF (the portal's own renderer); ``README.txt`` says, in the customer's
 language, what each file is. ``zipfile`` writes into a sink the generator empties after
 every piece, so a large account is never held in memory: one page of items, one PDF.
@@ -20,7 +20,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from billing import access
-from billing.customers import account_data_sources
+from billing.account_data import account_data_sources
 from billing.views.receipt_pdf import render_credit_note_pdf, render_receipt_pdf
 
 

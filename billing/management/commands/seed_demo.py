@@ -13,6 +13,7 @@ from django.contrib.auth.models import Permission
 
 from billing import access
 from billing.access.disputes import Dispute
+from billing.actions import subscriptions as subscribing
 from billing.actions.accounts import payment_customer
 from billing.actions.switch import switch
 from billing.exceptions import ConditionFailed
@@ -24,6 +25,7 @@ from billing.management.demo_tax import (
     refund_with_credit_note,
 )
 from billing.models import Account, Card, Subscription
+from billing.operations.expiry import expire
 from billing.operations.payments import charge_key, take_payment
 from billing.operations.refunds import refund_receipt
 from billing.rules.lifecycle import CancelMode
@@ -159,9 +161,6 @@ def show_an_incomplete_first_payment(account_id: str, today: date, *, sku: str, 
     in no total; the dashboard's "Finish payment" link confirms it). ``expired``: then
     expired at once, as the payment run expires one left unconfirmed for 23 hours: a
     subscription that never started (edsger's)."""
-    from billing.actions import subscriptions as subscribing  # the portal's operation (imports the batches)
-    from billing.operations.expiry import expire
-
     account = access.get_account(account_id)
     product = access.get_product(sku)
     if account is None or product is None:
