@@ -77,7 +77,8 @@ test-days: install
 
 # The tests that reach Django's own tables (marked django_database by tests/conftest.py), on
 # a throw-away PostgreSQL server (devtools/localpostgres.py; needs Debian's postgresql package).
-# `make test` runs every test with SQLite; no other test can touch Django's database.
+# `make test` keeps those tables on SQLite; no other test can touch Django's database. CI runs
+# `TEST_DATABASE=postgres make test` instead: every test once, Django's tables on PostgreSQL.
 test-postgres: install
 	TEST_DATABASE=postgres REQUIRE_POSTGRES=1 $(PYTEST) -m django_database $(PYTEST_ARGS)
 

@@ -99,7 +99,7 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
     thread has its own connection, and SQLite's lock orders their writes, as in production."""
     database = dj_settings.DATABASES["default"]
     if TEST_DATABASE == "postgres":
-        # The whole suite on a real PostgreSQL server (make test-postgres; CI's second pass).
+        # Django's tables on a real PostgreSQL server (CI's `TEST_DATABASE=postgres make test`, make test-postgres).
         _point_at_postgres(database, request.getfixturevalue("postgres_server"))
     if database["ENGINE"].endswith("sqlite3"):
         database.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("django-db") / "test.sqlite3")
