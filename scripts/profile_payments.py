@@ -1,13 +1,14 @@
 #!/usr/bin/env python
 """Profile the payment batch on DynamoDB Local (cProfile); not a test.
 
-Starts its own engine (like scripts/bench.py, whose helpers it reuses), seeds
-``--due`` subscriptions due on one date, and runs ``batches.run_payments`` under
-cProfile, then prints the top functions by own and cumulative time. ``--compare``
-instead measures, in one run, the CPU per payment of the batch and of the bare
-request pair (bench.py's ``batch_run``, ``bare_loop`` and ``bare_tx_loop``: the pair with the
-receipt as one PutItem, as first measured, and as the batch sends it today, one
-TransactWriteItems of receipt, event and number look-up), alternating, ``--rounds`` times.
+Starts its own engine (like scripts/bench.py, with the benchmarks' shared helpers in
+scripts/benchkit.py), seeds ``--due`` subscriptions due on one date, and runs
+``batches.run_payments`` under cProfile, then prints the top functions by own and
+cumulative time. ``--compare`` instead measures, in one run, the CPU per payment of the
+batch and of the bare request pair (benchkit's ``batch_run``, ``bare_loop`` and
+``bare_tx_loop``: the pair with the receipt as one PutItem, as first measured, and as the
+batch sends it today, one TransactWriteItems of receipt, event and number look-up),
+alternating, ``--rounds`` times.
 
     .venv/bin/python scripts/profile_payments.py --due 1000 --workers 1
     .venv/bin/python scripts/profile_payments.py --compare --due 500 --workers 8 --rounds 3
@@ -25,11 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The repository (rpay's packages) and scripts/ (benchkit: this file's folder) on the path.
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 
-import bench  # noqa: E402
+import benchkit  # noqa: E402
 
 from devtools.benchsetup import setup_django  # noqa: E402
+from devtools.localengine import free_port, start_local_engine  # noqa: E402
 
 
 def main() -> None:
@@ -42,9 +45,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", help="write the raw profile here (pstats file)")
     args = parser.parse_args()
-    bench.DUE = args.due
     tmp = Path(tempfile.mkdtemp(prefix="rpay-profile-"))
-    server = bench.start_local_engine(bench.free_port(), None, log_file=tmp / "dynamodb.log")
+    server = start_local_engine(free_port(), None, log_file=tmp / "dynamodb.log")
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     try:
         setup_django(server.endpoint, tmp)
@@ -53,17 +55,17 @@ def main() -> None:
 
         ledger = str(tmp / "ledger.sqlite3")
         token = demo_card(SimulatedGateway(ledger_path=ledger), "visa", exp_year=2030).token
-        bench.use_table("profile", server.endpoint)
+        benchkit.use_table("profile", server.endpoint)
         # Warm up: the engine's JIT and Django's template cache.
-        bench.batch_run(token, args.workers, 0, ledger)
-        bench.bare_loop(token, args.workers)
-        bench.bare_tx_loop(token, args.workers)
+        benchkit.batch_run(token, args.workers, 0, ledger, args.due)
+        benchkit.bare_loop(token, args.workers, args.due)
+        benchkit.bare_tx_loop(token, args.workers, args.due)
         if args.compare:
             print(f"load average {os.getloadavg()[0]:.1f}")
             for n in range(args.rounds):
-                bare = bench.bare_loop(token, args.workers)
-                bare_tx = bench.bare_tx_loop(token, args.workers)
-                batch = bench.batch_run(token, args.workers, args.latency_ms, ledger)
+                bare = benchkit.bare_loop(token, args.workers, args.due)
+                bare_tx = benchkit.bare_tx_loop(token, args.workers, args.due)
+                batch = benchkit.batch_run(token, args.workers, args.latency_ms, ledger, args.due)
                 print(f"round {n + 1}: bare pair {bare['cpu_ms']:.2f} ms ({bare['rate']:.0f}/s), "
                       f"bare transaction pair {bare_tx['cpu_ms']:.2f} ms ({bare_tx['rate']:.0f}/s), "
                       f"batch {batch['cpu_ms']:.2f} ms ({batch['rate']:.0f}/s); "
@@ -81,8 +83,8 @@ def main() -> None:
         from billing import access
         from billing.operations.payments import take_payment
 
-        day = bench.next_day()
-        bench.seed_due(day, token)
+        day = benchkit.next_day()
+        benchkit.seed_due(day, token, args.due)
         gateway = SimulatedGateway(ledger_path=ledger, latency_ms=args.latency_ms)
         mail.outbox = []
         profile = cProfile.Profile(time.process_time)  # CPU, not the waits for the engine
