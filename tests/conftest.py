@@ -164,15 +164,33 @@ def local_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEngi
     engine.stop()
 
 
-def _serialize_moto_requests() -> None:
-    """moto is not thread-safe, and the batches' workers are threads. It backs up the whole
-    table (``copy.deepcopy``) at each TransactWriteItems, and a query on an index or a scan
-    walks every partition: both break when another thread adds an item meanwhile
-    ("dictionary changed size during iteration"). DynamoDB applies each request whole, so
-    on moto the requests take turns (concurrency itself is tested on DynamoDB Local)."""
-    from moto.dynamodb.models import DynamoDBBackend
+_MOTO_LOCK = threading.RLock()
 
-    lock = threading.RLock()
+
+def _serialize_moto_requests() -> None:
+    """moto is not thread-safe, and the batches' workers are threads. A query on an index or
+    a scan walks every partition, and an answer is written from the stored items themselves
+    (``Item.to_json`` walks an item's attributes): both break when another thread adds an
+    item, or an attribute to an item, meanwhile ("dictionary changed size during
+    iteration", seen once in a worker of a Stripe payment run, before its charge). DynamoDB
+    applies and answers each request whole, so on moto each request takes its turn from
+    its parsing to its answer, not only inside the backend (the answer used to be written
+    after the backend let go). Concurrency itself is tested on DynamoDB Local.
+    tests/core/test_moto_threads.py races readers against writers of one item."""
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.responses import DynamoHandler
+
+    lock = _MOTO_LOCK
+    if not getattr(DynamoHandler.call_action, "serialized", False):
+        handle = DynamoHandler.call_action
+
+        def call_action(self, _handle=handle):
+            with lock:
+                return _handle(self)
+
+        call_action.serialized = True
+        DynamoHandler.call_action = call_action
+    # The backend's own methods too, for the tests that call moto's backend directly.
     for name in ("transact_write_items", "put_item", "update_item", "delete_item", "get_item", "query", "scan"):
         real = getattr(DynamoDBBackend, name)
         if getattr(real, "serialized", False):
