@@ -87,14 +87,20 @@ from billing.access.data_rights import CLOSE_REASON as ACCOUNT_CLOSED_REASON
 from billing.access.data_rights import ERASED as ERASED_TOKEN
 from billing.access.data_rights import (
     account_items,
+    account_merchant_events,
     account_receipts,
+    customer_words,
     delete_item,
+    deliveries_of_events,
     erase_item,
+    erased_object,
     forget_user_link,
     item_data,
     keep_receipt_until,
     mark_account_closed,
     pseudonym,
+    set_delivery_payload,
+    set_event_data,
 )
 from billing.access.disputes import (
     DISPUTES_PAGE_SIZE,
@@ -324,14 +330,20 @@ __all__ = [
     "ACCOUNT_CLOSED_REASON",
     "ERASED_TOKEN",
     "account_items",
+    "account_merchant_events",
     "account_receipts",
+    "customer_words",
+    "deliveries_of_events",
     "delete_item",
     "erase_item",
+    "erased_object",
     "forget_user_link",
     "item_data",
     "keep_receipt_until",
     "mark_account_closed",
     "pseudonym",
+    "set_delivery_payload",
+    "set_event_data",
     # the quarter's VAT report (billing/rules/tax_report.py over the ledger's totals)
     "quarter_tax_report",
     # the payment processor's webhook events

@@ -1,26 +1,34 @@
 """Data rights' reads and writes (docs/PORTAL.md, "Your data"): the account's whole partition,
 read page by page (one paginated Query, never a Scan), and the erasure of a closed
-account's personal data item by item, with conditional writes that are safe to repeat.
+account's personal data item by item, with conditional writes that are safe to repeat:
+its own partition, and the copies outside it (the merchant's events that
+``GET /api/v1/events`` serves, and the webhook deliveries made of them).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pynamodb.attributes import DiscriminatorAttribute, JSONAttribute, MapAttribute, UnicodeAttribute
 from pynamodb.exceptions import DeleteError, UpdateError
 
-from billing.access._common import is_conditional_failure
+from billing.access._common import is_conditional_failure, utc_now
+from billing.access.endpoints import list_endpoints
+from billing.access.outbox import oldest_kept_day
 from billing.models import (
     Account,
+    AuditEvent,
     BillingItem,
+    MerchantEvent,
     PaymentDetails,
     Receipt,
     ReceiptNumberLookup,
     UserLink,
+    WebhookDelivery,
 )
 from core.dynamo.erase import update_until_settled
 
@@ -35,6 +43,12 @@ ERASED = "[erased]"
 # request references.)
 # A business's VAT number names its owner (a sole trader's is their own): it goes too; the
 # invoices kept for the tax retention carry their own copy.
+# A cancel's audit note, as billing/access/lifecycle.py writes it: ``<mode>: <reason>`` and,
+# when the customer wrote one, ``: <comment>`` (cut to the note's 500 characters, so the
+# comment may be there only in part: it is found by its place, not by its text). A reason
+# that is not a code (a caller's free text) goes with the comment.
+CANCEL_NOTE = re.compile(r"(?P<mode>now|period_end): (?P<rest>.*)", re.DOTALL)
+REASON_CODE = re.compile(r"[a-z0-9_]{1,64}")
 REMOVED = ("Name", "UserId", "StripeCustomerId", "DefaultCardId", "CancelComment", "VatNumber", "VatNumberCheck",
            "VatCheckedAt")
 
@@ -109,6 +123,24 @@ def _scrub(value: Any, secrets: Iterable[str]) -> Any:
     return value
 
 
+def customer_words(item: BillingItem) -> str:
+    """The customer's own words in an audit event's note (a cancel comment), or ""."""
+    if not isinstance(item, AuditEvent) or not item.Note:
+        return ""
+    found = CANCEL_NOTE.fullmatch(item.Note)
+    if found is None:
+        return ""
+    reason, _, comment = found["rest"].partition(": ")
+    return comment if REASON_CODE.fullmatch(reason) else found["rest"]
+
+
+def _without_customer_words(item: BillingItem, note: str) -> str:
+    words = customer_words(item)
+    if not words or words == ERASED or not note.endswith(words):
+        return note
+    return note[: len(note) - len(words)] + ERASED
+
+
 def erasure_actions(item: BillingItem, secrets: list[str]) -> list[Any]:
     """The update actions that leave ``item`` with no personal data: the e-mail replaced by
     the pseudonym, names, ids at the processor, free text and card tokens removed, and any
@@ -130,10 +162,22 @@ def erasure_actions(item: BillingItem, secrets: list[str]) -> list[Any]:
                     Token=ERASED, Brand=value.Brand, Last4=value.Last4, ExpMonth=value.ExpMonth,
                     ExpYear=value.ExpYear, CardId=value.CardId)))
         elif isinstance(attribute, JSONAttribute | UnicodeAttribute):
-            scrubbed = _scrub(value, secrets)
+            scrubbed = _scrub(_without_customer_words(item, value) if name == "Note" else value, secrets)
             if scrubbed != value:
                 actions.append(attribute.set(scrubbed))
     return actions
+
+
+def erased_object(value: Any, account_id: str, secrets: list[str]) -> Any:
+    """An API object (an event's ``data``) as a closed account's: its ``email`` fields the
+    pseudonym (what the API shows for the account now), every other quote of ``secrets``
+    ``[erased]``."""
+    if isinstance(value, dict):
+        return {k: pseudonym(account_id) if k == "email" and isinstance(v, str) and v
+                else erased_object(v, account_id, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [erased_object(v, account_id, secrets) for v in value]
+    return _scrub(value, secrets)
 
 
 def erase_item(item: BillingItem, secrets: list[str]) -> None:
@@ -170,3 +214,60 @@ def forget_user_link(user_id: int) -> None:
     """Delete the log-in's link to the account (it names the e-mail)."""
     UserLink(UserLink.pk(user_id=user_id), UserLink.sk(user_id=user_id)).delete()
 
+
+
+# --- the copies outside the partition ----------------------------------------------------
+
+
+def account_merchant_events(account_id: str) -> list[MerchantEvent]:
+    """Every kept merchant event about the account: one paginated Query per UTC day
+    partition (``EVT#<day>``) of the retention window, filtered by ``AccountId``, never a
+    Scan. It reads the whole window (an event names its account only in an attribute), which
+    only a close does."""
+    found: list[MerchantEvent] = []
+    day, today = oldest_kept_day(), utc_now().date()
+    while day <= today:
+        found += MerchantEvent.query(MerchantEvent.pk(day=day.isoformat()),
+                                     filter_condition=MerchantEvent.AccountId == account_id,
+                                     consistent_read=True, page_size=PAGE_SIZE)
+        day += timedelta(days=1)
+    return found
+
+
+def set_event_data(event: MerchantEvent, data: dict[str, Any]) -> None:
+    """Rewrite a kept event's object (its id, type and time stay); one gone is left gone."""
+    if data == event.Data:
+        return
+    try:
+        event.update(actions=[MerchantEvent.Data.set(data)], condition=MerchantEvent.PK.exists())
+    except UpdateError as error:
+        if not is_conditional_failure(error):
+            raise
+
+
+def deliveries_of_events(event_ids: set[str]) -> list[WebhookDelivery]:
+    """Every endpoint's deliveries of these events (a resend's too: it carries the event's
+    id): one Query per endpoint, from the first event's key on (a delivery's key is its
+    event's id, or a later cursor's), kept only when its event is one of ``event_ids``."""
+    if not event_ids:
+        return []
+    start = min(event_ids)
+    found: list[WebhookDelivery] = []
+    for endpoint in list_endpoints():
+        found += [d for d in WebhookDelivery.query(WebhookDelivery.pk(endpoint_id=endpoint.EndpointId),
+                                                   WebhookDelivery.SK >= start,  # noqa: SIM300
+                                                   consistent_read=True, page_size=PAGE_SIZE)
+                  if d.EventId in event_ids]
+    return found
+
+
+def set_delivery_payload(delivery: WebhookDelivery, payload: str) -> None:
+    """Rewrite a delivery's body (each attempt signs the body it reads, so a delivery still
+    queued is sent, and signed, erased); its status and log stay. One gone is left gone."""
+    if payload == delivery.Payload:
+        return
+    try:
+        delivery.update(actions=[WebhookDelivery.Payload.set(payload)], condition=WebhookDelivery.PK.exists())
+    except UpdateError as error:
+        if not is_conditional_failure(error):
+            raise

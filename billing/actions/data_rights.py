@@ -2,8 +2,9 @@
 event; the file itself is billing/views/account_export.py) and closing the account: every live
 subscription cancelled now with the cancel-now refund, the cards detached and the customer
 deleted at the processor, the confirmation e-mail, the personal data erased in every item
-of the account's partition and its look-ups, the Django user and its log-in throttle
-records deleted. Receipts are kept, with their invoice fields, until the tax retention
+of the account's partition and its look-ups (the customer's own words in the audit notes
+too), in the merchant's events about it and the webhook deliveries made of them, the Django
+user and its log-in throttle records deleted. Receipts are kept, with their invoice fields, until the tax retention
 date, then deleted by their TTL.
 
 Every step is safe to repeat, and to run beside a payment run or another close: the
@@ -36,6 +37,7 @@ from billing.models import (
 from billing.notify import tell_account
 from billing.operations.expiry import expire
 from billing.operations.retention import retained_until, retention_end, retention_years
+from billing.operations.webhook_signing import event_body
 from billing.rules.lifecycle import CancelMode
 from core.mail import date_text, lazy_message, money_text
 from core.payments.gateway import get_gateway
@@ -109,6 +111,7 @@ def _secrets(account: Account, items: list[BillingItem]) -> list[str]:
             found |= {item.Email, item.CancelComment or "", item.PaymentDetails.BillingAddress or ""}
         if isinstance(item, Card):
             found |= {item.Details.BillingAddress or ""}
+        found.add(access.customer_words(item))  # a comment kept only in an audit note
     found.discard(access.pseudonym(account.account_id))
     # longest first: an e-mail is replaced whole before a name inside it
     return sorted((s for s in found if len(s) >= 3), key=len, reverse=True)
@@ -169,6 +172,21 @@ def _erase(items: list[BillingItem], secrets: list[str], years: int) -> None:
             access.erase_item(item, secrets)
 
 
+def _erase_copies(account_id: str, secrets: list[str]) -> None:
+    """The merchant's events about the account (what ``GET /api/v1/events`` serves for
+    ``MERCHANT_EVENT_RETENTION_DAYS``) and every webhook delivery made of them, delivered
+    or still queued: kept, with the objects in them as the closed account's."""
+    erased = {}
+    for event in access.account_merchant_events(account_id):
+        data = access.erased_object(event.Data, account_id, secrets)
+        access.set_event_data(event, data)
+        erased[event.EventId] = (event, data)
+    for delivery in access.deliveries_of_events(set(erased)):
+        event, data = erased[delivery.EventId]
+        access.set_delivery_payload(delivery, event_body(event_id=event.EventId, event_type=event.Type,
+                                                         created_at=event.CreatedAt, data=data))
+
+
 def close_account(account_id: str, *, actor: str = CUSTOMER_ACTOR, today: date | None = None,
                   staff: bool = False, reference: str = "") -> ClosedAccount:
     """Close the account (see the module's docstring); ``reference``: the customer's
@@ -203,6 +221,7 @@ def close_account(account_id: str, *, actor: str = CUSTOMER_ACTOR, today: date |
     # written (a receipt, its event) while the above ran: once more over what is new.
     seen = {(i.PK, i.SK) for i in items}
     _erase([i for i in access.account_items(account_id) if (i.PK, i.SK) not in seen], secrets, years)
+    _erase_copies(account_id, secrets)
     _forget_login(user_id, email)
     if done.closed_now:
         access.record_event(account_id, actor=actor,
