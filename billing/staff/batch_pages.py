@@ -12,7 +12,7 @@ from billing import access
 from billing.models import BatchKind, Subscription
 from billing.rules.projection import coming_charges
 from billing.rules.schedule import MIN_PERIOD_DAYS
-from billing.staff.common import staff_date
+from billing.templatetags.staff_pages import staff_date
 from core.money import exponent, format_with_code
 from core.pages import today
 from core.staff import render_staff

@@ -5,7 +5,6 @@ page, and the account page's URL. (Permissions: ``permissions``, checked in ``ur
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date
 from typing import Any
 
 from django import forms
@@ -18,34 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.models import Receipt, Subscription
-from core import localformat
 from core.staff import render_staff
-
-# The stored statuses of subscriptions, receipts, products, batch runs and disputes, as the staff
-# pages show them (the portal's words where the portal shows the same status).
-STATUS_LABELS = {
-    "active": _("Active"),
-    "past_due": _("Past due"),
-    "cancelled": _("Cancelled"),
-    "paid": _("Paid"),
-    "refunded": _("Refunded"),
-    "partially_refunded": _("Partially refunded"),
-    "retired": _("Retired"),
-    "running": _("Running"),
-    "completed": _("Completed"),
-    "failed": _("Failed"),
-    "interrupted": _("Interrupted"),
-    "abandoned": _("Abandoned"),
-    # a dispute's (Stripe's words): open, then closed
-    "warning_needs_response": _("Inquiry: needs response"),
-    "warning_under_review": _("Inquiry: under review"),
-    "needs_response": _("Needs response"),
-    "under_review": _("Under review"),
-    "won": _("Won"),
-    "lost": _("Lost"),
-    "warning_closed": _("Inquiry closed"),
-}
-
 
 # What a staff form drawn from an item that changed since says (the portal's own words).
 CHANGED_MESSAGE = _("This changed since you opened the page.")
@@ -76,29 +48,6 @@ def changed_since(request: HttpRequest, page: Callable[[], HttpResponse]) -> Htt
     response = page()
     response.status_code = 409
     return response
-
-
-def status_label(value: str | None) -> str:
-    """A stored status in the active language. English keeps the stored word ("past_due"),
-    as the staff pages always showed it and staff meet it in logs, exports and the table
-    (the same rule as localformat's "English keeps rpay's own formats"); an unknown status
-    is shown as it is stored."""
-    stored = str(value or "")
-    label = STATUS_LABELS.get(stored)
-    if label is None or localformat.active_locale() is None:
-        return stored
-    return str(label)
-
-
-def staff_date(value: str | date | None) -> str:
-    """A stored date (or timestamp, with its time) as staff read it: ISO in English
-    ("2026-11-30", "2026-11-30 06:00"), CLDR's medium style in another language
-    ("30 nov 2026", "2026. 11. 30."); a value that is no date as it is."""
-    day = localformat.parse_date(value)
-    if day is None:
-        return str(value or "")
-    with_time = isinstance(value, str) and "T" in value
-    return localformat.local_date(day, "Y-m-d H:i" if with_time else "Y-m-d")
 
 
 def account_url(account_id: str) -> str:

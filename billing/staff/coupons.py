@@ -24,9 +24,9 @@ from billing.staff.common import (
     change_page,
     changed_since,
     end_page,
-    staff_date,
 )
 from billing.staff.forms import ApplyCouponForm, CouponForm
+from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
 from core.discountforms import DiscountCodeTerms
 from core.pages import actor, bound_data, or_404, today

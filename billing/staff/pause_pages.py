@@ -15,7 +15,8 @@ from billing.exceptions import PauseRefused
 from billing.forms import PauseForm
 from billing.models import AuditAction
 from billing.rules.lifecycle import check_pausable, pause_end, state_of
-from billing.staff.common import account_url, change_page, staff_date
+from billing.staff.common import account_url, change_page
+from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
 from core.pages import actor, today
 

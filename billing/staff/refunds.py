@@ -14,8 +14,9 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.models import Receipt
 from billing.operations.refunds import refund_receipt
-from billing.staff.common import CHANGED_MESSAGE, account_url, confirm_page, staff_date
+from billing.staff.common import CHANGED_MESSAGE, account_url, confirm_page
 from billing.staff.forms import RefundForm
+from billing.templatetags.staff_pages import staff_date
 from core.money import format_with_code, to_decimal
 from core.pages import actor, or_404
 from core.payments.errors import GatewayError, RefundRefused

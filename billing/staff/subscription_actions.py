@@ -22,10 +22,9 @@ from billing.staff.common import (
     changed_since,
     confirm_page,
     drawn_from_older,
-    staff_date,
-    status_label,
 )
 from billing.staff.forms import PaymentDayForm
+from billing.templatetags.staff_pages import staff_date, status_label
 from billing.views.common import subscription_or_404
 from core.money import format_with_code
 from core.pages import actor, today

@@ -17,8 +17,9 @@ from billing import access
 from billing.actions import switch as actions
 from billing.models import AuditAction, Subscription
 from billing.rules.switch import SwitchQuote, SwitchRefused
-from billing.staff.common import account_url, confirm_page, staff_date
+from billing.staff.common import account_url, confirm_page
 from billing.staff.forms import StaffSwitchForm
+from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
 from billing.views.switch_pages import charge_after_switch, product_choices
 from core.money import format_with_code

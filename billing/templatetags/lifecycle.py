@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString
 from billing.models import Subscription
 from billing.rules.lifecycle import SubState, state_of
 from billing.rules.state_words import state_words
-from billing.staff.common import staff_date, status_label
+from billing.templatetags.staff_pages import staff_date, status_label
 from core import localformat
 from core.pages import today
 
@@ -42,7 +42,7 @@ def sub_state(sub: Subscription) -> SubState:
 
 
 # On the staff pages a state that is one stored status is named by it (English keeps the
-# stored word, as staff meet it in logs and exports: ``staff.common.status_label``).
+# stored word, as staff meet it in logs and exports: ``staff_pages.status_label``).
 _STAFF_STORED = {"active": "active", "past_due": "past_due", "ended": "cancelled", "incomplete": "incomplete"}
 
 

@@ -140,7 +140,7 @@ def test_a_date_with_its_time_in_each_language(language, expected) -> None:
 def test_a_staff_timestamp_has_the_same_date_as_a_staff_date() -> None:
     from django.utils import translation
 
-    from billing.staff.common import staff_date
+    from billing.templatetags.staff_pages import staff_date
 
     with translation.override("ko"):
         assert staff_date("2026-11-20") == "2026. 11. 20."
