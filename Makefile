@@ -110,6 +110,7 @@ mutate: install
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache --no-logo
 
 clean:
 	rm -rf $(VENV) node_modules var artifacts mutants $(MO_FILES)
