@@ -21,6 +21,7 @@ from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.refunds import staff_refund
+from billing.staff.revenue_pages import revenue
 from billing.staff.seller_pages import business_tax
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
 from billing.staff.switch_pages import staff_switch
@@ -51,6 +52,7 @@ STAFF_PAGES = [
     ("staff_api_keys", _("API keys"), MANAGE_API_KEYS, None),
     ("staff_business_tax", _("Business & tax"), (VIEW_BILLING, MONEY), None),
     ("staff_tax_report", _("Tax report"), MONEY, None),
+    ("staff_revenue", _("Revenue"), MONEY, None),
 ]
 
 
@@ -118,4 +120,6 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/business-tax/", staff(business_tax, (VIEW_BILLING, MONEY)), name="staff_business_tax"),
         # the quarter's VAT: the finance role, which answers for the money
         path("staff/tax-report/", staff(tax_report, MONEY), name="staff_tax_report"),
+        # MRR, churn and cohorts: the finance role's, as the tax report
+        path("staff/revenue/", staff(revenue, MONEY), name="staff_revenue"),
     ]

@@ -1,0 +1,94 @@
+"""Reading the subscriptions' histories for the revenue report: the one module of the
+package that does I/O, through the access layer only.
+
+No index lists every account, and none may be added for this (docs/ANALYTICS.md, "How it
+reads"): the accounts are found through Django's users (each account is a user's), their
+``USER#`` links read in BatchGetItems of 100, then each account's item collection with one
+Query (paged by DynamoDB, never a Scan), and the coupons' terms with one Query. The cost
+grows with the number of accounts: this is a staff report's read, not a page's.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import date, datetime
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from billing import access
+from billing.analytics.history import Change, CouponTerms, SubHistory, build_history
+from billing.models import AuditEvent, Subscription
+from core.clock import billing_today
+
+USERS_PER_READ = 100  # a BatchGetItem's limit
+
+
+def account_ids() -> Iterator[str]:
+    """Every account that belongs to a user, in the users' order, each once."""
+    seen: set[str] = set()
+    users = get_user_model().objects.order_by("pk").values_list("pk", flat=True)
+    batch: list[int] = []
+    for user_id in users.iterator():
+        batch.append(user_id)
+        if len(batch) == USERS_PER_READ:
+            yield from _new(access.get_account_ids_for_users(batch), batch, seen)
+            batch = []
+    if batch:
+        yield from _new(access.get_account_ids_for_users(batch), batch, seen)
+
+
+def _new(found: dict[int, str], batch: list[int], seen: set[str]) -> Iterator[str]:
+    for user_id in batch:
+        if (account_id := found.get(user_id)) and account_id not in seen:
+            seen.add(account_id)
+            yield account_id
+
+
+def coupon_terms() -> dict[str, CouponTerms]:
+    return {c.Code: CouponTerms(percent_off=c.PercentOff, amount_off=c.AmountOff) for c in access.list_coupons()}
+
+
+def day_of(stamp: str, timezone: str) -> date:
+    """The billing day of a stored UTC timestamp (or of a bare date)."""
+    if "T" not in stamp:
+        return date.fromisoformat(stamp[:10])
+    return billing_today(timezone, datetime.fromisoformat(stamp))
+
+
+def _change(event: AuditEvent, timezone: str) -> Change:
+    return Change(day_of(event.At, timezone), event.Action, event.Before, event.After)
+
+
+def account_histories(account_id: str, coupons: dict[str, CouponTerms], timezone: str) -> list[SubHistory]:
+    collection = access.get_account_collection(account_id)
+    changes: dict[str, list[Change]] = defaultdict(list)
+    for event in collection.events:
+        if event.Subject:
+            changes[event.Subject].append(_change(event, timezone))
+    # A subscription brought in with its past (its receipts older than the item, as the
+    # demo's are) is in force from its first paid period.
+    first_paid: dict[str, date] = {}
+    for receipt in collection.receipts:
+        start = date.fromisoformat(receipt.PeriodStart or receipt.BillingDate)
+        first_paid[receipt.sub_id] = min(start, first_paid.get(receipt.sub_id, start))
+    return [
+        build_history(account_id, sub.SK, created=_start(sub, first_paid, timezone),
+                      changes=changes.get(sub.SK, ()), current=access.subscription_snapshot(sub), coupons=coupons)
+        for sub in collection.subscriptions
+    ]
+
+
+def _start(sub: Subscription, first_paid: dict[str, date], timezone: str) -> date:
+    created = day_of(sub.CreatedDate, timezone)
+    return min(created, first_paid.get(sub.sub_id, created))
+
+
+def read_histories() -> list[SubHistory]:
+    timezone = settings.BILLING_TIMEZONE
+    coupons = coupon_terms()
+    histories: list[SubHistory] = []
+    for account_id in account_ids():
+        histories += account_histories(account_id, coupons, timezone)
+    return histories

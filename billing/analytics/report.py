@@ -1,0 +1,136 @@
+"""The revenue report: MRR per currency, a year of monthly movements, the month's churn
+and the cohorts, assembled from the subscriptions' histories (pure: the reading is
+``reading.py``'s). The staff page and ``manage.py revenue_report`` both show this one
+object, so they cannot disagree."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from billing.analytics.history import SubHistory
+from billing.analytics.mrr import ONE_DAY, Excluded, Movements, excluded_at, movements, mrr_at, steps
+from billing.analytics.retention import (
+    Cohort,
+    CustomerChurn,
+    RevenueChurn,
+    cohorts,
+    customer_churn,
+    month_of,
+    revenue_churn,
+)
+from billing.rules.schedule import add_months
+
+MONTHS_SHOWN = 12
+MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+
+
+class BadMonth(ValueError):
+    """Not a month (``YYYY-MM``), or one after today's."""
+
+
+def parse_month(text: str, today: date) -> str:
+    match = MONTH.match(text or "")
+    if not match or int(match.group(1)) < 2000 or text > month_of(today):
+        raise BadMonth(text)
+    return text
+
+
+def month_days(month: str) -> tuple[date, date]:
+    year, number = int(month[:4]), int(month[5:])
+    return date(year, number, 1), date(year, number, calendar.monthrange(year, number)[1])
+
+
+def months_ending(month: str, count: int) -> list[str]:
+    year, number = int(month[:4]), int(month[5:])
+    return [f"{y:04d}-{m:02d}" for y, m in (add_months(year, number, -n) for n in range(count - 1, -1, -1))]
+
+
+@dataclass(frozen=True)
+class MonthRow:
+    month: str
+    first: date
+    close: date  # the month's last day, or today for the month under way
+    by_currency: dict[str, Movements]
+
+
+@dataclass(frozen=True)
+class RevenueReport:
+    today: date
+    month: str  # the month reported on (its churn; the last of the twelve rows)
+    close: date  # the day ``mrr`` is taken at: the month's close
+    mrr: dict[str, int]
+    excluded: dict[Excluded, int]  # subscriptions in force counted 0 at ``close``, and why
+    months: list[MonthRow]
+    customer_churn: CustomerChurn
+    revenue_churn: list[RevenueChurn]
+    cohorts: list[Cohort]
+
+    @property
+    def currencies(self) -> list[str]:
+        found = set(self.mrr)
+        for row in self.months:
+            found.update(row.by_currency)
+        return sorted(found)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON values: amounts in minor units with their currency, rates in percent
+        as strings (``"12.5"``; null when there was nothing to divide)."""
+        def rate(value: Decimal | None) -> str | None:
+            return None if value is None else str(value)
+
+        return {
+            "today": self.today.isoformat(),
+            "month": self.month,
+            "close": self.close.isoformat(),
+            "mrr": self.mrr,
+            "not_counted": {reason.value: count for reason, count in self.excluded.items()},
+            "movements": [
+                {"month": row.month, "close": row.close.isoformat(), "currencies": {
+                    currency: {"opening": m.opening, "new": m.new, "expansion": m.expansion,
+                               "contraction": m.contraction, "churn": m.churn, "reactivation": m.reactivation,
+                               "closing": m.closing}
+                    for currency, m in row.by_currency.items()}}
+                for row in self.months
+            ],
+            "customer_churn": {"at_start": self.customer_churn.at_start, "lost": self.customer_churn.lost,
+                               "rate": rate(self.customer_churn.rate)},
+            "revenue_churn": [
+                {"currency": r.currency, "opening": r.opening, "lost": r.lost, "regained": r.regained,
+                 "gross_rate": rate(r.gross_rate), "net_rate": rate(r.net_rate)}
+                for r in self.revenue_churn
+            ],
+            "cohorts": [
+                {"month": c.month, "customers": c.size, "retained": list(c.retained),
+                 "shares": [rate(s) for s in c.shares]}
+                for c in self.cohorts
+            ],
+        }
+
+
+def build_report(histories: Sequence[SubHistory], *, today: date, month: str | None = None) -> RevenueReport:
+    """The report on ``month`` (default: today's) as of ``today``: twelve months of
+    movements ending with it, each closing on its last day (today for the month under way)."""
+    month = month or month_of(today)
+    rows_months = months_ending(month, MONTHS_SHOWN)
+    closes = [(m, min(month_days(m)[1], today)) for m in rows_months]
+    until = closes[-1][1]
+    moved = steps(histories, until)
+    rows = [MonthRow(m, month_days(m)[0], close, movements(moved, month_days(m)[0], close)) for m, close in closes]
+    last = rows[-1]
+    return RevenueReport(
+        today=today,
+        month=month,
+        close=until,
+        mrr=mrr_at(histories, until),
+        excluded=excluded_at(histories, until),
+        months=rows,
+        customer_churn=customer_churn(moved, last.first - ONE_DAY, last.close),
+        revenue_churn=revenue_churn(last.by_currency),
+        cohorts=cohorts(moved, closes),
+    )

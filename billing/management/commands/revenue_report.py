@@ -1,0 +1,68 @@
+"""``python manage.py revenue_report [--month YYYY-MM] [--json]``: MRR per currency, a year
+of monthly movements, the month's churn and the retention cohorts: the staff Revenue
+page's figures (the same function makes both: billing/analytics). Reads every account's
+items through the access layer (docs/ANALYTICS.md, "How it reads"): no Scan."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import CommandError
+
+from billing.analytics import BadMonth, RevenueReport, revenue_report
+from core.dynamo.command import BillingCommand
+from core.money import decimal_string
+
+MOVEMENT_COLUMNS = ("opening", "new", "expansion", "reactivation", "contraction", "churn", "closing")
+
+
+class Command(BillingCommand):
+    help = ("Revenue figures: MRR per currency at the month's close (today for the month under way), the "
+            "movements of the twelve months ending with it (new, expansion, reactivation, contraction, churn), "
+            "customer and revenue churn, and the cohorts by month of first payment. JSON: amounts in minor units.")
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--month", help="the month, YYYY-MM (default: the month under way)")
+        parser.add_argument("--json", action="store_true", help="the figures as one JSON object")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            report = revenue_report(options["month"])
+        except BadMonth as error:
+            raise CommandError(f"--month {error}: not a month (YYYY-MM), or one still to come") from None
+        if options["json"]:
+            self.stdout.write(json.dumps(report.as_dict(), indent=2))
+        else:
+            self.stdout.write(text(report), ending="")
+
+
+def _rate(value: Any) -> str:
+    return "-" if value is None else f"{value}%"
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=True)]
+    return ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths,
+                                                                                          strict=True))).rstrip()
+            for row in (headers, *rows)]
+
+
+def text(report: RevenueReport) -> str:
+    lines = [f"Revenue report for {report.month} (figures at the close of {report.close})", "", "MRR:"]
+    lines += [f"  {decimal_string(amount, currency)} {currency}" for currency, amount in report.mrr.items()] \
+        or ["  none"]
+    lines.append("Not counted: " + ", ".join(f"{n} {reason.value}" for reason, n in report.excluded.items()))
+    for currency in report.currencies:
+        rows = [(row.month, *(decimal_string(getattr(m, c), currency) for c in MOVEMENT_COLUMNS))
+                for row in report.months if (m := row.by_currency.get(currency))]
+        lines += ["", f"Movements, {currency}:", *_table(("month", *MOVEMENT_COLUMNS), rows)]
+    churn = report.customer_churn
+    lines += ["", f"Customer churn: {churn.lost} of {churn.at_start} ({_rate(churn.rate)})"]
+    lines += [f"Revenue churn, {r.currency}: gross {_rate(r.gross_rate)}, net {_rate(r.net_rate)}"
+              for r in report.revenue_churn]
+    lines += ["", "Cohorts (customers still paying after N months):"]
+    lines += _table(("cohort", "customers", *(f"+{n}" for n in range(len(report.cohorts)))),
+                    [(c.month, str(c.size), *(_rate(s) for s in c.shares), *([""] * (len(report.cohorts) - len(c.shares))))
+                     for c in report.cohorts])
+    return "\n".join(lines) + "\n"
