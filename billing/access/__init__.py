@@ -13,6 +13,7 @@ from billing.access._common import new_id, utc_now
 from billing.access.accounts import (
     AccountCollection,
     create_account,
+    create_user_account,
     get_account,
     get_account_collection,
     get_account_id_for_user,
@@ -318,6 +319,7 @@ __all__ = [
     # accounts
     "AccountCollection",
     "create_account",
+    "create_user_account",
     "get_account",
     "get_account_collection",
     "get_account_id_for_user",

@@ -9,7 +9,15 @@ from datetime import datetime
 
 from pynamodb.exceptions import DoesNotExist
 
-from billing.access._common import absent_if_invalid, is_expired, iso_now, new_id, refused_as, utc_now
+from billing.access._common import (
+    absent_if_invalid,
+    is_expired,
+    iso_now,
+    new_id,
+    refused_as,
+    transact_with_retries,
+    utc_now,
+)
 from billing.exceptions import AlreadyExists, ConditionFailed
 from billing.models import Account, AuditEvent, BillingItem, Card, Receipt, Subscription, UserLink
 
@@ -34,6 +42,26 @@ def create_account(email: str, *, user_id: int | None = None, name: str = "",
         account.save(condition=Account.PK.does_not_exist())
     if user_id is not None:
         link_user(user_id, account_id, email, language=language)
+    return account
+
+
+def create_user_account(email: str, *, user_id: int, language: str | None = None) -> Account:
+    """A Django user's account and its ``USER#`` link, in one TransactWriteItems (each only
+    if absent): a sign-up that stops anywhere leaves both or neither, so the next one (or
+    the user's first portal page) finishes it. ``AlreadyExists`` when the user has a link
+    already (another request opened the account meanwhile): read that one."""
+    account_id = new_id()
+    account = Account(Account.pk(account_id=account_id), Account.sk(account_id=account_id), Email=email,
+                      UserId=user_id, CreatedDate=iso_now(), Language=language)
+    link = UserLink(UserLink.pk(user_id=user_id), UserLink.sk(user_id=user_id), AccountId=account_id, Email=email,
+                    Language=language)
+
+    def write(tx: object) -> None:
+        tx.save(account, condition=Account.PK.does_not_exist())  # type: ignore[attr-defined]
+        tx.save(link, condition=UserLink.PK.does_not_exist())  # type: ignore[attr-defined]
+
+    with refused_as(AlreadyExists, link.PK):
+        transact_with_retries(write)
     return account
 
 

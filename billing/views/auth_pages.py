@@ -69,6 +69,11 @@ def safe_next(request: HttpRequest) -> str:
     return ""
 
 
+def _login_of(email: str) -> Any:
+    """The Django user that logs in with ``email`` (the username holds it), or None."""
+    return get_user_model().objects.filter(username__iexact=email).first()
+
+
 @sensitive_post_parameters("password1", "password2")
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
@@ -78,29 +83,43 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignUpForm(bound_data(request))
     if request.method == "POST" and form.is_valid():
         email = form.cleaned_data["email"]
-        if get_user_model().objects.filter(username__iexact=email).exists():
-            return _already_signed_up(request, email, next_page)
-        try:
-            user = get_user_model().objects.create_user(email, email=email, password=form.cleaned_data["password1"])
-        except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
-            return _already_signed_up(request, email, next_page)
         # The language the sign-up page was shown in becomes the account's.
         language = supported(get_language())
-        account = accounts.open_account(email, user_id=user.pk, language=language)
-        login(request, user, backend="rpay_site.auth_backends.EmailLoginBackend")
-        request.session[SESSION_ACCOUNT] = account.account_id
-        remember_language(request, language)
-        # login() cycled the session key and kept its data: a visitor's shop cart is still there.
-        if next_page:
-            messages.success(request, _("Welcome to rpay. Your account is ready."))
-            return redirect(next_page)
-        messages.success(request, _("Welcome to rpay. Your account is ready: subscribe to your first product below."))
-        return redirect("subscribe")
+        user = _login_of(email)
+        if user is None:
+            try:
+                user = get_user_model().objects.create_user(email, email=email,
+                                                            password=form.cleaned_data["password1"])
+            except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
+                user = _login_of(email)
+            else:
+                # A crash from here on leaves a log-in without an account: the next sign-up
+                # (below), or the first portal page after a log-in, finishes it.
+                account = accounts.open_account(email, user_id=user.pk, language=language)
+                return _signed_in(request, user, account.account_id, language, next_page)
+        if user is not None and user.is_active and not user.is_staff and not accounts.user_has_account(user.pk):
+            # A sign-up that stopped between the log-in and the account: finish it. The
+            # password typed now is not used (anyone may type this address); the owner logs
+            # in with theirs, or resets it, as the e-mail says.
+            accounts.open_account(email, user_id=user.pk, language=language)
+        return _already_signed_up(request, email, next_page)
     return render(request, "portal/auth/signup.html", {"form": form, "next": next_page})
 
 
+def _signed_in(request: HttpRequest, user: Any, account_id: str, language: str, next_page: str) -> HttpResponse:
+    login(request, user, backend="rpay_site.auth_backends.EmailLoginBackend")
+    request.session[SESSION_ACCOUNT] = account_id
+    remember_language(request, language)
+    # login() cycled the session key and kept its data: a visitor's shop cart is still there.
+    if next_page:
+        messages.success(request, _("Welcome to rpay. Your account is ready."))
+        return redirect(next_page)
+    messages.success(request, _("Welcome to rpay. Your account is ready: subscribe to your first product below."))
+    return redirect("subscribe")
+
+
 def _already_signed_up(request: HttpRequest, email: str, next_page: str) -> HttpResponse:
-    """A sign-up with an address that has an account: the page does not say so (it would
+    """A sign-up with an address that has a log-in: the page does not say so (it would
     tell anyone which addresses have accounts); it asks to check the e-mail, and the
     owner of the address is told there, with the ways to log in, as a password reset
     does. The password typed is not used."""
