@@ -320,3 +320,20 @@ def test_the_package_sits_below_the_pages() -> None:
         source = path.read_text()
         for name in refused:
             assert f"from {name}" not in source and f"import {name}" not in source, (path, name)
+
+
+def test_the_demo_shows_movements(client: Client, db, moto_table) -> None:
+    """``make run``'s demo: subscriptions in force from their first kept receipt (new MRR
+    months ago), then today a switch down (contraction) and a cancel now (churn)."""
+    with on(date(2026, 12, 4)):  # a day when both are possible (neither payment is due)
+        call_command("seed_demo", stdout=io.StringIO())
+        staff(client, "finance")
+        response = client.get(reverse(URL))
+    assert response.status_code == 200
+    report = response.context["report"]
+    assert sum(m.new for row in report.months for m in row.by_currency.values()) > 0
+    this_month = report.months[-1].by_currency
+    assert this_month["USD"].contraction == 999 - 499  # Daily News switched down to Lite
+    assert this_month["GBP"].churn == 4500  # the gym cancelled now
+    assert report.excluded  # a trial and a pause to come: in force, not counted (said on the page)
+    assert 'data-testid="movements-USD"' in response.content.decode()
