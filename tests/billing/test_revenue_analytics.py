@@ -183,6 +183,34 @@ def test_opening_plus_movements_is_closing_and_the_recomputed_mrr(subs: list[Sub
     assert len(news) == len(set(news))  # a customer is new once per currency
 
 
+snapshots = st.fixed_dictionaries({
+    "Status": st.sampled_from(["active", "past_due", "cancelled", "incomplete"]),
+    "PaymentAmount": st.integers(0, 5000), "Currency": st.sampled_from(["usd", "EUR"]),
+    "PaidThroughDate": st.none() | st.dates(date(2027, 1, 1), date(2027, 6, 30)).map(date.isoformat),
+})
+changes = st.lists(st.tuples(st.integers(0, 90), st.sampled_from(
+    [AuditAction.SUBSCRIPTION_SWITCHED, AuditAction.SUBSCRIPTION_CANCELLED, AuditAction.PAYMENT_SUCCEEDED]),
+    snapshots), max_size=8)
+
+
+@settings(max_examples=100, deadline=None)
+@given(snapshots, changes)
+def test_a_history_takes_each_days_last_snapshot(created: dict, later: list) -> None:
+    events = [Change(D, AuditAction.SUBSCRIPTION_CREATED, None, created)] + [
+        Change(D + timedelta(days=n), action, None, after if action != AuditAction.PAYMENT_SUCCEEDED else {"Amount": 1})
+        for n, action, after in later]
+    built = build_history("acc", "SUB#x", created=D, changes=events, current={}, coupons={})
+    starts = [s.start for s in built.states]
+    assert starts == sorted(set(starts)) and starts[0] == D  # one state a day, none before the creation
+    for day in {max(D, e.day) for e in events}:
+        last = [e.after for e in sorted(events, key=lambda e: e.day)
+                if max(D, e.day) == day and e.action != AuditAction.PAYMENT_SUCCEEDED]
+        if last:
+            state = next(s for s in built.states if s.start == day)
+            assert (state.status, state.amount, state.currency) == (
+                last[-1]["Status"], last[-1]["PaymentAmount"], last[-1]["Currency"].upper())
+
+
 # --- from the table: a known history ----------------------------------------------------------
 
 
