@@ -212,14 +212,17 @@ MERCHANT_EVENT_RETENTION_DAYS = env_int("MERCHANT_EVENT_RETENTION_DAYS", 30, min
 # A closed account's receipts are kept for the seller's tax law, then deleted by their TTL
 # (docs/PORTAL.md, "Your data"): years per country of the seller (ISO 3166 alpha-2), else the default.
 RPAY_SELLER_COUNTRY = os.environ.get("RPAY_SELLER_COUNTRY", "").upper()
-INVOICE_RETENTION_YEARS = {"IT": 10, "DE": 6, "FR": 6, "ES": 6, "GB": 6, "NL": 7, "SE": 7}
+INVOICE_RETENTION_YEARS = {"IT": 10, "DE": 6, "FR": 6, "ES": 6, "GB": 6, "IE": 6, "NL": 7, "SE": 7}
 INVOICE_RETENTION_DEFAULT_YEARS = env_int("INVOICE_RETENTION_DEFAULT_YEARS", 10, minimum=1)
 RECEIPT_NUMBER_BLOCK = env_int("RECEIPT_NUMBER_BLOCK", 100, minimum=1)
-# The seller named on every receipt (page and PDF).
+# The seller named on every receipt (page and PDF). The default is an EU seller registered
+# for the One-Stop Shop (an Irish company: its country comes from its VAT number's prefix),
+# so the demo shows the EU's rules as they apply: domestic VAT at home, OSS VAT for other
+# member states' consumers, reverse charge for their businesses, none outside the EU.
 RPAY_SELLER = {
     "name": os.environ.get("RPAY_SELLER_NAME", "rpay Ltd"),
-    "address": os.environ.get("RPAY_SELLER_ADDRESS", "1 Example Street\nLondon EC1A 1AA\nUnited Kingdom"),
-    "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "GB 123 4567 89"),
+    "address": os.environ.get("RPAY_SELLER_ADDRESS", "1 Example Street\nDublin D02 X285\nIreland"),
+    "tax_id": os.environ.get("RPAY_SELLER_TAX_ID", "IE 6388047V"),
 }
 # Confirm customers' VAT numbers with the EU's VIES service (online) as well as by their
 # format and check digit (offline, always): off by default (docs/TAX.md).

@@ -14,6 +14,7 @@ from django.conf import settings
 
 from billing import access
 from billing.models import Account, Subscription
+from billing.rules.tax import is_eu
 from billing.rules.vat_numbers import VatCheck, compact, vat_number_problem
 from core import vies
 from core.countries import country_in_address
@@ -38,7 +39,8 @@ def verify_vat_number(number: str, account: Account | None = None) -> VatVerdict
     The number the account has, confirmed already, keeps its confirmation while the
     check is off (it was true when made; VIES is asked again when it is on)."""
     number = compact(number)
-    if not settings.VAT_VIES_CHECK:
+    # VIES knows the member states' numbers only: a UK or Swiss number stays checked offline.
+    if not settings.VAT_VIES_CHECK or not is_eu(number[:2]):
         if account is not None and account.VatNumber == number and account.VatNumberCheck == VatCheck.VIES:
             checked = date.fromisoformat(account.VatCheckedAt) if account.VatCheckedAt else None
             return VatVerdict(number, VatCheck.VIES, checked)

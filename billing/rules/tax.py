@@ -11,8 +11,11 @@ Who pays what (Directive 2006/112/EC; the One-Stop Shop since July 2021):
 * a business with a valid VAT number in another member state: no VAT, the customer
   accounts for it (``reverse_charge``, Article 196);
 * a business in the seller's own country: the seller's rate (``domestic``);
-* outside the EU: the rate of a country the seller is registered in (``registered``),
-  else none (``not_subject``).
+* a customer in the seller's own country outside the EU (a UK seller's UK customer): the
+  seller's own VAT when it has a VAT number there (``domestic``, the dataset's rate for the
+  country, or the rate staff gave for it);
+* elsewhere outside the EU: the rate of a country the seller is registered in
+  (``registered``), else none (``not_subject``).
 
 The rates come from the ``eu-vat-rates-data`` package (the European Commission's TEDB,
 republished whenever a rate changes: no rate is typed here). It carries the rates in
@@ -155,6 +158,10 @@ def applicable_rate(seller: Seller, buyer: Buyer, on: date,
         return Rate(category_rate(theirs, on, category), theirs, Treatment.OSS)
     if theirs == own and theirs in seller.registrations:
         return Rate(Decimal(seller.registrations[theirs]), own, Treatment.DOMESTIC)
+    if theirs == own and seller.vat_number and own in RATES:
+        # Its VAT number registers the seller for VAT at home: a UK seller charges UK VAT
+        # to UK customers, at the dataset's rate, as an EU seller charges its own.
+        return Rate(category_rate(own, on, category), own, Treatment.DOMESTIC)
     if theirs in seller.registrations:
         return Rate(Decimal(seller.registrations[theirs]), theirs, Treatment.REGISTERED)
     return Rate(Decimal(0), theirs, Treatment.NOT_SUBJECT)

@@ -81,7 +81,18 @@ def test_outside_the_eu_only_where_the_seller_is_registered() -> None:
 def test_a_seller_outside_the_eu_taxes_its_own_country_s_consumers_where_registered_there() -> None:
     seller = Seller(country="GB", registrations={"GB": Decimal(20)})
     assert applicable_rate(seller, Buyer("GB"), DAY) == Rate(Decimal(20), "GB", Treatment.DOMESTIC)
+    # with no VAT number at home and no registration: not registered for VAT there
     assert applicable_rate(Seller(country="GB"), Buyer("GB"), DAY) == Rate(Decimal(0), "GB", Treatment.NOT_SUBJECT)
+
+
+def test_a_uk_seller_with_its_vat_number_charges_uk_vat_to_uk_customers() -> None:
+    uk = Seller(country="GB", vat_number="GB980780684")
+    assert applicable_rate(uk, Buyer("GB"), DAY) == Rate(Decimal(20), "GB", Treatment.DOMESTIC)
+    assert applicable_rate(uk, Buyer("GB", vat_number="GB980780684"), DAY).treatment == Treatment.DOMESTIC
+    # its EU consumers through the (non-Union) OSS, its EU businesses reverse-charged, the rest not
+    assert applicable_rate(uk, Buyer("DE"), DAY) == Rate(Decimal(19), "DE", Treatment.OSS)
+    assert applicable_rate(uk, Buyer("DE", vat_number="DE136695976"), DAY).treatment == Treatment.REVERSE_CHARGE
+    assert applicable_rate(uk, Buyer("US"), DAY).treatment == Treatment.NOT_SUBJECT
 
 
 def test_the_reduced_category_through_the_oss_takes_the_buyer_s_country_s_lowest_reduced_rate() -> None:
@@ -190,3 +201,36 @@ def test_a_charge_s_tax_line_is_what_its_metadata_carried_when_it_adds_up_else_i
         line = line_of_metadata({**rate_only, **carried}, 1220)
         assert (line.net, line.tax, line.gross) == (1000, 220, 1220), carried  # 22 % included in 12.20
     assert line_of_metadata({"net": "1000", "tax": "220"}, 1220) is None  # no rate: a charge before taxes
+
+
+@pytest.mark.parametrize(("number", "country"), [
+    ("GB980780684", "GB"), ("GB 980 7806 84", "GB"), ("980780684", "GB"),  # the UK's, with or without its prefix
+    ("CHE-116.281.710 MWST", "CH"), ("NO 995 525 828 MVA", "NO"),
+    ("IE6388047V", "IE"), ("DE136695976", "DE"), ("EL094259216", "GR"),
+])
+def test_every_number_python_stdnum_validates_for_its_country_is_accepted(number: str, country: str) -> None:
+    from billing.rules.vat_numbers import vat_number_problem
+
+    assert vat_number_problem(number, country) is None
+
+
+def test_a_number_of_another_country_or_with_a_wrong_check_digit_is_refused() -> None:
+    from billing.rules.vat_numbers import VatProblem, vat_number_problem
+
+    assert vat_number_problem("GB980780684", "DE") == VatProblem.COUNTRY
+    assert vat_number_problem("DE136695976", "GB") == VatProblem.COUNTRY
+    assert vat_number_problem("GB980780685", "GB") == VatProblem.INVALID
+    assert vat_number_problem("GB 123 4567 89", "GB") == VatProblem.INVALID  # the old default: no valid check digit
+    assert vat_number_problem("136695976", "DE") == VatProblem.INVALID  # an EU number without its prefix
+
+
+def test_the_default_seller_is_an_eu_seller_with_the_oss_whose_own_number_its_page_accepts(settings) -> None:
+    from billing.access.seller import default_seller_profile, seller_of
+    from billing.rules.vat_numbers import vat_number_problem
+
+    profile = default_seller_profile()
+    assert tax.is_eu(profile.Country) and profile.OssRegistered
+    assert vat_number_problem(profile.VatNumber, profile.Country) is None
+    seller = seller_of(profile)
+    assert applicable_rate(seller, Buyer(profile.Country), DAY).treatment == Treatment.DOMESTIC
+    assert applicable_rate(seller, Buyer("DE"), DAY) == Rate(Decimal(19), "DE", Treatment.OSS)
