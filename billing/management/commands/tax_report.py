@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from billing import access
+from billing.rules.oss_euro import oss_return
 from billing.rules.tax_report import BadQuarter, ReportLine, TaxReport, csv_text, parse_quarter
 from core.dynamo.command import BillingCommand
 from core.money import decimal_string
@@ -63,6 +64,19 @@ def table_text(report: TaxReport) -> str:
     out += _table(("country", "rate %", "treatment", "currency", "net", "tax", "invoices"),
                   [(line.country, line.rate, line.treatment, line.currency, _amount(line, line.net),
                     _amount(line, line.tax), str(line.invoices)) for line in report.lines], numeric={1, 4, 5, 6})
+    euro = oss_return(report)
+    if euro.lines or euro.unconverted:
+        out += ["", f"OSS return {report.quarter} in euro, at the ECB's rate for {euro.last_day.isoformat()}"
+                    + (" (provisional: that rate is not published yet)" if euro.provisional else "")]
+        out += _table(("country", "rate %", "currency", "ECB rate", "published", "net EUR", "tax EUR"),
+                      [(e.line.country, e.line.rate, e.line.currency, str(e.rate.per_euro) if e.rate else "",
+                        e.rate.published.isoformat() if e.rate else "", decimal_string(e.net_cents, "EUR"),
+                        decimal_string(e.tax_cents, "EUR")) for e in euro.lines]
+                      + [("total", "", "", "", "", decimal_string(euro.net_cents, "EUR"),
+                          decimal_string(euro.tax_cents, "EUR"))], numeric={1, 3, 5, 6})
+        for line in euro.unconverted:
+            out.append(f"not converted: {line.country} {line.rate}% {line.currency} "
+                       f"(the ECB publishes no reference rate for {line.currency})")
     if report.customers:
         out += ["", f"Reverse charge {report.quarter}, per customer's VAT number"]
         out += _table(("vat number", "country", "currency", "net"),
