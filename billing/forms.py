@@ -52,26 +52,21 @@ def username_max_length() -> int:
     return get_user_model()._meta.get_field(get_user_model().USERNAME_FIELD).max_length
 
 
-class SignUpForm(SetPasswordMixin, forms.Form):
-    """E-mail and password twice; the password checks are Django's own (SetPasswordMixin).
+class SignUpForm(forms.Form):
+    """The e-mail to open an account with, lowercased (it becomes the username). The
+    password is chosen after the address is confirmed (``ConfirmSignUpForm``), on the page
+    its e-mail links to: nobody can set one for an address they cannot read.
 
-    The e-mail becomes the username, lowercased. One longer than the username column
-    (150 characters) is refused with a form error rather than shortened: a stored name
-    that differs from the typed e-mail could not be logged in with, and real addresses
-    that long do not occur in practice.
+    An e-mail longer than the username column (150 characters) is refused with a form error
+    rather than shortened: a stored name that differs from the typed e-mail could not be
+    logged in with, and real addresses that long do not occur in practice.
     """
-
-    error_messages = {
-        **SetPasswordMixin.error_messages,
-        "password_mismatch": _("The two passwords do not match."),
-    }
 
     email = forms.EmailField(
         label=_("E-mail"), widget=forms.EmailInput(attrs={"autocomplete": "email"}),
         error_messages={"max_length": _("This e-mail is longer than the %(limit_value)d characters rpay "
                                         "can keep. Please use a shorter address.")},
     )
-    password1, password2 = SetPasswordMixin.create_password_fields(label1=_("Password"), label2=_("Password again"))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -85,14 +80,29 @@ class SignUpForm(SetPasswordMixin, forms.Form):
         # anyone which addresses have accounts. The sign-up page mails its owner instead.
         return self.cleaned_data["email"].strip().lower()
 
+
+class ConfirmSignUpForm(SetPasswordMixin, forms.Form):
+    """The password, twice, of an address its owner confirmed; the checks are Django's own
+    (SetPasswordMixin), for a user of that e-mail."""
+
+    error_messages = {
+        **SetPasswordMixin.error_messages,
+        "password_mismatch": _("The two passwords do not match."),
+    }
+
+    password1, password2 = SetPasswordMixin.create_password_fields(label1=_("Password"), label2=_("Password again"))
+
+    def __init__(self, *args: Any, email: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.email = email
+
     @sensitive_variables("data")
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         self.validate_passwords()
         if not self.has_error("password2"):
-            email = data.get("email") or ""
             # Errors stay on the first password field, where the rules are shown.
-            self.validate_password_for_user(get_user_model()(username=email, email=email), "password1")
+            self.validate_password_for_user(get_user_model()(username=self.email, email=self.email), "password1")
         return data
 
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("i18n/setlang/", views.set_language, name="set_language"),
     # accounts
     path("signup/", views.signup, name="signup"),
+    path("signup/confirm/<str:token>/", views.signup_confirm, name="signup_confirm"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("password/change/", auth_views.PasswordChangeView.as_view(

@@ -10,6 +10,7 @@ production settings. No Django import here: the site runs in its own processes.
 from __future__ import annotations
 
 import contextlib
+import email
 import http.cookiejar
 import os
 import re
@@ -173,3 +174,22 @@ class Visitor:
         except urllib.error.HTTPError as error:
             return Answer(error.code, request.full_url, {k.lower(): v for k, v in error.headers.items()},
                           error.read())
+
+
+def mailed_link(env: dict[str, str], address: str) -> str:
+    """The path of the last sign-up confirmation link mailed to ``address`` by the site's
+    processes of ``env`` (the file mail backend writes each message to ``EMAIL_FILE_PATH``):
+    what a visitor follows to choose a password and open the account."""
+    links: list[str] = []
+    for path in sorted(Path(env["EMAIL_FILE_PATH"]).glob("*.log"), key=lambda p: p.stat().st_mtime):
+        for raw in path.read_text().split("\n" + "-" * 79 + "\n"):
+            message = email.message_from_string(raw.strip())
+            if message["To"] != address:
+                continue
+            for part in message.walk():
+                if part.get_content_type() == "text/plain":
+                    text = part.get_payload(decode=True).decode()
+                    links += [urllib.parse.urlsplit(u).path for u in re.findall(r"\S+/signup/confirm/\S+/", text)]
+    if not links:
+        raise AssertionError(f"no sign-up link was mailed to {address}")
+    return links[-1]

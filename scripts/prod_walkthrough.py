@@ -35,7 +35,7 @@ from core.payments.demo_cards import DEMO_NUMBERS  # noqa: E402
 from devtools.localengine import free_port, start_local_engine  # noqa: E402
 from devtools.localpostgres import start_local_postgres  # noqa: E402
 from devtools.localstripe import TEST_PUBLISHABLE_KEY, start_localstripe  # noqa: E402
-from devtools.prodsite import Visitor, manage, production_env, start_gunicorn  # noqa: E402
+from devtools.prodsite import Visitor, mailed_link, manage, production_env, start_gunicorn  # noqa: E402
 
 STAFF = ("staff@example.com", "Staff-walk-through-2026")
 CUSTOMER = ("pat@example.com", "Customer-walk-through-2026")
@@ -109,8 +109,10 @@ def walk(folder: Path) -> None:
         step("staff logged in and added NEWS-DAILY (9.99 USD a month)")
 
         pat = Visitor()
-        answer = pat.post(f"{site}/signup/", {"email": CUSTOMER[0], "password1": CUSTOMER[1],
-                                              "password2": CUSTOMER[1]})
+        answer = pat.post(f"{site}/signup/", {"email": CUSTOMER[0]})
+        expect(answer.status == 200, "sign-up: check your e-mail", answer.text)
+        # the link the e-mail carries: the password is chosen there, and the account opens
+        answer = pat.post(site + mailed_link(env, CUSTOMER[0]), {"password1": CUSTOMER[1], "password2": CUSTOMER[1]})
         expect(answer.status == 302 and answer.location.endswith("/subscribe/"), "sign-up", answer.text)
         step(f"{CUSTOMER[0]} signed up")
 

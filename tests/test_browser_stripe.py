@@ -22,6 +22,7 @@ from tests.browser import screenshot
 from tests.builders import receipts_of
 from tests.shop import test_shop_pages as shop_pages
 from tests.shop.test_browser_shop import fill_address_code_and_gift_card
+from tests.signup import confirm_link
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -55,9 +56,12 @@ class RpayRequests:
 def sign_up(page, email: str) -> None:
     page.goto("/signup/")
     page.locator("#id_email").fill(email)
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_test_id("signup-check-email")).to_be_visible()
+    page.goto(confirm_link(email))  # the link the e-mail carries
     page.locator("#id_password1").fill(PASSWORD)
     page.locator("#id_password2").fill(PASSWORD)
-    page.get_by_role("button", name="Sign up").click()
+    page.get_by_role("button", name="Open my account").click()
     page.wait_for_load_state()
 
 

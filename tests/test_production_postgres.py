@@ -19,12 +19,19 @@ import pytest
 
 from devtools.localengine import LocalEngine
 from devtools.localpostgres import LocalPostgres
-from devtools.prodsite import Visitor, gunicorns, manage, production_env
+from devtools.prodsite import Visitor, gunicorns, mailed_link, manage, production_env
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "a-long-Password-2026"
 BOSS = "boss@example.com"
 _databases = itertools.count()
+
+
+def sign_up(env: dict[str, str], server: str, visitor: Visitor, address: str):
+    """Sign up on ``server`` as a visitor does: the page, the mailed link, the password."""
+    asked = visitor.post(f"{server}/signup/", {"email": address})
+    assert asked.status == 200, asked.text[:2000]
+    return visitor.post(server + mailed_link(env, address), {"password1": PASSWORD, "password2": PASSWORD})
 
 
 def fresh_database(server: LocalPostgres, purpose: str) -> str:
@@ -64,11 +71,10 @@ def test_the_suite_runs_on_the_database_it_was_asked_for(db) -> None:
     assert connection.vendor == expected
 
 
-def test_a_session_started_on_one_process_is_known_to_the_other(two_webs) -> None:
+def test_a_session_started_on_one_process_is_known_to_the_other(two_webs, site_env) -> None:
     one, other = two_webs
     pat = Visitor()
-    signed_up = pat.post(f"{one}/signup/", {"email": "pat@example.com", "password1": PASSWORD,
-                                             "password2": PASSWORD})
+    signed_up = sign_up(site_env, one, pat, "pat@example.com")
     assert signed_up.status == 302, signed_up.text[:2000]
     session = pat.cookie("sessionid")
     assert session
@@ -97,8 +103,7 @@ def test_a_log_in_on_one_process_opens_the_staff_pages_on_the_other(two_webs) ->
 
 def test_the_log_in_throttle_counts_failures_on_both_processes(two_webs, site_env) -> None:
     one, other = two_webs
-    assert Visitor().post(f"{one}/signup/", {"email": "sam@example.com", "password1": PASSWORD,
-                                              "password2": PASSWORD}).status == 302
+    assert sign_up(site_env, one, Visitor(), "sam@example.com").status == 302
     limit = 5  # LOGIN_FAILURE_LIMIT's default
     assert "LOGIN_FAILURE_LIMIT" not in site_env
     for attempt in range(limit):

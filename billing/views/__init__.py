@@ -11,7 +11,7 @@ One module per group of pages (``auth_pages``, ``dashboard_pages``, ``subscribe_
 that ``billing.urls`` and the error handlers name.
 """
 
-from billing.views.auth_pages import LoginView, signup
+from billing.views.auth_pages import LoginView, signup, signup_confirm
 from billing.views.confirm_payment_pages import confirm_payment
 from billing.views.credit_note_pages import credit_note_detail, credit_note_pdf
 from billing.views.dashboard_pages import dashboard, home
@@ -38,6 +38,7 @@ from billing.views.webhook_pages import stripe_webhook
 __all__ = [
     "LoginView",
     "signup",
+    "signup_confirm",
     "confirm_payment",
     "dashboard",
     "account_closed",

@@ -1,14 +1,19 @@
-"""Log-in and sign-up: a new user gets their billing account at once."""
+"""Log-in and sign-up. A sign-up answers one page whatever the address ("check your
+e-mail"): a new address is mailed a signed link that expires, where its owner chooses a
+password and the account opens; an address with an account is mailed "you already have an
+account". Nothing is made before the address is confirmed."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
+from django.core import signing
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -21,7 +26,7 @@ from django.views.decorators.http import require_http_methods
 
 from billing.actions import accounts
 from billing.customers import SESSION_ACCOUNT, remember_account
-from billing.forms import EmailLoginForm, SignUpForm
+from billing.forms import ConfirmSignUpForm, EmailLoginForm, SignUpForm
 from core.language import remember_language, supported
 from core.mail import send_customer_email
 from core.pages import bound_data
@@ -74,7 +79,32 @@ def _login_of(email: str) -> Any:
     return get_user_model().objects.filter(username__iexact=email).first()
 
 
-@sensitive_post_parameters("password1", "password2")
+# The sign-up link: signed (with SECRET_KEY, under its own salt) and stamped, so it cannot
+# be made for an address without its mailbox, and it ends.
+SIGNUP_LINK_SALT = "rpay.signup.confirm"
+SIGNUP_LINK_DAYS = 3
+
+
+def signup_link_token(email: str, language: str, next_page: str) -> str:
+    """What the confirmation link carries: the address, the page's language and where to go
+    on. No password: it is chosen on the link's page, after the address is proved."""
+    return signing.TimestampSigner(salt=SIGNUP_LINK_SALT).sign_object(
+        {"email": email, "language": language, "next": next_page}, compress=True)
+
+
+def read_signup_link(token: str) -> dict[str, str] | None:
+    """The link's fields, or None when it was changed, made with another key, or is older
+    than ``SIGNUP_LINK_DAYS``."""
+    try:
+        data = signing.TimestampSigner(salt=SIGNUP_LINK_SALT).unsign_object(
+            token, max_age=timedelta(days=SIGNUP_LINK_DAYS))
+    except (signing.BadSignature, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("email"), str):
+        return None
+    return {"email": data["email"], "language": str(data.get("language") or ""), "next": str(data.get("next") or "")}
+
+
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     next_page = safe_next(request)
@@ -87,23 +117,56 @@ def signup(request: HttpRequest) -> HttpResponse:
         language = supported(get_language())
         user = _login_of(email)
         if user is None:
-            try:
-                user = get_user_model().objects.create_user(email, email=email,
-                                                            password=form.cleaned_data["password1"])
-            except IntegrityError:  # the same e-mail signed up a moment ago (double submit)
-                user = _login_of(email)
-            else:
-                # A crash from here on leaves a log-in without an account: the next sign-up
-                # (below), or the first portal page after a log-in, finishes it.
-                account = accounts.open_account(email, user_id=user.pk, language=language)
-                return _signed_in(request, user, account.account_id, language, next_page)
-        if user is not None and user.is_active and not user.is_staff and not accounts.user_has_account(user.pk):
-            # A sign-up that stopped between the log-in and the account: finish it. The
-            # password typed now is not used (anyone may type this address); the owner logs
-            # in with theirs, or resets it, as the e-mail says.
-            accounts.open_account(email, user_id=user.pk, language=language)
-        return _already_signed_up(request, email, next_page)
+            _send_signup_link(email, language, next_page)
+        else:
+            if _half_way(user):
+                # A sign-up that stopped between the log-in and the account: finish it. The
+                # owner logs in with their password, or resets it, as the e-mail says.
+                accounts.open_account(email, user_id=user.pk, language=language)
+            _send_account_exists(email)
+        # One answer whatever the address: the page never tells which addresses are known.
+        return render(request, "portal/auth/signup_check_email.html", {"email": email, "next": next_page})
     return render(request, "portal/auth/signup.html", {"form": form, "next": next_page})
+
+
+def _half_way(user: Any) -> bool:
+    """A customer's log-in without its billing account (staff belong in the admin)."""
+    return user.is_active and not user.is_staff and not accounts.user_has_account(user.pk)
+
+
+@sensitive_post_parameters("password1", "password2")
+@require_http_methods(["GET", "POST"])
+def signup_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """The link's page: the address is its owner's, who chooses a password; the log-in and
+    the account are made and the customer logged in. Safe to repeat: a sign-up stopped
+    between the log-in and the account is finished by the same link."""
+    link = read_signup_link(token)
+    if link is None:
+        return render(request, "portal/auth/signup_link_invalid.html", {"days": SIGNUP_LINK_DAYS}, status=400)
+    if request.user.is_authenticated:
+        return redirect(link["next"] or "home")
+    email, language = link["email"], supported(link["language"] or get_language())
+    user = _login_of(email)
+    if user is not None and not _half_way(user):
+        # Used already (or the address has an account made another way): log in.
+        messages.info(request, _("This address is confirmed already: log in."))
+        return redirect(reverse("login") + (f"?{urlencode({'next': link['next']})}" if link["next"] else ""))
+    form = ConfirmSignUpForm(bound_data(request), email=email)
+    if request.method == "POST" and form.is_valid():
+        password = form.cleaned_data["password1"]
+        if user is None:
+            try:
+                user = get_user_model().objects.create_user(email, email=email, password=password)
+            except IntegrityError:  # the same link submitted twice at once: the first one wins
+                return redirect("login")
+        else:  # the link proves the address: the half-way log-in gets the password chosen now
+            user.set_password(password)
+            user.save(update_fields=["password"])
+        # A crash from here on leaves a log-in without an account: this link again, a sign-up
+        # with the address, or the first portal page after a log-in finishes it.
+        account = accounts.open_account(email, user_id=user.pk, language=language)
+        return _signed_in(request, user, account.account_id, language, link["next"])
+    return render(request, "portal/auth/signup_confirm.html", {"form": form, "email": email})
 
 
 def _signed_in(request: HttpRequest, user: Any, account_id: str, language: str, next_page: str) -> HttpResponse:
@@ -118,12 +181,16 @@ def _signed_in(request: HttpRequest, user: Any, account_id: str, language: str, 
     return redirect("subscribe")
 
 
-def _already_signed_up(request: HttpRequest, email: str, next_page: str) -> HttpResponse:
-    """A sign-up with an address that has a log-in: the page does not say so (it would
-    tell anyone which addresses have accounts); it asks to check the e-mail, and the
-    owner of the address is told there, with the ways to log in, as a password reset
-    does. The password typed is not used."""
+def _send_signup_link(email: str, language: str, next_page: str) -> None:
+    site = settings.SITE_URL.rstrip("/")
+    url = site + reverse("signup_confirm", args=[signup_link_token(email, language, next_page)])
+    send_customer_email("confirm_signup", email, _("Confirm your e-mail to open your rpay account"),
+                        context={"email": email, "confirm_url": url, "days": SIGNUP_LINK_DAYS})
+
+
+def _send_account_exists(email: str) -> None:
+    """The owner of a known address is told by e-mail, with the ways to log in, as a
+    password reset does; the page says nothing of it, and the password is left as it is."""
     site = settings.SITE_URL.rstrip("/")
     send_customer_email("account_exists", email, _("You already have an rpay account"), context={
         "email": email, "login_url": site + reverse("login"), "reset_url": site + reverse("password_reset")})
-    return render(request, "portal/auth/signup_check_email.html", {"email": email, "next": next_page})

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from billing import access
 from tests.browser import log_in, no_horizontal_scroll, screenshot
+from tests.signup import confirm_link
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -31,10 +32,15 @@ def test_customer_journey(page, phone_page, moto_table, settings) -> None:
     screenshot(page, "portal-landing")
     page.get_by_role("link", name="Sign up").last.click()
     page.locator("#id_email").fill(EMAIL)
-    page.locator("#id_password1").fill(PASSWORD)
-    page.locator("#id_password2").fill(PASSWORD)
     screenshot(page, "portal-signup")
     page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_test_id("signup-check-email")).to_be_visible()
+    # the link the e-mail carries: the password is chosen there, and the account opens
+    page.goto(confirm_link(EMAIL))
+    page.locator("#id_password1").fill(PASSWORD)
+    page.locator("#id_password2").fill(PASSWORD)
+    screenshot(page, "portal-signup-password")
+    page.get_by_role("button", name="Open my account").click()
 
     # subscribe, step 1: first an invalid card, which must not come back in the form
     page.get_by_label("Daily News digital — $9.99 a month").check()

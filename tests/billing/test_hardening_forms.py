@@ -1,4 +1,4 @@
-"""The sign-up form builds on Django's SetPasswordMixin; every ValidationError carries a
+"""The sign-up's password form (on the confirmation link's page) builds on Django's SetPasswordMixin; every ValidationError carries a
 code; an over-long e-mail is a form error, never a 500."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import SetPasswordMixin
 from django.test import Client
 
-from billing.forms import SignUpForm
+from billing.forms import ConfirmSignUpForm, SignUpForm
 from core.cardforms import CardFields
+from tests.signup import sign_up
 
 pytestmark = pytest.mark.django_db
 
@@ -32,22 +33,28 @@ def codes(form) -> dict[str, list[str | None]]:
     return {field: [e.code for e in errors] for field, errors in form.errors.as_data().items()}
 
 
-def test_sign_up_form_uses_djangos_set_password_mixin() -> None:
-    assert issubclass(SignUpForm, SetPasswordMixin)
+def test_the_sign_up_password_form_uses_djangos_set_password_mixin() -> None:
+    assert issubclass(ConfirmSignUpForm, SetPasswordMixin)
+
+
+@pytest.mark.parametrize(("email", "data", "expected"), [
+    ("x@example.com", {"password1": PASSWORD, "password2": PASSWORD + "x"}, {"password2": ["password_mismatch"]}),
+    ("x@example.com", {"password1": "short", "password2": "short"}, {"password1": ["password_too_short"]}),
+    ("x@example.com", {"password1": "12345678901", "password2": "12345678901"},
+     {"password1": ["password_too_common", "password_entirely_numeric"]}),
+    ("xavier.example@example.com", {"password1": "xavier.example", "password2": "xavier.example"},
+     {"password1": ["password_too_similar"]}),
+    ("x@example.com", {"password1": "", "password2": ""}, {"password1": ["required"], "password2": ["required"]}),
+])
+def test_sign_up_password_errors_have_codes(moto_table, email: str, data: dict, expected: dict) -> None:
+    form = ConfirmSignUpForm(data, email=email)
+    assert not form.is_valid()
+    assert codes(form) == expected
 
 
 @pytest.mark.parametrize(("data", "expected"), [
-    ({"email": "x@example.com", "password1": PASSWORD, "password2": PASSWORD + "x"},
-     {"password2": ["password_mismatch"]}),
-    ({"email": "x@example.com", "password1": "short", "password2": "short"},
-     {"password1": ["password_too_short"]}),
-    ({"email": "x@example.com", "password1": "12345678901", "password2": "12345678901"},
-     {"password1": ["password_too_common", "password_entirely_numeric"]}),
-    ({"email": "xavier.example@example.com", "password1": "xavier.example", "password2": "xavier.example"},
-     {"password1": ["password_too_similar"]}),
-    ({"email": "not-an-email", "password1": PASSWORD, "password2": PASSWORD}, {"email": ["invalid"]}),
-    ({"email": "", "password1": "", "password2": ""},
-     {"email": ["required"], "password1": ["required"], "password2": ["required"]}),
+    ({"email": "not-an-email"}, {"email": ["invalid"]}),
+    ({"email": ""}, {"email": ["required"]}),
 ])
 def test_sign_up_errors_have_codes(moto_table, data: dict, expected: dict) -> None:
     form = SignUpForm(data)
@@ -59,7 +66,7 @@ def test_an_email_with_an_account_is_no_form_error(moto_table) -> None:
     # It would tell anyone which addresses have accounts: the page mails the owner instead
     # (test_portal_accounts).
     get_user_model().objects.create_user("ann@example.com", email="ann@example.com", password=PASSWORD)
-    form = SignUpForm({"email": "Ann@Example.com", "password1": PASSWORD, "password2": PASSWORD})
+    form = SignUpForm({"email": "Ann@Example.com"})
     assert form.is_valid() and form.cleaned_data["email"] == "ann@example.com"
 
 
@@ -123,9 +130,9 @@ def test_an_email_longer_than_the_username_column_is_a_form_error(moto_table, le
     assert not get_user_model().objects.filter(email=email).exists()
 
 
-def test_an_email_of_exactly_150_characters_signs_up(moto_table) -> None:
+def test_an_email_of_exactly_150_characters_signs_up(moto_table, mailoutbox) -> None:
     email = _dotted(150)
-    response = Client().post("/signup/", {"email": email, "password1": PASSWORD, "password2": PASSWORD})
+    response = sign_up(Client(), email, PASSWORD)
     assert response.status_code == 302
     user = get_user_model().objects.get(username=email)
     assert len(user.username) == 150
@@ -139,9 +146,9 @@ def test_the_email_input_carries_the_limit(moto_table) -> None:
     assert 'maxlength="150"' in html
 
 
-def test_sign_up_logs_in_and_a_later_log_in_ignores_case(moto_table) -> None:
+def test_sign_up_logs_in_and_a_later_log_in_ignores_case(moto_table, mailoutbox) -> None:
     client = Client()
-    response = client.post("/signup/", {"email": "Zoe@Example.com", "password1": PASSWORD, "password2": PASSWORD})
+    response = sign_up(client, "Zoe@Example.com", PASSWORD)
     assert response.status_code == 302
     assert client.get("/subscribe/").status_code == 200  # the session is a logged-in one
     assert get_user_model().objects.get(email="zoe@example.com").username == "zoe@example.com"
