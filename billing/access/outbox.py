@@ -167,10 +167,11 @@ def events_after(after: str | None, *, limit: int = 100,
                  until: datetime | None = None) -> tuple[list[MerchantEvent], str | None]:
     """The events whose id is after ``after``, in id (= time) order, at most ``limit``:
     from ``after``'s day (or the oldest kept day when None), one Query per day partition
-    up to today (or ``until``'s day), never a Scan. Only events made before ``until``
-    when given. Returns the page and the id to continue after, None when caught up (the
-    caller then continues after the last event it has). ``InvalidKey`` (a ValueError) for
-    an ``after`` that is not an event id."""
+    up to today (or ``until``'s day; a day's Query reads on past its expired events, see
+    ``_day``), never a Scan. Only events made before ``until`` when given. Returns the
+    page and the id to continue after, None when caught up (the caller then continues
+    after the last event it has). ``InvalidKey`` (a ValueError) for an ``after`` that is
+    not an event id."""
     if limit < 1:
         raise ValueError("limit must be at least 1")
     now = utc_now()
@@ -182,19 +183,22 @@ def events_after(after: str | None, *, limit: int = 100,
     day = start_day
     while day <= end.date():
         lower = after + "~" if after is not None and event_time(after).date() == day else None
-        for event in _day(day, lower, upper, limit - len(page)):
-            if event.TTL is None or now < event.TTL:  # DynamoDB deletes expired items lazily
-                page.append(event)
+        page += _day(day, lower, upper, limit - len(page), now)
         if len(page) >= limit:
             return page[:limit], page[limit - 1].EventId
         day += timedelta(days=1)
     return page, None
 
 
-def _day(day: date, lower: str | None, upper: str | None, limit: int) -> list[MerchantEvent]:
-    """One Query of a day's partition: ids > ``lower``'s id and < ``upper`` (a bare
-    ``evt_<stamp>Z``: below every id of that instant). ``lower`` is an id + "~": ids are
-    of one length, so every id after it is above that too."""
+def _day(day: date, lower: str | None, upper: str | None, limit: int, now: datetime) -> list[MerchantEvent]:
+    """The first ``limit`` live events of a day's partition: ids > ``lower``'s id and <
+    ``upper`` (a bare ``evt_<stamp>Z``: below every id of that instant). ``lower`` is an
+    id + "~": ids are of one length, so every id after it is above that too.
+
+    DynamoDB deletes expired events lazily, so a day may still hold them. They are left
+    out by the Query's filter, and the Query goes on (further requests) until it has
+    ``limit`` live ones or the day is over: a day is never left with live events unread
+    (a ``limit`` counting expired ones would skip to the next day past them)."""
     sk = MerchantEvent.SK
     if lower and upper:
         if upper <= lower:
@@ -206,8 +210,10 @@ def _day(day: date, lower: str | None, upper: str | None, limit: int) -> list[Me
         condition = sk < upper
     else:
         condition = None
-    return list(MerchantEvent.query(MerchantEvent.pk(day=day.isoformat()), condition, consistent_read=True,
-                                    limit=limit))
+    live = MerchantEvent.TTL.does_not_exist() | (now < MerchantEvent.TTL)
+    # PynamoDB's ``limit`` counts the items the filter kept, reading page after page.
+    return list(MerchantEvent.query(MerchantEvent.pk(day=day.isoformat()), condition, filter_condition=live,
+                                    consistent_read=True, limit=limit))
 
 
 def payment_attempt_event(type: MerchantEventType, sub: Subscription, **attempt: Any) -> MerchantEvent:
