@@ -1,6 +1,7 @@
 """The API's one error shape, ``{"error": {"type", "message", "param"}}``, for every
 refusal: bad input (400), no or unknown key (401), a key not allowed the call (403),
-nothing there (404), a conflict (409), too many calls (429). Never an HTML page, never a
+nothing there (404, also a path id that cannot be one), a conflict (409), a body over
+``DATA_UPLOAD_MAX_MEMORY_SIZE`` (413), too many calls (429). Never an HTML page, never a
 stack trace: an unexpected failure is a JSON 500 that names nothing inside."""
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any, TypeVar
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -18,7 +21,8 @@ log = logging.getLogger(__name__)
 
 # The error types, by status (Stripe's names where it has one).
 TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-         404: "not_found", 405: "invalid_request_error", 409: "conflict", 429: "rate_limit_error",
+         404: "not_found", 405: "invalid_request_error", 409: "conflict", 413: "invalid_request_error",
+         429: "rate_limit_error",
          500: "api_error", 503: "api_error"}
 
 
@@ -77,7 +81,20 @@ def install_handlers(api: NinjaAPI) -> None:
         first = exc.errors[0] if exc.errors else {}
         message = str(first.get("msg") or "Invalid request.")
         param = _param(first.get("loc"))
-        return error_response(ApiError(400, f"{param}: {message}" if param else message, param=param))
+        # A path whose id cannot be one names nothing: like any unknown path, a 404.
+        status = 404 if tuple(first.get("loc") or ())[:1] == ("path",) else 400
+        return error_response(ApiError(status, f"{param}: {message}" if param else message, param=param))
+
+    @api.exception_handler(RequestDataTooBig)
+    def too_big(request: HttpRequest, exc: RequestDataTooBig) -> JsonResponse:
+        # Django refuses to read a body over DATA_UPLOAD_MAX_MEMORY_SIZE: the caller's doing.
+        return error_response(ApiError(413, f"The request body is over the limit of {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} "
+                                            "bytes."))
+
+    @api.exception_handler(SuspiciousOperation)
+    def refused_input(request: HttpRequest, exc: SuspiciousOperation) -> JsonResponse:
+        # Django's other refusals of a request as sent (too many form fields...): bad input.
+        return error_response(ApiError(400, "The request was refused as malformed."))
 
     @api.exception_handler(AuthenticationError)
     def unauthenticated(request: HttpRequest, exc: AuthenticationError) -> JsonResponse:

@@ -19,13 +19,16 @@ from billing.api.auth import read_key
 from billing.api.errors import ApiError, found
 from billing.api.paging import DEFAULT_LIMIT, MAX_LIMIT, page_body, start_key
 from billing.api.schemas import (
+    PRINTABLE,
     CouponOut,
     CustomerOut,
     ErrorOut,
+    KeyId,
     ListOut,
     ProductOut,
     ReceiptOut,
     SubscriptionOut,
+    whole_number,
 )
 from billing.models import Account, Receipt, Subscription
 from billing.rules import api_objects
@@ -37,7 +40,7 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 429: Error
 
 
 class Paging(Schema):
-    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    limit: whole_number(1, MAX_LIMIT) = DEFAULT_LIMIT
     cursor: str | None = Field(None, max_length=2000)
 
 
@@ -60,7 +63,7 @@ def account_or_404(customer_id: str) -> Account:
 
 
 @router.get("/customers", response={200: ListOut, **ERRORS}, summary="Find a customer by e-mail")
-def find_customer(request: HttpRequest, email: str = Query(..., max_length=254)) -> JsonResponse:
+def find_customer(request: HttpRequest, email: str = Query(..., max_length=254, pattern=PRINTABLE)) -> JsonResponse:
     """The customer whose log-in e-mail is ``email`` (case-insensitive): a list of zero or
     one. One look-up in the user database, then two GetItems."""
     user = get_user_model().objects.filter(email__iexact=email.strip()).order_by("pk").first()
@@ -71,7 +74,7 @@ def find_customer(request: HttpRequest, email: str = Query(..., max_length=254))
 
 
 @router.get("/customers/{customer_id}", response={200: CustomerOut, **ERRORS}, summary="A customer")
-def get_customer(request: HttpRequest, customer_id: str) -> JsonResponse:
+def get_customer(request: HttpRequest, customer_id: KeyId) -> JsonResponse:
     return ok(api_objects.customer_object(account_or_404(customer_id)))
 
 
@@ -87,14 +90,14 @@ def subscription_or_404(sub_id: str) -> Subscription:
 
 @router.get("/customers/{customer_id}/subscriptions", response={200: ListOut, **ERRORS},
             summary="A customer's subscriptions")
-def list_subscriptions(request: HttpRequest, customer_id: str, paging: Query[Paging]) -> JsonResponse:
+def list_subscriptions(request: HttpRequest, customer_id: KeyId, paging: Query[Paging]) -> JsonResponse:
     """One Query per page (an unknown customer has none)."""
     return listed(paging, f"subscriptions:{customer_id}", partial(access.subscriptions_page, customer_id),
                   partial(api_objects.subscription_object, today=today()))
 
 
 @router.get("/subscriptions/{subscription_id}", response={200: SubscriptionOut, **ERRORS}, summary="A subscription")
-def get_subscription(request: HttpRequest, subscription_id: str) -> JsonResponse:
+def get_subscription(request: HttpRequest, subscription_id: KeyId) -> JsonResponse:
     return ok(api_objects.subscription_object(subscription_or_404(subscription_id), today()))
 
 
@@ -108,21 +111,21 @@ def receipt_or_404(customer_id: str, receipt_id: str) -> Receipt:
 
 @router.get("/customers/{customer_id}/receipts", response={200: ListOut, **ERRORS},
             summary="A customer's receipts, newest first")
-def list_receipts(request: HttpRequest, customer_id: str, paging: Query[Paging]) -> JsonResponse:
+def list_receipts(request: HttpRequest, customer_id: KeyId, paging: Query[Paging]) -> JsonResponse:
     return listed(paging, f"receipts:{customer_id}", partial(access.receipts_page, customer_id),
                   api_objects.receipt_object)
 
 
 @router.get("/customers/{customer_id}/receipts/{receipt_id}", response={200: ReceiptOut, **ERRORS},
             summary="A receipt")
-def get_receipt(request: HttpRequest, customer_id: str, receipt_id: str) -> JsonResponse:
+def get_receipt(request: HttpRequest, customer_id: KeyId, receipt_id: str) -> JsonResponse:
     return ok(api_objects.receipt_object(receipt_or_404(customer_id, receipt_id)))
 
 
 @router.get("/customers/{customer_id}/receipts/{receipt_id}/pdf", response={200: None, **ERRORS},
             summary="A receipt as PDF", openapi_extra={
                 "responses": {200: {"description": "the receipt", "content": {"application/pdf": {}}}}})
-def get_receipt_pdf(request: HttpRequest, customer_id: str, receipt_id: str) -> HttpResponse:
+def get_receipt_pdf(request: HttpRequest, customer_id: KeyId, receipt_id: str) -> HttpResponse:
     """The same PDF the customer downloads, in the language the receipt was paid in."""
     receipt = receipt_or_404(customer_id, receipt_id)
     with translation.override(receipt.Language or settings.LANGUAGE_CODE):
@@ -142,18 +145,18 @@ def list_products(request: HttpRequest, paging: Query[Paging]) -> JsonResponse:
 
 
 @router.get("/products/{product_id}", response={200: ProductOut, **ERRORS}, summary="A product")
-def get_product(request: HttpRequest, product_id: str) -> JsonResponse:
+def get_product(request: HttpRequest, product_id: KeyId) -> JsonResponse:
     return ok(api_objects.product_object(found(access.get_product(product_id), "product", "product_id")))
 
 
 @router.get("/coupons", response={200: ListOut, **ERRORS}, summary="The coupons")
 def list_coupons(request: HttpRequest, paging: Query[Paging]) -> JsonResponse:
-    return listed(paging, "coupons", access.coupons_page, api_objects.coupon_object)
+    return listed(paging, "coupons", access.coupons_page, partial(api_objects.coupon_object, today=today()))
 
 
 @router.get("/coupons/{code}", response={200: CouponOut, **ERRORS}, summary="A coupon")
-def get_coupon(request: HttpRequest, code: str) -> JsonResponse:
-    return ok(api_objects.coupon_object(found(access.get_coupon(code.strip().upper()), "coupon", "code")))
+def get_coupon(request: HttpRequest, code: KeyId) -> JsonResponse:
+    return ok(api_objects.coupon_object(found(access.get_coupon(code.strip().upper()), "coupon", "code"), today()))
 
 
 @router.get("/disputes", response={200: ListOut, **ERRORS}, summary="The disputes, newest opened first")
@@ -166,7 +169,7 @@ def list_disputes(request: HttpRequest, paging: Query[Paging]) -> JsonResponse:
 
 class EventsPage(Schema):
     after: str | None = Field(None, max_length=64, description="the id of the last event you have")
-    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    limit: whole_number(1, MAX_LIMIT) = DEFAULT_LIMIT
 
 
 @router.get("/events", response={200: ListOut, **ERRORS}, summary="The events after one, oldest first")
@@ -174,7 +177,8 @@ def list_events(request: HttpRequest, paging: Query[EventsPage]) -> JsonResponse
     """The merchant's events (the ones the webhooks post), in order, after ``after`` (from
     the oldest kept when absent). Only events at least a few seconds old are listed, so a
     change still committing is never stepped over: continue with ``after`` = the last id
-    you have (``next_after``). One Query per UTC day from ``after``'s day to today."""
+    you have (``next_after``). One Query per UTC day from ``after``'s day to today (read on
+    past the expired events a day still holds, so a page is never short of live ones)."""
     try:
         events, _ = access.events_after(paging.after, limit=paging.limit, until=access.settled_before())
     except ValueError:

@@ -7,13 +7,56 @@ allow the rest, so the document lists every object without a second definition o
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from billing.rules.coupons import MAX_CODE_LENGTH, MAX_REPEATING_PAYMENTS, CouponDuration
 from billing.rules.lifecycle import KINDS, MAX_PAUSE_PAYMENTS
+from core.dynamo.keys import MAX_ID_LENGTH, InvalidKey, check_id
+
+# --- the types every field and path takes ---------------------------------------------------
+
+# The largest whole number any field takes (amounts in minor units, counts, days). DynamoDB
+# stores at most 38 significant digits, and an amount is multiplied and summed (proration,
+# tax, reports) before it is stored: so far below that, yet above any real price.
+MAX_WHOLE = 10**12 - 1
+
+
+def _not_a_boolean(value: Any) -> Any:
+    # pydantic takes true as 1: a caller who sent a boolean meant something else.
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+def whole_number(low: int = 0, high: int = MAX_WHOLE) -> Any:
+    """The type of every whole number the API takes: from ``low`` to ``high``, never
+    negative, never past ``MAX_WHOLE``, never a boolean. A field's own bounds go here, not
+    in its ``Field()``: pydantic drops a ``Field`` bound of the same kind as the type's."""
+    return Annotated[int, Field(ge=max(low, 0), le=min(high, MAX_WHOLE)), BeforeValidator(_not_a_boolean)]
+
+
+def _key_id(value: str) -> str:
+    # The key templates' own check (core/dynamo/keys.py): an id that passes fits in any key.
+    try:
+        return check_id("id", value)
+    except InvalidKey:
+        raise PydanticCustomError(
+            "key_id", "not an id: at most {limit} characters, without '#' or control characters",
+            {"limit": MAX_ID_LENGTH}) from None
+
+
+# A path's id (customer, subscription, SKU, coupon code): one that could be in a key, so a
+# read is asked only for what could exist. A receipt's reference is not one of these: an
+# old receipt is named by its whole key (with its '#'s), and its reads check it.
+KeyId = Annotated[str, AfterValidator(_key_id)]
+
+# Text without control characters, for what reaches the user database: PostgreSQL refuses
+# a NUL in a query (an error, not "no match").
+PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
 
 
 class Out(Schema):
@@ -99,7 +142,7 @@ class CancelIn(Body):
 
 
 class PauseIn(Body):
-    payments: int | None = Field(None, ge=1, le=MAX_PAUSE_PAYMENTS, description="skip this many payments")
+    payments: whole_number(1, MAX_PAUSE_PAYMENTS) | None = Field(None, description="skip this many payments")
     until: date | None = Field(None, description="pause until this day (resumes on the first payment day on or after it)")
 
 
@@ -108,7 +151,7 @@ class SwitchIn(Body):
 
 
 class PaymentDayIn(Body):
-    payment_day: int = Field(ge=1, le=31)
+    payment_day: whole_number(1, 31)
 
 
 class ApplyCouponIn(Body):
@@ -116,7 +159,7 @@ class ApplyCouponIn(Body):
 
 
 class RefundIn(Body):
-    amount: int | None = Field(None, gt=0, description="minor units; default: all that is left refundable")
+    amount: whole_number(1) | None = Field(None, description="minor units; default: all that is left refundable")
     reason: str = Field("", max_length=200)
 
 
@@ -124,19 +167,19 @@ class ProductIn(Body):
     sku: str = Field(min_length=2, max_length=40, pattern=r"^[A-Z0-9-]+$")
     name: str = Field(min_length=1, max_length=100)
     description: str = Field("", max_length=300)
-    amount: int = Field(gt=0, description="monthly price in minor units")
+    amount: whole_number(1) = Field(description="monthly price in minor units")
     currency: str = Field(min_length=3, max_length=3)
-    trial_days: int = Field(0, ge=0, le=365)
+    trial_days: whole_number(0, 365) = 0
 
 
 class CouponIn(Body):
     code: str = Field(min_length=1, max_length=MAX_CODE_LENGTH)
-    percent_off: int | None = Field(None, ge=1, le=100)
-    amount_off: int | None = Field(None, gt=0, description="minor units of currency")
+    percent_off: whole_number(1, 100) | None = None
+    amount_off: whole_number(1) | None = Field(None, description="minor units of currency")
     currency: str | None = Field(None, min_length=3, max_length=3)
     duration: CouponDuration = CouponDuration.ONCE
-    duration_payments: int | None = Field(None, ge=1, le=MAX_REPEATING_PAYMENTS)
-    max_uses: int | None = Field(None, ge=1)
+    duration_payments: whole_number(1, MAX_REPEATING_PAYMENTS) | None = None
+    max_uses: whole_number(1) | None = None
     valid_from: date | None = None
     valid_until: date | None = None
 

@@ -30,6 +30,7 @@ from billing.api.schemas import (
     CouponIn,
     CouponOut,
     ErrorOut,
+    KeyId,
     ListOut,
     PauseIn,
     PaymentDayIn,
@@ -107,7 +108,7 @@ def shown(sub: Subscription, status: int = 200) -> JsonResponse:
 
 
 @write_route("/subscriptions/{subscription_id}/cancel", SubscriptionOut, "Cancel a subscription")
-def cancel(request: HttpRequest, subscription_id: str, body: CancelIn) -> JsonResponse:
+def cancel(request: HttpRequest, subscription_id: KeyId, body: CancelIn) -> JsonResponse:
     """At period end (the default: served to the last day paid for, then it ends; "keep"
     undoes it until then) or now (ends today; the days paid after today are refunded)."""
     sub = subscription_or_404(subscription_id)
@@ -129,7 +130,7 @@ def cancel(request: HttpRequest, subscription_id: str, body: CancelIn) -> JsonRe
 
 
 @write_route("/subscriptions/{subscription_id}/keep", SubscriptionOut, "Keep a subscription cancelled at period end")
-def keep(request: HttpRequest, subscription_id: str) -> JsonResponse:
+def keep(request: HttpRequest, subscription_id: KeyId) -> JsonResponse:
     sub = subscription_or_404(subscription_id)
     day = today()
     if not can_keep(sub, day):
@@ -141,7 +142,7 @@ def keep(request: HttpRequest, subscription_id: str) -> JsonResponse:
 
 
 @write_route("/subscriptions/{subscription_id}/pause", SubscriptionOut, "Pause a subscription's payments")
-def pause(request: HttpRequest, subscription_id: str, body: PauseIn) -> JsonResponse:
+def pause(request: HttpRequest, subscription_id: KeyId, body: PauseIn) -> JsonResponse:
     """For ``payments`` payments, until ``until``, or (neither) until resumed."""
     if body.payments is not None and body.until is not None:
         raise ApiError(400, "Give payments or until, not both.", param="until")
@@ -154,7 +155,7 @@ def pause(request: HttpRequest, subscription_id: str, body: PauseIn) -> JsonResp
 
 
 @write_route("/subscriptions/{subscription_id}/resume", SubscriptionOut, "Resume a paused subscription")
-def resume(request: HttpRequest, subscription_id: str) -> JsonResponse:
+def resume(request: HttpRequest, subscription_id: KeyId) -> JsonResponse:
     sub = subscription_or_404(subscription_id)
     if state_of(sub, today()).kind != "paused":
         raise ApiError(409, "This subscription is not paused.", type="invalid_state")
@@ -164,7 +165,7 @@ def resume(request: HttpRequest, subscription_id: str) -> JsonResponse:
 
 
 @write_route("/subscriptions/{subscription_id}/switch", SubscriptionOut, "Switch a subscription to another product")
-def switch(request: HttpRequest, subscription_id: str, body: SwitchIn) -> JsonResponse:
+def switch(request: HttpRequest, subscription_id: KeyId, body: SwitchIn) -> JsonResponse:
     """An upgrade is charged now for the days already paid (off-session: a bank that asks
     the customer to confirm refuses it here; the customer can switch from the portal); a
     downgrade takes effect from the next payment."""
@@ -181,7 +182,7 @@ def switch(request: HttpRequest, subscription_id: str, body: SwitchIn) -> JsonRe
 
 
 @write_route("/subscriptions/{subscription_id}/payment_day", SubscriptionOut, "Change the payment day")
-def change_payment_day(request: HttpRequest, subscription_id: str, body: PaymentDayIn) -> JsonResponse:
+def change_payment_day(request: HttpRequest, subscription_id: KeyId, body: PaymentDayIn) -> JsonResponse:
     """The days paid stay paid: the next payment keeps its date and covers the days to the
     new day, prorated, plus the month after."""
     sub = subscription_or_404(subscription_id)
@@ -195,7 +196,7 @@ def change_payment_day(request: HttpRequest, subscription_id: str, body: Payment
 
 
 @write_route("/subscriptions/{subscription_id}/coupon", SubscriptionOut, "Apply a coupon from the next payment")
-def apply_coupon(request: HttpRequest, subscription_id: str, body: ApplyCouponIn) -> JsonResponse:
+def apply_coupon(request: HttpRequest, subscription_id: KeyId, body: ApplyCouponIn) -> JsonResponse:
     code = normalize_code(body.code)
     if code is None:
         raise ApiError(400, "A coupon code is letters, digits and '-', at most 32.", param="code")
@@ -212,7 +213,7 @@ def apply_coupon(request: HttpRequest, subscription_id: str, body: ApplyCouponIn
 
 
 @write_route("/customers/{customer_id}/receipts/{receipt_id}/refund", ReceiptOut, "Refund a receipt")
-def refund(request: HttpRequest, customer_id: str, receipt_id: str, body: RefundIn) -> JsonResponse:
+def refund(request: HttpRequest, customer_id: KeyId, receipt_id: str, body: RefundIn) -> JsonResponse:
     """Refund ``amount`` (default: all that is left) to the card that paid. The receipt
     is claimed for this request first, so two refunds at once make one."""
     receipt = receipt_or_404(customer_id, receipt_id)
@@ -279,7 +280,7 @@ def create_coupon(request: HttpRequest, body: CouponIn) -> JsonResponse:
         raise ApiError(409, f"A coupon {code} exists already.", param="code") from None
     except ValueError as refused:
         raise ApiError(400, str(refused)) from None
-    return JsonResponse(api_objects.coupon_object(coupon), status=201)
+    return JsonResponse(api_objects.coupon_object(coupon, today()), status=201)
 
 
 @router.get("/webhook_endpoints", response={200: ListOut, **ERRORS}, summary="The webhook endpoints")

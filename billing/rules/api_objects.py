@@ -24,6 +24,7 @@ from django.utils.translation import override
 from billing.models import (
     Account,
     Coupon,
+    CouponStatus,
     DisputeEntry,
     MerchantEvent,
     Product,
@@ -32,6 +33,7 @@ from billing.models import (
     Subscription,
     WebhookEndpoint,
 )
+from billing.rules.coupons import refusal
 from billing.rules.lifecycle import state_of
 from billing.rules.projection import coming_charges
 from billing.rules.state_words import state_words
@@ -224,8 +226,20 @@ def product_object(product: Product) -> JSON:
     }
 
 
-def coupon_object(coupon: Coupon) -> JSON:
-    """A coupon code."""
+def coupon_status(coupon: Coupon, day: date) -> str:
+    """``active`` when the coupon may be given on ``day`` (by the rule giving it checks,
+    ``rules.coupons.refusal``: the price's currency aside), else why not: ``ended``,
+    ``not_yet``, ``expired``, ``used_up``. The stored ``Status`` alone says ``active`` past
+    the coupon's last valid day."""
+    why = refusal(active=coupon.Status == CouponStatus.ACTIVE, valid_from=coupon.ValidFrom,
+                  valid_until=coupon.ValidUntil, uses=int(coupon.Uses or 0), max_uses=_int(coupon.MaxUses),
+                  amount_currency=None, currency="", day=day)
+    return "active" if why is None else str(why)
+
+
+def coupon_object(coupon: Coupon, today: date | None = None) -> JSON:
+    """A coupon code; its ``status`` on ``today``, ``stored_status`` the stored word."""
+    day = today or datetime.now(tz=UTC).date()
     return {
         "object": "coupon",
         "id": coupon.Code,
@@ -239,7 +253,8 @@ def coupon_object(coupon: Coupon) -> JSON:
         "uses": int(coupon.Uses or 0),
         "valid_from": coupon.ValidFrom,
         "valid_until": coupon.ValidUntil,
-        "status": coupon.Status,
+        "status": coupon_status(coupon, day),
+        "stored_status": coupon.Status,
         "created": coupon.CreatedDate,
     }
 
