@@ -93,6 +93,7 @@ from billing.access.data_rights import (
     customer_words,
     delete_item,
     deliveries_of_events,
+    erase_delivery,
     erase_item,
     erased_object,
     forget_user_link,
@@ -100,7 +101,6 @@ from billing.access.data_rights import (
     keep_receipt_until,
     mark_account_closed,
     pseudonym,
-    set_delivery_payload,
     set_event_data,
 )
 from billing.access.disputes import (
@@ -344,7 +344,7 @@ __all__ = [
     "keep_receipt_until",
     "mark_account_closed",
     "pseudonym",
-    "set_delivery_payload",
+    "erase_delivery",
     "set_event_data",
     # the quarter's VAT report (billing/rules/tax_report.py over the ledger's totals)
     "quarter_tax_report",

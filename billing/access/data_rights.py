@@ -261,13 +261,20 @@ def deliveries_of_events(event_ids: set[str]) -> list[WebhookDelivery]:
     return found
 
 
-def set_delivery_payload(delivery: WebhookDelivery, payload: str) -> None:
+def erase_delivery(delivery: WebhookDelivery, payload: str, secrets: list[str]) -> None:
     """Rewrite a delivery's body (each attempt signs the body it reads, so a delivery still
-    queued is sent, and signed, erased); its status and log stay. One gone is left gone."""
-    if payload == delivery.Payload:
+    queued is sent, and signed, erased), and scrub the receiver's answer kept with it (it
+    may echo the body); its status and log stay. One gone is left gone."""
+    actions = []
+    if payload != delivery.Payload:
+        actions.append(WebhookDelivery.Payload.set(payload))
+    answer = _scrub(delivery.LastResponse, secrets) if delivery.LastResponse else delivery.LastResponse
+    if answer != delivery.LastResponse:
+        actions.append(WebhookDelivery.LastResponse.set(answer))
+    if not actions:
         return
     try:
-        delivery.update(actions=[WebhookDelivery.Payload.set(payload)], condition=WebhookDelivery.PK.exists())
+        delivery.update(actions=actions, condition=WebhookDelivery.PK.exists())
     except UpdateError as error:
         if not is_conditional_failure(error):
             raise

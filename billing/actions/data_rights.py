@@ -183,8 +183,8 @@ def _erase_copies(account_id: str, secrets: list[str]) -> None:
         erased[event.EventId] = (event, data)
     for delivery in access.deliveries_of_events(set(erased)):
         event, data = erased[delivery.EventId]
-        access.set_delivery_payload(delivery, event_body(event_id=event.EventId, event_type=event.Type,
-                                                         created_at=event.CreatedAt, data=data))
+        access.erase_delivery(delivery, event_body(event_id=event.EventId, event_type=event.Type,
+                                                   created_at=event.CreatedAt, data=data), secrets)
 
 
 def close_account(account_id: str, *, actor: str = CUSTOMER_ACTOR, today: date | None = None,

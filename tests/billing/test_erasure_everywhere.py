@@ -1,7 +1,7 @@
 """Closing an account erases every copy of the customer's data the docs say is erased
 (docs/PORTAL.md, "Closing an account"), wherever in the table it sits: the account's
 partition, its audit notes (a cancel comment kept only there, or cut short in the note), the
-merchant's events that ``GET /api/v1/events`` serves, the webhook deliveries queued from them,
+merchant's events that ``GET /api/v1/events`` serves, the webhook deliveries made of them (queued, or delivered with the receiver's answer),
 and the shop's orders. Proved by reading the WHOLE of both tables afterwards (a Scan, which
 only a test may do) for the address and the customer's own words."""
 
@@ -92,6 +92,11 @@ def a_customer_who_did_everything() -> tuple[str, str]:
     log = access.delivery_log(endpoint.EndpointId)
     assert log and all(d.Status == DeliveryStatus.PENDING for d in log)
     assert any(EMAIL in d.Payload for d in log)  # what the close must not leave queued
+    # One delivered, its receiver's answer echoing the body (the log keeps the first 1 KB).
+    delivered = log[-1]
+    assert access.claim_delivery(delivered, owner="test", now=datetime.now(UTC), lease=timedelta(seconds=30))
+    assert access.record_attempt(delivered, owner="test", status=DeliveryStatus.SUCCEEDED, code=200,
+                                 response=delivered.Payload[:1024], duration_ms=5, next_attempt=None)
     return pat.account_id, endpoint.EndpointId
 
 
@@ -111,6 +116,7 @@ def test_closing_leaves_the_address_and_the_comments_nowhere_in_either_table(tab
         access.pseudonym(account_id)}
     log = access.delivery_log(endpoint_id)
     assert log and all(json.loads(d.Payload)["data"]["customer"] == account_id for d in log)
+    assert {d.Status for d in log} == {DeliveryStatus.PENDING, DeliveryStatus.SUCCEEDED}
 
 
 def test_the_events_api_serves_no_address_after_the_close(tables) -> None:
