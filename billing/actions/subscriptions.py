@@ -198,13 +198,7 @@ def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscriptio
         outcome = PaymentOutcome(PaymentStatus.CANCELLED, sub.sub_id, sub.account_id, charge_id=charge_id,
                                  reason=SubscriptionStatus.INCOMPLETE_EXPIRED.value)
         return _after_first_charge(sub, outcome, new, actor=actor)
-    gateway = get_gateway()
-    bank = getattr(gateway, "authenticate", None)
-    if bank_answer is not None and bank is not None:
-        bank(charge_id, approve=bank_answer)
-    result = gateway.charge_status(charge_id)
-    if result.metadata.get("sub_id") != sub.sub_id:
-        raise ValueError(f"charge {charge_id} is not the first charge of {sub.sub_id}")
+    result = _charge_after_bank(sub, charge_id, bank_answer, whose="the first charge of")
     if result.succeeded:
         discount = _coupon_line(sub)
         outcome = record_paid_charge(sub, result, run_date=today, actor=actor)
@@ -225,6 +219,22 @@ def confirm_first_payment(sub: Subscription, charge_id: str, new: NewSubscriptio
                 access.cancel_subscription(sub, reason="first_payment_declined", actor=actor, check_version=False)
             _give_coupon_back(sub)
     return _after_first_charge(sub, outcome, new, actor=actor)
+
+
+def _charge_after_bank(sub: Subscription, charge_id: str, bank_answer: bool | None, *, whose: str) -> ChargeResult:
+    """The charge ``sub`` waits on, as the gateway has it once the customer answered their
+    bank: the simulated gateway is given ``bank_answer`` first (it has no Stripe.js, so its
+    own bank page answers); Stripe's answer came through the browser. A charge made for
+    another subscription is refused (``ValueError``, ``whose`` says what it should be), so
+    a link cannot record one subscription's charge on another."""
+    gateway = get_gateway()
+    bank = getattr(gateway, "authenticate", None)
+    if bank_answer is not None and bank is not None:
+        bank(charge_id, approve=bank_answer)
+    result = gateway.charge_status(charge_id)
+    if result.metadata.get("sub_id") != sub.sub_id:
+        raise ValueError(f"charge {charge_id} is not {whose} {sub.sub_id}")
+    return result
 
 
 def finishing(sub: Subscription) -> NewSubscription:
@@ -263,13 +273,7 @@ def confirm_renewal(sub: Subscription, *, today: date, actor: str, bank_answer: 
     if sub.Status != SubscriptionStatus.PAST_DUE or not charge_id:
         out.reason = "nothing waits for confirmation"
         return out
-    gateway = get_gateway()
-    bank = getattr(gateway, "authenticate", None)
-    if bank_answer is not None and bank is not None:
-        bank(charge_id, approve=bank_answer)
-    result = gateway.charge_status(charge_id)
-    if result.metadata.get("sub_id") != sub.sub_id:
-        raise ValueError(f"charge {charge_id} is not a charge of {sub.sub_id}")
+    result = _charge_after_bank(sub, charge_id, bank_answer, whose="a charge of")
     if result.succeeded:
         paid = record_paid_charge(sub, result, run_date=today, actor=actor)
         paid.status = PaymentStatus.PAID  # SKIPPED: recorded already (the webhook was first): paid all the same
