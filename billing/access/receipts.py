@@ -295,7 +295,7 @@ def release_refund_claim(receipt: Receipt, request_id: str) -> None:
 
 def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, reason: str | None = None,
                   attempts: int = 3, claim: str | None = None, request_id: str | None = None,
-                  ) -> tuple[Receipt, bool]:
+                  action: AuditAction = AuditAction.STAFF_REFUND) -> tuple[Receipt, bool]:
     """Add one refund the gateway made to its receipt, with its audit event (money rule M6:
     the event is written here, so no caller can forget it) and the merchant's
     ``refund.created``, in one TransactWriteItems.
@@ -306,7 +306,8 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
     again. A refund id already recorded is not added twice (a retried request): returns
     (receipt, whether this call added the refund). ``claim``: the request id of the
     staff refund's claim (``claim_refund``), released by the same write; ``request_id``:
-    the staff form's, kept on the refund (``refund_of_request``).
+    the staff form's, kept on the refund (``refund_of_request``); ``action``: the audit
+    event's (a customer's own cancel now is no staff refund).
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
@@ -328,7 +329,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
         after.RefundedAmount, after.Refunds, after.Status = total, [*(receipt.Refunds or []), entry], status
         refunded = new_merchant_event(MerchantEventType.REFUND_CREATED, account_id=receipt.account_id,
                                       object_type="refund", object_id=refund_id, data=refund_object(after, entry))
-        event = new_event(receipt.account_id, actor=actor, action=AuditAction.STAFF_REFUND, subject=receipt.SK,
+        event = new_event(receipt.account_id, actor=actor, action=action, subject=receipt.SK,
                           before=before, after=receipt_snapshot(after), note=reason or None)
         note = None
         if is_tax_invoice(receipt):  # the refund's credit note, in the same write

@@ -50,6 +50,8 @@ class CancelledNow:
     sub: Subscription
     refunded: int = 0  # minor units, in the subscription's currency
     refund_failures: list[str] = field(default_factory=list)  # one line each; staff can refund by hand
+    # The refunds' audit action: a customer's own cancel refunds them, staff's is a staff refund.
+    refund_action: AuditAction = AuditAction.STAFF_REFUND
 
 
 def cancel_now(sub: Subscription, *, today: date, actor: str, reason: str, comment: str = "",
@@ -61,7 +63,8 @@ def cancel_now(sub: Subscription, *, today: date, actor: str, reason: str, comme
     access.end_subscription(sub, mode=CancelMode.NOW, today=today, actor=actor, reason=reason, comment=comment,
                             action=action)
     give_back_unused(sub, today=today)  # a trial that paid nothing: its coupon discounted nothing
-    done = CancelledNow(sub)
+    done = CancelledNow(sub, refund_action=AuditAction.STAFF_REFUND if action == AuditAction.STAFF_CANCEL
+                        else AuditAction.CANCEL_REFUND)
     if paid_through and paid_through > today:
         for receipt in _receipts_paying_after(sub, today):
             _refund_unused(receipt, today, actor, done)
@@ -85,7 +88,7 @@ def _refund_unused(receipt: Receipt, today: date, actor: str, done: CancelledNow
         return
     try:
         refund = refund_receipt(receipt, amount, request_id=f"cancel-{receipt.sub_id}", actor=actor,
-                                reason=f"cancelled now: days after {today} unused")
+                                reason=f"cancelled now: days after {today} unused", action=done.refund_action)
     except PaymentError as error:  # recorded as an audit event by refund_receipt
         done.refund_failures.append(f"{receipt.BillingDate}: {error}")
         return

@@ -51,13 +51,14 @@ def refund_key(receipt: Receipt, request_id: str) -> str:
 
 
 def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str, reason: str = "",
-                   gateway: PaymentGateway | None = None, expected_refunded: int | None = None) -> RefundDone:
+                   gateway: PaymentGateway | None = None, expected_refunded: int | None = None,
+                   action: AuditAction = AuditAction.STAFF_REFUND) -> RefundDone:
     """Refund ``amount`` minor units of the receipt's charge.
 
     ``expected_refunded``: the refunded amount the staff form showed. Given, the receipt
     is first claimed for this request on that condition (``access.claim_refund``), and
     ``RefundedMeanwhile`` is raised, before the gateway is asked, when another refund was
-    made (or is being made) since the form was opened.
+    made (or is being made) since the form was opened. ``action``: the audit event's.
 
     Raises ``RefundRefused`` when the gateway refuses it and ``GatewayError`` when the
     gateway cannot be reached (nothing is known to have moved: the same request may be
@@ -84,7 +85,8 @@ def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str
         _record_failure(receipt, actor, before, result.reason or result.status)
         raise RefundRefused(result.reason or result.status)
     receipt, added = access.record_refund(receipt, refund_id=result.refund_id, amount=result.amount, actor=actor,
-                                          reason=reason or None, claim=claim, request_id=request_id)
+                                          reason=reason or None, claim=claim, request_id=request_id,
+                                          action=action)
     if not added:  # a repeated request: the refund and its e-mail were made the first time
         return RefundDone(receipt, result.refund_id, result.amount)
     return RefundDone(receipt, result.refund_id, result.amount, tell_refund(receipt, result.refund_id, result.amount))

@@ -4,7 +4,7 @@ to at most the charge."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 import time_machine
@@ -12,7 +12,8 @@ from django.core import mail
 
 from billing import access
 from billing.access import receipts as receipts_module
-from billing.models import Receipt
+from billing.actions import lifecycle
+from billing.models import AuditAction, Receipt
 from billing.operations import payments, refunds
 from core import mail as billing_mail
 from core.payments.errors import GatewayError, RefundRefused
@@ -320,3 +321,19 @@ def test_a_refund_of_a_receipt_without_an_e_mail_address_is_mailed_to_no_one(mot
     done = refunds.refund_receipt(old, 100, request_id="r1", actor="staff:ann")
     assert done.receipt.RefundedAmount == 100 and done.mail_error == ""
     assert mail.outbox == []  # a message without recipients is not sent (EmailMessage.send)
+
+
+@pytest.mark.parametrize("cancel_action, refund_action", [
+    (AuditAction.SUBSCRIPTION_CANCELLED, "subscription.cancel_refund"), (AuditAction.STAFF_CANCEL, "staff.refund")])
+def test_a_cancel_now_refund_is_audited_as_the_cancels_own(moto_table, cancel_action, refund_action) -> None:
+    """The customer's own cancel now refunds them the unused days: audited as theirs (their
+    actor, a customer's action), never as a staff refund; staff's cancel now stays one."""
+    receipt = paid_receipt()
+    sub = access.get_subscription(receipt.account_id, receipt.sub_id)
+    day = date.fromisoformat(receipt.PeriodStart or receipt.BillingDate) + timedelta(days=3)
+    with time_machine.travel(datetime(day.year, day.month, day.day, 12, tzinfo=UTC), tick=False):
+        done = lifecycle.cancel_now(sub, today=day, actor="ann@example.com", reason="switching",
+                                    action=cancel_action)
+    assert done.refunded > 0
+    [event] = [e for e in access.get_events_by_account(receipt.account_id) if "refund" in e.Action]
+    assert (event.Action, event.Actor) == (refund_action, "ann@example.com")
