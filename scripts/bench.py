@@ -39,9 +39,7 @@ from __future__ import annotations
 import json
 import os
 import platform
-import signal
 import sys
-import tempfile
 import time
 import zlib
 from collections.abc import Callable
@@ -70,8 +68,7 @@ from benchkit import (  # noqa: E402
     use_table,
 )
 
-from devtools.benchsetup import setup_django  # noqa: E402
-from devtools.localengine import free_port, start_local_engine  # noqa: E402
+from devtools.benchsetup import bench_engine  # noqa: E402
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 DUE = int(2000 * SCALE)
@@ -102,7 +99,7 @@ def access_loop(token: str, workers: int) -> dict:
     seed_due(day, token, DUE)
     subs = [subscription(n, PREFIX_DUE, day, token) for n in range(DUE)]
     nxt = day + timedelta(days=31)
-    numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
+    numbers = access.ReceiptNumbers()
 
     def pair(sub) -> None:
         access.create_receipt(sub, billing_date=day, amount=999, currency="USD", charge_id="ch_bench",
@@ -232,16 +229,9 @@ def main() -> None:
         bench_webhooks.main()
         return
     t0 = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
-    # In memory: seeding 100,000 items into DynamoDB Local's on-disk SQLite file takes
-    # twice as long, and the disk would add its own noise to the figures.
-    server = start_local_engine(free_port(), None, log_file=tmp / "dynamodb.log")
-    # kill / Ctrl-C still run the finally below, which stops the engine.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     results: dict = {"due": DUE, "scale": SCALE, "python": platform.python_version(),
                      "cpus": os.cpu_count(), "engine": "DynamoDB Local 3.3.0 in memory"}
-    try:
-        setup_django(server.endpoint, tmp)
+    with bench_engine() as (endpoint, tmp):
         from core.payments.demo_cards import demo_card
         from core.payments.simulated import SimulatedGateway
 
@@ -253,7 +243,7 @@ def main() -> None:
 
         # 1 and 2: the 20,000 table.
         mid = SIZES[1]
-        use_table(f"bench_{mid}", server.endpoint)
+        use_table(f"bench_{mid}", endpoint)
         say(f"seeding {mid} subscriptions: {seed_filler(mid - DUE, token):.1f}s")
         results["batch"], results["limit"], results["access_limit"], results["limit_tx"] = {}, {}, {}, {}
         # The limit and the batch alternate, so that the table's growth (receipts) and
@@ -300,7 +290,7 @@ def main() -> None:
         # 3 (and 4 again): tables of other sizes, 8 workers, latency 0.
         results["sizes"] = {str(mid): results["batch"]["8/0"]}
         for size in (SIZES[0], SIZES[2]):
-            use_table(f"bench_{size}", server.endpoint)
+            use_table(f"bench_{size}", endpoint)
             if size > DUE:
                 say(f"seeding {size} subscriptions: {seed_filler(size - DUE, token):.1f}s")
             r = batch_run(token, 8, 0, ledger, DUE)
@@ -311,18 +301,16 @@ def main() -> None:
                 say(f"scan   table {size}: {results['scan'][str(size)]['rate']:7.1f} payments/s")
 
         # 7: sharded due keys, 1 and 2 processes.
-        results["shards"] = shard_section(server.endpoint, token, ledger, say)
+        results["shards"] = shard_section(endpoint, token, ledger, say)
 
         # 6: the shop's checkout and patterns (scripts/bench_shop.py).
-        results["shop"] = bench_shop.run(server.endpoint, token, say)
+        results["shop"] = bench_shop.run(endpoint, token, say)
 
         # 11: the REST API's list endpoints (scripts/bench_api.py), on a table of their own.
-        use_table("bench_api", server.endpoint)
+        use_table("bench_api", endpoint)
         results["api"] = bench_api.run(say)
         # 12: outbound webhooks (scripts/bench_webhooks.py).
-        results["webhooks"] = bench_webhooks.run(server.endpoint, say)
-    finally:
-        server.stop()
+        results["webhooks"] = bench_webhooks.run(endpoint, say)
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
     report = (render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n"
@@ -338,15 +326,9 @@ def section_only(table: str, run: Callable[[Path, Callable[[str], None]], dict],
     """``BENCH_ONLY=<section>``: one section alone, on a table of its own (DynamoDB Local
     in memory); printed, not written into docs/PERFORMANCE.md."""
     t0 = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
-    server = start_local_engine(free_port(), None, log_file=tmp / "dynamodb.log")
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
-    try:
-        setup_django(server.endpoint, tmp)
-        use_table(table, server.endpoint)
+    with bench_engine() as (endpoint, tmp):
+        use_table(table, endpoint)
         result = run(tmp, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True))
-    finally:
-        server.stop()
     print(render(result))
 
 

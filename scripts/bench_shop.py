@@ -21,7 +21,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -231,22 +230,16 @@ def render(r: dict) -> str:
 
 
 def main() -> None:
-    from devtools.benchsetup import setup_django
-    from devtools.localengine import free_port, start_local_engine
+    from devtools.benchsetup import bench_engine
 
-    tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-shop-"))
-    server = start_local_engine(free_port(), None)
-    try:
-        setup_django(server.endpoint, tmp)
+    with bench_engine("rpay-bench-shop-") as (endpoint, _):
         from core.payments.demo_cards import demo_card
         from core.payments.gateway import get_gateway
 
         token = demo_card(get_gateway(), "visa", exp_year=2040).token
         t0 = time.monotonic()
-        results = run(server.endpoint, token, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}",
-                                                                  flush=True))
-    finally:
-        server.stop()
+        results = run(endpoint, token, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}",
+                                                              flush=True))
     print(render(results))
 
 

@@ -25,7 +25,6 @@ import cProfile
 import os
 import pstats
 import resource
-import signal
 import statistics
 import sys
 import tempfile
@@ -206,26 +205,19 @@ def main() -> None:
     parser.add_argument("--profile", type=int, metavar="CHARGES", help="profile this many charges instead")
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
-    from devtools.benchsetup import setup_django
-    from devtools.localengine import free_port, start_local_engine
+    from devtools.benchsetup import bench_engine, setup_django
 
     t0 = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-"))
     if args.profile:
-        setup_django("http://127.0.0.1:9", tmp)  # no table: charges only
+        setup_django("http://127.0.0.1:9", Path(tempfile.mkdtemp(prefix="rpay-bench-")))  # no table: charges only
         profile(args.profile, args.top)
         return
-    engine = start_local_engine(free_port(), None, log_file=tmp / "dynamodb.log")
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
-    try:
-        setup_django(engine.endpoint, tmp)
+    with bench_engine() as (endpoint, tmp):
         import benchkit  # scripts/ is on the path: this file's folder
 
-        benchkit.use_table("bench_stripe", engine.endpoint)
+        benchkit.use_table("bench_stripe", endpoint)
         result = run(tmp, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True),
                      seed_day=benchkit.seed_day, next_day=benchkit.next_day, due=args.due, rounds=args.rounds)
-    finally:
-        engine.stop()
     print(render(result))
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -126,17 +125,11 @@ def render(r: dict) -> str:
 
 
 def main() -> None:
-    from devtools.benchsetup import setup_django
-    from devtools.localengine import free_port, start_local_engine
+    from devtools.benchsetup import bench_engine
 
     t0 = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="rpay-bench-webhooks-"))
-    server = start_local_engine(free_port(), None, log_file=tmp / "dynamodb.log")
-    try:
-        setup_django(server.endpoint, tmp)
-        result = run(server.endpoint, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True))
-    finally:
-        server.stop()
+    with bench_engine("rpay-bench-webhooks-") as (endpoint, _):
+        result = run(endpoint, lambda text: print(f"[{time.monotonic() - t0:6.0f}s] {text}", flush=True))
     print(render(result))
 
 

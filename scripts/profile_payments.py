@@ -20,9 +20,7 @@ import argparse
 import cProfile
 import os
 import pstats
-import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,8 +29,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).
 
 import benchkit  # noqa: E402
 
-from devtools.benchsetup import setup_django  # noqa: E402
-from devtools.localengine import free_port, start_local_engine  # noqa: E402
+from devtools.benchsetup import bench_engine  # noqa: E402
 
 
 def main() -> None:
@@ -45,17 +42,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", help="write the raw profile here (pstats file)")
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="rpay-profile-"))
-    server = start_local_engine(free_port(), None, log_file=tmp / "dynamodb.log")
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
-    try:
-        setup_django(server.endpoint, tmp)
+    with bench_engine("rpay-profile-") as (endpoint, tmp):
         from core.payments.demo_cards import demo_card
         from core.payments.simulated import SimulatedGateway
 
         ledger = str(tmp / "ledger.sqlite3")
         token = demo_card(SimulatedGateway(ledger_path=ledger), "visa", exp_year=2030).token
-        benchkit.use_table("profile", server.endpoint)
+        benchkit.use_table("profile", endpoint)
         # Warm up: the engine's JIT and Django's template cache.
         benchkit.batch_run(token, args.workers, 0, ledger, args.due)
         benchkit.bare_loop(token, args.workers, args.due)
@@ -90,7 +83,7 @@ def main() -> None:
         profile = cProfile.Profile(time.process_time)  # CPU, not the waits for the engine
         started = time.process_time()
         profile.enable()
-        numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
+        numbers = access.ReceiptNumbers()
         outcomes = [take_payment(sub, run_date=day, gateway=gateway, numbers=numbers)
                     for sub in access.get_due_payments_by_date(day)]
         profile.disable()
@@ -102,8 +95,6 @@ def main() -> None:
         stats = pstats.Stats(profile)
         stats.sort_stats("tottime").print_stats(args.top)
         stats.sort_stats("cumulative").print_stats(args.top)
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":
