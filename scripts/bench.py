@@ -99,7 +99,7 @@ def access_loop(token: str, workers: int) -> dict:
     seed_due(day, token, DUE)
     subs = [subscription(n, PREFIX_DUE, day, token) for n in range(DUE)]
     nxt = day + timedelta(days=31)
-    numbers = access.ReceiptNumbers()
+    numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
 
     def pair(sub) -> None:
         access.create_receipt(sub, billing_date=day, amount=999, currency="USD", charge_id="ch_bench",

@@ -83,7 +83,7 @@ def main() -> None:
         profile = cProfile.Profile(time.process_time)  # CPU, not the waits for the engine
         started = time.process_time()
         profile.enable()
-        numbers = access.ReceiptNumbers()
+        numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
         outcomes = [take_payment(sub, run_date=day, gateway=gateway, numbers=numbers)
                     for sub in access.get_due_payments_by_date(day)]
         profile.disable()
