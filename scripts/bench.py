@@ -56,6 +56,7 @@ import bench_stripe  # noqa: E402
 import bench_webhooks  # noqa: E402
 from benchkit import (  # noqa: E402
     PREFIX_DUE,
+    SCALE,
     Requests,
     bare_loop,
     bare_tx_loop,
@@ -70,7 +71,6 @@ from benchkit import (  # noqa: E402
 
 from devtools.benchsetup import bench_engine  # noqa: E402
 
-SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 DUE = int(2000 * SCALE)
 SIZES = [int(n * SCALE) for n in (2_000, 20_000, 100_000)]
 WORKERS = [1, 8, 32]

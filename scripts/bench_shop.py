@@ -18,7 +18,6 @@ engine; the scale shrinks the counts).
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
 import threading
@@ -31,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SCALE = float(os.environ.get("BENCH_SCALE", "1"))
+from benchkit import SCALE  # noqa: E402  (scripts/ is on the path: this file's folder)
+
 CHECKOUTS = max(20, int(1000 * SCALE))
 ORDER_SIZES = [max(10, int(n * SCALE)) for n in (1_000, 100_000)]
 WORKERS = [1, 8]

@@ -38,7 +38,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SCALE = float(os.environ.get("BENCH_SCALE", "1"))
+from benchkit import SCALE  # noqa: E402  (scripts/ is on the path: this file's folder)
+
 # localstripe answers one request at a time in one Python process, so fewer than (1)'s 2,000.
 DUE = max(int(500 * SCALE), 40)
 WORKERS = [8, 32]

@@ -14,7 +14,6 @@ engine; the scale shrinks the counts).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -25,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SCALE = float(os.environ.get("BENCH_SCALE", "1"))
+from benchkit import SCALE  # noqa: E402  (scripts/ is on the path: this file's folder)
+
 EVENTS = max(50, int(1000 * SCALE))
 SHAPES = [(1, 1), (4, 4)]  # (endpoints, sender workers)
 

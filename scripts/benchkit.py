@@ -6,11 +6,15 @@ compared with). A script imports this module, never another script's own."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
+
+# ``BENCH_SCALE=0.1`` shrinks every count of every section, for a quick try.
+SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 
 
 def use_table(name: str, endpoint: str) -> None:
