@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any
 
@@ -71,6 +72,33 @@ _DISPUTE_REASONS = {
 def dispute_reason(reason: str | None) -> str:
     """``{{ receipt.DisputeReason|dispute_reason }}``: a dispute's reason in words."""
     return _in_words(reason, _DISPUTE_REASONS, sentence=True)
+
+
+# Why a payment was refunded (a refund's, and so its credit note's, reason), in words:
+# Stripe's refund reasons, the dispute reasons above (a dispute lost is refunded), and the
+# reasons billing writes itself. A staff member's own words are shown as they typed them.
+_REFUND_REASONS = {
+    **_DISPUTE_REASONS,
+    "requested_by_customer": _("Requested by the customer"),
+    "expired_uncaptured_charge": _("Payment not completed"),
+    "dispute lost": _("Dispute lost"),
+    "switch of product not made": _("Switch of product not made"),
+    "charged after the account was closed": _("Charged after the account was closed"),
+    "refunded at the payment processor": _("Refunded by the seller"),
+    "staff refund": _("Refunded by the seller"),
+}
+# A cancel now's refund of the days after it (billing/actions/lifecycle.py).
+_CANCELLED_NOW = re.compile(r"cancelled now: days after (\d{4}-\d{2}-\d{2}) unused")
+
+
+@register.filter
+def refund_reason(reason: str | None) -> str:
+    """``{{ doc.reason|refund_reason }}``: a refund's (a credit note's) reason in words."""
+    cancelled = _CANCELLED_NOW.fullmatch(reason or "")
+    if cancelled:
+        return _("Cancelled: the days after %(date)s refunded") % {"date": local_date(cancelled.group(1), "j F Y")}
+    label = _REFUND_REASONS.get(reason or "")
+    return str(label) if label is not None else reason or ""  # else a staff member's own words
 
 
 # Why a payment failed, in words: the processor's decline codes and the reasons a

@@ -12,7 +12,7 @@ from billing import access
 from billing.customers import customer_required
 from billing.models import CreditNote
 from billing.rules.invoice import credit_note_of
-from billing.views.receipt_pdf import render_credit_note_pdf
+from billing.views.receipt_pdf import credit_note_filename, render_credit_note_pdf
 from core.pages import or_404
 
 
@@ -38,5 +38,5 @@ def credit_note_detail(request: HttpRequest, account_id: str, number: str) -> Ht
 def credit_note_pdf(request: HttpRequest, account_id: str, number: str) -> HttpResponse:
     note = _credit_note_or_404(account_id, number)
     response = HttpResponse(render_credit_note_pdf(note), content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="rpay-credit-note-{note.Number}.pdf"'
+    response["Content-Disposition"] = f'attachment; filename="{credit_note_filename(note)}"'
     return response

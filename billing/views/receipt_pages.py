@@ -21,7 +21,7 @@ from billing.models import Receipt
 from billing.rules.invoice import invoice_of
 from billing.rules.schedule import months_before
 from billing.views.common import RECEIPT_MONTHS
-from billing.views.receipt_pdf import render_receipt_pdf
+from billing.views.receipt_pdf import pdf_filename, render_receipt_pdf
 from core.money import decimal_string
 from core.pages import or_404, today
 
@@ -74,8 +74,7 @@ def receipt_detail(request: HttpRequest, account_id: str, receipt_id: str) -> Ht
 def receipt_pdf(request: HttpRequest, account_id: str, receipt_id: str) -> HttpResponse:
     receipt = _receipt_or_404(account_id, receipt_id)
     response = HttpResponse(render_receipt_pdf(receipt, settings.RPAY_SELLER), content_type="application/pdf")
-    name = receipt.Number or f"receipt-{receipt.BillingDate}"
-    response["Content-Disposition"] = f'attachment; filename="rpay-{name}.pdf"'
+    response["Content-Disposition"] = f'attachment; filename="{pdf_filename(receipt)}"'
     return response
 
 

@@ -37,7 +37,8 @@ from reportlab.platypus.flowables import Flowable
 
 from billing.models import CreditNote, Receipt
 from billing.rules.invoice import Document, DocumentKind, Party, credit_note_of, invoice_of
-from billing.templatetags.invoice import party_country, vat_rate_text
+from billing.templatetags.invoice import party_country, vat_rate_text, with_credit_note
+from billing.templatetags.portal import refund_reason
 from core.localformat import local_date
 from core.money import format_with_symbol
 
@@ -98,6 +99,24 @@ def _period(start: str | None, end: str | None) -> str:
     return f"{_day(start)}{NO_BREAK_SPACE}– {_day(end)}"
 
 
+def _amount(amount: int, currency: str) -> str:
+    """An amount with its currency, never broken across lines: every space in it
+    no-break ("-14,06 USD", "CHF 1,234.56")."""
+    return format_with_symbol(int(amount), currency).replace(" ", NO_BREAK_SPACE)
+
+
+def pdf_filename(receipt: Receipt) -> str:
+    """The download's name, as docs/PORTAL.md promises: ``rpay-invoice-<number>.pdf`` for
+    an invoice, ``rpay-receipt-<number>.pdf`` for an old receipt (by its date, unnumbered)."""
+    if invoice_of(receipt) is not None:
+        return f"rpay-invoice-{receipt.Number or receipt.BillingDate}.pdf"
+    return f"rpay-receipt-{receipt.Number or receipt.BillingDate}.pdf"
+
+
+def credit_note_filename(note: CreditNote) -> str:
+    return f"rpay-credit-note-{note.Number}.pdf"
+
+
 def _lines(text: str) -> str:
     """Escaped text with its line breaks kept (ReportLab paragraphs take a little markup)."""
     return "<br/>".join(escape(line) for line in str(text).splitlines())
@@ -119,11 +138,26 @@ def receipt_rows(receipt: Receipt) -> list[tuple[str, str]]:
     if receipt.BillingAddress:  # the name and address given with the card, on one line each
         rows.append((_("Billing address"), ", ".join(line.strip() for line in receipt.BillingAddress.splitlines()
                                                       if line.strip())))
-    rows += _card_rows(receipt)
+    return rows + _card_rows(receipt) + charge_rows(receipt) + _paid_rows(receipt)
+
+
+def charge_rows(receipt: Receipt) -> list[tuple[str, str]]:
+    """What the charge was made of, as the receipt's page lists it (receipt and invoice
+    alike): a switch of product's charge less its credit; a coupon's price and discount."""
+
+    def money(amount: int) -> str:
+        return _amount(amount, receipt.Currency)
+
+    rows = []
+    if receipt.Kind == "switch" and receipt.SwitchCharge is not None:
+        rows.append((_("Switch of product"), _("%(product)s for these days: %(charge)s") % {
+            "product": receipt.ProductName or receipt.SKU, "charge": money(receipt.SwitchCharge)}))
+        rows.append(("", _("Less %(old)s already paid for them: −%(credit)s") % {
+            "old": receipt.PreviousProductName or "—", "credit": money(receipt.SwitchCredit or 0)}))
     if receipt.CouponCode:  # price, discount (code), paid
         rows.append((_("Price"), money(receipt.price_amount)))
         rows.append((_("Discount (%(code)s)") % {"code": receipt.CouponCode}, "-" + money(receipt.DiscountAmount or 0)))
-    return rows + _paid_rows(receipt)
+    return rows
 
 
 def _card_rows(receipt: Receipt) -> list[tuple[str, str]]:
@@ -137,7 +171,7 @@ def _paid_rows(receipt: Receipt) -> list[tuple[str, str]]:
     """What was paid, each refund, what is left, and the processor's reference."""
 
     def money(amount: int) -> str:
-        return format_with_symbol(int(amount), receipt.Currency)
+        return _amount(amount, receipt.Currency)
 
     rows = [(_("Amount paid"), money(receipt.ProcessedAmount))]
     for refund in receipt.Refunds or []:
@@ -201,7 +235,17 @@ def document_title(document: Document) -> str:
 
 def payment_rows(receipt: Receipt) -> list[tuple[str, str]]:
     """How an invoice was paid (and refunded): below its figures, not part of them."""
-    return [(_("Date paid"), _day(receipt.ProcessedDate)), *_card_rows(receipt), *_paid_rows(receipt)]
+    return [(_("Date paid"), _day(receipt.ProcessedDate)), *_card_rows(receipt), *charge_rows(receipt),
+            *_paid_rows(receipt), *_credit_note_rows(receipt)]
+
+
+def _credit_note_rows(receipt: Receipt) -> list[tuple[str, str]]:
+    """The credit notes an invoice's refunds issued, as its page lists them."""
+    notes = with_credit_note(receipt.Refunds)
+    if not notes:
+        return []
+    return [(_("Credit notes"), "\n".join(
+        f"{refund.CreditNoteNumber} -{_amount(refund.Amount, receipt.Currency)}" for refund in notes))]
 
 
 def document_rows(document: Document) -> list[tuple[str, str]]:
@@ -211,7 +255,7 @@ def document_rows(document: Document) -> list[tuple[str, str]]:
     if document.corrects:
         rows.append((_("Corrects invoice"), document.corrects))
     if document.reason:
-        rows.append((_("Reason"), document.reason))
+        rows.append((_("Reason"), refund_reason(document.reason)))
     rows.append((_("Currency"), document.currency))
     return rows
 
@@ -231,6 +275,36 @@ def _party(label: str, party: Party, fallback_name: str = "") -> list[str]:
     if party.vat_number:
         lines.append(_("VAT number: %(number)s") % {"number": party.vat_number})
     return lines
+
+
+FIGURES_WIDTH = 170 * mm  # A4 less the margins
+CELL_PADDING = 14  # points: a table cell's left and right padding (6 each, ReportLab's default) and 2 to spare
+MIN_DESCRIPTION = 30 * mm
+
+
+def _widest(texts: list[str], language: str | None, *, unbroken: bool) -> float:
+    """The width, in points, of the widest of ``texts`` in the PDF's 10-point body font:
+    whole (an amount, a date: never broken) or, ``unbroken`` False, its widest word."""
+    widest = 0.0
+    for text in texts:
+        pieces = [text] if unbroken else text.split(" ")
+        font = cjk_font(text, language) or "Helvetica"
+        widest = max([widest, *(pdfmetrics.stringWidth(piece, font, 10) for piece in pieces)])
+    return widest + CELL_PADDING
+
+
+def figure_widths(cells: list[list[str]], language: str | None) -> list[float]:
+    """The figures' column widths: each amount, rate and date column as wide as its widest
+    cell (an amount never wraps: "-14,06 USD" on one line, in any language), its heading's
+    words too; the description takes what is left."""
+    columns = list(zip(*cells, strict=True))
+    widths = [0.0] + [max(_widest(list(column[1:]), language, unbroken=True),
+                          _widest([column[0]], language, unbroken=False)) for column in columns[1:]]
+    # the period breaks after its dash: as wide as its wider date
+    periods = [piece for text in columns[1][1:] for piece in text.split(" ")]
+    widths[1] = max(_widest(periods, language, unbroken=True), _widest([columns[1][0]], language, unbroken=False))
+    widths[0] = max(FIGURES_WIDTH - sum(widths[1:]), MIN_DESCRIPTION)
+    return widths
 
 
 def render_document_pdf(document: Document, extra_rows: list[tuple[str, str]] | None = None) -> bytes:
@@ -254,7 +328,7 @@ def render_document_pdf(document: Document, extra_rows: list[tuple[str, str]] | 
         return _paragraph(escape(text), styles[style], language)
 
     def money(amount: int) -> str:
-        return format_with_symbol(int(amount), document.currency)
+        return _amount(amount, document.currency)
 
     seller = _party(_("Seller"), document.seller)
     buyer = _party(_("Customer"), document.buyer, document.email)
@@ -264,30 +338,33 @@ def render_document_pdf(document: Document, extra_rows: list[tuple[str, str]] | 
     story += [parties, Spacer(1, 6 * mm)]
 
     def rows_table(rows: list[tuple[str, str]]) -> Table:
-        table = Table([[para(label), para(value)] for label, value in rows], colWidths=[50 * mm, 120 * mm])
+        table = Table([[para(label), _paragraph(_lines(value), styles["Normal"], language)] for label, value in rows],
+                      colWidths=[50 * mm, 120 * mm])
         table.setStyle(TableStyle([
             ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.lightgrey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ("FONTNAME", (0, 0), (-1, -1), font)]))
         return table
 
     story += [rows_table(document_rows(document)), Spacer(1, 6 * mm)]
-    lines = [[para(_("Description")), para(_("Period")), para(_("Net")), para(_("VAT rate")), para(_("VAT")),
-              para(_("Gross"))]]
+    header = [_("Description"), _("Period"), _("Net"), _("VAT rate"), _("VAT"), _("Gross")]
+    cells: list[list[str]] = [header]
     for line in document.lines:
         period = _period(line.period_start, line.period_end) if line.period_end else ""
-        lines.append([para(line.description or "—"), para(period), para(money(line.net)),
-                      para(vat_rate_text(line.rate)), para(money(line.tax)), para(money(line.gross))])
-    lines.append([para(_("Totals per VAT rate"), "Heading5"), "", "", "", "", ""])
+        cells.append([line.description or "—", period, money(line.net), vat_rate_text(line.rate), money(line.tax),
+                      money(line.gross)])
+    heading = len(cells)  # "Totals per VAT rate", across the table
     for total in document.totals:
-        lines.append([para(_("Taxable amount")), "", para(money(total.net)), para(vat_rate_text(total.rate)),
-                      para(money(total.tax)), para(money(total.gross))])
-    lines.append([para(_("Total")), para(document.currency), para(money(document.net)), "",
-                  para(money(document.tax)), para(money(document.gross))])
-    figures = Table(lines, colWidths=[45 * mm, 40 * mm, 22 * mm, 18 * mm, 20 * mm, 25 * mm], repeatRows=1)
+        cells.append([_("Taxable amount"), "", money(total.net), vat_rate_text(total.rate), money(total.tax),
+                      money(total.gross)])
+    cells.append([_("Total"), document.currency, money(document.net), "", money(document.tax),
+                  money(document.gross)])
+    lines: list[list[Any]] = [[para(text) if text else "" for text in row] for row in cells]
+    lines.insert(heading, [para(_("Totals per VAT rate"), "Heading5"), "", "", "", "", ""])
+    figures = Table(lines, colWidths=figure_widths(cells, language), repeatRows=1)
     figures.setStyle(TableStyle([
         ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.grey), ("LINEBELOW", (0, 1), (-1, -1), 0.25, colors.lightgrey),
         ("LINEABOVE", (0, -1), (-1, -1), 0.5, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
-        ("SPAN", (0, len(document.lines) + 1), (-1, len(document.lines) + 1)),
+        ("SPAN", (0, heading), (-1, heading)),
         ("FONTNAME", (0, 0), (-1, -1), font), ("FONTNAME", (0, -1), (-1, -1), bold)]))
     story.append(figures)
     note = document_note(document)

@@ -65,7 +65,7 @@ def test_the_pdf_is_a_pdf_with_the_number_amount_and_seller(customer, seller, dd
     response = customer.client.get(f"/receipts/{receipt.Number}/pdf/")
     assert ddb_requests.ops == ["GetItem", "GetItem"]
     assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
-    assert f'filename="rpay-{receipt.Number}.pdf"' in response["Content-Disposition"]
+    assert f'filename="rpay-invoice-{receipt.Number}.pdf"' in response["Content-Disposition"]  # docs/PORTAL.md's name
     assert response.content.startswith(b"%PDF-")
     text = pdf_text(response.content)
     assert receipt.Number in text

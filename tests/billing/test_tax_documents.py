@@ -296,3 +296,58 @@ def test_a_cjk_invoice_pdf_embeds_every_font(customer, tmp_path, language, title
     text = pdf_lines(content, tmp_path)
     assert title in text and receipt.Number in text and SELLER_VAT in text and GERMAN_VAT in text
     assert "2006/112" in text  # the reverse-charge wording, in the language's words
+
+
+def test_an_italian_credit_note_never_breaks_an_amount_from_its_currency(customer, tmp_path) -> None:
+    """Every amount of the figures on one line with its currency ("-14,06 USD", never
+    "-14,06 US" / "D"), its column as wide as it needs."""
+    case = Case(Buyer("US"), 2812, "USD", "", "0%", "", "", None)
+    _, note = refunded_with_note(customer, case, 1406)
+    with translation.override("it"):
+        lines = pdf_lines(render_credit_note_pdf(note), tmp_path).splitlines()
+    figures = [line for line in lines if "USD" in line or "US" in line]
+    assert sum(line.count("-14,06 USD") for line in lines) >= 3, figures  # net, gross and the total's
+    assert not any(line.rstrip().endswith(("US", "-14,06")) for line in lines), figures
+
+
+@pytest.mark.parametrize("language, words", [("en", "Requested by the customer"), ("it", "Richiesto dal cliente")])
+def test_a_credit_notes_reason_is_in_words_on_its_page_and_pdf(customer, tmp_path, language, words) -> None:
+    receipt = invoice_receipt(customer, CASES["domestic"])
+    receipt, _ = access.record_refund(receipt, refund_id="re_words", amount=100, actor="api",
+                                      reason="requested_by_customer")
+    [note] = access.credit_notes_of_receipt(receipt)
+    customer.client.cookies["django_language"] = language
+    html = customer.client.get(f"/credit-notes/{note.Number}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    text = pdf_lines(customer.client.get(f"/credit-notes/{note.Number}/pdf/", HTTP_ACCEPT_LANGUAGE=language).content,
+                     tmp_path)
+    for where, content in (("page", html), ("pdf", text)):
+        assert words in content and "requested_by_customer" not in content, where
+
+
+def test_an_invoice_pdf_shows_every_line_of_its_page(customer, tmp_path) -> None:
+    """The price and the coupon's discount (and each other line the page lists under the
+    document) are in the PDF too: every label of the page's list is in the PDF."""
+    receipt = invoice_receipt(customer, CASES["domestic"])
+    receipt.update(actions=[Receipt.CouponCode.set("SPRING"), Receipt.DiscountAmount.set(300)])
+    receipt, _ = access.record_refund(receipt, refund_id="re_lines", amount=100, actor="staff", reason="Goodwill")
+    html = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
+    text = pdf_lines(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content, tmp_path)
+    listed = html.split('<dl class="row mb-0">', 1)[1].split("</dl>", 1)[0]
+    labels = [label.split("<", 1)[0] for label in listed.split('<dt class="col-sm-4">')[1:]]
+    assert "Price" in labels and "Discount (SPRING)" in labels and "Credit notes" in labels, labels
+    for label in labels:
+        if label not in ("Product", "Period", "Refunded", "Paid"):  # the document's own lines; its paid rows
+            assert label in text, label
+    for value in ("€15.20", "-€3.00", "€12.20", "SPRING", "-€1.00"):
+        assert value in text, value
+
+
+def test_the_pdf_downloads_under_the_documented_names(customer, settings) -> None:
+    settings.RPAY_SELLER = SELLER
+    receipt, note = refunded_with_note(customer, CASES["domestic"], 100)
+    response = customer.client.get(f"/receipts/{receipt.Number}/pdf/")
+    assert response["Content-Disposition"] == f'attachment; filename="rpay-invoice-{receipt.Number}.pdf"'
+    response = customer.client.get(f"/credit-notes/{note.Number}/pdf/")
+    assert response["Content-Disposition"] == f'attachment; filename="rpay-credit-note-{note.Number}.pdf"'
+    for doc in ("docs/PORTAL.md", "docs/TAX.md"):
+        assert "rpay-invoice-<number>.pdf" in (settings.BASE_DIR / doc).read_text(), doc
