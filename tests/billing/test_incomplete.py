@@ -14,6 +14,8 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 import time_machine
 from django.core import mail
+from django.utils import translation
+from django.utils.dateformat import format as django_date_format
 
 from billing import access, batches
 from billing.actions import subscriptions as actions
@@ -22,7 +24,8 @@ from billing.models import IncompleteEntry, SubscriptionStatus
 from billing.operations import payments
 from billing.operations.expiry import expire_due
 from billing.operations.outcomes import PaymentStatus
-from billing.rules.lifecycle import state_of
+from billing.rules.lifecycle import incomplete_expires, state_of
+from core.localformat import local_date
 from core.payments.gateway import get_gateway
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
 from tests.builders import GOOD_CARD, PASSWORD, card, fresh, make_account, receipts_of
@@ -272,3 +275,21 @@ def test_closing_the_account_expires_an_incomplete_first_payment(customer, shop_
     assert charge["status"] == "declined"
     assert get_gateway().charge_status(charge["charge_id"]).decline_code == "canceled"
     assert not receipts_of(sub)
+
+
+@pytest.mark.parametrize("language", ["it", "ko", "zh-hans"])
+def test_the_deadline_of_the_3ds_banner_is_in_the_customers_language(customer, language) -> None:
+    """The dashboard's, the subscription's and the confirmation page's deadline: the
+    project's local date (CLDR's "11 mar 2027, 11:00", "2027. 3. 11. 오전 11:00"...), never
+    Django's English-ordered "11 marzo 2027, 11:00" / "11 3월 2027, 11:00"."""
+    sub = incomplete_sub(customer)
+    with time_machine.travel(MADE + timedelta(hours=1), tick=False):
+        log_in(customer)
+        customer.client.cookies["django_language"] = language
+        with translation.override(language):
+            deadline = local_date(incomplete_expires(fresh(sub)), "j F Y, H:i")
+            english_order = django_date_format(incomplete_expires(fresh(sub)), "j F Y, H:i")
+        assert deadline != english_order
+        for path in ("/", f"/subscriptions/{sub.sub_id}/", f"/subscriptions/{sub.sub_id}/confirm-payment/"):
+            html = customer.client.get(path, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+            assert deadline in html and english_order not in html, path
