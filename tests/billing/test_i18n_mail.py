@@ -104,3 +104,20 @@ def test_a_staff_action_mails_the_customer_in_the_customers_language(moto_table)
     assert "Cancellation" not in cancelled.body and "14 febbraio 2027" in cancelled.body
     assert "Visa che termina con 4242 (12/2030)" in card_added.body
     assert default.subject == "La tua carta predefinita è ora Visa che termina con 4242 (12/2030)"
+
+
+def test_every_e_mail_writes_its_dates_as_the_pages_do() -> None:
+    """One way to write a date in every e-mail: the pages' ``|local_date:"j F Y"`` (never
+    Django's ``|date``, never another format such as the refund's old "2027-03-15")."""
+    import re
+    from pathlib import Path
+
+    from django.conf import settings
+
+    found = {}
+    for template in sorted(Path(settings.BASE_DIR, "templates/billing/email").glob("*.*")):
+        text = template.read_text()
+        formats = set(re.findall(r'\|local_date:"([^"]*)"', text)) | set(re.findall(r"\|date:", text))
+        if formats - {"j F Y"}:
+            found[template.name] = sorted(formats)
+    assert found == {}

@@ -42,7 +42,7 @@ def test_a_refund_is_keyed_by_charge_and_request_and_mailed(moto_table) -> None:
     assert "Refunded now:     3.00 USD" in message.body
     assert "Refunded in all:  3.00 USD of 9.99 USD" in message.body
     assert f"Reference:        {done.refund_id}" in message.body
-    assert f"your payment for {receipt.ProductName or receipt.SKU} of 2027-03-15." in message.body
+    assert f"your payment for {receipt.ProductName or receipt.SKU} of 15 March 2027." in message.body
     [refund] = done.receipt.Refunds
     assert refund.RefundId == done.refund_id and refund.Reason == "late" and refund.Actor == "staff:ann"
     again = refunds.refund_receipt(receipt, 300, request_id="req1", actor="staff:ann")  # a double click
