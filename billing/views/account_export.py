@@ -3,7 +3,8 @@
 ``data.json`` holds every item of the account's partition (one paginated Query, never a
 Scan; cards without their processor token) and what other apps registered hold
 (``billing.account_data.AccountData``: the shop's customer and orders); ``receipts/`` each
-receipt's PDF (the portal's own renderer); ``README.txt`` says, in the customer's
+receipt's PDF (the portal's own renderer), ``credit-notes/`` each refund's credit note's;
+``README.txt`` says, in the customer's
 language, what each file is. ``zipfile`` writes into a sink the generator empties after
 every piece, so a large account is never held in memory: one page of items, one PDF.
 """
@@ -58,6 +59,9 @@ def readme(account_id: str, exported_at: str) -> str:
           "shop customer record and your orders."),
         "",
         _("receipts/: each receipt as a PDF, named by its number."),
+        "",
+        _("credit-notes/: each credit note (what a refund corrected on its invoice) as a PDF, named by its "
+          "number."),
         "",
         _("README.txt: this file."),
     ]
