@@ -39,6 +39,12 @@ class EmailLoginForm(AuthenticationForm):
     username column holds it; rpay_site/auth_backends.py matches it case-insensitively).
     The field keeps its name, ``username``, that the admin and password managers use."""
 
+    # Django's says "a correct username", its user model's word: the form asks for an e-mail.
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": _("Please enter a correct e-mail and password. Note that the password is case-sensitive."),
+    }
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field = self.fields["username"]

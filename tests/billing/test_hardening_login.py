@@ -163,3 +163,14 @@ def test_without_trusted_proxies_forwarded_for_is_ignored(users, settings) -> No
     for n in range(settings.AXES_FAILURE_LIMIT):
         through_proxy("pat@example.com", "wrong", f"192.0.2.{n}")  # a forged header per try
     assert through_proxy("pat@example.com", PASSWORD, ELSEWHERE).status_code == 429  # REMOTE_ADDR counted
+
+
+@pytest.mark.parametrize("language, words, never", [
+    ("en", "Please enter a correct e-mail and password", "correct username"),
+    ("it", "Inserisci un indirizzo e-mail e una password corretti", "nome utente")])
+def test_a_wrong_password_names_the_e_mail_the_form_asks_for(users, language, words, never) -> None:
+    client = Client()
+    response = client.post("/login/", {"username": "nobody@example.com", "password": "wrong"},
+                           HTTP_ACCEPT_LANGUAGE=language)
+    html = response.content.decode()
+    assert words in html and never not in html
