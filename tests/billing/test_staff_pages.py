@@ -352,3 +352,18 @@ def test_a_payment_runs_charged_money_is_an_amount_in_its_currency(staff_client,
         assert f"charged: {format_with_code(amount, currency)}" in table
     assert "EUR: 598" not in table and "charged:EUR" not in table
 
+
+
+def test_the_staff_header_links_every_staff_page_its_user_may_open(client, moto_table) -> None:
+    """Every page the admin's index lists (billing/staff/urls.py STAFF_PAGES) is in the
+    header for a user with its permission: the API keys page was missing."""
+    from billing.staff.urls import STAFF_PAGES
+
+    user = make_user("all@rpay.localhost", staff=True)
+    user.is_superuser = True
+    user.save()
+    client.force_login(user)
+    html = client.get(reverse("admin:staff_runs")).content.decode()
+    nav = html.split('<ul class="staff-nav">')[1].split("</ul>")[0]
+    missing = [name for name, *_ in STAFF_PAGES if f'href="{reverse("admin:" + name)}"' not in nav]
+    assert missing == []
