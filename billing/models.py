@@ -401,7 +401,8 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # The subscription's language when it was paid: a refund's e-mail is written in it.
     Language = UnicodeAttribute(null=True)
     TTL = TTLAttribute(null=True)
-    # The human receipt number (``R-2026-000123``, ``ReceiptCounter``); null on receipts
+    # The human receipt number (``R-2026-S07-000123``, ``ReceiptCounter``; before the
+    # series ``R-2026-000123``); null on receipts
     # written before numbers existed, which are still shown (by key).
     Number = UnicodeAttribute(null=True)
     # ``switch``: the charge of an upgrade (billing/rules/switch.py) for the days already
@@ -480,13 +481,16 @@ class Receipt(BillingItem, discriminator="Receipt"):
 
 
 class ReceiptCounter(BillingItem, discriminator="ReceiptCounter"):
-    """The last receipt number handed out in a year (sequential per seller: one seller
-    per table). Moved on only by an atomic UpdateItem ADD of a whole block of numbers
-    (``access.receipt_numbers``), so one item serves a batch of millions of payments:
-    one write per block, not per receipt (a DynamoDB item takes ~1,000 writes/s)."""
+    """The last receipt number of one series in a year (``R-<year>-S<series>-<n>``).
+    Moved on only inside the transaction that writes the receipt with that number, on
+    condition it still holds the value read (``access.receipt_numbers``): a number exists
+    only if its receipt does, so each series runs 1, 2, 3... without gaps. Several series
+    (``settings.RECEIPT_NUMBER_SERIES``) share the load: no item takes more than its
+    ~1,000 writes/s. (Before the series, one item per year, ``RCPTSEQ#<year>``, was moved by
+    blocks of numbers: those items stay, never written again.)"""
 
-    pk_template = KeyTemplate("RCPTSEQ#{year}")
-    sk_template = KeyTemplate("RCPTSEQ#{year}")
+    pk_template = KeyTemplate("RCPTSEQ#{year}#S{series}")
+    sk_template = KeyTemplate("RCPTSEQ#{year}#S{series}")
 
     LastNumber = NumberAttribute(default=0)
 
@@ -513,7 +517,7 @@ class CreditNote(BillingItem, discriminator="CreditNote"):
     pk_template = ACCOUNT_PK
     sk_template = KeyTemplate("CRN#{issued}#{number}")
 
-    Number = UnicodeAttribute()  # CN-<year>-<6 digits>, ``CreditNoteCounter``
+    Number = UnicodeAttribute()  # CN-<year>-S<series>-<6 digits>, ``CreditNoteCounter``
     InvoiceNumber = UnicodeAttribute(null=True)
     ReceiptSK = UnicodeAttribute()
     RefundId = UnicodeAttribute()
@@ -539,11 +543,11 @@ class CreditNote(BillingItem, discriminator="CreditNote"):
 
 
 class CreditNoteCounter(BillingItem, discriminator="CreditNoteCounter"):
-    """The last credit note number handed out in a year (``ReceiptCounter``'s twin: credit
-    notes have their own series)."""
+    """The last credit note number of one series in a year (``ReceiptCounter``'s twin:
+    credit notes have their own series, ``CN-<year>-S<series>-<n>``, taken the same way)."""
 
-    pk_template = KeyTemplate("CRNSEQ#{year}")
-    sk_template = KeyTemplate("CRNSEQ#{year}")
+    pk_template = KeyTemplate("CRNSEQ#{year}#S{series}")
+    sk_template = KeyTemplate("CRNSEQ#{year}#S{series}")
 
     LastNumber = NumberAttribute(default=0)
 

@@ -118,17 +118,17 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                 status=SubscriptionStatus.CANCELLED),
         ],
         Receipt: [
-            receipt(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", "2026-10-31", 999, "USD", "R-2026-004211"),
-            receipt(acc, "18e9374a55c47382", "CLOUD-200", "2026-10-29", 299, "EUR", "R-2026-004187"),
+            receipt(acc, "a1b2c3d4e5f60718", "NEWS-DAILY", "2026-10-31", 999, "USD", "R-2026-S07-004211"),
+            receipt(acc, "18e9374a55c47382", "CLOUD-200", "2026-10-29", 299, "EUR", "R-2026-S07-004187"),
         ],
-        ReceiptCounter: [ReceiptCounter(ReceiptCounter.pk(year=2026), ReceiptCounter.sk(year=2026),
-                                        LastNumber=4300)],
+        ReceiptCounter: [ReceiptCounter(ReceiptCounter.pk(year=2026, series="07"),
+                                        ReceiptCounter.sk(year=2026, series="07"), LastNumber=4300)],
         ReceiptNumberLookup: [
             ReceiptNumberLookup(
                 ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number), AccountId=acc,
                 ReceiptSK=Receipt.sk(billing_date=billed, sku=sku, sub_id=sid), TTL=datetime(2027, 5, 19, tzinfo=UTC))
-            for number, billed, sku, sid in (("R-2026-004211", "2026-10-31", "NEWS-DAILY", "a1b2c3d4e5f60718"),
-                                             ("R-2026-004187", "2026-10-29", "CLOUD-200", "18e9374a55c47382"))
+            for number, billed, sku, sid in (("R-2026-S07-004211", "2026-10-31", "NEWS-DAILY", "a1b2c3d4e5f60718"),
+                                             ("R-2026-S07-004187", "2026-10-29", "CLOUD-200", "18e9374a55c47382"))
         ],
         Product: [
             Product(Product.pk(), Product.sk(sku="NEWS-DAILY"), SKU="NEWS-DAILY", Name="Daily News digital",
@@ -156,7 +156,7 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             DisputeEntry.pk(), DisputeEntry.sk(opened="2026-11-12T14:03:11+00:00", dispute_id="dp_1QxZa9AbCdEf"),
             DisputeId="dp_1QxZa9AbCdEf", AccountId=acc,
             ReceiptSK=Receipt.sk(billing_date="2026-10-31", sku="NEWS-DAILY", sub_id="a1b2c3d4e5f60718"),
-            ReceiptNumber="R-2026-004211", ChargeId="pi_3QxYz2AbCdEf", Amount=999, Currency="USD",
+            ReceiptNumber="R-2026-S07-004211", ChargeId="pi_3QxYz2AbCdEf", Amount=999, Currency="USD",
             Reason="fraudulent", Status="won", OpenedAt="2026-11-12T14:03:11+00:00",
             ClosedAt="2026-11-20T09:00:00+00:00", UpdatedAt="2026-11-20T09:00:00+00:00",
         )],
@@ -180,7 +180,7 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             WebhookDelivery.pk(endpoint_id="ep_3f2a9c1d7e5b4a60"),
             WebhookDelivery.sk(position="evt_20261121T060004120934Z_5be0c2a1"),
             EventId="evt_20261121T060004120934Z_5be0c2a1", EventType="payment.succeeded",
-            Payload='{"data":{"id":"R-2026-004211","object":"receipt"},"id":"evt_20261121T060004120934Z_5be0c2a1",'
+            Payload='{"data":{"id":"R-2026-S07-004211","object":"receipt"},"id":"evt_20261121T060004120934Z_5be0c2a1",'
                     '"timestamp":"2026-11-21T06:00:04.120934+00:00","type":"payment.succeeded"}',
             Status="succeeded", Attempts=1, CreatedAt="2026-11-21T06:00:10.002311+00:00",
             FirstAttemptAt="2026-11-21T06:00:10.004120+00:00", LastAttemptAt="2026-11-21T06:00:10.004120+00:00",
@@ -221,8 +221,8 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
         # The EUR receipt's invoice was refunded in part: its credit note, and the quarter's
         # totals (one shard of DE 19% through the OSS: the invoice less the credit note).
         CreditNote: [CreditNote(
-            CreditNote.pk(account_id=acc), CreditNote.sk(issued="2026-11-03", number="CN-2026-000017"),
-            Number="CN-2026-000017", InvoiceNumber="R-2026-004187",
+            CreditNote.pk(account_id=acc), CreditNote.sk(issued="2026-11-03", number="CN-2026-S03-000017"),
+            Number="CN-2026-S03-000017", InvoiceNumber="R-2026-S07-004187",
             ReceiptSK=Receipt.sk(billing_date="2026-10-29", sku="CLOUD-200", sub_id="18e9374a55c47382"),
             RefundId="re_3QxYz2AbCdEf", IssuedAt="2026-11-03T10:12:00+00:00", Currency="EUR", Net=-84, Tax=-16,
             Gross=-100, TaxRate="19", TaxCountry="DE", TaxTreatment="oss",
@@ -232,8 +232,8 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
                              VatNumber="IT00743110157"),
             BuyerCountry="DE", Reason="goodwill", Language="en", TTL=datetime(2027, 5, 19, tzinfo=UTC),
         )],
-        CreditNoteCounter: [CreditNoteCounter(CreditNoteCounter.pk(year=2026), CreditNoteCounter.sk(year=2026),
-                                              LastNumber=17)],
+        CreditNoteCounter: [CreditNoteCounter(CreditNoteCounter.pk(year=2026, series="03"),
+                                              CreditNoteCounter.sk(year=2026, series="03"), LastNumber=17)],
         TaxTotal: [TaxTotal(TaxTotal.pk(quarter="2026Q4"),
                             TaxTotal.sk(country="DE", rate="19", currency="EUR", treatment="oss", shard="07"),
                             Net=167, Tax=32, Gross=199, Invoices=1)],

@@ -207,14 +207,17 @@ RECEIPT_RETENTION_DAYS = env_int("RECEIPT_RETENTION_DAYS", 200)
 # How long the merchant's events (webhooks and ``GET /api/v1/events``) are kept: a
 # merchant's systems catch up within it (billing/access/outbox.py).
 MERCHANT_EVENT_RETENTION_DAYS = env_int("MERCHANT_EVENT_RETENTION_DAYS", 30, minimum=1)
-# How many receipt numbers a payment run reserves with one counter update (the counter is
-# one item, ~1,000 writes/s): numbers a run reserved and did not use are gaps, never reused.
 # A closed account's receipts are kept for the seller's tax law, then deleted by their TTL
 # (docs/PORTAL.md, "Your data"): years per country of the seller (ISO 3166 alpha-2), else the default.
 RPAY_SELLER_COUNTRY = os.environ.get("RPAY_SELLER_COUNTRY", "").upper()
 INVOICE_RETENTION_YEARS = {"IT": 10, "DE": 6, "FR": 6, "ES": 6, "GB": 6, "IE": 6, "NL": 7, "SE": 7}
 INVOICE_RETENTION_DEFAULT_YEARS = env_int("INVOICE_RETENTION_DEFAULT_YEARS", 10, minimum=1)
-RECEIPT_NUMBER_BLOCK = env_int("RECEIPT_NUMBER_BLOCK", 100, minimum=1)
+# How many series the receipt numbers (``R-<year>-S<nn>-<n>``) and, apart, the credit note
+# numbers are spread over: each series is one counter item, moved in the transaction of
+# its document, so each runs without gaps; more series, more writers at once (a counter
+# item takes ~1,000 writes/s, and a payment run's worker keeps one series for itself).
+# At most 100 (two digits). Lowering it leaves the higher series where they stopped.
+RECEIPT_NUMBER_SERIES = env_int("RECEIPT_NUMBER_SERIES", 16, minimum=1)
 # The seller named on every receipt (page and PDF). The default is an EU seller registered
 # for the One-Stop Shop (an Irish company: its country comes from its VAT number's prefix),
 # so the demo shows the EU's rules as they apply: domestic VAT at home, OSS VAT for other

@@ -186,7 +186,6 @@ from billing.access.receipt_numbers import (
     ReceiptNumbers,
     format_receipt_number,
     is_receipt_number,
-    reserve_receipt_numbers,
 )
 from billing.access.receipts import (
     claim_refund,
@@ -460,7 +459,6 @@ __all__ = [
     "get_receipt_by_number",
     "get_receipt_for_url",
     "is_receipt_number",
-    "reserve_receipt_numbers",
     # catalog
     "create_product",
     "get_product",

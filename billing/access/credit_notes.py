@@ -7,9 +7,11 @@ quarter it is issued in. Its figures are the refund's share of the invoice
 (``rules.invoice_tax.refund_share``): worked out from the receipt's list of refunds, so
 the credit notes of a fully refunded invoice sum exactly to it.
 
-Numbers: ``CN-<year>-<6 digits>``, their own series, one UpdateItem ``ADD`` on
-``CRNSEQ#<year>`` per credit note (refunds are few); a number reserved for a refund whose
-write was then refused (recorded meanwhile by another request) is a gap.
+Numbers: ``CN-<year>-S<series>-<6 digits>``, their own series (``CRNSEQ#<year>#S<nn>``),
+taken as receipt numbers are (billing/access/receipt_numbers.py): inside the refund's
+transaction, so a refund refused (recorded meanwhile by another request, a redelivered
+dispute) takes no number and leaves no gap. Numbers from before the series
+(``CN-2026-000017``) stay valid.
 """
 
 from __future__ import annotations
@@ -21,27 +23,31 @@ from typing import Any
 from pynamodb.expressions.condition import Condition
 
 from billing.access._common import absent_if_invalid, utc_now
+from billing.access.receipt_numbers import NumberSeries, format_number
 from billing.access.tax_ledger import add_totals, quarter_of_moment
 from billing.models import CreditNote, CreditNoteCounter, Receipt, TaxLineMap
 from billing.rules.invoice_tax import refund_share
 
-CREDIT_NOTE_NUMBER = re.compile(r"CN-(?P<year>[0-9]{4})-(?P<seq>[0-9]{6,9})")
+CREDIT_NOTE_NUMBER = re.compile(r"CN-(?P<year>[0-9]{4})-(?:S(?P<series>[0-9]{2})-)?(?P<seq>[0-9]{6,9})")
 
 
-def format_credit_note_number(year: int, seq: int) -> str:
-    return f"CN-{year:04d}-{seq:06d}"
+def format_credit_note_number(year: int, seq: int, series: int | None = None) -> str:
+    return format_number("CN", year, series, seq)
 
 
 def is_credit_note_number(text: str) -> bool:
+    """Of a series (``CN-2026-S03-000017``) or from before the series (``CN-2026-000017``)."""
     return bool(CREDIT_NOTE_NUMBER.fullmatch(text))
 
 
-def reserve_credit_note_number(year: int) -> str:
-    """The next number of ``year``'s series: one atomic UpdateItem ADD."""
-    key = CreditNoteCounter.pk(year=year)
-    counter = CreditNoteCounter(key, key)
-    counter.update(actions=[CreditNoteCounter.LastNumber.add(1), CreditNoteCounter.EntityType.set(CreditNoteCounter)])
-    return format_credit_note_number(year, int(counter.LastNumber))
+class CreditNoteNumbers(NumberSeries):
+    """Credit note numbers: their own series, their own counters."""
+
+    def __init__(self) -> None:
+        super().__init__("CN", CreditNoteCounter)
+
+
+CREDIT_NOTE_NUMBERS = CreditNoteNumbers()
 
 
 def is_tax_invoice(receipt: Receipt) -> bool:

@@ -20,17 +20,20 @@ between the two writes completes it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from billing.access._common import iso_now, refused_as, utc_now
 from billing.access.credit_notes import (
+    CREDIT_NOTE_NUMBERS,
     add_credit_note,
     is_tax_invoice,
     new_credit_note,
-    reserve_credit_note_number,
 )
 from billing.access.events import new_event
 from billing.access.outbox import new_merchant_event, save_item
+from billing.access.receipt_numbers import write_numbered
 from billing.exceptions import ConditionFailed
 from billing.models import (
     CLOSED_DISPUTE_STATUSES,
@@ -116,15 +119,23 @@ def _update_receipt(receipt: Receipt, dispute: Dispute, *, actor: str) -> bool:
         data = dispute_object(_entry(receipt, dispute, now))
         merchant_events.append(new_merchant_event(kind, account_id=receipt.account_id, object_type="dispute",
                                                   object_id=dispute.dispute_id, data=data))
-    note = lost_dispute_credit_note(receipt, dispute)
+    note_of = lost_dispute_credit_note(receipt, dispute)
+
+    def write(transaction: Any, number: str | None = None) -> None:
+        transaction.update(receipt, actions, condition=condition)
+        transaction.save(event)
+        if note_of is not None and number is not None:
+            add_credit_note(transaction, note_of(number))
+        for merchant_event in merchant_events:
+            save_item(transaction, merchant_event)
+
     try:
-        with refused_as(ConditionFailed, receipt.SK), engine.transact_write() as transaction:
-            transaction.update(receipt, actions, condition=condition)
-            transaction.save(event)
-            if note is not None:
-                add_credit_note(transaction, note)
-            for merchant_event in merchant_events:
-                save_item(transaction, merchant_event)
+        with refused_as(ConditionFailed, receipt.SK):
+            if note_of is None:
+                with engine.transact_write() as transaction:
+                    write(transaction)
+            else:  # the credit note's number is taken by this write, or not at all
+                write_numbered(CREDIT_NOTE_NUMBERS, utc_now().year, write)
     except ConditionFailed:
         return False
     for name, value in after.items():
@@ -132,18 +143,18 @@ def _update_receipt(receipt: Receipt, dispute: Dispute, *, actor: str) -> bool:
     return True
 
 
-def lost_dispute_credit_note(receipt: Receipt, dispute: Dispute) -> CreditNote | None:
-    """A dispute lost takes the money back as a refund does: the credit note of what it
-    took (at most what is left of the charge), written with the dispute's closing (its
-    number is reserved first: a redelivered "lost", refused by the condition, leaves a gap)."""
+def lost_dispute_credit_note(receipt: Receipt, dispute: Dispute) -> Callable[[str], CreditNote] | None:
+    """A dispute lost takes the money back as a refund does: what makes the credit note of
+    what it took (at most what is left of the charge) given its number, taken by the
+    dispute's closing write (a redelivered "lost", refused by the condition, takes none)."""
     if dispute.status != "lost" or receipt.DisputeStatus == "lost" or not is_tax_invoice(receipt):
         return None
     taken = min(int(dispute.amount), int(receipt.ProcessedAmount) - int(receipt.RefundedAmount or 0))
     if taken <= 0:
         return None
-    number = reserve_credit_note_number(utc_now().year)
-    return new_credit_note(receipt, number=number, refund_id=dispute.dispute_id, amount=taken,
-                           earlier=[int(r.Amount) for r in receipt.Refunds or []], reason="dispute lost")
+    earlier = [int(r.Amount) for r in receipt.Refunds or []]
+    return lambda number: new_credit_note(receipt, number=number, refund_id=dispute.dispute_id, amount=taken,
+                                          earlier=earlier, reason="dispute lost")
 
 
 def _entry(receipt: Receipt, dispute: Dispute, now: str) -> DisputeEntry:

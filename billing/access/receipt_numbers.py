@@ -1,78 +1,220 @@
-"""Receipt numbers: ``R-<year>-<n>``, sequential per seller and year, never reused.
+"""Receipt numbers without gaps: ``R-<year>-S<series>-<n>``, each series 1, 2, 3...
 
-A number comes from the year's ``ReceiptCounter`` item, moved on by an atomic UpdateItem
-ADD: two processes never get the same number. At scale (millions of payments on one
-day, and one DynamoDB item takes about 1,000 writes a second) a batch does not write
-the counter once per receipt: a ``ReceiptNumbers`` reserves a *block* of numbers with one
-update and hands them out one by one. Numbers a process reserved and did not use
-(it stopped, crashed, or its run ended mid-block; a retried payment that found its
-receipt already written) are gaps: never handed out again. A receipt's number is
-therefore unique and increasing within a process, but two workers holding two blocks
-interleave: numbers follow reservation order, not the exact second of payment.
+A number is taken *inside* the TransactWriteItems that writes its document (the receipt,
+or a credit note: billing/access/credit_notes.py): the transaction's first item moves the
+series' counter from the value read to the next one, on condition it still holds that
+value (``LastNumber = :seen``). The number thus exists only if its document does: a
+payment that fails after its number was drawn, a worker killed mid-run, a retried
+payment whose receipt is there already: each cancels the whole transaction, counter
+included, and no number is lost. A writer that took the number first makes the other's
+condition fail: that one takes the counter's value from the refusal
+(``ReturnValuesOnConditionCheckFailure``), so no read of its own, and tries again with
+the next number (bounded, with a jittered pause).
+
+One counter item takes ~1,000 writes a second, and writers on one series take turns: so
+there are ``settings.RECEIPT_NUMBER_SERIES`` series (default 16), each with its own counter
+item per year. A thread keeps one series (a payment run's workers start on different
+ones) and remembers the last value it wrote, so its next payment draws the right number
+without a read: two requests per payment, as before the series. A thread that lost a
+race moves to another series at random, so two runs at once soon stop meeting.
+
+Numbers issued before the series (``R-2026-000123``, blocks reserved on one counter
+per year) stay valid: ``is_receipt_number`` accepts both shapes.
 """
 
 from __future__ import annotations
 
+import random
 import re
 import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from billing.access._common import refused_as
+from django.conf import settings
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
+
+from billing.access._common import transact_with_retries
 from billing.exceptions import ConditionFailed
-from billing.models import ReceiptCounter
+from billing.models import BillingItem, CreditNoteCounter, ReceiptCounter
 
-# Six digits at least (``R-2026-000123``), nine at most: the counter refuses to go past
+# Six digits at least (``R-2026-S07-000123``), nine at most: a series refuses to go past
 # them, so every number ever issued matches the pattern a URL is checked against.
 NUMBER_DIGITS = 6
 MAX_NUMBER = 999_999_999
-RECEIPT_NUMBER = re.compile(r"R-(?P<year>[0-9]{4})-(?P<seq>[0-9]{6,9})")
+# Two digits of series: at most 100 of them.
+MAX_SERIES = 100
+RECEIPT_NUMBER = re.compile(r"R-(?P<year>[0-9]{4})-(?:S(?P<series>[0-9]{2})-)?(?P<seq>[0-9]{6,9})")
+# How often a number is drawn again after another writer took it first.
+ATTEMPTS = 12
 
 
-def format_receipt_number(year: int, seq: int) -> str:
-    return f"R-{year:04d}-{seq:0{NUMBER_DIGITS}d}"
+def format_number(prefix: str, year: int, series: int | None, seq: int) -> str:
+    """``<prefix>-<year>-S<series>-<seq>``; without ``series``, the shape of the numbers
+    issued before the series."""
+    middle = f"S{series:02d}-" if series is not None else ""
+    return f"{prefix}-{year:04d}-{middle}{seq:0{NUMBER_DIGITS}d}"
+
+
+def format_receipt_number(year: int, seq: int, series: int | None = None) -> str:
+    return format_number("R", year, series, seq)
 
 
 def is_receipt_number(text: str) -> bool:
-    """Whether ``text`` has the shape of a receipt number (checked before any key is built)."""
+    """Whether ``text`` has the shape of a receipt number, of a series or from before the
+    series (checked before any key is built)."""
     return bool(RECEIPT_NUMBER.fullmatch(text))
 
 
-def reserve_receipt_numbers(year: int, count: int) -> int:
-    """Reserve ``count`` numbers of ``year`` with one UpdateItem ADD; returns the last one
-    (the block is ``last - count + 1 .. last``). Conditional on the counter staying
-    within ``MAX_NUMBER`` (ConditionFailed past it: the year's numbers are spent)."""
-    if count < 1:
-        raise ValueError("reserve at least one number")
-    key = ReceiptCounter.pk(year=year)
-    counter = ReceiptCounter(key, key)
-    room = ReceiptCounter.LastNumber.does_not_exist() | (ReceiptCounter.LastNumber <= MAX_NUMBER - count)
-    with refused_as(ConditionFailed, key):
-        counter.update(
-            actions=[ReceiptCounter.LastNumber.add(count),
-                     # An UpdateItem creates the item on first use: give it its type.
-                     ReceiptCounter.EntityType.set(ReceiptCounter)],
-            condition=room,
-        )
-    return int(counter.LastNumber)
+def series_count() -> int:
+    return max(1, min(int(settings.RECEIPT_NUMBER_SERIES), MAX_SERIES))
 
 
-class ReceiptNumbers:
-    """Hands out receipt numbers from blocks of ``block_size`` reserved on the counter
-    (thread-safe: a batch's workers share one). ``block_size=1`` reserves one number per
-    receipt: no gaps but one UpdateItem each, for receipts made one at a time."""
+@dataclass(frozen=True)
+class Draw:
+    """The number a transaction is about to take: ``seen + 1`` of ``series``."""
 
-    def __init__(self, block_size: int = 1) -> None:
-        if block_size < 1:
-            raise ValueError("block_size must be at least 1")
-        self.block_size = block_size
+    year: int
+    series: int
+    seen: int
+    known: bool  # ``seen`` was read from or written to the counter (else a first guess: 0)
+
+
+class NumberSeries:
+    """Draws numbers of one kind of document (``prefix``, ``counter``: its model) for the
+    transactions that take them (``write_numbered``). Thread-safe: a payment run's workers
+    share one; each thread keeps a series of its own while it wins its races."""
+
+    def __init__(self, prefix: str, counter: type[ReceiptCounter] | type[CreditNoteCounter]) -> None:
+        self.prefix = prefix
+        self.counter = counter
         self._lock = threading.Lock()
-        self._blocks: dict[int, tuple[int, int]] = {}  # year -> (next to hand out, last reserved)
+        self._slots = iter(range(random.randrange(MAX_SERIES), 1 << 62))  # first series of the next thread
+        self._home: dict[int, int] = {}  # thread -> slot (its series: slot % series_count())
+        # (table, year, series) -> the counter's last value this object saw or wrote.
+        self._last: dict[tuple[str, str | None, int, int], int] = {}
 
-    def next_number(self, year: int) -> str:
+    def _cache_key(self, year: int, series: int) -> tuple[str, str | None, int, int]:
+        # A process may meet several tables (the tests make one each): never mix their counters.
+        return BillingItem.Meta.table_name, BillingItem.Meta.host, year, series
+
+    def draw(self, year: int) -> Draw:
+        """The next number of this thread's series, as far as this object knows."""
         with self._lock:
-            upcoming, last = self._blocks.get(year, (1, 0))
-            if upcoming > last:
-                # Under the lock: the other workers wait for this one update per block.
-                last = reserve_receipt_numbers(year, self.block_size)
-                upcoming = last - self.block_size + 1
-            self._blocks[year] = (upcoming + 1, last)
-        return format_receipt_number(year, upcoming)
+            thread = threading.get_ident()
+            if thread not in self._home:
+                self._home[thread] = next(self._slots)
+            series = self._home[thread] % series_count()
+            seen = self._last.get(self._cache_key(year, series))
+        if seen is not None and seen >= MAX_NUMBER:
+            raise ConditionFailed(self.counter.pk(year=year, series=f"{series:02d}"))  # the series' year is spent
+        return Draw(year, series, seen or 0, known=seen is not None)
+
+    def number(self, draw: Draw) -> str:
+        return format_number(self.prefix, draw.year, draw.series, draw.seen + 1)
+
+    def take(self, tx: Any, draw: Draw) -> None:
+        """Add the counter's move to ``tx``: from ``draw.seen`` to the next number, only if
+        it still holds ``draw.seen``; refused, DynamoDB answers with the item as it is."""
+        key = self.counter.pk(year=draw.year, series=f"{draw.series:02d}")
+        counter = self.counter(key, key)
+        held = self.counter.LastNumber == draw.seen
+        if draw.seen == 0:
+            held = self.counter.LastNumber.does_not_exist() | held
+        tx.update(counter, actions=[self.counter.LastNumber.set(draw.seen + 1),
+                                    # The transaction creates the item on first use: give it its type.
+                                    self.counter.EntityType.set(self.counter)],
+                  condition=held, return_values="ALL_OLD")
+
+    def taken(self, draw: Draw) -> None:
+        """``draw``'s transaction was written: the series now stands at its number."""
+        with self._lock:
+            key = self._cache_key(draw.year, draw.series)
+            self._last[key] = max(self._last.get(key, 0), draw.seen + 1)
+
+    def refused(self, draw: Draw, item: dict[str, Any] | None, *, move: bool) -> None:
+        """The counter did not hold ``draw.seen``: remember what it holds (from the refusal's
+        item, else one consistent GetItem); ``move``: another writer took the number, so this
+        thread moves to another series."""
+        if item is not None:
+            current = int(item.get("LastNumber", {}).get("N", 0))
+        else:
+            key = self.counter.pk(year=draw.year, series=f"{draw.series:02d}")
+            try:
+                current = int(self.counter.get(key, key, consistent_read=True).LastNumber)
+            except DoesNotExist:
+                current = 0
+        with self._lock:
+            self._last[self._cache_key(draw.year, draw.series)] = current
+            if move and series_count() > 1:
+                self._home[threading.get_ident()] = random.randrange(MAX_SERIES * series_count())
+
+
+class ReceiptNumbers(NumberSeries):
+    """Receipt numbers (``R-<year>-S<nn>-<n>``): a payment run makes one for its workers;
+    a receipt written on its own uses the process's (``RECEIPT_NUMBERS``)."""
+
+    def __init__(self) -> None:
+        super().__init__("R", ReceiptCounter)
+
+
+RECEIPT_NUMBERS = ReceiptNumbers()
+
+
+def _first_update_index(tx: Any) -> int:
+    """Where a transaction's first update stands in its request (and so in its refusal's
+    reasons): PynamoDB sends the condition checks, the deletes, the puts, then the updates,
+    each kind in the order it was added."""
+    return len(tx._condition_check_items) + len(tx._delete_items) + len(tx._put_items)
+
+
+def _counter_refusal(error: TransactWriteError, index: int) -> tuple[bool, bool, dict[str, Any] | None]:
+    """(whether the counter, the transaction's item ``index``, was refused; whether any
+    other item was; the counter's item as the refusal returned it)."""
+    reasons = error.cancellation_reasons or []
+    refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
+    counter = index < len(refused) and refused[index]
+    other = any(flag for n, flag in enumerate(refused) if n != index)
+    reason = reasons[index] if counter else None
+    return counter, other, reason.raw_item if reason is not None else None
+
+
+def write_numbered(numbers: NumberSeries, year: int, write: Callable[[Any, str], None],
+                   attempts: int = ATTEMPTS) -> str:
+    """Run ``write(tx, number)`` in one TransactWriteItems whose first item takes ``number``
+    from ``numbers`` (a series of ``year``), so the number exists only if the write does;
+    returns the number. ``write`` is called again for each attempt (it builds its items
+    from the number). The counter did not hold the value drawn (another writer took the
+    number first, or this object had not seen the counter yet): drawn again, after a short
+    jittered pause. A refusal of the caller's own conditions alone (the counter is the
+    transaction's first update, so the caller's puts keep their indexes among the reasons)
+    or any error is raised as it came, and the counter stays as it was."""
+    for attempt in range(attempts):
+        draw = numbers.draw(year)
+        number = numbers.number(draw)
+        where = [0]
+
+        def body(tx: Any, draw: Draw = draw, number: str = number, where: list[int] = where) -> None:
+            numbers.take(tx, draw)  # the first update, whatever ``write`` adds
+            write(tx, number)
+            where[0] = _first_update_index(tx)
+
+        try:
+            transact_with_retries(body)
+        except TransactWriteError as error:
+            counter, other, item = _counter_refusal(error, where[0])
+            if counter:
+                # Only a race lost moves the thread on: a first guess just learns the
+                # counter's value, and so does a refusal of the caller's own.
+                numbers.refused(draw, item, move=draw.known and not other)
+            # Refused with the counter, a condition of the caller's may only say the number
+            # was wrong (its look-up item is another's): try again with the counter's value,
+            # and a refusal of the caller's own comes back alone.
+            if not counter or attempt == attempts - 1:
+                raise
+            time.sleep(random.uniform(0.0, 0.01) * 2 ** min(attempt, 4))
+            continue
+        numbers.taken(draw)
+        return number
+    raise AssertionError("unreachable")

@@ -5,6 +5,7 @@ first), read by the customer until their TTL passes, and refunded by staff.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from typing import Any
@@ -22,14 +23,14 @@ from billing.access._common import (
 )
 from billing.access.catalog import get_product
 from billing.access.credit_notes import (
+    CREDIT_NOTE_NUMBERS,
     add_credit_note,
     is_tax_invoice,
     new_credit_note,
-    reserve_credit_note_number,
 )
 from billing.access.events import new_event
 from billing.access.outbox import new_merchant_event, receipt_events, save_item
-from billing.access.receipt_numbers import ReceiptNumbers, is_receipt_number
+from billing.access.receipt_numbers import RECEIPT_NUMBERS, ReceiptNumbers, is_receipt_number, write_numbered
 from billing.access.tax_ledger import (
     InvoiceTax,
     add_receipt_totals,
@@ -59,39 +60,50 @@ def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
     )
 
 
-def create_receipt(sub: Subscription, **charge: Any) -> tuple[Receipt, bool]:
-    """Record a successful charge: the receipt, only if absent, its number's look-up
+def create_receipt(sub: Subscription, *, numbers: ReceiptNumbers | None = None, **charge: Any,
+                   ) -> tuple[Receipt, bool]:
+    """Record a successful charge: its receipt number (the move of its series' counter,
+    billing/access/receipt_numbers.py), the receipt, only if absent, its number's look-up
     item, only if absent, its ``payment.succeeded`` audit event, and the merchant's
     ``payment.succeeded`` and ``invoice.created`` events (billing/access/outbox.py), in one
     TransactWriteItems (one request, so a batch payment stays at two: this and the
     advance). The key is deterministic (billing date, SKU, SubId), so a retried payment
-    finds the first receipt and writes no second event; returns (receipt, created).
-    ``charge``: the charge as ``build_receipt`` takes it (its one list of arguments). The
-    tax is added to the quarter's totals by the same transaction (retried when it meets
-    another on a totals item).
+    finds the first receipt and writes no second event, and takes no number: returns
+    (receipt, created). ``numbers``: the series to draw from (a payment run's, else the
+    process's). ``charge``: the charge as ``build_receipt`` takes it (its one list of
+    arguments). The tax is added to the quarter's totals by the same transaction (retried
+    when it meets another on a totals item).
     """
-    receipt, lookup, event = build_receipt(sub, **charge)
+    processed_at = charge.pop("processed_at", None) or utc_now()
+    # Worked out once: the items are built again for each number drawn.
+    tax = charge.pop("tax", None) or invoice_tax(sub, amount=charge["amount"], on=billing_today(
+        settings.BILLING_TIMEZONE, processed_at))
+    built: list[Receipt] = []
 
-    def write(transaction: Any) -> None:
+    def write(transaction: Any, number: str) -> None:
+        receipt, lookup, event = build_receipt(sub, number=number, processed_at=processed_at, tax=tax, **charge)
+        built[:] = [receipt]
+        # The puts go first (the counter is an update): the receipt is reason 0, the look-up 2.
         transaction.save(receipt, condition=Receipt.SK.does_not_exist())
         transaction.save(event)
         transaction.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
-        add_receipt_totals(transaction, receipt)  # after the three: the reasons' indexes below
+        add_receipt_totals(transaction, receipt)  # after the three: the reasons' indexes above
         for merchant_event in receipt_events(receipt):
             save_item(transaction, merchant_event)
 
     try:
-        transact_with_retries(write)
+        write_numbered(numbers or RECEIPT_NUMBERS, processed_at.year, write)
     except TransactWriteError as error:
         reasons = error.cancellation_reasons or []
         refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
         if refused and refused[0]:
-            receipt.Number = None  # the stored receipt has its own number; this one is a gap
+            receipt = built[0]
+            receipt.Number = None  # the stored receipt has its own number; this one was never taken
             return receipt, False
         if len(refused) > 2 and refused[2]:
-            raise ReceiptNumberTaken(receipt.Number) from error
+            raise ReceiptNumberTaken(built[0].Number) from error
         raise
-    return receipt, True
+    return built[0], True
 
 
 def build_receipt(
@@ -105,7 +117,7 @@ def build_receipt(
     processed_at: datetime | None = None,
     period_end: date | None = None,
     actor: str = "batch",
-    numbers: ReceiptNumbers | None = None,
+    number: str,
     sku: str | None = None,
     discount: int | None = None,
     coupon: str | None = None,
@@ -118,10 +130,8 @@ def build_receipt(
     switch of product writes them with the subscription's own update
     (billing/access/switch.py), each with the tax totals' adds (``add_receipt_totals``).
 
-    ``billing_date`` is the first day paid for, ``period_end`` the last. The number comes
-    from ``numbers`` (a batch's block: no request of its own most of the time), else from
-    a one-number reservation (one UpdateItem more). A number drawn for a receipt that turns
-    out to exist already is a gap, never reused. ``sku``: the product charged (the charge's
+    ``billing_date`` is the first day paid for, ``period_end`` the last. ``number``: the
+    one the writing transaction takes (``receipt_numbers.write_numbered``). ``sku``: the product charged (the charge's
     own, should the subscription have switched since); ``product_name``: its name (default:
     the one the subscription knows it by, see ``_name_charged``). ``discount`` and
     ``coupon``: a coupon's discount on this charge (the period's price was ``amount +
@@ -130,7 +140,6 @@ def build_receipt(
     ``switch`` for an upgrade's charge (billing/rules/switch.py), None for a period's."""
     sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
-    number = (numbers or ReceiptNumbers()).next_number(processed_at.year)
     receipt = Receipt(
         sub.PK,
         Receipt.sk(billing_date=billing_date.isoformat(), sku=sku, sub_id=sub.sub_id),
@@ -311,7 +320,6 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
-    note_number: str | None = None  # the refund's credit note's, reserved once
     for _ in range(attempts):
         if any(r.RefundId == refund_id for r in receipt.Refunds or []):
             return receipt, False
@@ -331,16 +339,18 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
                                       object_type="refund", object_id=refund_id, data=refund_object(after, entry))
         event = new_event(receipt.account_id, actor=actor, action=action, subject=receipt.SK,
                           before=before, after=receipt_snapshot(after), note=reason or None)
-        note = None
-        if is_tax_invoice(receipt):  # the refund's credit note, in the same write
-            note_number = note_number or reserve_credit_note_number(utc_now().year)
-            note = new_credit_note(receipt, number=note_number, refund_id=refund_id, amount=amount,
-                                   earlier=[int(r.Amount) for r in receipt.Refunds or []], reason=reason)
-            entry.CreditNoteNumber = note_number
+        note_of = None
+        if is_tax_invoice(receipt):  # the refund's credit note, in the same write, numbered by it
+            note_of = partial(new_credit_note, receipt, refund_id=refund_id, amount=amount,
+                              earlier=[int(r.Amount) for r in receipt.Refunds or []], reason=reason)
+        write = partial(_write_refund, receipt=receipt, entry=entry, total=total, status=status,
+                        unchanged=unchanged, claim=claim, event=event, note_of=note_of, merchant_events=[refunded])
         try:
             with refused_as(ConditionFailed, receipt.SK):
-                transact_with_retries(partial(_write_refund, receipt=receipt, entry=entry, total=total, status=status,
-                                 unchanged=unchanged, claim=claim, event=event, note=note, merchant_events=[refunded]))
+                if note_of is None:
+                    transact_with_retries(write)
+                else:
+                    write_numbered(CREDIT_NOTE_NUMBERS, utc_now().year, write)
         except ConditionFailed:
             fresh = get_receipt(receipt.account_id, receipt.SK)
             if fresh is None:
@@ -355,11 +365,16 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
     raise ConditionFailed(receipt.SK)
 
 
-def _write_refund(tx: Any, *, receipt: Receipt, entry: Refund, total: int, status: str, unchanged: Any,
-                  claim: str | None, event: AuditEvent, note: CreditNote | None,
-                  merchant_events: list[MerchantEvent]) -> None:
+def _write_refund(tx: Any, number: str | None = None, *, receipt: Receipt, entry: Refund, total: int, status: str,
+                  unchanged: Any, claim: str | None, event: AuditEvent,
+                  note_of: Callable[..., CreditNote] | None, merchant_events: list[MerchantEvent]) -> None:
     """The refund's one write: the receipt's bookkeeping (on condition), its audit event
-    and, for a tax invoice, its credit note with the totals' negative adds."""
+    and, for a tax invoice, its credit note numbered ``number`` (``note_of`` makes it)
+    with the totals' negative adds."""
+    note = None
+    if note_of is not None and number is not None:
+        note = note_of(number=number)
+        entry.CreditNoteNumber = number
     tx.update(receipt, actions=[
         Receipt.RefundedAmount.set(total),
         Receipt.Refunds.set(Receipt.Refunds.append([entry]) if receipt.Refunds else [entry]),

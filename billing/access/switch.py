@@ -5,12 +5,16 @@ condition that the subscription is still as the quote found it."""
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
-from billing.access._common import refused_as
+from django.conf import settings
+
+from billing.access._common import refused_as, utc_now
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.outbox import preview, receipt_events, save_item, subscription_event
+from billing.access.receipt_numbers import RECEIPT_NUMBERS, write_numbered
 from billing.access.receipts import build_receipt
-from billing.access.tax_ledger import InvoiceTax, add_receipt_totals
+from billing.access.tax_ledger import InvoiceTax, add_receipt_totals, invoice_tax
 from billing.exceptions import ConditionFailed
 from billing.models import (
     AuditAction,
@@ -22,6 +26,7 @@ from billing.models import (
     SubscriptionStatus,
 )
 from billing.rules.switch import SwitchQuote
+from core.clock import billing_today
 from core.dynamo import engine
 
 
@@ -42,8 +47,8 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     """Move ``sub`` to ``product``; with ``charge_id`` (an upgrade's charge of ``charged``)
     its ``switch`` receipt too. One TransactWriteItems: the subscription (on condition it
     is as quoted: else ``ConditionFailed``, nothing written), the audit event and, with a
-    charge, the receipt and its number's look-up item, and the merchant's events. Returns the
-    receipt written."""
+    charge, the receipt, its number (its series' counter: billing/access/receipt_numbers.py)
+    and its number's look-up item, and the merchant's events. Returns the receipt written."""
     before = subscription_snapshot(sub)
     previous = sub.PreviousProductName if sub.PreviousSKU else sub.ProductName
     previous_sku = sub.PreviousSKU or sub.SKU
@@ -56,27 +61,35 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     else:  # from the next payment: until then the product paid for
         actions += [Subscription.PreviousSKU.set(previous_sku), Subscription.PreviousProductName.set(previous),
                     Subscription.SwitchFrom.set(quote.effective.isoformat())]
-    receipt = lookup = None
-    if charge_id and charged > 0:
-        assert quote.paid_through is not None
-        receipt, lookup, _ = build_receipt(
-            sub, billing_date=today, amount=charged, currency=sub.Currency, charge_id=charge_id,
-            retention_days=retention_days, period_end=quote.paid_through, actor=actor, sku=product.SKU, tax=tax,
-            product_name=product.Name, kind="switch")
-        receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
-            sub.ProductName
-    after = {**before, "SKU": product.SKU, "ProductName": product.Name, "PaymentAmount": int(product.PaymentAmount),
-             "From": quote.effective.isoformat(), "Charged": charged if receipt else 0,
-             "Receipt": receipt.SK if receipt else None}
-    event = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
-                      before={**before, "SKU": sub.SKU, "ProductName": sub.ProductName}, after=after)
-    # The business condition, not the version: a reminder claimed meanwhile must not undo
-    # a switch whose charge is made (PynamoDB still moves the version on).
-    # The merchant's events: subscription.switched and, for an upgrade's charge,
-    # payment.succeeded and invoice.created (billing/access/outbox.py).
-    merchant_events = [subscription_event(MerchantEventType.SUBSCRIPTION_SWITCHED, preview(sub, actions)),
-                       *(receipt_events(receipt) if receipt is not None else [])]
-    with refused_as(ConditionFailed, sub.SK), engine.transact_write() as tx:
+    charging = bool(charge_id and charged > 0)
+    processed_at = utc_now()
+    tax = tax or (invoice_tax(sub, amount=charged, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
+                  if charging else None)
+    written: list[Receipt] = []
+
+    def write(tx: Any, number: str | None = None) -> None:
+        """The switch's items; with ``number``, the upgrade's receipt so numbered."""
+        receipt = lookup = None
+        if number is not None:
+            assert quote.paid_through is not None
+            receipt, lookup, _ = build_receipt(
+                sub, billing_date=today, amount=charged, currency=sub.Currency, charge_id=charge_id,
+                retention_days=retention_days, period_end=quote.paid_through, actor=actor, sku=product.SKU,
+                tax=tax, product_name=product.Name, kind="switch", number=number, processed_at=processed_at)
+            receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
+                sub.ProductName
+            written[:] = [receipt]
+        after = {**before, "SKU": product.SKU, "ProductName": product.Name,
+                 "PaymentAmount": int(product.PaymentAmount), "From": quote.effective.isoformat(),
+                 "Charged": charged if receipt else 0, "Receipt": receipt.SK if receipt else None}
+        event = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
+                          before={**before, "SKU": sub.SKU, "ProductName": sub.ProductName}, after=after)
+        # The business condition, not the version: a reminder claimed meanwhile must not undo
+        # a switch whose charge is made (PynamoDB still moves the version on).
+        # The merchant's events: subscription.switched and, for an upgrade's charge,
+        # payment.succeeded and invoice.created (billing/access/outbox.py).
+        merchant_events = [subscription_event(MerchantEventType.SUBSCRIPTION_SWITCHED, preview(sub, actions)),
+                           *(receipt_events(receipt) if receipt is not None else [])]
         tx.update(sub, actions=actions, condition=_as_quoted(sub, quote), add_version_condition=False)
         tx.save(event)
         if receipt is not None and lookup is not None:
@@ -85,6 +98,14 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
             add_receipt_totals(tx, receipt)
         for merchant_event in merchant_events:
             save_item(tx, merchant_event)
+
+    with refused_as(ConditionFailed, sub.SK):
+        if charging:  # the receipt's number is taken by the switch's own write (receipt_numbers)
+            write_numbered(RECEIPT_NUMBERS, processed_at.year, write)
+        else:
+            with engine.transact_write() as tx:
+                write(tx)
+    receipt = written[0] if written else None
     # What the update wrote, in memory as a fresh read would show it.
     sub.SKU, sub.ProductName, sub.PaymentAmount = product.SKU, product.Name, int(product.PaymentAmount)
     sub.LastSwitchDate = today.isoformat()

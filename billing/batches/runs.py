@@ -255,9 +255,9 @@ def run_payments(
     run_date = run_date or billing_today(settings.BILLING_TIMEZONE)
     gateway = gateway or get_gateway()
     members = shards.members if shards else None
-    # The run's workers share blocks of receipt numbers: one counter update per block,
-    # not per payment (the counter is one item); the unused rest of the last block is a gap.
-    numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
+    # The run's receipt numbers: each worker keeps a series of its own and remembers where
+    # it stands, so a payment's number costs no request of its own (receipt_numbers).
+    numbers = access.ReceiptNumbers()
     # The seller's tax profile, read once per run: no request of its own per payment.
     seller = access.invoice_seller()
     dates = dates_to_cover(BatchKind.PAYMENTS, run_date, catch_up_days, shards)

@@ -139,17 +139,17 @@ def test_a_payment_costs_two_writes_plus_its_share_of_the_index_pages(table, ddb
     ops = ddb_requests.by_name()
     # +1 PutItem and +1 UpdateItem: the BatchRun record; one index page holds all 40.
     # The receipt, its payment.succeeded event (M6) and its number's look-up item are one
-    # TransactWriteItems: still two writes per payment. +1 UpdateItem: the run reserved one
-    # block of RECEIPT_NUMBER_BLOCK (100) receipt numbers for all 40, not one per payment.
+    # TransactWriteItems: still two writes per payment. The receipt number is taken by that
+    # same transaction (its series' counter, one item more): no request of its own.
     # +1 Query per run: the incomplete subscriptions past their deadline (billing/operations/expiry.py).
     # +1 GetItem per run: the seller's tax profile (every invoice of the run is taxed by it).
-    assert ops == Counter({"PutItem": 1, "TransactWriteItems": 40, "UpdateItem": 42, "Query": 2, "GetItem": 1})
+    assert ops == Counter({"PutItem": 1, "TransactWriteItems": 40, "UpdateItem": 41, "Query": 2, "GetItem": 1})
     assert "Scan" not in ops
 
 
 def test_a_payment_a_coupon_takes_whole_costs_what_a_charged_one_does(table, ddb_requests) -> None:
     # Nothing to charge (the gateway refuses 0), but the same path as a charge: the receipt
-    # number from the run's block and the seller's profile the run read once.
+    # number taken by the receipt's transaction and the seller's profile the run read once.
     coupon = access.create_coupon("FREE", actor="staff", percent_off=100, duration="forever")
     token = card()
     subs = [due_subscription(n, due=D, prefix="free", card=token) for n in range(3)]
@@ -160,7 +160,7 @@ def test_a_payment_a_coupon_takes_whole_costs_what_a_charged_one_does(table, ddb
     ddb_requests.reset()
     summary = batches.run_payments(run_date=D, workers=2, catch_up_days=0)
     assert summary.counts["paid"] == 3 and get_gateway().charges_made() == []
-    assert ddb_requests.by_name() == Counter({"PutItem": 1, "TransactWriteItems": 3, "UpdateItem": 5, "Query": 2,
+    assert ddb_requests.by_name() == Counter({"PutItem": 1, "TransactWriteItems": 3, "UpdateItem": 4, "Query": 2,
                                               "GetItem": 1})
     assert [r.ProcessedAmount for s in subs for r in receipts_of(s)] == [0, 0, 0]
 

@@ -1,10 +1,11 @@
-"""Receipt numbers: sequential per seller and year, reserved in blocks by one
-counter update, never reused; a receipt found by its number with two GetItems; the
-payment batch's receipt e-mail carries the number."""
+"""Receipt numbers: sequential per seller, year and series, taken by the receipt's own
+transaction (no gaps: tests/billing/test_gapless_numbers.py), never reused; a receipt
+found by its number with two GetItems; the payment batch's receipt e-mail carries the
+number."""
 
 from __future__ import annotations
 
-import threading
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 
@@ -37,79 +38,70 @@ def sequence(number: str) -> int:
     return int(number.rsplit("-", 1)[1])
 
 
-def counter_value(year: int) -> int:
-    key = ReceiptCounter.pk(year=year)
+def series_of(number: str) -> str:
+    return number.split("-")[2]
+
+
+def counter_value(year: int, series: str) -> int:
+    key = ReceiptCounter.pk(year=year, series=series.removeprefix("S"))
     return int(ReceiptCounter.get(key, key).LastNumber)
 
 
 def test_numbers_have_the_shape_and_the_pattern_checks_it() -> None:
+    assert access.format_receipt_number(2026, 123, series=7) == "R-2026-S07-000123"
+    assert access.format_receipt_number(2026, 12_345_678, series=15) == "R-2026-S15-12345678"
+    assert access.is_receipt_number("R-2026-S07-000123") and access.is_receipt_number("R-2026-S99-999999999")
+    # the numbers issued before the series stay valid
     assert access.format_receipt_number(2026, 123) == "R-2026-000123"
-    assert access.format_receipt_number(2026, 12_345_678) == "R-2026-12345678"
     assert access.is_receipt_number("R-2026-000123") and access.is_receipt_number("R-2026-999999999")
     for bad in ("R-2026-00012", "R-26-000123", "r-2026-000123", "R-2026-000123#", "R-2026-0001234567",
-                "REC#2026-01-01", " R-2026-000123", "R-2026-000123\n", ""):
+                "REC#2026-01-01", " R-2026-000123", "R-2026-000123\n", "", "R-2026-S7-000123",
+                "R-2026-S007-000123", "R-2026-s07-000123", "R-2026-S07-00012", "R-2026-S07000123",
+                "R-2026-S07-000123\n", "R-2026-SXX-000123"):
         assert not access.is_receipt_number(bad), bad
 
 
-@given(st.integers(min_value=1, max_value=999_999_999), st.integers(min_value=1000, max_value=9999))
+@given(st.integers(min_value=1, max_value=999_999_999), st.integers(min_value=1000, max_value=9999),
+       st.one_of(st.none(), st.integers(min_value=0, max_value=99)))
 @hypothesis_settings(max_examples=200)
-def test_every_number_the_counter_can_give_matches_the_pattern(seq: int, year: int) -> None:
-    assert access.is_receipt_number(access.format_receipt_number(year, seq))
+def test_every_number_a_series_can_give_matches_the_pattern(seq: int, year: int, series: int | None) -> None:
+    assert access.is_receipt_number(access.format_receipt_number(year, seq, series=series))
 
 
-def test_a_block_is_one_update_and_numbers_follow_each_other(table, ddb_requests) -> None:
-    numbers = access.ReceiptNumbers(block_size=5)
+def receipt_of(sub, day: date, charge: str, numbers: access.ReceiptNumbers | None = None, **more):
+    return access.create_receipt(sub, billing_date=day, amount=999, currency="USD", charge_id=charge,
+                                 retention_days=200, numbers=numbers, **more)
+
+
+def test_a_thread_numbers_its_receipts_with_no_request_of_their_own(table, ddb_requests) -> None:
+    numbers = access.ReceiptNumbers()
+    sub = make_subscription(make_account())
     ddb_requests.reset()
-    got = [numbers.next_number(2027) for _ in range(5)]
-    assert ddb_requests.ops == ["UpdateItem"]  # one reservation for five numbers
-    assert got == [f"R-2027-{n:06d}" for n in range(1, 6)]
-    ddb_requests.reset()
-    assert numbers.next_number(2027) == "R-2027-000006"  # the next block
-    assert ddb_requests.ops == ["UpdateItem"]
-    assert counter_value(2027) == 10
-    # another process's block starts after this one's: the rest of ours (7..10) is never
-    # handed out by anyone else
-    assert access.ReceiptNumbers(block_size=3).next_number(2027) == "R-2027-000011"
-    assert numbers.next_number(2027) == "R-2027-000007"
-    # each year has its own counter
-    assert numbers.next_number(2028) == "R-2028-000001"
+    got = [receipt_of(sub, date(2027, month, 15), f"ch{month}", numbers)[0].Number for month in range(1, 6)]
+    # the counter moves inside each receipt's transaction: no UpdateItem, no read of it
+    assert Counter(ddb_requests.ops)["TransactWriteItems"] == 5 and "UpdateItem" not in ddb_requests.ops
+    [series] = {series_of(n) for n in got}  # one thread keeps its series
+    assert got == [f"R-2027-{series}-{n:06d}" for n in range(1, 6)]
+    assert counter_value(2027, series) == 5
+    # each year has its own counters
+    later = receipt_of(sub, date(2028, 1, 15), "ch2028", processed_at=datetime(2028, 1, 15, 12, tzinfo=UTC))[0]
+    assert later.Number.startswith("R-2028-") and later.Number.endswith("-000001")
 
 
-def test_threads_and_allocators_never_share_a_number(local_table) -> None:
-    """Four allocators (four processes' worth) with four threads each, all at once, on
-    DynamoDB Local (moto serializes an UpdateItem's answer after releasing the item, so
-    under threads it can return another request's value: a moto race, not DynamoDB's)."""
-    allocators = [access.ReceiptNumbers(block_size=7) for _ in range(4)]
-    got: list[str] = []
-    lock = threading.Lock()
-    barrier = threading.Barrier(16)
-
-    def draw(numbers: access.ReceiptNumbers) -> None:
-        barrier.wait()
-        mine = [numbers.next_number(2027) for _ in range(10)]
-        with lock:
-            got.extend(mine)
-
-    threads = [threading.Thread(target=draw, args=(allocators[n % 4],)) for n in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(got) == 160 and len(set(got)) == 160
-    # reserved in whole blocks of 7: at most one part-used block per allocator
-    assert 160 <= counter_value(2027) <= 160 + 4 * 7 and counter_value(2027) % 7 == 0
-
-
-def test_the_counter_refuses_to_pass_the_largest_number(table) -> None:
-    key = ReceiptCounter.pk(year=2027)
+def test_the_counter_refuses_to_pass_the_largest_number(table, settings) -> None:
+    settings.RECEIPT_NUMBER_SERIES = 1
+    key = ReceiptCounter.pk(year=2027, series="00")
     ReceiptCounter(key, key, LastNumber=999_999_998).save()
+    sub = make_subscription(make_account())
+    numbers = access.ReceiptNumbers()
+    assert receipt_of(sub, date(2027, 1, 15), "ch1", numbers)[0].Number == "R-2027-S00-999999999"
+    assert counter_value(2027, "S00") == 999_999_999
     with pytest.raises(access.ConditionFailed):
-        access.reserve_receipt_numbers(2027, 2)
-    assert access.ReceiptNumbers().next_number(2027) == "R-2027-999999999"
-    assert counter_value(2027) == 999_999_999
+        receipt_of(sub, date(2027, 2, 15), "ch2", numbers)
+    assert counter_value(2027, "S00") == 999_999_999
 
 
-def test_a_retried_receipt_keeps_its_number_and_the_drawn_one_is_a_gap(table) -> None:
+def test_a_retried_receipt_keeps_its_number_and_takes_none(table) -> None:
     sub = make_subscription(make_account())
     first, created = access.create_receipt(sub, billing_date=D, amount=999, currency="USD", charge_id="ch",
                                            retention_days=200)
@@ -121,17 +113,20 @@ def test_a_retried_receipt_keeps_its_number_and_the_drawn_one_is_a_gap(table) ->
     assert stored.Number == first.Number
     later, _ = access.create_receipt(sub, billing_date=date(2027, 4, 15), amount=999, currency="USD",
                                      charge_id="ch2", retention_days=200)
-    assert sequence(later.Number) == sequence(first.Number) + 2  # the retry's number is skipped, not reused
+    # the retry's transaction was refused whole, its number with it: the next one follows
+    assert series_of(later.Number) == series_of(first.Number)
+    assert sequence(later.Number) == sequence(first.Number) + 1
 
 
-def test_a_number_already_taken_is_refused_and_nothing_is_written(table) -> None:
+def test_a_number_already_taken_is_refused_and_nothing_is_written(table, settings) -> None:
     """A counter behind its look-up items (a restored table) never gives a number twice."""
+    settings.RECEIPT_NUMBER_SERIES = 1  # the series the counter goes back in is the one drawn from
     account = make_account()
     sub = make_subscription(account)
     first, _ = access.create_receipt(sub, billing_date=D, amount=999, currency="USD", charge_id="ch",
                                      retention_days=200)
     year = int(first.Number.split("-")[1])
-    key = ReceiptCounter.pk(year=year)
+    key = ReceiptCounter.pk(year=year, series="00")
     ReceiptCounter(key, key, LastNumber=0).save()  # the counter goes back
     with pytest.raises(access.ReceiptNumberTaken, match=f"^{first.Number}$"):  # the number it refused
         access.create_receipt(sub, billing_date=date(2027, 4, 15), amount=999, currency="USD", charge_id="ch2",
@@ -159,20 +154,21 @@ def test_a_receipt_is_found_by_its_number_in_two_getitems_and_only_by_its_accoun
     assert ddb_requests.ops == []  # checked by the pattern before any key is built
 
 
-def test_a_payment_run_reserves_blocks_and_mails_each_number(table, settings, ddb_requests) -> None:
-    settings.RECEIPT_NUMBER_BLOCK = 4
+def test_a_payment_run_numbers_without_gaps_and_mails_each_number(table, ddb_requests) -> None:
     subs = seed_due(10, due=D)
     ddb_requests.reset()
     summary = batches.run_payments(run_date=D, workers=3, catch_up_days=0)
     assert summary.counts["paid"] == 10
     ops = ddb_requests.by_name()
-    # per payment: one transaction (receipt, event, number look-up) and one advance; the
-    # run: its record (PutItem + UpdateItem) and ceil(10 / 4) = 3 number reservations
-    assert ops["TransactWriteItems"] == 10 and ops["UpdateItem"] == 10 + 1 + 3
-    numbers = sorted(r.Number for sub in subs for r in receipts_of(sub))
+    # per payment: one transaction (number, receipt, event, number look-up) and one
+    # advance; the run: its record (PutItem + UpdateItem), and no counter update of its own
+    assert ops["TransactWriteItems"] == 10 and ops["UpdateItem"] == 10 + 1
+    numbers = [r.Number for sub in subs for r in receipts_of(sub)]
     year = numbers[0].split("-")[1]
-    assert numbers == [f"R-{year}-{n:06d}" for n in range(1, 11)]  # one process: no gap inside
-    assert counter_value(int(year)) == 12  # the last block's unused two are a gap
+    per_series = Counter(series_of(n) for n in numbers)
+    for series, count in per_series.items():  # each worker's series: 1..n, no gap
+        assert sorted(sequence(n) for n in numbers if series_of(n) == series) == list(range(1, count + 1))
+        assert counter_value(int(year), series) == count
     by_recipient = {m.to[0]: m for m in mail.outbox}
     for sub in subs:
         [receipt] = receipts_of(sub)

@@ -3,6 +3,7 @@ that hide an expired receipt."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 
 import pytest
@@ -35,7 +36,7 @@ def test_a_paid_receipt_holds_the_period_card_time_and_ttl_and_its_event_the_cha
     assert datetime(2027, 4, 14, tzinfo=UTC) == receipt.TTL  # midnight UTC of the billing date + 30 days
     [event] = [e for e in access.get_events_by_account(sub.account_id) if e.Action == "payment.succeeded"]
     assert (event.Actor, event.Subject) == ("batch", sub.SK)
-    assert receipt.Number == "R-2027-000001"  # the year's first number
+    assert re.fullmatch(r"R-2027-S[0-9]{2}-000001", receipt.Number)  # its series' first number that year
     assert event.After == {"Receipt": receipt.SK, "Amount": out.amount, "Currency": sub.Currency,
                            "ChargeId": out.charge_id, "PeriodStart": "2027-03-15", "PeriodEnd": "2027-04-14",
                            "Number": receipt.Number}
