@@ -32,7 +32,7 @@ def open_and_download(page, name: str) -> tuple[str, str]:
     with page.expect_download() as info:
         page.get_by_test_id("receipt-pdf").click()
     download = info.value
-    assert download.suggested_filename == f"rpay-{number}.pdf"
+    assert download.suggested_filename == f"rpay-invoice-{number}.pdf"  # docs/PORTAL.md's name
     content = Path(download.path()).read_bytes()
     assert content.startswith(b"%PDF-")
     return number, "\n".join(p.extract_text() for p in PdfReader(download.path()).pages)
