@@ -35,7 +35,7 @@ from typing import Any
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 
-from billing.access._common import transact_with_retries
+from billing.access._common import is_conditional_failure, transact_with_retries
 from billing.exceptions import ConditionFailed
 from billing.models import BillingItem, CreditNoteCounter, ReceiptCounter
 
@@ -46,8 +46,13 @@ MAX_NUMBER = 999_999_999
 # Two digits of series: at most 100 of them.
 MAX_SERIES = 100
 RECEIPT_NUMBER = re.compile(r"R-(?P<year>[0-9]{4})-(?:S(?P<series>[0-9]{2})-)?(?P<seq>[0-9]{6,9})")
-# How often a number is drawn again after another writer took it first.
-ATTEMPTS = 12
+# How often a number is drawn again after another writer took it first: with more
+# writers than series, a thread may lose several races in a row before it moves away.
+ATTEMPTS = 40
+
+
+class SeriesBusy(RuntimeError):
+    """Every attempt met another writer on the counter (far more writers than series)."""
 
 
 def format_number(prefix: str, year: int, series: int | None, seq: int) -> str:
@@ -133,18 +138,17 @@ class NumberSeries:
             key = self._cache_key(draw.year, draw.series)
             self._last[key] = max(self._last.get(key, 0), draw.seen + 1)
 
-    def refused(self, draw: Draw, item: dict[str, Any] | None, *, move: bool) -> None:
-        """The counter did not hold ``draw.seen``: remember what it holds (from the refusal's
-        item, else one consistent GetItem); ``move``: another writer took the number, so this
-        thread moves to another series."""
-        if item is not None:
-            current = int(item.get("LastNumber", {}).get("N", 0))
-        else:
-            key = self.counter.pk(year=draw.year, series=f"{draw.series:02d}")
-            try:
-                current = int(self.counter.get(key, key, consistent_read=True).LastNumber)
-            except DoesNotExist:
-                current = 0
+    def read(self, draw: Draw) -> int:
+        """What ``draw``'s counter holds now: one consistent GetItem."""
+        key = self.counter.pk(year=draw.year, series=f"{draw.series:02d}")
+        try:
+            return int(self.counter.get(key, key, consistent_read=True).LastNumber)
+        except DoesNotExist:
+            return 0
+
+    def refused(self, draw: Draw, current: int, *, move: bool) -> None:
+        """The counter held ``current``, not ``draw.seen``: remember it; ``move``: another
+        writer took the number, so this thread moves to another series."""
         with self._lock:
             self._last[self._cache_key(draw.year, draw.series)] = current
             if move and series_count() > 1:
@@ -169,19 +173,28 @@ def _first_update_index(tx: Any) -> int:
     return len(tx._condition_check_items) + len(tx._delete_items) + len(tx._put_items)
 
 
-def _counter_refusal(error: TransactWriteError, index: int) -> tuple[bool, bool, dict[str, Any] | None]:
-    """(whether the counter, the transaction's item ``index``, was refused; whether any
-    other item was; the counter's item as the refusal returned it)."""
+def _counter_refusal(numbers: NumberSeries, draw: Draw, error: TransactWriteError,
+                     index: int) -> tuple[int | None, bool]:
+    """(what the counter, the transaction's item ``index``, holds if it was refused, else
+    None; whether any other item was refused)."""
     reasons = error.cancellation_reasons or []
     refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
-    counter = index < len(refused) and refused[index]
     other = any(flag for n, flag in enumerate(refused) if n != index)
-    reason = reasons[index] if counter else None
-    return counter, other, reason.raw_item if reason is not None else None
+    if index < len(refused) and refused[index]:
+        item = reasons[index].raw_item  # type: ignore[union-attr]
+        current = int(item.get("LastNumber", {}).get("N", 0)) if item is not None else numbers.read(draw)
+        return current, other
+    if other:
+        # DynamoDB may stop at the first item refused (the puts come before the counter's
+        # update) and say nothing of the rest: a look-up item refused may be a number
+        # taken meanwhile. Whether the counter still holds the value drawn, one read says.
+        current = numbers.read(draw)
+        return (current if current != draw.seen else None), other
+    return None, other
 
 
 def write_numbered(numbers: NumberSeries, year: int, write: Callable[[Any, str], None],
-                   attempts: int = ATTEMPTS) -> str:
+                   attempts: int = ATTEMPTS, numbered: tuple[int, ...] = ()) -> str:
     """Run ``write(tx, number)`` in one TransactWriteItems whose first item takes ``number``
     from ``numbers`` (a series of ``year``), so the number exists only if the write does;
     returns the number. ``write`` is called again for each attempt (it builds its items
@@ -189,7 +202,12 @@ def write_numbered(numbers: NumberSeries, year: int, write: Callable[[Any, str],
     number first, or this object had not seen the counter yet): drawn again, after a short
     jittered pause. A refusal of the caller's own conditions alone (the counter is the
     transaction's first update, so the caller's puts keep their indexes among the reasons)
-    or any error is raised as it came, and the counter stays as it was."""
+    or any error is raised as it came, and the counter stays as it was. ``numbered``: the
+    indexes of the caller's items whose condition is on the number (a look-up item keyed by
+    it): refused while the counter reads as drawn, the write is tried again a few times
+    before the refusal is raised (a store whose transactions are not isolated from reads,
+    as DynamoDB Local's, can show another's look-up item before its counter)."""
+    unexplained = 0
     for attempt in range(attempts):
         draw = numbers.draw(year)
         number = numbers.number(draw)
@@ -203,17 +221,27 @@ def write_numbered(numbers: NumberSeries, year: int, write: Callable[[Any, str],
         try:
             transact_with_retries(body)
         except TransactWriteError as error:
-            counter, other, item = _counter_refusal(error, where[0])
-            if counter:
+            current, other = (None, False) if not is_conditional_failure(error) else \
+                _counter_refusal(numbers, draw, error, where[0])
+            counter = current is not None
+            reasons = error.cancellation_reasons or []
+            if not counter and unexplained < 3 and any(
+                    n < len(reasons) and reasons[n] is not None and reasons[n].code == "ConditionalCheckFailed"
+                    for n in numbered):
+                unexplained += 1
+                counter = True  # drawn again: the counter is read on the next refusal
+            if current is not None:
                 # Only a race lost moves the thread on: a first guess just learns the
                 # counter's value, and so does a refusal of the caller's own.
-                numbers.refused(draw, item, move=draw.known and not other)
+                numbers.refused(draw, current, move=draw.known and not other)
             # Refused with the counter, a condition of the caller's may only say the number
             # was wrong (its look-up item is another's): try again with the counter's value,
             # and a refusal of the caller's own comes back alone.
-            if not counter or attempt == attempts - 1:
+            if not counter:
                 raise
-            time.sleep(random.uniform(0.0, 0.01) * 2 ** min(attempt, 4))
+            if attempt == attempts - 1:
+                raise SeriesBusy(f"{numbers.prefix} {year}: no number after {attempts} attempts") from error
+            time.sleep(random.uniform(0.0, 0.005) * 2 ** min(attempt, 5))
             continue
         numbers.taken(draw)
         return number

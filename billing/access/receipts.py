@@ -92,7 +92,7 @@ def create_receipt(sub: Subscription, *, numbers: ReceiptNumbers | None = None, 
             save_item(transaction, merchant_event)
 
     try:
-        write_numbered(numbers or RECEIPT_NUMBERS, processed_at.year, write)
+        write_numbered(numbers or RECEIPT_NUMBERS, processed_at.year, write, numbered=(2,))
     except TransactWriteError as error:
         reasons = error.cancellation_reasons or []
         refused = [r is not None and r.code == "ConditionalCheckFailed" for r in reasons]
