@@ -37,10 +37,12 @@ def cancel_at_period_end(sub: Subscription, *, today: date, actor: str, reason: 
     access.end_subscription(sub, mode=CancelMode.PERIOD_END, today=today, actor=actor, reason=reason,
                             comment=comment, action=action)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
+    # A free trial's days were never paid for (``PaidThroughDate`` is still ``TrialEnd``).
+    free = bool(sub.TrialEnd and sub.TrialEnd == sub.PaidThroughDate)
     tell("cancel_scheduled", sub, lazy_message(
         gettext_noop("Your %(product)s subscription ends on %(date)s"), product=_name(sub),
         date=date_text(paid_through) if paid_through else "-"),
-        paid_through=paid_through, can_keep=bool(paid_through and paid_through >= today),
+        paid_through=paid_through, free_trial=free, can_keep=bool(paid_through and paid_through >= today),
         manage_url=manage_url(sub))
     return sub
 
@@ -66,12 +68,39 @@ def cancel_now(sub: Subscription, *, today: date, actor: str, reason: str, comme
     done = CancelledNow(sub, refund_action=AuditAction.STAFF_REFUND if action == AuditAction.STAFF_CANCEL
                         else AuditAction.CANCEL_REFUND)
     if paid_through and paid_through > today:
-        for receipt in _receipts_paying_after(sub, today):
-            _refund_unused(receipt, today, actor, done)
+        # Read after the cancel: a payment recorded just before it is refunded too.
+        for receipt, amount in refunds_if_cancelled_now(sub, today, paid_through=paid_through):
+            _refund_unused(receipt, amount, today, actor, done)
     tell("cancelled_now", sub, lazy_message(gettext_noop("Your %(product)s subscription is cancelled"), product=_name(sub)),
           ended_on=today, refunded=money_text(done.refunded, sub.Currency) if done.refunded else "",
           refund_pending=bool(done.refund_failures))
     return done
+
+
+def refunds_if_cancelled_now(sub: Subscription, today: date, *,
+                             paid_through: date | None = None) -> list[tuple[Receipt, int]]:
+    """What ``cancel_now`` refunds today, receipt by receipt: each charge that paid days
+    after today, by its unused days' share (``lifecycle.unused_share``), at most what is
+    left of it. The cancel page shows their sum before the customer confirms (one Query):
+    a free trial, or a payment a coupon took whole, has nothing to refund. ``paid_through``:
+    as it was before the cancel (default: the subscription's)."""
+    if paid_through is None and sub.PaidThroughDate:
+        paid_through = date.fromisoformat(sub.PaidThroughDate)
+    if not paid_through or paid_through <= today:
+        return []
+    refunds = []
+    for receipt in _receipts_paying_after(sub, today):
+        start = date.fromisoformat(receipt.PeriodStart or receipt.BillingDate)
+        share = unused_share(int(receipt.ProcessedAmount), start, date.fromisoformat(receipt.PeriodEnd), today)
+        amount = min(share, int(receipt.ProcessedAmount) - int(receipt.RefundedAmount or 0))
+        if amount > 0:
+            refunds.append((receipt, amount))
+    return refunds
+
+
+def refund_if_cancelled_now(sub: Subscription, today: date) -> int:
+    """The sum ``cancel_now`` would refund today, in minor units (the cancel page's)."""
+    return sum(amount for _, amount in refunds_if_cancelled_now(sub, today))
 
 
 def _receipts_paying_after(sub: Subscription, today: date) -> list[Receipt]:
@@ -80,12 +109,7 @@ def _receipts_paying_after(sub: Subscription, today: date) -> list[Receipt]:
     return [r for r in receipts if r.sub_id == sub.sub_id and r.PeriodEnd and r.PeriodEnd > today.isoformat()]
 
 
-def _refund_unused(receipt: Receipt, today: date, actor: str, done: CancelledNow) -> None:
-    start = date.fromisoformat(receipt.PeriodStart or receipt.BillingDate)
-    share = unused_share(int(receipt.ProcessedAmount), start, date.fromisoformat(receipt.PeriodEnd), today)
-    amount = min(share, int(receipt.ProcessedAmount) - int(receipt.RefundedAmount or 0))
-    if amount <= 0:
-        return
+def _refund_unused(receipt: Receipt, amount: int, today: date, actor: str, done: CancelledNow) -> None:
     try:
         refund = refund_receipt(receipt, amount, request_id=f"cancel-{receipt.sub_id}", actor=actor,
                                 reason=f"cancelled now: days after {today} unused", action=done.refund_action)

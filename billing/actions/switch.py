@@ -30,9 +30,9 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.models import AuditAction, Subscription
 from billing.notify import manage_url, tell
+from billing.operations.payments import next_charge, send_receipt
 from billing.operations.refunds import refund_receipt, refund_unapplied_switch
 from billing.rules.invoice_tax import tax_metadata
-from billing.rules.projection import coming_charges
 from billing.rules.schedule import months_before
 from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch, unused_credit
 from billing.rules.tax import TaxLine
@@ -174,9 +174,11 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
         raise
     charged = result.amount if result and receipt else 0
     refunded = _refund_excess_credit(sub, q, today=today, actor=actor) if q.upgrade and q.signed_difference < 0 else 0
+    if result is not None and receipt is not None:
+        # The charge's invoice, by the e-mail every charge sends (the renewals' receipt).
+        send_receipt(sub, receipt, True, result, today, q.paid_through or today, _next_payment_date(sub))
     tell("subscription_switched", sub, format_lazy(_("Your subscription now: {product}"), product=product.Name),
-         old_product=old_name, upgrade=q.upgrade, effective=q.effective,
-         new_amount=format_with_symbol(q.new_price, sub.Currency), **_next_payment(sub),
+         old_product=old_name, upgrade=q.upgrade, effective=q.effective, **_next_payment(sub),
          charged=format_with_symbol(charged, sub.Currency) if charged else "",
          credit=format_with_symbol(q.credit, sub.Currency), charge=format_with_symbol(q.charge, sub.Currency),
          refunded=format_with_symbol(refunded, sub.Currency) if refunded else "",
@@ -185,12 +187,18 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
 
 
 def _next_payment(sub: Subscription) -> dict[str, object]:
-    """The switched subscription's next payment for the e-mail, as the run will take it
-    (``rules.projection``: the new price, less the coupon's discount for that payment)."""
-    coming = coming_charges(sub, 1, tax=access.tax_terms(sub))
-    if not coming:
+    """The switched subscription's next payment for the e-mail: what the payment run will
+    charge (``payments.next_charge``, the function ``take_payment`` charges by: the new
+    price, less the coupon's discount for that payment, the tax as charged), never the new
+    product's list price."""
+    if not sub.is_live or not sub.NextPaymentDate:
         return {}
-    return {"next_date": coming[0].date, "next_amount": format_with_symbol(coming[0].amount, sub.Currency)}
+    coming = next_charge(sub)
+    return {"next_date": coming.date, "next_amount": format_with_symbol(coming.amount, sub.Currency)}
+
+
+def _next_payment_date(sub: Subscription) -> date | None:
+    return date.fromisoformat(sub.NextPaymentDate) if sub.NextPaymentDate else None
 
 
 def _refund_excess_credit(sub: Subscription, q: SwitchQuote, *, today: date, actor: str) -> int:

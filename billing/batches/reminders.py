@@ -15,8 +15,9 @@ from billing import access
 from billing.batches.outcomes import ReminderOutcome, ReminderStatus
 from billing.models import Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
+from billing.operations.payments import next_charge
 from billing.rules.card_expiry import expires_before
-from billing.rules.projection import coming_charges
+from billing.rules.projection import ComingCharge, coming_charges
 from billing.rules.schedule import next_payment_date, reminder_date
 from billing.rules.tax import Seller
 from core.localformat import LocalDate
@@ -36,12 +37,6 @@ def reminded_payment_date(sub: Subscription, day: date) -> date:
     return date.fromisoformat(sub.NextPaymentDate)
 
 
-def _following_reminder(sub: Subscription, payment: date, day: date) -> date:
-    """The reminder of the payment after ``payment``, on the subscription's anchor day
-    (GSI-1 projects ``PaymentDay`` for this: no GetItem per reminder), after ``day``."""
-    return reminder_date(next_payment_date(sub.PaymentDay, payment), _days_before(), day)
-
-
 def ends_trial(sub: Subscription, day: date) -> bool:
     """The payment the reminder due on ``day`` announces is the first charge after a free
     trial. ``create_subscription`` sets ``LastReminderDate`` (GSI-1's range key, so always
@@ -54,15 +49,35 @@ def ends_trial(sub: Subscription, day: date) -> bool:
         and sub.LastReminderDate == sub.NextPaymentDate and sub.NextPaymentDate >= day.isoformat()
 
 
-def _amount_due(sub: Subscription, day: date, seller: Seller | None = None) -> dict[str, str]:
-    """The amount the announced payment will take, as the payment run will take it: the
-    subscription's first coming charge (``rules.projection``: prorated after a change of
-    day, to the first anchor date after a trial, less the coupon's discount). GSI-1 does
-    not project ``LastPaymentDate``: whether it is a first period is ``ends_trial``'s."""
+def _announced(sub: Subscription, day: date, seller: Seller | None = None) -> ComingCharge | None:
+    """The charge the reminder due on ``day`` announces, as the payment run will take it
+    (``payments.next_charge``, the function ``take_payment`` charges by: prorated after a
+    change of day, to the first anchor date after a trial, less the coupon's discount, the
+    tax as charged). GSI-1 does not project ``LastPaymentDate``: whether it is a first
+    period is ``ends_trial``'s. None while past due (the reminder is for a later anchor
+    date, not for the owed period)."""
     if sub.Status != SubscriptionStatus.ACTIVE or not sub.NextPaymentDate:
-        return {}
-    charge = coming_charges(sub, 1, first=ends_trial(sub, day), tax=access.tax_terms(sub, seller))[0]
-    return {"amount": money_text(charge.amount, sub.Currency)}
+        return None
+    return next_charge(sub, seller=seller, first=ends_trial(sub, day))
+
+
+def _days_of(sub: Subscription, day: date) -> ComingCharge | None:
+    """The days the announced charge pays for (its amount untaxed: no read of the
+    seller's profile), for a reminder claimed but not sent."""
+    if sub.Status != SubscriptionStatus.ACTIVE or not sub.NextPaymentDate:
+        return None
+    return coming_charges(sub, 1, first=ends_trial(sub, day))[0]
+
+
+def _following_reminder(sub: Subscription, payment: date, day: date, charge: ComingCharge | None) -> date:
+    """The reminder of the payment after ``payment``: that payment is due the day after
+    the days ``payment`` pays for (a trial's first period ends before the first anchor
+    date, a changed day's runs past the next one), else on the next anchor date (GSI-1
+    projects ``PaymentDay`` for this: no GetItem per reminder). Never on or before
+    ``payment``: ``NextPaymentDate`` is still ``payment`` until it is paid, so a reminder
+    due by then would announce ``payment`` a second time. Each payment is reminded once."""
+    following = charge.period_end + timedelta(days=1) if charge else next_payment_date(sub.PaymentDay, payment)
+    return reminder_date(following, _days_before(), max(day, payment))
 
 
 def _trial(sub: Subscription, payment: date, day: date) -> dict[str, object]:
@@ -83,10 +98,12 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False,
         out.status = ReminderStatus.DRY_RUN
         return out
     # What the e-mail says is read before the claim moves LastReminderDate on (ends_trial).
-    context = {**subscription_context(sub), "payment_date": payment, **_amount_due(sub, day, seller), **_trial(sub, payment, day),
+    charge = _announced(sub, day, seller)
+    context = {**subscription_context(sub), "payment_date": payment, **_trial(sub, payment, day),
+               **({"amount": money_text(charge.amount, sub.Currency)} if charge else {}),
                **_card_warning(sub, payment)}
     try:
-        access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day))
+        access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day, charge))
     except access.ConditionFailed:
         out.reason = "claimed by another run"
         return out
@@ -118,7 +135,7 @@ def skip_stale_reminder(sub: Subscription, day: date, dry_run: bool) -> Reminder
     if not dry_run:
         payment = reminded_payment_date(sub, day)
         with contextlib.suppress(access.ConditionFailed):
-            access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day))
+            access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day, _days_of(sub, day)))
     return out
 
 

@@ -45,8 +45,9 @@ from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.operations.refunds import refund_after_close
 from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import tax_metadata
-from billing.rules.projection import ComingCharge, owed_charge
+from billing.rules.projection import ComingCharge, coming_charges, owed_charge
 from billing.rules.schedule import reminder_date, retry_after
+from billing.rules.tax import Seller
 from core.clock import billing_today
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
@@ -66,7 +67,19 @@ def charge_key(sub_id: str, period: date, attempt: int) -> str:
 
 def _owed(sub: Subscription, seller: access.InvoiceSeller | None = None) -> ComingCharge:
     """The projection's first coming charge, taxed as the seller and the buyer say."""
-    return owed_charge(sub, tax=access.tax_terms(sub, seller.tax if seller else None))
+    return next_charge(sub, seller=seller.tax if seller else None)
+
+
+def next_charge(sub: Subscription, *, seller: Seller | None = None, first: bool | None = None) -> ComingCharge:
+    """The payment ``take_payment`` takes next, for an e-mail or a page to announce: the
+    same charge (its days, the coupon's discount, the tax) it charges. ``seller``: the
+    seller's tax profile when the caller has read it (a run reads it once). ``first``: for
+    an item read from GSI-1, which does not project ``LastPaymentDate``: whether the owed
+    period is the first payment's (the run knows it from ``LastPaymentDate``)."""
+    tax = access.tax_terms(sub, seller)
+    if first is None:
+        return owed_charge(sub, tax=tax)
+    return coming_charges(sub, 1, first=first, tax=tax)[0]
 
 
 def owed_period(sub: Subscription) -> tuple[date, date]:
@@ -345,27 +358,29 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         if out.status == PaymentStatus.PAID:
             # This process recorded the payment of a subscription cancelled meanwhile: it
             # tells the customer, and no payment follows (the e-mail says when it ends).
-            out.mail_error = _send_receipt(sub, receipt, created, result, start, end, None)
+            out.mail_error = send_receipt(sub, receipt, created, result, start, end, None)
         return out
     out.status, out.next_payment = PaymentStatus.PAID, next_payment
     # The process whose conditional advance recorded the payment tells the customer, once:
     # also when the receipt was written by a run whose answer was lost before its advance
     # (an outage between the two), which the receipt's own "created" could not tell.
-    out.mail_error = _send_receipt(sub, receipt, created, result, start, end, next_payment)
+    out.mail_error = send_receipt(sub, receipt, created, result, start, end, next_payment)
     return out
 
 
-def _send_receipt(sub: Subscription, receipt: Receipt, created: bool, result: ChargeResult, start: date, end: date,
-                  next_payment: date | None) -> str:
-    """The receipt e-mail (the stored receipt's number when another run wrote it: one GetItem);
-    without ``next_payment``, it says the subscription ends with the period paid."""
+def send_receipt(sub: Subscription, receipt: Receipt, created: bool, result: ChargeResult, start: date, end: date,
+                 next_payment: date | None) -> str:
+    """The receipt e-mail of every charge, the renewals' and a switch's (the stored
+    receipt's number when another run wrote it: one GetItem); without ``next_payment``, it
+    says the subscription ends with the period paid. A receipt of 0 (a coupon took the
+    payment whole: nothing charged, no ``charge_id``) says so, and names no card."""
     if not created:
         receipt = access.get_receipt(sub.account_id, receipt.SK) or receipt
     return send_customer_email("receipt", sub.Email, receipt_subject(receipt), language=sub.Language, context={
         **subscription_context(sub), "amount": money_text(result.amount, result.currency),
         "product": receipt.ProductName or receipt.SKU,  # what was charged for, should it have switched since
         "billing_date": start, "period_start": start, "period_end": end,
-        "charge_id": result.charge_id, "next_payment": next_payment,
+        "charge_id": result.charge_id, "next_payment": next_payment, "nothing_charged": result.amount == 0,
         "receipt_number": receipt.Number, "receipt_path": reverse("receipt", args=[receipt.url_id]),
         "doc": invoice_of(receipt),  # None for a tax-blind receipt: the e-mail is a receipt's
         **_discount_context(result),

@@ -7,6 +7,7 @@ a concurrent change gets the kind message of the other manage pages.
 from __future__ import annotations
 
 from datetime import date, timedelta
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -20,9 +21,8 @@ from billing.customers import customer_required
 from billing.exceptions import PauseRefused
 from billing.forms import CancelChoiceForm, PauseForm
 from billing.models import Subscription
-from billing.operations.payments import owed_amount
+from billing.operations.payments import next_charge, owed_amount
 from billing.rules.lifecycle import CancelMode, can_keep, check_pausable, pause_end, state_of
-from billing.rules.projection import coming_charges
 from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
 from billing.views.manage_pages import subscription_context
 from core.localformat import local_date
@@ -47,22 +47,43 @@ def _posted_version(request: HttpRequest) -> int | None:
         return None
 
 
-def cancel_choices(sub: Subscription, day: date) -> tuple[str | None, str]:
+def _free_until(sub: Subscription) -> date | None:
+    """The trial's last day while nothing is paid (``PaidThroughDate`` is still ``TrialEnd``:
+    the first payment moves it on): then nothing was paid, so nothing is refunded."""
+    if sub.TrialEnd and sub.PaidThroughDate == sub.TrialEnd:
+        return date.fromisoformat(sub.TrialEnd)
+    return None
+
+
+def _now_label(refund: int | None, currency: str) -> str:
+    """"Now", with what it refunds: the amount ``cancel_now`` refunds (the same function),
+    or that nothing is (a free trial, a payment a coupon took whole). None: not known, for
+    a posted form's check (its words are not shown)."""
+    if refund is None:
+        return ""
+    if refund > 0:
+        return _("Now: it ends today, and %(amount)s is refunded to your card: the share of what you paid "
+                 "for the days after today.") % {"amount": format_with_symbol(refund, currency)}
+    return _("Now: it ends today. Nothing is refunded, and nothing more is charged.")
+
+
+def cancel_choices(sub: Subscription, day: date, refund: int | None) -> tuple[str | None, str]:
     """The labels of the two ways to end (None for "at period end" when nothing is paid
-    after today: then it is the same as now)."""
+    after today: then it is the same as now). ``refund``: what ending now refunds
+    (``lifecycle.refund_if_cancelled_now``, what ``cancel_now`` refunds)."""
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     state = state_of(sub, day)
     if paid_through and paid_through > day and state.kind == "cancelling":
         # Already ending at period end (another tab, or earlier): ending now is what is left.
-        return None, _("Now: it ends today, and the days you paid for after today are refunded, their share "
-                       "of what you paid.")
+        return None, _now_label(refund, sub.Currency)
     if paid_through and paid_through > day and state.running:
-        return (
-            _("At the end of the period you paid for: it runs until %(date)s, and you can keep it until "
-              "then. Nothing more is charged.") % {"date": _fmt(paid_through)},
-            _("Now: it ends today, and the days you paid for after today are refunded, their share "
-              "of what you paid."),
-        )
+        if _free_until(sub):
+            later = _("At the end of your free trial: it runs until %(date)s, and you can keep it until then. "
+                      "Nothing is charged.") % {"date": _fmt(paid_through)}
+        else:
+            later = _("At the end of the period you paid for: it runs until %(date)s, and you can keep it until "
+                      "then. Nothing more is charged.") % {"date": _fmt(paid_through)}
+        return later, _now_label(refund, sub.Currency)
     return None, _("Now: it ends today. Nothing more is charged.")
 
 
@@ -80,49 +101,67 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     day = today()
     if not sub.is_live and not can_keep(sub, day):
         return redirect("cancelled", sub_id=sub_id)
-    period_end_label, now_label = cancel_choices(sub, day)
-    form = CancelChoiceForm(bound_data(request), initial={"version": sub.Version},
-                            period_end_label=period_end_label, now_label=now_label)
-    if request.method == "POST" and form.is_valid():
-        if _changed(sub, form.cleaned_data.get("version")):
-            # Drawn again from the subscription as it is now, keeping the customer's choice
-            # (cancel now, its refund, the reason and comment) where it still applies.
-            again = request.POST.copy()
-            again["version"] = str(sub.Version)
-            form = CancelChoiceForm(again, period_end_label=period_end_label, now_label=now_label)
-            form.is_valid()
-            return changed_since(request, "portal/cancel.html", _cancel_context(sub, form, day))
-        data = form.cleaned_data
-        try:
-            if data["when"] == CancelMode.PERIOD_END:
-                lifecycle_actions.cancel_at_period_end(sub, today=day, actor=actor(request), reason=data["reason"],
-                                                       comment=data["comment"])
-            else:
-                done = lifecycle_actions.cancel_now(sub, today=day, actor=actor(request), reason=data["reason"],
-                                                    comment=data["comment"])
-        except access.ConditionFailed:
-            messages.warning(request, STALE_MESSAGE)
-            return redirect("cancel", sub_id=sub_id)
-        name = sub.ProductName or sub.SKU
+    if request.method != "POST":
+        return _cancel_page(request, sub, day, None)
+    # The posted choice is checked against the choices' values; their words (what "now"
+    # refunds: one Query) are read only when the page is drawn.
+    period_end_label, now_label = cancel_choices(sub, day, None)
+    form = CancelChoiceForm(request.POST, period_end_label=period_end_label, now_label=now_label)
+    if not form.is_valid():
+        return _cancel_page(request, sub, day, request.POST)
+    if _changed(sub, form.cleaned_data.get("version")):
+        # Drawn again from the subscription as it is now, keeping the customer's choice
+        # (cancel now, its refund, the reason and comment) where it still applies.
+        again = request.POST.copy()
+        again["version"] = str(sub.Version)
+        return _cancel_page(request, sub, day, again, stale=True)
+    data = form.cleaned_data
+    try:
         if data["when"] == CancelMode.PERIOD_END:
-            messages.success(request, _("Your %(product)s subscription is cancelled: it runs until %(date)s and "
-                                        "nothing more is charged. You can keep it until then.")
-                             % {"product": name, "date": _fmt(date.fromisoformat(sub.PaidThroughDate))})
-            return redirect("subscription", sub_id=sub_id)
-        messages.success(request, _("Your %(product)s subscription has ended.") % {"product": name})
-        if done.refunded:
-            messages.success(request, _("%(amount)s for the days after today is refunded to your card.")
-                             % {"amount": format_with_symbol(done.refunded, sub.Currency)})
-        if done.refund_failures:
-            messages.warning(request, _("The refund of the days after today could not be made just now: our "
-                                        "staff will make it and e-mail you."))
-        return redirect("cancelled", sub_id=sub_id)
-    return render(request, "portal/cancel.html", _cancel_context(sub, form, day))
+            lifecycle_actions.cancel_at_period_end(sub, today=day, actor=actor(request), reason=data["reason"],
+                                                   comment=data["comment"])
+        else:
+            done = lifecycle_actions.cancel_now(sub, today=day, actor=actor(request), reason=data["reason"],
+                                                comment=data["comment"])
+    except access.ConditionFailed:
+        messages.warning(request, STALE_MESSAGE)
+        return redirect("cancel", sub_id=sub_id)
+    name = sub.ProductName or sub.SKU
+    if data["when"] == CancelMode.PERIOD_END:
+        messages.success(request, _("Your %(product)s subscription is cancelled: it runs until %(date)s and "
+                                    "nothing more is charged. You can keep it until then.")
+                         % {"product": name, "date": _fmt(date.fromisoformat(sub.PaidThroughDate))})
+        return redirect("subscription", sub_id=sub_id)
+    messages.success(request, _("Your %(product)s subscription has ended.") % {"product": name})
+    if done.refunded:
+        messages.success(request, _("%(amount)s for the days after today is refunded to your card.")
+                         % {"amount": format_with_symbol(done.refunded, sub.Currency)})
+    if done.refund_failures:
+        messages.warning(request, _("The refund of the days after today could not be made just now: our "
+                                    "staff will make it and e-mail you."))
+    return redirect("cancelled", sub_id=sub_id)
 
 
-def _cancel_context(sub: Subscription, form: CancelChoiceForm, day: date) -> dict:
-    coming = coming_charges(sub, 1, tax=access.tax_terms(sub))  # the payment cancelling spares, as the run would take it
-    return {"sub": sub, "form": form, "state": state_of(sub, day), "next_charge": coming[0] if coming else None}
+def _cancel_page(request: HttpRequest, sub: Subscription, day: date, data: Any, *, stale: bool = False) -> HttpResponse:
+    """The cancel page, its "now" saying what it refunds: ``lifecycle.refund_if_cancelled_now``,
+    the function ``cancel_now`` refunds by. ``data``: the posted choice, drawn again."""
+    refund = lifecycle_actions.refund_if_cancelled_now(sub, day)
+    period_end_label, now_label = cancel_choices(sub, day, refund)
+    form = CancelChoiceForm(data, initial={"version": sub.Version}, period_end_label=period_end_label,
+                            now_label=now_label)
+    if data is not None:
+        form.is_valid()
+    context = _cancel_context(sub, form, day, refund)
+    if stale:
+        return changed_since(request, "portal/cancel.html", context)
+    return render(request, "portal/cancel.html", context)
+
+
+def _cancel_context(sub: Subscription, form: CancelChoiceForm, day: date, refund: int) -> dict:
+    # The payment cancelling spares, as the run would take it (the function it charges by).
+    coming = next_charge(sub) if sub.is_live and sub.NextPaymentDate else None
+    return {"sub": sub, "form": form, "state": state_of(sub, day), "next_charge": coming,
+            "free_until": _free_until(sub), "refund": refund}
 
 
 @require_POST

@@ -72,8 +72,11 @@ def test_an_upgrade_charges_the_paid_days_difference_now_and_renewals_the_new_pr
         (516, 1032, 516, "2027-03-25", "2027-04-09", "NEWS-PLUS")]
     [charge] = [c for c in get_gateway().charges_made(sub_id=sub.sub_id) if c["metadata"].get("kind") == "switch"]
     assert charge["idempotency_key"] == f"{sub.sub_id}:switch:2027-03-25:NEWS-PLUS" and charge["amount"] == 516
-    [message] = mail.outbox
+    # the switch's e-mail, and the charge's invoice, as every charge sends
+    [message] = [m for m in mail.outbox if not m.subject.startswith("Invoice ")]
     assert "News Plus" in message.subject and "$5.16" in message.body
+    [invoice] = [m for m in mail.outbox if m.subject.startswith("Invoice ")]
+    assert "News Plus" in invoice.subject and "5.16 USD" in invoice.body
     events = [e.Action for e in access.get_events_by_account(sub.account_id)]
     assert AuditAction.SUBSCRIPTION_SWITCHED in events
     # the renewal on 10 April charges the new price, for a whole month
