@@ -34,6 +34,8 @@ from billing.account_data import register_account_data as register_account_data
 from billing.actions import accounts, tax_identity, wallet
 from billing.models import Account, AuditEvent
 from billing.operations.retention import retention_end, retention_years
+from billing.rules.invoice_tax import rate_text
+from billing.rules.tax import applicable_rate, tax_line
 from core.language import remember_language
 from core.payments.gateway import CardToken
 
@@ -198,3 +200,44 @@ def account_closed(account_id: str) -> bool:
     """Whether the account was closed by its customer or by staff (one GetItem)."""
     account = access.get_account(account_id)
     return account is not None and bool(account.ClosedDate)
+
+
+@dataclass(frozen=True)
+class InvoiceTaxFigures:
+    """A shop invoice's seller and VAT, as billing's invoices carry them: the seller's
+    snapshot (its name, address, country and VAT number at the sale: a later change of the
+    business profile never reaches the invoice) and the VAT included in the total, at the
+    rate billing's rules give for the buyer (their billing country and VAT number)."""
+
+    seller_name: str
+    seller_address: str
+    seller_country: str
+    seller_vat_number: str
+    net: int
+    tax: int
+    rate: str  # percent, as billing stores it: "22", "25.5", "0"
+    treatment: str  # a billing.rules.tax.Treatment value
+    buyer_country: str
+    buyer_vat_number: str | None
+
+
+def invoice_tax_figures(account_id: str, total: int, on: date) -> InvoiceTaxFigures:
+    """The seller and the VAT of a shop invoice of ``total`` (minor units, VAT included)
+    issued on ``on`` to the account: the business profile (one GetItem, once a request) and
+    the account (one GetItem)."""
+    seller = access.invoice_seller()
+    buyer = access.buyer_of(access.get_account(account_id), seller.tax.country)
+    line = tax_line(total, applicable_rate(seller.tax, buyer, on), prices_include_tax=True)
+    return InvoiceTaxFigures(
+        seller_name=seller.name or "", seller_address=seller.address or "", seller_country=seller.tax.country,
+        seller_vat_number=seller.tax.vat_number or "", net=line.net, tax=line.tax,
+        rate=rate_text(line.rate.percent), treatment=str(line.rate.treatment), buyer_country=buyer.country,
+        buyer_vat_number=buyer.vat_number)
+
+
+def seller_now() -> InvoiceTaxFigures:
+    """Today's seller alone (no VAT figures): for a shop invoice written before invoices
+    kept their seller."""
+    seller = access.invoice_seller()
+    return InvoiceTaxFigures(seller.name or "", seller.address or "", seller.tax.country, seller.tax.vat_number or "",
+                             0, 0, "", "", "", None)

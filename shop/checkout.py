@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from django.utils.translation import gettext as _
 
+from billing.customers import invoice_tax_figures
 from core.payments.errors import GatewayError
 from core.payments.gateway import CardToken, ChargeResult, get_gateway
 from shop import faults
@@ -217,6 +218,7 @@ def _plan(order_id: str, customer_id: str, cart, address: dict[str, str], code: 
         card_token=card.token if card else None, card_brand=card.brand if card else None,
         card_last4=card.last4 if card else None, address=address, shipment_type=request.shipment_type,
         save_address=request.save_address, customer_email=request.email,
+        tax=invoice_tax_figures(customer_id, split.subtotal - split.discount, today()),
     )
 
 

@@ -284,6 +284,19 @@ class Invoice(ShopItem, discriminator="invoice"):
     Amount = NumberAttribute()  # what is owed: subtotal - discount
     Currency = UnicodeAttribute()
     DiscountCode = UnicodeAttribute(null=True)
+    # The seller at the sale and the VAT included in ``Amount`` (billing.customers
+    # ``invoice_tax_figures``), as billing's invoices keep them; null on invoices written
+    # before (their page names today's seller).
+    SellerName = UnicodeAttribute(null=True)
+    SellerAddress = UnicodeAttribute(null=True)
+    SellerCountry = UnicodeAttribute(null=True)
+    SellerVatNumber = UnicodeAttribute(null=True)
+    Net = NumberAttribute(null=True)
+    Tax = NumberAttribute(null=True)
+    TaxRate = UnicodeAttribute(null=True)
+    TaxTreatment = UnicodeAttribute(null=True)
+    BuyerCountry = UnicodeAttribute(null=True)
+    BuyerVatNumber = UnicodeAttribute(null=True)
     # Set when the customer's account is closed: the end of its tax retention, when
     # DynamoDB's TTL deletes it (docs/PORTAL.md, "Your data"). Unset: kept.
     TTL = TTLAttribute(null=True)

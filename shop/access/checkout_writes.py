@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext
 
@@ -44,6 +45,9 @@ from shop.models import (
     WarehouseItem,
 )
 from shop.plan import check_code_dates
+
+if TYPE_CHECKING:
+    from billing.customers import InvoiceTaxFigures
 
 JOURNAL_SHARDS = 8
 
@@ -86,10 +90,20 @@ class PlannedOrder:
     shipment_type: str | None = None
     save_address: bool = False  # keep the address on the customer item for next time
     customer_email: str | None = None
+    tax: InvoiceTaxFigures | None = None  # the invoice's seller and VAT
 
     @property
     def total(self) -> int:
         return self.subtotal - self.discount
+
+
+def invoice_tax_attributes(tax: InvoiceTaxFigures | None) -> dict[str, object]:
+    """The invoice's seller and VAT attributes (none for a plan without them)."""
+    if tax is None:
+        return {}
+    return {"SellerName": tax.seller_name, "SellerAddress": tax.seller_address, "SellerCountry": tax.seller_country,
+            "SellerVatNumber": tax.seller_vat_number or None, "Net": tax.net, "Tax": tax.tax, "TaxRate": tax.rate,
+            "TaxTreatment": tax.treatment, "BuyerCountry": tax.buyer_country, "BuyerVatNumber": tax.buyer_vat_number}
 
 
 def journal_entry(order_id: str, kind: str, at: str) -> PendingAction:
@@ -132,7 +146,7 @@ def build_order_details(plan: PlannedOrder) -> OrderDetails:
     details.invoice = Invoice(
         **Invoice.keys(invoice_id=plan.invoice_id, issued_at=plan.placed_at, **keys), OrderId=plan.order_id,
         IssuedAt=plan.placed_at, Subtotal=plan.subtotal, Discount=plan.discount, Amount=plan.total,
-        Currency=plan.currency, DiscountCode=plan.discount_code,
+        Currency=plan.currency, DiscountCode=plan.discount_code, **invoice_tax_attributes(plan.tax),
     )
     if plan.gift_card_amount:
         details.payments.append(Payment(

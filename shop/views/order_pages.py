@@ -11,9 +11,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods
 
-from billing.customers import customer_required
+from billing.customers import InvoiceTaxFigures, customer_required, seller_now
 from core.pages import bound_data, today
 from shop import access
+from shop.access.orders import OrderDetails
 from shop.forms import DateRangeForm, GiftCardBalanceForm
 from shop.views.common import order_or_404, shipment_rows
 
@@ -32,7 +33,21 @@ def orders_page(request: HttpRequest, account_id: str) -> HttpResponse:
 def order_page(request: HttpRequest, account_id: str, order_id: str) -> HttpResponse:
     details = order_or_404(account_id, order_id)
     return render(request, "shop/order.html", {"d": details, "order": details.order,
-                                               "shipments": shipment_rows(details)})
+                                               "shipments": shipment_rows(details), "seller": seller_of(details)})
+
+
+def seller_of(details: OrderDetails) -> InvoiceTaxFigures | None:
+    """The seller the invoice names: its own snapshot, else (an invoice written before
+    invoices kept it) today's."""
+    invoice = details.invoice
+    if invoice is None:
+        return None
+    if invoice.SellerName is None:
+        return seller_now()
+    return InvoiceTaxFigures(invoice.SellerName, invoice.SellerAddress or "", invoice.SellerCountry or "",
+                             invoice.SellerVatNumber or "", int(invoice.Net or 0), int(invoice.Tax or 0),
+                             invoice.TaxRate or "", invoice.TaxTreatment or "", invoice.BuyerCountry or "",
+                             invoice.BuyerVatNumber)
 
 
 @require_GET

@@ -29,9 +29,10 @@ def shop(shop_table: str) -> str:
 def test_a_paid_order_reserves_stock_and_charges_the_card(shop, ddb_requests) -> None:
     order = checkout(request(("album", 2), ("book", 1)))
     ops = ddb_requests.by_name()
-    # reads: each product with its stock (a Query per product), warehouses (1 BatchGetItem);
+    # reads: each product with its stock (a Query per product), warehouses (1 BatchGetItem),
+    # the invoice's seller and buyer (the business profile and the account: 2 GetItem);
     # writes: the order transaction, then the one that marks it paid.
-    assert ops == {"BatchGetItem": 1, "Query": 2, "TransactWriteItems": 2}, ddb_requests.ops
+    assert ops == {"BatchGetItem": 1, "Query": 2, "GetItem": 2, "TransactWriteItems": 2}, ddb_requests.ops
     assert order.Status == OrderStatus.PAID and order.Total == 24000 and order.CardAmount == 24000
     assert stock("album") == {"near": (10, 2, 8)}
     assert stock("book")["near"] == (3, 1, 2)  # the nearest warehouse
@@ -41,10 +42,11 @@ def test_a_paid_order_reserves_stock_and_charges_the_card(shop, ddb_requests) ->
     assert details.invoice.Amount == 24000 and [p.ChargeId for p in details.payments] == [charge["charge_id"]]
     assert [o.order_id for o in access.get_orders_by_customer_id(CUSTOMER)] == [order.order_id]
     assert_all_index_keys(stored([details.order, *details.items, details.invoice, *details.payments]))
-    # the next checkout within the minute reads no warehouse again (their addresses kept)
+    # the next checkout within the minute reads no warehouse again (their addresses kept);
+    # its invoice's seller and buyer, as they are now (2 GetItem)
     ddb_requests.reset()
     checkout(request(("album", 1)))
-    assert ddb_requests.by_name() == {"Query": 1, "TransactWriteItems": 2}
+    assert ddb_requests.by_name() == {"Query": 1, "GetItem": 2, "TransactWriteItems": 2}
 
 
 def test_a_line_is_split_across_warehouses_nearest_first(shop) -> None:

@@ -507,3 +507,21 @@ def test_the_3ds_card_asks_on_session_and_the_simulated_bank_answers(ann) -> Non
     done = ann.client.post(response["Location"], {"bank": "approve"})
     order_id = order_id_of(done)
     assert access.get_order_details_by_order_id(order_id).order.Status == "paid"
+
+
+def test_a_shop_invoice_names_its_seller_and_its_vat_as_billings_do(ann, settings) -> None:
+    """The order's invoice names the seller (name, address, VAT number) and the VAT in its
+    total, at the rate billing's rules give (a Swedish consumer of an Irish OSS seller: 25%),
+    from the invoice's own snapshot: a later change of the seller never reaches it."""
+    add(ann.client, "album", 2)
+    order_id = order_id_of(place(ann.client, discount_code="save10", gift_card=GIFT_CODE))
+    invoice = access.get_invoice_by_order_id(order_id)
+    assert (invoice.SellerName, invoice.SellerVatNumber, invoice.TaxRate) == ("rpay Ltd", "IE6388047V", "25")
+    assert (invoice.Net, invoice.Tax) == (14400, 3600) and invoice.Net + invoice.Tax == invoice.Amount == 18000
+    settings.RPAY_SELLER = {"name": "Someone Else Ltd", "address": "Elsewhere", "tax_id": "IE 9825613N"}
+    html = ann.client.get(f"/shop/orders/{order_id}/").content.decode().replace("\xa0", " ")
+    seller = html.split('data-testid="shop-seller">', 1)[1].split("</div>\n      </div>", 1)[0]
+    assert "rpay Ltd" in seller and "1 Example Street" in seller and "IE6388047V" in seller
+    assert "Someone Else" not in html
+    assert 'data-testid="shop-net">SEK 144.00<' in html and 'data-testid="shop-vat">SEK 36.00<' in html
+    assert "VAT 25%" in html
