@@ -24,7 +24,7 @@ import io
 from typing import Any
 from xml.sax.saxutils import escape
 
-from django.utils.translation import get_language
+from django.utils.translation import get_language, pgettext
 from django.utils.translation import gettext as _
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
@@ -38,7 +38,7 @@ from reportlab.platypus.flowables import Flowable
 from billing.models import CreditNote, Receipt
 from billing.rules.invoice import Document, DocumentKind, Party, credit_note_of, invoice_of
 from billing.templatetags.invoice import party_country, vat_rate_text, with_credit_note
-from billing.templatetags.portal import refund_reason
+from billing.templatetags.portal import dispute_reason, refund_reason
 from core.localformat import local_date
 from core.money import format_with_symbol
 
@@ -138,7 +138,8 @@ def receipt_rows(receipt: Receipt) -> list[tuple[str, str]]:
     if receipt.BillingAddress:  # the name and address given with the card, on one line each
         rows.append((_("Billing address"), ", ".join(line.strip() for line in receipt.BillingAddress.splitlines()
                                                       if line.strip())))
-    return rows + _card_rows(receipt) + charge_rows(receipt) + _paid_rows(receipt)
+    return (rows + _card_rows(receipt) + charge_rows(receipt) + _paid_rows(receipt) + _dispute_rows(receipt)
+            + _reference_rows(receipt))
 
 
 def charge_rows(receipt: Receipt) -> list[tuple[str, str]]:
@@ -178,8 +179,12 @@ def _paid_rows(receipt: Receipt) -> list[tuple[str, str]]:
         rows.append((_("Refund %(date)s") % {"date": _day(refund.At)}, "-" + money(refund.Amount)))
     if receipt.RefundedAmount:
         rows.append((_("Net paid"), money(receipt.net_amount)))
-    rows.append((_("Reference"), receipt.ChargeId or "—"))
     return rows
+
+
+def _reference_rows(receipt: Receipt) -> list[tuple[str, str]]:
+    """The processor's reference: the last line, as on the page."""
+    return [(_("Reference"), receipt.ChargeId or "—")]
 
 
 def render_receipt_pdf(receipt: Receipt, seller: dict[str, Any]) -> bytes:
@@ -236,7 +241,25 @@ def document_title(document: Document) -> str:
 def payment_rows(receipt: Receipt) -> list[tuple[str, str]]:
     """How an invoice was paid (and refunded): below its figures, not part of them."""
     return [(_("Date paid"), _day(receipt.ProcessedDate)), *_card_rows(receipt), *charge_rows(receipt),
-            *_paid_rows(receipt), *_credit_note_rows(receipt)]
+            *_paid_rows(receipt), *_dispute_rows(receipt), *_credit_note_rows(receipt), *_reference_rows(receipt)]
+
+
+def _dispute_rows(receipt: Receipt) -> list[tuple[str, str]]:
+    """A chargeback of the payment and its outcome, in the page's words."""
+    if not receipt.DisputeId:
+        return []
+    lines = [_("Disputed with your bank on %(day)s: %(amount)s, reason: %(reason)s.") % {
+        "day": _day(receipt.DisputeOpenedAt), "amount": _amount(receipt.DisputeAmount or 0, receipt.Currency),
+        "reason": dispute_reason(receipt.DisputeReason)}]
+    if receipt.dispute_closed:
+        day = {"day": _day(receipt.DisputeClosedAt)}
+        if receipt.DisputeStatus == "won":
+            lines.append(_("Closed on %(day)s in the seller's favour: the payment stands.") % day)
+        elif receipt.DisputeStatus == "lost":
+            lines.append(_("Closed on %(day)s: the disputed amount was returned to you by your bank.") % day)
+        else:
+            lines.append(_("Closed on %(day)s without a chargeback: the payment stands.") % day)
+    return [(pgettext("a chargeback of the payment", "Dispute"), "\n".join(lines))]
 
 
 def _credit_note_rows(receipt: Receipt) -> list[tuple[str, str]]:

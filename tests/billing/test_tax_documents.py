@@ -328,17 +328,22 @@ def test_an_invoice_pdf_shows_every_line_of_its_page(customer, tmp_path) -> None
     """The price and the coupon's discount (and each other line the page lists under the
     document) are in the PDF too: every label of the page's list is in the PDF."""
     receipt = invoice_receipt(customer, CASES["domestic"])
-    receipt.update(actions=[Receipt.CouponCode.set("SPRING"), Receipt.DiscountAmount.set(300)])
+    receipt.update(actions=[Receipt.CouponCode.set("SPRING"), Receipt.DiscountAmount.set(300),
+                            Receipt.DisputeId.set("dp_lines"), Receipt.DisputeReason.set("fraudulent"),
+                            Receipt.DisputeAmount.set(1220), Receipt.DisputeStatus.set("won"),
+                            Receipt.DisputeOpenedAt.set("2026-12-05T10:00:00+00:00"),
+                            Receipt.DisputeClosedAt.set("2026-12-20T10:00:00+00:00")])
     receipt, _ = access.record_refund(receipt, refund_id="re_lines", amount=100, actor="staff", reason="Goodwill")
     html = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
     text = pdf_lines(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content, tmp_path)
     listed = html.split('<dl class="row mb-0">', 1)[1].split("</dl>", 1)[0]
     labels = [label.split("<", 1)[0] for label in listed.split('<dt class="col-sm-4">')[1:]]
-    assert "Price" in labels and "Discount (SPRING)" in labels and "Credit notes" in labels, labels
+    assert {"Price", "Discount (SPRING)", "Credit notes", "Dispute"} <= set(labels), labels
     for label in labels:
         if label not in ("Product", "Period", "Refunded", "Paid"):  # the document's own lines; its paid rows
             assert label in text, label
-    for value in ("€15.20", "-€3.00", "€12.20", "SPRING", "-€1.00"):
+    for value in ("€15.20", "-€3.00", "€12.20", "SPRING", "-€1.00", "reason: Fraudulent",
+                  "in the seller's favour"):
         assert value in text, value
 
 
