@@ -32,6 +32,9 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
         "last4": card.Last4 if card else "",
         "sub_id": sub.sub_id,
         "payment_day": sub.PaymentDay,
+        # In a free trial that paid nothing (``PaidThroughDate`` is still ``TrialEnd``: the
+        # first payment moves it on), never "You have paid for it up to".
+        "free_trial": bool(sub.TrialEnd and sub.TrialEnd == sub.PaidThroughDate),
     }
 
 

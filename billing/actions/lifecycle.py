@@ -37,12 +37,10 @@ def cancel_at_period_end(sub: Subscription, *, today: date, actor: str, reason: 
     access.end_subscription(sub, mode=CancelMode.PERIOD_END, today=today, actor=actor, reason=reason,
                             comment=comment, action=action)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    # A free trial's days were never paid for (``PaidThroughDate`` is still ``TrialEnd``).
-    free = bool(sub.TrialEnd and sub.TrialEnd == sub.PaidThroughDate)
     tell("cancel_scheduled", sub, lazy_message(
         gettext_noop("Your %(product)s subscription ends on %(date)s"), product=_name(sub),
         date=date_text(paid_through) if paid_through else "-"),
-        paid_through=paid_through, free_trial=free, can_keep=bool(paid_through and paid_through >= today),
+        paid_through=paid_through, can_keep=bool(paid_through and paid_through >= today),
         manage_url=manage_url(sub))
     return sub
 

@@ -289,3 +289,21 @@ def test_a_cancel_at_the_end_of_a_trial_e_mail_says_nothing_was_charged(table) -
     for text in (message.body, message.alternatives[0][0]):
         assert "Your free trial runs until the end of 23 March 2027, then it ends: nothing has been charged." in text
         assert "You have paid for it up to" not in text
+
+
+def test_staff_ending_a_trial_e_mails_that_nothing_was_charged(table) -> None:
+    from billing.models import AuditAction
+
+    access.create_product("TRIAL-GYM", "Trial Gym", 4500, "GBP", trial_days=14)
+    with at(MADE):
+        sub = subscribing.subscribe(
+            access.create_account("staff-end@example.com"), sku="TRIAL-GYM", product_name="Trial Gym",
+            payment_day=10, amount=4500, currency="GBP", card=card(), today=MADE, actor="customer",
+            trial_days=14).sub
+    mail.outbox.clear()
+    with at(MADE + timedelta(days=2)):
+        subscribing.cancel(fresh(sub), actor="staff", reason="staff", action=AuditAction.STAFF_CANCEL)
+    [message] = mail.outbox
+    for text in (message.body, message.alternatives[0][0]):
+        assert "Your free trial runs until the end of 23 March 2027, then it ends: nothing has been charged." in text
+        assert "You have paid for it up to" not in text
