@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from billing.customers import contact
 from core.mail import money_text, send_customer_email
 from shop.access import OrderDetails
-from shop.models import Order, Shipment
+from shop.models import Invoice, Order, Shipment
 
 
 def customer_email(customer_id: str) -> str | None:
@@ -38,7 +38,17 @@ def order_context(order: Order, details: OrderDetails | None) -> dict[str, Any]:
         "card_last4": order.CardLast4 or "",
         "total": money_text(order.Total, order.Currency),
         "order_path": f"/shop/orders/{order.order_id}/",
+        **invoice_context(details.invoice if details else None, order.Currency),
     }
+
+
+def invoice_context(invoice: Invoice | None, currency: str) -> dict[str, Any]:
+    """The invoice's seller and VAT, as its page shows them (none on an older invoice)."""
+    if invoice is None or invoice.SellerName is None:
+        return {}
+    return {"seller": invoice.SellerName, "seller_vat": invoice.SellerVatNumber or "",
+            "net": money_text(int(invoice.Net or 0), currency), "vat": money_text(int(invoice.Tax or 0), currency),
+            "vat_rate": invoice.TaxRate or "0"}
 
 
 def send_order_confirmation(to: str | None, order: Order, details: OrderDetails | None) -> str:
