@@ -186,7 +186,9 @@ def test_an_old_receipt_without_tax_figures_is_shown_as_before(customer, setting
     assert invoice_of(receipt) is None
     html = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
     assert "Invoice" not in html and SELLER["tax_id"] in html and 'data-testid="tax-document"' not in html
-    text = pdf_lines(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content, tmp_path)
+    response = customer.client.get(f"/receipts/{receipt.Number}/pdf/")
+    assert response["Content-Disposition"] == f'attachment; filename="rpay-receipt-{receipt.Number}.pdf"'
+    text = pdf_lines(response.content, tmp_path)
     assert "Receipt number" in text and "Invoice" not in text
 
 
@@ -356,3 +358,5 @@ def test_the_pdf_downloads_under_the_documented_names(customer, settings) -> Non
     assert response["Content-Disposition"] == f'attachment; filename="rpay-credit-note-{note.Number}.pdf"'
     for doc in ("docs/PORTAL.md", "docs/TAX.md"):
         assert "rpay-invoice-<number>.pdf" in (settings.BASE_DIR / doc).read_text(), doc
+    portal = (settings.BASE_DIR / "docs/PORTAL.md").read_text()
+    assert "rpay-credit-note-<number>.pdf" in portal and "rpay-receipt-<number>.pdf" in portal
