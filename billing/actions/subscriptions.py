@@ -121,7 +121,18 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         raise
     if outcome.status == PaymentStatus.CANCELLED:
         _give_coupon_back(sub)
+    elif outcome.status == PaymentStatus.SKIPPED and outcome.charge_id and _recorded_by_another(sub, outcome):
+        # The charge succeeded and another process recorded it first (the processor's
+        # webhook tells of a succeeded payment at once): paid all the same, and started.
+        outcome.status = PaymentStatus.PAID
     return _after_first_charge(sub, outcome, new, actor=actor, discount=discount)
+
+
+def _recorded_by_another(sub: Subscription, outcome: PaymentOutcome) -> bool:
+    """Whether the first charge's period is recorded as paid on the live subscription."""
+    now = access.get_subscription(sub.account_id, sub.sub_id, sub.key_sku)
+    return (now is not None and now.is_live and outcome.period_end is not None
+            and (now.PaidThroughDate or "") >= outcome.period_end.isoformat())
 
 
 def _give_coupon_back(sub: Subscription) -> None:
