@@ -195,8 +195,9 @@ def test_a_declined_period_is_retried_with_its_own_key_and_metadata_until_no_ret
     charged_with = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "billing_date": "2027-03-15",
                     "period_start": "2027-03-15", "period_end": "2027-04-14", "payment_day": "15",
                     "price": str(sub.PaymentAmount),  # the monthly price it was charged at
-                    # its tax (the tests' seller is the settings' British one: not subject at home)
-                    "net": "999", "tax": "0", "tax_rate": "0", "tax_country": "GB", "tax_treatment": "not_subject",
+                    # its tax: the settings' seller is Irish, and a subscription without a billing
+                    # country is taxed at the seller's home rate (23%, included: 999 = 812 + 187)
+                    "net": "812", "tax": "187", "tax_rate": "23", "tax_country": "IE", "tax_treatment": "domestic",
                     "prices_include_tax": "1"}
 
     first = payments.take_payment(fresh(sub), run_date=D)

@@ -202,13 +202,21 @@ def test_a_history_takes_each_days_last_snapshot(created: dict, later: list) -> 
     built = build_history("acc", "SUB#x", created=D, changes=events, current={}, coupons={})
     starts = [s.start for s in built.states]
     assert starts == sorted(set(starts)) and starts[0] == D  # one state a day, none before the creation
-    for day in {max(D, e.day) for e in events}:
-        last = [e.after for e in sorted(events, key=lambda e: e.day)
-                if max(D, e.day) == day and e.action != AuditAction.PAYMENT_SUCCEEDED]
-        if last:
-            state = next(s for s in built.states if s.start == day)
-            assert (state.status, state.amount, state.currency) == (
-                last[-1]["Status"], last[-1]["PaymentAmount"], last[-1]["Currency"].upper())
+    # The oracle replays the events in the order they were made: a snapshot sets the state; a
+    # payment that succeeds on an incomplete subscription starts it (its event holds no snapshot).
+    expected: dict[date, tuple[str, int, str]] = {}
+    now: tuple[str, int, str] | None = None
+    for e in sorted(events, key=lambda e: e.day):
+        if e.action == AuditAction.PAYMENT_SUCCEEDED:
+            if now is None or now[0] != "incomplete":
+                continue
+            now = ("active", now[1], now[2])
+        else:
+            now = (e.after["Status"], e.after["PaymentAmount"], e.after["Currency"].upper())
+        expected[max(D, e.day)] = now
+    for day, want in expected.items():
+        state = next(s for s in built.states if s.start == day)
+        assert (state.status, state.amount, state.currency) == want
 
 
 # --- from the table: a known history ----------------------------------------------------------
