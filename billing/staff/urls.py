@@ -52,7 +52,8 @@ STAFF_PAGES = [
     ("staff_api_keys", _("API keys"), MANAGE_API_KEYS, None),
     ("staff_business_tax", _("Business & tax"), (VIEW_BILLING, MONEY), None),
     ("staff_tax_report", _("Tax report"), MONEY, None),
-    ("staff_revenue", _("Revenue"), MONEY, None),
+    # MRR, churn and cohorts: the finance role's, and the admin role's (the business's figures)
+    ("staff_revenue", _("Revenue"), (MONEY, INTEGRATIONS), None),
 ]
 
 
@@ -121,5 +122,5 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         # the quarter's VAT: the finance role, which answers for the money
         path("staff/tax-report/", staff(tax_report, MONEY), name="staff_tax_report"),
         # MRR, churn and cohorts: the finance role's, as the tax report
-        path("staff/revenue/", staff(revenue, MONEY), name="staff_revenue"),
+        path("staff/revenue/", staff(revenue, (MONEY, INTEGRATIONS)), name="staff_revenue"),
     ]

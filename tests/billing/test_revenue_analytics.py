@@ -338,7 +338,7 @@ def test_a_bad_month_reads_nothing(client: Client, db, moto_table, ddb_requests)
 
 @pytest.mark.parametrize(("role", "superuser", "allowed"), [
     ("finance", False, True), (None, True, True), ("support", False, False), ("catalog", False, False),
-    ("admin", False, False),
+    ("admin", False, True),  # the business's figures: finance and admin, never support
 ])
 def test_who_sees_the_page(client: Client, db, moto_table, role, superuser, allowed) -> None:
     staff(client, role, superuser)

@@ -54,7 +54,7 @@ MATRIX: dict[str, set[str]] = {
     # the seller's business and tax profile: read by whoever sees billing, saved by finance
     "staff_business_tax": {"support", "finance", "admin"},
     "staff_tax_report": {"finance"},  # the quarter's VAT: money
-    "staff_revenue": {"finance"},  # MRR, churn and cohorts: money, as the tax report
+    "staff_revenue": {"finance", "admin"},  # MRR, churn and cohorts: the business's figures, not support's
     # the merchant's webhook endpoints: seen by whoever sees billing, changed by the admin role
     "staff_webhook_endpoints": {"support", "finance", "admin"},
     "staff_webhook_endpoint": {"support", "finance", "admin"},
