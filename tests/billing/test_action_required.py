@@ -266,9 +266,10 @@ def test_refused_and_forgotten_meanwhile_a_run_with_the_old_item_leaves_it_to_th
 
 
 def run_parts_then_seller_renamed() -> tuple[access.ReceiptNumbers, access.InvoiceSeller]:
-    """What a payment run holds from its start: its block of receipt numbers and the seller
-    as read then. Staff then rename the business: the run's invoices keep the name it read."""
-    numbers, seller = access.ReceiptNumbers(block_size=10), access.invoice_seller()
+    """What a payment run holds from its start: its receipt numbers (a series per worker) and
+    the seller as read then. Staff then rename the business: the run's invoices keep the name
+    it read."""
+    numbers, seller = access.ReceiptNumbers(), access.invoice_seller()
     profile = access.get_seller_profile()
     access.save_seller_profile(
         profile, legal_name="Renamed Ltd", address=profile.Address, country=profile.Country,
@@ -278,8 +279,9 @@ def run_parts_then_seller_renamed() -> tuple[access.ReceiptNumbers, access.Invoi
     return numbers, seller
 
 
-def paid_from_the_same_block(numbers: access.ReceiptNumbers, day: date):
-    """Another subscription paid by the same run first: the receipt number its block gave."""
+def paid_from_the_same_series(numbers: access.ReceiptNumbers, day: date):
+    """Another subscription paid by the same run's worker first: the receipt number its
+    series gave (the next one follows it, without a gap)."""
     [other] = seed_due(1, due=day, prefix="other")
     assert payments.take_payment(other, run_date=day, numbers=numbers).status == PaymentStatus.PAID
     [receipt] = receipts_of(other)
@@ -295,7 +297,7 @@ def test_confirmed_meanwhile_the_run_records_it_with_its_own_numbers_and_seller(
     sub = awaiting_renewal()
     [waiting] = charges(sub)
     numbers, seller = run_parts_then_seller_renamed()
-    before = paid_from_the_same_block(numbers, date(2027, 1, 16))
+    before = paid_from_the_same_series(numbers, date(2027, 1, 16))
     get_gateway().authenticate(waiting["charge_id"], approve=True)
     outcome = payments.take_payment(fresh(sub), run_date=date(2027, 1, 16), numbers=numbers, seller=seller)
     assert (outcome.status, outcome.charge_id) == (PaymentStatus.PAID, waiting["charge_id"])
@@ -328,7 +330,7 @@ def test_confirmed_at_the_last_moment_the_last_retry_records_it_paid(table, sett
         assert run(day).counts["processed"] == 1
     access.replace_card(fresh(sub), card(AUTHENTICATING_TEST_CARD))
     numbers, seller = run_parts_then_seller_renamed()
-    before = paid_from_the_same_block(numbers, date(2027, 1, 20))
+    before = paid_from_the_same_series(numbers, date(2027, 1, 20))
     mail.outbox.clear()
     # A slow processor: the answer takes a second to come back (half the round trip), and the
     # customer confirms meanwhile (the thread polls every 2 ms: a second leaves a loaded CI room).
