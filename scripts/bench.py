@@ -90,16 +90,15 @@ def seed_filler(count: int, token: str) -> float:
 def access_loop(token: str, workers: int) -> dict:
     """The same pairs through the access layer (PynamoDB): ``access.create_receipt`` and
     ``access.advance_after_payment``, with no query, gateway or mail; receipt numbers from
-    one shared block, as a run draws them (so two requests a pair, as in bare_tx_loop)."""
-    from django.conf import settings
-
+    one run's series, as a run draws them (taken by the receipt's transaction: two requests
+    a pair, as in bare_tx_loop)."""
     from billing import access
 
     day = next_day()
     seed_due(day, token, DUE)
     subs = [subscription(n, PREFIX_DUE, day, token) for n in range(DUE)]
     nxt = day + timedelta(days=31)
-    numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
+    numbers = access.ReceiptNumbers()
 
     def pair(sub) -> None:
         access.create_receipt(sub, billing_date=day, amount=999, currency="USD", charge_id="ch_bench",

@@ -68,9 +68,8 @@ def main() -> None:
             return
         # cProfile sees only the thread that enables it: the day's items are paid here,
         # in the main thread, as one worker of ``run_payments`` pays them (its Query
-        # pages, ``take_payment`` per item, receipt numbers from a shared block), without
+        # pages, ``take_payment`` per item, receipt numbers from the run's series), without
         # the pool and the run record.
-        from django.conf import settings
         from django.core import mail
 
         from billing import access
@@ -83,7 +82,7 @@ def main() -> None:
         profile = cProfile.Profile(time.process_time)  # CPU, not the waits for the engine
         started = time.process_time()
         profile.enable()
-        numbers = access.ReceiptNumbers(settings.RECEIPT_NUMBER_BLOCK)
+        numbers = access.ReceiptNumbers()
         outcomes = [take_payment(sub, run_date=day, gateway=gateway, numbers=numbers)
                     for sub in access.get_due_payments_by_date(day)]
         profile.disable()
