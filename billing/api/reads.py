@@ -32,7 +32,7 @@ from billing.api.schemas import (
 )
 from billing.models import Account, Receipt, Subscription
 from billing.rules import api_objects
-from billing.views.receipt_pdf import render_receipt_pdf
+from billing.views.receipt_pdf import pdf_filename, render_receipt_pdf
 from core.pages import today
 
 router = Router(auth=read_key, tags=["reads"])
@@ -131,8 +131,8 @@ def get_receipt_pdf(request: HttpRequest, customer_id: KeyId, receipt_id: str) -
     with translation.override(receipt.Language or settings.LANGUAGE_CODE):
         pdf = render_receipt_pdf(receipt, settings.RPAY_SELLER)
     response = HttpResponse(pdf, content_type="application/pdf")
-    name = receipt.Number or f"receipt-{receipt.BillingDate}"
-    response["Content-Disposition"] = f'attachment; filename="rpay-{name}.pdf"'
+    # the name the portal's download has (docs/PORTAL.md): one promise, one function
+    response["Content-Disposition"] = f'attachment; filename="{pdf_filename(receipt)}"'
     return response
 
 

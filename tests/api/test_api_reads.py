@@ -53,6 +53,9 @@ def test_receipts_a_receipt_and_its_pdf(read_api: ApiClient, history) -> None:
     assert one["amount"] == 999 and one["currency"] == "USD" and one["subscription"] == history.sub.sub_id
     pdf = read_api.get(f"{base}/{history.receipt.url_id}/pdf")
     assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
+    # the file name the portal's download has, as docs/PORTAL.md names it
+    assert pdf["Content-Disposition"] == f'attachment; filename="rpay-invoice-{history.receipt.Number}.pdf"' or \
+        pdf["Content-Disposition"] == f'attachment; filename="rpay-receipt-{history.receipt.Number}.pdf"'
     assert read_api.get(f"{base}/R-2000-000001").status_code == 404
     # another customer's receipt is not found under this one
     other = make_customer_with_history("bob@example.com")

@@ -16,7 +16,7 @@ from tests.browser import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-NUMBER_URL = re.compile(r"/receipts/(R-[0-9]{4}-[0-9]{6,9})/$")
+NUMBER_URL = re.compile(r"/receipts/(R-[0-9]{4}-(?:S[0-9]{2}-)?[0-9]{6,9})/$")
 
 
 def open_and_download(page, name: str) -> tuple[str, str]:
