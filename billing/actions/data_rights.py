@@ -129,12 +129,16 @@ def _forget_at_processor(account: Account, items: list[BillingItem]) -> None:
         gateway.delete_customer(account.StripeCustomerId)
 
 
-def _tell_closed(account: Account, receipts: list[Receipt], until: datetime | None) -> None:
+def _tell_closed(account: Account, receipts: list[Receipt], notes: list[CreditNote], until: datetime | None) -> None:
+    """The last e-mail: what is erased, and what tax law keeps (the receipts and the credit
+    notes that correct them, each listed)."""
     kept = [{"number": r.Number or r.BillingDate, "date": date_text(date.fromisoformat(r.BillingDate)),
              "amount": money_text(int(r.ProcessedAmount), r.Currency)} for r in receipts]
+    kept_notes = [{"number": n.Number, "date": date_text(date.fromisoformat(n.IssuedAt[:10])),
+                   "amount": money_text(int(n.Gross), n.Currency)} for n in notes]
     tell_account("account_closed", account, lazy_message(gettext_noop("Your account is closed")),
-                 receipts_kept=len(receipts), kept=kept, kept_until=date_text(until.date()) if until else "",
-                 retention_years=retention_years())
+                 receipts_kept=len(receipts), kept=kept, kept_notes=kept_notes,
+                 kept_until=date_text(until.date()) if until else "", retention_years=retention_years())
 
 
 def _forget_login(user_id: int | None, email: str) -> None:
@@ -210,7 +214,8 @@ def close_account(account_id: str, *, actor: str = CUSTOMER_ACTOR, today: date |
     done.receipts_kept = len(receipts)
     done.kept_until = max((retained_until(r, years) for r in receipts), default=None)
     if done.closed_now and first.Email != access.pseudonym(account_id):
-        _tell_closed(first, receipts, done.kept_until)  # before this close erases the address
+        notes = [i for i in items if isinstance(i, CreditNote)]
+        _tell_closed(first, receipts, notes, done.kept_until)  # before this close erases the address
 
     _forget_at_processor(first, first_items + items)
     for source in account_data_sources():

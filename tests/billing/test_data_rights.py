@@ -438,3 +438,20 @@ def test_the_readme_names_every_folder_and_file_of_the_zip(tables, language) -> 
     readme = archive.read("README.txt").decode()
     for top in tops:
         assert f"{top}: " in readme, top
+
+
+def test_the_closed_e_mail_lists_the_credit_notes_kept_with_the_receipts(tables) -> None:
+    from billing.operations.refunds import refund_receipt
+
+    pat = make_customer_with_history("pat@example.com")
+    refund_receipt(pat.receipt, 300, request_id="goodwill-1", actor="staff@example.com", reason="goodwill")
+    [note] = access.get_credit_notes_by_account(pat.account_id)
+    mail.outbox.clear()
+
+    data_rights.close_account(pat.account_id, today=date.today())
+
+    [closing] = [m for m in mail.outbox if m.to == ["pat@example.com"] and "closed" in m.subject]
+    html = closing.alternatives[0][0]
+    for text in (closing.body, html):  # the credit note is kept for tax law as its receipt is: named
+        assert pat.receipt.Number in text and note.Number in text
+        assert "the credit notes that correct them" in text
