@@ -97,6 +97,22 @@ def log_in(page, email: str, password: str = BUILDER_PASSWORD) -> None:
     page.wait_for_load_state()
 
 
+def demo_staff_page(browser, live_server, viewport: dict, language: str):
+    """A page of a new browser context (its size and language) logged in to the admin as
+    the demo's staff user (seed_demo's): the staff pages' layout tests start here."""
+    from billing.management.commands.seed_demo import STAFF_EMAIL, STAFF_PASSWORD
+
+    context = browser.new_context(base_url=live_server.url, viewport=viewport, locale=language)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.goto("/admin/")
+    page.fill("#id_username", STAFF_EMAIL)
+    page.fill("#id_password", STAFF_PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_load_state()
+    return page
+
+
 def no_horizontal_scroll(page) -> bool:
     """Nothing wider than the device's screen. Against its width: a mobile browser widens
     its layout viewport (``innerWidth``) to fit content that overflows, hiding it there."""

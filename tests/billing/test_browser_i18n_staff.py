@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from billing.management.commands.seed_demo import CUSTOMER_EMAIL, STAFF_EMAIL, STAFF_PASSWORD
-from tests.browser import screenshot
+from billing.management.commands.seed_demo import CUSTOMER_EMAIL
+from tests.browser import demo_staff_page, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,14 +22,7 @@ FAILURES_HEADING = {"en": "Payment failures", "ko": "결제 실패"}
 def test_staff_pages_fit_the_screen(browser, moto_table, live_server, language) -> None:
     call_command("seed_demo", stdout=None)
     for width, viewport in WIDTHS.items():
-        context = browser.new_context(base_url=live_server.url, viewport=viewport, locale=language)
-        context.set_default_timeout(15_000)
-        page = context.new_page()
-        page.goto("/admin/")
-        page.fill("#id_username", STAFF_EMAIL)
-        page.fill("#id_password", STAFF_PASSWORD)
-        page.click("input[type=submit]")
-        page.wait_for_load_state()
+        page = demo_staff_page(browser, live_server, viewport, language)
         page.goto(f"/admin/staff/?email={CUSTOMER_EMAIL}")
         page.wait_for_url("**/admin/staff/accounts/**")
         assert page.evaluate("document.documentElement.lang") == language
@@ -41,4 +34,4 @@ def test_staff_pages_fit_the_screen(browser, moto_table, live_server, language) 
             screenshot(page, f"i18n-staff-{name}-{language}-{width}")
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, (name, width, overflow)
-        context.close()
+        page.context.close()

@@ -380,23 +380,14 @@ def test_the_demo_shows_movements(client: Client, db, moto_table) -> None:
 def test_the_page_fits_390_px(browser, moto_table, live_server) -> None:
     """In a real Chromium, on the demo: at 390 px the page never scrolls sideways (its wide
     tables scroll in their own box, the charts shrink); in Korean too."""
-    from billing.management.commands.seed_demo import STAFF_EMAIL, STAFF_PASSWORD
-    from tests.browser import screenshot
+    from tests.browser import demo_staff_page, screenshot
 
     call_command("seed_demo", stdout=io.StringIO())
     for language, heading in (("en", "MRR movements"), ("ko", "MRR 변동")):
-        context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844},
-                                      locale=language)
-        context.set_default_timeout(15_000)
-        page = context.new_page()
-        page.goto("/admin/")
-        page.fill("#id_username", STAFF_EMAIL)
-        page.fill("#id_password", STAFF_PASSWORD)
-        page.click("input[type=submit]")
-        page.wait_for_load_state()
+        page = demo_staff_page(browser, live_server, {"width": 390, "height": 844}, language)
         page.goto("/admin/staff/revenue/")
         page.wait_for_load_state()
         assert heading in page.content()
         screenshot(page, f"revenue-{language}-390")
         assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
-        context.close()
+        page.context.close()
