@@ -454,6 +454,21 @@ def customer(db, moto_table, products):
 
 
 @pytest.fixture
+def shop_table_too(moto_table, settings):
+    """The shop's table on moto beside the billing one: for billing tests that reach the
+    shop (an account's close forgets its shop customer; the shop's pages)."""
+    from core.dynamo.table import ensure_table
+    from shop.models import ShopItem, configure
+
+    before = ShopItem.Meta.table_name
+    settings.SHOP_DYNAMODB_TABLE = "shop_beside_billing"
+    configure(table_name="shop_beside_billing")
+    ensure_table(model=ShopItem)
+    yield
+    configure(table_name=before)
+
+
+@pytest.fixture
 def other_customer(db, moto_table, products):
     from tests.builders import make_customer
 

@@ -69,7 +69,10 @@ def safe_next(request: HttpRequest) -> str:
     """The ``next`` the page was asked to go on to (the shop's checkout sends a visitor
     here with its cart), when it is a page of this site; "" otherwise."""
     target = request.POST.get("next", request.GET.get("next", ""))
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    # A page of this site is a path ("/shop/checkout/") or an absolute URL of this host: a
+    # bare word ("0") is neither, and ``redirect`` would take it for a view's name.
+    if "/" in target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                          require_https=request.is_secure()):
         return target
     return ""
 

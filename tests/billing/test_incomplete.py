@@ -246,19 +246,6 @@ def test_incomplete_entries_are_found_by_day_and_deadline_without_scan(table, dd
         assert expire_due() == 0  # again: nothing left
 
 
-@pytest.fixture
-def shop_table_too(moto_table, settings):
-    """The shop's table beside the billing one: closing an account forgets its shop customer too."""
-    from core.dynamo.table import ensure_table
-    from shop.models import ShopItem, configure
-
-    before = ShopItem.Meta.table_name
-    settings.SHOP_DYNAMODB_TABLE = "shop_incomplete_close"
-    configure(table_name="shop_incomplete_close")
-    ensure_table(model=ShopItem)
-    yield
-    configure(table_name=before)
-
 
 def test_closing_the_account_expires_an_incomplete_first_payment(customer, shop_table_too) -> None:
     """Closing an account ends a subscription still waiting for the bank as the expiry
