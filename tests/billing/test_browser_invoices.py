@@ -37,7 +37,7 @@ def test_an_invoice_and_its_credit_note_on_a_phone(phone_page, moto_table, setti
     with page.expect_download() as info:
         page.get_by_test_id("receipt-pdf").click()
     download = info.value
-    assert download.suggested_filename == f"rpay-{number}.pdf"
+    assert download.suggested_filename == f"rpay-invoice-{number}.pdf"  # docs/PORTAL.md's name
     text = "\n".join(p.extract_text() for p in PdfReader(download.path()).pages)
     assert number in text and DEMO_BUSINESS.tax.vat_number in text and Path(download.path()).stat().st_size > 1000
 
