@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import wraps
 from pathlib import Path
 
 import pytest
@@ -52,10 +53,39 @@ def browser() -> Iterator[object]:
     # expect() polls until its condition holds: the same 15 s as the pages' actions, so a
     # loaded CI machine finishing a navigation late is waited for, not failed.
     expect.set_options(timeout=15_000)
-    with sync_playwright() as pw:
+    with sync_playwright() as pw, pytest.MonkeyPatch.context() as patch:
+        _reads_wait_for_load(patch)
         chromium = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS)
         yield chromium
         chromium.close()
+
+
+# A click that navigates returns once the new page has *started* loading (its URL is
+# already the new one), so a read taken then sees a half-parsed document: "0 receipts"
+# on a page still arriving. expect() retries; these one-shot reads do not, so each
+# first waits for the page's load event (immediate when it has fired).
+LOCATOR_READS = ("count", "all", "inner_text", "inner_html", "text_content", "all_inner_texts",
+                 "all_text_contents", "is_visible", "is_hidden", "is_checked", "is_enabled",
+                 "is_disabled", "get_attribute", "input_value")
+PAGE_READS = ("content", "inner_text", "text_content", "is_visible", "is_hidden", "is_checked",
+              "get_attribute", "input_value", "evaluate")
+
+
+def _after_load(read: Callable, page_of: Callable) -> Callable:
+    @wraps(read)
+    def waiting(self, *args, **kwargs):
+        page_of(self).wait_for_load_state("load")
+        return read(self, *args, **kwargs)
+    return waiting
+
+
+def _reads_wait_for_load(patch: pytest.MonkeyPatch) -> None:
+    from playwright.sync_api import Locator, Page
+
+    for name in LOCATOR_READS:
+        patch.setattr(Locator, name, _after_load(getattr(Locator, name), lambda loc: loc.page))
+    for name in PAGE_READS:
+        patch.setattr(Page, name, _after_load(getattr(Page, name), lambda page: page))
 
 
 @pytest.fixture
