@@ -20,7 +20,7 @@ from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 
-from billing.api import writes
+from billing.api import meters, metrics, prices, writes
 from billing.api.errors import error_body, install_handlers
 
 api = NinjaAPI(
@@ -35,6 +35,9 @@ install_handlers(api)
 # One router: the writes (billing/api/writes.py) are added to the reads' router, so that
 # a path with a GET and a POST (/products) is one URL pattern.
 api.add_router("", writes.router)
+# Each capability's routes in a module of its own, mounted at the root as well.
+for capability in (prices, meters, metrics):
+    api.add_router("", capability.router)
 
 
 def json_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
