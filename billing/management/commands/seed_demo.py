@@ -17,6 +17,7 @@ from billing.actions import subscriptions as subscribing
 from billing.actions.accounts import payment_customer
 from billing.actions.switch import switch
 from billing.exceptions import ConditionFailed
+from billing.management.demo import seed_parts
 from billing.management.demo_tax import (
     REFUNDED_CUSTOMER,
     TAX_CUSTOMERS,
@@ -327,6 +328,9 @@ class Command(BillingCommand):
         self.stdout.write(f"seeded {seeded} new demo account(s); {len(DEMO_ACCOUNTS) - seeded} already there")
         self.stdout.write(f"staff log-in:    {STAFF_EMAIL} / {STAFF_PASSWORD}")
         self.stdout.write(f"customer log-in: {CUSTOMER_EMAIL} / {CUSTOMER_PASSWORD}")
+        # The capabilities' own demo parts (prices, usage, revenue history), each idempotent.
+        for line in seed_parts(today):
+            self.stdout.write(line)
         self._seed_other_tables()
 
     def _seed_other_tables(self) -> None:
