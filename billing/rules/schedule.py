@@ -7,13 +7,23 @@ The anchor rule (docs/TABLE.md, "The schedule keeps its anchor"): a subscription
 every month, clamped to the month's last day when the month is shorter. The clamp is
 applied per month from the anchor, never from the previous (possibly clamped) date,
 so day 31 bills Jan 31, Feb 28, Mar 31, Apr 30 and never drifts to the 28th.
+
+Cadences (docs/MONEY.md "Cadences"): a subscription renews every N days, weeks, months or
+years. Every schedule function takes a ``Schedule``: a bare payment day (``int``) is the
+monthly cadence on that day, as before; a ``Cadence`` says the rest. Months and years are
+counted from the anchor's month and each date is clamped from the payment day, so a
+yearly 29 February bills 28 February in other years and 29 February again in leap years;
+weeks and days are counted from the anchor date (every N weeks keeps its weekday).
 """
 
 from __future__ import annotations
 
 import calendar
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date, timedelta
+from enum import StrEnum
+from typing import Any
 
 MIN_PAYMENT_DAY = 1
 MAX_PAYMENT_DAY = 31
@@ -38,26 +48,138 @@ def add_months(year: int, month: int, months: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
-def first_payment_date(payment_day: int, today: date) -> date:
+class Interval(StrEnum):
+    """The unit a subscription renews by (Stripe's ``recurring.interval``)."""
+
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+    YEAR = "year"
+
+
+# The most of each unit one period may span (Stripe's limit: one year, 52 weeks, 365 days).
+MAX_INTERVAL_COUNT = {Interval.DAY: 365, Interval.WEEK: 52, Interval.MONTH: 12, Interval.YEAR: 1}
+
+
+@dataclass(frozen=True)
+class Cadence:
+    """When a subscription renews: every ``count`` intervals (days, weeks, months, years).
+
+    Months and years: on ``payment_day`` (clamped to the month's end), in the months
+    ``count`` (years: ``12 * count``) apart counted from ``anchor``'s month. Weeks and
+    days: ``anchor`` and every ``7 * count`` / ``count`` days before and after it
+    (``payment_day`` is not used). ``anchor`` is the first full period's first day; the
+    plain monthly cadence needs none (every month is one of its months)."""
+
+    payment_day: int
+    interval: Interval = Interval.MONTH
+    count: int = 1
+    anchor: date | None = None
+
+    def __post_init__(self) -> None:
+        interval = Interval(self.interval)
+        object.__setattr__(self, "interval", interval)
+        check_payment_day(self.payment_day)
+        if not 1 <= self.count <= MAX_INTERVAL_COUNT[interval]:
+            raise ValueError(f"every {self.count} {interval}s is out of range")
+        if self.anchor is None and not self.is_monthly:
+            raise ValueError(f"every {self.count} {interval}s needs an anchor date")
+
+    @property
+    def is_monthly(self) -> bool:
+        """Today's plain monthly schedule (the default of every item written before cadences)."""
+        return self.interval == Interval.MONTH and self.count == 1
+
+    @property
+    def months(self) -> int:
+        """Calendar months from one date to the next; 0 for weeks and days."""
+        return {Interval.MONTH: self.count, Interval.YEAR: 12 * self.count}.get(self.interval, 0)
+
+    @property
+    def days(self) -> int:
+        """Days from one date to the next for weeks and days; 0 for months and years."""
+        return {Interval.DAY: self.count, Interval.WEEK: 7 * self.count}.get(self.interval, 0)
+
+    @property
+    def min_period_days(self) -> int:
+        """The shortest regular period: 28 days a month (February), else the fixed step."""
+        return MIN_PERIOD_DAYS * self.months if self.months else self.days
+
+
+# What the schedule functions take: a payment day (monthly) or a cadence.
+Schedule = int | Cadence
+
+
+def as_cadence(schedule: Schedule) -> Cadence:
+    return schedule if isinstance(schedule, Cadence) else Cadence(int(schedule))
+
+
+def new_cadence(payment_day: int, start: date, interval: Interval | str | None = None,
+                count: int | None = None) -> Cadence:
+    """The cadence of a subscription whose first charge is on ``start`` (today, or the
+    day after a free trial): months and years are anchored on the first ``payment_day``
+    on or after ``start`` (its month is the anniversary month), weeks and days on
+    ``start`` itself (its weekday)."""
+    interval = Interval(interval or Interval.MONTH)
+    count = int(count or 1)
+    if interval in (Interval.MONTH, Interval.YEAR):
+        anchor = None if interval == Interval.MONTH and count == 1 else first_payment_date(payment_day, start)
+        return Cadence(payment_day, interval, count, anchor)
+    return Cadence(payment_day, interval, count, start)
+
+
+def cadence_of(sub: Any) -> Cadence:
+    """A subscription's cadence from its attributes (``PaymentDay``, ``Interval`` (null:
+    month), ``IntervalCount`` (null: 1), ``IntervalAnchor``), all projected by both due
+    indexes, so a batch needs no other read."""
+    anchor = getattr(sub, "IntervalAnchor", None)
+    return Cadence(int(sub.PaymentDay), Interval(getattr(sub, "Interval", None) or Interval.MONTH),
+                   int(getattr(sub, "IntervalCount", None) or 1), date.fromisoformat(anchor) if anchor else None)
+
+
+def _date_on_or_before(cadence: Cadence, day: date) -> date:
+    """The latest date of the cadence that is not after ``day``."""
+    if cadence.months:
+        anchor = cadence.anchor or day
+        origin = anchor.year * 12 + anchor.month - 1
+        steps = (day.year * 12 + day.month - 1 - origin) // cadence.months
+        year, month = add_months(anchor.year, anchor.month, steps * cadence.months)
+        found = anchor_date(year, month, cadence.payment_day)
+        if found > day:
+            found = _shift(cadence, found, -1)
+        return found
+    assert cadence.anchor is not None
+    return cadence.anchor + timedelta(days=(day - cadence.anchor).days // cadence.days * cadence.days)
+
+
+def _shift(cadence: Cadence, on: date, steps: int) -> date:
+    """The date ``steps`` periods from ``on``, itself a date of the cadence."""
+    if cadence.months:
+        year, month = add_months(on.year, on.month, steps * cadence.months)
+        return anchor_date(year, month, cadence.payment_day)
+    return on + timedelta(days=steps * cadence.days)
+
+
+def first_payment_date(payment_day: Schedule, today: date) -> date:
     """The next occurrence of the payment day on or after ``today``.
 
     A customer who subscribes on the 15th with payment day 15 pays today; with
     payment day 10 they pay on the 10th of next month.
     """
-    this_month = anchor_date(today.year, today.month, payment_day)
-    if this_month >= today:
-        return this_month
-    year, month = add_months(today.year, today.month, 1)
-    return anchor_date(year, month, payment_day)
+    if not isinstance(payment_day, Cadence):
+        this_month = anchor_date(today.year, today.month, payment_day)
+        if this_month >= today:
+            return this_month
+        year, month = add_months(today.year, today.month, 1)
+        return anchor_date(year, month, payment_day)
+    found = _date_on_or_before(payment_day, today)
+    return found if found == today else _shift(payment_day, found, 1)
 
 
-def next_payment_date(payment_day: int, after: date) -> date:
+def next_payment_date(payment_day: Schedule, after: date) -> date:
     """The first anchor date strictly after ``after`` (the period after the one paid)."""
-    candidate = first_payment_date(payment_day, after)
-    if candidate > after:
-        return candidate
-    year, month = add_months(after.year, after.month, 1)
-    return anchor_date(year, month, payment_day)
+    cadence = as_cadence(payment_day)
+    return _shift(cadence, _date_on_or_before(cadence, after), 1)
 
 
 def reminder_date(payment: date, days_before: int, today: date) -> date:
@@ -76,20 +198,16 @@ def reminder_date(payment: date, days_before: int, today: date) -> date:
 MIN_PERIOD_DAYS = 28
 
 
-def anchor_on_or_before(payment_day: int, day: date) -> date:
+def anchor_on_or_before(payment_day: Schedule, day: date) -> date:
     """The latest anchor date of ``payment_day`` that is not after ``day``."""
-    this_month = anchor_date(day.year, day.month, payment_day)
-    if this_month <= day:
-        return this_month
-    year, month = add_months(day.year, day.month, -1)
-    return anchor_date(year, month, payment_day)
+    return _date_on_or_before(as_cadence(payment_day), day)
 
 
-def is_anchor(payment_day: int, day: date) -> bool:
-    return anchor_date(day.year, day.month, payment_day) == day
+def is_anchor(payment_day: Schedule, day: date) -> bool:
+    return anchor_on_or_before(payment_day, day) == day
 
 
-def first_period(payment_day: int, today: date) -> tuple[date, date]:
+def first_period(payment_day: Schedule, today: date) -> tuple[date, date]:
     """The days the charge at subscribing pays for: from ``today`` to the day before the
     first anchor date after it (a prorated period), or a full period when ``today`` is
     itself an anchor date."""
@@ -98,16 +216,19 @@ def first_period(payment_day: int, today: date) -> tuple[date, date]:
     return today, next_payment_date(payment_day, today) - timedelta(days=1)
 
 
-def period_end(payment_day: int, start: date) -> date:
+def period_end(payment_day: Schedule, start: date) -> date:
     """The last day a charge starting on ``start`` pays for: the day before the first
     anchor date at least ``MIN_PERIOD_DAYS`` after ``start``.
 
     From an anchor date that is the next anchor (a regular month). From any other day
     (the first payment after a change of payment day) it is the prorated days up to the
     new day *plus* the full month after them, so that no period is shorter than 28 days
-    and a catch-up run never meets the same subscription twice.
+    and a catch-up run never meets the same subscription twice. Other cadences: at least
+    their shortest regular period (``Cadence.min_period_days``: 28 days a month, 336 a
+    year, 7 a week), so from one of their dates it is the next one.
     """
-    return first_payment_date(payment_day, start + timedelta(days=MIN_PERIOD_DAYS)) - timedelta(days=1)
+    days = as_cadence(payment_day).min_period_days
+    return first_payment_date(payment_day, start + timedelta(days=days)) - timedelta(days=1)
 
 
 def prorate(price: int, days: int, period_days: int) -> int:
@@ -117,9 +238,9 @@ def prorate(price: int, days: int, period_days: int) -> int:
     return (2 * price * days + period_days) // (2 * period_days)
 
 
-def period_amount(price: int, payment_day: int, start: date, end: date) -> int:
-    """What the days ``start``..``end`` (inclusive) cost at ``price`` a month on
-    ``payment_day``: each anchor period they cover in full costs ``price``; a part of an
+def period_amount(price: int, payment_day: Schedule, start: date, end: date) -> int:
+    """What the days ``start``..``end`` (inclusive) cost at ``price`` a period of the
+    cadence (a month on ``payment_day``): each anchor period they cover in full costs ``price``; a part of an
     anchor period costs its days' share of it, rounded half up (``prorate``)."""
     if end < start:
         raise ValueError(f"empty period {start}..{end}")
@@ -134,7 +255,7 @@ def period_amount(price: int, payment_day: int, start: date, end: date) -> int:
     return total
 
 
-def payment_dates(payment_day: int, start: date) -> Iterator[date]:
+def payment_dates(payment_day: Schedule, start: date) -> Iterator[date]:
     """Every billing date from ``start`` on (first one on or after ``start``)."""
     current = first_payment_date(payment_day, start)
     while True:
