@@ -89,3 +89,34 @@ def format_with_symbol(amount: int | None, currency: str) -> str:
     sign, number = _grouped(amount, code)
     symbol = CURRENCY_SYMBOLS.get(code)
     return f"{sign}{symbol}{number}" if symbol else f"{sign}{code} {number}"
+
+
+def format_unit_price(amount: Decimal | int, currency: str) -> str:
+    """A price per unit for customers' pages, which may be a fraction of the minor unit
+    (a usage price): ``Decimal("0.2"), "USD"`` -> ``"$0.002"``; a whole number of minor
+    units as ``format_with_symbol`` shows it (``1000, "USD"`` -> ``"$10.00"``)."""
+    value = Decimal(amount)
+    code = (currency or "").upper()
+    if value == value.to_integral_value():
+        return format_with_symbol(int(value), code)
+    places = exponent(code)
+    major = value.scaleb(-places)
+    digits = max(places, -major.normalize().as_tuple().exponent)
+    locale = localformat.active_locale()
+    if locale is not None:
+        return localformat.currency(major, code, digits, locale)
+    number = format(abs(major), f",.{digits}f")
+    sign = "-" if major < 0 else ""
+    symbol = CURRENCY_SYMBOLS.get(code)
+    return f"{sign}{symbol}{number}" if symbol else f"{sign}{code} {number}"
+
+
+def format_quantity(count: int) -> str:
+    """A count of units in a price's words, grouped as the active language groups it:
+    ``1000`` -> ``"1,000"`` (``"1.000"`` in Italian)."""
+    locale = localformat.active_locale()
+    if locale is not None:
+        from babel.numbers import format_decimal
+
+        return format_decimal(count, locale=locale)
+    return format(int(count), ",")
