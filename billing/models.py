@@ -310,6 +310,12 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # copied here by the action that changes it, so a charge's VAT needs no other read.
     BillingCountry = UnicodeAttribute(null=True)
     VatNumber = UnicodeAttribute(null=True)
+    # Seats (docs/MONEY.md M7, billing/rules/seats.py): how many, and the price of one a
+    # period. ``PaymentAmount`` stays the whole price a period (= UnitAmount x Quantity),
+    # so the due indexes, the projection and the run charge it unchanged: neither is
+    # projected. Null: one seat (``Quantity``), the whole price (``UnitAmount``).
+    Quantity = NumberAttribute(null=True)
+    UnitAmount = NumberAttribute(null=True)  # minor units
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -814,6 +820,9 @@ class AuditAction(StrEnum):
     SUBSCRIPTION_KEPT = "subscription.kept"  # a cancel at period end undone
     SUBSCRIPTION_SWITCHED = "subscription.switched"  # another product (billing/rules/switch.py)
     STAFF_SWITCH = "staff.switch_product"
+    # A change of seats (billing/rules/seats.py): by the customer (or the API), by staff.
+    QUANTITY_CHANGED = "subscription.quantity_changed"
+    STAFF_QUANTITY = "staff.change_quantity"
     SUBSCRIPTION_PAUSED = "subscription.paused"
     SUBSCRIPTION_RESUMED = "subscription.resumed"
     STAFF_PAUSE = "staff.pause_subscription"

@@ -98,10 +98,7 @@ def quote_switch(sub: Subscription, product: Product, receipts: Iterable[Receipt
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     common: dict[str, Any] = {"old_sku": sub.SKU, "new_sku": product.SKU, "new_name": product.Name,
                               "old_price": old_price, "new_price": new_price, "paid_through": paid_through}
-    # A free trial's days are free whatever the product (docs/DESIGN-NOTES.md "Free
-    # trials"): an upgrade charges nothing for them, and the first charge after the
-    # trial is at the new price. Only the days paid after the trial, if any, are settled.
-    trial_end = date.fromisoformat(sub.TrialEnd) if sub.TrialEnd and sub.TrialEnd >= today.isoformat() else None
+    trial_end, paid_from = trial_end_of(sub, today), first_paid_day(sub, today)
     common["trial_end"] = trial_end
     if new_price <= old_price:
         return SwitchQuote(upgrade=False, effective=date.fromisoformat(sub.NextPaymentDate), **common)
@@ -111,6 +108,21 @@ def quote_switch(sub: Subscription, product: Product, receipts: Iterable[Receipt
     charge = period_amount(new_price, int(sub.PaymentDay), paid_from, paid_through)
     credit = sum(unused_credit(r, paid_from) for r in receipts if r.sub_id == sub.sub_id)
     return SwitchQuote(upgrade=True, effective=today, charge=charge, credit=credit, **common)
+
+
+def trial_end_of(sub: Subscription, today: date) -> date | None:
+    """The last day of a free trial still running on ``today``, else None."""
+    return date.fromisoformat(sub.TrialEnd) if sub.TrialEnd and sub.TrialEnd >= today.isoformat() else None
+
+
+def first_paid_day(sub: Subscription, today: date) -> date:
+    """The first day from ``today`` on that a change of price settles now: today, or the
+    day after a free trial still running. A free trial's days are free whatever the
+    product or the seats (docs/MONEY.md "Free trials"): a change charges nothing for them,
+    and the first charge after the trial is at the new price. Only the days paid after
+    the trial, if any, are settled (up to ``PaidThroughDate``)."""
+    trial_end = trial_end_of(sub, today)
+    return max(today, trial_end + timedelta(days=1)) if trial_end else today
 
 
 def unused_credit(receipt: Receipt, today: date) -> int:

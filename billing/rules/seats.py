@@ -1,0 +1,142 @@
+"""Seats: a subscription's quantity, changed mid-period (docs/MONEY.md M7).
+
+A subscription pays ``UnitAmount`` a seat, ``Quantity`` seats a period: ``PaymentAmount``
+is their product, so the payment run, the reminders and every page charge and show the
+whole as before. A change of quantity is in force at once and settles the days already
+paid, from today (or the day after a free trial) to ``PaidThroughDate``:
+
+* **more seats**: the added seats' price of those days is charged now, by the schedule's
+  own rule (``schedule.period_amount``: each period's days' share, rounded half up),
+  as a switch's upgrade is;
+* **fewer seats**: the removed seats' price of the same days, by the same rule, is
+  credited now: refunded to the card from the receipts that paid those days, each at
+  most its unused share (what a cancel now would give back), never more than was paid.
+
+Both are the same function of the seats added or removed, so adding seats and removing
+them again the same day nets to nothing, and no day is charged twice or left unpaid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+
+from billing.models import Subscription, SubscriptionStatus
+from billing.rules.schedule import cadence_of, period_amount
+from billing.rules.switch import SwitchRefused, first_paid_day, trial_end_of
+
+# The bounds of a subscription whose price names none (a Price's MinQuantity/MaxQuantity).
+MIN_QUANTITY = 1
+MAX_QUANTITY = 10_000
+
+
+class SeatsRefused(SwitchRefused):
+    """The change of seats cannot be made; ``str()`` says why, for the page. A kind of
+    ``SwitchRefused``: a change of what a subscription pays, refused for its state."""
+
+
+class QuantityOutOfBounds(SeatsRefused):
+    """The quantity is outside the price's bounds (a field error on a form, a 400 in the API)."""
+
+    def __init__(self, low: int, high: int) -> None:
+        super().__init__(_("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high})
+        self.low, self.high = low, high
+
+
+def quantity_of(sub: Subscription) -> int:
+    """The subscription's seats (null: one, as every subscription made before seats)."""
+    return int(sub.Quantity) if sub.Quantity is not None else 1
+
+
+def unit_amount_of(sub: Subscription) -> int:
+    """The price of one seat a period (null: the whole price, one seat)."""
+    return int(sub.UnitAmount) if sub.UnitAmount is not None else int(sub.PaymentAmount)
+
+
+def quantity_bounds(price: Any = None) -> tuple[int, int]:
+    """The quantities allowed: the subscription's price's ``MinQuantity`` and
+    ``MaxQuantity`` when it names them, else ``MIN_QUANTITY``..``MAX_QUANTITY``."""
+    low = getattr(price, "MinQuantity", None)
+    high = getattr(price, "MaxQuantity", None)
+    return (int(low) if low is not None else MIN_QUANTITY, int(high) if high is not None else MAX_QUANTITY)
+
+
+def check_quantity(quantity: int, bounds: tuple[int, int] = (MIN_QUANTITY, MAX_QUANTITY)) -> int:
+    """``quantity`` if within ``bounds`` (both included); else ``QuantityOutOfBounds``."""
+    low, high = bounds
+    if isinstance(quantity, bool) or not isinstance(quantity, int) or not low <= quantity <= high:
+        raise QuantityOutOfBounds(low, high)
+    return quantity
+
+
+@dataclass(frozen=True)
+class SeatsQuote:
+    """What a change of seats costs (minor units of the subscription's currency), as the
+    page shows it and ``change_quantity`` then charges or credits it."""
+
+    old_quantity: int
+    new_quantity: int
+    unit_amount: int
+    paid_from: date  # the first day settled now: today, or the day after a free trial
+    paid_through: date | None  # the last day already paid: the change settles paid_from..this
+    amount: int = 0  # the seats added or removed, for those days (prorated)
+    trial_end: date | None = None
+
+    @property
+    def more(self) -> bool:
+        return self.new_quantity > self.old_quantity
+
+    @property
+    def old_price(self) -> int:
+        return self.unit_amount * self.old_quantity
+
+    @property
+    def new_price(self) -> int:
+        """The whole price a period from now on: the next payments charge it."""
+        return self.unit_amount * self.new_quantity
+
+    @property
+    def due_now(self) -> int:
+        """Charged now (more seats), before tax when prices exclude it."""
+        return self.amount if self.more else 0
+
+    @property
+    def credit_now(self) -> int:
+        """Credited now (fewer seats): refunded to the card that paid those days."""
+        return 0 if self.more else self.amount
+
+
+def check_change(sub: Subscription, quantity: int, bounds: tuple[int, int] = (MIN_QUANTITY, MAX_QUANTITY)) -> int:
+    """``quantity``, if ``sub`` may change to it now; else ``SeatsRefused`` (or
+    ``QuantityOutOfBounds``). As a switch: only an active subscription (a past-due one pays
+    what it owes first; a paused or cancelling one resumes or is kept first), and not while
+    a switch of product waits for the next payment (its seats would be paid at two prices)."""
+    check_quantity(quantity, bounds)
+    if sub.Status != SubscriptionStatus.ACTIVE:
+        raise SeatsRefused(_("Only an active subscription can change its seats (a past-due one pays what it "
+                             "owes first)."))
+    if sub.CancelMode or sub.PausedFrom or not sub.NextPaymentDate:
+        raise SeatsRefused(_("A paused or cancelling subscription cannot change its seats."))
+    if sub.SwitchFrom:
+        raise SeatsRefused(_("A switch of product waits for your next payment: change the seats after it."))
+    if quantity == quantity_of(sub):
+        raise SeatsRefused(_("The subscription has that many seats already."))
+    return quantity
+
+
+def quote_seats(sub: Subscription, quantity: int, today: date) -> SeatsQuote:
+    """The change's amounts (``check_change`` first): the seats added or removed, priced
+    for the days already paid from ``today`` (after a free trial: its days are free
+    whatever the seats) to ``PaidThroughDate``, by the schedule's rule."""
+    old = quantity_of(sub)
+    unit = unit_amount_of(sub)
+    paid_from = first_paid_day(sub, today)
+    paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
+    amount = 0
+    if paid_through is not None and paid_through >= paid_from:
+        amount = period_amount(unit * abs(quantity - old), cadence_of(sub), paid_from, paid_through)
+    return SeatsQuote(old_quantity=old, new_quantity=quantity, unit_amount=unit, paid_from=paid_from,
+                      paid_through=paid_through, amount=amount, trial_end=trial_end_of(sub, today))
