@@ -10,11 +10,15 @@ and ``report`` are pure; ``reading`` reads the table. The staff page and
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from django.conf import settings
 
+from billing.analytics.mrr import steps
+from billing.analytics.periods import BadRange, parse_interval, requested_periods
 from billing.analytics.reading import read_histories
 from billing.analytics.report import BadMonth, RevenueReport, build_report, parse_month
+from billing.analytics.series import metrics_body, parse_currency
 from core.clock import billing_today
 
 
@@ -26,4 +30,21 @@ def revenue_report(month: str | None = None, *, today: date | None = None) -> Re
     return build_report(read_histories(), today=today, month=chosen)
 
 
-__all__ = ["BadMonth", "RevenueReport", "revenue_report"]
+METRICS = ("mrr", "movements", "cohorts")
+
+
+def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str | None = None,
+                    interval: str | None = None, currency: str | None = None,
+                    today: date | None = None) -> dict[str, Any]:
+    """The API's figures (``kind``: mrr, movements or cohorts) per period of ``interval``
+    from ``from_month`` to ``to_month``. ``BadRange`` (naming the field) before anything is
+    read when the request cannot be answered."""
+    today = today or billing_today(settings.BILLING_TIMEZONE)
+    periods = requested_periods(from_month, to_month, interval, today)
+    code = parse_currency(currency)
+    histories = read_histories()
+    moved = steps(histories, periods[-1].close)
+    return metrics_body(kind, histories, moved, periods, parse_interval(interval), code)
+
+
+__all__ = ["METRICS", "BadMonth", "BadRange", "RevenueReport", "revenue_metrics", "revenue_report"]

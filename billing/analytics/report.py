@@ -14,7 +14,8 @@ from decimal import Decimal
 from typing import Any
 
 from billing.analytics.history import SubHistory
-from billing.analytics.mrr import ONE_DAY, Excluded, Movements, excluded_at, movements, mrr_at, steps
+from billing.analytics.mrr import ONE_DAY, Excluded, Movements, excluded_at, mrr_at, steps
+from billing.analytics.periods import Interval, periods_between
 from billing.analytics.retention import (
     Cohort,
     CustomerChurn,
@@ -24,6 +25,7 @@ from billing.analytics.retention import (
     month_of,
     revenue_churn,
 )
+from billing.analytics.series import movement_rows
 from billing.rules.schedule import add_months
 
 MONTHS_SHOWN = 12
@@ -117,11 +119,14 @@ def build_report(histories: Sequence[SubHistory], *, today: date, month: str | N
     """The report on ``month`` (default: today's) as of ``today``: twelve months of
     movements ending with it, each closing on its last day (today for the month under way)."""
     month = month or month_of(today)
-    rows_months = months_ending(month, MONTHS_SHOWN)
-    closes = [(m, min(month_days(m)[1], today)) for m in rows_months]
+    shown = periods_between(month_days(months_ending(month, MONTHS_SHOWN)[0])[0], month_days(month)[1],
+                            Interval.MONTH, today)
+    closes = [(p.label, p.close) for p in shown]
     until = closes[-1][1]
     moved = steps(histories, until)
-    rows = [MonthRow(m, month_days(m)[0], close, movements(moved, month_days(m)[0], close)) for m, close in closes]
+    # the API's monthly rows (series.movement_rows): one computation for both
+    rows = [MonthRow(r.period.label, r.period.first, r.period.close, r.by_currency)
+            for r in movement_rows(moved, shown)]
     last = rows[-1]
     return RevenueReport(
         today=today,

@@ -4,7 +4,7 @@ steps of ``mrr.steps``. Pure: no I/O."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
@@ -94,12 +94,14 @@ def first_paying_days(steps: Sequence[Step]) -> dict[str, date]:
     return first
 
 
-def cohorts(steps: Sequence[Step], month_closes: Sequence[tuple[str, date]]) -> list[Cohort]:
+def cohorts(steps: Sequence[Step], month_closes: Sequence[tuple[str, date]],
+            label: Callable[[date], str] = month_of) -> list[Cohort]:
     """One cohort per month of ``month_closes`` (months in order, each with the day its
-    figures close on: its last day, or today for the current month)."""
+    figures close on: its last day, or today for the current month). Another period (a
+    quarter, a year, a day) when ``label`` names a day's period as ``month_closes`` does."""
     members: dict[str, set[str]] = defaultdict(set)
     for customer, day in first_paying_days(steps).items():
-        members[month_of(day)].add(customer)
+        members[label(day)].add(customer)
     paying = {month: paying_customers(steps, close) for month, close in month_closes}
     months = [month for month, _ in month_closes]
     result = []

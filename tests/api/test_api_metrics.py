@@ -1,0 +1,69 @@
+"""The API's revenue figures (/api/v1/metrics/...): the staff Revenue page's numbers on the
+same data, per month, quarter, year or day; bad input a 400 naming its field, read nothing."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from tests.api.conftest import ApiClient, error_of
+from tests.billing.test_revenue_analytics import URL, on, scenario, staff  # noqa: F401 (scenario: a fixture)
+
+TODAY = date(2027, 4, 20)
+
+
+def test_the_api_gives_the_page_s_numbers(read_api: ApiClient, client: Client, scenario) -> None:  # noqa: F811
+    with on(TODAY):
+        staff(client, "finance")
+        page = client.get(reverse(URL), {"month": "2027-03"}).context["report"].as_dict()
+        moves = read_api.get("/metrics/movements", **{"from": "2026-04", "to": "2027-03"})
+        mrr = read_api.get("/metrics/mrr", **{"from": "2026-04", "to": "2027-03"})
+        grid = read_api.get("/metrics/cohorts", **{"from": "2026-04", "to": "2027-03"})
+    assert moves.status_code == mrr.status_code == grid.status_code == 200
+    assert [(r["period"], r["close"], r["currencies"]) for r in moves.json()["data"]] == [
+        (r["month"], r["close"], r["currencies"]) for r in page["movements"]]
+    assert mrr.json()["data"][-1]["mrr"] == page["mrr"] == {"EUR": 2000, "USD": 1400}
+    assert [(c["cohort"], c["customers"], c["retained"], c["shares"]) for c in grid.json()["data"]] == [
+        (c["month"], c["customers"], c["retained"], c["shares"]) for c in page["cohorts"]]
+
+
+def test_quarters_years_days_and_one_currency(read_api: ApiClient, scenario) -> None:  # noqa: F811
+    with on(TODAY):
+        quarters = read_api.get("/metrics/movements", **{"from": "2027-01", "interval": "quarter"}).json()
+        years = read_api.get("/metrics/mrr", **{"from": "2027-01", "interval": "year", "currency": "usd"}).json()
+        days = read_api.get("/metrics/mrr", **{"from": "2027-02", "to": "2027-02", "interval": "day"}).json()
+    q1, q2 = quarters["data"]
+    assert (q1["period"], q1["start"], q1["close"]) == ("2027Q1", "2027-01-01", "2027-03-31")
+    assert q1["currencies"]["USD"] == {"opening": 0, "new": 1500, "expansion": 0, "contraction": 100,
+                                       "churn": 500, "reactivation": 500, "closing": 1400}
+    assert (q2["period"], q2["close"], q2["currencies"]["EUR"]["churn"]) == ("2027Q2", "2027-04-20", 2000)
+    assert years["data"] == [{"period": "2027", "start": "2027-01-01", "close": "2027-04-20", "mrr": {"USD": 1400}}]
+    assert years["currency"] == "USD"
+    assert len(days["data"]) == 28
+    by_day = {d["period"]: d["mrr"].get("USD") for d in days["data"]}
+    assert (by_day["2027-02-04"], by_day["2027-02-05"], by_day["2027-02-08"]) == (1500, 1000, 900)
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({"from": "2027-13"}, "from"), ({"to": "x"}, "to"), ({"to": "2027-05"}, "to"),
+    ({"from": "2027-03", "to": "2027-01"}, "from"), ({"interval": "week"}, "interval"),
+    ({"currency": "US"}, "currency"), ({"from": "2020-01", "interval": "day"}, "from"),
+])
+def test_bad_input_is_a_400_naming_the_field_and_reads_nothing(read_api: ApiClient, ddb_requests, params,
+                                                               field) -> None:
+    for kind in ("mrr", "movements", "cohorts"):
+        with on(TODAY):
+            ddb_requests.reset()
+            response = read_api.get(f"/metrics/{kind}", **params)
+        assert response.status_code == 400
+        assert error_of(response)["param"] == field
+        assert "Query" not in ddb_requests.ops and "BatchGetItem" not in ddb_requests.ops
+
+
+def test_no_key_no_figures(db, moto_table) -> None:
+    response = Client().get("/api/v1/metrics/mrr")
+    assert response.status_code == 401
+    assert error_of(response)["type"] == "authentication_error"
