@@ -1171,3 +1171,54 @@ class BillingPermission(django_models.Model):
 
     def __str__(self) -> str:
         return "billing permissions"
+
+
+# --- a product's prices (docs/PRICING.md) ---------------------------------------------------
+
+
+class PriceStatus(StrEnum):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
+
+class PriceTierMap(MapAttribute):
+    """One tier of a tiered price (billing/rules/pricing.py ``Tier``)."""
+
+    UpTo = NumberAttribute(null=True)  # the last unit in the tier; null: no end (Stripe's inf)
+    UnitAmount = UnicodeAttribute()  # minor units as a decimal string ("0.2"): kept exact
+    FlatAmount = NumberAttribute(default=0)  # minor units, for the tier
+
+
+class Price(BillingItem, discriminator="Price"):
+    """A price of a product, in the catalog's partition beside the product: a product's
+    prices are one Query (``PRICE#<SKU>#``). Its amounts never change: archive it and add
+    another, as Stripe does. The id holds the SKU (``price_<SKU>_<random>``), so a price is
+    one GetItem by its id alone."""
+
+    pk_template = KeyTemplate("CATALOG")
+    sk_template = KeyTemplate("PRICE#{sku}#{price_id}")
+
+    PriceId = UnicodeAttribute()
+    SKU = UnicodeAttribute()
+    Currency = UnicodeAttribute()
+    # per_unit: whole minor units (null when a fraction of one: then UnitAmountDecimal);
+    # UnitAmountDecimal: the unit amount as a decimal string when it is not whole ("0.2").
+    UnitAmount = NumberAttribute(null=True)
+    UnitAmountDecimal = UnicodeAttribute(null=True)
+    Interval = UnicodeAttribute()  # day, week, month, year
+    IntervalCount = NumberAttribute(default=1)
+    BillingScheme = UnicodeAttribute()  # per_unit, tiered
+    TiersMode = UnicodeAttribute(null=True)  # graduated, volume
+    Tiers = ListAttribute(of=PriceTierMap, null=True)
+    PackageSize = NumberAttribute(null=True)  # Stripe's transform_quantity.divide_by, rounded up
+    UnitLabel = UnicodeAttribute(null=True)  # what one unit is called ("seat", "call")
+    TrialDays = NumberAttribute(null=True)
+    MinQuantity = NumberAttribute(null=True)
+    MaxQuantity = NumberAttribute(null=True)
+    Meter = UnicodeAttribute(null=True)  # a metered price: its meter's event name
+    Status = UnicodeAttribute(default=PriceStatus.ACTIVE)
+    CreatedDate = UnicodeAttribute()
+    Nickname = UnicodeAttribute(null=True)
+
+
+ENTITIES = (*ENTITIES, Price)

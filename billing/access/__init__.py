@@ -182,6 +182,15 @@ from billing.access.outbox import (
     payment_attempt_event,
     settled_before,
 )
+from billing.access.prices import (
+    DefaultPriceFixed,
+    NoSuchProduct,
+    archive_price,
+    create_price,
+    default_price,
+    get_price,
+    list_prices,
+)
 from billing.access.receipt_numbers import (
     ReceiptNumbers,
     format_receipt_number,
@@ -465,6 +474,14 @@ __all__ = [
     "list_products",
     "retire_product",
     "update_product",
+    # a product's prices (docs/PRICING.md)
+    "DefaultPriceFixed",
+    "NoSuchProduct",
+    "archive_price",
+    "create_price",
+    "default_price",
+    "get_price",
+    "list_prices",
     # audit trail
     "audited_change",
     "get_events_by_account",

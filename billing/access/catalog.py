@@ -12,7 +12,8 @@ from billing.models import MAX_TRIAL_DAYS, Product, ProductStatus
 
 
 def list_products(*, include_retired: bool = False) -> list[Product]:
-    products = Product.query(Product.pk())
+    # Only the products' keys: the partition holds their prices too (``PRICE#``).
+    products = Product.query(Product.pk(), Product.SK.startswith(Product.sk_template.prefix))
     return [p for p in products if include_retired or p.Status == ProductStatus.ACTIVE]
 
 
