@@ -1222,3 +1222,156 @@ class Price(BillingItem, discriminator="Price"):
 
 
 ENTITIES = (*ENTITIES, Price)
+
+
+# --- metered usage (docs/USAGE.md) ---------------------------------------------------------
+from decimal import Decimal  # noqa: E402
+
+
+class MeterAggregation(StrEnum):
+    """How a meter turns a period's events into one quantity (billing/rules/usage.py)."""
+
+    COUNT = "count"  # the events
+    SUM = "sum"  # of their values
+    MAX = "max"  # the largest value
+    UNIQUE_COUNT = "unique_count"  # the distinct values
+    LAST = "last"  # the value of the latest event by its timestamp
+
+
+class DecimalAttribute(NumberAttribute):
+    """A number kept exactly (PynamoDB's NumberAttribute goes through JSON floats): usage
+    values and their sums are ``Decimal``s, as DynamoDB stores them (38 digits)."""
+
+    def serialize(self, value: Any) -> str:
+        return str(Decimal(value))
+
+    def deserialize(self, value: str) -> Decimal:  # type: ignore[override]
+        return Decimal(value)
+
+
+# Every item of one account's usage of one meter: the day aggregates, the distinct-value
+# markers and the "billed through" watermark (docs/TABLE.md, "Metered usage").
+USAGE_PK = KeyTemplate("USAGE#{account_id}#{event_name}")
+
+
+class Meter(BillingItem, discriminator="Meter"):
+    """A meter: the events named ``EventName`` and how they aggregate. One partition (meters
+    are few, made by staff or the API), so the list is one Query and an event's meter one GetItem."""
+
+    pk_template = KeyTemplate("METERS")
+    sk_template = KeyTemplate("{event_name}")
+
+    EventName = UnicodeAttribute()  # = SK
+    Name = UnicodeAttribute()
+    Aggregation = UnicodeAttribute()  # a MeterAggregation
+    CreatedAt = UnicodeAttribute()
+    CreatedBy = UnicodeAttribute()
+
+
+class MeterEventRecord(BillingItem, discriminator="MeterEventRecord"):
+    """A usage event as first received: put only if absent (or past ``ExpiresAt``) in the
+    same TransactWriteItems as the aggregate it moves, so a repeated identifier counts once.
+    Kept 35 days (the oldest timestamp an event may carry)."""
+
+    pk_template = KeyTemplate("MEVT#{account_id}#{identifier}")
+    sk_template = KeyTemplate("MEVT#{account_id}#{identifier}")
+
+    EventName = UnicodeAttribute()
+    Value = UnicodeAttribute(null=True)  # as sent: a number, or a unique_count meter's text
+    Timestamp = NumberAttribute()  # Unix seconds, the event's own
+    Day = UnicodeAttribute()  # the UTC day of Timestamp: the aggregate it went to
+    ReceivedAt = UnicodeAttribute()
+    ExpiresAt = NumberAttribute()  # epoch seconds: a condition compares it (TTL deletes lazily)
+    TTL = TTLAttribute(null=True)
+
+
+class UsageAggregate(BillingItem, discriminator="UsageAggregate"):
+    """One UTC day of one account's usage of one meter, in one of ``USAGE_SHARDS`` write
+    shards (CRC-32 of the identifier): moved only inside an event's transaction. A period's
+    usage is one Query over its days, merging the shards (billing/rules/usage.py)."""
+
+    pk_template = USAGE_PK
+    sk_template = KeyTemplate("{day}#{shard}")
+
+    Events = NumberAttribute(default=0)  # every meter: the events counted
+    Sum = DecimalAttribute(null=True)  # sum
+    Max = DecimalAttribute(null=True)  # max: raised only by a larger value (a conditional SET)
+    Last = DecimalAttribute(null=True)  # last: the value of the latest (LastAt, LastId)
+    LastAt = NumberAttribute(null=True)
+    LastId = UnicodeAttribute(null=True)  # the tie-break of two events in one second
+
+    account_id = KeyPart(USAGE_PK)
+
+
+class UsageValueMarker(BillingItem, discriminator="UsageValueMarker"):
+    """A unique_count meter's value seen on a day (its SHA-256, so any text fits a key):
+    put in the event's transaction; a period's distinct values are counted when read."""
+
+    pk_template = USAGE_PK
+    sk_template = KeyTemplate("U#{day}#{value_hash}")
+
+
+class UsageBilledThrough(BillingItem, discriminator="UsageBilledThrough"):
+    """The last day of one account's usage of one meter that has been billed: every event's
+    transaction checks its day is after it, so no event lands in a period already billed.
+    Only ever advanced (``mark_billed``)."""
+
+    pk_template = USAGE_PK
+    sk_template = KeyTemplate("BILLED")
+
+    BilledThrough = UnicodeAttribute()  # YYYY-MM-DD
+    UpdatedAt = UnicodeAttribute(null=True)
+
+
+ENTITIES = (*ENTITIES, Meter, MeterEventRecord, UsageAggregate, UsageValueMarker, UsageBilledThrough)
+
+
+# --- a product's prices (docs/PRICING.md) ---------------------------------------------------
+
+
+class PriceStatus(StrEnum):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
+
+class PriceTierMap(MapAttribute):
+    """One tier of a tiered price (billing/rules/pricing.py ``Tier``)."""
+
+    UpTo = NumberAttribute(null=True)  # the last unit in the tier; null: no end (Stripe's inf)
+    UnitAmount = UnicodeAttribute()  # minor units as a decimal string ("0.2"): kept exact
+    FlatAmount = NumberAttribute(default=0)  # minor units, for the tier
+
+
+class Price(BillingItem, discriminator="Price"):
+    """A price of a product, in the catalog's partition beside the product: a product's
+    prices are one Query (``PRICE#<SKU>#``). Its amounts never change: archive it and add
+    another, as Stripe does. The id holds the SKU (``price_<SKU>_<random>``), so a price is
+    one GetItem by its id alone."""
+
+    pk_template = KeyTemplate("CATALOG")
+    sk_template = KeyTemplate("PRICE#{sku}#{price_id}")
+
+    PriceId = UnicodeAttribute()
+    SKU = UnicodeAttribute()
+    Currency = UnicodeAttribute()
+    # per_unit: whole minor units (null when a fraction of one: then UnitAmountDecimal);
+    # UnitAmountDecimal: the unit amount as a decimal string when it is not whole ("0.2").
+    UnitAmount = NumberAttribute(null=True)
+    UnitAmountDecimal = UnicodeAttribute(null=True)
+    Interval = UnicodeAttribute()  # day, week, month, year
+    IntervalCount = NumberAttribute(default=1)
+    BillingScheme = UnicodeAttribute()  # per_unit, tiered
+    TiersMode = UnicodeAttribute(null=True)  # graduated, volume
+    Tiers = ListAttribute(of=PriceTierMap, null=True)
+    PackageSize = NumberAttribute(null=True)  # Stripe's transform_quantity.divide_by, rounded up
+    UnitLabel = UnicodeAttribute(null=True)  # what one unit is called ("seat", "call")
+    TrialDays = NumberAttribute(null=True)
+    MinQuantity = NumberAttribute(null=True)
+    MaxQuantity = NumberAttribute(null=True)
+    Meter = UnicodeAttribute(null=True)  # a metered price: its meter's event name
+    Status = UnicodeAttribute(default=PriceStatus.ACTIVE)
+    CreatedDate = UnicodeAttribute()
+    Nickname = UnicodeAttribute(null=True)
+
+
+ENTITIES = (*ENTITIES, Price)

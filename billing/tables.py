@@ -8,6 +8,7 @@ description."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -29,6 +30,8 @@ from billing.models import (
     CreditNoteCounter,
     DisputeEntry,
     MerchantEvent,
+    Meter,
+    MeterEventRecord,
     PaymentDetails,
     Product,
     Receipt,
@@ -43,6 +46,9 @@ from billing.models import (
     TaxLineMap,
     TaxTotal,
     TrialUse,
+    UsageAggregate,
+    UsageBilledThrough,
+    UsageValueMarker,
     UserLink,
     WebhookDelivery,
     WebhookEndpoint,
@@ -243,6 +249,29 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             Subject=Subscription.sk(sub_id="99aa88bb77cc66dd", sku="MUSIC-FAMILY"),
             Before={"Status": "active"}, After={"Status": "cancelled"},
         )],
+        **_usage_samples(acc),
+    }
+
+
+def _usage_samples(acc: str) -> dict[type[BillingItem], list[BillingItem]]:
+    """Metered usage (docs/USAGE.md): a meter, an event's record, a day's aggregate (one
+    shard), a unique_count meter's value marker, the "billed through" watermark."""
+    usage = {"account_id": acc, "event_name": "api_calls"}
+    return {
+        Meter: [Meter(Meter.pk(), Meter.sk(event_name="api_calls"), EventName="api_calls", Name="API calls",
+                      Aggregation="sum", CreatedAt="2026-11-01T09:00:00+00:00", CreatedBy="staff@rpay.localhost")],
+        MeterEventRecord: [MeterEventRecord(
+            MeterEventRecord.pk(account_id=acc, identifier="req_8f2c61d0"),
+            MeterEventRecord.sk(account_id=acc, identifier="req_8f2c61d0"), EventName="api_calls", Value="3",
+            Timestamp=1795241400, Day="2026-11-21", ReceivedAt="2026-11-21T06:10:01+00:00", ExpiresAt=1798265401,
+            TTL=datetime(2026, 12, 26, 6, 10, 1, tzinfo=UTC))],
+        UsageAggregate: [UsageAggregate(UsageAggregate.pk(**usage), UsageAggregate.sk(day="2026-11-21", shard="07"),
+                                        Events=412, Sum=Decimal("1236"))],
+        UsageValueMarker: [UsageValueMarker(UsageValueMarker.pk(account_id=acc, event_name="active_users"),
+                                            UsageValueMarker.sk(day="2026-11-21",
+                                                                value_hash="9f86d081884c7d659a2feaa0c55ad015"))],
+        UsageBilledThrough: [UsageBilledThrough(UsageBilledThrough.pk(**usage), UsageBilledThrough.sk(),
+                                                BilledThrough="2026-10-31", UpdatedAt="2026-11-01T06:00:05+00:00")],
     }
 
 

@@ -227,6 +227,7 @@ from billing.access.runs import (
     renew_batch_run,
     start_batch_run,
 )
+from billing.access.seats import change_seats, seats_receipt_sku
 from billing.access.seller import (
     default_seller_profile,
     get_seller_profile,
@@ -309,6 +310,9 @@ __all__ = [
     "mark_incomplete",
     "release_trial",
     "switch_subscription",
+    # a change of seats (billing/rules/seats.py)
+    "change_seats",
+    "seats_receipt_sku",
     "count_switch_failure",
     "switch_failures",
     "end_subscription",

@@ -31,10 +31,10 @@ from billing import access
 from billing.models import AuditAction, Subscription
 from billing.notify import manage_url, tell
 from billing.operations.payments import next_charge, send_receipt
-from billing.operations.refunds import refund_receipt, refund_unapplied_switch
+from billing.operations.refunds import refund_unapplied_switch, refund_unused_days
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.schedule import months_before
-from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch, unused_credit
+from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch
 from billing.rules.tax import TaxLine
 from core.money import format_with_symbol
 from core.payments.errors import GatewayError, KeyReused, PaymentError
@@ -208,22 +208,9 @@ def _refund_excess_credit(sub: Subscription, q: SwitchQuote, *, today: date, act
     at most its unused share, under ``refund:<ChargeId>:switch-<day>`` (a repeat refunds
     once; M5). Returns what was refunded; a refund the gateway refuses is audited by
     ``refund_receipt`` and left to staff."""
-    owed = -q.signed_difference
-    receipts = access.get_receipts_by_account(sub.account_id, months_before(today, 3), today)
-    refunded = 0
-    for receipt in sorted((r for r in receipts if r.sub_id == sub.sub_id and r.ChargeId),
-                          key=lambda r: r.PeriodStart or r.BillingDate, reverse=True):
-        amount = min(owed - refunded, unused_credit(receipt, today))
-        if amount <= 0:
-            continue
-        try:
-            refunded += refund_receipt(receipt, amount, request_id=f"switch-{today.isoformat()}", actor=actor,
-                                       reason=f"switched to {q.new_name}: paid days cost less").amount
-        except PaymentError as error:
-            log.warning("switch of %s: the credit's refund on %s is not made: %s", sub.sub_id, receipt.SK, error)
-        if refunded >= owed:
-            break
-    return refunded
+    return refund_unused_days(sub, -q.signed_difference, today=today, actor=actor,
+                              request_id=f"switch-{today.isoformat()}",
+                              reason=f"switched to {q.new_name}: paid days cost less")
 
 
 def abandon(done: Switched, *, today: date) -> None:

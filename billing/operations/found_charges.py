@@ -94,10 +94,10 @@ def record_missing_receipt(charge: ChargeResult, today: date, difference: Differ
     if "period_end" not in meta:
         difference.detail += "; the charge does not say which days it paid for"
         return
-    if meta.get("kind") == "switch":
-        # An upgrade's charge whose switch was never recorded (the page died after the
-        # charge, or the subscription changed meanwhile): the customer was not switched,
-        # so it is recorded and refunded in full, never kept.
+    if meta.get("kind") in ("switch", "seats"):
+        # An upgrade's (or more seats') charge whose change was never recorded (the page
+        # died after the charge, or the subscription changed meanwhile): the customer got
+        # nothing for it, so it is recorded and refunded in full, never kept.
         difference.kind = "charge of a switch not made"
         refunded = refund_unapplied_switch(sub, charge, actor=actor)
         if refunded is None:

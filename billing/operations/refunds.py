@@ -29,6 +29,8 @@ from billing import access
 from billing.models import AuditAction, CreditNote, Receipt, Subscription
 from billing.notify import credit_note_context
 from billing.operations.retention import retained_until, retention_years
+from billing.rules.schedule import months_before
+from billing.rules.switch import unused_credit
 from core.mail import money_text, send_customer_email
 from core.payments.errors import GatewayError, PaymentError, RefundRefused
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
@@ -155,18 +157,46 @@ def refund_unapplied_switch(sub: Subscription, charge: ChargeResult, *, actor: s
     and the next reconciliation tries the same key again)."""
     start = date.fromisoformat(charge.metadata["period_start"])
     end = date.fromisoformat(charge.metadata.get("period_end", charge.metadata["period_start"]))
+    kind = "seats" if charge.metadata.get("kind") == "seats" else "switch"  # more seats' charge: the same path
     receipt, _ = access.create_receipt(
         sub, billing_date=start, amount=charge.amount, currency=charge.currency, charge_id=charge.charge_id,
         retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor,
-        sku=charge.metadata.get("sku"), kind="switch",
+        sku=charge.metadata.get("sku"), kind=kind,
         tax=access.invoice_tax(sub, amount=charge.amount, on=start, metadata=charge.metadata))
     receipt = access.get_receipt(sub.account_id, receipt.SK) or receipt
     left = receipt.net_amount
     if left <= 0:
         return 0
     try:
-        refund_receipt(receipt, left, request_id=UNDONE, actor=actor, reason="switch of product not made")
+        refund_receipt(receipt, left, request_id=UNDONE, actor=actor, reason="switch of product not made" if kind == "switch" else "change of seats not made")
     except PaymentError as error:  # audited by refund_receipt
         log.warning("the unapplied switch %s of %s is not refunded yet: %s", charge.charge_id, sub.sub_id, error)
         return None
     return left
+
+
+# --- days paid and no longer bought: their unused share given back ---------------------------
+
+
+def refund_unused_days(sub: Subscription, owed: int, *, today: date, actor: str, request_id: str,
+                       reason: str) -> int:
+    """Refund ``owed`` of what paid ``sub``'s days from ``today`` on: from the receipts
+    that paid them, newest first, each at most its unused share less what was refunded of
+    it (``rules.switch.unused_credit``), under ``refund:<ChargeId>:<request_id>`` (a repeat
+    refunds once; M5). A switch's credit above the new price and fewer seats both come
+    here. Returns what was refunded; a refund the gateway refuses is audited by
+    ``refund_receipt`` and left to staff."""
+    receipts = access.get_receipts_by_account(sub.account_id, months_before(today, 3), today)
+    refunded = 0
+    for receipt in sorted((r for r in receipts if r.sub_id == sub.sub_id and r.ChargeId),
+                          key=lambda r: (r.PeriodStart or r.BillingDate, r.ProcessedDate or ""), reverse=True):
+        amount = min(owed - refunded, unused_credit(receipt, today))
+        if amount <= 0:
+            continue
+        try:
+            refunded += refund_receipt(receipt, amount, request_id=request_id, actor=actor, reason=reason).amount
+        except PaymentError as error:
+            log.warning("%s: the unused days' refund on %s is not made: %s", sub.sub_id, receipt.SK, error)
+        if refunded >= owed:
+            break
+    return refunded

@@ -36,6 +36,7 @@ from billing.models import (
 from billing.rules.coupons import refusal
 from billing.rules.lifecycle import state_of
 from billing.rules.projection import coming_charges
+from billing.rules.seats import quantity_of, unit_amount_of
 from billing.rules.state_words import state_words
 
 JSON = dict[str, Any]
@@ -111,6 +112,9 @@ def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
         # the batches go by; ``status`` is what a person is told.
         "stored_status": sub.Status,
         "amount": int(sub.PaymentAmount),
+        # Seats (billing/rules/seats.py): ``amount`` = ``unit_amount`` x ``quantity``.
+        "quantity": quantity_of(sub),
+        "unit_amount": unit_amount_of(sub),
         "currency": sub.Currency,
         "payment_day": int(sub.PaymentDay),
         "next_payment": next_payment,

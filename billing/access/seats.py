@@ -1,0 +1,113 @@
+"""A change of seats (billing/rules/seats.py): the subscription's new quantity and price
+and, for more seats charged now, their receipt, in one TransactWriteItems with the audit
+event and the merchant's ``subscription.updated``, on condition that the subscription is
+still as the quote found it (the switch's way: billing/access/switch.py)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from django.conf import settings
+
+from billing.access._common import refused_as, utc_now
+from billing.access.events import new_event, subscription_snapshot
+from billing.access.outbox import preview, receipt_events, save_item, subscription_event
+from billing.access.receipt_numbers import RECEIPT_NUMBERS, write_numbered
+from billing.access.receipts import build_receipt
+from billing.access.tax_ledger import InvoiceTax, add_receipt_totals, invoice_tax
+from billing.exceptions import ConditionFailed
+from billing.models import (
+    AuditAction,
+    MerchantEventType,
+    Receipt,
+    ReceiptNumberLookup,
+    Subscription,
+    SubscriptionStatus,
+)
+from billing.rules.seats import SeatsQuote
+from core.clock import billing_today
+from core.dynamo import engine
+
+
+def seats_receipt_sku(sub: Subscription, version: int | None) -> str:
+    """The SKU in a seats charge's receipt key (``REC#<day>#SKU#<this>#SUB#<id>``): the
+    product's, marked with the change (the subscription's version when quoted), so that it
+    never meets the period's receipt of the same day, a switch's, or another change's. The
+    charge's metadata carries it as ``sku``: the reconciliation finds the receipt by it."""
+    return f"{sub.SKU}~seats{int(version or 0)}"
+
+
+def _as_quoted(sub: Subscription, quote: SeatsQuote) -> Any:
+    """Still active, with the seats and price quoted, paid through the same day, neither
+    paused, cancelling nor switching at its next payment."""
+    condition = ((Subscription.Status == SubscriptionStatus.ACTIVE)
+                 & (Subscription.PaymentAmount == quote.old_price)
+                 & Subscription.CancelMode.does_not_exist() & Subscription.PausedFrom.does_not_exist()
+                 & Subscription.SwitchFrom.does_not_exist())
+    condition &= (Subscription.Quantity == quote.old_quantity) if sub.Quantity is not None \
+        else Subscription.Quantity.does_not_exist()
+    if quote.paid_through is not None:
+        condition &= Subscription.PaidThroughDate == quote.paid_through.isoformat()
+    return condition
+
+
+def change_seats(sub: Subscription, quote: SeatsQuote, *, today: date, actor: str,
+                 action: AuditAction = AuditAction.QUANTITY_CHANGED, charge_id: str | None = None,
+                 charged: int = 0, receipt_sku: str | None = None, retention_days: int = 400,
+                 tax: InvoiceTax | None = None) -> Receipt | None:
+    """Give ``sub`` the quote's seats (``Quantity``, ``UnitAmount``, ``PaymentAmount`` =
+    their product); with ``charge_id`` (more seats' charge of ``charged``) their ``seats``
+    receipt too, keyed under ``receipt_sku``. One TransactWriteItems: the subscription (on
+    condition it is as quoted: else ``ConditionFailed``, nothing written), the audit
+    event, ``subscription.updated`` and, with a charge, the receipt, its number and look-up
+    and its events. Returns the receipt written."""
+    before = subscription_snapshot(sub)
+    actions = [Subscription.Quantity.set(quote.new_quantity), Subscription.UnitAmount.set(quote.unit_amount),
+               Subscription.PaymentAmount.set(quote.new_price)]
+    charging = bool(charge_id and charged > 0)
+    processed_at = utc_now()
+    tax = tax or (invoice_tax(sub, amount=charged, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
+                  if charging else None)
+    written: list[Receipt] = []
+
+    def write(tx: Any, number: str | None = None) -> None:
+        receipt = lookup = None
+        if number is not None:
+            assert quote.paid_through is not None
+            receipt, lookup, _ = build_receipt(
+                sub, billing_date=today, amount=charged, currency=sub.Currency, charge_id=charge_id,
+                retention_days=retention_days, period_end=quote.paid_through, actor=actor,
+                sku=receipt_sku or seats_receipt_sku(sub, sub.Version), tax=tax,
+                product_name=sub.ProductName or sub.SKU, kind="seats", number=number, processed_at=processed_at)
+            receipt.SKU = sub.SKU  # the product charged; the key's mark is only the change's
+            written[:] = [receipt]
+        after = {**before, "Quantity": quote.new_quantity, "UnitAmount": quote.unit_amount,
+                 "PaymentAmount": quote.new_price, "Charged": charged if receipt else 0,
+                 "Credit": quote.credit_now, "Receipt": receipt.SK if receipt else None}
+        event = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
+                          before={**before, "Quantity": quote.old_quantity}, after=after)
+        merchant_events = [subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, actions)),
+                           *(receipt_events(receipt) if receipt is not None else [])]
+        # The business condition, not the version (as a switch): a reminder claimed
+        # meanwhile must not undo a change whose charge is made.
+        # a copy: PynamoDB adds the version's own action to the list, and a retry builds again
+        tx.update(sub, actions=list(actions), condition=_as_quoted(sub, quote), add_version_condition=False)
+        tx.save(event)
+        if receipt is not None and lookup is not None:
+            tx.save(receipt, condition=Receipt.SK.does_not_exist())
+            tx.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
+            add_receipt_totals(tx, receipt)
+        for merchant_event in merchant_events:
+            save_item(tx, merchant_event)
+
+    with refused_as(ConditionFailed, sub.SK):
+        if charging:
+            write_numbered(RECEIPT_NUMBERS, processed_at.year, write)
+        else:
+            with engine.transact_write() as tx:
+                write(tx)
+    # What the update wrote, in memory as a fresh read would show it (the transaction
+    # moved the version on itself).
+    sub.Quantity, sub.UnitAmount, sub.PaymentAmount = quote.new_quantity, quote.unit_amount, quote.new_price
+    return written[0] if written else None

@@ -1,0 +1,52 @@
+"""Meters and usage events (docs/USAGE.md): adding a meter (audited with the catalog, as
+products are) and counting a usage event exactly once (billing/access/usage.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from billing import access
+from billing.access import usage as metered
+from billing.models import CATALOG_EVENTS_ACCOUNT, Meter, MeterAggregation
+from billing.rules.usage import EventRefused, check_event_name, day_of, event_moment, event_value
+
+# The audit event of a new meter (in the catalog's pseudo-account: a meter belongs to no customer).
+METER_CREATED = "staff.create_meter"
+MAX_NAME = 200
+
+
+def add_meter(event_name: str, name: str, aggregation: MeterAggregation, *, actor: str) -> Meter:
+    """A new meter; ``AlreadyExists`` when its event name is taken (nothing written);
+    ``EventRefused`` for an event name that cannot be one."""
+    check_event_name(event_name)
+    name = name.strip()
+    if not 0 < len(name) <= MAX_NAME or not name.isprintable():
+        raise EventRefused("invalid_name", "name", f"name is 1-{MAX_NAME} printable characters.")
+    meter = metered.create_meter(event_name, name, aggregation, actor=actor)
+    access.record_event(CATALOG_EVENTS_ACCOUNT, actor=actor, action=METER_CREATED, subject=f"METER#{event_name}",
+                        before=None, after={"EventName": event_name, "Name": name, "Aggregation": str(aggregation)})
+    return meter
+
+
+def identifier_of(raw: object) -> str:
+    if not isinstance(raw, str) or not 0 < len(raw) <= 100 or not raw.isprintable() or "#" in raw:
+        raise EventRefused("invalid_identifier", "identifier",
+                           "identifier is required: 1-100 printable characters, without '#' (the same on every retry).")
+    return raw
+
+
+def customer_of(raw: object) -> str:
+    if not isinstance(raw, str) or not 0 < len(raw) <= 100 or not raw.isprintable() or "#" in raw:
+        raise EventRefused("unknown_customer", "customer", "No such customer (or the account is closed).")
+    return raw
+
+
+def record_usage(meter: Meter, *, customer: object, identifier: object, value: object, timestamp: object,
+                 now: datetime) -> metered.Recorded:
+    """Check one event (billing/rules/usage.py) and count it once: ``accepted`` or
+    ``duplicate``; ``EventRefused`` names the reason and the field."""
+    seconds = event_moment(int(now.timestamp()) if timestamp is None else timestamp, now)
+    event = metered.UsageEvent(account_id=customer_of(customer), identifier=identifier_of(identifier),
+                               value=event_value(value, MeterAggregation(meter.Aggregation)),
+                               timestamp=seconds, day=day_of(seconds))
+    return metered.record_event(meter, event, now=now)
