@@ -180,16 +180,19 @@ COUPON_ATTRIBUTES = ("CouponCode", "CouponPercentOff", "CouponAmountOff", "Coupo
 # The buyer's tax identity (``Account.BillingCountry``, ``VatNumber``, copied): the charge's
 # VAT rate, and the amount the reminder announces, come from the index with no extra read.
 TAX_ATTRIBUTES = ("BillingCountry", "VatNumber")
+# The cadence beside ``PaymentDay`` (billing/rules/schedule.py ``cadence_of``): the run's
+# period and the reminder's next date are computed from the index alone, for every interval.
+INTERVAL_ATTRIBUTES = ("Interval", "IntervalCount", "IntervalAnchor")
 GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
     "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay", "NextReminderDate", "Language",
-    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES,
+    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES,
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
-    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES,
+    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES,
 ]
 
 # The hash keys of both due indexes: a date and a write shard. One date's
@@ -248,7 +251,14 @@ class Subscription(BillingItem, discriminator="Subscription"):
     SKU = UnicodeAttribute()
     ProductName = UnicodeAttribute(null=True)
     PaymentDay = NumberAttribute()
-    PaymentAmount = NumberAttribute()  # minor units
+    # The cadence (billing/rules/schedule.py ``Cadence``, docs/MONEY.md "Cadences"): every
+    # ``IntervalCount`` (null: 1) ``Interval`` units (day, week, month, year; null: month).
+    # ``IntervalAnchor``: the first full period's first day (ISO date): the month years and
+    # every N months count from, the weekday and phase of weeks and days; null for monthly.
+    Interval = UnicodeAttribute(null=True)
+    IntervalCount = NumberAttribute(null=True)
+    IntervalAnchor = UnicodeAttribute(null=True)
+    PaymentAmount = NumberAttribute()  # minor units, for one period of the cadence
     Currency = UnicodeAttribute()
     # The schedule's dates (the seed's names): present on every live subscription, the
     # Next* ones absent once cancelled.
@@ -1171,57 +1181,6 @@ class BillingPermission(django_models.Model):
 
     def __str__(self) -> str:
         return "billing permissions"
-
-
-# --- a product's prices (docs/PRICING.md) ---------------------------------------------------
-
-
-class PriceStatus(StrEnum):
-    ACTIVE = "active"
-    ARCHIVED = "archived"
-
-
-class PriceTierMap(MapAttribute):
-    """One tier of a tiered price (billing/rules/pricing.py ``Tier``)."""
-
-    UpTo = NumberAttribute(null=True)  # the last unit in the tier; null: no end (Stripe's inf)
-    UnitAmount = UnicodeAttribute()  # minor units as a decimal string ("0.2"): kept exact
-    FlatAmount = NumberAttribute(default=0)  # minor units, for the tier
-
-
-class Price(BillingItem, discriminator="Price"):
-    """A price of a product, in the catalog's partition beside the product: a product's
-    prices are one Query (``PRICE#<SKU>#``). Its amounts never change: archive it and add
-    another, as Stripe does. The id holds the SKU (``price_<SKU>_<random>``), so a price is
-    one GetItem by its id alone."""
-
-    pk_template = KeyTemplate("CATALOG")
-    sk_template = KeyTemplate("PRICE#{sku}#{price_id}")
-
-    PriceId = UnicodeAttribute()
-    SKU = UnicodeAttribute()
-    Currency = UnicodeAttribute()
-    # per_unit: whole minor units (null when a fraction of one: then UnitAmountDecimal);
-    # UnitAmountDecimal: the unit amount as a decimal string when it is not whole ("0.2").
-    UnitAmount = NumberAttribute(null=True)
-    UnitAmountDecimal = UnicodeAttribute(null=True)
-    Interval = UnicodeAttribute()  # day, week, month, year
-    IntervalCount = NumberAttribute(default=1)
-    BillingScheme = UnicodeAttribute()  # per_unit, tiered
-    TiersMode = UnicodeAttribute(null=True)  # graduated, volume
-    Tiers = ListAttribute(of=PriceTierMap, null=True)
-    PackageSize = NumberAttribute(null=True)  # Stripe's transform_quantity.divide_by, rounded up
-    UnitLabel = UnicodeAttribute(null=True)  # what one unit is called ("seat", "call")
-    TrialDays = NumberAttribute(null=True)
-    MinQuantity = NumberAttribute(null=True)
-    MaxQuantity = NumberAttribute(null=True)
-    Meter = UnicodeAttribute(null=True)  # a metered price: its meter's event name
-    Status = UnicodeAttribute(default=PriceStatus.ACTIVE)
-    CreatedDate = UnicodeAttribute()
-    Nickname = UnicodeAttribute(null=True)
-
-
-ENTITIES = (*ENTITIES, Price)
 
 
 # --- metered usage (docs/USAGE.md) ---------------------------------------------------------
