@@ -50,7 +50,7 @@ from billing.models import (
     SubscriptionStatus,
     TrialUse,
 )
-from billing.rules.schedule import check_payment_day, first_period, reminder_date
+from billing.rules.schedule import Cadence, check_payment_day, first_period, new_cadence, reminder_date
 from core.dynamo import engine
 from core.payments.gateway import CardToken
 
@@ -81,6 +81,8 @@ def create_subscription(
     card_id: str | None = None,
     coupon: Coupon | None = None,
     trial_days: int = 0,
+    interval: str | None = None,
+    interval_count: int | None = None,
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` events (the audit's and
     the merchant's, billing/access/outbox.py), in one transaction.
@@ -102,6 +104,11 @@ def create_subscription(
     the end of the trial by ``LastReminderDate`` (both range keys, so in both indexes). The
     account's ``TrialUse`` marker is put in the same transaction, only if absent:
     ``TrialAlreadyUsed`` (nothing written) when it had this product's trial already.
+
+    ``interval``, ``interval_count`` (docs/MONEY.md "Cadences"): renews every
+    ``interval_count`` days, weeks, months or years (default: every month); ``amount`` is
+    the price of one such period. Anchored from the first charge's day
+    (``schedule.new_cadence``); ``ValueError`` for an interval out of range.
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
@@ -112,9 +119,10 @@ def create_subscription(
     trial_end = today + timedelta(days=trial_days - 1) if trial_days else None
     # The first charge's day: today, or the day after the trial.
     first_day = trial_end + timedelta(days=1) if trial_end else today
+    cadence = new_cadence(payment_day, first_day, interval, interval_count)
     # The first reminder announces the payment after the first charge made at subscribing;
     # after a trial, the first charge itself.
-    reminded = first_day if trial_end else first_period(payment_day, today)[1] + timedelta(days=1)
+    reminded = first_day if trial_end else first_period(cadence, today)[1] + timedelta(days=1)
     sub = Subscription(
         account.PK,
         Subscription.sk(sub_id=sub_id, sku=sku),
@@ -122,6 +130,7 @@ def create_subscription(
         SKU=sku,
         ProductName=product_name,
         PaymentDay=payment_day,
+        **cadence_attributes(cadence),
         PaymentAmount=amount,
         Currency=currency.upper(),
         **due_attributes(sub_id, first_day, reminder_date(reminded, reminder_days_before, today)),
@@ -166,6 +175,15 @@ def create_subscription(
             raise
     record_subscription_id(sub)  # staff find it by its id alone (access/lookups.py)
     return sub
+
+
+def cadence_attributes(cadence: Cadence) -> dict[str, Any]:
+    """The item's cadence attributes: none for the plain monthly one (as every item written
+    before cadences), so monthly items stay as they were."""
+    if cadence.is_monthly:
+        return {}
+    return {"Interval": str(cadence.interval), "IntervalCount": cadence.count,
+            "IntervalAnchor": cadence.anchor.isoformat() if cadence.anchor else None}
 
 
 def _refused_at(error: BaseException | None, position: int, code: str) -> bool:

@@ -18,7 +18,7 @@ from billing.notify import manage_url, subscription_context
 from billing.operations.payments import next_charge
 from billing.rules.card_expiry import expires_before
 from billing.rules.projection import ComingCharge, coming_charges
-from billing.rules.schedule import next_payment_date, reminder_date
+from billing.rules.schedule import cadence_of, next_payment_date, reminder_date
 from billing.rules.tax import Seller
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
@@ -76,7 +76,7 @@ def _following_reminder(sub: Subscription, payment: date, day: date, charge: Com
     projects ``PaymentDay`` for this: no GetItem per reminder). Never on or before
     ``payment``: ``NextPaymentDate`` is still ``payment`` until it is paid, so a reminder
     due by then would announce ``payment`` a second time. Each payment is reminded once."""
-    following = charge.period_end + timedelta(days=1) if charge else next_payment_date(sub.PaymentDay, payment)
+    following = charge.period_end + timedelta(days=1) if charge else next_payment_date(cadence_of(sub), payment)
     return reminder_date(following, _days_before(), max(day, payment))
 
 

@@ -29,7 +29,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing.exceptions import PauseRefused
 from billing.models import INCOMPLETE_HOURS, Subscription, SubscriptionStatus
-from billing.rules.schedule import first_payment_date, next_payment_date, prorate
+from billing.rules.schedule import cadence_of, first_payment_date, next_payment_date, prorate
 
 MAX_PAUSE_PAYMENTS = 12  # a pause skips at most a year of payments
 MAX_PAUSE_DAYS = 366
@@ -195,7 +195,7 @@ def pause_end(sub: Subscription, today: date, *, payments: int | None = None, un
     """The first payment after a pause that skips ``payments`` payments, or that lasts
     until ``until`` (the first anchor date on or after it); None for an open pause."""
     next_payment = check_pausable(sub, today)
-    day = int(sub.PaymentDay)
+    day = cadence_of(sub)
     if payments is not None:
         if not 1 <= payments <= MAX_PAUSE_PAYMENTS:
             raise PauseRefused(_("Skip between 1 and %(most)d payments.") % {"most": MAX_PAUSE_PAYMENTS})
@@ -223,7 +223,7 @@ def resume_on(sub: Subscription, today: date) -> date:
     still ahead (the schedule as if never paused), else the first anchor date after
     today; never later than the pause's own end."""
     paid_next = pause_start(sub)
-    resume = paid_next if paid_next > today else first_payment_date(int(sub.PaymentDay), today + timedelta(days=1))
+    resume = paid_next if paid_next > today else first_payment_date(cadence_of(sub), today + timedelta(days=1))
     until = _day(sub.PausedUntil)
     return min(resume, until) if until and until > today else resume
 

@@ -41,7 +41,15 @@ from enum import StrEnum
 from billing.models import Subscription, SubscriptionStatus
 from billing.rules.coupons import after_payment, discount
 from billing.rules.invoice_tax import TaxTerms
-from billing.rules.schedule import first_period, is_anchor, next_payment_date, period_amount, period_end
+from billing.rules.schedule import (
+    Schedule,
+    cadence_of,
+    first_period,
+    is_anchor,
+    next_payment_date,
+    period_amount,
+    period_end,
+)
 from billing.rules.tax import TaxLine
 
 
@@ -72,13 +80,13 @@ class ComingCharge:
 
     @property
     def full_month(self) -> bool:
-        """The period is exactly one anchor month (its price is the monthly price): a page
-        says "prorated" only when it is not."""
+        """The period is exactly one period of the cadence (an anchor month for a monthly
+        one; its price is the price): a page says "prorated" only when it is not."""
         return self.period_end + timedelta(days=1) == next_payment_date(self._payment_day, self.period_start) \
             and is_anchor(self._payment_day, self.period_start)
 
-    # The payment day the period was cut on (``full_month``); set by ``coming_charges``.
-    _payment_day: int = field(default=1, repr=False, compare=False)
+    # The cadence the period was cut on (``full_month``); set by ``coming_charges``.
+    _payment_day: Schedule = field(default=1, repr=False, compare=False)
 
 
 def _is_first(sub: Subscription, start: date) -> bool:
@@ -105,7 +113,7 @@ def _owed_then_following(sub: Subscription, count: int, *, price: int | None = N
     if count <= 0 or not sub.NextPaymentDate:
         return []
     monthly = int(sub.PaymentAmount if price is None else price)
-    day = int(sub.PaymentDay)
+    day = cadence_of(sub)
     start = date.fromisoformat(sub.BillingPeriod or sub.NextPaymentDate)
     is_first = _is_first(sub, start) if first is None else first
     end = first_period(day, start)[1] if is_first else period_end(day, start)
@@ -125,10 +133,11 @@ def _owed_then_following(sub: Subscription, count: int, *, price: int | None = N
 
 @dataclass(frozen=True)
 class Terms:
-    """What the walk charges by: the monthly price, the payment day and the coupon."""
+    """What the walk charges by: the price of a period (``monthly``: a month's for the
+    monthly cadence), the payment day or cadence, and the coupon."""
 
     monthly: int
-    payment_day: int
+    payment_day: Schedule
     coupon: str | None = None
     percent_off: int | None = None
     amount_off: int | None = None

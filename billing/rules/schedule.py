@@ -22,8 +22,10 @@ import calendar
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from enum import StrEnum
 from typing import Any
+
+# One unit list and one limit (Stripe's: three years) for prices and schedules.
+from billing.rules.pricing import MAX_INTERVAL_COUNT, Interval
 
 MIN_PAYMENT_DAY = 1
 MAX_PAYMENT_DAY = 31
@@ -46,19 +48,6 @@ def add_months(year: int, month: int, months: int) -> tuple[int, int]:
     """``(year, month)`` moved by ``months`` calendar months (negative: back)."""
     index = year * 12 + (month - 1) + months
     return index // 12, index % 12 + 1
-
-
-class Interval(StrEnum):
-    """The unit a subscription renews by (Stripe's ``recurring.interval``)."""
-
-    DAY = "day"
-    WEEK = "week"
-    MONTH = "month"
-    YEAR = "year"
-
-
-# The most of each unit one period may span (Stripe's limit: one year, 52 weeks, 365 days).
-MAX_INTERVAL_COUNT = {Interval.DAY: 365, Interval.WEEK: 52, Interval.MONTH: 12, Interval.YEAR: 1}
 
 
 @dataclass(frozen=True)

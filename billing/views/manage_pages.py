@@ -25,7 +25,13 @@ from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
 from billing.operations import payments
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
-from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY, months_before, next_payment_date
+from billing.rules.schedule import (
+    MAX_PAYMENT_DAY,
+    MIN_PAYMENT_DAY,
+    cadence_of,
+    months_before,
+    next_payment_date,
+)
 from billing.views.common import (
     RECEIPT_MONTHS,
     STALE_MESSAGE,
@@ -180,7 +186,7 @@ def cancelled(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespons
     if last is not None and last.PeriodEnd:
         last_day = date.fromisoformat(last.PeriodEnd)
     elif last is not None:  # a receipt from before receipts carried their period
-        last_day = next_payment_date(int(sub.PaymentDay), date.fromisoformat(last.BillingDate)) - timedelta(days=1)
+        last_day = next_payment_date(cadence_of(sub), date.fromisoformat(last.BillingDate)) - timedelta(days=1)
     return render(request, "portal/cancelled.html", {
         "sub": sub, "last": last,
         "period_start": date.fromisoformat(last.BillingDate) if last else None,

@@ -145,7 +145,7 @@ def test_new_cadence_anchors() -> None:
     assert new_cadence(10, date(2027, 1, 15), "week", 2).anchor == date(2027, 1, 15)
     assert new_cadence(10, date(2027, 1, 15)).anchor is None
     with pytest.raises(ValueError):
-        new_cadence(10, date(2027, 1, 15), "year", 2)
+        new_cadence(10, date(2027, 1, 15), "year", 4)
     with pytest.raises(ValueError):
         new_cadence(10, date(2027, 1, 15), "fortnight")
     with pytest.raises(ValueError):
