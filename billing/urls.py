@@ -50,6 +50,7 @@ urlpatterns = [
     path("subscriptions/<str:sub_id>/confirm-payment/", views.confirm_payment, name="confirm_payment"),
     path("subscriptions/<str:sub_id>/card/choose/", views.choose_card, name="choose_card"),
     path("subscriptions/<str:sub_id>/switch/", views.switch_product, name="switch_product"),
+    path("subscriptions/<str:sub_id>/seats/", views.change_seats, name="change_seats"),
     path("subscriptions/<str:sub_id>/cancel/", views.cancel, name="cancel"),
     path("subscriptions/<str:sub_id>/cancelled/", views.cancelled, name="cancelled"),
     path("subscriptions/<str:sub_id>/keep/", views.keep, name="keep"),

@@ -22,6 +22,7 @@ from billing.staff.lookup import index, user_billing
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.refunds import staff_refund
 from billing.staff.revenue_pages import revenue
+from billing.staff.seats_pages import staff_seats
 from billing.staff.seller_pages import business_tax
 from billing.staff.subscription_actions import staff_cancel, staff_payment_day, staff_retry
 from billing.staff.switch_pages import staff_switch
@@ -79,6 +80,8 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path(f"{sub}/payment-day/", staff(staff_payment_day, CHANGE_DAY), name="staff_payment_day"),
         path(f"{sub}/retry/", staff(staff_retry, MONEY), name="staff_retry"),
         path(f"{sub}/switch/", staff(staff_switch, MONEY), name="staff_switch"),
+        # more seats charge the card now, fewer refund to it: the money role's, as a switch
+        path(f"{sub}/seats/", staff(staff_seats, MONEY), name="staff_seats"),
         path(f"{sub}/coupon/", staff(staff_coupon, MONEY), name="staff_coupon"),
         # a pause moves the schedule as a change of day does: the same permission
         path(f"{sub}/pause/", staff(staff_pause, CHANGE_DAY), name="staff_pause"),

@@ -6,7 +6,7 @@ subscription or receipt id simply isn't found (404). All billing data is read an
 written through ``billing.access``.
 
 One module per group of pages (``auth_pages``, ``dashboard_pages``, ``subscribe_pages``,
-``manage_pages``, ``switch_pages``, ``confirm_payment_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``credit_note_pages``, ``error_pages``) over what they share (``common``,
+``manage_pages``, ``switch_pages``, ``seats_pages``, ``confirm_payment_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``credit_note_pages``, ``error_pages``) over what they share (``common``,
 ``cards``, and ``core.pages`` with the staff pages). This package's API is the views
 that ``billing.urls`` and the error handlers name.
 """
@@ -21,6 +21,7 @@ from billing.views.language_pages import set_language
 from billing.views.lifecycle_pages import cancel, keep, pause, resume
 from billing.views.manage_pages import cancelled, change_day, replace_card, subscription_detail
 from billing.views.receipt_pages import receipt_detail, receipt_pdf, receipts, receipts_csv
+from billing.views.seats_pages import change_seats
 from billing.views.subscribe_pages import subscribe, subscribe_authenticate, subscribe_confirm
 from billing.views.switch_pages import switch_product
 from billing.views.tax_identity_pages import billing_details
@@ -65,6 +66,7 @@ __all__ = [
     "receipts_csv",
     "subscribe",
     "switch_product",
+    "change_seats",
     "subscribe_authenticate",
     "subscribe_confirm",
     "stripe_webhook",

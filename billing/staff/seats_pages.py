@@ -1,0 +1,110 @@
+"""Staff change a customer's seats (rules: billing/rules/seats.py). Who may: the
+``billing.manage_money`` permission (role ``finance``), since more seats charge the
+customer's card at once (off-session) and fewer seats refund to it. Two steps: the
+number, then the amount to confirm (the customer's page's function, ``charged_now``);
+each change leaves its audit event (``staff.change_quantity``)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_http_methods
+
+from billing import access
+from billing.actions import seats as actions
+from billing.models import AuditAction, Subscription
+from billing.rules.seats import SeatsQuote, SeatsRefused, quantity_of, unit_amount_of
+from billing.staff.common import account_url, confirm_page
+from billing.templatetags.staff_pages import staff_date
+from billing.views.common import subscription_or_404
+from core.money import format_with_code
+from core.pages import actor, today
+from core.payments.errors import GatewayError
+
+
+class StaffSeatsForm(forms.Form):
+    """The number of seats; once the amount was shown, it and the version travel back
+    hidden, so the change charges or credits only what was confirmed."""
+
+    quantity = forms.IntegerField(label=gettext_lazy("Number of seats"))
+    step = forms.CharField(widget=forms.HiddenInput, required=False)
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    amount = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args: object, sub: Subscription, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.sub = sub
+
+    def clean_quantity(self) -> int:
+        quantity = self.cleaned_data["quantity"]
+        low, high = actions.bounds_of(self.sub)
+        if not low <= quantity <= high:
+            raise forms.ValidationError(_("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high})
+        if quantity == quantity_of(self.sub):
+            raise forms.ValidationError(_("The subscription has %(n)s seats already.") % {"n": quantity})
+        return quantity
+
+
+def _question(sub: Subscription, quote: SeatsQuote) -> str:
+    currency = sub.Currency
+    terms = {"old": quote.old_quantity, "new": quote.new_quantity,
+             "unit": format_with_code(quote.unit_amount, currency)}
+    if quote.more and quote.due_now:
+        return _("From %(old)s to %(new)s seats at %(unit)s a seat? The added seats for the days already paid, to "
+                 "%(end)s: %(due)s is charged to the customer's card now.") % {
+            **terms, "end": staff_date(quote.paid_through.isoformat() if quote.paid_through else ""),
+            "due": format_with_code(actions.charged_now(sub, quote), currency)}
+    if quote.credit_now:
+        return _("From %(old)s to %(new)s seats at %(unit)s a seat? The removed seats for the days already paid, to "
+                 "%(end)s: %(credit)s is refunded to the customer's card now.") % {
+            **terms, "end": staff_date(quote.paid_through.isoformat() if quote.paid_through else ""),
+            "credit": format_with_code(quote.credit_now, currency)}
+    return _("From %(old)s to %(new)s seats at %(unit)s a seat? Nothing is charged or refunded now.") % terms
+
+
+@require_http_methods(["GET", "POST"])
+def staff_seats(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
+    back = redirect(account_url(account_id))
+    title = _("Change the number of seats")
+    form = StaffSeatsForm(request.POST or None, sub=sub, initial={"quantity": quantity_of(sub)})
+    if request.method != "POST" or not form.is_valid():
+        return confirm_page(request, account_id, title, _("%(unit)s a seat × %(n)s. How many seats from today? The "
+                                                          "next step shows the amount.") % {
+            "unit": format_with_code(unit_amount_of(sub), sub.Currency), "n": quantity_of(sub)},
+            sub=sub, form=form, button=_("See the amount"))
+    data = form.cleaned_data
+    try:
+        if data["step"] != "confirm":
+            quote = actions.quote(sub, data["quantity"], today=today())
+            shown = actions.charged_now(sub, quote) if quote.more else quote.credit_now
+            confirm = StaffSeatsForm(initial={"quantity": quote.new_quantity, "step": "confirm",
+                                              "version": sub.Version, "amount": shown}, sub=sub)
+            confirm.fields["quantity"].widget = forms.HiddenInput()
+            return confirm_page(request, account_id, title, _question(sub, quote), sub=sub, form=confirm,
+                                button=_("Change the seats"))
+        done = actions.change_quantity(sub, data["quantity"], actor(request), today=today(),
+                                       expected_version=data["version"], expected_amount=data["amount"],
+                                       action=AuditAction.STAFF_QUANTITY)
+    except SeatsRefused as refused:  # stale amounts or version included (SeatsChanged)
+        messages.error(request, str(refused))
+        return back
+    except actions.SeatsDeclined as declined:
+        messages.error(request, _("The card was declined (%(reason)s): the seats are unchanged.") % {
+            "reason": declined})
+        return back
+    except access.ConditionFailed:
+        messages.error(request, _("The subscription changed meanwhile: nothing was changed (any amount taken is "
+                                  "refunded)."))
+        return back
+    except GatewayError:
+        messages.error(request, _("The payment provider could not be reached: nothing was changed."))
+        return back
+    messages.success(request, _("%(n)s seats from today; %(charged)s charged, %(credited)s refunded now.") % {
+        "n": done.quote.new_quantity, "charged": format_with_code(done.charged, sub.Currency),
+        "credited": format_with_code(done.credited, sub.Currency)})
+    return back
