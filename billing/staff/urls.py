@@ -19,6 +19,7 @@ from billing.staff.coupons import coupon_add, coupon_edit, coupon_end, coupons, 
 from billing.staff.data_rights_pages import staff_close_account, staff_export_data
 from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
+from billing.staff.meters import meter_add, meters
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.refunds import staff_refund
 from billing.staff.revenue_pages import revenue
@@ -55,6 +56,8 @@ STAFF_PAGES = [
     ("staff_tax_report", _("Tax report"), MONEY, None),
     # MRR, churn and cohorts: the finance role's, and the admin role's (the business's figures)
     ("staff_revenue", _("Revenue"), (MONEY, INTEGRATIONS), None),
+    # metered usage: what customers are charged for, as prices are (finance and admin)
+    ("staff_meters", _("Meters"), (MONEY, INTEGRATIONS), "staff_meter_add"),
 ]
 
 
@@ -126,4 +129,6 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/tax-report/", staff(tax_report, MONEY), name="staff_tax_report"),
         # MRR, churn and cohorts: the finance role's, as the tax report
         path("staff/revenue/", staff(revenue, (MONEY, INTEGRATIONS)), name="staff_revenue"),
+        path("staff/meters/", staff(meters, (MONEY, INTEGRATIONS)), name="staff_meters"),
+        path("staff/meters/add/", staff(meter_add, (MONEY, INTEGRATIONS)), name="staff_meter_add"),
     ]

@@ -55,6 +55,9 @@ MATRIX: dict[str, set[str]] = {
     "staff_business_tax": {"support", "finance", "admin"},
     "staff_tax_report": {"finance"},  # the quarter's VAT: money
     "staff_revenue": {"finance", "admin"},  # MRR, churn and cohorts: the business's figures, not support's
+    # meters: what customers are charged for by usage, as prices are
+    "staff_meters": {"finance", "admin"},
+    "staff_meter_add": {"finance", "admin"},
     # the merchant's webhook endpoints: seen by whoever sees billing, changed by the admin role
     "staff_webhook_endpoints": {"support", "finance", "admin"},
     "staff_webhook_endpoint": {"support", "finance", "admin"},

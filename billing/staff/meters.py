@@ -1,0 +1,62 @@
+"""The meters' staff pages (docs/USAGE.md): the list (one Query) and adding one. The finance
+and admin roles: a meter decides what customers are charged for, as a price does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_http_methods
+
+from billing.access import usage as metered
+from billing.actions import meters as actions
+from billing.models import MeterAggregation
+from billing.rules.usage import EVENT_NAME, EventRefused
+from billing.staff.common import add_page
+from core.pages import actor, bound_data
+from core.staff import render_staff
+
+AGGREGATIONS = [
+    (MeterAggregation.COUNT, gettext_lazy("count: the events")),
+    (MeterAggregation.SUM, gettext_lazy("sum: of the events' values")),
+    (MeterAggregation.MAX, gettext_lazy("max: the largest value")),
+    (MeterAggregation.UNIQUE_COUNT, gettext_lazy("unique count: the distinct values")),
+    (MeterAggregation.LAST, gettext_lazy("last: the value of the latest event")),
+]
+
+
+class MeterForm(forms.Form):
+    event_name = forms.RegexField(EVENT_NAME, max_length=100, label=gettext_lazy("Event name"),
+                                  help_text=gettext_lazy("What usage events and metered prices name the meter by: "
+                                                         "lower-case letters, digits, '_', '.' or '-'."))
+    name = forms.CharField(max_length=actions.MAX_NAME, label=gettext_lazy("Name"))
+    aggregation = forms.ChoiceField(choices=AGGREGATIONS, label=gettext_lazy("Aggregation over a period"))
+
+
+def meters(request: HttpRequest) -> HttpResponse:
+    labels = dict(AGGREGATIONS)
+    return render_staff(request, "staff/meters.html", _("Meters"), {
+        "meters": [(m, labels.get(m.Aggregation, m.Aggregation)) for m in metered.list_meters()]})
+
+
+@require_http_methods(["GET", "POST"])
+def meter_add(request: HttpRequest) -> HttpResponse:
+    def add(data: dict[str, Any]) -> HttpResponse:
+        try:
+            meter = actions.add_meter(data["event_name"], data["name"], MeterAggregation(data["aggregation"]),
+                                      actor=actor(request))
+        except EventRefused as refused:
+            form.add_error(refused.param, refused.message)
+            return render_staff(request, "staff/object_form.html", _("Add a meter"),
+                                {"back": "admin:staff_meters", "form": form})
+        messages.success(request, _("Meter %(name)s added.") % {"name": meter.EventName})
+        return redirect("admin:staff_meters")
+
+    form = MeterForm(bound_data(request))
+    return add_page(request, form, _("Add a meter"), "admin:staff_meters", add,
+                    taken=("event_name", _("A meter with this event name already exists.")))
