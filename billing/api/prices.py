@@ -1,7 +1,202 @@
-"""A product's prices (docs/PRICING.md): listed with the product, added and archived by a write key."""
+"""A product's prices (docs/PRICING.md, docs/API.md "Prices"): listed per product and read
+by id with any key; added and archived by a write key with an ``Idempotency-Key``, as the
+other writes (billing/api/writes.py). The objects are Stripe's: ``recurring`` nests the
+interval, ``tiers`` and ``tiers_mode`` a tiered price, ``transform_quantity`` a package.
+A price's amounts never change: archive it and add another."""
 
-from __future__ import annotations
 
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from django.http import HttpRequest, JsonResponse
 from ninja import Router
+from pydantic import BeforeValidator, Field
+
+from billing import access
+from billing.actions import prices as price_actions
+from billing.api.auth import actor_of, read_key, write_key
+from billing.api.errors import ApiError, found
+from billing.api.idempotency import idempotent
+from billing.api.reads import ERRORS
+from billing.api.schemas import Body, KeyId, ListOut, Out, whole_number
+from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS
+from billing.rules.price_objects import price_object
+from billing.rules.pricing import MAX_INTERVAL_COUNT, BillingScheme, Interval, PriceTerms, Tier, TiersMode
+from core.money import is_payable_currency
 
 router = Router(tags=["prices"])
+
+# A unit amount in minor units with up to 12 decimal places (Stripe's unit_amount_decimal).
+DECIMAL_TEXT = r"^[0-9]{1,12}(\.[0-9]{1,12})?$"
+MAX_TIERS = 20  # Stripe's own limit of a price's tiers
+
+
+def _inf_is_none(value: object) -> object:
+    # Stripe's "inf" for the last tier's end: no end.
+    return None if value == "inf" else value
+
+
+# One nullable whole number (not a union with "inf": an error then names the field alone).
+UpTo = Annotated[whole_number(1) | None, BeforeValidator(_inf_is_none)]
+
+
+class PriceOut(Out):
+    product: str
+    currency: str
+    active: bool
+
+
+class PriceTierIn(Body):
+    up_to: UpTo = Field(description='the last unit of the tier; "inf" (or null) for the last tier')
+    unit_amount: whole_number(0) | None = None
+    unit_amount_decimal: str | None = Field(None, pattern=DECIMAL_TEXT, max_length=25)
+    flat_amount: whole_number(0) = 0
+
+
+class PriceRecurringIn(Body):
+    interval: Interval
+    interval_count: whole_number(1, max(MAX_INTERVAL_COUNT.values())) = 1
+    meter: str | None = Field(None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:-]+$",
+                              description="a metered price: its meter's event name")
+    trial_period_days: whole_number(0, 365) | None = None
+
+
+class PriceTransformQuantityIn(Body):
+    divide_by: whole_number(2)
+    round: Literal["up"] = "up"
+
+
+class PriceQuantityIn(Body):
+    minimum: whole_number(0, 10**9) | None = None
+    maximum: whole_number(1, 10**9) | None = None
+
+
+class PriceIn(Body):
+    product: str = Field(min_length=2, max_length=40, pattern=r"^[A-Z0-9-]+$", description="the product's SKU")
+    currency: str = Field(min_length=3, max_length=3)
+    recurring: PriceRecurringIn
+    billing_scheme: BillingScheme = BillingScheme.PER_UNIT
+    unit_amount: whole_number(0) | None = Field(None, description="minor units")
+    unit_amount_decimal: str | None = Field(None, pattern=DECIMAL_TEXT, max_length=25,
+                                            description='minor units with up to 12 decimals: "0.2" is a fifth of a cent')
+    tiers_mode: TiersMode | None = None
+    tiers: list[PriceTierIn] | None = Field(None, max_length=MAX_TIERS)
+    transform_quantity: PriceTransformQuantityIn | None = None
+    quantity: PriceQuantityIn | None = None
+    unit_label: str | None = Field(None, max_length=40, pattern=r"^[^\x00-\x1f\x7f]*$")
+    nickname: str = Field("", max_length=100, pattern=r"^[^\x00-\x1f\x7f]*$")
+
+
+def _one_amount(whole: int | None, text: str | None, param: str) -> Decimal | None:
+    """``unit_amount`` or ``unit_amount_decimal``, not both (Stripe's rule)."""
+    if whole is not None and text is not None:
+        raise ApiError(400, f"Give {param} or {param}_decimal, not both.", param=f"{param}_decimal")
+    if text is not None:
+        return Decimal(text)
+    return None if whole is None else Decimal(whole)
+
+
+def _tiers(body: PriceIn) -> tuple[Tier, ...]:
+    tiers: list[Tier] = []
+    for position, given in enumerate(body.tiers or ()):
+        param = f"tiers.{position}"
+        unit = _one_amount(given.unit_amount, given.unit_amount_decimal, f"{param}.unit_amount")
+        try:
+            tiers.append(Tier(given.up_to,
+                              Decimal(0) if unit is None else unit, given.flat_amount))
+        except ValueError as refused:
+            raise ApiError(400, f"{param}: {refused}.", param=param) from None
+    return tuple(tiers)
+
+
+def _terms(body: PriceIn) -> PriceTerms:
+    """The body's model, each refusal naming its field."""
+    currency = body.currency.upper()
+    if not is_payable_currency(currency):
+        raise ApiError(400, f"{currency} is not an ISO 4217 currency that can be paid in.", param="currency")
+    recurring = body.recurring
+    if recurring.interval_count > MAX_INTERVAL_COUNT[recurring.interval]:
+        raise ApiError(400, f"A price is billed at most every three years: interval_count is at most "
+                            f"{MAX_INTERVAL_COUNT[recurring.interval]} for {recurring.interval}.",
+                       param="recurring.interval_count")
+    unit = _one_amount(body.unit_amount, body.unit_amount_decimal, "unit_amount")
+    if body.billing_scheme == BillingScheme.PER_UNIT:
+        if unit is None:
+            raise ApiError(400, "A per_unit price needs unit_amount or unit_amount_decimal.", param="unit_amount")
+        for name in ("tiers", "tiers_mode"):
+            if getattr(body, name) is not None:
+                raise ApiError(400, f"{name} belongs to a tiered price (billing_scheme=tiered).", param=name)
+    else:
+        if unit is not None:
+            raise ApiError(400, "A tiered price has its amounts in its tiers.", param="unit_amount")
+        if body.transform_quantity is not None:
+            raise ApiError(400, "transform_quantity belongs to a per_unit price.", param="transform_quantity")
+        if body.tiers_mode is None:
+            raise ApiError(400, "A tiered price needs tiers_mode: graduated or volume.", param="tiers_mode")
+        if not body.tiers:
+            raise ApiError(400, "A tiered price needs its tiers.", param="tiers")
+    tiers = _tiers(body)
+    try:
+        return PriceTerms(currency, body.billing_scheme, unit_amount=unit, tiers_mode=body.tiers_mode, tiers=tiers,
+                          package_size=body.transform_quantity.divide_by if body.transform_quantity else None,
+                          interval=recurring.interval, interval_count=recurring.interval_count)
+    except ValueError as refused:
+        # What is left is the tiers' order, or an amount past the limits.
+        param = "tiers" if body.billing_scheme == BillingScheme.TIERED else "unit_amount"
+        raise ApiError(400, f"{str(refused)[:1].upper()}{str(refused)[1:]}.", param=param) from None
+
+
+def price_or_404(price_id: str):
+    return found(access.get_price(price_id), "price", "price_id")
+
+
+@router.get("/products/{product_id}/prices", response={200: ListOut, **ERRORS}, auth=read_key,
+            summary="A product's prices")
+def list_prices(request: HttpRequest, product_id: KeyId, include_archived: bool = False) -> JsonResponse:
+    """Its prices, oldest first: a product made before prices has its default one
+    (``price_default_<SKU>``: monthly, its amount). One Query and one GetItem; a product
+    has a handful of prices, so one page."""
+    product = found(access.get_product(product_id), "product", "product_id")
+    prices = access.list_prices(product.SKU, include_archived=include_archived, product=product)
+    return JsonResponse({"object": "list", "data": [price_object(p) for p in prices], "has_more": False,
+                         "next_cursor": None})
+
+
+@router.get("/prices/{price_id}", response={200: PriceOut, **ERRORS}, auth=read_key, summary="A price")
+def get_price(request: HttpRequest, price_id: KeyId) -> JsonResponse:
+    return JsonResponse(price_object(price_or_404(price_id)))
+
+
+@router.post("/prices", response={201: PriceOut, **WRITE_ERRORS}, auth=write_key, tags=["writes"],
+             openapi_extra=IDEMPOTENCY_DOC, summary="Add a price to a product")
+@idempotent
+def create_price(request: HttpRequest, body: PriceIn) -> JsonResponse:
+    terms = _terms(body)
+    quantity = body.quantity or PriceQuantityIn()
+    if quantity.minimum is not None and quantity.maximum is not None and quantity.maximum < quantity.minimum:
+        raise ApiError(400, "quantity.maximum is below quantity.minimum.", param="quantity.maximum")
+    try:
+        price = price_actions.add_price(
+            body.product, terms, actor=actor_of(request), nickname=body.nickname, unit_label=body.unit_label,
+            trial_days=body.recurring.trial_period_days, min_quantity=quantity.minimum,
+            max_quantity=quantity.maximum, meter=body.recurring.meter)
+    except access.NoSuchProduct:
+        raise ApiError(400, f"No such product: {body.product}.", param="product") from None
+    return JsonResponse(price_object(price), status=201)
+
+
+@router.post("/prices/{price_id}/archive", response={200: PriceOut, **WRITE_ERRORS}, auth=write_key,
+             tags=["writes"], openapi_extra=IDEMPOTENCY_DOC, summary="Archive a price")
+@idempotent
+def archive_price(request: HttpRequest, price_id: KeyId) -> JsonResponse:
+    """New subscriptions no longer take it; its amounts stay as they were (Stripe's
+    ``active: false``)."""
+    price = price_or_404(price_id)
+    try:
+        price = price_actions.archive_price(price, actor=actor_of(request))
+    except access.DefaultPriceFixed:
+        raise ApiError(409, "A product's default price follows the product: retire the product instead.",
+                       type="invalid_state") from None
+    except access.ConditionFailed:
+        raise ApiError(409, "This price is archived already.", type="invalid_state") from None
+    return JsonResponse(price_object(price))
