@@ -27,11 +27,14 @@ BatchWriteItem, and measures:
    requests per call (scripts/bench_api.py);
 12. outbound webhooks: deliveries/s of the sender to a receiver on the loopback, for one
    endpoint and for four at once (scripts/bench_webhooks.py);
+13. metered usage: events/s counted exactly once, through the action and the API's batches,
+   and the requests per event and per batch of 100 (scripts/bench_usage.py);
 
 Prints the figures and writes docs/PERFORMANCE.md and bench-results.json (git-ignored).
 ``BENCH_SCALE=0.1`` shrinks every count for a quick try; ``BENCH_ONLY=stripe`` runs
 section 10 alone and only prints it (``BENCH_STRIPE_ROUNDS``: its rounds, 3);
-``BENCH_ONLY=api`` section 11 alone, ``BENCH_ONLY=webhooks`` section 12 alone.
+``BENCH_ONLY=api`` section 11 alone, ``BENCH_ONLY=webhooks`` section 12 alone,
+``BENCH_ONLY=usage`` section 13 alone.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 import bench_api  # noqa: E402  (scripts/ is on the path: this file's folder)
 import bench_shop  # noqa: E402
 import bench_stripe  # noqa: E402
+import bench_usage  # noqa: E402
 import bench_webhooks  # noqa: E402
 from benchkit import (  # noqa: E402
     PREFIX_DUE,
@@ -227,6 +231,9 @@ def main() -> None:
     if os.environ.get("BENCH_ONLY") == "webhooks":
         bench_webhooks.main()
         return
+    if os.environ.get("BENCH_ONLY") == "usage":
+        section_only("bench_usage", lambda tmp, say: bench_usage.run(say), bench_usage.render)
+        return
     t0 = time.monotonic()
     results: dict = {"due": DUE, "scale": SCALE, "python": platform.python_version(),
                      "cpus": os.cpu_count(), "engine": "DynamoDB Local 3.3.0 in memory"}
@@ -310,11 +317,15 @@ def main() -> None:
         results["api"] = bench_api.run(say)
         # 12: outbound webhooks (scripts/bench_webhooks.py).
         results["webhooks"] = bench_webhooks.run(endpoint, say)
+        # 13: metered usage events (scripts/bench_usage.py), on a table of their own.
+        use_table("bench_usage", endpoint)
+        results["usage"] = bench_usage.run(say)
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
     report = (render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n"
               + bench_stripe.render(results["stripe"]) + "\n\n" + bench_shop.render(results["shop"])
-              + "\n\n" + bench_api.render(results["api"]) + "\n\n" + bench_webhooks.render(results["webhooks"]))
+              + "\n\n" + bench_api.render(results["api"]) + "\n\n" + bench_webhooks.render(results["webhooks"])
+              + "\n\n" + bench_usage.render(results["usage"]))
     print(report)
     write_performance_md(report)
     # Last, so that it is the line a reader of the terminal sees.
