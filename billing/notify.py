@@ -10,12 +10,15 @@ from typing import Any
 
 from django.conf import settings
 from django.urls import reverse
+from django.utils.functional import lazy
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.models import Account, CreditNote, Subscription
+from billing.rules.cadence_words import amount_per_period
 from billing.rules.invoice import credit_note_of
+from billing.rules.schedule import cadence_of
 from core.mail import money_text, send_customer_email
 
 log = logging.getLogger("billing")
@@ -24,9 +27,13 @@ log = logging.getLogger("billing")
 def subscription_context(sub: Subscription) -> dict[str, Any]:
     """What every subscription e-mail shows: product, amount, card (brand and last four)."""
     card = sub.PaymentDetails
+    amount, cadence = money_text(sub.PaymentAmount, sub.Currency), cadence_of(sub)
     return {
         "product": sub.ProductName or sub.SKU,
-        "amount": money_text(sub.PaymentAmount, sub.Currency),
+        "amount": amount,
+        # Another cadence than monthly: the amount per its period ("$99.00 a year"), in the
+        # e-mail's language (lazy: the mail is rendered in the customer's); "" when monthly.
+        "per_period": "" if cadence.is_monthly else lazy(amount_per_period, str)(amount, cadence),
         "card": format_lazy(_("{brand} ending {last4}"), brand=card.Brand, last4=card.Last4) if card
         else _("your card on file"),
         "last4": card.Last4 if card else "",

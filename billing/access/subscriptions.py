@@ -50,7 +50,14 @@ from billing.models import (
     SubscriptionStatus,
     TrialUse,
 )
-from billing.rules.schedule import Cadence, check_payment_day, first_period, new_cadence, reminder_date
+from billing.rules.schedule import (
+    Cadence,
+    cadence_of,
+    check_payment_day,
+    first_period,
+    new_cadence,
+    reminder_date,
+)
 from core.dynamo import engine
 from core.payments.gateway import CardToken
 
@@ -289,6 +296,9 @@ def change_payment_day(
     action: AuditAction = AuditAction.PAYMENT_DAY_CHANGED,
 ) -> Subscription:
     """Move the anchor to a new day of the month, prorated by day (docs/MONEY.md M1).
+    Months and years only (every N months and years keep their anchor month: a yearly
+    one moves its anniversary within that month); weeks and days have no such day
+    (``ValueError``).
 
     Only ``PaymentDay`` changes: the days already paid stay paid (``PaidThroughDate``),
     and the next payment stays on its date and charges from there to the first new
@@ -301,6 +311,8 @@ def change_payment_day(
     for the callers of the old rule and not needed.
     """
     check_payment_day(new_day)
+    if not cadence_of(sub).has_payment_day:  # the pages refuse it first, in words (NO_PAYMENT_DAY)
+        raise ValueError("weeks and days have no payment day to change")
     return _audited_update(sub, [Subscription.PaymentDay.set(new_day)], live(), actor=actor, action=action,
                            event=MerchantEventType.SUBSCRIPTION_UPDATED)
 

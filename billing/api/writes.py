@@ -48,8 +48,10 @@ from billing.forms import coupon_error
 from billing.models import Subscription
 from billing.operations.refunds import refund_receipt
 from billing.rules import api_objects
+from billing.rules.cadence_words import NO_PAYMENT_DAY
 from billing.rules.coupons import normalize_code
 from billing.rules.lifecycle import CancelMode, can_keep, pause_end, state_of
+from billing.rules.schedule import cadence_of
 from billing.rules.switch import SwitchRefused
 from core.money import is_payable_currency
 from core.net import UnsafeURL
@@ -190,6 +192,9 @@ def change_payment_day(request: HttpRequest, subscription_id: KeyId, body: Payme
         raise ApiError(409, "A cancelled subscription has no payment day to change.", type="invalid_state")
     if not sub.NextPaymentDate:
         raise ApiError(409, "This subscription is paused: resume it first.", type="invalid_state")
+    if not cadence_of(sub).has_payment_day:
+        with translation.override("en"):
+            raise ApiError(409, str(NO_PAYMENT_DAY), type="invalid_state")
     with refusals():
         subscription_actions.change_payment_day(sub, body.payment_day, actor=actor_of(request))
     return shown(sub)

@@ -80,6 +80,11 @@ class Cadence:
         return self.interval == Interval.MONTH and self.count == 1
 
     @property
+    def has_payment_day(self) -> bool:
+        """Months and years fall on a day of the month, which a customer may change."""
+        return self.months > 0
+
+    @property
     def months(self) -> int:
         """Calendar months from one date to the next; 0 for weeks and days."""
         return {Interval.MONTH: self.count, Interval.YEAR: 12 * self.count}.get(self.interval, 0)

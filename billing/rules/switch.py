@@ -33,8 +33,9 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from billing.models import Product, ProductStatus, Receipt, Subscription, SubscriptionStatus
+from billing.rules.cadence_words import ONLY_MONTHLY_SWITCH
 from billing.rules.lifecycle import unused_share
-from billing.rules.schedule import period_amount
+from billing.rules.schedule import cadence_of, period_amount
 
 
 class SwitchRefused(ValueError):
@@ -86,6 +87,8 @@ def check_switch(sub: Subscription, product: Product | None, today: date) -> Pro
         raise SwitchRefused(_("Only an active subscription can switch (a past-due one pays what it owes first)."))
     if sub.CancelMode or sub.PausedFrom or not sub.NextPaymentDate:
         raise SwitchRefused(_("A paused or cancelling subscription cannot switch."))
+    if not cadence_of(sub).is_monthly:
+        raise SwitchRefused(ONLY_MONTHLY_SWITCH)
     if sub.LastSwitchDate == today.isoformat():
         raise SwitchRefused(_("The subscription has switched today already: switch again tomorrow."))
     return product
@@ -102,10 +105,9 @@ def quote_switch(sub: Subscription, product: Product, receipts: Iterable[Receipt
     common["trial_end"] = trial_end
     if new_price <= old_price:
         return SwitchQuote(upgrade=False, effective=date.fromisoformat(sub.NextPaymentDate), **common)
-    paid_from = max(today, trial_end + timedelta(days=1)) if trial_end else today
     if paid_through is None or paid_through < paid_from:
         return SwitchQuote(upgrade=True, effective=today, **common)  # nothing paid ahead: nothing to settle
-    charge = period_amount(new_price, int(sub.PaymentDay), paid_from, paid_through)
+    charge = period_amount(new_price, cadence_of(sub), paid_from, paid_through)
     credit = sum(unused_credit(r, paid_from) for r in receipts if r.sub_id == sub.sub_id)
     return SwitchQuote(upgrade=True, effective=today, charge=charge, credit=credit, **common)
 

@@ -15,7 +15,9 @@ from billing import access
 from billing.actions import retry
 from billing.actions import subscriptions as actions
 from billing.models import AuditAction, SubscriptionStatus
+from billing.rules.cadence_words import NO_PAYMENT_DAY
 from billing.rules.projection import owed_charge
+from billing.rules.schedule import cadence_of
 from billing.staff.common import (
     account_url,
     change_page,
@@ -55,6 +57,9 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
         return redirect(account_url(account_id))
     if not sub.NextPaymentDate:  # paused until resumed: nothing scheduled to move
         messages.error(request, _("This subscription is paused: resume it first."))
+        return redirect(account_url(account_id))
+    if not cadence_of(sub).has_payment_day:
+        messages.error(request, NO_PAYMENT_DAY)
         return redirect(account_url(account_id))
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
 

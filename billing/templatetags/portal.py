@@ -14,9 +14,12 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.models import Subscription
 from billing.operations.payments import owed_amount
+from billing.rules.cadence_words import amount_per_period as per_period
 from billing.rules.lifecycle import NEVER_STARTED_REASONS
 from billing.rules.projection import ComingCharge, coming_charges
+from billing.rules.schedule import cadence_of
 from core import localformat
+from core.money import format_with_symbol
 
 register = template.Library()
 
@@ -162,3 +165,10 @@ def coming_charge(sub: Subscription) -> ComingCharge | None:
     amount), or None when none is due (paused with no end, cancelled)."""
     charges = coming_charges(sub, 1, tax=access.tax_terms(sub))
     return charges[0] if charges else None
+
+
+@register.filter
+def amount_per_period(sub: Subscription) -> str:
+    """``{{ sub|amount_per_period }}``: the subscription's amount for one period of its
+    cadence: "$9.99 a month", "$99.00 a year", "$30.00 every 3 months"."""
+    return per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))

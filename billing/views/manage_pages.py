@@ -25,6 +25,7 @@ from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
 from billing.operations import payments
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
+from billing.rules.cadence_words import NO_PAYMENT_DAY
 from billing.rules.schedule import (
     MAX_PAYMENT_DAY,
     MIN_PAYMENT_DAY,
@@ -89,6 +90,9 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
 def change_day(request: HttpRequest, account_id: str, sub: Subscription) -> HttpResponse:
     if not sub.NextPaymentDate:  # paused until resumed: no next payment to move
         messages.info(request, gettext("This subscription is paused: resume it first."))
+        return redirect("subscription", sub_id=sub.sub_id)
+    if not cadence_of(sub).has_payment_day:
+        messages.info(request, str(NO_PAYMENT_DAY))
         return redirect("subscription", sub_id=sub.sub_id)
     form = ChangeDayForm(bound_data(request), options=day_options(sub), initial={"version": sub.Version})
     if request.method == "POST" and form.is_valid():

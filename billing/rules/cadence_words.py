@@ -1,0 +1,26 @@
+"""A subscription's cadence in words (docs/MONEY.md "Cadences"): its amount per period
+("€9.99 a month", "€99.00 a year", "€30.00 every 3 months") and the refusals that follow
+from it, in the active language. The interval's own words are the price's
+(``price_words.interval_words``), so a price and a subscription of it read alike."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+from billing.rules.price_words import interval_words
+from billing.rules.schedule import Cadence
+
+# Weeks and days fall on a weekday or every few days, not on a day of the month.
+NO_PAYMENT_DAY = _("This subscription renews every few days or weeks: it has no day of the month to change.")
+# The catalog's products have a monthly price; a subscription of another cadence keeps its product.
+ONLY_MONTHLY_SWITCH = _("Only a monthly subscription can switch product: the catalog's prices are monthly.")
+
+
+def amount_per_period(amount: str, cadence: Cadence) -> str:
+    """``amount`` (already formatted) per period of ``cadence``: the monthly words are the
+    ones the pages always used ("%(amount)s a month"), so their translations stand."""
+    if cadence.is_monthly:
+        return gettext("%(amount)s a month") % {"amount": amount}
+    return gettext("%(amount)s %(interval)s") % {"amount": amount,
+                                                 "interval": interval_words(cadence.interval, cadence.count)}
