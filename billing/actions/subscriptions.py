@@ -89,7 +89,8 @@ class NewSubscription:
 def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int, amount: int, currency: str,
               card: CardToken, today: date, actor: str, billing_address: str | None = None,
               card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
-              coupon: Coupon | None = None, trial_days: int = 0) -> Started:
+              coupon: Coupon | None = None, trial_days: int = 0, interval: str | None = None,
+              interval_count: int | None = None) -> Started:
     """Create the subscription and charge its first period at once (docs/MONEY.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
@@ -102,11 +103,13 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     With ``trial_days``: a free trial, nothing charged now (the card is kept for the
     first charge, off-session, the day after the trial: docs/MONEY.md "Free
     trials"); ``access.TrialAlreadyUsed`` (nothing written, nothing charged) when the
-    account has had this product's trial."""
+    account has had this product's trial. ``interval``, ``interval_count``: the cadence
+    (docs/MONEY.md "Cadences"; default monthly), ``amount`` being one period's price."""
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
         billing_address=billing_address, actor=actor, card_id=card_id, coupon=coupon, trial_days=trial_days,
+        interval=interval, interval_count=interval_count,
     )
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
     if sub.TrialEnd:

@@ -18,6 +18,7 @@ from billing.customers import customer_required
 from billing.models import Subscription, SubscriptionStatus
 from billing.rules.lifecycle import state_of
 from billing.rules.projection import coming_charges, next_full_month
+from billing.rules.schedule import cadence_of
 from core.pages import today
 
 
@@ -38,9 +39,12 @@ def monthly_totals(subs: list[Subscription]) -> list[tuple[str, int]]:
     """What a month of ``subs`` costs, per currency: each one's next payment for a whole
     month, after the coupon in force for it (``projection.next_full_month``), as the
     payment run will charge it. The caller leaves the paused ones out: nothing is charged
-    for them until they resume."""
+    for them until they resume. Only monthly ones: a yearly or two-weekly payment is not a
+    month's (the list shows each one's amount per its own period)."""
     totals: dict[str, int] = defaultdict(int)
     for sub in subs:
+        if not cadence_of(sub).is_monthly:
+            continue
         month = next_full_month(sub, tax=access.tax_terms(sub))
         totals[sub.Currency] += month.amount if month else int(sub.PaymentAmount)
     return sorted(totals.items())

@@ -44,7 +44,10 @@ def test_the_portal_shows_a_yearly_amount_a_year(moto_table) -> None:
     sub = _made(customer.account_id, "year")
     page = customer.client.get(f"/subscriptions/{sub.sub_id}/")
     assert page.status_code == 200 and "$120.00 a year" in page.content.decode()
-    assert "$120.00 a year" in customer.client.get("/").content.decode()
+    dashboard = customer.client.get("/").content.decode()
+    assert "$120.00 a year" in dashboard
+    # a year's payment is not a month's: the monthly total leaves it out
+    assert 'data-testid="monthly-total">—' in dashboard
 
 
 @pytest.mark.django_db
