@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -16,6 +16,7 @@ from billing.analytics import BadMonth, RevenueReport, revenue_report
 from billing.analytics.mrr import Excluded
 from billing.analytics.report import months_ending
 from billing.analytics.retention import month_of
+from billing.staff.revenue_csv import csv_response
 from core.clock import billing_today
 from core.staff import render_staff
 
@@ -66,6 +67,11 @@ def revenue(request: HttpRequest) -> HttpResponse:
     except BadMonth:  # a typo in the URL: say so, read nothing
         return render_staff(request, "staff/revenue.html", title, {"choices": choices, "report": None,
                                                                     "error": True}, status=400)
+    if request.GET.get("format") == "csv":  # one table of the page, by the name its link carries
+        download = csv_response(report, request.GET.get("table", ""))
+        if download is None:
+            raise Http404("no such table")
+        return download
     return render_staff(request, "staff/revenue.html", title, {
         "choices": choices if report.month in choices else [report.month, *choices],
         "report": report,

@@ -1,0 +1,70 @@
+"""Each table of the staff Revenue page as CSV (``?format=csv&table=<name>``, the page's own
+URL, so the same roles): the figures the table shows, amounts as plain decimals beside
+their currency code, rates in percent. Column names are English and fixed (a spreadsheet's
+formulas outlive the staff member's language)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+
+from django.http import HttpResponse
+
+from billing.analytics import RevenueReport
+from core.money import decimal_string
+
+Rows = Iterator[list[str]]
+MOVEMENT_COLUMNS = ("opening", "new", "expansion", "reactivation", "contraction", "churn", "closing")
+
+
+def _rate(value: Decimal | None) -> str:
+    return "" if value is None else str(value)
+
+
+def mrr_rows(report: RevenueReport) -> Rows:
+    yield ["currency", "mrr"]
+    for currency, amount in report.mrr.items():
+        yield [currency, decimal_string(amount, currency)]
+
+
+def movement_rows(report: RevenueReport, currency: str) -> Rows:
+    yield ["month", "currency", *MOVEMENT_COLUMNS]
+    for row in report.months:
+        if (m := row.by_currency.get(currency)) is not None:
+            yield [row.month, currency, *(decimal_string(getattr(m, c), currency) for c in MOVEMENT_COLUMNS)]
+
+
+def revenue_churn_rows(report: RevenueReport) -> Rows:
+    yield ["currency", "opening", "gross_revenue_churn_percent", "net_revenue_churn_percent"]
+    for r in report.revenue_churn:
+        yield [r.currency, decimal_string(r.opening, r.currency), _rate(r.gross_rate), _rate(r.net_rate)]
+
+
+def cohort_rows(report: RevenueReport) -> Rows:
+    yield ["cohort", "customers", *(f"+{n}" for n in range(len(report.cohorts)))]
+    for c in report.cohorts:
+        yield [c.month, str(c.size), *(_rate(s) for s in c.shares)]
+
+
+def tables(report: RevenueReport) -> dict[str, Callable[[], Rows]]:
+    """The page's tables by the name their link carries."""
+    found: dict[str, Callable[[], Rows]] = {"mrr": lambda: mrr_rows(report)}
+    for currency in report.currencies:
+        found[f"movements-{currency}"] = lambda currency=currency: movement_rows(report, currency)
+    found["revenue-churn"] = lambda: revenue_churn_rows(report)
+    found["cohorts"] = lambda: cohort_rows(report)
+    return found
+
+
+def csv_response(report: RevenueReport, name: str) -> HttpResponse | None:
+    """The table ``name`` as a CSV download; None when the page has no such table."""
+    make = tables(report).get(name)
+    if make is None:
+        return None
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\r\n").writerows(make())
+    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="revenue-{name}-{report.month}.csv"'
+    return response
