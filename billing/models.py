@@ -1271,12 +1271,13 @@ class UsageValueMarker(BillingItem, discriminator="UsageValueMarker"):
 
 
 class UsageBilledThrough(BillingItem, discriminator="UsageBilledThrough"):
-    """The last day of one account's usage of one meter that has been billed: every event's
-    transaction checks its day is after it, so no event lands in a period already billed.
-    Only ever advanced (``mark_billed``)."""
+    """The last day of one account's usage of one meter that has been billed, one copy per
+    write shard: every event's transaction checks its day is after its shard's copy, so no
+    event lands in a period already billed, and one customer's events spread their checks
+    over the shards as their updates. Only ever advanced, all shards (``mark_billed``)."""
 
     pk_template = USAGE_PK
-    sk_template = KeyTemplate("BILLED")
+    sk_template = KeyTemplate("BILLED#{shard}")
 
     BilledThrough = UnicodeAttribute()  # YYYY-MM-DD
     UpdatedAt = UnicodeAttribute(null=True)

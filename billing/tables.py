@@ -270,7 +270,7 @@ def _usage_samples(acc: str) -> dict[type[BillingItem], list[BillingItem]]:
         UsageValueMarker: [UsageValueMarker(UsageValueMarker.pk(account_id=acc, event_name="active_users"),
                                             UsageValueMarker.sk(day="2026-11-21",
                                                                 value_hash="9f86d081884c7d659a2feaa0c55ad015"))],
-        UsageBilledThrough: [UsageBilledThrough(UsageBilledThrough.pk(**usage), UsageBilledThrough.sk(),
+        UsageBilledThrough: [UsageBilledThrough(UsageBilledThrough.pk(**usage), UsageBilledThrough.sk(shard="07"),
                                                 BilledThrough="2026-10-31", UpdatedAt="2026-11-01T06:00:05+00:00")],
     }
 

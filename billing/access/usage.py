@@ -162,8 +162,9 @@ def _transaction(meter: Meter, event: UsageEvent, now: datetime, *, raise_aggreg
         EventName=name, Value=str(event.value), Timestamp=event.timestamp, Day=event.day,
         ReceivedAt=now.isoformat(timespec="seconds"), ExpiresAt=expires,
         TTL=datetime.fromtimestamp(expires, tz=UTC))
+    shard = shard_of(event.identifier)
     aggregate = UsageAggregate(UsageAggregate.pk(account_id=account, event_name=name),
-                               UsageAggregate.sk(day=event.day, shard=shard_of(event.identifier)))
+                               UsageAggregate.sk(day=event.day, shard=shard))
     actions = [UsageAggregate.Events.add(1), UsageAggregate.EntityType.set(UsageAggregate)]
     condition = None
     if aggregation == MeterAggregation.SUM:
@@ -183,7 +184,7 @@ def _transaction(meter: Meter, event: UsageEvent, now: datetime, *, raise_aggreg
         tx.condition_check(Account, Account.pk(account_id=account), Account.sk(account_id=account),
                            condition=Account.PK.exists() & Account.ClosedDate.does_not_exist())
         tx.condition_check(UsageBilledThrough, UsageBilledThrough.pk(account_id=account, event_name=name),
-                           UsageBilledThrough.sk(), condition=UsageBilledThrough.BilledThrough.does_not_exist()
+                           UsageBilledThrough.sk(shard=shard), condition=UsageBilledThrough.BilledThrough.does_not_exist()
                            | (UsageBilledThrough.BilledThrough < event.day))
         tx.update(aggregate, actions=actions, condition=condition)
         if aggregation == MeterAggregation.UNIQUE_COUNT:
@@ -201,64 +202,73 @@ def _partial(item: UsageAggregate) -> Partial:
 
 
 @absent_if_invalid(lambda: [])
-def day_aggregates(account_id: str, event_name: str, start: date, end: date) -> list[UsageAggregate]:
+def day_aggregates(account_id: str, event_name: str, start: date, end: date, *,
+                   consistent: bool = False) -> list[UsageAggregate]:
     """The aggregates of the days ``[start, end)``, every shard: one Query (paged by PynamoDB
     past 1 MB: a month of 16 shards is about 500 small items, one page)."""
     first, last = period_days(start, end)
     return list(UsageAggregate.query(
         UsageAggregate.pk(account_id=account_id, event_name=event_name),
-        UsageAggregate.SK.between(f"{first}#", f"{last}#~")))
+        UsageAggregate.SK.between(f"{first}#", f"{last}#~"), consistent_read=consistent))
 
 
-def _distinct_values(account_id: str, event_name: str, start: date, end: date) -> int:
+def _distinct_values(account_id: str, event_name: str, start: date, end: date, *, consistent: bool) -> int:
     first, last = period_days(start, end)
     markers = UsageValueMarker.query(
         UsageValueMarker.pk(account_id=account_id, event_name=event_name),
-        UsageValueMarker.SK.between(f"U#{first}#", f"U#{last}#~"), attributes_to_get=["SK"])
+        UsageValueMarker.SK.between(f"U#{first}#", f"U#{last}#~"), consistent_read=consistent)
     return len({marker.SK.rsplit("#", 1)[1] for marker in markers})
 
 
-def usage_of(meter: Meter, account_id: str, start: date, end: date) -> int | Decimal:
+def usage_of(meter: Meter, account_id: str, start: date, end: date, *, consistent: bool = False) -> int | Decimal:
     """``account_id``'s usage of ``meter`` over the UTC days ``[start, end)``, its aggregation
-    applied: one Query (two for unique_count: the value markers)."""
+    applied: one Query (of the days' aggregates; for unique_count, of its value markers).
+    ``consistent``: a strongly consistent read, for billing (every event committed before
+    ``mark_billed`` is in it); the "so far" display reads eventually consistent (half the cost)."""
     aggregation = MeterAggregation(meter.Aggregation)
     if aggregation == MeterAggregation.UNIQUE_COUNT:
-        return quantity(aggregation, Partial(), _distinct_values(account_id, meter.EventName, start, end))
-    total = merge([_partial(item) for item in day_aggregates(account_id, meter.EventName, start, end)])
-    return quantity(aggregation, total)
+        distinct = _distinct_values(account_id, meter.EventName, start, end, consistent=consistent)
+        return quantity(aggregation, Partial(), distinct)
+    items = day_aggregates(account_id, meter.EventName, start, end, consistent=consistent)
+    return quantity(aggregation, merge([_partial(item) for item in items]))
 
 
 def usage_for_period(account_id: str, event_name: str, start: date, end: date) -> int | Decimal:
-    """The usage to bill (or show) for ``[start, end)``: the meter's GetItem, then its Query;
-    0 for a meter that does not exist."""
+    """The usage to bill for ``[start, end)`` (call ``mark_billed`` first): the meter's
+    GetItem, then one strongly consistent Query; 0 for a meter that does not exist."""
     meter = get_meter(event_name)
-    return usage_of(meter, account_id, start, end) if meter is not None else 0
+    return usage_of(meter, account_id, start, end, consistent=True) if meter is not None else 0
 
 
 def billed_through(account_id: str, event_name: str) -> str | None:
-    try:
-        item = UsageBilledThrough.get(UsageBilledThrough.pk(account_id=account_id, event_name=event_name),
-                                      UsageBilledThrough.sk(), consistent_read=True)
-    except UsageBilledThrough.DoesNotExist:
+    """The day up to which every shard is billed (None: never billed): one Query."""
+    marks = list(UsageBilledThrough.query(
+        UsageBilledThrough.pk(account_id=account_id, event_name=event_name),
+        UsageBilledThrough.SK.startswith(UsageBilledThrough.sk_template.prefix), consistent_read=True))
+    if len(marks) < USAGE_SHARDS:
         return None
-    return item.BilledThrough
+    return min(mark.BilledThrough for mark in marks)
 
 
 def mark_billed(account_id: str, event_name: str, through_day: date) -> None:
     """Close the days up to ``through_day``: from now on an event of such a day is refused.
-    Only ever moves forward (one conditional UpdateItem; an earlier day than the one recorded
-    changes nothing). The usage billing calls it BEFORE it reads ``usage_for_period`` for the
-    period it charges: an event is then either in the aggregate it reads (its transaction
-    committed first) or refused (it checks this item), never counted and left unbilled."""
-    item = UsageBilledThrough(UsageBilledThrough.pk(account_id=account_id, event_name=event_name),
-                              UsageBilledThrough.sk())
+    Each shard's copy only ever moves forward (one conditional UpdateItem per shard; an
+    earlier day than the one recorded changes nothing), so a call cut short is finished by
+    calling it again. The usage billing calls it BEFORE it reads ``usage_for_period`` for
+    the period it charges: an event is then either in the aggregate it reads (its
+    transaction committed first) or refused (it checks its shard's copy), never counted
+    and left unbilled."""
     day = through_day.isoformat()
-    try:
-        item.update(actions=[UsageBilledThrough.BilledThrough.set(day), UsageBilledThrough.UpdatedAt.set(iso_now()),
-                             UsageBilledThrough.EntityType.set(UsageBilledThrough)],
-                    condition=UsageBilledThrough.BilledThrough.does_not_exist()
-                    | (UsageBilledThrough.BilledThrough < day))
-    except UpdateError as error:
-        if not is_conditional_failure(error):
-            raise
-        # Already billed through that day or later: nothing to move.
+    for n in range(USAGE_SHARDS):
+        item = UsageBilledThrough(UsageBilledThrough.pk(account_id=account_id, event_name=event_name),
+                                  UsageBilledThrough.sk(shard=f"{n:02d}"))
+        try:
+            item.update(actions=[UsageBilledThrough.BilledThrough.set(day),
+                                 UsageBilledThrough.UpdatedAt.set(iso_now()),
+                                 UsageBilledThrough.EntityType.set(UsageBilledThrough)],
+                        condition=UsageBilledThrough.BilledThrough.does_not_exist()
+                        | (UsageBilledThrough.BilledThrough < day))
+        except UpdateError as error:
+            if not is_conditional_failure(error):
+                raise
+            # This shard is billed through that day or later already: nothing to move.
