@@ -9,6 +9,7 @@ from datetime import date
 import pytest
 from django.core import mail
 from django.test import Client
+from django.urls import reverse
 from django.utils import translation
 
 from billing import access
@@ -18,7 +19,7 @@ from billing.rules.schedule import new_cadence
 from billing.rules.switch import SwitchRefused, check_switch
 from core.pages import today
 from tests.api.conftest import ApiClient, error_of
-from tests.builders import TEST_CARD, fresh, make_customer
+from tests.builders import TEST_CARD, fresh, make_customer, make_user
 
 
 def _made(account_id: str, interval: str, count: int = 1, amount: int = 12000):
@@ -59,6 +60,18 @@ def test_every_2_weeks_has_no_payment_day_to_change(moto_table) -> None:
     assert fresh(sub).PaymentDay == 15
     with pytest.raises(ValueError):
         access.change_payment_day(sub, 3)
+
+
+
+@pytest.mark.django_db
+def test_staff_cannot_move_a_weekly_subscription_to_a_day(client, moto_table) -> None:
+    customer = make_customer("staff-weeks@example.com")
+    sub = _made(customer.account_id, "week", 1, 700)
+    client.force_login(make_user("clerk@rpay.localhost", staff=True))
+    url = reverse("admin:staff_payment_day", args=[customer.account_id, sub.sub_id])
+    answer = client.post(url, {"payment_day": "3"}, follow=True)
+    assert "it has no day of the month to change" in answer.content.decode()
+    assert fresh(sub).PaymentDay == 15
 
 
 @pytest.fixture
