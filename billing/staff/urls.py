@@ -21,6 +21,7 @@ from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
 from billing.staff.meters import meter_add, meters
 from billing.staff.pause_pages import staff_pause, staff_resume
+from billing.staff.prices import price_add, price_archive, prices
 from billing.staff.refunds import staff_refund
 from billing.staff.revenue_pages import revenue
 from billing.staff.seats_pages import staff_seats
@@ -50,6 +51,8 @@ STAFF_PAGES = [
     ("staff_webhook_events", _("Webhook events"), VIEW_BILLING, None),
     ("staff_webhook_endpoints", _("Webhook endpoints"), (VIEW_BILLING, INTEGRATIONS), "staff_webhook_endpoint_add"),
     ("staff_products", _("Product catalog"), CATALOG, "staff_product_add"),
+    # a product's prices: seen by the catalog role beside its products, changed by finance and admin
+    ("staff_prices", _("Prices"), (CATALOG, MONEY, INTEGRATIONS), None),
     ("staff_coupons", _("Coupons"), (VIEW_BILLING, CATALOG), None),
     ("staff_api_keys", _("API keys"), MANAGE_API_KEYS, None),
     ("staff_business_tax", _("Business & tax"), (VIEW_BILLING, MONEY), None),
@@ -112,6 +115,11 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/products/add/", staff(product_add, CATALOG), name="staff_product_add"),
         path("staff/products/<str:sku>/edit/", staff(product_edit, CATALOG), name="staff_product_edit"),
         path("staff/products/<str:sku>/retire/", staff(product_retire, CATALOG), name="staff_product_retire"),
+        # prices: what customers are charged is money (finance), and the admin role's
+        path("staff/prices/", staff(prices, (CATALOG, MONEY, INTEGRATIONS)), name="staff_prices"),
+        path("staff/products/<str:sku>/prices/add/", staff(price_add, (MONEY, INTEGRATIONS)), name="staff_price_add"),
+        path("staff/prices/<str:price_id>/archive/", staff(price_archive, (MONEY, INTEGRATIONS)),
+             name="staff_price_archive"),
         # Listing coupons is for anyone who sees billing, and for the catalog role, which
         # makes and changes them (and comes back to the list after each change).
         path("staff/coupons/", staff(coupons, (VIEW_BILLING, CATALOG)), name="staff_coupons"),

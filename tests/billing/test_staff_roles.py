@@ -42,6 +42,10 @@ MATRIX: dict[str, set[str]] = {
     "staff_product_add": {"catalog"},
     "staff_product_edit": {"catalog"},
     "staff_product_retire": {"catalog"},
+    # prices: seen beside the products by the catalog role, added and archived by finance and admin
+    "staff_prices": {"catalog", "finance", "admin"},
+    "staff_price_add": {"finance", "admin"},
+    "staff_price_archive": {"finance", "admin"},
     # coupons: listed by whoever sees billing and by the catalog role, which
     # makes and changes them; given to a subscription by finance
     "staff_coupons": {"support", "finance", "catalog", "admin"},
@@ -96,6 +100,8 @@ def url_of(name: str, c) -> str:
         "staff_refund": [a, c.receipt.SK],
         "staff_product_edit": ["NEWS-DAILY"],
         "staff_product_retire": ["NEWS-DAILY"],
+        "staff_price_add": ["NEWS-DAILY"],
+        "staff_price_archive": ["price_default_NEWS-DAILY"],
         "staff_coupon_edit": ["SPRING"],
         "staff_coupon_end": ["SPRING"],
         "staff_coupon": [a, c.sub.sub_id],
