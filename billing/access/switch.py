@@ -54,7 +54,9 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     previous_sku = sub.PreviousSKU or sub.SKU
     actions = [Subscription.SKU.set(product.SKU), Subscription.ProductName.set(product.Name),
                Subscription.PaymentAmount.set(int(product.PaymentAmount)),
-               Subscription.LastSwitchDate.set(today.isoformat())]
+               Subscription.LastSwitchDate.set(today.isoformat()),
+               # one seat (``check_switch``) at the new product's price: no seat price of the old one left
+               Subscription.Quantity.remove(), Subscription.UnitAmount.remove()]
     if quote.upgrade or previous_sku == product.SKU:  # at once, or back to what was paid for
         actions += [Subscription.PreviousSKU.remove(), Subscription.PreviousProductName.remove(),
                     Subscription.SwitchFrom.remove()]
@@ -109,6 +111,7 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     # What the update wrote, in memory as a fresh read would show it.
     sub.SKU, sub.ProductName, sub.PaymentAmount = product.SKU, product.Name, int(product.PaymentAmount)
     sub.LastSwitchDate = today.isoformat()
+    sub.Quantity = sub.UnitAmount = None
     downgrade = not quote.upgrade and previous_sku != product.SKU
     sub.PreviousSKU = previous_sku if downgrade else None
     sub.PreviousProductName = previous if downgrade else None

@@ -89,6 +89,9 @@ def check_switch(sub: Subscription, product: Product | None, today: date) -> Pro
         raise SwitchRefused(_("A paused or cancelling subscription cannot switch."))
     if not cadence_of(sub).is_monthly:
         raise SwitchRefused(ONLY_MONTHLY_SWITCH)
+    if sub.Quantity is not None and int(sub.Quantity) != 1:
+        # A product's price is one seat's; the switch's amounts are worked out for one.
+        raise SwitchRefused(_("A subscription of several seats cannot switch product: change it to one seat first."))
     if sub.LastSwitchDate == today.isoformat():
         raise SwitchRefused(_("The subscription has switched today already: switch again tomorrow."))
     return product

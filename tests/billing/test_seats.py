@@ -245,3 +245,22 @@ def test_on_stripe_more_seats_charge_once_and_fewer_credit(moto_table, stripe_ga
     assert fewer.credited == fewer.quote.credit_now == done.charged  # the same days, the same seats
     assert fresh(sub).PaymentAmount == fewer.quote.unit_amount
     assert sum(int(r.RefundedAmount or 0) for r in receipts_of(sub)) == fewer.credited
+
+
+def test_a_switch_of_product_is_for_one_seat_and_leaves_no_old_seat_price(table) -> None:
+    from billing.actions import switch
+    from billing.rules.switch import SwitchRefused
+
+    access.create_product("TEAM", "Team", 1000, "USD")
+    access.create_product("TEAM-PLUS", "Team Plus", 2000, "USD")
+    sub = team(3)
+    with at(MID):
+        with pytest.raises(SwitchRefused, match="several seats"):
+            switch.quote(fresh(sub), "TEAM-PLUS", today=MID)
+        seats.change_quantity(fresh(sub), 1, "customer", today=MID)
+        switch.switch(fresh(sub), "TEAM-PLUS", today=MID, actor="customer")
+    after = fresh(sub)
+    assert (after.SKU, after.PaymentAmount, after.Quantity, after.UnitAmount) == ("TEAM-PLUS", 2000, None, None)
+    later = MID + timedelta(days=1)
+    with at(later):  # seats now at the new product's price
+        assert seats.quote(fresh(sub), 2, today=later).unit_amount == 2000
