@@ -143,11 +143,13 @@ def record_event(meter: Meter, event: UsageEvent, *, now: datetime | None = None
                 # Only the max/last condition: the event is counted without moving that value.
                 raise_aggregate = False
                 continue
-            conflict = "TransactionConflict" in codes.values() or \
+            reasons = {r.code for r in error.cancellation_reasons or [] if r is not None}
+            conflict = bool(reasons & {"TransactionConflict", "ThrottlingError"}) or \
                 getattr(error, "cause_response_code", None) == "TransactionConflictException"
             if not conflict or failed or attempt == _CONFLICT_ATTEMPTS - 1:
                 raise
-            # Another sender's transaction on one of these items: again, after a jittered pause.
+            # Another sender's transaction on one of these items, or a hot item throttled:
+            # again, after a jittered pause (the record's condition still guards the count).
             time.sleep(random.uniform(0.005, 0.02) * 2 ** min(attempt, 4))
     raise RuntimeError("unreachable")  # pragma: no cover
 
