@@ -32,12 +32,19 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.models import AuditAction, Subscription
+from billing.models import AuditAction, Price, Subscription
 from billing.notify import manage_url, tell
 from billing.operations.payments import next_charge, send_receipt
 from billing.operations.refunds import refund_unapplied_switch, refund_unused_days
 from billing.rules.invoice_tax import tax_metadata
-from billing.rules.seats import SeatsQuote, SeatsRefused, check_change, quantity_bounds, quote_seats
+from billing.rules.seats import (
+    SeatsQuote,
+    SeatsRefused,
+    check_change,
+    quantity_bounds,
+    quote_seats,
+    unit_amount_of,
+)
 from billing.rules.tax import TaxLine
 from core.money import format_with_symbol
 from core.payments.errors import GatewayError, KeyReused, PaymentError
@@ -64,12 +71,26 @@ class SeatsChange:
     receipt_id: str = ""  # more seats' receipt's number
 
 
+def price_of(sub: Subscription) -> Price | None:
+    """The subscription's price, for its quantity bounds: the one it names (``PriceId``,
+    once subscriptions carry one), else its product's active monthly price in its currency
+    at its seat price that names bounds (one GetItem and one Query: the catalog's prices)."""
+    price_id = getattr(sub, "PriceId", None)
+    if price_id:
+        return access.get_price(price_id)
+    unit = unit_amount_of(sub)
+    for price in access.list_prices(sub.SKU):
+        if (price.Currency == sub.Currency and price.UnitAmount is not None and int(price.UnitAmount) == unit
+                and price.Interval == "month" and int(price.IntervalCount or 1) == 1
+                and (price.MinQuantity is not None or price.MaxQuantity is not None)):
+            return price
+    return None
+
+
 def bounds_of(sub: Subscription) -> tuple[int, int]:
     """The quantities ``sub`` may have: its price's MinQuantity/MaxQuantity when it has a
-    price that names them (the catalog's prices, ``access.price_of`` once it exists), else
-    1..10,000 (``rules.seats``)."""
-    price_of = getattr(access, "price_of", None)
-    return quantity_bounds(price_of(sub) if price_of is not None else None)
+    price that names them, else 1..10,000 (``rules.seats``)."""
+    return quantity_bounds(price_of(sub))
 
 
 def quote(sub: Subscription, quantity: int, *, today: date) -> SeatsQuote:

@@ -38,10 +38,11 @@ class StaffSeatsForm(forms.Form):
     def __init__(self, *args: object, sub: Subscription, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.sub = sub
+        self.bounds = actions.bounds_of(sub)  # the catalog read once per form
 
     def clean_quantity(self) -> int:
         quantity = self.cleaned_data["quantity"]
-        low, high = actions.bounds_of(self.sub)
+        low, high = self.bounds
         if not low <= quantity <= high:
             raise forms.ValidationError(_("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high})
         if quantity == quantity_of(self.sub):

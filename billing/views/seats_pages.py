@@ -47,7 +47,7 @@ class SeatsForm(VersionedForm):
     def __init__(self, *args: Any, sub: Subscription, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.sub = sub
-        low, high = actions.bounds_of(sub)
+        self.bounds = low, high = actions.bounds_of(sub)  # the catalog read once per form
         field = self.fields["quantity"]
         field.min_value, field.max_value = low, high
         field.widget.attrs.update({"min": low, "max": high})
@@ -56,7 +56,7 @@ class SeatsForm(VersionedForm):
 
     def clean_quantity(self) -> int:
         quantity = self.cleaned_data["quantity"]
-        low, high = actions.bounds_of(self.sub)
+        low, high = self.bounds
         if not low <= quantity <= high:
             raise forms.ValidationError(_("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high})
         if quantity == quantity_of(self.sub):

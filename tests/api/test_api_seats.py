@@ -84,3 +84,20 @@ def test_an_unknown_subscription_is_a_404(write_api: ApiClient, scheduled) -> No
 def test_a_read_key_cannot_change_seats(read_api: ApiClient, scheduled) -> None:
     _, sub = scheduled
     assert read_api.post(f"/subscriptions/{sub.sub_id}/quantity", {"quantity": 2}).status_code == 403
+
+
+def test_above_the_prices_maximum_is_a_400(write_api: ApiClient, scheduled) -> None:
+    from decimal import Decimal
+
+    from billing.actions import prices as price_actions
+    from billing.rules.pricing import PriceTerms
+
+    _, sub = scheduled
+    if access.get_product(sub.SKU) is None:
+        access.create_product(sub.SKU, "News", int(sub.PaymentAmount), sub.Currency)
+    price_actions.add_price(sub.SKU, PriceTerms(sub.Currency, unit_amount=Decimal(int(sub.PaymentAmount))),
+                            actor="t", nickname="Per seat", min_quantity=1, max_quantity=4)
+    answer = write_api.post(f"/subscriptions/{sub.sub_id}/quantity", {"quantity": 5})
+    assert answer.status_code == 400 and error_of(answer)["param"] == "quantity"
+    assert "from 1 to 4" in error_of(answer)["message"] and not seat_charges(sub)
+    assert write_api.post(f"/subscriptions/{sub.sub_id}/quantity", {"quantity": 4}).status_code == 200
