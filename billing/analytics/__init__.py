@@ -9,6 +9,7 @@ and ``report`` are pure; ``reading`` reads the table. The staff page and
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -18,6 +19,7 @@ from billing.analytics.mrr import steps
 from billing.analytics.periods import BadRange, parse_interval, requested_periods
 from billing.analytics.reading import read_histories
 from billing.analytics.report import BadMonth, RevenueReport, build_report, parse_month
+from billing.analytics.reporting import in_reporting_currency
 from billing.analytics.series import metrics_body, parse_currency
 from core.clock import billing_today
 
@@ -27,7 +29,9 @@ def revenue_report(month: str | None = None, *, today: date | None = None) -> Re
     ``BadMonth`` for a month that is not one, or is still to come."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
     chosen = parse_month(month, today) if month else None
-    return build_report(read_histories(), today=today, month=chosen)
+    report = build_report(read_histories(), today=today, month=chosen)
+    return replace(report, reporting=in_reporting_currency(report.mrr, settings.REVENUE_REPORTING_CURRENCY,
+                                                           report.close))
 
 
 METRICS = ("mrr", "movements", "cohorts")

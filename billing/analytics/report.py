@@ -16,6 +16,7 @@ from typing import Any
 from billing.analytics.history import SubHistory
 from billing.analytics.mrr import ONE_DAY, Excluded, Movements, excluded_at, mrr_at, steps
 from billing.analytics.periods import Interval, periods_between
+from billing.analytics.reporting import Converted
 from billing.analytics.retention import (
     Cohort,
     CustomerChurn,
@@ -72,6 +73,8 @@ class RevenueReport:
     customer_churn: CustomerChurn
     revenue_churn: list[RevenueChurn]
     cohorts: list[Cohort]
+    # ``mrr`` added up in the reporting currency (set by ``revenue_report``: it reads the rates)
+    reporting: Converted | None = None
 
     @property
     def currencies(self) -> list[str]:
@@ -107,6 +110,13 @@ class RevenueReport:
                  "gross_rate": rate(r.gross_rate), "net_rate": rate(r.net_rate)}
                 for r in self.revenue_churn
             ],
+            "mrr_reporting": None if self.reporting is None else {
+                "currency": self.reporting.reporting, "total": self.reporting.total,
+                "lines": [{"currency": line.currency, "mrr": line.amount,
+                           "rate": None if line.rate is None else str(line.rate),
+                           "rate_date": line.published.isoformat() if line.published else None,
+                           "provisional": line.provisional, "converted": line.converted}
+                          for line in self.reporting.lines]},
             "cohorts": [
                 {"month": c.month, "customers": c.size, "retained": list(c.retained),
                  "shares": [rate(s) for s in c.shares]}

