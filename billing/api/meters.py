@@ -24,7 +24,7 @@ from billing.api.auth import actor_of, read_key, write_key
 from billing.api.errors import ApiError, error_body, found
 from billing.api.idempotency import idempotent
 from billing.api.reads import ERRORS, account_or_404
-from billing.api.schemas import KeyId
+from billing.api.schemas import MAX_WHOLE, KeyId
 from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS
 from billing.exceptions import AlreadyExists
 from billing.models import Meter, MeterAggregation
@@ -59,7 +59,8 @@ EVENT_FIELDS = {
                    "description": "Your id of the event: a repeat within 35 days is counted once."},
     "value": {"description": "A number (or numeric text), zero or more, at most 6 decimals; "
                              "text for a unique_count meter; optional for count."},
-    "timestamp": {"type": "integer", "description": "Unix seconds: up to 35 days old, 5 minutes ahead (default: now)."},
+    "timestamp": {"type": "integer", "minimum": 0, "maximum": MAX_WHOLE,
+                  "description": "Unix seconds: up to 35 days old, 5 minutes ahead (default: now)."},
 }
 EVENTS_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {"oneOf": [
     {"type": "object", "properties": EVENT_FIELDS, "required": ["event_name", "customer", "identifier"]},
