@@ -36,6 +36,7 @@ from billing.models import (
 from billing.rules.coupons import refusal
 from billing.rules.lifecycle import state_of
 from billing.rules.projection import coming_charges
+from billing.rules.schedule import cadence_of
 from billing.rules.seats import quantity_of, unit_amount_of
 from billing.rules.state_words import state_words
 
@@ -90,6 +91,7 @@ def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
     with override("en"):
         label = str(state_words(state, _english_day))
     coming = coming_charges(sub, 1)
+    cadence = cadence_of(sub)
     next_payment = None
     if coming:
         charge = coming[0]
@@ -117,6 +119,9 @@ def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
         "unit_amount": unit_amount_of(sub),
         "currency": sub.Currency,
         "payment_day": int(sub.PaymentDay),
+        # The cadence (docs/MONEY.md "Cadences"): ``amount`` is the price of one such period.
+        "interval": str(cadence.interval),
+        "interval_count": cadence.count,
         "next_payment": next_payment,
         "paid_through": sub.PaidThroughDate,
         "trial_end": sub.TrialEnd,

@@ -93,6 +93,7 @@ def test_the_api_moves_a_yearly_anniversary_and_refuses_weeks(write_api: ApiClie
     # month at least 336 days on: 15 March 2027 to 19 March 2028, prorated
     assert (after.PaymentDay, after.NextPaymentDate, after.Interval) == (20, "2027-03-15", "year")
     assert moved.json()["next_payment"]["date"] == "2027-03-15"
+    assert (moved.json()["interval"], moved.json()["interval_count"]) == ("year", 1)
     weekly = _made(customer.account_id, "week", 1, 700)
     refused = write_api.post(f"/subscriptions/{weekly.sub_id}/payment_day", {"payment_day": 3})
     assert refused.status_code == 409 and error_of(refused)["type"] == "invalid_state"
