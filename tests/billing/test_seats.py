@@ -289,3 +289,16 @@ def test_the_subscriptions_price_gives_the_bounds(table) -> None:
             access.create_account("older@example.com"), sku="TEAM", product_name="Team", payment_day=10, amount=700,
             currency="USD", card=card(), today=MADE, actor="customer").sub
     assert seats.bounds_of(fresh(other)) == (1, 10_000)
+
+
+def test_the_seats_e_mail_is_in_the_customers_language(moto_table) -> None:
+    sub = team(2, email="it@example.com")
+    access.set_account_language(sub.account_id, "it")
+    mail.outbox = []
+    with at(MID):
+        seats.change_quantity(fresh(sub), 4, "customer", today=MID)
+    [told] = [m for m in mail.outbox if "posti" in m.subject]
+    assert told.subject == "I tuoi posti ora: 4"
+    assert "Il tuo abbonamento a Team ha ora 4 posti, a " in told.body and " a posto, da oggi." in told.body
+    assert "i posti aggiunti costano" in told.body and "Il tuo prossimo pagamento, il 10 aprile 2027" in told.body
+    assert "Your" not in told.body
