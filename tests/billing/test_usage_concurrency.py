@@ -122,3 +122,34 @@ def test_requests_per_event(meters, ddb_requests) -> None:
         ddb_requests.reset()
         assert metered.usage_for_period(account.account_id, "seats", *PERIOD) == 5
         assert ddb_requests.by_name() == {"GetItem": 1, "Query": 1}
+
+
+def test_each_refusal_is_read_from_its_own_cancellation_reason(meters) -> None:
+    """On the real engine: the transaction's reasons are read by place (account, watermark,
+    record, aggregate), a duplicate wins over every other reason, and one customer's
+    identifier is not another's."""
+    from billing.access import mark_account_closed
+    from billing.rules.usage import EventRefused
+
+    account, other = make_account(), make_account("other@example.com")
+    today = int(NOW.timestamp())
+    one = {"name": "seats", "customer": account.account_id, "identifier": "same", "value": 5, "timestamp": today}
+    with time_machine.travel(NOW, tick=False):
+        outcomes: list[str] = []
+        send([one, {**one, "customer": other.account_id}], meters, outcomes)
+        assert outcomes == ["accepted", "accepted"]  # an identifier is the customer's own
+        metered.mark_billed(account.account_id, "seats", NOW.date())
+        send([one], meters, outcomes)  # its day is billed now, but it was counted: a duplicate
+        assert outcomes[-1] == "duplicate"
+        with pytest.raises(EventRefused) as billed:
+            send([{**one, "identifier": "late", "value": 9}], meters, [])
+        assert (billed.value.reason, billed.value.param) == ("period_billed", "timestamp")
+        mark_account_closed(other.account_id, NOW.isoformat())
+        with pytest.raises(EventRefused) as closed:
+            send([{**one, "customer": other.account_id, "identifier": "new"}], meters, [])
+        assert (closed.value.reason, closed.value.param) == ("unknown_customer", "customer")
+        with pytest.raises(EventRefused) as unknown:
+            send([{**one, "customer": "0000000000000000", "identifier": "new"}], meters, [])
+        assert unknown.value.reason == "unknown_customer"
+    assert metered.usage_for_period(account.account_id, "seats", *PERIOD) == 5
+    assert metered.billed_through(account.account_id, "seats") == NOW.date().isoformat()
