@@ -74,7 +74,8 @@ class PriceForm(forms.Form):
                     raise ValueError(gettext("give the last unit, the price of one unit and an optional flat fee"))
                 up_to = None if parts[0].lower() == "inf" else int(parts[0])
                 unit = decimal_amount(in_minor_units(Decimal(parts[1]), currency), gettext("the price of one unit"))
-                flat = in_minor_units(Decimal(parts[2]), currency) if len(parts) == 3 else Decimal(0)
+                flat = decimal_amount(in_minor_units(Decimal(parts[2]), currency), gettext("the flat fee")) \
+                    if len(parts) == 3 else Decimal(0)
                 if flat != flat.to_integral_value():
                     raise ValueError(gettext("a flat fee is a whole number of the currency's smallest unit"))
                 tiers.append(Tier(up_to, unit, int(flat)))

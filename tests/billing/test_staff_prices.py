@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from django.urls import reverse
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from billing import access
 from billing.models import CATALOG_EVENTS_ACCOUNT
@@ -76,6 +78,7 @@ def test_finance_adds_a_per_seat_and_a_metered_price(catalog) -> None:
     ({"model": "graduated", "tiers": "1000 zero\ninf 1"}, "tiers", "Line 1"),
     ({"model": "graduated", "tiers": "1000\ninf 1"}, "tiers", "Line 1"),
     ({"model": "graduated", "tiers": "1000 0 0.005\ninf 1"}, "tiers", "flat fee"),
+    ({"model": "graduated", "tiers": "1000 0 inf\ninf 1"}, "tiers", "Line 1"),  # was an OverflowError, a 500
     ({"interval": "month", "interval_count": "40"}, "interval_count", "interval_count"),
     ({"min_quantity": "5", "max_quantity": "2"}, "max_quantity", "fewer than the fewest"),
     ({"meter": "api calls"}, "meter", ""),
@@ -109,3 +112,32 @@ def test_the_catalog_role_cannot_add_or_archive(catalog) -> None:
     assert add(client, "TEAM", PER_SEAT).status_code == 403
     assert client.post(reverse("admin:staff_price_archive", args=["price_default_TEAM"])).status_code == 403
     assert [p.PriceId for p in access.list_prices("TEAM")] == ["price_default_TEAM"]
+
+
+@st.composite
+def odd_forms(draw) -> dict:
+    numbers = st.sampled_from(["inf", "-inf", "nan", "sNaN", "1e999", "-0", "0", "0.0000000000000001", "1" * 5000,
+                               "10.00", "0.002", "999999999999", "1,5", ""])
+    line = st.lists(numbers, min_size=0, max_size=4).map(" ".join)
+    fields = {
+        "model": st.sampled_from(["per_unit", "package", "graduated", "volume", "stairs", ""]),
+        "currency": st.sampled_from(["USD", "JPY", "KWD", "XXX", "usd", "", "€€€"]),
+        "unit_price": numbers, "package_size": numbers, "tiers": st.lists(line, max_size=4).map("\n".join),
+        "interval": st.sampled_from(["day", "week", "month", "year", "decade", ""]),
+        "interval_count": numbers, "min_quantity": numbers, "max_quantity": numbers, "trial_days": numbers,
+        "meter": st.text(max_size=20), "unit_label": st.text(max_size=50), "nickname": st.text(max_size=120),
+    }
+    return {name: draw(value) for name, value in fields.items() if draw(st.booleans())}
+
+
+def test_any_form_is_answered_without_a_500(catalog) -> None:
+    finance = staff_client("finance")
+
+    @settings(max_examples=150, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(odd_forms())
+    def never_a_500(data: dict) -> None:
+        data = {name: value.replace("\x00", "") for name, value in data.items()}
+        assert add(finance, "TEAM", data).status_code in (200, 302)
+
+    never_a_500()
