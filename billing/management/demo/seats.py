@@ -35,8 +35,7 @@ def seed(today: date) -> list[str]:
     live = [s for s in access.get_subscriptions_by_account(account.account_id) if s.SKU == SKU and s.is_live]
     if live:
         return [f"seats: {CUSTOMER_EMAIL} has {SKU} already ({live[0].Quantity or 1} seats)"]
-    cards = access.get_cards(account.account_id)
-    card = next((c for c in cards if c.Details.Last4 != "3184"), None)  # not the 3-D Secure card
+    card = access.default_card(account, access.get_cards(account.account_id))  # the wallet's default
     if card is None:
         card = access.add_card(account.account_id, demo_card(get_gateway(), "visa",
                                                              customer=payment_customer(account)),
