@@ -33,6 +33,8 @@ from billing.models import (
     Meter,
     MeterEventRecord,
     PaymentDetails,
+    Price,
+    PriceTierMap,
     Product,
     Receipt,
     ReceiptCounter,
@@ -250,6 +252,7 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
             Before={"Status": "active"}, After={"Status": "cancelled"},
         )],
         **_usage_samples(acc),
+        **_price_samples(),
     }
 
 
@@ -274,6 +277,22 @@ def _usage_samples(acc: str) -> dict[type[BillingItem], list[BillingItem]]:
                                                 BilledThrough="2026-10-31", UpdatedAt="2026-11-01T06:00:05+00:00")],
     }
 
+
+
+def _price_samples() -> dict[type[BillingItem], list[BillingItem]]:
+    """A product's prices (docs/PRICING.md): a yearly per-unit price and a metered price in
+    graduated tiers (first 1,000 calls free, then 0.2 cents a call)."""
+    yearly, metered = "price_NEWS-DAILY_4f1c2a9e7b3d5a60", "price_NEWS-DAILY_9d8e7c6b5a4f3e21"
+    return {Price: [
+        Price(Price.pk(), Price.sk(sku="NEWS-DAILY", price_id=yearly), PriceId=yearly, SKU="NEWS-DAILY", Currency="USD",
+              UnitAmount=9990, Interval="year", IntervalCount=1, BillingScheme="per_unit", Status="active",
+              CreatedDate="2026-11-02T10:00:00+00:00", Nickname="Yearly"),
+        Price(Price.pk(), Price.sk(sku="NEWS-DAILY", price_id=metered), PriceId=metered, SKU="NEWS-DAILY",
+              Currency="USD", Interval="month", IntervalCount=1, BillingScheme="tiered", TiersMode="graduated",
+              Tiers=[PriceTierMap(UpTo=1000, UnitAmount="0", FlatAmount=0),
+                     PriceTierMap(UpTo=None, UnitAmount="0.2", FlatAmount=0)],
+              UnitLabel="call", Meter="api_calls", Status="active", CreatedDate="2026-11-02T10:05:00+00:00"),
+    ]}
 
 # Made-up SHA-256 digests (a key's, an Idempotency-Key's): the table holds no key itself.
 API_KEY_HASH = "3f9a1c7e5b2d4a6f8e0c1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a"
