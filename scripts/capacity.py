@@ -34,6 +34,11 @@ billing/access/receipt_numbers.py and billing/access/batch_writes.py, as of 23 N
 * Reads: the GSI-2 Query of the day (eventually consistent: half a unit per 4 KB of the
   projected items it returns); no GetItem per item, and UpdateItem's ReturnValues costs
   no read units.
+* Metered usage (``--metered``: metered items billed per payment, docs/USAGE.md): each
+  closes its period with ``mark_billed`` (one UpdateItem per write shard, ``USAGE_SHARDS``
+  = 16: 16 write units) and reads it with one strongly consistent Query of the month's
+  aggregates (about 16 shards x 31 days of ~120-byte items: 15 read units), on the
+  customer's own ``USAGE#`` partition: never a hot key, but on the table's total.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 RECEIPT_NUMBER_BLOCK = 100  # settings.RECEIPT_NUMBER_BLOCK: numbers a batch reserves at once
+USAGE_SHARDS = 16  # billing/access/usage.py: the watermark copies mark_billed moves
+USAGE_AGGREGATE_BYTES = 120  # a day's aggregate item of one shard
 PARTITION_WCU = 1_000  # write units per second one partition serves
 PARTITION_RCU = 3_000  # read units per second (strongly consistent) one partition serves
 WRITE_UNIT_BYTES = 1_024
@@ -256,16 +263,21 @@ class Result:
 
 
 def units_per_payment(sizes: dict[str, int], *, reminder_moved: bool = False,
-                      receipt_block: int = RECEIPT_NUMBER_BLOCK) -> dict[str, float]:
+                      receipt_block: int = RECEIPT_NUMBER_BLOCK, metered: float = 0.0) -> dict[str, float]:
     """Write and read units one payment costs, per table/index and key (see module doc)."""
-    if receipt_block < 1:
-        raise ValueError("receipt_block >= 1")
+    if receipt_block < 1 or metered < 0:
+        raise ValueError("receipt_block >= 1, metered >= 0")
     counter = write_units(sizes["receipt_counter"]) / receipt_block
+    usage_wcu = metered * USAGE_SHARDS * write_units(64)
     return {
         # TransactWriteItems: two units per KB of each item (receipt, event, number look-up);
-        # then the UpdateItem; and the counter's share of its one update per block
+        # then the UpdateItem; and the counter's share of its one update per block; and the
+        # metered items' mark_billed
         "table_wcu": 2 * write_units(sizes["receipt"]) + 2 * write_units(sizes["audit_event"])
-        + 2 * write_units(sizes["receipt_number_lookup"]) + write_units(sizes["subscription"]) + counter,
+        + 2 * write_units(sizes["receipt_number_lookup"]) + write_units(sizes["subscription"]) + counter
+        + usage_wcu,
+        "usage_wcu": usage_wcu,
+        "usage_query_rcu": metered * read_units(USAGE_SHARDS * 31 * USAGE_AGGREGATE_BYTES, consistent=True),
         # all of it on the year's counter item: one key for the whole fleet
         "receipt_counter_wcu": counter,
         # the hot key of the day: the entry leaves it; the next date's key gets it
@@ -315,6 +327,7 @@ def model(
     subs_per_account: int = 1,
     headroom: float = 1.0,
     receipt_block: int = RECEIPT_NUMBER_BLOCK,
+    metered: float = 0.0,
 ) -> Result:
     """The peak day at ``rate`` payments/s with ``shards`` shards.
 
@@ -329,7 +342,7 @@ def model(
     weights = payment_day_weights(first_share, day_overrides)
     month_days, day, payments = peak_day(subscriptions, weights)
     sizes = sizes or estimated_sizes()
-    units = units_per_payment(sizes, reminder_moved=reminder_moved, receipt_block=receipt_block)
+    units = units_per_payment(sizes, reminder_moved=reminder_moved, receipt_block=receipt_block, metered=metered)
     skew = hottest_shard_factor(payments, shards)
     parts = partitions_at(rate, shards, units, skew, subs_per_account)
 
@@ -461,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the reminder run already moved NextReminderDate (one GSI-1 write, not two)")
     parser.add_argument("--receipt-block", type=int, default=RECEIPT_NUMBER_BLOCK,
                         help="receipt numbers reserved per counter update (settings.RECEIPT_NUMBER_BLOCK)")
+    parser.add_argument("--metered", type=float, default=0.0,
+                        help="metered items billed per payment (usage: mark_billed and one Query each)")
     parser.add_argument("--headroom", type=float, default=1.0, help="share of a partition's limit to plan for")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -474,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
         model(args.subscriptions, shards, rate=args.rate, first_share=args.first_share,
               day_overrides=parse_overrides(args.day_shares), latency_ms=args.latency_ms, cpu_ms=args.cpu_ms,
               ddb_ms=args.ddb_ms, workers_per_process=args.workers, processes=args.processes, sizes=sizes,
-              reminder_moved=args.reminder_moved, headroom=args.headroom, receipt_block=args.receipt_block)
+              reminder_moved=args.reminder_moved, headroom=args.headroom, receipt_block=args.receipt_block,
+              metered=args.metered)
         for shards in args.shards
     ]
     if args.json:

@@ -137,3 +137,15 @@ def test_cli_json_parses():
     assert data[0]["binding"] == "hot GSI partition"
     assert data[0]["partitions"][0]["wcu"] > data[1]["partitions"][0]["wcu"]
     assert data[1]["min_shards"] == data[0]["min_shards"] >= 2
+
+
+def test_metered_items_add_mark_billed_and_their_query():
+    # One metered item per payment: mark_billed moves 16 watermark copies (1 unit each) and
+    # the month's Query reads 16 shards x 31 days x 120 bytes strongly consistent.
+    plain = capacity.model(10_000_000, 16, rate=2_000, sizes=SIZES)
+    metered = capacity.model(10_000_000, 16, rate=2_000, sizes=SIZES, metered=1)
+    assert metered.units_per_payment["usage_wcu"] == 16
+    assert math.isclose(metered.table_wcu, plain.table_wcu + 2_000 * 16)
+    assert math.isclose(metered.units_per_payment["usage_query_rcu"], 16 * 31 * 120 / 4096)
+    assert plain.units_per_payment["usage_wcu"] == 0
+    assert any("default quota" in o for o in metered.over_limit)
