@@ -158,3 +158,20 @@ def test_any_body_is_answered_without_a_500(write_api: ApiClient, catalog) -> No
         json.loads(response.content)
 
     never_a_500()
+
+
+def test_reading_prices_costs_a_fixed_number_of_requests(read_api: ApiClient, write_api: ApiClient, catalog,
+                                                         ddb_requests) -> None:
+    made = write_api.post("/prices", API_CALLS).json()
+    read_api.get("/products")  # the key's first use is written once
+    auth = {"GetItem": 1, "UpdateItem": 1}  # the key, the rate counter
+    calls = {
+        "/products/API/prices": {"GetItem": 1, "Query": 1},  # the product, its prices
+        f"/prices/{made['id']}": {"GetItem": 1},  # the id holds the SKU
+        "/prices/price_default_API": {"GetItem": 1},  # the product
+    }
+    for path, expected in calls.items():
+        ddb_requests.reset()
+        assert read_api.get(path).status_code == 200, path
+        want = {name: auth.get(name, 0) + expected.get(name, 0) for name in {*auth, *expected}}
+        assert dict(ddb_requests.by_name()) == want, path
