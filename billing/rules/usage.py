@@ -99,8 +99,12 @@ def _number(raw: Any) -> Decimal:
         raise EventRefused("invalid_value", "value", "value is too large (at most 10^21).")
     if number != number.quantize(Decimal(1).scaleb(-MAX_DECIMALS), rounding="ROUND_DOWN"):
         raise EventRefused("invalid_value", "value", f"value has more than {MAX_DECIMALS} decimal places.")
-    # Normalized (1.500 -> 1.5, 0E-7 -> 0), so equal values store and compare alike.
-    return number.normalize() if number else Decimal(0)
+    # Canonical (1.500 -> 1.5, 0E-7 -> 0, 1E+1 -> 10), so equal values store, hash and
+    # show alike.
+    if not number:
+        return Decimal(0)
+    number = number.normalize()
+    return number.quantize(Decimal(1)) if number.as_tuple().exponent > 0 else number
 
 
 def period_days(start: date, end: date) -> tuple[str, str]:

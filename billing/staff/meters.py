@@ -1,8 +1,10 @@
-"""The meters' staff pages (docs/USAGE.md): the list (one Query) and adding one. The finance
-and admin roles: a meter decides what customers are charged for, as a price does."""
+"""The meters' staff pages (docs/USAGE.md): the list (one Query) and adding one (the finance
+and admin roles: a meter decides what customers are charged for, as a price does); and a
+customer's usage of each meter (whoever sees billing, from the account page)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django import forms
@@ -13,12 +15,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
+from billing import access
 from billing.access import usage as metered
 from billing.actions import meters as actions
 from billing.models import MeterAggregation
 from billing.rules.usage import EVENT_NAME, EventRefused
 from billing.staff.common import add_page
-from core.pages import actor, bound_data
+from core.pages import actor, bound_data, or_404, today
 from core.staff import render_staff
 
 AGGREGATIONS = [
@@ -60,3 +63,19 @@ def meter_add(request: HttpRequest) -> HttpResponse:
     form = MeterForm(bound_data(request))
     return add_page(request, form, _("Add a meter"), "admin:staff_meters", add,
                     taken=("event_name", _("A meter with this event name already exists.")))
+
+
+def customer_usage(request: HttpRequest, account_id: str) -> HttpResponse:
+    """A customer's usage of every meter: this month so far and last month (UTC days), one
+    Query per meter (eventually consistent: a display, not a bill)."""
+    account = or_404(access.get_account(account_id), "No such account")
+    day = today()
+    this_month = day.replace(day=1)
+    last_month = (this_month - timedelta(days=1)).replace(day=1)
+    labels = dict(AGGREGATIONS)
+    rows = [{"meter": meter, "aggregation": labels.get(meter.Aggregation, meter.Aggregation),
+             "so_far": metered.usage_of(meter, account_id, this_month, day + timedelta(days=1)),
+             "last_month": metered.usage_of(meter, account_id, last_month, this_month)}
+            for meter in metered.list_meters()]
+    return render_staff(request, "staff/customer_usage.html", _("Metered usage: %(email)s") % {"email": account.Email},
+                        {"account_id": account_id, "rows": rows, "this_month": this_month, "last_month": last_month})

@@ -19,7 +19,7 @@ from billing.staff.coupons import coupon_add, coupon_edit, coupon_end, coupons, 
 from billing.staff.data_rights_pages import staff_close_account, staff_export_data
 from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
-from billing.staff.meters import meter_add, meters
+from billing.staff.meters import customer_usage, meter_add, meters
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.prices import price_add, price_archive, prices
 from billing.staff.refunds import staff_refund
@@ -139,4 +139,6 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path("staff/revenue/", staff(revenue, (MONEY, INTEGRATIONS)), name="staff_revenue"),
         path("staff/meters/", staff(meters, (MONEY, INTEGRATIONS)), name="staff_meters"),
         path("staff/meters/add/", staff(meter_add, (MONEY, INTEGRATIONS)), name="staff_meter_add"),
+        path("staff/accounts/<str:account_id>/usage/", staff(customer_usage, VIEW_BILLING),
+             name="staff_customer_usage"),
     ]

@@ -31,3 +31,28 @@ def test_finance_adds_and_lists_meters(client, moto_table) -> None:
                 {"event_name": "y", "name": "y", "aggregation": "median"}):
         assert client.post(reverse("admin:staff_meter_add"), bad).status_code == 200
     assert [m.EventName for m in metered.list_meters()] == ["api_calls"]
+
+
+def test_a_customers_usage_from_the_account_page(client, moto_table) -> None:
+    from datetime import UTC, datetime
+
+    import time_machine
+
+    from billing.actions import meters as meter_actions
+    from billing.models import MeterAggregation
+    from tests.builders import make_account
+
+    account = make_account()
+    meter = meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="t")
+    now = datetime(2027, 3, 10, 12, tzinfo=UTC)
+    with time_machine.travel(now, tick=False):
+        for n, (value, days_back) in enumerate((("10", 0), ("2.5", 1), ("7", 20))):
+            meter_actions.record_usage(meter, customer=account.account_id, identifier=f"e{n}", value=value,
+                                       timestamp=int(now.timestamp()) - days_back * 86400, now=now)
+        client.force_login(make_user("sup@rpay.localhost", staff=True, roles=["support"]))
+        page = client.get(reverse("admin:staff_account", args=[account.account_id])).content.decode()
+        assert reverse("admin:staff_customer_usage", args=[account.account_id]) in page
+        usage = client.get(reverse("admin:staff_customer_usage", args=[account.account_id])).content.decode()
+    row = usage.split('data-testid="usage-api_calls"', 1)[1].split("</tr>", 1)[0]
+    assert '<td class="num" data-testid="so-far">12.5</td>' in row and '<td class="num">7</td>' in row
+    assert client.get(reverse("admin:staff_customer_usage", args=["0000000000000000"])).status_code == 404

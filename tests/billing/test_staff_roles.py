@@ -63,6 +63,7 @@ MATRIX: dict[str, set[str]] = {
     # meters: what customers are charged for by usage, as prices are
     "staff_meters": {"finance", "admin"},
     "staff_meter_add": {"finance", "admin"},
+    "staff_customer_usage": {"support", "finance", "admin"},  # a customer's usage: as their account page
     # the merchant's webhook endpoints: seen by whoever sees billing, changed by the admin role
     "staff_webhook_endpoints": {"support", "finance", "admin"},
     "staff_webhook_endpoint": {"support", "finance", "admin"},
@@ -90,6 +91,7 @@ def url_of(name: str, c) -> str:
     args = {
         "staff_user_billing": [c.user.pk],
         "staff_account": [a],
+        "staff_customer_usage": [a],
         "staff_export_data": [a],
         "staff_close_account": [a],
         "staff_cancel": [a, c.sub.sub_id],

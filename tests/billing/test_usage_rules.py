@@ -83,6 +83,8 @@ def test_count_needs_no_value_and_unique_count_takes_text() -> None:
     assert event_value(None, MeterAggregation.COUNT) == 1
     assert event_value("user-7", MeterAggregation.UNIQUE_COUNT) == "user-7"
     assert event_value(Decimal("1.500"), MeterAggregation.UNIQUE_COUNT) == event_value("1.5", MeterAggregation.SUM)
+    assert str(event_value("1E+1", MeterAggregation.SUM)) == "10" and str(event_value("0.0", MeterAggregation.MAX)) == "0"
+    assert str(event_value(Decimal("2.50"), MeterAggregation.UNIQUE_COUNT)) == "2.5"
     with pytest.raises(EventRefused):
         event_value("user-7", MeterAggregation.SUM)
     with pytest.raises(EventRefused):
