@@ -17,7 +17,7 @@ from django.conf import settings
 
 from billing.analytics.mrr import steps
 from billing.analytics.periods import BadRange, parse_interval, requested_periods
-from billing.analytics.reading import read_histories
+from billing.analytics.reading import read_all, read_histories
 from billing.analytics.report import BadMonth, RevenueReport, build_report, parse_month
 from billing.analytics.reporting import in_reporting_currency
 from billing.analytics.series import metrics_body, parse_currency
@@ -29,7 +29,8 @@ def revenue_report(month: str | None = None, *, today: date | None = None) -> Re
     ``BadMonth`` for a month that is not one, or is still to come."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
     chosen = parse_month(month, today) if month else None
-    report = build_report(read_histories(), today=today, month=chosen)
+    read = read_all()
+    report = build_report(read.histories, today=today, month=chosen, refunds=read.refunds, disputes=read.disputes)
     return replace(report, reporting=in_reporting_currency(report.mrr, settings.REVENUE_REPORTING_CURRENCY,
                                                            report.close))
 

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from billing import access
+from billing.analytics.figures import Money
 from billing.analytics.history import Change, CouponTerms, SubHistory, build_history
 from billing.models import AuditEvent, Subscription
 from core.clock import billing_today
 
 USERS_PER_READ = 100  # a BatchGetItem's limit
+DISPUTES_PER_READ = 100
 
 
 def account_ids() -> Iterator[str]:
@@ -61,8 +64,9 @@ def _change(event: AuditEvent, timezone: str) -> Change:
     return Change(day_of(event.At, timezone), event.Action, event.Before, event.After)
 
 
-def account_histories(account_id: str, coupons: dict[str, CouponTerms], timezone: str) -> list[SubHistory]:
-    collection = access.get_account_collection(account_id)
+def account_histories(account_id: str, coupons: dict[str, CouponTerms], timezone: str,
+                      collection: access.AccountCollection | None = None) -> list[SubHistory]:
+    collection = collection or access.get_account_collection(account_id)
     changes: dict[str, list[Change]] = defaultdict(list)
     for event in collection.events:
         if event.Subject:
@@ -86,9 +90,42 @@ def _start(sub: Subscription, first_paid: dict[str, date], timezone: str) -> dat
 
 
 def read_histories() -> list[SubHistory]:
+    return read_all(with_disputes=False).histories
+
+
+@dataclass(frozen=True)
+class Reading:
+    histories: list[SubHistory]
+    refunds: list[Money]  # every refund of a receipt still kept (receipts expire: RECEIPT_RETENTION_DAYS)
+    disputes: list[Money]  # every dispute, on the day it was opened
+
+
+def refunds_of(collection: access.AccountCollection, timezone: str) -> list[Money]:
+    return [Money(day_of(refund.At, timezone), receipt.Currency.upper(), int(refund.Amount))
+            for receipt in collection.receipts for refund in receipt.Refunds or ()]
+
+
+def all_disputes(timezone: str) -> list[Money]:
+    """The disputes' partition, a page (one Query) at a time."""
+    found: list[Money] = []
+    start = None
+    while True:
+        page = access.disputes_page(limit=DISPUTES_PER_READ, start=start)
+        found += [Money(day_of(d.OpenedAt, timezone), d.Currency.upper(), int(d.Amount)) for d in page.items]
+        if not page.next_key:
+            return found
+        start = page.next_key
+
+
+def read_all(*, with_disputes: bool = True) -> Reading:
+    """The histories, the refunds (from the same item collections: no read more) and the
+    disputes (one Query per page of their partition)."""
     timezone = settings.BILLING_TIMEZONE
     coupons = coupon_terms()
     histories: list[SubHistory] = []
+    refunds: list[Money] = []
     for account_id in account_ids():
-        histories += account_histories(account_id, coupons, timezone)
-    return histories
+        collection = access.get_account_collection(account_id)
+        histories += account_histories(account_id, coupons, timezone, collection)
+        refunds += refunds_of(collection, timezone)
+    return Reading(histories, refunds, all_disputes(timezone) if with_disputes else [])

@@ -13,8 +13,9 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from billing.analytics.figures import Figures, Money, month_figures
 from billing.analytics.history import SubHistory
-from billing.analytics.mrr import ONE_DAY, Excluded, Movements, excluded_at, mrr_at, steps
+from billing.analytics.mrr import ONE_DAY, Excluded, Movements, excluded_at, mrr_at, paying_customers, steps
 from billing.analytics.periods import Interval, periods_between
 from billing.analytics.reporting import Converted
 from billing.analytics.retention import (
@@ -73,6 +74,7 @@ class RevenueReport:
     customer_churn: CustomerChurn
     revenue_churn: list[RevenueChurn]
     cohorts: list[Cohort]
+    figures: Figures | None = None
     # ``mrr`` added up in the reporting currency (set by ``revenue_report``: it reads the rates)
     reporting: Converted | None = None
 
@@ -117,6 +119,18 @@ class RevenueReport:
                            "rate_date": line.published.isoformat() if line.published else None,
                            "provisional": line.provisional, "converted": line.converted}
                           for line in self.reporting.lines]},
+            "figures": None if self.figures is None else {
+                "paying_customers": self.figures.paying_customers,
+                "trial_conversion": {"ended": self.figures.trials.whole, "converted": self.figures.trials.part,
+                                     "rate": rate(self.figures.trials.rate)},
+                "payment_recovery": {"past_due": self.figures.recovery.whole,
+                                     "recovered": self.figures.recovery.part,
+                                     "rate": rate(self.figures.recovery.rate)},
+                "currencies": {f.currency: {
+                    "mrr": f.mrr, "arr": f.arr, "paying_customers": f.paying, "arpa": f.arpa,
+                    "net_revenue_retention": rate(f.net_retention), "gross_revenue_retention": rate(f.gross_retention),
+                    "refunds": f.refunds, "refunded": f.refunded, "disputes": f.disputes, "disputed": f.disputed}
+                    for f in self.figures.by_currency}},
             "cohorts": [
                 {"month": c.month, "customers": c.size, "retained": list(c.retained),
                  "shares": [rate(s) for s in c.shares]}
@@ -125,7 +139,8 @@ class RevenueReport:
         }
 
 
-def build_report(histories: Sequence[SubHistory], *, today: date, month: str | None = None) -> RevenueReport:
+def build_report(histories: Sequence[SubHistory], *, today: date, month: str | None = None,
+                 refunds: Sequence[Money] = (), disputes: Sequence[Money] = ()) -> RevenueReport:
     """The report on ``month`` (default: today's) as of ``today``: twelve months of
     movements ending with it, each closing on its last day (today for the month under way)."""
     month = month or month_of(today)
@@ -138,14 +153,18 @@ def build_report(histories: Sequence[SubHistory], *, today: date, month: str | N
     rows = [MonthRow(r.period.label, r.period.first, r.period.close, r.by_currency)
             for r in movement_rows(moved, shown)]
     last = rows[-1]
+    mrr = mrr_at(histories, until)
     return RevenueReport(
         today=today,
         month=month,
         close=until,
-        mrr=mrr_at(histories, until),
+        mrr=mrr,
         excluded=excluded_at(histories, until),
         months=rows,
         customer_churn=customer_churn(moved, last.first - ONE_DAY, last.close),
         revenue_churn=revenue_churn(last.by_currency),
         cohorts=cohorts(moved, closes),
+        figures=month_figures(histories=histories, steps=moved, mrr=mrr, moved=last.by_currency,
+                              paying_customers=len(paying_customers(moved, last.close)), first=last.first,
+                              close=last.close, refunds=refunds, disputes=disputes),
     )

@@ -54,6 +54,16 @@ def revenue_churn_rows(report: RevenueReport) -> Rows:
         yield [r.currency, decimal_string(r.opening, r.currency), _rate(r.gross_rate), _rate(r.net_rate)]
 
 
+def figure_rows(report: RevenueReport) -> Rows:
+    yield ["currency", "mrr", "arr", "paying_customers", "arpa", "net_revenue_retention_percent",
+           "gross_revenue_retention_percent", "refunds", "refunded", "disputes", "disputed"]
+    for f in report.figures.by_currency if report.figures else ():
+        c = f.currency
+        yield [c, decimal_string(f.mrr, c), decimal_string(f.arr, c), str(f.paying),
+               "" if f.arpa is None else decimal_string(f.arpa, c), _rate(f.net_retention), _rate(f.gross_retention),
+               str(f.refunds), decimal_string(f.refunded, c), str(f.disputes), decimal_string(f.disputed, c)]
+
+
 def cohort_rows(report: RevenueReport) -> Rows:
     yield ["cohort", "customers", *(f"+{n}" for n in range(len(report.cohorts)))]
     for c in report.cohorts:
@@ -67,6 +77,7 @@ def tables(report: RevenueReport) -> dict[str, Callable[[], Rows]]:
     for currency in report.currencies:
         found[f"movements-{currency}"] = lambda currency=currency: movement_rows(report, currency)
     found["revenue-churn"] = lambda: revenue_churn_rows(report)
+    found["figures"] = lambda: figure_rows(report)
     found["cohorts"] = lambda: cohort_rows(report)
     return found
 
