@@ -54,10 +54,12 @@ from billing.rules.api_objects import refund_object
 from core.clock import billing_today
 
 
-def receipt_ttl(billing_date: date, retention_days: int) -> datetime:
-    return datetime(billing_date.year, billing_date.month, billing_date.day, tzinfo=UTC) + timedelta(
-        days=retention_days
-    )
+def receipt_ttl(billing_date: date, retention_days: int, period_end: date | None = None) -> datetime:
+    """``retention_days`` after the billing date, and never before the last day of the
+    period it pays for: a yearly charge's receipt stays while its days may still be
+    refunded (a cancel now reads it; from its last day on nothing of it is unused)."""
+    kept = max(billing_date + timedelta(days=retention_days), period_end or billing_date)
+    return datetime(kept.year, kept.month, kept.day, tzinfo=UTC)
 
 
 def create_receipt(sub: Subscription, *, numbers: ReceiptNumbers | None = None, **charge: Any,
@@ -158,7 +160,7 @@ def build_receipt(
         CardLast4=sub.PaymentDetails.Last4 if sub.PaymentDetails else None,
         BillingAddress=(sub.PaymentDetails.BillingAddress or None) if sub.PaymentDetails else None,
         Language=sub.Language,
-        TTL=receipt_ttl(billing_date, retention_days),
+        TTL=receipt_ttl(billing_date, retention_days, period_end),
         Number=number,
         DiscountAmount=discount if coupon else None,
         CouponCode=coupon,

@@ -20,7 +20,7 @@ from billing.notify import manage_url, tell
 from billing.operations.payments import owed_amount
 from billing.operations.refunds import refund_receipt
 from billing.rules.lifecycle import CancelMode, unused_share
-from billing.rules.schedule import months_before
+from billing.rules.schedule import cadence_of, charges_paying_from
 from core.mail import date_text, lazy_message, money_text
 from core.payments.errors import PaymentError
 
@@ -102,8 +102,8 @@ def refund_if_cancelled_now(sub: Subscription, today: date) -> int:
 
 
 def _receipts_paying_after(sub: Subscription, today: date) -> list[Receipt]:
-    # One Query: a charge pays for at most ~2 months ahead, well inside this window.
-    receipts = access.get_receipts_by_account(sub.account_id, months_before(today, 3), today)
+    # One Query: a charge pays for at most two of its periods ahead, inside this window.
+    receipts = access.get_receipts_by_account(sub.account_id, charges_paying_from(cadence_of(sub), today), today)
     return [r for r in receipts if r.sub_id == sub.sub_id and r.PeriodEnd and r.PeriodEnd > today.isoformat()]
 
 

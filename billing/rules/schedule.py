@@ -290,3 +290,16 @@ def months_before(today: date, months: int) -> date:
     """
     year, month = add_months(today.year, today.month, -months)
     return date(year, month, min(today.day, calendar.monthrange(year, month)[1]))
+
+
+def charges_paying_from(payment_day: Schedule, today: date) -> date:
+    """The earliest billing date of a charge that may still pay for days after ``today``:
+    a charge pays for at most the prorated days plus one regular period (``period_end``),
+    so two of the cadence's longest periods back; never later than three months back
+    (the monthly window the callers always read)."""
+    cadence = as_cadence(payment_day)
+    if cadence.months:
+        back = months_before(today, 2 * cadence.months + 1)
+    else:
+        back = today - timedelta(days=2 * cadence.days + 1)
+    return min(back, months_before(today, 3))

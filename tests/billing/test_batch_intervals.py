@@ -16,7 +16,7 @@ from billing.batches.outcomes import ReminderStatus
 from billing.operations import payments
 from billing.operations.outcomes import PaymentStatus
 from billing.rules.lifecycle import pause_end
-from billing.rules.schedule import cadence_of
+from billing.rules.schedule import cadence_of, prorate
 from core.payments.gateway import get_gateway
 from tests.builders import card, fresh, make_account, receipts_of
 
@@ -177,3 +177,16 @@ def test_a_yearly_payment_costs_two_requests(table, ddb_requests) -> None:
     # Query for the expiry of incomplete ones, +1 GetItem for the seller's tax profile
     assert ops == Counter({"PutItem": 1, "TransactWriteItems": 1, "UpdateItem": 2, "Query": 2, "GetItem": 1})
     assert charged_periods(sub)[1:] == [("2029-02-28", "2030-02-27", 12000)]
+
+
+def test_a_yearly_cancelled_now_after_eight_months_refunds_its_unused_days(moto_table) -> None:
+    """The year's receipt outlives RECEIPT_RETENTION_DAYS (200) until its period ends, and the
+    cancel reads back two periods: the unused days' share is refunded (M1)."""
+    sub = subscribed(LEAP_DAY, day=29, interval="year")
+    [receipt] = receipts_of(sub)
+    assert receipt.TTL.date() == date(2029, 2, 27)  # its period's last day, not 200 days on
+    today = date(2028, 11, 1)
+    with on(today):
+        done = lifecycle_actions.cancel_now(fresh(sub), today=today, actor="customer", reason="not_using")
+    unused = (date(2029, 2, 27) - today).days  # 2 November to 27 February: 118 days of 365
+    assert done.refunded == prorate(12000, unused, 365) == 3879 and not done.refund_failures

@@ -221,3 +221,15 @@ def test_period_end_is_at_least_the_shortest_period(cadence: Cadence, on: date) 
 def test_prorate_is_the_whole_price_for_the_whole_period() -> None:
     assert prorate(12000, 366, 366) == 12000
     assert prorate(12000, 1, 366) == 33
+
+
+@given(cadence=cadences(), start=when, into=st.integers(0, 2000))
+def test_a_charge_still_paying_is_inside_the_window_read_back(cadence: Cadence, start: date, into: int) -> None:
+    """A cancel now reads the receipts from ``charges_paying_from``: every charge whose
+    period (a regular or a prorated-plus-one, ``period_end``) is not over is in it."""
+    end = period_end(cadence, start)
+    today = start + timedelta(days=into % max(1, (end - start).days))
+    assert today < end or end == start
+    assert schedule.charges_paying_from(cadence, today) <= start
+    # monthly: the three months the window always was
+    assert schedule.charges_paying_from(15, today) == schedule.months_before(today, 3)
