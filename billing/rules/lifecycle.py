@@ -202,6 +202,9 @@ def pause_end(sub: Subscription, today: date, *, payments: int | None = None, un
         resume = next_payment
         for _n in range(payments):
             resume = next_payment_date(day, resume)
+        # Twelve months are a year; twelve years are not (a yearly or every-N-months cadence).
+        if not day.is_monthly and (resume - next_payment).days > MAX_PAUSE_DAYS:
+            raise PauseRefused(_("A pause can last at most a year."))
         return resume
     if until is not None:
         if until <= next_payment:

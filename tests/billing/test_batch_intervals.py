@@ -13,6 +13,7 @@ import time_machine
 from billing import access, batches
 from billing.actions import lifecycle as lifecycle_actions
 from billing.batches.outcomes import ReminderStatus
+from billing.exceptions import PauseRefused
 from billing.operations import payments
 from billing.operations.outcomes import PaymentStatus
 from billing.rules.lifecycle import pause_end
@@ -190,3 +191,9 @@ def test_a_yearly_cancelled_now_after_eight_months_refunds_its_unused_days(moto_
         done = lifecycle_actions.cancel_now(fresh(sub), today=today, actor="customer", reason="not_using")
     unused = (date(2029, 2, 27) - today).days  # 2 November to 27 February: 118 days of 365
     assert done.refunded == prorate(12000, unused, 365) == 3879 and not done.refund_failures
+
+
+def test_a_yearly_pause_skips_at_most_a_year(moto_table) -> None:
+    sub = subscribed(LEAP_DAY, day=29, interval="year")
+    with pytest.raises(PauseRefused, match="at most a year"):
+        pause_end(sub, date(2028, 6, 1), payments=2)
