@@ -9,6 +9,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 import time_machine
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from billing.access import usage as metered
 from billing.actions import meters as meter_actions
@@ -213,3 +215,24 @@ def test_identifiers_are_remembered_35_days(write_api, meters) -> None:
     with time_machine.travel(later, tick=False):
         again = write_api.post("/meter_events", event(account.account_id, "req-1", timestamp=int(later.timestamp())))
     assert again.json()["status"] == "accepted"  # its record expired: a new event
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30) | st.sampled_from(["1e400", "-0", "1E+5", "NaN", "0x10", " 7 ", "api_calls"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(["event_name", "customer", "identifier", "value", "timestamp", "extra"]),
+       value=json_values)
+def test_any_field_of_any_json_is_counted_or_refused_never_a_500(write_api, meters, frozen, field, value) -> None:
+    account = make_account()
+    body = {**event(account.account_id, "req-fuzz"), field: value}
+    response = write_api.post("/meter_events", body)
+    assert response.status_code in (200, 400), response.content
+    if response.status_code == 400:
+        assert error_of(response)["param"] in (field, "value", "customer", "event_name", "identifier", "timestamp")
+    batch = write_api.post("/meter_events", {"events": [body, value]})
+    assert batch.status_code == 200 and len(batch.json()["data"]) == 2
