@@ -20,7 +20,7 @@ from billing.api.auth import actor_of, write_key
 from billing.api.errors import ApiError
 from billing.api.idempotency import idempotent
 from billing.api.reads import subscription_or_404
-from billing.api.schemas import Body, KeyId, SubscriptionOut
+from billing.api.schemas import MAX_WHOLE, Body, KeyId, SubscriptionOut
 from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS, refusals, shown
 from billing.rules.seats import QuantityOutOfBounds, check_quantity
 from core.pages import today
@@ -37,7 +37,10 @@ def _whole(value: object) -> object:
 
 class QuantityIn(Body):
     # Strict: "3" and 3.5 (and 3.0) are refused, not rounded or parsed.
-    quantity: Annotated[int, Field(strict=True, description="the number of seats"), BeforeValidator(_whole)]
+    # Bounded as every number the API takes (``MAX_WHOLE``: DynamoDB stores it); the seats'
+    # own bounds (the price's, else 1..10,000) are the rules' check, in the route.
+    quantity: Annotated[int, Field(strict=True, ge=0, le=MAX_WHOLE, description="the number of seats"),
+                        BeforeValidator(_whole)]
 
 
 @router.post("/subscriptions/{subscription_id}/quantity", response={200: SubscriptionOut, **WRITE_ERRORS},
