@@ -49,6 +49,8 @@ def test_the_portal_shows_a_yearly_amount_a_year(moto_table) -> None:
     assert "$120.00 a year" in dashboard
     # a year's payment is not a month's: the monthly total leaves it out
     assert 'data-testid="monthly-total">—' in dashboard
+    cancel = customer.client.get(f"/subscriptions/{sub.sub_id}/cancel/").content.decode()
+    assert "you pay $120.00 a year, in advance" in cancel and "of each month" not in cancel
 
 
 @pytest.mark.django_db
