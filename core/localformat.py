@@ -103,9 +103,11 @@ def local_date(value: str | date | None, django_format: str = "j F Y") -> str:
 
 class LocalDate:
     """A date that formats itself in the language active when it is shown (for subjects
-    and messages built before the language of the e-mail is known)."""
+    and messages built before the language of the e-mail is known). By default as the
+    pages and the e-mails' bodies write a date ("15 March 2027", "15 marzo 2027"), so a
+    subject never writes it another way."""
 
-    def __init__(self, value: date, django_format: str = "d M Y") -> None:
+    def __init__(self, value: date, django_format: str = "j F Y") -> None:
         self.value = value
         self.django_format = django_format
 

@@ -26,11 +26,12 @@ from django.utils.translation import gettext
 
 from core.language import supported
 from core.localformat import local_date
-from core.money import format_with_code
+from core.money import format_with_symbol
 
-# An amount with its currency code ("9.99 USD", "9,99 USD"), formatted when the e-mail
+# An amount as the customer's pages write it ("$9.99", "9,99 €", "¥1,250"): the one
+# format of money a customer reads, page, e-mail or PDF alike; formatted when the e-mail
 # is rendered, so in the customer's language.
-money_text = lazy(format_with_code, str)
+money_text = lazy(format_with_symbol, str)
 # A date ("30 November 2026", "30 novembre 2026", "2026年11月30日"), likewise.
 date_text = lazy(local_date, str)
 

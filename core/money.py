@@ -65,7 +65,8 @@ def _grouped(amount: int, currency: str) -> tuple[str, str]:
 
 
 def format_with_code(amount: int | None, currency: str) -> str:
-    """With the currency code, for e-mails and staff pages: ``999, "usd"`` -> ``"9.99 USD"``;
+    """With the currency code, for staff pages and batch output (never a customer's: they
+    read ``format_with_symbol``): ``999, "usd"`` -> ``"9.99 USD"``;
     in the active language when it is not English (``"9,99 USD"`` in Italian)."""
     if amount is None or amount == "":
         return ""
@@ -78,7 +79,8 @@ def format_with_code(amount: int | None, currency: str) -> str:
 
 
 def format_with_symbol(amount: int | None, currency: str) -> str:
-    """For customers' pages: ``999, "USD"`` -> ``"$9.99"``; ``123456, "CHF"`` -> ``"CHF 1,234.56"``;
+    """The one format of money a customer reads: their pages, e-mails (``core.mail.money_text``)
+    and PDFs. ``999, "USD"`` -> ``"$9.99"``; ``123456, "CHF"`` -> ``"CHF 1,234.56"``;
     in the active language's CLDR pattern when it is not English (``"9,99 €"``, ``"₩9,900"``)."""
     if amount is None or amount == "":
         return ""

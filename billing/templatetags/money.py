@@ -1,7 +1,7 @@
 """Template filters for integer minor units (formats from core.money):
 
-``{{ amount|money_symbol:currency }}`` -> "$9.99" (customers' pages),
-``{{ amount|money_code:currency }}`` -> "9.99 USD" (staff pages, e-mails).
+``{{ amount|money_symbol:currency }}`` -> "$9.99" (whatever a customer reads: pages,
+e-mails, PDFs), ``{{ amount|money_code:currency }}`` -> "9.99 USD" (staff pages).
 """
 
 from __future__ import annotations

@@ -44,8 +44,8 @@ def test_a_due_payment_is_charged_receipted_advanced_and_mailed(table) -> None:
     assert receipt.TTL is not None
     [message] = mail.outbox
     assert message.to == [sub.Email]
-    assert "9.99 USD" in message.body and "4242" in message.body
-    assert message.alternatives and "9.99 USD" in message.alternatives[0][0]
+    assert "$9.99" in message.body and "4242" in message.body
+    assert message.alternatives and "$9.99" in message.alternatives[0][0]
     [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
     assert charge["idempotency_key"] == f"{sub.sub_id}:2027-03-15"
 

@@ -24,9 +24,9 @@ def test_a_due_reminder_is_claimed_and_mailed_once(table, settings) -> None:
     assert summary.counts["sent"] == 1 and summary.ok
     [message] = mail.outbox
     assert message.to == [sub.Email]
-    assert "Daily News" in message.subject and "15 Mar 2027" in message.subject
+    assert "Daily News" in message.subject and "15 March 2027" in message.subject
     for text in (message.body, message.alternatives[0][0]):
-        assert "1,234.56 EUR" in text and "15 March 2027" in text and "4242" in text
+        assert "€1,234.56" in text and "15 March 2027" in text and "4242" in text
         assert "https://rpay.example.com/" in text and "Daily News" in text
     assert "4242424242424242" not in message.body  # never a card number
     after = fresh(sub)

@@ -18,13 +18,13 @@ R = date(2027, 3, 8)  # reminders for payments on 2027-03-15
 PAY = date(2027, 3, 15)
 
 # language: (reminder subject start, a phrase of the reminder body, the amount 1,234.56 EUR
-# as the language writes it with its code, the payment date, a phrase of the receipt body)
+# as the language's pages write it, the payment date, a phrase of the receipt body)
 EXPECTED = {
-    "it": ("Prossimo pagamento: Daily News il 15 mar 2027", "si avvicina", "1.234,56 EUR",
+    "it": ("Prossimo pagamento: Daily News il 15 marzo 2027", "si avvicina", "1.234,56\xa0€",
            "15 marzo 2027", "abbiamo ricevuto il tuo pagamento"),
-    "ko": ("결제 예정: Daily News, 2027. 3. 15.", "결제일이 다가오고 있습니다", "1,234.56 EUR",
+    "ko": ("결제 예정: Daily News, 2027년 3월 15일", "결제일이 다가오고 있습니다", "€1,234.56",
            "2027년 3월 15일", "결제가 완료되었습니다"),
-    "zh-hans": ("即将付款：Daily News，2027年3月15日", "付款即将到期", "1,234.56 EUR",
+    "zh-hans": ("即将付款：Daily News，2027年3月15日", "付款即将到期", "€1,234.56",
                 "2027年3月15日", "我们已收到您"),
 }
 ENGLISH = ("Upcoming payment", "is coming up", "Hello,", "Thank you: we received", "Amount:")
@@ -59,8 +59,8 @@ def test_without_a_language_the_mail_stays_english(moto_table) -> None:
     seed_due(1, due=PAY, amount=123456, currency="EUR")
     batches.run_reminders(run_date=R)
     [message] = mail.outbox
-    assert message.subject.startswith("Upcoming payment: Daily News on 15 Mar 2027")
-    assert "1,234.56 EUR" in message.body and "15 March 2027" in message.body
+    assert message.subject.startswith("Upcoming payment: Daily News on 15 March 2027")
+    assert "€1,234.56" in message.body and "15 March 2027" in message.body
 
 
 def test_the_accounts_language_reaches_its_subscriptions_and_their_mail(moto_table) -> None:

@@ -42,7 +42,7 @@ def charged(sub) -> dict[str, int]:
 
 def told(message) -> tuple[date, str]:
     """A reminder's payment day and amount, as its text says them."""
-    amount = re.search(r"Amount:\s+(\S+ \w+)", message.body)[1]
+    amount = re.search(r"Amount:\s+(\S+)", message.body)[1]
     day = re.search(r"Date:\s+(\d+ \w+ \d{4})", message.body)[1]
     return date.fromisoformat(_iso(day)), amount
 
@@ -96,7 +96,7 @@ def trial_with_coupon(*, payment_day: int, trial_days: int, percent_off: int = 9
 
 
 def as_told(amount: int) -> str:
-    return f"{amount // 100}.{amount % 100:02d} USD"
+    return format_with_symbol(amount, "USD")  # as the pages write it: "$45.00"
 
 
 # --- reminders: the amount the run charges, once per payment -----------------------------------
@@ -230,7 +230,7 @@ def test_a_payment_a_coupon_takes_whole_is_an_invoice_of_0_paid_with_no_charge(t
     for text in (invoice.body, invoice.alternatives[0][0]):
         assert "Nothing was charged for" in text and "its invoice is paid" in text
         assert "we received your payment" not in text and "Visa ending 4242" not in text
-    assert "Amount:       0.00 USD" in invoice.body
+    assert "Amount:       $0.00" in invoice.body
 
 
 # --- the cancel page of a trial: nothing paid, nothing refunded; "now" says its refund ----------

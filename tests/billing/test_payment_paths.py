@@ -105,7 +105,7 @@ def test_the_receipt_keeps_the_charge_id_and_the_mail_shows_it(moto_table) -> No
     assert out.charge_id and receipt.ChargeId == out.charge_id == charge["charge_id"]
     [message] = mail.outbox
     product = sub.ProductName or sub.SKU
-    assert message.subject == f"Invoice {receipt.Number}: {product}, 15 Mar 2027"  # the number
+    assert message.subject == f"Invoice {receipt.Number}: {product}, 15 March 2027"  # the number
     assert f"Receipt:      {receipt.Number}" in message.body
     assert f"Reference:    {out.charge_id}" in message.body
     assert "Billing date: 15 March 2027" in message.body
@@ -122,7 +122,7 @@ def test_the_decline_mail_names_the_period_amount_and_retry_date(moto_table) -> 
     assert message.subject == f"Payment declined: {product}"
     assert "(billing date\n15 March 2027)" in message.body
     assert "We will try again on 16 March 2027." in message.body
-    assert money.format_with_code(out.amount, sub.Currency) in message.body
+    assert money.format_with_symbol(out.amount, sub.Currency) in message.body
 
 
 def test_a_subscription_no_longer_live_is_skipped_even_with_a_date(moto_table) -> None:
@@ -326,8 +326,8 @@ def test_a_decline_is_audited_and_mailed_with_the_amount_tried(moto_table) -> No
     assert (event.After["Status"], event.After["BillingPeriod"]) == ("past_due", "2027-03-15")
     assert (event.After["Amount"], event.After["Product"]) == (out.amount, sub.ProductName)
     [message] = mail.outbox
-    assert money.format_with_code(out.amount, "USD") in message.body
-    assert money.format_with_code(sub.PaymentAmount, "USD") not in message.body
+    assert money.format_with_symbol(out.amount, "USD") in message.body
+    assert money.format_with_symbol(sub.PaymentAmount, "USD") not in message.body
 
 
 def test_marking_past_due_by_hand_defaults_to_the_batch_and_a_plain_decline(moto_table) -> None:
@@ -495,8 +495,8 @@ def test_the_receipt_mail_shows_the_amount_charged_and_links_the_receipt(moto_ta
     [receipt] = receipts_of(sub)
     [message] = mail.outbox
     assert out.amount > sub.PaymentAmount
-    assert money.format_with_code(out.amount, "USD") in message.body
-    assert money.format_with_code(sub.PaymentAmount, "USD") not in message.body
+    assert money.format_with_symbol(out.amount, "USD") in message.body
+    assert money.format_with_symbol(sub.PaymentAmount, "USD") not in message.body
     assert f"/receipts/{receipt.Number}/" in message.body
 
 
@@ -577,7 +577,7 @@ def test_a_receipt_left_by_a_run_that_died_before_its_advance_is_mailed_with_its
     assert (out.status, out.charge_id, out.mail_error) == (PaymentStatus.PAID, charged.charge_id, "")
     assert [r.Number for r in receipts_of(sub)] == [stored.Number]
     [message] = mail.outbox
-    assert message.subject == f"Invoice {stored.Number}: {sub.ProductName}, 15 Mar 2027"
+    assert message.subject == f"Invoice {stored.Number}: {sub.ProductName}, 15 March 2027"
     assert f"Invoice number: {stored.Number}" in message.body  # the invoice it is
     assert f"Receipt:      {stored.Number}" in message.body
     assert f"Your invoice, and its PDF, is at\n{conf.SITE_URL.rstrip('/')}/receipts/{stored.Number}/" in message.body

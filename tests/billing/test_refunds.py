@@ -39,8 +39,8 @@ def test_a_refund_is_keyed_by_charge_and_request_and_mailed(moto_table) -> None:
     assert done.receipt.RefundedAmount == 300
     [message] = mail.outbox
     assert message.subject == f"Refund: {receipt.ProductName or receipt.SKU}"
-    assert "Refunded now:     3.00 USD" in message.body
-    assert "Refunded in all:  3.00 USD of 9.99 USD" in message.body
+    assert "Refunded now:     $3.00" in message.body
+    assert "Refunded in all:  $3.00 of $9.99" in message.body
     assert f"Reference:        {done.refund_id}" in message.body
     assert f"your payment for {receipt.ProductName or receipt.SKU} of 15 March 2027." in message.body
     [refund] = done.receipt.Refunds

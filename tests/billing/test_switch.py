@@ -76,7 +76,7 @@ def test_an_upgrade_charges_the_paid_days_difference_now_and_renewals_the_new_pr
     [message] = [m for m in mail.outbox if not m.subject.startswith("Invoice ")]
     assert "News Plus" in message.subject and "$5.16" in message.body
     [invoice] = [m for m in mail.outbox if m.subject.startswith("Invoice ")]
-    assert "News Plus" in invoice.subject and "5.16 USD" in invoice.body
+    assert "News Plus" in invoice.subject and "$5.16" in invoice.body
     events = [e.Action for e in access.get_events_by_account(sub.account_id)]
     assert AuditAction.SUBSCRIPTION_SWITCHED in events
     # the renewal on 10 April charges the new price, for a whole month

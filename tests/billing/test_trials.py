@@ -133,9 +133,9 @@ def test_a_trial_charges_nothing_then_its_first_charge_is_prorated_to_the_anchor
     with on(reminder_day):
         batches.run_reminders(run_date=reminder_day, workers=1)
     [reminder] = mail.outbox
-    assert reminder.subject == "Your free trial ends soon: Trial News, first payment on 24 Mar 2027"
+    assert reminder.subject == "Your free trial ends soon: Trial News, first payment on 24 March 2027"
     for body in (reminder.body, reminder.alternatives[0][0]):
-        assert "ends on 23 March 2027" in body and "7.09 USD" in body
+        assert "ends on 23 March 2027" in body and "$7.09" in body
     # the next reminder announces the payment after it, as any reminder
     assert fresh(sub).NextReminderDate == "2027-04-08"
 
