@@ -326,6 +326,9 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # projected. Null: one seat (``Quantity``), the whole price (``UnitAmount``).
     Quantity = NumberAttribute(null=True)
     UnitAmount = NumberAttribute(null=True)  # minor units
+    # The catalog price subscribed to (docs/PRICING.md); null: its product's derived
+    # default price (``price_default_<SKU>``), as every subscription made before prices.
+    PriceId = UnicodeAttribute(null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()

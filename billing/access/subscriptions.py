@@ -90,6 +90,9 @@ def create_subscription(
     trial_days: int = 0,
     interval: str | None = None,
     interval_count: int | None = None,
+    price_id: str | None = None,
+    quantity: int | None = None,
+    unit_amount: int | None = None,
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` events (the audit's and
     the merchant's, billing/access/outbox.py), in one transaction.
@@ -116,6 +119,10 @@ def create_subscription(
     ``interval_count`` days, weeks, months or years (default: every month); ``amount`` is
     the price of one such period. Anchored from the first charge's day
     (``schedule.new_cadence``); ``ValueError`` for an interval out of range.
+
+    ``price_id``: the catalog price subscribed to (``rules.price_choice``); ``quantity``
+    and ``unit_amount``: a seat price's seats and the price of one (``amount`` is their
+    product).
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
@@ -151,6 +158,7 @@ def create_subscription(
         BillingCountry=account.BillingCountry, VatNumber=account.VatNumber,
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
+        PriceId=price_id, Quantity=quantity, UnitAmount=unit_amount,
         **(coupon_attributes(check_coupon(coupon, coupon.Code, currency=currency, day=today)) if coupon else {}),
     )
     event = new_event(account.account_id, actor=actor or account.Email, action=AuditAction.SUBSCRIPTION_CREATED,

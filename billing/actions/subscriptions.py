@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.actions import wallet
 from billing.actions.coupons import give_back_unused
-from billing.models import Account, AuditAction, Coupon, Subscription, SubscriptionStatus
+from billing.models import Account, AuditAction, Coupon, Product, Subscription, SubscriptionStatus
 from billing.notify import manage_url, tell
 from billing.operations.expiry import expire
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
@@ -31,6 +31,7 @@ from billing.operations.payments import (
     take_payment,
 )
 from billing.rules.lifecycle import is_expired_incomplete
+from billing.rules.price_choice import PriceChoice
 from billing.rules.projection import owed_charges
 from core.clock import billing_today
 from core.mail import money_text
@@ -90,7 +91,8 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
               card: CardToken, today: date, actor: str, billing_address: str | None = None,
               card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
               coupon: Coupon | None = None, trial_days: int = 0, interval: str | None = None,
-              interval_count: int | None = None) -> Started:
+              interval_count: int | None = None, price_id: str | None = None, quantity: int | None = None,
+              unit_amount: int | None = None) -> Started:
     """Create the subscription and charge its first period at once (docs/MONEY.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
@@ -109,7 +111,8 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
         billing_address=billing_address, actor=actor, card_id=card_id, coupon=coupon, trial_days=trial_days,
-        interval=interval, interval_count=interval_count,
+        interval=interval, interval_count=interval_count, price_id=price_id, quantity=quantity,
+        unit_amount=unit_amount,
     )
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
     if sub.TrialEnd:
@@ -129,6 +132,25 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         # webhook tells of a succeeded payment at once): paid all the same, and started.
         outcome.status = PaymentStatus.PAID
     return _after_first_charge(sub, outcome, new, actor=actor, discount=discount)
+
+
+def subscribe_to_price(account: Account, product: Product, choice: PriceChoice, *, payment_day: int,
+                       card: CardToken, today: date, actor: str, billing_address: str | None = None,
+                       card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
+                       coupon: Coupon | None = None, trial: bool = True) -> Started:
+    """``subscribe`` to a chosen price of ``product`` (``rules.price_choice.choose_price``):
+    its amount a period (its unit amount × the seats), cadence, currency and free trial
+    (the price's, else the product's; none when ``trial`` is False or the account had this
+    product's trial already: one GetItem of its marker)."""
+    trial_days = choice.trial_days if trial and choice.trial_days else 0
+    if trial_days and access.trial_used(account.account_id, product.SKU):
+        trial_days = 0
+    return subscribe(account, sku=product.SKU, product_name=product.Name, payment_day=payment_day,
+                     amount=choice.amount, currency=choice.currency, card=card, today=today, actor=actor,
+                     billing_address=billing_address, card_id=card_id, keep_card=keep_card,
+                     make_default=make_default, coupon=coupon, trial_days=trial_days, interval=choice.interval,
+                     interval_count=choice.interval_count, price_id=choice.stored_price_id,
+                     **choice.attributes())  # type: ignore[arg-type]
 
 
 def _recorded_by_another(sub: Subscription, outcome: PaymentOutcome) -> bool:

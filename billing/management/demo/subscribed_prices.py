@@ -1,0 +1,67 @@
+"""The demo's subscriptions to chosen prices (docs/PRICING.md "Subscribing to a price"):
+a demo customer of its own, ``team@example.com`` (log-in password as the demo customer's),
+subscribed through the portal's own action to the Photo editor Pro's yearly price
+($120.00 a year) and to the Team workspace's seat price at five seats ($10.00 a seat a
+month, $50.00 a month), each first period charged at once. The prices part runs first
+(its module name sorts first) and makes those prices. Safe to run twice: a price the
+customer has a live subscription to is left as it is."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.contrib.auth import get_user_model
+
+from billing import access
+from billing.actions import subscriptions as subscribing
+from billing.actions.accounts import open_account, payment_customer
+from billing.management.commands.seed_demo import CUSTOMER_PASSWORD, DEMO_CARDS, SEED_ACTOR, access_token
+from billing.models import Account, Card
+from billing.rules.price_choice import choose_price
+from core.payments.demo_cards import demo_card
+from core.payments.gateway import get_gateway
+
+EMAIL = "team@example.com"
+# (sku, the price's nickname in the prices part, seats)
+CHOICES = [("PHOTO-PRO", "Yearly", None), ("TEAM-SEATS", "Per seat", 5)]
+
+
+def _customer() -> Account:
+    user, created = get_user_model().objects.get_or_create(username=EMAIL, defaults={"email": EMAIL})
+    if created:  # get_or_create leaves the password "" (usable to Django): set it
+        user.set_password(CUSTOMER_PASSWORD)
+        user.save()
+    return open_account(EMAIL, user_id=user.pk)
+
+
+def _card(account: Account) -> Card:
+    card = access.default_card(account, access.get_cards(account.account_id))
+    if card is not None:
+        return card
+    token = demo_card(get_gateway(), "visa", customer=payment_customer(account))
+    return access.add_card(account.account_id, token, DEMO_CARDS[0][1], actor=SEED_ACTOR, make_default=True)
+
+
+def seed(today: date) -> list[str]:
+    account = _customer()
+    lines = []
+    subs = access.get_subscriptions_by_account(account.account_id)
+    for sku, nickname, seats in CHOICES:
+        product = access.get_product(sku)
+        price = next((p for p in access.list_prices(sku) if p.Nickname == nickname), None)
+        if product is None or price is None:
+            lines.append(f"subscribed prices: no {nickname} price of {sku}: run the prices part first")
+            continue
+        if any(s.is_live and s.PriceId == price.PriceId for s in subs):
+            lines.append(f"subscribed prices: {EMAIL} has {sku} {price.PriceId} already")
+            continue
+        choice = choose_price(price, product, seats)
+        card = _card(account)
+        started = subscribing.subscribe_to_price(
+            account, product, choice, payment_day=today.day, card=access_token(card), today=today, actor=EMAIL,
+            billing_address=card.Details.BillingAddress, card_id=card.card_id)
+        state = "started" if started.started else "did not start"
+        lines.append(f"subscribed prices: {EMAIL}'s {product.Name} at {price.PriceId} × {choice.quantity}, "
+                     f"{choice.amount / 100:.2f} {choice.currency} every {choice.interval_count} {choice.interval}: "
+                     f"{state}")
+    return lines

@@ -1,0 +1,91 @@
+"""Subscribing to a chosen price of a product (billing/rules/price_choice.py and the
+action's ``subscribe_to_price``), and the demo part that does it, on moto."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+import time_machine
+from django.contrib.auth import get_user_model
+
+from billing import access
+from billing.actions import prices as price_actions
+from billing.management.demo import prices as demo_prices
+from billing.management.demo import subscribed_prices
+from billing.rules.price_choice import PriceRefused, choose_price
+from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
+from tests.builders import receipts_of
+
+pytestmark = pytest.mark.django_db
+
+TODAY = date(2027, 3, 10)
+
+
+def _price(sku: str, nickname: str):
+    return next(p for p in access.list_prices(sku) if p.Nickname == nickname)
+
+
+def test_a_price_says_what_a_subscription_to_it_pays(moto_table) -> None:
+    demo_prices.seed(TODAY)
+    photo, team = access.get_product("PHOTO-PRO"), access.get_product("TEAM-SEATS")
+    yearly = choose_price(_price("PHOTO-PRO", "Yearly"), photo)
+    assert (yearly.amount, yearly.interval, yearly.interval_count, yearly.currency, yearly.attributes()) == (
+        12000, "year", 1, "USD", {})
+    seats = choose_price(_price("TEAM-SEATS", "Per seat"), team, 5)
+    assert (seats.amount, seats.attributes()) == (5000, {"quantity": 5, "unit_amount": 1000})
+    default = choose_price(access.list_prices("PHOTO-PRO")[0], photo)
+    assert (default.amount, default.interval, default.stored_price_id) == (1200, "month", None)
+
+
+def test_refusals_name_their_field(moto_table) -> None:
+    demo_prices.seed(TODAY)
+    photo, team, api = (access.get_product(s) for s in ("PHOTO-PRO", "TEAM-SEATS", "API-ACCESS"))
+    with pytest.raises(PriceRefused, match="metered") as refused:
+        choose_price(_price("API-ACCESS", "API calls"), api)
+    assert refused.value.field == "price"
+    with pytest.raises(PriceRefused, match="not one of this product") as refused:
+        choose_price(_price("PHOTO-PRO", "Yearly"), team)
+    with pytest.raises(PriceRefused, match="between 1 and 50") as refused:
+        choose_price(_price("TEAM-SEATS", "Per seat"), team, 51)
+    assert refused.value.field == "quantity"
+    with pytest.raises(PriceRefused) as refused:
+        choose_price(_price("PHOTO-PRO", "Yearly"), photo, 2)
+    assert refused.value.field == "quantity"
+    volume = price_actions.add_price("PHOTO-PRO", PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.VOLUME,
+                                                            tiers=(Tier(None, Decimal(100)),)), actor="t")
+    with pytest.raises(PriceRefused, match="per unit"):
+        choose_price(volume, photo)
+    archived = price_actions.archive_price(_price("PHOTO-PRO", "Yearly"), actor="t")
+    with pytest.raises(PriceRefused, match="archived"):
+        choose_price(archived, photo)
+
+
+def test_the_price_trial_else_the_products(moto_table) -> None:
+    access.create_product("TRIAL-P", "Trial product", 500, "USD", trial_days=14)
+    product = access.get_product("TRIAL-P")
+    assert choose_price(access.list_prices("TRIAL-P")[0], product).trial_days == 14
+    own = price_actions.add_price("TRIAL-P", PriceTerms("USD", unit_amount=Decimal(5000), interval="year"), actor="t",
+                                  trial_days=30)
+    assert choose_price(own, product).trial_days == 30
+
+
+def test_the_demo_subscribes_team_to_the_yearly_and_five_seats_once(moto_table) -> None:
+    with time_machine.travel(f"{TODAY.isoformat()} 12:00Z", tick=False):
+        demo_prices.seed(TODAY)
+        lines = subscribed_prices.seed(TODAY)
+        assert all("started" in line and "did not" not in line for line in lines), lines
+        user = get_user_model().objects.get(username=subscribed_prices.EMAIL)
+        account_id = access.get_account_id_for_user(user.pk)
+        subs = {s.SKU: s for s in access.get_subscriptions_by_account(account_id)}
+        yearly, seats = subs["PHOTO-PRO"], subs["TEAM-SEATS"]
+        assert (yearly.PriceId, yearly.PaymentAmount, yearly.Interval) == (_price("PHOTO-PRO", "Yearly").PriceId,
+                                                                           12000, "year")
+        assert yearly.NextPaymentDate == "2028-03-10"
+        assert (seats.PriceId, seats.Quantity, seats.UnitAmount, seats.PaymentAmount) == (
+            _price("TEAM-SEATS", "Per seat").PriceId, 5, 1000, 5000)
+        assert [r.ProcessedAmount for r in receipts_of(seats)] == [5000]
+        again = subscribed_prices.seed(TODAY)
+        assert all("already" in line for line in again), again
+        assert len(access.get_subscriptions_by_account(account_id)) == 2
