@@ -197,3 +197,14 @@ def test_a_yearly_pause_skips_at_most_a_year(moto_table) -> None:
     sub = subscribed(LEAP_DAY, day=29, interval="year")
     with pytest.raises(PauseRefused, match="at most a year"):
         pause_end(sub, date(2028, 6, 1), payments=2)
+
+
+def test_every_day_catches_up_each_missed_day_once(moto_table) -> None:
+    sub = subscribed(date(2027, 3, 1), day=1, interval="day", amount=100)
+    runs = Runs()
+    runs.day(date(2027, 3, 2))
+    runs.day(date(2027, 3, 7))  # the 3rd to the 6th were never run: each is a day owed, taken once
+    days = [date(2027, 3, d) for d in range(2, 8)]
+    assert [period for _run, period in runs.paid] == days
+    assert charged_periods(sub) == [(d.isoformat(), d.isoformat(), 100) for d in [date(2027, 3, 1), *days]]
+    assert fresh(sub).NextPaymentDate == "2027-03-08"
