@@ -38,10 +38,12 @@ def seats_receipt_sku(sub: Subscription, version: int | None) -> str:
     return f"{sub.SKU}~seats{int(version or 0)}"
 
 
-def _as_quoted(sub: Subscription, quote: SeatsQuote) -> Any:
+def _as_quoted(sub: Subscription, quote: SeatsQuote, today: date) -> Any:
     """Still active, with the seats and price quoted, paid through the same day, neither
-    paused, cancelling nor switching at its next payment."""
+    paused, cancelling nor switching at its next payment, and no payment due (the payment
+    day's lock: a run charging meanwhile has not advanced ``NextPaymentDate`` yet)."""
     condition = ((Subscription.Status == SubscriptionStatus.ACTIVE)
+                 & (Subscription.NextPaymentDate > today.isoformat())
                  & (Subscription.PaymentAmount == quote.old_price)
                  & Subscription.CancelMode.does_not_exist() & Subscription.PausedFrom.does_not_exist()
                  & Subscription.SwitchFrom.does_not_exist())
@@ -92,7 +94,7 @@ def change_seats(sub: Subscription, quote: SeatsQuote, *, today: date, actor: st
         # The business condition, not the version (as a switch): a reminder claimed
         # meanwhile must not undo a change whose charge is made.
         # a copy: PynamoDB adds the version's own action to the list, and a retry builds again
-        tx.update(sub, actions=list(actions), condition=_as_quoted(sub, quote), add_version_condition=False)
+        tx.update(sub, actions=list(actions), condition=_as_quoted(sub, quote, today), add_version_condition=False)
         tx.save(event)
         if receipt is not None and lookup is not None:
             tx.save(receipt, condition=Receipt.SK.does_not_exist())

@@ -96,7 +96,7 @@ def bounds_of(sub: Subscription) -> tuple[int, int]:
 def quote(sub: Subscription, quantity: int, *, today: date) -> SeatsQuote:
     """What changing ``sub`` to ``quantity`` seats today costs or credits; ``SeatsRefused``
     (``QuantityOutOfBounds``) says why it cannot."""
-    check_change(sub, quantity, bounds_of(sub))
+    check_change(sub, quantity, bounds_of(sub), today)
     return quote_seats(sub, quantity, today)
 
 

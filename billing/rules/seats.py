@@ -109,11 +109,15 @@ class SeatsQuote:
         return 0 if self.more else self.amount
 
 
-def check_change(sub: Subscription, quantity: int, bounds: tuple[int, int] = (MIN_QUANTITY, MAX_QUANTITY)) -> int:
+def check_change(sub: Subscription, quantity: int, bounds: tuple[int, int] = (MIN_QUANTITY, MAX_QUANTITY),
+                 today: date | None = None) -> int:
     """``quantity``, if ``sub`` may change to it now; else ``SeatsRefused`` (or
     ``QuantityOutOfBounds``). As a switch: only an active subscription (a past-due one pays
     what it owes first; a paused or cancelling one resumes or is kept first), and not while
-    a switch of product waits for the next payment (its seats would be paid at two prices)."""
+    a switch of product waits for the next payment (its seats would be paid at two prices).
+    Nor while a payment is due (``NextPaymentDate`` on or before ``today``, the rule of the
+    payment day's lock): the run may be charging the old number for the next period, and
+    a change written between its charge and its advance would leave seats unpaid."""
     check_quantity(quantity, bounds)
     if sub.Status != SubscriptionStatus.ACTIVE:
         raise SeatsRefused(_("Only an active subscription can change its seats (a past-due one pays what it "
@@ -122,6 +126,8 @@ def check_change(sub: Subscription, quantity: int, bounds: tuple[int, int] = (MI
         raise SeatsRefused(_("A paused or cancelling subscription cannot change its seats."))
     if sub.SwitchFrom:
         raise SeatsRefused(_("A switch of product waits for your next payment: change the seats after it."))
+    if today is not None and sub.NextPaymentDate <= today.isoformat():
+        raise SeatsRefused(_("Today's payment is due: change the seats once it is taken."))
     if quantity == quantity_of(sub):
         raise SeatsRefused(_("The subscription has that many seats already."))
     return quantity

@@ -302,3 +302,20 @@ def test_the_seats_e_mail_is_in_the_customers_language(moto_table) -> None:
     assert "Il tuo abbonamento a Team ha ora 4 posti, a " in told.body and " a posto, da oggi." in told.body
     assert "i posti aggiunti costano" in told.body and "Il tuo prossimo pagamento, il 10 aprile 2027" in told.body
     assert "Your" not in told.body
+
+
+def test_a_change_racing_the_payment_run_is_refused_not_left_unpaid(table, monkeypatch) -> None:
+    sub = team(2)
+    renewal = date(2027, 4, 10)
+    with at(renewal):
+        with pytest.raises(SeatsRefused, match="payment is due"):  # before the run: refused in words
+            seats.change_quantity(fresh(sub), 3, "customer", today=renewal)
+        # past the rule (a request checked a moment before midnight, say) while the run has
+        # charged the old number for the new period and not yet advanced: the write's
+        # condition refuses it, or the added seat would go unpaid for the whole period
+        monkeypatch.setattr(seats, "quote", lambda s, q, today: seats.quote_seats(s, q, today))
+        with pytest.raises(access.ConditionFailed):
+            seats.change_quantity(fresh(sub), 3, "customer", today=renewal)
+        batches.run_payments(run_date=renewal, workers=1)
+    assert fresh(sub).Quantity == 2
+    assert [r.ProcessedAmount for r in receipts_of(sub) if r.BillingDate == "2027-04-10" and not r.Kind] == [2000]

@@ -171,3 +171,12 @@ def test_the_same_quantity_is_no_change() -> None:
     sub = subscription(unit=1000, quantity=2, day=10, start=date(2027, 3, 10))
     with pytest.raises(SeatsRefused, match="already"):
         check_change(sub, 2)
+
+
+def test_not_while_a_payment_is_due() -> None:
+    # The payment day's lock: the run may be charging the old number for the next period.
+    sub = subscription(unit=1000, quantity=2, day=10, start=date(2027, 3, 10))  # next payment 10 April
+    assert check_change(sub, 3, today=date(2027, 4, 9)) == 3
+    for day in (date(2027, 4, 10), date(2027, 4, 11)):
+        with pytest.raises(SeatsRefused, match="payment is due"):
+            check_change(sub, 3, today=day)
