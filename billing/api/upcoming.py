@@ -1,0 +1,61 @@
+"""A subscription's next payment, before it is taken: ``GET /subscriptions/{id}/upcoming``
+(Stripe's upcoming invoice). Any live key may call it.
+
+What it shows is what the payment run charges: the one function the run charges by,
+``billing.operations.payments.next_charge`` (its days, the coupon's discount, the tax),
+so an estimate and its charge never differ (docs/API.md "The upcoming payment")."""
+
+# No ``from __future__ import annotations``: ninja reads the routes' annotations as types.
+from django.http import HttpRequest, JsonResponse
+from ninja import Router, Schema
+
+from billing.api.auth import read_key
+from billing.api.errors import ApiError
+from billing.api.reads import ERRORS, subscription_or_404
+from billing.api.schemas import KeyId
+from billing.models import SubscriptionStatus
+from billing.operations.charge_lines import charge_lines
+from billing.operations.payments import next_charge
+
+router = Router(auth=read_key, tags=["reads"])
+
+
+class UpcomingLineOut(Schema):
+    description: str
+    price: str | None
+    meter: str | None
+    quantity: int | str
+    amount: int
+    tax: int
+
+
+class UpcomingOut(Schema):
+    object: str
+    subscription: str
+    amount_due: int
+    currency: str
+    date: str
+    period_start: str
+    period_end: str
+    lines: list[UpcomingLineOut]
+
+
+@router.get("/subscriptions/{subscription_id}/upcoming", response={200: UpcomingOut, **ERRORS},
+            summary="A subscription's next payment")
+def upcoming(request: HttpRequest, subscription_id: KeyId) -> JsonResponse:
+    """What the next payment will charge, on which day, line by line: each line's
+    ``amount`` before its ``tax``; ``amount_due`` is their sum, what is charged. A 404
+    for an unknown subscription, and for one with no payment to come (cancelled, or
+    paused with no end). Two GetItems for the key, the id's look-up and the subscription's
+    Query, and the seller's tax profile."""
+    sub = subscription_or_404(subscription_id)
+    if not sub.NextPaymentDate or not (sub.is_live or sub.Status == SubscriptionStatus.INCOMPLETE):
+        raise ApiError(404, f"Subscription {subscription_id} has no payment to come.", param="subscription_id")
+    charge = next_charge(sub)
+    lines = charge_lines(sub, charge)
+    return JsonResponse({
+        "object": "upcoming_payment", "subscription": sub.sub_id,
+        "amount_due": charge.amount, "currency": sub.Currency, "date": charge.date.isoformat(),
+        "period_start": charge.period_start.isoformat(), "period_end": charge.period_end.isoformat(),
+        "lines": [line._asdict() for line in lines],
+    })
