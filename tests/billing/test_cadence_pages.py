@@ -4,7 +4,7 @@ have no day of the month; only a monthly subscription switches product)."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from django.core import mail
@@ -51,6 +51,13 @@ def test_the_portal_shows_a_yearly_amount_a_year(moto_table) -> None:
     assert 'data-testid="monthly-total">—' in dashboard
     cancel = customer.client.get(f"/subscriptions/{sub.sub_id}/cancel/").content.decode()
     assert "you pay $120.00 a year, in advance" in cancel and "of each month" not in cancel
+    day_page = customer.client.get(f"/subscriptions/{sub.sub_id}/payment-day/").content.decode()
+    assert "renews less often than monthly ($120.00 a year)" in day_page
+    # paid ahead, so that it may be paused
+    access.set_schedule(fresh(sub), next_payment=today() + timedelta(days=300), last_payment=today(),
+                        next_reminder=today() + timedelta(days=293), last_reminder=today())
+    pause = customer.client.get(f"/subscriptions/{sub.sub_id}/pause/").content.decode()
+    assert "with a full period's payment" in pause
 
 
 @pytest.mark.django_db
