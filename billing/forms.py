@@ -211,14 +211,28 @@ class SubscribeForm(CardFields, TaxIdentityFields):
     # Checked against the chosen product's currency by the page (one GetItem), which adds
     # the field's error (``coupon_error``).
     coupon = forms.CharField(label=_("Coupon code (optional)"), required=False, max_length=MAX_CODE_LENGTH + 8)
+    # The chosen product's prices in words (``prices``), offered when it has more than its
+    # monthly default; the seats for a price sold by the seat (checked against the price's
+    # bounds by the page: ``rules.price_choice``).
+    price = forms.ChoiceField(label=_("Price"), widget=forms.RadioSelect, required=False)
+    quantity = forms.IntegerField(label=_("Seats"), required=False, min_value=1, max_value=10**9,
+                                  help_text=_("For a price by the seat: how many seats."))
 
-    field_order = ["product", "payment_day", "coupon", "saved_card", "card_number", "exp_month", "exp_year", "cvc",
+    field_order = ["product", "price", "quantity", "payment_day", "coupon", "saved_card", "card_number", "exp_month", "exp_year", "cvc",
                    "cardholder", "billing_address", "billing_country", "vat_number"]
 
     def __init__(self, *args: Any, products: list[Product], first_dates: dict[int, date] | None = None,
-                 cards: list[tuple[str, str]] | None = None, **kwargs: Any) -> None:
+                 cards: list[tuple[str, str]] | None = None, prices: list[tuple[str, str, bool]] | None = None,
+                 **kwargs: Any) -> None:
+        """``prices``: the chosen product's prices (id, words, sold by the seat)."""
         super().__init__(*args, **kwargs)
         self.fields["payment_day"].choices = day_choices(first_dates)
+        if prices and len(prices) > 1:
+            self.fields["price"].choices = [(price_id, words) for price_id, words, _seat in prices]
+            if not any(seat for *_rest, seat in prices):
+                del self.fields["quantity"]
+        else:
+            del self.fields["price"], self.fields["quantity"]
         # Only the active catalog is offered; a retired SKU posted by hand is invalid.
         self.fields["product"].choices = [(p.SKU, product_label(p)) for p in products]
         if cards:

@@ -28,11 +28,14 @@ from billing.actions import subscriptions as actions
 from billing.actions import tax_identity, wallet
 from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm, coupon_error, vies_refused_error
-from billing.models import Coupon, Product, ProductStatus, Subscription
+from billing.models import Coupon, Price, Product, ProductStatus, Subscription
 from billing.rules.coupons import payments_left
 from billing.rules.lifecycle import is_expired_incomplete
+from billing.rules.price_choice import PriceChoice, PriceRefused, choose_price, is_per_seat, subscribable
+from billing.rules.price_objects import terms_of
+from billing.rules.price_words import price_words
 from billing.rules.projection import Terms, new_subscription_charges
-from billing.rules.schedule import first_period
+from billing.rules.schedule import Schedule, first_period, new_cadence
 from billing.templatetags.portal import decline_reason
 from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
 from core.cardforms import tokenize_card_form
@@ -48,21 +51,27 @@ QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
 
 
 def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | None = None,
-              trial_days: int = 0, buyer: object | None = None) -> dict[str, Any]:
+              trial_days: int = 0, buyer: object | None = None, choice: PriceChoice | None = None) -> dict[str, Any]:
     """What subscribing on ``day`` costs: the monthly price and the first charge (the days
     up to the first payment date, prorated by day; a full month on the payment day); with
     a coupon, the first period's price, the discount and the first charge after it. With
     ``trial_days``: free through ``trial_end``, and the first charge is the day after, for
     the days from then to the first payment date (docs/MONEY.md "Free trials"). The
     amounts charged carry the tax when prices exclude it (``buyer``: whose billing country
-    and VAT number; default the seller's country)."""
+    and VAT number; default the seller's country). ``choice``: a chosen price of the
+    product (``rules.price_choice``): its amount a period, currency and cadence, the
+    first period by the cadence as ``create_subscription`` makes it."""
     trial_end = day + timedelta(days=trial_days - 1) if trial_days else None
-    start, end = first_period(payment_day, trial_end + timedelta(days=1) if trial_end else day)
-    price = int(product.PaymentAmount)
+    first_day = trial_end + timedelta(days=1) if trial_end else day
+    schedule: Schedule = new_cadence(payment_day, first_day, choice.interval, choice.interval_count) if choice \
+        else payment_day
+    start, end = first_period(schedule, first_day)
+    price = choice.amount if choice else int(product.PaymentAmount)
     tax = access.tax_terms(buyer)
     quote = {
-        "sku": product.SKU, "price": price, "currency": product.Currency, "payment_day": payment_day,
-        "first_amount": new_subscription_charges(Terms(price, payment_day), start, 1, tax=tax)[0].amount,
+        "sku": product.SKU, "price": price, "currency": choice.currency if choice else product.Currency,
+        "payment_day": payment_day,
+        "first_amount": new_subscription_charges(Terms(price, schedule), start, 1, tax=tax)[0].amount,
         "first_date": start.isoformat(), "period_end": end.isoformat(),
         "next_payment": (end + timedelta(days=1)).isoformat(),
     }
@@ -70,7 +79,7 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
         # The payments as the run will take them (``rules.projection``): the coupon's
         # discount on the first one, and on the ones after it while it lasts (an amount
         # off is not the same on a prorated first period as on a whole month).
-        terms = Terms(price, payment_day, coupon.Code, coupon.PercentOff, coupon.AmountOff,
+        terms = Terms(price, schedule, coupon.Code, coupon.PercentOff, coupon.AmountOff,
                       payments_left(coupon.Duration, coupon.DurationPayments))
         first, following = new_subscription_charges(terms, start, 2, tax=tax)
         quote.update(coupon=coupon.Code, first_price=first.list_price, discount=first.discount,
@@ -78,6 +87,9 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
                      coupon_duration=coupon.Duration, coupon_payments=coupon.DurationPayments)
     if trial_end:
         quote.update(trial_days=trial_days, trial_end=trial_end.isoformat())
+    if choice is not None and choice.stored_price_id:
+        quote.update(price_id=choice.stored_price_id, interval=choice.interval, interval_count=choice.interval_count,
+                     **choice.attributes())
     return quote
 
 
@@ -94,14 +106,40 @@ def _quote_context(quote: dict[str, Any]) -> dict[str, Any]:
             **({"trial_end": date.fromisoformat(quote["trial_end"])} if "trial_end" in quote else {})}
 
 
-def _trial_days(account_id: str, product: Product) -> tuple[int, bool]:
-    """The free trial this account gets on ``product``, and whether it had it already
-    (one GetItem of its ``TrialUse`` marker, made only for a product with a trial)."""
-    if not product.trial_days:
+def _trial_days(account_id: str, product: Product, choice: PriceChoice | None = None) -> tuple[int, bool]:
+    """The free trial this account gets on ``product`` (at the chosen price: the price's
+    trial, else the product's), and whether it had it already (one GetItem of its
+    ``TrialUse`` marker, made only for a product with a trial)."""
+    days = choice.trial_days if choice is not None else product.trial_days
+    if not days:
         return 0, False
     if access.trial_used(account_id, product.SKU):
         return 0, True
-    return product.trial_days, False
+    return days, False
+
+
+def _price_offers(products: list[Product], sku: str | None) -> dict[str, Price]:
+    """The chosen product's prices a customer may subscribe to (one Query of its prices;
+    its default price first), by id."""
+    product = next((p for p in products if sku == p.SKU), None)
+    if product is None:
+        return {}
+    return {p.PriceId: p for p in access.list_prices(product.SKU, product=product) if subscribable(p)}
+
+
+def _chosen_price(pending: dict[str, Any], product: Product) -> tuple[PriceChoice | None, str]:
+    """The price chosen on step 1, as it is now (one GetItem), and its words for the page
+    ("$120.00 a year", "$10.00 a seat a month × 5"); ``PriceRefused`` when it can no
+    longer be subscribed to (archived meanwhile). None and "": the monthly default."""
+    if not pending.get("price_id"):
+        return None, ""
+    price = access.get_price(pending["price_id"])
+    choice = choose_price(price, product, pending.get("quantity"))
+    assert price is not None  # choose_price refuses a missing one
+    words = price_words(terms_of(price), price.UnitLabel)
+    if choice.per_seat:
+        words = _("%(price)s × %(quantity)s") % {"price": words, "quantity": choice.quantity}
+    return choice, words
 
 
 @card_entry_page()
@@ -114,6 +152,13 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                                **tax_identity_initial(wallet_now.account)}
     if request.GET.get("coupon"):  # back from a declined first payment: the coupon chosen
         initial["coupon"] = request.GET["coupon"][:40]
+    # The prices of the product named (back from step 2, or its link), or of the one posted
+    # with a price: only then is their Query made.
+    offer_sku = request.POST.get("product") if request.method == "POST" and "price" in request.POST \
+        else request.GET.get("product")
+    offers = _price_offers(products, offer_sku) if offer_sku else {}
+    if request.GET.get("price") or request.GET.get("quantity"):
+        initial.update(price=request.GET.get("price", ""), quantity=_day_from(request.GET.get("quantity"), 10**9))
     if request.GET.get("product"):
         initial["product"] = request.GET["product"]
         # ...and the billing name and address typed before (the card number is never kept).
@@ -126,11 +171,21 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     first_dates = {d: first_period(d, today())[1] + timedelta(days=1) for d in range(1, 32)}
     form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
                          first_dates=first_dates, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()],
-                         customer=card_customer(account_id, wallet_now.account))
+                         customer=card_customer(account_id, wallet_now.account),
+                         prices=[(i, price_words(terms_of(p), p.UnitLabel), is_per_seat(p)) for i, p in offers.items()])
+    chosen_price: PriceChoice | None = None
+    if request.method == "POST" and form.is_valid() and form.cleaned_data.get("price"):
+        product_now = next(p for p in products if form.cleaned_data["product"] == p.SKU)
+        try:
+            chosen_price = choose_price(offers.get(form.cleaned_data["price"]), product_now,
+                                        form.cleaned_data.get("quantity"))
+        except PriceRefused as refused:
+            form.add_error(refused.field if refused.field in form.fields else "price", str(refused))
     if request.method == "POST" and form.is_valid() and form.cleaned_data.get("coupon"):
         chosen_product = next(p for p in products if form.cleaned_data["product"] == p.SKU)
         try:
-            form.cleaned_data["coupon"] = _checked_coupon(form.cleaned_data["coupon"], chosen_product.Currency).Code
+            form.cleaned_data["coupon"] = _checked_coupon(
+                form.cleaned_data["coupon"], chosen_price.currency if chosen_price else chosen_product.Currency).Code
         except access.CouponRefused as refused:
             form.add_error("coupon", coupon_error(refused.code, refused.reason))
     verdict = checked_vat_number(request, form, wallet_now.account) if request.method == "POST" else None
@@ -158,9 +213,23 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                 # as the default when the wallet is empty.
                 "card_id": card_id, "new_card": saved is None, "make_default": not cards,
                 "coupon": form.cleaned_data.get("coupon") or None,
+                # The chosen price (none: the product's monthly default) and its seats.
+                **({"price_id": chosen_price.stored_price_id, "quantity": chosen_price.quantity}
+                   if chosen_price and chosen_price.stored_price_id else {}),
             }
             return redirect("subscribe_confirm")
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
+
+
+def _price_refused(request: HttpRequest, refused: PriceRefused, back: str) -> HttpResponse:
+    """The price chosen on step 1 cannot be subscribed to any more: nothing charged."""
+    pending = request.session.get(SESSION_PENDING) or {}
+    pending.pop("price_id", None)
+    pending.pop("quantity", None)
+    request.session[SESSION_PENDING] = pending
+    messages.error(request, _("%(reason)s You have not been subscribed and nothing was charged.") % {
+        "reason": str(refused)})
+    return redirect(back)
 
 
 def tax_identity_initial(account: Any) -> dict[str, str]:
@@ -203,13 +272,14 @@ def verdict_from(pending: dict[str, Any] | None) -> tax_identity.VatVerdict | No
                                    date.fromisoformat(checked_on) if checked_on else None)
 
 
-def _day_from(value: str | None) -> int | None:
-    """A payment day from the query string, or None when it is not one."""
+def _day_from(value: str | None, high: int = 31) -> int | None:
+    """A payment day (or a number up to ``high``) from the query string, or None when it
+    is not one."""
     try:
         day = int(value or "")
     except ValueError:
         return None
-    return day if 1 <= day <= 31 else None
+    return day if 1 <= day <= high else None
 
 
 def _confirmed_quote(form: ConfirmForm) -> dict[str, Any] | None:
@@ -243,15 +313,21 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         return redirect("subscribe")
     day = int(pending["payment_day"])
     change = urlencode({"product": product.SKU, "day": day,
-                        "card": NEW_CARD if pending.get("new_card", True) else pending.get("card_id")})
+                        "card": NEW_CARD if pending.get("new_card", True) else pending.get("card_id"),
+                        **({"price": pending["price_id"], "quantity": pending.get("quantity") or 1}
+                           if pending.get("price_id") else {})})
+    try:
+        choice, chosen_words = _chosen_price(pending, product)
+    except PriceRefused as refused:
+        return _price_refused(request, refused, f"{reverse('subscribe')}?{change}")
     coupon = None
     if pending.get("coupon"):
         try:
-            coupon = _checked_coupon(pending["coupon"], product.Currency)
+            coupon = _checked_coupon(pending["coupon"], choice.currency if choice else product.Currency)
         except access.CouponRefused as refused:
             return _coupon_refused(request, refused, f"{reverse('subscribe')}?{change}")
-    trial_days, trial_used = _trial_days(account_id, product)
-    quote = quote_for(product, day, today(), coupon, trial_days, buyer=pending_buyer(pending))
+    trial_days, trial_used = _trial_days(account_id, product, choice)
+    quote = quote_for(product, day, today(), coupon, trial_days, buyer=pending_buyer(pending), choice=choice)
     card = CardToken(**pending["card"])
     # A second subscription to a product the customer has is asked about, not refused.
     subscriptions = access.get_subscriptions_by_account(account_id)
@@ -283,6 +359,7 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         "billing_country": country_name(pending.get("billing_country")),
         "vat_number": (pending.get("vat") or {}).get("number"),
         "already": already, "change_url": f"{reverse('subscribe')}?{change}", "trial_used": trial_used,
+        "price_words": chosen_words,
     }, status=409 if requote else 200)
 
 
@@ -319,7 +396,9 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             amount=quote["price"], currency=quote["currency"], card=card, today=today(),
             actor=actor(request), billing_address=pending.get("billing_address"), card_id=pending.get("card_id"),
             keep_card=bool(pending.get("new_card")), make_default=bool(pending.get("make_default")),
-            coupon=coupon, trial_days=quote.get("trial_days", 0),
+            coupon=coupon, trial_days=quote.get("trial_days", 0), interval=quote.get("interval"),
+            interval_count=quote.get("interval_count"), price_id=quote.get("price_id"),
+            quantity=quote.get("quantity"), unit_amount=quote.get("unit_amount"),
         )
     except access.TrialAlreadyUsed:
         # Another tab (or click) took this product's trial just now: the new quote, without it.

@@ -1,0 +1,97 @@
+"""The portal's subscribe form with a chosen price of a product: the product's active
+prices in words as radio choices, seats for a price by the seat, the confirm page's first
+charge being what is charged, and the refusals (an archived price, too many seats)."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal
+
+import pytest
+import time_machine
+
+from billing import access
+from billing.actions import prices as price_actions
+from billing.rules.pricing import PriceTerms
+from tests.builders import GOOD_CARD, receipts_of
+
+pytestmark = pytest.mark.django_db
+
+TODAY = date(2027, 3, 10)
+QUOTE = re.compile(r'name="quote" value="([^"]+)"')
+FIRST = re.compile(r'data-testid="first-charge">([^<]+?)\s*<')
+
+
+@pytest.fixture
+def travel():
+    with time_machine.travel(f"{TODAY.isoformat()} 12:00Z", tick=False):
+        yield
+
+
+@pytest.fixture
+def yearly(products):
+    return price_actions.add_price("NEWS-DAILY", PriceTerms("USD", unit_amount=Decimal(9900), interval="year"),
+                                   actor="t", nickname="Yearly")
+
+
+@pytest.fixture
+def seats(products):
+    access.create_product("TEAM", "Team workspace", 1000, "USD")
+    return price_actions.add_price("TEAM", PriceTerms("USD", unit_amount=Decimal(1000)), actor="t",
+                                   nickname="Per seat", unit_label="seat", min_quantity=1, max_quantity=50)
+
+
+def _step_one(customer, **data):
+    return customer.client.post("/subscribe/", {"payment_day": str(TODAY.day), **GOOD_CARD, **data})
+
+
+def test_the_form_lists_the_products_prices_in_words(travel, customer, yearly, seats) -> None:
+    html = customer.client.get("/subscribe/?product=NEWS-DAILY").content.decode()
+    assert "$99.00 a year" in html and "$9.99 a month" in html
+    assert f'value="{yearly.PriceId}"' in html and 'for="id_price_0"' in html and 'for="id_price_1"' in html
+    assert 'name="quantity"' not in html  # no price of it is by the seat
+    html = customer.client.get("/subscribe/?product=TEAM").content.decode()
+    assert "$10.00 a seat a month" in html and 'for="id_quantity"' in html
+
+
+def test_a_yearly_price_is_quoted_and_charged_alike(travel, customer, yearly) -> None:
+    step = _step_one(customer, product="NEWS-DAILY", price=yearly.PriceId)
+    assert step.status_code == 302, step.content.decode()
+    confirm = customer.client.get("/subscribe/confirm/")
+    html = confirm.content.decode()
+    assert "$99.00 a year" in html
+    shown = FIRST.search(html)[1].strip()
+    done = customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
+    assert done.status_code == 302
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert (sub.PriceId, sub.PaymentAmount, sub.Interval, sub.NextPaymentDate) == (yearly.PriceId, 9900, "year",
+                                                                                  "2028-03-10")
+    [receipt] = receipts_of(sub)
+    assert shown == "$99.00" and int(receipt.ProcessedAmount) == 9900
+
+
+def test_seats_are_bounded_and_charged(travel, customer, seats) -> None:
+    refused = _step_one(customer, product="TEAM", price=seats.PriceId, quantity="51")
+    assert refused.status_code == 200 and "Choose between 1 and 50 seats." in refused.content.decode()
+    assert _step_one(customer, product="TEAM", price=seats.PriceId, quantity="5").status_code == 302
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    assert "$10.00 a seat a month × 5" in html and FIRST.search(html)[1].strip() == "$50.00"
+    customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert (sub.Quantity, sub.UnitAmount, sub.PaymentAmount, sub.PriceId) == (5, 1000, 5000, seats.PriceId)
+
+
+def test_a_price_archived_before_confirming_is_refused(travel, customer, yearly) -> None:
+    assert _step_one(customer, product="NEWS-DAILY", price=yearly.PriceId).status_code == 302
+    price_actions.archive_price(yearly, actor="t")
+    response = customer.client.get("/subscribe/confirm/", follow=True)
+    assert "archived" in response.content.decode() and "nothing was charged" in response.content.decode()
+    assert access.get_subscriptions_by_account(customer.account_id) == []
+    # ...and it is no longer offered.
+    assert yearly.PriceId not in customer.client.get("/subscribe/?product=NEWS-DAILY").content.decode()
+
+
+def test_a_price_of_another_product_is_a_field_error(travel, customer, yearly, seats) -> None:
+    response = _step_one(customer, product="TEAM", price=yearly.PriceId)
+    assert response.status_code == 200 and 'id="error_1_id_price"' in response.content.decode()
