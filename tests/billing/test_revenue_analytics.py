@@ -321,6 +321,8 @@ def test_the_page_shows_the_figures_and_the_command_prints_the_same(client: Clie
     with on(date(2027, 4, 20)):
         call_command("revenue_report", "--month", "2027-03", stdout=text)
     assert "Movements, USD:" in text.getvalue() and "14.00 USD" in text.getvalue()
+    assert "USD: ARR 168.00, ARPA 7.00, net revenue retention 155.6%" in text.getvalue()
+    assert "MRR in EUR at the ECB's reference rates:" in text.getvalue()
 
 
 def test_a_bad_month_reads_nothing(client: Client, db, moto_table, ddb_requests) -> None:

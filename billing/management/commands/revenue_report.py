@@ -61,6 +61,26 @@ def text(report: RevenueReport) -> str:
     lines += ["", f"Customer churn: {churn.lost} of {churn.at_start} ({_rate(churn.rate)})"]
     lines += [f"Revenue churn, {r.currency}: gross {_rate(r.gross_rate)}, net {_rate(r.net_rate)}"
               for r in report.revenue_churn]
+    if (conv := report.reporting) is not None and conv.lines:
+        lines += ["", f"MRR in {conv.reporting} at the ECB's reference rates:"]
+        lines += [f"  {decimal_string(line.amount, line.currency)} {line.currency}"
+                  + (f" at {line.rate} per {conv.reporting} ({line.published}{'*' if line.provisional else ''})"
+                     if line.rate is not None and line.currency != conv.reporting else "")
+                  + (f" = {decimal_string(line.converted, conv.reporting)} {conv.reporting}"
+                     if line.converted is not None else " (no ECB rate: not in the total)")
+                  for line in conv.lines]
+        lines.append(f"  total {decimal_string(conv.total, conv.reporting)} {conv.reporting}")
+    if (f := report.figures) is not None:
+        lines += ["", f"Paying customers: {f.paying_customers}",
+                  f"Trial-to-paid conversion: {f.trials.part} of {f.trials.whole} ({_rate(f.trials.rate)})",
+                  f"Failed-payment recovery: {f.recovery.part} of {f.recovery.whole} ({_rate(f.recovery.rate)})"]
+        for c in f.by_currency:
+            money = c.currency
+            lines.append(
+                f"{money}: ARR {decimal_string(c.arr, money)}, ARPA "
+                f"{'-' if c.arpa is None else decimal_string(c.arpa, money)}, net revenue retention "
+                f"{_rate(c.net_retention)}, gross {_rate(c.gross_retention)}, refunds {c.refunds} "
+                f"({decimal_string(c.refunded, money)}), disputes {c.disputes} ({decimal_string(c.disputed, money)})")
     lines += ["", "Cohorts (customers still paying after N months):"]
     lines += _table(("cohort", "customers", *(f"+{n}" for n in range(len(report.cohorts)))),
                     [(c.month, str(c.size), *(_rate(s) for s in c.shares), *([""] * (len(report.cohorts) - len(c.shares))))
