@@ -8,6 +8,8 @@ from datetime import date
 import pytest
 from django.test import Client
 from django.urls import reverse
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.api.conftest import ApiClient, error_of
 from tests.billing.test_revenue_analytics import URL, on, scenario, staff  # noqa: F401 (scenario: a fixture)
@@ -67,3 +69,22 @@ def test_no_key_no_figures(db, moto_table) -> None:
     response = Client().get("/api/v1/metrics/mrr")
     assert response.status_code == 401
     assert error_of(response)["type"] == "authentication_error"
+
+
+WORDS = st.one_of(st.none(), st.text(max_size=25), st.sampled_from(
+    ["2027-01", "2027-04", "2026-13", "1999-12", "month", "quarter", "year", "day", "usd", "EUR", "€€€"]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["mrr", "movements", "cohorts"]), WORDS, WORDS, WORDS, WORDS)
+def test_any_query_is_an_answer_or_a_400_naming_its_field(read_api: ApiClient, kind, start, to, interval,
+                                                          currency) -> None:
+    params = {k: v for k, v in {"from": start, "to": to, "interval": interval, "currency": currency}.items()
+              if v is not None}
+    with on(TODAY):
+        response = read_api.get(f"/metrics/{kind}", **params)
+    assert response.status_code in (200, 400), response.content
+    if response.status_code == 400:
+        assert error_of(response)["param"] in params
+    else:
+        assert response.json()["object"] == f"metrics.{kind}"
