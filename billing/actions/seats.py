@@ -43,7 +43,6 @@ from billing.rules.seats import (
     check_change,
     quantity_bounds,
     quote_seats,
-    unit_amount_of,
 )
 from billing.rules.tax import TaxLine
 from core.money import format_with_symbol
@@ -72,19 +71,9 @@ class SeatsChange:
 
 
 def price_of(sub: Subscription) -> Price | None:
-    """The subscription's price, for its quantity bounds: the one it names (``PriceId``,
-    once subscriptions carry one), else its product's active monthly price in its currency
-    at its seat price that names bounds (one GetItem and one Query: the catalog's prices)."""
-    price_id = getattr(sub, "PriceId", None)
-    if price_id:
-        return access.get_price(price_id)
-    unit = unit_amount_of(sub)
-    for price in access.list_prices(sub.SKU):
-        if (price.Currency == sub.Currency and price.UnitAmount is not None and int(price.UnitAmount) == unit
-                and price.Interval == "month" and int(price.IntervalCount or 1) == 1
-                and (price.MinQuantity is not None or price.MaxQuantity is not None)):
-            return price
-    return None
+    """The catalog price the subscription pays (``PriceId``; one GetItem), for its quantity
+    bounds. None: the product's derived default price, which names no bounds."""
+    return access.get_price(sub.PriceId) if sub.PriceId else None
 
 
 def bounds_of(sub: Subscription) -> tuple[int, int]:

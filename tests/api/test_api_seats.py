@@ -93,13 +93,15 @@ def test_above_the_prices_maximum_is_a_400(write_api: ApiClient, scheduled) -> N
     from decimal import Decimal
 
     from billing.actions import prices as price_actions
+    from billing.models import Subscription
     from billing.rules.pricing import PriceTerms
 
     _, sub = scheduled
     if access.get_product(sub.SKU) is None:
         access.create_product(sub.SKU, "News", int(sub.PaymentAmount), sub.Currency)
-    price_actions.add_price(sub.SKU, PriceTerms(sub.Currency, unit_amount=Decimal(int(sub.PaymentAmount))),
-                            actor="t", nickname="Per seat", min_quantity=1, max_quantity=4)
+    price = price_actions.add_price(sub.SKU, PriceTerms(sub.Currency, unit_amount=Decimal(int(sub.PaymentAmount))),
+                                    actor="t", nickname="Per seat", min_quantity=1, max_quantity=4)
+    fresh(sub).update(actions=[Subscription.PriceId.set(price.PriceId)])  # as subscribing to the price leaves it
     answer = write_api.post(f"/subscriptions/{sub.sub_id}/quantity", {"quantity": 5})
     assert answer.status_code == 400 and error_of(answer)["param"] == "quantity"
     assert "from 1 to 4" in error_of(answer)["message"] and not seat_charges(sub)

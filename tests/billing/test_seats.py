@@ -270,12 +270,15 @@ def test_the_subscriptions_price_gives_the_bounds(table) -> None:
     from decimal import Decimal
 
     from billing.actions import prices as price_actions
+    from billing.models import Subscription
     from billing.rules.pricing import PriceTerms
 
     access.create_product("TEAM", "Team", 1000, "USD")
-    price_actions.add_price("TEAM", PriceTerms("USD", unit_amount=Decimal(1000)), actor="t", nickname="Per seat",
-                            unit_label="seat", min_quantity=2, max_quantity=8)
+    price = price_actions.add_price("TEAM", PriceTerms("USD", unit_amount=Decimal(1000)), actor="t",
+                                    nickname="Per seat", unit_label="seat", min_quantity=2, max_quantity=8)
     sub = team(1)
+    assert seats.bounds_of(fresh(sub)) == (1, 10_000)  # no price named: the product's default, no bounds
+    fresh(sub).update(actions=[Subscription.PriceId.set(price.PriceId)])  # as subscribing to the price leaves it
     assert seats.bounds_of(fresh(sub)) == (2, 8)
     with at(MID):
         for quantity in (1, 9):
@@ -283,12 +286,6 @@ def test_the_subscriptions_price_gives_the_bounds(table) -> None:
                 seats.change_quantity(fresh(sub), quantity, "customer", today=MID)
             assert (refused.value.low, refused.value.high) == (2, 8)
         assert seats.change_quantity(fresh(sub), 8, "customer", today=MID).quote.new_quantity == 8
-    # a subscription at another seat price than the catalog's prices has the default bounds
-    with at(MADE):
-        other = subscribing.subscribe(
-            access.create_account("older@example.com"), sku="TEAM", product_name="Team", payment_day=10, amount=700,
-            currency="USD", card=card(), today=MADE, actor="customer").sub
-    assert seats.bounds_of(fresh(other)) == (1, 10_000)
 
 
 def test_the_seats_e_mail_is_in_the_customers_language(moto_table) -> None:
