@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.models import BatchKind, Subscription
 from billing.rules.projection import coming_charges
-from billing.rules.schedule import MIN_PERIOD_DAYS
+from billing.rules.schedule import cadence_of
 from billing.templatetags.staff_pages import staff_date
 from core.money import exponent, format_with_code
 from core.pages import today
@@ -28,8 +28,9 @@ KIND_TEXT = {
 
 def _charges_in_window(sub: Subscription) -> list[tuple[date, int]]:
     """A due item's payments as the run will take them: enough to cover the window (no
-    period is shorter than 28 days)."""
-    return [(c.date, c.amount) for c in coming_charges(sub, UPCOMING_DAYS // MIN_PERIOD_DAYS + 2, tax=access.tax_terms(sub))]
+    period is shorter than its cadence's shortest: 28 days a month, 7 a week, 1 a day)."""
+    shortest = cadence_of(sub).min_period_days
+    return [(c.date, c.amount) for c in coming_charges(sub, UPCOMING_DAYS // shortest + 2, tax=access.tax_terms(sub))]
 
 
 def upcoming(request: HttpRequest) -> HttpResponse:

@@ -208,3 +208,23 @@ def test_every_day_catches_up_each_missed_day_once(moto_table) -> None:
     assert [period for _run, period in runs.paid] == days
     assert charged_periods(sub) == [(d.isoformat(), d.isoformat(), 100) for d in [date(2027, 3, 1), *days]]
     assert fresh(sub).NextPaymentDate == "2027-03-08"
+
+
+@pytest.mark.django_db
+def test_the_staff_upcoming_days_count_each_weekly_payment_in_the_window(moto_table) -> None:
+    """A weekly's four or five payments in the 30 days, not the two a month's periods would read."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.builders import make_user
+
+    sub = subscribed(date(2027, 1, 6), day=6, interval="week", amount=300)
+    assert sub.NextPaymentDate == "2027-01-13"
+    clerk = make_user("clerk@rpay.localhost", staff=True)
+    with on(date(2027, 1, 10)):
+        staff = Client()
+        staff.force_login(clerk)  # a session of that day
+        page = staff.get(reverse("admin:staff_upcoming"))
+    chart = page.context["chart"]
+    # 13, 20, 27 January, 3 February (day 24 of the window), never more than one a day
+    assert sum(chart["payments"]) == 4 and sum(chart["amounts"]["USD"]["values"]) == 1200
