@@ -140,3 +140,18 @@ def test_staff_with_the_finance_role_change_seats_others_may_not(customer, clien
         assert done.status_code == 302
     assert fresh(sub).Quantity == 3 and seat_charges(sub)[-1]["amount"] == due
     assert AuditAction.STAFF_QUANTITY in [e.Action for e in access.get_events_by_account(customer.account_id)]
+
+
+def test_staff_fewer_seats_say_the_refund_and_make_it(customer, client) -> None:
+    sub = paid_team(customer, 5)
+    url = reverse("admin:staff_seats", args=[customer.account_id, sub.sub_id])
+    with at(DAY):
+        client.force_login(make_user("money@example.com", staff=True, money=True))
+        question = client.post(url, {"quantity": 2}).content.decode()
+        assert f"{format_with_code(1548, 'USD')} is refunded to the customer" in question
+        done = client.post(url, {"quantity": 2, "step": "confirm", "version": fresh(sub).Version, "amount": 1548})
+        assert done.status_code == 302
+        # the same confirm again: stale, nothing more refunded
+        client.post(url, {"quantity": 3, "step": "confirm", "version": sub.Version, "amount": 1548})
+    assert fresh(sub).Quantity == 2
+    assert sum(int(r.RefundedAmount or 0) for r in receipts_of(sub)) == 1548
