@@ -2,27 +2,34 @@
 by id with any key; added and archived by a write key with an ``Idempotency-Key``, as the
 other writes (billing/api/writes.py). The objects are Stripe's: ``recurring`` nests the
 interval, ``tiers`` and ``tiers_mode`` a tiered price, ``transform_quantity`` a package.
-A price's amounts never change: archive it and add another."""
+A price's amounts never change: archive it and add another. ``POST /subscriptions``
+subscribes a customer to one (Stripe's ``items: [{price, quantity}]``, one item)."""
 
 
 from decimal import Decimal
 from typing import Annotated, Literal
 
 from django.http import HttpRequest, JsonResponse
+from django.utils import translation
 from ninja import Router
 from pydantic import BeforeValidator, Field
 
 from billing import access
 from billing.actions import prices as price_actions
+from billing.actions import subscriptions as subscription_actions
 from billing.api.auth import actor_of, read_key, write_key
 from billing.api.errors import ApiError, found
 from billing.api.idempotency import idempotent
 from billing.api.reads import ERRORS
-from billing.api.schemas import Body, KeyId, ListOut, Out, whole_number
-from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS
+from billing.api.schemas import PRINTABLE, Body, KeyId, ListOut, Out, SubscriptionOut, whole_number
+from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS, refusals, shown
+from billing.models import Card, ProductStatus
+from billing.rules.price_choice import PriceRefused, choose_price
 from billing.rules.price_objects import price_object
 from billing.rules.pricing import MAX_INTERVAL_COUNT, BillingScheme, Interval, PriceTerms, Tier, TiersMode
 from core.money import is_payable_currency
+from core.pages import today
+from core.payments.gateway import CardToken
 
 router = Router(tags=["prices"])
 
@@ -200,3 +207,78 @@ def archive_price(request: HttpRequest, price_id: KeyId) -> JsonResponse:
     except access.ConditionFailed:
         raise ApiError(409, "This price is archived already.", type="invalid_state") from None
     return JsonResponse(price_object(price))
+
+
+# --- subscribing to a price -----------------------------------------------------------------
+
+
+class SubscriptionItemIn(Body):
+    price: Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE)]
+    quantity: whole_number(1) | None = None
+
+
+class SubscribeIn(Body):
+    """Stripe's ``items: [{price, quantity}]`` (one item), or ``price`` and ``quantity``."""
+
+    customer: KeyId
+    items: Annotated[list[SubscriptionItemIn], Field(min_length=1, max_length=1)] | None = None
+    price: Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE)] | None = None
+    quantity: whole_number(1) | None = None
+    payment_day: whole_number(1, 31) | None = None
+
+
+def _price_and_quantity(body: SubscribeIn) -> tuple[str, int | None, str]:
+    """The price asked for, its quantity and the field that named it (``items[0].price``
+    or ``price``)."""
+    if body.items is not None:
+        if body.price is not None or body.quantity is not None:
+            raise ApiError(400, "Give items, or price and quantity, not both.", param="items")
+        return body.items[0].price, body.items[0].quantity, "items[0]."
+    if body.price is None:
+        raise ApiError(400, "Name the price to subscribe to (price, or items: [{price, quantity}]).", param="price")
+    return body.price, body.quantity, ""
+
+
+def card_token(card: Card) -> CardToken:
+    d = card.Details
+    return CardToken(token=d.Token, brand=d.Brand, last4=d.Last4, exp_month=d.ExpMonth, exp_year=d.ExpYear,
+                     country=d.Country)
+
+
+@router.post("/subscriptions", response={201: SubscriptionOut, **WRITE_ERRORS}, auth=write_key, tags=["writes"],
+             openapi_extra=IDEMPOTENCY_DOC, summary="Subscribe a customer to a price")
+@idempotent
+def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
+    """The customer is subscribed to the price (its amount × quantity a period, its cadence,
+    currency and trial: the price's, else its product's) and its first period charged now
+    to its default card, off-session, as the portal's subscribe does (paid in advance,
+    docs/MONEY.md M1). ``payment_day``: default today's day. A metered, tiered, package or
+    archived price, or a quantity out of its bounds, is a 400 naming the field; a declined
+    first charge a 402 (the subscription ended unpaid)."""
+    price_id, quantity, prefix = _price_and_quantity(body)
+    account = found(access.get_account(body.customer), "customer", "customer")
+    price = access.get_price(price_id)
+    product = access.get_product(price.SKU) if price is not None else None
+    if price is None or product is None:
+        raise ApiError(404, f"No such price: {price_id}.", param=f"{prefix}price")
+    if product.Status != ProductStatus.ACTIVE:
+        raise ApiError(400, f"The product {product.SKU} is retired: it cannot be subscribed to.",
+                       param=f"{prefix}price")
+    with translation.override("en"):
+        try:
+            choice = choose_price(price, product, quantity)
+        except PriceRefused as refused:
+            raise ApiError(400, str(refused), param=f"{prefix}{refused.field}") from None
+    card = access.default_card(account, access.get_cards(account.account_id))
+    if card is None:
+        raise ApiError(409, "The customer has no card to pay with: add one in the portal first.",
+                       type="invalid_state")
+    day = today()
+    with refusals():
+        started = subscription_actions.subscribe_to_price(
+            account, product, choice, payment_day=body.payment_day or day.day, card=card_token(card), today=day,
+            actor=actor_of(request), billing_address=card.Details.BillingAddress, card_id=card.card_id)
+    if not started.started:
+        raise ApiError(402, f"The first payment did not go through ({started.outcome.reason or 'declined'}): "
+                            "the subscription ended unpaid.", type="card_error")
+    return shown(started.sub, status=201)

@@ -35,6 +35,7 @@ from billing.models import (
 )
 from billing.rules.coupons import refusal
 from billing.rules.lifecycle import state_of
+from billing.rules.price_objects import default_price_id
 from billing.rules.projection import coming_charges
 from billing.rules.schedule import cadence_of
 from billing.rules.seats import quantity_of, unit_amount_of
@@ -117,6 +118,8 @@ def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
         # Seats (billing/rules/seats.py): ``amount`` = ``unit_amount`` x ``quantity``.
         "quantity": quantity_of(sub),
         "unit_amount": unit_amount_of(sub),
+        # Stripe's items: the price subscribed to (null PriceId: the product's default one).
+        "items": [{"price": sub.PriceId or default_price_id(sub.SKU), "quantity": quantity_of(sub)}],
         "currency": sub.Currency,
         "payment_day": int(sub.PaymentDay),
         # The cadence (docs/MONEY.md "Cadences"): ``amount`` is the price of one such period.

@@ -1,0 +1,75 @@
+"""``POST /api/v1/subscriptions``: a customer subscribed to a price (Stripe's ``items:
+[{price, quantity}]`` with one item, or ``price`` and ``quantity``), its first period
+charged to the default card; an unknown, archived or metered price or a bad quantity a
+400 (404 unknown) naming the field; the object's ``items``."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from billing import access
+from billing.actions import prices as price_actions
+from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
+from tests.api.conftest import ApiClient, error_of
+from tests.builders import card, make_customer, receipts_of
+
+
+@pytest.fixture
+def buyer(db, moto_table):
+    customer = make_customer("buyer@example.com")
+    access.add_card(customer.account_id, card(), "1 Main St", actor="test", make_default=True)
+    access.create_product("TEAM", "Team workspace", 1000, "USD")
+    seat = price_actions.add_price("TEAM", PriceTerms("USD", unit_amount=Decimal(1000)), actor="t",
+                                   unit_label="seat", min_quantity=1, max_quantity=50)
+    yearly = price_actions.add_price("TEAM", PriceTerms("USD", unit_amount=Decimal(9000), interval="year"), actor="t")
+    metered = price_actions.add_price("TEAM", PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED,
+                                                         tiers=(Tier(None, Decimal("0.2")),)), actor="t",
+                                      meter="api_calls")
+    return customer, seat, yearly, metered
+
+
+def test_items_with_one_seat_price_and_its_quantity(write_api: ApiClient, buyer) -> None:
+    customer, seat, _yearly, _metered = buyer
+    response = write_api.post("/subscriptions", {"customer": customer.account_id,
+                                                 "items": [{"price": seat.PriceId, "quantity": 5}]}, key="s-1")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["amount"], body["quantity"], body["unit_amount"]) == (5000, 5, 1000)
+    assert body["items"] == [{"price": seat.PriceId, "quantity": 5}]
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert [int(r.ProcessedAmount) for r in receipts_of(sub)] == [5000]
+    again = write_api.post("/subscriptions", {"customer": customer.account_id,
+                                              "items": [{"price": seat.PriceId, "quantity": 5}]}, key="s-1")
+    assert again.json() == body and len(access.get_subscriptions_by_account(customer.account_id)) == 1
+
+
+def test_price_alone_a_yearly(write_api: ApiClient, buyer) -> None:
+    customer, _seat, yearly, _metered = buyer
+    body = write_api.post("/subscriptions", {"customer": customer.account_id, "price": yearly.PriceId}).json()
+    assert (body["amount"], body["interval"], body["items"]) == (9000, "year", [{"price": yearly.PriceId,
+                                                                                "quantity": 1}])
+
+
+def test_refusals_name_the_field(write_api: ApiClient, buyer) -> None:
+    customer, seat, yearly, metered = buyer
+    who = {"customer": customer.account_id}
+
+    def refused(body: dict, status: int = 400) -> dict:
+        response = write_api.post("/subscriptions", {**who, **body})
+        assert response.status_code == status, response.content
+        return error_of(response)
+
+    assert refused({"items": [{"price": metered.PriceId}]})["param"] == "items[0].price"
+    assert refused({"price": seat.PriceId, "quantity": 51})["param"] == "quantity"
+    assert refused({"items": [{"price": seat.PriceId, "quantity": 51}]})["param"] == "items[0].quantity"
+    assert refused({"price": yearly.PriceId, "quantity": 2})["param"] == "quantity"
+    assert refused({"price": "price_TEAM_0123456789abcdef"}, 404)["param"] == "price"
+    assert refused({"items": [{"price": seat.PriceId}], "price": seat.PriceId})["param"] == "items"
+    assert refused({})["param"] == "price"
+    assert refused({"items": []})["type"] == "invalid_request_error"
+    price_actions.archive_price(yearly, actor="t")
+    error = refused({"price": yearly.PriceId})
+    assert error["param"] == "price" and "archived" in error["message"]
+    assert access.get_subscriptions_by_account(customer.account_id) == []
