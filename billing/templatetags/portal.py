@@ -16,6 +16,7 @@ from billing.models import Subscription
 from billing.operations.payments import owed_amount
 from billing.rules.cadence_words import amount_per_period as per_period
 from billing.rules.lifecycle import NEVER_STARTED_REASONS
+from billing.rules.price_words import interval_words
 from billing.rules.projection import ComingCharge, coming_charges
 from billing.rules.schedule import cadence_of
 from core import localformat
@@ -172,3 +173,11 @@ def amount_per_period(sub: Subscription) -> str:
     """``{{ sub|amount_per_period }}``: the subscription's amount for one period of its
     cadence: "$9.99 a month", "$99.00 a year", "$30.00 every 3 months"."""
     return per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))
+
+
+@register.filter
+def cadence_words(sub: Subscription) -> str:
+    """``{{ sub|cadence_words }}``: how often it renews, "a month", "every 3 months",
+    "a year" (the staff pages put it beside the amount in their own format)."""
+    cadence = cadence_of(sub)
+    return interval_words(cadence.interval, cadence.count)

@@ -81,6 +81,8 @@ def test_staff_cannot_move_a_weekly_subscription_to_a_day(client, moto_table) ->
     answer = client.post(url, {"payment_day": "3"}, follow=True)
     assert "it has no day of the month to change" in answer.content.decode()
     assert fresh(sub).PaymentDay == 15
+    account_page = client.get(reverse("admin:staff_account", args=[customer.account_id])).content.decode()
+    assert 'data-testid="sub-cadence">a week<' in account_page
 
 
 @pytest.fixture
