@@ -572,26 +572,35 @@ class CreditNoteCounter(BillingItem, discriminator="CreditNoteCounter"):
 
 
 class TaxTotal(BillingItem, discriminator="TaxTotal"):
-    """A quarter's running totals of one country, rate, currency and treatment (one of 16
-    shards: docs/TABLE.md), moved only by ``ADD`` in the transaction of the invoice or
-    credit note they count; or, ``RC#<BuyerVatNumber>#<Currency>``, the reverse-charge
-    sales to one business. The quarter's report sums the shards (one Query)."""
+    """A quarter's running totals of one seller, country, rate, currency and treatment (one
+    of 16 shards: docs/TABLE.md), moved only by ``ADD`` in the transaction of the invoice or
+    credit note they count; or, ``SELLER#<seller>#RC#<BuyerVatNumber>#<Currency>``, the
+    reverse-charge sales to one business. The quarter's report sums the shards, per seller
+    (one Query). ``<seller>`` is the invoice's seller snapshot's VAT number (its country
+    code with ``-NOVAT`` without one): a seller's return never holds another's sales.
+
+    Items written before the seller was in the key (``<country>#...``, ``RC#...``) are still
+    read: their seller is "not recorded" (docs/TAX.md, "Totals written before")."""
 
     pk_template = KeyTemplate("TAXQ#{quarter}")
-    sk_template = KeyTemplate("{country}#{rate}#{currency}#{treatment}#{shard}")
+    sk_template = KeyTemplate("SELLER#{seller}#{country}#{rate}#{currency}#{treatment}#{shard}")
     # The reverse-charge sales to one business (the EC Sales List's figures).
-    reverse_charge_template: ClassVar[KeyTemplate] = KeyTemplate("RC#{vat_number}#{currency}")
+    reverse_charge_template: ClassVar[KeyTemplate] = KeyTemplate("SELLER#{seller}#RC#{vat_number}#{currency}")
 
     Net = NumberAttribute(default=0)  # minor units
     Tax = NumberAttribute(null=True)
     Gross = NumberAttribute(null=True)
     Invoices = NumberAttribute(null=True)  # invoices counted (credit notes do not count)
+    # The seller's name and country as its latest document named them (for the report's title).
+    SellerName = UnicodeAttribute(null=True)
+    SellerCountry = UnicodeAttribute(null=True)
 
     quarter = KeyPart(pk_template)
 
     @property
     def is_reverse_charge_sales(self) -> bool:
-        return self.SK.startswith("RC#")
+        parts = self.SK.split("#")
+        return parts[0] == "RC" or (parts[0] == "SELLER" and len(parts) > 2 and parts[2] == "RC")
 
 
 class WebhookEvent(BillingItem, discriminator="WebhookEvent"):

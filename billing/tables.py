@@ -243,8 +243,9 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
         CreditNoteCounter: [CreditNoteCounter(CreditNoteCounter.pk(year=2026, series="03"),
                                               CreditNoteCounter.sk(year=2026, series="03"), LastNumber=17)],
         TaxTotal: [TaxTotal(TaxTotal.pk(quarter="2026Q4"),
-                            TaxTotal.sk(country="DE", rate="19", currency="EUR", treatment="oss", shard="07"),
-                            Net=167, Tax=32, Gross=199, Invoices=1)],
+                            TaxTotal.sk(seller="IT00743110157", country="DE", rate="19", currency="EUR",
+                                        treatment="oss", shard="07"),
+                            Net=167, Tax=32, Gross=199, Invoices=1, SellerName="Rpay S.r.l.", SellerCountry="IT")],
         AuditEvent: [AuditEvent(
             AuditEvent.pk(account_id=acc), AuditEvent.sk(at="2026-11-02T10:00:00+00:00", event_id="e5f6a7b8"),
             At="2026-11-02T10:00:00+00:00", Actor="staff@rpay.localhost", Action=AuditAction.STAFF_CANCEL,

@@ -267,7 +267,7 @@ from billing.access.tax_ledger import (
     tax_terms,
     tax_totals,
 )
-from billing.access.tax_report import quarter_tax_report
+from billing.access.tax_report import quarter_tax_reports
 from billing.access.trials import record_trial_will_end, trial_used
 from billing.access.upcoming import (
     UpcomingDay,
@@ -359,7 +359,7 @@ __all__ = [
     "erase_delivery",
     "set_event_data",
     # the quarter's VAT report (billing/rules/tax_report.py over the ledger's totals)
-    "quarter_tax_report",
+    "quarter_tax_reports",
     # the payment processor's webhook events
     "WEBHOOK_PAGE_SIZE",
     "claim_webhook",

@@ -4,7 +4,9 @@ TransactWriteItems**, so the quarter's report is a Query of a few hundred items 
 and a payment stays at two requests (docs/TABLE.md, "Tax totals").
 
 The totals are ``ADD``-only: an invoice adds its net, tax, gross and 1 invoice; a credit
-note adds its negative figures to the quarter it is issued in. Each country, rate,
+note adds its negative figures to the quarter it is issued in. The totals are the
+seller's: the key starts with the document's own seller snapshot (its VAT number), so a
+seller changed within a quarter gets a report of its own. Each country, rate,
 currency and treatment is spread over 16 shards chosen from the invoice's key: two
 transactions that update one item at once conflict (``TransactionConflict``) and one must
 be retried, and a busy country's payments would otherwise all meet on one item.
@@ -29,6 +31,7 @@ from billing.rules.invoice_tax import (
     total_shard,
 )
 from billing.rules.tax import Seller, TaxLine, applicable_rate, quarter_of, tax_line
+from billing.rules.tax_report import seller_key
 from core.clock import billing_today
 
 
@@ -117,17 +120,23 @@ def add_totals(tx: Any, item: Any, *, quarter: str, invoices: int) -> None:
     total (one shard of 16, from its key) and, reverse charged, the buyer's."""
     if item.Net is None or item.TaxCountry is None:
         return  # a receipt from before taxes: in no total
-    sk = TaxTotal.sk(country=item.TaxCountry, rate=item.TaxRate, currency=item.Currency,
+    # The document's own seller (the snapshot it prints; a credit note copies its
+    # invoice's), never the seller of today: a refund after a change of seller lowers the
+    # seller who invoiced.
+    snapshot = item.Seller or invoice_seller().snapshot()
+    seller = seller_key(snapshot.VatNumber, snapshot.Country)
+    named = [TaxTotal.EntityType.set(TaxTotal),  # an UpdateItem creates the item on first use
+             *([TaxTotal.SellerName.set(snapshot.Name)] if snapshot.Name else []),
+             *([TaxTotal.SellerCountry.set(snapshot.Country)] if snapshot.Country else [])]
+    sk = TaxTotal.sk(seller=seller, country=item.TaxCountry, rate=item.TaxRate, currency=item.Currency,
                      treatment=item.TaxTreatment, shard=f"{total_shard(item.PK + item.SK):02d}")
     actions = [TaxTotal.Net.add(int(item.Net)), TaxTotal.Tax.add(int(item.Tax)),
-               TaxTotal.Gross.add(int(item.Net) + int(item.Tax)), TaxTotal.Invoices.add(invoices),
-               # An UpdateItem creates the item on first use: give it its type.
-               TaxTotal.EntityType.set(TaxTotal)]
+               TaxTotal.Gross.add(int(item.Net) + int(item.Tax)), TaxTotal.Invoices.add(invoices), *named]
     tx.update(TaxTotal(TaxTotal.pk(quarter=quarter), sk), actions=actions)
     if is_reverse_charge(item.TaxTreatment) and item.BuyerVatNumber:
-        rc = TaxTotal.reverse_charge_template.format(vat_number=item.BuyerVatNumber, currency=item.Currency)
-        tx.update(TaxTotal(TaxTotal.pk(quarter=quarter), rc),
-                  actions=[TaxTotal.Net.add(int(item.Net)), TaxTotal.EntityType.set(TaxTotal)])
+        rc = TaxTotal.reverse_charge_template.format(seller=seller, vat_number=item.BuyerVatNumber,
+                                                     currency=item.Currency)
+        tx.update(TaxTotal(TaxTotal.pk(quarter=quarter), rc), actions=[TaxTotal.Net.add(int(item.Net)), *named])
 
 
 def add_receipt_totals(tx: Any, receipt: Receipt) -> None:

@@ -9,6 +9,11 @@ write shards; the report sums the shards back:
 * one line per reverse-charged customer's VAT number and currency: the net sold to it
   (no tax: the customer accounts for it).
 
+One report per seller (``build_reports``): the ledger's keys name the seller of each
+invoice (its VAT number), so a quarter in which the seller changed gives two reports,
+each the sum of its own invoices and credit notes. Items written before the seller was
+in the key make a report of their own, whose seller is not recorded (``seller=None``).
+
 Amounts stay integers in minor units here; :meth:`ReportLine.as_dict` gives them as
 decimal strings in the currency's units (``"1234.50"``, ``"500"`` for JPY), never floats.
 """
@@ -24,6 +29,15 @@ from billing.rules.tax import Treatment, country_of
 from core.money import decimal_string
 
 REVERSE_CHARGE_KEY = "RC"  # the sort key's first part on the per-customer items
+SELLER_KEY = "SELLER"  # the first part of a key that names its seller
+NO_VAT_NUMBER = "-NOVAT"  # after the country, for a seller without a VAT number
+
+
+def seller_key(vat_number: str | None, country: str | None) -> str:
+    """The seller as the ledger's keys name it: its VAT number (``IT00743110157``), or,
+    without one, its country (``US-NOVAT``)."""
+    number = "".join((vat_number or "").split()).upper().replace("#", "")
+    return number or f"{(country or '').upper().replace('#', '')}{NO_VAT_NUMBER}"
 
 
 class BadQuarter(ValueError):
@@ -76,22 +90,34 @@ class LedgerRow:
     gross: int = 0
     invoices: int = 0
     vat_number: str | None = None
+    seller: str | None = None  # ``seller_key``; None: written before the seller was in the key
+    seller_name: str | None = None
+    seller_country: str | None = None
 
 
 def ledger_row(sort_key: str, *, net: int | None, tax: int | None = None, gross: int | None = None,
-               invoices: int | None = None) -> LedgerRow:
-    """A ledger item from its sort key: ``<country>#<rate>#<currency>#<treatment>#<shard>``,
-    or ``RC#<vat number>#<currency>`` (the number carries its country's prefix)."""
+               invoices: int | None = None, seller_name: str | None = None,
+               seller_country: str | None = None) -> LedgerRow:
+    """A ledger item from its sort key: ``SELLER#<seller>#`` then
+    ``<country>#<rate>#<currency>#<treatment>#<shard>`` or ``RC#<vat number>#<currency>``
+    (the number carries its country's prefix); the same without ``SELLER#<seller>#`` for
+    the items written before the seller was in the key."""
     parts = sort_key.split("#")
+    seller = None
+    if parts[0] == SELLER_KEY and len(parts) > 2 and parts[1]:
+        seller, parts = parts[1], parts[2:]
+    names = {"seller": seller, "seller_name": seller_name if seller else None,
+             "seller_country": seller_country if seller else None}
     if parts[0] == REVERSE_CHARGE_KEY and len(parts) == 3:
         _, vat_number, currency = parts
         return LedgerRow(country=country_of(vat_number[:2]), rate="0", currency=currency.upper(),
-                         treatment=Treatment.REVERSE_CHARGE, net=int(net or 0), vat_number=vat_number)
+                         treatment=Treatment.REVERSE_CHARGE, net=int(net or 0), vat_number=vat_number, **names)
     if len(parts) != 5:
         raise ValueError(f"not a tax ledger key: {sort_key!r}")
     country, rate, currency, treatment, _shard = parts
     return LedgerRow(country=country.upper(), rate=rate_text(rate), currency=currency.upper(), treatment=treatment,
-                     net=int(net or 0), tax=int(tax or 0), gross=int(gross or 0), invoices=int(invoices or 0))
+                     net=int(net or 0), tax=int(tax or 0), gross=int(gross or 0), invoices=int(invoices or 0),
+                     **names)
 
 
 @dataclass(frozen=True)
@@ -127,6 +153,9 @@ class TaxReport:
     quarter: str
     lines: tuple[ReportLine, ...]  # per country, rate, currency and treatment (reverse charge too)
     customers: tuple[ReportLine, ...]  # reverse charge per customer's VAT number and currency
+    seller: str | None = None  # ``seller_key`` (its VAT number); None: not recorded (old items)
+    seller_name: str | None = None
+    seller_country: str | None = None
 
     def exported(self) -> list[ReportLine]:
         """What the JSON and CSV list: the taxed lines, then reverse charge per customer, so
@@ -165,7 +194,24 @@ def build_report(quarter: str, rows: Iterable[LedgerRow]) -> TaxReport:
     return TaxReport(quarter=quarter, lines=tuple(lines), customers=tuple(customers))
 
 
-CSV_COLUMNS = ("country", "rate", "currency", "treatment", "net", "tax", "reverse_charge", "vat_number")
+def build_reports(quarter: str, rows: Iterable[LedgerRow]) -> list[TaxReport]:
+    """One report per seller, by its VAT number (sellers in that order; the totals whose
+    seller is not recorded last): each sums only its own seller's rows, so no seller's
+    return holds another's sales."""
+    by_seller: dict[str | None, list[LedgerRow]] = {}
+    for row in rows:
+        by_seller.setdefault(row.seller, []).append(row)
+    reports = []
+    for seller in sorted(by_seller, key=lambda key: (key is None, key or "")):
+        named = next((row for row in by_seller[seller] if row.seller_name or row.seller_country), None)
+        report = build_report(quarter, by_seller[seller])
+        reports.append(TaxReport(quarter=quarter, lines=report.lines, customers=report.customers, seller=seller,
+                                 seller_name=named.seller_name if named else None,
+                                 seller_country=named.seller_country if named else None))
+    return reports
+
+
+CSV_COLUMNS = ("seller", "country", "rate", "currency", "treatment", "net", "tax", "reverse_charge", "vat_number")
 
 
 def _csv_field(value: str | bool) -> str:
@@ -174,8 +220,15 @@ def _csv_field(value: str | bool) -> str:
     return f'"{text.replace(chr(34), chr(34) * 2)}"' if any(c in text for c in ',"\r\n') else text
 
 
-def csv_text(report: TaxReport) -> str:
-    """The exported lines as CSV with a header row (CRLF line ends, as RFC 4180 says)."""
-    rows = [CSV_COLUMNS] + [tuple(line.as_dict().get(column, "") for column in CSV_COLUMNS)
-                            for line in report.exported()]
+def exported_dicts(reports: Iterable[TaxReport]) -> list[dict[str, str | bool | None]]:
+    """Every seller's exported lines, each with its ``seller`` (its VAT number; None for
+    totals whose seller is not recorded): the JSON and the CSV."""
+    return [{"seller": report.seller, **line.as_dict()} for report in reports for line in report.exported()]
+
+
+def csv_text(reports: Iterable[TaxReport]) -> str:
+    """The exported lines of every seller's report as CSV with a header row (CRLF line
+    ends, as RFC 4180 says); ``seller`` empty where it is not recorded."""
+    rows = [CSV_COLUMNS] + [tuple(line.get(column) or "" if column == "seller" else line.get(column, "")
+                                  for column in CSV_COLUMNS) for line in exported_dicts(reports)]
     return "".join(",".join(_csv_field(value) for value in row) + "\r\n" for row in rows)

@@ -1,5 +1,5 @@
-"""The quarter's VAT report for the finance role: per country and rate the net and tax of
-the invoices less the credit notes issued in the quarter, the reverse-charge sales per
+"""The quarter's VAT report for the finance role, one per seller: per country and rate the
+net and tax of the invoices less the credit notes issued in the quarter, the reverse-charge sales per
 customer's VAT number, and the same as a CSV file (as ``manage.py tax_report`` gives it).
 One Query of the quarter's ledger partition, whatever the number of payments."""
 
@@ -36,16 +36,20 @@ def tax_report(request: HttpRequest) -> HttpResponse:
     except BadQuarter:  # a typo in the URL: say so, read nothing
         return render_staff(request, "staff/tax_report.html", title, {
             "choices": choices, "quarter": None, "error": True}, status=400)
-    report = access.quarter_tax_report(quarter)
+    reports = access.quarter_tax_reports(quarter)
     if request.GET.get("format") == "csv":
-        response = HttpResponse(csv_text(report), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(csv_text(reports), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="tax-report-{quarter}.csv"'
         return response
     return render_staff(request, "staff/tax_report.html", title, {
         "choices": choices if quarter in choices else [quarter, *choices],
         "quarter": quarter,
-        "lines": [{"line": line, "treatment": TREATMENT_LABELS.get(line.treatment, line.treatment)}
-                  for line in report.lines],
-        "customers": report.customers,
-        "oss_euro": oss_return(report),
+        # One section per seller (its OSS return in euro its own); none: the empty tables.
+        "sellers": [{
+            "report": report,
+            "lines": [{"line": line, "treatment": TREATMENT_LABELS.get(line.treatment, line.treatment)}
+                      for line in report.lines],
+            "customers": report.customers,
+            "oss_euro": oss_return(report),
+        } for report in reports] or [{"report": None, "lines": [], "customers": [], "oss_euro": None}],
     })

@@ -25,6 +25,7 @@ from billing.access.tax_ledger import buyer_name, quarter_of_moment
 from billing.models import Account, TaxTotal
 from billing.operations import payments, refunds
 from billing.rules.invoice_tax import TOTAL_SHARDS, rate_text, refund_share, total_shard
+from billing.rules.oss_euro import oss_return
 from core.payments.gateway import get_gateway
 from tests.billing.test_data_rights import tables as tables  # the billing and shop tables (a fixture)
 from tests.builders import at_once, card, due_subscription, fresh, lose_receipts, receipts_of
@@ -63,14 +64,19 @@ def pay(*subs):
     return [receipts_of(sub)[0] for sub in subs]
 
 
-def totals() -> dict[tuple, dict[str, int]]:
-    """The quarter's totals, shards summed: (country, rate, currency, treatment) -> figures."""
+def totals(seller: str = IT_VAT) -> dict[tuple, dict[str, int]]:
+    """The quarter's totals of ``seller``, shards summed: (country, rate, currency,
+    treatment) -> figures; ``("RC", "RC#<vat>#<currency>")`` -> the reverse-charge sales."""
     summed: dict[tuple, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for item in access.tax_totals(QUARTER):
-        if item.is_reverse_charge_sales:
-            summed[("RC", item.SK)]["Net"] += int(item.Net)
+        prefix = f"SELLER#{seller}#"
+        if not item.SK.startswith(prefix):
             continue
-        country, rate, currency, treatment, shard = item.SK.split("#")
+        key = item.SK.removeprefix(prefix)
+        if item.is_reverse_charge_sales:
+            summed[("RC", key)]["Net"] += int(item.Net)
+            continue
+        country, rate, currency, treatment, shard = key.split("#")
         assert 0 <= int(shard) < TOTAL_SHARDS
         for name in ("Net", "Tax", "Gross", "Invoices"):
             summed[(country, rate, currency, treatment)][name] += int(getattr(item, name) or 0)
@@ -224,7 +230,7 @@ def test_staff_refunds_issue_credit_notes_that_sum_to_the_invoice(moto_table, mo
     # The invoice itself is unchanged: its tax, its net.
     assert (receipt.Net, receipt.Tax, receipt.ProcessedAmount) == (840, 160, 1000)
     second = access.tax_totals("2027Q2")
-    assert {i.SK.rsplit("#", 1)[0] for i in second} == {"DE#19#EUR#oss"}
+    assert {i.SK.rsplit("#", 1)[0] for i in second} == {"SELLER#IT00743110157#DE#19#EUR#oss"}
     assert (sum(i.Net for i in second), sum(i.Tax for i in second), sum(i.Invoices for i in second)) == (-840, -160, 0)
     assert totals() == {("DE", "19", "EUR", "oss"): {"Net": 840, "Tax": 160, "Gross": 1000, "Invoices": 1}}
 
@@ -463,7 +469,8 @@ def test_a_document_counts_in_the_quarter_of_its_day_in_the_billing_time_zone(se
 
 
 def test_a_tax_total_is_an_entity_of_the_table() -> None:
-    assert TaxTotal.sk(country="DE", rate="19", currency="EUR", treatment="oss", shard="03") == "DE#19#EUR#oss#03"
+    assert TaxTotal.sk(seller=IT_VAT, country="DE", rate="19", currency="EUR", treatment="oss",
+                       shard="03") == "SELLER#IT00743110157#DE#19#EUR#oss#03"
 
 
 def test_a_dispute_lost_issues_one_credit_note_for_what_it_took(moto_table, monkeypatch) -> None:
@@ -569,3 +576,51 @@ def test_closing_the_account_keeps_its_credit_notes_as_its_invoices(tables, monk
     [kept] = [n for n in notes if n.Number == note.Number]
     assert (kept.Net, kept.Tax) == (note.Net, note.Tax) and len(notes) == 2
     assert {n.TTL.date() for n in notes} == {date(2037, 2, 15)}  # ten years, as its invoice
+
+
+def test_a_quarter_with_two_sellers_gives_each_its_own_report(moto_table, monkeypatch) -> None:
+    # The seller changes in the quarter (Italy, then an Irish company); an Italian invoice
+    # is refunded after the change. Each seller's report is the sum of its own invoices less
+    # its own credit notes, its OSS return included; neither holds the other's sales.
+    use_seller(monkeypatch)
+    italian = pay(due(0, country="FR"), due(1, country="DE", vat="DE136695976"), due(2, country="IT"))
+    irish = SimpleNamespace(LegalName="Rpay Ltd", Address="1 Dame St\nDublin 2", Country="IE",
+                            VatNumber="IE6388047V", OssRegistered=True, UnderThreshold=False,
+                            PricesIncludeTax=True, Registrations=None, Version=None)
+    monkeypatch.setattr(seller_access, "get_seller_profile", lambda: irish)
+    irish_receipts = pay(due(3, country="FR", prefix="u"), due(4, country="IE", prefix="u"),
+                         due(5, country="DE", vat="DE136695976", prefix="u"))
+    assert {r.Seller.VatNumber for r in irish_receipts} == {"IE6388047V"}
+    with at(D):
+        refunds.refund_receipt(italian[0], 500, request_id="late", actor="staff:ann")
+    [note] = access.credit_notes_of_receipt(italian[0])
+
+    reports = {report.seller: report for report in access.quarter_tax_reports(QUARTER)}
+    assert set(reports) == {IT_VAT, "IE6388047V"}
+    assert (reports[IT_VAT].seller_name, reports["IE6388047V"].seller_name) == ("Rpay S.r.l.", "Rpay Ltd")
+    for seller, documents in ((IT_VAT, [*italian, note]), ("IE6388047V", irish_receipts)):
+        report = reports[seller]
+        expected: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
+        for doc in documents:
+            figures = expected[(doc.TaxCountry, doc.TaxRate, doc.Currency, doc.TaxTreatment)]
+            figures[0] += int(doc.Net)
+            figures[1] += int(doc.Tax)
+            figures[2] += 0 if doc is note else 1
+        assert {(line.country, line.rate, line.currency, line.treatment): [line.net, line.tax, line.invoices]
+                for line in report.lines} == dict(expected)
+        assert [(line.vat_number, line.net) for line in report.customers] == [
+            ("DE136695976", sum(int(d.Net) for d in documents if d.TaxTreatment == "reverse_charge"))]
+    # The French sale is the OSS line of each seller's own return, each in its own report.
+    assert [e.line.net for e in oss_return(reports[IT_VAT]).lines] == [int(italian[0].Net) + int(note.Net)]
+    assert [(e.line.country, e.line.net) for e in oss_return(reports["IE6388047V"]).lines] == [
+        ("FR", int(irish_receipts[0].Net))]
+
+
+def test_totals_written_before_the_seller_was_keyed_are_read_as_a_report_of_their_own(moto_table) -> None:
+    # An item of the old key (no seller) stays readable: its report's seller is not recorded.
+    TaxTotal(TaxTotal.pk(quarter=QUARTER), "FR#20#EUR#oss#03", Net=833, Tax=166, Gross=999, Invoices=1).save()
+    TaxTotal(TaxTotal.pk(quarter=QUARTER), "RC#DE136695976#EUR", Net=999).save()
+    [report] = access.quarter_tax_reports(QUARTER)
+    assert report.seller is None and report.seller_name is None
+    assert [(line.country, line.net, line.tax) for line in report.lines] == [("FR", 833, 166)]
+    assert [(line.vat_number, line.net) for line in report.customers] == [("DE136695976", 999)]

@@ -17,8 +17,15 @@ pytestmark = pytest.mark.django_db
 URL = "admin:staff_tax_report"
 
 
-def ledger_item(quarter: str, sort_key: str, net: int, tax: int = 0, invoices: int = 0) -> None:
-    TaxTotal(TaxTotal.pk(quarter=quarter), sort_key, Net=net, Tax=tax, Gross=net + tax, Invoices=invoices).save()
+SELLER = "IT00743110157"
+
+
+def ledger_item(quarter: str, sort_key: str, net: int, tax: int = 0, invoices: int = 0, *,
+                seller: str | None = SELLER, name: str = "Rpay S.r.l.") -> None:
+    """A ledger item keyed by its seller (``seller=None``: as written before sellers were keyed)."""
+    key = f"SELLER#{seller}#{sort_key}" if seller else sort_key
+    TaxTotal(TaxTotal.pk(quarter=quarter), key, Net=net, Tax=tax, Gross=net + tax, Invoices=invoices,
+             SellerName=name if seller else None).save()
 
 
 @pytest.fixture
@@ -88,11 +95,36 @@ def test_the_csv_download(finance, ledger, ddb_requests) -> None:
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"] == 'attachment; filename="tax-report-2026Q4.csv"'
     assert response.content.decode().splitlines() == [
-        "country,rate,currency,treatment,net,tax,reverse_charge,vat_number",
-        "FI,25.5,EUR,oss,10.00,2.55,false,",
-        "IT,22,EUR,domestic,811.47,178.53,false,",
-        "DE,0,EUR,reverse_charge,999.00,0.00,true,DE136695976",
+        "seller,country,rate,currency,treatment,net,tax,reverse_charge,vat_number",
+        "IT00743110157,FI,25.5,EUR,oss,10.00,2.55,false,",
+        "IT00743110157,IT,22,EUR,domestic,811.47,178.53,false,",
+        "IT00743110157,DE,0,EUR,reverse_charge,999.00,0.00,true,DE136695976",
     ]
+
+
+def section(html: str, seller: str) -> str:
+    return html.split(f'data-testid="tax-seller-{seller}"')[1].split("</section>")[0]
+
+
+def test_a_quarter_with_two_sellers_shows_a_report_for_each(finance, moto_table, ddb_requests) -> None:
+    # Italy until August, Ireland after: each report its own seller's, its OSS return too;
+    # totals written before the ledger named its seller stand apart, not added to either.
+    ledger_item("2026Q3", "FR#20#EUR#oss#00", 5000, 1000, 5)
+    ledger_item("2026Q3", "FR#20#EUR#oss#06", 2500, 500, 2, seller="IE6388047V", name="Rpay Ltd")
+    ledger_item("2026Q3", "FR#20#EUR#oss#01", 100, 20, 1, seller=None)
+    ddb_requests.reset()
+    with at(2026, 11, 26):
+        response = finance.get(reverse(URL), {"quarter": "2026Q3"})
+    html = response.content.decode()
+    assert response.status_code == 200, html[:3000]
+    assert ddb_requests.ops == ["Query"]  # one partition, whatever the number of sellers
+    italy, ireland, old = section(html, SELLER), section(html, "IE6388047V"), section(html, "not-recorded")
+    assert "Rpay S.r.l. (VAT number IT00743110157)" in italy and "Rpay Ltd (VAT number IE6388047V)" in ireland
+    assert "50.00 EUR" in italy.split('data-testid="tax-FR-20-EUR-oss"')[1] and "25.00" not in italy
+    assert "25.00 EUR" in ireland.split('data-testid="tax-FR-20-EUR-oss"')[1] and "50.00" not in ireland
+    assert "50.00 EUR" in italy.split('data-testid="oss-euro-total"')[1].split("</tr>")[0]
+    assert "25.00 EUR" in ireland.split('data-testid="oss-euro-total"')[1].split("</tr>")[0]
+    assert "Seller not recorded" in old and "1.00 EUR" in old
 
 
 @pytest.mark.parametrize("role", ["support", "catalog"])

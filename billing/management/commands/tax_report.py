@@ -1,6 +1,6 @@
 """``python manage.py tax_report --quarter 2026Q4 [--format table|csv|json]``: the quarter's
-VAT per country and rate (invoices less credit notes) and the reverse-charge sales per
-customer's VAT number, from the quarter's ledger items (a handful of Queries, no Scan)."""
+VAT per seller, country and rate (invoices less credit notes) and the reverse-charge sales
+per customer's VAT number, from the quarter's ledger items (a handful of Queries, no Scan)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 
 from billing import access
 from billing.rules.oss_euro import oss_return
-from billing.rules.tax_report import BadQuarter, ReportLine, TaxReport, csv_text, parse_quarter
+from billing.rules.tax_report import BadQuarter, ReportLine, TaxReport, csv_text, exported_dicts, parse_quarter
 from core.dynamo.command import BillingCommand
 from core.money import decimal_string
 
@@ -19,7 +19,7 @@ FORMATS = ("table", "csv", "json")
 
 
 class Command(BillingCommand):
-    help = ("The quarter's VAT report: per country, rate and currency the net and tax of the invoices less the "
+    help = ("The quarter's VAT report, one per seller: per country, rate and currency the net and tax of the invoices less the "
             "credit notes issued in the quarter, and the reverse-charge sales per customer's VAT number. "
             "Amounts in the currency's units (JSON and CSV: decimal strings).")
 
@@ -33,13 +33,15 @@ class Command(BillingCommand):
             quarter = parse_quarter(options["quarter"])
         except BadQuarter as error:
             raise CommandError(f"--quarter {error}") from None
-        report = access.quarter_tax_report(quarter)
+        reports = access.quarter_tax_reports(quarter)
         if options["format"] == "json":
-            self.stdout.write(json.dumps([line.as_dict() for line in report.exported()], indent=2))
+            self.stdout.write(json.dumps(exported_dicts(reports), indent=2))
         elif options["format"] == "csv":
-            self.stdout.write(csv_text(report), ending="")
+            self.stdout.write(csv_text(reports), ending="")
+        elif not reports:
+            self.stdout.write(f"{quarter}: no invoices or credit notes recorded.\n", ending="")
         else:
-            self.stdout.write(table_text(report), ending="")
+            self.stdout.write("\n".join(table_text(report) for report in reports), ending="")
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]], numeric: set[int]) -> list[str]:
@@ -56,11 +58,20 @@ def _amount(line: ReportLine, amount: int) -> str:
     return decimal_string(amount, line.currency)
 
 
+def seller_title(report: TaxReport) -> str:
+    """``Rpay S.r.l. (IT00743110157)``; the totals written before sellers were in the key:
+    ``not recorded``."""
+    if report.seller is None:
+        return "not recorded (totals written before the ledger named its seller)"
+    return f"{report.seller_name} ({report.seller})" if report.seller_name else report.seller
+
+
 def table_text(report: TaxReport) -> str:
-    """Two tables for a person: the lines per country and rate, then reverse charge per customer."""
+    """A seller's tables for a person: the lines per country and rate, the OSS return in
+    euro, then reverse charge per customer."""
     if not report.lines and not report.customers:
         return f"{report.quarter}: no invoices or credit notes recorded.\n"
-    out = [f"VAT {report.quarter}: invoices less credit notes, per country and rate"]
+    out = [f"VAT {report.quarter}, seller {seller_title(report)}: invoices less credit notes, per country and rate"]
     out += _table(("country", "rate %", "treatment", "currency", "net", "tax", "invoices"),
                   [(line.country, line.rate, line.treatment, line.currency, _amount(line, line.net),
                     _amount(line, line.tax), str(line.invoices)) for line in report.lines], numeric={1, 4, 5, 6})
