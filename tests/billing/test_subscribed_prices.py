@@ -9,11 +9,14 @@ from decimal import Decimal
 import pytest
 import time_machine
 from django.contrib.auth import get_user_model
+from hypothesis import given
+from hypothesis import strategies as st
 
 from billing import access
 from billing.actions import prices as price_actions
 from billing.management.demo import prices as demo_prices
 from billing.management.demo import subscribed_prices
+from billing.models import Price, Product
 from billing.rules.price_choice import PriceRefused, choose_price
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 from tests.builders import receipts_of
@@ -89,3 +92,22 @@ def test_the_demo_subscribes_team_to_the_yearly_and_five_seats_once(moto_table) 
         again = subscribed_prices.seed(TODAY)
         assert all("already" in line for line in again), again
         assert len(access.get_subscriptions_by_account(account_id)) == 2
+
+
+@given(unit=st.integers(1, 10**7), low=st.integers(0, 60), span=st.integers(0, 60),
+       quantity=st.one_of(st.none(), st.integers(-5, 200)), label=st.sampled_from([None, "seat"]))
+def test_a_seat_price_charges_unit_times_seats_within_its_bounds_or_refuses_the_quantity(
+        unit: int, low: int, span: int, quantity: int | None, label: str | None) -> None:
+    product = Product(Product.pk(), Product.sk(sku="P"), SKU="P", Name="P", PaymentAmount=100, Currency="USD")
+    price = Price(Price.pk(), Price.sk(sku="P", price_id="price_P_x"), PriceId="price_P_x", SKU="P", Currency="usd",
+                  UnitAmount=unit, Interval="month", IntervalCount=1, BillingScheme="per_unit", UnitLabel=label,
+                  MinQuantity=low, MaxQuantity=low + span, Status="active", CreatedDate="2027-01-01")
+    try:
+        choice = choose_price(price, product, quantity)
+    except PriceRefused as refused:
+        assert refused.field == "quantity"
+        assert quantity is None and low + span < 1 or quantity is not None and not max(low, 1) <= quantity <= low + span
+        return
+    assert max(low, 1) <= choice.quantity <= low + span
+    assert choice.amount == unit * choice.quantity and choice.currency == "USD"
+    assert choice.attributes() == {"quantity": choice.quantity, "unit_amount": unit}
