@@ -74,6 +74,10 @@ def test_each_table_s_csv_is_its_figures(client: Client, scenario) -> None:  # n
         parser.feed(page)
         names = re.findall(r'data-testid="csv-([\w-]+)"', page)
         assert {"mrr", "movements-USD", "movements-EUR", "revenue-churn", "cohorts"} <= set(names)
+        # each link says which table it downloads: described by the table's caption or heading
+        for name, described in re.findall(r'data-testid="csv-([\w-]+)" aria-describedby="([\w-]+)"', page):
+            assert f'id="{described}"' in page, name
+        assert len(re.findall(r'data-testid="csv-[\w-]+" aria-describedby=', page)) == len(names)
         for name in names:
             response = client.get(reverse(URL), {"month": "2027-03", "format": "csv", "table": name})
             assert response.status_code == 200
