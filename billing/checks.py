@@ -132,3 +132,22 @@ def check_site_url(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
             id="billing.E005",
         )]
     return []
+
+
+@register("billing")
+def check_revenue_reporting_currency(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The revenue page converts at the ECB's rates (core/ecb_rates.py): its reporting
+    currency must be one they have, and the rates file must read."""
+    from core.ecb_rates import BadRatesFile, converter, rates_file
+
+    code = settings.REVENUE_REPORTING_CURRENCY
+    try:
+        known = converter().currencies
+    except (BadRatesFile, OSError) as error:
+        return [Error(f"The ECB rates file {rates_file()} cannot be read: {error}.",
+                      hint="Load it again with manage.py load_ecb_rates, or remove it to use the bundled rates.",
+                      id="billing.E008")]
+    if code not in known:
+        return [Error(f"REVENUE_REPORTING_CURRENCY {code!r} is not a currency of the ECB's reference rates.",
+                      hint="Use EUR or a code the ECB publishes (USD, GBP, JPY, CHF...).", id="billing.E008")]
+    return []

@@ -129,3 +129,14 @@ def test_a_total_is_its_lines_and_a_rate_of_one_changes_nothing(amounts: dict, r
     converted = in_reporting_currency(amounts, "EUR", date(2024, 3, 28))
     assert converted.total == sum(line.converted or 0 for line in converted.lines)
     assert [line.currency for line in converted.lines] == sorted(amounts)
+
+
+def test_a_reporting_currency_without_ecb_rates_is_refused_at_start(settings) -> None:
+    from billing.checks import check_revenue_reporting_currency
+
+    assert check_revenue_reporting_currency() == []  # EUR, the default
+    settings.REVENUE_REPORTING_CURRENCY = "KWD"  # the ECB publishes no rate for the dinar
+    [error] = check_revenue_reporting_currency()
+    assert error.id == "billing.E008" and "'KWD'" in error.msg
+    settings.REVENUE_REPORTING_CURRENCY = "USD"
+    assert check_revenue_reporting_currency() == []
