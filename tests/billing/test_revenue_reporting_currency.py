@@ -140,3 +140,19 @@ def test_a_reporting_currency_without_ecb_rates_is_refused_at_start(settings) ->
     assert error.id == "billing.E008" and "'KWD'" in error.msg
     settings.REVENUE_REPORTING_CURRENCY = "USD"
     assert check_revenue_reporting_currency() == []
+
+
+def test_the_command_repairs_a_rates_file_the_checks_refuse(tmp_path) -> None:
+    broken = tmp_path / "r.zip"
+    broken.write_bytes(b"PK\x03\x04 not a zip")
+    good = tmp_path / "eurofxref-hist.csv"
+    good.write_text(ECB_CSV)
+    env = {"PATH": "/usr/bin:/bin", "ECB_RATES_FILE": str(broken)}
+    check = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert check.returncode == 1 and "billing.E008" in check.stderr
+    done = subprocess.run([sys.executable, "manage.py", "load_ecb_rates", str(good)], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
+                          env=env, timeout=120).returncode == 0

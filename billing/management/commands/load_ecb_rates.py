@@ -14,6 +14,9 @@ from core.ecb_rates import BadRatesFile, load
 
 
 class Command(BaseCommand):
+    # The command that repairs a rates file the system checks refuse (billing.E008) must
+    # run without them.
+    requires_system_checks: list[str] = []
     help = ("Load the ECB's euro reference rates history (eurofxref-hist.csv or .zip, from "
             "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.zip) into ECB_RATES_FILE, "
             "read by the OSS return in euro and the revenue page.")
