@@ -138,11 +138,11 @@ def check_site_url(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
 def check_revenue_reporting_currency(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """The revenue page converts at the ECB's rates (core/ecb_rates.py): its reporting
     currency must be one they have, and the rates file must read."""
-    from core.ecb_rates import BadRatesFile, converter, rates_file
+    from core.ecb_rates import BadRatesFile, header_currencies, rates_file
 
     code = settings.REVENUE_REPORTING_CURRENCY
     try:
-        known = converter().currencies
+        known = header_currencies()
     except (BadRatesFile, OSError) as error:
         return [Error(f"The ECB rates file {rates_file()} cannot be read: {error}.",
                       hint="Load it again with manage.py load_ecb_rates, or remove it to use the bundled rates.",

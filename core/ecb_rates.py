@@ -63,6 +63,31 @@ def converter() -> Any:
     return _cache["converter"]
 
 
+def header_currencies(path: str | None = None) -> set[str]:
+    """The currencies a rates file's header names, EUR included, read from its first line
+    only (the system check's: a whole history takes about half a second to load)."""
+    path = path or rates_file()
+    try:
+        with open(path, "rb") as raw:
+            if raw.read(4) == b"PK\x03\x04":
+                raw.seek(0)
+                with zipfile.ZipFile(raw) as archive:
+                    names = [n for n in archive.namelist() if n.lower().endswith(".csv")]
+                    if len(names) != 1:
+                        raise BadRatesFile("the zip holds no single .csv file")
+                    with archive.open(names[0]) as member:
+                        first = member.readline()
+            else:
+                raw.seek(0)
+                first = raw.readline()
+        cells = [c.strip() for c in first.decode("utf-8").split(",")]
+    except (zipfile.BadZipFile, UnicodeDecodeError) as error:
+        raise BadRatesFile(f"not a zip or a UTF-8 CSV file ({error})") from None
+    if not cells or cells[0] != HEADER:
+        raise BadRatesFile(f"the first line is not the ECB's header ({HEADER},USD,JPY,...)")
+    return {c for c in cells[1:] if c} | {"EUR"}
+
+
 def is_zip(content: bytes) -> bool:
     return content[:4] == b"PK\x03\x04"
 
