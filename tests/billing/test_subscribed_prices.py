@@ -17,6 +17,8 @@ from billing.actions import prices as price_actions
 from billing.management.demo import prices as demo_prices
 from billing.management.demo import subscribed_prices
 from billing.models import Price, Product
+from billing.operations.outcomes import PaymentStatus
+from billing.operations.payments import take_payment
 from billing.rules.price_choice import PriceRefused, choose_price
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 from tests.builders import receipts_of
@@ -111,3 +113,20 @@ def test_a_seat_price_charges_unit_times_seats_within_its_bounds_or_refuses_the_
     assert max(low, 1) <= choice.quantity <= low + span
     assert choice.amount == unit * choice.quantity and choice.currency == "USD"
     assert choice.attributes() == {"quantity": choice.quantity, "unit_amount": unit}
+
+
+def test_an_archived_price_keeps_its_subscribers(moto_table) -> None:
+    with time_machine.travel(f"{TODAY.isoformat()} 12:00Z", tick=False):
+        demo_prices.seed(TODAY)
+        subscribed_prices.seed(TODAY)
+        yearly = _price("PHOTO-PRO", "Yearly")
+        price_actions.archive_price(yearly, actor="t")
+    user = get_user_model().objects.get(username=subscribed_prices.EMAIL)
+    [sub] = [s for s in access.get_subscriptions_by_account(access.get_account_id_for_user(user.pk))
+             if s.SKU == "PHOTO-PRO"]
+    renewal = date(2028, 3, 10)
+    with time_machine.travel(f"{renewal.isoformat()} 12:00Z", tick=False):
+        outcome = take_payment(sub, run_date=renewal)
+    assert (outcome.status, outcome.amount) == (PaymentStatus.PAID, 12000)
+    after = access.get_subscription(sub.account_id, sub.sub_id, sub.key_sku)
+    assert (after.PriceId, after.NextPaymentDate, after.is_live) == (yearly.PriceId, "2029-03-10", True)
