@@ -35,7 +35,6 @@ from billing.rules.price_choice import PriceChoice
 from billing.rules.projection import owed_charges
 from core.clock import billing_today
 from core.mail import money_text
-from core.money import format_with_symbol
 from core.payments.errors import GatewayError
 from core.payments.gateway import CardToken, ChargeResult, get_gateway
 
@@ -177,8 +176,8 @@ def _trial_started(sub: Subscription, new: NewSubscription, *, actor: str) -> St
                              reason=f"free trial until {sub.TrialEnd}")
     tell("subscription_confirmed", sub, format_lazy(_("Your {product} subscription is confirmed"),
                                                     product=new.product_name),
-         amount=format_with_symbol(new.amount, new.currency), trial_end=date.fromisoformat(sub.TrialEnd),
-         first_charge=format_with_symbol(first_amount, new.currency), period_start=start, period_end=end,
+         amount=money_text(new.amount, new.currency), trial_end=date.fromisoformat(sub.TrialEnd),
+         first_charge=money_text(first_amount, new.currency), period_start=start, period_end=end,
          next_payment=start, manage_url=manage_url(sub), **_coupon_line(sub))
     if new.keep_card and new.card_id:
         wallet.keep_in_wallet(sub.account_id, new.card, new.billing_address, card_id=new.card_id, actor=actor,
@@ -196,8 +195,8 @@ def _coupon_line(sub: Subscription) -> dict[str, object]:
     # not the same on a prorated first period as on a whole month (``rules.projection``).
     first, following = owed_charges(sub, 2, tax=access.tax_terms(sub))  # incomplete too: its confirmation records the first
     left = sub.CouponPaymentsLeft
-    return {"coupon": sub.CouponCode, "discount": format_with_symbol(first.discount, sub.Currency),
-            "next_discount": format_with_symbol(following.discount, sub.Currency) if following.discount != first.discount
+    return {"coupon": sub.CouponCode, "discount": money_text(first.discount, sub.Currency),
+            "next_discount": money_text(following.discount, sub.Currency) if following.discount != first.discount
             else "", "coupon_payments": None if left is None else int(left)}
 
 
@@ -208,8 +207,8 @@ def _after_first_charge(sub: Subscription, outcome: PaymentOutcome, new: NewSubs
         tell("subscription_confirmed", fresh, format_lazy(_("Your {product} subscription is confirmed"),
                                                           product=new.product_name),
              # The amounts as the customer saw them on the confirm page ("$9.99").
-             amount=format_with_symbol(new.amount, new.currency),
-             first_charge=format_with_symbol(outcome.amount or 0, new.currency), period_start=outcome.period,
+             amount=money_text(new.amount, new.currency),
+             first_charge=money_text(outcome.amount or 0, new.currency), period_start=outcome.period,
              period_end=outcome.period_end, next_payment=date.fromisoformat(fresh.NextPaymentDate),
              manage_url=manage_url(sub), **(discount or {}))
         if new.keep_card and new.card_id:

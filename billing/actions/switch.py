@@ -36,7 +36,7 @@ from billing.rules.invoice_tax import tax_metadata
 from billing.rules.schedule import months_before
 from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch
 from billing.rules.tax import TaxLine
-from core.money import format_with_symbol
+from core.mail import money_text
 from core.payments.errors import GatewayError, KeyReused, PaymentError
 from core.payments.gateway import ChargeResult, get_gateway
 
@@ -179,9 +179,9 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
         send_receipt(sub, receipt, True, result, today, q.paid_through or today, _next_payment_date(sub))
     tell("subscription_switched", sub, format_lazy(_("Your subscription now: {product}"), product=product.Name),
          old_product=old_name, upgrade=q.upgrade, effective=q.effective, **_next_payment(sub),
-         charged=format_with_symbol(charged, sub.Currency) if charged else "",
-         credit=format_with_symbol(q.credit, sub.Currency), charge=format_with_symbol(q.charge, sub.Currency),
-         refunded=format_with_symbol(refunded, sub.Currency) if refunded else "",
+         charged=money_text(charged, sub.Currency) if charged else "",
+         credit=money_text(q.credit, sub.Currency), charge=money_text(q.charge, sub.Currency),
+         refunded=money_text(refunded, sub.Currency) if refunded else "",
          receipt_number=receipt.Number if receipt else "", manage_url=manage_url(sub))
     return Switched(sub, q, charged=charged, refunded=refunded, receipt_id=(receipt.url_id if receipt else ""))
 
@@ -194,7 +194,7 @@ def _next_payment(sub: Subscription) -> dict[str, object]:
     if not sub.is_live or not sub.NextPaymentDate:
         return {}
     coming = next_charge(sub)
-    return {"next_date": coming.date, "next_amount": format_with_symbol(coming.amount, sub.Currency)}
+    return {"next_date": coming.date, "next_amount": money_text(coming.amount, sub.Currency)}
 
 
 def _next_payment_date(sub: Subscription) -> date | None:

@@ -121,3 +121,29 @@ def test_every_e_mail_writes_its_dates_as_the_pages_do() -> None:
         if formats - {"j F Y"}:
             found[template.name] = sorted(formats)
     assert found == {}
+
+
+def test_a_confirmation_made_in_english_writes_its_amounts_in_the_customers_language(moto_table) -> None:
+    # Staff (or a page in English) subscribes an Italian customer: the confirmation's amounts
+    # are formatted when the e-mail is written, in Italian as the customer's pages write them
+    # ("12,34 €"), not in the caller's English ("€12.34").
+    from django.utils import translation
+
+    from billing.actions import subscriptions
+    from core.money import format_with_symbol
+    from tests.builders import card
+
+    account = make_account()
+    access.set_account_language(account.account_id, "it")
+    account = access.get_account(account.account_id)
+    with translation.override("en"):
+        started = subscriptions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=15,
+                                          amount=1234, currency="EUR", card=card(), today=date(2027, 1, 15),
+                                          actor="staff:ann")
+    assert started.started
+    [confirmed] = [m for m in mail.outbox if "News" in m.subject and "Fattura" not in m.subject]
+    with translation.override("it"):
+        italian = format_with_symbol(1234, "EUR")
+    assert italian == "12,34\xa0€"
+    for text in (confirmed.body, confirmed.alternatives[0][0]):
+        assert italian in text and "€12.34" not in text
