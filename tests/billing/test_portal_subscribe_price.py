@@ -95,3 +95,16 @@ def test_a_price_archived_before_confirming_is_refused(travel, customer, yearly)
 def test_a_price_of_another_product_is_a_field_error(travel, customer, yearly, seats) -> None:
     response = _step_one(customer, product="TEAM", price=yearly.PriceId)
     assert response.status_code == 200 and 'id="error_1_id_price"' in response.content.decode()
+
+
+def test_a_price_with_its_own_trial(travel, customer, products) -> None:
+    trial = price_actions.add_price("NEWS-DAILY", PriceTerms("USD", unit_amount=Decimal(9900), interval="year"),
+                                    actor="t", trial_days=30)
+    # The payment day the day after the trial: a whole year is its first charge.
+    assert _step_one(customer, product="NEWS-DAILY", price=trial.PriceId, payment_day="9").status_code == 302
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    assert "Free until 8 April 2027, then $99.00 on 9 April 2027, then $99.00 a year" in html
+    customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert (sub.TrialEnd, sub.PriceId, sub.Interval, receipts_of(sub)) == ("2027-04-08", trial.PriceId, "year", [])
+    assert (sub.NextPaymentDate, sub.PaymentAmount) == ("2027-04-09", 9900)
