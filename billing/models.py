@@ -192,7 +192,7 @@ GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
-    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES,
+    *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES, "MeteredPriceId",
 ]
 
 # The hash keys of both due indexes: a date and a write shard. One date's
@@ -329,6 +329,9 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # The catalog price subscribed to (docs/PRICING.md); null: its product's derived
     # default price (``price_default_<SKU>``), as every subscription made before prices.
     PriceId = UnicodeAttribute(null=True)
+    # A metered price (``Price.Meter``; docs/USAGE.md "Billing a period"): each payment also
+    # charges the usage of the period just ended, in arrears. In GSI-2 (the run charges it).
+    MeteredPriceId = UnicodeAttribute(null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -446,6 +449,15 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # the period's price was ProcessedAmount + DiscountAmount.
     DiscountAmount = NumberAttribute(null=True)  # minor units
     CouponCode = UnicodeAttribute(null=True)
+    # The usage billed in arrears with this payment (docs/USAGE.md "Billing a period"): a
+    # metered price's quantity over UsageStart..UsageEnd (UsageEnd exclusive) and its amount
+    # before tax, its second line; ProcessedAmount includes it. Null: no usage billed.
+    UsagePriceId = UnicodeAttribute(null=True)
+    UsageMeter = UnicodeAttribute(null=True)
+    UsageStart = UnicodeAttribute(null=True)
+    UsageEnd = UnicodeAttribute(null=True)
+    UsageQuantity = NumberAttribute(null=True)
+    UsageAmount = NumberAttribute(null=True)  # minor units, before tax
     # The name and billing address the customer gave with the card that paid (the card's
     # ``PaymentDetails.BillingAddress`` when paid: name, then address lines), as printed
     # on the receipt; null on receipts written before it was kept.

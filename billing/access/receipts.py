@@ -126,6 +126,7 @@ def build_receipt(
     tax: InvoiceTax | None = None,
     product_name: str | None = None,
     kind: str | None = None,
+    usage: dict[str, str] | None = None,
 ) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
     """The receipt (numbered, an invoice with its tax), its number's look-up item and its
     ``payment.succeeded`` event, not yet written: ``create_receipt`` writes them, and a
@@ -139,7 +140,10 @@ def build_receipt(
     ``coupon``: a coupon's discount on this charge (the period's price was ``amount +
     discount``); a charge of 0 (all taken off) has no ``charge_id``. ``tax``: the invoice's
     tax (billing/access/tax_ledger.py; default: the tax included in ``amount``). ``kind``:
-    ``switch`` for an upgrade's charge (billing/rules/switch.py), None for a period's."""
+    ``switch`` for an upgrade's charge (billing/rules/switch.py), None for a period's.
+    ``usage``: the usage the charge billed in arrears, as its metadata carries it
+    (``usage_price``, ``usage_meter``, ``usage_start``, ``usage_end``, ``usage_quantity``,
+    ``usage_amount``)."""
     sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
     receipt = Receipt(
@@ -165,6 +169,7 @@ def build_receipt(
         DiscountAmount=discount if coupon else None,
         CouponCode=coupon,
         Kind=kind,
+        **_usage_attributes(usage),
     )
     write_invoice_tax(receipt, tax or invoice_tax(sub, amount=amount, on=billing_today(
         settings.BILLING_TIMEZONE, processed_at)))
@@ -177,6 +182,14 @@ def build_receipt(
                **({"Coupon": coupon, "Discount": discount} if coupon else {})},
     )
     return receipt, lookup, event
+
+
+def _usage_attributes(usage: dict[str, str] | None) -> dict[str, Any]:
+    if not usage:
+        return {}
+    return {"UsagePriceId": usage["usage_price"], "UsageMeter": usage["usage_meter"],
+            "UsageStart": usage["usage_start"], "UsageEnd": usage["usage_end"],
+            "UsageQuantity": int(usage["usage_quantity"]), "UsageAmount": int(usage["usage_amount"])}
 
 
 def _name_charged(sub: Subscription, sku: str) -> str | None:

@@ -9,6 +9,7 @@ so an estimate and its charge never differ (docs/API.md "The upcoming payment").
 from django.http import HttpRequest, JsonResponse
 from ninja import Router, Schema
 
+from billing import access
 from billing.api.auth import read_key
 from billing.api.errors import ApiError
 from billing.api.reads import ERRORS, subscription_or_404
@@ -24,7 +25,7 @@ class UpcomingLineOut(Schema):
     description: str
     price: str | None
     meter: str | None
-    quantity: int | str
+    quantity: int
     amount: int
     tax: int
 
@@ -51,8 +52,9 @@ def upcoming(request: HttpRequest, subscription_id: KeyId) -> JsonResponse:
     sub = subscription_or_404(subscription_id)
     if not sub.NextPaymentDate or not (sub.is_live or sub.Status == SubscriptionStatus.INCOMPLETE):
         raise ApiError(404, f"Subscription {subscription_id} has no payment to come.", param="subscription_id")
-    charge = next_charge(sub)
-    lines = charge_lines(sub, charge)
+    tax = access.tax_terms(sub)  # the seller's profile: read once a request
+    charge = next_charge(sub, seller=tax.seller)
+    lines = charge_lines(sub, charge, tax)
     return JsonResponse({
         "object": "upcoming_payment", "subscription": sub.sub_id,
         "amount_due": charge.amount, "currency": sub.Currency, "date": charge.date.isoformat(),

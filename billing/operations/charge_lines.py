@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from billing.models import Subscription
+from billing.rules.invoice_tax import TaxTerms
 from billing.rules.projection import ComingCharge
 
 
@@ -14,22 +15,35 @@ class ChargeLine(NamedTuple):
     description: str
     price: str | None  # the price's id, when the subscription names one
     meter: str | None  # the meter's event name, for a usage line
-    quantity: int | str  # a usage quantity may be a decimal (as a string: exact)
+    quantity: int  # seats, or the usage's units
     amount: int  # minor units, before the line's tax
     tax: int  # minor units
 
 
-def _net_and_tax(gross: int, charge: ComingCharge) -> tuple[int, int]:
-    # With the tax known, the line's net and tax are its figures (tax-inclusive prices: the
-    # net is the price less the tax in it); without, the amount is the line's whole.
-    if charge.tax_line is None:
-        return gross, 0
-    return charge.tax_line.net, charge.tax_line.tax
-
-
-def charge_lines(sub: Subscription, charge: ComingCharge) -> list[ChargeLine]:
-    """The fixed fee of the period paid in advance (after the coupon), one line."""
-    net, tax = _net_and_tax(charge.amount, charge)
+def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None = None) -> list[ChargeLine]:
+    """The fixed fee of the period paid in advance (after the coupon), then the usage of
+    the period just ended, if any. The tax is the invoice's, computed once on the whole
+    (``projection.with_usage``): the fixed fee's line is taxed alone (``tax``: the terms
+    the charge was taxed by), the usage's line has the rest, so the lines sum to the charge."""
+    fixed = charge.list_price - charge.discount
+    total = charge.tax_line
+    if total is None:
+        net, paid_tax = (fixed, 0) if charge.usage else (charge.amount, 0)
+    elif charge.usage is None:
+        net, paid_tax = total.net, total.tax
+    else:
+        assert tax is not None, "a charge with usage is itemised with its tax terms"
+        alone = tax.line(fixed, charge.date)
+        net, paid_tax = alone.net, alone.tax
     days = f"{charge.period_start.isoformat()} to {charge.period_end.isoformat()}"
-    return [ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", getattr(sub, "PriceId", None), None,
-                       int(sub.Quantity or 1), net, tax)]
+    lines = [ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", getattr(sub, "PriceId", None), None,
+                        int(sub.Quantity or 1), net, paid_tax)]
+    if charge.usage is not None:
+        usage = charge.usage
+        used = f"{usage.meter}, {usage.start.isoformat()} to {usage.end.isoformat()} (exclusive)"
+        if total is None:
+            lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, usage.amount, 0))
+        else:
+            lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, total.net - net,
+                                    total.tax - paid_tax))
+    return lines

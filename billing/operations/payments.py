@@ -41,11 +41,12 @@ from django.utils.translation import gettext_lazy
 from billing import access
 from billing.models import MerchantEventType, Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
+from billing.operations.metered import metered_usage, usage_metadata
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.operations.refunds import refund_after_close
 from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import tax_metadata
-from billing.rules.projection import ComingCharge, coming_charges, owed_charge
+from billing.rules.projection import ComingCharge, coming_charges, owed_charge, with_usage
 from billing.rules.schedule import reminder_date, retry_after
 from billing.rules.tax import Seller
 from core.clock import billing_today
@@ -65,21 +66,26 @@ def charge_key(sub_id: str, period: date, attempt: int) -> str:
     return key if attempt == 0 else f"{key}:retry{attempt}"
 
 
-def _owed(sub: Subscription, seller: access.InvoiceSeller | None = None) -> ComingCharge:
+def _owed(sub: Subscription, seller: access.InvoiceSeller | None = None, *, close: bool = False) -> ComingCharge:
     """The projection's first coming charge, taxed as the seller and the buyer say."""
-    return next_charge(sub, seller=seller.tax if seller else None)
+    return next_charge(sub, seller=seller.tax if seller else None, close=close)
 
 
-def next_charge(sub: Subscription, *, seller: Seller | None = None, first: bool | None = None) -> ComingCharge:
+def next_charge(sub: Subscription, *, seller: Seller | None = None, first: bool | None = None,
+                close: bool = False) -> ComingCharge:
     """The payment ``take_payment`` takes next, for an e-mail or a page to announce: the
     same charge (its days, the coupon's discount, the tax) it charges. ``seller``: the
     seller's tax profile when the caller has read it (a run reads it once). ``first``: for
     an item read from GSI-1, which does not project ``LastPaymentDate``: whether the owed
-    period is the first payment's (the run knows it from ``LastPaymentDate``)."""
+    period is the first payment's (the run knows it from ``LastPaymentDate``).
+
+    A subscription with a metered price (``MeteredPriceId``) also pays the usage of the
+    period just ended (billing/operations/metered.py): so far, until ``close``, which the
+    payment itself passes on its day (the period is then closed to late events first)."""
     tax = access.tax_terms(sub, seller)
-    if first is None:
-        return owed_charge(sub, tax=tax)
-    return coming_charges(sub, 1, first=first, tax=tax)[0]
+    charge = owed_charge(sub, tax=tax) if first is None else coming_charges(sub, 1, first=first, tax=tax)[0]
+    usage = metered_usage(sub, charge, close=close)
+    return with_usage(charge, usage, tax) if usage is not None else charge
 
 
 def owed_period(sub: Subscription) -> tuple[date, date]:
@@ -150,7 +156,9 @@ def take_payment(
     due = out.due = date.fromisoformat(sub.NextPaymentDate)
     retrying = bool(sub.BillingPeriod)
     seller = seller or access.invoice_seller()
-    owed = _owed(sub, seller)  # the projection's first coming charge: what every page showed
+    # On its day (or retried) a charge with usage closes the usage period before reading it.
+    close = bool(sub.MeteredPriceId) and not dry_run and (due <= run_date or retrying)
+    owed = _owed(sub, seller, close=close)  # the projection's first coming charge: what every page showed
     start, end, off = owed.period_start, owed.period_end, owed.discount
     out.period, out.period_end = start, end
     out.attempt = (sub.RetryCount or 0) + 1 if retrying else 0
@@ -179,6 +187,8 @@ def take_payment(
         **({"coupon": sub.CouponCode, "discount": str(off)} if sub.CouponCode else {}),
         # The invoice's tax: recorded as charged, and checked by the reconciliation.
         **(tax_metadata(owed.tax_line, prices_include_tax=seller.tax.prices_include_tax) if owed.tax_line else {}),
+        # The usage billed in arrears with it (its second line), as charged.
+        **(usage_metadata(owed.usage) if owed.usage else {}),
     }
     if amount == 0:
         # Nothing to charge (a coupon took it all): the gateway refuses amounts <= 0, so
@@ -344,6 +354,8 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         # The tax the charge carried (its metadata), on the invoice's day.
         tax=access.invoice_tax(sub, amount=result.amount, on=billing_today(settings.BILLING_TIMEZONE),
                                metadata=result.metadata, seller=seller),
+        # The usage billed in arrears with it, as the charge's metadata says.
+        usage={k: v for k, v in result.metadata.items() if k.startswith("usage_")} or None,
     )
     try:
         access.advance_after_payment(

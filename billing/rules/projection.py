@@ -34,7 +34,7 @@ both due indexes project (GSI-2 in full; GSI-1 lacks ``LastPaymentDate`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from enum import StrEnum
 
@@ -43,6 +43,7 @@ from billing.rules.coupons import after_payment, discount
 from billing.rules.invoice_tax import TaxTerms
 from billing.rules.schedule import (
     Schedule,
+    anchor_on_or_before,
     cadence_of,
     first_period,
     is_anchor,
@@ -87,6 +88,40 @@ class ComingCharge:
 
     # The cadence the period was cut on (``full_month``); set by ``coming_charges``.
     _payment_day: Schedule = field(default=1, repr=False, compare=False)
+    # A metered price's usage of the period just ended, billed in arrears with this payment
+    # (``with_usage``): ``amount`` and ``tax_line`` then include it.
+    usage: MeteredUsage | None = None
+
+
+@dataclass(frozen=True)
+class MeteredUsage:
+    """The usage a payment bills in arrears: a metered price's quantity over the days
+    ``[start, end)`` (UTC days, as the usage is counted) and its amount before tax."""
+
+    price_id: str
+    meter: str  # the meter's event name
+    start: date
+    end: date  # exclusive: the first day of the period this payment pays in advance
+    quantity: int
+    amount: int  # minor units: ``pricing.amount_for(the price's terms, quantity)``
+
+
+def with_usage(charge: ComingCharge, usage: MeteredUsage, tax: TaxTerms | None = None) -> ComingCharge:
+    """``charge`` plus the usage of the period before it: one payment. The tax is the
+    invoice's, once on the whole (the fixed fee after its coupon, plus the usage, which no
+    coupon discounts), on the payment's day, as a charge of both is taxed."""
+    fixed = charge.list_price - charge.discount
+    line = tax.line(fixed + usage.amount, charge.date) if tax is not None else None
+    return replace(charge, amount=line.gross if line else fixed + usage.amount, tax_line=line, usage=usage)
+
+
+def usage_period_start(sub: Subscription, charge: ComingCharge) -> date | None:
+    """The first day of the usage ``charge`` bills in arrears: the cadence's date before
+    the period it pays for (the period just ended); None for the first payment (nothing
+    was used before it)."""
+    if charge.kind == ChargeKind.FIRST:
+        return None
+    return anchor_on_or_before(cadence_of(sub), charge.period_start - timedelta(days=1))
 
 
 def _is_first(sub: Subscription, start: date) -> bool:

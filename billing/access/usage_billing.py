@@ -1,0 +1,38 @@
+"""A subscription's metered price: which price's usage its payments bill in arrears
+(docs/USAGE.md "Billing a period")."""
+
+from __future__ import annotations
+
+from billing.access._common import refused_as
+from billing.access.events import new_event
+from billing.access.prices import get_price
+from billing.exceptions import ConditionFailed
+from billing.models import Subscription
+from core.dynamo import engine
+
+METERED_PRICE_ATTACHED = "subscription.metered_price_attached"
+
+
+class NotMetered(ValueError):
+    """The price is unknown, has no meter, or is in another currency than the subscription."""
+
+
+def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staff") -> Subscription:
+    """From its next payment on, ``sub`` also pays the usage of ``price_id``'s meter over
+    the period just ended. One transaction: the subscription (on its version: a stale copy
+    is ``ConditionFailed``) and the audit event. ``NotMetered`` for a price that cannot be."""
+    price = get_price(price_id)
+    if price is None or not price.Meter:
+        raise NotMetered(f"{price_id} is not a metered price")
+    if price.Currency != sub.Currency:
+        raise NotMetered(f"{price_id} is in {price.Currency}, the subscription in {sub.Currency}")
+    before = {"MeteredPriceId": sub.MeteredPriceId}
+    # PynamoDB's transactional update checks and moves on the item's ``Version`` itself.
+    with refused_as(ConditionFailed, sub.SK), engine.transact_write() as tx:
+        tx.update(Subscription(sub.PK, sub.SK, Version=sub.Version),
+                  actions=[Subscription.MeteredPriceId.set(price.PriceId)], condition=Subscription.SK.exists())
+        tx.save(new_event(sub.account_id, actor=actor, action=METERED_PRICE_ATTACHED, subject=sub.SK,
+                          before=before, after={"MeteredPriceId": price.PriceId, "Meter": price.Meter}))
+    sub.MeteredPriceId = price.PriceId
+    sub.Version = (sub.Version or 0) + 1
+    return sub

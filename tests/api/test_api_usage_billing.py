@@ -1,0 +1,114 @@
+"""Usage billed in arrears (docs/USAGE.md "Billing a period"): a subscription with a metered
+price pays, on its payment day, the next period's fixed fee and the usage of the period
+just ended, in one charge. The upcoming payment read after the last event is what the
+payment day charges, to the minor unit, for a per-unit and a graduated price; the period
+is closed before it is read (a late event is refused) and a repeated payment charges once."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+import pytest
+import time_machine
+
+from billing import access
+from billing.access.usage import USAGE_SHARDS
+from billing.access.usage_billing import NotMetered, attach_metered_price
+from billing.actions import meters as meter_actions
+from billing.actions import prices as price_actions
+from billing.models import MeterAggregation
+from billing.operations import payments
+from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
+from core.payments.gateway import get_gateway
+from tests.api.conftest import ApiClient
+from tests.builders import card, fresh, make_account, make_subscription, receipts_of
+
+pytestmark = pytest.mark.django_db
+
+D = date(2027, 3, 15)  # the payment day: pays 15 March to 14 April, and the usage of 15 February to 14 March
+LAST_EVENTS = datetime(2027, 3, 14, 20, tzinfo=UTC)
+PAY_DAY = datetime(2027, 3, 15, 12, tzinfo=UTC)
+TERMS = {
+    # 1,235 calls at half a cent: 617.5, rounded half up to 618
+    "per_unit": (PriceTerms("USD", unit_amount=Decimal("0.5")), 618),
+    # the first 1,000 free, then 0.2 cents: 235 x 0.2 = 47
+    "graduated": (PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED,
+                             tiers=(Tier(1000, Decimal(0)), Tier(None, Decimal("0.2")))), 47),
+}
+VALUES = [(date(2027, 2, 15), 200), (date(2027, 2, 28), 1000), (date(2027, 3, 14), 35)]  # 1,235 calls
+
+
+def _metered(model: str):
+    meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
+    access.create_product("API", "Developer API", 999, "USD")
+    price = price_actions.add_price("API", TERMS[model][0], actor="test", nickname=model, meter="api_calls")
+    sub = make_subscription(make_account(), sku="API", payment_day=15, amount=999, today=date(2027, 2, 15))
+    sub = access.set_schedule(sub, next_payment=D, last_payment=date(2027, 2, 15), next_reminder=date(2027, 3, 8),
+                              last_reminder=date(2027, 2, 8))
+    sub = access.replace_card(fresh(sub), card(), actor="test")
+    return attach_metered_price(fresh(sub), price.PriceId, actor="test"), price
+
+
+def _event(sub, n: int, day: date, value: int) -> dict:
+    at = int(datetime(day.year, day.month, day.day, 10, tzinfo=UTC).timestamp())
+    return {"event_name": "api_calls", "customer": sub.account_id, "identifier": f"e{n}", "value": value,
+            "timestamp": at}
+
+
+@pytest.mark.parametrize("model", sorted(TERMS))
+def test_the_upcoming_amount_after_the_last_event_is_what_the_payment_day_charges(
+        model: str, read_api: ApiClient, write_api: ApiClient, ddb_requests) -> None:
+    sub, price = _metered(model)
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        for n, (day, value) in enumerate(VALUES):
+            assert write_api.post("/meter_events", _event(sub, n, day, value)).json()["status"] == "accepted"
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+    fixed, usage = shown["lines"]
+    assert (usage["meter"], usage["price"], usage["quantity"]) == ("api_calls", price.PriceId, 1235)
+    assert usage["amount"] + usage["tax"] + fixed["amount"] + fixed["tax"] == shown["amount_due"]
+    expected_usage = TERMS[model][1]
+    assert shown["amount_due"] == 999 + expected_usage  # the demo seller's prices include their tax
+
+    due = fresh(sub)
+    ddb_requests.reset()
+    with time_machine.travel(PAY_DAY, tick=False):
+        outcome = payments.take_payment(due, run_date=D)
+    assert outcome.status == "paid", outcome.reason
+    requests = ddb_requests.by_name()
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    [receipt] = receipts_of(sub)
+    assert charge["amount"] == receipt.ProcessedAmount == shown["amount_due"]
+    assert charge["metadata"]["usage_quantity"] == "1235"
+    assert charge["metadata"]["usage_amount"] == str(expected_usage)
+    # the receipt's second line: the usage and its period
+    assert (receipt.UsageMeter, receipt.UsageQuantity, receipt.UsageAmount) == ("api_calls", 1235, expected_usage)
+    assert (receipt.UsageStart, receipt.UsageEnd) == ("2027-02-15", "2027-03-15")
+    # A payment without a metered item: the seller's profile (GetItem), the receipt's
+    # transaction, the advance (UpdateItem). With one, 19 more: closing the period (one
+    # UpdateItem per usage shard, USAGE_SHARDS), the price's and the meter's GetItems and
+    # the period's strongly consistent Query.
+    assert requests == Counter({"GetItem": 1 + 2, "UpdateItem": 1 + USAGE_SHARDS, "Query": 1,
+                                "TransactWriteItems": 1}), requests
+    assert USAGE_SHARDS == 16
+
+    with time_machine.travel(PAY_DAY, tick=False):
+        # a late event of the period billed is refused: it would never be billed
+        late = write_api.post("/meter_events", _event(sub, 99, date(2027, 3, 14), 5))
+        assert late.json().get("status") != "accepted", late.json()
+        # the same payment again (a second process with the item it read): the same key, the
+        # same closed aggregate; one charge, one receipt
+        again = payments.take_payment(sub, run_date=D)
+    assert again.status != "paid" or again.amount == shown["amount_due"]
+    assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 1 and len(receipts_of(sub)) == 1
+
+
+def test_attaching_a_metered_price_is_audited_and_refuses_a_price_without_a_meter(moto_table) -> None:
+    sub, price = _metered("per_unit")
+    [event] = [e for e in access.get_events_by_account(sub.account_id)
+               if e.Action == "subscription.metered_price_attached"]
+    assert event.After["MeteredPriceId"] == price.PriceId and fresh(sub).MeteredPriceId == price.PriceId
+    flat = price_actions.add_price("API", PriceTerms("USD", unit_amount=Decimal(999)), actor="test", nickname="flat")
+    with pytest.raises(NotMetered):
+        attach_metered_price(fresh(sub), flat.PriceId, actor="test")
