@@ -14,10 +14,12 @@ from billing.rules.tax_report import (
     BadQuarter,
     LedgerRow,
     build_report,
+    build_reports,
     ledger_row,
     parse_quarter,
     previous_quarters,
     rate_text,
+    seller_key,
 )
 from core.money import minor_units
 
@@ -158,3 +160,34 @@ def test_previous_quarters_cross_the_year() -> None:
                                             (Decimal("5.5"), "5.5")])
 def test_rate_text(rate, text) -> None:
     assert rate_text(rate) == text
+
+
+SELLERS = ["IT00743110157", "IE6388047V", None]  # None: totals written before sellers were keyed
+
+
+@given(st.lists(st.tuples(st.sampled_from(SELLERS), st.one_of(taxed_rows, customer_rows)), max_size=40),
+       st.randoms(use_true_random=False))
+def test_each_seller_s_report_is_the_sum_of_its_own_rows_only(tagged, random) -> None:
+    """However two sellers' (and old unkeyed) rows are interleaved, each report is exactly
+    the report of that seller's rows alone: no seller's return holds another's sales."""
+    rows = [LedgerRow(**{**row.__dict__, "seller": seller, "seller_name": seller and f"name of {seller}"})
+            for seller, row in tagged]
+    random.shuffle(rows)
+    reports = build_reports("2027Q1", rows)
+    present = {row.seller for row in rows}
+    assert [report.seller for report in reports] == sorted(present - {None}) + ([None] if None in present else [])
+    for report in reports:
+        own = build_report("2027Q1", [row for row in rows if row.seller == report.seller])
+        assert (report.lines, report.customers) == (own.lines, own.customers)
+        assert report.seller_name == (report.seller and f"name of {report.seller}")
+
+
+def test_the_ledger_keys_name_their_seller_and_old_keys_none() -> None:
+    new = ledger_row("SELLER#IT00743110157#FR#20#EUR#oss#03", net=833, tax=166, invoices=1, seller_name="Rpay")
+    assert (new.seller, new.seller_name, new.country, new.rate, new.treatment) == (
+        "IT00743110157", "Rpay", "FR", "20", "oss")
+    rc = ledger_row("SELLER#IE6388047V#RC#DE136695976#EUR", net=999)
+    assert (rc.seller, rc.vat_number, rc.country, rc.treatment) == ("IE6388047V", "DE136695976", "DE", "reverse_charge")
+    old = ledger_row("FR#20#EUR#oss#03", net=833, tax=166, invoices=1, seller_name="ignored")
+    assert (old.seller, old.seller_name, old.country) == (None, None, "FR")
+    assert seller_key("ie 6388047v", "IE") == "IE6388047V" and seller_key(None, "us") == "US-NOVAT"
