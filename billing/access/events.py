@@ -38,6 +38,8 @@ def subscription_snapshot(sub: Subscription) -> dict:
         **({"Coupon": sub.CouponCode, "CouponPaymentsLeft": sub.CouponPaymentsLeft} if sub.CouponCode else {}),
         # A free trial's last free day, only on a subscription that had one.
         **({"TrialEnd": sub.TrialEnd} if sub.TrialEnd else {}),
+        # Its cadence, only when not monthly: the revenue figures count a month's share of it.
+        **({"Interval": sub.Interval, "IntervalCount": sub.IntervalCount} if sub.Interval else {}),
     }
 
 

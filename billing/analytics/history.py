@@ -16,6 +16,7 @@ from typing import Any
 
 from billing.models import AuditAction, SubscriptionStatus
 from billing.rules.coupons import discount
+from billing.rules.pricing import monthly_amount
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,12 @@ def state_from(snapshot: Mapping[str, Any], start: date, coupons: Mapping[str, C
     if code and snapshot.get("CouponPaymentsLeft") is None and code in coupons:
         terms = coupons[code]
         cut = discount(amount, percent_off=terms.percent_off, amount_off=terms.amount_off)
+    # A month's share of the amount per period (a yearly price / 12): the gross and the net
+    # are each normalised, so the discount is their difference to the minor unit.
+    interval, count = snapshot.get("Interval"), snapshot.get("IntervalCount")
+    monthly, monthly_net = (monthly_amount(amount, interval, count),
+                            monthly_amount(amount - cut, interval, count))
+    amount, cut = monthly, monthly - monthly_net
     return SubState(
         start=start,
         status=str(snapshot.get("Status") or SubscriptionStatus.ACTIVE),

@@ -24,6 +24,7 @@ import decimal
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
+from fractions import Fraction
 
 # Stripe's ``unit_amount_decimal``: at most 12 decimal places of the minor unit.
 MAX_DECIMAL_PLACES = 12
@@ -53,6 +54,21 @@ class Interval(StrEnum):
 
 # Stripe's own limits of a recurring price's interval_count: at most three years.
 MAX_INTERVAL_COUNT = {Interval.DAY: 1095, Interval.WEEK: 156, Interval.MONTH: 36, Interval.YEAR: 3}
+
+
+# A recurring amount as a month's share (MRR, docs/ANALYTICS.md): periods a year per
+# interval, so a year is 1/12 of itself, a week 52/12 and a day 365/12 (ChartMogul's and
+# Stripe's normalisation).
+PERIODS_A_YEAR = {Interval.DAY: 365, Interval.WEEK: 52, Interval.MONTH: 12, Interval.YEAR: 1}
+
+
+def monthly_amount(amount: int, interval: str | None = None, count: int | None = None) -> int:
+    """``amount`` charged every ``count`` ``interval`` as a month's share, rounded half up
+    to the minor unit (null interval: a month, the subscriptions made before cadences)."""
+    every = Interval(interval or Interval.MONTH)
+    per_year = Fraction(PERIODS_A_YEAR[every], 12 * int(count or 1))
+    share = amount * per_year
+    return int((2 * share.numerator + share.denominator) // (2 * share.denominator))
 
 
 def decimal_amount(value: object, what: str = "unit amount") -> Decimal:
