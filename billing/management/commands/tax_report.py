@@ -11,7 +11,14 @@ from django.core.management.base import CommandError
 
 from billing import access
 from billing.rules.oss_euro import oss_return
-from billing.rules.tax_report import BadQuarter, ReportLine, TaxReport, csv_text, exported_dicts, parse_quarter
+from billing.rules.tax_report import (
+    BadQuarter,
+    ReportLine,
+    TaxReport,
+    csv_text,
+    exported_dicts,
+    parse_quarter,
+)
 from core.dynamo.command import BillingCommand
 from core.money import decimal_string
 
