@@ -49,8 +49,10 @@ from billing.models import (
     ReceiptStatus,
     Refund,
     Subscription,
+    TaxLineMap,
 )
 from billing.rules.api_objects import refund_object
+from billing.rules.tax import tax_line
 from core.clock import billing_today
 
 
@@ -171,8 +173,10 @@ def build_receipt(
         Kind=kind,
         **_usage_attributes(usage),
     )
-    write_invoice_tax(receipt, tax or invoice_tax(sub, amount=amount, on=billing_today(
-        settings.BILLING_TIMEZONE, processed_at)))
+    invoiced = tax or invoice_tax(sub, amount=amount, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
+    write_invoice_tax(receipt, invoiced)
+    if usage:
+        _itemise_usage(receipt, invoiced)
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
                                  AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
@@ -182,6 +186,25 @@ def build_receipt(
                **({"Coupon": coupon, "Discount": discount} if coupon else {})},
     )
     return receipt, lookup, event
+
+
+def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax) -> None:
+    """The invoice's one line as two: the fixed fee, taxed alone as the upcoming payment
+    itemises it (billing/operations/charge_lines.py), and the usage, the rest; one rate,
+    the same totals."""
+    whole, usage_amount = invoiced.line, int(receipt.UsageAmount or 0)
+    # The fixed fee's price: the gross less the usage (tax-inclusive), else the net less it.
+    fixed_price = (whole.gross if invoiced.prices_include_tax else whole.net) - usage_amount
+    fixed = tax_line(fixed_price, whole.rate, prices_include_tax=invoiced.prices_include_tax)
+    [first] = receipt.TaxLines or []
+    last_day = (date.fromisoformat(receipt.UsageEnd) - timedelta(days=1)).isoformat() if receipt.UsageEnd else None
+    receipt.TaxLines = [
+        TaxLineMap(Description=first.Description, PeriodStart=first.PeriodStart, PeriodEnd=first.PeriodEnd,
+                   Net=fixed.net, TaxRate=first.TaxRate, Tax=fixed.tax, Gross=fixed.gross),
+        TaxLineMap(Description=f"{receipt.UsageMeter} × {receipt.UsageQuantity}", PeriodStart=receipt.UsageStart,
+                   PeriodEnd=last_day, Net=whole.net - fixed.net, TaxRate=first.TaxRate, Tax=whole.tax - fixed.tax,
+                   Gross=whole.gross - fixed.gross),
+    ]
 
 
 def _usage_attributes(usage: dict[str, str] | None) -> dict[str, Any]:

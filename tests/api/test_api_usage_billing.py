@@ -20,6 +20,7 @@ from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.models import MeterAggregation
 from billing.operations import payments
+from billing.rules.invoice import invoice_of
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 from core.payments.gateway import get_gateway
 from tests.api.conftest import ApiClient
@@ -85,6 +86,16 @@ def test_the_upcoming_amount_after_the_last_event_is_what_the_payment_day_charge
     # the receipt's second line: the usage and its period
     assert (receipt.UsageMeter, receipt.UsageQuantity, receipt.UsageAmount) == ("api_calls", 1235, expected_usage)
     assert (receipt.UsageStart, receipt.UsageEnd) == ("2027-02-15", "2027-03-15")
+    # the invoice's lines (the receipt page and PDF show them): the fixed fee and the usage,
+    # as the upcoming payment itemised them, summing to the invoice's totals
+    document = invoice_of(receipt)
+    assert document is not None
+    fee, used = document.lines
+    assert (fee.net, fee.tax) == (fixed["amount"], fixed["tax"]) and (used.net, used.tax) == (usage["amount"],
+                                                                                             usage["tax"])
+    assert used.description == "api_calls × 1235" and (used.period_start, used.period_end) == ("2027-02-15",
+                                                                                               "2027-03-14")
+    assert fee.gross + used.gross == receipt.ProcessedAmount and fee.tax + used.tax == receipt.Tax
     # A payment without a metered item: the seller's profile (GetItem), the receipt's
     # transaction, the advance (UpdateItem). With one, 19 more: closing the period (one
     # UpdateItem per usage shard, USAGE_SHARDS), the price's and the meter's GetItems and
