@@ -24,7 +24,6 @@ import decimal
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
-from fractions import Fraction
 
 # Stripe's ``unit_amount_decimal``: at most 12 decimal places of the minor unit.
 MAX_DECIMAL_PLACES = 12
@@ -66,9 +65,8 @@ def monthly_amount(amount: int, interval: str | None = None, count: int | None =
     """``amount`` charged every ``count`` ``interval`` as a month's share, rounded half up
     to the minor unit (null interval: a month, the subscriptions made before cadences)."""
     every = Interval(interval or Interval.MONTH)
-    per_year = Fraction(PERIODS_A_YEAR[every], 12 * int(count or 1))
-    share = amount * per_year
-    return int((2 * share.numerator + share.denominator) // (2 * share.denominator))
+    numerator, denominator = amount * PERIODS_A_YEAR[every], 12 * int(count or 1)
+    return (2 * numerator + denominator) // (2 * denominator)
 
 
 def decimal_amount(value: object, what: str = "unit amount") -> Decimal:
