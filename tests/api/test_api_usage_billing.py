@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 import time_machine
 
-from billing import access
+from billing import access, batches
 from billing.access.usage import USAGE_SHARDS
 from billing.access.usage_billing import NotMetered, attach_metered_price
 from billing.actions import meters as meter_actions
@@ -123,3 +123,19 @@ def test_attaching_a_metered_price_is_audited_and_refuses_a_price_without_a_mete
     flat = price_actions.add_price("API", PriceTerms("USD", unit_amount=Decimal(999)), actor="test", nickname="flat")
     with pytest.raises(NotMetered):
         attach_metered_price(fresh(sub), flat.PriceId, actor="test")
+
+
+def test_the_payment_run_bills_the_usage_of_a_subscription_read_from_its_index(
+        read_api: ApiClient, write_api: ApiClient) -> None:
+    # The run reads due subscriptions from GSI-2: MeteredPriceId must be projected there.
+    sub, _ = _metered("graduated")
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        for n, (day, value) in enumerate(VALUES):
+            write_api.post("/meter_events", _event(sub, n, day, value))
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+    with time_machine.travel(PAY_DAY, tick=False):
+        summary = batches.run_payments(run_date=D, workers=1, catch_up_days=0)
+    assert summary.counts["paid"] == 1
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    assert charge["amount"] == shown["amount_due"] == 999 + 47
+    assert fresh(sub).NextPaymentDate == "2027-04-15"
