@@ -45,7 +45,7 @@ from billing.rules.seats import (
     quote_seats,
 )
 from billing.rules.tax import TaxLine
-from core.money import format_with_symbol
+from core.mail import money_text
 from core.payments.errors import GatewayError, KeyReused, PaymentError
 from core.payments.gateway import ChargeResult, get_gateway
 
@@ -181,12 +181,12 @@ def _tell(sub: Subscription, q: SeatsQuote, *, charged: int, credited: int) -> N
     money = sub.Currency
     context: dict[str, Any] = {
         "quantity": q.new_quantity, "old_quantity": q.old_quantity, "more": q.more,
-        "unit_price": format_with_symbol(q.unit_amount, money),
-        "charged": format_with_symbol(charged, money) if charged else "",
-        "credited": format_with_symbol(credited, money) if credited else "",
+        "unit_price": money_text(q.unit_amount, money),
+        "charged": money_text(charged, money) if charged else "",
+        "credited": money_text(credited, money) if credited else "",
         "paid_through": q.paid_through, "manage_url": manage_url(sub),
     }
     if sub.is_live and sub.NextPaymentDate:
         coming = next_charge(sub)
-        context |= {"next_date": coming.date, "next_amount": format_with_symbol(coming.amount, money)}
+        context |= {"next_date": coming.date, "next_amount": money_text(coming.amount, money)}
     tell("seats_changed", sub, format_lazy(_("Your seats now: {quantity}"), quantity=q.new_quantity), **context)

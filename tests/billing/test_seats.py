@@ -316,3 +316,21 @@ def test_a_change_racing_the_payment_run_is_refused_not_left_unpaid(table, monke
         batches.run_payments(run_date=renewal, workers=1)
     assert fresh(sub).Quantity == 2
     assert [r.ProcessedAmount for r in receipts_of(sub) if r.BillingDate == "2027-04-10" and not r.Kind] == [2000]
+
+
+def test_the_seats_e_mail_writes_its_amounts_in_the_customers_language(table) -> None:
+    # Staff working in English changes an Italian customer's seats: the e-mail's amounts
+    # are formatted when it is written, in Italian ("10,00 $"), not in the caller's English.
+    from django.utils import translation
+
+    from core.money import format_with_symbol
+
+    sub = team(2, email="squadra@example.com")
+    access.set_account_language(sub.account_id, "it")
+    mail.outbox = []
+    with at(MID), translation.override("en"):
+        seats.change_quantity(access.get_subscription(sub.account_id, sub.sub_id), 3, "staff:ann", today=MID)
+    with translation.override("it"):
+        italian = format_with_symbol(1000, "USD")
+    [told] = [m for m in mail.outbox if "10" in m.body and not m.subject.startswith(("Refund", "Fattura", "Invoice"))][:1]
+    assert italian in told.body and "$10.00" not in told.body
