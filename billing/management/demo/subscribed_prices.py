@@ -1,8 +1,8 @@
 """The demo's subscriptions to chosen prices (docs/PRICING.md "Subscribing to a price"):
 a demo customer of its own, ``team@example.com`` (log-in password as the demo customer's),
 subscribed through the portal's own action to the Photo editor Pro's yearly price
-($120.00 a year) and to the Team workspace's seat price at five seats ($10.00 a seat a
-month, $50.00 a month), each first period charged at once. The prices part runs first
+($120.00 a year) and to the Team workspace's seat price at three seats, two more added the
+same day ($10.00 a seat a month, $50.00 a month), each first period charged at once. The prices part runs first
 (its module name sorts first) and makes those prices. Safe to run twice: a price the
 customer has a live subscription to is left as it is."""
 
@@ -13,6 +13,7 @@ from datetime import date
 from django.contrib.auth import get_user_model
 
 from billing import access
+from billing.actions import seats as seat_actions
 from billing.actions import subscriptions as subscribing
 from billing.actions.accounts import open_account, payment_customer
 from billing.management.commands.seed_demo import CUSTOMER_PASSWORD, DEMO_CARDS, SEED_ACTOR, access_token
@@ -22,8 +23,8 @@ from core.payments.demo_cards import demo_card
 from core.payments.gateway import get_gateway
 
 EMAIL = "team@example.com"
-# (sku, the price's nickname in the prices part, seats)
-CHOICES = [("PHOTO-PRO", "Yearly", None), ("TEAM-SEATS", "Per seat", 5)]
+# (sku, the price's nickname in the prices part, seats subscribed, seats after a change)
+CHOICES = [("PHOTO-PRO", "Yearly", None, None), ("TEAM-SEATS", "Per seat", 3, 5)]
 
 
 def _customer() -> Account:
@@ -46,7 +47,7 @@ def seed(today: date) -> list[str]:
     account = _customer()
     lines = []
     subs = access.get_subscriptions_by_account(account.account_id)
-    for sku, nickname, seats in CHOICES:
+    for sku, nickname, seats, later in CHOICES:
         product = access.get_product(sku)
         price = next((p for p in access.list_prices(sku) if p.Nickname == nickname), None)
         if product is None or price is None:
@@ -64,4 +65,11 @@ def seed(today: date) -> list[str]:
         lines.append(f"subscribed prices: {EMAIL}'s {product.Name} at {price.PriceId} × {choice.quantity}, "
                      f"{choice.amount / 100:.2f} {choice.currency} every {choice.interval_count} {choice.interval}: "
                      f"{state}")
+        if started.started and later:
+            # Seats added the same day through the portal's own action: their first period
+            # charged at once, with its receipt (docs/MONEY.md "Seats").
+            sub = access.get_subscription(account.account_id, started.sub.sub_id, sku) or started.sub
+            done = seat_actions.change_quantity(sub, later, EMAIL, today=today)
+            lines.append(f"subscribed prices: {EMAIL}'s {product.Name} now {later} seats "
+                         f"({done.charged / 100:.2f} {choice.currency} charged for the added seats)")
     return lines
