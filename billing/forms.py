@@ -22,6 +22,7 @@ from billing.models import Account, Product
 from billing.rules.coupons import MAX_CODE_LENGTH, CouponRefusal
 from billing.rules.lifecycle import CANCEL_REASONS, MAX_PAUSE_PAYMENTS, CancelMode
 from billing.rules.schedule import MAX_PAYMENT_DAY, MIN_PAYMENT_DAY
+from billing.rules.seats import quantity_of
 from billing.rules.vat_numbers import VatCheck, VatProblem, compact, vat_number_problem
 from core.cardforms import NEW_CARD, CardFields
 from core.countries import country_choices, country_name
@@ -129,6 +130,26 @@ class VersionedForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
 
+
+
+class SeatsFields(forms.Form):
+    """The number of seats of ``sub``: a whole number within its price's ``bounds`` (low,
+    high), and not the number it has. The customer's page and the staff's page share it;
+    each says "already" in its own voice (``already_held``)."""
+
+    quantity = forms.IntegerField(label=gettext_lazy("Number of seats"))
+    already_held = gettext_lazy("You have %(n)s seats already.")
+    sub: Any
+    bounds: tuple[int, int]
+
+    def clean_quantity(self) -> int:
+        quantity = self.cleaned_data["quantity"]
+        low, high = self.bounds
+        if not low <= quantity <= high:
+            raise forms.ValidationError(gettext("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high})
+        if quantity == quantity_of(self.sub):
+            raise forms.ValidationError(self.already_held % {"n": quantity})
+        return quantity
 
 
 class CountryChoiceField(forms.ChoiceField):

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 
 from billing import access
 from billing.actions import seats as actions
+from billing.forms import SeatsFields
 from billing.models import AuditAction, Subscription
 from billing.rules.seats import SeatsQuote, SeatsRefused, quantity_of, unit_amount_of
 from billing.staff.common import account_url, confirm_page
@@ -26,11 +27,11 @@ from core.pages import actor, today
 from core.payments.errors import GatewayError
 
 
-class StaffSeatsForm(forms.Form):
+class StaffSeatsForm(SeatsFields):
     """The number of seats; once the amount was shown, it and the version travel back
     hidden, so the change charges or credits only what was confirmed."""
 
-    quantity = forms.IntegerField(label=gettext_lazy("Number of seats"))
+    already_held = gettext_lazy("The subscription has %(n)s seats already.")
     step = forms.CharField(widget=forms.HiddenInput, required=False)
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
     amount = forms.IntegerField(widget=forms.HiddenInput, required=False)
@@ -39,15 +40,6 @@ class StaffSeatsForm(forms.Form):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.sub = sub
         self.bounds = actions.bounds_of(sub)  # the catalog read once per form
-
-    def clean_quantity(self) -> int:
-        quantity = self.cleaned_data["quantity"]
-        low, high = self.bounds
-        if not low <= quantity <= high:
-            raise forms.ValidationError(_("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high})
-        if quantity == quantity_of(self.sub):
-            raise forms.ValidationError(_("The subscription has %(n)s seats already.") % {"n": quantity})
-        return quantity
 
 
 def _question(sub: Subscription, quote: SeatsQuote) -> str:

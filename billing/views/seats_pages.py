@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -25,7 +24,7 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.actions import seats as actions
 from billing.customers import customer_required
-from billing.forms import VersionedForm
+from billing.forms import SeatsFields, VersionedForm
 from billing.models import Subscription
 from billing.rules.projection import coming_charges
 from billing.rules.seats import SeatsQuote, SeatsRefused, quantity_of, unit_amount_of
@@ -38,11 +37,9 @@ UNREACHABLE = gettext_lazy("Our payment provider could not be reached: nothing w
                            "again in a minute.")
 
 
-class SeatsForm(VersionedForm):
+class SeatsForm(SeatsFields, VersionedForm):
     """How many seats: a whole number within the subscription's price's bounds, not the
     number it has (rendered by crispy-forms, its errors under the field)."""
-
-    quantity = forms.IntegerField(label=gettext_lazy("Number of seats"))
 
     def __init__(self, *args: Any, sub: Subscription, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -53,15 +50,6 @@ class SeatsForm(VersionedForm):
         field.widget.attrs.update({"min": low, "max": high})
         field.help_text = gettext_lazy("From %(low)s to %(high)s seats, at %(unit)s a seat.") % {
             "low": low, "high": high, "unit": format_with_symbol(unit_amount_of(sub), sub.Currency)}
-
-    def clean_quantity(self) -> int:
-        quantity = self.cleaned_data["quantity"]
-        low, high = self.bounds
-        if not low <= quantity <= high:
-            raise forms.ValidationError(_("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high})
-        if quantity == quantity_of(self.sub):
-            raise forms.ValidationError(_("You have %(n)s seats already.") % {"n": quantity})
-        return quantity
 
 
 def quote_context(sub: Subscription, quote: SeatsQuote) -> dict[str, Any]:

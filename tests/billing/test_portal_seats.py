@@ -132,6 +132,8 @@ def test_staff_with_the_finance_role_change_seats_others_may_not(customer, clien
         assert client.get(url).status_code == 403
         client.force_login(make_user("money@example.com", staff=True, money=True))
         assert client.get(url).status_code == 200
+        # the same field rules as the customer's page, in staff's voice
+        assert "The subscription has 2 seats already." in client.post(url, {"quantity": 2}).content.decode()
         asked = client.post(url, {"quantity": 3})
         question = asked.content.decode()
         due = seats.charged_now(fresh(sub), seats.quote(fresh(sub), 3, today=DAY))
