@@ -10,24 +10,21 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.access._common import refused_as, utc_now
+from billing.access._common import utc_now
 from billing.access.events import new_event, subscription_snapshot
-from billing.access.outbox import preview, receipt_events, save_item, subscription_event
-from billing.access.receipt_numbers import RECEIPT_NUMBERS, write_numbered
+from billing.access.outbox import preview, receipt_events, subscription_event
+from billing.access.paid_changes import commit_change, save_change
 from billing.access.receipts import build_receipt
-from billing.access.tax_ledger import InvoiceTax, add_receipt_totals, invoice_tax
-from billing.exceptions import ConditionFailed
+from billing.access.tax_ledger import InvoiceTax, invoice_tax
 from billing.models import (
     AuditAction,
     MerchantEventType,
     Receipt,
-    ReceiptNumberLookup,
     Subscription,
     SubscriptionStatus,
 )
 from billing.rules.seats import SeatsQuote
 from core.clock import billing_today
-from core.dynamo import engine
 
 
 def seats_receipt_sku(sub: Subscription, version: int | None) -> str:
@@ -91,24 +88,10 @@ def change_seats(sub: Subscription, quote: SeatsQuote, *, today: date, actor: st
                           before={**before, "Quantity": quote.old_quantity}, after=after)
         merchant_events = [subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, actions)),
                            *(receipt_events(receipt) if receipt is not None else [])]
-        # The business condition, not the version (as a switch): a reminder claimed
-        # meanwhile must not undo a change whose charge is made.
-        # a copy: PynamoDB adds the version's own action to the list, and a retry builds again
-        tx.update(sub, actions=list(actions), condition=_as_quoted(sub, quote, today), add_version_condition=False)
-        tx.save(event)
-        if receipt is not None and lookup is not None:
-            tx.save(receipt, condition=Receipt.SK.does_not_exist())
-            tx.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
-            add_receipt_totals(tx, receipt)
-        for merchant_event in merchant_events:
-            save_item(tx, merchant_event)
+        save_change(tx, sub, actions=actions, condition=_as_quoted(sub, quote, today), event=event, receipt=receipt,
+                    lookup=lookup, merchant_events=merchant_events)
 
-    with refused_as(ConditionFailed, sub.SK):
-        if charging:
-            write_numbered(RECEIPT_NUMBERS, processed_at.year, write)
-        else:
-            with engine.transact_write() as tx:
-                write(tx)
+    commit_change(sub, write, charging=charging, processed_at=processed_at)
     # What the update wrote, in memory as a fresh read would show it (the transaction
     # moved the version on itself).
     sub.Quantity, sub.UnitAmount, sub.PaymentAmount = quote.new_quantity, quote.unit_amount, quote.new_price

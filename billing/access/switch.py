@@ -11,17 +11,16 @@ from django.conf import settings
 
 from billing.access._common import refused_as, utc_now
 from billing.access.events import new_event, subscription_snapshot
-from billing.access.outbox import preview, receipt_events, save_item, subscription_event
-from billing.access.receipt_numbers import RECEIPT_NUMBERS, write_numbered
+from billing.access.outbox import preview, receipt_events, subscription_event
+from billing.access.paid_changes import commit_change, save_change
 from billing.access.receipts import build_receipt
-from billing.access.tax_ledger import InvoiceTax, add_receipt_totals, invoice_tax
+from billing.access.tax_ledger import InvoiceTax, invoice_tax
 from billing.exceptions import ConditionFailed
 from billing.models import (
     AuditAction,
     MerchantEventType,
     Product,
     Receipt,
-    ReceiptNumberLookup,
     Subscription,
     SubscriptionStatus,
 )
@@ -86,27 +85,14 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
                  "Charged": charged if receipt else 0, "Receipt": receipt.SK if receipt else None}
         event = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
                           before={**before, "SKU": sub.SKU, "ProductName": sub.ProductName}, after=after)
-        # The business condition, not the version: a reminder claimed meanwhile must not undo
-        # a switch whose charge is made (PynamoDB still moves the version on).
         # The merchant's events: subscription.switched and, for an upgrade's charge,
         # payment.succeeded and invoice.created (billing/access/outbox.py).
         merchant_events = [subscription_event(MerchantEventType.SUBSCRIPTION_SWITCHED, preview(sub, actions)),
                            *(receipt_events(receipt) if receipt is not None else [])]
-        tx.update(sub, actions=actions, condition=_as_quoted(sub, quote), add_version_condition=False)
-        tx.save(event)
-        if receipt is not None and lookup is not None:
-            tx.save(receipt, condition=Receipt.SK.does_not_exist())
-            tx.save(lookup, condition=ReceiptNumberLookup.SK.does_not_exist())
-            add_receipt_totals(tx, receipt)
-        for merchant_event in merchant_events:
-            save_item(tx, merchant_event)
+        save_change(tx, sub, actions=actions, condition=_as_quoted(sub, quote), event=event, receipt=receipt,
+                    lookup=lookup, merchant_events=merchant_events)
 
-    with refused_as(ConditionFailed, sub.SK):
-        if charging:  # the receipt's number is taken by the switch's own write (receipt_numbers)
-            write_numbered(RECEIPT_NUMBERS, processed_at.year, write)
-        else:
-            with engine.transact_write() as tx:
-                write(tx)
+    commit_change(sub, write, charging=charging, processed_at=processed_at)
     receipt = written[0] if written else None
     # What the update wrote, in memory as a fresh read would show it.
     sub.SKU, sub.ProductName, sub.PaymentAmount = product.SKU, product.Name, int(product.PaymentAmount)
