@@ -33,7 +33,7 @@ from billing.rules.coupons import payments_left
 from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.price_choice import PriceChoice, PriceRefused, choose_price, is_per_seat, subscribable
 from billing.rules.price_objects import terms_of
-from billing.rules.price_words import price_words
+from billing.rules.price_words import interval_words, price_words
 from billing.rules.projection import Terms, new_subscription_charges
 from billing.rules.schedule import Schedule, first_period, new_cadence
 from billing.templatetags.portal import decline_reason
@@ -88,6 +88,9 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
     if trial_end:
         quote.update(trial_days=trial_days, trial_end=trial_end.isoformat())
     if choice is not None and choice.stored_price_id:
+        # How often it renews, in words, when not every month ("a year", "every 3 months").
+        if (choice.interval, choice.interval_count) != ("month", 1):
+            quote.update(renews=str(interval_words(choice.interval, choice.interval_count)))
         quote.update(price_id=choice.stored_price_id, interval=choice.interval, interval_count=choice.interval_count,
                      **choice.attributes())
     return quote

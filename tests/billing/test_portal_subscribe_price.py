@@ -61,6 +61,8 @@ def test_a_yearly_price_is_quoted_and_charged_alike(travel, customer, yearly) ->
     confirm = customer.client.get("/subscribe/confirm/")
     html = confirm.content.decode()
     assert "$99.00 a year" in html
+    # the page's intro says how often it renews, not "every month"
+    assert "then once a year." in html and "then every month" not in html
     shown = FIRST.search(html)[1].strip()
     done = customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
     assert done.status_code == 302
