@@ -1359,3 +1359,26 @@ class Price(BillingItem, discriminator="Price"):
 
 
 ENTITIES = (*ENTITIES, Price)
+
+
+# --- Revenue rollups (docs/ANALYTICS.md, "Kept figures") ----------------------------------
+
+
+class RevenueRollup(BillingItem, discriminator="RevenueRollup"):
+    """One day's revenue figures of one shard of the customers (a customer's shard is fixed
+    by its account id), written by ``manage.py revenue_rebuild``. A month's days are one
+    partition, so a month is one Query; the shards are added up on read. ``Figures``: per
+    currency, ``{"mrr", "new", "expansion", "contraction", "churn", "reactivation",
+    "paying", "new_customers", "churned_customers"}`` in minor units and counts; ``Paying``:
+    the shard's customers paying in any currency at the day's close."""
+
+    pk_template = KeyTemplate("REVENUE#{month}")
+    sk_template = KeyTemplate("{day}#{shard}")
+
+    Figures = MapAttribute(default=dict)
+    Paying = NumberAttribute(default=0)
+    Shards = NumberAttribute()  # how many shards the day was cut into when written
+    RebuiltAt = UnicodeAttribute()
+
+
+ENTITIES = (*ENTITIES, RevenueRollup)

@@ -1,0 +1,158 @@
+"""The kept figures (docs/ANALYTICS.md, "Kept figures"): each day's MRR at the close, its
+movements and its customer counts, per currency and per shard of the customers, made from
+the movements (``mrr.steps``), and added up again over the shards on read. Pure: no I/O.
+
+A customer's shard is fixed by its account id, so a customer is counted in one shard only
+and the shards' counts add up (paying customers, new and churned customers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from billing.access.revenue_rollups import RollupDay
+from billing.analytics.mrr import Kind, Movements, Step
+
+SHARDS = 16
+FIGURES = ("mrr", "new", "expansion", "contraction", "churn", "reactivation", "paying", "new_customers",
+           "churned_customers")
+ONE_DAY = timedelta(days=1)
+
+
+def shard_of(customer: str, shards: int = SHARDS) -> int:
+    """A stable shard for the customer (not Python's ``hash``: it changes per process)."""
+    return int.from_bytes(hashlib.sha256(customer.encode()).digest()[:4], "big") % shards
+
+
+def days(first: date, last: date) -> Iterator[date]:
+    day = first
+    while day <= last:
+        yield day
+        day += ONE_DAY
+
+
+def day_rows(all_steps: Sequence[Step], first: date, last: date, shards: int = SHARDS) -> Iterator[RollupDay]:
+    """Every shard's row of every day ``first``..``last`` (a shard with nothing still has
+    its row: a day is kept when all its shards are). The steps before ``first`` set the
+    levels the first day opens with."""
+    level: dict[tuple[str, str], int] = {}
+    ordered = sorted(all_steps, key=lambda s: s.day)
+    n = 0
+    for day in days(min(first, ordered[0].day) if ordered else first, last):
+        moved: dict[tuple[int, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        while n < len(ordered) and ordered[n].day == day:
+            step = ordered[n]
+            n += 1
+            level[(step.customer, step.currency)] = step.after
+            row = moved[(shard_of(step.customer, shards), step.currency)]
+            row[step.kind.value] += abs(step.delta)
+            if step.kind == Kind.NEW:
+                row["new_customers"] += 1
+            elif step.kind == Kind.CHURN:
+                row["churned_customers"] += 1
+        if day < first:
+            continue
+        yield from _rows_of(day, level, moved, shards)
+
+
+def _rows_of(day: date, level: dict[tuple[str, str], int], moved: dict[tuple[int, str], dict[str, int]],
+             shards: int) -> Iterator[RollupDay]:
+    figures: list[dict[str, dict[str, int]]] = [defaultdict(lambda: dict.fromkeys(FIGURES, 0)) for _ in range(shards)]
+    paying: list[set[str]] = [set() for _ in range(shards)]
+    for (customer, currency), amount in level.items():
+        if amount:
+            shard = shard_of(customer, shards)
+            figures[shard][currency]["mrr"] += amount
+            figures[shard][currency]["paying"] += 1
+            paying[shard].add(customer)
+    for (shard, currency), row in moved.items():
+        for name, value in row.items():
+            figures[shard][currency][name] += value
+    for shard in range(shards):
+        yield RollupDay(day, shard, shards, {c: dict(v) for c, v in sorted(figures[shard].items())},
+                        len(paying[shard]))
+
+
+# --- reading them back ----------------------------------------------------------------------
+
+
+@dataclass
+class DayFigures:
+    """One day's figures, the shards added up."""
+
+    day: date
+    shards_seen: set[int] = field(default_factory=set)
+    shards: int = 0
+    figures: dict[str, dict[str, int]] = field(default_factory=dict)
+    paying: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.shards) and len(self.shards_seen) == self.shards
+
+    @property
+    def mrr(self) -> dict[str, int]:
+        return {c: v["mrr"] for c, v in sorted(self.figures.items()) if v.get("mrr")}
+
+
+def merge(rows: Iterable[RollupDay]) -> dict[date, DayFigures]:
+    """The shards of each day added up."""
+    found: dict[date, DayFigures] = {}
+    for row in rows:
+        day = found.setdefault(row.day, DayFigures(row.day))
+        day.shards_seen.add(row.shard)
+        day.shards = max(day.shards, row.shards)
+        day.paying += row.paying
+        for currency, values in row.figures.items():
+            into = day.figures.setdefault(currency, dict.fromkeys(FIGURES, 0))
+            for name, value in values.items():
+                into[name] = into.get(name, 0) + value
+    return found
+
+
+def covers(kept: dict[date, DayFigures], first: date, last: date) -> bool:
+    """Whether every day ``first``..``last`` is kept whole (all its shards)."""
+    return all(d in kept and kept[d].complete for d in days(first, last))
+
+
+def kept_movements(kept: dict[date, DayFigures], first: date, close: date) -> dict[str, Movements]:
+    """A period's movements from the kept days: opening at the close of the day before
+    ``first`` (which must be kept too), the movements summed over its days."""
+    opening = kept[first - ONE_DAY].mrr
+    sums: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for day in days(first, close):
+        for currency, values in kept[day].figures.items():
+            for name in ("new", "expansion", "contraction", "churn", "reactivation"):
+                sums[currency][name] += values.get(name, 0)
+    result = {}
+    for currency in sorted(set(opening) | {c for c, v in sums.items() if any(v.values())}):
+        row, start = sums[currency], opening.get(currency, 0)
+        result[currency] = Movements(
+            currency, start, row["new"], row["expansion"], row["contraction"], row["churn"], row["reactivation"],
+            start + row["new"] + row["expansion"] + row["reactivation"] - row["contraction"] - row["churn"])
+    return result
+
+
+def differences(kept: dict[date, DayFigures], recomputed: dict[date, DayFigures]) -> list[tuple[date, str, str]]:
+    """Each day and currency whose kept figures are not the recomputed ones: (day, currency
+    or ``*`` for the day as a whole, what differs)."""
+    found: list[tuple[date, str, str]] = []
+    for day in sorted(set(kept) | set(recomputed)):
+        mine, theirs = kept.get(day), recomputed.get(day)
+        if mine is None or theirs is None or not mine.complete:
+            found.append((day, "*", "not kept" if mine is None or not mine.complete else "not recomputed"))
+            continue
+        for currency in sorted(set(mine.figures) | set(theirs.figures)):
+            a = mine.figures.get(currency, dict.fromkeys(FIGURES, 0))
+            b = theirs.figures.get(currency, dict.fromkeys(FIGURES, 0))
+            wrong = [f"{name} kept {a.get(name, 0)} recomputed {b.get(name, 0)}" for name in FIGURES
+                     if a.get(name, 0) != b.get(name, 0)]
+            if wrong:
+                found.append((day, currency, ", ".join(wrong)))
+        if mine.paying != theirs.paying:
+            found.append((day, "*", f"paying customers kept {mine.paying} recomputed {theirs.paying}"))
+    return found

@@ -1,0 +1,90 @@
+"""``python manage.py revenue_rebuild [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--check] [--json]``:
+recompute every day's revenue figures from the audit history and keep them as rollups
+(docs/ANALYTICS.md, "Kept figures"), or, with ``--check``, compare the kept rollups with a
+fresh recomputation: one line per differing day and currency, exit 1; a one-line summary
+and exit 0 when they agree. Safe to re-run and to kill (a rerun puts the same items)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import date
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import CommandError
+
+from billing.access.revenue_rollups import RollupDay
+from billing.analytics.rebuild import check, rebuild
+from core.clock import billing_today
+from core.dynamo.command import BillingCommand
+
+
+def _day(text: str | None, name: str) -> date | None:
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise CommandError(f"{name} {text}: not a day (YYYY-MM-DD)") from None
+
+
+class Command(BillingCommand):
+    help = ("Recompute the daily revenue rollups (MRR at each day's close, its movements, paying, new and "
+            "churned customers, per currency and shard) from the audit history and write them; --check compares "
+            "the kept rollups with a recomputation instead and exits 1 on any difference.")
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--from", dest="first", help="the first day, YYYY-MM-DD (default: the month before "
+                                                          "the first movement)")
+        parser.add_argument("--to", dest="last", help="the last day, YYYY-MM-DD (default: today)")
+        parser.add_argument("--check", action="store_true", help="compare, write nothing; exit 1 on a difference")
+        parser.add_argument("--json", action="store_true", help="one JSON object (for cron)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        today = billing_today(settings.BILLING_TIMEZONE)
+        first, last = _day(options["first"], "--from"), _day(options["last"], "--to")
+        if first and last and first > last:
+            raise CommandError("--from is after --to")
+        if options["check"]:
+            self._check(today, first, last, as_json=options["json"])
+        else:
+            self._rebuild(today, first, last, as_json=options["json"])
+
+    def _rebuild(self, today: date, first: date | None, last: date | None, *, as_json: bool) -> None:
+        progress = self.stdout.isatty() and not as_json
+
+        def written(row: RollupDay) -> None:
+            if progress and row.shard == 0:
+                self.stdout.write(f"\r{row.day.isoformat()}", ending="")
+                self.stdout.flush()
+
+        done = rebuild(today, first=first, last=last, written=written)
+        if progress:
+            self.stdout.write("\r", ending="")
+        if as_json:
+            self.stdout.write(json.dumps({"rebuilt": True, "from": done.first.isoformat(), "to": done.last.isoformat(),
+                                          "items": done.items, "shards": done.shards}))
+        else:
+            self.stdout.write(f"Kept {done.items} rollup items: {done.first} to {done.last}, {done.shards} shards a day")
+
+    def _check(self, today: date, first: date | None, last: date | None, *, as_json: bool) -> None:
+        found = check(today, first=first, last=last)
+        today_differs = found.mrr_today_kept is not None and found.mrr_today_kept != found.mrr_today_items
+        if as_json:
+            self.stdout.write(json.dumps({
+                "agree": found.agree, "from": found.first.isoformat(), "to": found.last.isoformat(),
+                "days": found.days, "currencies": found.currencies,
+                "differences": [{"day": d.isoformat(), "currency": c, "what": w} for d, c, w in found.differences],
+                "mrr_today": {"kept": found.mrr_today_kept, "subscriptions": found.mrr_today_items}}))
+        else:
+            for day, currency, what in found.differences:
+                self.stdout.write(f"{day} {currency}: {what}")
+            if today_differs:
+                self.stdout.write(f"{today} MRR: kept {found.mrr_today_kept}, "
+                                  f"from the subscriptions as they stand {found.mrr_today_items}")
+            if found.agree:
+                self.stdout.write(f"The kept figures agree: {found.days} days, {found.first} to {found.last}, "
+                                  f"{', '.join(found.currencies) or 'no currency'}")
+        if not found.agree:
+            sys.exit(1)

@@ -1,0 +1,116 @@
+"""The kept revenue figures (docs/ANALYTICS.md, "Kept figures"): ``revenue_rebuild`` keeps
+each day's figures as rollup items per shard; ``--check`` recomputes and compares (exit 0
+and one line when they agree, one line per differing day and currency and exit 1 when not);
+a killed rebuild run again ends with the same items."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import date
+
+import pytest
+from django.core.management import call_command
+
+from billing.access import revenue_rollups
+from billing.analytics.rebuild import rebuild
+from billing.management.demo import revenue_history
+from billing.models import RevenueRollup
+from tests.billing.test_revenue_analytics import on
+
+TODAY = date(2026, 12, 4)
+
+
+def run(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    try:
+        call_command("revenue_rebuild", *args, stdout=out)
+    except SystemExit as exit_:
+        return int(exit_.code or 0), out.getvalue()
+    return 0, out.getvalue()
+
+
+def kept_items() -> dict[tuple[str, str], dict]:
+    found = {}
+    for month in ("2025-05", "2025-06", "2025-07", "2026-11", "2026-12"):
+        for item in RevenueRollup.query(RevenueRollup.pk(month=month)):
+            found[(item.PK, item.SK)] = (item.Figures.as_dict(), int(item.Paying))
+    return found
+
+
+@pytest.fixture
+def demo(db, moto_table) -> None:
+    with on(TODAY):
+        revenue_history.seed(TODAY)
+
+
+def test_rebuild_then_check_agrees_on_the_demo(demo) -> None:
+    with on(TODAY):
+        code, out = run("--json")
+        done = json.loads(out)
+        code_check, said = run("--check")
+    assert code == 0 and done["items"] > 16 * 500, done
+    assert code_check == 0, said
+    assert said.startswith("The kept figures agree:") and said.count("\n") == 1, said
+
+
+def test_a_tampered_item_is_named_and_exits_1(demo) -> None:
+    with on(TODAY):
+        run()
+        rows = [r for r in revenue_rollups.month_rollups("2026-03") if r.figures]
+        target = rows[0]
+        figures = {c: dict(v) for c, v in target.figures.items()}
+        currency = sorted(figures)[0]
+        figures[currency]["mrr"] += 100
+        revenue_rollups.write_rollups([revenue_rollups.RollupDay(target.day, target.shard, target.shards, figures,
+                                                                 target.paying)], rebuilt_at="tampered")
+        code, said = run("--check")
+        code_json, as_json = run("--check", "--json")
+    assert code == 1
+    assert said.strip().splitlines() == [f"{target.day} {currency}: mrr kept "
+                                         f"{_total(target.day, currency)} recomputed "
+                                         f"{_total(target.day, currency) - 100}"]
+    body = json.loads(as_json)
+    assert code_json == 1 and body["agree"] is False and len(body["differences"]) == 1
+
+
+def _total(day: date, currency: str) -> int:
+    return sum(r.figures.get(currency, {}).get("mrr", 0)
+               for r in revenue_rollups.month_rollups(day.isoformat()[:7]) if r.day == day)
+
+
+class Killed(Exception):
+    pass
+
+
+def test_a_killed_rebuild_run_again_ends_with_the_same_items(demo) -> None:
+    with on(TODAY):
+        rebuild(TODAY, rebuilt_at="first")
+        whole = kept_items()
+        for item in RevenueRollup.scan():  # the test's own clean slate (moto)
+            if item.PK.startswith("REVENUE#"):
+                item.delete()
+        count = 0
+
+        def stop(_row) -> None:
+            nonlocal count
+            count += 1
+            if count == 300:
+                raise Killed
+
+        with pytest.raises(Killed):
+            rebuild(TODAY, rebuilt_at="killed", written=stop)
+        assert run("--check")[0] == 1  # days not kept yet
+        rebuild(TODAY, rebuilt_at="again")
+        assert kept_items() == whole
+        assert run("--check")[0] == 0
+
+
+def test_from_and_to_limit_the_days(demo) -> None:
+    with on(TODAY):
+        code, out = run("--from", "2026-11-01", "--to", "2026-11-30", "--json")
+        assert json.loads(out)["items"] == 30 * 16
+        assert run("--check", "--from", "2026-11-01", "--to", "2026-11-30")[0] == 0
+        assert run("--check", "--from", "2026-10-01", "--to", "2026-11-30")[0] == 1
+        with pytest.raises(Exception, match="not a day"):
+            call_command("revenue_rebuild", "--from", "2026-13-01")
