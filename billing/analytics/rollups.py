@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import lru_cache
 
 from billing.access.revenue_rollups import RollupDay
 from billing.analytics.mrr import Kind, Movements, Step
@@ -23,6 +24,7 @@ FIGURES = ("mrr", "new", "expansion", "contraction", "churn", "reactivation", "p
 ONE_DAY = timedelta(days=1)
 
 
+@lru_cache(maxsize=65536)
 def shard_of(customer: str, shards: int = SHARDS) -> int:
     """A stable shard for the customer (not Python's ``hash``: it changes per process)."""
     return int.from_bytes(hashlib.sha256(customer.encode()).digest()[:4], "big") % shards
@@ -64,9 +66,11 @@ def _rows_of(day: date, level: dict[tuple[str, str], int], moved: dict[tuple[int
     figures: list[dict[str, dict[str, int]]] = [defaultdict(lambda: dict.fromkeys(FIGURES, 0)) for _ in range(shards)]
     paying: list[set[str]] = [set() for _ in range(shards)]
     for (customer, currency), amount in level.items():
+        shard = shard_of(customer, shards)
+        # every currency that ever moved has its row, zero or not: a period's movements
+        # list the currencies moved up to its close, as the recomputation does
+        figures[shard][currency]["mrr"] += amount
         if amount:
-            shard = shard_of(customer, shards)
-            figures[shard][currency]["mrr"] += amount
             figures[shard][currency]["paying"] += 1
             paying[shard].add(customer)
     for (shard, currency), row in moved.items():
@@ -129,7 +133,7 @@ def kept_movements(kept: dict[date, DayFigures], first: date, close: date) -> di
             for name in ("new", "expansion", "contraction", "churn", "reactivation"):
                 sums[currency][name] += values.get(name, 0)
     result = {}
-    for currency in sorted(set(opening) | {c for c, v in sums.items() if any(v.values())}):
+    for currency in sorted(kept[close].figures):
         row, start = sums[currency], opening.get(currency, 0)
         result[currency] = Movements(
             currency, start, row["new"], row["expansion"], row["contraction"], row["churn"], row["reactivation"],

@@ -1,0 +1,56 @@
+"""The API's MRR and movements read from the kept rollups (docs/ANALYTICS.md, "Kept
+figures"): once ``revenue_rebuild`` has kept every day a request needs, the answer is the
+recomputation's, to the minor unit, from one Query a month and no account read; a range
+the rollups do not cover is recomputed, and says so."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from billing.analytics.rebuild import rebuild
+from tests.api.conftest import ApiClient
+from tests.billing.test_revenue_analytics import on, scenario  # noqa: F401 (scenario: a fixture)
+
+TODAY = date(2027, 4, 20)
+REQUESTS = [
+    ("/metrics/movements", {"from": "2026-04", "to": "2027-03"}),
+    ("/metrics/movements", {}),
+    ("/metrics/mrr", {"from": "2026-04", "to": "2027-04"}),
+    ("/metrics/movements", {"from": "2027-01", "interval": "quarter"}),
+    ("/metrics/mrr", {"from": "2027-01", "interval": "year", "currency": "usd"}),
+    ("/metrics/mrr", {"from": "2027-02", "to": "2027-02", "interval": "day"}),
+    ("/metrics/movements", {"from": "2027-01", "to": "2027-04", "interval": "day", "currency": "EUR"}),
+]
+
+
+def answers(api: ApiClient) -> list[dict]:
+    return [api.get(path, **params).json() for path, params in REQUESTS]
+
+
+def test_kept_figures_are_the_recomputed_ones(read_api: ApiClient, scenario) -> None:  # noqa: F811
+    with on(TODAY):
+        recomputed = answers(read_api)
+        rebuild(TODAY, first=date(2026, 3, 1))
+        kept = answers(read_api)
+    assert {a["figures"] for a in recomputed} == {"recomputed"} and {a["figures"] for a in kept} == {"kept"}
+    for before, after in zip(recomputed, kept, strict=True):
+        assert {**before, "figures": None} == {**after, "figures": None}
+
+
+def test_a_year_of_months_is_a_query_a_month(read_api: ApiClient, scenario, ddb_requests) -> None:  # noqa: F811
+    with on(TODAY):
+        rebuild(TODAY, first=date(2026, 3, 1))
+        ddb_requests.reset()
+        body = read_api.get("/metrics/movements", **{"from": "2026-05", "to": "2027-04"}).json()
+    assert body["figures"] == "kept"
+    # twelve months and the month before for the first one's opening; no account read
+    assert ddb_requests.by_name()["Query"] == 13 and "BatchGetItem" not in ddb_requests.ops, ddb_requests.ops
+
+
+def test_a_range_the_rollups_do_not_cover_is_recomputed(read_api: ApiClient, scenario) -> None:  # noqa: F811
+    with on(TODAY):
+        rebuild(TODAY)  # from the month before the first movement: December 2026
+        older = read_api.get("/metrics/mrr", **{"from": "2026-06", "to": "2027-04"}).json()
+        newer = read_api.get("/metrics/mrr", **{"from": "2027-01", "to": "2027-04"}).json()
+    assert (older["figures"], newer["figures"]) == ("recomputed", "kept")
+    assert older["data"][-4:] == newer["data"]
