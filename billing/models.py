@@ -187,6 +187,8 @@ GSI1_PROJECTION = [
     "PK", "SK", "EntityType", "SKU", "Email", "NextPaymentDate", "PaymentAmount",
     "Currency", "PaymentDetails", "Status", "ProductName", "PaymentDay", "NextReminderDate", "Language",
     *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES,
+    # A metered subscription's reminder announces the usage so far too (its reads only for these).
+    "MeteredPriceId",
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
@@ -1011,6 +1013,8 @@ class MerchantEventType(StrEnum):
     DISPUTE_CREATED = "dispute.created"
     DISPUTE_CLOSED = "dispute.closed"
     INVOICE_CREATED = "invoice.created"
+    # A metered subscription's coming payment (the upcoming endpoint's object), with its reminder.
+    INVOICE_UPCOMING = "invoice.upcoming"
 
 
 # An event's id: ``evt_`` + the UTC time of the change to the microsecond + 8 random hex

@@ -13,7 +13,14 @@ from billing.access._common import live
 from billing.access.due_dates import next_payment_on, next_reminder_on
 from billing.access.outbox import payment_attempt_event, preview, subscription_event, transact_update
 from billing.access.subscriptions import audited_items, update_subscription
-from billing.models import COUPON_ATTRIBUTES, AuditAction, MerchantEventType, Subscription, SubscriptionStatus
+from billing.models import (
+    COUPON_ATTRIBUTES,
+    AuditAction,
+    MerchantEvent,
+    MerchantEventType,
+    Subscription,
+    SubscriptionStatus,
+)
 from billing.rules.coupons import after_payment
 
 
@@ -158,15 +165,15 @@ def forget_awaiting_charge(sub: Subscription, charge_id: str) -> Subscription:
                                Subscription.PaymentDetails.AwaitingCharge == charge_id, check_version=False)
 
 
-def claim_reminder(sub: Subscription, *, day: date, next_reminder: date) -> Subscription:
+def claim_reminder(sub: Subscription, *, day: date, next_reminder: date,
+                   notice: MerchantEvent | None = None) -> Subscription:
     """Claim the reminder due on ``day`` before sending it: ``NextReminderDate`` moves on
-    only if it still equals ``day``, so of two runs exactly one sends the e-mail."""
-    return update_subscription(
-        sub,
-        [
-            Subscription.LastReminderDate.set(day.isoformat()),
-            *next_reminder_on(sub.sub_id, next_reminder),
-        ],
-        (Subscription.NextReminderDate == day.isoformat()) & live(),
-        check_version=False,
-    )
+    only if it still equals ``day``, so of two runs exactly one sends the e-mail. With a
+    ``notice`` (a metered subscription's ``invoice.upcoming``), one TransactWriteItems of
+    the claim and the event, so the merchant hears it once with the reminder; else one
+    UpdateItem."""
+    actions = [Subscription.LastReminderDate.set(day.isoformat()), *next_reminder_on(sub.sub_id, next_reminder)]
+    condition = (Subscription.NextReminderDate == day.isoformat()) & live()
+    if notice is not None:
+        return transact_update(sub, actions, condition, check_version=False, items=[notice])
+    return update_subscription(sub, actions, condition, check_version=False)

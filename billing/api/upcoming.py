@@ -15,7 +15,7 @@ from billing.api.errors import ApiError
 from billing.api.reads import ERRORS, subscription_or_404
 from billing.api.schemas import KeyId
 from billing.models import SubscriptionStatus
-from billing.operations.charge_lines import charge_lines
+from billing.operations.charge_lines import upcoming_object
 from billing.operations.payments import next_charge
 
 router = Router(auth=read_key, tags=["reads"])
@@ -54,10 +54,4 @@ def upcoming(request: HttpRequest, subscription_id: KeyId) -> JsonResponse:
         raise ApiError(404, f"Subscription {subscription_id} has no payment to come.", param="subscription_id")
     tax = access.tax_terms(sub)  # the seller's profile: read once a request
     charge = next_charge(sub, seller=tax.seller)
-    lines = charge_lines(sub, charge, tax)
-    return JsonResponse({
-        "object": "upcoming_payment", "subscription": sub.sub_id,
-        "amount_due": charge.amount, "currency": sub.Currency, "date": charge.date.isoformat(),
-        "period_start": charge.period_start.isoformat(), "period_end": charge.period_end.isoformat(),
-        "lines": [line._asdict() for line in lines],
-    })
+    return JsonResponse(upcoming_object(sub, charge, tax))

@@ -13,8 +13,9 @@ from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.batches.outcomes import ReminderOutcome, ReminderStatus
-from billing.models import Subscription, SubscriptionStatus
+from billing.models import MerchantEventType, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
+from billing.operations.charge_lines import upcoming_object
 from billing.operations.payments import next_charge
 from billing.rules.card_expiry import expires_before
 from billing.rules.projection import ComingCharge, coming_charges
@@ -98,12 +99,19 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False,
         out.status = ReminderStatus.DRY_RUN
         return out
     # What the e-mail says is read before the claim moves LastReminderDate on (ends_trial).
-    charge = _announced(sub, day, seller)
+    whole = _whole_if_metered(sub)
+    charge = _announced(whole, day, seller)
+    upcoming = _upcoming(whole, charge, seller)
     context = {**subscription_context(sub), "payment_date": payment, **_trial(sub, payment, day),
                **({"amount": money_text(charge.amount, sub.Currency)} if charge else {}),
+               **(_usage_so_far(sub, charge, upcoming) if charge and upcoming else {}),
                **_card_warning(sub, payment)}
+    notice = access.new_merchant_event(
+        MerchantEventType.INVOICE_UPCOMING, account_id=sub.account_id, object_type="upcoming_payment",
+        object_id=sub.sub_id, data=upcoming) if upcoming else None
     try:
-        access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day, charge))
+        access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day, charge),
+                              notice=notice)
     except access.ConditionFailed:
         out.reason = "claimed by another run"
         return out
@@ -115,6 +123,35 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False,
         context, language=sub.Language,
     )
     return out
+
+
+def _whole_if_metered(sub: Subscription) -> Subscription:
+    """A metered subscription read by key (GSI-1 projects ``MeteredPriceId`` but not the
+    price and seats its lines name): one GetItem for these only, never for a fixed price's."""
+    if not sub.MeteredPriceId:
+        return sub
+    return access.get_subscription(sub.account_id, sub.sub_id, sub.key_sku) or sub
+
+
+def _upcoming(sub: Subscription, charge: ComingCharge | None, seller: Seller | None) -> dict[str, object] | None:
+    """For a charge with usage: the coming payment as ``GET /subscriptions/{id}/upcoming``
+    shows it at this moment (``invoice.upcoming`` carries it), else None."""
+    if charge is None or charge.usage is None:
+        return None
+    return upcoming_object(sub, charge, access.tax_terms(sub, seller))
+
+
+def _usage_so_far(sub: Subscription, charge: ComingCharge, upcoming: dict[str, object]) -> dict[str, object]:
+    """The amount is an estimate: the usage up to the period's last day is added on the
+    payment day (docs/USAGE.md "Billing a period"). Its words: 'about' the total, and the
+    usage so far, its line with its tax (what it adds to the fixed fee)."""
+    usage = charge.usage
+    assert usage is not None
+    line = upcoming["lines"][-1]  # type: ignore[index]
+    return {"amount": format_lazy(_("about {amount}"), amount=money_text(charge.amount, sub.Currency)),
+            "usage_amount": money_text(int(line["amount"]) + int(line["tax"]), sub.Currency),
+            "usage_meter": usage.meter, "usage_quantity": usage.quantity,
+            "usage_last_day": usage.end - timedelta(days=1)}
 
 
 def _card_warning(sub: Subscription, payment: date) -> dict[str, object]:

@@ -47,3 +47,15 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
             lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, total.net - net,
                                     total.tax - paid_tax))
     return lines
+
+
+def upcoming_object(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None = None) -> dict[str, object]:
+    """The coming payment as the API shows it (``GET /subscriptions/{id}/upcoming``) and
+    the merchant's ``invoice.upcoming`` carries it: ``amount_due`` is what is charged, the
+    sum of its lines (each ``amount`` before its ``tax``)."""
+    return {
+        "object": "upcoming_payment", "subscription": sub.sub_id,
+        "amount_due": charge.amount, "currency": sub.Currency, "date": charge.date.isoformat(),
+        "period_start": charge.period_start.isoformat(), "period_end": charge.period_end.isoformat(),
+        "lines": [line._asdict() for line in charge_lines(sub, charge, tax)],
+    }

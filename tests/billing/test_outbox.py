@@ -8,18 +8,31 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 
 import pytest
 import time_machine
 
 from billing import access, batches
 from billing.access import outbox
+from billing.access.usage_billing import attach_metered_price
 from billing.actions import lifecycle, switch
+from billing.actions import meters as meter_actions
+from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscribing
-from billing.models import AuditEvent, MerchantEvent, MerchantEventType, SubscriptionStatus
+from billing.models import AuditEvent, MerchantEvent, MerchantEventType, MeterAggregation, SubscriptionStatus
 from billing.operations import refunds
+from billing.rules.pricing import PriceTerms
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
-from tests.builders import DECLINED_NUMBER, card, fresh, receipts_of, seed_due
+from tests.builders import (
+    DECLINED_NUMBER,
+    card,
+    fresh,
+    make_account,
+    make_subscription,
+    receipts_of,
+    seed_due,
+)
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -48,6 +61,21 @@ def catalog(table) -> None:
     access.create_product("NEWS", "News", 1000, "USD")
     access.create_product("NEWS-PLUS", "News Plus", 2000, "USD")
     access.create_product("TRIAL", "Trial box", 1500, "USD", trial_days=14)
+
+
+METERED_REMINDER = date(2027, 3, 18)
+
+
+def _metered_subscription():
+    """A subscription paid once, billing a metered price's usage with its next payment (25 March)."""
+    meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
+    access.create_product("API", "Developer API", 999, "USD")
+    price = price_actions.add_price("API", PriceTerms("USD", unit_amount=Decimal("0.5")), actor="test",
+                                    nickname="per_unit", meter="api_calls")
+    sub = make_subscription(make_account("meg@example.com"), sku="API", payment_day=25, today=date(2027, 2, 25))
+    sub = access.set_schedule(sub, next_payment=date(2027, 3, 25), last_payment=date(2027, 2, 25),
+                              next_reminder=METERED_REMINDER, last_reminder=date(2027, 2, 18))
+    return attach_metered_price(fresh(sub), price.PriceId, actor="test")
 
 
 def test_each_change_writes_its_event_once_with_its_object(catalog, settings) -> None:
@@ -106,13 +134,19 @@ def test_each_change_writes_its_event_once_with_its_object(catalog, settings) ->
         with at(notice_day, minute):
             batches.run_reminders(run_date=notice_day, catch_up_days=0)
 
+    # A metered subscription's reminder, twice: the merchant's invoice.upcoming, once.
+    metered = _metered_subscription()
+    for minute in (17, 18):
+        with at(METERED_REMINDER, minute):
+            batches.run_reminders(run_date=METERED_REMINDER, catch_up_days=0)
+
     events = all_events(MADE + timedelta(days=20))
     expected = {
         T.SUBSCRIPTION_CREATED: sub.sub_id, T.SUBSCRIPTION_ACTIVATED: sub.sub_id, T.SUBSCRIPTION_SWITCHED: sub.sub_id,
         T.SUBSCRIPTION_PAUSED: sub.sub_id, T.SUBSCRIPTION_RESUMED: sub.sub_id,
         T.SUBSCRIPTION_CANCEL_SCHEDULED: sub.sub_id, T.SUBSCRIPTION_CANCELLED: sub.sub_id,
         T.SUBSCRIPTION_TRIAL_WILL_END: trial.sub_id,
-        T.PAYMENT_SUCCEEDED: first.Number, T.INVOICE_CREATED: first.Number,
+        T.PAYMENT_SUCCEEDED: first.Number, T.INVOICE_CREATED: first.Number, T.INVOICE_UPCOMING: metered.sub_id,
         T.REFUND_CREATED: refunded.refund_id, T.DISPUTE_CREATED: "dp_1", T.DISPUTE_CLOSED: "dp_1",
     }
     for kind, object_id in expected.items():

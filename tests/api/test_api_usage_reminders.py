@@ -1,0 +1,82 @@
+"""The reminder and the merchant's ``invoice.upcoming`` of a subscription with a metered
+price (docs/USAGE.md "Billing a period"): the amount they announce is the upcoming
+payment's at the same moment (the fixed fee plus the usage so far), marked as an
+estimate; the event carries the endpoint's own object, written once with the claim."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+import pytest
+import time_machine
+from django.core import mail
+
+from billing import access, batches
+from billing.access.usage_billing import attach_metered_price
+from billing.actions import meters as meter_actions
+from billing.actions import prices as price_actions
+from billing.models import MerchantEventType, MeterAggregation
+from billing.rules.pricing import PriceTerms
+from core.mail import money_text
+from tests.api.conftest import ApiClient
+from tests.builders import card, fresh, make_account, make_subscription
+
+pytestmark = pytest.mark.django_db
+
+PAY = date(2027, 3, 15)
+REMIND = date(2027, 3, 8)
+AT = datetime(2027, 3, 8, 12, tzinfo=UTC)
+
+
+def _metered():
+    meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
+    access.create_product("API", "Developer API", 999, "USD")
+    price = price_actions.add_price("API", PriceTerms("USD", unit_amount=Decimal("0.5")), actor="test",
+                                    nickname="per_unit", meter="api_calls")
+    sub = make_subscription(make_account(), sku="API", payment_day=15, amount=999, today=date(2027, 2, 15))
+    sub = access.set_schedule(sub, next_payment=PAY, last_payment=date(2027, 2, 15), next_reminder=REMIND,
+                              last_reminder=date(2027, 2, 8))
+    sub = access.replace_card(fresh(sub), card(), actor="test")
+    return attach_metered_price(fresh(sub), price.PriceId, actor="test")
+
+
+def _event(sub, n: int, day: date, value: int) -> dict:
+    at = int(datetime(day.year, day.month, day.day, 10, tzinfo=UTC).timestamp())
+    return {"event_name": "api_calls", "customer": sub.account_id, "identifier": f"e{n}", "value": value,
+            "timestamp": at}
+
+
+def _upcoming_events(sub) -> list:
+    with time_machine.travel(datetime(2027, 3, 8, 23, tzinfo=UTC), tick=False):
+        events, _ = access.events_after(None, limit=1000)
+    return [e for e in events if e.Type == "invoice.upcoming" and e.ObjectId == sub.sub_id]
+
+
+def test_the_reminder_of_a_metered_subscription_announces_the_upcoming_amount_with_its_usage(
+        read_api: ApiClient, write_api: ApiClient) -> None:
+    sub = _metered()
+    with time_machine.travel(AT, tick=False):
+        for n, (day, value) in enumerate([(date(2027, 2, 15), 200), (date(2027, 3, 1), 1035)]):
+            assert write_api.post("/meter_events", _event(sub, n, day, value)).json()["status"] == "accepted"
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+        mail.outbox.clear()
+        summary = batches.run_reminders(run_date=REMIND, catch_up_days=0)
+    assert summary.counts["sent"] == 1
+    assert shown["amount_due"] == 999 + 618  # 1,235 calls at half a cent, the demo seller's prices include tax
+    [message] = mail.outbox
+    amount = str(money_text(shown["amount_due"], "USD"))
+    assert f"Amount: about {amount}" in message.body, message.body
+    # the usage so far, named, and the day it is counted to
+    assert f"it includes {money_text(618, 'USD')} for your usage so far (1235 api_calls)" in message.body
+    assert "Your usage up to 14 March 2027 is added." in message.body
+    html = message.alternatives[0][0]
+    assert f"about {amount}" in html
+
+    # The merchant hears it too, with the endpoint's own object (its lines), once.
+    [upcoming] = _upcoming_events(sub)
+    assert upcoming.Type == MerchantEventType.INVOICE_UPCOMING
+    assert upcoming.Data == shown
+    with time_machine.travel(AT, tick=False):
+        batches.run_reminders(run_date=REMIND, catch_up_days=0)
+    assert len(_upcoming_events(sub)) == 1 and len(mail.outbox) == 1
