@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from django.core.management import call_command
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from billing.access import revenue_rollups
+from billing.analytics.mrr import movements, mrr_at, paying_customers, steps
 from billing.analytics.rebuild import rebuild
+from billing.analytics.rollups import day_rows, differences, kept_movements, merge
 from billing.management.demo import revenue_history
 from billing.models import RevenueRollup
-from tests.billing.test_revenue_analytics import on
+from tests.billing.test_revenue_analytics import DAYS, FIRST_DAY, histories, on
 
 TODAY = date(2026, 12, 4)
 
@@ -114,3 +118,22 @@ def test_from_and_to_limit_the_days(demo) -> None:
         assert run("--check", "--from", "2026-10-01", "--to", "2026-11-30")[0] == 1
         with pytest.raises(Exception, match="not a day"):
             call_command("revenue_rebuild", "--from", "2026-13-01")
+
+
+# --- over generated histories: the kept days are the recomputation's -----------------------
+
+@settings(max_examples=60, deadline=None)
+@given(histories, st.integers(0, DAYS + 30), st.sampled_from([1, 3, 16]))
+def test_kept_days_added_up_are_the_recomputed_figures(subs, today_offset: int, shards: int) -> None:
+    today = FIRST_DAY + timedelta(days=today_offset)
+    moved = steps(subs, today)
+    first = FIRST_DAY - timedelta(days=1)
+    kept = merge(day_rows(moved, first, today, shards))
+    assert all(d.complete for d in kept.values()) and len(kept) == (today - first).days + 1
+    for day in (first, FIRST_DAY + timedelta(days=today_offset // 2), today):
+        assert kept[day].mrr == mrr_at(subs, day)
+        assert kept[day].paying == len(paying_customers(moved, day))
+    start = FIRST_DAY + timedelta(days=today_offset // 3)
+    assert kept_movements(kept, start, today) == movements(moved, start, today)
+    # the same days cut into another number of shards: nothing differs
+    assert differences(kept, merge(day_rows(moved, first, today, 5))) == []
