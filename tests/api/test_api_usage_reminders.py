@@ -5,6 +5,7 @@ estimate; the event carries the endpoint's own object, written once with the cla
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -20,7 +21,7 @@ from billing.models import MerchantEventType, MeterAggregation
 from billing.rules.pricing import PriceTerms
 from core.mail import money_text
 from tests.api.conftest import ApiClient
-from tests.builders import card, fresh, make_account, make_subscription
+from tests.builders import card, fresh, make_account, make_subscription, seed_due
 
 pytestmark = pytest.mark.django_db
 
@@ -80,3 +81,17 @@ def test_the_reminder_of_a_metered_subscription_announces_the_upcoming_amount_wi
     with time_machine.travel(AT, tick=False):
         batches.run_reminders(run_date=REMIND, catch_up_days=0)
     assert len(_upcoming_events(sub)) == 1 and len(mail.outbox) == 1
+
+
+def test_only_a_metered_reminder_reads_more(table, ddb_requests) -> None:
+    # Thirty fixed-price reminders cost what they did (test_batch_reminders: no read per
+    # item); the metered one 4 requests more and its claim is a transaction with its event:
+    # the subscription's GetItem (its price and seats), the price's and the meter's, the usage Query.
+    _metered()
+    seed_due(30, due=PAY)
+    ddb_requests.reset()
+    with time_machine.travel(AT, tick=False):
+        summary = batches.run_reminders(run_date=REMIND, catch_up_days=0)
+    assert summary.counts["sent"] == 31
+    assert ddb_requests.by_name() == Counter({"UpdateItem": 31, "PutItem": 1, "Query": 2 + 1, "GetItem": 1 + 3,
+                                              "TransactWriteItems": 1}), ddb_requests.by_name()
