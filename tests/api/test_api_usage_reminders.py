@@ -12,13 +12,14 @@ from decimal import Decimal
 import pytest
 import time_machine
 from django.core import mail
+from django.utils import translation
 
 from billing import access, batches
 from billing.access.usage_billing import attach_metered_price
 from billing.actions import lifecycle
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
-from billing.models import MerchantEventType, MeterAggregation
+from billing.models import MerchantEventType, MeterAggregation, Subscription
 from billing.rules.pricing import PriceTerms
 from core.mail import money_text
 from core.payments.gateway import get_gateway
@@ -113,3 +114,16 @@ def test_a_metered_subscription_cancelled_now_is_charged_its_open_period_s_usage
     assert charge["amount"] == 518  # 1,035 calls at half a cent, rounded half up
     [receipt] = receipts_of(sub)
     assert (receipt.UsageQuantity, receipt.UsageStart, receipt.UsageEnd) == (1035, "2027-02-15", "2027-03-09")
+
+
+def test_the_estimate_reads_in_the_customer_s_language(write_api: ApiClient) -> None:
+    sub = access.update_subscription(_metered(), [Subscription.Language.set("it")])
+    with time_machine.travel(AT, tick=False):
+        write_api.post("/meter_events", _event(sub, 1, date(2027, 3, 1), 1235))
+        mail.outbox.clear()
+        batches.run_reminders(run_date=REMIND, catch_up_days=0)
+    [message] = mail.outbox
+    with translation.override("it"):
+        total, usage = str(money_text(999 + 618, "USD")), str(money_text(618, "USD"))
+    assert f"circa {total}" in message.body and f"comprende {usage} per il tuo consumo" in message.body, message.body
+    assert "14 marzo 2027" in message.body
