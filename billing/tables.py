@@ -39,6 +39,7 @@ from billing.models import (
     Receipt,
     ReceiptCounter,
     ReceiptNumberLookup,
+    RevenueRollup,
     SellerMap,
     SellerProfile,
     SubIdLookup,
@@ -254,6 +255,7 @@ def _sample_items() -> dict[type[BillingItem], list[BillingItem]]:
         )],
         **_usage_samples(acc),
         **_price_samples(),
+        **_revenue_samples(),
     }
 
 
@@ -294,6 +296,16 @@ def _price_samples() -> dict[type[BillingItem], list[BillingItem]]:
                      PriceTierMap(UpTo=None, UnitAmount="0.2", FlatAmount=0)],
               UnitLabel="call", Meter="api_calls", Status="active", CreatedDate="2026-11-02T10:05:00+00:00"),
     ]}
+
+def _revenue_samples() -> dict[type[BillingItem], list[BillingItem]]:
+    """A day's revenue rollup of one shard (docs/ANALYTICS.md, "Kept figures")."""
+    figures = {"USD": {"mrr": 14900, "new": 1900, "expansion": 0, "contraction": 0, "churn": 0, "reactivation": 0,
+                       "paying": 3, "new_customers": 1, "churned_customers": 0}}
+    return {RevenueRollup: [RevenueRollup(RevenueRollup.pk(month="2026-11"), RevenueRollup.sk(day="2026-11-21",
+                                                                                              shard="07"),
+                                          Figures=figures, Paying=3, Shards=16,
+                                          RebuiltAt="2026-11-22T01:00:04+00:00")]}
+
 
 # Made-up SHA-256 digests (a key's, an Idempotency-Key's): the table holds no key itself.
 API_KEY_HASH = "3f9a1c7e5b2d4a6f8e0c1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a"
