@@ -137,3 +137,13 @@ def test_kept_days_added_up_are_the_recomputed_figures(subs, today_offset: int, 
     assert kept_movements(kept, start, today) == movements(moved, start, today)
     # the same days cut into another number of shards: nothing differs
     assert differences(kept, merge(day_rows(moved, first, today, 5))) == []
+
+
+def test_the_page_says_its_figures_are_recomputed(client, db, moto_table) -> None:
+    from django.urls import reverse
+
+    from tests.billing.test_revenue_analytics import URL, staff
+    with on(TODAY):
+        page = staff(client, "finance").get(reverse(URL))
+    assert page.status_code == 200
+    assert "run revenue_rebuild to keep them" in page.content.decode()
