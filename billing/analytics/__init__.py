@@ -4,7 +4,9 @@ retention cohorts, computed from the subscriptions and their audit history.
 A layer above ``access`` and ``rules``, below the staff pages and the commands: it never
 imports actions, batches, views, staff or the API. ``history``, ``mrr``, ``retention``
 and ``report`` are pure; ``reading`` reads the table. The staff page and
-``manage.py revenue_report`` both call :func:`revenue_report`.
+``manage.py revenue_report`` both call :func:`revenue_report`. ``rollups`` (pure) and
+``rebuild`` make and check the kept daily figures (``manage.py revenue_rebuild``); ``kept``
+answers the API from them.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
                     interval: str | None = None, currency: str | None = None,
                     today: date | None = None) -> dict[str, Any]:
     """The API's figures (``kind``: mrr, movements or cohorts) per period of ``interval``
-    from ``from_month`` to ``to_month``. ``BadRange`` (naming the field) before anything is
-    read when the request cannot be answered."""
+    from ``from_month`` to ``to_month``, with ``"figures"``: ``"kept"`` (read from the
+    rollups) or ``"recomputed"``. ``BadRange`` (naming the field) before anything is read
+    when the request cannot be answered."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
     periods = requested_periods(from_month, to_month, interval, today)
     code = parse_currency(currency)
