@@ -20,15 +20,15 @@ from pydantic.fields import FieldInfo
 
 from billing import access
 from billing.api import api
-from billing.api.reads import router
 from billing.api.schemas import MAX_WHOLE
 from core.pages import today
 from tests.api.conftest import ApiClient, error_of
 from tests.builders import fresh, make_customer_with_history
 
-# Every route: (path, method, operation), from the router's own list.
-OPERATIONS = [(path, method, op) for path, view in router.path_operations.items() for op in view.operations
-              for method in op.methods]
+# Every route of every router the API mounts (reads and writes, prices, meters, metrics,
+# seats, upcoming): (path, method, operation), from the routers' own lists.
+OPERATIONS = [(path, method, op) for _, router in api._routers for path, view in router.path_operations.items()
+              for op in view.operations for method in op.methods]
 
 # Ids no key can hold: past DynamoDB's limits once encoded, past ours, or holding what the
 # key format reserves ('#' separates a key's parts) or a control character.
@@ -88,7 +88,8 @@ def world(db, moto_table, settings):
 
 def real_ids(history) -> dict[str, str]:
     return {"customer_id": history.account_id, "subscription_id": history.sub.sub_id,
-            "receipt_id": history.receipt.url_id, "product_id": "NEWS-DAILY", "code": "NOPE"}
+            "receipt_id": history.receipt.url_id, "product_id": "NEWS-DAILY", "code": "NOPE",
+            "price_id": "price_default_NEWS-DAILY", "event_name": "api_calls"}
 
 
 def call(api_client: ApiClient, method: str, path: str, *, query: dict | None = None, raw: str | bytes | None = None,
@@ -131,8 +132,9 @@ ID_ROUTES = [(path, method, name) for path, method, op in OPERATIONS for name in
 
 def test_every_id_taking_route_is_listed() -> None:
     # The parametrization below is not empty by mistake: each kind of id is there.
-    assert {name for _, _, name in ID_ROUTES} == {"customer_id", "subscription_id", "receipt_id", "product_id", "code"}
-    assert len({(p, m) for p, m, _ in ID_ROUTES}) == 16
+    assert {name for _, _, name in ID_ROUTES} == {"customer_id", "subscription_id", "receipt_id", "product_id", "code",
+                                                  "price_id", "event_name"}
+    assert len({(p, m) for p, m, _ in ID_ROUTES}) == 22
 
 
 @pytest.mark.parametrize(("path", "method", "name"), ID_ROUTES)
@@ -157,6 +159,9 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "PauseIn": {"payments": 1},
     "PaymentDayIn": {"payment_day": 5},
     "RefundIn": {"amount": 1},
+    "PriceIn": {"product": "NEWS-DAILY", "currency": "USD", "recurring": {"interval": "month"}, "unit_amount": 100},
+    "SubscribeIn": {"customer": "acc-hostile-1", "price": "price_default_NEWS-DAILY", "quantity": 1},
+    "QuantityIn": {"quantity": 2},
 }
 NUMERIC_FIELDS = [(path, body_model(op).__name__, name)
                   for path, method, op in OPERATIONS if body_model(op) is not None
