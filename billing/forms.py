@@ -146,9 +146,10 @@ class SeatsFields(forms.Form):
         quantity = self.cleaned_data["quantity"]
         low, high = self.bounds
         if not low <= quantity <= high:
-            raise forms.ValidationError(gettext("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high})
+            raise forms.ValidationError(gettext("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high},
+                                        code="out_of_bounds")
         if quantity == quantity_of(self.sub):
-            raise forms.ValidationError(self.already_held % {"n": quantity})
+            raise forms.ValidationError(self.already_held % {"n": quantity}, code="unchanged")
         return quantity
 
 
