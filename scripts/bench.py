@@ -232,7 +232,7 @@ def main() -> None:
         bench_webhooks.main()
         return
     if os.environ.get("BENCH_ONLY") == "usage":
-        section_only("bench_usage", lambda tmp, say: bench_usage.run(say), bench_usage.render)
+        section_only("bench_usage", lambda tmp, say: bench_usage.run(say, tmp), bench_usage.render)
         return
     t0 = time.monotonic()
     results: dict = {"due": DUE, "scale": SCALE, "python": platform.python_version(),
@@ -319,7 +319,7 @@ def main() -> None:
         results["webhooks"] = bench_webhooks.run(endpoint, say)
         # 13: metered usage events (scripts/bench_usage.py), on a table of their own.
         use_table("bench_usage", endpoint)
-        results["usage"] = bench_usage.run(say)
+        results["usage"] = bench_usage.run(say, tmp)
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
     report = (render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n"

@@ -4,7 +4,10 @@ and 8 threads: through the action (``record_usage``: the checks and the transact
 through the API (``POST /api/v1/meter_events``, batches of 100, through the whole Django
 stack); one customer's events (the 5,000 events/s case: its day's aggregate spread over the
 write shards) and a repeat of them all (duplicates); the DynamoDB requests per event and
-per batch of 100. ``BENCH_ONLY=usage`` runs it alone."""
+per batch of 100; and the payment run over subscriptions with a metered price beside the
+same run over fixed-price ones (payments/s and requests per payment: the usage a payment
+bills closes its period, 16 watermark updates, and reads it, one Query).
+``BENCH_ONLY=usage`` runs it alone."""
 
 from __future__ import annotations
 
@@ -14,9 +17,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
 
-from benchkit import SCALE, Requests
+from benchkit import SCALE, Requests, batch_run
+
+PAYMENTS = max(200, int(2000 * SCALE))
+PAYMENT_WORKERS = 8
 
 EVENTS = max(200, int(2000 * SCALE))
 THREADS = [1, 8]
@@ -100,7 +108,52 @@ def _requests(secret: str, account_id: str) -> dict:
     return counted
 
 
-def run(say: Callable[[str], None] = print) -> dict:
+def _metered_price() -> str:
+    from billing import access
+    from billing.actions import prices as price_actions
+    from billing.rules.pricing import PriceTerms
+
+    access.create_product("NEWS-DAILY", "Daily News", 999, "USD")
+    price = price_actions.add_price("NEWS-DAILY", PriceTerms("USD", unit_amount=Decimal("0.2")), actor="bench",
+                                    nickname="bench calls", meter="bench_calls")
+    return price.PriceId
+
+
+def _usage_of(price_id: str) -> Callable[[object, date], list]:
+    """Gives each due subscription the metered price and a month's usage as the events
+    leave it (one day's aggregate, 37 calls): what its payment bills in arrears."""
+    from billing.models import UsageAggregate
+
+    def dress(sub, day: date) -> list:
+        sub.MeteredPriceId = price_id
+        used = (day - timedelta(days=10)).isoformat()
+        return [UsageAggregate(UsageAggregate.pk(account_id=sub.account_id, event_name="bench_calls"),
+                               UsageAggregate.sk(day=used, shard="00"), Events=37, Sum=Decimal(37))]
+
+    return dress
+
+
+def _payments(tmp: Path, say: Callable[[str], None]) -> dict:
+    """The payment run over ``PAYMENTS`` fixed-price subscriptions, then as many with the
+    metered price, on the simulated gateway (no latency), ``PAYMENT_WORKERS`` workers."""
+    from core.payments.demo_cards import demo_card
+    from core.payments.simulated import SimulatedGateway
+
+    ledger = str(tmp / "usage-ledger.sqlite3")
+    token = demo_card(SimulatedGateway(ledger_path=ledger), "visa", exp_year=2030).token
+    dress = _usage_of(_metered_price())
+    out = {}
+    for name, kwargs in (("fixed", {}), ("metered", {"prefix": "m", "dress": dress})):
+        r = batch_run(token, PAYMENT_WORKERS, 0, ledger, PAYMENTS, **kwargs)
+        r["requests_per_payment"] = sum(r["requests"].values()) / r["paid"]
+        out[name] = r
+        say(f"usage  payments, {name}: {r['rate']:6.1f} payments/s, {r['requests_per_payment']:.1f} requests each")
+    return out
+
+
+def run(say: Callable[[str], None] = print, tmp: Path | None = None) -> dict:
+    import tempfile
+
     from django.conf import settings
 
     from billing.access import usage as metered
@@ -109,6 +162,8 @@ def run(say: Callable[[str], None] = print) -> dict:
     secret, account_id = _seed()
     results: dict = {"events": EVENTS, "shards": metered.USAGE_SHARDS, "action": {}, "api": {},
                      "requests": _requests(secret, account_id)}
+    with tempfile.TemporaryDirectory() as own:
+        results["payments"] = _payments(tmp or Path(own), say)
     for threads in THREADS:
         events = _events(account_id, f"action-{threads}", EVENTS)
         r = _action_rate(events, threads)
@@ -134,4 +189,12 @@ def render(r: dict) -> str:
     lines += ["", "DynamoDB requests per call of `POST /api/v1/meter_events`:", ""]
     for name, ops in r["requests"].items():
         lines.append(f"* {name}: " + ", ".join(f"{op} {n}" for op, n in sorted(ops.items())))
+    if "payments" in r:
+        lines += ["", f"The payment run with a metered price beside fixed prices ({PAYMENTS} due payments, "
+                  f"{PAYMENT_WORKERS} workers, simulated gateway without latency):", "",
+                  "| subscriptions | payments/s | requests per payment | requests per payment, by kind |",
+                  "|---|---:|---:|---|"]
+        for name, x in r["payments"].items():
+            kinds = ", ".join(f"{op} {n / x['paid']:g}" for op, n in sorted(x["requests"].items()))
+            lines.append(f"| {name} | {x['rate']:.0f} | {x['requests_per_payment']:.1f} | {kinds} |")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
 
@@ -64,9 +65,16 @@ def next_day() -> date:
 PREFIX_DUE = "d"
 
 
-def seed_due(day: date, token: str, due: int) -> None:
-    """``due`` subscriptions due on ``day`` (ids ``d0000000``...): what one payment run of the benchmark pays."""
-    seed([subscription(n, PREFIX_DUE, day, token) for n in range(due)])
+def seed_due(day: date, token: str, due: int, *, prefix: str = PREFIX_DUE,
+             dress: Callable[[object, date], list] | None = None) -> None:
+    """``due`` subscriptions due on ``day`` (ids ``d0000000``...): what one payment run of the
+    benchmark pays. ``dress(sub, day)`` may change each subscription before it is written and
+    returns more items to write with it (a metered price's usage)."""
+    items: list = []
+    for n in range(due):
+        sub = subscription(n, prefix, day, token)
+        items += [sub, *(dress(sub, day) if dress else [])]
+    seed(items)
 
 
 class Requests:
@@ -90,14 +98,15 @@ class Requests:
         dynamodb_client().meta.events.unregister("before-call.dynamodb", unique_id="bench-counter")
 
 
-def batch_run(token: str, workers: int, latency_ms: int, ledger: str, due: int) -> dict:
+def batch_run(token: str, workers: int, latency_ms: int, ledger: str, due: int, *, prefix: str = PREFIX_DUE,
+              dress: Callable[[object, date], list] | None = None) -> dict:
     from django.core import mail
 
     from billing import batches
     from core.payments.simulated import SimulatedGateway
 
     day = next_day()
-    seed_due(day, token, due)
+    seed_due(day, token, due, prefix=prefix, dress=dress)
     gateway = SimulatedGateway(ledger_path=ledger, latency_ms=latency_ms)
     mail.outbox = []
     cpu = time.process_time()
