@@ -6,16 +6,61 @@ taken in the same transaction, billing/access/receipt_numbers.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any
 
-from billing.access._common import refused_as
+from django.conf import settings
+
+from billing.access._common import refused_as, utc_now
 from billing.access.outbox import save_item
 from billing.access.receipt_numbers import RECEIPT_NUMBERS, write_numbered
-from billing.access.tax_ledger import add_receipt_totals
+from billing.access.receipts import build_receipt
+from billing.access.tax_ledger import InvoiceTax, add_receipt_totals, invoice_tax
 from billing.exceptions import ConditionFailed
 from billing.models import AuditEvent, Receipt, ReceiptNumberLookup, Subscription
+from core.clock import billing_today
 from core.dynamo import engine
+
+
+@dataclass
+class PaidChange:
+    """A change's charge, as its write records it: whether it charged (``charge_id`` and
+    an amount), when it was processed, its tax, and the receipt once written."""
+
+    sub: Subscription
+    charge_id: str | None
+    charged: int
+    charging: bool
+    processed_at: datetime
+    tax: InvoiceTax | None
+    written: list[Receipt] = field(default_factory=list)
+
+    def receipt(self, number: str, *, today: date, period_end: date, actor: str, sku: str, product_name: str,
+                kind: str, retention_days: int) -> tuple[Receipt, ReceiptNumberLookup]:
+        """The change's numbered receipt (``kind``: switch, seats), today to ``period_end``,
+        keyed under ``sku``; kept as ``written``."""
+        receipt, lookup, _ = build_receipt(
+            self.sub, billing_date=today, amount=self.charged, currency=self.sub.Currency, charge_id=self.charge_id,
+            retention_days=retention_days, period_end=period_end, actor=actor, sku=sku, tax=self.tax,
+            product_name=product_name, kind=kind, number=number, processed_at=self.processed_at)
+        self.written[:] = [receipt]
+        return receipt, lookup
+
+    @property
+    def written_receipt(self) -> Receipt | None:
+        return self.written[0] if self.written else None
+
+
+def paid_change(sub: Subscription, *, charge_id: str | None, charged: int, tax: InvoiceTax | None) -> PaidChange:
+    """The prelude of a change paid at once (a switch, more seats): it charges when it has
+    a charge of an amount; its tax is the one given (the charge's metadata's), else the
+    tax included in the amount on the processing day."""
+    charging = bool(charge_id and charged > 0)
+    processed_at = utc_now()
+    tax = tax or (invoice_tax(sub, amount=charged, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
+                  if charging else None)
+    return PaidChange(sub, charge_id, charged, charging, processed_at, tax)
 
 
 def save_change(tx: Any, sub: Subscription, *, actions: list[Any], condition: Any, event: AuditEvent,

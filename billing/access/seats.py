@@ -8,14 +8,10 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from django.conf import settings
-
-from billing.access._common import utc_now
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.outbox import preview, receipt_events, subscription_event
-from billing.access.paid_changes import commit_change, save_change
-from billing.access.receipts import build_receipt
-from billing.access.tax_ledger import InvoiceTax, invoice_tax
+from billing.access.paid_changes import commit_change, paid_change, save_change
+from billing.access.tax_ledger import InvoiceTax
 from billing.models import (
     AuditAction,
     MerchantEventType,
@@ -24,7 +20,6 @@ from billing.models import (
     SubscriptionStatus,
 )
 from billing.rules.seats import SeatsQuote
-from core.clock import billing_today
 
 
 def seats_receipt_sku(sub: Subscription, version: int | None) -> str:
@@ -64,23 +59,17 @@ def change_seats(sub: Subscription, quote: SeatsQuote, *, today: date, actor: st
     before = subscription_snapshot(sub)
     actions = [Subscription.Quantity.set(quote.new_quantity), Subscription.UnitAmount.set(quote.unit_amount),
                Subscription.PaymentAmount.set(quote.new_price)]
-    charging = bool(charge_id and charged > 0)
-    processed_at = utc_now()
-    tax = tax or (invoice_tax(sub, amount=charged, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
-                  if charging else None)
-    written: list[Receipt] = []
+    change = paid_change(sub, charge_id=charge_id, charged=charged, tax=tax)
 
     def write(tx: Any, number: str | None = None) -> None:
         receipt = lookup = None
         if number is not None:
             assert quote.paid_through is not None
-            receipt, lookup, _ = build_receipt(
-                sub, billing_date=today, amount=charged, currency=sub.Currency, charge_id=charge_id,
-                retention_days=retention_days, period_end=quote.paid_through, actor=actor,
-                sku=receipt_sku or seats_receipt_sku(sub, sub.Version), tax=tax,
-                product_name=sub.ProductName or sub.SKU, kind="seats", number=number, processed_at=processed_at)
+            receipt, lookup = change.receipt(
+                number, today=today, period_end=quote.paid_through, actor=actor,
+                sku=receipt_sku or seats_receipt_sku(sub, sub.Version), product_name=sub.ProductName or sub.SKU,
+                kind="seats", retention_days=retention_days)
             receipt.SKU = sub.SKU  # the product charged; the key's mark is only the change's
-            written[:] = [receipt]
         after = {**before, "Quantity": quote.new_quantity, "UnitAmount": quote.unit_amount,
                  "PaymentAmount": quote.new_price, "Charged": charged if receipt else 0,
                  "Credit": quote.credit_now, "Receipt": receipt.SK if receipt else None}
@@ -91,8 +80,8 @@ def change_seats(sub: Subscription, quote: SeatsQuote, *, today: date, actor: st
         save_change(tx, sub, actions=actions, condition=_as_quoted(sub, quote, today), event=event, receipt=receipt,
                     lookup=lookup, merchant_events=merchant_events)
 
-    commit_change(sub, write, charging=charging, processed_at=processed_at)
+    commit_change(sub, write, charging=change.charging, processed_at=change.processed_at)
     # What the update wrote, in memory as a fresh read would show it (the transaction
     # moved the version on itself).
     sub.Quantity, sub.UnitAmount, sub.PaymentAmount = quote.new_quantity, quote.unit_amount, quote.new_price
-    return written[0] if written else None
+    return change.written_receipt

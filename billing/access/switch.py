@@ -4,17 +4,18 @@ condition that the subscription is still as the quote found it."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from django.conf import settings
 
-from billing.access._common import refused_as, utc_now
+from billing.access._common import refused_as
+from billing.access.due_dates import due_key, next_payment_on, next_reminder_on
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.outbox import preview, receipt_events, subscription_event
-from billing.access.paid_changes import commit_change, save_change
-from billing.access.receipts import build_receipt
-from billing.access.tax_ledger import InvoiceTax, invoice_tax
+from billing.access.paid_changes import commit_change, paid_change, save_change
+from billing.access.subscriptions import cadence_attributes
+from billing.access.tax_ledger import InvoiceTax
 from billing.exceptions import ConditionFailed
 from billing.models import (
     AuditAction,
@@ -24,67 +25,108 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
 )
+from billing.rules.price_objects import default_price_id
+from billing.rules.schedule import reminder_date
 from billing.rules.switch import SwitchQuote
-from core.clock import billing_today
 from core.dynamo import engine
 
 
 def _as_quoted(sub: Subscription, quote: SwitchQuote) -> object:
-    """Still active, on the old product, paid through the same day, neither paused nor
-    cancelling: what the quote's amounts were worked out from."""
+    """Still active, on the old product and price, paid through the same day and due on
+    the same day, neither paused nor cancelling: what the quote's amounts were worked out
+    from."""
     condition = ((Subscription.Status == SubscriptionStatus.ACTIVE) & (quote.old_sku == Subscription.SKU)
+                 & (Subscription.PaymentAmount == quote.old_price)
                  & Subscription.CancelMode.does_not_exist() & Subscription.PausedFrom.does_not_exist())
+    condition &= (Subscription.PriceId == sub.PriceId) if sub.PriceId else Subscription.PriceId.does_not_exist()
     if quote.paid_through is not None:
         condition &= Subscription.PaidThroughDate == quote.paid_through.isoformat()
+    if quote.new_cadence is not None and sub.NextPaymentDate:
+        condition &= Subscription.NextPaymentDate == sub.NextPaymentDate
     return condition
+
+
+def _cadence_actions(sub: Subscription, quote: SwitchQuote) -> tuple[list[Any], dict[str, Any]]:
+    """A new cadence's attributes (none stored for the plain monthly one) and, when its
+    period starts today, the schedule's dates: paid through the new period's last day, the
+    next payment the day after it (its reminder ``REMINDER_DAYS_BEFORE``), paid today.
+    Also what the write leaves, to set in memory."""
+    cadence = quote.new_cadence
+    if cadence is None:
+        return [], {}
+    stored = cadence_attributes(cadence)
+    values: dict[str, Any] = {"PaymentDay": cadence.payment_day, "Interval": stored.get("Interval"),
+                              "IntervalCount": stored.get("IntervalCount"),
+                              "IntervalAnchor": stored.get("IntervalAnchor")}
+    actions: list[Any] = [Subscription.PaymentDay.set(cadence.payment_day)]
+    for name in ("Interval", "IntervalCount", "IntervalAnchor"):
+        attribute = getattr(Subscription, name)
+        actions.append(attribute.set(values[name]) if values[name] is not None else attribute.remove())
+    if quote.new_period_end is not None:
+        next_payment = quote.new_period_end + timedelta(days=1)
+        reminder = reminder_date(next_payment, settings.REMINDER_DAYS_BEFORE, quote.effective)
+        actions += [Subscription.PaidThroughDate.set(quote.new_period_end.isoformat()),
+                    Subscription.LastPaymentDate.set(quote.effective.isoformat()),
+                    *next_payment_on(sub.sub_id, next_payment), *next_reminder_on(sub.sub_id, reminder)]
+        values.update(PaidThroughDate=quote.new_period_end.isoformat(), LastPaymentDate=quote.effective.isoformat(),
+                      NextPaymentDate=next_payment.isoformat(), NextReminderDate=reminder.isoformat())
+    return actions, values
 
 
 def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote, *, today: date, actor: str,
                         action: AuditAction = AuditAction.SUBSCRIPTION_SWITCHED, charge_id: str | None = None,
                         charged: int = 0, retention_days: int = 400, tax: InvoiceTax | None = None,
-                        ) -> Receipt | None:
-    """Move ``sub`` to ``product``; with ``charge_id`` (an upgrade's charge of ``charged``)
-    its ``switch`` receipt too. One TransactWriteItems: the subscription (on condition it
-    is as quoted: else ``ConditionFailed``, nothing written), the audit event and, with a
-    charge, the receipt, its number (its series' counter: billing/access/receipt_numbers.py)
-    and its number's look-up item, and the merchant's events. Returns the receipt written."""
+                        receipt_sku: str | None = None) -> Receipt | None:
+    """Move ``sub`` to ``product`` at the quote's price (and cadence, docs/MONEY.md
+    "Switching price or cadence"); with ``charge_id`` (an upgrade's charge of ``charged``)
+    its ``switch`` receipt too, keyed under ``receipt_sku`` (default: the product's SKU).
+    One TransactWriteItems: the subscription (on condition it is as quoted: else
+    ``ConditionFailed``, nothing written), the audit event and, with a charge, the
+    receipt, its number (its series' counter: billing/access/receipt_numbers.py) and its
+    number's look-up item, and the merchant's events. Returns the receipt written."""
     before = subscription_snapshot(sub)
     previous = sub.PreviousProductName if sub.PreviousSKU else sub.ProductName
     previous_sku = sub.PreviousSKU or sub.SKU
+    price_id = quote.new_price_id if quote.new_price_id and quote.new_price_id != default_price_id(product.SKU) \
+        else None
     actions = [Subscription.SKU.set(product.SKU), Subscription.ProductName.set(product.Name),
-               Subscription.PaymentAmount.set(int(product.PaymentAmount)),
+               Subscription.PaymentAmount.set(quote.new_price),
+               Subscription.PriceId.set(price_id) if price_id else Subscription.PriceId.remove(),
                Subscription.LastSwitchDate.set(today.isoformat()),
-               # one seat (``check_switch``) at the new product's price: no seat price of the old one left
+               # one seat (``check_switch``) at the new price: no seat price of the old one left
                Subscription.Quantity.remove(), Subscription.UnitAmount.remove()]
-    if quote.upgrade or previous_sku == product.SKU:  # at once, or back to what was paid for
-        actions += [Subscription.PreviousSKU.remove(), Subscription.PreviousProductName.remove(),
-                    Subscription.SwitchFrom.remove()]
-    else:  # from the next payment: until then the product paid for
+    cadence_actions, cadence_values = _cadence_actions(sub, quote)
+    actions += cadence_actions
+    # At once, or back to what was paid for (the pending switch's product, its cadence kept):
+    # no switch waits. Else, from the next payment: until then what was paid for.
+    back = bool(sub.PreviousSKU) and previous_sku == product.SKU and quote.new_cadence is None
+    pending = not quote.upgrade and not back
+    if pending:
         actions += [Subscription.PreviousSKU.set(previous_sku), Subscription.PreviousProductName.set(previous),
                     Subscription.SwitchFrom.set(quote.effective.isoformat())]
-    charging = bool(charge_id and charged > 0)
-    processed_at = utc_now()
-    tax = tax or (invoice_tax(sub, amount=charged, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
-                  if charging else None)
-    written: list[Receipt] = []
+    else:
+        actions += [Subscription.PreviousSKU.remove(), Subscription.PreviousProductName.remove(),
+                    Subscription.SwitchFrom.remove()]
+    change = paid_change(sub, charge_id=charge_id, charged=charged, tax=tax)
 
     def write(tx: Any, number: str | None = None) -> None:
         """The switch's items; with ``number``, the upgrade's receipt so numbered."""
         receipt = lookup = None
         if number is not None:
-            assert quote.paid_through is not None
-            receipt, lookup, _ = build_receipt(
-                sub, billing_date=today, amount=charged, currency=sub.Currency, charge_id=charge_id,
-                retention_days=retention_days, period_end=quote.paid_through, actor=actor, sku=product.SKU,
-                tax=tax, product_name=product.Name, kind="switch", number=number, processed_at=processed_at)
+            assert quote.charged_through is not None
+            receipt, lookup = change.receipt(
+                number, today=today, period_end=quote.charged_through, actor=actor,
+                sku=receipt_sku or product.SKU, product_name=product.Name, kind="switch",
+                retention_days=retention_days)
+            receipt.SKU = product.SKU  # the product charged; a key's mark is only the switch's
             receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
                 sub.ProductName
-            written[:] = [receipt]
-        after = {**before, "SKU": product.SKU, "ProductName": product.Name,
-                 "PaymentAmount": int(product.PaymentAmount), "From": quote.effective.isoformat(),
+        after = {**before, "SKU": product.SKU, "ProductName": product.Name, "PaymentAmount": quote.new_price,
+                 "PriceId": price_id, **cadence_values, "From": quote.effective.isoformat(),
                  "Charged": charged if receipt else 0, "Receipt": receipt.SK if receipt else None}
         event = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
-                          before={**before, "SKU": sub.SKU, "ProductName": sub.ProductName}, after=after)
+                          before={**before, "SKU": sub.SKU, "ProductName": sub.ProductName, "PriceId": sub.PriceId},
+                          after=after)
         # The merchant's events: subscription.switched and, for an upgrade's charge,
         # payment.succeeded and invoice.created (billing/access/outbox.py).
         merchant_events = [subscription_event(MerchantEventType.SUBSCRIPTION_SWITCHED, preview(sub, actions)),
@@ -92,17 +134,20 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
         save_change(tx, sub, actions=actions, condition=_as_quoted(sub, quote), event=event, receipt=receipt,
                     lookup=lookup, merchant_events=merchant_events)
 
-    commit_change(sub, write, charging=charging, processed_at=processed_at)
-    receipt = written[0] if written else None
+    commit_change(sub, write, charging=change.charging, processed_at=change.processed_at)
     # What the update wrote, in memory as a fresh read would show it.
-    sub.SKU, sub.ProductName, sub.PaymentAmount = product.SKU, product.Name, int(product.PaymentAmount)
+    sub.SKU, sub.ProductName, sub.PaymentAmount, sub.PriceId = product.SKU, product.Name, quote.new_price, price_id
     sub.LastSwitchDate = today.isoformat()
     sub.Quantity = sub.UnitAmount = None
-    downgrade = not quote.upgrade and previous_sku != product.SKU
-    sub.PreviousSKU = previous_sku if downgrade else None
-    sub.PreviousProductName = previous if downgrade else None
-    sub.SwitchFrom = quote.effective.isoformat() if downgrade else None
-    return receipt
+    for name, value in cadence_values.items():
+        setattr(sub, name, value)
+    if "NextPaymentDate" in cadence_values:
+        sub.DuePaymentKey = due_key(sub.sub_id, date.fromisoformat(cadence_values["NextPaymentDate"]))
+        sub.DueReminderKey = due_key(sub.sub_id, date.fromisoformat(cadence_values["NextReminderDate"]))
+    sub.PreviousSKU = previous_sku if pending else None
+    sub.PreviousProductName = previous if pending else None
+    sub.SwitchFrom = quote.effective.isoformat() if pending else None
+    return change.written_receipt
 
 
 def count_switch_failure(sub: Subscription, today: date) -> None:

@@ -21,6 +21,7 @@ from billing.operations.payments import owed_amount
 from billing.operations.refunds import refund_receipt
 from billing.rules.lifecycle import CancelMode, unused_share
 from billing.rules.schedule import cadence_of, charges_paying_from
+from billing.rules.switch import receipts_from
 from core.mail import date_text, lazy_message, money_text
 from core.payments.errors import PaymentError
 
@@ -103,7 +104,10 @@ def refund_if_cancelled_now(sub: Subscription, today: date) -> int:
 
 def _receipts_paying_after(sub: Subscription, today: date) -> list[Receipt]:
     # One Query: a charge pays for at most two of its periods ahead, inside this window.
-    receipts = access.get_receipts_by_account(sub.account_id, charges_paying_from(cadence_of(sub), today), today)
+    # (From the last payment's day when earlier: a period paid at a longer cadence before
+    # a switch to a shorter one from its end, rules.switch.receipts_from.)
+    back = receipts_from(sub, today, charges_paying_from(cadence_of(sub), today))
+    receipts = access.get_receipts_by_account(sub.account_id, back, today)
     return [r for r in receipts if r.sub_id == sub.sub_id and r.PeriodEnd and r.PeriodEnd > today.isoformat()]
 
 

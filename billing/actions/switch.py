@@ -28,13 +28,23 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.models import AuditAction, Subscription
+from billing.models import AuditAction, Product, Subscription
 from billing.notify import manage_url, tell
 from billing.operations.payments import next_charge, send_receipt
 from billing.operations.refunds import refund_unapplied_switch, refund_unused_days
 from billing.rules.invoice_tax import tax_metadata
-from billing.rules.schedule import months_before
-from billing.rules.switch import SwitchQuote, SwitchRefused, check_switch, quote_switch
+from billing.rules.price_choice import PriceRefused, choose_price
+from billing.rules.price_objects import PRICE_ID_PREFIX
+from billing.rules.pricing import Interval
+from billing.rules.schedule import cadence_of, charges_paying_from
+from billing.rules.switch import (
+    SwitchQuote,
+    SwitchRefused,
+    SwitchTarget,
+    check_switch,
+    quote_switch,
+    receipts_from,
+)
 from billing.rules.tax import TaxLine
 from core.mail import money_text
 from core.payments.errors import GatewayError, KeyReused, PaymentError
@@ -64,11 +74,45 @@ class Switched:
     charge_id: str = ""
 
 
-def quote(sub: Subscription, sku: str, *, today: date) -> SwitchQuote:
-    """What switching ``sub`` to ``sku`` today costs; ``SwitchRefused`` says why it cannot."""
-    product = check_switch(sub, access.get_product(sku), today)
-    receipts = access.get_receipts_by_account(sub.account_id, months_before(today, 3), today)
-    return quote_switch(sub, product, receipts, today)
+def target_of(choice: str) -> tuple[Product | None, SwitchTarget | None]:
+    """The product and price ``choice`` names: a price's id (``price_...``: one of any
+    product's prices), else a product's SKU (its default price, the switch of product as
+    before prices). ``SwitchRefused`` for a price that cannot be subscribed to."""
+    choice = (choice or "").strip()
+    if choice.startswith(PRICE_ID_PREFIX):
+        price = access.get_price(choice)
+        product = access.get_product(price.SKU) if price is not None else None
+        if product is None or price is None:
+            raise SwitchRefused(_("That price is not offered."))
+    else:
+        product = access.get_product(choice.upper())
+        if product is None:
+            return None, None
+        price = access.default_price(product)
+    try:
+        chosen = choose_price(price, product, 1)
+    except PriceRefused as refused:
+        raise SwitchRefused(str(refused)) from None
+    return product, SwitchTarget(product.SKU, product.Name, chosen.amount, chosen.price_id, chosen.currency,
+                                 Interval(chosen.interval), chosen.interval_count)
+
+
+def quote(sub: Subscription, choice: str, *, today: date) -> SwitchQuote:
+    """What switching ``sub`` to ``choice`` (a price's id, or a product's SKU: its default
+    price) today costs; ``SwitchRefused`` says why it cannot. The confirm pages and the
+    API's preview show it, and ``switch`` charges it."""
+    product, target = target_of(choice)
+    product = check_switch(sub, product, today, target)
+    back = receipts_from(sub, today, charges_paying_from(cadence_of(sub), today))
+    receipts = access.get_receipts_by_account(sub.account_id, back, today)
+    return quote_switch(sub, target or product, receipts, today)
+
+
+def receipt_sku(q: SwitchQuote) -> str:
+    """The SKU in the switch receipt's key (and the charge's ``sku`` metadata, by which the
+    reconciliation finds it): the new product's; marked ``~switch`` for a switch of price
+    within the product, so that it never meets the period's receipt of the same day."""
+    return q.new_sku if q.new_sku != q.old_sku else f"{q.new_sku}~switch"
 
 
 class AttemptUnsettled(SwitchRefused):
@@ -81,29 +125,31 @@ class AttemptUnsettled(SwitchRefused):
 def switch_key(sub: Subscription, q: SwitchQuote, today: date) -> str:
     """The charge's idempotency key: one per attempt that can be answered (M5), a new one
     after each failed attempt of the day (``access.switch_failures``)."""
-    key = f"{sub.sub_id}:switch:{today.isoformat()}:{q.new_sku}"
+    key = f"{sub.sub_id}:switch:{today.isoformat()}:{q.choice}"
     failures = access.switch_failures(sub, today)
     return f"{key}:retry{failures}" if failures else key
 
 
 def switch(sub: Subscription, sku: str, *, today: date, actor: str, expected: SwitchQuote | None = None,
            action: AuditAction = AuditAction.SUBSCRIPTION_SWITCHED, on_session: bool = True) -> Switched:
-    """Switch now, at the amounts ``expected`` (the confirm page's: ``QuoteChanged``
-    otherwise). ``SwitchDeclined`` when the upgrade's charge is declined; ``GatewayError``
-    when the gateway cannot say (nothing switched; the same key is safe to repeat)."""
+    """Switch now to ``sku`` (a product's SKU or a price's id), at the amounts ``expected``
+    (the confirm page's: ``QuoteChanged`` otherwise). ``SwitchDeclined`` when the
+    upgrade's charge is declined; ``GatewayError`` when the gateway cannot say (nothing
+    switched; the same key is safe to repeat)."""
     q = quote(sub, sku, today=today)
-    if expected is not None and (q.new_sku, q.due_now, q.upgrade) != (expected.new_sku, expected.due_now,
-                                                                       expected.upgrade):
+    if expected is not None and (q.choice, q.due_now, q.upgrade) != (expected.choice, expected.due_now,
+                                                                     expected.upgrade):
         raise QuoteChanged(_("The amounts changed since you looked: please check them again."))
     result = None
     if q.upgrade and q.due_now > 0:
         line = _taxed(sub, q, today)
         metadata = {
-            "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": q.new_sku, "kind": "switch",
+            "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": receipt_sku(q), "kind": "switch",
             "billing_date": today.isoformat(), "period_start": today.isoformat(),
-            "period_end": q.paid_through.isoformat() if q.paid_through else today.isoformat(),
+            "period_end": q.charged_through.isoformat() if q.charged_through else today.isoformat(),
             "switch_charge": str(q.charge), "switch_credit": str(q.credit), "old_sku": q.old_sku,
-            "payment_day": str(sub.PaymentDay), "price": str(q.new_price),
+            "payment_day": str(q.new_cadence.payment_day if q.new_cadence else sub.PaymentDay),
+            "price": str(q.new_price), "price_id": q.new_price_id,
             **tax_metadata(line, prices_include_tax=access.seller_tax().prices_include_tax),
         }
         try:
@@ -139,7 +185,7 @@ def finish_authenticated(sub: Subscription, sku: str, charge_id: str, *, today: 
     except SwitchRefused:
         refund_unapplied_switch(sub, result, actor=actor)
         raise
-    if _taxed(sub, q, today).gross != result.amount or result.metadata.get("period_end") != str(q.paid_through):
+    if _taxed(sub, q, today).gross != result.amount or result.metadata.get("period_end") != str(q.charged_through):
         refund_unapplied_switch(sub, result, actor=actor)  # paid for other days: given back, asked again
         raise QuoteChanged(_("The amounts changed while your bank was asked: the payment is refunded."))
     return _apply(sub, q, result, today=today, actor=actor, action=AuditAction.SUBSCRIPTION_SWITCHED)
@@ -166,7 +212,7 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
         receipt = access.switch_subscription(
             sub, product, q, today=today, actor=actor, action=action,
             charge_id=result.charge_id if result else None, charged=result.amount if result else 0,
-            retention_days=settings.RECEIPT_RETENTION_DAYS,
+            retention_days=settings.RECEIPT_RETENTION_DAYS, receipt_sku=receipt_sku(q),
             tax=access.invoice_tax(sub, amount=result.amount, on=today, metadata=result.metadata) if result else None)
     except access.ConditionFailed:
         if result is not None:
@@ -176,7 +222,7 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
     refunded = _refund_excess_credit(sub, q, today=today, actor=actor) if q.upgrade and q.signed_difference < 0 else 0
     if result is not None and receipt is not None:
         # The charge's invoice, by the e-mail every charge sends (the renewals' receipt).
-        send_receipt(sub, receipt, True, result, today, q.paid_through or today, _next_payment_date(sub))
+        send_receipt(sub, receipt, True, result, today, q.charged_through or today, _next_payment_date(sub))
     tell("subscription_switched", sub, format_lazy(_("Your subscription now: {product}"), product=product.Name),
          old_product=old_name, upgrade=q.upgrade, effective=q.effective, **_next_payment(sub),
          charged=money_text(charged, sub.Currency) if charged else "",

@@ -21,6 +21,24 @@ charge after the trial is at the new price.
 A downgrade charges and refunds nothing: the next payment, ``NextPaymentDate``, is the
 first at the new price, and until then the customer keeps the product they paid for.
 Either way the subscription keeps its id, payment day, card and history.
+
+**Switching price or cadence** (docs/MONEY.md "Switching price or cadence"): the target is
+any active price of the same product or of another one (``SwitchTarget``), whatever its
+cadence, and when it applies follows Stripe's customer portal with its "schedule at
+period end" conditions (shortening the interval, lowering the amount):
+
+* the **same cadence**: the rule above, by the price of a period;
+* a **longer or equal interval** (monthly to yearly, weekly to monthly): at once, and the
+  new cadence's first full period starts today (Stripe resets the billing cycle anchor
+  when the interval changes): the **charge** is the new price of that whole period, the
+  **credit** what paid the unused days of the current one (today to ``PaidThroughDate``,
+  as above); today becomes the anchor (its day the payment day);
+* a **shorter interval** (yearly to monthly, monthly to weekly): at the end of the paid
+  period, as a downgrade: nothing charged or refunded, and the next payment
+  (``NextPaymentDate``) is the first of the new cadence, anchored on it.
+
+During a free trial nothing is paid: a change of cadence settles nothing, and the first
+charge after the trial is the new price's first period.
 """
 
 from __future__ import annotations
@@ -33,13 +51,74 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from billing.models import Product, ProductStatus, Receipt, Subscription, SubscriptionStatus
-from billing.rules.cadence_words import ONLY_MONTHLY_SWITCH
 from billing.rules.lifecycle import unused_share
-from billing.rules.schedule import cadence_of, period_amount
+from billing.rules.price_objects import DEFAULT_PRICE_PREFIX, default_price_id
+from billing.rules.pricing import PERIODS_A_YEAR, Interval
+from billing.rules.schedule import Cadence, cadence_of, first_period, new_cadence, period_amount
 
 
 class SwitchRefused(ValueError):
     """The switch cannot be made; ``str()`` says why, for the page."""
+
+
+@dataclass(frozen=True)
+class SwitchTarget:
+    """What a switch moves to: one price of a product (``price_id``; the product's derived
+    default price, ``price_default_<SKU>``, for a switch of product as before prices)."""
+
+    sku: str
+    name: str
+    amount: int  # minor units, a period of the price's cadence
+    price_id: str
+    currency: str
+    interval: Interval = Interval.MONTH
+    count: int = 1
+
+    @property
+    def stored_price_id(self) -> str | None:
+        """The subscription's ``PriceId``: none for the product's default price."""
+        return None if self.price_id.startswith(DEFAULT_PRICE_PREFIX) else self.price_id
+
+    def same_cadence(self, cadence: Cadence) -> bool:
+        return (Interval(self.interval), int(self.count)) == (cadence.interval, cadence.count)
+
+
+def default_target(product: Product) -> SwitchTarget:
+    """A product's default price (monthly, its ``PaymentAmount``): the switch of product."""
+    return SwitchTarget(product.SKU, product.Name, int(product.PaymentAmount), default_price_id(product.SKU),
+                        product.Currency)
+
+
+def current_price_id(sub: Subscription) -> str:
+    return sub.PriceId or default_price_id(sub.SKU)
+
+
+def longer_or_equal(target: SwitchTarget, cadence: Cadence) -> bool:
+    """Whether the target's period is at least as long as ``cadence``'s (fewer or as many
+    periods a year: a year is 12 months, a week 7 days by ``PERIODS_A_YEAR``)."""
+    new_interval, old_interval = Interval(target.interval), cadence.interval
+    return PERIODS_A_YEAR[new_interval] * cadence.count <= PERIODS_A_YEAR[old_interval] * int(target.count)
+
+
+def applies_now(sub: Subscription, target: SwitchTarget) -> bool:
+    """The switch's timing: the same cadence at a higher price, or a longer (or equally
+    long) interval, now; the same cadence at the same or a lower price, or a shorter
+    interval, from the next payment (Stripe's portal: shortening the interval or
+    lowering the amount waits for the period's end)."""
+    cadence = cadence_of(sub)
+    if target.same_cadence(cadence):
+        return target.amount > int(sub.PaymentAmount)
+    return longer_or_equal(target, cadence)
+
+
+def cadence_from(sub: Subscription, target: SwitchTarget, start: date, *, restart: bool) -> Cadence:
+    """The target's cadence, its first full period starting on ``start``. From the next
+    payment (``restart`` False): months and years keep the payment day when the
+    subscription has one (a yearly on the 29th becomes monthly on the 29th), weeks and
+    days fall on ``start``'s weekday. From today (``restart``): today is the anchor, its
+    day the payment day."""
+    day = int(sub.PaymentDay) if not restart and cadence_of(sub).has_payment_day else start.day
+    return new_cadence(day, start, target.interval, target.count)
 
 
 @dataclass(frozen=True)
@@ -58,6 +137,30 @@ class SwitchQuote:
     charge: int = 0  # the paid days at the new price (upgrade)
     credit: int = 0  # their unused share at the old price (upgrade)
     trial_end: date | None = None  # the last day of a free trial still running: free whatever the product
+    # A switch of price (docs/MONEY.md "Switching price or cadence"): the price's id (empty:
+    # the new product's default price), its cadence when it is not the subscription's
+    # (None: unchanged), and, when a new period starts today, its last day (charged whole).
+    new_price_id: str = ""
+    new_cadence: Cadence | None = None
+    new_period_end: date | None = None
+
+    @property
+    def choice(self) -> str:
+        """What the pages and the API name the target by: the SKU for a product's default
+        price (a switch of product, as before prices), else the price's id."""
+        if not self.new_price_id or self.new_price_id == default_price_id(self.new_sku):
+            return self.new_sku
+        return self.new_price_id
+
+    @property
+    def restarts(self) -> bool:
+        """A new period of the new cadence starts today (a longer interval)."""
+        return self.new_period_end is not None
+
+    @property
+    def charged_through(self) -> date | None:
+        """The last day the switch's charge pays for: the new period's, or ``paid_through``."""
+        return self.new_period_end or self.paid_through
 
     @property
     def due_now(self) -> int:
@@ -75,44 +178,72 @@ class SwitchQuote:
         return self.charge - self.credit
 
 
-def check_switch(sub: Subscription, product: Product | None, today: date) -> Product:
-    """The product, if ``sub`` may switch to it today; else ``SwitchRefused``."""
+def check_switch(sub: Subscription, product: Product | None, today: date,
+                 target: SwitchTarget | None = None) -> Product:
+    """The product, if ``sub`` may switch to it (to ``target``, one of its prices; default:
+    its default price) today; else ``SwitchRefused``."""
     if product is None or product.Status != ProductStatus.ACTIVE:
         raise SwitchRefused(_("That product is not offered."))
-    if product.SKU == sub.SKU:
+    target = target or default_target(product)
+    if product.SKU == sub.SKU and target.price_id == current_price_id(sub):
         raise SwitchRefused(_("The subscription is already to that product."))
-    if product.Currency != sub.Currency:
+    if target.currency.upper() != sub.Currency.upper():
         raise SwitchRefused(_("That product is priced in another currency."))
     if sub.Status != SubscriptionStatus.ACTIVE:
         raise SwitchRefused(_("Only an active subscription can switch (a past-due one pays what it owes first)."))
     if sub.CancelMode or sub.PausedFrom or not sub.NextPaymentDate:
         raise SwitchRefused(_("A paused or cancelling subscription cannot switch."))
-    if not cadence_of(sub).is_monthly:
-        raise SwitchRefused(ONLY_MONTHLY_SWITCH)
     if sub.Quantity is not None and int(sub.Quantity) != 1:
         # A product's price is one seat's; the switch's amounts are worked out for one.
         raise SwitchRefused(_("A subscription of several seats cannot switch product: change it to one seat first."))
     if sub.LastSwitchDate == today.isoformat():
         raise SwitchRefused(_("The subscription has switched today already: switch again tomorrow."))
+    if not target.same_cadence(cadence_of(sub)) and sub.NextPaymentDate <= today.isoformat():
+        # The payment day's lock (as a change of seats'): the run charges the old cadence's period first.
+        raise SwitchRefused(_("A payment is due today: change the billing period after it is taken."))
     return product
 
 
-def quote_switch(sub: Subscription, product: Product, receipts: Iterable[Receipt], today: date) -> SwitchQuote:
-    """The switch's amounts (``check_switch`` first). ``receipts``: the subscription's
-    receipts that may pay days after today (the last few months')."""
-    old_price, new_price = int(sub.PaymentAmount), int(product.PaymentAmount)
+def quote_switch(sub: Subscription, product: Product | SwitchTarget, receipts: Iterable[Receipt],
+                 today: date) -> SwitchQuote:
+    """The switch's amounts (``check_switch`` first). ``product``: a product (its default
+    price) or a ``SwitchTarget``. ``receipts``: the subscription's receipts that may pay
+    days after today (``receipts_from``)."""
+    target = product if isinstance(product, SwitchTarget) else default_target(product)
+    old_price, new_price = int(sub.PaymentAmount), int(target.amount)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
-    common: dict[str, Any] = {"old_sku": sub.SKU, "new_sku": product.SKU, "new_name": product.Name,
-                              "old_price": old_price, "new_price": new_price, "paid_through": paid_through}
+    next_payment = date.fromisoformat(sub.NextPaymentDate)
+    common: dict[str, Any] = {"old_sku": sub.SKU, "new_sku": target.sku, "new_name": target.name,
+                              "old_price": old_price, "new_price": new_price, "paid_through": paid_through,
+                              "new_price_id": target.price_id}
     trial_end, paid_from = trial_end_of(sub, today), first_paid_day(sub, today)
     common["trial_end"] = trial_end
-    if new_price <= old_price:
-        return SwitchQuote(upgrade=False, effective=date.fromisoformat(sub.NextPaymentDate), **common)
-    if paid_through is None or paid_through < paid_from:
-        return SwitchQuote(upgrade=True, effective=today, **common)  # nothing paid ahead: nothing to settle
-    charge = period_amount(new_price, cadence_of(sub), paid_from, paid_through)
+    cadence = cadence_of(sub)
+    same = target.same_cadence(cadence)
+    # A new cadence that starts at the next payment (a shorter one, or any during a trial
+    # or with nothing paid ahead): its first full period begins on that day.
+    from_next = None if same else cadence_from(sub, target, next_payment, restart=False)
+    if not applies_now(sub, target):
+        return SwitchQuote(upgrade=False, effective=next_payment, new_cadence=from_next, **common)
+    if paid_through is None or paid_through < paid_from:  # nothing paid ahead: nothing to settle
+        return SwitchQuote(upgrade=True, effective=today, new_cadence=from_next, **common)
     credit = sum(unused_credit(r, paid_from) for r in receipts if r.sub_id == sub.sub_id)
-    return SwitchQuote(upgrade=True, effective=today, charge=charge, credit=credit, **common)
+    if same:
+        charge = period_amount(new_price, cadence, paid_from, paid_through)
+        return SwitchQuote(upgrade=True, effective=today, charge=charge, credit=credit, **common)
+    restarted = cadence_from(sub, target, today, restart=True)
+    end = first_period(restarted, today)[1]  # today is its anchor: one whole period
+    return SwitchQuote(upgrade=True, effective=today, charge=new_price, credit=credit, new_cadence=restarted,
+                       new_period_end=end, **common)
+
+
+def receipts_from(sub: Subscription, today: date, back: date) -> date:
+    """The first billing day a receipt paying days after ``today`` may have: ``back`` (the
+    cadence's window, ``schedule.charges_paying_from``), or the last payment's day when
+    earlier (a yearly period, switched to a monthly cadence from its end, is paid by a
+    charge older than the monthly window)."""
+    last = date.fromisoformat(sub.LastPaymentDate) if getattr(sub, "LastPaymentDate", None) else back
+    return min(back, last)
 
 
 def trial_end_of(sub: Subscription, today: date) -> date | None:
