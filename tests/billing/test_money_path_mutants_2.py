@@ -1,0 +1,187 @@
+"""Behaviour of the money path that its mutants showed untested (docs/MUTATION.md), second
+part: the charges that bought nothing and are refunded whole. An upgrade's (or more
+seats') charge whose change was not made is recorded for the days it paid, with the tax it
+carried, and refunded once under its own key, with its reason and actor; a charge that
+lands after its account was closed is refunded, whatever staff refunded of it already.
+Written against what is recorded, refunded and said, not private helpers."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+import time_machine
+from django.conf import settings as conf
+from django.core import mail
+
+from billing import access
+from billing.actions import seats, switch
+from billing.actions import subscriptions as subscribing
+from billing.batches.reconcile import reconcile
+from billing.models import AuditAction
+from billing.operations import payments, refunds
+from billing.operations.outcomes import PaymentStatus
+from core.money import format_with_code
+from core.payments.gateway import get_gateway
+from tests.builders import card, fresh, receipts_of, seed_due
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+MADE = date(2027, 3, 10)  # subscribed on the 10th, payment day 10: paid through 9 April
+MID = date(2027, 3, 25)  # 16 of the period's 31 days left: an upgrade 1000 -> 2000 costs 516
+
+
+def at(day: date):
+    return time_machine.travel(datetime(day.year, day.month, day.day, 12, tzinfo=UTC), tick=False)
+
+
+@pytest.fixture
+def catalog(moto_table) -> None:
+    access.create_product("NEWS", "News", 1000, "USD")
+    access.create_product("NEWS-PLUS", "News Plus", 2000, "USD")
+
+
+def subscribed(email: str, sku: str = "NEWS"):
+    with at(MADE):
+        started = subscribing.subscribe(
+            access.create_account(email), sku=sku, product_name="News", payment_day=10, amount=1000,
+            currency="USD", card=card(), today=MADE, actor="customer")
+    assert started.started
+    return started.sub
+
+
+def crashed_switch(sub, monkeypatch):
+    """An upgrade charged, then the process died before the switch was recorded: the
+    charge, as the gateway has it."""
+    with at(MID):
+        monkeypatch.setattr(access, "switch_subscription", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
+        with pytest.raises(RuntimeError):
+            switch.switch(fresh(sub), "NEWS-PLUS", today=MID, actor="customer")
+        monkeypatch.undo()
+    [made] = [c for c in get_gateway().charges_made(sub_id=sub.sub_id) if c["metadata"].get("kind") == "switch"]
+    return get_gateway().charge_status(made["charge_id"])
+
+
+def undone_receipts(sub, kind: str = "switch"):
+    return [r for r in receipts_of(sub) if r.Kind == kind and r.PeriodStart == MID.isoformat()]
+
+
+def test_an_unapplied_switch_is_recorded_for_its_days_with_the_tax_it_carried_and_refunded_once(
+        catalog, monkeypatch) -> None:
+    from tests.billing.test_tax_ledger import use_seller
+
+    use_seller(monkeypatch, include=False)  # charged on prices before tax
+    sub = subscribed("undone@example.com")
+    charge = crashed_switch(sub, monkeypatch)
+    use_seller(monkeypatch, include=True)  # the seller's setting changed before the reconciliation
+    mail.outbox = []
+    with at(MID):
+        _, [difference] = reconcile(MID, MID, fix=True, today=MID)
+    assert (difference.kind, difference.fixed) == ("charge of a switch not made", True)
+    assert difference.detail.endswith(f"; refunded {format_with_code(charge.amount, 'USD')}")
+    [undone] = undone_receipts(sub)
+    # the days it paid for, the product it was for, the charge's own tax terms (not today's setting)
+    assert (undone.SKU, undone.PeriodStart, undone.PeriodEnd, undone.BillingDate) == (
+        "NEWS-PLUS", "2027-03-25", "2027-04-09", "2027-03-25")
+    assert (undone.ProcessedAmount, undone.RefundedAmount) == (charge.amount, charge.amount)
+    assert undone.PricesIncludeTax is False
+    assert (undone.Net, undone.Tax, undone.TaxRate) == (
+        int(charge.metadata["net"]), int(charge.metadata["tax"]), charge.metadata["tax_rate"])
+    assert undone.TaxLines[0].PeriodEnd == "2027-04-09"
+    # refunded whole, once, under the unapplied switch's own key, with its reason and actor
+    [refund] = get_gateway().refunds_made(charge.charge_id)
+    assert (refund["idempotency_key"], refund["amount"]) == (f"refund:{charge.charge_id}:switch-undone", charge.amount)
+    [entry] = undone.Refunds
+    assert (entry.Actor, entry.Reason, entry.Amount) == ("reconcile", "switch of product not made", charge.amount)
+    paid = [e for e in access.get_events_by_account(sub.account_id) if e.Action == AuditAction.PAYMENT_SUCCEEDED]
+    assert [e.Actor for e in paid if e.After["Receipt"] == undone.SK] == ["reconcile"]
+    assert [m for m in mail.outbox if m.subject.startswith("Refund")]
+    # asked again (another reconciliation, a retried page): refunded already, nothing moves
+    with at(MID):
+        assert refunds.refund_unapplied_switch(fresh(sub), charge, actor="reconcile") == 0
+    assert len(get_gateway().refunds_made(charge.charge_id)) == 1
+
+
+@pytest.mark.parametrize(("staff_refunded", "refunded_now"), [(515, 1), (516, 0), (0, 516)])
+def test_an_unapplied_switch_refunds_what_is_left_of_its_charge(catalog, monkeypatch, staff_refunded,
+                                                                  refunded_now) -> None:
+    # Its receipt was recorded (as a run would, before it died) and staff refunded part of
+    # it: the rest is refunded, under the unapplied switch's key; nothing if none is left.
+    sub = subscribed(f"left{staff_refunded}@example.com")
+    charge = crashed_switch(sub, monkeypatch)
+    assert charge.amount == 516
+    with at(MID):
+        receipt, created = access.create_receipt(
+            fresh(sub), billing_date=MID, amount=charge.amount, currency="USD", charge_id=charge.charge_id,
+            retention_days=conf.RECEIPT_RETENTION_DAYS, period_end=date(2027, 4, 9),
+            sku=charge.metadata["sku"], kind="switch")
+        assert created
+        if staff_refunded:
+            refunds.refund_receipt(receipt, staff_refunded, request_id="staff-1", actor="staff")
+        assert refunds.refund_unapplied_switch(fresh(sub), charge, actor="reconcile") == refunded_now
+    undone_keys = [(r["idempotency_key"], r["amount"]) for r in get_gateway().refunds_made(charge.charge_id)
+                   if r["idempotency_key"].endswith(":switch-undone")]
+    assert undone_keys == ([(f"refund:{charge.charge_id}:switch-undone", refunded_now)] if refunded_now else [])
+    [undone] = undone_receipts(sub)
+    assert undone.RefundedAmount == 516
+
+
+def test_an_unapplied_change_of_seats_is_refunded_with_its_own_reason(moto_table, monkeypatch) -> None:
+    with at(MADE):
+        started = subscribing.subscribe(
+            access.create_account("seats@example.com"), sku="TEAM", product_name="Team", payment_day=10,
+            amount=1000, currency="USD", card=card(), today=MADE, actor="customer")
+    sub = started.sub
+    with at(MID):
+        monkeypatch.setattr(access, "change_seats", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
+        with pytest.raises(RuntimeError):
+            seats.change_quantity(fresh(sub), 2, "customer", today=MID)
+        monkeypatch.undo()
+        _, [difference] = reconcile(MID, MID, fix=True, today=MID)
+    assert difference.fixed
+    [undone] = undone_receipts(sub, "seats")
+    assert (undone.PeriodEnd, undone.RefundedAmount, undone.ProcessedAmount) == ("2027-04-09", 516, 516)
+    [entry] = undone.Refunds
+    assert (entry.Actor, entry.Reason) == ("reconcile", "change of seats not made")
+
+
+# --- a charge that lands after its account was closed ----------------------------------
+
+D = date(2027, 3, 15)
+
+
+def test_a_charge_landing_after_the_close_is_refunded_by_the_batch_under_the_cancels_key(moto_table) -> None:
+    [sub] = seed_due(1, due=D)
+    read_by_the_run = fresh(sub)
+    access.cancel_subscription(fresh(sub), reason=access.ACCOUNT_CLOSED_REASON, actor="customer")
+    out = payments.take_payment(read_by_the_run, run_date=D)
+    assert out.reason == "refunded: the account was closed"
+    [receipt] = receipts_of(sub)
+    [refund] = get_gateway().refunds_made(receipt.ChargeId)
+    assert refund["idempotency_key"] == f"refund:{receipt.ChargeId}:cancel-{sub.sub_id}"
+    [entry] = receipt.Refunds
+    assert (entry.Actor, entry.Reason, entry.Amount) == ("batch", "charged after the account was closed", 999)
+
+
+@pytest.mark.parametrize(("staff_refunded", "refunded_now"), [(998, 1), (999, 0)])
+def test_a_charge_replayed_after_the_close_refunds_only_what_staff_left(moto_table, staff_refunded,
+                                                                        refunded_now) -> None:
+    # The run charged and wrote the receipt, then died before its advance; the account was
+    # closed and staff refunded (part of) the charge; the next run replays the charge's key.
+    [sub] = seed_due(1, due=D)
+    metadata = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "billing_date": D.isoformat(),
+                "period_start": D.isoformat(), "period_end": "2027-04-14", "attempt": "0"}
+    charged = get_gateway().charge(sub.PaymentDetails.Token, 999, "USD", f"{sub.sub_id}:{D}:0", metadata)
+    receipt, created = access.create_receipt(sub, billing_date=D, amount=999, currency="USD",
+                                             charge_id=charged.charge_id, period_end=date(2027, 4, 14),
+                                             retention_days=conf.RECEIPT_RETENTION_DAYS)
+    assert created
+    read_by_the_run = fresh(sub)
+    access.cancel_subscription(fresh(sub), reason=access.ACCOUNT_CLOSED_REASON, actor="customer")
+    refunds.refund_receipt(receipt, staff_refunded, request_id="staff-1", actor="staff")
+    out = payments.record_paid_charge(read_by_the_run, charged, run_date=D)
+    assert (out.status, out.reason) == (PaymentStatus.SKIPPED, "refunded: the account was closed")
+    batch_refunds = [r["amount"] for r in get_gateway().refunds_made(charged.charge_id)
+                     if r["idempotency_key"].endswith(f":cancel-{sub.sub_id}")]
+    assert batch_refunds == ([refunded_now] if refunded_now else [])
+    assert receipts_of(sub)[0].RefundedAmount == 999
