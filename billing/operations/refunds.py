@@ -29,8 +29,8 @@ from billing import access
 from billing.models import AuditAction, CreditNote, Receipt, Subscription
 from billing.notify import credit_note_context
 from billing.operations.retention import retained_until, retention_years
-from billing.rules.schedule import months_before
-from billing.rules.switch import unused_credit
+from billing.rules.schedule import cadence_of, charges_paying_from
+from billing.rules.switch import receipts_from, unused_credit
 from core.mail import money_text, send_customer_email
 from core.payments.errors import GatewayError, PaymentError, RefundRefused
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
@@ -186,7 +186,10 @@ def refund_unused_days(sub: Subscription, owed: int, *, today: date, actor: str,
     refunds once; M5). A switch's credit above the new price and fewer seats both come
     here. Returns what was refunded; a refund the gateway refuses is audited by
     ``refund_receipt`` and left to staff."""
-    receipts = access.get_receipts_by_account(sub.account_id, months_before(today, 3), today)
+    # As far back as the quote that promised ``owed`` read (a yearly period is paid by a
+    # charge older than the monthly window): else a yearly plan's credit found no receipt.
+    back = receipts_from(sub, today, charges_paying_from(cadence_of(sub), today))
+    receipts = access.get_receipts_by_account(sub.account_id, back, today)
     refunded = 0
     for receipt in sorted((r for r in receipts if r.sub_id == sub.sub_id and r.ChargeId),
                           key=lambda r: (r.PeriodStart or r.BillingDate, r.ProcessedDate or ""), reverse=True):

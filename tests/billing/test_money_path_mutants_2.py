@@ -185,3 +185,29 @@ def test_a_charge_replayed_after_the_close_refunds_only_what_staff_left(moto_tab
                      if r["idempotency_key"].endswith(f":cancel-{sub.sub_id}")]
     assert batch_refunds == ([refunded_now] if refunded_now else [])
     assert receipts_of(sub)[0].RefundedAmount == 999
+
+
+# --- days paid and no longer bought: a yearly period's unused share --------------------
+
+
+def test_fewer_seats_of_a_yearly_plan_months_into_its_year_credit_the_quoted_share(moto_table) -> None:
+    # The year was paid in January, two more seats in February (both charges older than
+    # three months by June): the credit the quote promised is refunded, from the newest
+    # charge that paid the days, the seats' one.
+    made, added, later = date(2027, 1, 10), date(2027, 2, 10), date(2027, 6, 10)
+    with at(made):
+        started = subscribing.subscribe(
+            access.create_account("yearly@example.com"), sku="TEAM", product_name="Team", payment_day=10,
+            amount=12000, currency="USD", card=card(), today=made, actor="customer", interval="year",
+            interval_count=1)
+        sub = started.sub
+    with at(added):
+        seats.change_quantity(fresh(sub), 3, "customer", today=added)
+    [seats_receipt] = [r for r in receipts_of(sub) if r.PeriodStart == added.isoformat()]
+    with at(later):
+        q = seats.quote(fresh(sub), 2, today=later)
+        assert q.credit_now > 0
+        done = seats.change_quantity(fresh(sub), 2, "customer", today=later)
+    assert done.credited == q.credit_now
+    [refund] = get_gateway().refunds_made()
+    assert (refund["charge_id"], refund["amount"]) == (seats_receipt.ChargeId, q.credit_now)
