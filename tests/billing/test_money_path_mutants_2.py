@@ -211,3 +211,87 @@ def test_fewer_seats_of_a_yearly_plan_months_into_its_year_credit_the_quoted_sha
     assert done.credited == q.credit_now
     [refund] = get_gateway().refunds_made()
     assert (refund["charge_id"], refund["amount"]) == (seats_receipt.ChargeId, q.credit_now)
+
+
+# --- fewer seats: the credit taken from the charges that paid the days, newest first -----
+
+LATER = date(2027, 4, 1)  # 9 of the period's 31 days left
+
+
+def grown_team(email: str):
+    """One seat from 10 March ($10.00 a seat), a second added on 10 March, a third on 25
+    March: three charges pay the days after 1 April, the third the newest."""
+    with at(MADE):
+        started = subscribing.subscribe(
+            access.create_account(email), sku="TEAM", product_name="Team", payment_day=10, amount=1000,
+            currency="USD", card=card(), today=MADE, actor="customer")
+        seats.change_quantity(fresh(started.sub), 2, "customer", today=MADE)
+    with at(MID):
+        seats.change_quantity(fresh(started.sub), 3, "customer", today=MID)
+    return started.sub
+
+
+def refunds_by_charge(sub) -> dict[str, int]:
+    return {r.ChargeId: int(r.RefundedAmount or 0) for r in receipts_of(sub)}
+
+
+def test_fewer_seats_take_the_credit_from_the_newest_charges_first(moto_table) -> None:
+    # 2 seats' 9 days: 581, of which each seat charge pays 290; the last unit from the
+    # period's own charge. A newer charge of another subscription of the account is not
+    # touched.
+    sub = grown_team("newest@example.com")
+    with at(LATER):
+        other = subscribing.subscribe(
+            access.get_account(sub.account_id), sku="NEWS", product_name="News", payment_day=1, amount=700,
+            currency="USD", card=card(), today=LATER, actor="customer").sub
+        q = seats.quote(fresh(sub), 1, today=LATER)
+        done = seats.change_quantity(fresh(sub), 1, "customer", today=LATER)
+    assert done.credited == q.credit_now == 581
+    by_start = {(r.PeriodStart, r.SK.split("#")[3]): r for r in receipts_of(sub)}
+    third, second, first = (by_start[("2027-03-25", "TEAM~seats3")], by_start[("2027-03-10", "TEAM~seats2")],
+                            by_start[("2027-03-10", "TEAM")])
+    assert [int(r.RefundedAmount or 0) for r in (third, second, first)] == [290, 290, 1]
+    assert {(r["idempotency_key"], r["amount"]) for r in get_gateway().refunds_made()} == {
+        (f"refund:{third.ChargeId}:seats-v4", 290), (f"refund:{second.ChargeId}:seats-v4", 290),
+        (f"refund:{first.ChargeId}:seats-v4", 1)}
+    assert {(e.Actor, e.Reason) for r in (third, second, first) for e in r.Refunds} == {("customer", "2 fewer seats")}
+    assert not [r for r in receipts_of(other) if r.RefundedAmount]
+
+
+def test_fewer_seats_skip_a_charge_refunded_whole_already(moto_table) -> None:
+    sub = grown_team("skipped@example.com")
+    [third] = [r for r in receipts_of(sub) if r.PeriodStart == MID.isoformat()]
+    refunds.refund_receipt(third, 516, request_id="staff-1", actor="staff")
+    with at(LATER):
+        done = seats.change_quantity(fresh(sub), 1, "customer", today=LATER)
+    assert done.credited == 580  # 290 from each of the older charges: all they paid of those days
+    assert sorted(int(r.RefundedAmount or 0) for r in receipts_of(sub)) == [290, 290, 516]
+    failed = [e for e in access.get_events_by_account(sub.account_id) if e.Action == AuditAction.STAFF_REFUND_FAILED]
+    assert failed == []  # nothing asked of the gateway for the charge with nothing left
+
+
+def test_a_refused_credit_is_logged_and_taken_from_the_older_charges(moto_table, caplog) -> None:
+    # The newest charge was refunded at the processor, not recorded yet: its refund is
+    # refused, logged, and the credit comes from the older charges.
+    sub = grown_team("refused@example.com")
+    [third] = [r for r in receipts_of(sub) if r.PeriodStart == MID.isoformat()]
+    get_gateway().refund(third.ChargeId, 516, idempotency_key="dashboard-1")
+    with at(LATER), caplog.at_level("WARNING", logger="billing.operations.refunds"):
+        done = seats.change_quantity(fresh(sub), 1, "customer", today=LATER)
+    assert done.credited == 580
+    [warned] = [r.getMessage() for r in caplog.records if r.name == "billing.operations.refunds"]
+    assert warned.startswith(f"{sub.sub_id}: the unused days' refund on {third.SK} is not made: ")
+    assert warned.endswith("refund exceeds the amount charged")
+
+
+def test_an_unapplied_switch_whose_refund_is_refused_is_left_for_the_next_reconciliation(
+        catalog, monkeypatch, caplog) -> None:
+    sub = subscribed("refused-switch@example.com")
+    charge = crashed_switch(sub, monkeypatch)
+    get_gateway().refund(charge.charge_id, charge.amount, idempotency_key="dashboard-1")  # at the processor
+    with at(MID), caplog.at_level("WARNING", logger="billing.operations.refunds"):
+        _, [difference] = reconcile(MID, MID, fix=True, today=MID)
+    assert (difference.fixed, difference.detail.endswith("; refund not made yet")) == (False, True)
+    [warned] = [r.getMessage() for r in caplog.records if r.name == "billing.operations.refunds"]
+    assert warned == (f"the unapplied switch {charge.charge_id} of {sub.sub_id} is not refunded yet: "
+                      "refund exceeds the amount charged")
