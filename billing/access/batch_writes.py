@@ -35,7 +35,7 @@ def advance_after_payment(
     slot: date,
     paid_period: date,
     next_payment: date,
-    next_reminder: date,
+    next_reminder: date | None,
     paid_through: date | None = None,
     coupon_used: str | None = None,
 ) -> Subscription:
@@ -113,7 +113,7 @@ def mark_past_due(
     period: date,
     failed_retries: int,
     retry_on: date,
-    next_reminder: date,
+    next_reminder: date | None,
     decline_code: str = "declined",
     actor: str = "batch",
     amount: int | None = None,
@@ -165,7 +165,7 @@ def forget_awaiting_charge(sub: Subscription, charge_id: str) -> Subscription:
                                Subscription.PaymentDetails.AwaitingCharge == charge_id, check_version=False)
 
 
-def claim_reminder(sub: Subscription, *, day: date, next_reminder: date,
+def claim_reminder(sub: Subscription, *, day: date, next_reminder: date | None,
                    notice: MerchantEvent | None = None) -> Subscription:
     """Claim the reminder due on ``day`` before sending it: ``NextReminderDate`` moves on
     only if it still equals ``day``, so of two runs exactly one sends the e-mail. With a

@@ -39,8 +39,12 @@ def next_payment_on(sub_id: str, day: date) -> list[Action]:
     return [Subscription.NextPaymentDate.set(day.isoformat()), Subscription.DuePaymentKey.set(due_key(sub_id, day))]
 
 
-def next_reminder_on(sub_id: str, day: date) -> list[Action]:
-    """Update actions: remind on ``day`` (the item is in GSI-1 under that date's key)."""
+def next_reminder_on(sub_id: str, day: date | None) -> list[Action]:
+    """Update actions: remind on ``day`` (the item is in GSI-1 under that date's key);
+    None: no reminder (``schedule.renewal_reminder``: a cadence shorter than a month), so
+    the item leaves GSI-1 (sparse) and no run reads it for reminders."""
+    if day is None:
+        return [Subscription.NextReminderDate.remove(), Subscription.DueReminderKey.remove()]
     return [Subscription.NextReminderDate.set(day.isoformat()), Subscription.DueReminderKey.set(due_key(sub_id, day))]
 
 
@@ -59,12 +63,14 @@ def wait_out_of_due_indexes() -> list[Action]:
             Subscription.DueReminderKey.remove()]
 
 
-def due_attributes(sub_id: str, next_payment: date, next_reminder: date, shards: int | None = None) -> dict[str, str]:
+def due_attributes(sub_id: str, next_payment: date, next_reminder: date | None,
+                   shards: int | None = None) -> dict[str, str | None]:
     """The same dates and keys as constructor keywords, for a new item (create, bulk load;
     ``shards`` for an item made without a table, such as the Workbench model's samples)."""
-    return {"NextPaymentDate": next_payment.isoformat(), "NextReminderDate": next_reminder.isoformat(),
+    return {"NextPaymentDate": next_payment.isoformat(),
+            "NextReminderDate": next_reminder.isoformat() if next_reminder else None,
             "DuePaymentKey": due_key(sub_id, next_payment, shards),
-            "DueReminderKey": due_key(sub_id, next_reminder, shards)}
+            "DueReminderKey": due_key(sub_id, next_reminder, shards) if next_reminder else None}
 
 
 def no_due_attributes() -> dict[str, None]:

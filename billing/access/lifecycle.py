@@ -18,7 +18,7 @@ from billing.access.outbox import transact_update
 from billing.access.subscriptions import audited_items
 from billing.models import AuditAction, MerchantEventType, Subscription, SubscriptionStatus
 from billing.rules.lifecycle import CancelMode, check_pausable, kept_next_payment, pause_start, resume_on
-from billing.rules.schedule import reminder_date
+from billing.rules.schedule import cadence_of, renewal_reminder
 
 COMMENT_MAX_LENGTH = 1000
 
@@ -71,7 +71,7 @@ def keep_subscription(sub: Subscription, *, today: date, reminder_days_before: i
         [
             Subscription.Status.set(SubscriptionStatus.ACTIVE),
             *next_payment_on(sub.sub_id, next_payment),
-            *next_reminder_on(sub.sub_id, reminder_date(next_payment, reminder_days_before, today)),
+            *next_reminder_on(sub.sub_id, renewal_reminder(cadence_of(sub), next_payment, reminder_days_before, today)),
             Subscription.CancelledDate.remove(),
             Subscription.CancelReason.remove(),
             Subscription.CancelMode.remove(),
@@ -98,7 +98,7 @@ def pause_subscription(sub: Subscription, *, resume: date | None, today: date, r
     else:
         actions += [
             *next_payment_on(sub.sub_id, resume),
-            *next_reminder_on(sub.sub_id, reminder_date(resume, reminder_days_before, today)),
+            *next_reminder_on(sub.sub_id, renewal_reminder(cadence_of(sub), resume, reminder_days_before, today)),
             Subscription.PausedUntil.set(resume.isoformat()),
         ]
     condition = ((Subscription.Status == SubscriptionStatus.ACTIVE)
@@ -118,7 +118,7 @@ def resume_subscription(sub: Subscription, *, today: date, reminder_days_before:
     resume = resume_on(sub, today)
     actions = [
         *next_payment_on(sub.sub_id, resume),
-        *next_reminder_on(sub.sub_id, reminder_date(resume, reminder_days_before, today)),
+        *next_reminder_on(sub.sub_id, renewal_reminder(cadence_of(sub), resume, reminder_days_before, today)),
         Subscription.PausedFrom.remove(), Subscription.PausedUntil.remove(),
     ]
     condition = (Subscription.Status == SubscriptionStatus.ACTIVE) & Subscription.PausedFrom.exists()

@@ -56,7 +56,7 @@ from billing.rules.schedule import (
     check_payment_day,
     first_period,
     new_cadence,
-    reminder_date,
+    renewal_reminder,
 )
 from core.dynamo import engine
 from core.payments.gateway import CardToken
@@ -147,7 +147,8 @@ def create_subscription(
         **cadence_attributes(cadence),
         PaymentAmount=amount,
         Currency=currency.upper(),
-        **due_attributes(sub_id, first_day, reminder_date(reminded, reminder_days_before, today)),
+        **due_attributes(sub_id, first_day, renewal_reminder(cadence, reminded, reminder_days_before, today,
+                                                             ends_trial=bool(trial_end))),
         LastPaymentDate=first_day.isoformat(),
         LastReminderDate=first_day.isoformat(),
         PaidThroughDate=(first_day - timedelta(days=1)).isoformat(),

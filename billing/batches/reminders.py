@@ -19,7 +19,7 @@ from billing.operations.charge_lines import upcoming_object
 from billing.operations.payments import next_charge
 from billing.rules.card_expiry import expires_before
 from billing.rules.projection import ComingCharge, coming_charges
-from billing.rules.schedule import cadence_of, next_payment_date, reminder_date
+from billing.rules.schedule import cadence_of, next_payment_date, reminder_days, renewal_reminder
 from billing.rules.tax import Seller
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
@@ -29,12 +29,18 @@ def _days_before() -> int:
     return settings.REMINDER_DAYS_BEFORE
 
 
+def _lead(sub: Subscription) -> int | None:
+    """The subscription's reminder lead at its cadence (``schedule.reminder_days``):
+    ``REMINDER_DAYS_BEFORE``, more for a year or longer, None shorter than a month."""
+    return reminder_days(cadence_of(sub), _days_before())
+
+
 def reminded_payment_date(sub: Subscription, day: date) -> date:
     """The payment a reminder due on ``day`` announces. While past due,
     ``NextPaymentDate`` is a retry date, and the reminder is for the next anchor date,
-    ``REMINDER_DAYS_BEFORE`` after ``day``."""
+    the cadence's reminder lead after ``day``."""
     if sub.Status == SubscriptionStatus.PAST_DUE or not sub.NextPaymentDate:
-        return day + timedelta(days=_days_before())
+        return day + timedelta(days=_lead(sub) or _days_before())
     return date.fromisoformat(sub.NextPaymentDate)
 
 
@@ -70,15 +76,17 @@ def _days_of(sub: Subscription, day: date) -> ComingCharge | None:
     return coming_charges(sub, 1, first=ends_trial(sub, day))[0]
 
 
-def _following_reminder(sub: Subscription, payment: date, day: date, charge: ComingCharge | None) -> date:
+def _following_reminder(sub: Subscription, payment: date, day: date, charge: ComingCharge | None) -> date | None:
     """The reminder of the payment after ``payment``: that payment is due the day after
     the days ``payment`` pays for (a trial's first period ends before the first anchor
     date, a changed day's runs past the next one), else on the next anchor date (GSI-1
     projects ``PaymentDay`` for this: no GetItem per reminder). Never on or before
     ``payment``: ``NextPaymentDate`` is still ``payment`` until it is paid, so a reminder
-    due by then would announce ``payment`` a second time. Each payment is reminded once."""
+    due by then would announce ``payment`` a second time. Each payment is reminded once.
+    None at a cadence shorter than a month: the item leaves GSI-1 (a trial's first charge
+    was its only reminder)."""
     following = charge.period_end + timedelta(days=1) if charge else next_payment_date(cadence_of(sub), payment)
-    return reminder_date(following, _days_before(), max(day, payment))
+    return renewal_reminder(cadence_of(sub), following, _days_before(), max(day, payment))
 
 
 def _trial(sub: Subscription, payment: date, day: date) -> dict[str, object]:
@@ -93,6 +101,13 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False,
     out = ReminderOutcome(ReminderStatus.SKIPPED, sub.sub_id, sub.account_id, day=day)
     if not sub.is_live or sub.NextReminderDate != day.isoformat():
         out.reason = "not live or not due"
+        return out
+    if _lead(sub) is None and not ends_trial(sub, day):
+        # Written before reminders followed the cadence: moved out of GSI-1, not sent.
+        out.reason = "no renewal reminder at a cadence shorter than a month"
+        if not dry_run:
+            with contextlib.suppress(access.ConditionFailed):
+                access.claim_reminder(sub, day=day, next_reminder=None)
         return out
     payment = out.payment_date = reminded_payment_date(sub, day)
     if dry_run:

@@ -47,7 +47,7 @@ from billing.operations.refunds import refund_after_close
 from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.projection import ComingCharge, coming_charges, owed_charge, with_usage
-from billing.rules.schedule import reminder_date, retry_after
+from billing.rules.schedule import cadence_of, renewal_reminder, retry_after
 from billing.rules.tax import Seller
 from core.clock import billing_today
 from core.localformat import LocalDate
@@ -123,8 +123,9 @@ def _created_on(sub: Subscription) -> date | None:
     return billing_today(settings.BILLING_TIMEZONE, datetime.fromisoformat(sub.CreatedDate))
 
 
-def _next_reminder(payment: date, run_date: date) -> date:
-    return reminder_date(payment, settings.REMINDER_DAYS_BEFORE, run_date)
+def _next_reminder(sub: Subscription, payment: date, run_date: date) -> date | None:
+    """The reminder of ``payment`` at the subscription's cadence (None: not reminded)."""
+    return renewal_reminder(cadence_of(sub), payment, settings.REMINDER_DAYS_BEFORE, run_date)
 
 
 def take_payment(
@@ -264,7 +265,7 @@ def _action_required(gateway: PaymentGateway, sub: Subscription, out: PaymentOut
     try:
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=out.attempt, retry_on=retry_on,
-            next_reminder=_next_reminder(next_anchor, run_date), decline_code=AUTHENTICATION_REQUIRED, actor=actor,
+            next_reminder=_next_reminder(sub, next_anchor, run_date), decline_code=AUTHENTICATION_REQUIRED, actor=actor,
             amount=result.amount, awaiting_charge=result.charge_id, period_end=out.period_end,
         )
     except access.ConditionFailed:
@@ -360,7 +361,7 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
     try:
         access.advance_after_payment(
             sub, slot=out.due, paid_period=start, next_payment=next_payment,
-            next_reminder=_next_reminder(next_payment, run_date), coupon_used=coupon,
+            next_reminder=_next_reminder(sub, next_payment, run_date), coupon_used=coupon,
         )
     except access.ConditionFailed:
         # Skipped when another run advanced it, or the account was closed (the charge is
@@ -467,7 +468,7 @@ def _declined(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_
     try:
         access.mark_past_due(
             sub, slot=out.due, period=out.period, failed_retries=failed_retries, retry_on=retry_on,
-            next_reminder=_next_reminder(next_anchor, run_date), decline_code=reason, actor=actor,
+            next_reminder=_next_reminder(sub, next_anchor, run_date), decline_code=reason, actor=actor,
             amount=result.amount, charge_id=result.charge_id or None, period_end=out.period_end,
         )
     except access.ConditionFailed:

@@ -192,6 +192,46 @@ def reminder_date(payment: date, days_before: int, today: date) -> date:
 MIN_PERIOD_DAYS = 28
 
 
+# --- reminders by cadence: which payments are announced, and how far ahead ---
+# (docs/MONEY.md "Reminders by cadence")
+
+# A renewal is announced only when its period is at least a month long (Stripe's habit
+# too): a reminder "7 days before" a daily or weekly payment would be an e-mail for every
+# payment, each arriving before the previous payment was even taken.
+REMINDED_PERIOD_DAYS = MIN_PERIOD_DAYS
+# A renewal a year or more apart is announced at least this many days ahead: the customer
+# has forgotten the plan in a year, and laws on annual auto-renewal ask for 15 to 45 days'
+# notice; 30 leaves time to cancel before the charge.
+LONG_PERIOD_REMINDER_DAYS = 30
+
+
+def reminder_days(schedule: Schedule, days_before: int) -> int | None:
+    """How many days before a renewal of this cadence its reminder falls: None for a
+    period shorter than a month (no renewal reminder), at least
+    ``LONG_PERIOD_REMINDER_DAYS`` for a year or more, else ``days_before``
+    (``REMINDER_DAYS_BEFORE``)."""
+    cadence = as_cadence(schedule)
+    if cadence.min_period_days < REMINDED_PERIOD_DAYS:
+        return None
+    if cadence.months >= 12:
+        return max(days_before, LONG_PERIOD_REMINDER_DAYS)
+    return days_before
+
+
+def renewal_reminder(schedule: Schedule, payment: date, days_before: int, today: date, *,
+                     ends_trial: bool = False) -> date | None:
+    """When to remind about ``payment`` at this cadence (``reminder_date`` with
+    ``reminder_days``), or None: not reminded. The first charge after a free trial is
+    always announced (``days_before`` ahead when the cadence has no renewal reminder): the
+    customer has paid nothing yet and must hear that it starts."""
+    days = reminder_days(schedule, days_before)
+    if days is None:
+        if not ends_trial:
+            return None
+        days = days_before
+    return reminder_date(payment, days, today)
+
+
 def anchor_on_or_before(payment_day: Schedule, day: date) -> date:
     """The latest anchor date of ``payment_day`` that is not after ``day``."""
     return _date_on_or_before(as_cadence(payment_day), day)
