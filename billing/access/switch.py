@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from billing.access._common import refused_as
-from billing.access.due_dates import due_key, next_payment_on, next_reminder_on
+from billing.access.due_dates import next_payment_on, next_reminder_on
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.outbox import preview, receipt_events, subscription_event
 from billing.access.paid_changes import commit_change, paid_change, save_change
@@ -68,8 +68,9 @@ def _cadence_actions(sub: Subscription, quote: SwitchQuote) -> tuple[list[Any], 
         actions += [Subscription.PaidThroughDate.set(quote.new_period_end.isoformat()),
                     Subscription.LastPaymentDate.set(quote.effective.isoformat()),
                     *next_payment_on(sub.sub_id, next_payment), *next_reminder_on(sub.sub_id, reminder)]
-        values.update(PaidThroughDate=quote.new_period_end.isoformat(), LastPaymentDate=quote.effective.isoformat(),
-                      NextPaymentDate=next_payment.isoformat(), NextReminderDate=reminder.isoformat())
+        values.update({"PaidThroughDate": quote.new_period_end.isoformat(),
+                       "LastPaymentDate": quote.effective.isoformat(), "NextPaymentDate": next_payment.isoformat(),
+                       "NextReminderDate": reminder.isoformat()})
     return actions, values
 
 
@@ -139,11 +140,8 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     sub.SKU, sub.ProductName, sub.PaymentAmount, sub.PriceId = product.SKU, product.Name, quote.new_price, price_id
     sub.LastSwitchDate = today.isoformat()
     sub.Quantity = sub.UnitAmount = None
-    for name, value in cadence_values.items():
+    for name, value in cadence_values.items():  # in memory (the due keys are a fresh read's)
         setattr(sub, name, value)
-    if "NextPaymentDate" in cadence_values:
-        sub.DuePaymentKey = due_key(sub.sub_id, date.fromisoformat(cadence_values["NextPaymentDate"]))
-        sub.DueReminderKey = due_key(sub.sub_id, date.fromisoformat(cadence_values["NextReminderDate"]))
     sub.PreviousSKU = previous_sku if pending else None
     sub.PreviousProductName = previous if pending else None
     sub.SwitchFrom = quote.effective.isoformat() if pending else None

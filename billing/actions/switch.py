@@ -18,22 +18,23 @@ never kept for nothing (M2).
 
 from __future__ import annotations
 
+import copy
 import logging
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from django.conf import settings
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.models import AuditAction, Product, Subscription
+from billing.models import AuditAction, Price, Product, Subscription
 from billing.notify import manage_url, tell
 from billing.operations.payments import next_charge, send_receipt
 from billing.operations.refunds import refund_unapplied_switch, refund_unused_days
 from billing.rules.invoice_tax import tax_metadata
-from billing.rules.price_choice import PriceRefused, choose_price
+from billing.rules.price_choice import PriceRefused, choose_price, subscribable
 from billing.rules.price_objects import PRICE_ID_PREFIX
 from billing.rules.pricing import Interval
 from billing.rules.schedule import cadence_of, charges_paying_from
@@ -42,6 +43,7 @@ from billing.rules.switch import (
     SwitchRefused,
     SwitchTarget,
     check_switch,
+    current_price_id,
     quote_switch,
     receipts_from,
 )
@@ -74,6 +76,17 @@ class Switched:
     charge_id: str = ""
 
 
+def target_for(price: Price | None, product: Product) -> SwitchTarget:
+    """``price`` (of ``product``) as a switch's target, one seat of it; ``SwitchRefused``
+    for a price that cannot be subscribed to (``price_choice.choose_price``'s reasons)."""
+    try:
+        chosen = choose_price(price, product, 1)
+    except PriceRefused as refused:
+        raise SwitchRefused(str(refused)) from None
+    return SwitchTarget(product.SKU, product.Name, chosen.amount, chosen.price_id, chosen.currency,
+                        Interval(chosen.interval), chosen.interval_count)
+
+
 def target_of(choice: str) -> tuple[Product | None, SwitchTarget | None]:
     """The product and price ``choice`` names: a price's id (``price_...``: one of any
     product's prices), else a product's SKU (its default price, the switch of product as
@@ -84,17 +97,26 @@ def target_of(choice: str) -> tuple[Product | None, SwitchTarget | None]:
         product = access.get_product(price.SKU) if price is not None else None
         if product is None or price is None:
             raise SwitchRefused(_("That price is not offered."))
-    else:
-        product = access.get_product(choice.upper())
-        if product is None:
-            return None, None
-        price = access.default_price(product)
-    try:
-        chosen = choose_price(price, product, 1)
-    except PriceRefused as refused:
-        raise SwitchRefused(str(refused)) from None
-    return product, SwitchTarget(product.SKU, product.Name, chosen.amount, chosen.price_id, chosen.currency,
-                                 Interval(chosen.interval), chosen.interval_count)
+        return product, target_for(price, product)
+    product = access.get_product(choice.upper())
+    if product is None:
+        return None, None
+    return product, target_for(access.default_price(product), product)
+
+
+def targets(sub: Subscription) -> list[SwitchTarget]:
+    """Every price ``sub`` may be offered to switch to: the live products' active prices
+    that can be subscribed to, in its currency, but its own (one Query of the products,
+    one of each product's prices)."""
+    found = []
+    current = current_price_id(sub)
+    for product in access.list_products():
+        for price in access.list_prices(product.SKU, product=product):
+            if price.Currency.upper() != sub.Currency.upper() or not subscribable(price) or price.PriceId == current:
+                continue
+            with suppress(SwitchRefused):
+                found.append(target_for(price, product))
+    return found
 
 
 def quote(sub: Subscription, choice: str, *, today: date) -> SwitchQuote:
@@ -269,3 +291,24 @@ def abandon(done: Switched, *, today: date) -> None:
         access.count_switch_failure(done.sub, today)
         with suppress(GatewayError):
             get_gateway().cancel_charge(done.charge_id)
+
+
+def as_switched(sub: Subscription, quote: SwitchQuote) -> Subscription:
+    """A copy of ``sub`` as the switch leaves it (its price, cadence and, when a new period
+    starts today, its dates), for the projection to walk: the pages' "your next payment"
+    after the switch is the run's charge of that item."""
+    after = copy.deepcopy(sub)
+    after.PaymentAmount = quote.new_price
+    cadence = quote.new_cadence
+    if cadence is not None:
+        after.PaymentDay = cadence.payment_day
+        monthly = cadence.is_monthly
+        after.Interval = None if monthly else str(cadence.interval)
+        after.IntervalCount = None if monthly else cadence.count
+        after.IntervalAnchor = cadence.anchor.isoformat() if cadence.anchor and not monthly else None
+    if quote.new_period_end is not None:  # in memory only: the projection walks from these dates
+        dates = {"PaidThroughDate": quote.new_period_end, "NextPaymentDate": quote.new_period_end + timedelta(days=1),
+                 "LastPaymentDate": quote.effective}
+        for name, day in dates.items():
+            setattr(after, name, day.isoformat())
+    return after

@@ -147,7 +147,12 @@ class PauseIn(Body):
 
 
 class SwitchIn(Body):
-    product: str = Field(max_length=40, description="the SKU to switch to")
+    price: str | None = Field(None, max_length=120, description=(
+        "the price to switch to (any active price of this product or of another, whatever its interval): "
+        "Stripe's items[].price"))
+    product: str | None = Field(None, max_length=40, description="the SKU to switch to: its default (monthly) price")
+    expected_amount_due: whole_number(0) | None = Field(None, description=(
+        "the preview's amount_due: a different amount now is a 409 and nothing is charged"))
 
 
 class PaymentDayIn(Body):

@@ -166,21 +166,38 @@ def resume(request: HttpRequest, subscription_id: KeyId) -> JsonResponse:
     return shown(sub)
 
 
-@write_route("/subscriptions/{subscription_id}/switch", SubscriptionOut, "Switch a subscription to another product")
+@write_route("/subscriptions/{subscription_id}/switch", SubscriptionOut, "Switch a subscription to another price")
 def switch(request: HttpRequest, subscription_id: KeyId, body: SwitchIn) -> JsonResponse:
-    """An upgrade is charged now for the days already paid (off-session: a bank that asks
-    the customer to confirm refuses it here; the customer can switch from the portal); a
-    downgrade takes effect from the next payment."""
+    """To ``price`` (any active price of this product or another, whatever its interval) or
+    to ``product`` (its default monthly price). When it applies is docs/MONEY.md's
+    "Switching price or cadence": a higher price of the same interval, or a longer
+    interval, now (charged off-session now: a bank that asks the customer to confirm
+    refuses it here; the customer can switch from the portal); a lower price or a shorter
+    interval from the next payment. ``GET .../switch_preview`` shows the amounts first."""
+    choice = switch_choice(body.price, body.product)
     sub = subscription_or_404(subscription_id)
     day = today()
     with refusals():
-        done = switch_actions.switch(sub, body.product.strip().upper(), today=day, actor=actor_of(request),
+        expected = None
+        if body.expected_amount_due is not None:
+            expected = switch_actions.quote(sub, choice, today=day)
+            if switch_actions.charged_now(sub, expected) != body.expected_amount_due:
+                raise switch_actions.QuoteChanged("The amount due changed since the preview: nothing was charged. "
+                                                  "Read the preview again.")
+        done = switch_actions.switch(sub, choice, today=day, actor=actor_of(request), expected=expected,
                                      on_session=False)
     if done.client_secret:
         switch_actions.abandon(done, today=day)
         raise ApiError(409, "The customer's bank asks them to confirm this payment: nothing was switched. The "
                             "customer can switch from their portal.", type="card_error")
     return shown(done.sub)
+
+
+def switch_choice(price: str | None, product: str | None) -> str:
+    """The switch's target as the actions name it: a price's id, or a product's SKU."""
+    if bool(price) == bool(product):
+        raise ApiError(400, "Give price (a price's id) or product (a SKU), one of them.", param="price")
+    return price.strip() if price else (product or "").strip().upper()
 
 
 @write_route("/subscriptions/{subscription_id}/payment_day", SubscriptionOut, "Change the payment day")

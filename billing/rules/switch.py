@@ -269,3 +269,4 @@ def unused_credit(receipt: Receipt, today: date) -> int:
     share = unused_share(int(receipt.ProcessedAmount), start, date.fromisoformat(receipt.PeriodEnd),
                          today - timedelta(days=1))
     return max(0, min(share, receipt.net_amount))
+

@@ -16,6 +16,8 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.actions import switch as actions
 from billing.models import AuditAction, Subscription
+from billing.rules.cadence_words import amount_per_period
+from billing.rules.schedule import cadence_of
 from billing.rules.switch import SwitchQuote, SwitchRefused
 from billing.staff.common import account_url, confirm_page
 from billing.staff.forms import StaffSwitchForm
@@ -31,21 +33,37 @@ def _question(sub: Subscription, quote: SwitchQuote) -> str:
     """The confirm step's question, with the first payment after the switch as the run will
     take it (the new price, less the coupon's discount for that payment)."""
     after = charge_after_switch(sub, quote)
-    question = _switch_terms(quote, sub.Currency, actions.charged_now(sub, quote))
+    question = _switch_terms(quote, sub.Currency, actions.charged_now(sub, quote), _price_words(sub, quote))
     if after is None:
         return question
     return question + " " + _("The next payment, on %(date)s, is %(amount)s.") % {
         "date": staff_date(after.date.isoformat()), "amount": format_with_code(after.amount, sub.Currency)}
 
 
-def _switch_terms(quote: SwitchQuote, currency: str, due_now: int) -> str:
+def _switch_terms(quote: SwitchQuote, currency: str, due_now: int, words: str = "") -> str:
+    """``words``: the new price in words ("USD 120.00 a year") when its cadence is not monthly."""
     if quote.trial_end and quote.upgrade and not quote.charge:
         return _("Switch to %(product)s from today? The free trial runs until %(date)s whatever the product: nothing "
                  "is charged now.") % {"product": quote.new_name, "date": staff_date(quote.trial_end.isoformat())}
     if not quote.upgrade:
+        if words:
+            return _("Switch to %(product)s from the next payment (%(date)s), at %(price)s? Nothing is charged or "
+                     "refunded now.") % {"product": quote.new_name, "date": staff_date(quote.effective.isoformat()),
+                                         "price": words}
         return _("Switch to %(product)s from the next payment (%(date)s), at %(price)s a month? Nothing is charged "
                  "or refunded now.") % {"product": quote.new_name, "date": staff_date(quote.effective.isoformat()),
                                         "price": format_with_code(quote.new_price, currency)}
+    if quote.restarts and quote.new_period_end is not None:
+        terms = {"product": quote.new_name, "price": words, "date": staff_date(quote.new_period_end.isoformat()),
+                 "charge": format_with_code(quote.charge, currency), "credit": format_with_code(quote.credit, currency),
+                 "due": format_with_code(due_now, currency), "refund": format_with_code(quote.refund_now, currency)}
+        if quote.refund_now:
+            return _("Switch to %(product)s, at %(price)s, from today? Its first period, to %(date)s, costs %(charge)s, "
+                     "less %(credit)s for the unused days already paid: %(refund)s is refunded to the customer's "
+                     "card now.") % terms
+        return _("Switch to %(product)s, at %(price)s, from today? Its first period, to %(date)s, costs %(charge)s, "
+                 "less %(credit)s for the unused days already paid: %(due)s is charged to the customer's card "
+                 "now.") % terms
     if quote.refund_now:
         return _("Switch to %(product)s from today? The days already paid cost %(charge)s at the new price, less than "
                  "the %(credit)s paid for them: %(refund)s is refunded to the customer's card now.") % {
@@ -55,6 +73,15 @@ def _switch_terms(quote: SwitchQuote, currency: str, due_now: int) -> str:
              "%(credit)s paid for them: %(due)s is charged to the customer's card now.") % {
         "product": quote.new_name, "charge": format_with_code(quote.charge, currency),
         "credit": format_with_code(quote.credit, currency), "due": format_with_code(due_now, currency)}
+
+
+def _price_words(sub: Subscription, quote: SwitchQuote) -> str:
+    """The new price in words when its cadence is not monthly (else empty: the words "a
+    month" are in the question)."""
+    cadence = quote.new_cadence or cadence_of(sub)
+    if cadence.is_monthly:
+        return ""
+    return amount_per_period(format_with_code(quote.new_price, sub.Currency), cadence)
 
 
 @require_http_methods(["GET", "POST"])
@@ -73,15 +100,16 @@ def staff_switch(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     form = StaffSwitchForm(request.POST or None, choices=choices)
     if request.method != "POST" or not form.is_valid():
         return confirm_page(request, account_id, _("Switch product"),
-                            _("Switch this subscription to another product of its currency? The next step shows "
-                              "the amounts."), sub=sub, form=form, button=_("See the amounts"))
+                            _("Switch this subscription to another price of its currency (of its product or of "
+                              "another)? The next step shows the amounts."), sub=sub, form=form,
+                            button=_("See the amounts"))
     data = form.cleaned_data
     try:
         if data["step"] != "confirm":
             quote = actions.quote(sub, data["sku"], today=today())
-            confirm = StaffSwitchForm(initial={"sku": quote.new_sku, "step": "confirm", "upgrade": "1" if quote.upgrade
+            confirm = StaffSwitchForm(initial={"sku": quote.choice, "step": "confirm", "upgrade": "1" if quote.upgrade
                                                else "0", "charge": quote.charge, "credit": quote.credit},
-                                      choices=[(quote.new_sku, quote.new_name)])
+                                      choices=[(quote.choice, quote.new_name)])
             return confirm_page(request, account_id, _("Switch product"), _question(sub, quote), sub=sub,
                                 form=confirm, button=_("Switch"))
         expected = SwitchQuote(old_sku=sub.SKU, new_sku=data["sku"], new_name="", old_price=0, new_price=0,

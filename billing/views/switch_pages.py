@@ -2,8 +2,10 @@
 Who may see it: the subscription's customer. Staff switch from the customer's billing
 page (billing/staff/switch_pages.py).
 
-Two steps, as Stripe's customer portal does: choose the product (the live products in
-the subscription's currency, each said to be an upgrade or a downgrade), then confirm
+Two steps, as Stripe's customer portal does: choose the price (every live product's
+active prices in the subscription's currency, monthly, yearly or every N, each said to
+apply from today or from the next payment: docs/MONEY.md "Switching price or cadence"),
+then confirm
 the amounts (the signed quote: the credit for the unused paid days, the new product's
 price for them, what is charged now; or, for a downgrade, from when the new price
 applies). The confirm posts the amounts it showed; should they have changed meanwhile,
@@ -12,6 +14,8 @@ customer to confirm (3-D Secure) is confirmed on the page with Stripe.js.
 """
 
 from __future__ import annotations
+
+from datetime import date
 
 from django.conf import settings
 from django.contrib import messages
@@ -26,8 +30,11 @@ from billing.actions import switch as actions
 from billing.customers import customer_required
 from billing.forms import SwitchProductForm
 from billing.models import Subscription
+from billing.rules.cadence_words import amount_per_period
+from billing.rules.pricing import Interval
 from billing.rules.projection import ComingCharge, coming_charges
-from billing.rules.switch import SwitchQuote, SwitchRefused
+from billing.rules.schedule import Cadence, cadence_of
+from billing.rules.switch import SwitchQuote, SwitchRefused, applies_now
 from billing.views.common import live_subscription
 from core.localformat import local_date
 from core.money import format_with_symbol
@@ -35,38 +42,59 @@ from core.pages import actor, today
 from core.payments.errors import GatewayError
 from core.payments.gateway import CardEntry
 
+# Words need no anchor date; a cadence other than monthly must have one.
+WORDS_ONLY = date(2000, 1, 1)
 UNREACHABLE = "Our payment provider could not be reached: nothing was charged or changed. Please try again in a minute."
 
 
+def target_words(amount: int, currency: str, interval: str, count: int) -> str:
+    """"$19.99 a month", "€120.00 a year", "$30.00 every 3 months": a price in words."""
+    cadence = Cadence(1, Interval(interval), int(count), None if (interval, count) == ("month", 1) else WORDS_ONLY)
+    return amount_per_period(format_with_symbol(amount, currency), cadence)
+
+
 def product_choices(sub: Subscription) -> list[tuple[str, str]]:
-    """The products ``sub`` may switch to, labelled with their price and direction."""
+    """The prices ``sub`` may switch to (``actions.targets``: every live product's active
+    prices in its currency but its own), labelled with the price in words and when it
+    applies (``rules.switch.applies_now``). A product's default price is named by its
+    SKU (the switch of product, as before prices), any other by its id."""
     choices = []
-    for product in access.list_products():
-        if product.SKU == sub.SKU or product.Currency != sub.Currency:
-            continue
-        price = format_with_symbol(int(product.PaymentAmount), product.Currency)
-        if int(product.PaymentAmount) > int(sub.PaymentAmount):
-            label = _("%(name)s — %(price)s a month (upgrade: from today)") % {"name": product.Name, "price": price}
+    for target in actions.targets(sub):
+        now = applies_now(sub, target)
+        value = target.sku if target.stored_price_id is None else target.price_id
+        if (target.interval, target.count) == ("month", 1):
+            price = format_with_symbol(target.amount, target.currency)
+            if now:
+                label = _("%(name)s — %(price)s a month (upgrade: from today)") % {"name": target.name, "price": price}
+            else:
+                label = _("%(name)s — %(price)s a month (from your next payment)") % {"name": target.name,
+                                                                                      "price": price}
         else:
-            label = _("%(name)s — %(price)s a month (from your next payment)") % {"name": product.Name, "price": price}
-        choices.append((product.SKU, label))
+            words = target_words(target.amount, target.currency, target.interval, target.count)
+            label = (_("%(name)s — %(price)s (from today)") if now else
+                     _("%(name)s — %(price)s (from your next payment)")) % {"name": target.name, "price": words}
+        choices.append((value, label))
     return choices
 
 
 def charge_after_switch(sub: Subscription, quote: SwitchQuote) -> ComingCharge | None:
     """The first payment after the switch, as the payment run will take it: the next
-    coming charge at the new product's price, less the coupon's discount for it
-    (``rules.projection``)."""
-    charges = coming_charges(sub, 1, price=quote.new_price, tax=access.tax_terms(sub))
+    coming charge of the subscription as the switch leaves it (``actions.switch.as_switched``:
+    the new price, and cadence), less the coupon's discount for it (``rules.projection``)."""
+    charges = coming_charges(actions.as_switched(sub, quote), 1, tax=access.tax_terms(sub))
     return charges[0] if charges else None
 
 
 def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
     money = sub.Currency
     after = charge_after_switch(sub, quote)
+    cadence = quote.new_cadence or cadence_of(sub)
     return {
         "quote": quote, "old_price": format_with_symbol(quote.old_price, money),
         "new_price": format_with_symbol(quote.new_price, money),
+        # "€120.00 a year": the new price in words, with its cadence
+        "new_price_words": target_words(quote.new_price, money, str(cadence.interval), cadence.count),
+        "monthly": cadence.is_monthly,
         "next_charge": after, "next_amount": format_with_symbol(after.amount, money) if after else "",
         "charge": format_with_symbol(quote.charge, money), "credit": format_with_symbol(quote.credit, money),
         "due_now": format_with_symbol(actions.charged_now(sub, quote), money), "refund": format_with_symbol(quote.refund_now, money),

@@ -134,7 +134,7 @@ def test_every_id_taking_route_is_listed() -> None:
     # The parametrization below is not empty by mistake: each kind of id is there.
     assert {name for _, _, name in ID_ROUTES} == {"customer_id", "subscription_id", "receipt_id", "product_id", "code",
                                                   "price_id", "event_name"}
-    assert len({(p, m) for p, m, _ in ID_ROUTES}) == 22
+    assert len({(p, m) for p, m, _ in ID_ROUTES}) == 23
 
 
 @pytest.mark.parametrize(("path", "method", "name"), ID_ROUTES)
@@ -162,6 +162,7 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "PriceIn": {"product": "NEWS-DAILY", "currency": "USD", "recurring": {"interval": "month"}, "unit_amount": 100},
     "SubscribeIn": {"customer": "acc-hostile-1", "price": "price_default_NEWS-DAILY", "quantity": 1},
     "QuantityIn": {"quantity": 2},
+    "SwitchIn": {"product": "NEWS-DAILY"},
 }
 NUMERIC_FIELDS = [(path, body_model(op).__name__, name)
                   for path, method, op in OPERATIONS if body_model(op) is not None
