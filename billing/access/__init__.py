@@ -210,6 +210,7 @@ from billing.access.receipts import (
     refund_of_request,
     release_refund_claim,
 )
+from billing.access.receipts_in_force import receipts_in_force, with_receipts_in_force
 from billing.access.reshard import (
     ReshardCount,
     begin_due_shards_migration,
@@ -449,6 +450,8 @@ __all__ = [
     "create_receipt",
     "get_receipt",
     "get_receipts_by_account",
+    "receipts_in_force",
+    "with_receipts_in_force",
     "get_unexpired_receipt",
     "receipt_snapshot",
     "receipt_ttl",

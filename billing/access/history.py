@@ -7,11 +7,16 @@ today; so one Query over ``SK between EVT#<from> and REC#<to>~`` reads both, and
 filter keeps the receipts of the window and the events that record a failed attempt
 (a declined charge, or a subscription ended because its payment failed). The filter
 saves bandwidth, not reads: every event since ``from`` is read (a few per month).
+
+The same Query runs on to ``SUB#~``: nothing else of the account sorts between ``REC#``
+and ``SUB#`` either, so it reads the account's subscriptions too (a few items), from
+which the receipt of each period still in force that began before the window (a
+yearly's) is read by key (``receipts_in_force``), with no other Query.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from billing.access._common import absent_if_invalid, is_expired, utc_now
@@ -44,6 +49,7 @@ class FailedAttempt:
 class PaymentHistory:
     receipts: list[Receipt]  # newest first
     failed: list[FailedAttempt]  # newest first
+    subscriptions: list[Subscription] = field(default_factory=list)  # the account's, any state
 
 
 def failed_attempt(event: AuditEvent) -> FailedAttempt | None:
@@ -68,11 +74,12 @@ def failed_attempt(event: AuditEvent) -> FailedAttempt | None:
 @absent_if_invalid(lambda: PaymentHistory([], []))
 def get_payment_history(account_id: str, start: date, end: date, *, now: datetime | None = None) -> PaymentHistory:
     """Receipts billed from ``start`` to ``end`` (unexpired) and failed attempts made
-    since ``start``, newest first: one Query (DynamoDB pages past 1 MB)."""
+    since ``start``, newest first, and the account's subscriptions: one Query (DynamoDB
+    pages past 1 MB)."""
     now = now or utc_now()
-    receipt_prefix, event_prefix = Receipt.sk_template.prefix, AuditEvent.sk_template.prefix
+    event_prefix = AuditEvent.sk_template.prefix
     is_receipt = ((BillingItem.EntityType == Receipt)
-                  & (Receipt.BillingDate >= start.isoformat())
+                  & (Receipt.BillingDate >= start.isoformat()) & (Receipt.BillingDate <= end.isoformat())
                   & (Receipt.TTL.does_not_exist() | (now < Receipt.TTL)))
     is_failure = ((BillingItem.EntityType == AuditEvent)
                   & ((AuditEvent.Action == str(AuditAction.PAYMENT_DECLINED))
@@ -80,8 +87,8 @@ def get_payment_history(account_id: str, start: date, end: date, *, now: datetim
                         & AuditEvent.Note.is_in(*PAYMENT_FAILURE_REASONS))))
     items = BillingItem.query(
         Receipt.pk(account_id=account_id),
-        BillingItem.SK.between(f"{event_prefix}{start.isoformat()}", f"{receipt_prefix}{end.isoformat()}~"),
-        filter_condition=is_receipt | is_failure,
+        BillingItem.SK.between(f"{event_prefix}{start.isoformat()}", f"{Subscription.sk_template.prefix}~"),
+        filter_condition=is_receipt | is_failure | (BillingItem.EntityType == Subscription),
         scan_index_forward=False,
     )
     history = PaymentHistory([], [])
@@ -89,6 +96,8 @@ def get_payment_history(account_id: str, start: date, end: date, *, now: datetim
         if isinstance(item, Receipt):
             if not is_expired(item, now):
                 history.receipts.append(item)
+        elif isinstance(item, Subscription):
+            history.subscriptions.append(item)
         elif isinstance(item, AuditEvent) and (attempt := failed_attempt(item)) is not None:
             history.failed.append(attempt)
     return history

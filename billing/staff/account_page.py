@@ -64,7 +64,10 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
     account = or_404(wallet.account, "No such account")
     day = today()
     subscriptions = access.get_subscriptions_by_account(account_id)
-    receipts = access.get_receipts_by_account(account_id, months_before(day, 6), day)
+    # six months, and the receipt of each period still in force that began before them
+    # (a yearly's), as the customer's list shows it
+    receipts = access.with_receipts_in_force(access.get_receipts_by_account(account_id, months_before(day, 6), day),
+                                             subscriptions, months_before(day, 6), day)
     events = access.get_events_by_account(account_id)
     past_due = [s for s in subscriptions if s.Status == SubscriptionStatus.PAST_DUE]
     runs = access.list_batch_runs("payments", limit=30)

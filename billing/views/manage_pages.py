@@ -76,9 +76,12 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
     """The subscription page's context (also for a stale form's answer, drawn from it as it is now)."""
     # Its payments and failed attempts: one Query of the account's history, kept to this one.
     end = today()
-    history = access.get_payment_history(sub.account_id, months_before(end, RECEIPT_MONTHS), end)
+    start = months_before(end, RECEIPT_MONTHS)
+    history = access.get_payment_history(sub.account_id, start, end)
+    # a yearly's receipt stays listed while its period is in force (read by key)
+    receipts = access.with_receipts_in_force(history.receipts, [sub], start, end)
     return {
-        "sub": sub, "sub_receipts": [r for r in history.receipts if r.sub_id == sub.sub_id],
+        "sub": sub, "sub_receipts": [r for r in receipts if r.sub_id == sub.sub_id],
         "failed": [f for f in history.failed if f.sub_id == sub.sub_id],
         # a downgrade not yet in force: the product paid for until the next payment
         "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat())}
@@ -183,7 +186,9 @@ def cancelled(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespons
     if sub.is_live:
         return redirect("subscription", sub_id=sub_id)
     end = today()
-    receipts = [r for r in access.get_receipts_by_account(account_id, months_before(end, RECEIPT_MONTHS), end)
+    start = months_before(end, RECEIPT_MONTHS)
+    receipts = [r for r in access.with_receipts_in_force(access.get_receipts_by_account(account_id, start, end),
+                                                         [sub], start, end)
                 if r.sub_id == sub.sub_id]
     last = receipts[0] if receipts else None  # newest first
     last_day = None

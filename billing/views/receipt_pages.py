@@ -49,9 +49,18 @@ def group_by_month(receipts: list[Receipt]) -> list[dict[str, Any]]:
 @customer_required
 def receipts(request: HttpRequest, account_id: str) -> HttpResponse:
     start, end = _receipt_window()
-    history = access.get_payment_history(account_id, start, end)  # receipts and declines: one Query
+    listed, history = _with_periods_in_force(account_id, start, end)
     return render(request, "portal/receipts.html", {
-        "months": group_by_month(history.receipts), "failed": history.failed, "start": start, "end": end})
+        "months": group_by_month(listed), "failed": history.failed, "start": start, "end": end,
+        "in_force": len(listed) > len(history.receipts)})
+
+
+def _with_periods_in_force(account_id: str, start: date, end: date) -> tuple[list[Receipt], access.PaymentHistory]:
+    """The window's receipts (and its declines, and the subscriptions: one Query) and the
+    receipt of each period still in force that began before it (a yearly's: read by key,
+    a BatchGetItem only when there is one)."""
+    history = access.get_payment_history(account_id, start, end)
+    return access.with_receipts_in_force(history.receipts, history.subscriptions, start, end), history
 
 
 def _receipt_or_404(account_id: str, receipt_id: str) -> Receipt:
@@ -100,7 +109,7 @@ def receipts_csv(request: HttpRequest, account_id: str) -> HttpResponse:
     writer = csv.writer(response)
     writer.writerow(CSV_COLUMNS)
     # No card details at all in the export: it is a file that gets e-mailed around.
-    for r in access.get_receipts_by_account(account_id, start, end):
+    for r in _with_periods_in_force(account_id, start, end)[0]:
         writer.writerow([spreadsheet_safe(cell) for cell in (
             r.Number or "", r.BillingDate, r.ProcessedDate, r.ProductName or "", r.SKU, r.sub_id,
             decimal_string(r.ProcessedAmount, r.Currency), r.Currency, r.Status,
