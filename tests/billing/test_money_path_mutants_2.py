@@ -41,10 +41,12 @@ def catalog(moto_table) -> None:
     access.create_product("NEWS-PLUS", "News Plus", 2000, "USD")
 
 
-def subscribed(email: str, sku: str = "NEWS"):
+def subscribed(email: str, sku: str = "NEWS", country: str | None = None):
+    account = access.create_account(email)
+    account.BillingCountry = country
     with at(MADE):
         started = subscribing.subscribe(
-            access.create_account(email), sku=sku, product_name="News", payment_day=10, amount=1000,
+            account, sku=sku, product_name="News", payment_day=10, amount=1000,
             currency="USD", card=card(), today=MADE, actor="customer")
     assert started.started
     return started.sub
@@ -71,7 +73,7 @@ def test_an_unapplied_switch_is_recorded_for_its_days_with_the_tax_it_carried_an
     from tests.billing.test_tax_ledger import use_seller
 
     use_seller(monkeypatch, include=False)  # charged on prices before tax
-    sub = subscribed("undone@example.com")
+    sub = subscribed("undone@example.com", country="FR")  # a consumer in France: its rate, through the OSS
     charge = crashed_switch(sub, monkeypatch)
     use_seller(monkeypatch, include=True)  # the seller's setting changed before the reconciliation
     mail.outbox = []
@@ -84,7 +86,7 @@ def test_an_unapplied_switch_is_recorded_for_its_days_with_the_tax_it_carried_an
     assert (undone.SKU, undone.PeriodStart, undone.PeriodEnd, undone.BillingDate) == (
         "NEWS-PLUS", "2027-03-25", "2027-04-09", "2027-03-25")
     assert (undone.ProcessedAmount, undone.RefundedAmount) == (charge.amount, charge.amount)
-    assert undone.PricesIncludeTax is False
+    assert (undone.PricesIncludeTax, undone.BuyerCountry, undone.TaxCountry) == (False, "FR", "FR")
     assert (undone.Net, undone.Tax, undone.TaxRate) == (
         int(charge.metadata["net"]), int(charge.metadata["tax"]), charge.metadata["tax_rate"])
     assert undone.TaxLines[0].PeriodEnd == "2027-04-09"
