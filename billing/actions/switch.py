@@ -246,7 +246,8 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
         # The charge's invoice, by the e-mail every charge sends (the renewals' receipt).
         send_receipt(sub, receipt, True, result, today, q.charged_through or today, _next_payment_date(sub))
     tell("subscription_switched", sub, format_lazy(_("Your subscription now: {product}"), product=product.Name),
-         old_product=old_name, upgrade=q.upgrade, effective=q.effective, **_next_payment(sub),
+         old_product=old_name, upgrade=q.upgrade, effective=q.effective, period_end=q.new_period_end,
+         **_next_payment(sub),
          charged=money_text(charged, sub.Currency) if charged else "",
          credit=money_text(q.credit, sub.Currency), charge=money_text(q.charge, sub.Currency),
          refunded=money_text(refunded, sub.Currency) if refunded else "",

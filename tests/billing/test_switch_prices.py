@@ -12,6 +12,7 @@ from decimal import Decimal
 
 import pytest
 import time_machine
+from django.core import mail
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,6 +64,7 @@ def switch_charges(sub) -> list[dict]:
 def test_monthly_to_yearly_starts_a_year_today_less_the_unused_days(moto_table) -> None:
     yearly = catalog()
     sub = subscribed(access.create_account("m2y@example.com"))
+    mail.outbox = []
     with at(MID):
         q = switch.quote(sub, yearly, today=MID)
         unused = period_amount(1000, 10, MID, date(2027, 4, 9))  # 16 of 31 days at 10.00
@@ -76,6 +78,8 @@ def test_monthly_to_yearly_starts_a_year_today_less_the_unused_days(moto_table) 
     assert (after.IntervalAnchor, after.PaidThroughDate, after.NextPaymentDate, after.LastPaymentDate) == (
         "2027-03-25", "2028-03-24", "2028-03-25", "2027-03-25")
     assert after.NextReminderDate == "2028-03-18" and after.DuePaymentKey.startswith("2028-03-25#")
+    [told] = [m for m in mail.outbox if not m.subject.startswith("Invoice ")]
+    assert "A new billing period starts today and runs to 24 March 2028" in told.body and "$114.84" in told.body
     [charge] = switch_charges(sub)
     assert charge["idempotency_key"] == f"{sub.sub_id}:switch:2027-03-25:{yearly}"
     [receipt] = [r for r in receipts_of(sub) if r.Kind == "switch"]
