@@ -26,7 +26,7 @@ from billing.models import (
     SubscriptionStatus,
 )
 from billing.rules.price_objects import default_price_id
-from billing.rules.schedule import reminder_date
+from billing.rules.schedule import renewal_reminder
 from billing.rules.switch import SwitchQuote
 from core.dynamo import engine
 
@@ -49,7 +49,7 @@ def _as_quoted(sub: Subscription, quote: SwitchQuote) -> object:
 def _cadence_actions(sub: Subscription, quote: SwitchQuote) -> tuple[list[Any], dict[str, Any]]:
     """A new cadence's attributes (none stored for the plain monthly one) and, when its
     period starts today, the schedule's dates: paid through the new period's last day, the
-    next payment the day after it (its reminder ``REMINDER_DAYS_BEFORE``), paid today.
+    next payment the day after it (its reminder: ``schedule.renewal_reminder``), paid today.
     Also what the write leaves, to set in memory."""
     cadence = quote.new_cadence
     if cadence is None:
@@ -64,13 +64,14 @@ def _cadence_actions(sub: Subscription, quote: SwitchQuote) -> tuple[list[Any], 
         actions.append(attribute.set(values[name]) if values[name] is not None else attribute.remove())
     if quote.new_period_end is not None:
         next_payment = quote.new_period_end + timedelta(days=1)
-        reminder = reminder_date(next_payment, settings.REMINDER_DAYS_BEFORE, quote.effective)
+        # The cadence's own reminder (none for payments less than a month apart).
+        reminder = renewal_reminder(cadence, next_payment, settings.REMINDER_DAYS_BEFORE, quote.effective)
         actions += [Subscription.PaidThroughDate.set(quote.new_period_end.isoformat()),
                     Subscription.LastPaymentDate.set(quote.effective.isoformat()),
                     *next_payment_on(sub.sub_id, next_payment), *next_reminder_on(sub.sub_id, reminder)]
         values.update({"PaidThroughDate": quote.new_period_end.isoformat(),
                        "LastPaymentDate": quote.effective.isoformat(), "NextPaymentDate": next_payment.isoformat(),
-                       "NextReminderDate": reminder.isoformat()})
+                       "NextReminderDate": reminder.isoformat() if reminder else None})
     return actions, values
 
 

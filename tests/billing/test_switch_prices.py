@@ -23,7 +23,7 @@ from billing.actions import subscriptions as subscribing
 from billing.models import Receipt, Subscription, SubscriptionStatus
 from billing.rules.price_choice import choose_price
 from billing.rules.pricing import Interval, PriceTerms
-from billing.rules.schedule import cadence_of, first_period, new_cadence, period_amount
+from billing.rules.schedule import cadence_of, first_period, new_cadence, period_amount, renewal_reminder
 from billing.rules.switch import SwitchTarget, quote_switch
 from core.money import format_with_symbol
 from core.payments.gateway import get_gateway
@@ -77,7 +77,9 @@ def test_monthly_to_yearly_starts_a_year_today_less_the_unused_days(moto_table) 
         yearly, 12000, "year", 1, 25)
     assert (after.IntervalAnchor, after.PaidThroughDate, after.NextPaymentDate, after.LastPaymentDate) == (
         "2027-03-25", "2028-03-24", "2028-03-25", "2027-03-25")
-    assert after.NextReminderDate == "2028-03-18" and after.DuePaymentKey.startswith("2028-03-25#")
+    # a yearly renewal is reminded LONG_PERIOD_REMINDER_DAYS ahead (schedule.renewal_reminder)
+    assert after.NextReminderDate == renewal_reminder(cadence_of(after), date(2028, 3, 25), 7, MID).isoformat()
+    assert after.NextReminderDate < "2028-03-18" and after.DuePaymentKey.startswith("2028-03-25#")
     [told] = [m for m in mail.outbox if not m.subject.startswith("Invoice ")]
     assert "A new billing period starts today and runs to 24 March 2028" in told.body and "$114.84" in told.body
     [charge] = switch_charges(sub)
