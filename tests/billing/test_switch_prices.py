@@ -249,3 +249,28 @@ def test_across_cadences_the_charge_is_never_above_the_new_price_nor_the_credit_
         assert first_period(q.new_cadence, today) == (today, q.new_period_end)
     if q.new_cadence is not None and not q.upgrade:  # from the next payment: a whole period of it
         assert first_period(q.new_cadence, end + timedelta(days=1))[0] == end + timedelta(days=1)
+
+
+def test_staff_switch_monthly_to_yearly_then_see_the_way_back(db, moto_table, client) -> None:
+    """The staff page offers the prices, asks with the new price in words, and charges what it asked."""
+    from django.urls import reverse
+
+    from tests.builders import make_user
+
+    yearly = catalog()
+    account = access.create_account("staff-sw@example.com")
+    sub = subscribed(account)
+    url = reverse("admin:staff_switch", args=[account.account_id, sub.sub_id])
+    with at(MID):
+        client.force_login(make_user("money@example.com", staff=True, money=True))
+        assert "Magazine — $120.00 a year (from today)" in client.get(url).content.decode()
+        shown = client.post(url, {"sku": yearly})
+        question = shown.content.decode()
+        assert "at 120.00 USD a year, from today" in question and "114.84 USD is charged" in question
+        done = client.post(url, dict(shown.context["form"].initial.items()), follow=True)
+    assert "114.84 USD charged now" in done.content.decode()
+    [charge] = switch_charges(sub)
+    assert charge["amount"] == 11484 and fresh(sub).Interval == "year"
+    with at(MID + timedelta(days=1)):
+        back = client.post(url, {"sku": "MAG"}).content.decode()
+    assert "from the next payment (2028-03-25), at 10.00 USD a month? Nothing is charged" in back
