@@ -38,7 +38,7 @@ period end" conditions (shortening the interval, lowering the amount):
   (``NextPaymentDate``) is the first of the new cadence, anchored on it.
 
 During a free trial nothing is paid: a change of cadence settles nothing, and the first
-charge after the trial is the new price's first period.
+charge after the trial is the new price's (anchored as subscribing to it with a trial is).
 """
 
 from __future__ import annotations

@@ -167,7 +167,13 @@ def _expected(sub: Subscription, request: HttpRequest) -> dict:
 def _said(request: HttpRequest, done: actions.Switched) -> None:
     money = done.sub.Currency
     if done.quote.upgrade:
-        if done.charged:
+        if done.charged and done.quote.restarts:
+            messages.success(request, _("You now have %(product)s: a new billing period started today. %(amount)s was "
+                                        "charged, its price less the unused days already paid (receipt "
+                                        "%(receipt)s).") % {
+                "product": done.sub.ProductName, "amount": format_with_symbol(done.charged, money),
+                "receipt": done.receipt_id})
+        elif done.charged:
             messages.success(request, _("You now have %(product)s. %(amount)s was charged for the days already paid "
                                         "(receipt %(receipt)s).") % {
                 "product": done.sub.ProductName, "amount": format_with_symbol(done.charged, money),

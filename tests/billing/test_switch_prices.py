@@ -141,6 +141,36 @@ def test_a_cheaper_price_of_the_same_cadence_and_a_dearer_one(moto_table) -> Non
         assert (back.upgrade, back.effective) == (False, date(2027, 4, 10))
 
 
+def test_in_a_free_trial_a_new_cadence_starts_with_the_first_charge(moto_table) -> None:
+    """Nothing was paid: nothing settles now, and the first charge after the trial is the
+    yearly price's, prorated to the payment day as a yearly subscription with a trial's."""
+    access.create_product("TRY", "Trial box", 1000, "USD", trial_days=14)
+    yearly = price_actions.add_price("TRY", PriceTerms("USD", unit_amount=Decimal(12000), interval="year"),
+                                     actor="t").PriceId
+    product = access.get_product("TRY")
+    with at(MID):
+        started = subscribing.subscribe_to_price(access.create_account("trial@example.com"), product,
+                                                 choose_price(access.default_price(product), product), payment_day=25,
+                                                 card=card(), today=MID, actor="customer")
+    sub = fresh(started.sub)
+    assert (sub.TrialEnd, sub.NextPaymentDate) == ("2027-04-07", "2027-04-08")
+    day = date(2027, 3, 30)
+    with at(day):
+        q = switch.quote(sub, yearly, today=day)
+        assert (q.upgrade, q.charge, q.credit, q.restarts, q.trial_end) == (True, 0, 0, False, date(2027, 4, 7))
+        switch.switch(fresh(sub), yearly, today=day, actor="customer", expected=q)
+    assert not switch_charges(sub)
+    after = fresh(sub)
+    assert (after.Interval, after.IntervalAnchor, after.NextPaymentDate) == ("year", "2027-04-25", "2027-04-08")
+    first = date(2027, 4, 8)
+    with at(first):
+        batches.run_payments(run_date=first, workers=1)
+    [paid] = [r for r in receipts_of(sub) if r.BillingDate == first.isoformat()]
+    assert (paid.ProcessedAmount, paid.PeriodEnd) == (
+        period_amount(12000, cadence_of(after), first, date(2027, 4, 24)), "2027-04-24")
+    assert fresh(sub).NextPaymentDate == "2027-04-25"
+
+
 def test_refusals(moto_table) -> None:
     yearly = catalog()
     sub = subscribed(access.create_account("no@example.com"), yearly)
@@ -183,7 +213,7 @@ def test_the_confirm_page_shows_what_monthly_to_yearly_charges(db, moto_table, c
         q = page.context["quote"]
         done = customer.client.post(url, {"sku": price_id, "step": "confirm", "upgrade": "1", "charge": q.charge,
                                           "credit": q.credit}, follow=True)
-    assert done.status_code == 200
+    assert done.status_code == 200 and "a new billing period started today" in done.content.decode()
     [charge] = switch_charges(sub)
     assert _due_now(html) == shown == format_with_symbol(charge["amount"], currency)
 
