@@ -1373,16 +1373,43 @@ class RevenueRollup(BillingItem, discriminator="RevenueRollup"):
     by its account id), written by ``manage.py revenue_rebuild``. A month's days are one
     partition, so a month is one Query; the shards are added up on read. ``Figures``: per
     currency, ``{"mrr", "new", "expansion", "contraction", "churn", "reactivation",
-    "paying", "new_customers", "churned_customers"}`` in minor units and counts; ``Paying``:
-    the shard's customers paying in any currency at the day's close."""
+    "paying", "new_customers", "churned_customers", "reactivated_customers"}`` in minor units
+    and counts; ``Paying``: the shard's customers paying in any currency at the day's close;
+    ``DayCounts``: the page's other counts of the day (customers in any currency, trials,
+    past-due episodes, subscriptions not counted; only those above 0); ``DayMoney``: per
+    currency, the day's refunds and disputes (only currencies that had one)."""
 
     pk_template = KeyTemplate("REVENUE#{month}")
     sk_template = KeyTemplate("{day}#{shard}")
 
     Figures = MapAttribute(default=dict)
     Paying = NumberAttribute(default=0)
+    DayCounts = MapAttribute(default=dict)
+    DayMoney = MapAttribute(default=dict)
     Shards = NumberAttribute()  # how many shards the day was cut into when written
     RebuiltAt = UnicodeAttribute()
 
 
 ENTITIES = (*ENTITIES, RevenueRollup)
+
+
+class RevenueCohort(BillingItem, discriminator="RevenueCohort"):
+    """One cohort month's retention, kept by ``manage.py revenue_rebuild`` (docs/ANALYTICS.md,
+    "Kept figures"): the customers whose first paying day fell in ``month`` and how many of
+    them pay at the close of each month since (index 0: the cohort's own month), each month
+    closing on its last day or on ``Through`` (the rebuild's last day), whichever is first.
+    ``Members`` and ``Retained`` per currency (a cohort of that currency's first payments) and
+    under ``*`` (any currency); ``Mrr``: each currency's cohort's MRR in it at the same closes.
+    One partition, so a range of cohorts is one Query."""
+
+    pk_template = KeyTemplate("REVENUE#COHORTS")
+    sk_template = KeyTemplate("{month}")
+
+    Through = UnicodeAttribute()
+    Members = MapAttribute(default=dict)
+    Retained = MapAttribute(default=dict)
+    Mrr = MapAttribute(default=dict)
+    RebuiltAt = UnicodeAttribute()
+
+
+ENTITIES = (*ENTITIES, RevenueCohort)

@@ -39,6 +39,7 @@ from billing.models import (
     Receipt,
     ReceiptCounter,
     ReceiptNumberLookup,
+    RevenueCohort,
     RevenueRollup,
     SellerMap,
     SellerProfile,
@@ -298,12 +299,19 @@ def _price_samples() -> dict[type[BillingItem], list[BillingItem]]:
     ]}
 
 def _revenue_samples() -> dict[type[BillingItem], list[BillingItem]]:
-    """A day's revenue rollup of one shard (docs/ANALYTICS.md, "Kept figures")."""
+    """A day's revenue rollup of one shard, and a cohort month (docs/ANALYTICS.md, "Kept figures")."""
     figures = {"USD": {"mrr": 14900, "new": 1900, "expansion": 0, "contraction": 0, "churn": 0, "reactivation": 0,
-                       "paying": 3, "new_customers": 1, "churned_customers": 0}}
+                       "paying": 3, "new_customers": 1, "churned_customers": 0, "reactivated_customers": 0}}
     return {RevenueRollup: [RevenueRollup(RevenueRollup.pk(month="2026-11"), RevenueRollup.sk(day="2026-11-21",
                                                                                               shard="07"),
                                           Figures=figures, Paying=3, Shards=16,
+                                          DayCounts={"new_customers": 1, "trial": 2, "trials_ended": 1},
+                                          DayMoney={"USD": {"refunds": 1, "refunded": 500, "disputes": 0,
+                                                         "disputed": 0}},
+                                          RebuiltAt="2026-11-22T01:00:04+00:00")],
+            RevenueCohort: [RevenueCohort(RevenueCohort.pk(), RevenueCohort.sk(month="2026-09"), Through="2026-11-21",
+                                          Members={"*": 3, "USD": 3}, Retained={"*": [3, 3, 2], "USD": [3, 3, 2]},
+                                          Mrr={"USD": [2900, 2900, 1900]},
                                           RebuiltAt="2026-11-22T01:00:04+00:00")]}
 
 

@@ -7,11 +7,11 @@ DynamoDB only past 1 MB: 31 days of 16 shards is far below)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from billing.models import BillingItem, RevenueRollup
+from billing.models import BillingItem, RevenueCohort, RevenueRollup
 
 SHARD_DIGITS = 2
 
@@ -25,6 +25,8 @@ class RollupDay:
     shards: int
     figures: dict[str, dict[str, int]]  # currency -> figure -> value
     paying: int
+    counts: dict[str, int] = field(default_factory=dict)  # the day's other counts (only those above 0)
+    money: dict[str, dict[str, int]] = field(default_factory=dict)  # currency -> refunds/disputes
 
 
 def rollup_item(row: RollupDay, rebuilt_at: str) -> RevenueRollup:
@@ -32,7 +34,8 @@ def rollup_item(row: RollupDay, rebuilt_at: str) -> RevenueRollup:
     return RevenueRollup(
         RevenueRollup.pk(month=month), RevenueRollup.sk(day=row.day.isoformat(), shard=f"{row.shard:0{SHARD_DIGITS}d}"),
         Figures={c: dict(v) for c, v in row.figures.items()}, Paying=row.paying, Shards=row.shards,
-        RebuiltAt=rebuilt_at)
+        DayCounts={k: v for k, v in sorted(row.counts.items()) if v},
+        DayMoney={c: dict(v) for c, v in sorted(row.money.items())}, RebuiltAt=rebuilt_at)
 
 
 def write_rollups(rows: Iterable[RollupDay], *, rebuilt_at: str,
@@ -54,7 +57,10 @@ def _row(item: RevenueRollup) -> RollupDay:
     figures: dict[str, dict[str, int]] = {
         currency: {name: int(value) for name, value in _plain(values).items()}
         for currency, values in _plain(item.Figures).items()}
-    return RollupDay(date.fromisoformat(day), int(shard), int(item.Shards), figures, int(item.Paying or 0))
+    return RollupDay(date.fromisoformat(day), int(shard), int(item.Shards), figures, int(item.Paying or 0),
+                     {name: int(value) for name, value in _plain(item.DayCounts).items()},
+                     {currency: {name: int(value) for name, value in _plain(values).items()}
+                      for currency, values in _plain(item.DayMoney).items()})
 
 
 def _plain(value: Any) -> dict[str, Any]:
@@ -69,3 +75,51 @@ def month_rollups(month: str) -> list[RollupDay]:
 def rollup_rows(months: Iterable[str]) -> Iterator[RollupDay]:
     for month in months:
         yield from month_rollups(month)
+
+
+# --- the cohorts: one item per cohort month, ``PK=REVENUE#COHORTS``, ``SK=<YYYY-MM>`` ---------
+
+
+@dataclass(frozen=True)
+class CohortRow:
+    """One cohort month as kept: per currency and under ``*`` (any currency), its customers
+    and how many of them pay at each month's close since (index 0: its own month's); per
+    currency, that currency's cohort's MRR at the same closes. Each month closes on its
+    last day or on ``through``, whichever is first."""
+
+    month: str
+    through: date
+    members: dict[str, int]
+    retained: dict[str, list[int]]
+    mrr: dict[str, list[int]]
+
+
+def cohort_item(row: CohortRow, rebuilt_at: str) -> RevenueCohort:
+    return RevenueCohort(RevenueCohort.pk(), RevenueCohort.sk(month=row.month), Through=row.through.isoformat(),
+                         Members=dict(row.members), Retained={c: list(v) for c, v in row.retained.items()},
+                         Mrr={c: list(v) for c, v in row.mrr.items()}, RebuiltAt=rebuilt_at)
+
+
+def write_cohorts(rows: Iterable[CohortRow], *, rebuilt_at: str) -> int:
+    """Put every cohort month (BatchWriteItem, no conditions: the same recomputation puts
+    the same items). Returns how many."""
+    count = 0
+    with BillingItem.batch_write() as batch:
+        for row in rows:
+            batch.save(cohort_item(row, rebuilt_at))
+            count += 1
+    return count
+
+
+def _cohort(item: RevenueCohort) -> CohortRow:
+    return CohortRow(item.SK, date.fromisoformat(item.Through),
+                     {c: int(n) for c, n in _plain(item.Members).items()},
+                     {c: [int(n) for n in values] for c, values in _plain(item.Retained).items()},
+                     {c: [int(n) for n in values] for c, values in _plain(item.Mrr).items()})
+
+
+def cohort_rows(first_month: str, last_month: str) -> list[CohortRow]:
+    """The kept cohorts of ``first_month``..``last_month`` (``YYYY-MM``): one Query (a
+    cohort item is a few hundred bytes a year of months: a page holds thousands)."""
+    return [_cohort(item) for item in RevenueCohort.query(
+        RevenueCohort.pk(), RevenueCohort.SK.between(first_month, last_month))]

@@ -5,23 +5,24 @@ A layer above ``access`` and ``rules``, below the staff pages and the commands: 
 imports actions, batches, views, staff or the API. ``history``, ``mrr``, ``retention``
 and ``report`` are pure; ``reading`` reads the table. The staff page and
 ``manage.py revenue_report`` both call :func:`revenue_report`. ``rollups`` (pure) and
-``rebuild`` make and check the kept daily figures (``manage.py revenue_rebuild``); ``kept``
-answers the API from them.
+``rebuild`` make and check the kept daily figures and cohorts (``manage.py revenue_rebuild``);
+``kept`` answers the API from them, ``kept_report`` the page and ``revenue_report``.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from django.conf import settings
 
-from billing.analytics.kept import KEPT_KINDS, answerable, kept_body, needed
+from billing.analytics.kept import KEPT_KINDS, answerable, cohort_grid, kept_body, needed
+from billing.analytics.kept_report import kept_report, report_days
 from billing.analytics.mrr import steps
-from billing.analytics.periods import BadRange, parse_interval, requested_periods
+from billing.analytics.periods import BadRange, Interval, month_of, parse_interval, requested_periods
 from billing.analytics.reading import read_all, read_histories
-from billing.analytics.rebuild import kept_days
+from billing.analytics.rebuild import kept_cohorts_of, kept_days
 from billing.analytics.report import BadMonth, RevenueReport, build_report, parse_month
 from billing.analytics.reporting import in_reporting_currency
 from billing.analytics.series import metrics_body, parse_currency
@@ -32,11 +33,28 @@ def revenue_report(month: str | None = None, *, today: date | None = None) -> Re
     """The report on ``month`` (``YYYY-MM``; default: the month under way) as of today.
     ``BadMonth`` for a month that is not one, or is still to come."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
-    chosen = parse_month(month, today) if month else None
-    read = read_all()
-    report = build_report(read.histories, today=today, month=chosen, refunds=read.refunds, disputes=read.disputes)
+    chosen = parse_month(month, today) if month else month_of(today)
+    report = _kept_report(chosen, today)
+    if report is None:
+        # not every day or cohort it needs is kept: every account's history, read now
+        read = read_all()
+        report = build_report(read.histories, today=today, month=chosen, refunds=read.refunds,
+                              disputes=read.disputes)
     return replace(report, reporting=in_reporting_currency(report.mrr, settings.REVENUE_REPORTING_CURRENCY,
                                                            report.close))
+
+
+def _kept_report(month: str, today: date) -> RevenueReport | None:
+    """From the kept items: a Query for each of the twelve months and the one before (the
+    first month's opening), and one of the cohorts, whatever the number of subscriptions."""
+    first, last = report_days(month, today)
+    # the close's month first: when it is not kept (no rebuild yet), one Query is all this costs
+    kept = kept_days(last.replace(day=1), last)
+    if last not in kept or not kept[last].complete:
+        return None
+    if first < last.replace(day=1):
+        kept.update(kept_days(first, last.replace(day=1) - timedelta(days=1)))
+    return kept_report(kept, kept_cohorts_of(month_of(first + timedelta(days=1)), month), today=today, month=month)
 
 
 METRICS = ("mrr", "movements", "cohorts")
@@ -52,12 +70,17 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     today = today or billing_today(settings.BILLING_TIMEZONE)
     periods = requested_periods(from_month, to_month, interval, today)
     code = parse_currency(currency)
-    if kind in KEPT_KINDS:
+    if kind in KEPT_KINDS and (kind != "cohorts" or parse_interval(interval) == Interval.MONTH):
         # The kept rollups (revenue_rebuild) when they hold every day the periods need: one
-        # Query a month; else every account's history, as the page reads it.
+        # Query a month (and one of the cohorts, kept by month only); else every account's
+        # history, as the page reads it.
         kept = kept_days(*needed(periods))
         if answerable(kind, kept, periods):
-            return {**kept_body(kind, kept, periods, parse_interval(interval), code), "figures": "kept"}
+            grid = None
+            if kind == "cohorts":
+                grid = cohort_grid(kept, kept_cohorts_of(periods[0].label, periods[-1].label), periods, code)
+            if kind != "cohorts" or grid is not None:
+                return {**kept_body(kind, kept, periods, parse_interval(interval), code, grid), "figures": "kept"}
     histories = read_histories()
     moved = steps(histories, periods[-1].close)
     return {**metrics_body(kind, histories, moved, periods, parse_interval(interval), code), "figures": "recomputed"}

@@ -26,6 +26,7 @@ class Money:
     day: date
     currency: str
     amount: int  # minor units
+    customer: str = ""  # the account, when known (the kept figures' shard)
 
 
 @dataclass(frozen=True)
@@ -132,11 +133,10 @@ def _in_month(items: Sequence[Money], first: date, close: date) -> dict[str, tup
     return {c: (n, a) for c, (n, a) in sums.items()}
 
 
-def month_figures(*, histories: Sequence[SubHistory], steps: Sequence[Step], mrr: dict[str, int],
-                  moved: dict[str, Movements], paying_customers: int, first: date, close: date,
-                  refunds: Sequence[Money] = (), disputes: Sequence[Money] = ()) -> Figures:
-    paying = paying_by_currency(steps, close)
-    refunded, disputed = _in_month(refunds, first, close), _in_month(disputes, first, close)
+def currency_rows(mrr: dict[str, int], moved: dict[str, Movements], paying: dict[str, int],
+                  refunded: dict[str, tuple[int, int]], disputed: dict[str, tuple[int, int]]
+                  ) -> tuple[CurrencyFigures, ...]:
+    """Each currency's row: those with MRR, movements, a refund or a dispute."""
     rows = []
     for currency in sorted(set(mrr) | set(moved) | set(refunded) | set(disputed)):
         amount = mrr.get(currency, 0)
@@ -144,5 +144,13 @@ def month_figures(*, histories: Sequence[SubHistory], steps: Sequence[Step], mrr
         rows.append(CurrencyFigures(
             currency, amount, amount * MONTHS_A_YEAR, paying.get(currency, 0), arpa(amount, paying.get(currency, 0)),
             net, gross, *refunded.get(currency, (0, 0)), *disputed.get(currency, (0, 0))))
+    return tuple(rows)
+
+
+def month_figures(*, histories: Sequence[SubHistory], steps: Sequence[Step], mrr: dict[str, int],
+                  moved: dict[str, Movements], paying_customers: int, first: date, close: date,
+                  refunds: Sequence[Money] = (), disputes: Sequence[Money] = ()) -> Figures:
+    rows = currency_rows(mrr, moved, paying_by_currency(steps, close), _in_month(refunds, first, close),
+                         _in_month(disputes, first, close))
     return Figures(paying_customers, trial_conversion(histories, first, close),
-                   payment_recovery(histories, first, close), tuple(rows))
+                   payment_recovery(histories, first, close), rows)

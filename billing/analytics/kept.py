@@ -1,7 +1,8 @@
-"""The API's MRR and movements read from the kept rollups (docs/ANALYTICS.md, "Kept
+"""The API's MRR, movements and cohorts read from the kept items (docs/ANALYTICS.md, "Kept
 figures"): the same body ``series.metrics_body`` makes from the recomputation, when every
 day the periods need is kept whole (the day before the first, for its opening, to the
-last close). Pure: the reading is ``rebuild.kept_days``'."""
+last close) and, for the cohorts (by month only), the cohort rows answer them. Pure: the
+reading is ``rebuild.kept_days``' and ``rebuild.kept_cohorts_of``'."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
+from billing.access.revenue_rollups import CohortRow
+from billing.analytics.cohort_table import kept_cohorts
 from billing.analytics.periods import Interval, Period
+from billing.analytics.retention import Cohort
 from billing.analytics.rollups import ONE_DAY, DayFigures, covers, kept_movements
-from billing.analytics.series import movement_dict, only, period_dict
+from billing.analytics.series import cohort_dict, movement_dict, only, period_dict
 
-KEPT_KINDS = ("mrr", "movements")
+KEPT_KINDS = ("mrr", "movements", "cohorts")
 
 
 def needed(periods: Sequence[Period]) -> tuple[date, date]:
@@ -25,10 +29,18 @@ def answerable(kind: str, kept: dict[date, DayFigures], periods: Sequence[Period
     return kind in KEPT_KINDS and covers(kept, *needed(periods))
 
 
+def cohort_grid(kept: dict[date, DayFigures], rows: dict[str, CohortRow], periods: Sequence[Period],
+                currency: str | None) -> list[Cohort] | None:
+    """The cohorts of monthly ``periods`` from the kept rows; None when they do not answer."""
+    return kept_cohorts(rows, kept, [(p.label, p.close) for p in periods], currency)
+
+
 def kept_body(kind: str, kept: dict[date, DayFigures], periods: Sequence[Period], interval: Interval,
-              currency: str | None) -> dict[str, Any]:
+              currency: str | None, grid: list[Cohort] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"object": f"metrics.{kind}", "interval": interval.value, "currency": currency}
-    if kind == "mrr":
+    if kind == "cohorts":
+        body["data"] = [cohort_dict(c) for c in grid or ()]
+    elif kind == "mrr":
         body["data"] = [{**period_dict(p), "mrr": only(currency, kept[p.close].mrr)} for p in periods]
     else:
         body["data"] = [{**period_dict(p), "currencies": {

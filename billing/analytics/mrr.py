@@ -126,7 +126,7 @@ def kind_of(before: int, after: int, *, paid_before: bool) -> Kind:
     return Kind.EXPANSION if after > before else Kind.CONTRACTION
 
 
-def _change_days(history: SubHistory) -> set[date]:
+def change_days(history: SubHistory) -> set[date]:
     """The days a subscription's MRR may change on: a state's start, and the days its
     trial, pause or paid service ends (between them, its MRR is constant)."""
     days = set()
@@ -146,7 +146,7 @@ def steps(histories: Iterable[SubHistory], until: date) -> list[Step]:
     found: list[Step] = []
     for customer in sorted(by_customer):
         subs = by_customer[customer]
-        days = sorted(d for d in set().union(*map(_change_days, subs)) if d <= until)
+        days = sorted(d for d in set().union(*map(change_days, subs)) if d <= until)
         level: dict[str, int] = defaultdict(int)
         paid: set[str] = set()
         for day in days:

@@ -100,8 +100,8 @@ class Reading:
     disputes: list[Money]  # every dispute, on the day it was opened
 
 
-def refunds_of(collection: access.AccountCollection, timezone: str) -> list[Money]:
-    return [Money(day_of(refund.At, timezone), receipt.Currency.upper(), int(refund.Amount))
+def refunds_of(collection: access.AccountCollection, timezone: str, account_id: str = "") -> list[Money]:
+    return [Money(day_of(refund.At, timezone), receipt.Currency.upper(), int(refund.Amount), account_id)
             for receipt in collection.receipts for refund in receipt.Refunds or ()]
 
 
@@ -111,7 +111,8 @@ def all_disputes(timezone: str) -> list[Money]:
     start = None
     while True:
         page = access.disputes_page(limit=DISPUTES_PER_READ, start=start)
-        found += [Money(day_of(d.OpenedAt, timezone), d.Currency.upper(), int(d.Amount)) for d in page.items]
+        found += [Money(day_of(d.OpenedAt, timezone), d.Currency.upper(), int(d.Amount), d.AccountId)
+                  for d in page.items]
         if not page.next_key:
             return found
         start = page.next_key
@@ -127,5 +128,5 @@ def read_all(*, with_disputes: bool = True) -> Reading:
     for account_id in account_ids():
         collection = access.get_account_collection(account_id)
         histories += account_histories(account_id, coupons, timezone, collection)
-        refunds += refunds_of(collection, timezone)
+        refunds += refunds_of(collection, timezone, account_id)
     return Reading(histories, refunds, all_disputes(timezone) if with_disputes else [])

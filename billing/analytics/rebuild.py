@@ -18,12 +18,15 @@ from django.conf import settings
 
 from billing import access
 from billing.access import revenue_rollups
-from billing.access.revenue_rollups import RollupDay
+from billing.access.revenue_rollups import CohortRow, RollupDay
+from billing.analytics.cohort_table import cohort_table
+from billing.analytics.daily import Daily, daily_counts
+from billing.analytics.figures import Money
 from billing.analytics.history import SubHistory, state_from
 from billing.analytics.mrr import Step, state_mrr, steps
-from billing.analytics.periods import month_of
-from billing.analytics.reading import account_histories, account_ids, coupon_terms
-from billing.analytics.rollups import ONE_DAY, SHARDS, DayFigures, day_rows, differences, merge
+from billing.analytics.periods import month_first, month_of
+from billing.analytics.reading import account_histories, account_ids, all_disputes, coupon_terms, refunds_of
+from billing.analytics.rollups import ONE_DAY, SHARDS, DayFigures, day_rows, differences, merge, shard_of
 
 
 @dataclass(frozen=True)
@@ -31,23 +34,32 @@ class Recomputed:
     histories: list[SubHistory]
     steps: list[Step]
     mrr_now: dict[str, int]  # today's MRR from the subscription items as they are (the second source)
+    refunds: list[Money]
+    disputes: list[Money]
+
+    def daily(self, shards: int = SHARDS) -> Daily:
+        return daily_counts(self.histories, self.refunds, self.disputes, lambda c: shard_of(c, shards))
 
 
 def recompute(today: date) -> Recomputed:
-    """Every account's histories (one Query each, as the page reads) and, from the same
-    item collections, today's MRR from the subscription items themselves."""
+    """Every account's histories and refunds (one Query each, as the page reads), the
+    disputes (a Query a page of their partition) and, from the same item collections,
+    today's MRR from the subscription items themselves."""
     timezone = settings.BILLING_TIMEZONE
     coupons = coupon_terms()
     histories: list[SubHistory] = []
+    refunds: list[Money] = []
     now: dict[str, int] = defaultdict(int)
     for account_id in account_ids():
         collection = access.get_account_collection(account_id)
         histories += account_histories(account_id, coupons, timezone, collection)
+        refunds += refunds_of(collection, timezone, account_id)
         for sub in collection.subscriptions:
             state = state_from(access.subscription_snapshot(sub), today, coupons)
             if amount := state_mrr(state, today):
                 now[state.currency] += amount
-    return Recomputed(histories, steps(histories, today), dict(sorted(now.items())))
+    return Recomputed(histories, steps(histories, today), dict(sorted(now.items())), refunds,
+                      all_disputes(timezone))
 
 
 def default_first(moved: list[Step], today: date) -> date:
@@ -72,25 +84,35 @@ class Rebuilt:
     last: date
     items: int
     shards: int
+    cohorts: int = 0
 
 
 def rebuild(today: date, *, first: date | None = None, last: date | None = None, shards: int = SHARDS,
             rebuilt_at: str | None = None, written: Callable[[RollupDay], None] | None = None) -> Rebuilt:
     """Recompute and write the days ``first``..``last`` (default: from the month before
-    the first movement to today). Safe to re-run, and to kill: the items are the same
-    each time, so a rerun puts the missing ones and rewrites the others as they were."""
+    the first movement to today), then every cohort month as of ``last``. Safe to re-run,
+    and to kill: the items are the same each time, so a rerun puts the missing ones and
+    rewrites the others as they were (a cohort row left from an earlier run closes its
+    month on an earlier day: readers do not take it for a later one)."""
     found = recompute(today)
     first = first or default_first(found.steps, today)
     last = min(last or today, today)
-    count = revenue_rollups.write_rollups(day_rows(found.steps, first, last, shards),
-                                          rebuilt_at=rebuilt_at or access.utc_now().isoformat(), written=written)
-    return Rebuilt(first, last, count, shards)
+    stamp = rebuilt_at or access.utc_now().isoformat()
+    count = revenue_rollups.write_rollups(day_rows(found.steps, first, last, shards, found.daily(shards)),
+                                          rebuilt_at=stamp, written=written)
+    cohorts = revenue_rollups.write_cohorts(cohort_table(found.steps, last), rebuilt_at=stamp)
+    return Rebuilt(first, last, count, shards, cohorts)
 
 
 def kept_days(first: date, last: date) -> dict[date, DayFigures]:
     """The kept days ``first``..``last``, shards added up: one Query a month."""
     kept = merge(revenue_rollups.rollup_rows(months_of(first, last)))
     return {d: f for d, f in kept.items() if first <= d <= last}
+
+
+def kept_cohorts_of(first_month: str, last_month: str) -> dict[str, CohortRow]:
+    """The kept cohort rows of ``first_month``..``last_month``: one Query."""
+    return {row.month: row for row in revenue_rollups.cohort_rows(first_month, last_month)}
 
 
 @dataclass(frozen=True)
@@ -112,9 +134,29 @@ def check(today: date, *, first: date | None = None, last: date | None = None) -
     found = recompute(today)
     first = first or default_first(found.steps, today)
     last = min(last or today, today)
-    recomputed = merge(day_rows(found.steps, first, last))
+    recomputed = merge(day_rows(found.steps, first, last, SHARDS, found.daily()))
     kept = kept_days(first, last)
     today_kept = kept[today].mrr if last == today and today in kept and kept[today].complete else None
     currencies = sorted({c for d in recomputed.values() for c in d.figures})
-    return Checked(first, last, len(recomputed), currencies, differences(kept, recomputed), today_kept,
+    return Checked(first, last, len(recomputed), currencies,
+                   differences(kept, recomputed) + cohort_differences(cohort_table(found.steps, last)), today_kept,
                    found.mrr_now)
+
+
+def cohort_differences(recomputed: list[CohortRow]) -> list[tuple[date, str, str]]:
+    """Each cohort month whose kept row is not the recomputed one (one Query of the
+    cohorts' partition): (its first day, ``cohort``, what differs)."""
+    if not recomputed:
+        return []
+    kept = {row.month: row for row in revenue_rollups.cohort_rows(recomputed[0].month, recomputed[-1].month)}
+    found = []
+    for row in recomputed:
+        mine = kept.get(row.month)
+        if mine is None:
+            found.append((month_first(row.month), "cohort", f"{row.month} not kept"))
+            continue
+        wrong = [f"{name} kept {getattr(mine, name)} recomputed {getattr(row, name)}"
+                 for name in ("through", "members", "retained", "mrr") if getattr(mine, name) != getattr(row, name)]
+        if wrong:
+            found.append((month_first(row.month), "cohort", f"{row.month} " + ", ".join(wrong)))
+    return found

@@ -16,7 +16,7 @@ from typing import Any
 from billing.analytics.figures import Figures, Money, month_figures
 from billing.analytics.history import SubHistory
 from billing.analytics.mrr import ONE_DAY, Excluded, Movements, excluded_at, mrr_at, paying_customers, steps
-from billing.analytics.periods import Interval, periods_between
+from billing.analytics.periods import Interval, Period, periods_between
 from billing.analytics.reporting import Converted
 from billing.analytics.retention import (
     Cohort,
@@ -77,6 +77,9 @@ class RevenueReport:
     figures: Figures | None = None
     # ``mrr`` added up in the reporting currency (set by ``revenue_report``: it reads the rates)
     reporting: Converted | None = None
+    # where the figures come from: "kept" (revenue_rebuild's items) or "recomputed" (every
+    # account's history, read for this report)
+    source: str = "recomputed"
 
     @property
     def currencies(self) -> list[str]:
@@ -94,6 +97,7 @@ class RevenueReport:
         return {
             "today": self.today.isoformat(),
             "month": self.month,
+            "figures_from": self.source,
             "close": self.close.isoformat(),
             "mrr": self.mrr,
             "not_counted": {reason.value: count for reason, count in self.excluded.items()},
@@ -139,13 +143,19 @@ class RevenueReport:
         }
 
 
+def shown_months(month: str, today: date) -> list[Period]:
+    """The twelve months a report on ``month`` shows, each closing on its last day (today
+    for the month under way)."""
+    return periods_between(month_days(months_ending(month, MONTHS_SHOWN)[0])[0], month_days(month)[1],
+                           Interval.MONTH, today)
+
+
 def build_report(histories: Sequence[SubHistory], *, today: date, month: str | None = None,
                  refunds: Sequence[Money] = (), disputes: Sequence[Money] = ()) -> RevenueReport:
     """The report on ``month`` (default: today's) as of ``today``: twelve months of
     movements ending with it, each closing on its last day (today for the month under way)."""
     month = month or month_of(today)
-    shown = periods_between(month_days(months_ending(month, MONTHS_SHOWN)[0])[0], month_days(month)[1],
-                            Interval.MONTH, today)
+    shown = shown_months(month, today)
     closes = [(p.label, p.close) for p in shown]
     until = closes[-1][1]
     moved = steps(histories, until)

@@ -10,17 +10,24 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import lru_cache
 
 from billing.access.revenue_rollups import RollupDay
+from billing.analytics.daily import MONEY, Daily
 from billing.analytics.mrr import Kind, Movements, Step
 
 SHARDS = 16
 FIGURES = ("mrr", "new", "expansion", "contraction", "churn", "reactivation", "paying", "new_customers",
-           "churned_customers")
+           "churned_customers", "reactivated_customers")
+# ``Counts``: customers in any currency (new, churned, reactivated; ``lost``: paying at the
+# month's opening and not at the day's close), the subscriptions not counted at the close
+# (``trial``, ``paused``), the trials that ended on the day and those converted, the
+# past-due episodes begun on it and those recovered or lost on it (begun the same month)
+COUNTS = ("new_customers", "churned_customers", "reactivated_customers", "lost", "trial", "paused",
+          "trials_ended", "trials_converted", "past_due_began", "past_due_recovered", "past_due_lost")
 ONE_DAY = timedelta(days=1)
 
 
@@ -37,32 +44,99 @@ def days(first: date, last: date) -> Iterator[date]:
         day += ONE_DAY
 
 
-def day_rows(all_steps: Sequence[Step], first: date, last: date, shards: int = SHARDS) -> Iterator[RollupDay]:
+def day_rows(all_steps: Sequence[Step], first: date, last: date, shards: int = SHARDS,
+             daily: Daily | None = None) -> Iterator[RollupDay]:
     """Every shard's row of every day ``first``..``last`` (a shard with nothing still has
     its row: a day is kept when all its shards are). The steps before ``first`` set the
-    levels the first day opens with."""
+    levels the first day opens with; ``daily`` (``daily.daily_counts``, cut into as many
+    shards) adds the counts that are not MRR steps."""
     level: dict[tuple[str, str], int] = {}
+    customers = Customers(lambda c: shard_of(c, shards), shards)
+    running: list[dict[str, int]] = [defaultdict(int) for _ in range(shards)]
     ordered = sorted(all_steps, key=lambda s: s.day)
+    starts = [min(first, ordered[0].day) if ordered else first]
+    if daily is not None and daily.levels:
+        starts.append(min(daily.levels))
     n = 0
-    for day in days(min(first, ordered[0].day) if ordered else first, last):
+    for day in days(min(starts), last):
+        if day.day == 1:
+            customers.open_month()
         moved: dict[tuple[int, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        touched: set[str] = set()
         while n < len(ordered) and ordered[n].day == day:
             step = ordered[n]
             n += 1
             level[(step.customer, step.currency)] = step.after
+            touched.add(step.customer)
+            customers.step(step)
             row = moved[(shard_of(step.customer, shards), step.currency)]
             row[step.kind.value] += abs(step.delta)
             if step.kind == Kind.NEW:
                 row["new_customers"] += 1
             elif step.kind == Kind.CHURN:
                 row["churned_customers"] += 1
+            elif step.kind == Kind.REACTIVATION:
+                row["reactivated_customers"] += 1
+        counts = customers.close_day(touched)
+        if daily is not None:
+            for shard, changes in daily.levels.get(day, {}).items():
+                for name, value in changes.items():
+                    running[shard][name] += value
         if day < first:
             continue
-        yield from _rows_of(day, level, moved, shards)
+        for shard in range(shards):
+            counts[shard].update({k: v for k, v in running[shard].items() if v})
+            if daily is not None:
+                counts[shard].update(daily.events.get(day, {}).get(shard, {}))
+        money = daily.money.get(day, {}) if daily is not None else {}
+        yield from _rows_of(day, level, moved, shards, counts, money)
+
+
+class Customers:
+    """Who pays in any currency, day by day: the any-currency new, churned and reactivated
+    customers of a day (netted over the day, as the steps are), and those paying at the
+    month's opening who pay nothing at a day's close (``lost``: the month's customer churn
+    at that close, as ``retention.customer_churn`` counts it)."""
+
+    def __init__(self, shard: Callable[[str], int], shards: int) -> None:
+        self.shard, self.shards = shard, shards
+        self.currencies: dict[str, set[str]] = defaultdict(set)  # the currencies each customer pays in
+        self.paying: set[str] = set()
+        self.ever: set[str] = set()
+        self.opening: set[str] = set()
+        self.lost: set[str] = set()
+        self.lost_by_shard = [0] * shards
+
+    def open_month(self) -> None:
+        self.opening = set(self.paying)
+        self.lost = set()
+        self.lost_by_shard = [0] * self.shards
+
+    def step(self, step: Step) -> None:
+        (self.currencies[step.customer].add if step.after else self.currencies[step.customer].discard)(step.currency)
+
+    def close_day(self, touched: set[str]) -> list[dict[str, int]]:
+        counts: list[dict[str, int]] = [defaultdict(int) for _ in range(self.shards)]
+        for customer in touched:
+            now, before, shard = bool(self.currencies[customer]), customer in self.paying, self.shard(customer)
+            if now and not before:
+                counts[shard]["reactivated_customers" if customer in self.ever else "new_customers"] += 1
+                self.paying.add(customer)
+                self.ever.add(customer)
+            elif before and not now:
+                counts[shard]["churned_customers"] += 1
+                self.paying.discard(customer)
+            if customer in self.opening and now == (customer in self.lost):
+                (self.lost.discard if now else self.lost.add)(customer)
+                self.lost_by_shard[shard] += -1 if now else 1
+        for shard, lost in enumerate(self.lost_by_shard):
+            counts[shard]["lost"] = lost
+        return counts
 
 
 def _rows_of(day: date, level: dict[tuple[str, str], int], moved: dict[tuple[int, str], dict[str, int]],
-             shards: int) -> Iterator[RollupDay]:
+             shards: int, counts: list[dict[str, int]], money: dict[int, dict[str, dict[str, int]]]
+             ) -> Iterator[RollupDay]:
     figures: list[dict[str, dict[str, int]]] = [defaultdict(lambda: dict.fromkeys(FIGURES, 0)) for _ in range(shards)]
     paying: list[set[str]] = [set() for _ in range(shards)]
     for (customer, currency), amount in level.items():
@@ -78,7 +152,8 @@ def _rows_of(day: date, level: dict[tuple[str, str], int], moved: dict[tuple[int
             figures[shard][currency][name] += value
     for shard in range(shards):
         yield RollupDay(day, shard, shards, {c: dict(v) for c, v in sorted(figures[shard].items())},
-                        len(paying[shard]))
+                        len(paying[shard]), {k: v for k, v in sorted(counts[shard].items()) if v},
+                        {c: dict(v) for c, v in sorted(money.get(shard, {}).items())})
 
 
 # --- reading them back ----------------------------------------------------------------------
@@ -93,6 +168,11 @@ class DayFigures:
     shards: int = 0
     figures: dict[str, dict[str, int]] = field(default_factory=dict)
     paying: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    money: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def count(self, name: str) -> int:
+        return self.counts.get(name, 0)
 
     @property
     def complete(self) -> bool:
@@ -113,6 +193,12 @@ def merge(rows: Iterable[RollupDay]) -> dict[date, DayFigures]:
         day.paying += row.paying
         for currency, values in row.figures.items():
             into = day.figures.setdefault(currency, dict.fromkeys(FIGURES, 0))
+            for name, value in values.items():
+                into[name] = into.get(name, 0) + value
+        for name, value in row.counts.items():
+            day.counts[name] = day.counts.get(name, 0) + value
+        for currency, values in row.money.items():
+            into = day.money.setdefault(currency, dict.fromkeys(MONEY, 0))
             for name, value in values.items():
                 into[name] = into.get(name, 0) + value
     return found
@@ -159,4 +245,14 @@ def differences(kept: dict[date, DayFigures], recomputed: dict[date, DayFigures]
                 found.append((day, currency, ", ".join(wrong)))
         if mine.paying != theirs.paying:
             found.append((day, "*", f"paying customers kept {mine.paying} recomputed {theirs.paying}"))
+        wrong = [f"{name} kept {mine.count(name)} recomputed {theirs.count(name)}" for name in COUNTS
+                 if mine.count(name) != theirs.count(name)]
+        if wrong:
+            found.append((day, "*", ", ".join(wrong)))
+        for currency in sorted(set(mine.money) | set(theirs.money)):
+            a, b = mine.money.get(currency, {}), theirs.money.get(currency, {})
+            wrong = [f"{name} kept {a.get(name, 0)} recomputed {b.get(name, 0)}" for name in MONEY
+                     if a.get(name, 0) != b.get(name, 0)]
+            if wrong:
+                found.append((day, currency, ", ".join(wrong)))
     return found

@@ -303,9 +303,10 @@ def test_the_page_shows_the_figures_and_the_command_prints_the_same(client: Clie
         ddb_requests.reset()
         response = client.get(reverse(URL), {"month": "2027-03"})
     assert response.status_code == 200
-    # the coupons (one Query), the users' account links (one BatchGetItem per 100 users),
-    # then one Query per account, then the disputes' partition (one Query a page): never a Scan
-    assert ddb_requests.ops == ["Query", "BatchGetItem", "Query", "Query", "Query", "Query"]
+    # nothing kept (no revenue_rebuild): the close's month of rollups (one Query), then the
+    # coupons (one Query), the users' account links (one BatchGetItem per 100 users), then one
+    # Query per account, then the disputes' partition (one Query a page): never a Scan
+    assert ddb_requests.ops == ["Query", "Query", "BatchGetItem", "Query", "Query", "Query", "Query"]
     html = response.content.decode()
     assert "14.00 USD" in html.split('data-testid="mrr-USD"')[1].split("</tr>")[0]
     feb = html.split('data-testid="move-USD-2027-02"')[1].split("</tr>")[0]

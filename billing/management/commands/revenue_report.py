@@ -1,7 +1,8 @@
 """``python manage.py revenue_report [--month YYYY-MM] [--json]``: MRR per currency, a year
 of monthly movements, the month's churn and the retention cohorts: the staff Revenue
-page's figures (the same function makes both: billing/analytics). Reads every account's
-items through the access layer (docs/ANALYTICS.md, "How it reads"): no Scan."""
+page's figures (the same function makes both: billing/analytics). Reads the items
+``revenue_rebuild`` keeps when they cover the month, else every account's items through the
+access layer (docs/ANALYTICS.md, "How it reads"): no Scan; it says which."""
 
 from __future__ import annotations
 
@@ -49,7 +50,10 @@ def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
 
 
 def text(report: RevenueReport) -> str:
-    lines = [f"Revenue report for {report.month} (figures at the close of {report.close})", "", "MRR:"]
+    source = ("kept (read from revenue_rebuild's items)" if report.source == "kept"
+              else "recomputed (every account's history read now: revenue_rebuild has not kept this month)")
+    lines = [f"Revenue report for {report.month} (figures at the close of {report.close})", f"Figures: {source}",
+             "", "MRR:"]
     lines += [f"  {decimal_string(amount, currency)} {currency}" for currency, amount in report.mrr.items()] \
         or ["  none"]
     lines.append("Not counted: " + ", ".join(f"{n} {reason.value}" for reason, n in report.excluded.items()))

@@ -1,0 +1,102 @@
+"""The retention cohorts as kept items (docs/ANALYTICS.md, "Kept figures"): made from the
+MRR steps by ``revenue_rebuild``, one row per cohort month, and read back as the report's
+``retention.cohorts`` grid, to the unit. Pure: no I/O.
+
+A cohort's customers are fixed once its month has closed, and so is whether they pay at
+a past month's close; only the month under way closes on a later day each day. So a kept
+row answers a grid when each of its months closes where the row closes it (its last day,
+or the rebuild's last day for the month it ran in).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import date
+
+from billing.access.revenue_rollups import CohortRow
+from billing.analytics.mrr import Step
+from billing.analytics.periods import month_last, shift_month
+from billing.analytics.retention import Cohort, month_of
+from billing.analytics.rollups import DayFigures
+
+ANY = "*"  # the cohort of customers by their first paying day in any currency
+
+
+def _months(first: str, last: str) -> list[str]:
+    found = [first]
+    while found[-1] < last:
+        found.append(shift_month(found[-1], 1))
+    return found
+
+
+def cohort_table(all_steps: Sequence[Step], through: date) -> list[CohortRow]:
+    """Every cohort month from the first paying day's to ``through``'s, each with its
+    members and how many pay (and, per currency, their MRR) at each month's close since."""
+    ordered = sorted((s for s in all_steps if s.day <= through), key=lambda s: s.day)
+    first_any: dict[str, date] = {}
+    first_in: dict[tuple[str, str], date] = {}
+    for step in ordered:
+        if step.after:
+            first_any.setdefault(step.customer, step.day)
+            first_in.setdefault((step.customer, step.currency), step.day)
+    if not first_any:
+        return []
+    months = _months(month_of(min(first_any.values())), month_of(through))
+    # each month's close: who pays in what, and how much
+    level: dict[tuple[str, str], int] = {}
+    closes: list[dict[tuple[str, str], int]] = []
+    n = 0
+    for month in months:
+        close = min(month_last(month), through)
+        while n < len(ordered) and ordered[n].day <= close:
+            level[(ordered[n].customer, ordered[n].currency)] = ordered[n].after
+            n += 1
+        closes.append({key: amount for key, amount in level.items() if amount})
+    paying_any = [{customer for customer, _ in close} for close in closes]
+    members: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    for customer, day in first_any.items():
+        members[month_of(day)][ANY].add(customer)
+    for (customer, currency), day in first_in.items():
+        members[month_of(day)][currency].add((customer, currency))
+    rows = []
+    for i, month in enumerate(months):
+        found = members.get(month, {})
+        retained: dict[str, list[int]] = {}
+        mrr: dict[str, list[int]] = {}
+        for key, group in sorted(found.items()):
+            if key == ANY:
+                retained[key] = [len(group & paying_any[j]) for j in range(i, len(months))]
+            else:
+                retained[key] = [sum(1 for pair in group if pair in closes[j]) for j in range(i, len(months))]
+                mrr[key] = [sum(closes[j].get(pair, 0) for pair in group) for j in range(i, len(months))]
+        rows.append(CohortRow(month, through, {key: len(group) for key, group in sorted(found.items())},
+                              retained, mrr))
+    return rows
+
+
+def kept_cohorts(rows: Mapping[str, CohortRow], kept: Mapping[date, DayFigures],
+                 month_closes: Sequence[tuple[str, date]], currency: str | None = None) -> list[Cohort] | None:
+    """The grid ``retention.cohorts`` makes for ``month_closes`` (of ``currency``'s first
+    payments, when one is given), from the kept rows; None when they do not answer it. A
+    month without a row is an empty cohort only when its close is kept and nothing had
+    ever been paid (in ``currency``) by then: a rebuild keeps every month from the first
+    paying one."""
+    key = currency or ANY
+    grid: list[Cohort] = []
+    for i, (month, close) in enumerate(month_closes):
+        width = len(month_closes) - i
+        row = rows.get(month)
+        if row is None:
+            day = kept.get(close)
+            if day is None or not day.complete or (day.figures if currency is None else currency in day.figures):
+                return None
+            grid.append(Cohort(month, 0, (0,) * width))
+            continue
+        if any(min(month_last(later), row.through) != later_close for later, later_close in month_closes[i:]):
+            return None
+        size, values = row.members.get(key, 0), row.retained.get(key, [])
+        if size and len(values) < width:
+            return None
+        grid.append(Cohort(month, size, tuple(values[:width]) if size else (0,) * width))
+    return grid

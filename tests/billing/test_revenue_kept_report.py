@@ -1,0 +1,161 @@
+"""The staff Revenue page and ``revenue_report`` read the kept items (docs/ANALYTICS.md,
+"Kept figures", "Who reads them"): once ``revenue_rebuild`` has kept the days a month's
+report needs and the cohorts, the report made from them is the recomputed one, every
+figure to the minor unit, from a bounded number of Queries whatever the number of
+subscriptions; a month they do not cover is recomputed, and the page and the command say
+which."""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import date, timedelta
+
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from billing import access
+from billing.analytics import revenue_report
+from billing.analytics.cohort_table import cohort_table
+from billing.analytics.daily import daily_counts
+from billing.analytics.figures import Money
+from billing.analytics.kept_report import kept_report, report_days
+from billing.analytics.mrr import steps
+from billing.analytics.periods import month_of
+from billing.analytics.rebuild import rebuild
+from billing.analytics.report import build_report
+from billing.analytics.rollups import day_rows, merge, shard_of
+from billing.management.demo import revenue_history
+from tests.billing.test_revenue_analytics import DAYS, FIRST_DAY, URL, histories, on, staff, subscribe
+from tests.builders import make_user
+
+TODAY = date(2026, 12, 4)
+
+
+def same(kept: dict, recomputed: dict) -> bool:
+    return {**kept, "figures_from": None} == {**recomputed, "figures_from": None}
+
+
+# --- over generated histories: the kept report is the recomputed one -----------------------
+
+money = st.lists(st.tuples(st.integers(0, DAYS), st.sampled_from(["USD", "EUR", "KWD"]), st.integers(0, 5000),
+                           st.sampled_from("abcde")), max_size=4).map(
+    lambda items: [Money(FIRST_DAY + timedelta(days=n), c, a, who) for n, c, a, who in items])
+
+
+@settings(max_examples=30, deadline=None)
+@given(histories, money, money, st.integers(0, DAYS + 30), st.integers(0, 3), st.sampled_from([1, 3]))
+def test_the_report_from_kept_days_and_cohorts_is_the_recomputed_one(subs, refunds, disputes, today_offset: int,
+                                                                      back: int, shards: int) -> None:
+    today = FIRST_DAY + timedelta(days=today_offset)
+    month = month_of(date(today.year, today.month, 1) - timedelta(days=31 * back) if back else today)
+    moved = steps(subs, today)
+    first, last = report_days(month, today)
+    daily = daily_counts(subs, refunds, disputes, lambda c: shard_of(c, shards))
+    kept = merge(day_rows(moved, first, today, shards, daily))
+    rows = {row.month: row for row in cohort_table(moved, today)}
+    made = kept_report(kept, rows, today=today, month=month)
+    assert made is not None and made.source == "kept"
+    recomputed = build_report(subs, today=today, month=month, refunds=refunds, disputes=disputes)
+    assert same(made.as_dict(), recomputed.as_dict())
+    # cohort rows kept a day earlier (a rebuild run yesterday) do not answer for the month under way
+    stale = cohort_table(moved, today - timedelta(days=1))
+    if today.day > 1 and month == month_of(today) and stale:
+        assert kept_report(kept, {r.month: r for r in stale}, today=today, month=month) is None
+
+
+# --- the demo's eighteen months: the page, the command and the API both ways ---------------
+
+MONTHS = ("2026-12", "2026-03")
+
+
+def command(month: str) -> str:
+    out = io.StringIO()
+    call_command("revenue_report", "--month", month, stdout=out)
+    return out.getvalue()
+
+
+def views(client: Client) -> dict:
+    """Each month's page (its report as JSON too: the command's ``--json`` is the same
+    ``as_dict``) and the command's text."""
+    found = {}
+    for month in MONTHS:
+        response = client.get(reverse(URL), {"month": month})
+        # the note says where the figures come from; every other byte must be the same
+        html = re.sub(r'<p class="note" data-testid="figures-(kept|recomputed)">.*?</p>', "",
+                      response.content.decode(), flags=re.S)
+        html = re.sub(r'(csrfmiddlewaretoken" value|nonce)="[^"]*"', "", html)  # new each response
+        html = re.sub(r"\s+", " ", html)
+        found[month] = {"report": response.context["report"].as_dict(), "page": html, "text": command(month)}
+    return found
+
+
+def test_the_page_and_the_command_show_the_same_figures_kept_or_recomputed(client: Client, db, moto_table) -> None:
+    with on(TODAY):
+        revenue_history.seed(TODAY)
+        staff(client, "finance")
+        before = views(client)
+        rebuild(TODAY)
+        after = views(client)
+    assert {m: v["report"]["figures_from"] for m, v in before.items()} == dict.fromkeys(MONTHS, "recomputed")
+    # kept from the month before the demo's first movement: March 2026's year starts before it
+    assert {m: v["report"]["figures_from"] for m, v in after.items()} == {"2026-12": "kept", "2026-03": "recomputed"}
+    for month in MONTHS:
+        assert same(after[month]["report"], before[month]["report"]), month
+        assert after[month]["page"] == before[month]["page"], month
+        kept_text, recomputed_text = (v[month]["text"].splitlines() for v in (after, before))
+        assert kept_text[0] == recomputed_text[0] and kept_text[2:] == recomputed_text[2:], month
+    assert after["2026-12"]["text"].splitlines()[1].startswith("Figures: kept")
+    assert before["2026-12"]["text"].splitlines()[1].startswith("Figures: recomputed")
+    report = after["2026-12"]["report"]
+    assert report["figures"]["paying_customers"] > 0 and sum(c["customers"] for c in report["cohorts"]) > 0
+    assert report["figures"]["trial_conversion"]["ended"] + report["figures"]["payment_recovery"]["past_due"] >= 0
+    # a day later, the rebuild has not kept that day: recomputed, and said so
+    with on(TODAY + timedelta(days=1)):
+        assert revenue_report(today=TODAY + timedelta(days=1)).source == "recomputed"
+
+
+# --- what a view reads: bounded, whatever the number of subscriptions ----------------------
+
+SUBSCRIBED = date(2027, 3, 2)
+SEEN = date(2027, 4, 20)
+
+
+def customers(first: int, count: int) -> None:
+    for n in range(first, first + count):
+        email = f"c{n}@example.com"
+        account = access.create_account(email, user_id=make_user(email).pk)
+        subscribe(account, 1000 + n, ("USD", "EUR")[n % 2], SUBSCRIBED + timedelta(days=n % 20))
+
+
+def reads(client: Client, user, ddb_requests) -> tuple[list[str], str]:
+    with on(SEEN):
+        rebuild(SEEN, first=date(2026, 4, 30))
+        client.force_login(user)  # on the day: a session begun earlier would have expired
+        ddb_requests.reset()
+        response = client.get(reverse(URL))
+    assert response.status_code == 200
+    return list(ddb_requests.ops), response.content.decode()
+
+
+def test_the_page_reads_the_same_queries_with_10_or_200_subscriptions(client: Client, db, moto_table,
+                                                                      ddb_requests) -> None:
+    user = make_user("finance@rpay.localhost", staff=True, roles=["finance"])
+    customers(0, 10)
+    few, html = reads(client, user, ddb_requests)
+    customers(10, 190)
+    many, more_html = reads(client, user, ddb_requests)
+    # a Query for each of the twelve months and the one before (the close's month first),
+    # and one of the cohorts: no account, no subscription, no receipt read
+    assert few == many == ["Query"] * 14, (few, many)
+    assert 'data-testid="figures-kept"' in html and 'data-testid="figures-kept"' in more_html
+    assert "200" in more_html.split('data-testid="cohort-2027-03"')[1].split("</tr>")[0]
+
+
+def test_without_kept_items_the_page_says_recomputed(client: Client, db, moto_table) -> None:
+    with on(SEEN):
+        html = staff(client, "finance").get(reverse(URL)).content.decode()
+    assert 'data-testid="figures-recomputed"' in html and "run revenue_rebuild to keep them" in html
