@@ -5,8 +5,11 @@ A receipt is listed by its billing date (``REC#<BillingDate>...``), so a window 
 months would drop a yearly (or every 9 months, every 2 years...) receipt long before its
 period ends, while the customer still has that period. Its key is known without a Scan
 or an index: a subscription's ``LastPaymentDate`` is the first day of its last paid
-period, which is that charge's billing date, and ``SKU`` the product charged (only
-monthly subscriptions switch product). So the receipt of each period still in force
+period, which is that charge's billing date, and the product charged is ``SKU``, or
+``PreviousSKU`` while a switch waits for the next payment (a yearly switched to another
+product's monthly price from the year's end), or ``<SKU>~switch`` when a switch of price
+within the product started a new period that day (docs/MONEY.md "Switching price or
+cadence"). So the receipt of each period still in force
 (``PaidThroughDate`` today or later) that began before the window is read by key: one
 BatchGetItem for them all, none when every period began inside the window (every
 monthly customer's case).
@@ -26,11 +29,12 @@ def receipts_in_force(subscriptions: Iterable[Subscription], start: date, today:
     """The receipt of each subscription's period in force on ``today`` that was billed
     before ``start`` (those from ``start`` on are in the window already), newest first."""
     now = now or utc_now()
-    keys = {(sub.PK, Receipt.sk(billing_date=sub.LastPaymentDate, sku=sub.SKU, sub_id=sub.sub_id))
+    keys = {(sub.PK, Receipt.sk(billing_date=sub.LastPaymentDate, sku=sku, sub_id=sub.sub_id))
             for sub in subscriptions
             if sub.LastPaymentDate and sub.PaidThroughDate and sub.LastPaymentDate < start.isoformat()
             # paid through a day after the first one: that first day's charge was taken
-            and sub.PaidThroughDate >= max(today.isoformat(), sub.LastPaymentDate)}
+            and sub.PaidThroughDate >= max(today.isoformat(), sub.LastPaymentDate)
+            for sku in {sub.SKU, sub.PreviousSKU or sub.SKU, f"{sub.SKU}~switch"}}
     if not keys:
         return []
     found = [r for r in Receipt.batch_get(sorted(keys)) if not is_expired(r, now)]

@@ -304,3 +304,22 @@ def test_staff_switch_monthly_to_yearly_then_see_the_way_back(db, moto_table, cl
     with at(MID + timedelta(days=1)):
         back = client.post(url, {"sku": "MAG"}).content.decode()
     assert "from the next payment (2028-03-25), at 10.00 USD a month? Nothing is charged" in back
+
+
+def test_the_receipt_of_the_period_in_force_is_still_found_after_a_switch(moto_table) -> None:
+    """Eight months on, outside the six months' window: the yearly receipt of a switch
+    within the product (keyed ``MAG~switch``), and the yearly receipt of a subscription
+    switched to another product's monthly price from the year's end (keyed by the old SKU)."""
+    yearly = catalog()
+    access.create_product("NEWS", "News", 900, "USD")
+    restarted = subscribed(access.create_account("in-force-1@example.com"))
+    with at(MID):
+        switch.switch(fresh(restarted), yearly, today=MID, actor="customer")
+    waiting = subscribed(access.create_account("in-force-2@example.com"), yearly)
+    with at(MID):
+        switch.switch(fresh(waiting), "NEWS", today=MID, actor="customer")
+    later = date(2027, 11, 20)
+    window = date(2027, 5, 20)
+    found = access.receipts_in_force([fresh(restarted), fresh(waiting)], window, later)
+    assert sorted((r.sub_id, r.Kind or "", r.PeriodEnd) for r in found) == sorted([
+        (restarted.sub_id, "switch", "2028-03-24"), (waiting.sub_id, "", "2028-03-09")])
