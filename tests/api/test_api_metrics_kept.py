@@ -20,6 +20,9 @@ REQUESTS = [
     ("/metrics/mrr", {"from": "2027-01", "interval": "year", "currency": "usd"}),
     ("/metrics/mrr", {"from": "2027-02", "to": "2027-02", "interval": "day"}),
     ("/metrics/movements", {"from": "2027-01", "to": "2027-04", "interval": "day", "currency": "EUR"}),
+    ("/metrics/cohorts", {}),
+    ("/metrics/cohorts", {"from": "2027-01", "to": "2027-03"}),
+    ("/metrics/cohorts", {"from": "2026-11", "currency": "usd"}),
 ]
 
 
@@ -45,6 +48,15 @@ def test_a_year_of_months_is_a_query_a_month(read_api: ApiClient, scenario, ddb_
     assert body["figures"] == "kept"
     # twelve months and the month before for the first one's opening; no account read
     assert ddb_requests.by_name()["Query"] == 13 and "BatchGetItem" not in ddb_requests.ops, ddb_requests.ops
+
+
+def test_cohorts_by_quarter_are_recomputed_and_say_so(read_api: ApiClient, scenario) -> None:  # noqa: F811
+    # the cohorts are kept by month only: another interval is recomputed, the same as before
+    with on(TODAY):
+        before = read_api.get("/metrics/cohorts", **{"from": "2027-01", "interval": "quarter"}).json()
+        rebuild(TODAY, first=date(2026, 3, 1))
+        after = read_api.get("/metrics/cohorts", **{"from": "2027-01", "interval": "quarter"}).json()
+    assert before == after and after["figures"] == "recomputed"
 
 
 def test_a_range_the_rollups_do_not_cover_is_recomputed(read_api: ApiClient, scenario) -> None:  # noqa: F811

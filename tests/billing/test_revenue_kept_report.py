@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import replace
 from datetime import date, timedelta
 
 from django.core.management import call_command
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from billing import access
+from billing.access import revenue_rollups
 from billing.analytics import revenue_report
 from billing.analytics.cohort_table import cohort_table
 from billing.analytics.daily import daily_counts
@@ -29,7 +31,16 @@ from billing.analytics.rebuild import rebuild
 from billing.analytics.report import build_report
 from billing.analytics.rollups import day_rows, merge, shard_of
 from billing.management.demo import revenue_history
-from tests.billing.test_revenue_analytics import DAYS, FIRST_DAY, URL, histories, on, staff, subscribe
+from tests.billing.test_revenue_analytics import (  # noqa: F401 (scenario: a fixture)
+    DAYS,
+    FIRST_DAY,
+    URL,
+    histories,
+    on,
+    scenario,
+    staff,
+    subscribe,
+)
 from tests.builders import make_user
 
 TODAY = date(2026, 12, 4)
@@ -159,3 +170,32 @@ def test_without_kept_items_the_page_says_recomputed(client: Client, db, moto_ta
     with on(SEEN):
         html = staff(client, "finance").get(reverse(URL)).content.decode()
     assert 'data-testid="figures-recomputed"' in html and "run revenue_rebuild to keep them" in html
+
+
+def test_the_check_compares_the_kept_counts_and_cohorts(scenario) -> None:  # noqa: F811
+    day = date(2027, 4, 20)
+    with on(day):
+        rebuild(day)
+        assert check_run()[0] == 0
+        row = next(r for r in revenue_rollups.month_rollups("2027-03") if r.counts)
+        revenue_rollups.write_rollups([replace(row, counts={**row.counts, "lost": row.counts.get("lost", 0) + 1})],
+                                      rebuilt_at="tampered")
+        (cohort,) = revenue_rollups.cohort_rows("2027-01", "2027-01")
+        revenue_rollups.write_cohorts([replace(cohort, retained={**cohort.retained, "*": [0] * 4})],
+                                      rebuilt_at="tampered")
+        code, said = check_run()
+    lines = said.strip().splitlines()
+    assert code == 1 and len(lines) == 2, said
+    assert lines[0] == f"{row.day} *: lost kept {row.counts.get('lost', 0) + 1} recomputed {row.counts.get('lost', 0)}"
+    # the worked example's January cohort (docs/ANALYTICS.md): 3, 2, 3, 2 still paying
+    assert lines[1].startswith("2027-01-01 cohort: 2027-01 retained kept {'*': [0, 0, 0, 0]"), said
+    assert "recomputed {'*': [3, 2, 3, 2]" in lines[1], said
+
+
+def check_run() -> tuple[int, str]:
+    out = io.StringIO()
+    try:
+        call_command("revenue_rebuild", "--check", stdout=out)
+    except SystemExit as exit_:
+        return int(exit_.code or 0), out.getvalue()
+    return 0, out.getvalue()
