@@ -171,6 +171,26 @@ def test_in_a_free_trial_a_new_cadence_starts_with_the_first_charge(moto_table) 
     assert fresh(sub).NextPaymentDate == "2027-04-25"
 
 
+def test_a_crash_after_a_switch_of_price_s_charge_is_refunded_by_the_reconciliation(moto_table, monkeypatch) -> None:
+    """The charge's receipt key within one product (``MAG~switch``) is the one the
+    reconciliation looks for: found missing once, recorded and refunded whole (M2)."""
+    from billing.batches.reconcile import reconcile
+
+    yearly = catalog()
+    sub = subscribed(access.create_account("crash@example.com"))
+    with at(MID):
+        monkeypatch.setattr(access, "switch_subscription", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
+        with pytest.raises(RuntimeError):
+            switch.switch(fresh(sub), yearly, today=MID, actor="customer")
+        monkeypatch.undo()
+        _, differences = reconcile(MID, MID, fix=True, today=MID)
+        assert [d.kind for d in differences] == ["charge of a switch not made"] and differences[0].fixed
+        assert reconcile(MID, MID, fix=True, today=MID)[1] == []  # once
+    [undone] = [r for r in receipts_of(sub) if r.Kind == "switch"]
+    assert undone.RefundedAmount == undone.ProcessedAmount == 11484
+    assert (fresh(sub).PriceId, fresh(sub).Interval) == (None, None)
+
+
 def test_refusals(moto_table) -> None:
     yearly = catalog()
     sub = subscribed(access.create_account("no@example.com"), yearly)
