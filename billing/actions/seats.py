@@ -95,6 +95,13 @@ def charged_now(sub: Subscription, q: SeatsQuote) -> int:
     return _taxed(sub, q).gross if q.due_now > 0 else 0
 
 
+def credited_now(sub: Subscription, q: SeatsQuote) -> int:
+    """What fewer seats refund now, as ``change_quantity`` refunds it: the removed seats'
+    days as they were charged (the tax added when prices exclude it), so that adding seats
+    and removing them again the same day nets to nothing, tax included."""
+    return access.tax_terms(sub).line(q.credit_now, q.paid_from).gross if q.credit_now else 0
+
+
 def seats_key(sub: Subscription, q: SeatsQuote, today: date) -> str:
     """The charge's idempotency key: the change (the day, the version it was quoted at,
     the quantity asked for). The same request repeats it; a new card, a payment or any
@@ -114,7 +121,7 @@ def change_quantity(sub: Subscription, quantity: int, actor: str, *, today: date
     if expected_version is not None and int(sub.Version or 0) != expected_version:
         raise SeatsChanged(_("The subscription changed since you looked: please check the seats again."))
     q = quote(sub, quantity, today=today)
-    if expected_amount is not None and expected_amount != (charged_now(sub, q) if q.more else q.credit_now):
+    if expected_amount is not None and expected_amount != (charged_now(sub, q) if q.more else credited_now(sub, q)):
         raise SeatsChanged(_("The amounts changed since you looked: please check them again."))
     key = seats_key(sub, q, today)
     receipt_sku = access.seats_receipt_sku(sub, sub.Version)
@@ -130,7 +137,7 @@ def change_quantity(sub: Subscription, quantity: int, actor: str, *, today: date
         if result is not None:
             refund_unapplied_switch(sub, result, actor=actor)  # bought nothing: given back whole
         raise
-    credited = refund_unused_days(sub, q.credit_now, today=today, actor=actor, request_id=request_id,
+    credited = refund_unused_days(sub, credited_now(sub, q), today=today, actor=actor, request_id=request_id,
                                   reason=f"{q.old_quantity - q.new_quantity} fewer seats") if q.credit_now else 0
     charged = result.amount if result and receipt else 0
     if result is not None and receipt is not None:

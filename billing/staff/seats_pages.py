@@ -55,7 +55,7 @@ def _question(sub: Subscription, quote: SeatsQuote) -> str:
         return _("From %(old)s to %(new)s seats at %(unit)s a seat? The removed seats for the days already paid, to "
                  "%(end)s: %(credit)s is refunded to the customer's card now.") % {
             **terms, "end": staff_date(quote.paid_through.isoformat() if quote.paid_through else ""),
-            "credit": format_with_code(quote.credit_now, currency)}
+            "credit": format_with_code(actions.credited_now(sub, quote), currency)}
     return _("From %(old)s to %(new)s seats at %(unit)s a seat? Nothing is charged or refunded now.") % terms
 
 
@@ -74,7 +74,7 @@ def staff_seats(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
     try:
         if data["step"] != "confirm":
             quote = actions.quote(sub, data["quantity"], today=today())
-            shown = actions.charged_now(sub, quote) if quote.more else quote.credit_now
+            shown = actions.charged_now(sub, quote) if quote.more else actions.credited_now(sub, quote)
             confirm = StaffSeatsForm(initial={"quantity": quote.new_quantity, "step": "confirm",
                                               "version": sub.Version, "amount": shown}, sub=sub)
             confirm.fields["quantity"].widget = forms.HiddenInput()

@@ -57,11 +57,12 @@ def quote_context(sub: Subscription, quote: SeatsQuote) -> dict[str, Any]:
     credited), and the next payment at the new whole price."""
     money = sub.Currency
     due_now = actions.charged_now(sub, quote)
+    credit = actions.credited_now(sub, quote)
     after = coming_charges(sub, 1, price=quote.new_price, tax=access.tax_terms(sub))
     return {
         "quote": quote, "due_now": due_now, "due_now_text": format_with_symbol(due_now, money),
-        "credit_now_text": format_with_symbol(quote.credit_now, money),
-        "amount_shown": due_now if quote.more else quote.credit_now,
+        "credit_now_text": format_with_symbol(credit, money),
+        "amount_shown": due_now if quote.more else credit,
         "unit_price": format_with_symbol(quote.unit_amount, money),
         "new_price": format_with_symbol(quote.new_price, money),
         "next_charge": after[0] if after else None,
