@@ -13,8 +13,6 @@ from billing.rules.schedule import Cadence
 
 # Weeks and days fall on a weekday or every few days, not on a day of the month.
 NO_PAYMENT_DAY = _("This subscription renews every few days or weeks: it has no day of the month to change.")
-# The catalog's products have a monthly price; a subscription of another cadence keeps its product.
-ONLY_MONTHLY_SWITCH = _("Only a monthly subscription can switch product: the catalog's prices are monthly.")
 
 
 def amount_per_period(amount: str, cadence: Cadence) -> str:
