@@ -198,6 +198,10 @@ def check_switch(sub: Subscription, product: Product | None, today: date,
         raise SwitchRefused(_("A subscription of several seats cannot switch product: change it to one seat first."))
     if sub.LastSwitchDate == today.isoformat():
         raise SwitchRefused(_("The subscription has switched today already: switch again tomorrow."))
+    if not target.same_cadence(cadence_of(sub)) and getattr(sub, "MeteredPriceId", None):
+        # Its usage is billed by the cadence's periods (docs/USAGE.md): a new cadence would
+        # leave the days of usage before it unbilled.
+        raise SwitchRefused(_("A subscription billed for its usage cannot change its billing period yet."))
     if not target.same_cadence(cadence_of(sub)) and sub.NextPaymentDate <= today.isoformat():
         # The payment day's lock (as a change of seats'): the run charges the old cadence's period first.
         raise SwitchRefused(_("A payment is due today: change the billing period after it is taken."))

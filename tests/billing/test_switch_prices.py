@@ -198,6 +198,16 @@ def test_refusals(moto_table) -> None:
         switch.quote(sub, yearly, today=MID)
     with at(MID), pytest.raises(switch.SwitchRefused, match="not offered"):
         switch.quote(sub, "price_MAG_nope", today=MID)
+    # A subscription billed for its usage keeps its cadence (its usage periods are the cadence's).
+    from billing.access.usage_billing import attach_metered_price
+    from billing.actions import meters as meter_actions
+    from billing.models import MeterAggregation
+
+    meter_actions.add_meter("pages", "Pages", MeterAggregation.SUM, actor="t")
+    metered = price_actions.add_price("MAG", PriceTerms("USD", unit_amount=Decimal(1)), actor="t", meter="pages")
+    usage = attach_metered_price(subscribed(access.create_account("usage@example.com")), metered.PriceId)
+    with at(MID), pytest.raises(switch.SwitchRefused, match="billed for its usage"):
+        switch.quote(usage, yearly, today=MID)
     price_actions.archive_price(access.get_price(yearly), actor="t")
     other = subscribed(access.create_account("no2@example.com"))
     with at(MID), pytest.raises(switch.SwitchRefused, match="archived"):
