@@ -16,7 +16,7 @@ from billing import access
 from billing.actions import api_keys
 from billing.rules.cadence_words import amount_per_period
 from billing.rules.schedule import new_cadence
-from billing.rules.switch import SwitchRefused, check_switch
+from billing.rules.switch import SwitchRefused, SwitchTarget, check_switch, quote_switch
 from core.pages import today
 from tests.api.conftest import ApiClient, error_of
 from tests.builders import TEST_CARD, fresh, make_customer, make_user
@@ -112,12 +112,23 @@ def test_the_api_moves_a_yearly_anniversary_and_refuses_weeks(write_api: ApiClie
 
 
 @pytest.mark.django_db
-def test_only_a_monthly_subscription_switches_product(moto_table) -> None:
+def test_a_yearly_subscription_switches_to_a_monthly_product_from_its_next_payment(moto_table) -> None:
+    # Every cadence switches now (docs/MONEY.md "Switching price or cadence"): a shorter
+    # interval waits for the end of the paid year.
     customer = make_customer("switch@example.com")
     product = access.create_product("NEWS-PLUS", "News Plus", 1500, "USD")
-    yearly = _made(customer.account_id, "year")
-    with pytest.raises(SwitchRefused, match="Only a monthly subscription"):
-        check_switch(yearly, product, today())
+    made = _made(customer.account_id, "year")
+    # paid, its next payment a month on (on its payment day the switch waits for the run)
+    yearly = access.set_schedule(made, next_payment=today() + timedelta(days=30),
+                                 last_payment=today() - timedelta(days=335), next_reminder=today() + timedelta(days=1),
+                                 last_reminder=today() - timedelta(days=335))
+    assert check_switch(yearly, product, today()) == product
+    quote = quote_switch(yearly, product, [], today())
+    assert (quote.upgrade, quote.due_now, quote.effective) == (False, 0, date.fromisoformat(yearly.NextPaymentDate))
+    with pytest.raises(SwitchRefused, match="already"):
+        check_switch(yearly, access.get_product("NEWS-DAILY") or access.create_product("NEWS-DAILY", "Daily News",
+                                                                                       999, "USD"), today(),
+                     SwitchTarget("NEWS-DAILY", "Daily News", 12000, "price_default_NEWS-DAILY", "USD", "year"))
 
 
 @pytest.mark.django_db
