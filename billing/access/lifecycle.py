@@ -17,7 +17,14 @@ from billing.access.due_dates import leave_due_indexes, next_payment_on, next_re
 from billing.access.outbox import transact_update
 from billing.access.subscriptions import audited_items
 from billing.models import AuditAction, MerchantEventType, Subscription, SubscriptionStatus
-from billing.rules.lifecycle import CancelMode, check_pausable, kept_next_payment, pause_start, resume_on
+from billing.rules.lifecycle import (
+    CancelMode,
+    check_pausable,
+    kept_next_payment,
+    pause_start,
+    resume_on,
+    resumed_cadence,
+)
 from billing.rules.schedule import cadence_of, renewal_reminder
 
 COMMENT_MAX_LENGTH = 1000
@@ -116,10 +123,14 @@ def resume_subscription(sub: Subscription, *, today: date, reminder_days_before:
     paid days were over, ``PausedUntil`` named that payment's day, and every page read it
     as "paused until" that day; the audit event keeps the pause's history)."""
     resume = resume_on(sub, today)
+    anew = resumed_cadence(sub, today)
     actions = [
         *next_payment_on(sub.sub_id, resume),
-        *next_reminder_on(sub.sub_id, renewal_reminder(cadence_of(sub), resume, reminder_days_before, today)),
+        *next_reminder_on(sub.sub_id, renewal_reminder(anew or cadence_of(sub), resume, reminder_days_before, today)),
         Subscription.PausedFrom.remove(), Subscription.PausedUntil.remove(),
+        # after a long unpaid wait (a yearly's next anniversary): anchored on the resume
+        *([Subscription.PaymentDay.set(anew.payment_day), Subscription.IntervalAnchor.set(anew.anchor.isoformat())]
+          if anew and anew.anchor else []),
     ]
     condition = (Subscription.Status == SubscriptionStatus.ACTIVE) & Subscription.PausedFrom.exists()
     if sub.NextPaymentDate:  # a dated pause: still due on the date read, which is ahead
@@ -127,5 +138,6 @@ def resume_subscription(sub: Subscription, *, today: date, reminder_days_before:
             & (Subscription.NextPaymentDate > today.isoformat())
     else:
         condition = condition & Subscription.NextPaymentDate.does_not_exist()
-    return _audited(sub, actions, condition, actor=actor, action=action, note=f"due again on {resume}",
+    note = f"due again on {resume}" + (f", anchored anew on {resume}" if anew else "")
+    return _audited(sub, actions, condition, actor=actor, action=action, note=note,
                     event=MerchantEventType.SUBSCRIPTION_RESUMED)

@@ -29,7 +29,14 @@ from django.utils.translation import gettext_lazy as _
 
 from billing.exceptions import PauseRefused
 from billing.models import INCOMPLETE_HOURS, Subscription, SubscriptionStatus
-from billing.rules.schedule import cadence_of, first_payment_date, next_payment_date, prorate
+from billing.rules.schedule import (
+    Cadence,
+    cadence_of,
+    first_payment_date,
+    new_cadence,
+    next_payment_date,
+    prorate,
+)
 
 MAX_PAUSE_PAYMENTS = 12  # a pause skips at most a year of payments
 MAX_PAUSE_DAYS = 366
@@ -221,10 +228,44 @@ def pause_start(sub: Subscription) -> date:
     return paid_through + timedelta(days=1) if paid_through else _day(sub.NextPaymentDate) or date.min
 
 
+# "Resume" after the paid days are over serves the days up to the next payment unpaid:
+# at most this many after today, a monthly subscription's longest wait (31 July to 31
+# August). A cadence whose next date is further (a yearly's next anniversary, most of a
+# year away) is anchored anew instead.
+MOST_UNPAID_RESUME_DAYS = 31
+
+
+def resumed_cadence(sub: Subscription, today: date) -> Cadence | None:
+    """The cadence a "Resume" on ``today`` anchors anew, or None when it keeps its own.
+
+    Kept while paid days are left (due the day after them, as if never paused), and
+    while its next date (or the pause's own end) is at most ``MOST_UNPAID_RESUME_DAYS``
+    after today: always for a monthly one. Else anchored on tomorrow (today's run may be
+    over), Stripe's resume with ``billing_cycle_anchor=now``: a yearly resumed in March
+    renews each March from then on, a full period charged tomorrow, nothing prorated;
+    the paused days are never charged, and a month's at most served unpaid."""
+    if pause_start(sub) > today:
+        return None
+    cadence = cadence_of(sub)
+    tomorrow = today + timedelta(days=1)
+    due = first_payment_date(cadence, tomorrow)
+    until = _day(sub.PausedUntil)
+    if until and until > today:
+        due = min(due, until)
+    if (due - today).days <= MOST_UNPAID_RESUME_DAYS:
+        return None
+    return new_cadence(tomorrow.day, tomorrow, cadence.interval, cadence.count)
+
+
 def resume_on(sub: Subscription, today: date) -> date:
     """The first payment after "Resume": the day after the last paid day while that is
     still ahead (the schedule as if never paused), else the first anchor date after
-    today; never later than the pause's own end."""
+    today; never later than the pause's own end. A cadence ``resumed_cadence`` anchors
+    anew is due tomorrow, its new anchor."""
+    anew = resumed_cadence(sub, today)
+    if anew is not None:
+        assert anew.anchor is not None  # never the plain monthly cadence (its wait is short)
+        return anew.anchor
     paid_next = pause_start(sub)
     resume = paid_next if paid_next > today else first_payment_date(cadence_of(sub), today + timedelta(days=1))
     until = _day(sub.PausedUntil)

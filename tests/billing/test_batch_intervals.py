@@ -147,11 +147,15 @@ def test_a_yearly_subscription_pauses_for_a_payment_and_resumes(moto_table) -> N
     assert runs.paid == []
     with on(date(2029, 3, 10)):
         lifecycle_actions.resume(fresh(sub), today=date(2029, 3, 10), actor="customer")
-    # the paid days are over: due again on the next anniversary, never before it
-    assert fresh(sub).NextPaymentDate == "2030-02-28" and fresh(sub).PausedFrom is None
-    runs.day(date(2030, 2, 28))
-    assert runs.paid == [(date(2030, 2, 28), date(2030, 2, 28))]
-    assert charged_periods(sub)[1:] == [("2030-02-28", "2031-02-27", 12000)]
+    # the paid days are over and the next anniversary (or the pause's end) is most of a
+    # year away: anchored anew on tomorrow, a full year from then (not 11 months unpaid)
+    back = fresh(sub)
+    assert (back.NextPaymentDate, back.PaymentDay, back.IntervalAnchor, back.PausedFrom) == (
+        "2029-03-11", 11, "2029-03-11", None)
+    runs.day(date(2029, 3, 11))
+    assert runs.paid == [(date(2029, 3, 11), date(2029, 3, 11))]
+    assert charged_periods(sub)[1:] == [("2029-03-11", "2030-03-10", 12000)]
+    assert fresh(sub).NextPaymentDate == "2030-03-11"
 
 
 def test_a_yearly_trial_charges_from_its_end_to_the_anniversary(moto_table) -> None:
