@@ -18,7 +18,12 @@ NO_PAYMENT_DAY = _("This subscription renews every few days or weeks: it has no 
 def amount_per_period(amount: str, cadence: Cadence) -> str:
     """``amount`` (already formatted) per period of ``cadence``: the monthly words are the
     ones the pages always used ("%(amount)s a month"), so their translations stand."""
-    if cadence.is_monthly:
+    return amount_every(amount, cadence.interval, cadence.count)
+
+
+def amount_every(amount: str, interval: str, count: int = 1) -> str:
+    """``amount_per_period`` of a price's interval and count, before any subscription
+    (and its anchor) exists: the subscribe pages' quote."""
+    if (interval, count) == ("month", 1):
         return gettext("%(amount)s a month") % {"amount": amount}
-    return gettext("%(amount)s %(interval)s") % {"amount": amount,
-                                                 "interval": interval_words(cadence.interval, cadence.count)}
+    return gettext("%(amount)s %(interval)s") % {"amount": amount, "interval": interval_words(interval, count)}

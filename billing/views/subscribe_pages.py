@@ -29,6 +29,7 @@ from billing.actions import tax_identity, wallet
 from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm, coupon_error, vies_refused_error
 from billing.models import Coupon, Price, Product, ProductStatus, Subscription
+from billing.rules.cadence_words import amount_every
 from billing.rules.coupons import payments_left
 from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.price_choice import PriceChoice, PriceRefused, choose_price, is_per_seat, subscribable
@@ -88,9 +89,6 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
     if trial_end:
         quote.update(trial_days=trial_days, trial_end=trial_end.isoformat())
     if choice is not None and choice.stored_price_id:
-        # How often it renews, in words, when not every month ("a year", "every 3 months").
-        if (choice.interval, choice.interval_count) != ("month", 1):
-            quote.update(renews=str(interval_words(choice.interval, choice.interval_count)))
         quote.update(price_id=choice.stored_price_id, interval=choice.interval, interval_count=choice.interval_count,
                      **choice.attributes())
     return quote
@@ -102,8 +100,22 @@ def _checked_coupon(code: str, currency: str) -> Coupon:
     return access.check_coupon(access.get_coupon(code), code, currency=currency, day=today())
 
 
+def _cadence_of_quote(quote: dict[str, Any]) -> tuple[str, int]:
+    """The quoted price's interval and count (a product's own price: every month)."""
+    return str(quote.get("interval") or "month"), int(quote.get("interval_count") or 1)
+
+
+def _renews(quote: dict[str, Any]) -> dict[str, str]:
+    """How often it renews, in words of the language the page is drawn in, when not every
+    month ("a year", "every 3 months"): never in the signed quote itself, whose words
+    would be the language it was first shown in (and a quote confirmed after a change of
+    language would not match the one drawn again)."""
+    interval, count = _cadence_of_quote(quote)
+    return {} if (interval, count) == ("month", 1) else {"renews": str(interval_words(interval, count))}
+
+
 def _quote_context(quote: dict[str, Any]) -> dict[str, Any]:
-    return {**quote, "first_date": date.fromisoformat(quote["first_date"]),
+    return {**quote, **_renews(quote), "first_date": date.fromisoformat(quote["first_date"]),
             "period_end": date.fromisoformat(quote["period_end"]),
             "next_payment": date.fromisoformat(quote["next_payment"]),
             **({"trial_end": date.fromisoformat(quote["trial_end"])} if "trial_end" in quote else {})}
@@ -347,10 +359,7 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
                 return _coupon_refused(request, refused, f"{reverse('subscribe')}?{change}")
         requote = True
         if seen and (seen.get("price"), seen.get("currency")) != (quote["price"], quote["currency"]):
-            messages.warning(request, _("The price of %(product)s has changed from %(old)s to %(new)s a month. "
-                                        "Nothing was charged: please check the new price and confirm again.") % {
-                "product": product.Name, "old": format_with_symbol(seen["price"], seen["currency"]),
-                "new": format_with_symbol(quote["price"], quote["currency"])})
+            messages.warning(request, _price_changed(product, seen, quote))
         else:
             messages.warning(request, _("The details of this subscription have changed since the page was shown. "
                                         "Nothing was charged: please check them and confirm again."))
@@ -364,6 +373,20 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         "already": already, "change_url": f"{reverse('subscribe')}?{change}", "trial_used": trial_used,
         "price_words": chosen_words,
     }, status=409 if requote else 200)
+
+
+def _price_changed(product: Product, seen: dict[str, Any], quote: dict[str, Any]) -> str:
+    """The price shown and the price now, each per its own period ("$99.00 a year")."""
+    if _cadence_of_quote(seen) == _cadence_of_quote(quote) == ("month", 1):
+        return _("The price of %(product)s has changed from %(old)s to %(new)s a month. "
+                 "Nothing was charged: please check the new price and confirm again.") % {
+            "product": product.Name, "old": format_with_symbol(seen["price"], seen["currency"]),
+            "new": format_with_symbol(quote["price"], quote["currency"])}
+    return _("The price of %(product)s has changed from %(old)s to %(new)s. "
+             "Nothing was charged: please check the new price and confirm again.") % {
+        "product": product.Name,
+        "old": amount_every(format_with_symbol(seen["price"], seen["currency"]), *_cadence_of_quote(seen)),
+        "new": amount_every(format_with_symbol(quote["price"], quote["currency"]), *_cadence_of_quote(quote))}
 
 
 def _coupon_refused(request: HttpRequest, refused: access.CouponRefused, back: str) -> HttpResponse:

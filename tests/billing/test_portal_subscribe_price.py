@@ -10,10 +10,12 @@ from decimal import Decimal
 
 import pytest
 import time_machine
+from django.core import signing
 
 from billing import access
 from billing.actions import prices as price_actions
 from billing.rules.pricing import PriceTerms
+from billing.views.subscribe_pages import QUOTE_SALT, _price_changed
 from tests.builders import GOOD_CARD, receipts_of
 
 pytestmark = pytest.mark.django_db
@@ -110,3 +112,37 @@ def test_a_price_with_its_own_trial(travel, customer, products) -> None:
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert (sub.TrialEnd, sub.PriceId, sub.Interval, receipts_of(sub)) == ("2027-04-08", trial.PriceId, "year", [])
     assert (sub.NextPaymentDate, sub.PaymentAmount) == ("2027-04-09", 9900)
+
+
+# The confirm page's intro names the price's cadence in each language, in the words of the
+# language the page is drawn in (never stored in the signed quote).
+RENEWS = {"en": "then once a year.", "it": "poi una volta all'anno.", "ko": "그 후에는 매년 한 번 결제합니다.",
+          "zh-hans": "之后每年付款一次。"}
+
+
+@pytest.mark.parametrize("language", list(RENEWS))
+def test_the_confirm_intro_names_a_yearly_cadence_in_each_language(travel, customer, yearly, language) -> None:
+    import html as markup
+
+    from django.utils import translation
+
+    assert _step_one(customer, product="NEWS-DAILY", price=yearly.PriceId).status_code == 302
+    page = customer.client.get("/subscribe/confirm/", HTTP_ACCEPT_LANGUAGE=language)
+    intro = markup.unescape(re.search(r'data-testid="step-intro">(.*?)</p>', page.content.decode(), re.S)[1])
+    with translation.override(language):
+        monthly = translation.gettext("Step 2 of 2: check the details, then confirm. You pay in advance: today for "
+                                      "the days up to your first payment day, then every month.")
+    assert RENEWS[language] in " ".join(intro.split()) and intro != monthly
+    assert "renews" not in signing.loads(QUOTE.search(page.content.decode())[1], salt=QUOTE_SALT)
+
+
+def test_the_confirm_intro_of_every_2_weeks_and_its_price_change_words(travel, customer, products) -> None:
+    every_2_weeks = price_actions.add_price(
+        "NEWS-DAILY", PriceTerms("USD", unit_amount=Decimal(700), interval="week", interval_count=2),
+        actor="t", nickname="Fortnightly")
+    assert _step_one(customer, product="NEWS-DAILY", price=every_2_weeks.PriceId).status_code == 302
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    assert "then once every 2 weeks." in html and "then every month" not in html
+    seen = {"price": 700, "currency": "USD", "interval": "week", "interval_count": 2}
+    words = str(_price_changed(products["NEWS-DAILY"], seen, {**seen, "price": 800}))
+    assert "from $7.00 every 2 weeks to $8.00 every 2 weeks." in words and "a month" not in words
