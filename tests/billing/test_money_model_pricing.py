@@ -1,0 +1,447 @@
+"""The money rules over prices, seats, cadences and metered usage (docs/MONEY.md M1-M8,
+docs/USAGE.md, docs/PRICING.md): a hypothesis state machine on moto and the simulated
+gateway, as tests/billing/test_money_model.py, whose fixtures it copies.
+
+Each example has a currency (USD, two decimals, or JPY, none), a seller whose VAT is
+included in its prices (Ireland) or added on top (Italy), a sum meter with a metered
+price (per unit, or graduated with free units), and three customers: monthly with seats,
+yearly, and every three months, each billing the meter's usage in arrears.
+
+Steps: the days pass (the clock jumps to the next payment day; the run happens there),
+the payment run, more or fewer seats (prorated: charged now, or credited to the card),
+usage events (new, a repeated identifier, late within the 35 days' window, out of order,
+too old, a batch of several), a percent or an amount coupon, pause, resume, cancel now
+and at period end.
+
+Checks after every step:
+* M8: each accepted event is counted in exactly one receipt's usage at most: the usage
+  ranges of one subscription never overlap, and a receipt's usage quantity and amount are
+  ``amount_for`` of the events the model accepted for its days; no event is accepted for
+  a day already billed, none is refused that was not;
+* the upcoming payment read on the payment day before the run (``payments.next_charge``,
+  what ``GET /api/v1/subscriptions/{id}/upcoming`` returns) is what the run charges, to
+  the minor unit, its lines summing to it;
+* a regular receipt's amount before added tax is the fixed fee of its days at the price
+  it was charged at, less the coupon's discount of that fee, plus the usage; the price is
+  the unit amount times a number of seats the subscription had;
+* the customer never keeps more than the seats held day by day and the usage billed
+  (charges less refunds, to a minor unit per rounding);
+* receipts' totals are the gateway's charges (M2: one receipt a charge, one charge a
+  receipt), the invoice lines' tax sums to the receipt's tax and their gross to its
+  amount; refunds never exceed the charge and are the gateway's (M5); nothing is charged
+  ahead of the clock (M3).
+
+``make test`` runs a bounded profile (a few seconds); ``HYPOTHESIS_PROFILE=long`` or
+``medium`` a deeper one (docs/MONEY.md, "How they are proven").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import os
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+from django.core import mail
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from billing import access, batches
+from billing.access.usage import billed_through, get_meter
+from billing.access.usage_billing import attach_metered_price
+from billing.actions import coupons as coupon_actions
+from billing.actions import lifecycle as lifecycle_actions
+from billing.actions import meters as meter_actions
+from billing.actions import prices as price_actions
+from billing.actions import seats as seat_actions
+from billing.actions import subscriptions as actions
+from billing.exceptions import ConditionFailed, PauseRefused
+from billing.models import MeterAggregation, SubscriptionStatus
+from billing.operations import payments
+from billing.operations.charge_lines import upcoming_object
+from billing.rules import coupons as coupon_rules
+from billing.rules.invoice import invoice_of
+from billing.rules.lifecycle import pause_end, state_of
+from billing.rules.price_objects import terms_of
+from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode, amount_for
+from billing.rules.schedule import cadence_of, period_amount
+from billing.rules.seats import SeatsRefused
+from billing.rules.switch import SwitchRefused
+from billing.rules.usage import EventRefused
+from core.payments.gateway import get_gateway
+from tests.machines import DayClock, TrackedSubscription, own_table
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+START = date(2027, 1, 1)
+GOOD = "4242424242424242"
+METER = "calls"
+WINDOW_DAYS = 35  # an event may be this many days late (docs/USAGE.md)
+# Per currency: the monthly unit price, the yearly price, the metered price's terms, an
+# amount coupon.
+CURRENCIES = {
+    "USD": (1250, 9900, PriceTerms("USD", unit_amount=Decimal("0.5")), 300),
+    "JPY": (1500, 15000, PriceTerms("JPY", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED,
+                                    tiers=(Tier(100, Decimal(0)), Tier(None, Decimal(2)))), 400),
+}
+CADENCES = [("month", 1, "monthly"), ("year", 1, "yearly"), ("month", 3, "monthly")]
+
+settings.register_profile("pricing-bounded", max_examples=3, stateful_step_count=14, deadline=None,
+                          suppress_health_check=list(HealthCheck),
+                          phases=(Phase.explicit, Phase.reuse, Phase.generate))
+settings.register_profile("pricing-medium", max_examples=15, stateful_step_count=50, deadline=None,
+                          suppress_health_check=list(HealthCheck),
+                          phases=(Phase.explicit, Phase.reuse, Phase.generate))
+settings.register_profile("pricing-long", max_examples=120, stateful_step_count=100, deadline=None,
+                          suppress_health_check=list(HealthCheck))
+PROFILE = {"long": "pricing-long", "medium": "pricing-medium"}.get(os.environ.get("HYPOTHESIS_PROFILE", ""),
+                                                                   "pricing-bounded")
+LEDGER_DIR = ""
+
+
+class Tracked(TrackedSubscription):
+    """The model's record of one subscription: its unit price, its seats day by day, when
+    its service ended, the usage events accepted for its account."""
+
+    def __init__(self, sub, made: date, unit: int, quantity: int) -> None:
+        super().__init__(sub, made)
+        self.unit = unit
+        self.seats: list[tuple[date, int]] = [(made, quantity)]  # (from this day, seats)
+        self.served_until: date | None = None  # cancelled now: the last day served
+        self.events: dict[str, tuple[date, Decimal]] = {}  # identifier -> (UTC day, value), accepted
+        self.sent_at: dict[str, date] = {}  # identifier -> the clock's day it was accepted
+        self.moment: dict[str, int] = {}  # identifier -> its timestamp (a retry sends the same)
+
+    def quantities(self) -> set[int]:
+        return {q for _, q in self.seats}
+
+    def used(self, start: date, end: date) -> Decimal:
+        """The model's sum of the events of the UTC days [start, end)."""
+        return sum((v for d, v in self.events.values() if start <= d < end), Decimal(0))
+
+    def fixed_cap(self, cadence, start: date, end: date) -> tuple[int, int]:
+        """The fixed fee of [start, end] at the seats held each day (and the pieces
+        priced, each rounded on its own)."""
+        if self.served_until is not None:
+            end = min(end, self.served_until)
+        total = pieces = 0
+        changes = self.seats + [(date.max, 0)]
+        for (since, quantity), (until, _) in itertools.pairwise(changes):
+            a, b = max(start, since), min(end, until - timedelta(days=1))
+            if a <= b:
+                total += period_amount(self.unit * quantity, cadence, a, b)
+                pieces += 1
+        return total, pieces
+
+
+class PricingMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        from django.conf import settings as django_settings
+
+        own_table("rpay_pricing", LEDGER_DIR)
+        django_settings.PAYMENT_RETRY_DAYS = [1, 3, 5]
+        django_settings.RECEIPT_RETENTION_DAYS = 5000
+        django_settings.MERCHANT_EVENT_RETENTION_DAYS = 5000
+        mail.outbox = []
+        self.today = START
+        self.clock = DayClock(self.today)
+        self.subs: list[Tracked] = []
+        self.names = itertools.count()
+        self.estimates: dict[str, tuple[str, int, int | None]] = {}  # sub -> (period start, amount, usage qty)
+        self.checked_estimates = 0
+
+    def teardown(self) -> None:
+        self.clock.stop()
+        if os.environ.get("PRICING_MODEL_STATS"):
+            print("estimates checked", self.checked_estimates, "usage receipts",
+                  sum(1 for t in self.subs for r in self._receipts(t) if r.UsageStart), "events",
+                  sum(len(t.events) for t in self.subs))
+
+    # --- set-up ----------------------------------------------------------------------------
+
+    @initialize(currency=st.sampled_from(sorted(CURRENCIES)), tax_added=st.booleans(),
+                first_day=st.integers(0, 40), days=st.lists(st.integers(1, 31), min_size=3, max_size=3),
+                seats=st.integers(1, 4))
+    def customers(self, currency: str, tax_added: bool, first_day: int, days: list[int], seats: int) -> None:
+        self.currency = currency
+        unit, yearly, terms, amount_off = CURRENCIES[currency]
+        if tax_added:  # VAT on top of the prices (an Italian seller); else Irish VAT included
+            from billing.actions.seller import change_seller_profile
+
+            change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
+                                  country="IT", vat_number="IT00743110157", oss_registered=True,
+                                  under_threshold=False, prices_include_tax=False, registrations={}, actor="test")
+        self.today = START + timedelta(days=first_day)
+        self.clock.move_to(self.today)
+        meter_actions.add_meter(METER, "Calls", MeterAggregation.SUM, actor="test")
+        access.create_product("API", "Developer API", unit, currency)
+        self.price = price_actions.add_price("API", terms, actor="test", nickname="calls", meter=METER)
+        self.terms = terms_of(self.price)
+        access.create_coupon("PCT20", actor="staff", percent_off=20, duration="forever")
+        access.create_coupon("AMT", actor="staff", amount_off=amount_off, currency=currency, duration="repeating",
+                             duration_payments=2)
+        for (interval, count, _), day, amount in zip(CADENCES, days, (unit, yearly, unit * 3), strict=True):
+            quantity = seats if interval == "month" and count == 1 else 1
+            token = get_gateway().tokenize_card(GOOD, 12, 2040, "123")
+            started = actions.subscribe(
+                access.create_account(f"p{next(self.names)}@example.com"), sku="API", product_name="Developer API",
+                payment_day=day, amount=amount * quantity, currency=currency, card=token, today=self.today,
+                actor="customer", interval=interval, interval_count=count, quantity=quantity, unit_amount=amount)
+            assert started.started
+            sub = attach_metered_price(started.sub, self.price.PriceId, actor="test")
+            self.subs.append(Tracked(sub, self.today, amount, quantity))
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def _live(self) -> list[Tracked]:
+        return [t for t in self.subs if t.read().is_live]
+
+    def _receipts(self, tracked: Tracked) -> list:
+        return sorted((r for r in access.get_receipts_by_account(tracked.account_id, START, date(2100, 1, 1))
+                       if r.sub_id == tracked.sub_id), key=lambda r: (r.PeriodStart or "", r.Kind or ""))
+
+    def _move_to(self, day: date) -> None:
+        self.clock.move_to(day)
+        self.today = day
+
+    def _live_until(self, target: date) -> None:
+        """Jump from payment day to payment day up to ``target``: on each, read the upcoming
+        payment of what is due, then run."""
+        while self.today < target:
+            due = [date.fromisoformat(s.NextPaymentDate) for s in (t.read() for t in self.subs)
+                   if s.is_live and s.NextPaymentDate]
+            # nothing is due between two payment days: the run of each is enough
+            self._move_to(min([d for d in due if d > self.today] + [target]))
+            self._run()
+
+    def _run(self) -> None:
+        self.estimates.clear()
+        for tracked in self.subs:
+            sub = tracked.read()
+            if sub.Status == SubscriptionStatus.ACTIVE and sub.NextPaymentDate == self.today.isoformat():
+                tax = access.tax_terms(sub)
+                charge = payments.next_charge(sub, seller=tax.seller)  # the upcoming endpoint's function
+                shown = upcoming_object(sub, charge, tax)
+                assert sum(line["amount"] + line["tax"] for line in shown["lines"]) == shown["amount_due"]
+                self.estimates[tracked.sub_id] = (charge.period_start.isoformat(), charge.amount,
+                                                  charge.usage.quantity if charge.usage else None)
+        summary = batches.run_payments(run_date=self.today, workers=1, catch_up_days=0)
+        assert summary.counts["differences"] == 0, summary.differences
+        assert summary.counts.get("errors", 0) == 0, summary.counts
+        for tracked in self.subs:
+            if tracked.sub_id not in self.estimates:
+                continue
+            start, amount, quantity = self.estimates[tracked.sub_id]
+            [receipt] = [r for r in self._receipts(tracked) if r.PeriodStart == start and not r.Kind]
+            assert (receipt.ProcessedAmount, receipt.UsageQuantity) == (amount, quantity), \
+                "the upcoming payment is not what was charged"
+            self.checked_estimates += 1
+
+    # --- rules -----------------------------------------------------------------------------
+
+    @rule(data=st.data())
+    def next_payment_day(self, data: st.DataObject) -> None:
+        """The clock jumps to a subscription's next payment day (the runs of the payment
+        days before it on the way)."""
+        live = self._live()
+        if live:
+            sub = data.draw(st.sampled_from(live)).read()
+            self._live_until(max(date.fromisoformat(sub.NextPaymentDate), self.today + timedelta(days=1)))
+
+    @rule(days=st.integers(1, 20))
+    def days_pass(self, days: int) -> None:
+        self._live_until(self.today + timedelta(days=days))
+
+    @rule()
+    def payment_run_again(self) -> None:
+        made = len(get_gateway().charges_made())
+        summary = batches.run_payments(run_date=self.today, workers=1, catch_up_days=0)
+        assert summary.counts["differences"] == 0
+        assert len(get_gateway().charges_made()) == made  # nothing left to charge today
+
+    @rule(data=st.data(), quantity=st.integers(1, 5))
+    def change_seats(self, data: st.DataObject, quantity: int) -> None:
+        tracked = data.draw(st.sampled_from(self.subs))
+        before = tracked.read()
+        try:
+            done = seat_actions.change_quantity(before, quantity, "customer", today=self.today)
+        except (SeatsRefused, SwitchRefused, ConditionFailed):
+            after = tracked.read()
+            assert (after.Quantity, after.PaymentAmount, after.PaidThroughDate) == \
+                (before.Quantity, before.PaymentAmount, before.PaidThroughDate)
+            return
+        after = tracked.read()
+        assert int(after.PaymentAmount) == tracked.unit * quantity
+        if done.quote.more:
+            assert done.credited == 0
+        else:
+            assert done.charged == 0 and done.credited <= seat_actions.credited_now(before, done.quote)
+        tracked.seats.append((self.today, quantity))
+
+    @rule(data=st.data(), events=st.lists(
+        st.tuples(st.integers(0, WINDOW_DAYS + 3), st.integers(0, 86399), st.integers(0, 400),
+                  st.booleans()), min_size=1, max_size=5))
+    def usage_events(self, data: st.DataObject, events: list[tuple[int, int, int, bool]]) -> None:
+        """A batch of events for one customer: each late by any number of days (out of
+        order, within the window or past it), new or a repeat of an identifier sent."""
+        self._send(data, data.draw(st.sampled_from(self.subs)), events)
+
+    @rule(data=st.data(), values=st.lists(st.integers(0, 400), min_size=1, max_size=3))
+    def usage_events_now(self, data: st.DataObject, values: list[int]) -> None:
+        """Events of today for every customer (each period has some to bill)."""
+        for tracked in self.subs:
+            self._send(data, tracked, [(0, 43200, value, False) for value in values])
+
+    def _send(self, data: st.DataObject, tracked: Tracked, events: list[tuple[int, int, int, bool]]) -> None:
+        meter = get_meter(METER)
+        now = datetime(self.today.year, self.today.month, self.today.day, 12, tzinfo=UTC)
+        for days_late, second, value, repeat in events:
+            recent = sorted(i for i, sent in tracked.sent_at.items() if (self.today - sent).days < WINDOW_DAYS - 5)
+            identifier = data.draw(st.sampled_from(recent)) if repeat and recent else f"ev{next(self.names)}"
+            at = int((now - timedelta(days=days_late)).timestamp()) - 43200 + second
+            at = tracked.moment.get(identifier, min(at, int(now.timestamp())))
+            days_late = (now - datetime.fromtimestamp(at, tz=UTC)).days
+            day = datetime.fromtimestamp(at, tz=UTC).date()
+            watermark = billed_through(tracked.account_id, METER)
+            try:
+                answer = meter_actions.record_usage(meter, customer=tracked.account_id, identifier=identifier,
+                                                    value=value, timestamp=at, now=now)
+            except EventRefused as refused:
+                if refused.reason == "period_billed":
+                    assert watermark is not None and day.isoformat() <= watermark
+                else:
+                    assert refused.reason == "timestamp_too_old" and days_late >= WINDOW_DAYS, refused.reason
+                continue
+            if identifier in tracked.events:
+                assert answer == "duplicate"
+                continue
+            assert answer == "accepted", answer
+            assert watermark is None or day.isoformat() > watermark, "an event counted in a billed day"
+            tracked.events[identifier] = (day, Decimal(value))
+            tracked.sent_at[identifier] = self.today
+            tracked.moment[identifier] = at
+
+    @rule(data=st.data(), code=st.sampled_from(["PCT20", "AMT"]))
+    def coupon(self, data: st.DataObject, code: str) -> None:
+        tracked = data.draw(st.sampled_from(self.subs))
+        sub = tracked.read()
+        if not sub.is_live:
+            return
+        with contextlib.suppress(access.CouponRefused, ConditionFailed):
+            coupon_actions.give_coupon(sub, access.get_coupon(code), today=self.today, actor="staff")
+
+    @rule(data=st.data(), skip=st.integers(1, 2))
+    def pause(self, data: st.DataObject, skip: int) -> None:
+        sub = data.draw(st.sampled_from(self.subs)).read()
+        try:
+            resume = pause_end(sub, self.today, payments=skip)
+            lifecycle_actions.pause(sub, resume=resume, today=self.today, actor="customer")
+        except (PauseRefused, ConditionFailed):
+            pass
+
+    @rule(data=st.data())
+    def resume(self, data: st.DataObject) -> None:
+        sub = data.draw(st.sampled_from(self.subs)).read()
+        if sub.is_live and state_of(sub, self.today).kind == "paused":
+            with contextlib.suppress(PauseRefused, ConditionFailed):
+                lifecycle_actions.resume(sub, today=self.today, actor="customer")
+
+    @precondition(lambda self: len(self._live()) > 1)
+    @rule(data=st.data(), now=st.booleans())
+    def cancel(self, data: st.DataObject, now: bool) -> None:
+        tracked = data.draw(st.sampled_from(self._live()))
+        sub = tracked.read()
+        if now:
+            lifecycle_actions.cancel_now(sub, today=self.today, actor="customer", reason="other")
+            tracked.served_until = self.today
+        elif state_of(sub, self.today).kind != "cancelling":
+            lifecycle_actions.cancel_at_period_end(sub, today=self.today, actor="customer", reason="other")
+
+    # --- checks -------------------------------------------------------------------------
+
+    @invariant()
+    def everything_adds_up(self) -> None:
+        gateway = get_gateway()
+        for tracked in self.subs:
+            receipts = self._receipts(tracked)
+            charges = {c.charge_id: c for c in gateway.list_charges(START, date(2100, 1, 1), sub_id=tracked.sub_id)
+                       if c.succeeded}
+            for charge in charges.values():  # M3
+                assert charge.metadata["period_start"] <= charge.created[:10] <= self.today.isoformat()
+            paid = [r.ChargeId for r in receipts if r.ChargeId]
+            assert sorted(paid) == sorted(charges), "a charge without its receipt, or a receipt without its charge"
+            self._usage_counted_once(tracked, [r for r in receipts if r.UsageStart])
+            kept = cap = slack = 0
+            for receipt in receipts:
+                self._receipt_adds_up(tracked, receipt, charges)
+                kept += receipt.ProcessedAmount - receipt.RefundedAmount
+                if receipt.Kind:  # seats: within a period a regular receipt paid, priced there
+                    continue
+                fixed, pieces = tracked.fixed_cap(cadence_of(tracked.read()), date.fromisoformat(receipt.PeriodStart),
+                                                  date.fromisoformat(receipt.PeriodEnd))
+                net = fixed + int(receipt.UsageAmount or 0)
+                rate = Decimal(receipt.TaxRate or 0) if receipt.PricesIncludeTax is False else Decimal(0)
+                cap += int((net * (1 + rate / 100)).to_integral_value()) if rate else net
+                slack += 2 * pieces + 2
+            # never more than the seats held day by day and the usage billed (M1, M7, M8)
+            assert kept <= cap + slack, f"kept {kept}, the days and usage cost {cap}: " + repr(
+                [(r.Kind, r.PeriodStart, r.PeriodEnd, r.ProcessedAmount, r.RefundedAmount, r.Net, r.UsageAmount)
+                 for r in receipts]) + repr(tracked.seats) + repr(cadence_of(tracked.read()))
+
+    def _usage_counted_once(self, tracked: Tracked, billed: list) -> None:
+        spans = sorted((r.UsageStart, r.UsageEnd) for r in billed)
+        for (_, end), (start, _) in itertools.pairwise(spans):
+            assert end <= start, f"usage billed twice: {spans}"
+        for receipt in billed:
+            start, end = date.fromisoformat(receipt.UsageStart), date.fromisoformat(receipt.UsageEnd)
+            quantity = math.ceil(tracked.used(start, end))
+            assert (receipt.UsageMeter, receipt.UsagePriceId) == (METER, self.price.PriceId)
+            assert receipt.UsageQuantity == quantity, "an event not counted once"
+            assert receipt.UsageAmount == amount_for(self.terms, quantity)
+
+    def _receipt_adds_up(self, tracked: Tracked, receipt, charges: dict) -> None:
+        if receipt.ChargeId:
+            charge = charges[receipt.ChargeId]
+            assert charge.amount == receipt.ProcessedAmount, "a receipt's total is not its charge"
+            refunds = gateway_refunds = sum(r.amount for r in get_gateway().refunds_of(receipt.ChargeId))
+            assert receipt.RefundedAmount == gateway_refunds == refunds <= receipt.ProcessedAmount  # M5
+        assert receipt.RefundedAmount == sum(int(r.Amount) for r in receipt.Refunds or [])
+        if receipt.Net is not None:
+            assert receipt.Net + receipt.Tax == receipt.ProcessedAmount
+            document = invoice_of(receipt)
+            if document is not None:
+                assert sum(line.tax for line in document.lines) == receipt.Tax, "the lines' tax is not the tax"
+                assert sum(line.gross for line in document.lines) == receipt.ProcessedAmount
+        if receipt.Kind or not receipt.ChargeId:
+            return
+        meta = charges[receipt.ChargeId].metadata
+        price = int(meta["price"])
+        assert price in {tracked.unit * q for q in tracked.quantities()}, "a price the seats never had"
+        start, end = date.fromisoformat(receipt.PeriodStart), date.fromisoformat(receipt.PeriodEnd)
+        fixed = period_amount(price, cadence_of(tracked.read()), start, end)
+        off = int(receipt.DiscountAmount or 0)
+        if receipt.CouponCode:
+            coupon = access.get_coupon(receipt.CouponCode)
+            assert off == coupon_rules.discount(fixed, percent_off=coupon.PercentOff, amount_off=coupon.AmountOff)
+        else:
+            assert off == 0
+        before_added_tax = receipt.ProcessedAmount if receipt.PricesIncludeTax is not False else receipt.Net
+        assert before_added_tax == fixed - off + int(receipt.UsageAmount or 0), "not the days' fee and usage"
+
+
+def test_money_rules_hold_over_seats_cadences_and_usage(moto_table, tmp_path) -> None:
+    global LEDGER_DIR
+    LEDGER_DIR = str(tmp_path)
+    run_state_machine_as_test(PricingMachine, settings=settings.get_profile(PROFILE))
