@@ -1413,3 +1413,26 @@ class RevenueCohort(BillingItem, discriminator="RevenueCohort"):
 
 
 ENTITIES = (*ENTITIES, RevenueCohort)
+
+
+class RevenueMonth(BillingItem, discriminator="RevenueMonth"):
+    """One month's revenue figures of one shard of the customers, to ``Close`` (its last day,
+    or the rebuild's last day for the month it ran in), kept by ``manage.py revenue_rebuild``
+    from its days' rollups: ``Figures``, ``Paying``, ``MonthCounts`` and ``MonthMoney`` as a
+    ``RevenueRollup``'s, the day's amounts and counts summed over the month's days, the
+    levels (``mrr``, ``paying``; ``lost``, ``trial``, ``paused``) those of ``Close``. Every
+    month is one partition, so a year of months is one Query of 16 items a month."""
+
+    pk_template = KeyTemplate("REVENUE#MONTHS")
+    sk_template = KeyTemplate("{month}#{shard}")
+
+    Close = UnicodeAttribute()
+    Figures = MapAttribute(default=dict)
+    Paying = NumberAttribute(default=0)
+    MonthCounts = MapAttribute(default=dict)
+    MonthMoney = MapAttribute(default=dict)
+    Shards = NumberAttribute()
+    RebuiltAt = UnicodeAttribute()
+
+
+ENTITIES = (*ENTITIES, RevenueMonth)

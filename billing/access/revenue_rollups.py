@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from billing.models import BillingItem, RevenueCohort, RevenueRollup
+from billing.models import BillingItem, RevenueCohort, RevenueMonth, RevenueRollup
 
 SHARD_DIGITS = 2
 
@@ -123,3 +123,42 @@ def cohort_rows(first_month: str, last_month: str) -> list[CohortRow]:
     cohort item is a few hundred bytes a year of months: a page holds thousands)."""
     return [_cohort(item) for item in RevenueCohort.query(
         RevenueCohort.pk(), RevenueCohort.SK.between(first_month, last_month))]
+
+
+# --- the months: one item per month and shard, ``PK=REVENUE#MONTHS``, ``SK=<YYYY-MM>#<shard>`` --
+
+
+def month_item(row: RollupDay, rebuilt_at: str) -> RevenueMonth:
+    """A month's row (``row.day``: the day it closes on; its amounts summed over the month)."""
+    return RevenueMonth(
+        RevenueMonth.pk(), RevenueMonth.sk(month=row.day.isoformat()[:7], shard=f"{row.shard:0{SHARD_DIGITS}d}"),
+        Close=row.day.isoformat(), Figures={c: dict(v) for c, v in row.figures.items()}, Paying=row.paying,
+        MonthCounts={k: v for k, v in sorted(row.counts.items()) if v},
+        MonthMoney={c: dict(v) for c, v in sorted(row.money.items())}, Shards=row.shards, RebuiltAt=rebuilt_at)
+
+
+def write_months(rows: Iterable[RollupDay], *, rebuilt_at: str) -> int:
+    """Put the months' rows (BatchWriteItem, no conditions). Returns how many."""
+    count = 0
+    with BillingItem.batch_write() as batch:
+        for row in rows:
+            batch.save(month_item(row, rebuilt_at))
+            count += 1
+    return count
+
+
+def _month_row(item: RevenueMonth) -> RollupDay:
+    return RollupDay(date.fromisoformat(item.Close), int(item.SK.split("#")[1]), int(item.Shards),
+                     {currency: {name: int(value) for name, value in _plain(values).items()}
+                      for currency, values in _plain(item.Figures).items()},
+                     int(item.Paying or 0),
+                     {name: int(value) for name, value in _plain(item.MonthCounts).items()},
+                     {currency: {name: int(value) for name, value in _plain(values).items()}
+                      for currency, values in _plain(item.MonthMoney).items()})
+
+
+def month_rows(first_month: str, last_month: str) -> list[RollupDay]:
+    """The kept months ``first_month``..``last_month``, every shard: one Query (16 items a
+    month: a few KB each at most, a thousand months to a page)."""
+    return [_month_row(item) for item in RevenueMonth.query(
+        RevenueMonth.pk(), RevenueMonth.SK.between(f"{first_month}#", f"{last_month}#~"))]

@@ -12,17 +12,24 @@ and ``report`` are pure; ``reading`` reads the table. The staff page and
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 from django.conf import settings
 
 from billing.analytics.kept import KEPT_KINDS, answerable, cohort_grid, kept_body, needed
-from billing.analytics.kept_report import kept_report, report_days
+from billing.analytics.kept_report import kept_report, report_months
 from billing.analytics.mrr import steps
-from billing.analytics.periods import BadRange, Interval, month_of, parse_interval, requested_periods
+from billing.analytics.periods import (
+    BadRange,
+    Interval,
+    month_of,
+    parse_interval,
+    requested_periods,
+    shift_month,
+)
 from billing.analytics.reading import read_all, read_histories
-from billing.analytics.rebuild import kept_cohorts_of, kept_days
+from billing.analytics.rebuild import kept_cohorts_of, kept_days, kept_months
 from billing.analytics.report import BadMonth, RevenueReport, build_report, parse_month
 from billing.analytics.reporting import in_reporting_currency
 from billing.analytics.series import metrics_body, parse_currency
@@ -45,16 +52,13 @@ def revenue_report(month: str | None = None, *, today: date | None = None) -> Re
 
 
 def _kept_report(month: str, today: date) -> RevenueReport | None:
-    """From the kept items: a Query for each of the twelve months and the one before (the
-    first month's opening), and one of the cohorts, whatever the number of subscriptions."""
-    first, last = report_days(month, today)
-    # the close's month first: when it is not kept (no rebuild yet), one Query is all this costs
-    kept = kept_days(last.replace(day=1), last)
-    if last not in kept or not kept[last].complete:
+    """From the kept items: one Query of the months (its twelve and the one before, 16
+    items each) and one of the cohorts, whatever the number of subscriptions."""
+    first, last = report_months(month, today)
+    months = kept_months(first, last)
+    if month not in months:  # nothing kept for it (no rebuild yet): the cohorts are not read
         return None
-    if first < last.replace(day=1):
-        kept.update(kept_days(first, last.replace(day=1) - timedelta(days=1)))
-    return kept_report(kept, kept_cohorts_of(month_of(first + timedelta(days=1)), month), today=today, month=month)
+    return kept_report(months, kept_cohorts_of(shift_month(first, 1), last), today=today, month=month)
 
 
 METRICS = ("mrr", "movements", "cohorts")

@@ -1,63 +1,70 @@
 """The revenue report made from the kept items (docs/ANALYTICS.md, "Kept figures"): the
 same ``RevenueReport`` ``report.build_report`` makes from every account's history, to the
-minor unit, when ``revenue_rebuild`` has kept every day it needs (the close of the day
-before its first month to its last close) and the cohorts of its months. Pure: the
-reading is ``rebuild.kept_days``' and ``revenue_rollups.cohort_rows``'.
+minor unit, when ``revenue_rebuild`` has kept each of its months (and the one before, for
+the opening), closing where the report closes them, and the cohorts of its months. Pure:
+the reading is ``rebuild.kept_months``' and ``rebuild.kept_cohorts_of``'.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
 from datetime import date
 
 from billing.access.revenue_rollups import CohortRow
 from billing.analytics.cohort_table import kept_cohorts
 from billing.analytics.figures import Figures, Ratio, currency_rows
-from billing.analytics.mrr import ONE_DAY, Excluded
+from billing.analytics.mrr import ONE_DAY, Excluded, Movements
+from billing.analytics.periods import month_of
 from billing.analytics.report import MonthRow, RevenueReport, shown_months
 from billing.analytics.retention import CustomerChurn, revenue_churn
-from billing.analytics.rollups import DayFigures, covers, days, kept_movements
+from billing.analytics.rollups import DayFigures
 
 
-def report_days(month: str, today: date) -> tuple[date, date]:
-    """The days a report on ``month`` needs kept: from the opening of its first month."""
+def report_months(month: str, today: date) -> tuple[str, str]:
+    """The months a report on ``month`` needs kept: from the one before its first (its opening)."""
     shown = shown_months(month, today)
-    return shown[0].first - ONE_DAY, shown[-1].close
+    return month_of(shown[0].first - ONE_DAY), shown[-1].label
 
 
-def _sums(kept: Mapping[date, DayFigures], first: date, close: date, *names: str) -> list[int]:
-    return [sum(kept[d].count(name) for d in days(first, close)) for name in names]
+def month_movements(opening: DayFigures, month: DayFigures) -> dict[str, Movements]:
+    """A month's movements from its kept row (the days' amounts summed) and the row of the
+    month before (its close is the opening), as ``rollups.kept_movements`` from the days."""
+    result = {}
+    for currency in sorted(month.figures):
+        row, start = month.figures[currency], opening.mrr.get(currency, 0)
+        result[currency] = Movements(
+            currency, start, row["new"], row["expansion"], row["contraction"], row["churn"], row["reactivation"],
+            start + row["new"] + row["expansion"] + row["reactivation"] - row["contraction"] - row["churn"])
+    return result
 
 
-def _money(kept: Mapping[date, DayFigures], first: date, close: date
-           ) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
-    sums: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for day in days(first, close):
-        for currency, values in kept[day].money.items():
-            for name, value in values.items():
-                sums[currency][name] += value
-    refunded = {c: (v["refunds"], v["refunded"]) for c, v in sums.items() if v["refunds"]}
-    disputed = {c: (v["disputes"], v["disputed"]) for c, v in sums.items() if v["disputes"]}
+def _refunds_and_disputes(month: DayFigures) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+    refunded = {c: (v.get("refunds", 0), v.get("refunded", 0)) for c, v in month.money.items() if v.get("refunds")}
+    disputed = {c: (v.get("disputes", 0), v.get("disputed", 0)) for c, v in month.money.items() if v.get("disputes")}
     return refunded, disputed
 
 
-def kept_report(kept: Mapping[date, DayFigures], cohorts: Mapping[str, CohortRow], *, today: date,
+def kept_report(months: Mapping[str, DayFigures], cohorts: Mapping[str, CohortRow], *, today: date,
                 month: str) -> RevenueReport | None:
-    """The report on ``month`` from the kept days and cohort rows; None when they do not
-    hold all it needs (the caller recomputes)."""
+    """The report on ``month`` from the kept months (each a ``DayFigures`` of its close, the
+    shards added up, by ``YYYY-MM``) and cohort rows; None when they do not hold all it needs
+    (a month missing, partly written, or closing on another day than the report's: the
+    caller recomputes)."""
     shown = shown_months(month, today)
-    if not covers(dict(kept), shown[0].first - ONE_DAY, shown[-1].close):
+    before = month_of(shown[0].first - ONE_DAY)
+    wanted = [(before, shown[0].first - ONE_DAY)] + [(p.label, p.close) for p in shown]
+    if any(label not in months or not months[label].complete or months[label].day != close
+           for label, close in wanted):
         return None
-    grid = kept_cohorts(cohorts, kept, [(p.label, p.close) for p in shown])
+    closes = {months[p.label].day: months[p.label] for p in shown}
+    grid = kept_cohorts(cohorts, closes, [(p.label, p.close) for p in shown])
     if grid is None:
         return None
-    rows = [MonthRow(p.label, p.first, p.close, kept_movements(dict(kept), p.first, p.close)) for p in shown]
-    last = rows[-1]
-    close = kept[last.close]
-    ended, converted, began, recovered = _sums(kept, last.first, last.close, "trials_ended", "trials_converted",
-                                               "past_due_began", "past_due_recovered")
-    refunded, disputed = _money(kept, last.first, last.close)
+    labels = [before] + [p.label for p in shown]
+    rows = [MonthRow(p.label, p.first, p.close, month_movements(months[labels[n]], months[p.label]))
+            for n, p in enumerate(shown)]
+    last, close, opening = rows[-1], months[shown[-1].label], months[labels[-2]]
+    refunded, disputed = _refunds_and_disputes(close)
     paying = {c: v["paying"] for c, v in close.figures.items() if v.get("paying")}
     return RevenueReport(
         today=today,
@@ -66,10 +73,11 @@ def kept_report(kept: Mapping[date, DayFigures], cohorts: Mapping[str, CohortRow
         mrr=close.mrr,
         excluded={reason: close.count(reason.value) for reason in Excluded},
         months=rows,
-        customer_churn=CustomerChurn(kept[last.first - ONE_DAY].paying, close.count("lost")),
+        customer_churn=CustomerChurn(opening.paying, close.count("lost")),
         revenue_churn=revenue_churn(last.by_currency),
         cohorts=grid,
-        figures=Figures(close.paying, Ratio(converted, ended), Ratio(recovered, began),
+        figures=Figures(close.paying, Ratio(close.count("trials_converted"), close.count("trials_ended")),
+                        Ratio(close.count("past_due_recovered"), close.count("past_due_began")),
                         currency_rows(close.mrr, last.by_currency, paying, refunded, disputed)),
         source="kept",
     )

@@ -26,7 +26,17 @@ from billing.analytics.history import SubHistory, state_from
 from billing.analytics.mrr import Step, state_mrr, steps
 from billing.analytics.periods import month_first, month_of
 from billing.analytics.reading import account_histories, account_ids, all_disputes, coupon_terms, refunds_of
-from billing.analytics.rollups import ONE_DAY, SHARDS, DayFigures, day_rows, differences, merge, shard_of
+from billing.analytics.rollups import (
+    ONE_DAY,
+    SHARDS,
+    DayFigures,
+    by_month,
+    day_rows,
+    differences,
+    merge,
+    month_rows,
+    shard_of,
+)
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,7 @@ class Rebuilt:
     items: int
     shards: int
     cohorts: int = 0
+    months: int = 0
 
 
 def rebuild(today: date, *, first: date | None = None, last: date | None = None, shards: int = SHARDS,
@@ -98,10 +109,25 @@ def rebuild(today: date, *, first: date | None = None, last: date | None = None,
     first = first or default_first(found.steps, today)
     last = min(last or today, today)
     stamp = rebuilt_at or access.utc_now().isoformat()
-    count = revenue_rollups.write_rollups(day_rows(found.steps, first, last, shards, found.daily(shards)),
+    daily = found.daily(shards)
+    count = revenue_rollups.write_rollups(day_rows(found.steps, first, last, shards, daily),
                                           rebuilt_at=stamp, written=written)
+    months = revenue_rollups.write_months(recomputed_months(found, first, last, shards), rebuilt_at=stamp)
     cohorts = revenue_rollups.write_cohorts(cohort_table(found.steps, last), rebuilt_at=stamp)
-    return Rebuilt(first, last, count, shards, cohorts)
+    return Rebuilt(first, last, count, shards, cohorts, months)
+
+
+def recomputed_months(found: Recomputed, first: date, last: date, shards: int = SHARDS) -> list[RollupDay]:
+    """The rows of every month ``first``..``last`` touches, from its first day (a month's row
+    sums all its days, whatever ``--from``) to its last or ``last``."""
+    return month_rows(day_rows(found.steps, first.replace(day=1), last, shards, found.daily(shards)))
+
+
+def kept_months(first_month: str, last_month: str) -> dict[str, DayFigures]:
+    """The kept months, shards added up, by ``YYYY-MM`` (each a ``DayFigures`` of its close):
+    one Query. A month whose shards close on different days (a killed rebuild's) is not
+    complete."""
+    return by_month(revenue_rollups.month_rows(first_month, last_month))
 
 
 def kept_days(first: date, last: date) -> dict[date, DayFigures]:
@@ -139,8 +165,18 @@ def check(today: date, *, first: date | None = None, last: date | None = None) -
     today_kept = kept[today].mrr if last == today and today in kept and kept[today].complete else None
     currencies = sorted({c for d in recomputed.values() for c in d.figures})
     return Checked(first, last, len(recomputed), currencies,
-                   differences(kept, recomputed) + cohort_differences(cohort_table(found.steps, last)), today_kept,
-                   found.mrr_now)
+                   differences(kept, recomputed) + month_differences(recomputed_months(found, first, last))
+                   + cohort_differences(cohort_table(found.steps, last)), today_kept, found.mrr_now)
+
+
+def month_differences(recomputed: list[RollupDay]) -> list[tuple[date, str, str]]:
+    """Each kept month whose row is not the recomputed one (one Query): (its close, ``month``
+    and the currency or ``*``, what differs)."""
+    if not recomputed:
+        return []
+    first, last = recomputed[0].day.isoformat()[:7], recomputed[-1].day.isoformat()[:7]
+    kept = merge(revenue_rollups.month_rows(first, last))
+    return [(day, f"month {currency}", what) for day, currency, what in differences(kept, merge(recomputed))]
 
 
 def cohort_differences(recomputed: list[CohortRow]) -> list[tuple[date, str, str]]:

@@ -156,6 +156,42 @@ def _rows_of(day: date, level: dict[tuple[str, str], int], moved: dict[tuple[int
                         {c: dict(v) for c, v in sorted(money.get(shard, {}).items())})
 
 
+# --- the months: each month's days folded into one row per shard ----------------------------
+
+FIGURE_LEVELS = ("mrr", "paying")  # at the close; the other figures are the day's, summed
+COUNT_LEVELS = ("lost", "trial", "paused")
+
+
+def month_rows(rows: Iterable[RollupDay]) -> list[RollupDay]:
+    """Each month's and shard's days (in order, from the month's first day) folded into one
+    row closing on the last of them: the amounts and the day's counts summed, the levels of
+    the last day. A month's figures are then what the days' would give, from one item."""
+    found: dict[tuple[str, int], RollupDay] = {}
+    for row in rows:
+        key = (row.day.isoformat()[:7], row.shard)
+        before = found.get(key)
+        if before is None:
+            found[key] = RollupDay(row.day, row.shard, row.shards, {c: dict(v) for c, v in row.figures.items()},
+                                   row.paying, dict(row.counts), {c: dict(v) for c, v in row.money.items()})
+            continue
+        figures = {c: dict(v) for c, v in before.figures.items()}
+        for currency, values in row.figures.items():
+            into = figures.setdefault(currency, dict.fromkeys(FIGURES, 0))
+            for name, value in values.items():
+                into[name] = value if name in FIGURE_LEVELS else into.get(name, 0) + value
+        counts = {k: v for k, v in before.counts.items() if k not in COUNT_LEVELS}
+        for name, value in row.counts.items():
+            counts[name] = value if name in COUNT_LEVELS else counts.get(name, 0) + value
+        money = {c: dict(v) for c, v in before.money.items()}
+        for currency, values in row.money.items():
+            into = money.setdefault(currency, dict.fromkeys(MONEY, 0))
+            for name, value in values.items():
+                into[name] = into.get(name, 0) + value
+        found[key] = RollupDay(row.day, row.shard, row.shards, figures, row.paying,
+                               {k: v for k, v in sorted(counts.items()) if v}, money)
+    return [found[key] for key in sorted(found)]
+
+
 # --- reading them back ----------------------------------------------------------------------
 
 
@@ -201,6 +237,18 @@ def merge(rows: Iterable[RollupDay]) -> dict[date, DayFigures]:
             into = day.money.setdefault(currency, dict.fromkeys(MONEY, 0))
             for name, value in values.items():
                 into[name] = into.get(name, 0) + value
+    return found
+
+
+def by_month(rows: Iterable[RollupDay]) -> dict[str, DayFigures]:
+    """Months' rows (``month_rows``) added up over the shards, by ``YYYY-MM``; a month whose
+    shards close on different days (a killed rebuild's) is not complete."""
+    found: dict[str, DayFigures] = {}
+    for close, figures in merge(rows).items():
+        label = close.isoformat()[:7]
+        if label in found:
+            figures.shards_seen = set()  # split between two closes: neither is whole
+        found[label] = figures
     return found
 
 
