@@ -1,7 +1,8 @@
 """The staff Revenue page (finance role, as the tax report): MRR per currency, the
 movements of twelve months, the month's churn, the cohort grid and a bar chart of MRR per
 month, from ``billing.analytics.revenue_report`` (which ``manage.py revenue_report``
-prints too). Its read grows with the number of accounts (docs/ANALYTICS.md)."""
+prints too): from the items ``revenue_rebuild`` keeps when they cover the month (two
+Queries), else recomputed from every account's history (docs/ANALYTICS.md)."""
 
 from __future__ import annotations
 

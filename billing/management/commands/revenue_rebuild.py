@@ -31,8 +31,9 @@ def _day(text: str | None, name: str) -> date | None:
 
 class Command(BillingCommand):
     help = ("Recompute the daily revenue rollups (MRR at each day's close, its movements, paying, new and "
-            "churned customers, per currency and shard) from the audit history and write them; --check compares "
-            "the kept rollups with a recomputation instead and exits 1 on any difference.")
+            "churned customers, per currency and shard; the day's other counts, refunds and disputes), each "
+            "month's and the cohorts from the audit history and write them; --check compares the kept items with "
+            "a recomputation instead and exits 1 on any difference.")
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--from", dest="first", help="the first day, YYYY-MM-DD (default: the month before "
@@ -64,9 +65,11 @@ class Command(BillingCommand):
             self.stdout.write("\r", ending="")
         if as_json:
             self.stdout.write(json.dumps({"rebuilt": True, "from": done.first.isoformat(), "to": done.last.isoformat(),
-                                          "items": done.items, "shards": done.shards}))
+                                          "items": done.items, "shards": done.shards, "months": done.months,
+                                          "cohorts": done.cohorts}))
         else:
-            self.stdout.write(f"Kept {done.items} rollup items: {done.first} to {done.last}, {done.shards} shards a day")
+            self.stdout.write(f"Kept {done.items} rollup items: {done.first} to {done.last}, {done.shards} shards a day; "
+                              f"{done.months} month items, {done.cohorts} cohort months")
 
     def _check(self, today: date, first: date | None, last: date | None, *, as_json: bool) -> None:
         found = check(today, first=first, last=last)
