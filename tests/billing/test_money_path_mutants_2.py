@@ -297,3 +297,27 @@ def test_an_unapplied_switch_whose_refund_is_refused_is_left_for_the_next_reconc
     [warned] = [r.getMessage() for r in caplog.records if r.name == "billing.operations.refunds"]
     assert warned == (f"the unapplied switch {charge.charge_id} of {sub.sub_id} is not refunded yet: "
                       "refund exceeds the amount charged")
+
+
+# --- when a switch of cadence applies: a longer or equally long period now, a shorter later --
+
+
+@pytest.mark.parametrize(("interval", "count", "to_interval", "to_count", "now"), [
+    ("month", 1, "month", 3, True),  # monthly to quarterly: a longer period, at once
+    ("month", 3, "month", 1, False),  # quarterly to monthly: shorter, from the next payment
+    ("year", 1, "month", 12, True),  # a year to twelve months: as long, at once
+    ("month", 12, "year", 1, True),
+    ("week", 2, "month", 1, True),
+    ("month", 1, "week", 4, False),  # 4 weeks are shorter than a month
+])
+def test_a_switch_of_cadence_applies_now_when_its_period_is_at_least_as_long(interval, count, to_interval,
+                                                                            to_count, now) -> None:
+    from types import SimpleNamespace
+
+    from billing.rules.switch import SwitchTarget, applies_now
+
+    sub = SimpleNamespace(PaymentDay=10, Interval=interval, IntervalCount=count, IntervalAnchor="2027-03-10",
+                          PaymentAmount=1000)
+    # the new price is lower per period: the timing is the cadence's alone
+    target = SwitchTarget("NEWS", "News", 900, "price_x", "USD", to_interval, to_count)
+    assert applies_now(sub, target) is now
