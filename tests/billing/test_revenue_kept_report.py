@@ -30,7 +30,7 @@ from billing.analytics.mrr import steps
 from billing.analytics.periods import month_first, month_of
 from billing.analytics.rebuild import rebuild
 from billing.analytics.report import build_report
-from billing.analytics.rollups import by_month, day_rows, month_rows, shard_of
+from billing.analytics.rollups import by_month, day_rows, merge, month_rows, shard_of
 from billing.management.demo import revenue_history
 from tests.billing.test_revenue_analytics import (  # noqa: F401 (scenario: a fixture)
     DAYS,
@@ -67,7 +67,17 @@ def test_the_report_from_kept_days_and_cohorts_is_the_recomputed_one(subs, refun
     moved = steps(subs, today)
     first, _ = report_months(month, today)
     daily = daily_counts(subs, refunds, disputes, lambda c: shard_of(c, shards))
-    kept = by_month(month_rows(day_rows(moved, month_first(first), today, shards, daily)))
+    day_items = list(day_rows(moved, month_first(first), today, shards, daily))
+    kept = by_month(month_rows(day_items))
+    # the customers in any currency add up day to day: paying = yesterday's + new + back - gone
+    by_day = merge(day_items)
+    for day in sorted(by_day)[1:]:
+        now, before = by_day[day], by_day[day - timedelta(days=1)]
+        assert now.paying == before.paying + now.count("new_customers") + now.count("reactivated_customers") \
+            - now.count("churned_customers")
+    first_days = {s.customer for s in moved if s.after and s.day < month_first(first)}
+    assert len(first_days) + sum(d.count("new_customers") for d in by_day.values()) == len(
+        {s.customer for s in moved if s.after})
     rows = {row.month: row for row in cohort_table(moved, today)}
     made = kept_report(kept, rows, today=today, month=month)
     assert made is not None and made.source == "kept"
