@@ -14,10 +14,13 @@ too old, a batch of several), a percent or an amount coupon, pause, resume, canc
 and at period end.
 
 Checks after every step:
-* M8: each accepted event is counted in exactly one receipt's usage at most: the usage
-  ranges of one subscription never overlap, and a receipt's usage quantity and amount are
+* M8: each accepted event is counted in one receipt's usage at most: the usage ranges of
+  one subscription never overlap, and a receipt's usage quantity and amount are
   ``amount_for`` of the events the model accepted for its days; no event is accepted for
-  a day already billed, none is refused that was not;
+  a day already billed, none is refused that was not; once its day is closed, an event of
+  a day served is in a receipt's usage (exactly once), for the subscriptions never paused
+  nor cancelled (a paused subscription's paused days, and a cancelled one's last open
+  period, are closed unbilled: docs/USAGE.md "Limits");
 * the upcoming payment read on the payment day before the run (``payments.next_charge``,
   what ``GET /api/v1/subscriptions/{id}/upcoming`` returns) is what the run charges, to
   the minor unit, its lines summing to it;
