@@ -12,8 +12,6 @@ from __future__ import annotations
 from datetime import date
 from enum import StrEnum
 
-from billing.models import Subscription
-
 MAX_CODE_LENGTH = 32
 CODE_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 MAX_REPEATING_PAYMENTS = 120
@@ -92,9 +90,3 @@ def refusal(*, active: bool, valid_from: str | None, valid_until: str | None, us
         return CouponRefusal.CURRENCY
     return None
 
-
-def coupon_discount(sub: Subscription, amount: int) -> int:
-    """What the subscription's coupon takes off a period costing ``amount`` (0 without one)."""
-    if not sub.CouponCode:
-        return 0
-    return discount(amount, percent_off=sub.CouponPercentOff, amount_off=sub.CouponAmountOff)
