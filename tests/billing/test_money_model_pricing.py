@@ -126,6 +126,12 @@ class Tracked(TrackedSubscription):
         self.sent_at: dict[str, date] = {}  # identifier -> the clock's day it was accepted
         self.moment: dict[str, int] = {}  # identifier -> its timestamp (a retry sends the same)
         self.gaps = False  # paused or cancelled once: days whose usage is closed unbilled
+        # Each receipt's cadence when it was first seen (a resume may anchor the cadence anew
+        # later: the receipt was priced on the one it was charged under).
+        self.cadences: dict[str, object] = {}
+
+    def cadence_of_receipt(self, receipt):
+        return self.cadences.setdefault(receipt.SK, cadence_of(self.read()))
 
     def quantities(self) -> set[int]:
         return {q for _, q in self.seats}
@@ -398,7 +404,8 @@ class PricingMachine(RuleBasedStateMachine):
                 kept += receipt.ProcessedAmount - receipt.RefundedAmount
                 if receipt.Kind:  # seats: within a period a regular receipt paid, priced there
                     continue
-                fixed, pieces = tracked.fixed_cap(cadence_of(tracked.read()), date.fromisoformat(receipt.PeriodStart),
+                fixed, pieces = tracked.fixed_cap(tracked.cadence_of_receipt(receipt),
+                                                  date.fromisoformat(receipt.PeriodStart),
                                                   date.fromisoformat(receipt.PeriodEnd))
                 net = fixed + int(receipt.UsageAmount or 0)
                 rate = Decimal(receipt.TaxRate or 0) if receipt.PricesIncludeTax is False else Decimal(0)
@@ -448,7 +455,7 @@ class PricingMachine(RuleBasedStateMachine):
         price = int(meta["price"])
         assert price in {tracked.unit * q for q in tracked.quantities()}, "a price the seats never had"
         start, end = date.fromisoformat(receipt.PeriodStart), date.fromisoformat(receipt.PeriodEnd)
-        fixed = period_amount(price, cadence_of(tracked.read()), start, end)
+        fixed = period_amount(price, tracked.cadence_of_receipt(receipt), start, end)
         off = int(receipt.DiscountAmount or 0)
         if receipt.CouponCode:
             coupon = access.get_coupon(receipt.CouponCode)
