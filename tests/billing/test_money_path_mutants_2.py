@@ -321,3 +321,23 @@ def test_a_switch_of_cadence_applies_now_when_its_period_is_at_least_as_long(int
     # the new price is lower per period: the timing is the cadence's alone
     target = SwitchTarget("NEWS", "News", 900, "price_x", "USD", to_interval, to_count)
     assert applies_now(sub, target) is now
+
+
+def test_a_switch_to_a_product_is_to_its_default_price_in_its_currency() -> None:
+    from types import SimpleNamespace
+
+    from billing.models import ProductStatus, SubscriptionStatus
+    from billing.rules.switch import SwitchRefused, check_switch, quote_switch
+
+    sub = SimpleNamespace(sub_id="s1", SKU="NEWS", PriceId=None, PaymentAmount=1000, Currency="USD", PaymentDay=10,
+                          Interval=None, IntervalCount=None, IntervalAnchor=None, PaidThroughDate="2027-04-09",
+                          NextPaymentDate="2027-04-10", TrialEnd=None, Status=SubscriptionStatus.ACTIVE,
+                          CancelMode=None, PausedFrom=None, Quantity=None, LastSwitchDate=None)
+    plus = SimpleNamespace(SKU="NEWS-PLUS", Name="News Plus", PaymentAmount=2000, Currency="usd",
+                           Status=ProductStatus.ACTIVE)
+    assert check_switch(sub, plus, MID) is plus
+    q = quote_switch(sub, plus, [], MID)
+    assert (q.new_sku, q.new_name, q.new_price, q.new_price_id, q.choice, q.upgrade, q.effective) == (
+        "NEWS-PLUS", "News Plus", 2000, "price_default_NEWS-PLUS", "NEWS-PLUS", True, MID)
+    with pytest.raises(SwitchRefused, match="another currency"):
+        check_switch(sub, SimpleNamespace(**{**vars(plus), "Currency": "EUR"}), MID)
