@@ -341,3 +341,20 @@ def test_a_switch_to_a_product_is_to_its_default_price_in_its_currency() -> None
         "NEWS-PLUS", "News Plus", 2000, "price_default_NEWS-PLUS", "NEWS-PLUS", True, MID)
     with pytest.raises(SwitchRefused, match="another currency"):
         check_switch(sub, SimpleNamespace(**{**vars(plus), "Currency": "EUR"}), MID)
+
+
+def test_a_new_cadence_keeps_its_count_now_and_from_the_next_payment() -> None:
+    from types import SimpleNamespace
+
+    from billing.rules.switch import SwitchTarget, quote_switch
+
+    sub = SimpleNamespace(sub_id="s1", SKU="NEWS", PriceId=None, PaymentAmount=1000, Currency="USD", PaymentDay=10,
+                          Interval=None, IntervalCount=None, IntervalAnchor=None, PaidThroughDate="2027-04-09",
+                          NextPaymentDate="2027-04-10", TrialEnd=None)
+    quarterly = quote_switch(sub, SwitchTarget("NEWS", "News", 2500, "price_q", "USD", "month", 3), [], MID)
+    # longer: at once, a whole quarter from today charged
+    assert (quarterly.upgrade, quarterly.new_cadence.count, quarterly.new_period_end, quarterly.charge) == (
+        True, 3, date(2027, 6, 24), 2500)
+    fortnightly = quote_switch(sub, SwitchTarget("NEWS", "News", 500, "price_f", "USD", "week", 2), [], MID)
+    # shorter: from the next payment, every two weeks from it
+    assert (fortnightly.upgrade, fortnightly.effective, fortnightly.new_cadence.count) == (False, date(2027, 4, 10), 2)
