@@ -358,3 +358,15 @@ def test_a_new_cadence_keeps_its_count_now_and_from_the_next_payment() -> None:
     fortnightly = quote_switch(sub, SwitchTarget("NEWS", "News", 500, "price_f", "USD", "week", 2), [], MID)
     # shorter: from the next payment, every two weeks from it
     assert (fortnightly.upgrade, fortnightly.effective, fortnightly.new_cadence.count) == (False, date(2027, 4, 10), 2)
+
+
+# --- how many payments a repeating coupon lasts: 1 to 120 ------------------------------
+
+
+def test_a_repeating_coupon_lasts_one_to_a_hundred_and_twenty_payments() -> None:
+    from billing.rules.coupons import CouponDuration, payments_left
+
+    assert [payments_left(CouponDuration.REPEATING, n) for n in (1, 2, 119, 120)] == [1, 2, 119, 120]
+    for n in (None, 0, -1, 121):
+        with pytest.raises(ValueError, match="1-120 payments"):
+            payments_left(CouponDuration.REPEATING, n)
