@@ -370,3 +370,11 @@ def test_a_repeating_coupon_lasts_one_to_a_hundred_and_twenty_payments() -> None
     for n in (None, 0, -1, 121):
         with pytest.raises(ValueError, match="1-120 payments"):
             payments_left(CouponDuration.REPEATING, n)
+    with pytest.raises(ValueError, match="unknown coupon duration 'sometimes'"):
+        payments_left("sometimes")
+
+
+def test_a_one_character_coupon_code_is_a_code() -> None:
+    from billing.rules.coupons import normalize_code
+
+    assert [normalize_code(c) for c in ("a", " 7 ", "-", "", " ")] == ["A", "7", "-", None, None]
