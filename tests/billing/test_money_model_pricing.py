@@ -402,13 +402,16 @@ class PricingMachine(RuleBasedStateMachine):
             for receipt in receipts:
                 self._receipt_adds_up(tracked, receipt, charges)
                 kept += receipt.ProcessedAmount - receipt.RefundedAmount
+                rate = Decimal(receipt.TaxRate or 0) if receipt.PricesIncludeTax is False else Decimal(0)
                 if receipt.Kind:  # seats: within a period a regular receipt paid, priced there
+                    usage = int(receipt.UsageAmount or 0)  # a receipt of usage alone: its usage
+                    cap += int((usage * (1 + rate / 100)).to_integral_value()) if rate else usage
+                    slack += 2 if usage else 0
                     continue
                 fixed, pieces = tracked.fixed_cap(tracked.cadence_of_receipt(receipt),
                                                   date.fromisoformat(receipt.PeriodStart),
                                                   date.fromisoformat(receipt.PeriodEnd))
                 net = fixed + int(receipt.UsageAmount or 0)
-                rate = Decimal(receipt.TaxRate or 0) if receipt.PricesIncludeTax is False else Decimal(0)
                 cap += int((net * (1 + rate / 100)).to_integral_value()) if rate else net
                 slack += 2 * pieces + 2
             # never more than the seats held day by day and the usage billed (M1, M7, M8)
