@@ -176,7 +176,7 @@ def build_receipt(
     invoiced = tax or invoice_tax(sub, amount=amount, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
     write_invoice_tax(receipt, invoiced)
     if usage:
-        _itemise_usage(receipt, invoiced)
+        _itemise_usage(receipt, invoiced, alone=kind == "usage")
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
                                  AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
@@ -188,16 +188,23 @@ def build_receipt(
     return receipt, lookup, event
 
 
-def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax) -> None:
+def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = False) -> None:
     """The invoice's one line as two: the fixed fee, taxed alone as the upcoming payment
     itemises it (billing/operations/charge_lines.py), and the usage, the rest; one rate,
-    the same totals."""
+    the same totals. ``alone``: a charge of the usage only (a cancellation's,
+    billing/operations/final_usage.py): its one line is the usage's."""
     whole, usage_amount = invoiced.line, int(receipt.UsageAmount or 0)
+    last_day = (date.fromisoformat(receipt.UsageEnd) - timedelta(days=1)).isoformat() if receipt.UsageEnd else None
+    if alone:
+        [only] = receipt.TaxLines or []
+        receipt.TaxLines = [TaxLineMap(Description=f"{receipt.UsageMeter} × {receipt.UsageQuantity}",
+                                       PeriodStart=receipt.UsageStart, PeriodEnd=last_day, Net=only.Net,
+                                       TaxRate=only.TaxRate, Tax=only.Tax, Gross=only.Gross)]
+        return
     # The fixed fee's price: the gross less the usage (tax-inclusive), else the net less it.
     fixed_price = (whole.gross if invoiced.prices_include_tax else whole.net) - usage_amount
     fixed = tax_line(fixed_price, whole.rate, prices_include_tax=invoiced.prices_include_tax)
     [first] = receipt.TaxLines or []
-    last_day = (date.fromisoformat(receipt.UsageEnd) - timedelta(days=1)).isoformat() if receipt.UsageEnd else None
     receipt.TaxLines = [
         TaxLineMap(Description=first.Description, PeriodStart=first.PeriodStart, PeriodEnd=first.PeriodEnd,
                    Net=fixed.net, TaxRate=first.TaxRate, Tax=fixed.tax, Gross=fixed.gross),

@@ -17,6 +17,7 @@ from billing import access
 from billing.actions.coupons import give_back_unused
 from billing.models import AuditAction, Receipt, Subscription
 from billing.notify import manage_url, tell
+from billing.operations.final_usage import bill_final_usage
 from billing.operations.payments import owed_amount
 from billing.operations.refunds import refund_receipt
 from billing.rules.lifecycle import CancelMode, unused_share
@@ -70,6 +71,9 @@ def cancel_now(sub: Subscription, *, today: date, actor: str, reason: str, comme
         # Read after the cancel: a payment recorded just before it is refunded too.
         for receipt, amount in refunds_if_cancelled_now(sub, today, paid_through=paid_through):
             _refund_unused(receipt, amount, today, actor, done)
+    # The open period's usage, through today (its receipt pays no day after today: no
+    # refund above takes it back). After the cancel, so no payment bills it too.
+    bill_final_usage(sub, last_day=today, actor=actor)
     tell("cancelled_now", sub, lazy_message(gettext_noop("Your %(product)s subscription is cancelled"), product=_name(sub)),
           ended_on=today, refunded=money_text(done.refunded, sub.Currency) if done.refunded else "",
           refund_pending=bool(done.refund_failures))

@@ -20,6 +20,7 @@ from django.conf import settings
 from billing import access
 from billing.models import Subscription, SubscriptionStatus
 from billing.operations.expiry import expire
+from billing.operations.final_usage import USAGE_KIND, record_usage_charge
 from billing.operations.payments import record_paid_charge
 from billing.operations.refunds import refund_receipt, refund_unapplied_switch
 from billing.rules.lifecycle import is_expired_incomplete
@@ -93,6 +94,12 @@ def record_missing_receipt(charge: ChargeResult, today: date, difference: Differ
         return
     if "period_end" not in meta:
         difference.detail += "; the charge does not say which days it paid for"
+        return
+    if meta.get("kind") == USAGE_KIND:
+        # The usage a cancellation billed (billing/operations/final_usage.py): its own
+        # receipt, never a period's payment (that would advance a cancelled subscription).
+        record_usage_charge(sub, charge, actor=actor)
+        difference.fixed = True
         return
     if meta.get("kind") in ("switch", "seats"):
         # An upgrade's (or more seats') charge whose change was never recorded (the page

@@ -100,10 +100,9 @@ def test_only_a_metered_reminder_reads_more(table, ddb_requests) -> None:
                                               "TransactWriteItems": 1}), ddb_requests.by_name()
 
 
-@pytest.mark.xfail(strict=True, reason="not yet: usage billed at a cancellation (docs/USAGE.md 'Billing a period')")
 def test_a_metered_subscription_cancelled_now_is_charged_its_open_period_s_usage_once(write_api: ApiClient) -> None:
-    # What is to be built, pinned: the usage of the open period (from the last payment's
-    # period start through the cancel's day) closed, then charged once with its receipt.
+    # The usage of the open period (from the last payment's period start through the
+    # cancel's day) closed, then charged once with its receipt.
     sub = _metered()
     with time_machine.travel(AT, tick=False):
         assert write_api.post("/meter_events", _event(sub, 1, date(2027, 3, 1), 1035)).json()["status"] == "accepted"

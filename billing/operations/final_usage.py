@@ -1,0 +1,94 @@
+"""The usage of a period a cancellation ends (docs/USAGE.md "Billed at a cancellation"):
+a cancelled subscription has no next payment to bill its open period's usage in arrears,
+so the cancel bills it alone: the period closed (``mark_billed`` through the last day
+served: a later event of it is refused), read strongly consistent, charged once under the
+key ``usage:<SubId>:<start>`` and recorded with a receipt of one usage line.
+
+Safe to repeat and to be killed at any step, as a payment is: closing only moves the
+watermark forward, the closed aggregate re-reads the same quantity, the gateway replays
+the key's charge, and the receipt is written only if absent. A charge whose receipt was
+never written (the process died between the two) is found by the reconciliation, which
+records it here by its metadata's ``kind``."""
+
+from __future__ import annotations
+
+import math
+from datetime import date, timedelta
+
+from django.conf import settings
+
+from billing import access
+from billing.access.prices import get_price
+from billing.access.usage import mark_billed, usage_for_period
+from billing.models import Receipt, Subscription
+from billing.operations.metered import usage_metadata
+from billing.rules.invoice_tax import tax_metadata
+from billing.rules.price_objects import terms_of
+from billing.rules.pricing import amount_for
+from billing.rules.projection import MeteredUsage
+from billing.rules.schedule import anchor_on_or_before, cadence_of
+from core.clock import billing_today
+from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
+
+USAGE_KIND = "usage"  # the charge's metadata ``kind`` and its receipt's ``Kind``
+
+
+def final_usage_key(sub_id: str, start: date) -> str:
+    """The gateway idempotency key of the usage a cancellation bills."""
+    return f"usage:{sub_id}:{start.isoformat()}"
+
+
+def usage_start(sub: Subscription, last_day: date) -> date:
+    """The first day of the open period: the cadence's date on or before the last day
+    served, the day the next payment's window would have started (usage before it was
+    billed by the payment that opened the period)."""
+    return anchor_on_or_before(cadence_of(sub), last_day)
+
+
+def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
+                     gateway: PaymentGateway | None = None) -> Receipt | None:
+    """Close ``sub``'s usage through ``last_day``, charge it and record its receipt; the
+    receipt (None: no metered price, nothing used, or the charge declined: then the
+    period stays closed and its amount is in the audit log's failed payment). Requests: the
+    price's and the meter's GetItems, one UpdateItem per usage shard, the Query, then the
+    charge and the receipt's transaction when anything was used."""
+    if not sub.MeteredPriceId:
+        return None
+    price = get_price(sub.MeteredPriceId)
+    if price is None or not price.Meter:
+        return None
+    start, end = usage_start(sub, last_day), last_day + timedelta(days=1)
+    mark_billed(sub.account_id, price.Meter, last_day)  # closed first: no event is left unbilled
+    quantity = math.ceil(usage_for_period(sub.account_id, price.Meter, start, end))
+    usage = MeteredUsage(price.PriceId, price.Meter, start, end, quantity, amount_for(terms_of(price), quantity))
+    if usage.amount <= 0:
+        return None
+    tax = access.tax_terms(sub)
+    line = tax.line(usage.amount, last_day)
+    metadata = {
+        "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "kind": USAGE_KIND,
+        "billing_date": start.isoformat(), "period_start": start.isoformat(), "period_end": last_day.isoformat(),
+        **tax_metadata(line, prices_include_tax=tax.prices_include_tax), **usage_metadata(usage),
+    }
+    gateway = gateway or get_gateway()
+    result = gateway.charge(sub.PaymentDetails.Token if sub.PaymentDetails else "", line.gross, sub.Currency,
+                            final_usage_key(sub.sub_id, start), metadata, off_session=True)
+    if not result.succeeded:
+        return None
+    return record_usage_charge(sub, result, actor=actor)
+
+
+def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str) -> Receipt:
+    """The receipt of a usage charge (its metadata says what it billed), only if absent:
+    keyed by the usage's first day and ``<SKU>.usage``, never a period's receipt key, and
+    paying no day after the last served (a cancel's refund never takes it back)."""
+    meta = result.metadata
+    start, last_day = date.fromisoformat(meta["period_start"]), date.fromisoformat(meta["period_end"])
+    receipt, _ = access.create_receipt(
+        sub, billing_date=start, amount=result.amount, currency=result.currency, charge_id=result.charge_id or None,
+        retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=last_day, actor=actor,
+        sku=f"{meta['sku']}.{USAGE_KIND}", product_name=sub.ProductName or sub.SKU, kind=USAGE_KIND,
+        tax=access.invoice_tax(sub, amount=result.amount, on=billing_today(settings.BILLING_TIMEZONE),
+                               metadata=meta),
+        usage={k: v for k, v in meta.items() if k.startswith("usage_")})
+    return receipt

@@ -1,0 +1,36 @@
+"""The usage a cancellation bills (docs/USAGE.md "Billed at a cancellation"): once,
+however often the billing is re-run, with one usage line on its invoice."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+import time_machine
+
+from billing.actions import lifecycle
+from billing.operations.final_usage import bill_final_usage
+from billing.rules.invoice import invoice_of
+from core.payments.gateway import get_gateway
+from tests.api.conftest import ApiClient
+from tests.api.test_api_usage_reminders import AT, REMIND, _event, _metered
+from tests.builders import fresh, receipts_of
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_cancel_bills_the_usage_once_when_re_run(write_api: ApiClient) -> None:
+    sub = _metered()
+    with time_machine.travel(AT, tick=False):
+        write_api.post("/meter_events", _event(sub, 1, date(2027, 3, 1), 1035))
+        lifecycle.cancel_now(fresh(sub), today=REMIND, actor="customer", reason="too_expensive")
+        # a re-run (a process killed after the charge, say): the same key, the same receipt
+        bill_final_usage(fresh(sub), last_day=REMIND, actor="customer")
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    assert charge["amount"] == 518
+    [receipt] = receipts_of(sub)
+    assert receipt.Kind == "usage" and receipt.PeriodEnd == REMIND.isoformat()
+    doc = invoice_of(receipt)
+    assert doc is not None
+    [line] = doc.lines
+    assert "api_calls" in str(line.description) and line.gross == 518
