@@ -339,8 +339,19 @@ def test_a_switch_to_a_product_is_to_its_default_price_in_its_currency() -> None
     q = quote_switch(sub, plus, [], MID)
     assert (q.new_sku, q.new_name, q.new_price, q.new_price_id, q.choice, q.upgrade, q.effective) == (
         "NEWS-PLUS", "News Plus", 2000, "price_default_NEWS-PLUS", "NEWS-PLUS", True, MID)
-    with pytest.raises(SwitchRefused, match="another currency"):
-        check_switch(sub, SimpleNamespace(**{**vars(plus), "Currency": "EUR"}), MID)
+    # what the page says when it cannot
+    refusals = {
+        "That product is not offered.": SimpleNamespace(**{**vars(plus), "Status": "retired"}),
+        "The subscription is already to that product.": SimpleNamespace(**{**vars(plus), "SKU": "NEWS"}),
+        "That product is priced in another currency.": SimpleNamespace(**{**vars(plus), "Currency": "EUR"}),
+    }
+    for said, product in refusals.items():
+        with pytest.raises(SwitchRefused) as refused:
+            check_switch(sub, product, MID)
+        assert str(refused.value) == said
+    with pytest.raises(SwitchRefused) as refused:
+        check_switch(sub, None, MID)
+    assert str(refused.value) == "That product is not offered."
 
 
 def test_a_new_cadence_keeps_its_count_now_and_from_the_next_payment() -> None:
