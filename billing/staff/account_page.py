@@ -12,10 +12,15 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from billing import access
+from billing.access.prices import get_price
 from billing.forms import vat_status
 from billing.models import LIVE_STATUSES, Subscription, SubscriptionStatus
-from billing.rules.schedule import months_before
+from billing.rules.cadence_words import amount_per_period
+from billing.rules.price_objects import terms_of
+from billing.rules.price_words import price_words
+from billing.rules.schedule import cadence_of, months_before
 from core.countries import country_name
+from core.money import format_with_symbol
 from core.pages import or_404, today
 from core.staff import render_staff
 
@@ -57,6 +62,31 @@ def wallet_rows(wallet: access.Wallet, subscriptions: list[Subscription]) -> lis
              "subscriptions": access.subscriptions_using(card.card_id, subscriptions)} for card in wallet.cards]
 
 
+def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
+    """Each subscription's prices in words, by its id: the fixed price's ("$10.00 a seat a
+    month × 5"; a subscription made before prices, its amount and cadence: "¥120,000 a
+    year"), then its metered price's ("first 1,000 calls free, then $0.002 a call, a
+    month"). One GetItem per distinct price named."""
+    prices: dict[str, Any] = {}
+
+    def words(price_id: str) -> str | None:
+        if price_id not in prices:
+            prices[price_id] = get_price(price_id)
+        price = prices[price_id]
+        return price_words(terms_of(price), price.UnitLabel) if price is not None else None
+
+    lines: dict[str, list[str]] = {}
+    for sub in subscriptions:
+        fixed = words(sub.PriceId) if sub.PriceId else None
+        if fixed is None:
+            fixed = amount_per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))
+        elif sub.Quantity and int(sub.Quantity) > 1:
+            fixed = f"{fixed} × {int(sub.Quantity)}"
+        metered = words(sub.MeteredPriceId) if sub.MeteredPriceId else None
+        lines[sub.sub_id] = [fixed, *([metered] if metered else [])]
+    return lines
+
+
 def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
     # The account item and its wallet cards are neighbours in the partition: one Query
     # reads both, where the account alone took a GetItem (the page's request count stays).
@@ -76,6 +106,7 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
         "account": account,
         "account_id": account_id,
         "subscriptions": subscriptions,
+        "price_lines": price_lines(subscriptions),
         "cards": wallet_rows(wallet, subscriptions),
         "receipts": receipts,
         "events": [{"event": e, "changes": event_changes(e.Before, e.After)} for e in events],

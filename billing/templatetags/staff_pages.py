@@ -75,3 +75,9 @@ register.filter("staff_date", staff_date)
 def staff_day(value: date | None) -> str:
     """A day with its weekday: "Mon 2026-11-30" in English, "lun 30 nov 2026" in Italian."""
     return localformat.local_date(value, "D Y-m-d")
+
+
+@register.filter
+def lines_of(mapping: dict, key: str) -> list:
+    """``{{ price_lines|lines_of:sub.sub_id }}``: a page's list for one row ([] if none)."""
+    return mapping.get(key, []) if mapping else []
