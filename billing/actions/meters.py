@@ -7,7 +7,8 @@ from datetime import datetime
 
 from billing import access
 from billing.access import usage as metered
-from billing.models import CATALOG_EVENTS_ACCOUNT, Meter, MeterAggregation
+from billing.access import usage_billing
+from billing.models import CATALOG_EVENTS_ACCOUNT, Meter, MeterAggregation, Subscription
 from billing.rules.usage import EventRefused, check_event_name, day_of, event_moment, event_value
 
 # The audit event of a new meter (in the catalog's pseudo-account: a meter belongs to no customer).
@@ -50,3 +51,10 @@ def record_usage(meter: Meter, *, customer: object, identifier: object, value: o
                                value=event_value(value, MeterAggregation(meter.Aggregation)),
                                timestamp=seconds, day=day_of(seconds))
     return metered.record_event(meter, event, now=now)
+
+
+def attach_metered_price(sub: Subscription, price_id: str, *, actor: str) -> Subscription:
+    """From its next payment on, ``sub`` also pays its usage of ``price_id``'s meter
+    (docs/USAGE.md "Billing a period"): the access write with its audit event, for the
+    API and the portal, which never write themselves. ``NotMetered`` as the access's."""
+    return usage_billing.attach_metered_price(sub, price_id, actor=actor)

@@ -7,7 +7,7 @@ subscribes a customer to one (Stripe's ``items: [{price, quantity}]``, one item)
 
 
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest, JsonResponse
 from django.utils import translation
@@ -15,6 +15,7 @@ from ninja import Router
 from pydantic import BeforeValidator, Field
 
 from billing import access
+from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscription_actions
 from billing.api.auth import actor_of, read_key, write_key
@@ -221,10 +222,38 @@ class SubscribeIn(Body):
     """Stripe's ``items: [{price, quantity}]`` (one item), or ``price`` and ``quantity``."""
 
     customer: KeyId
-    items: Annotated[list[SubscriptionItemIn], Field(min_length=1, max_length=1)] | None = None
+    # The fixed price's item, and at most one metered price's (a price and no quantity).
+    items: Annotated[list[SubscriptionItemIn], Field(min_length=1, max_length=2)] | None = None
     price: Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE)] | None = None
     quantity: whole_number(1) | None = None
     payment_day: whole_number(1, 31) | None = None
+
+
+def _metered_item(body: SubscribeIn) -> tuple[Any, str] | None:
+    """The items' metered price (Stripe's shape: a ``price`` and no ``quantity``) and its
+    field's prefix, taken out of ``body.items``; None when no item is metered. One metered
+    price per subscription: a second is a 400."""
+    metered: list[tuple[Any, str]] = []
+    fixed = []
+    for n, item in enumerate(body.items or []):
+        price = access.get_price(item.price)
+        if price is not None and price.Meter:
+            if item.quantity is not None:
+                raise ApiError(400, "A metered price's item has no quantity: its usage is billed.",
+                               param=f"items[{n}].quantity")
+            metered.append((price, f"items[{n}]."))
+        else:
+            fixed.append(item)
+    if len(metered) > 1:
+        raise ApiError(400, "Only one metered price per subscription is supported.",
+                       param=f"{metered[1][1]}price")
+    if body.items is not None and not fixed:
+        raise ApiError(400, "Name the fixed price's item too: a metered price is billed with one.",
+                       param=f"{metered[0][1]}price")
+    if len(fixed) > 1:
+        raise ApiError(400, "One fixed price per subscription.", param="items[1].price")
+    body.items = fixed or body.items
+    return metered[0] if metered else None
 
 
 def _price_and_quantity(body: SubscribeIn) -> tuple[str, int | None, str]:
@@ -252,9 +281,11 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
     """The customer is subscribed to the price (its amount × quantity a period, its cadence,
     currency and trial: the price's, else its product's) and its first period charged now
     to its default card, off-session, as the portal's subscribe does (paid in advance,
-    docs/MONEY.md M1). ``payment_day``: default today's day. A metered, tiered, package or
-    archived price, or a quantity out of its bounds, is a 400 naming the field; a declined
+    docs/MONEY.md M1). ``payment_day``: default today's day. ``items`` may add one metered
+    price (a ``price``, no ``quantity``, in the fixed price's currency): its usage is billed
+    with each later payment. A metered price alone, a tiered, package or archived price, or a quantity out of its bounds, is a 400 naming the field; a declined
     first charge a 402 (the subscription ended unpaid)."""
+    metered = _metered_item(body)
     price_id, quantity, prefix = _price_and_quantity(body)
     account = found(access.get_account(body.customer), "customer", "customer")
     price = access.get_price(price_id)
@@ -269,6 +300,9 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
             choice = choose_price(price, product, quantity)
         except PriceRefused as refused:
             raise ApiError(400, str(refused), param=f"{prefix}{refused.field}") from None
+    if metered is not None and metered[0].Currency != price.Currency:
+        raise ApiError(400, f"The metered price is in {metered[0].Currency}, the fixed price in {price.Currency}: "
+                            "both must be in one currency.", param=f"{metered[1]}price")
     card = access.default_card(account, access.get_cards(account.account_id))
     if card is None:
         raise ApiError(409, "The customer has no card to pay with: add one in the portal first.",
@@ -281,4 +315,8 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
     if not started.started:
         raise ApiError(402, f"The first payment did not go through ({started.outcome.reason or 'declined'}): "
                             "the subscription ended unpaid.", type="card_error")
-    return shown(started.sub, status=201)
+    sub = started.sub
+    if metered is not None:
+        # After the first payment, which bills no usage: its next payments bill it in arrears.
+        sub = meter_actions.attach_metered_price(sub, metered[0].PriceId, actor=actor_of(request))
+    return shown(sub, status=201)

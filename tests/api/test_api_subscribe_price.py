@@ -73,3 +73,34 @@ def test_refusals_name_the_field(write_api: ApiClient, buyer) -> None:
     error = refused({"price": yearly.PriceId})
     assert error["param"] == "price" and "archived" in error["message"]
     assert access.get_subscriptions_by_account(customer.account_id) == []
+
+
+def test_items_with_a_fixed_and_a_metered_price(write_api: ApiClient, buyer) -> None:
+    customer, seat, _yearly, metered = buyer
+    response = write_api.post("/subscriptions", {"customer": customer.account_id, "items": [
+        {"price": seat.PriceId, "quantity": 2}, {"price": metered.PriceId}]})
+    assert response.status_code == 201, response.content
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert sub.MeteredPriceId == metered.PriceId and int(sub.Quantity) == 2
+    assert [int(r.ProcessedAmount) for r in receipts_of(sub)] == [2000]  # the first payment bills no usage
+
+
+def test_metered_items_refused_clearly(write_api: ApiClient, buyer) -> None:
+    customer, seat, _yearly, metered = buyer
+    other = price_actions.add_price("TEAM", PriceTerms("EUR", unit_amount=Decimal("0.5")), actor="t",
+                                    meter="api_calls")
+
+    def refused(items: list) -> dict:
+        response = write_api.post("/subscriptions", {"customer": customer.account_id, "items": items})
+        assert response.status_code == 400, response.content
+        return error_of(response)
+
+    error = refused([{"price": seat.PriceId}, {"price": other.PriceId}])
+    assert error["param"] == "items[1].price" and "one currency" in error["message"]
+    error = refused([{"price": metered.PriceId}, {"price": seat.PriceId}, {"price": metered.PriceId}])
+    assert error["type"] == "invalid_request_error"  # three items: at most two
+    error = refused([{"price": metered.PriceId}, {"price": other.PriceId}])
+    assert error["param"] == "items[1].price" and "Only one metered price" in error["message"]
+    assert refused([{"price": seat.PriceId}, {"price": metered.PriceId, "quantity": 3}])["param"] == \
+        "items[1].quantity"
+    assert access.get_subscriptions_by_account(customer.account_id) == []
