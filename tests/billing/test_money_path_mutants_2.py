@@ -352,6 +352,9 @@ def test_a_switch_to_a_product_is_to_its_default_price_in_its_currency() -> None
     with pytest.raises(SwitchRefused) as refused:
         check_switch(sub, None, MID)
     assert str(refused.value) == "That product is not offered."
+    with pytest.raises(SwitchRefused) as refused:
+        check_switch(SimpleNamespace(**{**vars(sub), "Status": SubscriptionStatus.PAST_DUE}), plus, MID)
+    assert str(refused.value) == "Only an active subscription can switch (a past-due one pays what it owes first)."
 
 
 def test_a_new_cadence_keeps_its_count_now_and_from_the_next_payment() -> None:
