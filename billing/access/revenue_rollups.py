@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 from billing.models import BillingItem, RevenueCohort, RevenueMonth, RevenueRollup
 
 SHARD_DIGITS = 2
+Row = TypeVar("Row")
 
 
 @dataclass(frozen=True)
@@ -38,18 +39,26 @@ def rollup_item(row: RollupDay, rebuilt_at: str) -> RevenueRollup:
         DayMoney={c: dict(v) for c, v in sorted(row.money.items())}, RebuiltAt=rebuilt_at)
 
 
-def write_rollups(rows: Iterable[RollupDay], *, rebuilt_at: str,
-                  written: Callable[[RollupDay], None] | None = None) -> int:
-    """Put the rows (BatchWriteItem, 25 a request); ``written`` is told of each row once
-    it is queued (a progress bar; a test stops a rebuild there). Returns how many."""
+def _put_all(rows: Iterable[Row], item: Callable[[Row], BillingItem],
+             written: Callable[[Row], None] | None = None) -> int:
+    """Put an item for each row (BatchWriteItem, 25 a request, no conditions: the same
+    recomputation puts the same items); ``written`` is told of each row once it is queued.
+    Returns how many."""
     count = 0
     with BillingItem.batch_write() as batch:
         for row in rows:
-            batch.save(rollup_item(row, rebuilt_at))
+            batch.save(item(row))
             count += 1
             if written is not None:
                 written(row)
     return count
+
+
+def write_rollups(rows: Iterable[RollupDay], *, rebuilt_at: str,
+                  written: Callable[[RollupDay], None] | None = None) -> int:
+    """Put the rows; ``written`` is told of each row once it is queued (a progress bar; a
+    test stops a rebuild there). Returns how many."""
+    return _put_all(rows, lambda row: rollup_item(row, rebuilt_at), written)
 
 
 def _row(item: RevenueRollup) -> RollupDay:
@@ -101,14 +110,8 @@ def cohort_item(row: CohortRow, rebuilt_at: str) -> RevenueCohort:
 
 
 def write_cohorts(rows: Iterable[CohortRow], *, rebuilt_at: str) -> int:
-    """Put every cohort month (BatchWriteItem, no conditions: the same recomputation puts
-    the same items). Returns how many."""
-    count = 0
-    with BillingItem.batch_write() as batch:
-        for row in rows:
-            batch.save(cohort_item(row, rebuilt_at))
-            count += 1
-    return count
+    """Put every cohort month. Returns how many."""
+    return _put_all(rows, lambda row: cohort_item(row, rebuilt_at))
 
 
 def _cohort(item: RevenueCohort) -> CohortRow:
@@ -138,13 +141,8 @@ def month_item(row: RollupDay, rebuilt_at: str) -> RevenueMonth:
 
 
 def write_months(rows: Iterable[RollupDay], *, rebuilt_at: str) -> int:
-    """Put the months' rows (BatchWriteItem, no conditions). Returns how many."""
-    count = 0
-    with BillingItem.batch_write() as batch:
-        for row in rows:
-            batch.save(month_item(row, rebuilt_at))
-            count += 1
-    return count
+    """Put the months' rows. Returns how many."""
+    return _put_all(rows, lambda row: month_item(row, rebuilt_at))
 
 
 def _month_row(item: RevenueMonth) -> RollupDay:

@@ -10,41 +10,20 @@ from __future__ import annotations
 
 from datetime import date
 
-from django.contrib.auth import get_user_model
-
 from billing import access
 from billing.actions import seats as seat_actions
 from billing.actions import subscriptions as subscribing
-from billing.actions.accounts import open_account, payment_customer
-from billing.management.commands.seed_demo import CUSTOMER_PASSWORD, DEMO_CARDS, SEED_ACTOR, access_token
-from billing.models import Account, Card
+from billing.management.commands.seed_demo import access_token
+from billing.management.demo._customers import default_card, demo_customer
 from billing.rules.price_choice import choose_price
-from core.payments.demo_cards import demo_card
-from core.payments.gateway import get_gateway
 
 EMAIL = "team@example.com"
 # (sku, the price's nickname in the prices part, seats subscribed, seats after a change)
 CHOICES = [("PHOTO-PRO", "Yearly", None, None), ("TEAM-SEATS", "Per seat", 3, 5)]
 
 
-def _customer() -> Account:
-    user, created = get_user_model().objects.get_or_create(username=EMAIL, defaults={"email": EMAIL})
-    if created:  # get_or_create leaves the password "" (usable to Django): set it
-        user.set_password(CUSTOMER_PASSWORD)
-        user.save()
-    return open_account(EMAIL, user_id=user.pk)
-
-
-def _card(account: Account) -> Card:
-    card = access.default_card(account, access.get_cards(account.account_id))
-    if card is not None:
-        return card
-    token = demo_card(get_gateway(), "visa", customer=payment_customer(account))
-    return access.add_card(account.account_id, token, DEMO_CARDS[0][1], actor=SEED_ACTOR, make_default=True)
-
-
 def seed(today: date) -> list[str]:
-    account = _customer()
+    account = demo_customer(EMAIL)
     lines = []
     subs = access.get_subscriptions_by_account(account.account_id)
     for sku, nickname, seats, later in CHOICES:
@@ -57,7 +36,7 @@ def seed(today: date) -> list[str]:
             lines.append(f"subscribed prices: {EMAIL} has {sku} {price.PriceId} already")
             continue
         choice = choose_price(price, product, seats)
-        card = _card(account)
+        card = default_card(account)
         started = subscribing.subscribe_to_price(
             account, product, choice, payment_day=today.day, card=access_token(card), today=today, actor=EMAIL,
             billing_address=card.Details.BillingAddress, card_id=card.card_id)

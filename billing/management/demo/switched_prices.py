@@ -10,40 +10,20 @@ from __future__ import annotations
 
 from datetime import date
 
-from django.contrib.auth import get_user_model
-
 from billing import access
 from billing.actions import subscriptions as subscribing
 from billing.actions import switch as switch_actions
-from billing.actions.accounts import open_account, payment_customer
-from billing.management.commands.seed_demo import CUSTOMER_PASSWORD, DEMO_CARDS, SEED_ACTOR, access_token
-from billing.models import Account, Card, Price, Product
+from billing.management.commands.seed_demo import access_token
+from billing.management.demo._customers import default_card, demo_customer
+from billing.models import Account, Price, Product
 from billing.rules.price_choice import choose_price
-from core.payments.demo_cards import demo_card
-from core.payments.gateway import get_gateway
 
 EMAIL = "switcher@example.com"
 SKU = "PHOTO-PRO"
 
 
-def _customer() -> Account:
-    user, created = get_user_model().objects.get_or_create(username=EMAIL, defaults={"email": EMAIL})
-    if created:  # get_or_create leaves the password "" (usable to Django): set it
-        user.set_password(CUSTOMER_PASSWORD)
-        user.save()
-    return open_account(EMAIL, user_id=user.pk)
-
-
-def _card(account: Account) -> Card:
-    card = access.default_card(account, access.get_cards(account.account_id))
-    if card is not None:
-        return card
-    token = demo_card(get_gateway(), "visa", customer=payment_customer(account))
-    return access.add_card(account.account_id, token, DEMO_CARDS[0][1], actor=SEED_ACTOR, make_default=True)
-
-
 def _subscribe(account: Account, product: Product, price: Price, today: date) -> str | None:
-    card = _card(account)
+    card = default_card(account)
     started = subscribing.subscribe_to_price(
         account, product, choose_price(price, product), payment_day=today.day, card=access_token(card), today=today,
         actor=EMAIL, billing_address=card.Details.BillingAddress, card_id=card.card_id, trial=False)
@@ -55,7 +35,7 @@ def seed(today: date) -> list[str]:
     yearly = next((p for p in access.list_prices(SKU) if p.Nickname == "Yearly"), None) if product else None
     if product is None or yearly is None:
         return [f"switched prices: no Yearly price of {SKU}: run the prices part first"]
-    account = _customer()
+    account = demo_customer(EMAIL)
     if any(s.LastSwitchDate for s in access.get_subscriptions_by_account(account.account_id)):
         return [f"switched prices: {EMAIL} has switched already"]
     monthly = access.default_price(product)

@@ -1,0 +1,32 @@
+"""What the demo parts that make a customer of their own share: the log-in (the demo
+customer's password) with its account, and a default card (a demo Visa at the gateway).
+A private module (its name begins with ``_``): ``seed_parts`` does not run it as a part."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+
+from billing import access
+from billing.actions.accounts import open_account, payment_customer
+from billing.management.commands.seed_demo import CUSTOMER_PASSWORD, DEMO_CARDS, SEED_ACTOR
+from billing.models import Account, Card
+from core.payments.demo_cards import demo_card
+from core.payments.gateway import get_gateway
+
+
+def demo_customer(email: str) -> Account:
+    """``email``'s log-in and account, made once (safe to call again)."""
+    user, created = get_user_model().objects.get_or_create(username=email, defaults={"email": email})
+    if created:  # get_or_create leaves the password "" (usable to Django): set it
+        user.set_password(CUSTOMER_PASSWORD)
+        user.save()
+    return open_account(email, user_id=user.pk)
+
+
+def default_card(account: Account) -> Card:
+    """The account's default card; a demo Visa made its default when it has none."""
+    card = access.default_card(account, access.get_cards(account.account_id))
+    if card is not None:
+        return card
+    token = demo_card(get_gateway(), "visa", customer=payment_customer(account))
+    return access.add_card(account.account_id, token, DEMO_CARDS[0][1], actor=SEED_ACTOR, make_default=True)
