@@ -108,6 +108,10 @@ def test_a_price_with_its_own_trial(travel, customer, products) -> None:
     assert _step_one(customer, product="NEWS-DAILY", price=trial.PriceId, payment_day="9").status_code == 302
     html = customer.client.get("/subscribe/confirm/").content.decode()
     assert "Free until 8 April 2027, then $99.00 on 9 April 2027, then $99.00 a year" in html
+    # The intro says what the trial means, not "you pay today for your first period".
+    intro = re.search(r'data-testid="step-intro">(.*?)</p>', html, re.S)[1]
+    assert "Nothing is charged today: your free trial runs until 8 April 2027" in intro
+    assert "today for your first period" not in intro
     customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert (sub.TrialEnd, sub.PriceId, sub.Interval, receipts_of(sub)) == ("2027-04-08", trial.PriceId, "year", [])
