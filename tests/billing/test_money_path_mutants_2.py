@@ -357,6 +357,51 @@ def test_a_switch_to_a_product_is_to_its_default_price_in_its_currency() -> None
     assert str(refused.value) == "Only an active subscription can switch (a past-due one pays what it owes first)."
 
 
+def test_a_switch_refused_says_why_and_each_refusal_is_its_own() -> None:
+    from types import SimpleNamespace
+
+    from billing.models import ProductStatus, SubscriptionStatus
+    from billing.rules.switch import SwitchRefused, SwitchTarget, check_switch
+
+    sub = SimpleNamespace(sub_id="s1", SKU="NEWS", PriceId=None, PaymentAmount=1000, Currency="USD", PaymentDay=10,
+                          Interval=None, IntervalCount=None, IntervalAnchor=None, PaidThroughDate="2027-04-09",
+                          NextPaymentDate="2027-04-10", TrialEnd=None, Status=SubscriptionStatus.ACTIVE,
+                          CancelMode=None, PausedFrom=None, Quantity=None, LastSwitchDate=None, MeteredPriceId=None)
+    plus = SimpleNamespace(SKU="NEWS-PLUS", Name="News Plus", PaymentAmount=2000, Currency="USD",
+                           Status=ProductStatus.ACTIVE)
+    yearly = SwitchTarget("NEWS-PLUS", "News Plus", 20000, "price_y", "USD", "year", 1)
+
+    def said(change: dict, target: SwitchTarget | None = None) -> str | None:
+        """The refusal's text for ``sub`` so changed, or None when the switch may be made."""
+        try:
+            check_switch(SimpleNamespace(**{**vars(sub), **change}), plus, MID, target)
+        except SwitchRefused as refused:
+            return str(refused)
+        return None
+
+    paused = "A paused or cancelling subscription cannot switch."
+    # each condition refuses alone: a cancel at the period's end, a pause from the next
+    # payment (its day still set), a subscription with no next payment
+    assert said({"CancelMode": "period_end"}) == paused
+    assert said({"PausedFrom": "2027-04-10"}) == paused
+    assert said({"NextPaymentDate": None}) == paused
+    assert said({}) is None
+    assert said({"Quantity": 3}) == (
+        "A subscription of several seats cannot switch product: change it to one seat first.")
+    assert said({"Quantity": 1}) is None
+    assert said({"LastSwitchDate": MID.isoformat()}) == (
+        "The subscription has switched today already: switch again tomorrow.")
+    assert said({"LastSwitchDate": "2027-03-24"}) is None
+    # a new cadence: not for a subscription billed for its usage, nor on its payment day
+    assert said({}, yearly) is None
+    assert said({"MeteredPriceId": "price_pages"}, yearly) == (
+        "A subscription billed for its usage cannot change its billing period yet.")
+    assert said({"MeteredPriceId": "price_pages"}) is None  # the same cadence
+    assert said({"NextPaymentDate": MID.isoformat()}, yearly) == (
+        "A payment is due today: change the billing period after it is taken.")
+    assert said({"NextPaymentDate": MID.isoformat()}) is None  # the same cadence
+
+
 def test_a_new_cadence_keeps_its_count_now_and_from_the_next_payment() -> None:
     from types import SimpleNamespace
 
