@@ -127,7 +127,9 @@ def quote(sub: Subscription, choice: str, *, today: date) -> SwitchQuote:
     product = check_switch(sub, product, today, target)
     back = receipts_from(sub, today, charges_paying_from(cadence_of(sub), today))
     receipts = access.get_receipts_by_account(sub.account_id, back, today)
-    return quote_switch(sub, target or product, receipts, today)
+    # Prices before tax: the credit is counted before tax too, and the tax added once.
+    return quote_switch(sub, target or product, receipts, today,
+                        before_tax=not access.seller_tax().prices_include_tax)
 
 
 def receipt_sku(q: SwitchQuote) -> str:
@@ -219,9 +221,17 @@ def charged_now(sub: Subscription, q: SwitchQuote) -> int:
     return _taxed(sub, q, q.effective).gross if q.upgrade and q.due_now > 0 else q.due_now
 
 
+def refunded_now(sub: Subscription, q: SwitchQuote) -> int:
+    """What an upgrade refunds now (its credit above the new price), as ``switch`` refunds
+    it: those days as they were charged, the tax added when prices exclude it (the quote's
+    credit is then before tax), as ``seats.credited_now``. The pages and the API show it."""
+    return access.tax_terms(sub).line(q.refund_now, q.effective).gross if q.refund_now else 0
+
+
 def _taxed(sub: Subscription, q: SwitchQuote, today: date) -> TaxLine:
-    """The upgrade's charge now: its price (``due_now``, after the credit) taxed as the
-    subscription's payments are; tax-exclusive prices charge the price plus the tax."""
+    """The upgrade's charge now: its price (``due_now``, after the credit, both on the
+    prices' footing) taxed as the subscription's payments are; tax-exclusive prices charge
+    the price plus the tax, once."""
     return access.tax_terms(sub).line(q.due_now, today)
 
 
@@ -230,6 +240,7 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
     product = access.get_product(q.new_sku)
     assert product is not None
     old_name = sub.ProductName or sub.SKU
+    excess = refunded_now(sub, q)  # on the subscription as quoted, before the switch moves it
     try:
         receipt = access.switch_subscription(
             sub, product, q, today=today, actor=actor, action=action,
@@ -241,7 +252,7 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
             refund_unapplied_switch(sub, result, actor=actor)
         raise
     charged = result.amount if result and receipt else 0
-    refunded = _refund_excess_credit(sub, q, today=today, actor=actor) if q.upgrade and q.signed_difference < 0 else 0
+    refunded = _refund_excess_credit(sub, q, excess, today=today, actor=actor) if excess else 0
     if result is not None and receipt is not None:
         # The charge's invoice, by the e-mail every charge sends (the renewals' receipt).
         send_receipt(sub, receipt, True, result, today, q.charged_through or today, _next_payment_date(sub))
@@ -270,14 +281,15 @@ def _next_payment_date(sub: Subscription) -> date | None:
     return date.fromisoformat(sub.NextPaymentDate) if sub.NextPaymentDate else None
 
 
-def _refund_excess_credit(sub: Subscription, q: SwitchQuote, *, today: date, actor: str) -> int:
+def _refund_excess_credit(sub: Subscription, q: SwitchQuote, excess: int, *, today: date, actor: str) -> int:
     """The credit for the paid days exceeds the new product's price of them (they were paid
     at a higher price than the subscription's now, before a downgrade not yet in force):
-    the difference is refunded, from the receipts that paid those days, newest first, each
+    the difference (``excess``: ``refunded_now``, tax included as those days were charged)
+    is refunded, from the receipts that paid those days, newest first, each
     at most its unused share, under ``refund:<ChargeId>:switch-<day>`` (a repeat refunds
     once; M5). Returns what was refunded; a refund the gateway refuses is audited by
     ``refund_receipt`` and left to staff."""
-    return refund_unused_days(sub, -q.signed_difference, today=today, actor=actor,
+    return refund_unused_days(sub, excess, today=today, actor=actor,
                               request_id=f"switch-{today.isoformat()}",
                               reason=f"switched to {q.new_name}: paid days cost less")
 

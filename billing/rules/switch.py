@@ -51,6 +51,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from billing.models import Product, ProductStatus, Receipt, Subscription, SubscriptionStatus
+from billing.rules.invoice_tax import refund_share
 from billing.rules.lifecycle import unused_share
 from billing.rules.price_objects import DEFAULT_PRICE_PREFIX, default_price_id
 from billing.rules.pricing import PERIODS_A_YEAR, Interval
@@ -209,10 +210,12 @@ def check_switch(sub: Subscription, product: Product | None, today: date,
 
 
 def quote_switch(sub: Subscription, product: Product | SwitchTarget, receipts: Iterable[Receipt],
-                 today: date) -> SwitchQuote:
+                 today: date, *, before_tax: bool = False) -> SwitchQuote:
     """The switch's amounts (``check_switch`` first). ``product``: a product (its default
     price) or a ``SwitchTarget``. ``receipts``: the subscription's receipts that may pay
-    days after today (``receipts_from``)."""
+    days after today (``receipts_from``). ``before_tax``: the seller's prices exclude tax,
+    so the new price is before tax and the credit is counted before tax too (each
+    receipt's net share): the charge and the refund add the tax once, on the difference."""
     target = product if isinstance(product, SwitchTarget) else default_target(product)
     old_price, new_price = int(sub.PaymentAmount), int(target.amount)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
@@ -231,7 +234,7 @@ def quote_switch(sub: Subscription, product: Product | SwitchTarget, receipts: I
         return SwitchQuote(upgrade=False, effective=next_payment, new_cadence=from_next, **common)
     if paid_through is None or paid_through < paid_from:  # nothing paid ahead: nothing to settle
         return SwitchQuote(upgrade=True, effective=today, new_cadence=from_next, **common)
-    credit = sum(unused_credit(r, paid_from) for r in receipts if r.sub_id == sub.sub_id)
+    credit = sum(unused_credit(r, paid_from, before_tax=before_tax) for r in receipts if r.sub_id == sub.sub_id)
     if same:
         charge = period_amount(new_price, cadence, paid_from, paid_through)
         return SwitchQuote(upgrade=True, effective=today, charge=charge, credit=credit, **common)
@@ -265,12 +268,26 @@ def first_paid_day(sub: Subscription, today: date) -> date:
     return max(today, trial_end + timedelta(days=1)) if trial_end else today
 
 
-def unused_credit(receipt: Receipt, today: date) -> int:
-    """What ``receipt`` paid for the days from ``today`` on, less what was refunded of it."""
+def unused_credit(receipt: Receipt, today: date, *, before_tax: bool = False) -> int:
+    """What ``receipt`` paid for the days from ``today`` on, less what was refunded of it.
+    ``before_tax`` (a seller whose prices exclude tax): the same share of its net, less the
+    net of its refunds, when it has its tax figures (one without them is counted whole)."""
     if not receipt.PeriodEnd or receipt.PeriodEnd < today.isoformat():
         return 0
     start = date.fromisoformat(receipt.PeriodStart or receipt.BillingDate)
-    share = unused_share(int(receipt.ProcessedAmount), start, date.fromisoformat(receipt.PeriodEnd),
-                         today - timedelta(days=1))
+    end, last_used = date.fromisoformat(receipt.PeriodEnd), today - timedelta(days=1)
+    if before_tax and receipt.Net is not None:
+        return max(0, min(unused_share(int(receipt.Net), start, end, last_used), net_left(receipt)))
+    share = unused_share(int(receipt.ProcessedAmount), start, end, last_used)
     return max(0, min(share, receipt.net_amount))
 
+
+def net_left(receipt: Receipt) -> int:
+    """The net ``receipt`` still holds after its refunds: each refund took its share of the
+    tax as its credit notes did (``invoice_tax.refund_share``, rounded on the total
+    refunded), the rest of it from the net."""
+    gross, refunded = int(receipt.ProcessedAmount), int(receipt.RefundedAmount or 0)
+    if refunded <= 0 or gross <= 0:
+        return int(receipt.Net)
+    tax_refunded = refund_share(tax=int(receipt.Tax or 0), gross=gross, earlier=(), refund=min(refunded, gross)).tax
+    return int(receipt.Net) - (min(refunded, gross) - tax_refunded)

@@ -1,9 +1,9 @@
 """A switch when the seller's prices exclude VAT: the credit for the unused paid days and
-the new price must be counted on one footing. Today the credit is the receipts' share
-*with* their tax while the new price is *before* tax, and the difference is then taxed
-(docs/MONEY.md, "Switching price or cadence", known limits): an upgrade is under-charged by
-the credit's tax, a credit above the new price refunds the new period's tax too. Not yet
-fixed; this test pins what is right (everything before tax, the tax added once)."""
+the new price are counted on one footing, before tax (each receipt's net share), and the
+tax is added once, to what is charged now or to the excess credit refunded now, as those
+days were charged (docs/MONEY.md, "Switching price or cadence"). Counting the credit with
+its tax against a price before tax under-charged an upgrade by the credit's tax and
+refunded the new period's tax with an excess credit."""
 
 from __future__ import annotations
 
@@ -30,8 +30,6 @@ def at(day: date):
     return time_machine.travel(f"{day.isoformat()} 12:00Z", tick=False)
 
 
-@pytest.mark.xfail(strict=True, reason="not yet: a switch's credit counts tax when prices exclude it "
-                   "(docs/MONEY.md 'Switching price or cadence')")
 def test_the_excess_credit_of_a_switch_is_refunded_with_the_tax_it_was_charged(moto_table) -> None:
     change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
                           country="IT", vat_number="IT00743110157", oss_registered=True, under_threshold=False,
