@@ -39,9 +39,13 @@ def final_usage_key(sub_id: str, start: date) -> str:
 
 
 def usage_start(sub: Subscription, last_day: date) -> date:
-    """The first day of the open period: the cadence's date on or before the last day
-    served, the day the next payment's window would have started (usage before it was
-    billed by the payment that opened the period)."""
+    """The first day of the open period: the first day the last payment paid for
+    (``LastPaymentDate``), the day the next payment's window would have started (usage
+    before it was billed by that payment; a trial's days, before it, are free). A
+    subscription without it (written before it existed) falls back to the cadence's date on
+    or before the last day served."""
+    if sub.LastPaymentDate:
+        return date.fromisoformat(sub.LastPaymentDate)
     return anchor_on_or_before(cadence_of(sub), last_day)
 
 
@@ -58,6 +62,8 @@ def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
     if price is None or not price.Meter:
         return None
     start, end = usage_start(sub, last_day), last_day + timedelta(days=1)
+    if start >= end:  # cancelled during a free trial: its first period, and its usage, never began
+        return None
     mark_billed(sub.account_id, price.Meter, last_day)  # closed first: no event is left unbilled
     quantity = math.ceil(usage_for_period(sub.account_id, price.Meter, start, end))
     usage = MeteredUsage(price.PriceId, price.Meter, start, end, quantity, amount_for(terms_of(price), quantity))

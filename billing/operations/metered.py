@@ -14,6 +14,7 @@ import math
 from datetime import timedelta
 
 from billing.access.prices import get_price
+from billing.access.subscriptions import get_subscription
 from billing.access.usage import mark_billed, usage_for_period
 from billing.models import Subscription
 from billing.rules.price_objects import terms_of
@@ -29,6 +30,8 @@ def metered_usage(sub: Subscription, charge: ComingCharge, *, close: bool = Fals
     with ``close``, one conditional UpdateItem per usage shard before them."""
     if not sub.MeteredPriceId:
         return None
+    if not sub.LastPaymentDate:  # read from GSI-1 (a reminder): where the last payment's period began
+        sub = get_subscription(sub.account_id, sub.sub_id, sub.key_sku) or sub
     start = usage_period_start(sub, charge)
     if start is None:
         return None

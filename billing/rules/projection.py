@@ -116,11 +116,17 @@ def with_usage(charge: ComingCharge, usage: MeteredUsage, tax: TaxTerms | None =
 
 
 def usage_period_start(sub: Subscription, charge: ComingCharge) -> date | None:
-    """The first day of the usage ``charge`` bills in arrears: the cadence's date before
-    the period it pays for (the period just ended); None for the first payment (nothing
-    was used before it)."""
+    """The first day of the usage ``charge`` bills in arrears: the first day of the period
+    the last payment paid for (``LastPaymentDate``), so that consecutive payments bill
+    consecutive days whatever happened between them (a first period of a few days, a
+    change of payment day, a pause): no day is closed without being billed. None for the
+    first payment (nothing was used before it; a trial's days are free). An item without
+    ``LastPaymentDate`` (read from GSI-1, which does not project it) falls back to the
+    cadence's date before the period, which is the same day for a regular renewal."""
     if charge.kind == ChargeKind.FIRST:
         return None
+    if sub.LastPaymentDate and sub.LastPaymentDate < charge.period_start.isoformat():
+        return date.fromisoformat(sub.LastPaymentDate)
     return anchor_on_or_before(cadence_of(sub), charge.period_start - timedelta(days=1))
 
 
