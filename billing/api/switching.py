@@ -3,8 +3,9 @@
 live key may call it.
 
 What it shows is what ``POST /subscriptions/{id}/switch`` charges: the quote the switch
-itself charges by (``actions.switch.quote``) and its amount due with the tax as charged
-(``actions.switch.charged_now``); the next payment is ``payments.next_charge`` (the
+itself charges by (``actions.switch.quote``), its amount due with the tax as charged
+(``actions.switch.charged_now``) and its refund with the tax as refunded
+(``actions.switch.refunded_now``); the next payment is ``payments.next_charge`` (the
 function the payment run charges by) of the subscription as the switch leaves it. Pass
 ``amount_due`` back as the switch's ``expected_amount_due``: a different amount then is a
 409, nothing charged (docs/MONEY.md "Switching price or cadence")."""
@@ -76,7 +77,7 @@ def switch_preview(request: HttpRequest, subscription_id: KeyId, price: str | No
         "currency": sub.Currency, "amount": q.new_price, "interval": str(cadence.interval),
         "interval_count": cadence.count, "applies": "now" if q.upgrade else "period_end",
         "effective_date": q.effective.isoformat(), "amount_due": switch_actions.charged_now(sub, q),
-        "proration_charge": q.charge, "proration_credit": q.credit, "refund": q.refund_now,
+        "proration_charge": q.charge, "proration_credit": q.credit, "refund": switch_actions.refunded_now(sub, q),
         "period_start": q.effective.isoformat() if q.upgrade and q.charge else None,
         "period_end": q.charged_through.isoformat() if q.upgrade and q.charge and q.charged_through else None,
         "next_payment_date": coming.date.isoformat() if coming else None,

@@ -33,15 +33,18 @@ def _question(sub: Subscription, quote: SwitchQuote) -> str:
     """The confirm step's question, with the first payment after the switch as the run will
     take it (the new price, less the coupon's discount for that payment)."""
     after = charge_after_switch(sub, quote)
-    question = _switch_terms(quote, sub.Currency, actions.charged_now(sub, quote), _price_words(sub, quote))
+    question = _switch_terms(quote, sub.Currency, actions.charged_now(sub, quote), _price_words(sub, quote),
+                             refund=actions.refunded_now(sub, quote))
     if after is None:
         return question
     return question + " " + _("The next payment, on %(date)s, is %(amount)s.") % {
         "date": staff_date(after.date.isoformat()), "amount": format_with_code(after.amount, sub.Currency)}
 
 
-def _switch_terms(quote: SwitchQuote, currency: str, due_now: int, words: str = "") -> str:
-    """``words``: the new price in words ("USD 120.00 a year") when its cadence is not monthly."""
+def _switch_terms(quote: SwitchQuote, currency: str, due_now: int, words: str = "", refund: int = 0) -> str:
+    """``words``: the new price in words ("USD 120.00 a year") when its cadence is not monthly;
+    ``due_now`` and ``refund``: ``actions.charged_now`` and ``actions.refunded_now``, tax
+    included as charged or refunded."""
     if quote.trial_end and quote.upgrade and not quote.charge:
         return _("Switch to %(product)s from today? The free trial runs until %(date)s whatever the product: nothing "
                  "is charged now.") % {"product": quote.new_name, "date": staff_date(quote.trial_end.isoformat())}
@@ -56,7 +59,7 @@ def _switch_terms(quote: SwitchQuote, currency: str, due_now: int, words: str = 
     if quote.restarts and quote.new_period_end is not None:
         terms = {"product": quote.new_name, "price": words, "date": staff_date(quote.new_period_end.isoformat()),
                  "charge": format_with_code(quote.charge, currency), "credit": format_with_code(quote.credit, currency),
-                 "due": format_with_code(due_now, currency), "refund": format_with_code(quote.refund_now, currency)}
+                 "due": format_with_code(due_now, currency), "refund": format_with_code(refund, currency)}
         if quote.refund_now:
             return _("Switch to %(product)s, at %(price)s, from today? Its first period, to %(date)s, costs %(charge)s, "
                      "less %(credit)s for the unused days already paid: %(refund)s is refunded to the customer's "
@@ -68,7 +71,7 @@ def _switch_terms(quote: SwitchQuote, currency: str, due_now: int, words: str = 
         return _("Switch to %(product)s from today? The days already paid cost %(charge)s at the new price, less than "
                  "the %(credit)s paid for them: %(refund)s is refunded to the customer's card now.") % {
             "product": quote.new_name, "charge": format_with_code(quote.charge, currency),
-            "credit": format_with_code(quote.credit, currency), "refund": format_with_code(quote.refund_now, currency)}
+            "credit": format_with_code(quote.credit, currency), "refund": format_with_code(refund, currency)}
     return _("Switch to %(product)s from today? The days already paid cost %(charge)s at the new price, less "
              "%(credit)s paid for them: %(due)s is charged to the customer's card now.") % {
         "product": quote.new_name, "charge": format_with_code(quote.charge, currency),

@@ -89,6 +89,7 @@ def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
     money = sub.Currency
     after = charge_after_switch(sub, quote)
     cadence = quote.new_cadence or cadence_of(sub)
+    due_now = actions.charged_now(sub, quote)
     return {
         "quote": quote, "old_price": format_with_symbol(quote.old_price, money),
         "new_price": format_with_symbol(quote.new_price, money),
@@ -97,7 +98,10 @@ def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
         "monthly": cadence.is_monthly,
         "next_charge": after, "next_amount": format_with_symbol(after.amount, money) if after else "",
         "charge": format_with_symbol(quote.charge, money), "credit": format_with_symbol(quote.credit, money),
-        "due_now": format_with_symbol(actions.charged_now(sub, quote), money), "refund": format_with_symbol(quote.refund_now, money),
+        "due_now": format_with_symbol(due_now, money),
+        # Prices before tax: the tax the charge adds, its own line, so the lines add up.
+        "tax_added": format_with_symbol(due_now - quote.due_now, money) if due_now > quote.due_now else "",
+        "refund": format_with_symbol(actions.refunded_now(sub, quote), money),
     }
 
 
