@@ -8,20 +8,26 @@ refunded the new period's tax with an excess credit."""
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
 import time_machine
 from django.urls import reverse
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from billing import access
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscribing
 from billing.actions import switch
 from billing.actions.seller import change_seller_profile
+from billing.models import Receipt
+from billing.rules.invoice_tax import refund_share
+from billing.rules.lifecycle import unused_share
 from billing.rules.pricing import PriceTerms
 from billing.rules.schedule import period_amount
+from billing.rules.switch import net_left, unused_credit
 from core.money import format_with_code, format_with_symbol
 from tests.billing.test_switch_prices import catalog, subscribed, switch_charges
 from tests.builders import PASSWORD, card, fresh, make_customer, make_user, receipts_of
@@ -153,6 +159,31 @@ def test_the_pages_show_the_excess_credit_s_refund_as_refunded(moto_table, clien
         question = client.post(reverse("admin:staff_switch", args=[sub.account_id, sub.sub_id]),
                                {"sku": yearly}).content.decode()
         assert f"{format_with_code(4832, 'EUR')} is refunded" in question
+
+
+# --- the rule: a receipt's credit before tax -----------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(net=st.integers(1, 1_000_000), rate=st.sampled_from([0, 10, 19, 22, 25]), days=st.integers(1, 366),
+       into=st.integers(0, 366), refunded=st.floats(0, 1))
+def test_a_receipt_s_credit_before_tax_is_its_net_share_within_what_is_left(net, rate, days, into,
+                                                                               refunded) -> None:
+    tax = (net * rate + 50) // 100
+    gross = net + tax
+    start = date(2027, 1, 1)
+    end, today = start + timedelta(days=days - 1), start + timedelta(days=min(into, days - 1))
+    back = int(gross * refunded)
+    receipt = Receipt(sub_id="s1", PeriodStart=start.isoformat(), PeriodEnd=end.isoformat(),
+                      BillingDate=start.isoformat(), ProcessedAmount=gross, RefundedAmount=back, Net=net, Tax=tax,
+                      PricesIncludeTax=False)
+    before, after = unused_credit(receipt, today, before_tax=True), unused_credit(receipt, today)
+    assert 0 <= before <= after and before <= net_left(receipt) <= net
+    # the net left is what the credit notes of the refunds left of the net
+    assert net_left(receipt) == net - (refund_share(tax=tax, gross=gross, earlier=(), refund=back).net if back else 0)
+    if not back:
+        assert before == unused_share(net, start, end, today - timedelta(days=1))
+    # refunded with its tax, it asks the receipt for no more than its unused share but a rounding
+    assert before + (before * rate + 50) // 100 <= after + 2
 
 
 def _shown(html: str, testid: str) -> str:
