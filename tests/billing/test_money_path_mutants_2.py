@@ -419,6 +419,90 @@ def test_a_new_cadence_keeps_its_count_now_and_from_the_next_payment() -> None:
     assert (fortnightly.upgrade, fortnightly.effective, fortnightly.new_cadence.count) == (False, date(2027, 4, 10), 2)
 
 
+def test_back_to_the_product_paid_for_at_the_same_price_leaves_no_switch_pending(catalog) -> None:
+    # a switch to a product of the same price waits for the next payment; switching back
+    # before it does undoes it: nothing pending, the product paid for kept, its cadence unchanged
+    access.create_product("NEWS-ALT", "News Alt", 1000, "USD")
+    sub = subscribed("back@example.com")
+    with at(MID):
+        switch.switch(fresh(sub), "NEWS-ALT", today=MID, actor="customer")
+    pending = fresh(sub)
+    assert (pending.SKU, pending.PreviousSKU, pending.SwitchFrom) == ("NEWS-ALT", "NEWS", "2027-04-10")
+    day = date(2027, 3, 26)
+    with at(day):
+        q = switch.quote(fresh(sub), "NEWS", today=day)
+        assert (q.upgrade, q.effective, q.new_cadence, q.due_now) == (False, date(2027, 4, 10), None, 0)
+        switch.switch(fresh(sub), "NEWS", today=day, actor="customer", expected=q)
+    after = fresh(sub)
+    assert (after.SKU, after.PaymentAmount, after.PreviousSKU, after.SwitchFrom) == ("NEWS", 1000, None, None)
+    assert (after.PaymentDay, after.Interval, after.IntervalAnchor, after.NextPaymentDate) == (
+        10, None, None, "2027-04-10")
+
+
+# --- what an upgrade credits: the unused days of the charges paying them, nothing else ----
+
+
+def _monthly_sub(**change):
+    from types import SimpleNamespace
+
+    # paid on the 10th, in its second period: 10 April to 9 May (30 days) paid
+    return SimpleNamespace(**{
+        "sub_id": "s1", "SKU": "NEWS", "PriceId": None, "PaymentAmount": 1000, "Currency": "USD", "PaymentDay": 10,
+        "Interval": None, "IntervalCount": None, "IntervalAnchor": None, "PaidThroughDate": "2027-05-09",
+        "NextPaymentDate": "2027-05-10", "TrialEnd": None, **change})
+
+
+def _paid(sub_id: str, first: str, last: str | None, refunded: int | None = None):
+    """A receipt of 1000 for ``first``..``last`` (no ``last``: a receipt recorded without its
+    period, as before periods were recorded)."""
+    from billing.models import Receipt
+
+    return Receipt("ACCOUNT#a", f"RECEIPT#{first}#{sub_id}", sub_id=sub_id, BillingDate=first,
+                   PeriodStart=first if last else None, PeriodEnd=last, ProcessedAmount=1000, RefundedAmount=refunded)
+
+
+def _plus():
+    from types import SimpleNamespace
+
+    from billing.models import ProductStatus
+
+    return SimpleNamespace(SKU="NEWS-PLUS", Name="News Plus", PaymentAmount=2000, Currency="USD",
+                           Status=ProductStatus.ACTIVE)
+
+
+def test_an_upgrade_credits_only_what_paid_the_days_left_less_its_refunds() -> None:
+    from billing.rules.switch import quote_switch
+
+    sub, plus = _monthly_sub(), _plus()
+    april = _paid("s1", "2027-04-10", "2027-05-09")
+    # the ended March period, a receipt without its period and another subscription's
+    # receipt credit nothing: only April's 15 days left of 30 (500 of 1000)
+    history = [_paid("s1", "2027-02-10", None), _paid("s1", "2027-03-10", "2027-04-09"), april,
+               _paid("s2", "2027-04-10", "2027-05-09")]
+    q = quote_switch(sub, plus, history, date(2027, 4, 25))
+    assert (q.charge, q.credit, q.due_now) == (1000, 500, 500)
+    # on the period's last day that day is still unused: 1/30 of each price (half up)
+    q = quote_switch(sub, plus, history, date(2027, 5, 9))
+    assert (q.charge, q.credit, q.due_now) == (67, 33, 34)
+    # what was refunded of the charge is not credited again; a charge refunded whole credits nothing
+    assert quote_switch(sub, plus, [_paid("s1", "2027-04-10", "2027-05-09", 700)], date(2027, 4, 25)).credit == 300
+    assert quote_switch(sub, plus, [_paid("s1", "2027-04-10", "2027-05-09", 1000)], date(2027, 4, 25)).credit == 0
+
+
+def test_an_upgrade_on_a_trial_s_last_day_or_with_nothing_recorded_as_paid_settles_nothing() -> None:
+    from billing.rules.switch import quote_switch
+
+    # the trial's last day is free whatever the product: the new price starts with the first charge
+    trial = _monthly_sub(TrialEnd="2027-03-25", PaidThroughDate="2027-03-25", NextPaymentDate="2027-03-26")
+    q = quote_switch(trial, _plus(), [], date(2027, 3, 25))
+    assert (q.upgrade, q.effective, q.trial_end, q.charge, q.credit) == (True, date(2027, 3, 25), date(2027, 3, 25),
+                                                                          0, 0)
+    # a subscription from before the days paid were recorded: at once, nothing to settle
+    legacy = _monthly_sub(PaidThroughDate=None)
+    q = quote_switch(legacy, _plus(), [_paid("s1", "2027-04-10", "2027-05-09")], date(2027, 4, 25))
+    assert (q.upgrade, q.effective, q.paid_through, q.charge, q.credit) == (True, date(2027, 4, 25), None, 0, 0)
+
+
 # --- how many payments a repeating coupon lasts: 1 to 120 ------------------------------
 
 
