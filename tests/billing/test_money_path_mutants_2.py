@@ -489,6 +489,32 @@ def test_an_upgrade_credits_only_what_paid_the_days_left_less_its_refunds() -> N
     assert quote_switch(sub, plus, [_paid("s1", "2027-04-10", "2027-05-09", 1000)], date(2027, 4, 25)).credit == 0
 
 
+def test_an_upgrade_after_a_yearly_plan_switched_to_monthly_from_its_end_credits_the_yearly_charge(catalog) -> None:
+    # The yearly charge of 10 March is older than the monthly cadence's window (three
+    # months back): the days it paid up to the year's end are still credited.
+    from decimal import Decimal
+
+    from billing.actions import prices as price_actions
+    from billing.rules.price_choice import choose_price
+    from billing.rules.pricing import PriceTerms
+
+    yearly = price_actions.add_price("NEWS", PriceTerms("USD", unit_amount=Decimal(12000), interval="year"),
+                                     actor="t", nickname="Yearly").PriceId
+    product = access.get_product("NEWS")
+    with at(MADE):
+        started = subscribing.subscribe_to_price(access.create_account("y2m-up@example.com"), product,
+                                                 choose_price(access.get_price(yearly), product), payment_day=10,
+                                                 card=card(), today=MADE, actor="customer")
+    sub = started.sub
+    with at(date(2027, 9, 1)):
+        switch.switch(fresh(sub), "NEWS", today=date(2027, 9, 1), actor="customer")  # monthly from 10 March 2028
+    day = date(2027, 9, 20)
+    with at(day):
+        q = switch.quote(fresh(sub), "NEWS-PLUS", today=day)
+    # 20 September to 9 March: 172 of the paid year's 366 days of 120.00, half up
+    assert (q.upgrade, q.paid_through, q.credit) == (True, date(2028, 3, 9), 5639)
+
+
 def test_an_upgrade_on_a_trial_s_last_day_or_with_nothing_recorded_as_paid_settles_nothing() -> None:
     from billing.rules.switch import quote_switch
 
