@@ -738,6 +738,26 @@ class IncompleteEntry(BillingItem, discriminator="IncompleteEntry"):
     TTL = TTLAttribute(null=True)
 
 
+class UsageEndEntry(BillingItem, discriminator="UsageEndEntry"):
+    """A subscription with a metered price cancelled at its period's end: the usage of its
+    last period is billed in arrears, and no payment is left to carry it, so the payment
+    run of the day after its last day served bills it (billing/operations/final_usage.py
+    ``bill_ended_periods``) and deletes this entry. Put in the cancel's own transaction;
+    one partition sorted by that day (``SK <= <today>~`` reads exactly those due, however
+    many days the runs missed), as ``IncompleteEntry``. An entry whose subscription was
+    kept, or cancelled now meanwhile (which billed the usage itself), is deleted by the
+    run that finds it; its TTL clears any left behind."""
+
+    pk_template = KeyTemplate("USAGE#ENDING")
+    sk_template = KeyTemplate("{due}#{sub_id}")
+
+    AccountId = UnicodeAttribute()
+    SubId = UnicodeAttribute()
+    SKU = UnicodeAttribute()  # the key's SKU (``Subscription.key_sku``): one GetItem
+    LastDay = UnicodeAttribute()  # the last day served, billed through
+    TTL = TTLAttribute(null=True)
+
+
 class CouponStatus(StrEnum):
     ACTIVE = "active"
     ENDED = "ended"  # no new uses; subscriptions that have it keep it

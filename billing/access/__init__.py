@@ -9,7 +9,7 @@ runs), the batches' conditional writes and the staff's look ahead; this package 
 their public API: callers write ``access.<name>``.
 """
 
-from billing.access._common import new_id, utc_now
+from billing.access._common import delete_entry, new_id, utc_now
 from billing.access.accounts import (
     AccountCollection,
     create_account,
@@ -158,7 +158,6 @@ from billing.access.events import (
 )
 from billing.access.history import FailedAttempt, PaymentHistory, get_payment_history
 from billing.access.incomplete import (
-    delete_entry,
     expire_incomplete,
     incomplete_entries,
     mark_incomplete,

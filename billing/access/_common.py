@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from pynamodb.attributes import MapAttribute
 from pynamodb.constants import NULL
-from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
+from pynamodb.exceptions import DeleteError, PutError, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.operand import Value
 from pynamodb.expressions.update import Action, RemoveAction, SetAction
@@ -60,6 +60,16 @@ def refused_as(domain_error: type[Exception], key: str) -> Iterator[None]:
         if is_conditional_failure(error):
             raise domain_error(key) from error
         raise
+
+
+def delete_entry(entry: Model) -> None:
+    """Delete a marker item (an ``IncompleteEntry``, a ``UsageEndEntry``) its finder has
+    settled; one deleted meanwhile by another process is no error."""
+    try:
+        entry.delete()
+    except DeleteError as error:
+        if not is_conditional_failure(error):
+            raise
 
 
 def live() -> Condition:

@@ -79,14 +79,6 @@ def incomplete_entries(*, created_before: datetime | None = None) -> Iterator[In
     return IncompleteEntry.query(pk, IncompleteEntry.SK < created_before.isoformat(timespec="seconds"))  # noqa: SIM300
 
 
-def delete_entry(entry: IncompleteEntry) -> None:
-    try:
-        entry.delete()
-    except DeleteError as error:
-        if not is_conditional_failure(error):
-            raise
-
-
 def expire_incomplete(sub: Subscription, *, actor: str, declined: bool = False,
                       amount: int | None = None) -> Subscription:
     """Unconfirmed in time: ``incomplete_expired``, out of both indexes for good; it never

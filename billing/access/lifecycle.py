@@ -8,14 +8,17 @@ due-index keys are written through ``due_dates`` only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 
 from pynamodb.expressions.condition import Condition
+from pynamodb.models import Model
 
 from billing.access._common import iso_now, live
 from billing.access.due_dates import leave_due_indexes, next_payment_on, next_reminder_on
 from billing.access.outbox import transact_update
 from billing.access.subscriptions import audited_items
+from billing.access.usage_billing import usage_end_entry
 from billing.models import AuditAction, MerchantEventType, Subscription, SubscriptionStatus
 from billing.rules.lifecycle import (
     CancelMode,
@@ -31,9 +34,9 @@ COMMENT_MAX_LENGTH = 1000
 
 
 def _audited(sub: Subscription, actions: list, condition: Condition, *, actor: str, action: AuditAction | str,
-             event: MerchantEventType, note: str | None = None) -> Subscription:
-    return transact_update(sub, actions, condition, items=audited_items(sub, actions, actor=actor, action=action,
-                                                                        note=note, event=event))
+             event: MerchantEventType, note: str | None = None, also: Sequence[Model] = ()) -> Subscription:
+    return transact_update(sub, actions, condition, items=[
+        *audited_items(sub, actions, actor=actor, action=action, note=note, event=event), *also])
 
 
 def end_subscription(sub: Subscription, *, mode: CancelMode, today: date, actor: str, reason: str,
@@ -65,7 +68,11 @@ def end_subscription(sub: Subscription, *, mode: CancelMode, today: date, actor:
     note = f"{mode}: {reason}" + (f": {comment}" if comment else "")
     event = MerchantEventType.SUBSCRIPTION_CANCEL_SCHEDULED if mode == CancelMode.PERIOD_END \
         else MerchantEventType.SUBSCRIPTION_CANCELLED
-    return _audited(sub, actions, condition, actor=actor, action=action, note=note[:500], event=event)
+    # Its last period's usage is billed the day after it, by the payment run (no payment is
+    # left to carry it); a cancel now bills it at once (billing/operations/final_usage.py).
+    ending = [usage_end_entry(sub, date.fromisoformat(sub.PaidThroughDate))] \
+        if mode == CancelMode.PERIOD_END and sub.MeteredPriceId and sub.PaidThroughDate else []
+    return _audited(sub, actions, condition, actor=actor, action=action, note=note[:500], event=event, also=ending)
 
 
 def keep_subscription(sub: Subscription, *, today: date, reminder_days_before: int, actor: str) -> Subscription:

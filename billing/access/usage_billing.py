@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
-from billing.access._common import refused_as
+from collections.abc import Iterator
+from datetime import date, timedelta
+
+from billing.access._common import refused_as, utc_now
 from billing.access.events import new_event
 from billing.access.prices import get_price
 from billing.exceptions import ConditionFailed
-from billing.models import Subscription
+from billing.models import Subscription, UsageEndEntry
 from core.dynamo import engine
 
 METERED_PRICE_ATTACHED = "subscription.metered_price_attached"
+# How long an entry outlives its day should no run delete it (runs catch up 31 days).
+ENTRY_TTL_DAYS = 45
 
 
 class NotMetered(ValueError):
@@ -36,3 +41,17 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
     sub.MeteredPriceId = price.PriceId
     sub.Version = (sub.Version or 0) + 1
     return sub
+
+
+def usage_end_entry(sub: Subscription, last_day: date) -> UsageEndEntry:
+    """The entry that has the payment run of the day after ``last_day`` bill ``sub``'s last
+    period's usage (a cancel at period end puts it in its own transaction)."""
+    due = (last_day + timedelta(days=1)).isoformat()
+    return UsageEndEntry(UsageEndEntry.pk(), UsageEndEntry.sk(due=due, sub_id=sub.sub_id), AccountId=sub.account_id,
+                         SubId=sub.sub_id, SKU=sub.key_sku, LastDay=last_day.isoformat(),
+                         TTL=utc_now() + timedelta(days=ENTRY_TTL_DAYS))
+
+
+def usage_end_entries(through: date) -> Iterator[UsageEndEntry]:
+    """One Query: the entries due on ``through`` or before, soonest first."""
+    return UsageEndEntry.query(UsageEndEntry.pk(), UsageEndEntry.SK <= f"{through.isoformat()}~")  # noqa: SIM300

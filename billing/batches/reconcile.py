@@ -23,6 +23,7 @@ from datetime import date, timedelta
 
 from billing import access
 from billing.models import Receipt
+from billing.operations.final_usage import receipt_sku
 from billing.operations.found_charges import Difference, describe_charge, is_billings, record_missing_receipt
 from billing.operations.refunds import record_processor_refund
 from billing.rules.invoice_tax import TAX_METADATA
@@ -62,7 +63,7 @@ def reconcile(date_from: date, date_to: date, *, fix: bool = False, today: date 
             continue
         period = meta.get("period_start") or meta["billing_date"]
         receipt = access.get_receipt(meta["account_id"],
-                                     Receipt.sk(billing_date=period, sku=meta["sku"], sub_id=meta["sub_id"]))
+                                     Receipt.sk(billing_date=period, sku=receipt_sku(meta), sub_id=meta["sub_id"]))
         if receipt is not None:
             if receipt.ChargeId != charge.charge_id or receipt.ProcessedAmount != charge.amount:
                 differences.append(Difference(

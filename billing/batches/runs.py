@@ -29,6 +29,7 @@ from billing.batches.reminders import (
 from billing.batches.shards import ShardSet
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from billing.operations.expiry import expire_due
+from billing.operations.final_usage import bill_ended_periods
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.operations.payments import take_payment
 from core.clock import billing_today
@@ -280,6 +281,7 @@ def run_payments(
         # Incomplete first payments past their deadline expire first, so that a charge the
         # processor took anyway is refunded by the reconciliation just after (never kept).
         expire_own(summary, gateway=gateway, shards=shards)
+        bill_ended_usage(summary, run_date, gateway=gateway, shards=shards)
         if reconcile:
             reconcile_own_days(summary, dates[0] - timedelta(days=days), run_date, gateway=gateway, shards=shards,
                                recorded=recorded, retried=retried)
@@ -297,9 +299,23 @@ def run_payments(
 def expire_own(summary: RunSummary, *, gateway: PaymentGateway, shards: ShardSet | None) -> None:
     """The run's expiry of incomplete subscriptions (billing/operations/expiry.py), of its own
     shards; how many in the summary's ``expired`` count."""
-    members = set(shards.members) if shards is not None and not shards.is_every else None
-    takes = None if members is None else (lambda sub_id: access.shard_of(sub_id, shards.count) in members)
-    summary.counts["expired"] += expire_due(gateway=gateway, takes=takes)
+    summary.counts["expired"] += expire_due(gateway=gateway, takes=_own(shards))
+
+
+def _own(shards: ShardSet | None) -> Callable[[str], bool] | None:
+    """Whether a subscription is of the run's own shards (None: every one is)."""
+    if shards is None or shards.is_every:
+        return None
+    members = set(shards.members)
+    return lambda sub_id: access.shard_of(sub_id, shards.count) in members
+
+
+def bill_ended_usage(summary: RunSummary, today: date, *, gateway: PaymentGateway, shards: ShardSet | None) -> None:
+    """The usage of the last period of subscriptions cancelled at its end, due by ``today``
+    (billing/operations/final_usage.py), of the run's own shards; how many were charged in
+    the summary's ``usage_billed`` count (before the reconciliation, which then finds their
+    charges recorded)."""
+    summary.counts["usage_billed"] += bill_ended_periods(today, gateway=gateway, takes=_own(shards))
 
 
 def reconcile_own_days(summary: RunSummary, first: date, today: date, *, gateway: PaymentGateway,

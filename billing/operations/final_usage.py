@@ -12,7 +12,9 @@ records it here by its metadata's ``kind``."""
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Callable
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -20,17 +22,22 @@ from django.conf import settings
 from billing import access
 from billing.access.prices import get_price
 from billing.access.usage import mark_billed, usage_for_period
-from billing.models import Receipt, Subscription
+from billing.access.usage_billing import usage_end_entries
+from billing.models import Receipt, Subscription, SubscriptionStatus
 from billing.operations.metered import usage_metadata
 from billing.rules.invoice_tax import tax_metadata
+from billing.rules.lifecycle import CancelMode
 from billing.rules.price_objects import terms_of
 from billing.rules.pricing import amount_for
 from billing.rules.projection import MeteredUsage
 from billing.rules.schedule import anchor_on_or_before, cadence_of
 from core.clock import billing_today
+from core.payments.errors import GatewayError
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
 
 USAGE_KIND = "usage"  # the charge's metadata ``kind`` and its receipt's ``Kind``
+
+log = logging.getLogger(__name__)
 
 
 def final_usage_key(sub_id: str, start: date) -> str:
@@ -84,6 +91,12 @@ def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
     return record_usage_charge(sub, result, actor=actor)
 
 
+def receipt_sku(metadata: dict[str, str]) -> str:
+    """The SKU in the key of the receipt of a charge with ``metadata``: a usage charge's is
+    ``<SKU>.usage`` (its first day is often a period receipt's too), any other's the SKU."""
+    return f"{metadata['sku']}.{USAGE_KIND}" if metadata.get("kind") == USAGE_KIND else metadata["sku"]
+
+
 def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str) -> Receipt:
     """The receipt of a usage charge (its metadata says what it billed), only if absent:
     keyed by the usage's first day and ``<SKU>.usage``, never a period's receipt key, and
@@ -93,8 +106,38 @@ def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str) 
     receipt, _ = access.create_receipt(
         sub, billing_date=start, amount=result.amount, currency=result.currency, charge_id=result.charge_id or None,
         retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=last_day, actor=actor,
-        sku=f"{meta['sku']}.{USAGE_KIND}", product_name=sub.ProductName or sub.SKU, kind=USAGE_KIND,
+        sku=receipt_sku(meta), product_name=sub.ProductName or sub.SKU, kind=USAGE_KIND,
         tax=access.invoice_tax(sub, amount=result.amount, on=billing_today(settings.BILLING_TIMEZONE),
                                metadata=meta),
         usage={k: v for k, v in meta.items() if k.startswith("usage_")})
     return receipt
+
+
+def bill_ended_periods(today: date, *, gateway: PaymentGateway | None = None,
+                       takes: Callable[[str], bool] | None = None, actor: str = "batch") -> int:
+    """The payment run's step for subscriptions cancelled at their period's end: the usage
+    of each one's last period billed the day after its last day served (``UsageEndEntry``),
+    then its entry deleted; how many were charged. ``takes(sub_id)``: only these (a run's
+    shards). An entry whose subscription was kept, cancelled now (which billed its usage
+    itself) or cancelled again to another day is deleted unbilled; one whose gateway could
+    not be reached stays for the next run (the same key: charged once). Requests: one Query,
+    one GetItem per entry, ``bill_final_usage``'s, one DeleteItem."""
+    charged = 0
+    for entry in usage_end_entries(today):
+        if takes is not None and not takes(entry.SubId):
+            continue
+        sub = access.get_subscription(entry.AccountId, entry.SubId, entry.SKU)
+        if sub is not None and _still_ends(sub, entry.LastDay):
+            try:
+                charged += bill_final_usage(sub, last_day=date.fromisoformat(entry.LastDay), actor=actor,
+                                            gateway=gateway) is not None
+            except GatewayError as error:
+                log.warning("usage of %s's last period not billed yet: %s", entry.SubId, error)
+                continue
+        access.delete_entry(entry)
+    return charged
+
+
+def _still_ends(sub: Subscription, last_day: str) -> bool:
+    return (sub.Status == SubscriptionStatus.CANCELLED and sub.CancelMode == CancelMode.PERIOD_END
+            and sub.PaidThroughDate == last_day)

@@ -55,12 +55,13 @@ def test_a_payment_with_a_metered_item_costs_its_closing_and_its_usage_read(moto
     assert summary.counts["paid"] == PAYMENTS
     assert [r.UsageQuantity for s in subs for r in receipts_of(s) if r.UsageStart] == [600] * PAYMENTS
     # A fixed-price payment of the run: TransactWriteItems 1 (the receipt) and UpdateItem 1
-    # (the advance); the run itself: PutItem 1 + UpdateItem 1 (its record), Query 2 (the
-    # due day's index page, the expired incomplete ones) and GetItem 1 (the seller).
+    # (the advance); the run itself: PutItem 1 + UpdateItem 1 (its record), Query 3 (the
+    # due day's index page, the expired incomplete ones, the last periods' usage due of
+    # subscriptions cancelled at their end) and GetItem 1 (the seller).
     # A metered item adds 19 a payment: one UpdateItem per usage shard closing the period,
     # GetItem 2 (the price, the meter) and Query 1 (the period's aggregates, consistent).
-    fixed = Counter({"PutItem": 1, "TransactWriteItems": PAYMENTS, "UpdateItem": PAYMENTS + 1, "Query": 2,
+    fixed = Counter({"PutItem": 1, "TransactWriteItems": PAYMENTS, "UpdateItem": PAYMENTS + 1, "Query": 3,
                      "GetItem": 1})
     metered = Counter({"UpdateItem": USAGE_SHARDS * PAYMENTS, "GetItem": 2 * PAYMENTS, "Query": PAYMENTS})
     assert ops == fixed + metered, ops
-    assert USAGE_SHARDS == 16 and (sum(ops.values()) - 5) / PAYMENTS == 2 + 19  # 21 requests a payment
+    assert USAGE_SHARDS == 16 and (sum(ops.values()) - 6) / PAYMENTS == 2 + 19  # 21 requests a payment

@@ -18,9 +18,9 @@ Checks after every step:
   one subscription never overlap, and a receipt's usage quantity and amount are
   ``amount_for`` of the events the model accepted for its days; no event is accepted for
   a day already billed, none is refused that was not; once its day is closed, an event of
-  a day served is in a receipt's usage (exactly once), paused days and a cancel now's open
-  period included (a subscription cancelled at its period's end is left out: its last
-  period's usage is not billed yet, docs/USAGE.md "Not yet");
+  a day served is in a receipt's usage (exactly once), paused days and a cancelled
+  subscription's last period included (a cancel at the period's end is billed by the run
+  of the day after it);
 * the upcoming payment read on the payment day before the run (``payments.next_charge``,
   what ``GET /api/v1/subscriptions/{id}/upcoming`` returns) is what the run charges, to
   the minor unit, its lines summing to it;
@@ -125,7 +125,6 @@ class Tracked(TrackedSubscription):
         self.events: dict[str, tuple[date, Decimal]] = {}  # identifier -> (UTC day, value), accepted
         self.sent_at: dict[str, date] = {}  # identifier -> the clock's day it was accepted
         self.moment: dict[str, int] = {}  # identifier -> its timestamp (a retry sends the same)
-        self.gaps = False  # cancelled at a period's end: its last period's usage is not billed yet
         # Each receipt's cadence when it was first seen (a resume may anchor the cadence anew
         # later: the receipt was priced on the one it was charged under).
         self.cadences: dict[str, object] = {}
@@ -381,7 +380,6 @@ class PricingMachine(RuleBasedStateMachine):
             tracked.served_until = self.today
         elif state_of(sub, self.today).kind != "cancelling":
             lifecycle_actions.cancel_at_period_end(sub, today=self.today, actor="customer", reason="other")
-            tracked.gaps = True  # its last period's usage: no batch bills it yet
 
     # --- checks -------------------------------------------------------------------------
 
@@ -421,13 +419,13 @@ class PricingMachine(RuleBasedStateMachine):
     def _usage_counted_once(self, tracked: Tracked, billed: list) -> None:
         spans = sorted((r.UsageStart, r.UsageEnd) for r in billed)
         # Exactly once: an event of a day the subscription served, once that day is closed,
-        # is in a receipt's usage, paused days and a cancel now's open period included. Not
-        # (yet) for a subscription cancelled at its period's end (docs/USAGE.md "Not yet"),
-        # nor for the days before it was made (no subscription, no usage to bill).
+        # is in a receipt's usage: paused days, a cancel's last period (now, or at its end,
+        # billed by the next run) included; not the days before it was made (no
+        # subscription, no usage to bill).
         closed = billed_through(tracked.account_id, METER)
         left = {i for i, (day, _) in tracked.events.items() if closed and tracked.made <= day
                 and day.isoformat() <= closed and not any(a <= day.isoformat() < b for a, b in spans)}
-        assert tracked.gaps or not left, f"events closed and never billed: {sorted(left)} {spans}"
+        assert not left, f"events closed and never billed: {sorted(left)} {spans}"
         for (_, end), (start, _) in itertools.pairwise(spans):
             assert end <= start, f"usage billed twice: {spans}"
         for receipt in billed:

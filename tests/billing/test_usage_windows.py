@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 import time_machine
 
-from billing import access
+from billing import access, batches
 from billing.access.usage import UsageEvent, get_meter, record_event
 from billing.access.usage_billing import attach_metered_price
 from billing.actions import lifecycle
@@ -21,7 +21,7 @@ from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscribing
 from billing.actions.subscriptions import change_payment_day
-from billing.models import MeterAggregation
+from billing.models import MeterAggregation, UsageEndEntry
 from billing.operations import payments
 from billing.rules.pricing import PriceTerms
 from core.payments.gateway import get_gateway
@@ -107,6 +107,9 @@ def test_a_cancel_bills_the_days_since_the_last_payment_and_no_day_twice(moto_ta
     assert billed == Counter(_days(START, date(2027, 4, 20)))
     [final] = [r for r in receipts_of(sub) if r.Kind == "usage"]
     assert (final.UsageStart, final.UsageEnd) == ("2027-04-15", "2027-04-21")
+    with time_machine.travel(datetime(2027, 4, 21, 12, tzinfo=UTC), tick=False):
+        summary = batches.run_payments(run_date=date(2027, 4, 21), workers=1, catch_up_days=0)
+    assert summary.counts["differences"] == 0, summary.differences
 
 
 @pytest.mark.parametrize("resume_on", [date(2027, 4, 1), date(2027, 4, 25)])
@@ -144,3 +147,53 @@ def test_a_cancel_during_a_free_trial_bills_no_usage(moto_table) -> None:
     with time_machine.travel(datetime(2027, 2, 20, 12, tzinfo=UTC), tick=False):
         lifecycle.cancel_now(fresh(sub), today=date(2027, 2, 20), actor="customer", reason="too_expensive")
     assert receipts_of(sub) == [] and get_gateway().charges_made(sub_id=sub.sub_id) == []
+
+
+def _ending_entries() -> list:
+    return list(UsageEndEntry.query(UsageEndEntry.pk()))
+
+
+def test_a_cancel_at_period_end_has_its_last_period_s_usage_billed_by_the_next_run_once(moto_table) -> None:
+    sub = _metered_sub()
+
+    def act(day: date) -> None:
+        if day == date(2027, 4, 2):  # paid 15 March to 14 April: served to then
+            lifecycle.cancel_at_period_end(fresh(sub), today=day, actor="customer", reason="too_expensive")
+            [entry] = _ending_entries()
+            assert (entry.SubId, entry.LastDay) == (sub.sub_id, "2027-04-14")
+
+    _live_through(sub, date(2027, 4, 14), on_day=act)
+    assert [r for r in receipts_of(sub) if r.Kind == "usage"] == []  # not before the period ends
+    with time_machine.travel(datetime(2027, 4, 15, 12, tzinfo=UTC), tick=False):
+        first = batches.run_payments(run_date=date(2027, 4, 15), workers=1, catch_up_days=0)
+        again = batches.run_payments(run_date=date(2027, 4, 15), workers=1, catch_up_days=0)  # a re-run
+    assert (first.counts["usage_billed"], again.counts["usage_billed"]) == (1, 0)
+    # the reconciliation finds the usage charge's own receipt (not the period's of its first day)
+    assert first.counts["differences"] == again.counts["differences"] == 0, first.differences + again.differences
+    assert first.as_dict()["usage_billed"] == 1 and "usage billed 1" in first.line()
+    [final] = [r for r in receipts_of(sub) if r.Kind == "usage"]
+    assert (final.UsageStart, final.UsageEnd, final.UsageQuantity) == ("2027-03-15", "2027-04-15", 31)
+    assert _billed_days(sub) == Counter(_days(START, date(2027, 4, 14)))
+    usage_charges = [c for c in get_gateway().charges_made(sub_id=sub.sub_id) if c["metadata"].get("kind") == "usage"]
+    assert len(usage_charges) == 1 and _ending_entries() == []
+
+
+@pytest.mark.parametrize("then", ["keep", "cancel now"])
+def test_a_cancel_at_period_end_undone_or_made_now_leaves_nothing_for_the_run_to_bill(moto_table, then: str) -> None:
+    sub = _metered_sub()
+
+    def act(day: date) -> None:
+        if day == date(2027, 4, 2):
+            lifecycle.cancel_at_period_end(fresh(sub), today=day, actor="customer", reason="too_expensive")
+        if day == date(2027, 4, 10):
+            if then == "keep":
+                lifecycle.keep(fresh(sub), today=day, actor="customer")
+            else:
+                lifecycle.cancel_now(fresh(sub), today=day, actor="customer", reason="too_expensive")
+
+    _live_through(sub, date(2027, 4, 15), on_day=act)  # the 15th's run, kept: the renewal bills the usage
+    with time_machine.travel(datetime(2027, 4, 15, 13, tzinfo=UTC), tick=False):
+        summary = batches.run_payments(run_date=date(2027, 4, 15), workers=1, catch_up_days=0)
+    assert summary.counts["usage_billed"] == 0 and _ending_entries() == []
+    last = date(2027, 4, 14) if then == "keep" else date(2027, 4, 10)
+    assert _billed_days(sub) == Counter(_days(START, last))
