@@ -5,19 +5,25 @@ page, and the account page's URL. (Permissions: ``permissions``, checked in ``ur
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.functional import Promise
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.models import Receipt, Subscription
+from core.payments.errors import GatewayError
 from core.staff import render_staff
+
+T = TypeVar("T")
+StrOrPromise = str | Promise
 
 # What a staff form drawn from an item that changed since says (the portal's own words).
 CHANGED_MESSAGE = _("This changed since you opened the page.")
@@ -127,3 +133,31 @@ def end_page(request: HttpRequest, *, ended: bool, back: str, title: str, questi
     else:
         messages.success(request, done)
     return redirect(back)
+
+
+@dataclass(frozen=True)
+class PaidChangeWords:
+    """What a staff change that charges or refunds the card (seats, a switch) says when it
+    is not made: declined (``%(reason)s``), changed meanwhile, the processor unreachable."""
+
+    declined: StrOrPromise
+    changed: StrOrPromise
+    unreachable: StrOrPromise
+
+
+def attempt_paid_change(request: HttpRequest, step: Callable[[], T], *, refused: type[Exception],
+                        declined: type[Exception], words: PaidChangeWords) -> T | None:
+    """``step()``'s result, or None once the reason it was not made is told as the page's
+    error: its rule's refusal (``refused``, in its own words), the card declined, the
+    subscription changed meanwhile (any amount taken is refunded), the processor unreachable."""
+    try:
+        return step()
+    except refused as error:
+        messages.error(request, str(error))
+    except declined as error:
+        messages.error(request, words.declined % {"reason": error})
+    except access.ConditionFailed:
+        messages.error(request, words.changed)
+    except GatewayError:
+        messages.error(request, words.unreachable)
+    return None

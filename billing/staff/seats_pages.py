@@ -14,17 +14,15 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from billing import access
 from billing.actions import seats as actions
 from billing.forms import SeatsFields
 from billing.models import AuditAction, Subscription
 from billing.rules.seats import SeatsQuote, SeatsRefused, quantity_of, unit_amount_of
-from billing.staff.common import account_url, confirm_page
+from billing.staff.common import PaidChangeWords, account_url, attempt_paid_change, confirm_page
 from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
 from core.money import format_with_code
 from core.pages import actor, today
-from core.payments.errors import GatewayError
 
 
 class StaffSeatsForm(SeatsFields):
@@ -40,6 +38,12 @@ class StaffSeatsForm(SeatsFields):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.sub = sub
         self.bounds = actions.bounds_of(sub)  # the catalog read once per form
+
+
+_NOT_MADE = PaidChangeWords(
+    declined=gettext_lazy("The card was declined (%(reason)s): the seats are unchanged."),
+    changed=gettext_lazy("The subscription changed meanwhile: nothing was changed (any amount taken is refunded)."),
+    unreachable=gettext_lazy("The payment provider could not be reached: nothing was changed."))
 
 
 def _question(sub: Subscription, quote: SeatsQuote) -> str:
@@ -71,7 +75,8 @@ def staff_seats(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
             "unit": format_with_code(unit_amount_of(sub), sub.Currency), "n": quantity_of(sub)},
             sub=sub, form=form, button=_("See the amount"))
     data = form.cleaned_data
-    try:
+
+    def step() -> HttpResponse | actions.SeatsChange:
         if data["step"] != "confirm":
             quote = actions.quote(sub, data["quantity"], today=today())
             shown = actions.charged_now(sub, quote) if quote.more else actions.credited_now(sub, quote)
@@ -80,23 +85,16 @@ def staff_seats(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
             confirm.fields["quantity"].widget = forms.HiddenInput()
             return confirm_page(request, account_id, title, _question(sub, quote), sub=sub, form=confirm,
                                 button=_("Change the seats"))
-        done = actions.change_quantity(sub, data["quantity"], actor(request), today=today(),
+        return actions.change_quantity(sub, data["quantity"], actor(request), today=today(),
                                        expected_version=data["version"], expected_amount=data["amount"],
                                        action=AuditAction.STAFF_QUANTITY)
-    except SeatsRefused as refused:  # stale amounts or version included (SeatsChanged)
-        messages.error(request, str(refused))
+
+    # Refused: stale amounts or version included (SeatsChanged).
+    done = attempt_paid_change(request, step, refused=SeatsRefused, declined=actions.SeatsDeclined, words=_NOT_MADE)
+    if done is None:
         return back
-    except actions.SeatsDeclined as declined:
-        messages.error(request, _("The card was declined (%(reason)s): the seats are unchanged.") % {
-            "reason": declined})
-        return back
-    except access.ConditionFailed:
-        messages.error(request, _("The subscription changed meanwhile: nothing was changed (any amount taken is "
-                                  "refunded)."))
-        return back
-    except GatewayError:
-        messages.error(request, _("The payment provider could not be reached: nothing was changed."))
-        return back
+    if isinstance(done, HttpResponse):
+        return done
     messages.success(request, _("%(n)s seats from today; %(charged)s charged, %(credited)s refunded now.") % {
         "n": done.quote.new_quantity, "charged": format_with_code(done.charged, sub.Currency),
         "credited": format_with_code(done.credited, sub.Currency)})

@@ -11,22 +11,26 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from billing import access
 from billing.actions import switch as actions
 from billing.models import AuditAction, Subscription
 from billing.rules.cadence_words import amount_per_period
 from billing.rules.schedule import cadence_of
 from billing.rules.switch import SwitchQuote, SwitchRefused
-from billing.staff.common import account_url, confirm_page
+from billing.staff.common import PaidChangeWords, account_url, attempt_paid_change, confirm_page
 from billing.staff.forms import StaffSwitchForm
 from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
 from billing.views.switch_pages import charge_after_switch, product_choices
 from core.money import format_with_code
 from core.pages import actor, today
-from core.payments.errors import GatewayError
+
+_NOT_MADE = PaidChangeWords(
+    declined=gettext_lazy("The card was declined (%(reason)s): nothing was switched."),
+    changed=gettext_lazy("The subscription changed meanwhile: nothing was switched (any amount taken is refunded)."),
+    unreachable=gettext_lazy("The payment provider could not be reached: nothing was switched."))
 
 
 def _question(sub: Subscription, quote: SwitchQuote) -> str:
@@ -107,7 +111,8 @@ def staff_switch(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
                               "another)? The next step shows the amounts."), sub=sub, form=form,
                             button=_("See the amounts"))
     data = form.cleaned_data
-    try:
+
+    def step() -> HttpResponse | actions.Switched:
         if data["step"] != "confirm":
             quote = actions.quote(sub, data["sku"], today=today())
             confirm = StaffSwitchForm(initial={"sku": quote.choice, "step": "confirm", "upgrade": "1" if quote.upgrade
@@ -118,21 +123,15 @@ def staff_switch(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         expected = SwitchQuote(old_sku=sub.SKU, new_sku=data["sku"], new_name="", old_price=0, new_price=0,
                                upgrade=data["upgrade"] == "1", effective=today(), paid_through=None,
                                charge=data["charge"] or 0, credit=data["credit"] or 0)
-        done = actions.switch(sub, data["sku"], today=today(), actor=actor(request), expected=expected,
+        return actions.switch(sub, data["sku"], today=today(), actor=actor(request), expected=expected,
                               action=AuditAction.STAFF_SWITCH, on_session=False)
-    except SwitchRefused as refused:
-        messages.error(request, str(refused))
+
+    done = attempt_paid_change(request, step, refused=SwitchRefused, declined=actions.SwitchDeclined,
+                               words=_NOT_MADE)
+    if done is None:
         return back
-    except actions.SwitchDeclined as declined:
-        messages.error(request, _("The card was declined (%(reason)s): nothing was switched.") % {"reason": declined})
-        return back
-    except access.ConditionFailed:
-        messages.error(request, _("The subscription changed meanwhile: nothing was switched (any amount taken is "
-                                  "refunded)."))
-        return back
-    except GatewayError:
-        messages.error(request, _("The payment provider could not be reached: nothing was switched."))
-        return back
+    if isinstance(done, HttpResponse):
+        return done
     if done.client_secret:  # off-session, the bank wants the customer: not for staff to do
         actions.abandon(done, today=today())
         messages.error(request, _("The customer's bank asks them to confirm this payment: nothing was switched. "
