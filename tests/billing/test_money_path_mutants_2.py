@@ -515,6 +515,31 @@ def test_an_upgrade_after_a_yearly_plan_switched_to_monthly_from_its_end_credits
     assert (q.upgrade, q.paid_through, q.credit) == (True, date(2028, 3, 9), 5639)
 
 
+def test_with_prices_before_tax_a_receipt_credits_its_net_share_within_the_net_its_refunds_left() -> None:
+    from billing.models import Receipt
+    from billing.rules.switch import unused_credit
+
+    def credit(on: date, *, gross: int = 1220, net: int | None = 1000, tax: int | None = 220,
+               refunded: int | None = None, before_tax: bool = True) -> int:
+        # paid for 10 April to 9 May (30 days); 22% on top of 10.00
+        receipt = Receipt(sub_id="s1", BillingDate="2027-04-10", PeriodStart="2027-04-10", PeriodEnd="2027-05-09",
+                          ProcessedAmount=gross, RefundedAmount=refunded, Net=net, Tax=tax)
+        return unused_credit(receipt, on, before_tax=before_tax)
+
+    first, mid = date(2027, 4, 10), date(2027, 4, 25)  # every day unused; 15 of 30
+    assert (credit(mid), credit(mid, before_tax=False), credit(first)) == (500, 610, 1000)
+    # a receipt without its tax figures (from before taxes were kept) is counted whole
+    assert credit(mid, net=None, tax=None) == 610
+    # a refund takes its share of the tax (as its credit note): 9.76 refunded is 1.76 of
+    # tax and 8.00 of net, so 2.00 of net is left to credit
+    assert credit(mid, refunded=976) == 200
+    assert credit(first, refunded=1) == 999  # 0.01 refunded takes no tax: 9.99 of net left
+    assert credit(first, refunded=1220) == 0  # refunded whole
+    assert credit(first, gross=1, net=1, tax=0, refunded=1) == 0  # the smallest charge, refunded
+    # without tax (0%), a refund is all net
+    assert credit(first, gross=1000, net=1000, tax=0, refunded=600) == 400
+
+
 def test_an_upgrade_on_a_trial_s_last_day_or_with_nothing_recorded_as_paid_settles_nothing() -> None:
     from billing.rules.switch import quote_switch
 
