@@ -97,3 +97,28 @@ def test_a_currency_given_in_lower_case_is_printed_as_its_code_in_every_language
     with translation.override(language):
         assert money.format_with_code(999, "usd") == money.format_with_code(999, "USD")
         assert money.format_with_code(999, "usd").endswith("USD")
+
+
+@pytest.mark.parametrize(("amount", "currency", "text"), [
+    (Decimal("0.2"), "USD", "$0.002"), (1000, "USD", "$10.00"), (Decimal(1000), "usd", "$10.00"),
+    (Decimal("-0.2"), "USD", "-$0.002"), (Decimal("123456.5"), "USD", "$1,234.565"),
+    (Decimal("1.50"), "USD", "$0.015"),  # as many places as it needs, no trailing zero
+    (Decimal("0.5"), "JPY", "¥0.5"), (Decimal("0.25"), "chf", "CHF 0.0025"), (Decimal("0.5"), "KWD", "KWD 0.0005"),
+    (Decimal("-123456.5"), "CHF", "-CHF 1,234.565"),
+])
+def test_a_unit_price_shows_the_places_below_the_minor_unit_it_has(amount, currency, text) -> None:
+    assert money.format_unit_price(amount, currency) == text
+
+
+@pytest.mark.parametrize(("language", "prices", "count"), [
+    ("it", ["0,002\xa0USD", "1.234,565\xa0€", "0,5\xa0KRW", "10,00\xa0€"], "1.234.567"),
+    ("ko", ["US$0.002", "€1,234.565", "₩0.5", "€10.00"], "1,234,567"),
+])
+def test_a_unit_price_and_a_count_follow_the_active_language(language, prices, count) -> None:
+    from django.utils import translation
+
+    with translation.override(language):
+        assert [money.format_unit_price(amount, currency) for amount, currency in [
+            (Decimal("0.2"), "USD"), (Decimal("123456.5"), "eur"), (Decimal("0.5"), "KRW"), (1000, "EUR")]] == prices
+        assert money.format_quantity(1234567) == count
+    assert (money.format_quantity(1234567), money.format_quantity(12)) == ("1,234,567", "12")
