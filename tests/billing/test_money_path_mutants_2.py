@@ -540,7 +540,7 @@ def test_with_prices_before_tax_a_receipt_credits_its_net_share_within_the_net_i
     assert credit(first, gross=1000, net=1000, tax=0, refunded=600) == 400
 
 
-def test_an_upgrade_on_a_trial_s_last_day_or_with_nothing_recorded_as_paid_settles_nothing() -> None:
+def test_an_upgrade_settles_only_the_days_recorded_as_paid_after_a_trial() -> None:
     from billing.rules.switch import quote_switch
 
     # the trial's last day is free whatever the product: the new price starts with the first charge
@@ -548,6 +548,13 @@ def test_an_upgrade_on_a_trial_s_last_day_or_with_nothing_recorded_as_paid_settl
     q = quote_switch(trial, _plus(), [], date(2027, 3, 25))
     assert (q.upgrade, q.effective, q.trial_end, q.charge, q.credit) == (True, date(2027, 3, 25), date(2027, 3, 25),
                                                                           0, 0)
+    # days already paid after a trial still running are settled from the day after it:
+    # here the whole first month (26 March to 25 April), at the new price less the old
+    paid_ahead = _monthly_sub(PaymentDay=26, TrialEnd="2027-03-25", PaidThroughDate="2027-04-25",
+                              NextPaymentDate="2027-04-26")
+    q = quote_switch(paid_ahead, _plus(), [_paid("s1", "2027-03-26", "2027-04-25")], date(2027, 3, 20))
+    assert (q.effective, q.trial_end, q.charge, q.credit, q.due_now) == (date(2027, 3, 20), date(2027, 3, 25),
+                                                                        2000, 1000, 1000)
     # a subscription from before the days paid were recorded: at once, nothing to settle
     legacy = _monthly_sub(PaidThroughDate=None)
     q = quote_switch(legacy, _plus(), [_paid("s1", "2027-04-10", "2027-05-09")], date(2027, 4, 25))
