@@ -245,8 +245,9 @@ class SubscribeForm(CardFields, TaxIdentityFields):
 
     def __init__(self, *args: Any, products: list[Product], first_dates: dict[int, date] | None = None,
                  cards: list[tuple[str, str]] | None = None, prices: list[tuple[str, str, bool]] | None = None,
-                 **kwargs: Any) -> None:
-        """``prices``: the chosen product's prices (id, words, sold by the seat)."""
+                 usage: dict[str, str] | None = None, **kwargs: Any) -> None:
+        """``prices``: the chosen product's prices (id, words, sold by the seat). ``usage``:
+        by SKU, the words of a product's metered price, shown beside its fixed price."""
         super().__init__(*args, **kwargs)
         self.fields["payment_day"].choices = day_choices(first_dates)
         if prices and len(prices) > 1:
@@ -256,7 +257,9 @@ class SubscribeForm(CardFields, TaxIdentityFields):
         else:
             del self.fields["price"], self.fields["quantity"]
         # Only the active catalog is offered; a retired SKU posted by hand is invalid.
-        self.fields["product"].choices = [(p.SKU, product_label(p)) for p in products]
+        self.fields["product"].choices = [
+            (p.SKU, " · ".join([product_label(p), *([usage[p.SKU]] if usage and p.SKU in usage else [])]))
+            for p in products]
         if cards:
             self.fields["saved_card"].choices = [*cards, (NEW_CARD, gettext_lazy("A new card (below)"))]
         else:

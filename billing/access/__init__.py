@@ -189,6 +189,7 @@ from billing.access.prices import (
     default_price,
     get_price,
     list_prices,
+    list_products_with_prices,
 )
 from billing.access.receipt_numbers import (
     ReceiptNumbers,
@@ -488,6 +489,7 @@ __all__ = [
     "default_price",
     "get_price",
     "list_prices",
+    "list_products_with_prices",
     # audit trail
     "audited_change",
     "get_events_by_account",

@@ -19,7 +19,7 @@ from billing.access._common import absent_if_invalid, iso_now, new_id, refused_a
 from billing.access.catalog import get_product
 from billing.access.events import new_event
 from billing.exceptions import ConditionFailed
-from billing.models import CATALOG_EVENTS_ACCOUNT, Price, PriceStatus, Product
+from billing.models import CATALOG_EVENTS_ACCOUNT, BillingItem, Price, PriceStatus, Product, ProductStatus
 from billing.rules.price_objects import default_price_id, price_id_for, sku_of_price_id, tier_maps
 from billing.rules.pricing import BillingScheme, PriceTerms
 from core.dynamo import engine
@@ -58,6 +58,23 @@ def list_prices(sku: str, *, include_archived: bool = False, product: Product | 
     stored = sorted(Price.query(Price.pk(), Price.SK.startswith(f"PRICE#{sku}#")), key=lambda p: p.CreatedDate)
     prices = [default_price(product), *stored]
     return [p for p in prices if include_archived or p.Status == PriceStatus.ACTIVE]
+
+
+def list_products_with_prices() -> tuple[list[Product], dict[str, list[Price]]]:
+    """The active products and their stored active prices by SKU (oldest first), in the one
+    Query ``list_products`` makes: the catalog's partition holds both, ``PRICE#<SKU>#``
+    sorting before ``SKU#``. The subscribe page offers each product with its metered price
+    this way, at no request more. Any other item in that range is ignored by type."""
+    products: list[Product] = []
+    prices: dict[str, list[Price]] = {}
+    for item in BillingItem.query(Product.pk(), BillingItem.SK.between("PRICE#", Product.sk_template.prefix + "\uffff")):
+        if isinstance(item, Product) and item.Status == ProductStatus.ACTIVE:
+            products.append(item)
+        elif isinstance(item, Price) and item.Status == PriceStatus.ACTIVE:
+            prices.setdefault(item.SKU, []).append(item)
+    for stored in prices.values():
+        stored.sort(key=lambda p: p.CreatedDate)
+    return products, prices
 
 
 @absent_if_invalid()

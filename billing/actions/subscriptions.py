@@ -17,7 +17,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.actions import wallet
+from billing.actions import meters, wallet
 from billing.actions.coupons import give_back_unused
 from billing.models import Account, AuditAction, Coupon, Product, Subscription, SubscriptionStatus
 from billing.notify import manage_url, tell
@@ -91,7 +91,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
               card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
               coupon: Coupon | None = None, trial_days: int = 0, interval: str | None = None,
               interval_count: int | None = None, price_id: str | None = None, quantity: int | None = None,
-              unit_amount: int | None = None) -> Started:
+              unit_amount: int | None = None, metered_price_id: str | None = None) -> Started:
     """Create the subscription and charge its first period at once (docs/MONEY.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
@@ -105,7 +105,9 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     first charge, off-session, the day after the trial: docs/MONEY.md "Free
     trials"); ``access.TrialAlreadyUsed`` (nothing written, nothing charged) when the
     account has had this product's trial. ``interval``, ``interval_count``: the cadence
-    (docs/MONEY.md "Cadences"; default monthly), ``amount`` being one period's price."""
+    (docs/MONEY.md "Cadences"; default monthly), ``amount`` being one period's price.
+    ``metered_price_id``: a metered price whose usage each payment after the first bills
+    in arrears (``with_metered_price``)."""
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
@@ -115,7 +117,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     )
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
     if sub.TrialEnd:
-        return _trial_started(sub, new, actor=actor)
+        return with_metered_price(_trial_started(sub, new, actor=actor), metered_price_id, actor=actor)
     discount = _coupon_line(sub)  # before the charge, which counts the coupon's use
     try:
         outcome = take_first_payment(sub, today=today, actor=actor)
@@ -130,17 +132,39 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         # The charge succeeded and another process recorded it first (the processor's
         # webhook tells of a succeeded payment at once): paid all the same, and started.
         outcome.status = PaymentStatus.PAID
-    return _after_first_charge(sub, outcome, new, actor=actor, discount=discount)
+    return with_metered_price(_after_first_charge(sub, outcome, new, actor=actor, discount=discount), metered_price_id,
+                              actor=actor)
+
+
+def with_metered_price(started: Started, metered_price_id: str | None, *, actor: str) -> Started:
+    """A new subscription that started (or waits on its bank's confirmation of the first
+    charge) names ``metered_price_id`` from now on: its payments after the first bill that
+    price's usage in arrears (docs/USAGE.md "Billing a period"). Named after the first
+    charge, which bills no usage, so that charge is the fixed price alone, as quoted. The
+    portal's subscribe and the API's both come here, so they attach it alike. A
+    subscription changed meanwhile (its first payment recorded by another process) is
+    read again and named once more; ``NotMetered`` for a price that cannot be."""
+    if not metered_price_id or not (started.started or started.awaits_authentication):
+        return started
+    try:
+        started.sub = meters.attach_metered_price(started.sub, metered_price_id, actor=actor)
+    except access.ConditionFailed:
+        now = access.get_subscription(started.sub.account_id, started.sub.sub_id, started.sub.key_sku)
+        if now is None:
+            raise
+        started.sub = meters.attach_metered_price(now, metered_price_id, actor=actor)
+    return started
 
 
 def subscribe_to_price(account: Account, product: Product, choice: PriceChoice, *, payment_day: int,
                        card: CardToken, today: date, actor: str, billing_address: str | None = None,
                        card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
-                       coupon: Coupon | None = None, trial: bool = True) -> Started:
+                       coupon: Coupon | None = None, trial: bool = True,
+                       metered_price_id: str | None = None) -> Started:
     """``subscribe`` to a chosen price of ``product`` (``rules.price_choice.choose_price``):
     its amount a period (its unit amount × the seats), cadence, currency and free trial
     (the price's, else the product's; none when ``trial`` is False or the account had this
-    product's trial already: one GetItem of its marker)."""
+    product's trial already: one GetItem of its marker). ``metered_price_id``: as ``subscribe``."""
     trial_days = choice.trial_days if trial and choice.trial_days else 0
     if trial_days and access.trial_used(account.account_id, product.SKU):
         trial_days = 0
@@ -149,7 +173,7 @@ def subscribe_to_price(account: Account, product: Product, choice: PriceChoice, 
                      billing_address=billing_address, card_id=card_id, keep_card=keep_card,
                      make_default=make_default, coupon=coupon, trial_days=trial_days, interval=choice.interval,
                      interval_count=choice.interval_count, price_id=choice.stored_price_id,
-                     **choice.attributes())  # type: ignore[arg-type]
+                     metered_price_id=metered_price_id, **choice.attributes())  # type: ignore[arg-type]
 
 
 def _recorded_by_another(sub: Subscription, outcome: PaymentOutcome) -> bool:

@@ -15,7 +15,6 @@ from ninja import Router
 from pydantic import BeforeValidator, Field
 
 from billing import access
-from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscription_actions
 from billing.api.auth import actor_of, read_key, write_key
@@ -311,12 +310,10 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
     with refusals():
         started = subscription_actions.subscribe_to_price(
             account, product, choice, payment_day=body.payment_day or day.day, card=card_token(card), today=day,
-            actor=actor_of(request), billing_address=card.Details.BillingAddress, card_id=card.card_id)
+            actor=actor_of(request), billing_address=card.Details.BillingAddress, card_id=card.card_id,
+            # Named after the first payment, which bills no usage: its next payments bill it in arrears.
+            metered_price_id=metered[0].PriceId if metered is not None else None)
     if not started.started:
         raise ApiError(402, f"The first payment did not go through ({started.outcome.reason or 'declined'}): "
                             "the subscription ended unpaid.", type="card_error")
-    sub = started.sub
-    if metered is not None:
-        # After the first payment, which bills no usage: its next payments bill it in arrears.
-        sub = meter_actions.attach_metered_price(sub, metered[0].PriceId, actor=actor_of(request))
-    return shown(sub, status=201)
+    return shown(started.sub, status=201)

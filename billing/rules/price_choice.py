@@ -92,3 +92,23 @@ def choose_price(price: Price | None, product: Product, quantity: int | None = N
     trial = price.TrialDays if price.TrialDays is not None else product.trial_days
     return PriceChoice(price.PriceId, unit * quantity, unit, quantity, price.Currency.upper(), str(price.Interval),
                        int(price.IntervalCount or 1), int(trial or 0), per_seat)
+
+
+def metered_price_of(prices: list[Price], currency: str) -> Price | None:
+    """The metered price a subscription in ``currency`` to the product of ``prices`` (its
+    active prices, oldest first) bills its usage by, in arrears (docs/USAGE.md "Billing a
+    period"): the oldest active metered price in that currency, as a subscription names one
+    at most; None when the product has none."""
+    return next((p for p in prices if p.Meter and p.Status == PriceStatus.ACTIVE
+                 and p.Currency.upper() == currency.upper()), None)
+
+
+def choose_metered_price(price: Price | None, product: Product, currency: str) -> Price:
+    """The metered price chosen with ``product`` on the subscribe page, as it is now:
+    ``PriceRefused`` when it can no longer be (archived meanwhile, or not this product's
+    metered price in ``currency``)."""
+    if price is None or price.SKU != product.SKU or not price.Meter or price.Currency.upper() != currency.upper():
+        raise PriceRefused(_("This price is not one of this product's."))
+    if price.Status != PriceStatus.ACTIVE:
+        raise PriceRefused(_("This price has been archived: it can no longer be subscribed to."))
+    return price

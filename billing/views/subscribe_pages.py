@@ -32,7 +32,15 @@ from billing.models import Coupon, Price, Product, ProductStatus, Subscription
 from billing.rules.cadence_words import amount_every
 from billing.rules.coupons import payments_left
 from billing.rules.lifecycle import is_expired_incomplete
-from billing.rules.price_choice import PriceChoice, PriceRefused, choose_price, is_per_seat, subscribable
+from billing.rules.price_choice import (
+    PriceChoice,
+    PriceRefused,
+    choose_metered_price,
+    choose_price,
+    is_per_seat,
+    metered_price_of,
+    subscribable,
+)
 from billing.rules.price_objects import terms_of
 from billing.rules.price_words import interval_words, price_words
 from billing.rules.projection import Terms, new_subscription_charges
@@ -52,7 +60,8 @@ QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
 
 
 def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | None = None,
-              trial_days: int = 0, buyer: object | None = None, choice: PriceChoice | None = None) -> dict[str, Any]:
+              trial_days: int = 0, buyer: object | None = None, choice: PriceChoice | None = None,
+              metered: Price | None = None) -> dict[str, Any]:
     """What subscribing on ``day`` costs: the monthly price and the first charge (the days
     up to the first payment date, prorated by day; a full month on the payment day); with
     a coupon, the first period's price, the discount and the first charge after it. With
@@ -61,7 +70,9 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
     amounts charged carry the tax when prices exclude it (``buyer``: whose billing country
     and VAT number; default the seller's country). ``choice``: a chosen price of the
     product (``rules.price_choice``): its amount a period, currency and cadence, the
-    first period by the cadence as ``create_subscription`` makes it."""
+    first period by the cadence as ``create_subscription`` makes it. ``metered``: the
+    product's metered price, named by the new subscription after its first charge, which
+    bills no usage (so the first charge is the fixed price's alone)."""
     trial_end = day + timedelta(days=trial_days - 1) if trial_days else None
     first_day = trial_end + timedelta(days=1) if trial_end else day
     schedule: Schedule = new_cadence(payment_day, first_day, choice.interval, choice.interval_count) if choice \
@@ -91,6 +102,8 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
     if choice is not None and choice.stored_price_id:
         quote.update(price_id=choice.stored_price_id, interval=choice.interval, interval_count=choice.interval_count,
                      **choice.attributes())
+    if metered is not None:
+        quote["metered_price_id"] = metered.PriceId
     return quote
 
 
@@ -142,6 +155,32 @@ def _price_offers(products: list[Product], sku: str | None) -> dict[str, Price]:
     return {p.PriceId: p for p in access.list_prices(product.SKU, product=product) if subscribable(p)}
 
 
+def usage_words(price: Price) -> str:
+    """A metered price beside the fixed one: "plus usage, billed in arrears: first 1,000
+    calls free, then $0.002 a call, a month" (``price_words``)."""
+    return _("plus usage, billed in arrears: %(words)s") % {"words": price_words(terms_of(price), price.UnitLabel)}
+
+
+def _metered_prices(products: list[Product], prices: dict[str, list[Price]]) -> dict[tuple[str, str], Price]:
+    """Each product's metered price by (SKU, currency), for its fixed prices' currencies
+    (``rules.price_choice.metered_price_of``): no read, the catalog's Query has them."""
+    found: dict[tuple[str, str], Price] = {}
+    for product in products:
+        for currency in {product.Currency.upper(), *(p.Currency.upper() for p in prices.get(product.SKU, []))}:
+            metered = metered_price_of(prices.get(product.SKU, []), currency)
+            if metered is not None:
+                found[product.SKU, currency] = metered
+    return found
+
+
+def _chosen_metered(pending: dict[str, Any], product: Product, currency: str) -> Price | None:
+    """The metered price chosen with the product on step 1, as it is now (one GetItem);
+    ``PriceRefused`` when it can no longer be (archived meanwhile). None: the product had none."""
+    if not pending.get("metered_price_id"):
+        return None
+    return choose_metered_price(access.get_price(pending["metered_price_id"]), product, currency)
+
+
 def _chosen_price(pending: dict[str, Any], product: Product) -> tuple[PriceChoice | None, str]:
     """The price chosen on step 1, as it is now (one GetItem), and its words for the page
     ("$120.00 a year", "$10.00 a seat a month × 5"); ``PriceRefused`` when it can no
@@ -159,7 +198,9 @@ def _chosen_price(pending: dict[str, Any], product: Product) -> tuple[PriceChoic
 
 @card_entry_page()
 def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
-    products = access.list_products()
+    # The products and their stored prices: one Query (a metered price is shown beside its product).
+    products, catalog_prices = access.list_products_with_prices()
+    metered = _metered_prices(products, catalog_prices)
     wallet_now = access.get_wallet(account_id)  # the account and its cards: one Query
     cards = {c.card_id: c for c in wallet_now.cards}
     # "Change details" on the confirm step comes back here with the product, day and card.
@@ -187,7 +228,10 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
                          first_dates=first_dates, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()],
                          customer=card_customer(account_id, wallet_now.account),
-                         prices=[(i, price_words(terms_of(p), p.UnitLabel), is_per_seat(p)) for i, p in offers.items()])
+                         prices=[(i, _offer_words(p, metered.get((p.SKU, p.Currency.upper()))), is_per_seat(p))
+                                 for i, p in offers.items()],
+                         usage={p.SKU: usage_words(metered[p.SKU, p.Currency.upper()]) for p in products
+                                if (p.SKU, p.Currency.upper()) in metered})
     chosen_price: PriceChoice | None = None
     if request.method == "POST" and form.is_valid() and form.cleaned_data.get("price"):
         product_now = next(p for p in products if form.cleaned_data["product"] == p.SKU)
@@ -231,9 +275,24 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                 # The chosen price (none: the product's monthly default) and its seats.
                 **({"price_id": chosen_price.stored_price_id, "quantity": chosen_price.quantity}
                    if chosen_price and chosen_price.stored_price_id else {}),
+                # The product's metered price in that currency: its usage billed in arrears.
+                **_pending_metered(metered, form.cleaned_data["product"],
+                                   chosen_price.currency if chosen_price else
+                                   next(p.Currency for p in products if form.cleaned_data["product"] == p.SKU)),
             }
             return redirect("subscribe_confirm")
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
+
+
+def _offer_words(price: Price, metered: Price | None) -> str:
+    """A price offered on step 1, in words, with the metered price billed beside it."""
+    words = price_words(terms_of(price), price.UnitLabel)
+    return f"{words} · {usage_words(metered)}" if metered is not None else words
+
+
+def _pending_metered(metered: dict[tuple[str, str], Price], sku: str, currency: str) -> dict[str, str]:
+    price = metered.get((sku, currency.upper()))
+    return {"metered_price_id": price.PriceId} if price is not None else {}
 
 
 def _price_refused(request: HttpRequest, refused: PriceRefused, back: str) -> HttpResponse:
@@ -241,6 +300,7 @@ def _price_refused(request: HttpRequest, refused: PriceRefused, back: str) -> Ht
     pending = request.session.get(SESSION_PENDING) or {}
     pending.pop("price_id", None)
     pending.pop("quantity", None)
+    pending.pop("metered_price_id", None)
     request.session[SESSION_PENDING] = pending
     messages.error(request, _("%(reason)s You have not been subscribed and nothing was charged.") % {
         "reason": str(refused)})
@@ -333,6 +393,7 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
                            if pending.get("price_id") else {})})
     try:
         choice, chosen_words = _chosen_price(pending, product)
+        metered = _chosen_metered(pending, product, choice.currency if choice else product.Currency)
     except PriceRefused as refused:
         return _price_refused(request, refused, f"{reverse('subscribe')}?{change}")
     coupon = None
@@ -342,7 +403,8 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         except access.CouponRefused as refused:
             return _coupon_refused(request, refused, f"{reverse('subscribe')}?{change}")
     trial_days, trial_used = _trial_days(account_id, product, choice)
-    quote = quote_for(product, day, today(), coupon, trial_days, buyer=pending_buyer(pending), choice=choice)
+    quote = quote_for(product, day, today(), coupon, trial_days, buyer=pending_buyer(pending), choice=choice,
+                      metered=metered)
     card = CardToken(**pending["card"])
     # A second subscription to a product the customer has is asked about, not refused.
     subscriptions = access.get_subscriptions_by_account(account_id)
@@ -372,6 +434,7 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         "vat_number": (pending.get("vat") or {}).get("number"),
         "already": already, "change_url": f"{reverse('subscribe')}?{change}", "trial_used": trial_used,
         "price_words": chosen_words,
+        "usage_words": price_words(terms_of(metered), metered.UnitLabel) if metered is not None else "",
     }, status=409 if requote else 200)
 
 
@@ -425,6 +488,7 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             coupon=coupon, trial_days=quote.get("trial_days", 0), interval=quote.get("interval"),
             interval_count=quote.get("interval_count"), price_id=quote.get("price_id"),
             quantity=quote.get("quantity"), unit_amount=quote.get("unit_amount"),
+            metered_price_id=quote.get("metered_price_id"),
         )
     except access.TrialAlreadyUsed:
         # Another tab (or click) took this product's trial just now: the new quote, without it.
