@@ -739,13 +739,15 @@ class IncompleteEntry(BillingItem, discriminator="IncompleteEntry"):
 
 
 class UsageEndEntry(BillingItem, discriminator="UsageEndEntry"):
-    """A subscription with a metered price cancelled at its period's end: the usage of its
-    last period is billed in arrears, and no payment is left to carry it, so the payment
-    run of the day after its last day served bills it (billing/operations/final_usage.py
-    ``bill_ended_periods``) and deletes this entry. Put in the cancel's own transaction;
-    one partition sorted by that day (``SK <= <today>~`` reads exactly those due, however
-    many days the runs missed), as ``IncompleteEntry``. An entry whose subscription was
-    kept, or cancelled now meanwhile (which billed the usage itself), is deleted by the
+    """A cancelled subscription with a metered price whose last period's usage is still to
+    bill: no payment is left to carry it. Put in the cancel's own transaction. A cancel at
+    period end's is due the day after its last day served; a cancel now's the next day,
+    should its own attempt fail (declined, the processor unreachable: a declined charge is
+    retried on ``PAYMENT_RETRY_DAYS``, each retry under its own key). The payment run bills
+    the due ones (billing/operations/final_usage.py ``bill_ended_periods``) and deletes
+    them. One partition sorted by the due day (``SK <= <today>~`` reads exactly those due,
+    however many days the runs missed), as ``IncompleteEntry``. An entry whose subscription
+    was kept, or cancelled now meanwhile (which billed the usage itself), is deleted by the
     run that finds it; its TTL clears any left behind."""
 
     pk_template = KeyTemplate("USAGE#ENDING")
@@ -755,6 +757,8 @@ class UsageEndEntry(BillingItem, discriminator="UsageEndEntry"):
     SubId = UnicodeAttribute()
     SKU = UnicodeAttribute()  # the key's SKU (``Subscription.key_sku``): one GetItem
     LastDay = UnicodeAttribute()  # the last day served, billed through
+    Mode = UnicodeAttribute(default="period_end")  # the cancel's ``CancelMode``: a later cancel now voids it
+    Attempts = NumberAttribute(default=0)  # declined charges so far: each retry has a key of its own
     TTL = TTLAttribute(null=True)
 
 

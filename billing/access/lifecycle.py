@@ -68,10 +68,12 @@ def end_subscription(sub: Subscription, *, mode: CancelMode, today: date, actor:
     note = f"{mode}: {reason}" + (f": {comment}" if comment else "")
     event = MerchantEventType.SUBSCRIPTION_CANCEL_SCHEDULED if mode == CancelMode.PERIOD_END \
         else MerchantEventType.SUBSCRIPTION_CANCELLED
-    # Its last period's usage is billed the day after it, by the payment run (no payment is
-    # left to carry it); a cancel now bills it at once (billing/operations/final_usage.py).
-    ending = [usage_end_entry(sub, date.fromisoformat(sub.PaidThroughDate))] \
-        if mode == CancelMode.PERIOD_END and sub.MeteredPriceId and sub.PaidThroughDate else []
+    # Its last period's usage: no payment is left to carry it. Billed the day after it by
+    # the payment run; a cancel now bills it at once, the run only should that fail
+    # (billing/operations/final_usage.py).
+    last_day = today if mode == CancelMode.NOW else \
+        date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
+    ending = [usage_end_entry(sub, last_day, mode)] if sub.MeteredPriceId and last_day else []
     return _audited(sub, actions, condition, actor=actor, action=action, note=note[:500], event=event, also=ending)
 
 

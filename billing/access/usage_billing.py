@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import date, timedelta
 
-from billing.access._common import refused_as, utc_now
+from billing.access._common import delete_entry, refused_as, utc_now
 from billing.access.events import new_event
 from billing.access.prices import get_price
 from billing.exceptions import ConditionFailed
@@ -43,13 +43,25 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
     return sub
 
 
-def usage_end_entry(sub: Subscription, last_day: date) -> UsageEndEntry:
-    """The entry that has the payment run of the day after ``last_day`` bill ``sub``'s last
-    period's usage (a cancel at period end puts it in its own transaction)."""
-    due = (last_day + timedelta(days=1)).isoformat()
-    return UsageEndEntry(UsageEndEntry.pk(), UsageEndEntry.sk(due=due, sub_id=sub.sub_id), AccountId=sub.account_id,
-                         SubId=sub.sub_id, SKU=sub.key_sku, LastDay=last_day.isoformat(),
-                         TTL=utc_now() + timedelta(days=ENTRY_TTL_DAYS))
+def usage_end_entry(sub: Subscription, last_day: date, mode: str = "period_end", *, attempts: int = 0,
+                    due: date | None = None) -> UsageEndEntry:
+    """The entry that has the payment run of ``due`` (default: the day after ``last_day``)
+    bill ``sub``'s last period's usage through ``last_day``; ``mode``: the cancel's."""
+    day = (due or last_day + timedelta(days=1)).isoformat()
+    return UsageEndEntry(UsageEndEntry.pk(), UsageEndEntry.sk(due=day, sub_id=sub.sub_id), AccountId=sub.account_id,
+                         SubId=sub.sub_id, SKU=sub.key_sku, LastDay=last_day.isoformat(), Mode=mode,
+                         Attempts=attempts, TTL=utc_now() + timedelta(days=ENTRY_TTL_DAYS))
+
+
+def retry_usage_end(entry: UsageEndEntry, sub: Subscription, due: date) -> UsageEndEntry:
+    """After a declined charge: the entry again, due on ``due``, its attempts counted (the
+    new one put before the old one is deleted: never none)."""
+    again = usage_end_entry(sub, date.fromisoformat(entry.LastDay), entry.Mode, attempts=int(entry.Attempts or 0) + 1,
+                            due=due)
+    again.save()
+    if again.SK != entry.SK:
+        delete_entry(entry)
+    return again
 
 
 def usage_end_entries(through: date) -> Iterator[UsageEndEntry]:

@@ -14,17 +14,18 @@ from django.conf import settings
 from django.utils.translation import gettext_noop
 
 from billing import access
+from billing.access.usage_billing import usage_end_entry
 from billing.actions.coupons import give_back_unused
 from billing.models import AuditAction, Receipt, Subscription
 from billing.notify import manage_url, tell
-from billing.operations.final_usage import bill_final_usage
+from billing.operations.final_usage import bill_final_usage, retry_usage_later
 from billing.operations.payments import owed_amount
 from billing.operations.refunds import refund_receipt
 from billing.rules.lifecycle import CancelMode, unused_share
 from billing.rules.schedule import cadence_of, charges_paying_from
 from billing.rules.switch import receipts_from
 from core.mail import date_text, lazy_message, money_text
-from core.payments.errors import PaymentError
+from core.payments.errors import GatewayError, PaymentError
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +74,29 @@ def cancel_now(sub: Subscription, *, today: date, actor: str, reason: str, comme
             _refund_unused(receipt, amount, today, actor, done)
     # The open period's usage, through today (its receipt pays no day after today: no
     # refund above takes it back). After the cancel, so no payment bills it too.
-    bill_final_usage(sub, last_day=today, actor=actor)
+    _bill_usage_now(sub, today, actor)
     tell("cancelled_now", sub, lazy_message(gettext_noop("Your %(product)s subscription is cancelled"), product=_name(sub)),
           ended_on=today, refunded=money_text(done.refunded, sub.Currency) if done.refunded else "",
           refund_pending=bool(done.refund_failures))
     return done
+
+
+def _bill_usage_now(sub: Subscription, today: date, actor: str) -> None:
+    """A cancel now's usage, at once; should the bank decline it, the entry the cancel put
+    has the payment run retry it (``PAYMENT_RETRY_DAYS``); should the processor be out of
+    reach, the next run charges it under the same key. Either way the cancel stands."""
+    if not sub.MeteredPriceId:
+        return
+    entry = usage_end_entry(sub, today, CancelMode.NOW)
+    try:
+        done = bill_final_usage(sub, last_day=today, actor=actor)
+    except GatewayError as error:
+        log.warning("usage of %s's last period left to the payment run: %s", sub.sub_id, error)
+        return
+    if done.declined:
+        retry_usage_later(entry, sub, today, done.declined)
+    else:
+        access.delete_entry(entry)
 
 
 def refunds_if_cancelled_now(sub: Subscription, today: date, *,

@@ -49,8 +49,8 @@ REMINDER_COUNTS = ("processed", "sent", "skipped", "errors")
 ALWAYS_COUNTED = ("action_required", "mail_errors", "gateway_calls", "gateway_ms")
 # In a payment run's JSON only (its summary line says them when there are any): first
 # payments never confirmed with the bank, expired by the run; the last periods' usage of
-# subscriptions cancelled at their end, charged by the run.
-PAYMENT_JSON_COUNTS = ("expired", "usage_billed")
+# cancelled subscriptions, charged (or declined) by the run.
+PAYMENT_JSON_COUNTS = ("expired", "usage_billed", "usage_declined")
 
 
 @dataclass
@@ -130,8 +130,9 @@ class RunSummary:
             parts.insert(3, f"action required {self.counts['action_required']}")
         if self.counts["expired"]:  # first payments never confirmed with the bank
             parts.append(f"expired {self.counts['expired']}")
-        if self.counts["usage_billed"]:  # last periods' usage, cancelled at their end
-            parts.append(f"usage billed {self.counts['usage_billed']}")
+        for name in ("usage_billed", "usage_declined"):  # cancelled subscriptions' last usage
+            if self.counts[name]:
+                parts.append(f"{name.replace('_', ' ')} {self.counts[name]}")
         if self.dry_run:
             parts.append(f"dry-run {self.counts['dry_run']}")
         span = self.dates[0].isoformat() if self.dates else "-"

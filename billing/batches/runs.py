@@ -312,10 +312,10 @@ def _own(shards: ShardSet | None) -> Callable[[str], bool] | None:
 
 def bill_ended_usage(summary: RunSummary, today: date, *, gateway: PaymentGateway, shards: ShardSet | None) -> None:
     """The usage of the last period of subscriptions cancelled at its end, due by ``today``
-    (billing/operations/final_usage.py), of the run's own shards; how many were charged in
-    the summary's ``usage_billed`` count (before the reconciliation, which then finds their
-    charges recorded)."""
-    summary.counts["usage_billed"] += bill_ended_periods(today, gateway=gateway, takes=_own(shards))
+    (billing/operations/final_usage.py), of the run's own shards; how many were charged and
+    declined in the summary's ``usage_billed`` and ``usage_declined`` counts (before the
+    reconciliation, which then finds their charges recorded)."""
+    summary.counts.update(bill_ended_periods(today, gateway=gateway, takes=_own(shards)))
 
 
 def reconcile_own_days(summary: RunSummary, first: date, today: date, *, gateway: PaymentGateway,

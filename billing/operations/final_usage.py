@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -22,15 +24,15 @@ from django.conf import settings
 from billing import access
 from billing.access.prices import get_price
 from billing.access.usage import mark_billed, usage_for_period
-from billing.access.usage_billing import usage_end_entries
-from billing.models import Receipt, Subscription, SubscriptionStatus
+from billing.access.usage_billing import retry_usage_end, usage_end_entries
+from billing.models import Receipt, Subscription, SubscriptionStatus, UsageEndEntry
 from billing.operations.metered import usage_metadata
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.lifecycle import CancelMode
 from billing.rules.price_objects import terms_of
 from billing.rules.pricing import amount_for
 from billing.rules.projection import MeteredUsage
-from billing.rules.schedule import anchor_on_or_before, cadence_of
+from billing.rules.schedule import anchor_on_or_before, cadence_of, retry_after
 from core.clock import billing_today
 from core.payments.errors import GatewayError
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
@@ -40,9 +42,20 @@ USAGE_KIND = "usage"  # the charge's metadata ``kind`` and its receipt's ``Kind`
 log = logging.getLogger(__name__)
 
 
-def final_usage_key(sub_id: str, start: date) -> str:
-    """The gateway idempotency key of the usage a cancellation bills."""
-    return f"usage:{sub_id}:{start.isoformat()}"
+def final_usage_key(sub_id: str, start: date, attempt: int = 0) -> str:
+    """The gateway idempotency key of the usage a cancellation bills; a retry after a
+    declined charge has its own (the processor would replay the decline under the first)."""
+    key = f"usage:{sub_id}:{start.isoformat()}"
+    return key if attempt == 0 else f"{key}:retry{attempt}"
+
+
+@dataclass(frozen=True)
+class FinalUsage:
+    """What billing a cancelled period's usage came to: its receipt, or nothing to bill
+    (neither), or the charge refused by the bank (``declined``, its reason)."""
+
+    receipt: Receipt | None = None
+    declined: str | None = None
 
 
 def usage_start(sub: Subscription, last_day: date) -> date:
@@ -57,25 +70,25 @@ def usage_start(sub: Subscription, last_day: date) -> date:
 
 
 def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
-                     gateway: PaymentGateway | None = None) -> Receipt | None:
-    """Close ``sub``'s usage through ``last_day``, charge it and record its receipt; the
-    receipt (None: no metered price, nothing used, or the charge declined: then the
-    period stays closed and its amount is in the audit log's failed payment). Requests: the
+                     gateway: PaymentGateway | None = None, attempt: int = 0) -> FinalUsage:
+    """Close ``sub``'s usage through ``last_day``, charge it and record its receipt (none:
+    no metered price, or nothing used; ``declined``: the bank refused the charge, the
+    period stays closed, and the entry's retry charges it under ``attempt``'s key). Requests: the
     price's and the meter's GetItems, one UpdateItem per usage shard, the Query, then the
     charge and the receipt's transaction when anything was used."""
     if not sub.MeteredPriceId:
-        return None
+        return FinalUsage()
     price = get_price(sub.MeteredPriceId)
     if price is None or not price.Meter:
-        return None
+        return FinalUsage()
     start, end = usage_start(sub, last_day), last_day + timedelta(days=1)
     if start >= end:  # cancelled during a free trial: its first period, and its usage, never began
-        return None
+        return FinalUsage()
     mark_billed(sub.account_id, price.Meter, last_day)  # closed first: no event is left unbilled
     quantity = math.ceil(usage_for_period(sub.account_id, price.Meter, start, end))
     usage = MeteredUsage(price.PriceId, price.Meter, start, end, quantity, amount_for(terms_of(price), quantity))
     if usage.amount <= 0:
-        return None
+        return FinalUsage()
     tax = access.tax_terms(sub)
     line = tax.line(usage.amount, last_day)
     metadata = {
@@ -85,10 +98,10 @@ def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
     }
     gateway = gateway or get_gateway()
     result = gateway.charge(sub.PaymentDetails.Token if sub.PaymentDetails else "", line.gross, sub.Currency,
-                            final_usage_key(sub.sub_id, start), metadata, off_session=True)
-    if not result.succeeded:
-        return None
-    return record_usage_charge(sub, result, actor=actor)
+                            final_usage_key(sub.sub_id, start, attempt), metadata, off_session=True)
+    if not result.succeeded:  # declined, or the bank wants the cardholder (off-session: a decline)
+        return FinalUsage(declined=result.decline_code or result.status)
+    return FinalUsage(record_usage_charge(sub, result, actor=actor))
 
 
 def receipt_sku(metadata: dict[str, str]) -> str:
@@ -114,30 +127,55 @@ def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str) 
 
 
 def bill_ended_periods(today: date, *, gateway: PaymentGateway | None = None,
-                       takes: Callable[[str], bool] | None = None, actor: str = "batch") -> int:
-    """The payment run's step for subscriptions cancelled at their period's end: the usage
-    of each one's last period billed the day after its last day served (``UsageEndEntry``),
-    then its entry deleted; how many were charged. ``takes(sub_id)``: only these (a run's
-    shards). An entry whose subscription was kept, cancelled now (which billed its usage
-    itself) or cancelled again to another day is deleted unbilled; one whose gateway could
-    not be reached stays for the next run (the same key: charged once). Requests: one Query,
-    one GetItem per entry, ``bill_final_usage``'s, one DeleteItem."""
-    charged = 0
+                       takes: Callable[[str], bool] | None = None, actor: str = "batch") -> Counter[str]:
+    """The payment run's step for cancelled subscriptions whose last period's usage is due
+    (``UsageEndEntry``: a cancel at period end, the day after its last day served; a cancel
+    now whose own attempt failed, the next day): each billed, then its entry deleted.
+    ``takes(sub_id)``: only these (a run's shards). Counts ``usage_billed`` (charged) and
+    ``usage_declined`` (declined: retried on ``PAYMENT_RETRY_DAYS``, each retry under its
+    own key, then given up, the period closed unpaid). An entry whose subscription was
+    kept, cancelled now (which billed its usage itself) or cancelled again to another day
+    is deleted unbilled; one whose processor could not be reached stays for the next run
+    (the same key: charged once). Requests: one Query, one GetItem per entry,
+    ``bill_final_usage``'s, one DeleteItem (a retry: one PutItem more)."""
+    counts: Counter[str] = Counter()
     for entry in usage_end_entries(today):
         if takes is not None and not takes(entry.SubId):
             continue
         sub = access.get_subscription(entry.AccountId, entry.SubId, entry.SKU)
-        if sub is not None and _still_ends(sub, entry.LastDay):
-            try:
-                charged += bill_final_usage(sub, last_day=date.fromisoformat(entry.LastDay), actor=actor,
-                                            gateway=gateway) is not None
-            except GatewayError as error:
-                log.warning("usage of %s's last period not billed yet: %s", entry.SubId, error)
-                continue
+        if sub is None or not _still_ends(sub, entry):
+            access.delete_entry(entry)
+            continue
+        try:
+            done = bill_final_usage(sub, last_day=date.fromisoformat(entry.LastDay), actor=actor, gateway=gateway,
+                                    attempt=int(entry.Attempts or 0))
+        except GatewayError as error:
+            log.warning("usage of %s's last period not billed yet: %s", entry.SubId, error)
+            continue
+        counts["usage_billed"] += done.receipt is not None
+        if done.declined:
+            counts["usage_declined"] += 1
+            retry_usage_later(entry, sub, today, done.declined)
+        else:
+            access.delete_entry(entry)
+    return counts
+
+
+def retry_usage_later(entry: UsageEndEntry, sub: Subscription, today: date, reason: str) -> None:
+    """A declined usage charge: tried again on the next of ``PAYMENT_RETRY_DAYS`` (its
+    attempts counted on the entry), or given up after the last, the period closed unpaid."""
+    again = retry_after(today, settings.PAYMENT_RETRY_DAYS, int(entry.Attempts or 0))
+    if again is None:
+        log.warning("usage of %s's last period given up after %s declined charges (%s)", entry.SubId,
+                    int(entry.Attempts or 0) + 1, reason)
         access.delete_entry(entry)
-    return charged
+        return
+    retry_usage_end(entry, sub, again)
 
 
-def _still_ends(sub: Subscription, last_day: str) -> bool:
-    return (sub.Status == SubscriptionStatus.CANCELLED and sub.CancelMode == CancelMode.PERIOD_END
-            and sub.PaidThroughDate == last_day)
+def _still_ends(sub: Subscription, entry: UsageEndEntry) -> bool:
+    """The cancel the entry was put by still holds: a cancel now for good; a cancel at
+    period end while it still ends on that day (not kept, nor cancelled now since)."""
+    if sub.Status != SubscriptionStatus.CANCELLED or sub.CancelMode != entry.Mode:
+        return False
+    return entry.Mode == CancelMode.NOW or sub.PaidThroughDate == entry.LastDay

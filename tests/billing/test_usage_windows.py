@@ -21,11 +21,11 @@ from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscribing
 from billing.actions.subscriptions import change_payment_day
-from billing.models import MeterAggregation, UsageEndEntry
+from billing.models import MeterAggregation, Subscription, UsageEndEntry
 from billing.operations import payments
 from billing.rules.pricing import PriceTerms
 from core.payments.gateway import get_gateway
-from tests.builders import card, fresh, make_account, make_subscription, receipts_of
+from tests.builders import DECLINED_NUMBER, card, fresh, make_account, make_subscription, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -197,3 +197,51 @@ def test_a_cancel_at_period_end_undone_or_made_now_leaves_nothing_for_the_run_to
     assert summary.counts["usage_billed"] == 0 and _ending_entries() == []
     last = date(2027, 4, 14) if then == "keep" else date(2027, 4, 10)
     assert _billed_days(sub) == Counter(_days(START, last))
+
+
+def _usage_charges(sub) -> list[dict]:
+    return [c for c in get_gateway().charges_made(sub_id=sub.sub_id) if c["metadata"].get("kind") == "usage"]
+
+
+def _run(day: date):
+    with time_machine.travel(datetime(day.year, day.month, day.day, 12, tzinfo=UTC), tick=False):
+        return batches.run_payments(run_date=day, workers=1, catch_up_days=0)
+
+
+def _cancel_now_on_a_declining_card(cancel_on: date):
+    sub = _metered_sub()
+    _live_through(sub, cancel_on - timedelta(days=1))
+    declining = card(DECLINED_NUMBER)
+    fresh(sub).update(actions=[Subscription.PaymentDetails.Token.set(declining.token)])
+    with time_machine.travel(datetime(cancel_on.year, cancel_on.month, cancel_on.day, 12, tzinfo=UTC), tick=False):
+        lifecycle.cancel_now(fresh(sub), today=cancel_on, actor="customer", reason="too_expensive")
+    return sub
+
+
+def test_a_declined_usage_charge_at_a_cancel_is_retried_under_a_key_of_its_own_until_paid(moto_table) -> None:
+    sub = _cancel_now_on_a_declining_card(date(2027, 4, 20))  # a call a day 15-19 April: 5
+    [entry] = _ending_entries()
+    assert (entry.Attempts, entry.SK.split("#")[0]) == (1, "2027-04-21")  # PAYMENT_RETRY_DAYS' first gap
+    declined = _run(date(2027, 4, 21))
+    assert (declined.counts["usage_declined"], declined.counts["usage_billed"]) == (1, 0)
+    assert "usage declined 1" in declined.line() and declined.as_dict()["usage_declined"] == 1
+    [entry] = _ending_entries()
+    assert (entry.Attempts, entry.SK.split("#")[0]) == (2, "2027-04-23")
+    fresh(sub).update(actions=[Subscription.PaymentDetails.Token.set(card().token)])  # funds again
+    assert _run(date(2027, 4, 22)).counts["usage_billed"] == 0  # not due yet
+    paid = _run(date(2027, 4, 23))
+    assert paid.counts["usage_billed"] == 1 and paid.counts["differences"] == 0, paid.differences
+    assert _run(date(2027, 4, 24)).counts["usage_billed"] == 0 and _ending_entries() == []
+    keys = [(c["idempotency_key"].split(":")[-1], c["status"]) for c in _usage_charges(sub)]
+    assert keys == [("2027-04-15", "declined"), ("retry1", "declined"), ("retry2", "succeeded")]
+    [final] = [r for r in receipts_of(sub) if r.Kind == "usage"]
+    assert (final.UsageStart, final.UsageEnd, final.UsageQuantity) == ("2027-04-15", "2027-04-21", 5)
+
+
+def test_a_usage_charge_declined_on_every_retry_is_given_up_after_the_last(moto_table) -> None:
+    sub = _cancel_now_on_a_declining_card(date(2027, 4, 20))
+    for day in _days(date(2027, 4, 21), date(2027, 4, 30)):
+        _run(day)
+    assert _ending_entries() == [] and [r for r in receipts_of(sub) if r.Kind == "usage"] == []
+    # the cancel's own attempt and one a PAYMENT_RETRY_DAYS entry (1, 3, 5): four, each its own key
+    assert len({c["idempotency_key"] for c in _usage_charges(sub)}) == len(_usage_charges(sub)) == 4
