@@ -26,6 +26,8 @@ from billing.models import Subscription
 from billing.operations import payments
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.rules.cadence_words import NO_PAYMENT_DAY
+from billing.rules.price_objects import terms_of
+from billing.rules.price_words import price_words
 from billing.rules.schedule import (
     MAX_PAYMENT_DAY,
     MIN_PAYMENT_DAY,
@@ -84,7 +86,27 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
         "sub": sub, "sub_receipts": [r for r in receipts if r.sub_id == sub.sub_id],
         "failed": [f for f in history.failed if f.sub_id == sub.sub_id],
         # a downgrade not yet in force: the product paid for until the next payment
-        "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat())}
+        "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat()),
+        "usage": _usage(sub)}
+
+
+def _usage(sub: Subscription) -> dict[str, Any] | None:
+    """A live subscription's metered price in words and, when its next payment bills
+    usage, that payment as it stands (``payments.next_charge``, the estimate the reminder
+    announces and the charge itself): about its amount, the usage so far and its last day.
+    None without a metered price. Requests, only then: the price's GetItem, and the
+    estimate's (the seller's profile, the price's and the meter's GetItems, one Query)."""
+    price = access.get_price(sub.MeteredPriceId) if sub.MeteredPriceId and sub.is_live else None
+    if price is None:
+        return None
+    shown: dict[str, Any] = {"words": price_words(terms_of(price), price.UnitLabel)}
+    coming = payments.next_charge(sub) if sub.NextPaymentDate else None
+    if coming is not None and coming.usage is not None:
+        shown.update(estimate=gettext("about {amount}").format(amount=format_with_symbol(coming.amount, sub.Currency)),
+                     usage_amount=format_with_symbol(coming.usage.amount, sub.Currency),
+                     usage_quantity=coming.usage.quantity, usage_meter=coming.usage.meter,
+                     last_day=coming.usage.end - timedelta(days=1))
+    return shown
 
 
 @require_http_methods(["GET", "POST"])

@@ -2,7 +2,8 @@
 "Subscribing in the portal"): the subscribe page shows the metered price beside the fixed
 one in its words, the confirm page says its usage is billed in arrears and charges today
 the fixed price only (the amount shown is the one charged), and the new subscription
-names the metered price, so its next payment, taken by the payment run, bills the usage.
+names the metered price, so its page shows the usage so far and its next payment as it
+stands, and that payment, taken by the payment run, bills the usage.
 The usage figures are the API test's (1,235 calls, graduated: first 1,000 free)."""
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 import time_machine
+from django.contrib.auth import get_user_model
+from django.urls import reverse
 
 from billing import access, batches
 from billing.access.usage_billing import METERED_PRICE_ATTACHED
@@ -96,6 +99,14 @@ def test_subscribed_in_the_portal_its_next_payment_bills_the_usage(travel, custo
             meter_actions.record_usage(access.usage.get_meter("api_calls"), customer=sub.account_id,
                                        identifier=f"e{n}", value=value, timestamp=None,
                                        now=datetime(day.year, day.month, day.day, 10, tzinfo=UTC))
+    # the subscription page, the evening before the payment: the usage so far and the
+    # payment as it stands, what the run then charges
+    with time_machine.travel(datetime(2027, 3, 14, 20, tzinfo=UTC), tick=False):
+        customer.client.force_login(get_user_model().objects.get(pk=customer.user_id))
+        page = customer.client.get(reverse("subscription", kwargs={"sub_id": sub.sub_id})).content.decode()
+    assert f"{USAGE_WORDS}\n" in page
+    assert ("Next payment: <span class=\"money\">about $10.46</span>. An estimate: it includes $0.47 for your usage "
+            "so far (1235 api_calls). Your usage up to 14 March 2027 is added.") in page
     with _at(PAY_DAY):
         batches.run_payments(run_date=PAY_DAY, workers=1)
     second = next(r for r in receipts_of(sub) if r.UsageQuantity)
