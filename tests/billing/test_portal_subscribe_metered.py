@@ -23,6 +23,7 @@ from billing.actions import prices as price_actions
 from billing.management.demo import prices as demo_prices
 from billing.models import MeterAggregation
 from core.payments.gateway import get_gateway
+from core.payments.simulated import AUTHENTICATING_TEST_CARD
 from tests.api.test_api_usage_billing import TERMS, VALUES
 from tests.builders import GOOD_CARD, receipts_of
 
@@ -113,6 +114,21 @@ def test_subscribed_in_the_portal_its_next_payment_bills_the_usage(travel, custo
     assert (second.UsageQuantity, second.UsageAmount) == (1235, TERMS["graduated"][1])
     assert (second.UsageStart, second.UsageEnd) == ("2027-02-15", "2027-03-15")
     assert int(second.ProcessedAmount) == 999 + TERMS["graduated"][1]
+
+
+def test_a_first_payment_confirmed_with_the_bank_keeps_the_metered_price(travel, customer, metered) -> None:
+    step = customer.client.post("/subscribe/", {"product": "API", "payment_day": "15", **GOOD_CARD,
+                                                "card_number": AUTHENTICATING_TEST_CARD})
+    assert step.status_code == 302
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    clicked = customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
+    assert clicked["Location"] == "/subscribe/authenticate/"
+    # waiting on the bank: named already, so whichever way the payment is recorded keeps it
+    [waiting] = access.get_subscriptions_by_account(customer.account_id)
+    assert waiting.MeteredPriceId == metered.PriceId and not waiting.is_live
+    customer.client.post("/subscribe/authenticate/", {"bank": "approve"})
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert sub.is_live and sub.MeteredPriceId == metered.PriceId
 
 
 def test_a_metered_price_archived_between_the_steps_is_refused(travel, customer, metered) -> None:
