@@ -122,3 +122,9 @@ def test_a_unit_price_and_a_count_follow_the_active_language(language, prices, c
             (Decimal("0.2"), "USD"), (Decimal("123456.5"), "eur"), (Decimal("0.5"), "KRW"), (1000, "EUR")]] == prices
         assert money.format_quantity(1234567) == count
     assert (money.format_quantity(1234567), money.format_quantity(12)) == ("1,234,567", "12")
+
+
+@pytest.mark.parametrize("missing", [None, ""])
+def test_a_unit_price_without_a_currency_shows_the_number_alone(missing) -> None:
+    assert money.format_unit_price(Decimal("0.2"), missing).strip() == "0.002"
+    assert money.format_unit_price(1000, missing).strip() == "10.00"
