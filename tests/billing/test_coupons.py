@@ -320,9 +320,9 @@ def test_a_discounted_payment_costs_the_same_requests(table, ddb_requests) -> No
     assert summary.counts["paid"] == 10
     # As without a coupon (test_batch_payments): the BatchRun's PutItem and UpdateItem, one
     # index page, two writes per payment (the receipt's transaction takes its number too),
-    # and the run's one Query of incomplete subscriptions to expire; the seller's tax
-    # profile, once per run.
-    assert ddb_requests.by_name() == Counter({"PutItem": 1, "TransactWriteItems": 10, "UpdateItem": 11, "Query": 2,
+    # the run's one Query of incomplete subscriptions to expire and one of cancelled
+    # subscriptions' usage due; the seller's tax profile, once per run.
+    assert ddb_requests.by_name() == Counter({"PutItem": 1, "TransactWriteItems": 10, "UpdateItem": 11, "Query": 3,
                                               "GetItem": 1})
     assert {r.ProcessedAmount for s in subs for r in receipts_of(s)} == {899}
     assert {fresh(s).CouponPaymentsLeft for s in subs} == {2}

@@ -197,9 +197,10 @@ def test_a_payment_with_its_tax_still_costs_two_requests(moto_table, monkeypatch
         summary = batches.run_payments(run_date=D, workers=2, catch_up_days=0)
     assert summary.counts["paid"] == 20
     # As without taxes (test_batch_payments): the run's record (+1 PutItem, +1 UpdateItem),
-    # two index Queries; per payment one TransactWriteItems (its number's counter, receipt,
-    # event, number look-up and the tax totals) and one advance.
-    assert ddb_requests.by_name() == Counter({"PutItem": 1, "TransactWriteItems": 20, "UpdateItem": 21, "Query": 2})
+    # three Queries (the index, the incomplete to expire, the usage due of cancels); per
+    # payment one TransactWriteItems (its number's counter, receipt, event, number look-up
+    # and the tax totals) and one advance.
+    assert ddb_requests.by_name() == Counter({"PutItem": 1, "TransactWriteItems": 20, "UpdateItem": 21, "Query": 3})
 
 
 def test_an_old_receipt_without_tax_is_refunded_without_a_credit_note(moto_table, monkeypatch) -> None:
