@@ -11,6 +11,7 @@ from billing.access.events import new_event
 from billing.access.prices import get_price
 from billing.exceptions import ConditionFailed
 from billing.models import Subscription, UsageEndEntry
+from billing.rules.price_choice import bills_with
 from core.dynamo import engine
 
 METERED_PRICE_ATTACHED = "subscription.metered_price_attached"
@@ -19,7 +20,8 @@ ENTRY_TTL_DAYS = 45
 
 
 class NotMetered(ValueError):
-    """The price is unknown, has no meter, or is in another currency than the subscription."""
+    """The price is unknown, has no meter, or is in another currency or of another cadence
+    than the subscription."""
 
 
 def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staff") -> Subscription:
@@ -31,6 +33,9 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
         raise NotMetered(f"{price_id} is not a metered price")
     if price.Currency != sub.Currency:
         raise NotMetered(f"{price_id} is in {price.Currency}, the subscription in {sub.Currency}")
+    if not bills_with(price, sub.Interval, sub.IntervalCount):
+        raise NotMetered(f"{price_id} is billed every {int(price.IntervalCount or 1)} {price.Interval}, the "
+                         f"subscription every {int(sub.IntervalCount or 1)} {sub.Interval or 'month'}")
     before = {"MeteredPriceId": sub.MeteredPriceId}
     # PynamoDB's transactional update checks and moves on the item's ``Version`` itself.
     with refused_as(ConditionFailed, sub.SK), engine.transact_write() as tx:

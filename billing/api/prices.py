@@ -24,7 +24,7 @@ from billing.api.reads import ERRORS
 from billing.api.schemas import PRINTABLE, Body, KeyId, ListOut, Out, SubscriptionOut, whole_number
 from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS, refusals, shown
 from billing.models import Card, ProductStatus
-from billing.rules.price_choice import PriceRefused, choose_price
+from billing.rules.price_choice import PriceRefused, bills_with, choose_price
 from billing.rules.price_objects import price_object
 from billing.rules.pricing import MAX_INTERVAL_COUNT, BillingScheme, Interval, PriceTerms, Tier, TiersMode
 from core.money import is_payable_currency
@@ -302,6 +302,9 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
     if metered is not None and metered[0].Currency != price.Currency:
         raise ApiError(400, f"The metered price is in {metered[0].Currency}, the fixed price in {price.Currency}: "
                             "both must be in one currency.", param=f"{metered[1]}price")
+    if metered is not None and not bills_with(metered[0], choice.interval, choice.interval_count):
+        raise ApiError(400, "The metered price's interval is not the fixed price's: its usage is billed with each "
+                            "payment, so both must have one interval.", param=f"{metered[1]}price")
     card = access.default_card(account, access.get_cards(account.account_id))
     if card is None:
         raise ApiError(409, "The customer has no card to pay with: add one in the portal first.",

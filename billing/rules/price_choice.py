@@ -94,13 +94,23 @@ def choose_price(price: Price | None, product: Product, quantity: int | None = N
                        int(price.IntervalCount or 1), int(trial or 0), per_seat)
 
 
-def metered_price_of(prices: list[Price], currency: str) -> Price | None:
+def bills_with(metered: Price, interval: str | None, interval_count: int | None) -> bool:
+    """Whether ``metered``'s usage may be billed with the payments of a fixed price of that
+    cadence (None: the monthly default): only on its own cadence, as Stripe requires of a
+    subscription's items, since its tiers count the usage of one of its periods ("the first
+    1,000 calls a month free" must not be a year's)."""
+    return (metered.Interval, int(metered.IntervalCount or 1)) == (interval or "month", int(interval_count or 1))
+
+
+def metered_price_of(prices: list[Price], currency: str, interval: str | None = None,
+                     interval_count: int | None = None) -> Price | None:
     """The metered price a subscription in ``currency`` to the product of ``prices`` (its
     active prices, oldest first) bills its usage by, in arrears (docs/USAGE.md "Billing a
-    period"): the oldest active metered price in that currency, as a subscription names one
-    at most; None when the product has none."""
+    period"): the oldest active metered price in that currency and of the fixed price's
+    cadence (``bills_with``; None: monthly), as a subscription names one at most; None when
+    the product has none."""
     return next((p for p in prices if p.Meter and p.Status == PriceStatus.ACTIVE
-                 and p.Currency.upper() == currency.upper()), None)
+                 and p.Currency.upper() == currency.upper() and bills_with(p, interval, interval_count)), None)
 
 
 def choose_metered_price(price: Price | None, product: Product, currency: str) -> Price:

@@ -161,15 +161,28 @@ def usage_words(price: Price) -> str:
     return _("plus usage, billed in arrears: %(words)s") % {"words": price_words(terms_of(price), price.UnitLabel)}
 
 
-def _metered_prices(products: list[Product], prices: dict[str, list[Price]]) -> dict[tuple[str, str], Price]:
-    """Each product's metered price by (SKU, currency), for its fixed prices' currencies
-    (``rules.price_choice.metered_price_of``): no read, the catalog's Query has them."""
-    found: dict[tuple[str, str], Price] = {}
+Cadence = tuple[str, int]  # a price's interval and interval count
+MONTHLY: Cadence = ("month", 1)  # a product's default price
+
+
+def _cadence(price: Price | PriceChoice | None) -> Cadence:
+    if isinstance(price, Price):
+        return price.Interval, int(price.IntervalCount or 1)
+    return (price.interval or "month", int(price.interval_count or 1)) if price is not None else MONTHLY
+
+
+def _metered_prices(products: list[Product], prices: dict[str, list[Price]]) -> dict[tuple[str, str, Cadence], Price]:
+    """Each product's metered price by (SKU, currency, cadence), for its fixed prices'
+    currencies and cadences (``rules.price_choice.metered_price_of``: its usage is billed
+    only with payments of its own cadence): no read, the catalog's Query has them."""
+    found: dict[tuple[str, str, Cadence], Price] = {}
     for product in products:
-        for currency in {product.Currency.upper(), *(p.Currency.upper() for p in prices.get(product.SKU, []))}:
-            metered = metered_price_of(prices.get(product.SKU, []), currency)
+        own = prices.get(product.SKU, [])
+        fixed = {(product.Currency.upper(), MONTHLY), *((p.Currency.upper(), _cadence(p)) for p in own if not p.Meter)}
+        for currency, cadence in fixed:
+            metered = metered_price_of(own, currency, *cadence)
             if metered is not None:
-                found[product.SKU, currency] = metered
+                found[product.SKU, currency, cadence] = metered
     return found
 
 
@@ -228,10 +241,10 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
                          first_dates=first_dates, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()],
                          customer=card_customer(account_id, wallet_now.account),
-                         prices=[(i, _offer_words(p, metered.get((p.SKU, p.Currency.upper()))), is_per_seat(p))
-                                 for i, p in offers.items()],
-                         usage={p.SKU: usage_words(metered[p.SKU, p.Currency.upper()]) for p in products
-                                if (p.SKU, p.Currency.upper()) in metered})
+                         prices=[(i, _offer_words(p, metered.get((p.SKU, p.Currency.upper(), _cadence(p)))),
+                                  is_per_seat(p)) for i, p in offers.items()],
+                         usage={p.SKU: usage_words(metered[p.SKU, p.Currency.upper(), MONTHLY]) for p in products
+                                if (p.SKU, p.Currency.upper(), MONTHLY) in metered})
     chosen_price: PriceChoice | None = None
     if request.method == "POST" and form.is_valid() and form.cleaned_data.get("price"):
         product_now = next(p for p in products if form.cleaned_data["product"] == p.SKU)
@@ -278,7 +291,8 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                 # The product's metered price in that currency: its usage billed in arrears.
                 **_pending_metered(metered, form.cleaned_data["product"],
                                    chosen_price.currency if chosen_price else
-                                   next(p.Currency for p in products if form.cleaned_data["product"] == p.SKU)),
+                                   next(p.Currency for p in products if form.cleaned_data["product"] == p.SKU),
+                                   _cadence(chosen_price)),
             }
             return redirect("subscribe_confirm")
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
@@ -290,8 +304,9 @@ def _offer_words(price: Price, metered: Price | None) -> str:
     return f"{words} · {usage_words(metered)}" if metered is not None else words
 
 
-def _pending_metered(metered: dict[tuple[str, str], Price], sku: str, currency: str) -> dict[str, str]:
-    price = metered.get((sku, currency.upper()))
+def _pending_metered(metered: dict[tuple[str, str, Cadence], Price], sku: str, currency: str,
+                     cadence: Cadence) -> dict[str, str]:
+    price = metered.get((sku, currency.upper(), cadence))
     return {"metered_price_id": price.PriceId} if price is not None else {}
 
 

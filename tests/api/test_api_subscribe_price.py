@@ -104,3 +104,15 @@ def test_metered_items_refused_clearly(write_api: ApiClient, buyer) -> None:
     assert refused([{"price": seat.PriceId}, {"price": metered.PriceId, "quantity": 3}])["param"] == \
         "items[1].quantity"
     assert access.get_subscriptions_by_account(customer.account_id) == []
+
+
+def test_a_metered_price_of_another_interval_is_refused_before_charging(write_api: ApiClient, buyer) -> None:
+    # Its tiers count a month's usage: billed with a yearly payment they would count a year's
+    # (tests/billing/test_metered_cadence.py).
+    customer, _seat, yearly, metered = buyer
+    response = write_api.post("/subscriptions", {"customer": customer.account_id, "items": [
+        {"price": yearly.PriceId}, {"price": metered.PriceId}]})
+    assert response.status_code == 400, response.content
+    error = error_of(response)
+    assert error["param"] == "items[1].price" and "interval" in error["message"]
+    assert access.get_subscriptions_by_account(customer.account_id) == []
