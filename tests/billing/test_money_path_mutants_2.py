@@ -538,6 +538,14 @@ def test_with_prices_before_tax_a_receipt_credits_its_net_share_within_the_net_i
     assert credit(first, gross=1, net=1, tax=0, refunded=1) == 0  # the smallest charge, refunded
     # without tax (0%), a refund is all net
     assert credit(first, gross=1000, net=1000, tax=0, refunded=600) == 400
+    # the switch's quote counts it so when told prices are before tax; by default they include it
+    from billing.rules.switch import quote_switch
+
+    taxed = Receipt(sub_id="s1", BillingDate="2027-04-10", PeriodStart="2027-04-10", PeriodEnd="2027-05-09",
+                    ProcessedAmount=1220, Net=1000, Tax=220)
+    before = quote_switch(_monthly_sub(), _plus(), [taxed], mid, before_tax=True)
+    assert (before.charge, before.credit) == (1000, 500)
+    assert quote_switch(_monthly_sub(), _plus(), [taxed], mid).credit == 610
 
 
 def test_an_upgrade_settles_only_the_days_recorded_as_paid_after_a_trial() -> None:
