@@ -44,6 +44,7 @@ import contextlib
 import itertools
 import math
 import os
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
@@ -196,8 +197,13 @@ class PricingMachine(RuleBasedStateMachine):
         self.clock.move_to(self.today)
         meter_actions.add_meter(METER, "Calls", MeterAggregation.SUM, actor="test")
         access.create_product("API", "Developer API", unit, currency)
-        self.price = price_actions.add_price("API", terms, actor="test", nickname="calls", meter=METER)
-        self.terms = terms_of(self.price)
+        # A metered price per cadence: its usage is billed only with payments of its own
+        # interval (rules.price_choice.bills_with); the same tiers, so the same amounts.
+        self.metered = {(interval, count): price_actions.add_price(
+            "API", replace(terms, interval=interval, interval_count=count), actor="test", nickname=f"calls {name}",
+            meter=METER) for interval, count, name in CADENCES}
+        self.terms = terms_of(self.metered["month", 1])
+        self.metered_ids = {p.PriceId for p in self.metered.values()}
         access.create_coupon("PCT20", actor="staff", percent_off=20, duration="forever")
         access.create_coupon("AMT", actor="staff", amount_off=amount_off, currency=currency, duration="repeating",
                              duration_payments=2)
@@ -209,7 +215,7 @@ class PricingMachine(RuleBasedStateMachine):
                 payment_day=day, amount=amount * quantity, currency=currency, card=token, today=self.today,
                 actor="customer", interval=interval, interval_count=count, quantity=quantity, unit_amount=amount)
             assert started.started
-            sub = attach_metered_price(started.sub, self.price.PriceId, actor="test")
+            sub = attach_metered_price(started.sub, self.metered[interval, count].PriceId, actor="test")
             self.subs.append(Tracked(sub, self.today, amount, quantity))
 
     # --- helpers -----------------------------------------------------------------------
@@ -431,7 +437,8 @@ class PricingMachine(RuleBasedStateMachine):
         for receipt in billed:
             start, end = date.fromisoformat(receipt.UsageStart), date.fromisoformat(receipt.UsageEnd)
             quantity = math.ceil(tracked.used(start, end))
-            assert (receipt.UsageMeter, receipt.UsagePriceId) == (METER, self.price.PriceId)
+            assert receipt.UsageMeter == METER and receipt.UsagePriceId == tracked.read().MeteredPriceId
+            assert receipt.UsagePriceId in self.metered_ids
             assert receipt.UsageQuantity == quantity, "an event not counted once"
             assert receipt.UsageAmount == amount_for(self.terms, quantity)
 
