@@ -105,9 +105,12 @@ def test_subscribed_in_the_portal_its_next_payment_bills_the_usage(travel, custo
     with time_machine.travel(datetime(2027, 3, 14, 20, tzinfo=UTC), tick=False):
         customer.client.force_login(get_user_model().objects.get(pk=customer.user_id))
         page = customer.client.get(reverse("subscription", kwargs={"sub_id": sub.sub_id})).content.decode()
+        dashboard = customer.client.get("/").content.decode()
     assert f"{USAGE_WORDS}\n" in page
     assert ("Next payment: <span class=\"money\">about $10.46</span>. An estimate: it includes $0.47 for your usage "
             "so far (1235 api_calls). Your usage up to 14 March 2027 is added.") in page
+    # the dashboard's upcoming payments are the fixed fee's (one Query, no usage read): said
+    assert re.search(r'data-testid="upcoming-amount">\$9\.99 \+ usage</span>', dashboard), dashboard
     with _at(PAY_DAY):
         batches.run_payments(run_date=PAY_DAY, workers=1)
     second = next(r for r in receipts_of(sub) if r.UsageQuantity)
