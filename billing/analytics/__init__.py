@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.analytics.kept import KEPT_KINDS, answerable, cohort_grid, kept_body, needed
+from billing.analytics.kept import KEPT_KINDS, answerable, by_month, cohort_grid, kept_body, needed
 from billing.analytics.kept_report import kept_report, report_months
 from billing.analytics.mrr import steps
 from billing.analytics.periods import (
@@ -29,7 +29,7 @@ from billing.analytics.periods import (
     shift_month,
 )
 from billing.analytics.reading import read_all, read_histories
-from billing.analytics.rebuild import kept_cohorts_of, kept_days, kept_months
+from billing.analytics.rebuild import kept_cohorts_of, kept_days, kept_month_closes, kept_months
 from billing.analytics.report import BadMonth, RevenueReport, build_report, parse_month
 from billing.analytics.reporting import in_reporting_currency
 from billing.analytics.series import metrics_body, parse_currency
@@ -74,20 +74,22 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     today = today or billing_today(settings.BILLING_TIMEZONE)
     periods = requested_periods(from_month, to_month, interval, today)
     code = parse_currency(currency)
-    if kind in KEPT_KINDS and (kind != "cohorts" or parse_interval(interval) == Interval.MONTH):
-        # The kept rollups (revenue_rebuild) when they hold every day the periods need: one
-        # Query a month (and one of the cohorts, kept by month only); else every account's
-        # history, as the page reads it.
-        kept = kept_days(*needed(periods))
-        if answerable(kind, kept, periods):
+    chosen = parse_interval(interval)
+    if kind in KEPT_KINDS and (kind != "cohorts" or chosen == Interval.MONTH):
+        # The kept rollups (revenue_rebuild) when they hold every close the periods need:
+        # one Query of the kept months for months, quarters and years, one a month of the
+        # kept days for days (and one of the cohorts, kept by month only); else every
+        # account's history, as the page reads it.
+        kept = (kept_month_closes if by_month(chosen) else kept_days)(*needed(periods))
+        if answerable(kind, kept, periods, chosen):
             grid = None
             if kind == "cohorts":
                 grid = cohort_grid(kept, kept_cohorts_of(periods[0].label, periods[-1].label), periods, code)
             if kind != "cohorts" or grid is not None:
-                return {**kept_body(kind, kept, periods, parse_interval(interval), code, grid), "figures": "kept"}
+                return {**kept_body(kind, kept, periods, chosen, code, grid), "figures": "kept"}
     histories = read_histories()
     moved = steps(histories, periods[-1].close)
-    return {**metrics_body(kind, histories, moved, periods, parse_interval(interval), code), "figures": "recomputed"}
+    return {**metrics_body(kind, histories, moved, periods, chosen, code), "figures": "recomputed"}
 
 
 __all__ = ["METRICS", "BadMonth", "BadRange", "RevenueReport", "revenue_metrics", "revenue_report"]

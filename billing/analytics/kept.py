@@ -1,8 +1,9 @@
 """The API's MRR, movements and cohorts read from the kept items (docs/ANALYTICS.md, "Kept
 figures"): the same body ``series.metrics_body`` makes from the recomputation, when every
 day the periods need is kept whole (the day before the first, for its opening, to the
-last close) and, for the cohorts (by month only), the cohort rows answer them. Pure: the
-reading is ``rebuild.kept_days``' and ``rebuild.kept_cohorts_of``'."""
+last close; for months, quarters and years the kept months, each at its close) and, for
+the cohorts (by month only), the cohort rows answer them. Pure: the reading is
+``rebuild.kept_days``', ``rebuild.kept_month_closes``' and ``rebuild.kept_cohorts_of``'."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from billing.access.revenue_rollups import CohortRow
 from billing.analytics.cohort_table import kept_cohorts
 from billing.analytics.periods import Interval, Period
 from billing.analytics.retention import Cohort
-from billing.analytics.rollups import ONE_DAY, DayFigures, covers, kept_movements
+from billing.analytics.rollups import ONE_DAY, DayFigures, covers, covers_months, kept_movements
 from billing.analytics.series import cohort_dict, movement_dict, only, period_dict
 
 KEPT_KINDS = ("mrr", "movements", "cohorts")
@@ -25,8 +26,16 @@ def needed(periods: Sequence[Period]) -> tuple[date, date]:
     return periods[0].first - ONE_DAY, periods[-1].close
 
 
-def answerable(kind: str, kept: dict[date, DayFigures], periods: Sequence[Period]) -> bool:
-    return kind in KEPT_KINDS and covers(kept, *needed(periods))
+def by_month(interval: Interval) -> bool:
+    """Whether the periods are read from the kept months (a month, quarter or year is whole
+    months, and a month's item sums its days) rather than the kept days."""
+    return interval != Interval.DAY
+
+
+def answerable(kind: str, kept: dict[date, DayFigures], periods: Sequence[Period], interval: Interval) -> bool:
+    """Whether ``kept`` (the days, or the months at their closes when ``by_month``) holds
+    every close the periods need, whole."""
+    return kind in KEPT_KINDS and (covers_months if by_month(interval) else covers)(kept, *needed(periods))
 
 
 def cohort_grid(kept: dict[date, DayFigures], rows: dict[str, CohortRow], periods: Sequence[Period],

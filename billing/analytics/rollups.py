@@ -257,12 +257,26 @@ def covers(kept: dict[date, DayFigures], first: date, last: date) -> bool:
     return all(d in kept and kept[d].complete for d in days(first, last))
 
 
+def covers_months(kept: dict[date, DayFigures], first: date, last: date) -> bool:
+    """Whether every month from ``first``'s to ``last``'s is kept whole at its close: its
+    last day, or ``last`` for the last month (``kept`` holds the months at their closes)."""
+    month = first.replace(day=1)
+    while month <= last:
+        after = (month + timedelta(days=32)).replace(day=1)
+        close = min(after - ONE_DAY, last)
+        if close not in kept or not kept[close].complete:
+            return False
+        month = after
+    return True
+
+
 def kept_movements(kept: dict[date, DayFigures], first: date, close: date) -> dict[str, Movements]:
-    """A period's movements from the kept days: opening at the close of the day before
-    ``first`` (which must be kept too), the movements summed over its days."""
+    """A period's movements from the kept days, or the kept months (each at its close, its
+    movements the sum of its days'): opening at the close before ``first`` (which must be
+    kept too), the movements summed over what is kept from ``first`` to ``close``."""
     opening = kept[first - ONE_DAY].mrr
     sums: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for day in days(first, close):
+    for day in sorted(d for d in kept if first <= d <= close):
         for currency, values in kept[day].figures.items():
             for name in ("new", "expansion", "contraction", "churn", "reactivation"):
                 sums[currency][name] += values.get(name, 0)
