@@ -16,18 +16,20 @@ from datetime import timedelta
 from billing.access.prices import get_price
 from billing.access.subscriptions import get_subscription
 from billing.access.usage import mark_billed, usage_for_period
-from billing.models import Subscription
+from billing.models import Price, Subscription
 from billing.rules.price_objects import terms_of
 from billing.rules.pricing import amount_for
 from billing.rules.projection import ComingCharge, MeteredUsage, usage_period_start
 
 
-def metered_usage(sub: Subscription, charge: ComingCharge, *, close: bool = False) -> MeteredUsage | None:
+def metered_usage(sub: Subscription, charge: ComingCharge, *, close: bool = False,
+                  price: Price | None = None) -> MeteredUsage | None:
     """The usage ``charge`` bills with its fixed fee (None: no metered price, or the first
     payment). ``close``: the payment is being taken (its day has come): close the period
     first. A fractional quantity (a ``sum`` meter's decimals) is billed as the whole units
-    it starts (rounded up). Requests: the price's GetItem, the meter's GetItem, one Query;
-    with ``close``, one conditional UpdateItem per usage shard before them."""
+    it starts (rounded up). ``price``: the metered price when the caller has read it (a page
+    that names it too). Requests: the price's GetItem (unless given), the meter's GetItem,
+    one Query; with ``close``, one conditional UpdateItem per usage shard before them."""
     if not sub.MeteredPriceId:
         return None
     if not sub.LastPaymentDate:  # read from GSI-1 (a reminder): where the last payment's period began
@@ -35,7 +37,8 @@ def metered_usage(sub: Subscription, charge: ComingCharge, *, close: bool = Fals
     start = usage_period_start(sub, charge)
     if start is None:
         return None
-    price = get_price(sub.MeteredPriceId)
+    if price is None or price.PriceId != sub.MeteredPriceId:
+        price = get_price(sub.MeteredPriceId)
     if price is None or not price.Meter:
         return None
     end = charge.period_start  # exclusive

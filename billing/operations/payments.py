@@ -39,7 +39,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 
 from billing import access
-from billing.models import MerchantEventType, Receipt, Subscription, SubscriptionStatus
+from billing.models import MerchantEventType, Price, Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
 from billing.operations.metered import metered_usage, usage_metadata
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
@@ -72,19 +72,20 @@ def _owed(sub: Subscription, seller: access.InvoiceSeller | None = None, *, clos
 
 
 def next_charge(sub: Subscription, *, seller: Seller | None = None, first: bool | None = None,
-                close: bool = False) -> ComingCharge:
+                close: bool = False, metered_price: Price | None = None) -> ComingCharge:
     """The payment ``take_payment`` takes next, for an e-mail or a page to announce: the
     same charge (its days, the coupon's discount, the tax) it charges. ``seller``: the
     seller's tax profile when the caller has read it (a run reads it once). ``first``: for
     an item read from GSI-1, which does not project ``LastPaymentDate``: whether the owed
     period is the first payment's (the run knows it from ``LastPaymentDate``).
+    ``metered_price``: the subscription's metered price when the caller has read it.
 
     A subscription with a metered price (``MeteredPriceId``) also pays the usage of the
     period just ended (billing/operations/metered.py): so far, until ``close``, which the
     payment itself passes on its day (the period is then closed to late events first)."""
     tax = access.tax_terms(sub, seller)
     charge = owed_charge(sub, tax=tax) if first is None else coming_charges(sub, 1, first=first, tax=tax)[0]
-    usage = metered_usage(sub, charge, close=close)
+    usage = metered_usage(sub, charge, close=close, price=metered_price)
     return with_usage(charge, usage, tax) if usage is not None else charge
 
 

@@ -95,12 +95,13 @@ def _usage(sub: Subscription) -> dict[str, Any] | None:
     usage, that payment as it stands (``payments.next_charge``, the estimate the reminder
     announces and the charge itself): about its amount, the usage so far and its last day.
     None without a metered price. Requests, only then: the price's GetItem, and the
-    estimate's (the seller's profile, the price's and the meter's GetItems, one Query)."""
+    estimate's (the seller's profile and the meter's GetItems, one Query): the price read
+    once serves both."""
     price = access.get_price(sub.MeteredPriceId) if sub.MeteredPriceId and sub.is_live else None
     if price is None:
         return None
     shown: dict[str, Any] = {"words": price_words(terms_of(price), price.UnitLabel)}
-    coming = payments.next_charge(sub) if sub.NextPaymentDate else None
+    coming = payments.next_charge(sub, metered_price=price) if sub.NextPaymentDate else None
     if coming is not None and coming.usage is not None:
         shown.update(estimate=gettext("about {amount}").format(amount=format_with_symbol(coming.amount, sub.Currency)),
                      usage_amount=format_with_symbol(coming.usage.amount, sub.Currency),

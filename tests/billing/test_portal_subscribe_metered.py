@@ -81,7 +81,8 @@ def test_the_subscribe_page_shows_the_metered_price_beside_the_fixed_one(travel,
     assert step.status_code == 302 and ddb_requests.ops == ["Query", "Query"]
 
 
-def test_subscribed_in_the_portal_its_next_payment_bills_the_usage(travel, customer, metered) -> None:
+def test_subscribed_in_the_portal_its_next_payment_bills_the_usage(travel, customer, metered,
+                                                                   ddb_requests) -> None:
     html, sub = _subscribe(customer)
     # the confirm page: the usage, billed in arrears; today the fixed price only
     # its words wrap at 390 px: not in a nowrap ``money`` cell, no table
@@ -104,9 +105,14 @@ def test_subscribed_in_the_portal_its_next_payment_bills_the_usage(travel, custo
     # payment as it stands, what the run then charges
     with time_machine.travel(datetime(2027, 3, 14, 20, tzinfo=UTC), tick=False):
         customer.client.force_login(get_user_model().objects.get(pk=customer.user_id))
+        ddb_requests.reset()
         page = customer.client.get(reverse("subscription", kwargs={"sub_id": sub.sub_id})).content.decode()
+        read = list(ddb_requests.ops)
         dashboard = customer.client.get("/").content.decode()
     assert f"{USAGE_WORDS}\n" in page
+    # the subscription, its history, its receipts in force; then the metered price, read
+    # once for its words and its estimate; the seller's profile, the meter, its usage
+    assert read == ["GetItem", "Query", "Query", "GetItem", "GetItem", "GetItem", "Query"], read
     assert ("Next payment: <span class=\"money\">about $10.46</span>. An estimate: it includes $0.47 for your usage "
             "so far (1235 api_calls). Your usage up to 14 March 2027 is added.") in page
     # the dashboard's upcoming payments are the fixed fee's (one Query, no usage read): said
