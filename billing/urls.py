@@ -44,6 +44,7 @@ urlpatterns = [
     # Stripe's events: signed by Stripe, not by a session (billing/views/webhook_pages.py)
     path("webhooks/stripe/", views.stripe_webhook, name="stripe_webhook"),
     path("subscriptions/<str:sub_id>/", views.subscription_detail, name="subscription"),
+    path("subscriptions/<str:sub_id>/usage/", views.subscription_usage, name="subscription_usage"),
     path("subscriptions/<str:sub_id>/payment-day/", views.change_day, name="change_day"),
     path("subscriptions/<str:sub_id>/card/", views.replace_card, name="replace_card"),
     # a renewal the bank wants the customer to confirm (3-D Secure): "action required"

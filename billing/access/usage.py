@@ -235,6 +235,26 @@ def usage_of(meter: Meter, account_id: str, start: date, end: date, *, consisten
     return quantity(aggregation, merge([_partial(item) for item in items]))
 
 
+def usage_by_day(meter: Meter, account_id: str, start: date, end: date) -> dict[date, int | Decimal]:
+    """``account_id``'s usage of ``meter`` on each UTC day of ``[start, end)`` that has any,
+    each day's shards merged and its aggregation applied to the day alone (a day's distinct
+    values for unique_count): one eventually consistent Query, a display (a period's usage
+    is ``usage_of``: a maximum or a distinct count is not the days' sum)."""
+    aggregation = MeterAggregation(meter.Aggregation)
+    if aggregation == MeterAggregation.UNIQUE_COUNT:
+        first, last = period_days(start, end)
+        values: dict[date, set[str]] = {}
+        for marker in UsageValueMarker.query(UsageValueMarker.pk(account_id=account_id, event_name=meter.EventName),
+                                             UsageValueMarker.SK.between(f"U#{first}#", f"U#{last}#~")):
+            _, day, value = marker.SK.split("#", 2)
+            values.setdefault(date.fromisoformat(day), set()).add(value)
+        return {day: quantity(aggregation, Partial(), len(seen)) for day, seen in sorted(values.items())}
+    days: dict[date, list[Partial]] = {}
+    for item in day_aggregates(account_id, meter.EventName, start, end):
+        days.setdefault(date.fromisoformat(item.SK.split("#", 1)[0]), []).append(_partial(item))
+    return {day: quantity(aggregation, merge(partials)) for day, partials in sorted(days.items())}
+
+
 def usage_for_period(account_id: str, event_name: str, start: date, end: date) -> int | Decimal:
     """The usage to bill for ``[start, end)`` (call ``mark_billed`` first): the meter's
     GetItem, then one strongly consistent Query; 0 for a meter that does not exist."""

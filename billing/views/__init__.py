@@ -6,7 +6,7 @@ subscription or receipt id simply isn't found (404). All billing data is read an
 written through ``billing.access``.
 
 One module per group of pages (``auth_pages``, ``dashboard_pages``, ``subscribe_pages``,
-``manage_pages``, ``switch_pages``, ``seats_pages``, ``confirm_payment_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``credit_note_pages``, ``error_pages``) over what they share (``common``,
+``manage_pages``, ``usage_pages``, ``switch_pages``, ``seats_pages``, ``confirm_payment_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``credit_note_pages``, ``error_pages``) over what they share (``common``,
 ``cards``, and ``core.pages`` with the staff pages). This package's API is the views
 that ``billing.urls`` and the error handlers name.
 """
@@ -25,6 +25,7 @@ from billing.views.seats_pages import change_seats
 from billing.views.subscribe_pages import subscribe, subscribe_authenticate, subscribe_confirm
 from billing.views.switch_pages import switch_product
 from billing.views.tax_identity_pages import billing_details
+from billing.views.usage_pages import subscription_usage
 from billing.views.wallet_pages import (
     choose_card,
     wallet_add,
@@ -58,6 +59,7 @@ __all__ = [
     "change_day",
     "replace_card",
     "subscription_detail",
+    "subscription_usage",
     "credit_note_detail",
     "credit_note_pdf",
     "receipt_detail",

@@ -1,0 +1,77 @@
+"""A metered subscription's usage page: the period the next payment bills, day by day, as a
+chart and a table, beside what that payment is as it stands. The customer's own
+subscription only (another's id is not found); a subscription without a metered price has
+no such page (404)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_safe
+
+from billing import access
+from billing.access import usage as metered
+from billing.customers import customer_required
+from billing.models import MeterAggregation
+from billing.operations import payments
+from billing.rules.price_objects import terms_of
+from billing.rules.price_words import price_words
+from billing.views.common import subscription_or_404
+from core.pages import or_404, today
+
+CHART_HEIGHT = 120  # the chart's drawing units: a bar's height is its day's share of the most
+BAR_STEP = 12  # a bar and its gap, in the same units (a month of days: 372, scaled to fit)
+
+# Over a period, a count or a sum is its days' added up; the others are not (a period's
+# maximum is its largest day's, its distinct values are counted over the whole period).
+ADDS_UP = {MeterAggregation.COUNT, MeterAggregation.SUM}
+
+
+@dataclass(frozen=True)
+class UsageDay:
+    day: date
+    value: int | Decimal
+    x: int
+    y: int
+    height: int
+
+
+def chart_days(used: dict[date, int | Decimal], first: date, last: date) -> list[UsageDay]:
+    """Every day ``first``..``last`` (a day without usage at 0), scaled to the busiest."""
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    most = max((used.get(d, 0) for d in days), default=0) or 1
+    bars = []
+    for n, day in enumerate(days):
+        value = used.get(day, 0)
+        height = round(CHART_HEIGHT * float(value) / float(most)) if value else 0
+        bars.append(UsageDay(day, value, n * BAR_STEP, CHART_HEIGHT - height, height))
+    return bars
+
+
+@require_safe
+@customer_required
+def subscription_usage(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    """Requests: the subscription's, the metered price's GetItem; when a payment bills usage,
+    the estimate's (the seller's profile, the meter's GetItem, one Query: what the payment
+    reads, so the amount is the one charged) and the days' (the meter's GetItem again, one
+    Query)."""
+    sub = subscription_or_404(account_id, sub_id)
+    price = access.get_price(sub.MeteredPriceId) if sub.MeteredPriceId else None
+    price = or_404(price if price is not None and price.Meter else None, _("This subscription has no usage."))
+    coming = payments.next_charge(sub, metered_price=price) if sub.NextPaymentDate and sub.is_live else None
+    usage = coming.usage if coming is not None else None
+    context = {"sub": sub, "words": price_words(terms_of(price), price.UnitLabel), "meter": price.Meter,
+               "usage": usage, "coming": coming}
+    if usage is not None:
+        meter = or_404(metered.get_meter(price.Meter), _("This subscription has no usage."))
+        last = min(usage.end - timedelta(days=1), today())
+        days = chart_days(metered.usage_by_day(meter, sub.account_id, usage.start, last + timedelta(days=1)),
+                          usage.start, last) if last >= usage.start else []
+        context.update(days=days, last_day=usage.end - timedelta(days=1), adds_up=meter.Aggregation in ADDS_UP,
+                       chart_width=max(len(days) * BAR_STEP, BAR_STEP), chart_height=CHART_HEIGHT)
+    return render(request, "portal/subscription_usage.html", context)
