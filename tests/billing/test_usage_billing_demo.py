@@ -3,9 +3,12 @@ prices part's metered API price in arrears; a second run changes nothing."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
+import time_machine
+from django.contrib.auth import get_user_model
+from django.urls import reverse
 
 from billing import access
 from billing.management.commands.seed_demo import CUSTOMER_EMAIL
@@ -31,3 +34,9 @@ def test_the_demo_customer_bills_its_api_calls_once(moto_table) -> None:
     attached = [e for e in access.get_events_by_account(sub.account_id)
                 if e.Action == "subscription.metered_price_attached"]
     assert len(attached) == 1
+    # its usage page: its first payment is still to be taken, so no usage is billed yet
+    with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
+        customer.client.force_login(get_user_model().objects.get(pk=customer.user_id))
+        page = customer.client.get(reverse("subscription_usage", kwargs={"sub_id": sub.sub_id}))
+    html = page.content.decode()
+    assert page.status_code == 200 and 'data-testid="usage-none"' in html and "data-day=" not in html
