@@ -115,8 +115,11 @@ def test_subscribed_in_the_portal_its_next_payment_bills_the_usage(travel, custo
     assert read == ["GetItem", "Query", "Query", "GetItem", "GetItem", "GetItem", "Query"], read
     assert ("Next payment: <span class=\"money\">about $10.46</span>. An estimate: it includes $0.47 for your usage "
             "so far (1235 api_calls). Your usage up to 14 March 2027 is added.") in page
-    # the dashboard's upcoming payments are the fixed fee's (one Query, no usage read): said
-    assert re.search(r'data-testid="upcoming-amount">\$9\.99 \+ usage</span>', dashboard), dashboard
+    # the dashboard's upcoming payments are the fixed fee's (one Query, no usage read): said,
+    # and "+ usage" leads to the usage page, where the estimate is
+    usage_page = reverse("subscription_usage", kwargs={"sub_id": sub.sub_id})
+    assert re.search(r'data-testid="upcoming-amount">\$9\.99 <a href="' + usage_page
+                     + r'" data-testid="upcoming-usage">\+ usage</a></span>', dashboard), dashboard
     with _at(PAY_DAY):
         batches.run_payments(run_date=PAY_DAY, workers=1)
     second = next(r for r in receipts_of(sub) if r.UsageQuantity)
