@@ -1,0 +1,104 @@
+"""Behaviour of the money path that its mutants showed untested (docs/MUTATION.md), third
+part: the modules measured again on 4 Dec 2026 (usage, seats, the tax, credit notes, batch
+writes, the price models, the schedule, receipts). What a refusal answers (its reason, the
+field at fault, its sentence), the edges of every bound, and the rules' arithmetic where
+the selected tests did not reach it. Pure or moto-backed, each test well under a second."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+import pytest
+
+from billing.models import MeterAggregation
+from billing.rules import usage
+from billing.rules.usage import EventRefused
+
+NOW = datetime(2027, 3, 10, 12, 0, 0, tzinfo=UTC)
+NOW_S = int(NOW.timestamp())
+
+
+def refusal(call, *args) -> tuple[str, str | None, str]:
+    with pytest.raises(EventRefused) as caught:
+        call(*args)
+    refused = caught.value
+    assert str(refused) == refused.message  # the sentence people read is the exception's text
+    return refused.reason, refused.param, refused.message
+
+
+# --- usage events ------------------------------------------------------------------------
+
+
+def test_an_event_name_is_refused_with_its_reason_field_and_sentence() -> None:
+    words = "event_name is 1-100 characters: lower-case letters, digits, '_', '.' or '-'."
+    for bad in ("API-calls", "", "_calls", "a" * 101, 7, None):
+        assert refusal(usage.check_event_name, bad) == ("invalid_event_name", "event_name", words)
+    for good in ("a", "api_calls.v2-eu", "9" + "a" * 99):
+        assert usage.check_event_name(good) == good
+
+
+def test_a_timestamp_is_refused_with_its_reason_field_and_sentence() -> None:
+    whole = ("invalid_timestamp", "timestamp", "timestamp is a whole number of Unix seconds.")
+    for bad in (True, 1.5, "now", None):
+        assert refusal(usage.event_moment, bad, NOW) == whole
+    # a fraction or infinity inside the window: refused for what it is, not for its age
+    for bad in (Decimal(NOW_S) + Decimal("0.5"), Decimal("Infinity"), Decimal("NaN")):
+        assert refusal(usage.event_moment, bad, NOW) == whole
+    oldest, latest = NOW_S - 35 * 86400, NOW_S + 300  # both bounds are in the window
+    assert usage.event_moment(oldest, NOW) == oldest
+    assert usage.event_moment(latest, NOW) == latest
+    assert usage.event_moment(Decimal(latest), NOW) == latest
+    assert refusal(usage.event_moment, oldest - 1, NOW) == (
+        "timestamp_too_old", "timestamp", "timestamp is more than 35 days in the past.")
+    assert refusal(usage.event_moment, latest + 1, NOW) == (
+        "timestamp_in_future", "timestamp", "timestamp is more than 5 minutes in the future.")
+
+
+def test_a_value_is_refused_with_its_reason_field_and_sentence() -> None:
+    value = usage.event_value
+    assert refusal(value, None, MeterAggregation.SUM) == ("missing_value", "value", "value is required by this meter.")
+    text = ("invalid_value", "value", "value is 1-200 printable characters.")
+    for bad in ("", "x" * 201, "tab\there"):
+        assert refusal(value, bad, MeterAggregation.UNIQUE_COUNT) == text
+    for good in ("x", "x" * 200):
+        assert value(good, MeterAggregation.UNIQUE_COUNT) == good
+    sum_ = MeterAggregation.SUM
+    assert refusal(value, [1], sum_) == ("invalid_value", "value", "value is not a number.")
+    assert refusal(value, "ten", sum_) == ("invalid_value", "value", "value is not a number.")
+    assert refusal(value, "Infinity", sum_) == ("invalid_value", "value", "value is not a finite number.")
+    assert refusal(value, "-0.5", sum_) == ("invalid_value", "value", "value is negative: usage is zero or more.")
+    assert refusal(value, Decimal(10) ** 21, sum_) == ("invalid_value", "value", "value is too large (at most 10^21).")
+    assert value(Decimal(10) ** 21 - 1, sum_) == Decimal(10) ** 21 - 1
+    assert refusal(value, "0.0000001", sum_) == ("invalid_value", "value", "value has more than 6 decimal places.")
+    assert value(" 0.000001 ", sum_) == Decimal("0.000001")
+
+
+def test_a_usage_day_is_the_utc_day_whatever_the_process_zone(monkeypatch) -> None:
+    late = int(datetime(2027, 3, 31, 23, 30, tzinfo=UTC).timestamp())
+    monkeypatch.setenv("TZ", "Pacific/Auckland")  # already 1 April there
+    time.tzset()
+    try:
+        assert usage.day_of(late) == "2027-03-31"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert os.environ.get("TZ") != "Pacific/Auckland"
+
+
+def test_a_period_that_does_not_end_after_it_starts_is_refused_in_words() -> None:
+    with pytest.raises(ValueError, match="^a period ends after it starts$"):
+        usage.period_days(date(2027, 3, 2), date(2027, 3, 1))
+    assert usage.period_days(date(2027, 3, 1), date(2027, 3, 2)) == ("2027-03-01", "2027-03-01")
+
+
+def test_no_events_count_zero_and_sum_a_decimal_zero() -> None:
+    for aggregation in (MeterAggregation.COUNT, MeterAggregation.UNIQUE_COUNT):
+        assert type(usage.expected(aggregation, [])) is int
+    for aggregation in (MeterAggregation.SUM, MeterAggregation.MAX, MeterAggregation.LAST):
+        assert type(usage.expected(aggregation, [])) is Decimal
+    assert usage.quantity(MeterAggregation.MAX, usage.EMPTY) == 0
+    assert usage.quantity(MeterAggregation.UNIQUE_COUNT, usage.EMPTY) == 0  # no distinct values read
+    assert usage.expected(MeterAggregation.LAST, [(Decimal(1), NOW_S, "a"), (Decimal(2), NOW_S, "b")]) == 2
