@@ -102,3 +102,40 @@ def test_no_events_count_zero_and_sum_a_decimal_zero() -> None:
     assert usage.quantity(MeterAggregation.MAX, usage.EMPTY) == 0
     assert usage.quantity(MeterAggregation.UNIQUE_COUNT, usage.EMPTY) == 0  # no distinct values read
     assert usage.expected(MeterAggregation.LAST, [(Decimal(1), NOW_S, "a"), (Decimal(2), NOW_S, "b")]) == 2
+
+
+# --- seats -------------------------------------------------------------------------------
+
+
+def _team(**changes: object):
+    from billing.models import Subscription, SubscriptionStatus
+
+    fields = dict(SKU="TEAM", Email="a@example.com", PaymentDay=10, Currency="USD", PaymentAmount=3000,
+                  UnitAmount=1000, Quantity=3, Status=SubscriptionStatus.ACTIVE, NextPaymentDate="2027-04-10",
+                  PaidThroughDate="2027-04-09", CreatedDate="2027-03-10T00:00:00+00:00")
+    fields.update(changes)
+    return Subscription("ACC#a", "SUB#s#SKU#TEAM", **fields)
+
+
+def test_a_change_of_seats_is_refused_in_words() -> None:
+    from billing.models import SubscriptionStatus
+    from billing.rules.seats import QuantityOutOfBounds, SeatsRefused, check_change
+
+    today = date(2027, 3, 25)
+
+    def words(sub, quantity: int = 4, bounds: tuple[int, int] = (1, 10_000)) -> str:
+        with pytest.raises(SeatsRefused) as caught:
+            check_change(sub, quantity, bounds, today=today)
+        return str(caught.value)
+
+    with pytest.raises(QuantityOutOfBounds) as caught:
+        check_change(_team(), 11, (2, 10), today=today)
+    assert str(caught.value) == "Choose between 2 and 10 seats."
+    assert words(_team(Status=SubscriptionStatus.PAST_DUE)) == (
+        "Only an active subscription can change its seats (a past-due one pays what it owes first).")
+    assert words(_team(PausedFrom="2027-04-10")) == "A paused or cancelling subscription cannot change its seats."
+    assert words(_team(SwitchFrom="NEWS")) == (
+        "A switch of product waits for your next payment: change the seats after it.")
+    assert words(_team(NextPaymentDate="2027-03-25")) == "Today's payment is due: change the seats once it is taken."
+    assert words(_team(), 3) == "The subscription has that many seats already."
+    assert check_change(_team(), 4, today=today) == 4
