@@ -139,3 +139,18 @@ def test_a_change_of_seats_is_refused_in_words() -> None:
     assert words(_team(NextPaymentDate="2027-03-25")) == "Today's payment is due: change the seats once it is taken."
     assert words(_team(), 3) == "The subscription has that many seats already."
     assert check_change(_team(), 4, today=today) == 4
+
+
+def test_seats_settle_from_today_through_the_last_paid_day_and_nothing_when_none_is_paid() -> None:
+    from billing.rules.schedule import cadence_of, period_amount
+    from billing.rules.seats import quote_seats
+
+    last = date(2027, 4, 9)  # paid through 9 April: a change on that day settles that one day
+    quote = quote_seats(_team(), 5, last)
+    assert (quote.paid_from, quote.paid_through) == (last, last)
+    assert quote.amount == period_amount(2000, cadence_of(_team()), last, last) > 0
+    assert quote.due_now == quote.amount and quote.credit_now == 0
+    mid = quote_seats(_team(), 2, date(2027, 3, 25))
+    assert mid.paid_from == date(2027, 3, 25) and mid.credit_now == mid.amount > 0
+    unpaid = quote_seats(_team(PaidThroughDate=None), 5, date(2027, 3, 25))  # no day paid yet: nothing to settle
+    assert (unpaid.paid_through, unpaid.amount, unpaid.new_price) == (None, 0, 5000)
