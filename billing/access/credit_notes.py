@@ -23,16 +23,12 @@ from typing import Any
 from pynamodb.expressions.condition import Condition
 
 from billing.access._common import absent_if_invalid, utc_now
-from billing.access.receipt_numbers import NumberSeries, format_number
+from billing.access.receipt_numbers import NumberSeries
 from billing.access.tax_ledger import add_totals, quarter_of_moment
 from billing.models import CreditNote, CreditNoteCounter, Receipt, TaxLineMap
 from billing.rules.invoice_tax import refund_share
 
 CREDIT_NOTE_NUMBER = re.compile(r"CN-(?P<year>[0-9]{4})-(?:S(?P<series>[0-9]{2})-)?(?P<seq>[0-9]{6,9})")
-
-
-def format_credit_note_number(year: int, seq: int, series: int | None = None) -> str:
-    return format_number("CN", year, series, seq)
 
 
 def is_credit_note_number(text: str) -> bool:

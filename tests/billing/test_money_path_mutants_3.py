@@ -154,3 +154,33 @@ def test_seats_settle_from_today_through_the_last_paid_day_and_nothing_when_none
     assert mid.paid_from == date(2027, 3, 25) and mid.credit_now == mid.amount > 0
     unpaid = quote_seats(_team(PaidThroughDate=None), 5, date(2027, 3, 25))  # no day paid yet: nothing to settle
     assert (unpaid.paid_through, unpaid.amount, unpaid.new_price) == (None, 0, 5000)
+
+
+# --- credit notes ------------------------------------------------------------------------
+
+
+def test_an_account_s_credit_notes_are_read_from_their_own_key_range(moto_table, monkeypatch) -> None:
+    """One Query on the ``CRN#`` range, not the account's whole partition filtered by type
+    (its receipts, events and subscriptions would be read, and paid for, too)."""
+    from billing import access
+    from billing.operations import refunds
+    from core.dynamo.engine import dynamodb_client
+    from tests.billing.test_tax_ledger import due, pay, use_seller
+
+    use_seller(monkeypatch)
+    [receipt] = pay(due(0, country="DE", amount=1000))
+    refunds.refund_receipt(receipt, 100, request_id="r1", actor="staff:ann")
+    queries: list[dict] = []
+
+    def seen(params, **kwargs) -> None:
+        queries.append(params)
+
+    events = dynamodb_client().meta.events
+    events.register("before-parameter-build.dynamodb.Query", seen, unique_id="mutants-3-queries")
+    try:
+        [note] = access.get_credit_notes_by_account(receipt.account_id)
+        assert [n.Number for n in access.credit_notes_of_receipt(receipt)] == [note.Number]
+    finally:
+        events.unregister("before-parameter-build.dynamodb.Query", unique_id="mutants-3-queries")
+    assert note.RefundId and note.Gross == -100
+    assert len(queries) == 2 and all("begins_with" in q["KeyConditionExpression"] for q in queries)
