@@ -20,6 +20,9 @@ def subscription_snapshot(sub: Subscription) -> dict:
     return {
         "Status": sub.Status,
         "ProductName": sub.ProductName,  # what the customer's list of failed attempts names
+        # The product it is of now (a switch changes it; the key keeps the first one's): the
+        # revenue figures filter by it.
+        "SKU": sub.SKU,
         "PaymentDay": sub.PaymentDay,
         "PaymentAmount": sub.PaymentAmount,
         "Currency": sub.Currency,

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
+from billing.analytics.filters import INTERVALS, ReportFilter, filtered, filtered_money
 from billing.analytics.kept import KEPT_KINDS, answerable, by_month, cohort_grid, kept_body, needed
 from billing.analytics.kept_report import kept_report, report_months
 from billing.analytics.mrr import steps
@@ -36,17 +37,22 @@ from billing.analytics.series import metrics_body, parse_currency
 from core.clock import billing_today
 
 
-def revenue_report(month: str | None = None, *, today: date | None = None) -> RevenueReport:
-    """The report on ``month`` (``YYYY-MM``; default: the month under way) as of today.
-    ``BadMonth`` for a month that is not one, or is still to come."""
+def revenue_report(month: str | None = None, *, today: date | None = None,
+                   within: ReportFilter | None = None) -> RevenueReport:
+    """The report on ``month`` (``YYYY-MM``; default: the month under way) as of today,
+    of the subscriptions ``within`` a filter (by product, interval or currency: always
+    recomputed, the kept figures are the whole business's). ``BadMonth`` for a month that
+    is not one, or is still to come."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
     chosen = parse_month(month, today) if month else month_of(today)
-    report = _kept_report(chosen, today)
+    within = within or ReportFilter()
+    report = None if within else _kept_report(chosen, today)
     if report is None:
-        # not every day or cohort it needs is kept: every account's history, read now
+        # not every day or cohort it needs is kept, or a filter: every account's history, read now
         read = read_all()
-        report = build_report(read.histories, today=today, month=chosen, refunds=read.refunds,
-                              disputes=read.disputes)
+        report = build_report(filtered(read.histories, within), today=today, month=chosen,
+                              refunds=filtered_money(read.refunds, within),
+                              disputes=filtered_money(read.disputes, within))
     return replace(report, reporting=in_reporting_currency(report.mrr, settings.REVENUE_REPORTING_CURRENCY,
                                                            report.close))
 
@@ -92,4 +98,5 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     return {**metrics_body(kind, histories, moved, periods, chosen, code), "figures": "recomputed"}
 
 
-__all__ = ["METRICS", "BadMonth", "BadRange", "RevenueReport", "revenue_metrics", "revenue_report"]
+__all__ = ["INTERVALS", "METRICS", "BadMonth", "BadRange", "ReportFilter", "RevenueReport", "revenue_metrics",
+           "revenue_report"]

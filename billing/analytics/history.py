@@ -41,6 +41,10 @@ class SubState:
     paused_until: date | None = None
     # What a coupon for ever takes off each month (a once or repeating coupon: 0).
     recurring_discount: int = 0
+    sku: str = ""  # the product (SKU) it was of, for the report's filters
+    interval: str = "month"  # its price's interval: day, week, month or year
+    # Outside the report's filter (billing/analytics/filters.py): counted as not in force.
+    outside: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,10 +74,12 @@ def is_snapshot(values: Mapping[str, Any] | None) -> bool:
     return bool(values) and "Status" in values and "PaymentAmount" in values and "Currency" in values
 
 
-def state_from(snapshot: Mapping[str, Any], start: date, coupons: Mapping[str, CouponTerms]) -> SubState:
+def state_from(snapshot: Mapping[str, Any], start: date, coupons: Mapping[str, CouponTerms],
+               sku: str = "") -> SubState:
     """The state a snapshot describes. A coupon counts only when it is for ever (its
     ``CouponPaymentsLeft`` is null): a once or repeating coupon is a temporary price cut,
-    not recurring revenue lost."""
+    not recurring revenue lost. ``sku``: the product when the snapshot does not name it
+    (written before snapshots did: the SKU in the subscription's key)."""
     amount = int(snapshot.get("PaymentAmount") or 0)
     code = snapshot.get("Coupon")
     cut = 0
@@ -96,6 +102,8 @@ def state_from(snapshot: Mapping[str, Any], start: date, coupons: Mapping[str, C
         paused_from=_day(snapshot.get("PausedFrom")),
         paused_until=_day(snapshot.get("PausedUntil")),
         recurring_discount=cut,
+        sku=str(snapshot.get("SKU") or sku),
+        interval=str(interval or "month"),
     )
 
 
@@ -111,14 +119,15 @@ def build_history(customer: str, key: str, *, created: date, changes: Iterable[C
                  None)
     if first is None:
         first = next((c.before for c in ordered if is_snapshot(c.before)), None) or current
-    states: dict[date, SubState] = {created: state_from(first, created, coupons)}
+    key_sku = key.split("#SKU#", 1)[1] if "#SKU#" in key else ""
+    states: dict[date, SubState] = {created: state_from(first, created, coupons, key_sku)}
     last = states[created]
     for change in ordered:
         day = max(change.day, created)
         if change.action == AuditAction.SUBSCRIPTION_CREATED:
             continue
         if is_snapshot(change.after):
-            last = state_from(change.after, day, coupons)  # type: ignore[arg-type]
+            last = state_from(change.after, day, coupons, last.sku)  # type: ignore[arg-type]
         elif change.action == AuditAction.PAYMENT_SUCCEEDED and last.status == SubscriptionStatus.INCOMPLETE:
             last = replace(last, start=day, status=SubscriptionStatus.ACTIVE)
         else:

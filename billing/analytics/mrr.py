@@ -56,8 +56,9 @@ def excluded(state: SubState, day: date) -> Excluded | None:
 
 
 def in_force(state: SubState, day: date) -> bool:
-    """Whether the subscription still serves the customer after ``day``."""
-    if state.status in NEVER_STARTED:
+    """Whether the subscription still serves the customer after ``day`` (within the
+    report's filter: a state outside it is not)."""
+    if state.outside or state.status in NEVER_STARTED:
         return False
     if state.status == SubscriptionStatus.CANCELLED:
         return state.paid_through is not None and state.paid_through > day

@@ -2,27 +2,34 @@
 movements of twelve months, the month's churn, the cohort grid and a bar chart of MRR per
 month, from ``billing.analytics.revenue_report`` (which ``manage.py revenue_report``
 prints too): from the items ``revenue_rebuild`` keeps when they cover the month (two
-Queries), else recomputed from every account's history (docs/ANALYTICS.md)."""
+Queries, and the catalog's for the product filter's list), else, or filtered by product,
+price interval or currency, recomputed from every account's history (docs/ANALYTICS.md)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
-from billing.analytics import BadMonth, RevenueReport, revenue_report
+from billing import access
+from billing.analytics import INTERVALS, BadMonth, ReportFilter, RevenueReport, revenue_report
 from billing.analytics.mrr import Excluded, Movements
 from billing.analytics.report import months_ending
 from billing.analytics.retention import month_of
+from billing.models import Product
+from billing.staff.price_forms import INTERVALS as INTERVAL_CHOICES
 from billing.staff.revenue_csv import csv_response
 from core.clock import billing_today
 from core.staff import render_staff
 
 MONTHS_OFFERED = 24
+CURRENCY = re.compile(r"[A-Z]{3}")
 CHART_HEIGHT = 120  # the bars' area, in the SVG's units
 BAR_WIDTH = 20
 BAR_GAP = 6
@@ -112,23 +119,51 @@ def heat(share: Decimal | None) -> str:
     return f"heat-{min(HEAT_STEPS, max(0, int(share) // HEAT_STEPS))}"
 
 
+def _filter_of(request: HttpRequest, products: list[Product]) -> tuple[ReportFilter, list[str]]:
+    """The filters the URL asks for, and what is wrong with them (each a sentence)."""
+    product = request.GET.get("product", "").strip()
+    interval = request.GET.get("interval", "").strip()
+    currency = request.GET.get("currency", "").strip().upper()
+    errors = []
+    if product and product not in {p.SKU for p in products}:
+        errors.append(gettext("That product is not in the catalog: choose one from the list."))
+    if interval and interval not in INTERVALS:
+        errors.append(gettext("That is not a price interval: choose one from the list."))
+    if currency and not CURRENCY.fullmatch(currency):
+        errors.append(gettext("That is not a currency code: three letters, such as EUR."))
+    return ReportFilter(product, interval, currency), errors
+
+
 def revenue(request: HttpRequest) -> HttpResponse:
     today = billing_today(settings.BILLING_TIMEZONE)
     choices = list(reversed(months_ending(month_of(today), MONTHS_OFFERED)))
     title = gettext("Revenue")
+    products = access.list_products(include_retired=True)  # the filter's choices: one Query
+    within, errors = _filter_of(request, products)
+    filters = {"products": products, "intervals": INTERVAL_CHOICES,
+               "currencies": sorted({p.Currency for p in products} | ({within.currency} - {""})),
+               "within": within}
     try:
-        report = revenue_report(request.GET.get("month") or None, today=today)
-    except BadMonth:  # a typo in the URL: say so, read nothing
+        if errors:
+            raise BadMonth(errors[0])
+        report = revenue_report(request.GET.get("month") or None, today=today, within=within)
+    except BadMonth:  # a typo in the URL: say so, read nothing more
         return render_staff(request, "staff/revenue.html", title, {"choices": choices, "report": None,
-                                                                    "error": True}, status=400)
+                                                                    "error": True, "errors": errors, **filters},
+                            status=400)
     if request.GET.get("format") == "csv":  # one table of the page, by the name its link carries
         download = csv_response(report, request.GET.get("table", ""))
         if download is None:
             raise Http404("no such table")
         return download
+    query = urlencode({"month": report.month, **{k: v for k, v in (("product", within.product),
+                                                                   ("interval", within.interval),
+                                                                   ("currency", within.currency)) if v}})
     return render_staff(request, "staff/revenue.html", title, {
         "choices": choices if report.month in choices else [report.month, *choices],
         "report": report,
+        "query": query,
+        **filters,
         "excluded": [(EXCLUDED_LABELS[reason], count) for reason, count in report.excluded.items()],
         "tables": [
             {"currency": currency,

@@ -166,9 +166,10 @@ def test_the_page_reads_the_same_queries_with_10_or_200_subscriptions(client: Cl
         ddb_requests.reset()
         response = client.get(reverse(URL))
     html = response.content.decode()
-    # one Query of the months (the twelve and the one before, 16 items each) and one of the
-    # cohorts, whatever the count: no account, no subscription, no receipt read
-    assert response.status_code == 200 and ddb_requests.ops == ["Query", "Query"], ddb_requests.ops
+    # the catalog (the product filter's list), one Query of the months (the twelve and the
+    # one before, 16 items each) and one of the cohorts, whatever the count: no account, no
+    # subscription, no receipt read
+    assert response.status_code == 200 and ddb_requests.ops == ["Query", "Query", "Query"], ddb_requests.ops
     assert 'data-testid="figures-kept"' in html
     assert f">{count}<" in html.split('data-testid="cohort-2027-03"')[1].split("</tr>")[0]
 

@@ -1,0 +1,55 @@
+"""The Revenue page's filters (docs/ANALYTICS.md, "Filters"): by product, by price interval
+and by currency. A filter keeps the subscriptions that were ever within it, each counted
+only while it is: a switch into the product is a gain (new or reactivation), a switch out a
+loss (churn), as ChartMogul's plan filters count them. Pure: no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from billing.analytics.figures import Money
+from billing.analytics.history import SubHistory, SubState
+
+INTERVALS = ("day", "week", "month", "year")
+
+
+@dataclass(frozen=True)
+class ReportFilter:
+    product: str = ""  # a SKU
+    interval: str = ""  # one of INTERVALS (every N months is "month")
+    currency: str = ""  # an ISO 4217 code
+
+    def __bool__(self) -> bool:
+        return bool(self.product or self.interval or self.currency)
+
+    @property
+    def splits_money(self) -> bool:
+        """Whether refunds and disputes can be kept to it: a refund names its currency, not
+        the product or interval it was for."""
+        return not (self.product or self.interval)
+
+    def holds(self, state: SubState) -> bool:
+        return ((not self.product or state.sku == self.product)
+                and (not self.interval or state.interval == self.interval)
+                and (not self.currency or state.currency == self.currency))
+
+
+def filtered(histories: Sequence[SubHistory], within: ReportFilter) -> list[SubHistory]:
+    """The histories ever within the filter, their states outside it marked ``outside``."""
+    if not within:
+        return list(histories)
+    kept = []
+    for history in histories:
+        if any(within.holds(s) for s in history.states):
+            kept.append(replace(history, states=tuple(
+                s if within.holds(s) else replace(s, outside=True) for s in history.states)))
+    return kept
+
+
+def filtered_money(money: Sequence[Money], within: ReportFilter) -> list[Money]:
+    """Refunds or disputes of the filter's currency; none under a product or interval filter
+    (``splits_money``: the page says they are not split so)."""
+    if not within.splits_money:
+        return []
+    return [m for m in money if not within.currency or m.currency == within.currency]
