@@ -31,40 +31,50 @@ from billing.analytics.periods import (
 )
 from billing.analytics.reading import read_all, read_histories
 from billing.analytics.rebuild import kept_cohorts_of, kept_days, kept_month_closes, kept_months
-from billing.analytics.report import BadMonth, RevenueReport, build_report, parse_month
+from billing.analytics.report import (
+    MAX_MONTHS_SHOWN,
+    MONTHS_SHOWN,
+    BadMonth,
+    RevenueReport,
+    build_report,
+    months_in_range,
+    parse_month,
+)
 from billing.analytics.reporting import in_reporting_currency
 from billing.analytics.series import metrics_body, parse_currency
 from core.clock import billing_today
 
 
 def revenue_report(month: str | None = None, *, today: date | None = None,
-                   within: ReportFilter | None = None) -> RevenueReport:
-    """The report on ``month`` (``YYYY-MM``; default: the month under way) as of today,
-    of the subscriptions ``within`` a filter (by product, interval or currency: always
-    recomputed, the kept figures are the whole business's). ``BadMonth`` for a month that
-    is not one, or is still to come."""
+                   within: ReportFilter | None = None, since: str | None = None) -> RevenueReport:
+    """The report on ``month`` (``YYYY-MM``; default: the month under way) as of today, its
+    months from ``since`` (default: the twelve ending with it), of the subscriptions
+    ``within`` a filter (by product, interval or currency: always recomputed, the kept
+    figures are the whole business's). ``BadMonth`` for a month that is not one, or is
+    still to come, or a range that runs backwards or over ``MAX_MONTHS_SHOWN``."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
     chosen = parse_month(month, today) if month else month_of(today)
+    count = months_in_range(since, chosen, today) if since else MONTHS_SHOWN
     within = within or ReportFilter()
-    report = None if within else _kept_report(chosen, today)
+    report = None if within else _kept_report(chosen, today, count)
     if report is None:
         # not every day or cohort it needs is kept, or a filter: every account's history, read now
         read = read_all()
         report = build_report(filtered(read.histories, within), today=today, month=chosen,
                               refunds=filtered_money(read.refunds, within),
-                              disputes=filtered_money(read.disputes, within))
+                              disputes=filtered_money(read.disputes, within), months=count)
     return replace(report, reporting=in_reporting_currency(report.mrr, settings.REVENUE_REPORTING_CURRENCY,
                                                            report.close))
 
 
-def _kept_report(month: str, today: date) -> RevenueReport | None:
-    """From the kept items: one Query of the months (its twelve and the one before, 16
+def _kept_report(month: str, today: date, count: int = MONTHS_SHOWN) -> RevenueReport | None:
+    """From the kept items: one Query of the months (its ``count`` and the one before, 16
     items each) and one of the cohorts, whatever the number of subscriptions."""
-    first, last = report_months(month, today)
+    first, last = report_months(month, today, count)
     months = kept_months(first, last)
     if month not in months:  # nothing kept for it (no rebuild yet): the cohorts are not read
         return None
-    return kept_report(months, kept_cohorts_of(shift_month(first, 1), last), today=today, month=month)
+    return kept_report(months, kept_cohorts_of(shift_month(first, 1), last), today=today, month=month, count=count)
 
 
 METRICS = ("mrr", "movements", "cohorts")
@@ -98,5 +108,5 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     return {**metrics_body(kind, histories, moved, periods, chosen, code), "figures": "recomputed"}
 
 
-__all__ = ["INTERVALS", "METRICS", "BadMonth", "BadRange", "ReportFilter", "RevenueReport", "revenue_metrics",
+__all__ = ["INTERVALS", "MAX_MONTHS_SHOWN", "METRICS", "BadMonth", "BadRange", "ReportFilter", "RevenueReport", "revenue_metrics",
            "revenue_report"]

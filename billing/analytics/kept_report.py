@@ -15,14 +15,14 @@ from billing.analytics.cohort_table import kept_cohorts
 from billing.analytics.figures import Figures, Ratio, currency_rows
 from billing.analytics.mrr import ONE_DAY, Excluded, Movements
 from billing.analytics.periods import month_of
-from billing.analytics.report import MonthRow, RevenueReport, shown_months
+from billing.analytics.report import MONTHS_SHOWN, MonthRow, RevenueReport, shown_months
 from billing.analytics.retention import CustomerChurn, revenue_churn
 from billing.analytics.rollups import DayFigures
 
 
-def report_months(month: str, today: date) -> tuple[str, str]:
+def report_months(month: str, today: date, count: int = MONTHS_SHOWN) -> tuple[str, str]:
     """The months a report on ``month`` needs kept: from the one before its first (its opening)."""
-    shown = shown_months(month, today)
+    shown = shown_months(month, today, count)
     return month_of(shown[0].first - ONE_DAY), shown[-1].label
 
 
@@ -45,12 +45,12 @@ def _refunds_and_disputes(month: DayFigures) -> tuple[dict[str, tuple[int, int]]
 
 
 def kept_report(months: Mapping[str, DayFigures], cohorts: Mapping[str, CohortRow], *, today: date,
-                month: str) -> RevenueReport | None:
+                month: str, count: int = MONTHS_SHOWN) -> RevenueReport | None:
     """The report on ``month`` from the kept months (each a ``DayFigures`` of its close, the
     shards added up, by ``YYYY-MM``) and cohort rows; None when they do not hold all it needs
     (a month missing, partly written, or closing on another day than the report's: the
     caller recomputes)."""
-    shown = shown_months(month, today)
+    shown = shown_months(month, today, count)
     before = month_of(shown[0].first - ONE_DAY)
     wanted = [(before, shown[0].first - ONE_DAY)] + [(p.label, p.close) for p in shown]
     if any(label not in months or not months[label].complete or months[label].day != close

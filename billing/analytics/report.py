@@ -30,7 +30,8 @@ from billing.analytics.retention import (
 from billing.analytics.series import movement_rows
 from billing.rules.schedule import add_months
 
-MONTHS_SHOWN = 12
+MONTHS_SHOWN = 12  # a report's months unless a range says otherwise
+MAX_MONTHS_SHOWN = 36  # a range's most: three years of monthly columns
 MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 
@@ -143,19 +144,31 @@ class RevenueReport:
         }
 
 
-def shown_months(month: str, today: date) -> list[Period]:
-    """The twelve months a report on ``month`` shows, each closing on its last day (today
-    for the month under way)."""
-    return periods_between(month_days(months_ending(month, MONTHS_SHOWN)[0])[0], month_days(month)[1],
+def shown_months(month: str, today: date, count: int = MONTHS_SHOWN) -> list[Period]:
+    """The ``count`` months (twelve unless a range says otherwise) a report on ``month``
+    shows, ending with it, each closing on its last day (today for the month under way)."""
+    return periods_between(month_days(months_ending(month, count)[0])[0], month_days(month)[1],
                            Interval.MONTH, today)
 
 
+def months_in_range(first: str, last: str, today: date) -> int:
+    """How many months ``first``..``last`` (``YYYY-MM``, each checked as ``parse_month``)
+    spans; ``BadMonth`` when ``first`` comes after ``last`` or the range is longer than
+    ``MAX_MONTHS_SHOWN``."""
+    first, last = parse_month(first, today), parse_month(last, today)
+    count = (int(last[:4]) - int(first[:4])) * 12 + int(last[5:]) - int(first[5:]) + 1
+    if not 1 <= count <= MAX_MONTHS_SHOWN:
+        raise BadMonth(first)
+    return count
+
+
 def build_report(histories: Sequence[SubHistory], *, today: date, month: str | None = None,
-                 refunds: Sequence[Money] = (), disputes: Sequence[Money] = ()) -> RevenueReport:
-    """The report on ``month`` (default: today's) as of ``today``: twelve months of
+                 refunds: Sequence[Money] = (), disputes: Sequence[Money] = (),
+                 months: int = MONTHS_SHOWN) -> RevenueReport:
+    """The report on ``month`` (default: today's) as of ``today``: ``months`` months of
     movements ending with it, each closing on its last day (today for the month under way)."""
     month = month or month_of(today)
-    shown = shown_months(month, today)
+    shown = shown_months(month, today, months)
     closes = [(p.label, p.close) for p in shown]
     until = closes[-1][1]
     moved = steps(histories, until)

@@ -1,5 +1,5 @@
 """The staff Revenue page (finance role, as the tax report): MRR per currency, the
-movements of twelve months, the month's churn, the cohort grid and a bar chart of MRR per
+movements of twelve months (or a range of up to 36), the month's churn, the cohort grid and a bar chart of MRR per
 month, from ``billing.analytics.revenue_report`` (which ``manage.py revenue_report``
 prints too): from the items ``revenue_rebuild`` keeps when they cover the month (two
 Queries, and the catalog's for the product filter's list), else, or filtered by product,
@@ -18,7 +18,14 @@ from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.analytics import INTERVALS, BadMonth, ReportFilter, RevenueReport, revenue_report
+from billing.analytics import (
+    INTERVALS,
+    MAX_MONTHS_SHOWN,
+    BadMonth,
+    ReportFilter,
+    RevenueReport,
+    revenue_report,
+)
 from billing.analytics.mrr import Excluded, Movements
 from billing.analytics.report import months_ending
 from billing.analytics.retention import month_of
@@ -140,14 +147,18 @@ def revenue(request: HttpRequest) -> HttpResponse:
     title = gettext("Revenue")
     products = access.list_products(include_retired=True)  # the filter's choices: one Query
     within, errors = _filter_of(request, products)
+    since = request.GET.get("from") or None
     filters = {"products": products, "intervals": INTERVAL_CHOICES,
                "currencies": sorted({p.Currency for p in products} | ({within.currency} - {""})),
-               "within": within}
+               "within": within, "since": since}
     try:
         if errors:
             raise BadMonth(errors[0])
-        report = revenue_report(request.GET.get("month") or None, today=today, within=within)
+        report = revenue_report(request.GET.get("month") or None, today=today, within=within, since=since)
     except BadMonth:  # a typo in the URL: say so, read nothing more
+        if since and not errors:
+            errors.append(gettext("Choose a first month before the last, at most %(count)s months in all.")
+                          % {"count": MAX_MONTHS_SHOWN})
         return render_staff(request, "staff/revenue.html", title, {"choices": choices, "report": None,
                                                                     "error": True, "errors": errors, **filters},
                             status=400)
@@ -156,7 +167,7 @@ def revenue(request: HttpRequest) -> HttpResponse:
         if download is None:
             raise Http404("no such table")
         return download
-    query = urlencode({"month": report.month, **{k: v for k, v in (("product", within.product),
+    query = urlencode({"month": report.month, **{k: v for k, v in (("from", since), ("product", within.product),
                                                                    ("interval", within.interval),
                                                                    ("currency", within.currency)) if v}})
     return render_staff(request, "staff/revenue.html", title, {

@@ -1,20 +1,25 @@
 """The Revenue report's filters (docs/ANALYTICS.md, "Filters"): by product, price interval
 and currency, each subscription counted while it is within the filter (a switch in is a
-gain, a switch out a loss), always recomputed; the page's lists, its CSV links and its
-refusals of what is not in them."""
+gain, a switch out a loss), always recomputed; a range of months, kept or recomputed alike;
+the page's lists, its CSV links and its refusals of what is not in them."""
 
 from __future__ import annotations
 
+import io
+import json
 from datetime import date
 
+import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
 from billing import access
-from billing.analytics import ReportFilter, revenue_report
+from billing.analytics import BadMonth, ReportFilter, revenue_report
 from billing.analytics.filters import filtered
 from billing.analytics.history import Change, SubHistory, SubState, build_history
 from billing.analytics.mrr import Kind, mrr_at, steps
+from billing.analytics.rebuild import rebuild
 from billing.models import AuditAction
 from tests.billing.test_revenue_analytics import URL, on, scenario, staff  # noqa: F401 (scenario: a fixture)
 
@@ -95,3 +100,40 @@ def test_the_page_filters_says_so_and_its_downloads_keep_the_filter(client: Clie
     assert [b.status_code for b in bad] == [400, 400, 400]
     assert "That product is not in the catalog" in said[0] and "not a price interval" in said[1]
     assert "not a currency code" in said[2]
+
+
+# --- a range of months ------------------------------------------------------------------------
+
+
+def test_a_range_shows_its_months_kept_or_recomputed_alike(scenario) -> None:  # noqa: F811
+    recomputed = revenue_report("2027-03", today=SEEN, since="2027-01")
+    whole = revenue_report("2027-03", today=SEEN)
+    assert [row.month for row in recomputed.months] == ["2027-01", "2027-02", "2027-03"]
+    assert recomputed.months == whole.months[-3:] and recomputed.mrr == whole.mrr
+    assert [c.month for c in recomputed.cohorts] == ["2027-01", "2027-02", "2027-03"]
+    with on(SEEN):
+        rebuild(SEEN, first=date(2026, 12, 1))
+    kept = revenue_report("2027-03", today=SEEN, since="2027-01")
+    assert kept.source == "kept"
+    assert {**kept.as_dict(), "figures_from": None} == {**recomputed.as_dict(), "figures_from": None}
+    for since in ("2027-04", "2024-03", "2027-13"):  # after the month, over 36 months, not a month
+        with pytest.raises(BadMonth):
+            revenue_report("2027-03", today=SEEN, since=since)
+
+
+def test_the_page_and_the_command_take_a_range(client: Client, scenario) -> None:  # noqa: F811
+    with on(SEEN):
+        staff(client, "finance")
+        page = client.get(reverse(URL), {"month": "2027-03", "from": "2027-02"})
+        backwards = client.get(reverse(URL), {"month": "2027-03", "from": "2027-04"})
+        out = io.StringIO()
+        call_command("revenue_report", "--month", "2027-03", "--from", "2027-02", "--json", stdout=out)
+        with pytest.raises(CommandError, match="--from 2027-04 to --month"):
+            call_command("revenue_report", "--month", "2027-03", "--from", "2027-04")
+    html = page.content.decode()
+    assert page.status_code == 200 and 'data-testid="move-USD-2027-02"' in html
+    assert 'data-testid="move-USD-2027-01"' not in html and '<option value="2027-02" selected>' in html
+    assert "?month=2027-03&amp;from=2027-02&amp;format=csv" in html
+    assert [m["month"] for m in json.loads(out.getvalue())["movements"]] == ["2027-02", "2027-03"]
+    assert backwards.status_code == 400
+    assert "Choose a first month before the last, at most 36 months in all." in backwards.content.decode()

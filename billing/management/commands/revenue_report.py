@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import CommandError
 
-from billing.analytics import BadMonth, RevenueReport, revenue_report
+from billing.analytics import MAX_MONTHS_SHOWN, BadMonth, RevenueReport, revenue_report
 from core.dynamo.command import BillingCommand
 from core.money import decimal_string
 
@@ -20,17 +20,23 @@ MOVEMENT_COLUMNS = ("opening", "new", "expansion", "reactivation", "contraction"
 
 class Command(BillingCommand):
     help = ("Revenue figures: MRR per currency at the month's close (today for the month under way), the "
-            "movements of the twelve months ending with it (new, expansion, reactivation, contraction, churn), "
+            "movements of the twelve months ending with it, or from --from (new, expansion, reactivation, contraction, churn), "
             "customer and revenue churn, and the cohorts by month of first payment. JSON: amounts in minor units.")
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--month", help="the month, YYYY-MM (default: the month under way)")
+        parser.add_argument("--from", dest="since",
+                            help=f"the first month shown, YYYY-MM (default: the twelve months ending with "
+                                 f"--month; at most {MAX_MONTHS_SHOWN})")
         parser.add_argument("--json", action="store_true", help="the figures as one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            report = revenue_report(options["month"])
+            report = revenue_report(options["month"], since=options["since"])
         except BadMonth as error:
+            if options["since"]:
+                raise CommandError(f"--from {options['since']} to --month: not months (YYYY-MM) in order, "
+                                   f"none still to come, at most {MAX_MONTHS_SHOWN} in all") from None
             raise CommandError(f"--month {error}: not a month (YYYY-MM), or one still to come") from None
         if options["json"]:
             self.stdout.write(json.dumps(report.as_dict(), indent=2))
