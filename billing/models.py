@@ -28,6 +28,7 @@ from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection
 from pynamodb.models import Model
 
 from core.dynamo import engine
+from core.dynamo.invoice_tax import InvoiceTaxAttributes
 from core.dynamo.keys import KeyPart, KeyTemplate
 
 # --- the table --------------------------------------------------------------------------
@@ -397,7 +398,7 @@ class SellerMap(MapAttribute):
     VatNumber = UnicodeAttribute(null=True)
 
 
-class Receipt(BillingItem, discriminator="Receipt"):
+class Receipt(BillingItem, InvoiceTaxAttributes, discriminator="Receipt"):
     pk_template = ACCOUNT_PK
     # Keyed by billing date, not processing time: a retried payment finds the same key.
     sk_template = KeyTemplate("REC#{billing_date}#SKU#{sku}#SUB#{sub_id}")
@@ -474,14 +475,11 @@ class Receipt(BillingItem, discriminator="Receipt"):
     # a receipt written before taxes were kept, shown as before.
     Net = NumberAttribute(null=True)  # minor units
     Tax = NumberAttribute(null=True)  # minor units
-    TaxRate = UnicodeAttribute(null=True)  # percent: "22", "25.5", "0"
+    # TaxRate, TaxTreatment, BuyerCountry, BuyerVatNumber: ``InvoiceTaxAttributes``.
     TaxCountry = UnicodeAttribute(null=True)
-    TaxTreatment = UnicodeAttribute(null=True)  # a billing.rules.tax.Treatment
     PricesIncludeTax = BooleanAttribute(null=True)
     TaxLines = ListAttribute(of=TaxLineMap, null=True)
     Seller = SellerMap(null=True)  # the seller as it was when invoiced
-    BuyerCountry = UnicodeAttribute(null=True)
-    BuyerVatNumber = UnicodeAttribute(null=True)
     BuyerName = UnicodeAttribute(null=True)
 
     @property
@@ -542,7 +540,7 @@ class ReceiptNumberLookup(BillingItem, discriminator="ReceiptNumberLookup"):
     TTL = TTLAttribute(null=True)  # the receipt's own: the look-up goes when it does
 
 
-class CreditNote(BillingItem, discriminator="CreditNote"):
+class CreditNote(BillingItem, InvoiceTaxAttributes, discriminator="CreditNote"):
     """A refund's invoice correction (billing/access/credit_notes.py): negative net, tax
     and gross, the refund's share of the invoice it corrects (``InvoiceNumber``), written
     in the refund's own transaction; never changed."""
@@ -559,13 +557,10 @@ class CreditNote(BillingItem, discriminator="CreditNote"):
     Net = NumberAttribute()  # minor units, negative
     Tax = NumberAttribute()
     Gross = NumberAttribute()
-    TaxRate = UnicodeAttribute(null=True)
+    # TaxRate, TaxTreatment, BuyerCountry, BuyerVatNumber: ``InvoiceTaxAttributes``.
     TaxCountry = UnicodeAttribute(null=True)
-    TaxTreatment = UnicodeAttribute(null=True)
     TaxLines = ListAttribute(of=TaxLineMap, null=True)
     Seller = SellerMap(null=True)
-    BuyerCountry = UnicodeAttribute(null=True)
-    BuyerVatNumber = UnicodeAttribute(null=True)
     BuyerName = UnicodeAttribute(null=True)
     BillingAddress = UnicodeAttribute(null=True)
     Reason = UnicodeAttribute(null=True)

@@ -30,6 +30,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 
 from core.dynamo import engine
 from core.dynamo.engine import OnSharedEngine
+from core.dynamo.invoice_tax import InvoiceTaxAttributes
 from core.dynamo.keys import KeyPart, KeyTemplate
 
 # The seed's hyphenated index attribute names.
@@ -270,7 +271,7 @@ class OrderItem(ShopItem, discriminator="orderItem"):
     product_id = KeyPart(PRODUCT, "SK")
 
 
-class Invoice(ShopItem, discriminator="invoice"):
+class Invoice(ShopItem, InvoiceTaxAttributes, discriminator="invoice"):
     key_templates = {
         "PK": ORDER, "SK": INVOICE,
         "GSI1PK": INVOICE, "GSI1SK": INVOICE,
@@ -293,10 +294,7 @@ class Invoice(ShopItem, discriminator="invoice"):
     SellerVatNumber = UnicodeAttribute(null=True)
     Net = NumberAttribute(null=True)
     Tax = NumberAttribute(null=True)
-    TaxRate = UnicodeAttribute(null=True)
-    TaxTreatment = UnicodeAttribute(null=True)
-    BuyerCountry = UnicodeAttribute(null=True)
-    BuyerVatNumber = UnicodeAttribute(null=True)
+    # TaxRate, TaxTreatment, BuyerCountry, BuyerVatNumber: ``InvoiceTaxAttributes``.
     # Set when the customer's account is closed: the end of its tax retention, when
     # DynamoDB's TTL deletes it (docs/PORTAL.md, "Your data"). Unset: kept.
     TTL = TTLAttribute(null=True)
