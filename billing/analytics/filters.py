@@ -10,8 +10,10 @@ from dataclasses import dataclass, replace
 
 from billing.analytics.figures import Money
 from billing.analytics.history import SubHistory, SubState
+from billing.rules.pricing import Interval
 
-INTERVALS = ("day", "week", "month", "year")
+# The price intervals, as the prices declare them (a filter's choices and its check).
+INTERVALS = tuple(Interval)
 
 
 @dataclass(frozen=True)
