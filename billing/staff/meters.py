@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.access import usage as metered
 from billing.actions import meters as actions
-from billing.models import MeterAggregation
+from billing.models import Meter, MeterAggregation
 from billing.rules.usage import EVENT_NAME, EventRefused
 from billing.staff.common import add_page
 from core.pages import actor, bound_data, or_404, today
@@ -33,6 +33,11 @@ AGGREGATIONS = [
 ]
 
 
+def aggregation_label(meter: Meter) -> str:
+    """The meter's aggregation in words (a value no longer offered: as stored)."""
+    return dict(AGGREGATIONS).get(meter.Aggregation, meter.Aggregation)
+
+
 class MeterForm(forms.Form):
     event_name = forms.RegexField(EVENT_NAME, max_length=100, label=gettext_lazy("Event name"),
                                   help_text=gettext_lazy("What usage events and metered prices name the meter by: "
@@ -42,9 +47,8 @@ class MeterForm(forms.Form):
 
 
 def meters(request: HttpRequest) -> HttpResponse:
-    labels = dict(AGGREGATIONS)
     return render_staff(request, "staff/meters.html", _("Meters"), {
-        "meters": [(m, labels.get(m.Aggregation, m.Aggregation)) for m in metered.list_meters()]})
+        "meters": [(m, aggregation_label(m)) for m in metered.list_meters()]})
 
 
 @require_http_methods(["GET", "POST"])
@@ -72,8 +76,7 @@ def customer_usage(request: HttpRequest, account_id: str) -> HttpResponse:
     day = today()
     this_month = day.replace(day=1)
     last_month = (this_month - timedelta(days=1)).replace(day=1)
-    labels = dict(AGGREGATIONS)
-    rows = [{"meter": meter, "aggregation": labels.get(meter.Aggregation, meter.Aggregation),
+    rows = [{"meter": meter, "aggregation": aggregation_label(meter),
              "so_far": metered.usage_of(meter, account_id, this_month, day + timedelta(days=1)),
              "last_month": metered.usage_of(meter, account_id, last_month, this_month)}
             for meter in metered.list_meters()]

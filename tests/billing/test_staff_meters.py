@@ -55,4 +55,13 @@ def test_a_customers_usage_from_the_account_page(client, moto_table) -> None:
         usage = client.get(reverse("admin:staff_customer_usage", args=[account.account_id])).content.decode()
     row = usage.split('data-testid="usage-api_calls"', 1)[1].split("</tr>", 1)[0]
     assert '<td class="num" data-testid="so-far">12.5</td>' in row and '<td class="num">7</td>' in row
+    assert "<td>sum: of the events" in row  # the aggregation in words, as the meters page says it
     assert client.get(reverse("admin:staff_customer_usage", args=["0000000000000000"])).status_code == 404
+
+
+def test_an_aggregation_no_longer_offered_is_shown_as_stored() -> None:
+    from billing.models import Meter
+    from billing.staff.meters import aggregation_label
+
+    assert aggregation_label(Meter(Aggregation="median")) == "median"
+    assert str(aggregation_label(Meter(Aggregation="count"))) == "count: the events"
