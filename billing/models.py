@@ -1407,6 +1407,9 @@ class RevenueRollup(BillingItem, discriminator="RevenueRollup"):
     DayMoney = MapAttribute(default=dict)
     Shards = NumberAttribute()  # how many shards the day was cut into when written
     RebuiltAt = UnicodeAttribute()
+    # per currency, the usage billed by the charges paid on the day, net of tax; absent on an
+    # item written before it was kept: readers recompute (docs/ANALYTICS.md, "Usage revenue")
+    Usage = MapAttribute(null=True)
 
 
 ENTITIES = (*ENTITIES, RevenueRollup)
@@ -1452,6 +1455,7 @@ class RevenueMonth(BillingItem, discriminator="RevenueMonth"):
     MonthMoney = MapAttribute(default=dict)
     Shards = NumberAttribute()
     RebuiltAt = UnicodeAttribute()
+    Usage = MapAttribute(null=True)  # as a ``RevenueRollup``'s, summed over the month's days
 
 
 ENTITIES = (*ENTITIES, RevenueMonth)

@@ -175,15 +175,19 @@ def build_receipt(
     )
     invoiced = tax or invoice_tax(sub, amount=amount, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
     write_invoice_tax(receipt, invoiced)
+    usage_net = None
     if usage:
         _itemise_usage(receipt, invoiced, alone=kind == "usage")
+        # the usage line's net: the revenue figures read it from this event, not the receipt
+        usage_net = int((receipt.TaxLines or [])[-1].Net)
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
                                  AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
         sub.account_id, actor=actor, action=AuditAction.PAYMENT_SUCCEEDED, subject=sub.SK,
         after={"Receipt": receipt.SK, "Number": number, "Amount": amount, "Currency": currency, "ChargeId": charge_id,
                "PeriodStart": receipt.PeriodStart, "PeriodEnd": receipt.PeriodEnd,
-               **({"Coupon": coupon, "Discount": discount} if coupon else {})},
+               **({"Coupon": coupon, "Discount": discount} if coupon else {}),
+               **({"UsageNet": usage_net} if usage_net is not None else {})},
     )
     return receipt, lookup, event
 

@@ -27,7 +27,36 @@ class RollupDay:
     figures: dict[str, dict[str, int]]  # currency -> figure -> value
     paying: int
     counts: dict[str, int] = field(default_factory=dict)  # the day's other counts (only those above 0)
-    money: dict[str, dict[str, int]] = field(default_factory=dict)  # currency -> refunds/disputes
+    money: dict[str, dict[str, int]] = field(default_factory=dict)  # currency -> refunds/disputes/usage
+    usage_kept: bool = True  # False: read from an item written before the usage was kept
+
+
+USAGE = "usage"
+# The ``Usage`` map always holds this key, so an item that kept no usage still says it kept
+# it (an empty map is not stored)
+USAGE_MARK = "*"
+
+
+def _money(row: RollupDay) -> dict[str, dict[str, int]]:
+    """The refunds and disputes (``DayMoney``/``MonthMoney``): the usage is its own attribute."""
+    kept = {c: {k: v for k, v in values.items() if k != USAGE} for c, values in sorted(row.money.items())}
+    return {c: values for c, values in kept.items() if values}
+
+
+def _usage(row: RollupDay) -> dict[str, int]:
+    return {USAGE_MARK: 1, **{c: values[USAGE] for c, values in sorted(row.money.items()) if values.get(USAGE)}}
+
+
+def _read_money(money: Any, usage: Any) -> tuple[dict[str, dict[str, int]], bool]:
+    """The money of an item, the usage put back in; and whether the item kept the usage."""
+    found = {currency: {name: int(value) for name, value in _plain(values).items()}
+             for currency, values in _plain(money).items()}
+    if usage is None:
+        return found, False
+    for currency, amount in _plain(usage).items():
+        if currency != USAGE_MARK and int(amount):
+            found.setdefault(currency, {})[USAGE] = int(amount)
+    return found, True
 
 
 def rollup_item(row: RollupDay, rebuilt_at: str) -> RevenueRollup:
@@ -36,7 +65,7 @@ def rollup_item(row: RollupDay, rebuilt_at: str) -> RevenueRollup:
         RevenueRollup.pk(month=month), RevenueRollup.sk(day=row.day.isoformat(), shard=f"{row.shard:0{SHARD_DIGITS}d}"),
         Figures={c: dict(v) for c, v in row.figures.items()}, Paying=row.paying, Shards=row.shards,
         DayCounts={k: v for k, v in sorted(row.counts.items()) if v},
-        DayMoney={c: dict(v) for c, v in sorted(row.money.items())}, RebuiltAt=rebuilt_at)
+        DayMoney=_money(row), Usage=_usage(row), RebuiltAt=rebuilt_at)
 
 
 def _put_all(rows: Iterable[Row], item: Callable[[Row], BillingItem],
@@ -66,10 +95,9 @@ def _row(item: RevenueRollup) -> RollupDay:
     figures: dict[str, dict[str, int]] = {
         currency: {name: int(value) for name, value in _plain(values).items()}
         for currency, values in _plain(item.Figures).items()}
+    money, usage_kept = _read_money(item.DayMoney, item.Usage)
     return RollupDay(date.fromisoformat(day), int(shard), int(item.Shards), figures, int(item.Paying or 0),
-                     {name: int(value) for name, value in _plain(item.DayCounts).items()},
-                     {currency: {name: int(value) for name, value in _plain(values).items()}
-                      for currency, values in _plain(item.DayMoney).items()})
+                     {name: int(value) for name, value in _plain(item.DayCounts).items()}, money, usage_kept)
 
 
 def _plain(value: Any) -> dict[str, Any]:
@@ -137,7 +165,7 @@ def month_item(row: RollupDay, rebuilt_at: str) -> RevenueMonth:
         RevenueMonth.pk(), RevenueMonth.sk(month=row.day.isoformat()[:7], shard=f"{row.shard:0{SHARD_DIGITS}d}"),
         Close=row.day.isoformat(), Figures={c: dict(v) for c, v in row.figures.items()}, Paying=row.paying,
         MonthCounts={k: v for k, v in sorted(row.counts.items()) if v},
-        MonthMoney={c: dict(v) for c, v in sorted(row.money.items())}, Shards=row.shards, RebuiltAt=rebuilt_at)
+        MonthMoney=_money(row), Usage=_usage(row), Shards=row.shards, RebuiltAt=rebuilt_at)
 
 
 def write_months(rows: Iterable[RollupDay], *, rebuilt_at: str) -> int:
@@ -146,13 +174,12 @@ def write_months(rows: Iterable[RollupDay], *, rebuilt_at: str) -> int:
 
 
 def _month_row(item: RevenueMonth) -> RollupDay:
+    money, usage_kept = _read_money(item.MonthMoney, item.Usage)
     return RollupDay(date.fromisoformat(item.Close), int(item.SK.split("#")[1]), int(item.Shards),
                      {currency: {name: int(value) for name, value in _plain(values).items()}
                       for currency, values in _plain(item.Figures).items()},
                      int(item.Paying or 0),
-                     {name: int(value) for name, value in _plain(item.MonthCounts).items()},
-                     {currency: {name: int(value) for name, value in _plain(values).items()}
-                      for currency, values in _plain(item.MonthMoney).items()})
+                     {name: int(value) for name, value in _plain(item.MonthCounts).items()}, money, usage_kept)
 
 
 def month_rows(first_month: str, last_month: str) -> list[RollupDay]:

@@ -62,9 +62,12 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
         read = read_all()
         report = build_report(filtered(read.histories, within), today=today, month=chosen,
                               refunds=filtered_money(read.refunds, within),
-                              disputes=filtered_money(read.disputes, within), months=count)
-    return replace(report, reporting=in_reporting_currency(report.mrr, settings.REVENUE_REPORTING_CURRENCY,
-                                                           report.close))
+                              disputes=filtered_money(read.disputes, within), months=count,
+                              usage=filtered_money(read.usage, within))
+    reporting = settings.REVENUE_REPORTING_CURRENCY
+    usage = report.figures.usage if report.figures is not None else {}
+    return replace(report, reporting=in_reporting_currency(report.mrr, reporting, report.close),
+                   usage_reporting=in_reporting_currency(usage, reporting, report.close))
 
 
 def _kept_report(month: str, today: date, count: int = MONTHS_SHOWN) -> RevenueReport | None:

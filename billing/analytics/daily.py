@@ -1,7 +1,7 @@
 """The page's figures that are not MRR steps, per day and shard of the customers, for the
 kept rollups (docs/ANALYTICS.md, "Kept figures"): the subscriptions not counted at a day's
 close (a trial, a pause), the trials ending and converting, the past-due episodes begun,
-recovered and lost, the refunds and disputes. Each is kept so that a month's figure is
+recovered and lost, the trials started, the refunds and disputes, the usage billed. Each is kept so that a month's figure is
 the sum of its days' (``figures.trial_conversion``, ``figures.payment_recovery``), or a
 day's own level (``mrr.excluded_at``), to the unit. Pure: no I/O.
 """
@@ -13,14 +13,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from billing.analytics.figures import Money
+from billing.analytics.figures import Money, trial_started
 from billing.analytics.history import SubHistory
 from billing.analytics.mrr import Excluded, change_days, excluded, in_force, state_mrr, state_on
 from billing.models import SubscriptionStatus
 
 Counter = dict[str, int]
 MONEY_NAMES = {"refund": ("refunds", "refunded"), "dispute": ("disputes", "disputed")}
-MONEY = ("refunds", "refunded", "disputes", "disputed")
+# ``usage``: the usage billed by the charges paid on the day, net of tax (kept apart from
+# the refunds' and disputes' map: billing/access/revenue_rollups.py)
+MONEY = ("refunds", "refunded", "disputes", "disputed", "usage")
 
 
 @dataclass
@@ -53,6 +55,8 @@ def _not_counted(history: SubHistory) -> list[tuple[date, Excluded | None]]:
 
 
 def _trials(history: SubHistory, shard: int, daily: Daily) -> None:
+    if (started := trial_started(history)) is not None:
+        daily.add(daily.events, started, shard, "trials_started")
     # as figures.trial_conversion: each distinct last free day, if the state on it still ends then
     for end in sorted({s.trial_end for s in history.states if s.trial_end}):
         state = state_on(history, end)
@@ -80,7 +84,7 @@ def _past_due(history: SubHistory, shard: int, daily: Daily) -> None:
 
 
 def daily_counts(histories: Sequence[SubHistory], refunds: Sequence[Money], disputes: Sequence[Money],
-                 shard_of: Callable[[str], int]) -> Daily:
+                 shard_of: Callable[[str], int], usage: Sequence[Money] = ()) -> Daily:
     daily = Daily()
     for history in histories:
         shard = shard_of(history.customer)
@@ -99,4 +103,7 @@ def daily_counts(histories: Sequence[SubHistory], refunds: Sequence[Money], disp
             count, amount = MONEY_NAMES[kind]
             row[count] = row.get(count, 0) + 1
             row[amount] = row.get(amount, 0) + item.amount
+    for item in usage:
+        row = daily.money[item.day][shard_of(item.customer)][item.currency]
+        row["usage"] = row.get("usage", 0) + item.amount
     return daily

@@ -1,6 +1,6 @@
 """The month's other figures (docs/ANALYTICS.md, "More figures"): ARR, paying customers,
 ARPA, net and gross revenue retention, trial-to-paid conversion, failed-payment recovery,
-refunds and disputes. Pure: no I/O (the refunds and disputes are read by ``reading``).
+refunds and disputes, usage revenue, trials started. Pure: no I/O (the refunds and disputes are read by ``reading``).
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class CurrencyFigures:
     refunded: int
     disputes: int
     disputed: int
+    usage: int = 0  # usage revenue: the usage billed by the charges paid in the month, net of tax
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,12 @@ class Figures:
     trials: Ratio  # trials that ended in the month, and those that went on paid
     recovery: Ratio  # past-due episodes begun in the month, and those paid again by the close
     by_currency: tuple[CurrencyFigures, ...]
+    trials_started: int = 0  # subscriptions whose free trial started in the month
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """The month's usage revenue per currency (those with some)."""
+        return {f.currency: f.usage for f in self.by_currency if f.usage}
 
 
 def arpa(mrr: int, paying: int) -> int | None:
@@ -88,6 +95,18 @@ def paying_by_currency(steps: Sequence[Step], day: date) -> dict[str, int]:
         if amount:
             counts[currency] += 1
     return dict(counts)
+
+
+def trial_started(history: SubHistory) -> date | None:
+    """The day the subscription's free trial started: the start of its first state in a
+    trial (a ``TrialEnd`` not before that day); None without one. Once a subscription: an
+    extended trial is the same trial."""
+    return next((s.start for s in history.states if s.trial_end and s.trial_end >= s.start), None)
+
+
+def trials_started(histories: Sequence[SubHistory], first: date, close: date) -> int:
+    """Subscriptions whose free trial started in ``first``..``close`` (``trial_started``)."""
+    return sum(first <= day <= close for day in map(trial_started, histories) if day is not None)
 
 
 def trial_conversion(histories: Sequence[SubHistory], first: date, close: date) -> Ratio:
@@ -134,23 +153,26 @@ def _in_month(items: Sequence[Money], first: date, close: date) -> dict[str, tup
 
 
 def currency_rows(mrr: dict[str, int], moved: dict[str, Movements], paying: dict[str, int],
-                  refunded: dict[str, tuple[int, int]], disputed: dict[str, tuple[int, int]]
-                  ) -> tuple[CurrencyFigures, ...]:
-    """Each currency's row: those with MRR, movements, a refund or a dispute."""
+                  refunded: dict[str, tuple[int, int]], disputed: dict[str, tuple[int, int]],
+                  usage: dict[str, int] | None = None) -> tuple[CurrencyFigures, ...]:
+    """Each currency's row: those with MRR, movements, a refund, a dispute or usage billed."""
+    usage = usage or {}
     rows = []
-    for currency in sorted(set(mrr) | set(moved) | set(refunded) | set(disputed)):
+    for currency in sorted(set(mrr) | set(moved) | set(refunded) | set(disputed) | set(usage)):
         amount = mrr.get(currency, 0)
         net, gross = retention(moved[currency]) if currency in moved else (None, None)
         rows.append(CurrencyFigures(
             currency, amount, amount * MONTHS_A_YEAR, paying.get(currency, 0), arpa(amount, paying.get(currency, 0)),
-            net, gross, *refunded.get(currency, (0, 0)), *disputed.get(currency, (0, 0))))
+            net, gross, *refunded.get(currency, (0, 0)), *disputed.get(currency, (0, 0)), usage.get(currency, 0)))
     return tuple(rows)
 
 
 def month_figures(*, histories: Sequence[SubHistory], steps: Sequence[Step], mrr: dict[str, int],
                   moved: dict[str, Movements], paying_customers: int, first: date, close: date,
-                  refunds: Sequence[Money] = (), disputes: Sequence[Money] = ()) -> Figures:
+                  refunds: Sequence[Money] = (), disputes: Sequence[Money] = (),
+                  usage: Sequence[Money] = ()) -> Figures:
     rows = currency_rows(mrr, moved, paying_by_currency(steps, close), _in_month(refunds, first, close),
-                         _in_month(disputes, first, close))
+                         _in_month(disputes, first, close),
+                         {c: amount for c, (_, amount) in _in_month(usage, first, close).items()})
     return Figures(paying_customers, trial_conversion(histories, first, close),
-                   payment_recovery(histories, first, close), rows)
+                   payment_recovery(histories, first, close), rows, trials_started(histories, first, close))

@@ -54,7 +54,7 @@ def kept_report(months: Mapping[str, DayFigures], cohorts: Mapping[str, CohortRo
     before = month_of(shown[0].first - ONE_DAY)
     wanted = [(before, shown[0].first - ONE_DAY)] + [(p.label, p.close) for p in shown]
     if any(label not in months or not months[label].complete or months[label].day != close
-           for label, close in wanted):
+           or not months[label].usage_kept for label, close in wanted):
         return None
     closes = {months[p.label].day: months[p.label] for p in shown}
     grid = kept_cohorts(cohorts, closes, [(p.label, p.close) for p in shown])
@@ -78,6 +78,7 @@ def kept_report(months: Mapping[str, DayFigures], cohorts: Mapping[str, CohortRo
         cohorts=grid,
         figures=Figures(close.paying, Ratio(close.count("trials_converted"), close.count("trials_ended")),
                         Ratio(close.count("past_due_recovered"), close.count("past_due_began")),
-                        currency_rows(close.mrr, last.by_currency, paying, refunded, disputed)),
+                        currency_rows(close.mrr, last.by_currency, paying, refunded, disputed, close.usage),
+                        close.count("trials_started")),
         source="kept",
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from django.conf import settings
@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model
 from billing import access
 from billing.analytics.figures import Money
 from billing.analytics.history import Change, CouponTerms, SubHistory, build_history
-from billing.models import AuditEvent, Subscription
+from billing.models import AuditAction, AuditEvent, Subscription
 from core.clock import billing_today
 
 USERS_PER_READ = 100  # a BatchGetItem's limit
@@ -98,11 +98,26 @@ class Reading:
     histories: list[SubHistory]
     refunds: list[Money]  # every refund of a receipt still kept (receipts expire: RECEIPT_RETENTION_DAYS)
     disputes: list[Money]  # every dispute, on the day it was opened
+    usage: list[Money] = field(default_factory=list)  # every paid charge's usage, net of tax, on the day paid
 
 
 def refunds_of(collection: access.AccountCollection, timezone: str, account_id: str = "") -> list[Money]:
     return [Money(day_of(refund.At, timezone), receipt.Currency.upper(), int(refund.Amount), account_id)
             for receipt in collection.receipts for refund in receipt.Refunds or ()]
+
+
+def usage_of(collection: access.AccountCollection, timezone: str, account_id: str = "") -> list[Money]:
+    """The usage each paid charge billed, net of tax, on the day it was paid: from its
+    ``payment.succeeded`` event (which keeps it with the audit history, not the receipt: a
+    receipt expires, and a rebuild reads the history). An event written before the events
+    carried ``UsageNet`` billed no usage the figures can see: 0."""
+    found = []
+    for event in collection.events:
+        after = event.After or {}
+        if event.Action == AuditAction.PAYMENT_SUCCEEDED and after.get("UsageNet"):
+            found.append(Money(day_of(event.At, timezone), str(after.get("Currency") or "").upper(),
+                               int(after["UsageNet"]), account_id))
+    return found
 
 
 def all_disputes(timezone: str) -> list[Money]:
@@ -119,14 +134,16 @@ def all_disputes(timezone: str) -> list[Money]:
 
 
 def read_all(*, with_disputes: bool = True) -> Reading:
-    """The histories, the refunds (from the same item collections: no read more) and the
-    disputes (one Query per page of their partition)."""
+    """The histories, the refunds and the usage billed (from the same item collections: no
+    read more) and the disputes (one Query per page of their partition)."""
     timezone = settings.BILLING_TIMEZONE
     coupons = coupon_terms()
     histories: list[SubHistory] = []
     refunds: list[Money] = []
+    usage: list[Money] = []
     for account_id in account_ids():
         collection = access.get_account_collection(account_id)
         histories += account_histories(account_id, coupons, timezone, collection)
         refunds += refunds_of(collection, timezone, account_id)
-    return Reading(histories, refunds, all_disputes(timezone) if with_disputes else [])
+        usage += usage_of(collection, timezone, account_id)
+    return Reading(histories, refunds, all_disputes(timezone) if with_disputes else [], usage)

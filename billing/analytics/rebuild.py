@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 from django.conf import settings
@@ -25,7 +25,14 @@ from billing.analytics.figures import Money
 from billing.analytics.history import SubHistory, state_from
 from billing.analytics.mrr import Step, state_mrr, steps
 from billing.analytics.periods import month_first, month_of
-from billing.analytics.reading import account_histories, account_ids, all_disputes, coupon_terms, refunds_of
+from billing.analytics.reading import (
+    account_histories,
+    account_ids,
+    all_disputes,
+    coupon_terms,
+    refunds_of,
+    usage_of,
+)
 from billing.analytics.rollups import (
     ONE_DAY,
     SHARDS,
@@ -46,9 +53,10 @@ class Recomputed:
     mrr_now: dict[str, int]  # today's MRR from the subscription items as they are (the second source)
     refunds: list[Money]
     disputes: list[Money]
+    usage: list[Money] = field(default_factory=list)
 
     def daily(self, shards: int = SHARDS) -> Daily:
-        return daily_counts(self.histories, self.refunds, self.disputes, lambda c: shard_of(c, shards))
+        return daily_counts(self.histories, self.refunds, self.disputes, lambda c: shard_of(c, shards), self.usage)
 
 
 def recompute(today: date) -> Recomputed:
@@ -59,17 +67,19 @@ def recompute(today: date) -> Recomputed:
     coupons = coupon_terms()
     histories: list[SubHistory] = []
     refunds: list[Money] = []
+    usage: list[Money] = []
     now: dict[str, int] = defaultdict(int)
     for account_id in account_ids():
         collection = access.get_account_collection(account_id)
         histories += account_histories(account_id, coupons, timezone, collection)
         refunds += refunds_of(collection, timezone, account_id)
+        usage += usage_of(collection, timezone, account_id)
         for sub in collection.subscriptions:
             state = state_from(access.subscription_snapshot(sub), today, coupons)
             if amount := state_mrr(state, today):
                 now[state.currency] += amount
     return Recomputed(histories, steps(histories, today), dict(sorted(now.items())), refunds,
-                      all_disputes(timezone))
+                      all_disputes(timezone), usage)
 
 
 def default_first(moved: list[Step], today: date) -> date:

@@ -78,6 +78,8 @@ class RevenueReport:
     figures: Figures | None = None
     # ``mrr`` added up in the reporting currency (set by ``revenue_report``: it reads the rates)
     reporting: Converted | None = None
+    # the month's usage revenue added up in it the same way, at the same close's rates
+    usage_reporting: Converted | None = None
     # where the figures come from: "kept" (revenue_rebuild's items) or "recomputed" (every
     # account's history, read for this report)
     source: str = "recomputed"
@@ -124,17 +126,26 @@ class RevenueReport:
                            "rate_date": line.published.isoformat() if line.published else None,
                            "provisional": line.provisional, "converted": line.converted}
                           for line in self.reporting.lines]},
+            "usage_revenue_reporting": None if self.usage_reporting is None else {
+                "currency": self.usage_reporting.reporting, "total": self.usage_reporting.total,
+                "lines": [{"currency": line.currency, "usage_revenue": line.amount,
+                           "rate": None if line.rate is None else str(line.rate),
+                           "rate_date": line.published.isoformat() if line.published else None,
+                           "provisional": line.provisional, "converted": line.converted}
+                          for line in self.usage_reporting.lines]},
             "figures": None if self.figures is None else {
                 "paying_customers": self.figures.paying_customers,
                 "trial_conversion": {"ended": self.figures.trials.whole, "converted": self.figures.trials.part,
                                      "rate": rate(self.figures.trials.rate)},
+                "trials_started": self.figures.trials_started,
                 "payment_recovery": {"past_due": self.figures.recovery.whole,
                                      "recovered": self.figures.recovery.part,
                                      "rate": rate(self.figures.recovery.rate)},
                 "currencies": {f.currency: {
                     "mrr": f.mrr, "arr": f.arr, "paying_customers": f.paying, "arpa": f.arpa,
                     "net_revenue_retention": rate(f.net_retention), "gross_revenue_retention": rate(f.gross_retention),
-                    "refunds": f.refunds, "refunded": f.refunded, "disputes": f.disputes, "disputed": f.disputed}
+                    "refunds": f.refunds, "refunded": f.refunded, "disputes": f.disputes, "disputed": f.disputed,
+                    "usage_revenue": f.usage}
                     for f in self.figures.by_currency}},
             "cohorts": [
                 {"month": c.month, "customers": c.size, "retained": list(c.retained),
@@ -164,7 +175,7 @@ def months_in_range(first: str, last: str, today: date) -> int:
 
 def build_report(histories: Sequence[SubHistory], *, today: date, month: str | None = None,
                  refunds: Sequence[Money] = (), disputes: Sequence[Money] = (),
-                 months: int = MONTHS_SHOWN) -> RevenueReport:
+                 months: int = MONTHS_SHOWN, usage: Sequence[Money] = ()) -> RevenueReport:
     """The report on ``month`` (default: today's) as of ``today``: ``months`` months of
     movements ending with it, each closing on its last day (today for the month under way)."""
     month = month or month_of(today)
@@ -189,5 +200,5 @@ def build_report(histories: Sequence[SubHistory], *, today: date, month: str | N
         cohorts=cohorts(moved, closes),
         figures=month_figures(histories=histories, steps=moved, mrr=mrr, moved=last.by_currency,
                               paying_customers=len(paying_customers(moved, last.close)), first=last.first,
-                              close=last.close, refunds=refunds, disputes=disputes),
+                              close=last.close, refunds=refunds, disputes=disputes, usage=usage),
     )

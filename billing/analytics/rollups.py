@@ -25,9 +25,11 @@ FIGURES = ("mrr", "new", "expansion", "contraction", "churn", "reactivation", "p
 # ``Counts``: customers in any currency (new, churned, reactivated; ``lost``: paying at the
 # month's opening and not at the day's close), the subscriptions not counted at the close
 # (``trial``, ``paused``), the trials that ended on the day and those converted, the
-# past-due episodes begun on it and those recovered or lost on it (begun the same month)
+# past-due episodes begun on it and those recovered or lost on it (begun the same month),
+# the trials started on it
 COUNTS = ("new_customers", "churned_customers", "reactivated_customers", "lost", "trial", "paused",
-          "trials_ended", "trials_converted", "past_due_began", "past_due_recovered", "past_due_lost")
+          "trials_ended", "trials_converted", "past_due_began", "past_due_recovered", "past_due_lost",
+          "trials_started")
 ONE_DAY = timedelta(days=1)
 
 
@@ -172,7 +174,8 @@ def month_rows(rows: Iterable[RollupDay]) -> list[RollupDay]:
         before = found.get(key)
         if before is None:
             found[key] = RollupDay(row.day, row.shard, row.shards, {c: dict(v) for c, v in row.figures.items()},
-                                   row.paying, dict(row.counts), {c: dict(v) for c, v in row.money.items()})
+                                   row.paying, dict(row.counts), {c: dict(v) for c, v in row.money.items()},
+                                   row.usage_kept)
             continue
         figures = {c: dict(v) for c, v in before.figures.items()}
         for currency, values in row.figures.items():
@@ -188,7 +191,8 @@ def month_rows(rows: Iterable[RollupDay]) -> list[RollupDay]:
             for name, value in values.items():
                 into[name] = into.get(name, 0) + value
         found[key] = RollupDay(row.day, row.shard, row.shards, figures, row.paying,
-                               {k: v for k, v in sorted(counts.items()) if v}, money)
+                               {k: v for k, v in sorted(counts.items()) if v}, money,
+                               before.usage_kept and row.usage_kept)
     return [found[key] for key in sorted(found)]
 
 
@@ -206,6 +210,8 @@ class DayFigures:
     paying: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     money: dict[str, dict[str, int]] = field(default_factory=dict)
+    # every shard's item keeps the usage billed (an item written before it did: recompute)
+    usage_kept: bool = True
 
     def count(self, name: str) -> int:
         return self.counts.get(name, 0)
@@ -218,6 +224,11 @@ class DayFigures:
     def mrr(self) -> dict[str, int]:
         return {c: v["mrr"] for c, v in sorted(self.figures.items()) if v.get("mrr")}
 
+    @property
+    def usage(self) -> dict[str, int]:
+        """The usage billed per currency (those with some)."""
+        return {c: v["usage"] for c, v in sorted(self.money.items()) if v.get("usage")}
+
 
 def merge(rows: Iterable[RollupDay]) -> dict[date, DayFigures]:
     """The shards of each day added up."""
@@ -227,6 +238,7 @@ def merge(rows: Iterable[RollupDay]) -> dict[date, DayFigures]:
         day.shards_seen.add(row.shard)
         day.shards = max(day.shards, row.shards)
         day.paying += row.paying
+        day.usage_kept = day.usage_kept and row.usage_kept
         for currency, values in row.figures.items():
             into = day.figures.setdefault(currency, dict.fromkeys(FIGURES, 0))
             for name, value in values.items():
@@ -254,7 +266,7 @@ def by_month(rows: Iterable[RollupDay]) -> dict[str, DayFigures]:
 
 def covers(kept: dict[date, DayFigures], first: date, last: date) -> bool:
     """Whether every day ``first``..``last`` is kept whole (all its shards)."""
-    return all(d in kept and kept[d].complete for d in days(first, last))
+    return all(d in kept and kept[d].complete and kept[d].usage_kept for d in days(first, last))
 
 
 def covers_months(kept: dict[date, DayFigures], first: date, last: date) -> bool:
@@ -264,7 +276,7 @@ def covers_months(kept: dict[date, DayFigures], first: date, last: date) -> bool
     while month <= last:
         after = (month + timedelta(days=32)).replace(day=1)
         close = min(after - ONE_DAY, last)
-        if close not in kept or not kept[close].complete:
+        if close not in kept or not kept[close].complete or not kept[close].usage_kept:
             return False
         month = after
     return True
@@ -298,6 +310,8 @@ def differences(kept: dict[date, DayFigures], recomputed: dict[date, DayFigures]
         if mine is None or theirs is None or not mine.complete:
             found.append((day, "*", "not kept" if mine is None or not mine.complete else "not recomputed"))
             continue
+        if not mine.usage_kept:
+            found.append((day, "*", "usage not kept (an item of an earlier rebuild)"))
         for currency in sorted(set(mine.figures) | set(theirs.figures)):
             a = mine.figures.get(currency, dict.fromkeys(FIGURES, 0))
             b = theirs.figures.get(currency, dict.fromkeys(FIGURES, 0))

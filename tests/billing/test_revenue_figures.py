@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from billing import access
 from billing.actions import subscriptions as subscribing
 from billing.analytics import revenue_report
-from billing.analytics.figures import Money, arpa, payment_recovery, trial_conversion
+from billing.analytics.figures import Money, arpa, payment_recovery, trial_conversion, trials_started
 from billing.analytics.report import build_report
 from billing.analytics.retention import revenue_churn
 from billing.operations import refunds
@@ -51,9 +51,14 @@ def test_a_trial_converts_when_it_is_paying_at_the_close_of_its_last_free_day() 
         history("longer", state(MAR, trial_end=MAR + timedelta(days=9)),
                 state(MAR + timedelta(days=2), trial_end=date(2027, 4, 9))),
         history("later", state(MAR, trial_end=date(2027, 4, 2))),
+        # started in February (ends in April): not March's; one without a trial is none
+        history("february", state(date(2027, 2, 20), trial_end=date(2027, 4, 5))),
+        history("no trial", state(MAR + timedelta(days=4))),
     ]
     ratio = trial_conversion(subs, MAR, END)
     assert (ratio.part, ratio.whole, ratio.rate) == (1, 2, Decimal("50.0"))
+    # the trials started in March: four, the extended one once
+    assert (trials_started(subs, MAR, END), trials_started(subs, date(2027, 2, 1), date(2027, 2, 28))) == (4, 1)
 
 
 def test_a_past_due_subscription_that_pays_again_is_recovered() -> None:
