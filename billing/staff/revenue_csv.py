@@ -29,11 +29,13 @@ def mrr_rows(report: RevenueReport) -> Rows:
         yield [currency, decimal_string(amount, currency)]
 
 
-def reporting_rows(report: RevenueReport) -> Rows:
-    conv = report.reporting
+def reporting_rows(report: RevenueReport, *, usage: bool = False) -> Rows:
+    """The MRR (or, ``usage``, the month's usage revenue) in the reporting currency."""
+    conv = report.usage_reporting if usage else report.reporting
     if conv is None:
         return
-    yield ["currency", "mrr", f"ecb_rate_per_{conv.reporting}", "rate_date", f"in_{conv.reporting}"]
+    yield ["currency", "usage_revenue" if usage else "mrr", f"ecb_rate_per_{conv.reporting}", "rate_date",
+           f"in_{conv.reporting}"]
     for line in conv.lines:
         yield [line.currency, decimal_string(line.amount, line.currency), "" if line.rate is None else str(line.rate),
                (line.published.isoformat() + ("*" if line.provisional else "")) if line.published else "",
@@ -55,11 +57,11 @@ def revenue_churn_rows(report: RevenueReport) -> Rows:
 
 
 def figure_rows(report: RevenueReport) -> Rows:
-    yield ["currency", "mrr", "arr", "paying_customers", "arpa", "net_revenue_retention_percent",
+    yield ["currency", "mrr", "arr", "usage_revenue", "paying_customers", "arpa", "net_revenue_retention_percent",
            "gross_revenue_retention_percent", "refunds", "refunded", "disputes", "disputed"]
     for f in report.figures.by_currency if report.figures else ():
         c = f.currency
-        yield [c, decimal_string(f.mrr, c), decimal_string(f.arr, c), str(f.paying),
+        yield [c, decimal_string(f.mrr, c), decimal_string(f.arr, c), decimal_string(f.usage, c), str(f.paying),
                "" if f.arpa is None else decimal_string(f.arpa, c), _rate(f.net_retention), _rate(f.gross_retention),
                str(f.refunds), decimal_string(f.refunded, c), str(f.disputes), decimal_string(f.disputed, c)]
 
@@ -78,6 +80,7 @@ def tables(report: RevenueReport) -> dict[str, Callable[[], Rows]]:
         found[f"movements-{currency}"] = lambda currency=currency: movement_rows(report, currency)
     found["revenue-churn"] = lambda: revenue_churn_rows(report)
     found["figures"] = lambda: figure_rows(report)
+    found["usage-reporting"] = lambda: reporting_rows(report, usage=True)
     found["cohorts"] = lambda: cohort_rows(report)
     return found
 

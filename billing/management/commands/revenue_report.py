@@ -82,6 +82,7 @@ def text(report: RevenueReport) -> str:
         lines.append(f"  total {decimal_string(conv.total, conv.reporting)} {conv.reporting}")
     if (f := report.figures) is not None:
         lines += ["", f"Paying customers: {f.paying_customers}",
+                  f"Free trials started: {f.trials_started}",
                   f"Trial-to-paid conversion: {f.trials.part} of {f.trials.whole} ({_rate(f.trials.rate)})",
                   f"Failed-payment recovery: {f.recovery.part} of {f.recovery.whole} ({_rate(f.recovery.rate)})"]
         for c in f.by_currency:
@@ -90,7 +91,12 @@ def text(report: RevenueReport) -> str:
                 f"{money}: ARR {decimal_string(c.arr, money)}, ARPA "
                 f"{'-' if c.arpa is None else decimal_string(c.arpa, money)}, net revenue retention "
                 f"{_rate(c.net_retention)}, gross {_rate(c.gross_retention)}, refunds {c.refunds} "
-                f"({decimal_string(c.refunded, money)}), disputes {c.disputes} ({decimal_string(c.disputed, money)})")
+                f"({decimal_string(c.refunded, money)}), disputes {c.disputes} ({decimal_string(c.disputed, money)}), "
+                f"usage revenue {decimal_string(c.usage, money)}")
+    if (conv := report.usage_reporting) is not None and conv.lines:
+        lines.append(f"Usage revenue in {conv.reporting} at the same rates: "
+                     f"{decimal_string(conv.total, conv.reporting)} {conv.reporting}"
+                     + (f" (no ECB rate, not in it: {', '.join(conv.unconverted)})" if conv.unconverted else ""))
     lines += ["", "Cohorts (customers still paying after N months):"]
     lines += _table(("cohort", "customers", *(f"+{n}" for n in range(len(report.cohorts)))),
                     [(c.month, str(c.size), *(_rate(s) for s in c.shares), *([""] * (len(report.cohorts) - len(c.shares))))
