@@ -29,7 +29,7 @@ from billing.analytics.periods import (
     requested_periods,
     shift_month,
 )
-from billing.analytics.reading import read_all, read_histories
+from billing.analytics.reading import read_all
 from billing.analytics.rebuild import kept_cohorts_of, kept_days, kept_month_closes, kept_months
 from billing.analytics.report import (
     MAX_MONTHS_SHOWN,
@@ -106,9 +106,9 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
                 grid = cohort_grid(kept, kept_cohorts_of(periods[0].label, periods[-1].label), periods, code)
             if kind != "cohorts" or grid is not None:
                 return {**kept_body(kind, kept, periods, chosen, code, grid), "figures": "kept"}
-    histories = read_histories()
-    moved = steps(histories, periods[-1].close)
-    return {**metrics_body(kind, histories, moved, periods, chosen, code), "figures": "recomputed"}
+    read = read_all(with_disputes=False)
+    moved = steps(read.histories, periods[-1].close)
+    return {**metrics_body(kind, read.histories, moved, periods, chosen, code, read.usage), "figures": "recomputed"}
 
 
 __all__ = ["INTERVALS", "MAX_MONTHS_SHOWN", "METRICS", "BadMonth", "BadRange", "ReportFilter", "RevenueReport", "revenue_metrics",

@@ -44,13 +44,23 @@ def cohort_grid(kept: dict[date, DayFigures], rows: dict[str, CohortRow], period
     return kept_cohorts(rows, kept, [(p.label, p.close) for p in periods], currency)
 
 
+def kept_usage(kept: dict[date, DayFigures], period: Period) -> dict[str, int]:
+    """A period's usage revenue from the kept days, or months (each its days' summed)."""
+    found: dict[str, int] = {}
+    for day in sorted(d for d in kept if period.first <= d <= period.close):
+        for currency, amount in kept[day].usage.items():
+            found[currency] = found.get(currency, 0) + amount
+    return dict(sorted(found.items()))
+
+
 def kept_body(kind: str, kept: dict[date, DayFigures], periods: Sequence[Period], interval: Interval,
               currency: str | None, grid: list[Cohort] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"object": f"metrics.{kind}", "interval": interval.value, "currency": currency}
     if kind == "cohorts":
         body["data"] = [cohort_dict(c) for c in grid or ()]
     elif kind == "mrr":
-        body["data"] = [{**period_dict(p), "mrr": only(currency, kept[p.close].mrr)} for p in periods]
+        body["data"] = [{**period_dict(p), "mrr": only(currency, kept[p.close].mrr),
+                         "usage_revenue": only(currency, kept_usage(kept, p))} for p in periods]
     else:
         body["data"] = [{**period_dict(p), "currencies": {
             c: movement_dict(m) for c, m in only(currency, kept_movements(kept, p.first, p.close)).items()}}

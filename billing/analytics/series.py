@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from billing.analytics.figures import Money
 from billing.analytics.history import SubHistory
 from billing.analytics.mrr import Movements, Step, movements, mrr_at
 from billing.analytics.periods import BadRange, Interval, Period, label_of
@@ -28,6 +29,16 @@ def movement_rows(moved: Sequence[Step], periods: Sequence[Period]) -> list[Peri
 
 def mrr_rows(histories: Sequence[SubHistory], periods: Sequence[Period]) -> list[tuple[Period, dict[str, int]]]:
     return [(p, mrr_at(histories, p.close)) for p in periods]
+
+
+def usage_in(usage: Sequence[Money], period: Period) -> dict[str, int]:
+    """The usage revenue of a period per currency (those with some): the usage billed by
+    the charges paid in it, net of tax."""
+    found: dict[str, int] = {}
+    for item in usage:
+        if period.first <= item.day <= period.close and item.amount:
+            found[item.currency] = found.get(item.currency, 0) + item.amount
+    return dict(sorted(found.items()))
 
 
 def cohort_rows(moved: Sequence[Step], periods: Sequence[Period], interval: Interval) -> list[Cohort]:
@@ -66,12 +77,15 @@ def parse_currency(text: str | None) -> str | None:
 
 
 def metrics_body(kind: str, histories: Sequence[SubHistory], moved: Sequence[Step], periods: Sequence[Period],
-                 interval: Interval, currency: str | None) -> dict[str, Any]:
+                 interval: Interval, currency: str | None, usage: Sequence[Money] = ()) -> dict[str, Any]:
     """The API's answer for ``kind`` (``mrr``, ``movements`` or ``cohorts``): amounts in
-    minor units per currency, rates in percent as strings."""
+    minor units per currency, rates in percent as strings; ``mrr`` with each period's usage
+    revenue beside it (never in it)."""
     body: dict[str, Any] = {"object": f"metrics.{kind}", "interval": interval.value, "currency": currency}
     if kind == "mrr":
-        body["data"] = [{**period_dict(p), "mrr": only(currency, amounts)} for p, amounts in mrr_rows(histories, periods)]
+        body["data"] = [{**period_dict(p), "mrr": only(currency, amounts),
+                         "usage_revenue": only(currency, usage_in(usage, p))}
+                        for p, amounts in mrr_rows(histories, periods)]
     elif kind == "movements":
         body["data"] = [{**period_dict(row.period), "currencies": {
             c: movement_dict(m) for c, m in only(currency, row.by_currency).items()}}

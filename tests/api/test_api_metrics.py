@@ -11,13 +11,32 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from billing import access
+from billing.models import AuditAction
 from tests.api.conftest import ApiClient, error_of
 from tests.billing.test_revenue_analytics import URL, on, scenario, staff  # noqa: F401 (scenario: a fixture)
 
 TODAY = date(2027, 4, 20)
 
 
+def usage_paid(account: access.Account, currency: str, net: int, day: date) -> None:
+    """A charge paid on ``day`` that billed ``net`` of usage, as its ``payment.succeeded``
+    event records it (billing/access/receipts.py): the figures read nothing else."""
+    [sub] = [s for s in access.get_subscriptions_by_account(account.account_id) if s.Currency == currency][:1]
+    with on(day):
+        access.new_event(account.account_id, actor="batch", action=AuditAction.PAYMENT_SUCCEEDED, subject=sub.SK,
+                         after={"Amount": sub.PaymentAmount + net, "Currency": currency, "UsageNet": net}).save()
+
+
+def with_usage(accounts) -> None:
+    """Ada's renewal of 10 March billed 2.50 USD of usage, Bo's of 12 February 1.20 EUR."""
+    ada, bo, _ = accounts
+    usage_paid(ada, "USD", 250, date(2027, 3, 10))
+    usage_paid(bo, "EUR", 120, date(2027, 2, 12))
+
+
 def test_the_api_gives_the_page_s_numbers(read_api: ApiClient, client: Client, scenario) -> None:  # noqa: F811
+    with_usage(scenario)
     with on(TODAY):
         staff(client, "finance")
         page = client.get(reverse(URL), {"month": "2027-03"}).context["report"].as_dict()
@@ -28,11 +47,16 @@ def test_the_api_gives_the_page_s_numbers(read_api: ApiClient, client: Client, s
     assert [(r["period"], r["close"], r["currencies"]) for r in moves.json()["data"]] == [
         (r["month"], r["close"], r["currencies"]) for r in page["movements"]]
     assert mrr.json()["data"][-1]["mrr"] == page["mrr"] == {"EUR": 2000, "USD": 1400}
+    # usage revenue beside the MRR, never in it: the month's, as the page's figures say
+    assert mrr.json()["data"][-1]["usage_revenue"] == {
+        c: f["usage_revenue"] for c, f in page["figures"]["currencies"].items() if f["usage_revenue"]} == {"USD": 250}
+    assert [r["usage_revenue"] for r in mrr.json()["data"][-3:]] == [{}, {"EUR": 120}, {"USD": 250}]
     assert [(c["cohort"], c["customers"], c["retained"], c["shares"]) for c in grid.json()["data"]] == [
         (c["month"], c["customers"], c["retained"], c["shares"]) for c in page["cohorts"]]
 
 
 def test_quarters_years_days_and_one_currency(read_api: ApiClient, scenario) -> None:  # noqa: F811
+    with_usage(scenario)
     with on(TODAY):
         quarters = read_api.get("/metrics/movements", **{"from": "2027-01", "interval": "quarter"}).json()
         years = read_api.get("/metrics/mrr", **{"from": "2027-01", "interval": "year", "currency": "usd"}).json()
@@ -42,11 +66,13 @@ def test_quarters_years_days_and_one_currency(read_api: ApiClient, scenario) -> 
     assert q1["currencies"]["USD"] == {"opening": 0, "new": 1500, "expansion": 0, "contraction": 100,
                                        "churn": 500, "reactivation": 500, "closing": 1400}
     assert (q2["period"], q2["close"], q2["currencies"]["EUR"]["churn"]) == ("2027Q2", "2027-04-20", 2000)
-    assert years["data"] == [{"period": "2027", "start": "2027-01-01", "close": "2027-04-20", "mrr": {"USD": 1400}}]
+    assert years["data"] == [{"period": "2027", "start": "2027-01-01", "close": "2027-04-20", "mrr": {"USD": 1400},
+                              "usage_revenue": {"USD": 250}}]  # the EUR usage is not the currency asked for
     assert years["currency"] == "USD"
     assert len(days["data"]) == 28
     by_day = {d["period"]: d["mrr"].get("USD") for d in days["data"]}
     assert (by_day["2027-02-04"], by_day["2027-02-05"], by_day["2027-02-08"]) == (1500, 1000, 900)
+    assert {d["period"]: d["usage_revenue"] for d in days["data"] if d["usage_revenue"]} == {"2027-02-12": {"EUR": 120}}
 
 
 @pytest.mark.parametrize(("params", "field"), [

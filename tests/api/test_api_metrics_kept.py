@@ -10,6 +10,7 @@ from datetime import date
 
 from billing.analytics.rebuild import rebuild
 from tests.api.conftest import ApiClient
+from tests.api.test_api_metrics import with_usage
 from tests.billing.test_revenue_analytics import on, scenario  # noqa: F401 (scenario: a fixture)
 
 TODAY = date(2027, 4, 20)
@@ -32,6 +33,7 @@ def answers(api: ApiClient) -> list[dict]:
 
 
 def test_kept_figures_are_the_recomputed_ones(read_api: ApiClient, scenario) -> None:  # noqa: F811
+    with_usage(scenario)  # the MRR's usage revenue beside it, by month, year and day
     with on(TODAY):
         recomputed = answers(read_api)
         rebuild(TODAY, first=date(2026, 3, 1))
