@@ -3,6 +3,7 @@ same data, per month, quarter, year or day; bad input a 400 naming its field, re
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -39,7 +40,9 @@ def test_the_api_gives_the_page_s_numbers(read_api: ApiClient, client: Client, s
     with_usage(scenario)
     with on(TODAY):
         staff(client, "finance")
-        page = client.get(reverse(URL), {"month": "2027-03"}).context["report"].as_dict()
+        response = client.get(reverse(URL), {"month": "2027-03"})
+        page = response.context["report"].as_dict()
+        figures_csv = client.get(reverse(URL), {"month": "2027-03", "format": "csv", "table": "figures"})
         moves = read_api.get("/metrics/movements", **{"from": "2026-04", "to": "2027-03"})
         mrr = read_api.get("/metrics/mrr", **{"from": "2026-04", "to": "2027-03"})
         grid = read_api.get("/metrics/cohorts", **{"from": "2026-04", "to": "2027-03"})
@@ -51,6 +54,10 @@ def test_the_api_gives_the_page_s_numbers(read_api: ApiClient, client: Client, s
     assert mrr.json()["data"][-1]["usage_revenue"] == {
         c: f["usage_revenue"] for c, f in page["figures"]["currencies"].items() if f["usage_revenue"]} == {"USD": 250}
     assert [r["usage_revenue"] for r in mrr.json()["data"][-3:]] == [{}, {"EUR": 120}, {"USD": 250}]
+    # the page's column (after MRR and ARR) and its CSV say the same
+    row = response.content.decode().split('data-testid="figures-USD"')[1].split("</tr>")[0]
+    assert re.findall(r'<td class="num">([^<]*)</td>', row)[:3] == ["14.00 USD", "168.00 USD", "2.50 USD"]
+    assert "USD,14.00,168.00,2.50," in figures_csv.content.decode()
     assert [(c["cohort"], c["customers"], c["retained"], c["shares"]) for c in grid.json()["data"]] == [
         (c["month"], c["customers"], c["retained"], c["shares"]) for c in page["cohorts"]]
 
