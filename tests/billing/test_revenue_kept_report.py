@@ -31,7 +31,7 @@ from billing.analytics.periods import month_first, month_of
 from billing.analytics.rebuild import rebuild
 from billing.analytics.report import build_report
 from billing.analytics.rollups import by_month, day_rows, merge, month_rows, shard_of
-from billing.management.demo import revenue_history
+from billing.management.demo import revenue_history, usage_revenue
 from tests.billing.test_revenue_analytics import (  # noqa: F401 (scenario: a fixture)
     DAYS,
     FIRST_DAY,
@@ -120,6 +120,7 @@ def views(client: Client) -> dict:
 def test_the_page_and_the_command_show_the_same_figures_kept_or_recomputed(client: Client, db, moto_table) -> None:
     with on(TODAY):
         revenue_history.seed(TODAY)
+        usage_revenue.seed(TODAY)  # the demo's usage revenue: on the page and in the command both ways
         staff(client, "finance")
         before = views(client)
         rebuild(TODAY)
@@ -137,6 +138,7 @@ def test_the_page_and_the_command_show_the_same_figures_kept_or_recomputed(clien
     report = after["2026-12"]["report"]
     assert report["figures"]["paying_customers"] > 0 and sum(c["customers"] for c in report["cohorts"]) > 0
     assert report["figures"]["trial_conversion"]["ended"] + report["figures"]["payment_recovery"]["past_due"] >= 0
+    assert report["figures"]["currencies"]["USD"]["usage_revenue"] == 2310 + 655  # the demo's, kept as recomputed
     # a day later, the rebuild has not kept that day: recomputed, and said so
     with on(TODAY + timedelta(days=1)):
         assert revenue_report(today=TODAY + timedelta(days=1)).source == "recomputed"

@@ -19,7 +19,7 @@ from billing.access import revenue_rollups
 from billing.analytics.mrr import movements, mrr_at, paying_customers, steps
 from billing.analytics.rebuild import rebuild
 from billing.analytics.rollups import day_rows, differences, kept_movements, merge
-from billing.management.demo import revenue_history
+from billing.management.demo import revenue_history, usage_revenue
 from billing.models import RevenueCohort, RevenueMonth, RevenueRollup
 from tests.billing.test_revenue_analytics import DAYS, FIRST_DAY, histories, on, scenario  # noqa: F401 (a fixture)
 
@@ -51,6 +51,7 @@ def kept_items() -> dict[tuple[str, str], dict]:
 def demo(db, moto_table) -> None:
     with on(TODAY):
         revenue_history.seed(TODAY)
+        usage_revenue.seed(TODAY)
 
 
 def test_rebuild_then_check_agrees_on_the_demo(demo) -> None:
