@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.analytics.filters import INTERVALS, ReportFilter, filtered, filtered_money
+from billing.analytics.filters import INTERVALS, ReportFilter, filtered, filtered_money, filtered_usage
 from billing.analytics.kept import KEPT_KINDS, answerable, by_month, cohort_grid, kept_body, needed
 from billing.analytics.kept_report import kept_report, report_months
 from billing.analytics.mrr import steps
@@ -63,7 +63,7 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
         report = build_report(filtered(read.histories, within), today=today, month=chosen,
                               refunds=filtered_money(read.refunds, within),
                               disputes=filtered_money(read.disputes, within), months=count,
-                              usage=filtered_money(read.usage, within))
+                              usage=filtered_usage(read.usage, read.histories, within))
     reporting = settings.REVENUE_REPORTING_CURRENCY
     usage = report.figures.usage if report.figures is not None else {}
     return replace(report, reporting=in_reporting_currency(report.mrr, reporting, report.close),

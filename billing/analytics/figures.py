@@ -27,6 +27,7 @@ class Money:
     currency: str
     amount: int  # minor units
     customer: str = ""  # the account, when known (the kept figures' shard)
+    subscription: str = ""  # the subscription's key, when known (usage: the filters' product)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from billing.analytics.figures import Money
 from billing.analytics.history import SubHistory, SubState
+from billing.analytics.mrr import state_on
 from billing.rules.pricing import Interval
 
 # The price intervals, as the prices declare them (a filter's choices and its check).
@@ -55,3 +56,19 @@ def filtered_money(money: Sequence[Money], within: ReportFilter) -> list[Money]:
     if not within.splits_money:
         return []
     return [m for m in money if not within.currency or m.currency == within.currency]
+
+
+def filtered_usage(usage: Sequence[Money], histories: Sequence[SubHistory], within: ReportFilter) -> list[Money]:
+    """The usage revenue within the filter: a paid charge's usage names its subscription, so
+    under a product or interval filter it is kept when the subscription was within the
+    filter on the day it was paid (unlike a refund or a dispute)."""
+    if within.splits_money:
+        return filtered_money(usage, within)
+    by_key = {h.key: h for h in histories}
+    kept = []
+    for item in usage:
+        history = by_key.get(item.subscription)
+        state = state_on(history, item.day) if history is not None else None
+        if state is not None and within.holds(state):
+            kept.append(item)
+    return kept

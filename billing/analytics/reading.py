@@ -116,7 +116,7 @@ def usage_of(collection: access.AccountCollection, timezone: str, account_id: st
         after = event.After or {}
         if event.Action == AuditAction.PAYMENT_SUCCEEDED and after.get("UsageNet"):
             found.append(Money(day_of(event.At, timezone), str(after.get("Currency") or "").upper(),
-                               int(after["UsageNet"]), account_id))
+                               int(after["UsageNet"]), account_id, event.Subject or ""))
     return found
 
 

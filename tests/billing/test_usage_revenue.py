@@ -20,6 +20,7 @@ from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.analytics.cohort_table import cohort_table
 from billing.analytics.daily import daily_counts
+from billing.analytics.filters import ReportFilter, filtered_usage
 from billing.analytics.kept_report import kept_report
 from billing.analytics.mrr import steps
 from billing.analytics.reading import account_histories, coupon_terms, usage_of
@@ -113,6 +114,10 @@ def test_usage_revenue_is_the_paid_charges_usage_in_the_month_paid_never_mrr(bil
     assert march.mrr == {"USD": 2 * 999}
     # an event written before the events carried the usage: none (no receipt is read)
     assert build_report(histories, today=TODAY, month="2027-03").figures.usage == {}
+    # the page's filters: the usage names its subscription, so a product keeps its own
+    assert filtered_usage(usage, histories, ReportFilter(product="API")) == usage
+    assert filtered_usage(usage, histories, ReportFilter(product="NEWS-DAILY")) == []
+    assert filtered_usage(usage, histories, ReportFilter(currency="EUR")) == []
     # the same from the kept items (one test: the billing above is its setup's cost)
     _kept_is_recomputed(billed, histories, usage)
 
