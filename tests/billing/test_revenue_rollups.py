@@ -80,12 +80,19 @@ def test_a_tampered_item_is_named_and_exits_1(demo) -> None:
         revenue_rollups.write_rollups([dataclasses.replace(target, figures=figures)], rebuilt_at="tampered")
         code, said = run("--check", *since)
         code_json, as_json = run("--check", "--json", *since)
+        # the usage revenue kept too: the demo's of 10 November (usage_revenue.py), 0.07 more
+        [paid] = [r for r in revenue_rollups.month_rollups("2026-11") if r.money.get("USD", {}).get("usage")]
+        usage = {**paid.money, "USD": {**paid.money["USD"], "usage": paid.money["USD"]["usage"] + 7}}
+        revenue_rollups.write_rollups([dataclasses.replace(paid, money=usage)], rebuilt_at="tampered")
+        _, said_usage = run("--check", *since)
     assert code == 1
     assert said.strip().splitlines() == [f"{target.day} {currency}: mrr kept "
                                          f"{_total(target.day, currency)} recomputed "
                                          f"{_total(target.day, currency) - 100}"]
     body = json.loads(as_json)
     assert code_json == 1 and body["agree"] is False and len(body["differences"]) == 1
+    was = paid.money["USD"]["usage"]
+    assert f"{paid.day} USD: usage kept {was + 7} recomputed {was}" in said_usage.strip().splitlines()
 
 
 def _total(day: date, currency: str) -> int:

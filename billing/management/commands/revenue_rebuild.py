@@ -31,7 +31,8 @@ def _day(text: str | None, name: str) -> date | None:
 
 class Command(BillingCommand):
     help = ("Recompute the daily revenue rollups (MRR at each day's close, its movements, paying, new and "
-            "churned customers, per currency and shard; the day's other counts, refunds and disputes), each "
+            "churned customers, per currency and shard; the day's other counts, refunds and disputes, "
+            "usage revenue), each "
             "month's and the cohorts from the audit history and write them; --check compares the kept items with "
             "a recomputation instead and exits 1 on any difference.")
 
