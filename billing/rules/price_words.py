@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from billing.rules.pricing import BillingScheme, Interval, PriceTerms, Tier, TiersMode
+from billing.rules.pricing import BillingScheme, Interval, PriceTerms, Tier, TiersMode, UsagePart
 from core.money import format_quantity, format_unit_price, format_with_symbol
 
 
@@ -109,3 +109,24 @@ def price_words(terms: PriceTerms, unit_label: str | None = None) -> str:
     if unit_label:
         return _("%(amount)s a %(unit)s %(interval)s") % {"amount": amount, "unit": unit_label, "interval": interval}
     return _("%(amount)s %(interval)s") % {"amount": amount, "interval": interval}
+
+
+def part_words(part: UsagePart, currency: str, unit_label: str | None = None) -> str:
+    """One line of how a usage amount adds up (``pricing.amount_parts``): "1,000 calls free",
+    "235 calls × $0.002", "3 packages of 100 calls × $5.00", "… plus $5.00" for a tier's
+    flat amount."""
+    one, many = unit_names(unit_label)
+    units = many if part.units != 1 else one
+    if part.package_size:
+        words = ngettext("%(count)s package of %(size)s %(units)s × %(price)s",
+                         "%(count)s packages of %(size)s %(units)s × %(price)s", part.units) % {
+            "count": format_quantity(part.units), "size": format_quantity(part.package_size), "units": many,
+            "price": format_unit_price(part.unit_amount, currency)}
+    elif not part.unit_amount:
+        words = _("%(count)s %(units)s free") % {"count": format_quantity(part.units), "units": units}
+    else:
+        words = _("%(count)s %(units)s × %(price)s") % {"count": format_quantity(part.units), "units": units,
+                                                        "price": format_unit_price(part.unit_amount, currency)}
+    if part.flat_amount:
+        words = _("%(words)s plus %(flat)s") % {"words": words, "flat": format_with_symbol(part.flat_amount, currency)}
+    return words

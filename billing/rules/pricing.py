@@ -215,6 +215,33 @@ def volume_tier(tiers: tuple[Tier, ...], quantity: int) -> Tier:
     return next(tier for tier in tiers if tier.up_to is None or quantity <= tier.up_to)
 
 
+@dataclass(frozen=True)
+class UsagePart:
+    """One line of how a quantity's amount adds up: ``units`` at ``unit_amount`` (minor
+    units, possibly a fraction of one), plus a tier's ``flat_amount``, ``amount`` in all."""
+
+    units: int
+    unit_amount: Decimal
+    flat_amount: int
+    amount: int
+    package_size: int | None = None  # a package price: ``units`` packages of this many
+
+
+def amount_parts(terms: PriceTerms, quantity: int) -> list[UsagePart]:
+    """How ``amount_for(terms, quantity)`` adds up, a line a tier entered (graduated), the
+    one tier of the whole quantity (volume), or the units or packages: the lines' amounts
+    sum to it exactly, each rounded as ``amount_for`` rounds it."""
+    if terms.billing_scheme == BillingScheme.PER_UNIT:
+        assert terms.unit_amount is not None
+        units = packages(quantity, terms.package_size) if terms.package_size else quantity
+        return [UsagePart(units, terms.unit_amount, 0, line(terms.unit_amount, units), terms.package_size)]
+    if terms.tiers_mode == TiersMode.GRADUATED:
+        return [UsagePart(units, tier.unit_amount, tier.flat_amount, amount)
+                for tier, units, amount in graduated_parts(terms.tiers, quantity)]
+    tier = volume_tier(terms.tiers, quantity)
+    return [UsagePart(quantity, tier.unit_amount, tier.flat_amount, line(tier.unit_amount, quantity) + tier.flat_amount)]
+
+
 def amount_for(terms: PriceTerms, quantity: int) -> int:
     """What ``quantity`` units of the price cost for one interval, in integer minor units."""
     _whole(quantity, "quantity", 0, MAX_QUANTITY)

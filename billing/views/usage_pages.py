@@ -20,7 +20,8 @@ from billing.customers import customer_required
 from billing.models import MeterAggregation
 from billing.operations import payments
 from billing.rules.price_objects import terms_of
-from billing.rules.price_words import price_words
+from billing.rules.price_words import part_words, price_words
+from billing.rules.pricing import amount_parts
 from billing.views.common import subscription_or_404
 from core.pages import or_404, today
 
@@ -65,13 +66,17 @@ def subscription_usage(request: HttpRequest, account_id: str, sub_id: str) -> Ht
     price = or_404(price if price is not None and price.Meter else None, _("This subscription has no usage."))
     coming = payments.next_charge(sub, metered_price=price) if sub.NextPaymentDate and sub.is_live else None
     usage = coming.usage if coming is not None else None
-    context = {"sub": sub, "words": price_words(terms_of(price), price.UnitLabel), "meter": price.Meter,
+    terms = terms_of(price)
+    context = {"sub": sub, "words": price_words(terms, price.UnitLabel), "meter": price.Meter,
                "usage": usage, "coming": coming}
     if usage is not None:
         meter = or_404(metered.get_meter(price.Meter), _("This subscription has no usage."))
         last = min(usage.end - timedelta(days=1), today())
         days = chart_days(metered.usage_by_day(meter, sub.account_id, usage.start, last + timedelta(days=1)),
                           usage.start, last) if last >= usage.start else []
+        # how the usage so far's amount adds up, tier by tier: the lines sum to it exactly
+        parts = [(part_words(p, sub.Currency, price.UnitLabel), p.amount) for p in amount_parts(terms, usage.quantity)]
         context.update(days=days, last_day=usage.end - timedelta(days=1), adds_up=meter.Aggregation in ADDS_UP,
+                       parts=parts,
                        chart_width=max(len(days) * BAR_STEP, BAR_STEP), chart_height=CHART_HEIGHT)
     return render(request, "portal/subscription_usage.html", context)

@@ -53,6 +53,11 @@ def test_the_usage_page_shows_each_day_and_the_payment_the_run_takes(customer, d
         ddb_requests.ops
     assert "This period: 15 February 2027 to 14 March 2027, billed with the payment after it." in html
     assert "So far: 1235 api_calls, $0.47. Next payment: about $10.46, an estimate until the period ends." in html
+    # how the $0.47 adds up, tier by tier
+    parts = html.split('data-testid="usage-parts"')[1].split("</table>")[0]
+    assert re.findall(r"<td>([^<]+)</td><td class=\"text-end money\">([^<]+)</td>", parts) == [
+        ("1,000 calls free", "$0.00"), ("235 calls × $0.002", "$0.47")]
+    assert "Usage so far</th><td class=\"text-end money\">$0.47</td>" in parts
     bars = {day: int(height) for height, day in DAY.findall(html)}
     # every day of the period so far, a day without calls at 0, the busiest the full height
     assert len(bars) == 28 and bars["2027-02-28"] == 120 and bars["2027-02-16"] == 0
