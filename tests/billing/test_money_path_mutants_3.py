@@ -184,3 +184,34 @@ def test_an_account_s_credit_notes_are_read_from_their_own_key_range(moto_table,
         events.unregister("before-parameter-build.dynamodb.Query", unique_id="mutants-3-queries")
     assert note.RefundId and note.Gross == -100
     assert len(queries) == 2 and all("begins_with" in q["KeyConditionExpression"] for q in queries)
+
+
+# --- the tax rules -----------------------------------------------------------------------
+
+
+def test_the_rate_s_country_its_date_and_its_category_on_each_branch() -> None:
+    from billing.rules.tax import Buyer, Seller, TaxCategory, Treatment, applicable_rate
+
+    rc = applicable_rate(Seller("IT", vat_number="IT00743110157"), Buyer("DE", vat_number="DE123456789"),
+                         date(2027, 3, 1))
+    assert (rc.percent, rc.country, rc.treatment) == (0, "DE", Treatment.REVERSE_CHARGE)  # the buyer's VAT
+    # Under the threshold a Finnish seller charges its own rate of the invoice's day: 24%
+    # until 31 August 2024, 25.5% since.
+    small = Seller("FI", under_threshold=True)
+    assert applicable_rate(small, Buyer("DE"), date(2024, 8, 31)).percent == 24
+    assert applicable_rate(small, Buyer("DE"), date(2024, 9, 1)).percent == Decimal("25.5")
+    # A UK seller with a VAT number sells a reduced-rate product to a UK consumer at 5%.
+    home = applicable_rate(Seller("GB", vat_number="GB123456789"), Buyer("GB"), date(2027, 3, 1), TaxCategory.REDUCED)
+    assert (home.percent, home.country, home.treatment) == (5, "GB", Treatment.DOMESTIC)
+
+
+def test_a_line_s_tax_is_rounded_half_up_and_keeps_its_rate() -> None:
+    from billing.rules.tax import Rate, Treatment, tax_line
+
+    rate = Rate(Decimal(10), "DE", Treatment.OSS)
+    added = tax_line(25, rate, prices_include_tax=False)  # 2.5 -> 3 (half even would give 2)
+    assert (added.net, added.tax, added.gross, added.rate) == (25, 3, 28, rate)
+    inside = tax_line(55, rate, prices_include_tax=True)  # 55 × 10/110 = 5 exactly; 0.5 cases below
+    assert (inside.net, inside.tax, inside.gross, inside.rate) == (50, 5, 55, rate)
+    assert tax_line(165, Rate(Decimal(25), "DK", Treatment.OSS), prices_include_tax=True).tax == 33
+    assert tax_line(45, rate, prices_include_tax=False).tax == 5  # 4.5 -> 5 (half even: 4)
