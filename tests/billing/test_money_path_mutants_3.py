@@ -215,3 +215,40 @@ def test_a_line_s_tax_is_rounded_half_up_and_keeps_its_rate() -> None:
     assert (inside.net, inside.tax, inside.gross, inside.rate) == (50, 5, 55, rate)
     assert tax_line(165, Rate(Decimal(25), "DK", Treatment.OSS), prices_include_tax=True).tax == 33
     assert tax_line(45, rate, prices_include_tax=False).tax == 5  # 4.5 -> 5 (half even: 4)
+
+
+# --- the price models --------------------------------------------------------------------
+
+
+def test_a_recurring_amount_as_a_month_s_share_rounded_half_up() -> None:
+    from billing.rules.pricing import monthly_amount
+
+    assert monthly_amount(1200, "year") == 100
+    assert monthly_amount(1000) == monthly_amount(1000, None, None) == monthly_amount(1000, "month", 1) == 1000
+    assert monthly_amount(3000, "month", 3) == 1000
+    assert monthly_amount(100, "week") == 433  # 100 × 52 / 12 = 433.33
+    assert monthly_amount(10, "day") == 304  # 10 × 365 / 12 = 304.17
+    assert monthly_amount(1, "month", 2) == 1  # 0.5 -> 1
+    assert monthly_amount(5, "month", 2) == 3  # 2.5 -> 3
+    assert monthly_amount(2399, "year", 2) == 100  # 2399 / 24 = 99.96
+
+
+def test_a_price_s_amounts_are_refused_in_words_at_their_bounds() -> None:
+    from billing.rules.pricing import MAX_AMOUNT, Tier, check_tiers, decimal_amount
+
+    assert decimal_amount(MAX_AMOUNT) == MAX_AMOUNT
+    with pytest.raises(ValueError, match=f"^unit amount must be at most {MAX_AMOUNT}$"):
+        decimal_amount(MAX_AMOUNT + 1)
+    with pytest.raises(ValueError, match=r"^unit amount must be a number of minor units, not \[1\]$"):
+        decimal_amount([1])
+    with pytest.raises(ValueError, match="^a tier's unit_amount must not be negative$"):
+        Tier(None, Decimal("-0.1"))
+    assert str(decimal_amount("-0")) == "0" and not decimal_amount(Decimal("-0.000")).is_signed()
+    with pytest.raises(ValueError, match="^a tier's flat_amount must be a whole number, not '3'$"):
+        Tier(None, 1, "3")
+    with pytest.raises(ValueError, match="^a tier's up_to must be from 1 to 999999999999, not 0$"):
+        Tier(0, 1)
+    tier = Tier(5, "0.5")
+    assert tier.unit_amount == Decimal("0.5") and isinstance(tier.unit_amount, Decimal)
+    with pytest.raises(ValueError, match="^a tiered price needs at least one tier$"):
+        check_tiers(())
