@@ -252,3 +252,17 @@ def test_a_price_s_amounts_are_refused_in_words_at_their_bounds() -> None:
     assert tier.unit_amount == Decimal("0.5") and isinstance(tier.unit_amount, Decimal)
     with pytest.raises(ValueError, match="^a tiered price needs at least one tier$"):
         check_tiers(())
+
+
+def test_price_terms_are_normalised_and_tiers_refused_by_position() -> None:
+    from billing.rules.pricing import MAX_QUANTITY, BillingScheme, PriceTerms, Tier, check_tiers
+
+    terms = PriceTerms("usd", billing_scheme="per_unit", unit_amount=1)
+    assert terms.currency == "USD" and type(terms.billing_scheme) is BillingScheme
+    with pytest.raises(ValueError, match="^billing_scheme must be one of per_unit, tiered, not 'flat'$"):
+        PriceTerms("USD", billing_scheme="flat", unit_amount=1)
+    assert Tier(MAX_QUANTITY, 1, MAX_QUANTITY).up_to == MAX_QUANTITY  # both bounds included
+    with pytest.raises(ValueError, match=r"^only the last tier may have no up_to \(tier 1 has none\)$"):
+        check_tiers((Tier(None), Tier(None)))
+    with pytest.raises(ValueError, match=r"^the last tier must have no up_to \(it takes every unit past the others\)$"):
+        check_tiers((Tier(5),))
