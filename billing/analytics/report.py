@@ -119,20 +119,8 @@ class RevenueReport:
                  "gross_rate": rate(r.gross_rate), "net_rate": rate(r.net_rate)}
                 for r in self.revenue_churn
             ],
-            "mrr_reporting": None if self.reporting is None else {
-                "currency": self.reporting.reporting, "total": self.reporting.total,
-                "lines": [{"currency": line.currency, "mrr": line.amount,
-                           "rate": None if line.rate is None else str(line.rate),
-                           "rate_date": line.published.isoformat() if line.published else None,
-                           "provisional": line.provisional, "converted": line.converted}
-                          for line in self.reporting.lines]},
-            "usage_revenue_reporting": None if self.usage_reporting is None else {
-                "currency": self.usage_reporting.reporting, "total": self.usage_reporting.total,
-                "lines": [{"currency": line.currency, "usage_revenue": line.amount,
-                           "rate": None if line.rate is None else str(line.rate),
-                           "rate_date": line.published.isoformat() if line.published else None,
-                           "provisional": line.provisional, "converted": line.converted}
-                          for line in self.usage_reporting.lines]},
+            "mrr_reporting": _converted(self.reporting, "mrr"),
+            "usage_revenue_reporting": _converted(self.usage_reporting, "usage_revenue"),
             "figures": None if self.figures is None else {
                 "paying_customers": self.figures.paying_customers,
                 "trial_conversion": {"ended": self.figures.trials.whole, "converted": self.figures.trials.part,
@@ -153,6 +141,19 @@ class RevenueReport:
                 for c in self.cohorts
             ],
         }
+
+
+def _converted(conv: Converted | None, amount_key: str) -> dict[str, Any] | None:
+    """A figure in the reporting currency as JSON (``as_dict``): each currency's line, its
+    amount under ``amount_key``, and the total."""
+    if conv is None:
+        return None
+    return {"currency": conv.reporting, "total": conv.total,
+            "lines": [{"currency": line.currency, amount_key: line.amount,
+                       "rate": None if line.rate is None else str(line.rate),
+                       "rate_date": line.published.isoformat() if line.published else None,
+                       "provisional": line.provisional, "converted": line.converted}
+                      for line in conv.lines]}
 
 
 def shown_months(month: str, today: date, count: int = MONTHS_SHOWN) -> list[Period]:
