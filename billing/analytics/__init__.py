@@ -17,7 +17,15 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.analytics.filters import INTERVALS, ReportFilter, filtered, filtered_money, filtered_usage
+from billing.access import list_products
+from billing.analytics.filters import (
+    INTERVALS,
+    ReportFilter,
+    filtered,
+    filtered_money,
+    filtered_usage,
+    parse_price_interval,
+)
 from billing.analytics.kept import KEPT_KINDS, answerable, by_month, cohort_grid, kept_body, needed
 from billing.analytics.kept_report import kept_report, report_months
 from billing.analytics.mrr import steps
@@ -85,15 +93,29 @@ METRICS = ("mrr", "movements", "cohorts")
 
 def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str | None = None,
                     interval: str | None = None, currency: str | None = None,
+                    product: str | None = None, price_interval: str | None = None,
                     today: date | None = None) -> dict[str, Any]:
     """The API's figures (``kind``: mrr, movements or cohorts) per period of ``interval``
     from ``from_month`` to ``to_month``, with ``"figures"``: ``"kept"`` (read from the
-    rollups) or ``"recomputed"``. ``BadRange`` (naming the field) before anything is read
-    when the request cannot be answered."""
+    rollups) or ``"recomputed"``. ``product`` (a SKU) and ``price_interval`` keep the
+    subscriptions within them, as the page's filters do (always recomputed: the kept
+    figures are the whole business's). ``BadRange`` (naming the field) when the request
+    cannot be answered: before anything is read, but for a product not in the catalog
+    (after its one Query)."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
     periods = requested_periods(from_month, to_month, interval, today)
     code = parse_currency(currency)
     chosen = parse_interval(interval)
+    within = ReportFilter(product=(product or "").strip(), interval=parse_price_interval(price_interval))
+    if within.product and within.product not in {p.SKU for p in list_products(include_retired=True)}:
+        raise BadRange("product", "product is not in the catalog.")
+    if within:
+        read = read_all(with_disputes=False)
+        histories = filtered(read.histories, within)
+        moved = steps(histories, periods[-1].close)
+        usage = filtered_usage(read.usage, read.histories, within)
+        return {**metrics_body(kind, histories, moved, periods, chosen, code, usage), "figures": "recomputed",
+                "product": within.product or None, "price_interval": within.interval or None}
     if kind in KEPT_KINDS and (kind != "cohorts" or chosen == Interval.MONTH):
         # The kept rollups (revenue_rebuild) when they hold every close the periods need:
         # one Query of the kept months for months, quarters and years, one a month of the

@@ -11,10 +11,19 @@ from dataclasses import dataclass, replace
 from billing.analytics.figures import Money
 from billing.analytics.history import SubHistory, SubState
 from billing.analytics.mrr import state_on
+from billing.analytics.periods import BadRange
 from billing.rules.pricing import Interval
 
 # The price intervals, as the prices declare them (a filter's choices and its check).
 INTERVALS = tuple(Interval)
+
+
+def parse_price_interval(text: str | None) -> str:
+    """The API's ``price_interval`` (none: every interval); ``BadRange`` for another word."""
+    chosen = (text or "").strip().lower()
+    if chosen and chosen not in INTERVALS:
+        raise BadRange("price_interval", "price_interval is one of day, week, month, year.")
+    return chosen
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,17 @@ class Range(Schema):
     to: str | None = Field(None, max_length=20, description="last month, YYYY-MM (default: the month under way)")
     interval: str | None = Field(None, max_length=20, description="day, month (default), quarter or year")
     currency: str | None = Field(None, max_length=20, description="only this currency (ISO 4217)")
+    product: str | None = Field(None, max_length=64, description="only the subscriptions to this product (SKU), "
+                                "while they are to it: a switch in is new, a switch out churn")
+    price_interval: str | None = Field(None, max_length=20, description="only the subscriptions of prices "
+                                       "of this interval: day, week, month or year")
 
 
 def answer(kind: str, query: Range) -> JsonResponse:
     try:
         return JsonResponse(revenue_metrics(kind, from_month=query.start, to_month=query.to,
-                                            interval=query.interval, currency=query.currency))
+                                            interval=query.interval, currency=query.currency,
+                                            product=query.product, price_interval=query.price_interval))
     except BadRange as error:
         raise ApiError(400, error.message, param=error.field) from None
 

@@ -82,10 +82,46 @@ def test_quarters_years_days_and_one_currency(read_api: ApiClient, scenario) -> 
     assert {d["period"]: d["usage_revenue"] for d in days["data"] if d["usage_revenue"]} == {"2027-02-12": {"EUR": 120}}
 
 
+def test_a_product_or_a_price_interval_gives_the_filtered_page_s_numbers(read_api: ApiClient, client: Client,
+                                                                         ddb_requests, scenario) -> None:  # noqa: F811
+    access.create_product("NEWS-LITE", "News Lite", 500, "USD")
+    access.create_product("NEWS-DAILY", "Daily News", 1000, "USD")
+    with_usage(scenario)
+    with on(TODAY):
+        staff(client, "finance")
+        page = client.get(reverse(URL), {"month": "2027-03", "product": "NEWS-LITE"}).context["report"].as_dict()
+        moves = read_api.get("/metrics/movements", **{"from": "2026-04", "to": "2027-03", "product": "NEWS-LITE"})
+        mrr = read_api.get("/metrics/mrr", **{"from": "2026-04", "to": "2027-03", "product": "NEWS-LITE"})
+        daily = read_api.get("/metrics/mrr", **{"from": "2027-03", "to": "2027-03", "product": "NEWS-DAILY"})
+        yearly = read_api.get("/metrics/mrr", **{"to": "2027-03", "price_interval": "YEAR"})
+        ddb_requests.reset()
+        unknown = read_api.get("/metrics/mrr", product="NO-SUCH")
+        queries = ddb_requests.ops.count("Query")
+        wrong = read_api.get("/metrics/cohorts", price_interval="fortnight")
+    assert moves.status_code == mrr.status_code == 200
+    assert moves.json()["product"] == "NEWS-LITE" and moves.json()["figures"] == "recomputed"
+    assert [(r["period"], r["currencies"]) for r in moves.json()["data"]] == [
+        (r["month"], r["currencies"]) for r in page["movements"]]
+    march = moves.json()["data"][-1]["currencies"]["USD"]
+    # Cy's first NEWS-LITE payment is new within the product, a reactivation in the whole
+    assert (march["opening"], march["new"], march["reactivation"], march["closing"]) == (0, 500, 0, 500)
+    assert mrr.json()["data"][-1]["mrr"] == page["mrr"] == {"USD": 500}
+    # the usage billed by a subscription's charge counts where the subscription was that day
+    assert mrr.json()["data"][-1]["usage_revenue"] == {}
+    assert daily.json()["data"][-1] == {**daily.json()["data"][-1], "mrr": {"EUR": 2000, "USD": 900},
+                                        "usage_revenue": {"USD": 250}}
+    assert yearly.status_code == 200 and yearly.json()["price_interval"] == "year"
+    assert all(r["mrr"] == {} for r in yearly.json()["data"])  # nothing in the scenario is yearly
+    assert unknown.status_code == 400 and error_of(unknown)["param"] == "product"
+    assert queries == 1  # the catalog's one Query, then nothing
+    assert wrong.status_code == 400 and error_of(wrong)["param"] == "price_interval"
+
+
 @pytest.mark.parametrize(("params", "field"), [
     ({"from": "2027-13"}, "from"), ({"to": "x"}, "to"), ({"to": "2027-05"}, "to"),
     ({"from": "2027-03", "to": "2027-01"}, "from"), ({"interval": "week"}, "interval"),
     ({"currency": "US"}, "currency"), ({"from": "2020-01", "interval": "day"}, "from"),
+    ({"price_interval": "quarter"}, "price_interval"),
 ])
 def test_bad_input_is_a_400_naming_the_field_and_reads_nothing(read_api: ApiClient, ddb_requests, params,
                                                                field) -> None:
