@@ -21,7 +21,8 @@ from django.contrib.auth import get_user_model
 from billing import access
 from billing.analytics.figures import Money
 from billing.analytics.history import Change, CouponTerms, SubHistory, build_history
-from billing.models import AuditAction, AuditEvent, Subscription
+from billing.models import AuditAction, AuditEvent, Receipt, Subscription
+from billing.operations.final_usage import USAGE_KIND
 from core.clock import billing_today
 
 USERS_PER_READ = 100  # a BatchGetItem's limit
@@ -110,14 +111,32 @@ def usage_of(collection: access.AccountCollection, timezone: str, account_id: st
     """The usage each paid charge billed, net of tax, on the day it was paid: from its
     ``payment.succeeded`` event (which keeps it with the audit history, not the receipt: a
     receipt expires, and a rebuild reads the history). An event written before the events
-    carried ``UsageNet`` billed no usage the figures can see: 0."""
+    carried ``UsageNet`` takes it from its receipt while the receipt is kept (the same
+    item collection: no read more); once that receipt has expired, 0."""
+    receipts = {receipt.SK: receipt for receipt in collection.receipts}
     found = []
     for event in collection.events:
         after = event.After or {}
-        if event.Action == AuditAction.PAYMENT_SUCCEEDED and after.get("UsageNet"):
+        if event.Action != AuditAction.PAYMENT_SUCCEEDED:
+            continue
+        net = after.get("UsageNet")
+        if net is None:
+            net = receipt_usage_net(receipts.get(str(after.get("Receipt") or "")))
+        if net:
             found.append(Money(day_of(event.At, timezone), str(after.get("Currency") or "").upper(),
-                               int(after["UsageNet"]), account_id, event.Subject or ""))
+                               int(net), account_id, event.Subject or ""))
     return found
+
+
+def receipt_usage_net(receipt: Receipt | None) -> int:
+    """The net of a receipt's usage lines: every line of a charge of the usage alone (a
+    cancellation's, ``Kind`` "usage"), else the lines after the fixed fee's first
+    (billing/access/receipts.py itemises them so); 0 for a receipt without usage."""
+    if receipt is None or receipt.UsageAmount is None:
+        return 0
+    lines = list(receipt.TaxLines or [])
+    usage_lines = lines if receipt.Kind == USAGE_KIND else lines[1:]
+    return sum(int(line.Net) for line in usage_lines)
 
 
 def all_disputes(timezone: str) -> list[Money]:

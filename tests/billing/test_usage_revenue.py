@@ -26,7 +26,7 @@ from billing.analytics.mrr import steps
 from billing.analytics.reading import account_histories, coupon_terms, usage_of
 from billing.analytics.report import build_report
 from billing.analytics.rollups import by_month, day_rows, differences, merge, month_rows, shard_of
-from billing.models import MeterAggregation, RevenueMonth, RevenueRollup, Subscription
+from billing.models import AuditEvent, MeterAggregation, RevenueMonth, RevenueRollup, Subscription
 from billing.operations import payments
 from billing.rules.pricing import PriceTerms
 from tests.builders import DECLINED_NUMBER, card, fresh, make_account, make_subscription, receipts_of
@@ -120,6 +120,23 @@ def test_usage_revenue_is_the_paid_charges_usage_in_the_month_paid_never_mrr(bil
     assert filtered_usage(usage, histories, ReportFilter(currency="EUR")) == []
     # the same from the kept items (one test: the billing above is its setup's cost)
     _kept_is_recomputed(billed, histories, usage)
+    _older_events_take_their_receipts(billed, usage)
+
+
+def _older_events_take_their_receipts(billed: list[Subscription], usage) -> None:
+    """Events written before they carried ``UsageNet`` (data of an earlier release): the
+    usage comes from their receipts, read in the same item collections, while kept; a
+    receipt expired, its usage is 0 (written down in docs/ANALYTICS.md)."""
+    for sub in billed:
+        for event in access.get_account_collection(sub.account_id).events:
+            if event.After and "UsageNet" in event.After:
+                event.update(actions=[AuditEvent.After.set({k: v for k, v in event.After.items()
+                                                            if k != "UsageNet"})])
+    assert sorted(_read(billed)[1], key=repr) == sorted(usage, key=repr)
+    # the cancel's usage receipt expires (TTL): its usage is no longer seen
+    [gone] = [r for r in receipts_of(billed[0]) if r.Kind == "usage"]
+    gone.delete()
+    assert sorted(_read(billed)[1], key=repr) == sorted((m for m in usage if m.day != CANCEL), key=repr)
 
 
 def _kept_is_recomputed(billed: list[Subscription], histories, usage) -> None:
