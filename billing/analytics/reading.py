@@ -22,7 +22,6 @@ from billing import access
 from billing.analytics.figures import Money
 from billing.analytics.history import Change, CouponTerms, SubHistory, build_history
 from billing.models import AuditAction, AuditEvent, Receipt, Subscription
-from billing.operations.final_usage import USAGE_KIND
 from core.clock import billing_today
 
 USERS_PER_READ = 100  # a BatchGetItem's limit
@@ -135,7 +134,8 @@ def receipt_usage_net(receipt: Receipt | None) -> int:
     if receipt is None or receipt.UsageAmount is None:
         return 0
     lines = list(receipt.TaxLines or [])
-    usage_lines = lines if receipt.Kind == USAGE_KIND else lines[1:]
+    # "usage": billing/operations/final_usage.py's USAGE_KIND (a layer above this package)
+    usage_lines = lines if receipt.Kind == "usage" else lines[1:]
     return sum(int(line.Net) for line in usage_lines)
 
 
