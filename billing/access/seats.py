@@ -57,8 +57,10 @@ def change_seats(sub: Subscription, quote: SeatsQuote, *, today: date, actor: st
     event, ``subscription.updated`` and, with a charge, the receipt, its number and look-up
     and its events. Returns the receipt written."""
     before = subscription_snapshot(sub)
-    actions = [Subscription.Quantity.set(quote.new_quantity), Subscription.UnitAmount.set(quote.unit_amount),
-               Subscription.PaymentAmount.set(quote.new_price)]
+    # A price by tiers of seats keeps no price a seat (``rules.seats.priced_by_tiers``).
+    unit = Subscription.UnitAmount.set(quote.unit_amount) if quote.unit_amount is not None \
+        else Subscription.UnitAmount.remove()
+    actions = [Subscription.Quantity.set(quote.new_quantity), unit, Subscription.PaymentAmount.set(quote.new_price)]
     change = paid_change(sub, charge_id=charge_id, charged=charged, tax=tax)
 
     def write(tx: Any, number: str | None = None) -> None:

@@ -37,12 +37,16 @@ from billing.notify import manage_url, tell
 from billing.operations.payments import next_charge, send_receipt
 from billing.operations.refunds import refund_unapplied_switch, refund_unused_days
 from billing.rules.invoice_tax import tax_metadata
+from billing.rules.price_objects import terms_of
+from billing.rules.pricing import PriceTerms
 from billing.rules.seats import (
     SeatsQuote,
     SeatsRefused,
     check_change,
+    priced_by_tiers,
     quantity_bounds,
     quote_seats,
+    tier_price_words,
 )
 from billing.rules.tax import TaxLine
 from core.mail import money_text
@@ -76,17 +80,40 @@ def price_of(sub: Subscription) -> Price | None:
     return access.get_price(sub.PriceId) if sub.PriceId else None
 
 
+@dataclass(frozen=True)
+class SeatPrice:
+    """What a change of ``sub``'s seats is priced by, from one read of its price: the
+    quantities allowed, and the price's terms when its seats are priced by tiers."""
+
+    bounds: tuple[int, int]
+    terms: PriceTerms | None = None  # a price by tiers of seats (``rules.seats.priced_by_tiers``)
+    unit_label: str | None = None
+
+    def words(self) -> str:
+        """The tiers in the active language ("first 10 seats at $10.00 a seat, then …"); ""
+        for a price of one amount a seat (the pages say "$10.00 a seat")."""
+        return tier_price_words(self.terms, self.unit_label) if self.terms is not None else ""
+
+
+def seat_price(sub: Subscription) -> SeatPrice:
+    price = price_of(sub)
+    terms = terms_of(price) if price is not None and priced_by_tiers(sub) else None
+    return SeatPrice(quantity_bounds(price), terms, price.UnitLabel if price is not None else None)
+
+
 def bounds_of(sub: Subscription) -> tuple[int, int]:
     """The quantities ``sub`` may have: its price's MinQuantity/MaxQuantity when it has a
     price that names them, else 1..10,000 (``rules.seats``)."""
     return quantity_bounds(price_of(sub))
 
 
-def quote(sub: Subscription, quantity: int, *, today: date) -> SeatsQuote:
+def quote(sub: Subscription, quantity: int, *, today: date, priced: SeatPrice | None = None) -> SeatsQuote:
     """What changing ``sub`` to ``quantity`` seats today costs or credits; ``SeatsRefused``
-    (``QuantityOutOfBounds``) says why it cannot."""
-    check_change(sub, quantity, bounds_of(sub), today)
-    return quote_seats(sub, quantity, today)
+    (``QuantityOutOfBounds``) says why it cannot. ``priced``: ``seat_price(sub)`` when the
+    caller read it already."""
+    priced = priced or seat_price(sub)
+    check_change(sub, quantity, priced.bounds, today)
+    return quote_seats(sub, quantity, today, priced.terms)
 
 
 def charged_now(sub: Subscription, q: SeatsQuote) -> int:
@@ -100,6 +127,11 @@ def credited_now(sub: Subscription, q: SeatsQuote) -> int:
     days as they were charged (the tax added when prices exclude it), so that adding seats
     and removing them again the same day nets to nothing, tax included."""
     return access.tax_terms(sub).line(q.credit_now, q.paid_from).gross if q.credit_now else 0
+
+
+def shown_now(sub: Subscription, q: SeatsQuote) -> int:
+    """The one amount a confirm page shows and sends back: charged, else credited."""
+    return charged_now(sub, q) if q.due_now else credited_now(sub, q)
 
 
 def seats_key(sub: Subscription, q: SeatsQuote, today: date) -> str:
@@ -120,12 +152,13 @@ def change_quantity(sub: Subscription, quantity: int, actor: str, *, today: date
     say (nothing changed; the same request is safe to repeat)."""
     if expected_version is not None and int(sub.Version or 0) != expected_version:
         raise SeatsChanged(_("The subscription changed since you looked: please check the seats again."))
-    q = quote(sub, quantity, today=today)
-    if expected_amount is not None and expected_amount != (charged_now(sub, q) if q.more else credited_now(sub, q)):
+    priced = seat_price(sub)
+    q = quote(sub, quantity, today=today, priced=priced)
+    if expected_amount is not None and expected_amount != shown_now(sub, q):
         raise SeatsChanged(_("The amounts changed since you looked: please check them again."))
     key = seats_key(sub, q, today)
     receipt_sku = access.seats_receipt_sku(sub, sub.Version)
-    result = _charge(sub, q, key, receipt_sku, today) if q.more and q.due_now > 0 else None
+    result = _charge(sub, q, key, receipt_sku, today) if q.due_now > 0 else None
     request_id = f"seats-v{int(sub.Version or 0)}"
     try:
         receipt = access.change_seats(
@@ -144,7 +177,7 @@ def change_quantity(sub: Subscription, quantity: int, actor: str, *, today: date
         # The charge's invoice, by the e-mail every charge sends (the renewals' receipt).
         send_receipt(sub, receipt, True, result, today, q.paid_through or today,
                      date.fromisoformat(sub.NextPaymentDate) if sub.NextPaymentDate else None)
-    _tell(sub, q, charged=charged, credited=credited)
+    _tell(sub, q, charged=charged, credited=credited, priced=priced)
     return SeatsChange(sub, q, charged=charged, credited=credited, receipt_id=receipt.url_id if receipt else "")
 
 
@@ -157,7 +190,7 @@ def _charge(sub: Subscription, q: SeatsQuote, key: str, receipt_sku: str, today:
         "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": receipt_sku, "kind": "seats",
         "billing_date": today.isoformat(), "period_start": today.isoformat(),
         "period_end": q.paid_through.isoformat(), "quantity": str(q.new_quantity),
-        "old_quantity": str(q.old_quantity), "unit_amount": str(q.unit_amount),
+        "old_quantity": str(q.old_quantity), "unit_amount": str(q.unit_amount if q.unit_amount is not None else ""),
         "payment_day": str(sub.PaymentDay), "price": str(q.due_now),
         **tax_metadata(line, prices_include_tax=access.seller_tax().prices_include_tax),
     }
@@ -182,13 +215,15 @@ def _taxed(sub: Subscription, q: SeatsQuote) -> TaxLine:
     return access.tax_terms(sub).line(q.due_now, q.paid_from)
 
 
-def _tell(sub: Subscription, q: SeatsQuote, *, charged: int, credited: int) -> None:
-    """The "your seats now" e-mail: the seats, the price a seat, what was charged or
-    credited, and the next payment as the payment run will take it (``next_charge``)."""
+def _tell(sub: Subscription, q: SeatsQuote, *, charged: int, credited: int, priced: SeatPrice) -> None:
+    """The "your seats now" e-mail: the seats, the price a seat (or the tiers, drawn when
+    the e-mail is, in the customer's language), what was charged or credited, and the next
+    payment as the payment run will take it (``next_charge``)."""
     money = sub.Currency
     context: dict[str, Any] = {
         "quantity": q.new_quantity, "old_quantity": q.old_quantity, "more": q.more,
-        "unit_price": money_text(q.unit_amount, money),
+        "unit_price": money_text(q.unit_amount, money) if q.unit_amount is not None else "",
+        "tiers": priced.words if priced.terms is not None else "",
         "charged": money_text(charged, money) if charged else "",
         "credited": money_text(credited, money) if credited else "",
         "paid_through": q.paid_through, "manage_url": manage_url(sub),

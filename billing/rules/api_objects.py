@@ -38,7 +38,7 @@ from billing.rules.lifecycle import state_of
 from billing.rules.price_objects import default_price_id
 from billing.rules.projection import coming_charges
 from billing.rules.schedule import cadence_of
-from billing.rules.seats import quantity_of, unit_amount_of
+from billing.rules.seats import priced_by_tiers, quantity_of, unit_amount_of
 from billing.rules.state_words import state_words
 
 JSON = dict[str, Any]
@@ -115,9 +115,10 @@ def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
         # the batches go by; ``status`` is what a person is told.
         "stored_status": sub.Status,
         "amount": int(sub.PaymentAmount),
-        # Seats (billing/rules/seats.py): ``amount`` = ``unit_amount`` x ``quantity``.
+        # Seats (billing/rules/seats.py): ``amount`` = ``unit_amount`` x ``quantity``; a
+        # price by tiers of seats has no one price a seat (null): its price's tiers make it.
         "quantity": quantity_of(sub),
-        "unit_amount": unit_amount_of(sub),
+        "unit_amount": None if priced_by_tiers(sub) else unit_amount_of(sub),
         # Stripe's items: the price subscribed to (null PriceId: the product's default one).
         "items": [{"price": sub.PriceId or default_price_id(sub.SKU), "quantity": quantity_of(sub)}],
         "currency": sub.Currency,

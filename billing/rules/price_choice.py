@@ -4,10 +4,11 @@ currency, after how many free days, and how many seats it holds. One function, r
 the portal's confirmation page, the API and the action that charges, so what a page
 shows is what is charged.
 
-Only a licensed ``per_unit`` price in whole minor units can be subscribed to: a metered
-price bills the usage of a period and a tiered or package price's amount depends on the
-quantity in ways the seats rules do not follow yet; both are refused with words, as is
-an archived price (its subscribers keep theirs)."""
+A licensed ``per_unit`` price in whole minor units can be subscribed to, and a licensed
+``tiered`` or ``package`` price sold by the seat (a price by tiers of seats: its amount the
+price's ``amount_for`` the seats, ``rules.seats``) when no number of seats is free. A
+metered price alone is refused (it bills the usage of a period beside a fixed price), as
+is an archived price (its subscribers keep theirs)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from django.utils.translation import gettext_lazy as _
 
 from billing.models import Price, PriceStatus, Product
-from billing.rules.price_objects import DEFAULT_PRICE_PREFIX
-from billing.rules.pricing import BillingScheme
+from billing.rules.price_objects import DEFAULT_PRICE_PREFIX, terms_of
+from billing.rules.pricing import BillingScheme, PriceTerms, TiersMode, amount_for
 from billing.rules.seats import QuantityOutOfBounds, check_quantity, quantity_bounds
 
 
@@ -32,11 +33,12 @@ class PriceRefused(ValueError):
 
 @dataclass(frozen=True)
 class PriceChoice:
-    """A subscription to a price: ``amount`` a period (= ``unit_amount`` × ``quantity``)."""
+    """A subscription to a price: ``amount`` a period (= ``unit_amount`` × ``quantity``, or
+    the tiers' amount for the seats: ``unit_amount`` None)."""
 
     price_id: str
     amount: int
-    unit_amount: int
+    unit_amount: int | None
     quantity: int
     currency: str
     interval: str
@@ -52,7 +54,10 @@ class PriceChoice:
     def attributes(self) -> dict[str, object]:
         """The subscription's seat attributes: none for a price that is not per seat,
         which pays its whole amount (as every subscription made before seats)."""
-        return {"quantity": self.quantity, "unit_amount": self.unit_amount} if self.per_seat else {}
+        if not self.per_seat:
+            return {}
+        return {"quantity": self.quantity, "unit_amount": self.unit_amount} if self.unit_amount is not None \
+            else {"quantity": self.quantity}
 
 
 def is_per_seat(price: Price) -> bool:
@@ -60,10 +65,29 @@ def is_per_seat(price: Price) -> bool:
     return bool(price.UnitLabel) or price.MinQuantity is not None or price.MaxQuantity is not None
 
 
+def by_tiers(price: Price) -> bool:
+    """A price whose amount is not one amount a unit: tiered, or by packages."""
+    return price.BillingScheme == BillingScheme.TIERED or price.PackageSize is not None
+
+
+def never_free(terms: PriceTerms) -> bool:
+    """Whether every number of seats from one costs at least a minor unit: a graduated
+    price's first tier (every quantity enters it), every tier of a volume price, a
+    package's price, each charging a whole minor unit a seat or a flat amount."""
+    if terms.billing_scheme != BillingScheme.TIERED:
+        return terms.unit_amount is not None and terms.unit_amount >= 1
+    tiers = terms.tiers[:1] if terms.tiers_mode == TiersMode.GRADUATED else terms.tiers
+    return all(tier.unit_amount >= 1 or tier.flat_amount >= 1 for tier in tiers)
+
+
 def subscribable(price: Price) -> bool:
     """Whether the portal lists ``price`` among a product's choices."""
-    return (price.Status == PriceStatus.ACTIVE and not price.Meter and price.BillingScheme == BillingScheme.PER_UNIT
-            and price.PackageSize is None and price.UnitAmount is not None and int(price.UnitAmount) > 0)
+    if price.Status != PriceStatus.ACTIVE or price.Meter:
+        return False
+    if by_tiers(price):
+        return is_per_seat(price) and never_free(terms_of(price))
+    return (price.BillingScheme == BillingScheme.PER_UNIT and price.UnitAmount is not None
+            and int(price.UnitAmount) > 0)
 
 
 def choose_price(price: Price | None, product: Product, quantity: int | None = None) -> PriceChoice:
@@ -77,7 +101,11 @@ def choose_price(price: Price | None, product: Product, quantity: int | None = N
     if price.Meter:
         raise PriceRefused(_("A metered price cannot be subscribed to yet."))
     if not subscribable(price):
-        raise PriceRefused(_("Only a price per unit in whole amounts can be subscribed to yet."))
+        if by_tiers(price) and not is_per_seat(price):
+            raise PriceRefused(_("A price by tiers or packages can be subscribed to only when it is sold by the "
+                                 "seat."))
+        raise PriceRefused(_("Only a price per unit in whole amounts, or by tiers of seats that are never free, "
+                             "can be subscribed to."))
     per_seat = is_per_seat(price)
     bounds = quantity_bounds(price) if per_seat else (1, 1)
     if quantity is None:
@@ -88,9 +116,13 @@ def choose_price(price: Price | None, product: Product, quantity: int | None = N
         if not per_seat:
             raise PriceRefused(_("This price is for one subscription: its quantity is 1."), "quantity") from None
         raise PriceRefused(refused, "quantity") from None
-    unit = int(price.UnitAmount)
     trial = price.TrialDays if price.TrialDays is not None else product.trial_days
-    return PriceChoice(price.PriceId, unit * quantity, unit, quantity, price.Currency.upper(), str(price.Interval),
+    if by_tiers(price):
+        unit, amount = None, amount_for(terms_of(price), quantity)
+    else:
+        unit = int(price.UnitAmount)
+        amount = unit * quantity
+    return PriceChoice(price.PriceId, amount, unit, quantity, price.Currency.upper(), str(price.Interval),
                        int(price.IntervalCount or 1), int(trial or 0), per_seat)
 
 

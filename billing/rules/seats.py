@@ -14,6 +14,13 @@ paid, from today (or the day after a free trial) to ``PaidThroughDate``:
 
 Both are the same function of the seats added or removed, so adding seats and removing
 them again the same day nets to nothing, and no day is charged twice or left unpaid.
+
+A price **by tiers of seats** (a ``tiered`` price, graduated or volume, or a ``package``
+price, sold by the seat) has no one price a seat: the subscription keeps ``Quantity`` and
+no ``UnitAmount``, and its whole price a period is the price's ``amount_for`` the seats.
+A change settles the difference of the two whole prices over the same days, by the same
+rule: a charge when the new whole price is higher, a credit when it is lower (more seats
+can cost less a period under volume tiers: then they are credited).
 """
 
 from __future__ import annotations
@@ -25,8 +32,14 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from billing.models import Subscription, SubscriptionStatus
+from billing.rules.price_words import price_words
+from billing.rules.pricing import PriceTerms, amount_for
 from billing.rules.schedule import cadence_of, period_amount
 from billing.rules.switch import SwitchRefused, first_paid_day, trial_end_of
+
+# The unit a price by tiers of seats counts when it names none: kept in English, as a
+# merchant's own label is (price_words' "an English word takes an s").
+_SEAT_UNIT = "seat"
 
 # The bounds of a subscription whose price names none (a Price's MinQuantity/MaxQuantity).
 MIN_QUANTITY = 1
@@ -56,6 +69,18 @@ def unit_amount_of(sub: Subscription) -> int:
     return int(sub.UnitAmount) if sub.UnitAmount is not None else int(sub.PaymentAmount)
 
 
+def tier_price_words(terms: PriceTerms, unit_label: str | None = None) -> str:
+    """A price by tiers of seats in words, in the active language: its tiers (graduated or
+    volume) or its packages, "seat" its unit unless the price names another."""
+    return price_words(terms, unit_label or _SEAT_UNIT)
+
+
+def priced_by_tiers(sub: Subscription) -> bool:
+    """Whether ``sub``'s seats are priced by its price's tiers (or packages), not one
+    amount a seat: it holds seats (``Quantity``) and no ``UnitAmount``."""
+    return sub.Quantity is not None and sub.UnitAmount is None
+
+
 def quantity_bounds(price: Any = None) -> tuple[int, int]:
     """The quantities allowed: the subscription's price's ``MinQuantity`` and
     ``MaxQuantity`` when it names them, else ``MIN_QUANTITY``..``MAX_QUANTITY``."""
@@ -79,34 +104,27 @@ class SeatsQuote:
 
     old_quantity: int
     new_quantity: int
-    unit_amount: int
+    unit_amount: int | None  # a seat's price a period; None: priced by tiers (``priced_by_tiers``)
     paid_from: date  # the first day settled now: today, or the day after a free trial
     paid_through: date | None  # the last day already paid: the change settles paid_from..this
-    amount: int = 0  # the seats added or removed, for those days (prorated)
+    amount: int = 0  # the difference of the whole prices, for those days (prorated)
     trial_end: date | None = None
+    old_price: int = 0  # the whole price a period at the old seats
+    new_price: int = 0  # ... and from now on: the next payments charge it
 
     @property
     def more(self) -> bool:
         return self.new_quantity > self.old_quantity
 
     @property
-    def old_price(self) -> int:
-        return self.unit_amount * self.old_quantity
-
-    @property
-    def new_price(self) -> int:
-        """The whole price a period from now on: the next payments charge it."""
-        return self.unit_amount * self.new_quantity
-
-    @property
     def due_now(self) -> int:
-        """Charged now (more seats), before tax when prices exclude it."""
-        return self.amount if self.more else 0
+        """Charged now (the whole price goes up), before tax when prices exclude it."""
+        return self.amount if self.new_price > self.old_price else 0
 
     @property
     def credit_now(self) -> int:
-        """Credited now (fewer seats): refunded to the card that paid those days."""
-        return 0 if self.more else self.amount
+        """Credited now (the whole price goes down): refunded to the card that paid those days."""
+        return self.amount if self.new_price < self.old_price else 0
 
 
 def check_change(sub: Subscription, quantity: int, bounds: tuple[int, int] = (MIN_QUANTITY, MAX_QUANTITY),
@@ -133,16 +151,24 @@ def check_change(sub: Subscription, quantity: int, bounds: tuple[int, int] = (MI
     return quantity
 
 
-def quote_seats(sub: Subscription, quantity: int, today: date) -> SeatsQuote:
-    """The change's amounts (``check_change`` first): the seats added or removed, priced
-    for the days already paid from ``today`` (after a free trial: its days are free
-    whatever the seats) to ``PaidThroughDate``, by the schedule's rule."""
+def quote_seats(sub: Subscription, quantity: int, today: date, terms: PriceTerms | None = None) -> SeatsQuote:
+    """The change's amounts (``check_change`` first): the difference of the whole prices
+    at the old and the new seats, for the days already paid from ``today`` (after a free
+    trial: its days are free whatever the seats) to ``PaidThroughDate``, by the schedule's
+    rule. ``terms``: the price's, for a subscription ``priced_by_tiers`` (else its
+    ``UnitAmount`` a seat)."""
     old = quantity_of(sub)
-    unit = unit_amount_of(sub)
+    if terms is not None and priced_by_tiers(sub):
+        unit = None
+        old_price, new_price = amount_for(terms, old), amount_for(terms, quantity)
+    else:
+        unit = unit_amount_of(sub)
+        old_price, new_price = unit * old, unit * quantity
     paid_from = first_paid_day(sub, today)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     amount = 0
     if paid_through is not None and paid_through >= paid_from:
-        amount = period_amount(unit * abs(quantity - old), cadence_of(sub), paid_from, paid_through)
+        amount = period_amount(abs(new_price - old_price), cadence_of(sub), paid_from, paid_through)
     return SeatsQuote(old_quantity=old, new_quantity=quantity, unit_amount=unit, paid_from=paid_from,
-                      paid_through=paid_through, amount=amount, trial_end=trial_end_of(sub, today))
+                      paid_through=paid_through, amount=amount, trial_end=trial_end_of(sub, today),
+                      old_price=old_price, new_price=new_price)

@@ -37,7 +37,8 @@ class StaffSeatsForm(SeatsFields):
     def __init__(self, *args: object, sub: Subscription, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.sub = sub
-        self.bounds = actions.bounds_of(sub)  # the catalog read once per form
+        self.priced = actions.seat_price(sub)  # the catalog read once per form
+        self.bounds = self.priced.bounds
 
 
 _NOT_MADE = PaidChangeWords(
@@ -48,6 +49,8 @@ _NOT_MADE = PaidChangeWords(
 
 def _question(sub: Subscription, quote: SeatsQuote) -> str:
     currency = sub.Currency
+    if quote.unit_amount is None:
+        return _tiers_question(sub, quote)
     terms = {"old": quote.old_quantity, "new": quote.new_quantity,
              "unit": format_with_code(quote.unit_amount, currency)}
     if quote.more and quote.due_now:
@@ -63,6 +66,35 @@ def _question(sub: Subscription, quote: SeatsQuote) -> str:
     return _("From %(old)s to %(new)s seats at %(unit)s a seat? Nothing is charged or refunded now.") % terms
 
 
+def _tiers_question(sub: Subscription, quote: SeatsQuote) -> str:
+    """The question for a price by tiers of seats: the two whole prices, and the
+    difference for the days already paid, charged or refunded."""
+    currency = sub.Currency
+    terms = {"old": quote.old_quantity, "new": quote.new_quantity,
+             "old_price": format_with_code(quote.old_price, currency),
+             "new_price": format_with_code(quote.new_price, currency),
+             "end": staff_date(quote.paid_through.isoformat() if quote.paid_through else "")}
+    if quote.due_now:
+        return _("From %(old)s to %(new)s seats, %(old_price)s to %(new_price)s a period by the price's tiers? For "
+                 "the days already paid, to %(end)s: %(due)s is charged to the customer's card now.") % {
+            **terms, "due": format_with_code(actions.charged_now(sub, quote), currency)}
+    if quote.credit_now:
+        return _("From %(old)s to %(new)s seats, %(old_price)s to %(new_price)s a period by the price's tiers? For "
+                 "the days already paid, to %(end)s: %(credit)s is refunded to the customer's card now.") % {
+            **terms, "credit": format_with_code(actions.credited_now(sub, quote), currency)}
+    return _("From %(old)s to %(new)s seats, %(old_price)s to %(new_price)s a period by the price's tiers? Nothing "
+             "is charged or refunded now.") % terms
+
+
+def _now(sub: Subscription, form: StaffSeatsForm) -> str:
+    """The seats now, and the question of the first step."""
+    if form.priced.terms is not None:
+        return _("%(n)s seats, priced by tiers: %(tiers)s. How many seats from today? The next step shows the "
+                 "amount.") % {"n": quantity_of(sub), "tiers": form.priced.words()}
+    return _("%(unit)s a seat × %(n)s. How many seats from today? The next step shows the amount.") % {
+        "unit": format_with_code(unit_amount_of(sub), sub.Currency), "n": quantity_of(sub)}
+
+
 @require_http_methods(["GET", "POST"])
 def staff_seats(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
@@ -70,16 +102,14 @@ def staff_seats(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
     title = _("Change the number of seats")
     form = StaffSeatsForm(request.POST or None, sub=sub, initial={"quantity": quantity_of(sub)})
     if request.method != "POST" or not form.is_valid():
-        return confirm_page(request, account_id, title, _("%(unit)s a seat × %(n)s. How many seats from today? The "
-                                                          "next step shows the amount.") % {
-            "unit": format_with_code(unit_amount_of(sub), sub.Currency), "n": quantity_of(sub)},
-            sub=sub, form=form, button=_("See the amount"))
+        return confirm_page(request, account_id, title, _now(sub, form), sub=sub, form=form,
+                            button=_("See the amount"))
     data = form.cleaned_data
 
     def step() -> HttpResponse | actions.SeatsChange:
         if data["step"] != "confirm":
-            quote = actions.quote(sub, data["quantity"], today=today())
-            shown = actions.charged_now(sub, quote) if quote.more else actions.credited_now(sub, quote)
+            quote = actions.quote(sub, data["quantity"], today=today(), priced=form.priced)
+            shown = actions.shown_now(sub, quote)
             confirm = StaffSeatsForm(initial={"quantity": quote.new_quantity, "step": "confirm",
                                               "version": sub.Version, "amount": shown}, sub=sub)
             confirm.fields["quantity"].widget = forms.HiddenInput()

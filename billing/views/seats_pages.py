@@ -44,12 +44,24 @@ class SeatsForm(SeatsFields, VersionedForm):
     def __init__(self, *args: Any, sub: Subscription, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.sub = sub
-        self.bounds = low, high = actions.bounds_of(sub)  # the catalog read once per form
+        self.priced = actions.seat_price(sub)  # the catalog read once per form
+        self.bounds = low, high = self.priced.bounds
         field = self.fields["quantity"]
         field.min_value, field.max_value = low, high
         field.widget.attrs.update({"min": low, "max": high})
-        field.help_text = gettext_lazy("From %(low)s to %(high)s seats, at %(unit)s a seat.") % {
-            "low": low, "high": high, "unit": format_with_symbol(unit_amount_of(sub), sub.Currency)}
+        if self.priced.terms is not None:
+            field.help_text = gettext_lazy("From %(low)s to %(high)s seats, priced by tiers.") % {
+                "low": low, "high": high}
+        else:
+            field.help_text = gettext_lazy("From %(low)s to %(high)s seats, at %(unit)s a seat.") % {
+                "low": low, "high": high, "unit": format_with_symbol(unit_amount_of(sub), sub.Currency)}
+
+
+def page_context(sub: Subscription, form: SeatsForm, quantity: int) -> dict[str, Any]:
+    """What both steps show of the seats now: a price a seat, or the price's tiers."""
+    return {"sub": sub, "form": form, "quantity": quantity, "tiers": form.priced.words(),
+            "unit_price": "" if form.priced.terms is not None else format_with_symbol(unit_amount_of(sub),
+                                                                                      sub.Currency)}
 
 
 def quote_context(sub: Subscription, quote: SeatsQuote) -> dict[str, Any]:
@@ -62,8 +74,7 @@ def quote_context(sub: Subscription, quote: SeatsQuote) -> dict[str, Any]:
     return {
         "quote": quote, "due_now": due_now, "due_now_text": format_with_symbol(due_now, money),
         "credit_now_text": format_with_symbol(credit, money),
-        "amount_shown": due_now if quote.more else credit,
-        "unit_price": format_with_symbol(quote.unit_amount, money),
+        "amount_shown": due_now if quote.due_now else credit,
         "new_price": format_with_symbol(quote.new_price, money),
         "next_charge": after[0] if after else None,
         "next_amount": format_with_symbol(after[0].amount, money) if after else "",
@@ -76,8 +87,7 @@ def quote_context(sub: Subscription, quote: SeatsQuote) -> dict[str, Any]:
 def change_seats(request: HttpRequest, account_id: str, sub: Subscription) -> HttpResponse:
     form = SeatsForm(request.POST if request.method == "POST" else None, sub=sub,
                      initial={"version": sub.Version, "quantity": quantity_of(sub)})
-    context = {"sub": sub, "form": form, "quantity": quantity_of(sub),
-               "unit_price": format_with_symbol(unit_amount_of(sub), sub.Currency)}
+    context = page_context(sub, form, quantity_of(sub))
     if request.method != "POST" or not form.is_valid():
         return render(request, "portal/seats.html", context)
     quantity, version = form.cleaned_data["quantity"], form.cleaned_data.get("version")
@@ -85,7 +95,7 @@ def change_seats(request: HttpRequest, account_id: str, sub: Subscription) -> Ht
         if request.POST.get("step") != "confirm":
             if version is not None and version != sub.Version:
                 raise actions.SeatsChanged(_("The subscription changed since you looked."))
-            quote = actions.quote(sub, quantity, today=today())
+            quote = actions.quote(sub, quantity, today=today(), priced=form.priced)
             return render(request, "portal/seats_confirm.html", {**context, **quote_context(sub, quote)})
         done = actions.change_quantity(sub, quantity, actor(request), today=today(), expected_version=version,
                                        expected_amount=_number(request.POST.get("amount")))
@@ -120,12 +130,11 @@ def _again(request: HttpRequest, account_id: str, sub_id: str, quantity: int) ->
     """The confirm page again, from the subscription as it is now (409): nothing was done."""
     sub = subscription_or_404(account_id, sub_id)
     form = SeatsForm({"quantity": quantity, "version": sub.Version}, sub=sub)
-    context = {"sub": sub, "form": form, "quantity": quantity_of(sub),
-               "unit_price": format_with_symbol(unit_amount_of(sub), sub.Currency)}
+    context = page_context(sub, form, quantity_of(sub))
     if not form.is_valid():
         return changed_since(request, "portal/seats.html", context)
     try:
-        quote = actions.quote(sub, quantity, today=today())
+        quote = actions.quote(sub, quantity, today=today(), priced=form.priced)
     except SeatsRefused:
         return changed_since(request, "portal/seats.html", context)
     return changed_since(request, "portal/seats_confirm.html", {**context, **quote_context(sub, quote)})

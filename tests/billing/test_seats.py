@@ -310,7 +310,7 @@ def test_a_change_racing_the_payment_run_is_refused_not_left_unpaid(table, monke
         # past the rule (a request checked a moment before midnight, say) while the run has
         # charged the old number for the new period and not yet advanced: the write's
         # condition refuses it, or the added seat would go unpaid for the whole period
-        monkeypatch.setattr(seats, "quote", lambda s, q, today: seats.quote_seats(s, q, today))
+        monkeypatch.setattr(seats, "quote", lambda s, q, today, priced=None: seats.quote_seats(s, q, today))
         with pytest.raises(access.ConditionFailed):
             seats.change_quantity(fresh(sub), 3, "customer", today=renewal)
         batches.run_payments(run_date=renewal, workers=1)

@@ -60,7 +60,8 @@ def test_refusals_name_their_field(moto_table) -> None:
     assert refused.value.field == "quantity"
     volume = price_actions.add_price("PHOTO-PRO", PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.VOLUME,
                                                             tiers=(Tier(None, Decimal(100)),)), actor="t")
-    with pytest.raises(PriceRefused, match="per unit"):
+    # a tiered price is subscribed to by the seat only (its amount is the seats')
+    with pytest.raises(PriceRefused, match="sold by the seat"):
         choose_price(volume, photo)
     archived = price_actions.archive_price(_price("PHOTO-PRO", "Yearly"), actor="t")
     with pytest.raises(PriceRefused, match="archived"):
@@ -80,7 +81,7 @@ def test_the_demo_subscribes_team_to_the_yearly_and_five_seats_once(moto_table) 
     with time_machine.travel(f"{TODAY.isoformat()} 12:00Z", tick=False):
         demo_prices.seed(TODAY)
         lines = subscribed_prices.seed(TODAY)
-        assert sum(line.endswith(": started") for line in lines) == 2 and not any("did not" in line for line in lines), lines
+        assert sum(line.endswith(": started") for line in lines) == 3 and not any("did not" in line for line in lines), lines
         user = get_user_model().objects.get(username=subscribed_prices.EMAIL)
         account_id = access.get_account_id_for_user(user.pk)
         subs = {s.SKU: s for s in access.get_subscriptions_by_account(account_id)}
@@ -92,9 +93,13 @@ def test_the_demo_subscribes_team_to_the_yearly_and_five_seats_once(moto_table) 
             _price("TEAM-SEATS", "Per seat").PriceId, 5, 1000, 5000)
         # three seats subscribed, two added the same day: their whole first period charged
         assert sorted(r.ProcessedAmount for r in receipts_of(seats)) == [2000, 3000]
+        # 12 agents by volume tiers: all at the second tier's $9.00, no price an agent kept
+        desk = subs["SUPPORT-DESK"]
+        assert (desk.Quantity, desk.UnitAmount, desk.PaymentAmount) == (12, None, 10800)
+        assert [r.ProcessedAmount for r in receipts_of(desk)] == [10800]
         again = subscribed_prices.seed(TODAY)
         assert all("already" in line for line in again), again
-        assert len(access.get_subscriptions_by_account(account_id)) == 2
+        assert len(access.get_subscriptions_by_account(account_id)) == 3
 
 
 @given(unit=st.integers(1, 10**7), low=st.integers(0, 60), span=st.integers(0, 60),

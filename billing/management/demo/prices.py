@@ -1,7 +1,8 @@
-"""The demo's prices (docs/PRICING.md): four products of their own, each with the prices
+"""The demo's prices (docs/PRICING.md): five products of their own, each with the prices
 the price models show: a monthly and a yearly price, $10 a seat a month (1 to 50 seats),
 a metered API price in graduated tiers (first 1,000 calls free, then $0.002 a call; meter
-``api_calls``) and a yearly plan at ¥120,000. Safe to run twice: a product is made only if
+``api_calls``), a yearly plan at ¥120,000 and a support desk priced by volume tiers of
+agents ($12.00 an agent up to 10 agents, $9.00 up to 50, $7.00 above). Safe to run twice: a product is made only if
 absent, a price only if its product has no active price of that nickname."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ PRODUCTS = [
     ("TEAM-SEATS", "Team workspace", 1000, "USD"),
     ("API-ACCESS", "Developer API access", 500, "USD"),
     ("ARCHIVE-JP", "Photo archive (Japan)", 10000, "JPY"),
+    ("SUPPORT-DESK", "Support desk", 1200, "USD"),
 ]
 # (sku, nickname, terms, extra fields of the price)
 PRICES: list[tuple[str, str, PriceTerms, dict]] = [
@@ -32,6 +34,10 @@ PRICES: list[tuple[str, str, PriceTerms, dict]] = [
                                            tiers=(Tier(1000, Decimal(0)), Tier(None, Decimal("0.2")))),
      {"unit_label": "call", "meter": "api_calls"}),
     ("ARCHIVE-JP", "Yearly plan", PriceTerms("JPY", unit_amount=Decimal(120000), interval="year"), {}),
+    ("SUPPORT-DESK", "By volume", PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.VOLUME,
+                                             tiers=(Tier(10, Decimal(1200)), Tier(50, Decimal(900)),
+                                                    Tier(None, Decimal(700)))),
+     {"unit_label": "agent", "min_quantity": 1, "max_quantity": 500}),
 ]
 
 

@@ -2,7 +2,9 @@
 a demo customer of its own, ``team@example.com`` (log-in password as the demo customer's),
 subscribed through the portal's own action to the Photo editor Pro's yearly price
 ($120.00 a year) and to the Team workspace's seat price at three seats, two more added the
-same day ($10.00 a seat a month, $50.00 a month), each first period charged at once. The prices part runs first
+same day ($10.00 a seat a month, $50.00 a month), and to the Support desk's price by volume
+tiers at 12 agents (all 12 at the second tier's $9.00: $108.00 a month; docs/PRICING.md
+"Seats priced by tiers"), each first period charged at once. The prices part runs first
 (its module name sorts first) and makes those prices. Safe to run twice: a price the
 customer has a live subscription to is left as it is."""
 
@@ -19,7 +21,7 @@ from billing.rules.price_choice import choose_price
 
 EMAIL = "team@example.com"
 # (sku, the price's nickname in the prices part, seats subscribed, seats after a change)
-CHOICES = [("PHOTO-PRO", "Yearly", None, None), ("TEAM-SEATS", "Per seat", 3, 5)]
+CHOICES = [("PHOTO-PRO", "Yearly", None, None), ("TEAM-SEATS", "Per seat", 3, 5), ("SUPPORT-DESK", "By volume", 12, None)]
 
 
 def seed(today: date) -> list[str]:
