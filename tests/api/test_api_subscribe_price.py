@@ -45,6 +45,30 @@ def test_items_with_one_seat_price_and_its_quantity(write_api: ApiClient, buyer)
     assert again.json() == body and len(access.get_subscriptions_by_account(customer.account_id)) == 1
 
 
+def test_items_with_a_price_by_volume_tiers_of_seats(write_api: ApiClient, buyer) -> None:
+    """Stripe's licensed tiered price at a quantity: the tiers' amount, no price a seat;
+    the seats API then changes it by the difference of the two whole prices."""
+    customer, *_ = buyer
+    volume = price_actions.add_price("TEAM", PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.VOLUME,
+                                                        tiers=(Tier(10, Decimal(1000)), Tier(None, Decimal(800)))),
+                                     actor="t", unit_label="seat", min_quantity=1, max_quantity=100)
+    response = write_api.post("/subscriptions", {"customer": customer.account_id,
+                                                 "items": [{"price": volume.PriceId, "quantity": 12}]}, key="v-1")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["amount"], body["quantity"], body["unit_amount"]) == (9600, 12, None)
+    assert body["items"] == [{"price": volume.PriceId, "quantity": 12}]
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert [int(r.ProcessedAmount) for r in receipts_of(sub)] == [9600]
+    graduated_free = price_actions.add_price("TEAM", PriceTerms("USD", BillingScheme.TIERED,
+                                                                tiers_mode=TiersMode.GRADUATED,
+                                                                tiers=(Tier(2, Decimal(0)), Tier(None, Decimal(800)))),
+                                             actor="t", unit_label="seat")
+    free = write_api.post("/subscriptions", {"customer": customer.account_id,
+                                             "items": [{"price": graduated_free.PriceId, "quantity": 3}]})
+    assert free.status_code == 400 and error_of(free)["param"].endswith("price")
+
+
 def test_price_alone_a_yearly(write_api: ApiClient, buyer) -> None:
     customer, _seat, yearly, _metered = buyer
     body = write_api.post("/subscriptions", {"customer": customer.account_id, "price": yearly.PriceId}).json()
