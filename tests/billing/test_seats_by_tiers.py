@@ -139,9 +139,11 @@ def test_the_seats_pages_say_the_tiers(customer) -> None:
     client = customer.client
     with at(MID):
         assert client.post("/login/", {"username": customer.email, "password": PASSWORD}).status_code == 302
+        summary = client.get(reverse("subscription", args=[sub.sub_id])).content.decode()
         page = client.get(reverse("change_seats", args=[sub.sub_id]))
         confirm = client.post(reverse("change_seats", args=[sub.sub_id]),
                               {"quantity": 8, "version": fresh(sub).Version})
+    assert 'data-testid="seats">7 seats, priced by tiers</dd>' in summary
     html = page.content.decode()
     assert page.status_code == 200 and "priced by tiers" in html
     assert "first 5 seats at $12.00 a seat, then $9.00 a seat" in html
