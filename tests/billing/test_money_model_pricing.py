@@ -118,9 +118,10 @@ class Tracked(TrackedSubscription):
     """The model's record of one subscription: its unit price, its seats day by day, when
     its service ended, the usage events accepted for its account."""
 
-    def __init__(self, sub, made: date, unit: int, quantity: int) -> None:
+    def __init__(self, sub, made: date, unit: int, quantity: int, tiers: PriceTerms | None = None) -> None:
         super().__init__(sub, made)
         self.unit = unit
+        self.tiers = tiers  # a price by tiers of seats: its whole price is the tiers' amount
         self.seats: list[tuple[date, int]] = [(made, quantity)]  # (from this day, seats)
         self.served_until: date | None = None  # cancelled now: the last day served
         self.events: dict[str, tuple[date, Decimal]] = {}  # identifier -> (UTC day, value), accepted
@@ -132,6 +133,10 @@ class Tracked(TrackedSubscription):
 
     def cadence_of_receipt(self, receipt):
         return self.cadences.setdefault(receipt.SK, cadence_of(self.read()))
+
+    def whole(self, quantity: int) -> int:
+        """The fixed price a period at ``quantity`` seats."""
+        return amount_for(self.tiers, quantity) if self.tiers is not None else self.unit * quantity
 
     def quantities(self) -> set[int]:
         return {q for _, q in self.seats}
@@ -150,7 +155,7 @@ class Tracked(TrackedSubscription):
         for (since, quantity), (until, _) in itertools.pairwise(changes):
             a, b = max(start, since), min(end, until - timedelta(days=1))
             if a <= b:
-                total += period_amount(self.unit * quantity, cadence, a, b)
+                total += period_amount(self.whole(quantity), cadence, a, b)
                 pieces += 1
         return total, pieces
 
@@ -183,8 +188,9 @@ class PricingMachine(RuleBasedStateMachine):
 
     @initialize(currency=st.sampled_from(sorted(CURRENCIES)), tax_added=st.booleans(),
                 first_day=st.integers(0, 40), days=st.lists(st.integers(1, 31), min_size=3, max_size=3),
-                seats=st.integers(1, 4))
-    def customers(self, currency: str, tax_added: bool, first_day: int, days: list[int], seats: int) -> None:
+                seats=st.integers(1, 4), by_tiers=st.booleans())
+    def customers(self, currency: str, tax_added: bool, first_day: int, days: list[int], seats: int,
+                  by_tiers: bool) -> None:
         self.currency = currency
         unit, yearly, terms, amount_off = CURRENCIES[currency]
         if tax_added:  # VAT on top of the prices (an Italian seller); else Irish VAT included
@@ -207,16 +213,26 @@ class PricingMachine(RuleBasedStateMachine):
         access.create_coupon("PCT20", actor="staff", percent_off=20, duration="forever")
         access.create_coupon("AMT", actor="staff", amount_off=amount_off, currency=currency, duration="repeating",
                              duration_payments=2)
+        # The monthly customer's seats: a price a seat, or a price by volume tiers of seats
+        # (docs/PRICING.md "Seats priced by tiers": from the third seat every seat costs less,
+        # so more seats can be credited).
+        seat_tiers = PriceTerms(currency, BillingScheme.TIERED, tiers_mode=TiersMode.VOLUME,
+                                tiers=(Tier(2, Decimal(unit)), Tier(None, Decimal(unit * 3 // 5)))) if by_tiers else None
+        seat_price = price_actions.add_price("API", seat_tiers, actor="test", nickname="seats by volume",
+                                             unit_label="seat", min_quantity=1, max_quantity=5) if seat_tiers else None
         for (interval, count, _), day, amount in zip(CADENCES, days, (unit, yearly, unit * 3), strict=True):
             quantity = seats if interval == "month" and count == 1 else 1
+            tiers = seat_tiers if interval == "month" and count == 1 else None
             token = get_gateway().tokenize_card(GOOD, 12, 2040, "123")
+            seat_terms = {"price_id": seat_price.PriceId, "quantity": quantity, "unit_amount": None} if tiers \
+                else {"quantity": quantity, "unit_amount": amount}
             started = actions.subscribe(
                 access.create_account(f"p{next(self.names)}@example.com"), sku="API", product_name="Developer API",
-                payment_day=day, amount=amount * quantity, currency=currency, card=token, today=self.today,
-                actor="customer", interval=interval, interval_count=count, quantity=quantity, unit_amount=amount)
+                payment_day=day, amount=amount_for(tiers, quantity) if tiers else amount * quantity, currency=currency,
+                card=token, today=self.today, actor="customer", interval=interval, interval_count=count, **seat_terms)
             assert started.started
             sub = attach_metered_price(started.sub, self.metered[interval, count].PriceId, actor="test")
-            self.subs.append(Tracked(sub, self.today, amount, quantity))
+            self.subs.append(Tracked(sub, self.today, amount, quantity, tiers))
 
     # --- helpers -----------------------------------------------------------------------
 
@@ -292,6 +308,7 @@ class PricingMachine(RuleBasedStateMachine):
     def change_seats(self, data: st.DataObject, quantity: int) -> None:
         tracked = data.draw(st.sampled_from(self.subs))
         before = tracked.read()
+        held = int(before.Quantity or 1)  # read now: the change writes the new seats into ``before``
         try:
             done = seat_actions.change_quantity(before, quantity, "customer", today=self.today)
         except (SeatsRefused, SwitchRefused, ConditionFailed):
@@ -300,8 +317,11 @@ class PricingMachine(RuleBasedStateMachine):
                 (before.Quantity, before.PaymentAmount, before.PaidThroughDate)
             return
         after = tracked.read()
-        assert int(after.PaymentAmount) == tracked.unit * quantity
-        if done.quote.more:
+        assert int(after.PaymentAmount) == tracked.whole(quantity)
+        # charged when the whole price goes up, credited when it goes down (more seats may
+        # cost less by volume tiers)
+        assert (done.quote.new_price - done.quote.old_price) == tracked.whole(quantity) - tracked.whole(held)
+        if done.quote.new_price >= done.quote.old_price:
             assert done.credited == 0
         else:
             assert done.charged == 0 and done.credited <= seat_actions.credited_now(before, done.quote)
@@ -459,7 +479,7 @@ class PricingMachine(RuleBasedStateMachine):
             return
         meta = charges[receipt.ChargeId].metadata
         price = int(meta["price"])
-        assert price in {tracked.unit * q for q in tracked.quantities()}, "a price the seats never had"
+        assert price in {tracked.whole(q) for q in tracked.quantities()}, "a price the seats never had"
         start, end = date.fromisoformat(receipt.PeriodStart), date.fromisoformat(receipt.PeriodEnd)
         fixed = period_amount(price, tracked.cadence_of_receipt(receipt), start, end)
         off = int(receipt.DiscountAmount or 0)
