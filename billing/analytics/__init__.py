@@ -116,16 +116,17 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
         usage = filtered_usage(read.usage, read.histories, within)
         return {**metrics_body(kind, histories, moved, periods, chosen, code, usage), "figures": "recomputed",
                 "product": within.product or None, "price_interval": within.interval or None}
-    if kind in KEPT_KINDS and (kind != "cohorts" or chosen == Interval.MONTH):
+    if kind in KEPT_KINDS and (kind != "cohorts" or chosen != Interval.DAY):
         # The kept rollups (revenue_rebuild) when they hold every close the periods need:
         # one Query of the kept months for months, quarters and years, one a month of the
-        # kept days for days (and one of the cohorts, kept by month only); else every
-        # account's history, as the page reads it.
+        # kept days for days (and one of the cohorts, kept by month: a quarter's or a
+        # year's adds its months'); else every account's history, as the page reads it.
         kept = (kept_month_closes if by_month(chosen) else kept_days)(*needed(periods))
         if answerable(kind, kept, periods, chosen):
             grid = None
             if kind == "cohorts":
-                grid = cohort_grid(kept, kept_cohorts_of(periods[0].label, periods[-1].label), periods, code)
+                rows = kept_cohorts_of(month_of(periods[0].first), month_of(periods[-1].close))
+                grid = cohort_grid(kept, rows, periods, code, chosen)
             if kind != "cohorts" or grid is not None:
                 return {**kept_body(kind, kept, periods, chosen, code, grid), "figures": "kept"}
     read = read_all(with_disputes=False)

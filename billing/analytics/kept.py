@@ -2,13 +2,13 @@
 figures"): the same body ``series.metrics_body`` makes from the recomputation, when every
 day the periods need is kept whole (the day before the first, for its opening, to the
 last close; for months, quarters and years the kept months, each at its close) and, for
-the cohorts (by month only), the cohort rows answer them. Pure: the reading is
+the cohorts (by month, quarter or year: the month rows added up), the cohort rows answer them. Pure: the reading is
 ``rebuild.kept_days``', ``rebuild.kept_month_closes``' and ``rebuild.kept_cohorts_of``'."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from billing.access.revenue_rollups import CohortRow
@@ -39,9 +39,41 @@ def answerable(kind: str, kept: dict[date, DayFigures], periods: Sequence[Period
 
 
 def cohort_grid(kept: dict[date, DayFigures], rows: dict[str, CohortRow], periods: Sequence[Period],
-                currency: str | None) -> list[Cohort] | None:
-    """The cohorts of monthly ``periods`` from the kept rows; None when they do not answer."""
-    return kept_cohorts(rows, kept, [(p.label, p.close) for p in periods], currency)
+                currency: str | None, interval: Interval = Interval.MONTH) -> list[Cohort] | None:
+    """The cohorts of ``periods`` (months, quarters or years) from the kept month rows;
+    None when they do not answer. A quarter's or a year's cohort is its months' cohorts
+    added up: a customer's first paying day is in one month, so in one of them, and is
+    counted at a period's close as at the close of its last month."""
+    closes = month_closes(periods[0].first, periods[-1].close)
+    monthly = kept_cohorts(rows, kept, closes, currency)
+    if monthly is None or interval == Interval.MONTH:
+        return monthly
+    return rolled_up(monthly, [close for _, close in closes], periods)
+
+
+def month_closes(first: date, last: date) -> list[tuple[str, date]]:
+    """Each month from ``first``'s to ``last``'s and the day it closes on (``last`` for the last)."""
+    found = []
+    month = first.replace(day=1)
+    while month <= last:
+        after = (month + timedelta(days=32)).replace(day=1)
+        found.append((month.isoformat()[:7], min(after - ONE_DAY, last)))
+        month = after
+    return found
+
+
+def rolled_up(monthly: Sequence[Cohort], closes: Sequence[date], periods: Sequence[Period]) -> list[Cohort]:
+    """The month cohorts (one per close of ``closes``, in order) added up into ``periods``
+    (each whole months, in order, covering them)."""
+    last_month = [closes.index(p.close) for p in periods]  # each period's last month, by position
+    grid = []
+    for k, period in enumerate(periods):
+        members = [(i, c) for i, c in enumerate(monthly) if period.first <= closes[i] <= period.close]
+        size = sum(c.size for _, c in members)
+        retained = tuple(sum(c.retained[last_month[later] - i] for i, c in members if c.size)
+                         for later in range(k, len(periods)))
+        grid.append(Cohort(period.label, size, retained))
+    return grid
 
 
 def kept_usage(kept: dict[date, DayFigures], period: Period) -> dict[str, int]:

@@ -54,13 +54,30 @@ def test_a_year_of_months_is_one_query(read_api: ApiClient, scenario, ddb_reques
     assert ddb_requests.by_name()["Query"] == 1 and "BatchGetItem" not in ddb_requests.ops, ddb_requests.ops
 
 
-def test_cohorts_by_quarter_are_recomputed_and_say_so(read_api: ApiClient, scenario) -> None:  # noqa: F811
-    # the cohorts are kept by month only: another interval is recomputed, the same as before
+QUARTERS_AND_YEARS = [
+    {"from": "2026-04", "interval": "quarter"}, {"from": "2026-07", "interval": "quarter", "currency": "EUR"},
+    {"from": "2027-01", "interval": "year"}, {"from": "2026-10", "to": "2027-03", "interval": "quarter"},
+]
+
+
+def test_cohorts_by_quarter_and_year_add_up_the_kept_months(
+        read_api: ApiClient, scenario, ddb_requests) -> None:  # noqa: F811
+    # a quarter's or a year's cohort is its months' kept cohorts added up: the recomputed
+    # grid, from the kept months and the cohort rows (two Queries), no account read
     with on(TODAY):
-        before = read_api.get("/metrics/cohorts", **{"from": "2027-01", "interval": "quarter"}).json()
+        before = [read_api.get("/metrics/cohorts", **params).json() for params in QUARTERS_AND_YEARS]
         rebuild(TODAY, first=date(2026, 3, 1))
-        after = read_api.get("/metrics/cohorts", **{"from": "2027-01", "interval": "quarter"}).json()
-    assert before == after and after["figures"] == "recomputed"
+        ddb_requests.reset()
+        after = [read_api.get("/metrics/cohorts", **params).json() for params in QUARTERS_AND_YEARS]
+        queries, ops = ddb_requests.by_name()["Query"], list(ddb_requests.ops)
+        by_day = read_api.get("/metrics/cohorts", **{"from": "2027-02", "to": "2027-02", "interval": "day"}).json()
+    assert [a["figures"] for a in after] == ["kept"] * len(QUARTERS_AND_YEARS)
+    assert queries == 2 * len(QUARTERS_AND_YEARS) and "BatchGetItem" not in ops
+    for recomputed, kept in zip(before, after, strict=True):
+        assert recomputed["figures"] == "recomputed"
+        assert {**recomputed, "figures": None} == {**kept, "figures": None}
+    assert any(c["customers"] for a in after for c in a["data"])  # the scenario's customers are in them
+    assert by_day["figures"] == "recomputed"  # the cohorts are kept by month: a day's are not
 
 
 def test_a_range_the_rollups_do_not_cover_is_recomputed(read_api: ApiClient, scenario) -> None:  # noqa: F811
