@@ -43,7 +43,22 @@ def _as_quoted(sub: Subscription, quote: SwitchQuote) -> object:
         condition &= Subscription.PaidThroughDate == quote.paid_through.isoformat()
     if quote.new_cadence is not None and sub.NextPaymentDate:
         condition &= Subscription.NextPaymentDate == sub.NextPaymentDate
+    if quote.several_seats:  # the seats quoted (kept by the switch)
+        condition &= Subscription.Quantity == quote.quantity
     return condition
+
+
+def _seat_actions(quote: SwitchQuote) -> tuple[list[Any], dict[str, Any]]:
+    """The seats the switch keeps: several at the new price of one (none kept for a price
+    by tiers of seats, as subscribing to it keeps none); one seat, as before seats, none
+    (no seat price of the old price left). Also what the write leaves, to set in memory."""
+    if not quote.several_seats:
+        return [Subscription.Quantity.remove(), Subscription.UnitAmount.remove()], \
+            {"Quantity": None, "UnitAmount": None}
+    unit = Subscription.UnitAmount.set(quote.unit_amount) if quote.unit_amount is not None \
+        else Subscription.UnitAmount.remove()
+    return [Subscription.Quantity.set(quote.quantity), unit], \
+        {"Quantity": quote.quantity, "UnitAmount": quote.unit_amount}
 
 
 def _cadence_actions(sub: Subscription, quote: SwitchQuote) -> tuple[list[Any], dict[str, Any]]:
@@ -94,11 +109,10 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     actions = [Subscription.SKU.set(product.SKU), Subscription.ProductName.set(product.Name),
                Subscription.PaymentAmount.set(quote.new_price),
                Subscription.PriceId.set(price_id) if price_id else Subscription.PriceId.remove(),
-               Subscription.LastSwitchDate.set(today.isoformat()),
-               # one seat (``check_switch``) at the new price: no seat price of the old one left
-               Subscription.Quantity.remove(), Subscription.UnitAmount.remove()]
+               Subscription.LastSwitchDate.set(today.isoformat())]
+    seat_actions, seat_values = _seat_actions(quote)
     cadence_actions, cadence_values = _cadence_actions(sub, quote)
-    actions += cadence_actions
+    actions += seat_actions + cadence_actions
     # At once, or back to what was paid for (the pending switch's product, its cadence kept):
     # no switch waits. Else, from the next payment: until then what was paid for.
     back = bool(sub.PreviousSKU) and previous_sku == product.SKU and quote.new_cadence is None
@@ -124,7 +138,7 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
             receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
                 sub.ProductName
         after = {**before, "SKU": product.SKU, "ProductName": product.Name, "PaymentAmount": quote.new_price,
-                 "PriceId": price_id, **cadence_values, "From": quote.effective.isoformat(),
+                 "PriceId": price_id, **seat_values, **cadence_values, "From": quote.effective.isoformat(),
                  "Charged": charged if receipt else 0, "Receipt": receipt.SK if receipt else None}
         event = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
                           before={**before, "SKU": sub.SKU, "ProductName": sub.ProductName, "PriceId": sub.PriceId},
@@ -140,8 +154,7 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     # What the update wrote, in memory as a fresh read would show it.
     sub.SKU, sub.ProductName, sub.PaymentAmount, sub.PriceId = product.SKU, product.Name, quote.new_price, price_id
     sub.LastSwitchDate = today.isoformat()
-    sub.Quantity = sub.UnitAmount = None
-    for name, value in cadence_values.items():  # in memory (the due keys are a fresh read's)
+    for name, value in {**seat_values, **cadence_values}.items():  # in memory (the due keys are a fresh read's)
         setattr(sub, name, value)
     sub.PreviousSKU = previous_sku if pending else None
     sub.PreviousProductName = previous if pending else None

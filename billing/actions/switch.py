@@ -35,9 +35,10 @@ from billing.operations.payments import next_charge, send_receipt
 from billing.operations.refunds import refund_unapplied_switch, refund_unused_days
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.price_choice import PriceRefused, choose_price, subscribable
-from billing.rules.price_objects import PRICE_ID_PREFIX
-from billing.rules.pricing import Interval
+from billing.rules.price_objects import PRICE_ID_PREFIX, terms_of
+from billing.rules.pricing import Interval, amount_for
 from billing.rules.schedule import cadence_of, charges_paying_from
+from billing.rules.seats import quantity_bounds
 from billing.rules.switch import (
     SwitchQuote,
     SwitchRefused,
@@ -46,6 +47,7 @@ from billing.rules.switch import (
     current_price_id,
     quote_switch,
     receipts_from,
+    seats_refusal,
 )
 from billing.rules.tax import TaxLine
 from core.mail import money_text
@@ -77,14 +79,27 @@ class Switched:
 
 
 def target_for(price: Price | None, product: Product) -> SwitchTarget:
-    """``price`` (of ``product``) as a switch's target, one seat of it; ``SwitchRefused``
-    for a price that cannot be subscribed to (``price_choice.choose_price``'s reasons)."""
+    """``price`` (of ``product``) as a switch's target: one seat's amount, and, for a price
+    sold by the seat, its bounds (and its tiers when priced by tiers of seats), so that a
+    subscription of several seats keeps them (``rules.switch.seats_refusal``).
+    ``SwitchRefused`` for a price that cannot be subscribed to
+    (``price_choice.choose_price``'s reasons)."""
     try:
-        chosen = choose_price(price, product, 1)
+        chosen = choose_price(price, product, None)  # the price as such, at its least seats
     except PriceRefused as refused:
         raise SwitchRefused(str(refused)) from None
-    return SwitchTarget(product.SKU, product.Name, chosen.amount, chosen.price_id, chosen.currency,
-                        Interval(chosen.interval), chosen.interval_count)
+    seat: dict[str, object] = {}
+    amount = chosen.amount
+    if chosen.per_seat and price is not None:
+        low, high = quantity_bounds(price)
+        seat = {"per_seat": True, "min_quantity": max(low, 1), "max_quantity": high}
+        if chosen.unit_amount is None:  # by tiers of seats: no one price a seat
+            seat["terms"] = terms_of(price)
+            amount = int(amount_for(terms_of(price), 1))
+        else:
+            amount = chosen.unit_amount
+    return SwitchTarget(product.SKU, product.Name, amount, chosen.price_id, chosen.currency,
+                        Interval(chosen.interval), chosen.interval_count, **seat)  # type: ignore[arg-type]
 
 
 def target_of(choice: str) -> tuple[Product | None, SwitchTarget | None]:
@@ -106,7 +121,7 @@ def target_of(choice: str) -> tuple[Product | None, SwitchTarget | None]:
 
 def targets(sub: Subscription) -> list[SwitchTarget]:
     """Every price ``sub`` may be offered to switch to: the live products' active prices
-    that can be subscribed to, in its currency, but its own (one Query of the products,
+    that can be subscribed to, in its currency, and take its seats, but its own (one Query of the products,
     one of each product's prices)."""
     found = []
     current = current_price_id(sub)
@@ -115,7 +130,9 @@ def targets(sub: Subscription) -> list[SwitchTarget]:
             if price.Currency.upper() != sub.Currency.upper() or not subscribable(price) or price.PriceId == current:
                 continue
             with suppress(SwitchRefused):
-                found.append(target_for(price, product))
+                target = target_for(price, product)
+                if seats_refusal(sub, target) is None:  # offered only where the seats fit
+                    found.append(target)
     return found
 
 
@@ -174,6 +191,9 @@ def switch(sub: Subscription, sku: str, *, today: date, actor: str, expected: Sw
             "switch_charge": str(q.charge), "switch_credit": str(q.credit), "old_sku": q.old_sku,
             "payment_day": str(q.new_cadence.payment_day if q.new_cadence else sub.PaymentDay),
             "price": str(q.new_price), "price_id": q.new_price_id,
+            # the seats it pays for, as a change of seats' charge names them
+            **({"quantity": str(q.quantity), "unit_amount": str(q.unit_amount if q.unit_amount is not None else "")}
+               if q.several_seats else {}),
             **tax_metadata(line, prices_include_tax=access.seller_tax().prices_include_tax),
         }
         try:
@@ -312,6 +332,8 @@ def as_switched(sub: Subscription, quote: SwitchQuote) -> Subscription:
     after the switch is the run's charge of that item."""
     after = copy.deepcopy(sub)
     after.PaymentAmount = quote.new_price
+    after.Quantity = quote.quantity if quote.several_seats else None
+    after.UnitAmount = quote.unit_amount if quote.several_seats else None
     cadence = quote.new_cadence
     if cadence is not None:
         after.PaymentDay = cadence.payment_day

@@ -39,6 +39,13 @@ period end" conditions (shortening the interval, lowering the amount):
 
 During a free trial nothing is paid: a change of cadence settles nothing, and the first
 charge after the trial is the new price's (anchored as subscribing to it with a trial is).
+
+**Seats** (docs/MONEY.md "Switching price or cadence"): a subscription of N seats keeps
+them, as a Stripe subscription item's quantity carries over a change of price. The new
+price a period is the target's for N seats (its unit amount × N, or its tiers' amount for
+N), compared with the whole price paid now (``PaymentAmount``), and settled by the same
+rules; the credit is the receipts', which paid for the N seats. N must be within the
+target's bounds, and a price not sold by the seat takes one seat only.
 """
 
 from __future__ import annotations
@@ -54,7 +61,7 @@ from billing.models import Product, ProductStatus, Receipt, Subscription, Subscr
 from billing.rules.invoice_tax import refund_share
 from billing.rules.lifecycle import unused_share
 from billing.rules.price_objects import DEFAULT_PRICE_PREFIX, default_price_id
-from billing.rules.pricing import PERIODS_A_YEAR, Interval
+from billing.rules.pricing import PERIODS_A_YEAR, Interval, PriceTerms, amount_for
 from billing.rules.schedule import Cadence, cadence_of, first_period, new_cadence, period_amount
 
 
@@ -74,6 +81,25 @@ class SwitchTarget:
     currency: str
     interval: Interval = Interval.MONTH
     count: int = 1
+    # Sold by the seat: a subscription of N seats keeps them, within these bounds (a price
+    # not by the seat is for one). ``terms``: a price by tiers of seats (its amount for N
+    # is its tiers', no one price a seat).
+    per_seat: bool = False
+    min_quantity: int = 1
+    max_quantity: int | None = None
+    terms: PriceTerms | None = None
+
+    def amount_for(self, seats: int) -> int:
+        """A period of the price for ``seats`` seats (minor units): one seat's × seats, or
+        the tiers' amount."""
+        if self.terms is not None:
+            return int(amount_for(self.terms, seats))
+        return int(self.amount) * seats
+
+    @property
+    def unit_amount(self) -> int | None:
+        """One seat's price a period; None for a price by tiers of seats."""
+        return None if self.terms is not None else int(self.amount)
 
     @property
     def stored_price_id(self) -> str | None:
@@ -94,6 +120,29 @@ def current_price_id(sub: Subscription) -> str:
     return sub.PriceId or default_price_id(sub.SKU)
 
 
+def seats_of(sub: Subscription) -> int:
+    """The subscription's seats (null: one), which a switch keeps."""
+    quantity = getattr(sub, "Quantity", None)
+    return int(quantity) if quantity is not None else 1
+
+
+def seats_refusal(sub: Subscription, target: SwitchTarget) -> str | None:
+    """Why ``target`` cannot take ``sub``'s seats (None: it can): a price not sold by the
+    seat takes one, a price by the seat its bounds."""
+    seats = seats_of(sub)
+    if seats == 1 and not target.per_seat:
+        return None
+    if not target.per_seat:
+        return str(_("That price is not sold by the seat: change to one seat first."))
+    if seats < target.min_quantity:
+        return str(_("That price is sold for at least %(low)s seats: the subscription has %(n)s.")
+                   % {"low": target.min_quantity, "n": seats})
+    if target.max_quantity is not None and seats > target.max_quantity:
+        return str(_("That price is sold for at most %(high)s seats: the subscription has %(n)s.")
+                   % {"high": target.max_quantity, "n": seats})
+    return None
+
+
 def longer_or_equal(target: SwitchTarget, cadence: Cadence) -> bool:
     """Whether the target's period is at least as long as ``cadence``'s (fewer or as many
     periods a year: a year is 12 months, a week 7 days by ``PERIODS_A_YEAR``)."""
@@ -108,7 +157,7 @@ def applies_now(sub: Subscription, target: SwitchTarget) -> bool:
     lowering the amount waits for the period's end)."""
     cadence = cadence_of(sub)
     if target.same_cadence(cadence):
-        return target.amount > int(sub.PaymentAmount)
+        return target.amount_for(seats_of(sub)) > int(sub.PaymentAmount)
     return longer_or_equal(target, cadence)
 
 
@@ -144,6 +193,14 @@ class SwitchQuote:
     new_price_id: str = ""
     new_cadence: Cadence | None = None
     new_period_end: date | None = None
+    # The seats the switch keeps (the subscription's) and the new price of one (None: a
+    # price by tiers of seats); ``new_price`` is the whole, for the seats.
+    quantity: int = 1
+    unit_amount: int | None = None
+
+    @property
+    def several_seats(self) -> bool:
+        return self.quantity > 1
 
     @property
     def choice(self) -> str:
@@ -194,9 +251,9 @@ def check_switch(sub: Subscription, product: Product | None, today: date,
         raise SwitchRefused(_("Only an active subscription can switch (a past-due one pays what it owes first)."))
     if sub.CancelMode or sub.PausedFrom or not sub.NextPaymentDate:
         raise SwitchRefused(_("A paused or cancelling subscription cannot switch."))
-    if sub.Quantity is not None and int(sub.Quantity) != 1:
-        # A product's price is one seat's; the switch's amounts are worked out for one.
-        raise SwitchRefused(_("A subscription of several seats cannot switch product: change it to one seat first."))
+    refusal = seats_refusal(sub, target)
+    if refusal:  # the seats are kept (as Stripe keeps an item's quantity): the price must take them
+        raise SwitchRefused(refusal)
     if sub.LastSwitchDate == today.isoformat():
         raise SwitchRefused(_("The subscription has switched today already: switch again tomorrow."))
     if not target.same_cadence(cadence_of(sub)) and getattr(sub, "MeteredPriceId", None):
@@ -217,12 +274,16 @@ def quote_switch(sub: Subscription, product: Product | SwitchTarget, receipts: I
     so the new price is before tax and the credit is counted before tax too (each
     receipt's net share): the charge and the refund add the tax once, on the difference."""
     target = product if isinstance(product, SwitchTarget) else default_target(product)
-    old_price, new_price = int(sub.PaymentAmount), int(target.amount)
+    # The seats are kept: the new price is the target's for them (the old one, PaymentAmount,
+    # is already the whole for them, and so is what the receipts paid: the credit).
+    seats = seats_of(sub)
+    old_price, new_price = int(sub.PaymentAmount), target.amount_for(seats)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     next_payment = date.fromisoformat(sub.NextPaymentDate)
     common: dict[str, Any] = {"old_sku": sub.SKU, "new_sku": target.sku, "new_name": target.name,
                               "old_price": old_price, "new_price": new_price, "paid_through": paid_through,
-                              "new_price_id": target.price_id}
+                              "new_price_id": target.price_id, "quantity": seats,
+                              "unit_amount": target.unit_amount}
     trial_end, paid_from = trial_end_of(sub, today), first_paid_day(sub, today)
     common["trial_end"] = trial_end
     cadence = cadence_of(sub)

@@ -386,8 +386,8 @@ def test_a_switch_refused_says_why_and_each_refusal_is_its_own() -> None:
     assert said({"PausedFrom": "2027-04-10"}) == paused
     assert said({"NextPaymentDate": None}) == paused
     assert said({}) is None
-    assert said({"Quantity": 3}) == (
-        "A subscription of several seats cannot switch product: change it to one seat first.")
+    assert said({"Quantity": 3}) == (  # the default price is not sold by the seat
+        "That price is not sold by the seat: change to one seat first.")
     assert said({"Quantity": 1}) is None
     assert said({"LastSwitchDate": MID.isoformat()}) == (
         "The subscription has switched today already: switch again tomorrow.")

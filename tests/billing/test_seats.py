@@ -255,7 +255,8 @@ def test_a_switch_of_product_is_for_one_seat_and_leaves_no_old_seat_price(table)
     access.create_product("TEAM-PLUS", "Team Plus", 2000, "USD")
     sub = team(3)
     with at(MID):
-        with pytest.raises(SwitchRefused, match="several seats"):
+        # a product's default price is not sold by the seat: it takes one
+        with pytest.raises(SwitchRefused, match="not sold by the seat: change to one seat first"):
             switch.quote(fresh(sub), "TEAM-PLUS", today=MID)
         seats.change_quantity(fresh(sub), 1, "customer", today=MID)
         switch.switch(fresh(sub), "TEAM-PLUS", today=MID, actor="customer")
