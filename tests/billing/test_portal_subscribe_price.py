@@ -14,7 +14,7 @@ from django.core import signing
 
 from billing import access
 from billing.actions import prices as price_actions
-from billing.rules.pricing import PriceTerms
+from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 from billing.views.subscribe_pages import QUOTE_SALT, _price_changed
 from tests.builders import GOOD_CARD, receipts_of
 
@@ -150,3 +150,21 @@ def test_the_confirm_intro_of_every_2_weeks_and_its_price_change_words(travel, c
     seen = {"price": 700, "currency": "USD", "interval": "week", "interval_count": 2}
     words = str(_price_changed(products["NEWS-DAILY"], seen, {**seen, "price": 800}))
     assert "from $7.00 every 2 weeks to $8.00 every 2 weeks." in words and "a month" not in words
+
+
+def test_seats_priced_by_volume_tiers_are_quoted_and_charged_alike(travel, customer, products) -> None:
+    access.create_product("DESK", "Support desk", 1200, "USD")
+    volume = price_actions.add_price(
+        "DESK", PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.VOLUME,
+                           tiers=(Tier(10, Decimal(1200)), Tier(None, Decimal(900)))),
+        actor="t", nickname="By volume", unit_label="agent", min_quantity=1, max_quantity=100)
+    listed = customer.client.get("/subscribe/?product=DESK").content.decode()
+    assert "$12.00 an agent up to 10 agents" in listed or "$12.00 a agent up to 10 agents" in listed
+    assert _step_one(customer, product="DESK", price=volume.PriceId, quantity="12").status_code == 302
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    # 12 agents fall in the second tier: every one at $9.00
+    assert FIRST.search(html)[1].strip() == "$108.00"
+    customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert (sub.Quantity, sub.UnitAmount, sub.PaymentAmount, sub.PriceId) == (12, None, 10800, volume.PriceId)
+    assert [int(r.ProcessedAmount) for r in receipts_of(sub)] == [10800]
