@@ -36,8 +36,15 @@ def unit_names(unit_label: str | None) -> tuple[str, str]:
     return unit_label, unit_label + "s" if english else unit_label
 
 
+def takes_an(unit: str) -> bool:
+    """Whether English says "an" before the unit's name ("an agent", "an hour" aside): a
+    vowel other than "u" first ("a user", "a unit")."""
+    return unit[:1].lower() in "aeio"
+
+
 def _each(amount: object, currency: str, unit: str) -> str:
-    return _("%(amount)s a %(unit)s") % {"amount": format_unit_price(amount, currency), "unit": unit}  # type: ignore[arg-type]
+    values = {"amount": format_unit_price(amount, currency), "unit": unit}  # type: ignore[arg-type]
+    return (_("%(amount)s an %(unit)s") if takes_an(unit) else _("%(amount)s a %(unit)s")) % values
 
 
 def _with_flat(words: str, tier: Tier, currency: str) -> str:
@@ -107,7 +114,10 @@ def price_words(terms: PriceTerms, unit_label: str | None = None) -> str:
         return _("%(amount)s per %(size)s %(units)s %(interval)s") % {
             "amount": amount, "size": format_quantity(terms.package_size), "units": many, "interval": interval}
     if unit_label:
-        return _("%(amount)s a %(unit)s %(interval)s") % {"amount": amount, "unit": unit_label, "interval": interval}
+        values = {"amount": amount, "unit": unit_label, "interval": interval}
+        if takes_an(unit_label):
+            return _("%(amount)s an %(unit)s %(interval)s") % values
+        return _("%(amount)s a %(unit)s %(interval)s") % values
     return _("%(amount)s %(interval)s") % {"amount": amount, "interval": interval}
 
 

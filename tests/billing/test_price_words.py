@@ -61,3 +61,11 @@ def test_the_prices_words_in_other_languages(language, label, seat, yen, calls) 
         assert price_words(PriceTerms("JPY", unit_amount=Decimal(120000), interval="year")).replace("\xa0", " ") == yen
         assert tier_words(API_CALLS, label).replace("\xa0", " ") == calls
         assert interval_words("month", 3) == {"it": "ogni 3 mesi", "ko": "3개월마다", "zh_Hans": "每3个月"}[language]
+
+
+def test_english_says_an_before_a_vowel_but_u() -> None:
+    agents = PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.VOLUME,
+                        tiers=(Tier(10, Decimal(1200)), Tier(None, Decimal(900))))
+    assert price_words(agents, "agent").startswith("$12.00 an agent up to 10 agents, $9.00 an agent above")
+    assert price_words(PriceTerms("USD", unit_amount=Decimal(500)), "editor") == "$5.00 an editor a month"
+    assert price_words(PriceTerms("USD", unit_amount=Decimal(500)), "user") == "$5.00 a user a month"
