@@ -387,6 +387,13 @@ class TaxLineMap(MapAttribute):
     TaxRate = UnicodeAttribute()
     Tax = NumberAttribute()
     Gross = NumberAttribute()
+    # A usage line by tier (billing/rules/usage_lines.py): the tier's figures, worded at
+    # display in the reader's language (``price_words.part_words``); absent on any other line.
+    UsageUnits = NumberAttribute(null=True)  # the tier's units (a package price: its packages)
+    UnitAmount = UnicodeAttribute(null=True)  # minor units, a decimal string ("0.2")
+    FlatAmount = NumberAttribute(null=True)
+    PackageSize = NumberAttribute(null=True)
+    UnitLabel = UnicodeAttribute(null=True)  # the price's unit ("call")
 
 
 class SellerMap(MapAttribute):

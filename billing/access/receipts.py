@@ -52,7 +52,9 @@ from billing.models import (
     TaxLineMap,
 )
 from billing.rules.api_objects import refund_object
+from billing.rules.projection import MeteredUsage
 from billing.rules.tax import tax_line
+from billing.rules.usage_lines import split_usage
 from core.clock import billing_today
 
 
@@ -129,6 +131,7 @@ def build_receipt(
     product_name: str | None = None,
     kind: str | None = None,
     usage: dict[str, str] | None = None,
+    priced: MeteredUsage | None = None,
 ) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
     """The receipt (numbered, an invoice with its tax), its number's look-up item and its
     ``payment.succeeded`` event, not yet written: ``create_receipt`` writes them, and a
@@ -145,7 +148,9 @@ def build_receipt(
     ``switch`` for an upgrade's charge (billing/rules/switch.py), None for a period's.
     ``usage``: the usage the charge billed in arrears, as its metadata carries it
     (``usage_price``, ``usage_meter``, ``usage_start``, ``usage_end``, ``usage_quantity``,
-    ``usage_amount``)."""
+    ``usage_amount``); ``priced``: that usage as the charge priced it, with its parts (the
+    price's tiers: ``metered.priced_usage``), so the usage is one invoice line a tier
+    (without it, or for another quantity: one usage line)."""
     sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
     receipt = Receipt(
@@ -177,9 +182,9 @@ def build_receipt(
     write_invoice_tax(receipt, invoiced)
     usage_net = None
     if usage:
-        _itemise_usage(receipt, invoiced, alone=kind == "usage")
-        # the usage line's net: the revenue figures read it from this event, not the receipt
-        usage_net = int((receipt.TaxLines or [])[-1].Net)
+        usage_lines = _itemise_usage(receipt, invoiced, alone=kind == "usage", priced=priced)
+        # the usage lines' net: the revenue figures read it from this event, not the receipt
+        usage_net = sum(int(line.Net) for line in usage_lines)
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
                                  AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
@@ -192,30 +197,46 @@ def build_receipt(
     return receipt, lookup, event
 
 
-def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = False) -> None:
-    """The invoice's one line as two: the fixed fee, taxed alone as the upcoming payment
-    itemises it (billing/operations/charge_lines.py), and the usage, the rest; one rate,
-    the same totals. ``alone``: a charge of the usage only (a cancellation's,
-    billing/operations/final_usage.py): its one line is the usage's."""
+def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = False,
+                   priced: MeteredUsage | None = None) -> list[TaxLineMap]:
+    """The invoice's one line as the fixed fee's and the usage's: the fixed fee taxed alone
+    as the upcoming payment itemises it (billing/operations/charge_lines.py), the usage the
+    rest; one rate, the same totals. ``alone``: a charge of the usage only (a
+    cancellation's, billing/operations/final_usage.py): every line is the usage's. The
+    usage is one line a tier of its price (``priced``'s parts, shared out by
+    billing/rules/usage_lines.py: they sum to the one usage line exactly), else one line.
+    Returns the usage's lines."""
     whole, usage_amount = invoiced.line, int(receipt.UsageAmount or 0)
     last_day = (date.fromisoformat(receipt.UsageEnd) - timedelta(days=1)).isoformat() if receipt.UsageEnd else None
-    if alone:
-        [only] = receipt.TaxLines or []
-        receipt.TaxLines = [TaxLineMap(Description=f"{receipt.UsageMeter} × {receipt.UsageQuantity}",
-                                       PeriodStart=receipt.UsageStart, PeriodEnd=last_day, Net=only.Net,
-                                       TaxRate=only.TaxRate, Tax=only.Tax, Gross=only.Gross)]
-        return
-    # The fixed fee's price: the gross less the usage (tax-inclusive), else the net less it.
-    fixed_price = (whole.gross if invoiced.prices_include_tax else whole.net) - usage_amount
-    fixed = tax_line(fixed_price, whole.rate, prices_include_tax=invoiced.prices_include_tax)
     [first] = receipt.TaxLines or []
-    receipt.TaxLines = [
-        TaxLineMap(Description=first.Description, PeriodStart=first.PeriodStart, PeriodEnd=first.PeriodEnd,
-                   Net=fixed.net, TaxRate=first.TaxRate, Tax=fixed.tax, Gross=fixed.gross),
-        TaxLineMap(Description=f"{receipt.UsageMeter} × {receipt.UsageQuantity}", PeriodStart=receipt.UsageStart,
-                   PeriodEnd=last_day, Net=whole.net - fixed.net, TaxRate=first.TaxRate, Tax=whole.tax - fixed.tax,
-                   Gross=whole.gross - fixed.gross),
-    ]
+    if alone:
+        net, tax, gross = int(first.Net), int(first.Tax), int(first.Gross)
+        fixed_lines = []
+    else:
+        # The fixed fee's price: the gross less the usage (tax-inclusive), else the net less it.
+        fixed_price = (whole.gross if invoiced.prices_include_tax else whole.net) - usage_amount
+        fixed = tax_line(fixed_price, whole.rate, prices_include_tax=invoiced.prices_include_tax)
+        net, tax, gross = whole.net - fixed.net, whole.tax - fixed.tax, whole.gross - fixed.gross
+        fixed_lines = [TaxLineMap(Description=first.Description, PeriodStart=first.PeriodStart,
+                                  PeriodEnd=first.PeriodEnd, Net=fixed.net, TaxRate=first.TaxRate, Tax=fixed.tax,
+                                  Gross=fixed.gross)]
+    days = {"PeriodStart": receipt.UsageStart, "PeriodEnd": last_day, "TaxRate": first.TaxRate}
+    split = None
+    if priced is not None and priced.price_id == receipt.UsagePriceId and priced.quantity == receipt.UsageQuantity \
+            and priced.amount == usage_amount:
+        split = split_usage(priced.parts, net=net, tax=tax, gross=gross,
+                            prices_include_tax=bool(invoiced.prices_include_tax))
+    if split:
+        usage_lines = [TaxLineMap(Description=receipt.UsageMeter, **days, Net=line.net, Tax=line.tax, Gross=line.gross,
+                                  UsageUnits=line.part.units, UnitAmount=str(line.part.unit_amount),
+                                  FlatAmount=line.part.flat_amount, PackageSize=line.part.package_size,
+                                  UnitLabel=priced.unit_label if priced else None)
+                       for line in split]
+    else:
+        usage_lines = [TaxLineMap(Description=f"{receipt.UsageMeter} × {receipt.UsageQuantity}", **days, Net=net,
+                                  Tax=tax, Gross=gross)]
+    receipt.TaxLines = fixed_lines + usage_lines
+    return usage_lines
 
 
 def _usage_attributes(usage: dict[str, str] | None) -> dict[str, Any]:

@@ -162,9 +162,10 @@ def _usage_so_far(sub: Subscription, charge: ComingCharge, upcoming: dict[str, o
     usage so far, its line with its tax (what it adds to the fixed fee)."""
     usage = charge.usage
     assert usage is not None
-    line = upcoming["lines"][-1]  # type: ignore[index]
+    # the usage's lines (one a tier of its price), each with its tax
+    used = sum(int(line["amount"]) + int(line["tax"]) for line in upcoming["lines"] if line["meter"])  # type: ignore[attr-defined]
     return {"amount": format_lazy(_("about {amount}"), amount=money_text(charge.amount, sub.Currency)),
-            "usage_amount": money_text(int(line["amount"]) + int(line["tax"]), sub.Currency),
+            "usage_amount": money_text(used, sub.Currency),
             "usage_meter": usage.meter, "usage_quantity": usage.quantity,
             "usage_last_day": usage.end - timedelta(days=1)}
 

@@ -6,25 +6,35 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from django.utils.translation import override
+
 from billing.models import Subscription
 from billing.rules.invoice_tax import TaxTerms
+from billing.rules.price_words import part_words
 from billing.rules.projection import ComingCharge
+from billing.rules.usage_lines import split_usage
 
 
 class ChargeLine(NamedTuple):
     description: str
     price: str | None  # the price's id, when the subscription names one
     meter: str | None  # the meter's event name, for a usage line
-    quantity: int  # seats, or the usage's units
+    quantity: int  # seats, or the usage's units (a usage tier's: its units, or its packages)
     amount: int  # minor units, before the line's tax
     tax: int  # minor units
+    # a usage tier's line: its unit amount (minor units, a decimal string), flat amount and
+    # package size; None on the fixed fee's line
+    unit_amount_decimal: str | None = None
+    flat_amount: int | None = None
+    package_size: int | None = None
 
 
 def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None = None) -> list[ChargeLine]:
     """The fixed fee of the period paid in advance (after the coupon), then the usage of
-    the period just ended, if any. The tax is the invoice's, computed once on the whole
+    the period just ended, if any, one line a tier of its price (as its receipt will be:
+    billing/rules/usage_lines.py). The tax is the invoice's, computed once on the whole
     (``projection.with_usage``): the fixed fee's line is taxed alone (``tax``: the terms
-    the charge was taxed by), the usage's line has the rest, so the lines sum to the charge."""
+    the charge was taxed by), the usage's lines share the rest, so the lines sum to the charge."""
     fixed = charge.list_price - charge.discount
     total = charge.tax_line
     if total is None:
@@ -42,10 +52,19 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
         usage = charge.usage
         used = f"{usage.meter}, {usage.start.isoformat()} to {usage.end.isoformat()} (exclusive)"
         if total is None:
-            lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, usage.amount, 0))
+            usage_net, usage_tax, include = usage.amount, 0, False
         else:
-            lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, total.net - net,
-                                    total.tax - paid_tax))
+            usage_net, usage_tax, include = total.net - net, total.tax - paid_tax, bool(tax and tax.prices_include_tax)
+        split = split_usage(usage.parts, net=usage_net, tax=usage_tax, gross=usage_net + usage_tax,
+                            prices_include_tax=include)
+        if not split:
+            lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, usage_net, usage_tax))
+        for line in split or []:
+            part = line.part
+            with override("en"):
+                words = part_words(part, sub.Currency, usage.unit_label)
+            lines.append(ChargeLine(f"{used}: {words}", usage.price_id, usage.meter, part.units, line.net, line.tax,
+                                    str(part.unit_amount), part.flat_amount, part.package_size))
     return lines
 
 

@@ -26,11 +26,9 @@ from billing.access.prices import get_price
 from billing.access.usage import mark_billed, usage_for_period
 from billing.access.usage_billing import retry_usage_end, usage_end_entries
 from billing.models import Receipt, Subscription, SubscriptionStatus, UsageEndEntry
-from billing.operations.metered import usage_metadata
+from billing.operations.metered import priced_usage, usage_metadata, usage_priced
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.lifecycle import CancelMode
-from billing.rules.price_objects import terms_of
-from billing.rules.pricing import amount_for
 from billing.rules.projection import MeteredUsage
 from billing.rules.schedule import anchor_on_or_before, cadence_of, retry_after
 from core.clock import billing_today
@@ -85,8 +83,7 @@ def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
     if start >= end:  # cancelled during a free trial: its first period, and its usage, never began
         return FinalUsage()
     mark_billed(sub.account_id, price.Meter, last_day)  # closed first: no event is left unbilled
-    quantity = math.ceil(usage_for_period(sub.account_id, price.Meter, start, end))
-    usage = MeteredUsage(price.PriceId, price.Meter, start, end, quantity, amount_for(terms_of(price), quantity))
+    usage = priced_usage(price, start, end, math.ceil(usage_for_period(sub.account_id, price.Meter, start, end)))
     if usage.amount <= 0:
         return FinalUsage()
     tax = access.tax_terms(sub)
@@ -101,7 +98,7 @@ def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
                             final_usage_key(sub.sub_id, start, attempt), metadata, off_session=True)
     if not result.succeeded:  # declined, or the bank wants the cardholder (off-session: a decline)
         return FinalUsage(declined=result.decline_code or result.status)
-    return FinalUsage(record_usage_charge(sub, result, actor=actor))
+    return FinalUsage(record_usage_charge(sub, result, actor=actor, priced=usage))
 
 
 def receipt_sku(metadata: dict[str, str]) -> str:
@@ -110,10 +107,13 @@ def receipt_sku(metadata: dict[str, str]) -> str:
     return f"{metadata['sku']}.{USAGE_KIND}" if metadata.get("kind") == USAGE_KIND else metadata["sku"]
 
 
-def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str) -> Receipt:
+def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str,
+                        priced: MeteredUsage | None = None) -> Receipt:
     """The receipt of a usage charge (its metadata says what it billed), only if absent:
     keyed by the usage's first day and ``<SKU>.usage``, never a period's receipt key, and
-    paying no day after the last served (a cancel's refund never takes it back)."""
+    paying no day after the last served (a cancel's refund never takes it back). Its lines
+    are the usage's tiers: ``priced`` (as charged), else the price read again (the
+    reconciliation's, one GetItem)."""
     meta = result.metadata
     start, last_day = date.fromisoformat(meta["period_start"]), date.fromisoformat(meta["period_end"])
     receipt, _ = access.create_receipt(
@@ -122,7 +122,7 @@ def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str) 
         sku=receipt_sku(meta), product_name=sub.ProductName or sub.SKU, kind=USAGE_KIND,
         tax=access.invoice_tax(sub, amount=result.amount, on=billing_today(settings.BILLING_TIMEZONE),
                                metadata=meta),
-        usage={k: v for k, v in meta.items() if k.startswith("usage_")})
+        usage={k: v for k, v in meta.items() if k.startswith("usage_")}, priced=priced or usage_priced(meta))
     return receipt
 
 

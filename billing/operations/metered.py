@@ -11,14 +11,14 @@ retried charge (the same key) re-reads the same closed aggregate."""
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import date, timedelta
 
 from billing.access.prices import get_price
 from billing.access.subscriptions import get_subscription
 from billing.access.usage import mark_billed, usage_for_period
 from billing.models import Price, Subscription
 from billing.rules.price_objects import terms_of
-from billing.rules.pricing import amount_for
+from billing.rules.pricing import amount_for, amount_parts
 from billing.rules.projection import ComingCharge, MeteredUsage, usage_period_start
 
 
@@ -45,8 +45,16 @@ def metered_usage(sub: Subscription, charge: ComingCharge, *, close: bool = Fals
     if close:
         mark_billed(sub.account_id, price.Meter, end - timedelta(days=1))
     used = usage_for_period(sub.account_id, price.Meter, start, end)
-    quantity = math.ceil(used)
-    return MeteredUsage(price.PriceId, price.Meter, start, end, quantity, amount_for(terms_of(price), quantity))
+    return priced_usage(price, start, end, math.ceil(used))
+
+
+def priced_usage(price: Price, start: date, end: date, quantity: int) -> MeteredUsage:
+    """``quantity`` of ``price``'s meter over ``[start, end)``, priced, with how its amount
+    adds up tier by tier (the invoice's lines: no read more, the price is in hand)."""
+    terms = terms_of(price)
+    parts = tuple(amount_parts(terms, quantity))
+    return MeteredUsage(price.PriceId, str(price.Meter), start, end, quantity, amount_for(terms, quantity),
+                        parts, price.UnitLabel or None)
 
 
 def usage_metadata(usage: MeteredUsage) -> dict[str, str]:
@@ -55,3 +63,16 @@ def usage_metadata(usage: MeteredUsage) -> dict[str, str]:
     return {"usage_price": usage.price_id, "usage_meter": usage.meter, "usage_start": usage.start.isoformat(),
             "usage_end": usage.end.isoformat(), "usage_quantity": str(usage.quantity),
             "usage_amount": str(usage.amount)}
+
+
+def usage_priced(metadata: dict[str, str]) -> MeteredUsage | None:
+    """The usage a recorded charge billed (its metadata), priced again by its price (one
+    GetItem: a price's amounts never change): its tiers for the invoice's lines, when the
+    charge is recorded by another path than the one that priced it. None: no usage."""
+    if "usage_price" not in metadata:
+        return None
+    price = get_price(metadata["usage_price"])
+    if price is None or not price.Meter:
+        return None
+    return priced_usage(price, date.fromisoformat(metadata["usage_start"]), date.fromisoformat(metadata["usage_end"]),
+                        int(metadata["usage_quantity"]))

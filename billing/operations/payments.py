@@ -41,12 +41,12 @@ from django.utils.translation import gettext_lazy
 from billing import access
 from billing.models import MerchantEventType, Price, Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
-from billing.operations.metered import metered_usage, usage_metadata
+from billing.operations.metered import metered_usage, usage_metadata, usage_priced
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.operations.refunds import refund_after_close
 from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import tax_metadata
-from billing.rules.projection import ComingCharge, coming_charges, owed_charge, with_usage
+from billing.rules.projection import ComingCharge, MeteredUsage, coming_charges, owed_charge, with_usage
 from billing.rules.schedule import cadence_of, renewal_reminder, retry_after
 from billing.rules.tax import Seller
 from core.clock import billing_today
@@ -196,7 +196,7 @@ def take_payment(
         # Nothing to charge (a coupon took it all): the gateway refuses amounts <= 0, so
         # the period is recorded paid by the same path, with a receipt of 0 and no charge.
         free = ChargeResult(status="succeeded", charge_id="", amount=0, currency=sub.Currency, metadata=metadata)
-        return _paid(sub, out, free, run_date, actor, numbers, seller)
+        return _paid(sub, out, free, run_date, actor, numbers, seller, priced=owed.usage)
     asked = time.perf_counter()
     # The first period's charge is made on-session (the customer is on the subscribe page;
     # the bank may ask them for 3-D Secure), every later one off-session (the card was saved
@@ -209,7 +209,7 @@ def take_payment(
     out.gateway_ms = (time.perf_counter() - asked) * 1000
     out.charge_id, out.amount, out.currency = result.charge_id, result.amount, result.currency
     if result.succeeded:
-        return _paid(sub, out, result, run_date, actor, numbers, seller)
+        return _paid(sub, out, result, run_date, actor, numbers, seller, priced=owed.usage)
     if result.needs_authentication and (first or end_on_decline):  # the customer confirms it (confirm_first_payment)
         return _incomplete(sub, out, result, actor)
     if end_on_decline:
@@ -338,7 +338,11 @@ def record_paid_charge(sub: Subscription, result: ChargeResult, *, run_date: dat
 
 
 def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date, actor: str,
-          numbers: access.ReceiptNumbers | None = None, seller: access.InvoiceSeller | None = None) -> PaymentOutcome:
+          numbers: access.ReceiptNumbers | None = None, seller: access.InvoiceSeller | None = None,
+          priced: MeteredUsage | None = None) -> PaymentOutcome:
+    """``priced``: the usage the charge billed, as priced when it was charged (its tiers
+    are the invoice's usage lines); without it (a charge recorded later: a webhook, the
+    reconciliation, a confirmed 3-D Secure charge) the price is read again (one GetItem)."""
     assert out.period and out.due
     # What the gateway charged is the truth: a replayed key returns the first call's period.
     start = date.fromisoformat(result.metadata.get("period_start", out.period.isoformat()))
@@ -358,6 +362,7 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
                                metadata=result.metadata, seller=seller),
         # The usage billed in arrears with it, as the charge's metadata says.
         usage={k: v for k, v in result.metadata.items() if k.startswith("usage_")} or None,
+        priced=priced or usage_priced(result.metadata),
     )
     try:
         access.advance_after_payment(

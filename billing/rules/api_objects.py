@@ -31,9 +31,11 @@ from billing.models import (
     Receipt,
     Refund,
     Subscription,
+    TaxLineMap,
     WebhookEndpoint,
 )
 from billing.rules.coupons import refusal
+from billing.rules.invoice import usage_tier, usage_tier_words
 from billing.rules.lifecycle import state_of
 from billing.rules.price_objects import default_price_id
 from billing.rules.projection import coming_charges
@@ -204,10 +206,23 @@ def _invoice_tax(receipt: Receipt) -> JSON | None:
         "country": receipt.TaxCountry, "treatment": receipt.TaxTreatment,
         "prices_include_tax": bool(receipt.PricesIncludeTax),
         "customer_country": receipt.BuyerCountry, "customer_vat_number": receipt.BuyerVatNumber,
-        "lines": [{"description": line.Description, "period_start": line.PeriodStart, "period_end": line.PeriodEnd,
-                   "net": int(line.Net), "rate": line.TaxRate, "tax": int(line.Tax), "gross": int(line.Gross)}
-                  for line in receipt.TaxLines or []],
+        "lines": [_tax_line(line, receipt.Currency) for line in receipt.TaxLines or []],
     }
+
+
+def _tax_line(line: TaxLineMap, currency: str) -> JSON:
+    """An invoice line; a usage tier's in English words ("api_calls: 235 calls × $0.002")
+    with its figures (``usage``: the tier's units, unit amount, flat amount, package size),
+    ``usage`` null on any other line (an old receipt's one usage line included)."""
+    tier = usage_tier(line, currency)
+    with override("en"):
+        description = line.Description if tier is None else usage_tier_words(tier)
+    usage = None if tier is None else {
+        "quantity": tier.part.units, "unit_amount_decimal": str(tier.part.unit_amount),
+        "flat_amount": tier.part.flat_amount, "package_size": tier.part.package_size, "unit_label": tier.unit_label}
+    return {"description": description, "period_start": line.PeriodStart, "period_end": line.PeriodEnd,
+            "net": int(line.Net), "rate": line.TaxRate, "tax": int(line.Tax), "gross": int(line.Gross),
+            "usage": usage}
 
 
 def webhook_endpoint_object(endpoint: WebhookEndpoint) -> JSON:

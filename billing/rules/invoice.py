@@ -13,7 +13,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from billing.models import CreditNote, Receipt
+from django.utils.translation import gettext as _
+
+from billing.models import CreditNote, Receipt, TaxLineMap
+from billing.rules.price_words import part_words
+from billing.rules.pricing import UsagePart
 from billing.rules.tax import REVERSE_CHARGE_NOTE, Treatment
 
 
@@ -40,14 +44,47 @@ class Party:
 
 
 @dataclass(frozen=True)
+class UsageTier:
+    """A usage line's tier as stored (billing/access/receipts.py): worded when shown."""
+
+    meter: str
+    part: UsagePart
+    currency: str
+    unit_label: str | None = None
+
+
+@dataclass(frozen=True)
 class Line:
-    description: str
+    text: str  # the stored description
     period_start: str | None
     period_end: str | None
     net: int  # minor units of the document's currency (negative on a credit note)
     rate: str  # percent as stored: "22", "25.5", "0"
     tax: int
     gross: int
+    tier: UsageTier | None = None
+
+    @property
+    def description(self) -> str:
+        """The stored description, or a usage tier's words in the active language when it
+        is read ("api_calls: 235 calls × $0.002"): a page, the PDF and the e-mail are each
+        worded in their reader's language, whenever the document was made."""
+        return self.text if self.tier is None else usage_tier_words(self.tier)
+
+
+def usage_tier_words(tier: UsageTier) -> str:
+    return _("%(meter)s: %(tier)s") % {"meter": tier.meter,
+                                        "tier": part_words(tier.part, tier.currency, tier.unit_label)}
+
+
+def usage_tier(line: TaxLineMap, currency: str) -> UsageTier | None:
+    """A stored usage line's tier, None for any other line (an old receipt's one usage
+    line included: its stored description stands)."""
+    if line.UsageUnits is None or line.UnitAmount is None:
+        return None
+    part = UsagePart(int(line.UsageUnits), Decimal(line.UnitAmount), int(line.FlatAmount or 0),
+                     int(line.Gross), int(line.PackageSize) if line.PackageSize else None)
+    return UsageTier(line.Description or "", part, currency, line.UnitLabel or None)
 
 
 @dataclass(frozen=True)
@@ -141,7 +178,7 @@ def _lines(item: Receipt | CreditNote, description: str, start: str | None, end:
            gross: int) -> list[Line]:
     if item.TaxLines:
         return [Line(line.Description, line.PeriodStart, line.PeriodEnd, int(line.Net), str(line.TaxRate),
-                     int(line.Tax), int(line.Gross)) for line in item.TaxLines]
+                     int(line.Tax), int(line.Gross), usage_tier(line, item.Currency)) for line in item.TaxLines]
     # One line, from the item's own totals (what a single charge is today).
     return [Line(description, start, end, int(item.Net), str(item.TaxRate or "0"), int(item.Tax or 0), gross)]
 

@@ -41,6 +41,7 @@ from enum import StrEnum
 from billing.models import Subscription, SubscriptionStatus
 from billing.rules.coupons import after_payment, discount
 from billing.rules.invoice_tax import TaxTerms
+from billing.rules.pricing import UsagePart
 from billing.rules.schedule import (
     Schedule,
     anchor_on_or_before,
@@ -104,6 +105,10 @@ class MeteredUsage:
     end: date  # exclusive: the first day of the period this payment pays in advance
     quantity: int
     amount: int  # minor units: ``pricing.amount_for(the price's terms, quantity)``
+    # How ``amount`` adds up (``pricing.amount_parts``): the invoice's lines, one a tier;
+    # the price's unit ("call") to word them. Empty: one usage line.
+    parts: tuple[UsagePart, ...] = ()
+    unit_label: str | None = None
 
 
 def with_usage(charge: ComingCharge, usage: MeteredUsage, tax: TaxTerms | None = None) -> ComingCharge:

@@ -38,6 +38,9 @@ TERMS = {
     "graduated": (PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED,
                              tiers=(Tier(1000, Decimal(0)), Tier(None, Decimal("0.2")))), 47),
 }
+TIER_UNITS = {"per_unit": [1235], "graduated": [1000, 235]}
+DESCRIPTIONS = {"per_unit": ["api_calls: 1,235 units × $0.005"],
+                "graduated": ["api_calls: 1,000 units free", "api_calls: 235 units × $0.002"]}
 VALUES = [(date(2027, 2, 15), 200), (date(2027, 2, 28), 1000), (date(2027, 3, 14), 35)]  # 1,235 calls
 
 
@@ -66,9 +69,11 @@ def test_the_upcoming_amount_after_the_last_event_is_what_the_payment_day_charge
         for n, (day, value) in enumerate(VALUES):
             assert write_api.post("/meter_events", _event(sub, n, day, value)).json()["status"] == "accepted"
         shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
-    fixed, usage = shown["lines"]
-    assert (usage["meter"], usage["price"], usage["quantity"]) == ("api_calls", price.PriceId, 1235)
-    assert usage["amount"] + usage["tax"] + fixed["amount"] + fixed["tax"] == shown["amount_due"]
+    fixed, *usage = shown["lines"]
+    # one usage line a tier of the price, its units each
+    assert [(u["meter"], u["price"], u["quantity"]) for u in usage] == [("api_calls", price.PriceId, n)
+                                                                        for n in TIER_UNITS[model]]
+    assert sum(u["amount"] + u["tax"] for u in usage) + fixed["amount"] + fixed["tax"] == shown["amount_due"]
     expected_usage = TERMS[model][1]
     assert shown["amount_due"] == 999 + expected_usage  # the demo seller's prices include their tax
 
@@ -83,19 +88,21 @@ def test_the_upcoming_amount_after_the_last_event_is_what_the_payment_day_charge
     assert charge["amount"] == receipt.ProcessedAmount == shown["amount_due"]
     assert charge["metadata"]["usage_quantity"] == "1235"
     assert charge["metadata"]["usage_amount"] == str(expected_usage)
-    # the receipt's second line: the usage and its period
+    # the receipt's usage: its quantity, amount and period
     assert (receipt.UsageMeter, receipt.UsageQuantity, receipt.UsageAmount) == ("api_calls", 1235, expected_usage)
     assert (receipt.UsageStart, receipt.UsageEnd) == ("2027-02-15", "2027-03-15")
-    # the invoice's lines (the receipt page and PDF show them): the fixed fee and the usage,
-    # as the upcoming payment itemised them, summing to the invoice's totals
+    # the invoice's lines (the receipt page and PDF show them): the fixed fee and the usage
+    # a tier a line, as the upcoming payment read just before itemised them (the same count,
+    # the same amounts), summing to the invoice's totals
     document = invoice_of(receipt)
     assert document is not None
-    fee, used = document.lines
-    assert (fee.net, fee.tax) == (fixed["amount"], fixed["tax"]) and (used.net, used.tax) == (usage["amount"],
-                                                                                             usage["tax"])
-    assert used.description == "api_calls × 1235" and (used.period_start, used.period_end) == ("2027-02-15",
-                                                                                               "2027-03-14")
-    assert fee.gross + used.gross == receipt.ProcessedAmount and fee.tax + used.tax == receipt.Tax
+    fee, *used = document.lines
+    assert (fee.net, fee.tax) == (fixed["amount"], fixed["tax"])
+    assert [(u.net, u.tax) for u in used] == [(u["amount"], u["tax"]) for u in usage]
+    assert [u.description for u in used] == DESCRIPTIONS[model]
+    assert {(u.period_start, u.period_end) for u in used} == {("2027-02-15", "2027-03-14")}
+    assert fee.gross + sum(u.gross for u in used) == receipt.ProcessedAmount
+    assert fee.tax + sum(u.tax for u in used) == receipt.Tax
     # A payment without a metered item: the seller's profile (GetItem), the receipt's
     # transaction, the advance (UpdateItem). With one, 19 more: closing the period (one
     # UpdateItem per usage shard, USAGE_SHARDS), the price's and the meter's GetItems and
