@@ -23,7 +23,7 @@ from billing.staff.common import PaidChangeWords, account_url, attempt_paid_chan
 from billing.staff.forms import StaffSwitchForm
 from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
-from billing.views.switch_pages import charge_after_switch, product_choices
+from billing.views.switch_pages import charge_after_switch, product_choices, seat_words
 from core.money import format_with_code
 from core.pages import actor, today
 
@@ -39,6 +39,9 @@ def _question(sub: Subscription, quote: SwitchQuote) -> str:
     after = charge_after_switch(sub, quote)
     question = _switch_terms(quote, sub.Currency, actions.charged_now(sub, quote), _price_words(sub, quote),
                              refund=actions.refunded_now(sub, quote))
+    seats = seat_words(quote, format_with_code(quote.unit_amount or 0, sub.Currency))
+    if seats:  # the seats are kept: the new price is for them
+        question += " " + _("The seats are kept: %(seats)s.") % {"seats": seats}
     if after is None:
         return question
     return question + " " + _("The next payment, on %(date)s, is %(amount)s.") % {

@@ -34,7 +34,7 @@ from billing.rules.cadence_words import amount_per_period
 from billing.rules.pricing import Interval
 from billing.rules.projection import ComingCharge, coming_charges
 from billing.rules.schedule import Cadence, cadence_of
-from billing.rules.switch import SwitchQuote, SwitchRefused, applies_now
+from billing.rules.switch import SwitchQuote, SwitchRefused, applies_now, seats_of
 from billing.views.common import live_subscription
 from core.localformat import local_date
 from core.money import format_with_symbol
@@ -59,22 +59,35 @@ def product_choices(sub: Subscription) -> list[tuple[str, str]]:
     applies (``rules.switch.applies_now``). A product's default price is named by its
     SKU (the switch of product, as before prices), any other by its id."""
     choices = []
+    seats = seats_of(sub)  # kept by the switch: each price for them, as it would be charged
     for target in actions.targets(sub):
         now = applies_now(sub, target)
         value = target.sku if target.stored_price_id is None else target.price_id
+        amount = target.amount_for(seats)
         if (target.interval, target.count) == ("month", 1):
-            price = format_with_symbol(target.amount, target.currency)
+            price = format_with_symbol(amount, target.currency)
             if now:
                 label = _("%(name)s — %(price)s a month (upgrade: from today)") % {"name": target.name, "price": price}
             else:
                 label = _("%(name)s — %(price)s a month (from your next payment)") % {"name": target.name,
                                                                                       "price": price}
         else:
-            words = target_words(target.amount, target.currency, target.interval, target.count)
+            words = target_words(amount, target.currency, target.interval, target.count)
             label = (_("%(name)s — %(price)s (from today)") if now else
                      _("%(name)s — %(price)s (from your next payment)")) % {"name": target.name, "price": words}
         choices.append((value, label))
     return choices
+
+
+def seat_words(quote: SwitchQuote, unit_price: str) -> str:
+    """The seats the switch keeps, beside the new price's words, as the subscription page
+    says them ("$20.00 a seat × 5", "5 seats, priced by tiers"); "" for one seat.
+    ``unit_price``: the new price of one seat, formatted as the page formats money."""
+    if not quote.several_seats:
+        return ""
+    if quote.unit_amount is None:
+        return _("%(n)s seats, priced by tiers") % {"n": quote.quantity}
+    return _("%(unit)s a seat × %(n)s") % {"unit": unit_price, "n": quote.quantity}
 
 
 def charge_after_switch(sub: Subscription, quote: SwitchQuote) -> ComingCharge | None:
@@ -96,6 +109,7 @@ def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
         # "€120.00 a year": the new price in words, with its cadence
         "new_price_words": target_words(quote.new_price, money, str(cadence.interval), cadence.count),
         "monthly": cadence.is_monthly,
+        "seat_words": seat_words(quote, format_with_symbol(quote.unit_amount or 0, money)),
         "next_charge": after, "next_amount": format_with_symbol(after.amount, money) if after else "",
         "charge": format_with_symbol(quote.charge, money), "credit": format_with_symbol(quote.credit, money),
         "due_now": format_with_symbol(due_now, money),
