@@ -179,3 +179,24 @@ def test_the_staff_page_names_the_seats_kept(db, moto_table, client) -> None:
         done = client.post(url, dict(shown.context["form"].initial.items()), follow=True)
     assert "25.80 USD charged now" in done.content.decode()
     assert [c["amount"] for c in switch_charges(sub)] == [2580]
+
+
+def test_seven_seats_to_a_price_by_tiers_of_seats_pay_the_tiers_amount_for_seven(moto_table) -> None:
+    """The first 5 seats $12.00 each, the next $9.00 (graduated): seven seats at
+    $10.00 each ($70.00) become $78.00 a month; the seats kept, no price a seat."""
+    from billing.rules.pricing import BillingScheme, Tier, TiersMode
+
+    prices = catalog()
+    tiers = PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED,
+                       tiers=(Tier(5, Decimal(1200)), Tier(None, Decimal(900))))
+    graduated = price_actions.add_price("PLUS", tiers, actor="t", unit_label="seat", min_quantity=1,
+                                        max_quantity=50).PriceId
+    sub = team("tiers@example.com", prices["monthly"], seats=7)
+    with at(MID):
+        q = switch.quote(sub, graduated, today=MID)
+        done = switch.switch(fresh(sub), graduated, today=MID, actor="customer", expected=q)
+    end = date(2027, 4, 9)
+    assert (q.new_price, q.unit_amount, q.quantity) == (7800, None, 7)
+    assert done.charged == period_amount(7800, 10, MID, end) - period_amount(7000, 10, MID, end)
+    after = fresh(sub)
+    assert (after.PaymentAmount, after.Quantity, after.UnitAmount, after.PriceId) == (7800, 7, None, graduated)
