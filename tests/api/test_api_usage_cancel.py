@@ -1,5 +1,5 @@
 """The usage a cancellation bills (docs/USAGE.md "Billed at a cancellation"): once,
-however often the billing is re-run, with one usage line on its invoice."""
+however often the billing is re-run, with one usage line a tier of its price on its invoice."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import pytest
 import time_machine
 
 from billing.actions import lifecycle
-from billing.operations.final_usage import bill_final_usage
+from billing.operations.final_usage import bill_final_usage, record_usage_charge
 from billing.rules.invoice import invoice_of
 from core.payments.gateway import get_gateway
 from tests.api.conftest import ApiClient
+from tests.api.test_api_usage_billing import _metered as metered_by
 from tests.api.test_api_usage_reminders import AT, REMIND, _event, _metered
 from tests.builders import fresh, receipts_of
 
@@ -34,3 +35,27 @@ def test_a_cancel_bills_the_usage_once_when_re_run(write_api: ApiClient) -> None
     assert doc is not None
     [line] = doc.lines
     assert "api_calls" in str(line.description) and line.gross == 518
+
+
+def test_a_cancel_bills_graduated_usage_a_line_a_tier_and_a_found_charge_records_the_same_lines(
+        write_api: ApiClient) -> None:
+    """1,235 calls at 'first 1,000 free, then $0.002': the usage-only charge's invoice has
+    the free tier's line (0) and the next tier's (47), summing to the charge; the
+    reconciliation, recording the same charge from its metadata alone (the price read
+    again), writes the same lines."""
+    sub, _price = metered_by("graduated")
+    with time_machine.travel(AT, tick=False):
+        write_api.post("/meter_events", _event(sub, 1, date(2027, 3, 1), 1235))
+        lifecycle.cancel_now(fresh(sub), today=REMIND, actor="customer", reason="too_expensive")
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    assert charge["amount"] == 47
+    [receipt] = receipts_of(sub)
+    doc = invoice_of(receipt)
+    assert doc is not None
+    assert [(line.description, line.gross) for line in doc.lines] == [("api_calls: 1,000 units free", 0),
+                                                                      ("api_calls: 235 units × $0.002", 47)]
+    assert sum(line.net for line in doc.lines) == receipt.Net and sum(line.tax for line in doc.lines) == receipt.Tax
+    result = get_gateway().charge_status(receipt.ChargeId)
+    found = record_usage_charge(fresh(sub), result, actor="reconcile")
+    assert [(t.Net, t.Tax, t.Gross, t.UsageUnits) for t in found.TaxLines] == \
+        [(t.Net, t.Tax, t.Gross, t.UsageUnits) for t in receipt.TaxLines]
