@@ -48,7 +48,7 @@ from billing.analytics.report import (
     months_in_range,
     parse_month,
 )
-from billing.analytics.reporting import in_reporting_currency
+from billing.analytics.reporting import in_reporting_currency, movements_in_reporting_currency
 from billing.analytics.series import metrics_body, parse_currency
 from core.clock import billing_today
 
@@ -75,7 +75,8 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
     reporting = settings.REVENUE_REPORTING_CURRENCY
     usage = report.figures.usage if report.figures is not None else {}
     return replace(report, reporting=in_reporting_currency(report.mrr, reporting, report.close),
-                   usage_reporting=in_reporting_currency(usage, reporting, report.close))
+                   usage_reporting=in_reporting_currency(usage, reporting, report.close),
+                   movements_reporting=tuple(movements_in_reporting_currency(report.months, reporting)))
 
 
 def _kept_report(month: str, today: date, count: int = MONTHS_SHOWN) -> RevenueReport | None:

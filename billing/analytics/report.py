@@ -17,7 +17,7 @@ from billing.analytics.figures import Figures, Money, month_figures
 from billing.analytics.history import SubHistory
 from billing.analytics.mrr import ONE_DAY, Excluded, Movements, excluded_at, mrr_at, paying_customers, steps
 from billing.analytics.periods import Interval, Period, periods_between
-from billing.analytics.reporting import Converted
+from billing.analytics.reporting import Converted, ConvertedMovements
 from billing.analytics.retention import (
     Cohort,
     CustomerChurn,
@@ -80,6 +80,8 @@ class RevenueReport:
     reporting: Converted | None = None
     # the month's usage revenue added up in it the same way, at the same close's rates
     usage_reporting: Converted | None = None
+    # each month's movements added up in it, the rates' change its own figure (``fx``)
+    movements_reporting: tuple[ConvertedMovements, ...] = ()
     # where the figures come from: "kept" (revenue_rebuild's items) or "recomputed" (every
     # account's history, read for this report)
     source: str = "recomputed"
@@ -121,6 +123,11 @@ class RevenueReport:
             ],
             "mrr_reporting": _converted(self.reporting, "mrr"),
             "usage_revenue_reporting": _converted(self.usage_reporting, "usage_revenue"),
+            "movements_reporting": [
+                {"month": m.month, "close": m.close.isoformat(), "opening": m.opening, "new": m.new,
+                 "expansion": m.expansion, "reactivation": m.reactivation, "contraction": m.contraction,
+                 "churn": m.churn, "fx": m.fx, "closing": m.closing, "unconverted": list(m.unconverted)}
+                for m in self.movements_reporting],
             "figures": None if self.figures is None else {
                 "paying_customers": self.figures.paying_customers,
                 "trial_conversion": {"ended": self.figures.trials.whole, "converted": self.figures.trials.part,

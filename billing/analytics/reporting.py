@@ -8,10 +8,13 @@ rate's date; a currency the ECB publishes no rate for is listed and left out of 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Protocol
 
+from billing.analytics.mrr import Movements
 from billing.rules.oss_euro import ecb_rate
 from core.money import exponent, to_decimal
 
@@ -82,3 +85,60 @@ def in_reporting_currency(amounts: dict[str, int], reporting: str, day: date) ->
         lines.append(ConvertedLine(currency, amount, rate, published, provisional,
                                    convert(amount, currency, reporting, rate)))
     return Converted(reporting, day, tuple(lines), sum(line.converted or 0 for line in lines))
+
+
+class MonthMovements(Protocol):
+    """A month of movements per currency (``report.MonthRow``)."""
+
+    month: str
+    first: date
+    close: date
+    by_currency: Mapping[str, Movements]
+
+
+@dataclass(frozen=True)
+class ConvertedMovements:
+    """A month's MRR movements added up in the reporting currency: the opening at the rates
+    of the close before the month (so it is the month before's closing), the movements and
+    the closing at the month's close, and ``fx``, what the rates' change (and each line's
+    rounding) added, so that opening + new + expansion + reactivation − contraction −
+    churn + fx = closing, to the minor unit."""
+
+    month: str
+    close: date
+    opening: int
+    new: int
+    expansion: int
+    reactivation: int
+    contraction: int
+    churn: int
+    fx: int
+    closing: int
+    unconverted: tuple[str, ...]  # currencies without a rate on either day: left out
+
+
+MOVED = ("new", "expansion", "reactivation", "contraction", "churn")
+
+
+def movements_in_reporting_currency(rows: Sequence[MonthMovements], reporting: str) -> list[ConvertedMovements]:
+    """Each month's movements of every currency in ``reporting``, as ChartMogul and
+    Baremetrics show a multi-currency business's: converted at the rates of the day each
+    figure stands at, the rates' change between the opening and the close its own line."""
+    reporting = reporting.upper()
+    found = []
+    for row in rows:
+        sums = dict.fromkeys(("opening", "closing", *MOVED), 0)
+        missing = []
+        for currency, m in sorted(row.by_currency.items()):
+            opening, closing = (cross_rate(currency, reporting, day)
+                                for day in (row.first - timedelta(days=1), row.close))
+            if opening is None or closing is None:
+                missing.append(currency)
+                continue
+            sums["opening"] += convert(m.opening, currency, reporting, opening[0])
+            for name in ("closing", *MOVED):
+                sums[name] += convert(getattr(m, name), currency, reporting, closing[0])
+        moved = sums["new"] + sums["expansion"] + sums["reactivation"] - sums["contraction"] - sums["churn"]
+        found.append(ConvertedMovements(row.month, row.close, **sums, fx=sums["closing"] - sums["opening"] - moved,
+                                        unconverted=tuple(missing)))
+    return found

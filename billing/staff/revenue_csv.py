@@ -50,6 +50,15 @@ def movement_rows(report: RevenueReport, currency: str) -> Rows:
             yield [row.month, currency, *(decimal_string(getattr(m, c), currency) for c in MOVEMENT_COLUMNS)]
 
 
+def movements_reporting_rows(report: RevenueReport) -> Rows:
+    """Each month's movements in the reporting currency, the rates' change (``fx``) apart."""
+    reporting = report.reporting.reporting if report.reporting else ""
+    columns = ("opening", "new", "expansion", "reactivation", "contraction", "churn", "fx", "closing")
+    yield ["month", *(f"{c}_{reporting}" for c in columns), "left_out"]
+    for m in report.movements_reporting:
+        yield [m.month, *(decimal_string(getattr(m, c), reporting) for c in columns), " ".join(m.unconverted)]
+
+
 def revenue_churn_rows(report: RevenueReport) -> Rows:
     yield ["currency", "opening", "gross_revenue_churn_percent", "net_revenue_churn_percent"]
     for r in report.revenue_churn:
@@ -78,6 +87,7 @@ def tables(report: RevenueReport) -> dict[str, Callable[[], Rows]]:
                                             "mrr-reporting": lambda: reporting_rows(report)}
     for currency in report.currencies:
         found[f"movements-{currency}"] = lambda currency=currency: movement_rows(report, currency)
+    found["reporting-movements"] = lambda: movements_reporting_rows(report)
     found["revenue-churn"] = lambda: revenue_churn_rows(report)
     found["figures"] = lambda: figure_rows(report)
     found["usage-reporting"] = lambda: reporting_rows(report, usage=True)

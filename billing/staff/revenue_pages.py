@@ -181,6 +181,10 @@ def revenue(request: HttpRequest) -> HttpResponse:
              "rows": [(row, row.by_currency[currency]) for row in report.months if currency in row.by_currency]}
             for currency in report.currencies
         ],
+        # all currencies' movements in the reporting currency: only when it adds something
+        # (another currency than it is in the months)
+        "movements_reporting": report.movements_reporting if report.reporting is not None and any(
+            c != report.reporting.reporting for c in report.currencies) else (),
         "charts": charts(report),
         "cohort_offsets": range(len(report.cohorts)),
         "cohort_cells": [(c, [(share, heat(share)) for share in c.shares]) for c in report.cohorts],

@@ -21,7 +21,7 @@ from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.analytics.reporting import convert, in_reporting_currency
+from billing.analytics.reporting import convert, cross_rate, in_reporting_currency
 from billing.rules.oss_euro import ecb_rate
 from core import ecb_rates
 from tests.billing.test_revenue_analytics import URL, on, scenario, staff  # noqa: F401 (scenario: a fixture)
@@ -156,3 +156,38 @@ def test_the_command_repairs_a_rates_file_the_checks_refuse(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
                           env=env, timeout=120).returncode == 0
+
+
+def _in_euro(amount: int, rate: str) -> int:
+    return convert(amount, "USD", "EUR", Decimal(rate))
+
+
+def test_the_months_movements_in_the_reporting_currency_add_up_with_the_rates_change(
+        loaded, client: Client, scenario) -> None:  # noqa: F811
+    with on(date(2027, 4, 20)):
+        staff(client, "finance")
+        response = client.get(reverse(URL), {"month": "2027-03"})
+        csv = client.get(reverse(URL), {"month": "2027-03", "format": "csv", "table": "reporting-movements"})
+    report = response.context["report"]
+    rows = {m.month: m for m in report.movements_reporting}
+    march, usd, eur = rows["2027-03"], *(report.months[-1].by_currency[c] for c in ("USD", "EUR"))
+    # the opening at the rates of the day before March (28 February, before the file's
+    # first day: the latest rate, provisional), the movements and the closing at 31
+    # March's (1.20); the euro as it is
+    before = cross_rate("USD", "EUR", date(2027, 2, 28))
+    assert before is not None and before[0] == Decimal("1.25") and before[2]  # provisional
+    assert march.opening == _in_euro(usd.opening, "1.25") + eur.opening
+    assert march.closing == _in_euro(usd.closing, "1.2") + eur.closing
+    assert march.new == _in_euro(usd.new, "1.2") + eur.new and march.churn == _in_euro(usd.churn, "1.2") + eur.churn
+    for m in report.movements_reporting:  # the identity, every month, to the cent
+        assert m.opening + m.new + m.expansion + m.reactivation - m.contraction - m.churn + m.fx == m.closing
+        assert m.unconverted == ()
+    # each month opens where the one before closed: both at the same day's rates
+    assert rows["2027-02"].closing == march.opening
+    html = response.content.decode()
+    row = html.split('data-testid="move-reporting-2027-03"')[1].split("</tr>")[0]
+    assert march.fx == 30 and "0.30 EUR" in row and "Exchange rates" in html
+    assert csv.status_code == 200 and csv.content.decode().splitlines()[0] == (
+        "month,opening_EUR,new_EUR,expansion_EUR,reactivation_EUR,contraction_EUR,churn_EUR,fx_EUR,closing_EUR,"
+        "left_out")
+    assert response.context["report"].as_dict()["movements_reporting"][-1]["fx"] == march.fx
