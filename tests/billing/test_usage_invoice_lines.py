@@ -12,6 +12,7 @@ from decimal import Decimal
 
 import pytest
 import time_machine
+from django.core import mail
 from django.utils import translation
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.models import MeterAggregation, Receipt
 from billing.operations.metered import priced_usage, usage_metadata
+from billing.operations.payments import receipt_subject
 from billing.rules.api_objects import receipt_object
 from billing.rules.invoice import invoice_of
 from billing.rules.pricing import (
@@ -35,6 +37,7 @@ from billing.rules.pricing import (
 )
 from billing.rules.tax import Rate, Treatment, tax_line
 from billing.rules.usage_lines import share_tax, split_usage
+from core.mail import send_customer_email
 from tests.billing.test_tax_documents import CUSTOMER_ADDRESS, ITALY, SELLER_ADDRESS, SELLER_NAME, pdf_lines
 from tests.builders import TEST_CARD
 
@@ -125,6 +128,16 @@ def test_the_page_pdf_and_api_word_the_tiers_and_an_old_receipt_shows_as_before(
     assert "api_calls: 1.000 calls gratis" in italian
     text = pdf_lines(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content, tmp_path)
     assert "api_calls: 1,000 calls free" in text and "235 calls × €0.002" in text
+    # the receipt e-mail: the document made before the e-mail's language is, worded in it
+    mail.outbox.clear()
+    send_customer_email("receipt", customer.email, receipt_subject(receipt), language="it", context={
+        "product": receipt.ProductName, "amount": "10,46 €", "billing_date": receipt.BillingDate,
+        "period_start": receipt.PeriodStart, "period_end": receipt.PeriodEnd, "charge_id": "ch_usage",
+        "next_payment": receipt.PeriodEnd, "receipt_number": receipt.Number, "receipt_path": "/receipts/x/",
+        "doc": invoice_of(receipt)})
+    [message] = mail.outbox
+    assert "api_calls: 1.000 calls gratis" in message.body and "api_calls: 1.000 calls gratis" in \
+        message.alternatives[0][0]
     with translation.override("it"):
         lines = receipt_object(receipt)["tax"]["lines"]
     assert [line["description"] for line in lines[1:]] == MODELS["graduated"][1]  # the API: English
