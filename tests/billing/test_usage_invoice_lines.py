@@ -50,6 +50,10 @@ GRADUATED = PriceTerms("EUR", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUAT
 MODELS = {
     # 1,000 free, then 235 at 0.2 cents (47) plus the tier's flat 5.00
     "graduated": (GRADUATED, ["api_calls: 1,000 calls free", "api_calls: 235 calls × €0.002 plus €5.00"]),
+    # a tier that is not free: each tier's line has its own net
+    "graduated, first tier paid": (PriceTerms("EUR", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED,
+                                              tiers=(Tier(1000, Decimal("0.1")), Tier(None, Decimal("0.2")))),
+                                   ["api_calls: 1,000 calls × €0.001", "api_calls: 235 calls × €0.002"]),
     "volume": (PriceTerms("EUR", BillingScheme.TIERED, tiers_mode=TiersMode.VOLUME,
                           tiers=(Tier(1000, Decimal(1)), Tier(None, Decimal("0.5")))),
                ["api_calls: 1,235 calls × €0.005"]),
