@@ -174,6 +174,7 @@ def month_figures(*, histories: Sequence[SubHistory], steps: Sequence[Step], mrr
                   usage: Sequence[Money] = ()) -> Figures:
     rows = currency_rows(mrr, moved, paying_by_currency(steps, close), _in_month(refunds, first, close),
                          _in_month(disputes, first, close),
-                         {c: amount for c, (_, amount) in _in_month(usage, first, close).items()})
+                         # a currency's usage of nothing is none (as the kept items keep it)
+                         {c: amount for c, (_, amount) in _in_month(usage, first, close).items() if amount})
     return Figures(paying_customers, trial_conversion(histories, first, close),
                    payment_recovery(histories, first, close), rows, trials_started(histories, first, close))
