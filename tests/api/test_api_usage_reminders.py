@@ -20,7 +20,7 @@ from billing.actions import lifecycle
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.models import MerchantEventType, MeterAggregation, Subscription
-from billing.rules.pricing import PriceTerms
+from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 from core.mail import money_text
 from core.payments.gateway import get_gateway
 from tests.api.conftest import ApiClient
@@ -33,10 +33,10 @@ REMIND = date(2027, 3, 8)
 AT = datetime(2027, 3, 8, 12, tzinfo=UTC)
 
 
-def _metered():
+def _metered(terms: PriceTerms | None = None):
     meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
     access.create_product("API", "Developer API", 999, "USD")
-    price = price_actions.add_price("API", PriceTerms("USD", unit_amount=Decimal("0.5")), actor="test",
+    price = price_actions.add_price("API", terms or PriceTerms("USD", unit_amount=Decimal("0.5")), actor="test",
                                     nickname="per_unit", meter="api_calls")
     sub = make_subscription(make_account(), sku="API", payment_day=15, amount=999, today=date(2027, 2, 15))
     sub = access.set_schedule(sub, next_payment=PAY, last_payment=date(2027, 2, 15), next_reminder=REMIND,
@@ -84,6 +84,20 @@ def test_the_reminder_of_a_metered_subscription_announces_the_upcoming_amount_wi
     with time_machine.travel(AT, tick=False):
         batches.run_reminders(run_date=REMIND, catch_up_days=0)
     assert len(_upcoming_events(sub)) == 1 and len(mail.outbox) == 1
+
+
+def test_the_reminder_s_usage_so_far_is_every_tier_s_line(write_api: ApiClient) -> None:
+    # 1,235 calls at "$0.001 a call up to 1,000, then $0.002": 100 + 47, two usage lines
+    sub = _metered(PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED,
+                              tiers=(Tier(1000, Decimal("0.1")), Tier(None, Decimal("0.2")))))
+    with time_machine.travel(AT, tick=False):
+        assert write_api.post("/meter_events", _event(sub, 1, date(2027, 3, 1), 1235)).json()["status"] == "accepted"
+        mail.outbox.clear()
+        batches.run_reminders(run_date=REMIND, catch_up_days=0)
+    [message] = mail.outbox
+    assert f"it includes {money_text(147, 'USD')} for your usage so far (1235 api_calls)" in message.body
+    [upcoming] = _upcoming_events(sub)
+    assert [line["quantity"] for line in upcoming.Data["lines"] if line["meter"]] == [1000, 235]
 
 
 def test_only_a_metered_reminder_reads_more(table, ddb_requests) -> None:
