@@ -51,8 +51,10 @@ def _as_quoted(sub: Subscription, quote: SwitchQuote) -> object:
 def _seat_actions(quote: SwitchQuote) -> tuple[list[Any], dict[str, Any]]:
     """The seats the switch keeps: several at the new price of one (none kept for a price
     by tiers of seats, as subscribing to it keeps none); one seat, as before seats, none
-    (no seat price of the old price left). Also what the write leaves, to set in memory."""
-    if not quote.several_seats:
+    (no seat price of the old price left), but for a price by tiers of seats, whose one
+    seat is kept so that a later change of seats follows the tiers (``rules.seats.
+    priced_by_tiers``). Also what the write leaves, to set in memory."""
+    if not quote.several_seats and quote.unit_amount is not None:
         return [Subscription.Quantity.remove(), Subscription.UnitAmount.remove()], \
             {"Quantity": None, "UnitAmount": None}
     unit = Subscription.UnitAmount.set(quote.unit_amount) if quote.unit_amount is not None \

@@ -186,3 +186,24 @@ def test_staff_see_the_two_whole_prices_and_the_difference(customer, client) -> 
     assert "From 10 to 11 seats, 100.00 USD to 88.00 USD a period by the price&#x27;s tiers?" in question
     assert f"{format_with_code(credit, 'USD')} is refunded to the customer" in question
     assert done.status_code == 302 and fresh(sub).PaymentAmount == 8800
+
+
+def test_one_seat_switched_to_a_price_by_tiers_keeps_its_seat_priced_by_the_tiers(moto_table) -> None:
+    """A subscription of one (no seats kept) switched to a price by volume tiers of seats
+    holds one seat of it: a later change of seats follows the tiers, not its amount a seat."""
+    from billing.actions import switch
+
+    price, _ = _team_price(VOLUME)
+    with at(MADE):
+        started = subscribing.subscribe(access.create_account("solo@example.com"), sku="SOLO", product_name="Solo",
+                                        payment_day=10, amount=900, currency="USD", card=card(), today=MADE,
+                                        actor="customer")
+    sub = fresh(started.sub)
+    with at(MID):
+        q = switch.quote(sub, price.PriceId, today=MID)
+        switch.switch(fresh(sub), price.PriceId, today=MID, actor="customer", expected=q)
+    after = fresh(sub)
+    assert (after.PriceId, after.Quantity, after.UnitAmount, after.PaymentAmount) == (price.PriceId, 1, None, 1000)
+    with at(MID):
+        more = seats.quote(fresh(sub), 11, today=MID)
+    assert (more.old_price, more.new_price) == (1000, 8800)  # 11 seats at the $8.00 tier
