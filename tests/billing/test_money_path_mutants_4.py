@@ -140,6 +140,15 @@ def test_a_seller_without_a_name_or_a_country_leaves_them_unset(moto_table) -> N
     [total] = tax_totals(QUARTER)
     assert total.SK.startswith("SELLER#GB123456789#IT#")
     assert (total.SellerName, total.SellerCountry, total.Net) == (None, None, 1000)
+    # A later document of the same seller's total that names no seller keeps the name it has.
+    item = document(14, seller=italian_seller())
+    with transact_write() as tx:
+        add_receipt_totals(tx, item)
+    again = document(14, seller=SellerMap(Name=None, Address=None, Country=None, VatNumber=IT_VAT))
+    with transact_write() as tx:
+        add_receipt_totals(tx, again)
+    [kept] = [t for t in tax_totals(QUARTER) if t.SK.startswith(f"SELLER#{IT_VAT}#")]
+    assert (kept.SellerName, kept.SellerCountry, kept.Net, kept.Invoices) == ("Rpay S.r.l.", "IT", 2000, 2)
     no_number = document(12, seller=SellerMap(Name="Shop", Address=None, Country="us", VatNumber=None))
     with transact_write() as tx:
         add_receipt_totals(tx, no_number)
@@ -211,6 +220,13 @@ def test_a_charge_s_tax_is_its_metadata_s_else_the_rate_of_its_day(moto_table, m
     assert (computed.line.net, computed.line.tax, computed.line.rate.country) == (1000, 190, "DE")
     assert (computed.prices_include_tax, computed.buyer_country, computed.buyer_vat_number) == (True, "DE", None)
     assert computed.seller.name == "Rpay S.r.l."
+    business = tax_ledger.invoice_tax(SimpleNamespace(BillingCountry="DE", VatNumber="DE136695976"), amount=1000,
+                                      on=date(2027, 2, 15))
+    assert (business.buyer_country, business.buyer_vat_number, business.line.tax) == ("DE", "DE136695976", 0)
+    # at the rate of the invoice's day: Finland's 24% until 31 August 2024 (25.5% since)
+    finnish = tax_ledger.invoice_tax(SimpleNamespace(BillingCountry="FI", VatNumber=None), amount=1240,
+                                     on=date(2024, 8, 1))
+    assert (finnish.line.net, finnish.line.tax, finnish.line.rate.percent) == (1000, 240, 24)
     # What the charge carried (a rate of its day, not today's) is what is invoiced.
     carried = {"tax_rate": "16", "tax_country": "DE", "tax_treatment": "oss", "net": "1026", "tax": "164",
                "prices_include_tax": "0"}
