@@ -242,3 +242,30 @@ def test_a_charge_s_tax_is_its_metadata_s_else_the_rate_of_its_day(moto_table, m
     home = tax_ledger.invoice_tax(SimpleNamespace(BillingCountry=None, VatNumber=None), amount=500,
                                   on=date(2027, 2, 15), seller=us)
     assert (home.buyer_country, home.seller, home.line.gross) == ("US", us, 500)
+
+
+# --- the batches' conditional writes -----------------------------------------------------
+
+
+def test_a_reminder_claimed_with_its_notice_is_claimed_and_announced_once(moto_table) -> None:
+    """The claim and the merchant's ``invoice.upcoming`` are one transaction on the claim's
+    condition: a second run holding the same reminder day writes neither again."""
+    from billing import access
+    from billing.models import MerchantEventType
+    from tests.billing.test_money_path_mutants import due_sub, merchant_events
+
+    sub = due_sub(41)
+    day = date(2027, 3, 8)
+
+    def notice():
+        return access.new_merchant_event(MerchantEventType.INVOICE_UPCOMING, account_id=sub.account_id,
+                                         object_type="upcoming_payment", object_id=sub.sub_id, data={"amount": 999})
+
+    stale = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
+    access.claim_reminder(sub, day=day, next_reminder=date(2027, 4, 8), notice=notice())
+    after = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
+    assert (after.LastReminderDate, after.NextReminderDate) == ("2027-03-08", "2027-04-08")
+    with pytest.raises(access.ConditionFailed):
+        access.claim_reminder(stale, day=day, next_reminder=date(2027, 4, 8), notice=notice())
+    upcoming = [e for e in merchant_events(sub) if e.Type == "invoice.upcoming"]
+    assert [(e.ObjectType, e.ObjectId) for e in upcoming] == [("upcoming_payment", sub.sub_id)]
