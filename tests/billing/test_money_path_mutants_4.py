@@ -269,3 +269,22 @@ def test_a_reminder_claimed_with_its_notice_is_claimed_and_announced_once(moto_t
         access.claim_reminder(stale, day=day, next_reminder=date(2027, 4, 8), notice=notice())
     upcoming = [e for e in merchant_events(sub) if e.Type == "invoice.upcoming"]
     assert [(e.ObjectType, e.ObjectId) for e in upcoming] == [("upcoming_payment", sub.sub_id)]
+
+
+def test_a_payment_after_cancel_extends_a_copy_read_before_another_write(moto_table) -> None:
+    """The extension's condition is the cancelled status and the paid-through day, not the
+    version: a copy read before another write of the subscription still extends it."""
+    from billing import access
+    from billing.models import AuditAction, Subscription
+    from tests.billing.test_money_path_mutants import DUE, due_sub, events
+    from tests.builders import fresh
+
+    sub = due_sub(42)
+    access.cancel_subscription(sub, actor="customer")
+    stale = fresh(sub)
+    access.update_subscription(fresh(sub), [Subscription.RetryCount.set(0)])  # the version moves on
+    assert fresh(sub).Version != stale.Version
+    access.extend_after_cancel(stale, paid_period=DUE, paid_through=date(2027, 4, 14))
+    after = fresh(sub)
+    assert (after.PaidThroughDate, after.LastPaymentDate, after.Status) == ("2027-04-14", "2027-03-15", "cancelled")
+    assert len(events(sub, AuditAction.PAID_AFTER_CANCEL)) == 1
