@@ -288,3 +288,22 @@ def test_a_payment_after_cancel_extends_a_copy_read_before_another_write(moto_ta
     after = fresh(sub)
     assert (after.PaidThroughDate, after.LastPaymentDate, after.Status) == ("2027-04-14", "2027-03-15", "cancelled")
     assert len(events(sub, AuditAction.PAID_AFTER_CANCEL)) == 1
+
+
+def test_a_payment_writes_active_no_retries_and_its_next_reminder_as_stored_values(moto_table) -> None:
+    """What the table holds after a past-due subscription is paid (the raw item: a NULL
+    would be read back as the attribute's default)."""
+    from billing import access
+    from billing.models import Subscription
+    from tests.billing.test_money_path_mutants import DUE, due_sub
+    from tests.builders import fresh
+
+    sub = due_sub(43)
+    access.mark_past_due(sub, slot=DUE, period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                         next_reminder=None)
+    assert fresh(sub).NextReminderDate is None
+    access.advance_after_payment(fresh(sub), slot=date(2027, 3, 18), paid_period=DUE, next_payment=date(2027, 4, 15),
+                                 next_reminder=date(2027, 4, 8))
+    raw = Subscription._get_connection().get_item(sub.PK, range_key=sub.SK, consistent_read=True)["Item"]
+    assert raw["Status"] == {"S": "active"} and raw["RetryCount"] == {"N": "0"}
+    assert raw["NextReminderDate"] == {"S": "2027-04-08"} and "BillingPeriod" not in raw
