@@ -307,3 +307,24 @@ def test_a_payment_writes_active_no_retries_and_its_next_reminder_as_stored_valu
     raw = Subscription._get_connection().get_item(sub.PK, range_key=sub.SK, consistent_read=True)["Item"]
     assert raw["Status"] == {"S": "active"} and raw["RetryCount"] == {"N": "0"}
     assert raw["NextReminderDate"] == {"S": "2027-04-08"} and "BillingPeriod" not in raw
+
+
+@pytest.mark.parametrize("status", ["incomplete_expired", "cancelled"])
+def test_a_charge_never_starts_a_subscription_that_is_neither_live_nor_incomplete(moto_table, status) -> None:
+    """Its charge is refunded instead; the subscription stays as it was, still due on the slot."""
+    from billing import access
+    from billing.models import Subscription
+    from tests.billing.test_money_path_mutants import DUE, due_sub
+    from tests.builders import fresh
+
+    sub = due_sub(44)
+    access.update_subscription(sub, [Subscription.Status.set(status)])
+    with pytest.raises(access.ConditionFailed):
+        access.advance_after_payment(fresh(sub), slot=DUE, paid_period=DUE, next_payment=date(2027, 4, 15),
+                                     next_reminder=date(2027, 4, 8))
+    after = fresh(sub)
+    assert (after.Status, after.NextPaymentDate, after.PaidThroughDate) == (status, "2027-03-15", sub.PaidThroughDate)
+    access.update_subscription(after, [Subscription.Status.set("incomplete")])
+    access.advance_after_payment(fresh(sub), slot=DUE, paid_period=DUE, next_payment=date(2027, 4, 15),
+                                 next_reminder=date(2027, 4, 8))
+    assert fresh(sub).Status == "active"  # an incomplete one's first charge starts it
