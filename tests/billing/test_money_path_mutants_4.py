@@ -328,3 +328,23 @@ def test_a_charge_never_starts_a_subscription_that_is_neither_live_nor_incomplet
     access.advance_after_payment(fresh(sub), slot=DUE, paid_period=DUE, next_payment=date(2027, 4, 15),
                                  next_reminder=date(2027, 4, 8))
     assert fresh(sub).Status == "active"  # an incomplete one's first charge starts it
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["renewal", "first payment"])
+def test_a_payment_advances_a_copy_read_before_another_write(moto_table, first) -> None:
+    """The advance's condition is the slot (and, for a first payment, still unpaid), not
+    the version: a run's copy read before another write still advances it, once."""
+    from billing import access
+    from billing.models import Subscription
+    from tests.billing.test_money_path_mutants import DUE, due_sub
+    from tests.builders import fresh
+
+    sub = due_sub(45)
+    if first:  # nothing paid yet: its LastPaymentDate is the period being paid
+        access.update_subscription(sub, [Subscription.LastPaymentDate.set(DUE.isoformat())])
+    stale = fresh(sub)
+    access.update_subscription(fresh(sub), [Subscription.RetryCount.set(0)])  # the version moves on
+    access.advance_after_payment(stale, slot=DUE, paid_period=DUE, next_payment=date(2027, 4, 15),
+                                 next_reminder=date(2027, 4, 8))
+    after = fresh(sub)
+    assert (after.NextPaymentDate, after.PaidThroughDate, after.Status) == ("2027-04-15", "2027-04-14", "active")
