@@ -348,3 +348,19 @@ def test_a_payment_advances_a_copy_read_before_another_write(moto_table, first) 
                                  next_reminder=date(2027, 4, 8))
     after = fresh(sub)
     assert (after.NextPaymentDate, after.PaidThroughDate, after.Status) == ("2027-04-15", "2027-04-14", "active")
+
+
+def test_a_decline_marks_a_copy_read_before_another_write_past_due(moto_table) -> None:
+    """As the advance: the slot's condition, not the version."""
+    from billing import access
+    from billing.models import Subscription
+    from tests.billing.test_money_path_mutants import DUE, due_sub
+    from tests.builders import fresh
+
+    sub = due_sub(46)
+    stale = fresh(sub)
+    access.update_subscription(fresh(sub), [Subscription.RetryCount.set(0)])  # the version moves on
+    access.mark_past_due(stale, slot=DUE, period=DUE, failed_retries=1, retry_on=date(2027, 3, 18),
+                         next_reminder=date(2027, 4, 8), amount=999)
+    after = fresh(sub)
+    assert (after.Status, after.RetryCount, after.NextPaymentDate) == ("past_due", 1, "2027-03-18")
