@@ -364,3 +364,21 @@ def test_a_decline_marks_a_copy_read_before_another_write_past_due(moto_table) -
                          next_reminder=date(2027, 4, 8), amount=999)
     after = fresh(sub)
     assert (after.Status, after.RetryCount, after.NextPaymentDate) == ("past_due", 1, "2027-03-18")
+
+
+@pytest.mark.parametrize("with_notice", [False, True], ids=["claim", "claim and notice"])
+def test_a_reminder_is_claimed_from_a_copy_read_before_another_write(moto_table, with_notice) -> None:
+    """The claim's condition is the reminder day, not the version."""
+    from billing import access
+    from billing.models import MerchantEventType, Subscription
+    from tests.billing.test_money_path_mutants import due_sub
+    from tests.builders import fresh
+
+    sub = due_sub(47)
+    stale = fresh(sub)
+    access.update_subscription(fresh(sub), [Subscription.RetryCount.set(0)])  # the version moves on
+    notice = access.new_merchant_event(MerchantEventType.INVOICE_UPCOMING, account_id=sub.account_id,
+                                       object_type="upcoming_payment", object_id=sub.sub_id, data={"amount": 999})
+    access.claim_reminder(stale, day=date(2027, 3, 8), next_reminder=date(2027, 4, 8),
+                          notice=notice if with_notice else None)
+    assert (fresh(sub).LastReminderDate, fresh(sub).NextReminderDate) == ("2027-03-08", "2027-04-08")
