@@ -5,7 +5,9 @@ rules against a ledger it keeps from the gateway's side.
 Steps: subscribe on any date with any day 1-31 (good or declining card), change the
 day (also while past due and on the payment day), replace the card (good or
 declining), cancel, staff "retry now", staff price changes, switches of product up
-(charged now for the days paid) and down (from the next payment), the engine failing between
+(charged now for the days paid) and down (from the next payment), subscriptions of several
+seats to a price by the seat and their switches to other products' prices by the seat
+(the seats kept: the whole price for them), the engine failing between
 charge and receipt (a charge's receipt is lost), a first charge whose answer is lost at
 subscribe, payment runs on random dates with days skipped (catch-up), two runs at once
 (one after the other: the real-thread races are tests/billing/test_batch_payments),
@@ -36,6 +38,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from datetime import date, timedelta
+from decimal import Decimal
 
 import pytest
 from django.core import mail
@@ -51,6 +54,7 @@ from hypothesis.stateful import (
 )
 
 from billing import access, batches
+from billing.actions import prices as price_actions
 from billing.actions import subscriptions as actions
 from billing.actions import switch
 from billing.batches.reconcile import reconcile
@@ -58,6 +62,8 @@ from billing.models import MerchantEventType, SubscriptionStatus
 from billing.operations import payments
 from billing.operations.outcomes import PaymentStatus
 from billing.rules import coupons as coupon_rules
+from billing.rules.price_choice import choose_price
+from billing.rules.pricing import PriceTerms
 from billing.rules.schedule import period_amount
 from core.payments.errors import GatewayError
 from core.payments.gateway import get_gateway
@@ -94,6 +100,10 @@ COUPONS = {
 }
 # What subscriptions may switch to (up and down from Daily News's 9.99).
 SWITCH_PRODUCTS = [("NEWS-PLUS", "Daily News Plus", 1999), ("NEWS-LITE", "Daily News Lite", 499)]
+# Prices by the seat (a unit amount a seat a month, at most MAX_SEATS seats): Daily News's,
+# which several seats subscribe to, and one of each product to switch to keeping the seats.
+SEAT_PRICES = [(SKU, 999), ("NEWS-PLUS", 1499), ("NEWS-LITE", 399)]
+MAX_SEATS = 4
 ACTIONS_PER_DAY = 3
 LIFETIME = timedelta(days=550)  # every example lives at least 18 months
 
@@ -145,6 +155,10 @@ class MoneyMachine(RuleBasedStateMachine):
         for sku, name, amount in SWITCH_PRODUCTS:
             access.create_product(sku, name, amount, "USD")
         access.create_product(TRIAL_SKU, "City Gym", 2500, "USD", trial_days=TRIAL_DAYS)
+        self.seat_prices = [
+            price_actions.add_price(sku, PriceTerms("USD", unit_amount=Decimal(unit)), actor="staff",
+                                    unit_label="seat", min_quantity=1, max_quantity=MAX_SEATS).PriceId
+            for sku, unit in SEAT_PRICES]
         for code, terms in COUPONS.items():
             access.create_coupon(code, actor="staff", **terms)
         self.subs: list[Tracked] = []
@@ -207,12 +221,18 @@ class MoneyMachine(RuleBasedStateMachine):
     # --- rules -------------------------------------------------------------------------
 
     @initialize(days=st.lists(st.integers(1, 31), min_size=1, max_size=2),
-                first_day=st.integers(0, 60))
-    def first_customers(self, days: list[int], first_day: int) -> None:
-        """Every example starts with customers (a short example would check nothing)."""
+                first_day=st.integers(0, 60), seats=st.integers(1, MAX_SEATS))
+    def first_customers(self, days: list[int], first_day: int, seats: int) -> None:
+        """Every example starts with customers (a short example would check nothing). When
+        ``seats`` is more than one, the last of two, or a lone one on an odd day, takes that
+        many seats of the price by the seat (so that switches at several seats are tried in
+        the few examples of ``make test``); still two customers at most, for the run's time."""
         self._move_to(START + timedelta(days=first_day))
-        for day in days:
-            self._subscribe(day, declining=False)
+        for number, day in enumerate(days):
+            if seats > 1 and number == len(days) - 1 and (len(days) == 2 or number == 0 and day % 2):
+                self._subscribe_seats(day, seats)
+            else:
+                self._subscribe(day, declining=False)
 
     @rule(day=st.integers(1, 31), declining=st.booleans())
     @act
@@ -255,6 +275,23 @@ class MoneyMachine(RuleBasedStateMachine):
         if trial:  # nothing charged at subscribing
             assert get_gateway().charges_made(sub_id=started.sub.sub_id) == []
         self.subs.append(Tracked(started.sub, int(product.PaymentAmount), self.today))
+
+    @rule(day=st.integers(1, 31), seats=st.integers(2, MAX_SEATS))
+    @act
+    def subscribe_with_seats(self, day: int, seats: int) -> None:
+        """Several seats of Daily News's price by the seat: the whole price is the unit
+        amount × the seats, charged as any subscription's."""
+        if len(self.subs) < 4:
+            self._subscribe_seats(day, seats)
+
+    def _subscribe_seats(self, day: int, seats: int) -> None:
+        product = access.get_product(SKU)
+        choice = choose_price(access.get_price(self.seat_prices[0]), product, seats)
+        started = actions.subscribe_to_price(
+            access.create_account(f"s{len(self.subs)}@example.com"), product, choice, payment_day=day,
+            card=get_gateway().tokenize_card(GOOD, 12, 2040, "123"), today=self.today, actor="customer")
+        assert started.started and int(started.sub.Quantity) == seats
+        self.subs.append(Tracked(started.sub, choice.amount, self.today))
 
     @rule(data=st.data(), day=st.integers(1, 31))
     @act
@@ -302,18 +339,28 @@ class MoneyMachine(RuleBasedStateMachine):
     def staff_changes_the_price(self, price: int) -> None:
         access.update_product(SKU, name="Daily News", amount=price, currency="USD")  # M4: new subscriptions only
 
-    @rule(data=st.data(), sku=st.sampled_from([p[0] for p in SWITCH_PRODUCTS] + [SKU]))
+    @rule(data=st.data(), sku=st.sampled_from([p[0] for p in SWITCH_PRODUCTS] + [SKU]
+                                              + [f"seat:{n}" for n in range(len(SEAT_PRICES))]))
     @act
     def switch_product(self, data: st.DataObject, sku: str) -> None:
-        """The customer switches product: up, charged now for the days paid; down (or the
-        same price), from the next payment. A refusal (past due, paused, cancelling, twice
-        a day, the same product) changes nothing; nor does an upgrade whose charge is
-        declined (a card replaced by a declining one): nothing charged, nothing switched."""
+        """The customer switches product, or to a price by the seat (``seat:<n>``: several
+        seats keep them, at its unit amount × the seats): up, charged now for the days
+        paid; down (or the same price), from the next payment. A refusal (past due, paused,
+        cancelling, twice a day, the same product, seats a price does not take) changes
+        nothing; nor does an upgrade whose charge is declined (a card replaced by a
+        declining one): nothing charged, nothing switched."""
         live = self._live()
         if not live:
             return
         tracked = data.draw(st.sampled_from(live))
         before = tracked.read()
+        seats = int(before.Quantity or 1)
+        if seats > 1 and not sku.startswith("seat:"):
+            # several seats: to a price by the seat (a product's default price takes one
+            # seat only, a refusal tests/billing/test_switch_seats.py proves)
+            sku = f"seat:{data.draw(st.integers(0, len(SEAT_PRICES) - 1))}"
+        if sku.startswith("seat:"):
+            sku = self.seat_prices[int(sku.removeprefix("seat:"))]
         charged_before = get_gateway().charges_made(sub_id=tracked.sub_id)
         try:
             done = switch.switch(before, sku, today=self.today, actor="customer")
@@ -333,7 +380,11 @@ class MoneyMachine(RuleBasedStateMachine):
             assert [(c["metadata"].get("kind"), c["status"]) for c in new] == [("switch", "declined")]
             return
         assert done.quote.due_now == done.charged or done.charged == 0
-        tracked.price = int(access.get_product(sku).PaymentAmount)
+        # the seats kept, the new price the whole for them
+        assert done.quote.quantity == seats == int(tracked.read().Quantity or 1)
+        if done.quote.unit_amount is not None:
+            assert done.quote.new_price == done.quote.unit_amount * seats
+        tracked.price = done.quote.new_price
         tracked.prices.add(tracked.price)
 
     @rule(days=st.integers(1, 120), skip=st.booleans())
