@@ -54,7 +54,7 @@ def _seat_actions(quote: SwitchQuote) -> tuple[list[Any], dict[str, Any]]:
     (no seat price of the old price left), but for a price by tiers of seats, whose one
     seat is kept so that a later change of seats follows the tiers (``rules.seats.
     priced_by_tiers``). Also what the write leaves, to set in memory."""
-    if not quote.several_seats and quote.unit_amount is not None:
+    if not quote.keeps_seats:
         return [Subscription.Quantity.remove(), Subscription.UnitAmount.remove()], \
             {"Quantity": None, "UnitAmount": None}
     unit = Subscription.UnitAmount.set(quote.unit_amount) if quote.unit_amount is not None \

@@ -332,8 +332,8 @@ def as_switched(sub: Subscription, quote: SwitchQuote) -> Subscription:
     after the switch is the run's charge of that item."""
     after = copy.deepcopy(sub)
     after.PaymentAmount = quote.new_price
-    after.Quantity = quote.quantity if quote.several_seats else None
-    after.UnitAmount = quote.unit_amount if quote.several_seats else None
+    after.Quantity = quote.quantity if quote.keeps_seats else None  # as the switch writes them
+    after.UnitAmount = quote.unit_amount if quote.keeps_seats else None
     cadence = quote.new_cadence
     if cadence is not None:
         after.PaymentDay = cadence.payment_day

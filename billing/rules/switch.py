@@ -203,6 +203,13 @@ class SwitchQuote:
         return self.quantity > 1
 
     @property
+    def keeps_seats(self) -> bool:
+        """Whether the switched subscription holds seats (``Quantity``): several, or the one
+        seat of a price by tiers of seats (``unit_amount`` None), so that a later change of
+        seats follows the tiers (``rules.seats.priced_by_tiers``)."""
+        return self.several_seats or self.unit_amount is None
+
+    @property
     def choice(self) -> str:
         """What the pages and the API name the target by: the SKU for a product's default
         price (a switch of product, as before prices), else the price's id."""
