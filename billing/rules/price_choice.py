@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing.models import Price, PriceStatus, Product
 from billing.rules.price_objects import DEFAULT_PRICE_PREFIX, terms_of
-from billing.rules.pricing import BillingScheme, PriceTerms, TiersMode, amount_for
+from billing.rules.pricing import BillingScheme, PriceTerms, TiersMode, seats_amount
 from billing.rules.seats import QuantityOutOfBounds, check_quantity, quantity_bounds
 
 
@@ -117,11 +117,9 @@ def choose_price(price: Price | None, product: Product, quantity: int | None = N
             raise PriceRefused(_("This price is for one subscription: its quantity is 1."), "quantity") from None
         raise PriceRefused(refused, "quantity") from None
     trial = price.TrialDays if price.TrialDays is not None else product.trial_days
-    if by_tiers(price):
-        unit, amount = None, amount_for(terms_of(price), quantity)
-    else:
-        unit = int(price.UnitAmount)
-        amount = unit * quantity
+    terms = terms_of(price) if by_tiers(price) else None
+    unit = None if terms is not None else int(price.UnitAmount)
+    amount = seats_amount(quantity, unit=unit, terms=terms)
     return PriceChoice(price.PriceId, amount, unit, quantity, price.Currency.upper(), str(price.Interval),
                        int(price.IntervalCount or 1), int(trial or 0), per_seat)
 

@@ -253,3 +253,13 @@ def amount_for(terms: PriceTerms, quantity: int) -> int:
         return sum(amount for _, _, amount in graduated_parts(terms.tiers, quantity))
     tier = volume_tier(terms.tiers, quantity)
     return line(tier.unit_amount, quantity) + tier.flat_amount
+
+
+def seats_amount(quantity: int, *, unit: int | None = None, terms: PriceTerms | None = None) -> int:
+    """A period's price of ``quantity`` seats, the one rule subscribing, a change of seats
+    and a switch share: a price by tiers of seats (``terms``) its ``amount_for`` them, else
+    ``unit`` (one seat's price) × the seats."""
+    if terms is not None:
+        return amount_for(terms, quantity)
+    assert unit is not None
+    return unit * quantity

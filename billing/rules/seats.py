@@ -33,7 +33,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing.models import Subscription, SubscriptionStatus
 from billing.rules.price_words import price_words
-from billing.rules.pricing import PriceTerms, amount_for
+from billing.rules.pricing import PriceTerms, seats_amount
 from billing.rules.schedule import cadence_of, period_amount
 from billing.rules.switch import SwitchRefused, first_paid_day, trial_end_of
 
@@ -158,12 +158,9 @@ def quote_seats(sub: Subscription, quantity: int, today: date, terms: PriceTerms
     rule. ``terms``: the price's, for a subscription ``priced_by_tiers`` (else its
     ``UnitAmount`` a seat)."""
     old = quantity_of(sub)
-    if terms is not None and priced_by_tiers(sub):
-        unit = None
-        old_price, new_price = amount_for(terms, old), amount_for(terms, quantity)
-    else:
-        unit = unit_amount_of(sub)
-        old_price, new_price = unit * old, unit * quantity
+    tiers = terms if terms is not None and priced_by_tiers(sub) else None
+    unit = None if tiers is not None else unit_amount_of(sub)
+    old_price, new_price = (seats_amount(n, unit=unit, terms=tiers) for n in (old, quantity))
     paid_from = first_paid_day(sub, today)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     amount = 0

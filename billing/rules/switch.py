@@ -61,7 +61,7 @@ from billing.models import Product, ProductStatus, Receipt, Subscription, Subscr
 from billing.rules.invoice_tax import refund_share
 from billing.rules.lifecycle import unused_share
 from billing.rules.price_objects import DEFAULT_PRICE_PREFIX, default_price_id
-from billing.rules.pricing import PERIODS_A_YEAR, Interval, PriceTerms, amount_for
+from billing.rules.pricing import PERIODS_A_YEAR, Interval, PriceTerms, seats_amount
 from billing.rules.schedule import Cadence, cadence_of, first_period, new_cadence, period_amount
 
 
@@ -92,9 +92,7 @@ class SwitchTarget:
     def amount_for(self, seats: int) -> int:
         """A period of the price for ``seats`` seats (minor units): one seat's × seats, or
         the tiers' amount."""
-        if self.terms is not None:
-            return int(amount_for(self.terms, seats))
-        return int(self.amount) * seats
+        return seats_amount(seats, unit=int(self.amount), terms=self.terms)
 
     @property
     def unit_amount(self) -> int | None:
