@@ -35,7 +35,7 @@ from billing.models import Subscription, SubscriptionStatus
 from billing.rules.price_words import price_words
 from billing.rules.pricing import PriceTerms, seats_amount
 from billing.rules.schedule import cadence_of, period_amount
-from billing.rules.switch import SwitchRefused, first_paid_day, trial_end_of
+from billing.rules.switch import SwitchRefused, first_paid_day, quantity_of, trial_end_of
 
 # The unit a price by tiers of seats counts when it names none: kept in English, as a
 # merchant's own label is (price_words' "an English word takes an s").
@@ -57,11 +57,6 @@ class QuantityOutOfBounds(SeatsRefused):
     def __init__(self, low: int, high: int) -> None:
         super().__init__(_("Choose between %(low)s and %(high)s seats.") % {"low": low, "high": high})
         self.low, self.high = low, high
-
-
-def quantity_of(sub: Subscription) -> int:
-    """The subscription's seats (null: one, as every subscription made before seats)."""
-    return int(sub.Quantity) if sub.Quantity is not None else 1
 
 
 def unit_amount_of(sub: Subscription) -> int:

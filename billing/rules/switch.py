@@ -118,8 +118,9 @@ def current_price_id(sub: Subscription) -> str:
     return sub.PriceId or default_price_id(sub.SKU)
 
 
-def seats_of(sub: Subscription) -> int:
-    """The subscription's seats (null: one), which a switch keeps."""
+def quantity_of(sub: Subscription) -> int:
+    """The subscription's seats (null: one, as every subscription made before seats), which
+    a switch keeps and a change of seats changes (``billing.rules.seats`` reads it from here)."""
     quantity = getattr(sub, "Quantity", None)
     return int(quantity) if quantity is not None else 1
 
@@ -127,7 +128,7 @@ def seats_of(sub: Subscription) -> int:
 def seats_refusal(sub: Subscription, target: SwitchTarget) -> str | None:
     """Why ``target`` cannot take ``sub``'s seats (None: it can): a price not sold by the
     seat takes one, a price by the seat its bounds."""
-    seats = seats_of(sub)
+    seats = quantity_of(sub)
     if seats == 1 and not target.per_seat:
         return None
     if not target.per_seat:
@@ -155,7 +156,7 @@ def applies_now(sub: Subscription, target: SwitchTarget) -> bool:
     lowering the amount waits for the period's end)."""
     cadence = cadence_of(sub)
     if target.same_cadence(cadence):
-        return target.amount_for(seats_of(sub)) > int(sub.PaymentAmount)
+        return target.amount_for(quantity_of(sub)) > int(sub.PaymentAmount)
     return longer_or_equal(target, cadence)
 
 
@@ -281,7 +282,7 @@ def quote_switch(sub: Subscription, product: Product | SwitchTarget, receipts: I
     target = product if isinstance(product, SwitchTarget) else default_target(product)
     # The seats are kept: the new price is the target's for them (the old one, PaymentAmount,
     # is already the whole for them, and so is what the receipts paid: the credit).
-    seats = seats_of(sub)
+    seats = quantity_of(sub)
     old_price, new_price = int(sub.PaymentAmount), target.amount_for(seats)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     next_payment = date.fromisoformat(sub.NextPaymentDate)

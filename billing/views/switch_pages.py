@@ -34,7 +34,7 @@ from billing.rules.cadence_words import amount_per_period
 from billing.rules.pricing import Interval
 from billing.rules.projection import ComingCharge, coming_charges
 from billing.rules.schedule import Cadence, cadence_of
-from billing.rules.switch import SwitchQuote, SwitchRefused, applies_now, seats_of
+from billing.rules.switch import SwitchQuote, SwitchRefused, applies_now, quantity_of
 from billing.views.common import live_subscription
 from core.localformat import local_date
 from core.money import format_with_symbol
@@ -59,7 +59,7 @@ def product_choices(sub: Subscription) -> list[tuple[str, str]]:
     applies (``rules.switch.applies_now``). A product's default price is named by its
     SKU (the switch of product, as before prices), any other by its id."""
     choices = []
-    seats = seats_of(sub)  # kept by the switch: each price for them, as it would be charged
+    seats = quantity_of(sub)  # kept by the switch: each price for them, as it would be charged
     for target in actions.targets(sub):
         now = applies_now(sub, target)
         value = target.sku if target.stored_price_id is None else target.price_id
