@@ -19,6 +19,7 @@ from billing.models import Account, CreditNote, Subscription
 from billing.rules.cadence_words import amount_per_period
 from billing.rules.invoice import credit_note_of
 from billing.rules.schedule import cadence_of
+from billing.rules.switch import usage_only
 from core.mail import money_text, send_customer_email
 
 log = logging.getLogger("billing")
@@ -33,7 +34,9 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
         "amount": amount,
         # Another cadence than monthly: the amount per its period ("$99.00 a year"), in the
         # e-mail's language (lazy: the mail is rendered in the customer's); "" when monthly.
-        "per_period": "" if cadence.is_monthly else lazy(amount_per_period, str)(amount, cadence),
+        "per_period": _("No fixed fee: you pay for your usage") if usage_only(sub)
+        else "" if cadence.is_monthly else lazy(amount_per_period, str)(amount, cadence),
+        "usage_only": usage_only(sub),
         "card": format_lazy(_("{brand} ending {last4}"), brand=card.Brand, last4=card.Last4) if card
         else _("your card on file"),
         "last4": card.Last4 if card else "",

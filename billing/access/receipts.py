@@ -53,6 +53,8 @@ from billing.models import (
 )
 from billing.rules.api_objects import refund_object
 from billing.rules.projection import MeteredUsage
+from billing.rules.seat_lines import LineSeats, mark_seats
+from billing.rules.switch import usage_only
 from billing.rules.tax import tax_line
 from billing.rules.usage_lines import split_usage
 from core.clock import billing_today
@@ -132,6 +134,7 @@ def build_receipt(
     kind: str | None = None,
     usage: dict[str, str] | None = None,
     priced: MeteredUsage | None = None,
+    seats: LineSeats | None = None,
 ) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
     """The receipt (numbered, an invoice with its tax), its number's look-up item and its
     ``payment.succeeded`` event, not yet written: ``create_receipt`` writes them, and a
@@ -150,7 +153,9 @@ def build_receipt(
     (``usage_price``, ``usage_meter``, ``usage_start``, ``usage_end``, ``usage_quantity``,
     ``usage_amount``); ``priced``: that usage as the charge priced it, with its parts (the
     price's tiers: ``metered.priced_usage``), so the usage is one invoice line a tier
-    (without it, or for another quantity: one usage line)."""
+    (without it, or for another quantity: one usage line). ``seats``: the several seats the
+    fixed fee pays for (a period's or a switch's charge: billing/rules/seat_lines.py), on
+    its line; None for one."""
     sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
     receipt = Receipt(
@@ -180,9 +185,11 @@ def build_receipt(
     )
     invoiced = tax or invoice_tax(sub, amount=amount, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
     write_invoice_tax(receipt, invoiced)
+    mark_seats(receipt.TaxLines[0], seats)
     usage_net = None
     if usage:
-        usage_lines = _itemise_usage(receipt, invoiced, alone=kind == "usage", priced=priced)
+        # usage alone (no fixed fee) is itemised as a cancellation's charge of the usage only
+        usage_lines = _itemise_usage(receipt, invoiced, alone=kind == "usage" or usage_only(sub), priced=priced)
         # the usage lines' net: the revenue figures read it from this event, not the receipt
         usage_net = sum(int(line.Net) for line in usage_lines)
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
@@ -202,7 +209,8 @@ def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = Fals
     """The invoice's one line as the fixed fee's and the usage's: the fixed fee taxed alone
     as the upcoming payment itemises it (billing/operations/charge_lines.py), the usage the
     rest; one rate, the same totals. ``alone``: a charge of the usage only (a
-    cancellation's, billing/operations/final_usage.py): every line is the usage's. The
+    cancellation's, billing/operations/final_usage.py, or a subscription to usage alone's):
+    every line is the usage's. The
     usage is one line a tier of its price (``priced``'s parts, shared out by
     billing/rules/usage_lines.py: they sum to the one usage line exactly), else one line.
     Returns the usage's lines."""
@@ -219,7 +227,7 @@ def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = Fals
         net, tax, gross = whole.net - fixed.net, whole.tax - fixed.tax, whole.gross - fixed.gross
         fixed_lines = [TaxLineMap(Description=first.Description, PeriodStart=first.PeriodStart,
                                   PeriodEnd=first.PeriodEnd, Net=fixed.net, TaxRate=first.TaxRate, Tax=fixed.tax,
-                                  Gross=fixed.gross)]
+                                  Gross=fixed.gross, Quantity=first.Quantity, SeatPrice=first.SeatPrice)]
     days = {"PeriodStart": receipt.UsageStart, "PeriodEnd": last_day, "TaxRate": first.TaxRate}
     split = None
     if priced is not None and priced.price_id == receipt.UsagePriceId and priced.quantity == receipt.UsageQuantity \

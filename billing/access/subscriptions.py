@@ -93,6 +93,7 @@ def create_subscription(
     price_id: str | None = None,
     quantity: int | None = None,
     unit_amount: int | None = None,
+    metered_price_id: str | None = None,
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` events (the audit's and
     the merchant's, billing/access/outbox.py), in one transaction.
@@ -123,9 +124,14 @@ def create_subscription(
     ``price_id``: the catalog price subscribed to (``rules.price_choice``); ``quantity``
     and ``unit_amount``: a seat price's seats and the price of one (``amount`` is their
     product).
+
+    ``metered_price_id`` with ``amount`` 0: a subscription to that metered price alone
+    (``rules.price_choice.choose_usage_only``), named from its creation, since it has no
+    fixed fee whose first charge must come first.
     """
-    if not isinstance(amount, int) or amount <= 0:
-        raise ValueError("amount must be a positive integer number of minor units")
+    usage_only = amount == 0 and metered_price_id is not None
+    if not isinstance(amount, int) or amount < 0 or (amount == 0 and not usage_only):
+        raise ValueError("amount must be a positive integer number of minor units (0: a metered price alone)")
     if not isinstance(trial_days, int) or not 0 <= trial_days <= MAX_TRIAL_DAYS:
         raise ValueError(f"trial days must be 0-{MAX_TRIAL_DAYS}, not {trial_days!r}")
     check_payment_day(payment_day)
@@ -160,6 +166,7 @@ def create_subscription(
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
         PriceId=price_id, Quantity=quantity, UnitAmount=unit_amount,
+        MeteredPriceId=metered_price_id if usage_only else None,
         **(coupon_attributes(check_coupon(coupon, coupon.Code, currency=currency, day=today)) if coupon else {}),
     )
     event = new_event(account.account_id, actor=actor or account.Email, action=AuditAction.SUBSCRIPTION_CREATED,

@@ -107,14 +107,18 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     account has had this product's trial. ``interval``, ``interval_count``: the cadence
     (docs/MONEY.md "Cadences"; default monthly), ``amount`` being one period's price.
     ``metered_price_id``: a metered price whose usage each payment after the first bills
-    in arrears (``with_metered_price``)."""
+    in arrears (``with_metered_price``); with ``amount`` 0, the subscription's one price
+    (usage alone), named at its creation and its first payment a receipt of 0."""
+    usage_only = amount == 0 and metered_price_id is not None
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
         billing_address=billing_address, actor=actor, card_id=card_id, coupon=coupon, trial_days=trial_days,
         interval=interval, interval_count=interval_count, price_id=price_id, quantity=quantity,
-        unit_amount=unit_amount,
+        unit_amount=unit_amount, metered_price_id=metered_price_id if usage_only else None,
     )
+    if usage_only:
+        metered_price_id = None  # named already
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
     if sub.TrialEnd:
         return with_metered_price(_trial_started(sub, new, actor=actor), metered_price_id, actor=actor)
@@ -173,7 +177,7 @@ def subscribe_to_price(account: Account, product: Product, choice: PriceChoice, 
                      billing_address=billing_address, card_id=card_id, keep_card=keep_card,
                      make_default=make_default, coupon=coupon, trial_days=trial_days, interval=choice.interval,
                      interval_count=choice.interval_count, price_id=choice.stored_price_id,
-                     metered_price_id=metered_price_id, **choice.attributes())  # type: ignore[arg-type]
+                     metered_price_id=choice.metered_price_id or metered_price_id, **choice.attributes())  # type: ignore[arg-type]
 
 
 def _recorded_by_another(sub: Subscription, outcome: PaymentOutcome) -> bool:

@@ -12,6 +12,7 @@ from billing.models import Subscription
 from billing.rules.invoice_tax import TaxTerms
 from billing.rules.price_words import part_words
 from billing.rules.projection import ComingCharge
+from billing.rules.switch import usage_only
 from billing.rules.usage_lines import split_usage
 
 
@@ -46,8 +47,11 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
         alone = tax.line(fixed, charge.date)
         net, paid_tax = alone.net, alone.tax
     days = f"{charge.period_start.isoformat()} to {charge.period_end.isoformat()}"
-    lines = [ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", getattr(sub, "PriceId", None), None,
-                        int(sub.Quantity or 1), net, paid_tax)]
+    # Usage alone has no fixed fee: its usage's lines are the whole charge (its first
+    # payment, which bills no usage, keeps the period's line of 0).
+    lines = [] if usage_only(sub) and charge.usage is not None else [
+        ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", getattr(sub, "PriceId", None), None,
+                   int(sub.Quantity or 1), net, paid_tax)]
     if charge.usage is not None:
         usage = charge.usage
         used = f"{usage.meter}, {usage.start.isoformat()} to {usage.end.isoformat()} (exclusive)"

@@ -35,13 +35,14 @@ from billing.models import (
     WebhookEndpoint,
 )
 from billing.rules.coupons import refusal
-from billing.rules.invoice import usage_tier, usage_tier_words
+from billing.rules.invoice import line_of
 from billing.rules.lifecycle import state_of
 from billing.rules.price_objects import default_price_id
 from billing.rules.projection import coming_charges
 from billing.rules.schedule import cadence_of
 from billing.rules.seats import priced_by_tiers, quantity_of, unit_amount_of
 from billing.rules.state_words import state_words
+from billing.rules.switch import usage_only
 
 JSON = dict[str, Any]
 
@@ -86,6 +87,17 @@ def _english_day(value: date | None) -> str:
     return value.isoformat() if value else ""
 
 
+def items_of(sub: Subscription) -> list[JSON]:
+    """Stripe's items: the fixed price subscribed to (null ``PriceId``: the product's default
+    one) at its quantity, and the metered price whose usage each payment bills (a ``price``
+    and no ``quantity``, as Stripe's metered item); a subscription to usage alone has only
+    the metered one."""
+    fixed = [] if usage_only(sub) else [{"price": sub.PriceId or default_price_id(sub.SKU),
+                                         "quantity": quantity_of(sub)}]
+    metered = getattr(sub, "MeteredPriceId", None)
+    return [*fixed, *([{"price": metered}] if metered else [])]
+
+
 def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
     """A subscription, with its state as the pages name it and its next payment as the
     payment run will charge it (null when none is to come)."""
@@ -121,8 +133,7 @@ def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
         # price by tiers of seats has no one price a seat (null): its price's tiers make it.
         "quantity": quantity_of(sub),
         "unit_amount": None if priced_by_tiers(sub) else unit_amount_of(sub),
-        # Stripe's items: the price subscribed to (null PriceId: the product's default one).
-        "items": [{"price": sub.PriceId or default_price_id(sub.SKU), "quantity": quantity_of(sub)}],
+        "items": items_of(sub),
         "currency": sub.Currency,
         "payment_day": int(sub.PaymentDay),
         # The cadence (docs/MONEY.md "Cadences"): ``amount`` is the price of one such period.
@@ -211,18 +222,24 @@ def _invoice_tax(receipt: Receipt) -> JSON | None:
 
 
 def _tax_line(line: TaxLineMap, currency: str) -> JSON:
-    """An invoice line; a usage tier's in English words ("api_calls: 235 calls × $0.002")
-    with its figures (``usage``: the tier's units, unit amount, flat amount, package size),
-    ``usage`` null on any other line (an old receipt's one usage line included)."""
-    tier = usage_tier(line, currency)
+    """An invoice line, in English words as the document words it (``invoice.line_of``):
+    a usage tier's ("api_calls: 235 calls × $0.002") with its figures (``usage``: the
+    tier's units, unit amount, flat amount, package size), ``usage`` null on any other line
+    (an old receipt's one usage line included); a fixed fee of several seats' ("Team:
+    $20.00 a seat × 5") with them (``seats``: the ``quantity`` and one seat's
+    ``unit_amount``, null when priced by tiers, as Stripe's line's quantity and price),
+    ``seats`` null on any other line (one seat's included)."""
+    shown = line_of(line, currency)
+    tier = shown.tier
     with override("en"):
-        description = line.Description if tier is None else usage_tier_words(tier)
+        description = shown.description
     usage = None if tier is None else {
         "quantity": tier.part.units, "unit_amount_decimal": str(tier.part.unit_amount),
         "flat_amount": tier.part.flat_amount, "package_size": tier.part.package_size, "unit_label": tier.unit_label}
+    seats = None if shown.seats is None else {"quantity": shown.seats.quantity, "unit_amount": shown.seats.unit_amount}
     return {"description": description, "period_start": line.PeriodStart, "period_end": line.PeriodEnd,
             "net": int(line.Net), "rate": line.TaxRate, "tax": int(line.Tax), "gross": int(line.Gross),
-            "usage": usage}
+            "usage": usage, "seats": seats}
 
 
 def webhook_endpoint_object(endpoint: WebhookEndpoint) -> JSON:

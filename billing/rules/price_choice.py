@@ -7,8 +7,9 @@ shows is what is charged.
 A licensed ``per_unit`` price in whole minor units can be subscribed to, and a licensed
 ``tiered`` or ``package`` price sold by the seat (a price by tiers of seats: its amount the
 price's ``amount_for`` the seats, ``rules.seats``) when no number of seats is free. A
-metered price alone is refused (it bills the usage of a period beside a fixed price), as
-is an archived price (its subscribers keep theirs)."""
+metered price is subscribed to beside such a price, or alone (``choose_usage_only``: no
+fixed fee, each payment the usage of the period just ended); an archived price is refused
+(its subscribers keep theirs)."""
 
 from __future__ import annotations
 
@@ -45,11 +46,19 @@ class PriceChoice:
     interval_count: int
     trial_days: int
     per_seat: bool
+    # A metered price alone (``price_id``): no fixed fee (``amount`` 0), its usage billed in arrears.
+    usage_only: bool = False
 
     @property
     def stored_price_id(self) -> str | None:
-        """The subscription's ``PriceId``: none for its product's derived default price."""
-        return None if self.price_id.startswith(DEFAULT_PRICE_PREFIX) else self.price_id
+        """The subscription's ``PriceId``: none for its product's derived default price, nor
+        for usage alone (its metered price is its ``MeteredPriceId``)."""
+        return None if self.usage_only or self.price_id.startswith(DEFAULT_PRICE_PREFIX) else self.price_id
+
+    @property
+    def metered_price_id(self) -> str | None:
+        """The metered price a subscription to usage alone is made with (None otherwise)."""
+        return self.price_id if self.usage_only else None
 
     def attributes(self) -> dict[str, object]:
         """The subscription's seat attributes: none for a price that is not per seat,
@@ -141,6 +150,22 @@ def metered_price_of(prices: list[Price], currency: str, interval: str | None = 
     the product has none."""
     return next((p for p in prices if p.Meter and p.Status == PriceStatus.ACTIVE
                  and p.Currency.upper() == currency.upper() and bills_with(p, interval, interval_count)), None)
+
+
+def choose_usage_only(price: Price | None, product: Product) -> PriceChoice:
+    """A subscription to ``product``'s metered ``price`` alone (Stripe's subscription whose
+    one item is metered): no fixed fee, on the price's cadence and in its currency, each
+    payment after the first billing the usage of the period just ended; the first pays
+    nothing (a receipt of 0, as Stripe's first invoice of such a subscription). No free
+    trial: nothing is charged before usage anyway. ``PriceRefused`` as ``choose_price``."""
+    if price is None or price.SKU != product.SKU:
+        raise PriceRefused(_("This price is not one of this product's."))
+    if price.Status != PriceStatus.ACTIVE:
+        raise PriceRefused(_("This price has been archived: it can no longer be subscribed to."))
+    if not price.Meter:
+        raise PriceRefused(_("Only a metered price can be subscribed to for its usage alone."))
+    return PriceChoice(price.PriceId, 0, None, 1, price.Currency.upper(), str(price.Interval),
+                       int(price.IntervalCount or 1), 0, False, usage_only=True)
 
 
 def choose_metered_price(price: Price | None, product: Product, currency: str) -> Price:

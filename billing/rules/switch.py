@@ -118,6 +118,13 @@ def current_price_id(sub: Subscription) -> str:
     return sub.PriceId or default_price_id(sub.SKU)
 
 
+def usage_only(sub: Subscription) -> bool:
+    """A subscription to a metered price alone (Stripe's subscription whose one item is
+    metered): no fixed fee (``PaymentAmount`` 0), each payment the usage of the period
+    just ended (docs/USAGE.md "Usage alone")."""
+    return bool(getattr(sub, "MeteredPriceId", None)) and not int(sub.PaymentAmount or 0)
+
+
 def quantity_of(sub: Subscription) -> int:
     """The subscription's seats (null: one, as every subscription made before seats), which
     a switch keeps and a change of seats changes (``billing.rules.seats`` reads it from here)."""
@@ -257,6 +264,11 @@ def check_switch(sub: Subscription, product: Product | None, today: date,
         raise SwitchRefused(_("Only an active subscription can switch (a past-due one pays what it owes first)."))
     if sub.CancelMode or sub.PausedFrom or not sub.NextPaymentDate:
         raise SwitchRefused(_("A paused or cancelling subscription cannot switch."))
+    if usage_only(sub):
+        # Its one item is metered: a fixed price would be a second item, which a
+        # subscription cannot hold yet (docs/USAGE.md "Usage alone").
+        raise SwitchRefused(_("A subscription to usage alone cannot switch price yet: subscribe to the other "
+                              "price, then cancel this one."))
     refusal = seats_refusal(sub, target)
     if refusal:  # the seats are kept (as Stripe keeps an item's quantity): the price must take them
         raise SwitchRefused(refusal)

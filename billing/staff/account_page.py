@@ -19,6 +19,7 @@ from billing.rules.cadence_words import amount_per_period
 from billing.rules.price_objects import terms_of
 from billing.rules.price_words import price_words
 from billing.rules.schedule import cadence_of, months_before
+from billing.rules.switch import usage_only
 from core.countries import country_name
 from core.money import format_with_symbol
 from core.pages import or_404, today
@@ -78,12 +79,14 @@ def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
     lines: dict[str, list[str]] = {}
     for sub in subscriptions:
         fixed = words(sub.PriceId) if sub.PriceId else None
-        if fixed is None:
+        if usage_only(sub):
+            fixed = None  # its one price is the metered one
+        elif fixed is None:
             fixed = amount_per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))
         elif sub.Quantity and int(sub.Quantity) > 1:
             fixed = f"{fixed} × {int(sub.Quantity)}"
         metered = words(sub.MeteredPriceId) if sub.MeteredPriceId else None
-        lines[sub.sub_id] = [fixed, *([metered] if metered else [])]
+        lines[sub.sub_id] = [*([fixed] if fixed else []), *([metered] if metered else [])]
     return lines
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
@@ -19,6 +20,7 @@ from billing.rules.lifecycle import NEVER_STARTED_REASONS
 from billing.rules.price_words import interval_words
 from billing.rules.projection import ComingCharge, coming_charges
 from billing.rules.schedule import cadence_of
+from billing.rules.switch import usage_only
 from core import localformat
 from core.money import format_with_symbol
 
@@ -171,7 +173,10 @@ def coming_charge(sub: Subscription) -> ComingCharge | None:
 @register.filter
 def amount_per_period(sub: Subscription) -> str:
     """``{{ sub|amount_per_period }}``: the subscription's amount for one period of its
-    cadence: "$9.99 a month", "$99.00 a year", "$30.00 every 3 months"."""
+    cadence: "$9.99 a month", "$99.00 a year", "$30.00 every 3 months"; usage alone has
+    no fixed amount (its metered price's words stand beside it)."""
+    if usage_only(sub):
+        return gettext("No fixed fee: you pay for your usage")
     return per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))
 
 

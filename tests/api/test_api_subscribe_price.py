@@ -1,7 +1,7 @@
 """``POST /api/v1/subscriptions``: a customer subscribed to a price (Stripe's ``items:
 [{price, quantity}]`` with one item, or ``price`` and ``quantity``), its first period
-charged to the default card; an unknown, archived or metered price or a bad quantity a
-400 (404 unknown) naming the field; the object's ``items``."""
+charged to the default card; an unknown or archived price or a bad quantity a 400 (404
+unknown) naming the field; the object's ``items``."""
 
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def test_refusals_name_the_field(write_api: ApiClient, buyer) -> None:
         assert response.status_code == status, response.content
         return error_of(response)
 
-    assert refused({"items": [{"price": metered.PriceId}]})["param"] == "items[0].price"
+    # a metered price alone subscribes to its usage (tests/api/test_api_usage_alone.py), never with seats
+    assert refused({"items": [{"price": metered.PriceId, "quantity": 2}]})["param"] == "items[0].quantity"
     assert refused({"price": seat.PriceId, "quantity": 51})["param"] == "quantity"
     assert refused({"items": [{"price": seat.PriceId, "quantity": 51}]})["param"] == "items[0].quantity"
     assert refused({"price": yearly.PriceId, "quantity": 2})["param"] == "quantity"

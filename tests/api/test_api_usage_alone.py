@@ -1,0 +1,139 @@
+"""A metered price subscribed to alone (Stripe's subscription whose one item is metered):
+no fixed fee; the first payment is a receipt of 0 and no charge; each later payment charges
+the usage of the period just ended, as the upcoming payment read after the last event said,
+its invoice the usage's lines only; a period without usage records a receipt of 0 and
+charges nothing; the subscription cannot switch price (a second item it cannot hold yet)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+import pytest
+import time_machine
+
+from billing import access
+from billing.actions import meters as meter_actions
+from billing.actions import prices as price_actions
+from billing.models import MeterAggregation
+from billing.operations import payments
+from billing.rules.invoice import invoice_of
+from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
+from billing.rules.switch import usage_only
+from billing.staff.account_page import price_lines
+from core.payments.gateway import get_gateway
+from tests.api.conftest import ApiClient, error_of
+from tests.builders import PASSWORD, card, fresh, make_customer, receipts_of
+
+pytestmark = pytest.mark.django_db
+
+SUBSCRIBED = datetime(2027, 2, 15, 9, tzinfo=UTC)  # pays on the 15th: the first period to 14 March
+LAST_EVENTS = datetime(2027, 3, 14, 20, tzinfo=UTC)
+PAY_DAY = date(2027, 3, 15)
+# the first 1,000 calls free, then 0.2 cents: 1,235 calls cost 235 x 0.2 = 47 cents
+GRADUATED = PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED,
+                       tiers=(Tier(1000, Decimal(0)), Tier(None, Decimal("0.2"))))
+
+
+@pytest.fixture
+def metered(db, moto_table):
+    customer = make_customer("builder@example.com")
+    access.add_card(customer.account_id, card(), "1 Main St", actor="test", make_default=True)
+    meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
+    access.create_product("API", "Developer API", 999, "USD")
+    fixed = price_actions.add_price("API", PriceTerms("USD", unit_amount=Decimal(999)), actor="test")
+    price = price_actions.add_price("API", GRADUATED, actor="test", nickname="pay as you go", meter="api_calls")
+    return customer, price, fixed
+
+
+def _subscribe(write_api: ApiClient, customer, body: dict) -> tuple[dict, object]:
+    with time_machine.travel(SUBSCRIBED, tick=False):
+        response = write_api.post("/subscriptions", {"customer": customer.account_id, **body})
+    assert response.status_code == 201, response.content
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    return response.json(), sub
+
+
+def _event(sub, n: int, day: date, value: int) -> dict:
+    at = int(datetime(day.year, day.month, day.day, 10, tzinfo=UTC).timestamp())
+    return {"event_name": "api_calls", "customer": sub.account_id, "identifier": f"e{n}", "value": value,
+            "timestamp": at}
+
+
+def test_usage_alone_pays_nothing_first_then_its_usage_as_estimated(
+        metered, read_api: ApiClient, write_api: ApiClient) -> None:
+    customer, price, _fixed = metered
+    body, sub = _subscribe(write_api, customer, {"items": [{"price": price.PriceId}]})
+    assert (body["amount"], body["items"], body["currency"]) == (0, [{"price": price.PriceId}], "USD")
+    assert usage_only(sub) and sub.MeteredPriceId == price.PriceId and sub.PriceId is None
+    # the first payment: a receipt of 0 for the first period, nothing charged
+    [first] = receipts_of(sub)
+    assert int(first.ProcessedAmount) == 0 and not first.ChargeId
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == []
+    assert fresh(sub).PaidThroughDate == "2027-03-14" and fresh(sub).NextPaymentDate == PAY_DAY.isoformat()
+
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        for n, (day, value) in enumerate([(date(2027, 2, 16), 1000), (date(2027, 3, 14), 235)]):
+            assert write_api.post("/meter_events", _event(sub, n, day, value)).json()["status"] == "accepted"
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+    # no fixed fee's line: the usage's, a tier a line
+    assert [(line["meter"], line["quantity"]) for line in shown["lines"]] == [("api_calls", 1000), ("api_calls", 235)]
+    assert shown["amount_due"] == 47 == sum(line["amount"] + line["tax"] for line in shown["lines"])
+
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        outcome = payments.take_payment(fresh(sub), run_date=PAY_DAY)
+    assert outcome.status == "paid", outcome.reason
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    paid = next(r for r in receipts_of(sub) if r.ChargeId)
+    assert charge["amount"] == int(paid.ProcessedAmount) == shown["amount_due"]
+    document = invoice_of(paid)
+    assert document is not None
+    assert [line.description for line in document.lines] == ["api_calls: 1,000 units free",
+                                                            "api_calls: 235 units × $0.002"]
+    assert sum(line.gross for line in document.lines) == 47
+
+
+def test_a_period_without_usage_records_a_receipt_of_0_and_charges_nothing(
+        metered, write_api: ApiClient) -> None:
+    customer, price, _fixed = metered
+    _body, sub = _subscribe(write_api, customer, {"price": price.PriceId})  # the flat form
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        outcome = payments.take_payment(fresh(sub), run_date=PAY_DAY)
+    assert outcome.status == "paid" and outcome.amount == 0, outcome.reason
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == []
+    assert sorted(int(r.ProcessedAmount) for r in receipts_of(sub)) == [0, 0]
+    assert fresh(sub).NextPaymentDate == "2027-04-15"
+
+
+def test_usage_alone_refusals(metered, write_api: ApiClient) -> None:
+    customer, price, fixed = metered
+    with time_machine.travel(SUBSCRIBED, tick=False):
+        quantity = write_api.post("/subscriptions", {"customer": customer.account_id, "price": price.PriceId,
+                                                     "quantity": 2})
+        both = write_api.post("/subscriptions", {"customer": customer.account_id, "price": fixed.PriceId,
+                                                 "items": [{"price": price.PriceId}]})
+    assert quantity.status_code == 400 and error_of(quantity)["param"] == "quantity"
+    assert both.status_code == 400 and error_of(both)["param"] == "items"
+    assert access.get_subscriptions_by_account(customer.account_id) == []
+    _body, sub = _subscribe(write_api, customer, {"items": [{"price": price.PriceId}]})
+    with time_machine.travel(SUBSCRIBED, tick=False):
+        switch = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": fixed.PriceId})
+    assert switch.status_code in (400, 409) and "usage alone" in error_of(switch)["message"], switch.content
+    assert usage_only(fresh(sub))
+
+
+def test_the_portal_and_the_e_mails_say_usage_alone(metered, write_api: ApiClient, mailoutbox) -> None:
+    customer, price, _fixed = metered
+    _body, sub = _subscribe(write_api, customer, {"items": [{"price": price.PriceId}]})
+    with time_machine.travel(SUBSCRIBED, tick=False):
+        customer.client.post("/login/", {"username": customer.email, "password": PASSWORD})  # a session of that day
+        page = customer.client.get(f"/subscriptions/{sub.sub_id}/").content.decode()
+    assert "No fixed fee: you pay for your usage" in page and 'data-testid="usage"' in page
+    assert "$0.00 a month" not in page
+    confirmed, = (m for m in mailoutbox if "confirmed" in m.subject)
+    assert "No fixed fee: you pay for your usage" in confirmed.body
+    receipt, = (m for m in mailoutbox if m.subject.startswith("Invoice"))
+    assert "it has no fixed fee" in receipt.body and "discount" not in receipt.body
+    # the staff account page names its one price, the metered one's words
+    [words] = price_lines([fresh(sub)])[sub.sub_id]
+    assert words == "first 1,000 units free, then $0.002 a unit, a month"
