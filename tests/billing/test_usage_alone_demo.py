@@ -1,0 +1,36 @@
+"""The demo's usage-alone part: ``payg@example.com`` subscribed to the metered API price
+alone, its first payment a receipt of 0, today's 1,800 calls estimated at $1.60 on its
+subscription page; a second run changes nothing."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+import time_machine
+from django.contrib.auth import get_user_model
+
+from billing import access
+from billing.management.demo import prices, usage, usage_alone
+from billing.management.demo.usage_alone import EMAIL
+from billing.rules.switch import usage_only
+from tests.builders import receipts_of
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_demo_pays_as_it_goes(moto_table, client) -> None:
+    today = date(2027, 3, 10)
+    with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
+        assert usage_alone.seed(today)[0].startswith("usage alone: no metered API calls price")
+        prices.seed(today)
+        usage.seed(today)
+        first = usage_alone.seed(today)
+        assert "alone (no fixed fee): started" in first[0] and first[1].startswith("usage alone: 3 events")
+        assert usage_alone.seed(today) == ["usage alone: 0 events of payg@example.com's calls today"]
+        account_id = access.get_account_id_for_user(get_user_model().objects.get(email=EMAIL).pk)
+        [sub] = access.get_subscriptions_by_account(account_id)
+        assert usage_only(sub) and [int(r.ProcessedAmount) for r in receipts_of(sub)] == [0]
+        client.force_login(get_user_model().objects.get(email=EMAIL))
+        page = client.get(f"/subscriptions/{sub.sub_id}/").content.decode()
+    assert "No fixed fee: you pay for your usage" in page and "$1.60" in page
