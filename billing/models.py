@@ -394,6 +394,11 @@ class TaxLineMap(MapAttribute):
     FlatAmount = NumberAttribute(null=True)
     PackageSize = NumberAttribute(null=True)
     UnitLabel = UnicodeAttribute(null=True)  # the price's unit ("call")
+    # A switch's fixed fee of several seats (billing/rules/seat_lines.py), as Stripe's line
+    # shows its item's quantity: the seats and one seat's price a period (minor units;
+    # absent with seats: priced by tiers), worded at display; absent on a line of one seat.
+    Quantity = NumberAttribute(null=True)
+    SeatPrice = NumberAttribute(null=True)
 
 
 class SellerMap(MapAttribute):

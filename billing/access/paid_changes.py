@@ -19,6 +19,7 @@ from billing.access.receipts import build_receipt
 from billing.access.tax_ledger import InvoiceTax, add_receipt_totals, invoice_tax
 from billing.exceptions import ConditionFailed
 from billing.models import AuditEvent, Receipt, ReceiptNumberLookup, Subscription
+from billing.rules.seat_lines import LineSeats
 from core.clock import billing_today
 from core.dynamo import engine
 
@@ -37,13 +38,15 @@ class PaidChange:
     written: list[Receipt] = field(default_factory=list)
 
     def receipt(self, number: str, *, today: date, period_end: date, actor: str, sku: str, product_name: str,
-                kind: str, retention_days: int) -> tuple[Receipt, ReceiptNumberLookup]:
+                kind: str, retention_days: int, seats: LineSeats | None = None,
+                ) -> tuple[Receipt, ReceiptNumberLookup]:
         """The change's numbered receipt (``kind``: switch, seats), today to ``period_end``,
-        keyed under ``sku``; kept as ``written``."""
+        keyed under ``sku``; kept as ``written``. ``seats``: the several seats its line pays
+        for (a switch's, which keeps them)."""
         receipt, lookup, _ = build_receipt(
             self.sub, billing_date=today, amount=self.charged, currency=self.sub.Currency, charge_id=self.charge_id,
             retention_days=retention_days, period_end=period_end, actor=actor, sku=sku, tax=self.tax,
-            product_name=product_name, kind=kind, number=number, processed_at=self.processed_at)
+            product_name=product_name, kind=kind, number=number, processed_at=self.processed_at, seats=seats)
         self.written[:] = [receipt]
         return receipt, lookup
 

@@ -154,8 +154,8 @@ def build_receipt(
     ``usage_amount``); ``priced``: that usage as the charge priced it, with its parts (the
     price's tiers: ``metered.priced_usage``), so the usage is one invoice line a tier
     (without it, or for another quantity: one usage line). ``seats``: the several seats the
-    fixed fee pays for (a period's or a switch's charge: billing/rules/seat_lines.py), on
-    its line; None for one."""
+    fixed fee pays for (a switch's charge: billing/rules/seat_lines.py), on its line; None
+    for one."""
     sku = sku or sub.SKU
     processed_at = processed_at or utc_now()
     receipt = Receipt(

@@ -27,6 +27,7 @@ from billing.models import (
 )
 from billing.rules.price_objects import default_price_id
 from billing.rules.schedule import renewal_reminder
+from billing.rules.seat_lines import line_seats
 from billing.rules.switch import SwitchQuote
 from core.dynamo import engine
 
@@ -135,7 +136,9 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
             receipt, lookup = change.receipt(
                 number, today=today, period_end=quote.charged_through, actor=actor,
                 sku=receipt_sku or product.SKU, product_name=product.Name, kind="switch",
-                retention_days=retention_days)
+                retention_days=retention_days,
+                # the seats it keeps, at the new price, named on its invoice line
+                seats=line_seats(quote.quantity, quote.unit_amount))
             receipt.SKU = product.SKU  # the product charged; a key's mark is only the switch's
             receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
                 sub.ProductName

@@ -30,6 +30,7 @@ from billing.models import AuditAction, CreditNote, Receipt, Subscription
 from billing.notify import credit_note_context
 from billing.operations.retention import retained_until, retention_years
 from billing.rules.schedule import cadence_of, charges_paying_from
+from billing.rules.seat_lines import charge_seats
 from billing.rules.switch import receipts_from, unused_credit
 from core.mail import money_text, send_customer_email
 from core.payments.errors import GatewayError, PaymentError, RefundRefused
@@ -161,7 +162,7 @@ def refund_unapplied_switch(sub: Subscription, charge: ChargeResult, *, actor: s
     receipt, _ = access.create_receipt(
         sub, billing_date=start, amount=charge.amount, currency=charge.currency, charge_id=charge.charge_id,
         retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=end, actor=actor,
-        sku=charge.metadata.get("sku"), kind=kind,
+        sku=charge.metadata.get("sku"), kind=kind, seats=charge_seats(charge.metadata),
         tax=access.invoice_tax(sub, amount=charge.amount, on=start, metadata=charge.metadata))
     receipt = access.get_receipt(sub.account_id, receipt.SK) or receipt
     left = receipt.net_amount

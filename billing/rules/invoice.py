@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from billing.models import CreditNote, Receipt, TaxLineMap
 from billing.rules.price_words import part_words
 from billing.rules.pricing import UsagePart
+from billing.rules.seat_lines import LineSeats, line_seats_words, stored_seats
 from billing.rules.tax import REVERSE_CHARGE_NOTE, Treatment
 
 
@@ -63,13 +64,21 @@ class Line:
     tax: int
     gross: int
     tier: UsageTier | None = None
+    seats: LineSeats | None = None  # a fixed fee of several seats (billing/rules/seat_lines.py)
+    currency: str = ""  # the document's, to word a seat's price
 
     @property
     def description(self) -> str:
         """The stored description, or a usage tier's words in the active language when it
-        is read ("api_calls: 235 calls × $0.002"): a page, the PDF and the e-mail are each
-        worded in their reader's language, whenever the document was made."""
-        return self.text if self.tier is None else usage_tier_words(self.tier)
+        is read ("api_calls: 235 calls × $0.002"), or a fixed fee of several seats with
+        them ("Team: $20.00 a seat × 5"): a page, the PDF and the e-mail are each worded in
+        their reader's language, whenever the document was made."""
+        if self.tier is not None:
+            return usage_tier_words(self.tier)
+        if self.seats is not None:
+            return _("%(description)s: %(seats)s") % {"description": self.text,
+                                                      "seats": line_seats_words(self.seats, self.currency)}
+        return self.text
 
 
 def usage_tier_words(tier: UsageTier) -> str:
@@ -177,10 +186,16 @@ def _buyer(item: Receipt | CreditNote) -> Party:
 def _lines(item: Receipt | CreditNote, description: str, start: str | None, end: str | None,
            gross: int) -> list[Line]:
     if item.TaxLines:
-        return [Line(line.Description, line.PeriodStart, line.PeriodEnd, int(line.Net), str(line.TaxRate),
-                     int(line.Tax), int(line.Gross), usage_tier(line, item.Currency)) for line in item.TaxLines]
+        return [line_of(line, item.Currency) for line in item.TaxLines]
     # One line, from the item's own totals (what a single charge is today).
     return [Line(description, start, end, int(item.Net), str(item.TaxRate or "0"), int(item.Tax or 0), gross)]
+
+
+def line_of(line: TaxLineMap, currency: str) -> Line:
+    """A stored line as the document shows it: every reader of an invoice's lines (the
+    page, the PDF, the e-mail, the API) words it by this one function."""
+    return Line(line.Description, line.PeriodStart, line.PeriodEnd, int(line.Net), str(line.TaxRate),
+                int(line.Tax), int(line.Gross), usage_tier(line, currency), stored_seats(line), currency)
 
 
 def invoice_of(receipt: Receipt) -> Document | None:

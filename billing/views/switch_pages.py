@@ -34,6 +34,7 @@ from billing.rules.cadence_words import amount_per_period
 from billing.rules.pricing import Interval
 from billing.rules.projection import ComingCharge, coming_charges
 from billing.rules.schedule import Cadence, cadence_of
+from billing.rules.seat_lines import seats_words
 from billing.rules.switch import SwitchQuote, SwitchRefused, applies_now, quantity_of
 from billing.views.common import live_subscription
 from core.localformat import local_date
@@ -83,11 +84,7 @@ def seat_words(quote: SwitchQuote, unit_price: str) -> str:
     """The seats the switch keeps, beside the new price's words, as the subscription page
     says them ("$20.00 a seat × 5", "5 seats, priced by tiers"); "" for one seat.
     ``unit_price``: the new price of one seat, formatted as the page formats money."""
-    if not quote.several_seats:
-        return ""
-    if quote.unit_amount is None:
-        return _("%(n)s seats, priced by tiers") % {"n": quote.quantity}
-    return _("%(unit)s a seat × %(n)s") % {"unit": unit_price, "n": quote.quantity}
+    return seats_words(quote.quantity, None if quote.unit_amount is None else unit_price)
 
 
 def charge_after_switch(sub: Subscription, quote: SwitchQuote) -> ComingCharge | None:
