@@ -90,13 +90,19 @@ def never_free(terms: PriceTerms) -> bool:
 
 
 def subscribable(price: Price) -> bool:
-    """Whether the portal lists ``price`` among a product's choices."""
+    """Whether ``price`` can be a subscription's fixed price (subscribed to, or switched to)."""
     if price.Status != PriceStatus.ACTIVE or price.Meter:
         return False
     if by_tiers(price):
         return is_per_seat(price) and never_free(terms_of(price))
     return (price.BillingScheme == BillingScheme.PER_UNIT and price.UnitAmount is not None
             and int(price.UnitAmount) > 0)
+
+
+def offered(price: Price) -> bool:
+    """Whether the subscribe page lists ``price`` among its product's choices: a price it
+    can be subscribed to, or an active metered price, for its usage alone."""
+    return subscribable(price) or (bool(price.Meter) and price.Status == PriceStatus.ACTIVE)
 
 
 def choose_price(price: Price | None, product: Product, quantity: int | None = None) -> PriceChoice:
@@ -107,8 +113,8 @@ def choose_price(price: Price | None, product: Product, quantity: int | None = N
         raise PriceRefused(_("This price is not one of this product's."))
     if price.Status != PriceStatus.ACTIVE:
         raise PriceRefused(_("This price has been archived: it can no longer be subscribed to."))
-    if price.Meter:
-        raise PriceRefused(_("A metered price cannot be subscribed to yet."))
+    if price.Meter:  # subscribed to alone by ``choose_offer``; never switched to as a fixed price
+        raise PriceRefused(_("A metered price bills usage: it cannot be a subscription's fixed price."))
     if not subscribable(price):
         if by_tiers(price) and not is_per_seat(price):
             raise PriceRefused(_("A price by tiers or packages can be subscribed to only when it is sold by the "
@@ -166,6 +172,16 @@ def choose_usage_only(price: Price | None, product: Product) -> PriceChoice:
         raise PriceRefused(_("Only a metered price can be subscribed to for its usage alone."))
     return PriceChoice(price.PriceId, 0, None, 1, price.Currency.upper(), str(price.Interval),
                        int(price.IntervalCount or 1), 0, False, usage_only=True)
+
+
+def choose_offer(price: Price | None, product: Product, quantity: int | None = None) -> PriceChoice:
+    """A price the subscribe page offered (``offered``): a metered one for its usage alone
+    (one subscription, no seats), any other as ``choose_price``."""
+    if price is not None and price.Meter:
+        if quantity not in (None, 1):
+            raise PriceRefused(_("This price is for one subscription: its quantity is 1."), "quantity")
+        return choose_usage_only(price, product)
+    return choose_price(price, product, quantity)
 
 
 def choose_metered_price(price: Price | None, product: Product, currency: str) -> Price:

@@ -36,15 +36,16 @@ from billing.rules.price_choice import (
     PriceChoice,
     PriceRefused,
     choose_metered_price,
-    choose_price,
+    choose_offer,
     is_per_seat,
     metered_price_of,
-    subscribable,
+    offered,
 )
 from billing.rules.price_objects import terms_of
 from billing.rules.price_words import interval_words, price_words
 from billing.rules.projection import Terms, new_subscription_charges
 from billing.rules.schedule import Schedule, first_period, new_cadence
+from billing.rules.switch import usage_only
 from billing.templatetags.portal import decline_reason
 from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
 from core.cardforms import tokenize_card_form
@@ -102,6 +103,9 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
     if choice is not None and choice.stored_price_id:
         quote.update(price_id=choice.stored_price_id, interval=choice.interval, interval_count=choice.interval_count,
                      **choice.attributes())
+    if choice is not None and choice.usage_only:  # no fixed fee: the metered price is its one price
+        quote.update(usage_only=True, metered_price_id=choice.metered_price_id, interval=choice.interval,
+                     interval_count=choice.interval_count)
     if metered is not None:
         quote["metered_price_id"] = metered.PriceId
     return quote
@@ -152,7 +156,7 @@ def _price_offers(products: list[Product], sku: str | None) -> dict[str, Price]:
     product = next((p for p in products if sku == p.SKU), None)
     if product is None:
         return {}
-    return {p.PriceId: p for p in access.list_prices(product.SKU, product=product) if subscribable(p)}
+    return {p.PriceId: p for p in access.list_prices(product.SKU, product=product) if offered(p)}
 
 
 def usage_words(price: Price) -> str:
@@ -201,7 +205,7 @@ def _chosen_price(pending: dict[str, Any], product: Product) -> tuple[PriceChoic
     if not pending.get("price_id"):
         return None, ""
     price = access.get_price(pending["price_id"])
-    choice = choose_price(price, product, pending.get("quantity"))
+    choice = choose_offer(price, product, pending.get("quantity"))
     assert price is not None  # choose_price refuses a missing one
     words = price_words(terms_of(price), price.UnitLabel)
     if choice.per_seat:
@@ -249,7 +253,7 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid() and form.cleaned_data.get("price"):
         product_now = next(p for p in products if form.cleaned_data["product"] == p.SKU)
         try:
-            chosen_price = choose_price(offers.get(form.cleaned_data["price"]), product_now,
+            chosen_price = choose_offer(offers.get(form.cleaned_data["price"]), product_now,
                                         form.cleaned_data.get("quantity"))
         except PriceRefused as refused:
             form.add_error(refused.field if refused.field in form.fields else "price", str(refused))
@@ -288,19 +292,24 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                 # The chosen price (none: the product's monthly default) and its seats.
                 **({"price_id": chosen_price.stored_price_id, "quantity": chosen_price.quantity}
                    if chosen_price and chosen_price.stored_price_id else {}),
-                # The product's metered price in that currency: its usage billed in arrears.
-                **_pending_metered(metered, form.cleaned_data["product"],
-                                   chosen_price.currency if chosen_price else
-                                   next(p.Currency for p in products if form.cleaned_data["product"] == p.SKU),
-                                   _cadence(chosen_price)),
+                # A metered price alone is the price chosen; else the product's metered price
+                # in that currency and cadence, its usage billed in arrears beside it.
+                **({"price_id": chosen_price.price_id} if chosen_price and chosen_price.usage_only else
+                   _pending_metered(metered, form.cleaned_data["product"],
+                                    chosen_price.currency if chosen_price else
+                                    next(p.Currency for p in products if form.cleaned_data["product"] == p.SKU),
+                                    _cadence(chosen_price))),
             }
             return redirect("subscribe_confirm")
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
 
 
 def _offer_words(price: Price, metered: Price | None) -> str:
-    """A price offered on step 1, in words, with the metered price billed beside it."""
+    """A price offered on step 1, in words, with the metered price billed beside it; a
+    metered price offered for its usage alone says it has no fixed fee."""
     words = price_words(terms_of(price), price.UnitLabel)
+    if price.Meter:
+        return _("Usage alone, no fixed fee: %(words)s") % {"words": words}
     return f"{words} · {usage_words(metered)}" if metered is not None else words
 
 
@@ -448,8 +457,10 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         "billing_country": country_name(pending.get("billing_country")),
         "vat_number": (pending.get("vat") or {}).get("number"),
         "already": already, "change_url": f"{reverse('subscribe')}?{change}", "trial_used": trial_used,
-        "price_words": chosen_words,
-        "usage_words": price_words(terms_of(metered), metered.UnitLabel) if metered is not None else "",
+        # usage alone: no fixed price's words, the metered price's as its usage
+        "price_words": "" if choice is not None and choice.usage_only else chosen_words,
+        "usage_words": chosen_words if choice is not None and choice.usage_only else
+        price_words(terms_of(metered), metered.UnitLabel) if metered is not None else "",
     }, status=409 if requote else 200)
 
 
@@ -566,6 +577,11 @@ def started_page(request: HttpRequest, started: actions.Started, product_name: s
             "Your first payment, %(amount)s, is on %(next)s.") % {
             "product": product_name, "trial_end": local_date(sub.TrialEnd, "j F Y"),
             "amount": format_with_symbol(out.amount or 0, currency), "next": local_date(sub.NextPaymentDate, "j F Y")})
+        return redirect("subscription", sub_id=sub.sub_id)
+    if usage_only(sub):
+        messages.success(request, _(
+            "You are subscribed to %(product)s. Nothing was charged today: you pay for your usage, from your next "
+            "payment on %(next)s.") % {"product": product_name, "next": local_date(sub.NextPaymentDate, "j F Y")})
         return redirect("subscription", sub_id=sub.sub_id)
     messages.success(request, _(
         "You are subscribed to %(product)s. We charged %(amount)s for %(start)s to %(end)s; "

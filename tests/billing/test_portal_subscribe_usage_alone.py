@@ -1,0 +1,69 @@
+"""Subscribing in the portal to a product's metered price alone (docs/USAGE.md "Usage
+alone"): the subscribe page offers it as "Usage alone, no fixed fee"; the confirm page
+says nothing is charged today and shows the price as the usage; the subscription pays
+nothing at first (a receipt of 0, no charge) and names the metered price; a metered price
+is never a switch's fixed price."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+
+from billing import access
+from billing.actions import meters as meter_actions
+from billing.actions import prices as price_actions
+from billing.actions import switch as switch_actions
+from billing.models import MeterAggregation
+from billing.rules.switch import SwitchRefused, usage_only
+from core.payments.gateway import get_gateway
+from tests.api.test_api_usage_billing import TERMS
+from tests.builders import GOOD_CARD, receipts_of
+
+pytestmark = pytest.mark.django_db
+
+QUOTE = re.compile(r'name="quote" value="([^"]+)"')
+USAGE_WORDS = "first 1,000 calls free, then $0.002 a call, a month"
+
+
+@pytest.fixture
+def travel():
+    with time_machine.travel(datetime(2027, 2, 15, 12, tzinfo=UTC), tick=False):
+        yield
+
+
+@pytest.fixture
+def metered(products):
+    meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
+    access.create_product("API", "Developer API", 999, "USD")
+    return price_actions.add_price("API", TERMS["graduated"][0], actor="test", nickname="calls",
+                                   unit_label="call", meter="api_calls")
+
+
+def test_usage_alone_is_offered_confirmed_and_started_without_a_charge(travel, customer, metered) -> None:
+    offers = customer.client.get("/subscribe/?product=API").content.decode()
+    assert f'value="{metered.PriceId}"' in offers and f"Usage alone, no fixed fee: {USAGE_WORDS}" in offers
+    step = customer.client.post("/subscribe/", {"product": "API", "price": metered.PriceId, "payment_day": "15",
+                                                **GOOD_CARD})
+    assert step.status_code == 302, step.content.decode()
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    assert "Nothing is charged today: each payment is your usage of the period just ended." in html
+    assert 'data-testid="amount">No fixed fee: you pay for your usage' in html
+    assert f'data-testid="usage">{USAGE_WORDS}' in html and "Today you pay the fixed price only." not in html
+    assert re.search(r'data-testid="first-charge">\$0\.00', html) and "Confirm and pay" not in html
+    done = customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
+    assert done.status_code == 302, done.content.decode()
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    assert usage_only(sub) and sub.MeteredPriceId == metered.PriceId and sub.PriceId is None
+    assert [int(r.ProcessedAmount) for r in receipts_of(sub)] == [0]
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == []
+    page = customer.client.get(done["Location"]).content.decode()
+    assert "Nothing was charged today: you pay for your usage, from your next payment on 15 March 2027." in page
+    assert "No fixed fee: you pay for your usage" in page
+
+
+def test_a_metered_price_is_never_a_switch_target(metered) -> None:
+    with pytest.raises(SwitchRefused, match="cannot be a subscription's fixed price"):
+        switch_actions.target_of(metered.PriceId)
