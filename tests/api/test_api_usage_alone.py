@@ -13,6 +13,7 @@ import pytest
 import time_machine
 
 from billing import access
+from billing.actions import lifecycle
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.models import MeterAggregation
@@ -137,3 +138,18 @@ def test_the_portal_and_the_e_mails_say_usage_alone(metered, write_api: ApiClien
     # the staff account page names its one price, the metered one's words
     [words] = price_lines([fresh(sub)])[sub.sub_id]
     assert words == "first 1,000 units free, then $0.002 a unit, a month"
+
+
+def test_a_cancel_now_bills_the_open_period_s_usage_and_refunds_nothing(metered, write_api: ApiClient) -> None:
+    customer, price, _fixed = metered
+    _body, sub = _subscribe(write_api, customer, {"items": [{"price": price.PriceId}]})
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        for n, (day, value) in enumerate([(date(2027, 2, 20), 1100), (date(2027, 3, 1), 100)]):
+            assert write_api.post("/meter_events", _event(sub, n, day, value)).json()["status"] == "accepted"
+    with time_machine.travel(datetime(2027, 3, 2, 12, tzinfo=UTC), tick=False):
+        lifecycle.cancel_now(fresh(sub), today=date(2027, 3, 2), actor="customer", reason="too_expensive")
+    # 1,200 calls: 200 past the free 1,000 at 0.2 cents, 40 cents in one charge of the usage
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    assert charge["amount"] == 40 and charge["metadata"]["kind"] == "usage"
+    assert sorted(int(r.ProcessedAmount) for r in receipts_of(sub)) == [0, 40]
+    assert not any(r.RefundedAmount for r in receipts_of(sub))
