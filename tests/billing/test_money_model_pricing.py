@@ -81,7 +81,7 @@ from billing.rules.price_objects import terms_of
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode, amount_for
 from billing.rules.schedule import cadence_of, period_amount
 from billing.rules.seats import SeatsRefused
-from billing.rules.switch import SwitchRefused
+from billing.rules.switch import SwitchRefused, usage_only
 from billing.rules.usage import EventRefused
 from core.payments.gateway import get_gateway
 from tests.machines import DayClock, TrackedSubscription, own_table
@@ -233,6 +233,15 @@ class PricingMachine(RuleBasedStateMachine):
             assert started.started
             sub = attach_metered_price(started.sub, self.metered[interval, count].PriceId, actor="test")
             self.subs.append(Tracked(sub, self.today, amount, quantity, tiers))
+        # A customer of the monthly metered price alone (docs/USAGE.md "Usage alone"): no
+        # fixed fee, its first payment a receipt of 0, each later one its usage only.
+        token = get_gateway().tokenize_card(GOOD, 12, 2040, "123")
+        started = actions.subscribe(
+            access.create_account(f"p{next(self.names)}@example.com"), sku="API", product_name="Developer API",
+            payment_day=days[0], amount=0, currency=currency, card=token, today=self.today, actor="customer",
+            metered_price_id=self.metered["month", 1].PriceId)
+        assert started.started and usage_only(started.sub)
+        self.subs.append(Tracked(started.sub, self.today, 0, 1))
 
     # --- helpers -----------------------------------------------------------------------
 
