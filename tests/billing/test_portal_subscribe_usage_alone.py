@@ -7,42 +7,20 @@ is never a switch's fixed price."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 import pytest
-import time_machine
 
 from billing import access
-from billing.actions import meters as meter_actions
-from billing.actions import prices as price_actions
 from billing.actions import switch as switch_actions
-from billing.models import MeterAggregation
 from billing.rules.switch import SwitchRefused, usage_only
 from core.payments.gateway import get_gateway
-from tests.api.test_api_usage_billing import TERMS
+from tests.billing.test_portal_subscribe_metered import QUOTE, USAGE_WORDS, metered, travel  # noqa: F401 (its fixtures)
 from tests.builders import GOOD_CARD, receipts_of
 
 pytestmark = pytest.mark.django_db
 
-QUOTE = re.compile(r'name="quote" value="([^"]+)"')
-USAGE_WORDS = "first 1,000 calls free, then $0.002 a call, a month"
 
-
-@pytest.fixture
-def travel():
-    with time_machine.travel(datetime(2027, 2, 15, 12, tzinfo=UTC), tick=False):
-        yield
-
-
-@pytest.fixture
-def metered(products):
-    meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
-    access.create_product("API", "Developer API", 999, "USD")
-    return price_actions.add_price("API", TERMS["graduated"][0], actor="test", nickname="calls",
-                                   unit_label="call", meter="api_calls")
-
-
-def test_usage_alone_is_offered_confirmed_and_started_without_a_charge(travel, customer, metered) -> None:
+def test_usage_alone_is_offered_confirmed_and_started_without_a_charge(travel, customer, metered) -> None:  # noqa: F811
     offers = customer.client.get("/subscribe/?product=API").content.decode()
     assert f'value="{metered.PriceId}"' in offers and f"Usage alone, no fixed fee: {USAGE_WORDS}" in offers
     step = customer.client.post("/subscribe/", {"product": "API", "price": metered.PriceId, "payment_day": "15",
@@ -64,6 +42,6 @@ def test_usage_alone_is_offered_confirmed_and_started_without_a_charge(travel, c
     assert "No fixed fee: you pay for your usage" in page
 
 
-def test_a_metered_price_is_never_a_switch_target(metered) -> None:
+def test_a_metered_price_is_never_a_switch_target(metered) -> None:  # noqa: F811
     with pytest.raises(SwitchRefused, match="cannot be a subscription's fixed price"):
         switch_actions.target_of(metered.PriceId)
