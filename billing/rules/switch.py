@@ -264,11 +264,12 @@ def check_switch(sub: Subscription, product: Product | None, today: date,
         raise SwitchRefused(_("Only an active subscription can switch (a past-due one pays what it owes first)."))
     if sub.CancelMode or sub.PausedFrom or not sub.NextPaymentDate:
         raise SwitchRefused(_("A paused or cancelling subscription cannot switch."))
-    if usage_only(sub):
-        # Its one item is metered: a fixed price would be a second item, which a
-        # subscription cannot hold yet (docs/USAGE.md "Usage alone").
-        raise SwitchRefused(_("A subscription to usage alone cannot switch price yet: subscribe to the other "
-                              "price, then cancel this one."))
+    if usage_only(sub) and target.sku != sub.SKU:
+        # Its metered price is its product's: a fixed price of that product joins it (the
+        # usage then billed beside it); another product's would leave it billing this one's
+        # usage (docs/USAGE.md "Usage alone").
+        raise SwitchRefused(_("A subscription to usage alone can add a fixed price of its own product only: "
+                              "subscribe to the other product, then cancel this one."))
     refusal = seats_refusal(sub, target)
     if refusal:  # the seats are kept (as Stripe keeps an item's quantity): the price must take them
         raise SwitchRefused(refusal)

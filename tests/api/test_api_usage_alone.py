@@ -117,10 +117,36 @@ def test_usage_alone_refusals(metered, write_api: ApiClient) -> None:
     assert both.status_code == 400 and error_of(both)["param"] == "items"
     assert access.get_subscriptions_by_account(customer.account_id) == []
     _body, sub = _subscribe(write_api, customer, {"items": [{"price": price.PriceId}]})
+    access.create_product("PHOTO", "Photo editor", 500, "USD")
+    other = price_actions.add_price("PHOTO", PriceTerms("USD", unit_amount=Decimal(500)), actor="test")
     with time_machine.travel(SUBSCRIBED, tick=False):
-        switch = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": fixed.PriceId})
+        switch = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": other.PriceId})
     assert switch.status_code in (400, 409) and "usage alone" in error_of(switch)["message"], switch.content
-    assert usage_only(fresh(sub))
+    assert usage_only(fresh(sub)) and get_gateway().charges_made(sub_id=sub.sub_id) == []
+
+
+def test_usage_alone_adds_a_fixed_price_of_its_product_and_keeps_billing_its_usage(
+        metered, read_api: ApiClient, write_api: ApiClient) -> None:
+    """From pay-as-you-go to a plan: a fixed price of the same product joins the metered
+    one, charged now for the days left of the period (nothing paid to credit), and the next
+    payment is the plan's fee and the usage of the period, as announced."""
+    customer, price, fixed = metered
+    _body, sub = _subscribe(write_api, customer, {"items": [{"price": price.PriceId}]})
+    with time_machine.travel(datetime(2027, 3, 1, 12, tzinfo=UTC), tick=False):
+        assert write_api.post("/meter_events", _event(sub, 1, date(2027, 2, 20), 1500)).json()["status"] == "accepted"
+        done = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": fixed.PriceId})
+        assert done.status_code == 200, done.content
+        assert done.json()["items"] == [{"price": fixed.PriceId, "quantity": 1}, {"price": price.PriceId}]
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+    # 1 to 14 March of $9.99 a month: 14 of February-March's 28 days, half of 999 rounded half up
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    assert (charge["amount"], charge["metadata"]["kind"]) == (500, "switch")
+    assert not usage_only(fresh(sub)) and fresh(sub).MeteredPriceId == price.PriceId
+    # the plan's fee and 500 calls past the free 1,000 at 0.2 cents
+    assert shown["amount_due"] == 999 + 100
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        outcome = payments.take_payment(fresh(sub), run_date=PAY_DAY)
+    assert outcome.status == "paid" and outcome.amount == shown["amount_due"]
 
 
 def test_the_portal_and_the_e_mails_say_usage_alone(metered, write_api: ApiClient, mailoutbox) -> None:
@@ -131,6 +157,9 @@ def test_the_portal_and_the_e_mails_say_usage_alone(metered, write_api: ApiClien
         page = customer.client.get(f"/subscriptions/{sub.sub_id}/").content.decode()
     assert "No fixed fee: you pay for your usage" in page and 'data-testid="usage"' in page
     assert "$0.00 a month" not in page
+    with time_machine.travel(SUBSCRIBED, tick=False):
+        switch_page = customer.client.get(f"/subscriptions/{sub.sub_id}/switch/")
+    assert switch_page.status_code == 200 and "Developer API" in switch_page.content.decode()
     confirmed, = (m for m in mailoutbox if "confirmed" in m.subject)
     assert "No fixed fee: you pay for your usage" in confirmed.body
     receipt, = (m for m in mailoutbox if m.subject.startswith("Invoice"))
