@@ -6,6 +6,7 @@ charges nothing; the subscription cannot switch price (a second item it cannot h
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -13,6 +14,7 @@ import pytest
 import time_machine
 
 from billing import access
+from billing.access.usage import USAGE_SHARDS
 from billing.actions import lifecycle
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
@@ -62,7 +64,7 @@ def _event(sub, n: int, day: date, value: int) -> dict:
 
 
 def test_usage_alone_pays_nothing_first_then_its_usage_as_estimated(
-        metered, read_api: ApiClient, write_api: ApiClient) -> None:
+        metered, read_api: ApiClient, write_api: ApiClient, ddb_requests) -> None:
     customer, price, _fixed = metered
     body, sub = _subscribe(write_api, customer, {"items": [{"price": price.PriceId}]})
     assert (body["amount"], body["items"], body["currency"]) == (0, [{"price": price.PriceId}], "USD")
@@ -81,9 +83,16 @@ def test_usage_alone_pays_nothing_first_then_its_usage_as_estimated(
     assert [(line["meter"], line["quantity"]) for line in shown["lines"]] == [("api_calls", 1000), ("api_calls", 235)]
     assert shown["amount_due"] == 47 == sum(line["amount"] + line["tax"] for line in shown["lines"])
 
+    due = fresh(sub)
+    ddb_requests.reset()
     with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
-        outcome = payments.take_payment(fresh(sub), run_date=PAY_DAY)
+        outcome = payments.take_payment(due, run_date=PAY_DAY)
     assert outcome.status == "paid", outcome.reason
+    # as a fixed price's payment with a metered price (tests/api/test_api_usage_billing.py):
+    # the seller's profile, the price's and the meter's GetItems, the period closed (an
+    # UpdateItem per usage shard) and read (one Query), the receipt's transaction, the advance
+    assert ddb_requests.by_name() == Counter({"GetItem": 3, "UpdateItem": 1 + USAGE_SHARDS, "Query": 1,
+                                              "TransactWriteItems": 1})
     [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
     paid = next(r for r in receipts_of(sub) if r.ChargeId)
     assert charge["amount"] == int(paid.ProcessedAmount) == shown["amount_due"]
