@@ -293,6 +293,8 @@ def coupon_error(code: str, reason: str | None) -> str:
         CouponRefusal.EXPIRED: _("The coupon %(code)s has expired."),
         CouponRefusal.USED_UP: _("The coupon %(code)s has been used as many times as it may be."),
         CouponRefusal.CURRENCY: _("The coupon %(code)s is for another currency than this product's."),
+        CouponRefusal.NO_FIXED_FEE: _("The coupon %(code)s discounts a fixed fee: this subscription has none, "
+                                      "only its usage."),
     }
     message = messages.get(reason, _("The coupon %(code)s changed just now: please try again."))
     return str(message) % {"code": code}

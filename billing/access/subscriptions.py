@@ -37,7 +37,7 @@ from billing.access.events import new_event, subscription_snapshot
 from billing.access.lookups import record_subscription_id
 from billing.access.outbox import preview, save_item, subscription_event, transact_update
 from billing.access.trials import trial_use
-from billing.exceptions import AlreadyExists, ConditionFailed, TrialAlreadyUsed
+from billing.exceptions import AlreadyExists, ConditionFailed, CouponRefused, TrialAlreadyUsed
 from billing.models import (
     MAX_TRIAL_DAYS,
     Account,
@@ -50,6 +50,7 @@ from billing.models import (
     SubscriptionStatus,
     TrialUse,
 )
+from billing.rules.coupons import CouponRefusal
 from billing.rules.schedule import (
     Cadence,
     cadence_of,
@@ -132,6 +133,8 @@ def create_subscription(
     usage_only = amount == 0 and metered_price_id is not None
     if not isinstance(amount, int) or amount < 0 or (amount == 0 and not usage_only):
         raise ValueError("amount must be a positive integer number of minor units (0: a metered price alone)")
+    if usage_only and coupon is not None:  # no fixed fee to discount; nothing written
+        raise CouponRefused(coupon.Code, CouponRefusal.NO_FIXED_FEE)
     if not isinstance(trial_days, int) or not 0 <= trial_days <= MAX_TRIAL_DAYS:
         raise ValueError(f"trial days must be 0-{MAX_TRIAL_DAYS}, not {trial_days!r}")
     check_payment_day(payment_day)

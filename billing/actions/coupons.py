@@ -8,6 +8,8 @@ from datetime import date, timedelta
 
 from billing import access
 from billing.models import Coupon, Subscription
+from billing.rules.coupons import CouponRefusal
+from billing.rules.switch import usage_only
 
 
 def add_coupon(code: str, *, percent_off: int | None, amount_off: int | None, currency: str | None, duration: str,
@@ -34,7 +36,10 @@ def end_coupon(coupon: Coupon, *, actor: str) -> Coupon:
 def give_coupon(sub: Subscription, coupon: Coupon, *, today: date, actor: str) -> Subscription:
     """Staff give ``coupon`` to a live subscription, from its next payment (replacing any
     coupon it had). ``CouponRefused``, ``PaymentInProgress`` (a payment is due: try after
-    the run) or ``ConditionFailed`` (changed meanwhile)."""
+    the run) or ``ConditionFailed`` (changed meanwhile). A subscription to usage alone has
+    no fixed fee to discount: ``CouponRefused`` (``no_fixed_fee``), nothing written."""
+    if usage_only(sub):
+        raise access.CouponRefused(coupon.Code, CouponRefusal.NO_FIXED_FEE)
     return access.apply_coupon(sub, coupon, today=today, actor=actor)
 
 

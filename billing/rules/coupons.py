@@ -70,6 +70,9 @@ class CouponRefusal(StrEnum):
     EXPIRED = "expired"
     USED_UP = "used_up"
     CURRENCY = "currency"
+    # a coupon discounts the fixed fee: a subscription to usage alone has none (usage is
+    # never discounted, docs/MONEY.md "Coupons")
+    NO_FIXED_FEE = "no_fixed_fee"
 
 
 def refusal(*, active: bool, valid_from: str | None, valid_until: str | None, uses: int, max_uses: int | None,

@@ -30,7 +30,7 @@ from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import NEW_CARD, ConfirmForm, SubscribeForm, coupon_error, vies_refused_error
 from billing.models import Coupon, Price, Product, ProductStatus, Subscription
 from billing.rules.cadence_words import amount_every
-from billing.rules.coupons import payments_left
+from billing.rules.coupons import CouponRefusal, payments_left
 from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.price_choice import (
     PriceChoice,
@@ -257,6 +257,9 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                                         form.cleaned_data.get("quantity"))
         except PriceRefused as refused:
             form.add_error(refused.field if refused.field in form.fields else "price", str(refused))
+    if request.method == "POST" and form.is_valid() and form.cleaned_data.get("coupon") and chosen_price \
+            and chosen_price.usage_only:  # no fixed fee to discount (usage never is)
+        form.add_error("coupon", coupon_error(form.cleaned_data["coupon"], CouponRefusal.NO_FIXED_FEE))
     if request.method == "POST" and form.is_valid() and form.cleaned_data.get("coupon"):
         chosen_product = next(p for p in products if form.cleaned_data["product"] == p.SKU)
         try:

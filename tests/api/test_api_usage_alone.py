@@ -132,6 +132,13 @@ def test_usage_alone_refusals(metered, write_api: ApiClient) -> None:
         switch = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": other.PriceId})
     assert switch.status_code in (400, 409) and "usage alone" in error_of(switch)["message"], switch.content
     assert usage_only(fresh(sub)) and get_gateway().charges_made(sub_id=sub.sub_id) == []
+    # a coupon discounts a fixed fee: none here (usage is never discounted), nothing written
+    access.create_coupon("TENOFF", actor="staff", percent_off=10, duration="forever")
+    with time_machine.travel(SUBSCRIBED, tick=False):
+        coupon = write_api.post(f"/subscriptions/{sub.sub_id}/coupon", {"code": "TENOFF"})
+    assert coupon.status_code == 400 and error_of(coupon)["param"] == "code", coupon.content
+    assert "this subscription has none, only its usage" in error_of(coupon)["message"]
+    assert fresh(sub).CouponCode is None and int(access.get_coupon("TENOFF").Uses or 0) == 0
 
 
 def test_usage_alone_adds_a_fixed_price_of_its_product_and_keeps_billing_its_usage(
@@ -191,3 +198,16 @@ def test_a_cancel_now_bills_the_open_period_s_usage_and_refunds_nothing(metered,
     assert charge["amount"] == 40 and charge["metadata"]["kind"] == "usage"
     assert sorted(int(r.ProcessedAmount) for r in receipts_of(sub)) == [0, 40]
     assert not any(r.RefundedAmount for r in receipts_of(sub))
+
+
+def test_the_subscription_s_own_write_refuses_a_coupon_on_usage_alone(metered) -> None:
+    """The last guard, whoever calls it: nothing written, the coupon's use not counted."""
+    customer, price, _fixed = metered
+    access.create_coupon("TENOFF", actor="staff", percent_off=10, duration="forever")
+    with pytest.raises(access.CouponRefused) as refused:
+        access.create_subscription(access.get_account(customer.account_id), sku="API", payment_day=15, amount=0,
+                                   currency="USD", card=card(), today=date(2027, 2, 15), reminder_days_before=7,
+                                   coupon=access.get_coupon("TENOFF"), metered_price_id=price.PriceId)
+    assert refused.value.reason == "no_fixed_fee"
+    assert access.get_subscriptions_by_account(customer.account_id) == []
+    assert int(access.get_coupon("TENOFF").Uses or 0) == 0

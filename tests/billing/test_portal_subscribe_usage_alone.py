@@ -45,3 +45,15 @@ def test_usage_alone_is_offered_confirmed_and_started_without_a_charge(travel, c
 def test_a_metered_price_is_never_a_switch_target(metered) -> None:  # noqa: F811
     with pytest.raises(SwitchRefused, match="cannot be a subscription's fixed price"):
         switch_actions.target_of(metered.PriceId)
+
+
+def test_a_coupon_with_usage_alone_is_refused_and_nothing_made(travel, customer, metered) -> None:  # noqa: F811
+    access.create_coupon("TENOFF", actor="staff", percent_off=10, duration="forever")
+    step = customer.client.post("/subscribe/", {"product": "API", "price": metered.PriceId, "payment_day": "15",
+                                                "coupon": "TENOFF", **GOOD_CARD})
+    # a field error on step 1, the choices kept
+    assert step.status_code == 200
+    assert step.context["form"].errors["coupon"] == [
+        "The coupon TENOFF discounts a fixed fee: this subscription has none, only its usage."]
+    assert access.get_subscriptions_by_account(customer.account_id) == []
+    assert int(access.get_coupon("TENOFF").Uses or 0) == 0
