@@ -196,6 +196,9 @@ GSI2_PROJECTION = [
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
     *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES, "MeteredPriceId",
+    # The seats the fixed fee pays for (and one seat's price): named on the renewal's
+    # invoice line by the charge's metadata (billing/rules/seat_lines.py).
+    "Quantity", "UnitAmount",
 ]
 
 # The hash keys of both due indexes: a date and a write shard. One date's

@@ -48,6 +48,7 @@ from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import tax_metadata
 from billing.rules.projection import ComingCharge, MeteredUsage, coming_charges, owed_charge, with_usage
 from billing.rules.schedule import cadence_of, renewal_reminder, retry_after
+from billing.rules.seat_lines import charge_seats, seats_metadata
 from billing.rules.tax import Seller
 from core.clock import billing_today
 from core.localformat import LocalDate
@@ -191,6 +192,8 @@ def take_payment(
         **(tax_metadata(owed.tax_line, prices_include_tax=seller.tax.prices_include_tax) if owed.tax_line else {}),
         # The usage billed in arrears with it (its second line), as charged.
         **(usage_metadata(owed.usage) if owed.usage else {}),
+        # The seats the fee pays for, named on its invoice line as charged (``charge_seats``).
+        **seats_metadata(sub),
     }
     if amount == 0:
         # Nothing to charge (a coupon took it all): the gateway refuses amounts <= 0, so
@@ -363,6 +366,7 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         # The usage billed in arrears with it, as the charge's metadata says.
         usage={k: v for k, v in result.metadata.items() if k.startswith("usage_")} or None,
         priced=priced or usage_priced(result.metadata),
+        seats=charge_seats(result.metadata),
     )
     try:
         access.advance_after_payment(

@@ -1,9 +1,11 @@
 """The seats an invoice line pays for, as Stripe's proration line shows its item's
 ``quantity``: a switch's charge of several seats (the switch keeps them) stores them on
-its line (``TaxLineMap.Quantity`` and ``SeatPrice``), and the line is worded when it is
-read, in its reader's language ("Team: $20.00 a seat × 5"). A line of one seat stores
-nothing and reads as before. (A renewal's line names no seats yet: the payment run reads
-the subscription from GSI-1, which projects neither ``Quantity`` nor ``UnitAmount``.)
+its line (``TaxLineMap.Quantity`` and ``SeatPrice``), and so does a period's charge (the
+first payment and every renewal: the payment run reads ``Quantity`` and ``UnitAmount``
+from GSI-2, which projects them); the line is worded when it is read, in its reader's
+language ("Team: $20.00 a seat × 5"). A line of one seat stores nothing and reads as
+before. Both charges carry the seats in their metadata, so a receipt recorded later (a
+webhook, the reconciliation) names the seats charged for.
 """
 
 from __future__ import annotations
@@ -30,10 +32,21 @@ def line_seats(quantity: int, unit_amount: int | None) -> LineSeats | None:
     return LineSeats(quantity, unit_amount) if quantity > 1 else None
 
 
+def seats_metadata(sub: object) -> dict[str, str]:
+    """A period's charge's metadata of the seats ``sub`` holds (none for one seat), as
+    ``charge_seats`` reads them back."""
+    quantity = getattr(sub, "Quantity", None)
+    if quantity is None or int(quantity) <= 1:
+        return {}
+    unit = getattr(sub, "UnitAmount", None)
+    return {"quantity": str(int(quantity)), "unit_amount": "" if unit is None else str(int(unit))}
+
+
 def charge_seats(metadata: dict[str, str]) -> LineSeats | None:
-    """The seats a switch's charge names in its metadata (``quantity``, ``unit_amount``:
-    empty when priced by tiers), for its receipt when the switch is recorded later."""
-    if metadata.get("kind") != "switch" or not metadata.get("quantity"):
+    """The seats a switch's or a period's charge names in its metadata (``quantity``,
+    ``unit_amount``: empty when priced by tiers), for its receipt (recorded now or later).
+    A change of seats' charge (``kind`` ``seats``) pays for the seats added alone: none."""
+    if metadata.get("kind") not in (None, "switch") or not metadata.get("quantity"):
         return None
     unit = metadata.get("unit_amount") or ""
     return line_seats(int(metadata["quantity"]), int(unit) if unit else None)
