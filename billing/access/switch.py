@@ -107,8 +107,9 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     before = subscription_snapshot(sub)
     previous = sub.PreviousProductName if sub.PreviousSKU else sub.ProductName
     previous_sku = sub.PreviousSKU or sub.SKU
+    # the product's default price, and the metered price kept alone (its MeteredPriceId), are no PriceId
     price_id = quote.new_price_id if quote.new_price_id and quote.new_price_id != default_price_id(product.SKU) \
-        else None
+        and quote.new_price_id != sub.MeteredPriceId else None
     actions = [Subscription.SKU.set(product.SKU), Subscription.ProductName.set(product.Name),
                Subscription.PaymentAmount.set(quote.new_price),
                Subscription.PriceId.set(price_id) if price_id else Subscription.PriceId.remove(),

@@ -29,7 +29,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
-from billing.models import AuditAction, Price, Product, Subscription
+from billing.models import AuditAction, Price, PriceStatus, Product, Subscription
 from billing.notify import manage_url, tell
 from billing.operations.payments import next_charge, send_receipt
 from billing.operations.refunds import refund_unapplied_switch, refund_unused_days
@@ -83,7 +83,11 @@ def target_for(price: Price | None, product: Product) -> SwitchTarget:
     sold by the seat, its bounds (and its tiers when priced by tiers of seats), so that a
     subscription of several seats keeps them (``rules.switch.seats_refusal``).
     ``SwitchRefused`` for a price that cannot be subscribed to
-    (``price_choice.choose_price``'s reasons)."""
+    (``price_choice.choose_price``'s reasons). A metered price: its usage alone, no fixed
+    fee (``check_switch`` allows only the subscription's own)."""
+    if price is not None and price.Meter and price.SKU == product.SKU and price.Status == PriceStatus.ACTIVE:
+        return SwitchTarget(product.SKU, product.Name, 0, price.PriceId, price.Currency.upper(),
+                            Interval(price.Interval), int(price.IntervalCount or 1), metered=True)
     try:
         chosen = choose_price(price, product, None)  # the price as such, at its least seats
     except PriceRefused as refused:
@@ -127,7 +131,9 @@ def targets(sub: Subscription) -> list[SwitchTarget]:
     current = current_price_id(sub)
     for product in access.list_products():
         for price in access.list_prices(product.SKU, product=product):
-            if price.Currency.upper() != sub.Currency.upper() or not subscribable(price) or price.PriceId == current:
+            own_usage = bool(price.Meter) and price.PriceId == getattr(sub, "MeteredPriceId", None)
+            if price.Currency.upper() != sub.Currency.upper() or not (subscribable(price) or own_usage) \
+                    or price.PriceId == current:
                 continue
             with suppress(SwitchRefused):
                 target = target_for(price, product)

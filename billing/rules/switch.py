@@ -88,6 +88,9 @@ class SwitchTarget:
     min_quantity: int = 1
     max_quantity: int | None = None
     terms: PriceTerms | None = None
+    # The subscription's own metered price, alone: no fixed fee from the next payment
+    # (a plan back to pay-as-you-go; docs/USAGE.md "Usage alone"). ``amount`` is 0.
+    metered: bool = False
 
     def amount_for(self, seats: int) -> int:
         """A period of the price for ``seats`` seats (minor units): one seat's × seats, or
@@ -101,8 +104,9 @@ class SwitchTarget:
 
     @property
     def stored_price_id(self) -> str | None:
-        """The subscription's ``PriceId``: none for the product's default price."""
-        return None if self.price_id.startswith(DEFAULT_PRICE_PREFIX) else self.price_id
+        """The subscription's ``PriceId``: none for the product's default price, nor for
+        usage alone (its metered price is its ``MeteredPriceId``)."""
+        return None if self.metered or self.price_id.startswith(DEFAULT_PRICE_PREFIX) else self.price_id
 
     def same_cadence(self, cadence: Cadence) -> bool:
         return (Interval(self.interval), int(self.count)) == (cadence.interval, cadence.count)
@@ -115,6 +119,10 @@ def default_target(product: Product) -> SwitchTarget:
 
 
 def current_price_id(sub: Subscription) -> str:
+    """The price the subscription pays by: its fixed price (null: its product's default),
+    or, for usage alone, its metered price."""
+    if usage_only(sub):
+        return str(sub.MeteredPriceId)
     return sub.PriceId or default_price_id(sub.SKU)
 
 
@@ -264,6 +272,9 @@ def check_switch(sub: Subscription, product: Product | None, today: date,
         raise SwitchRefused(_("Only an active subscription can switch (a past-due one pays what it owes first)."))
     if sub.CancelMode or sub.PausedFrom or not sub.NextPaymentDate:
         raise SwitchRefused(_("A paused or cancelling subscription cannot switch."))
+    if target.metered and target.price_id != getattr(sub, "MeteredPriceId", None):
+        # Usage alone is the usage the subscription is billed for already, without the fee.
+        raise SwitchRefused(_("Only the metered price the subscription is billed by can be kept alone."))
     if usage_only(sub) and target.sku != sub.SKU:
         # Its metered price is its product's: a fixed price of that product joins it (the
         # usage then billed beside it); another product's would leave it billing this one's

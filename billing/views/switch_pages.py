@@ -63,9 +63,11 @@ def product_choices(sub: Subscription) -> list[tuple[str, str]]:
     seats = quantity_of(sub)  # kept by the switch: each price for them, as it would be charged
     for target in actions.targets(sub):
         now = applies_now(sub, target)
-        value = target.sku if target.stored_price_id is None else target.price_id
+        value = target.sku if target.stored_price_id is None and not target.metered else target.price_id
         amount = target.amount_for(seats)
-        if (target.interval, target.count) == ("month", 1):
+        if target.metered:  # its own metered price, alone: a lower price, so from the next payment
+            label = _("%(name)s — your usage alone, no fixed fee (from your next payment)") % {"name": target.name}
+        elif (target.interval, target.count) == ("month", 1):
             price = format_with_symbol(amount, target.currency)
             if now:
                 label = _("%(name)s — %(price)s a month (upgrade: from today)") % {"name": target.name, "price": price}
@@ -97,14 +99,18 @@ def charge_after_switch(sub: Subscription, quote: SwitchQuote) -> ComingCharge |
 
 def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
     money = sub.Currency
-    after = charge_after_switch(sub, quote)
+    # usage alone: its next payment is the usage, not known yet (the subscription page's
+    # estimate says it as it grows); no amount is announced here
+    alone = quote.new_price == 0
+    after = None if alone else charge_after_switch(sub, quote)
     cadence = quote.new_cadence or cadence_of(sub)
     due_now = actions.charged_now(sub, quote)
     return {
         "quote": quote, "old_price": format_with_symbol(quote.old_price, money),
         "new_price": format_with_symbol(quote.new_price, money),
         # "€120.00 a year": the new price in words, with its cadence
-        "new_price_words": target_words(quote.new_price, money, str(cadence.interval), cadence.count),
+        "new_price_words": _("No fixed fee: you pay for your usage") if alone else
+        target_words(quote.new_price, money, str(cadence.interval), cadence.count),
         "monthly": cadence.is_monthly,
         "seat_words": seat_words(quote, format_with_symbol(quote.unit_amount or 0, money)),
         "next_charge": after, "next_amount": format_with_symbol(after.amount, money) if after else "",

@@ -211,3 +211,52 @@ def test_the_subscription_s_own_write_refuses_a_coupon_on_usage_alone(metered) -
     assert refused.value.reason == "no_fixed_fee"
     assert access.get_subscriptions_by_account(customer.account_id) == []
     assert int(access.get_coupon("TENOFF").Uses or 0) == 0
+
+
+def test_a_plan_goes_back_to_usage_alone_from_its_next_payment(
+        metered, read_api: ApiClient, write_api: ApiClient) -> None:
+    """A plan's fee with its metered price switched to the metered price alone: a lower
+    price, so from the next payment (the period paid is kept); that payment bills the
+    period's usage and no fee, as the upcoming payment says."""
+    customer, price, fixed = metered
+    body, sub = _subscribe(write_api, customer, {"items": [{"price": fixed.PriceId}, {"price": price.PriceId}]})
+    assert body["items"] == [{"price": fixed.PriceId, "quantity": 1}, {"price": price.PriceId}]
+    with time_machine.travel(datetime(2027, 3, 1, 12, tzinfo=UTC), tick=False):
+        assert write_api.post("/meter_events", _event(sub, 1, date(2027, 2, 20), 1500)).json()["status"] == "accepted"
+        done = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": price.PriceId})
+        assert done.status_code == 200, done.content
+        assert done.json()["items"] == [{"price": price.PriceId}] and done.json()["amount"] == 0
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+        again = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": price.PriceId})
+    assert again.status_code in (400, 409)  # already its price
+    assert usage_only(fresh(sub)) and fresh(sub).PriceId is None
+    assert [c["amount"] for c in get_gateway().charges_made(sub_id=sub.sub_id)] == [999]  # the first fee only
+    # 500 calls past the free 1,000 at 0.2 cents, and no fee
+    assert shown["amount_due"] == 100 and all(line["meter"] == "api_calls" for line in shown["lines"])
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        outcome = payments.take_payment(fresh(sub), run_date=PAY_DAY)
+    assert outcome.status == "paid" and outcome.amount == 100
+
+
+def test_only_the_subscription_s_own_metered_price_is_kept_alone(metered, write_api: ApiClient) -> None:
+    customer, price, fixed = metered
+    _body, sub = _subscribe(write_api, customer, {"price": fixed.PriceId})  # no metered price
+    with time_machine.travel(SUBSCRIBED, tick=False):
+        refused = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": price.PriceId})
+    assert refused.status_code in (400, 409), refused.content
+    assert "Only the metered price the subscription is billed by" in error_of(refused)["message"]
+    assert int(fresh(sub).PaymentAmount) == 999 and not fresh(sub).MeteredPriceId
+
+
+def test_the_portal_offers_a_plan_its_own_usage_alone(metered, write_api: ApiClient) -> None:
+    customer, price, fixed = metered
+    _body, sub = _subscribe(write_api, customer, {"items": [{"price": fixed.PriceId}, {"price": price.PriceId}]})
+    with time_machine.travel(datetime(2027, 3, 1, 12, tzinfo=UTC), tick=False):
+        customer.client.post("/login/", {"username": customer.email, "password": PASSWORD})
+        page = customer.client.get(f"/subscriptions/{sub.sub_id}/switch/")
+        choices = dict(page.context["form"].fields["sku"].choices)
+        assert choices[price.PriceId] == "Developer API — your usage alone, no fixed fee (from your next payment)"
+        confirm = customer.client.post(f"/subscriptions/{sub.sub_id}/switch/", {"sku": price.PriceId})
+    html = confirm.content.decode()
+    assert confirm.status_code == 200 and "No fixed fee: you pay for your usage" in html, html[:400]
+    assert 'data-testid="next-payment"' not in html  # the usage is not known yet: no amount announced

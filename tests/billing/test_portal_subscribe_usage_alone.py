@@ -2,7 +2,7 @@
 alone"): the subscribe page offers it as "Usage alone, no fixed fee"; the confirm page
 says nothing is charged today and shows the price as the usage; the subscription pays
 nothing at first (a receipt of 0, no charge) and names the metered price; a metered price
-is never a switch's fixed price."""
+as a switch's target is its usage alone."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from billing import access
 from billing.actions import switch as switch_actions
-from billing.rules.switch import SwitchRefused, usage_only
+from billing.rules.switch import usage_only
 from core.payments.gateway import get_gateway
 from tests.billing.test_portal_subscribe_metered import QUOTE, USAGE_WORDS, metered, travel  # noqa: F401 (its fixtures)
 from tests.builders import GOOD_CARD, receipts_of
@@ -42,9 +42,9 @@ def test_usage_alone_is_offered_confirmed_and_started_without_a_charge(travel, c
     assert "No fixed fee: you pay for your usage" in page
 
 
-def test_a_metered_price_is_never_a_switch_target(metered) -> None:  # noqa: F811
-    with pytest.raises(SwitchRefused, match="cannot be a subscription's fixed price"):
-        switch_actions.target_of(metered.PriceId)
+def test_a_metered_price_as_a_switch_target_is_its_usage_alone(metered) -> None:  # noqa: F811
+    _product, target = switch_actions.target_of(metered.PriceId)
+    assert target is not None and target.metered and target.amount == 0 and target.stored_price_id is None
 
 
 def test_a_coupon_with_usage_alone_is_refused_and_nothing_made(travel, customer, metered) -> None:  # noqa: F811
