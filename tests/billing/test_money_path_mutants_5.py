@@ -7,6 +7,7 @@ under a second."""
 from __future__ import annotations
 
 import decimal
+from datetime import date
 from decimal import Decimal
 
 import pytest
@@ -21,7 +22,9 @@ from billing.rules.pricing import (
     UsagePart,
     amount_for,
     amount_parts,
+    seats_amount,
 )
+from billing.rules.schedule import Cadence
 
 # --- the price models --------------------------------------------------------------------
 
@@ -105,3 +108,41 @@ def test_price_terms_keep_their_fields_normalised_at_the_bounds() -> None:
     assert tiered.tiers == (Tier(1), Tier(2), Tier(None, 1)) and type(tiered.tiers) is tuple
     assert type(tiered.tiers_mode) is TiersMode and tiered.model == "graduated"
     assert type(tiered.billing_scheme) is BillingScheme and tiered.unit_amount is None
+
+
+def test_a_period_s_price_of_seats_is_the_tiers_amount_else_one_seat_s_price_times_the_seats() -> None:
+    tiers = (Tier(5, 1000), Tier(None, 800))  # the first 5 seats at 10.00, the others at 8.00
+    graduated = PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED, tiers=tiers)
+    assert seats_amount(7, terms=graduated) == 6600
+    assert seats_amount(7, unit=999, terms=graduated) == 6600  # the tiers win over a unit price
+    assert seats_amount(7, unit=1000) == 7000
+    with pytest.raises(ValueError, match="^quantity must be from 0 to"):
+        seats_amount(-1, terms=graduated)
+
+
+# --- the schedule ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda: Cadence(10, "week", 157, date(2027, 1, 4)), "every 157 weeks is out of range"),
+    (lambda: Cadence(10, "week", 0, date(2027, 1, 4)), "every 0 weeks is out of range"),
+    (lambda: Cadence(10, "year", 4, date(2027, 1, 10)), "every 4 years is out of range"),
+    (lambda: Cadence(10, "day", 1096, date(2027, 1, 4)), "every 1096 days is out of range"),
+    (lambda: Cadence(10, "week"), "every 1 weeks needs an anchor date"),
+    (lambda: Cadence(10, "month", 2), "every 2 months needs an anchor date"),
+    (lambda: Cadence(0), "payment day must be 1-31, not 0"),
+    (lambda: Cadence(32, "week", 1, date(2027, 1, 4)), "payment day must be 1-31, not 32"),
+])
+def test_a_cadence_is_refused_in_words(make, words) -> None:
+    with pytest.raises(ValueError) as refused:
+        make()
+    assert str(refused.value) == words
+
+
+def test_a_cadence_s_bounds_are_included() -> None:
+    anchor = date(2027, 1, 4)
+    for interval, most in (("day", 1095), ("week", 156), ("month", 36), ("year", 3)):
+        for count in (1, most):
+            cadence = Cadence(31 if interval == "month" else 1, interval, count, anchor)
+            assert cadence.count == count and type(cadence.interval) is Interval
+    assert Cadence(1).interval == Interval.MONTH and Cadence(31).is_monthly
