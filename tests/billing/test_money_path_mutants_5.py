@@ -7,7 +7,7 @@ under a second."""
 from __future__ import annotations
 
 import decimal
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
@@ -24,7 +24,7 @@ from billing.rules.pricing import (
     amount_parts,
     seats_amount,
 )
-from billing.rules.schedule import Cadence
+from billing.rules.schedule import Cadence, cadence_of, charges_paying_from
 
 # --- the price models --------------------------------------------------------------------
 
@@ -146,3 +146,24 @@ def test_a_cadence_s_bounds_are_included() -> None:
             cadence = Cadence(31 if interval == "month" else 1, interval, count, anchor)
             assert cadence.count == count and type(cadence.interval) is Interval
     assert Cadence(1).interval == Interval.MONTH and Cadence(31).is_monthly
+
+
+def test_an_item_s_cadence_is_read_from_its_interval_count_and_anchor() -> None:
+    class Yearly:
+        PaymentDay, Interval, IntervalCount, IntervalAnchor = 29, "year", 2, "2028-02-29"
+
+    class Weekly:
+        PaymentDay, Interval, IntervalCount, IntervalAnchor = 3, "week", None, "2027-01-04"
+
+    assert cadence_of(Yearly()) == Cadence(29, Interval.YEAR, 2, date(2028, 2, 29))
+    assert cadence_of(Weekly()) == Cadence(3, Interval.WEEK, 1, date(2027, 1, 4))
+
+
+def test_the_receipts_read_back_reach_two_of_the_longest_periods_and_never_less_than_three_months() -> None:
+    today = date(2027, 3, 15)
+    assert charges_paying_from(Cadence(15, "year", 1, date(2026, 3, 15)), today) == date(2025, 2, 15)  # 25 months
+    assert charges_paying_from(Cadence(15, "month", 2, date(2027, 1, 15)), today) == date(2026, 10, 15)  # 5 months
+    assert charges_paying_from(15, today) == date(2026, 12, 15)  # 3 months
+    # every 100 days: 201 days back; every 2 weeks: 29 days, so the three months
+    assert charges_paying_from(Cadence(1, "day", 100, date(2027, 1, 1)), today) == today - timedelta(days=201)
+    assert charges_paying_from(Cadence(1, "week", 2, date(2027, 1, 1)), today) == date(2026, 12, 15)
