@@ -24,7 +24,7 @@ from billing.rules.pricing import (
     amount_parts,
     seats_amount,
 )
-from billing.rules.schedule import Cadence, cadence_of, charges_paying_from
+from billing.rules.schedule import Cadence, cadence_of, charges_paying_from, retry_after
 
 # --- the price models --------------------------------------------------------------------
 
@@ -167,3 +167,10 @@ def test_the_receipts_read_back_reach_two_of_the_longest_periods_and_never_less_
     # every 100 days: 201 days back; every 2 weeks: 29 days, so the three months
     assert charges_paying_from(Cadence(1, "day", 100, date(2027, 1, 1)), today) == today - timedelta(days=201)
     assert charges_paying_from(Cadence(1, "week", 2, date(2027, 1, 1)), today) == date(2026, 12, 15)
+
+
+def test_a_retry_one_day_after_is_kept() -> None:
+    declined = date(2027, 3, 15)
+    assert retry_after(declined, [1, 3], 0) == date(2027, 3, 16)
+    assert retry_after(declined, [1, 3], 1) == date(2027, 3, 17)  # the gap 3 - 1
+    assert retry_after(declined, [1, 3], 2) is None
