@@ -8,7 +8,8 @@ Score = (killed + timeout) / (mutants that were run). A mutant no selected test 
 ("no tests") counts against the score, as a survivor would: no test would notice it.
 Exit status 1 when a module scores below ``--min`` (default 0: report only).
 
-``--rechecked FILE``: the output of scripts/mutants_recheck.py (``killed <mutant>`` lines).
+``--rechecked FILE``: the output of scripts/mutants_recheck.py (``killed <mutant>`` and
+``timeout <mutant>`` lines).
 mutmut does not run a survivor again while its function is unchanged, nor a test it
 mapped before on the mutants that test now kills; a survivor the recheck killed with
 today's tests counts as killed, in a column of its own.
@@ -44,7 +45,8 @@ def rechecked_kills(path: Path | None) -> set[str]:
     """The mutants a ``mutants_recheck.py`` output says the tests kill."""
     if path is None:
         return set()
-    return {line.split()[1] for line in path.read_text().splitlines() if line.startswith("killed ")}
+    # a "timeout" line is a looping mutant the recheck stopped: killed, as mutmut counts one
+    return {line.split()[1] for line in path.read_text().splitlines() if line.startswith(("killed ", "timeout "))}
 
 
 def apply_rechecks(results: dict[str, dict[str, str]], killed: set[str]) -> None:
