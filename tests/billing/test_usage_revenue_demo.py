@@ -21,9 +21,11 @@ TODAY = date(2026, 12, 4)
 @pytest.mark.django_db
 def test_the_history_s_usage_is_reported_beside_mrr_and_a_second_run_adds_nothing(moto_table) -> None:
     assert "run the revenue history part first" in usage_revenue.seed(TODAY)[0]
-    account = access.create_account(EMAIL.format(1), user_id=make_user(EMAIL.format(1)).pk)
-    make_subscription(account, amount=4900, today=date(2026, 8, 15))
     with on(TODAY):
+        # made on the day the figures are read (its CreatedDate is the clock's): made on a
+        # later real day, it would not have existed yet on TODAY, and counted no MRR
+        account = access.create_account(EMAIL.format(1), user_id=make_user(EMAIL.format(1)).pk)
+        make_subscription(account, amount=4900, today=date(2026, 8, 15))
         first = usage_revenue.seed(TODAY)
         again = usage_revenue.seed(TODAY)
         assert first == again == ["usage revenue: 3 paid charges with usage, 53.35 USD net over three months"]
