@@ -24,7 +24,7 @@ from billing.api.reads import ERRORS
 from billing.api.schemas import PRINTABLE, Body, KeyId, ListOut, Out, SubscriptionOut, whole_number
 from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS, refusals, shown
 from billing.models import Card, ProductStatus
-from billing.rules.price_choice import PriceRefused, bills_with, choose_price, choose_usage_only
+from billing.rules.price_choice import PriceRefused, bills_with, choose_offer
 from billing.rules.price_objects import price_object
 from billing.rules.pricing import MAX_INTERVAL_COUNT, BillingScheme, Interval, PriceTerms, Tier, TiersMode
 from core.money import is_payable_currency
@@ -285,28 +285,27 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
     first payment a receipt of 0: ``choose_usage_only``). A tiered, package or archived price, or a quantity out of its bounds, is a 400 naming the field; a declined
     first charge a 402 (the subscription ended unpaid)."""
     metered = _metered_item(body)
-    # A metered item alone: a subscription to its usage (no fixed fee: ``choose_usage_only``).
-    alone = metered if metered is not None and body.items is None and body.price is None else None
-    price_id, quantity, prefix = (metered[0].PriceId, None, metered[1]) if alone else _price_and_quantity(body)
+    # A metered item alone is the price subscribed to: its usage, no fixed fee (``choose_offer``).
+    usage_alone = metered if metered is not None and body.items is None and body.price is None else None
+    if usage_alone is not None:
+        metered = None
+    price_id, quantity, prefix = (usage_alone[0].PriceId, None, usage_alone[1]) if usage_alone \
+        else _price_and_quantity(body)
     account = found(access.get_account(body.customer), "customer", "customer")
-    price = alone[0] if alone else access.get_price(price_id)
+    price = usage_alone[0] if usage_alone else access.get_price(price_id)
     product = access.get_product(price.SKU) if price is not None else None
     if price is None or product is None:
         raise ApiError(404, f"No such price: {price_id}.", param=f"{prefix}price")
     if product.Status != ProductStatus.ACTIVE:
         raise ApiError(400, f"The product {product.SKU} is retired: it cannot be subscribed to.",
                        param=f"{prefix}price")
-    if not alone and metered is None and price.Meter:  # the flat form of a metered price alone
-        if quantity is not None:
-            raise ApiError(400, "A metered price's item has no quantity: its usage is billed.", param="quantity")
-        alone = (price, prefix)
+    if price.Meter and quantity is not None:  # the flat form of a metered price alone: no seats
+        raise ApiError(400, "A metered price's item has no quantity: its usage is billed.", param=f"{prefix}quantity")
     with translation.override("en"):
         try:
-            choice = choose_usage_only(price, product) if alone else choose_price(price, product, quantity)
+            choice = choose_offer(price, product, quantity)
         except PriceRefused as refused:
             raise ApiError(400, str(refused), param=f"{prefix}{refused.field}") from None
-    if alone:
-        metered = None  # the choice's own price
     if metered is not None and metered[0].Currency != price.Currency:
         raise ApiError(400, f"The metered price is in {metered[0].Currency}, the fixed price in {price.Currency}: "
                             "both must be in one currency.", param=f"{metered[1]}price")
