@@ -37,6 +37,9 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
         "per_period": _("No fixed fee: you pay for your usage") if usage_only(sub)
         else "" if cadence.is_monthly else lazy(amount_per_period, str)(amount, cadence),
         "usage_only": usage_only(sub),
+        # Its usage is billed in arrears, so a cancellation still charges the usage up to
+        # its last day: the cancel e-mails say so.
+        "metered": bool(sub.MeteredPriceId),
         "card": format_lazy(_("{brand} ending {last4}"), brand=card.Brand, last4=card.Last4) if card
         else _("your card on file"),
         "last4": card.Last4 if card else "",

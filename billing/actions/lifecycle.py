@@ -21,7 +21,7 @@ from billing.notify import manage_url, tell
 from billing.operations.final_usage import bill_final_usage, retry_usage_later
 from billing.operations.payments import owed_amount
 from billing.operations.refunds import refund_receipt
-from billing.rules.lifecycle import CancelMode, unused_share
+from billing.rules.lifecycle import CancelMode, unused_share, usage_billed_on
 from billing.rules.schedule import cadence_of, charges_paying_from
 from billing.rules.switch import receipts_from
 from core.mail import date_text, lazy_message, money_text
@@ -36,7 +36,8 @@ def _name(sub: Subscription) -> str:
 
 def cancel_at_period_end(sub: Subscription, *, today: date, actor: str, reason: str, comment: str = "",
                          action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED) -> Subscription:
-    """No further charge; served to ``PaidThroughDate``; "Keep" undoes it until then."""
+    """No further charge but the usage of its last period (a metered price's, billed the
+    day after its last day); served to ``PaidThroughDate``; "Keep" undoes it until then."""
     access.end_subscription(sub, mode=CancelMode.PERIOD_END, today=today, actor=actor, reason=reason,
                             comment=comment, action=action)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
@@ -44,7 +45,7 @@ def cancel_at_period_end(sub: Subscription, *, today: date, actor: str, reason: 
         gettext_noop("Your %(product)s subscription ends on %(date)s"), product=_name(sub),
         date=date_text(paid_through) if paid_through else "-"),
         paid_through=paid_through, can_keep=bool(paid_through and paid_through >= today),
-        manage_url=manage_url(sub))
+        manage_url=manage_url(sub), usage_on=usage_billed_on(sub))
     return sub
 
 
@@ -53,6 +54,10 @@ class CancelledNow:
     sub: Subscription
     refunded: int = 0  # minor units, in the subscription's currency
     refund_failures: list[str] = field(default_factory=list)  # one line each; staff can refund by hand
+    # The open period's usage, billed by the cancel: charged (minor units, tax included), or
+    # left to the payment run (the bank declined it, or the processor was out of reach).
+    usage_charged: int = 0
+    usage_pending: bool = False
     # The refunds' audit action: a customer's own cancel refunds them, staff's is a staff refund.
     refund_action: AuditAction = AuditAction.STAFF_REFUND
 
@@ -74,29 +79,36 @@ def cancel_now(sub: Subscription, *, today: date, actor: str, reason: str, comme
             _refund_unused(receipt, amount, today, actor, done)
     # The open period's usage, through today (its receipt pays no day after today: no
     # refund above takes it back). After the cancel, so no payment bills it too.
-    _bill_usage_now(sub, today, actor)
+    _bill_usage_now(sub, today, actor, done)
     tell("cancelled_now", sub, lazy_message(gettext_noop("Your %(product)s subscription is cancelled"), product=_name(sub)),
           ended_on=today, refunded=money_text(done.refunded, sub.Currency) if done.refunded else "",
-          refund_pending=bool(done.refund_failures))
+          refund_pending=bool(done.refund_failures),
+          usage=money_text(done.usage_charged, sub.Currency) if done.usage_charged else "",
+          usage_pending=done.usage_pending)
     return done
 
 
-def _bill_usage_now(sub: Subscription, today: date, actor: str) -> None:
-    """A cancel now's usage, at once; should the bank decline it, the entry the cancel put
-    has the payment run retry it (``PAYMENT_RETRY_DAYS``); should the processor be out of
-    reach, the next run charges it under the same key. Either way the cancel stands."""
+def _bill_usage_now(sub: Subscription, today: date, actor: str, done: CancelledNow) -> None:
+    """A cancel now's usage, at once (what it charged, or that it is left to the run, is
+    put on ``done`` for the page and the e-mail); should the bank decline it, the entry the
+    cancel put has the payment run retry it (``PAYMENT_RETRY_DAYS``); should the processor
+    be out of reach, the next run charges it under the same key. Either way the cancel
+    stands."""
     if not sub.MeteredPriceId:
         return
     entry = usage_end_entry(sub, today, CancelMode.NOW)
     try:
-        done = bill_final_usage(sub, last_day=today, actor=actor)
+        billed = bill_final_usage(sub, last_day=today, actor=actor)
     except GatewayError as error:
         log.warning("usage of %s's last period left to the payment run: %s", sub.sub_id, error)
+        done.usage_pending = True
         return
-    if done.declined:
-        retry_usage_later(entry, sub, today, done.declined)
+    if billed.declined:
+        retry_usage_later(entry, sub, today, billed.declined)
+        done.usage_pending = True
     else:
         access.delete_entry(entry)
+        done.usage_charged = int(billed.receipt.ProcessedAmount) if billed.receipt is not None else 0
 
 
 def refunds_if_cancelled_now(sub: Subscription, today: date, *,

@@ -27,10 +27,11 @@ from billing.access.usage import mark_billed, usage_for_period
 from billing.access.usage_billing import retry_usage_end, usage_end_entries
 from billing.models import Receipt, Subscription, SubscriptionStatus, UsageEndEntry
 from billing.operations.metered import priced_usage, usage_metadata, usage_priced
-from billing.rules.invoice_tax import tax_metadata
+from billing.rules.invoice_tax import TaxTerms, tax_metadata
 from billing.rules.lifecycle import CancelMode
 from billing.rules.projection import MeteredUsage
 from billing.rules.schedule import anchor_on_or_before, cadence_of, retry_after
+from billing.rules.tax import TaxLine
 from core.clock import billing_today
 from core.payments.errors import GatewayError
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
@@ -67,6 +68,41 @@ def usage_start(sub: Subscription, last_day: date) -> date:
     return anchor_on_or_before(cadence_of(sub), last_day)
 
 
+@dataclass(frozen=True)
+class UsageDue:
+    """The open period's usage a cancellation bills: its first day, the usage priced, and
+    its tax line (``line.gross`` is the amount charged)."""
+
+    start: date
+    usage: MeteredUsage
+    line: TaxLine
+    tax: TaxTerms
+
+
+def usage_due(sub: Subscription, last_day: date, *, close: bool = False) -> UsageDue | None:
+    """What billing ``sub``'s usage through ``last_day`` charges, as ``bill_final_usage``
+    charges it (None: no metered price, nothing used, or a trial's first period that never
+    began): the cancel page shows it before the customer confirms. ``close``: the period
+    is closed first (``mark_billed``), so no event is left unbilled; the page's reading
+    closes nothing. Requests: the price's and the meter's GetItems, the usage's Query (and
+    one UpdateItem per usage shard to close it)."""
+    if not sub.MeteredPriceId:
+        return None
+    price = get_price(sub.MeteredPriceId)
+    if price is None or not price.Meter:
+        return None
+    start, end = usage_start(sub, last_day), last_day + timedelta(days=1)
+    if start >= end:  # cancelled during a free trial: its first period, and its usage, never began
+        return None
+    if close:
+        mark_billed(sub.account_id, price.Meter, last_day)
+    usage = priced_usage(price, start, end, math.ceil(usage_for_period(sub.account_id, price.Meter, start, end)))
+    if usage.amount <= 0:
+        return None
+    tax = access.tax_terms(sub)
+    return UsageDue(start, usage, tax.line(usage.amount, last_day), tax)
+
+
 def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
                      gateway: PaymentGateway | None = None, attempt: int = 0) -> FinalUsage:
     """Close ``sub``'s usage through ``last_day``, charge it and record its receipt (none:
@@ -74,20 +110,10 @@ def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
     period stays closed, and the entry's retry charges it under ``attempt``'s key). Requests: the
     price's and the meter's GetItems, one UpdateItem per usage shard, the Query, then the
     charge and the receipt's transaction when anything was used."""
-    if not sub.MeteredPriceId:
+    due = usage_due(sub, last_day, close=True)  # closed first: no event is left unbilled
+    if due is None:
         return FinalUsage()
-    price = get_price(sub.MeteredPriceId)
-    if price is None or not price.Meter:
-        return FinalUsage()
-    start, end = usage_start(sub, last_day), last_day + timedelta(days=1)
-    if start >= end:  # cancelled during a free trial: its first period, and its usage, never began
-        return FinalUsage()
-    mark_billed(sub.account_id, price.Meter, last_day)  # closed first: no event is left unbilled
-    usage = priced_usage(price, start, end, math.ceil(usage_for_period(sub.account_id, price.Meter, start, end)))
-    if usage.amount <= 0:
-        return FinalUsage()
-    tax = access.tax_terms(sub)
-    line = tax.line(usage.amount, last_day)
+    start, usage, line, tax = due.start, due.usage, due.line, due.tax
     metadata = {
         "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "kind": USAGE_KIND,
         "billing_date": start.isoformat(), "period_start": start.isoformat(), "period_end": last_day.isoformat(),

@@ -177,6 +177,16 @@ def can_keep(sub: Subscription, today: date) -> bool:
     return state_of(sub, today).kind == "cancelling"
 
 
+def usage_billed_on(sub: Subscription) -> date | None:
+    """The day a cancel at period end charges its last period's usage: a metered price's
+    usage is billed in arrears, the day after the last day served (the payment run's
+    ``bill_ended_periods``); None without a metered price or a paid-through day. The
+    pages and e-mails that promise "nothing more is charged" say this instead."""
+    if not sub.MeteredPriceId or not sub.PaidThroughDate:
+        return None
+    return date.fromisoformat(sub.PaidThroughDate) + timedelta(days=1)
+
+
 def kept_next_payment(sub: Subscription) -> date:
     """Keeping a subscription: the next payment is the day after the last paid day."""
     paid_through = _day(sub.PaidThroughDate)

@@ -21,8 +21,10 @@ from billing.customers import customer_required
 from billing.exceptions import PauseRefused
 from billing.forms import CancelChoiceForm, PauseForm
 from billing.models import Subscription
+from billing.operations.final_usage import usage_due
 from billing.operations.payments import next_charge, owed_amount
-from billing.rules.lifecycle import CancelMode, can_keep, check_pausable, pause_end, state_of
+from billing.rules.lifecycle import CancelMode, can_keep, check_pausable, pause_end, state_of, usage_billed_on
+from billing.rules.switch import usage_only
 from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
 from billing.views.manage_pages import subscription_context
 from core.localformat import local_date
@@ -55,36 +57,63 @@ def _free_until(sub: Subscription) -> date | None:
     return None
 
 
-def _now_label(refund: int | None, currency: str) -> str:
+def _now_label(refund: int | None, currency: str, usage: int = 0) -> str:
     """"Now", with what it refunds: the amount ``cancel_now`` refunds (the same function),
-    or that nothing is (a free trial, a payment a coupon took whole). None: not known, for
-    a posted form's check (its words are not shown)."""
+    or that nothing is (a free trial, a payment a coupon took whole); and the usage so far
+    it charges (``final_usage.usage_due``, what ``cancel_now`` bills). None: not known,
+    for a posted form's check (its words are not shown)."""
     if refund is None:
         return ""
+    words = {"amount": format_with_symbol(refund, currency), "usage": format_with_symbol(usage, currency)}
+    if refund > 0 and usage > 0:
+        return _("Now: it ends today, and %(amount)s is refunded to your card: the share of what you paid for "
+                 "the days after today. Your usage so far, %(usage)s, is charged.") % words
     if refund > 0:
         return _("Now: it ends today, and %(amount)s is refunded to your card: the share of what you paid "
-                 "for the days after today.") % {"amount": format_with_symbol(refund, currency)}
+                 "for the days after today.") % words
+    if usage > 0:
+        return _("Now: it ends today. Your usage so far, %(usage)s, is charged; nothing is refunded.") % words
     return _("Now: it ends today. Nothing is refunded, and nothing more is charged.")
 
 
-def cancel_choices(sub: Subscription, day: date, refund: int | None) -> tuple[str | None, str]:
+def cancel_choices(sub: Subscription, day: date, refund: int | None, usage: int = 0) -> tuple[str | None, str]:
     """The labels of the two ways to end (None for "at period end" when nothing is paid
     after today: then it is the same as now). ``refund``: what ending now refunds
-    (``lifecycle.refund_if_cancelled_now``, what ``cancel_now`` refunds)."""
+    (``lifecycle.refund_if_cancelled_now``, what ``cancel_now`` refunds); ``usage``: the
+    usage so far ending now charges (a metered price's)."""
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     state = state_of(sub, day)
     if paid_through and paid_through > day and state.kind == "cancelling":
         # Already ending at period end (another tab, or earlier): ending now is what is left.
-        return None, _now_label(refund, sub.Currency)
+        return None, _now_label(refund, sub.Currency, usage)
     if paid_through and paid_through > day and state.running:
+        billed_on = usage_billed_on(sub)
         if _free_until(sub):
             later = _("At the end of your free trial: it runs until %(date)s, and you can keep it until then. "
                       "Nothing is charged.") % {"date": _fmt(paid_through)}
+        elif billed_on is not None:
+            # Usage is billed in arrears: ending later still charges the usage up to then.
+            later = _("At the end of the period: it runs until %(date)s, and you can keep it until then. Your "
+                      "usage until then is charged on %(billed)s, and nothing else.") % {
+                "date": _fmt(paid_through), "billed": _fmt(billed_on)}
         else:
             later = _("At the end of the period you paid for: it runs until %(date)s, and you can keep it until "
                       "then. Nothing more is charged.") % {"date": _fmt(paid_through)}
-        return later, _now_label(refund, sub.Currency)
+        return later, _now_label(refund, sub.Currency, usage)
+    if usage > 0:
+        return None, _now_label(0, sub.Currency, usage)
     return None, _("Now: it ends today. Nothing more is charged.")
+
+
+def usage_if_cancelled_now(sub: Subscription, day: date) -> int:
+    """What ending ``sub`` now charges for its usage so far (tax included): the amount
+    ``cancel_now`` charges, by the same function (``final_usage.usage_due``); 0 without a
+    metered price or usage. Reads the price, the meter and the usage (two GetItems and a
+    Query), only for a metered subscription."""
+    if not sub.MeteredPriceId or not sub.is_live:
+        return 0
+    due = usage_due(sub, day)
+    return due.line.gross if due is not None else 0
 
 
 def _next_payment(sub) -> dict[str, str]:
@@ -128,9 +157,7 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
         return redirect("cancel", sub_id=sub_id)
     name = sub.ProductName or sub.SKU
     if data["when"] == CancelMode.PERIOD_END:
-        messages.success(request, _("Your %(product)s subscription is cancelled: it runs until %(date)s and "
-                                    "nothing more is charged. You can keep it until then.")
-                         % {"product": name, "date": _fmt(date.fromisoformat(sub.PaidThroughDate))})
+        _say_cancelled_at_period_end(request, sub, name)
         return redirect("subscription", sub_id=sub_id)
     messages.success(request, _("Your %(product)s subscription has ended.") % {"product": name})
     if done.refunded:
@@ -139,14 +166,33 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     if done.refund_failures:
         messages.warning(request, _("The refund of the days after today could not be made just now: our "
                                     "staff will make it and e-mail you."))
+    if done.usage_charged:
+        messages.success(request, _("%(amount)s for your usage up to today is charged to your card.")
+                         % {"amount": format_with_symbol(done.usage_charged, sub.Currency)})
+    elif done.usage_pending:
+        messages.warning(request, _("Your usage up to today could not be charged just now: it will be charged "
+                                    "to your card in the next days."))
     return redirect("cancelled", sub_id=sub_id)
+
+
+def _say_cancelled_at_period_end(request: HttpRequest, sub: Subscription, name: str) -> None:
+    words = {"product": name, "date": _fmt(date.fromisoformat(sub.PaidThroughDate))}
+    billed_on = usage_billed_on(sub)
+    if billed_on is not None:
+        messages.success(request, _("Your %(product)s subscription is cancelled: it runs until %(date)s, and "
+                                    "your usage until then is charged on %(billed)s. You can keep it until "
+                                    "then.") % {**words, "billed": _fmt(billed_on)})
+        return
+    messages.success(request, _("Your %(product)s subscription is cancelled: it runs until %(date)s and "
+                                "nothing more is charged. You can keep it until then.") % words)
 
 
 def _cancel_page(request: HttpRequest, sub: Subscription, day: date, data: Any, *, stale: bool = False) -> HttpResponse:
     """The cancel page, its "now" saying what it refunds: ``lifecycle.refund_if_cancelled_now``,
     the function ``cancel_now`` refunds by. ``data``: the posted choice, drawn again."""
     refund = lifecycle_actions.refund_if_cancelled_now(sub, day)
-    period_end_label, now_label = cancel_choices(sub, day, refund)
+    usage = usage_if_cancelled_now(sub, day)
+    period_end_label, now_label = cancel_choices(sub, day, refund, usage)
     form = CancelChoiceForm(data, initial={"version": sub.Version}, period_end_label=period_end_label,
                             now_label=now_label)
     if data is not None:
@@ -160,8 +206,11 @@ def _cancel_page(request: HttpRequest, sub: Subscription, day: date, data: Any, 
 def _cancel_context(sub: Subscription, form: CancelChoiceForm, day: date, refund: int) -> dict:
     # The payment cancelling spares, as the run would take it (the function it charges by).
     coming = next_charge(sub) if sub.is_live and sub.NextPaymentDate else None
+    free_until = _free_until(sub)
     return {"sub": sub, "form": form, "state": state_of(sub, day), "next_charge": coming,
-            "free_until": _free_until(sub), "refund": refund}
+            "free_until": free_until, "refund": refund, "usage_only": usage_only(sub),
+            # a metered price: ending still charges the usage up to the last day (in arrears)
+            "bills_usage": bool(sub.MeteredPriceId) and not free_until}
 
 
 @require_POST

@@ -1,0 +1,118 @@
+"""Cancelling a subscription whose metered price bills usage in arrears: ending it still
+charges the usage up to its last day, so its cancel page, messages, alerts and e-mails
+say so, and never "nothing more is charged" (docs/USAGE.md "Billed at a cancellation").
+The usage "ending now" charges, shown before the customer confirms, is the amount the
+cancel charges: the page reads it through the function the charge is made by
+(``final_usage.usage_due``). The figures are the portal's metered test's: the first
+1,000 calls free, then $0.002 a call."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+
+import pytest
+import time_machine
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.urls import reverse
+
+from billing import access, batches
+from billing.actions import meters as meter_actions
+from core.payments.gateway import get_gateway
+from tests.billing.test_portal_subscribe_metered import QUOTE, _subscribe, metered, travel  # noqa: F401 (its fixtures)
+from tests.builders import GOOD_CARD, fresh
+
+pytestmark = pytest.mark.django_db
+
+CANCEL_DAY = date(2027, 3, 2)  # 1,200 calls so far: 200 above the free 1,000, $0.40
+NOW_LABEL = re.compile(r"Your usage so far, (\$[0-9.]+), is charged")
+
+
+def _use(sub, calls: list[tuple[date, int]]) -> None:
+    meter = access.usage.get_meter("api_calls")
+    for n, (day, value) in enumerate(calls):
+        at = datetime(day.year, day.month, day.day, 10, tzinfo=UTC)
+        with time_machine.travel(at, tick=False):
+            meter_actions.record_usage(meter, customer=sub.account_id, identifier=f"e{n}", value=value,
+                                       timestamp=None, now=at)
+
+
+def _cancel_page(customer, sub) -> str:
+    customer.client.force_login(get_user_model().objects.get(pk=customer.user_id))
+    return customer.client.get(reverse("cancel", kwargs={"sub_id": sub.sub_id})).content.decode()
+
+
+def _usage_charges(sub) -> list[dict]:
+    return [c for c in get_gateway().charges_made(sub_id=sub.sub_id) if c["metadata"].get("kind") == "usage"]
+
+
+def test_ending_now_charges_the_usage_so_far_the_page_showed(travel, customer, metered) -> None:  # noqa: F811
+    _html, sub = _subscribe(customer)
+    _use(sub, [(date(2027, 2, 15), 200), (date(2027, 2, 28), 1000)])
+    with time_machine.travel(datetime(2027, 3, 2, 12, tzinfo=UTC), tick=False):
+        page = _cancel_page(customer, sub)
+        shown = NOW_LABEL.search(page)
+        assert shown is not None, page
+        # the fee's days after today are refunded beside it; "nothing more" is said nowhere
+        assert "is refunded to your card" in page and "nothing more is charged" not in page.lower()
+        assert "Either way your usage up to the last day is still charged, and nothing else." in page
+        assert "Your usage until then is charged on 15 March 2027, and nothing else." in page
+        done = customer.client.post(reverse("cancel", kwargs={"sub_id": sub.sub_id}),
+                                    {"when": "now", "reason": "too_expensive", "version": fresh(sub).Version},
+                                    follow=True).content.decode()
+    [charge] = _usage_charges(sub)
+    assert shown[1] == "$0.40" and charge["amount"] == 40  # what the page said is what was charged
+    assert "$0.40 for your usage up to today is charged to your card." in done
+    [told] = [m for m in mail.outbox if "cancelled" in m.subject.lower() and m.to == [sub.Email]]
+    assert "only your usage up to then is still charged" in told.body
+    assert "Your usage up to then is charged to your card: $0.40." in told.body
+    assert "nothing more will be charged" not in told.body
+
+
+def test_ending_at_the_period_end_says_when_its_usage_is_charged_and_charges_it_then(
+        travel, customer, metered) -> None:  # noqa: F811
+    _html, sub = _subscribe(customer)
+    _use(sub, [(date(2027, 2, 15), 200), (date(2027, 2, 28), 1000), (date(2027, 3, 14), 35)])
+    with time_machine.travel(datetime(2027, 3, 2, 12, tzinfo=UTC), tick=False):
+        _cancel_page(customer, sub)
+        done = customer.client.post(reverse("cancel", kwargs={"sub_id": sub.sub_id}),
+                                    {"when": "period_end", "reason": "too_expensive",
+                                     "version": fresh(sub).Version}, follow=True).content.decode()
+    assert ("it runs until 14 March 2027, and your usage until then is charged on 15 March 2027. You can keep it "
+            "until then.") in done
+    assert ("Cancels on 14 March 2027: it runs until the end of that day; your usage until then is charged the "
+            "day after, and nothing else.") in done
+    [told] = [m for m in mail.outbox if "ends on" in m.subject and m.to == [sub.Email]]
+    assert "your usage until it ends is charged on 15 March 2027, and nothing else will be charged." in told.body
+    assert _usage_charges(sub) == []  # nothing yet: the period runs on
+    # the day it said: the run bills the period's usage, 1,235 calls (235 above the free 1,000)
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        batches.run_payments(run_date=date(2027, 3, 15), workers=1)
+    [charge] = _usage_charges(sub)
+    assert charge["amount"] == 47
+
+
+def test_a_plain_subscription_still_says_nothing_more_is_charged(travel, customer) -> None:  # noqa: F811
+    step = customer.client.post("/subscribe/", {"product": "NEWS-DAILY", "payment_day": "15", **GOOD_CARD})
+    assert step.status_code == 302, step.content.decode()
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    page = _cancel_page(customer, sub)
+    assert "Nothing more is charged." in page and "usage" not in page.lower()
+
+
+def test_usage_alone_reads_as_usage_in_arrears_on_its_cancel_page(travel, customer, metered) -> None:  # noqa: F811
+    step = customer.client.post("/subscribe/", {"product": "API", "price": metered.PriceId, "payment_day": "15",
+                                                **GOOD_CARD})
+    assert step.status_code == 302, step.content.decode()
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    _use(sub, [(date(2027, 2, 20), 1500)])
+    with time_machine.travel(datetime(2027, 3, 2, 12, tzinfo=UTC), tick=False):
+        page = _cancel_page(customer, sub)
+    assert "You pay for your usage in arrears: your next payment, on 15 March 2027, is $1.00 so far." in page
+    assert "in advance" not in page and "You have paid up to" not in page
+    assert "Your usage so far, $1.00, is charged; nothing is refunded." in page
