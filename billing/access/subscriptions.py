@@ -37,6 +37,7 @@ from billing.access.events import new_event, subscription_snapshot
 from billing.access.lookups import record_subscription_id
 from billing.access.outbox import preview, save_item, subscription_event, transact_update
 from billing.access.trials import trial_use
+from billing.access.usage_billing import usage_end_entry
 from billing.exceptions import AlreadyExists, ConditionFailed, CouponRefused, TrialAlreadyUsed
 from billing.models import (
     MAX_TRIAL_DAYS,
@@ -51,6 +52,7 @@ from billing.models import (
     TrialUse,
 )
 from billing.rules.coupons import CouponRefusal
+from billing.rules.lifecycle import CancelMode
 from billing.rules.schedule import (
     Cadence,
     cadence_of,
@@ -377,11 +379,18 @@ def cancel_subscription(
     action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED,
     check_version: bool = True,
     also: Sequence[MerchantEvent] = (),
+    bill_usage: bool = False,
 ) -> Subscription:
     """No further charges: the ``Next*`` keys go, so the item leaves both indexes at once.
     The service runs to ``PaidThroughDate`` (paid in advance, no refund of unused days);
     a past-due period ends unpaid and unserved. ``subscription.cancelled``, and ``also``
-    (the ``payment.failed`` that ended it) in the same transaction."""
+    (the ``payment.failed`` that ended it) in the same transaction. ``bill_usage`` (staff's
+    cancel): a metered price's usage up to ``PaidThroughDate`` is still billed, the day
+    after it, by the entry a cancel at period end puts (in the same transaction), since
+    no payment is left to carry it; a cancel for an unpaid period bills none."""
+    ending = [usage_end_entry(sub, date.fromisoformat(sub.PaidThroughDate), CancelMode.PERIOD_END)] \
+        if bill_usage and sub.MeteredPriceId and sub.PaidThroughDate \
+        and sub.Status != SubscriptionStatus.PAST_DUE else []
     return _audited_update(
         sub,
         [
@@ -392,7 +401,7 @@ def cancel_subscription(
         ],
         live(),
         actor=actor, action=action, check_version=check_version, note=reason,
-        event=MerchantEventType.SUBSCRIPTION_CANCELLED, also=also,
+        event=MerchantEventType.SUBSCRIPTION_CANCELLED, also=[*also, *ending],
     )
 
 

@@ -404,7 +404,8 @@ def replace_card(sub: Subscription, card: CardToken, billing_address: str | None
 
 def cancel(sub: Subscription, *, actor: str, reason: str = "customer",
            action: AuditAction = AuditAction.SUBSCRIPTION_CANCELLED) -> Subscription:
-    access.cancel_subscription(sub, actor=actor, reason=reason, action=action)
+    # Its usage up to the last day served is billed the day after it (a metered price's).
+    access.cancel_subscription(sub, actor=actor, reason=reason, action=action, bill_usage=True)
     if not sub.is_live:  # ended now: nothing waits on the customer's bank any more
         _drop_awaited_charge(sub, today=billing_today(settings.BILLING_TIMEZONE), actor=actor)
     give_back_unused(sub, today=billing_today(settings.BILLING_TIMEZONE))  # a trial that paid nothing

@@ -201,7 +201,10 @@ def retry_usage_later(entry: UsageEndEntry, sub: Subscription, today: date, reas
 
 def _still_ends(sub: Subscription, entry: UsageEndEntry) -> bool:
     """The cancel the entry was put by still holds: a cancel now for good; a cancel at
-    period end while it still ends on that day (not kept, nor cancelled now since)."""
-    if sub.Status != SubscriptionStatus.CANCELLED or sub.CancelMode != entry.Mode:
+    period end while it still ends on that day (not kept, nor cancelled now since). Staff's
+    cancel stores no mode: it ends at the period's end, and is never kept."""
+    if sub.Status != SubscriptionStatus.CANCELLED:
         return False
-    return entry.Mode == CancelMode.NOW or sub.PaidThroughDate == entry.LastDay
+    if entry.Mode == CancelMode.NOW:
+        return sub.CancelMode == CancelMode.NOW
+    return sub.CancelMode in (CancelMode.PERIOD_END, None) and sub.PaidThroughDate == entry.LastDay

@@ -44,8 +44,11 @@ def staff_cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
         actions.cancel(sub, actor=actor(request), reason="staff", action=AuditAction.STAFF_CANCEL)
         return _("Subscription %(product)s cancelled.") % {"product": sub.ProductName or sub.SKU}
 
-    return change_page(request, account_id, sub, title=_("Cancel subscription"),
-                       question=_("Cancel this subscription? No further payments or reminders will be made."),
+    # A metered price's usage is billed in arrears: its last period's is still charged.
+    question = _("Cancel this subscription? No further payments or reminders will be made, but for its usage up "
+                 "to its last paid day, charged the day after.") if sub.MeteredPriceId and sub.is_live else \
+        _("Cancel this subscription? No further payments or reminders will be made.")
+    return change_page(request, account_id, sub, title=_("Cancel subscription"), question=question,
                        button=_("Cancel subscription"), danger=True, change=cancel)
 
 

@@ -116,3 +116,27 @@ def test_usage_alone_reads_as_usage_in_arrears_on_its_cancel_page(travel, custom
     assert "You pay for your usage in arrears: your next payment, on 15 March 2027, is $1.00 so far." in page
     assert "in advance" not in page and "You have paid up to" not in page
     assert "Your usage so far, $1.00, is charged; nothing is refunded." in page
+
+
+def test_staff_cancelling_a_metered_subscription_still_bills_its_last_periods_usage(
+        travel, customer, metered) -> None:  # noqa: F811
+    """Staff's cancel (the support role's) ends the service at the period's end with no
+    refund; the usage up to that day is charged the day after, as a customer's cancel at
+    period end charges it, by the entry the cancel's own transaction puts."""
+    from tests.billing.test_staff_prices import staff_client
+
+    _html, sub = _subscribe(customer)
+    _use(sub, [(date(2027, 2, 15), 200), (date(2027, 2, 28), 1000), (date(2027, 3, 14), 35)])
+    support = staff_client("support")
+    url = reverse("admin:staff_cancel", args=[sub.account_id, sub.sub_id])
+    with time_machine.travel(datetime(2027, 3, 2, 12, tzinfo=UTC), tick=False):
+        support.force_login(get_user_model().objects.get(email="support@rpay.localhost"))
+        question = support.get(url).content.decode()
+        assert "but for its usage up to its last paid day, charged the day after." in question
+        assert support.post(url, {"version": fresh(sub).Version}).status_code == 302
+    assert fresh(sub).Status == "cancelled" and _usage_charges(sub) == []
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        batches.run_payments(run_date=date(2027, 3, 15), workers=1)
+        batches.run_payments(run_date=date(2027, 3, 15), workers=1)  # a re-run bills nothing more
+    [charge] = _usage_charges(sub)
+    assert charge["amount"] == 47  # 1,235 calls through 14 March: 235 above the free 1,000
