@@ -9,8 +9,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from django.conf import settings
+from django.utils.functional import lazy
 from django.utils.translation import gettext_noop
 
 from billing import access
@@ -21,9 +23,10 @@ from billing.notify import manage_url, tell
 from billing.operations.final_usage import bill_final_usage, retry_usage_later
 from billing.operations.payments import owed_amount
 from billing.operations.refunds import refund_receipt
+from billing.rules.cadence_words import next_payment_words
 from billing.rules.lifecycle import CancelMode, unused_share, usage_billed_on
 from billing.rules.schedule import cadence_of, charges_paying_from
-from billing.rules.switch import receipts_from
+from billing.rules.switch import receipts_from, usage_only
 from core.mail import date_text, lazy_message, money_text
 from core.payments.errors import GatewayError, PaymentError
 
@@ -32,6 +35,13 @@ log = logging.getLogger(__name__)
 
 def _name(sub: Subscription) -> str:
     return sub.ProductName or sub.SKU
+
+
+def _next_amount(sub: Subscription) -> Any:
+    """The next payment's amount for an e-mail, in the customer's language when rendered:
+    the fixed fee, plus the usage of the period for a metered price (not known yet)."""
+    return lazy(next_payment_words, str)(money_text(owed_amount(sub), sub.Currency),
+                                         metered=bool(sub.MeteredPriceId), usage_alone=usage_only(sub))
 
 
 def cancel_at_period_end(sub: Subscription, *, today: date, actor: str, reason: str, comment: str = "",
@@ -160,7 +170,7 @@ def keep(sub: Subscription, *, today: date, actor: str) -> Subscription:
     """Undo a cancel at period end: due again the day after the last paid day."""
     access.keep_subscription(sub, today=today, reminder_days_before=settings.REMINDER_DAYS_BEFORE, actor=actor)
     tell("subscription_kept", sub, lazy_message(gettext_noop("Your %(product)s subscription continues"), product=_name(sub)),
-          next_payment=date.fromisoformat(sub.NextPaymentDate), next_amount=money_text(owed_amount(sub), sub.Currency),
+          next_payment=date.fromisoformat(sub.NextPaymentDate), next_amount=_next_amount(sub),
           manage_url=manage_url(sub))
     return sub
 
@@ -173,7 +183,7 @@ def pause(sub: Subscription, *, resume: date | None, today: date, actor: str,
                               actor=actor, action=action)
     tell("subscription_paused", sub, lazy_message(gettext_noop("Your %(product)s subscription is paused"), product=_name(sub)),
           paused_from=date.fromisoformat(sub.PausedFrom), resume=resume,
-          next_amount=money_text(owed_amount(sub), sub.Currency) if resume else "",
+          next_amount=_next_amount(sub) if resume else "",
           manage_url=manage_url(sub))
     return sub
 
@@ -184,5 +194,5 @@ def resume(sub: Subscription, *, today: date, actor: str,
                                action=action)
     tell("subscription_resumed", sub, lazy_message(gettext_noop("Your %(product)s subscription is resumed"), product=_name(sub)),
           next_payment=date.fromisoformat(sub.NextPaymentDate),
-          next_amount=money_text(owed_amount(sub), sub.Currency), manage_url=manage_url(sub))
+          next_amount=_next_amount(sub), manage_url=manage_url(sub))
     return sub

@@ -27,3 +27,14 @@ def amount_every(amount: str, interval: str, count: int = 1) -> str:
     if (interval, count) == ("month", 1):
         return gettext("%(amount)s a month") % {"amount": amount}
     return gettext("%(amount)s %(interval)s") % {"amount": amount, "interval": interval_words(interval, count)}
+
+
+def next_payment_words(amount: str, *, metered: bool, usage_alone: bool) -> str:
+    """The next payment, announced before its usage is known (a keep, a resume, a pause):
+    a metered price's usage of the period is charged beside the fixed fee ``amount``
+    (already formatted), and usage alone is that usage only; any other is ``amount``."""
+    if usage_alone:
+        return gettext("your usage of the period")
+    if metered:
+        return gettext("%(amount)s plus your usage") % {"amount": amount}
+    return amount

@@ -140,3 +140,26 @@ def test_staff_cancelling_a_metered_subscription_still_bills_its_last_periods_us
         batches.run_payments(run_date=date(2027, 3, 15), workers=1)  # a re-run bills nothing more
     [charge] = _usage_charges(sub)
     assert charge["amount"] == 47  # 1,235 calls through 14 March: 235 above the free 1,000
+
+
+def test_keeping_a_metered_subscription_announces_its_fee_plus_its_usage(travel, customer, metered) -> None:  # noqa: F811
+    """The next payment after a keep is the fee and the usage of the period, not the fee
+    alone (the usage is not known yet): the message and the e-mail say both."""
+    _html, sub = _subscribe(customer)
+    with time_machine.travel(datetime(2027, 3, 2, 12, tzinfo=UTC), tick=False):
+        _cancel_page(customer, sub)
+        customer.client.post(reverse("cancel", kwargs={"sub_id": sub.sub_id}),
+                             {"when": "period_end", "reason": "too_expensive", "version": fresh(sub).Version})
+        kept = customer.client.post(reverse("keep", kwargs={"sub_id": sub.sub_id}),
+                                    {"version": fresh(sub).Version}, follow=True).content.decode()
+    assert "Your subscription continues. The next payment is $9.99 plus your usage on 15 March 2027." in kept
+    [told] = [m for m in mail.outbox if "continues" in m.subject and m.to == [sub.Email]]
+    assert "The next payment is $9.99 plus your usage on 15 March 2027" in told.body
+
+
+def test_the_next_payment_in_words_of_each_kind_of_subscription() -> None:
+    from billing.rules.cadence_words import next_payment_words
+
+    assert next_payment_words("$9.99", metered=False, usage_alone=False) == "$9.99"
+    assert next_payment_words("$9.99", metered=True, usage_alone=False) == "$9.99 plus your usage"
+    assert next_payment_words("$0.00", metered=True, usage_alone=True) == "your usage of the period"
