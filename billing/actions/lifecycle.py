@@ -37,7 +37,7 @@ def _name(sub: Subscription) -> str:
     return sub.ProductName or sub.SKU
 
 
-def _next_amount(sub: Subscription) -> Any:
+def next_amount_text(sub: Subscription) -> Any:
     """The next payment's amount for an e-mail, in the customer's language when rendered:
     the fixed fee, plus the usage of the period for a metered price (not known yet)."""
     return lazy(next_payment_words, str)(money_text(owed_amount(sub), sub.Currency),
@@ -170,7 +170,7 @@ def keep(sub: Subscription, *, today: date, actor: str) -> Subscription:
     """Undo a cancel at period end: due again the day after the last paid day."""
     access.keep_subscription(sub, today=today, reminder_days_before=settings.REMINDER_DAYS_BEFORE, actor=actor)
     tell("subscription_kept", sub, lazy_message(gettext_noop("Your %(product)s subscription continues"), product=_name(sub)),
-          next_payment=date.fromisoformat(sub.NextPaymentDate), next_amount=_next_amount(sub),
+          next_payment=date.fromisoformat(sub.NextPaymentDate), next_amount=next_amount_text(sub),
           manage_url=manage_url(sub))
     return sub
 
@@ -183,7 +183,7 @@ def pause(sub: Subscription, *, resume: date | None, today: date, actor: str,
                               actor=actor, action=action)
     tell("subscription_paused", sub, lazy_message(gettext_noop("Your %(product)s subscription is paused"), product=_name(sub)),
           paused_from=date.fromisoformat(sub.PausedFrom), resume=resume,
-          next_amount=_next_amount(sub) if resume else "",
+          next_amount=next_amount_text(sub) if resume else "",
           manage_url=manage_url(sub))
     return sub
 
@@ -194,5 +194,5 @@ def resume(sub: Subscription, *, today: date, actor: str,
                                action=action)
     tell("subscription_resumed", sub, lazy_message(gettext_noop("Your %(product)s subscription is resumed"), product=_name(sub)),
           next_payment=date.fromisoformat(sub.NextPaymentDate),
-          next_amount=_next_amount(sub), manage_url=manage_url(sub))
+          next_amount=next_amount_text(sub), manage_url=manage_url(sub))
     return sub

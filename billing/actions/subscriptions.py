@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.actions import meters, wallet
 from billing.actions.coupons import give_back_unused
+from billing.actions.lifecycle import next_amount_text
 from billing.models import Account, AuditAction, Coupon, Product, Subscription, SubscriptionStatus
 from billing.notify import manage_url, tell
 from billing.operations.expiry import expire
@@ -379,7 +380,7 @@ def change_payment_day(sub: Subscription, new_day: int, *, actor: str,
     start, end = owed_period(sub)
     tell("payment_day_changed", sub, format_lazy(_("Payment day changed: {product}"), product=sub.ProductName or sub.SKU),
           old_day=old_day, next_payment=date.fromisoformat(sub.NextPaymentDate), period_start=start,
-          period_end=end, next_amount=money_text(owed_amount(sub), sub.Currency),
+          period_end=end, next_amount=next_amount_text(sub),
           past_due=sub.Status == SubscriptionStatus.PAST_DUE)
     return sub
 
