@@ -25,7 +25,7 @@ from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
 from billing.operations import payments
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
-from billing.rules.cadence_words import NO_PAYMENT_DAY
+from billing.rules.cadence_words import NO_PAYMENT_DAY, next_payment_words
 from billing.rules.price_objects import terms_of
 from billing.rules.price_words import price_words
 from billing.rules.schedule import (
@@ -35,6 +35,7 @@ from billing.rules.schedule import (
     months_before,
     next_payment_date,
 )
+from billing.rules.switch import usage_only
 from billing.views.common import (
     RECEIPT_MONTHS,
     STALE_MESSAGE,
@@ -136,13 +137,20 @@ def change_day(request: HttpRequest, account_id: str, sub: Subscription) -> Http
             return changed_since(request, "portal/change_day.html", {
                 "sub": sub, "form": ChangeDayForm(again, options=day_options(sub))})
         start, end = payments.owed_period(sub)
-        amount = format_with_symbol(payments.owed_amount(sub), sub.Currency)
+        amount = _next_amount(sub)
         messages.success(request, _("Your payment day is now the %(day)s. The days you paid for stay paid: the next "
                                     "payment (%(amount)s, on %(date)s) covers %(start)s to %(end)s, prorated by day.") % {
             "day": day_of_month(sub.PaymentDay), "amount": amount, "date": local_date(start, "j F Y"),
             "start": local_date(start, "j F"), "end": local_date(end, "j F Y")})
         return redirect("subscription", sub_id=sub.sub_id)
     return render(request, "portal/change_day.html", {"sub": sub, "form": form})
+
+
+def _next_amount(sub: Subscription) -> str:
+    """The next payment as the run charges it: the fee owed (``payments.owed_amount``),
+    plus the usage of the period for a metered price, which is not known yet."""
+    return next_payment_words(format_with_symbol(payments.owed_amount(sub), sub.Currency),
+                              metered=bool(sub.MeteredPriceId), usage_alone=usage_only(sub))
 
 
 def day_options(sub: Subscription) -> list[tuple[int, str]]:
@@ -159,7 +167,7 @@ def day_options(sub: Subscription) -> list[tuple[int, str]]:
         moved.PaymentDay = day
         start, end = payments.owed_period(moved)
         options.append((day, gettext("The {day}: next payment {amount} on {date}, then on {first}").format(
-            day=day_of_month(day), amount=format_with_symbol(payments.owed_amount(moved), sub.Currency),
+            day=day_of_month(day), amount=_next_amount(moved),
             date=local_date(start, "j M Y"), first=local_date(end + timedelta(days=1), "j M Y"))))
     return options
 

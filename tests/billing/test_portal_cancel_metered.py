@@ -163,3 +163,10 @@ def test_the_next_payment_in_words_of_each_kind_of_subscription() -> None:
     assert next_payment_words("$9.99", metered=False, usage_alone=False) == "$9.99"
     assert next_payment_words("$9.99", metered=True, usage_alone=False) == "$9.99 plus your usage"
     assert next_payment_words("$0.00", metered=True, usage_alone=True) == "your usage of the period"
+
+
+def test_the_change_day_page_offers_a_metered_subscriptions_fee_plus_its_usage(
+        travel, customer, metered) -> None:  # noqa: F811
+    _html, sub = _subscribe(customer)
+    page = customer.client.get(reverse("change_day", kwargs={"sub_id": sub.sub_id})).content.decode()
+    assert re.search(r"The 20th: next payment \$[0-9.]+ plus your usage on 15 Mar 2027", page), page
