@@ -1,6 +1,8 @@
-"""Cancelling a subscription whose metered price bills usage in arrears: ending it still
-charges the usage up to its last day, so its cancel page, messages, alerts and e-mails
-say so, and never "nothing more is charged" (docs/USAGE.md "Billed at a cancellation").
+"""Ending (or keeping) a subscription whose metered price bills usage in arrears: ending it
+still charges the usage up to its last day, so its cancel page, messages, alerts and
+e-mails say so, and never "nothing more is charged"; a staff cancel bills it too; and a
+next payment announced before its usage is known is the fee plus the usage
+(docs/USAGE.md "Billed at a cancellation").
 The usage "ending now" charges, shown before the customer confirms, is the amount the
 cancel charges: the page reads it through the function the charge is made by
 (``final_usage.usage_due``). The figures are the portal's metered test's: the first
