@@ -25,7 +25,7 @@ from billing import access
 from billing.access.prices import get_price
 from billing.access.usage import mark_billed, usage_for_period
 from billing.access.usage_billing import retry_usage_end, usage_end_entries
-from billing.models import Receipt, Subscription, SubscriptionStatus, UsageEndEntry
+from billing.models import Price, Receipt, Subscription, SubscriptionStatus, UsageEndEntry
 from billing.operations.metered import priced_usage, usage_metadata, usage_priced
 from billing.rules.invoice_tax import TaxTerms, tax_metadata
 from billing.rules.lifecycle import CancelMode
@@ -79,16 +79,19 @@ class UsageDue:
     tax: TaxTerms
 
 
-def usage_due(sub: Subscription, last_day: date, *, close: bool = False) -> UsageDue | None:
+def usage_due(sub: Subscription, last_day: date, *, close: bool = False, price: Price | None = None,
+              nothing_too: bool = False) -> UsageDue | None:
     """What billing ``sub``'s usage through ``last_day`` charges, as ``bill_final_usage``
-    charges it (None: no metered price, nothing used, or a trial's first period that never
-    began): the cancel page shows it before the customer confirms. ``close``: the period
-    is closed first (``mark_billed``), so no event is left unbilled; the page's reading
-    closes nothing. Requests: the price's and the meter's GetItems, the usage's Query (and
-    one UpdateItem per usage shard to close it)."""
+    charges it (None: no metered price, nothing used unless ``nothing_too``, or a trial's
+    first period that never began): the cancel page shows it before the customer confirms,
+    and a subscription ending at its period's end shows its last charge as it stands.
+    ``close``: the period is closed first (``mark_billed``), so no event is left unbilled;
+    a page's reading closes nothing. ``price``: the metered price when the caller has read
+    it. Requests: the price's (unless given) and the meter's GetItems, the usage's Query
+    (and one UpdateItem per usage shard to close it)."""
     if not sub.MeteredPriceId:
         return None
-    price = get_price(sub.MeteredPriceId)
+    price = price or get_price(sub.MeteredPriceId)
     if price is None or not price.Meter:
         return None
     start, end = usage_start(sub, last_day), last_day + timedelta(days=1)
@@ -97,7 +100,7 @@ def usage_due(sub: Subscription, last_day: date, *, close: bool = False) -> Usag
     if close:
         mark_billed(sub.account_id, price.Meter, last_day)
     usage = priced_usage(price, start, end, math.ceil(usage_for_period(sub.account_id, price.Meter, start, end)))
-    if usage.amount <= 0:
+    if usage.amount <= 0 and not nothing_too:
         return None
     tax = access.tax_terms(sub)
     return UsageDue(start, usage, tax.line(usage.amount, last_day), tax)

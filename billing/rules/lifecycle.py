@@ -187,6 +187,16 @@ def usage_billed_on(sub: Subscription) -> date | None:
     return date.fromisoformat(sub.PaidThroughDate) + timedelta(days=1)
 
 
+def last_usage_billed_on(sub: Subscription, today: date) -> date | None:
+    """A cancelled subscription still running to its period's end (the customer's cancel at
+    period end, or staff's) with a metered price: the day its last usage charge is made,
+    after ``today``; None for any other (a cancel now billed its usage at once)."""
+    billed_on = usage_billed_on(sub)
+    if billed_on is None or billed_on <= today or sub.Status != SubscriptionStatus.CANCELLED:
+        return None
+    return billed_on if sub.CancelMode in (CancelMode.PERIOD_END, None) else None
+
+
 def kept_next_payment(sub: Subscription) -> date:
     """Keeping a subscription: the next payment is the day after the last paid day."""
     paid_through = _day(sub.PaidThroughDate)

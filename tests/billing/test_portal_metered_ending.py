@@ -172,3 +172,34 @@ def test_the_change_day_page_offers_a_metered_subscriptions_fee_plus_its_usage(
     _html, sub = _subscribe(customer)
     page = customer.client.get(reverse("change_day", kwargs={"sub_id": sub.sub_id})).content.decode()
     assert re.search(r"The 20th: next payment \$[0-9.]+ plus your usage on 15 Mar 2027", page), page
+
+
+def test_a_subscription_ending_at_its_period_end_shows_its_last_usage_charge_as_it_stands(
+        travel, customer, metered, ddb_requests) -> None:  # noqa: F811
+    """Cancelled at its period's end, it has no next payment, but its usage up to the last
+    day is still charged, the day after: the subscription and usage pages show that last
+    charge as it stands, by the function that makes it, and the run then charges it."""
+    _html, sub = _subscribe(customer)
+    _use(sub, [(date(2027, 2, 15), 200), (date(2027, 2, 28), 1000)])
+    with time_machine.travel(datetime(2027, 3, 2, 12, tzinfo=UTC), tick=False):
+        _cancel_page(customer, sub)
+        customer.client.post(reverse("cancel", kwargs={"sub_id": sub.sub_id}),
+                             {"when": "period_end", "reason": "too_expensive", "version": fresh(sub).Version})
+        ddb_requests.reset()
+        page = customer.client.get(reverse("subscription", kwargs={"sub_id": sub.sub_id})).content.decode()
+        read = list(ddb_requests.ops)
+        usage = customer.client.get(reverse("subscription_usage", kwargs={"sub_id": sub.sub_id})).content.decode()
+    assert ("Last payment, on 15 March 2027, for your usage up to the end: <span class=\"money\">about $0.40</span>. "
+            "An estimate: it includes $0.40 for your usage so far (1200 api_calls). Your usage up to 14 March 2027 "
+            "is added.") in page
+    # the subscription (a Query: the URL has no SKU), its history; the metered price, then
+    # what the last charge reads (the meter, its usage, the seller's profile): no more than
+    # a renewal's estimate reads
+    assert read == ["Query", "Query", "GetItem", "GetItem", "Query", "GetItem"], read
+    assert "This last period: 15 February 2027 to 14 March 2027, when the subscription ends; its usage is charged " \
+           "on 15 March 2027." in usage
+    assert "So far: 1200 api_calls, $0.40. Last payment: about $0.40, an estimate until the period ends." in usage
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        batches.run_payments(run_date=date(2027, 3, 15), workers=1)
+    [charge] = _usage_charges(sub)
+    assert charge["amount"] == 40  # what the pages said, no usage having come since
