@@ -11,7 +11,7 @@ from django.utils.translation import override
 from billing.models import Subscription
 from billing.rules.invoice_tax import TaxTerms
 from billing.rules.price_words import part_words
-from billing.rules.projection import ComingCharge
+from billing.rules.projection import ChargeKind, ComingCharge
 from billing.rules.switch import usage_only
 from billing.rules.usage_lines import split_usage
 
@@ -47,9 +47,11 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
         alone = tax.line(fixed, charge.date)
         net, paid_tax = alone.net, alone.tax
     days = f"{charge.period_start.isoformat()} to {charge.period_end.isoformat()}"
-    # Usage alone has no fixed fee: its usage's lines are the whole charge (its first
-    # payment, which bills no usage, keeps the period's line of 0).
-    lines = [] if usage_only(sub) and charge.usage is not None else [
+    # Usage alone has no fixed fee, nor has the last usage charge after a cancellation:
+    # the usage's lines are the whole charge (usage alone's first payment, which bills no
+    # usage, keeps the period's line of 0).
+    no_fee = usage_only(sub) or charge.kind == ChargeKind.FINAL_USAGE
+    lines = [] if no_fee and charge.usage is not None else [
         ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", getattr(sub, "PriceId", None), None,
                    int(sub.Quantity or 1), net, paid_tax)]
     if charge.usage is not None:

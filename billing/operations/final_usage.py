@@ -28,8 +28,8 @@ from billing.access.usage_billing import retry_usage_end, usage_end_entries
 from billing.models import Price, Receipt, Subscription, SubscriptionStatus, UsageEndEntry
 from billing.operations.metered import priced_usage, usage_metadata, usage_priced
 from billing.rules.invoice_tax import TaxTerms, tax_metadata
-from billing.rules.lifecycle import CancelMode
-from billing.rules.projection import MeteredUsage
+from billing.rules.lifecycle import CancelMode, last_usage_billed_on
+from billing.rules.projection import ChargeKind, ComingCharge, MeteredUsage
 from billing.rules.schedule import anchor_on_or_before, cadence_of, retry_after
 from billing.rules.tax import TaxLine
 from core.clock import billing_today
@@ -104,6 +104,23 @@ def usage_due(sub: Subscription, last_day: date, *, close: bool = False, price: 
         return None
     tax = access.tax_terms(sub)
     return UsageDue(start, usage, tax.line(usage.amount, last_day), tax)
+
+
+def last_usage_charge(sub: Subscription, today: date) -> ComingCharge | None:
+    """The charge still to come of a subscription cancelled at its period's end (still
+    running after ``today``): its last period's usage alone, charged the day after its
+    last day, as it stands (``usage_due``, what ``bill_final_usage`` then charges); None
+    for any other. The API's upcoming payment shows it, as Stripe's upcoming invoice shows
+    a cancelling subscription's last invoice."""
+    billed_on = last_usage_billed_on(sub, today)
+    if billed_on is None:
+        return None
+    last_day = billed_on - timedelta(days=1)
+    due = usage_due(sub, last_day, nothing_too=True)
+    if due is None:
+        return None
+    return ComingCharge(date=billed_on, period_start=due.start, period_end=last_day, list_price=0, discount=0,
+                        amount=due.line.gross, kind=ChargeKind.FINAL_USAGE, tax_line=due.line, usage=due.usage)
 
 
 def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,

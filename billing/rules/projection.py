@@ -62,6 +62,9 @@ class ChargeKind(StrEnum):
     OVERDUE = "overdue"  # a past-due period, retried on this date
     PRORATED = "prorated"  # after a change of payment day: prorated days plus a month
     REGULAR = "regular"  # one anchor month
+    # After a cancel at period end: the last period's usage alone, the day after its last day
+    # (no fee: nothing is paid in advance any more)
+    FINAL_USAGE = "final_usage"
 
 
 @dataclass(frozen=True)
