@@ -106,17 +106,18 @@ def usage_due(sub: Subscription, last_day: date, *, close: bool = False, price: 
     return UsageDue(start, usage, tax.line(usage.amount, last_day), tax)
 
 
-def last_usage_charge(sub: Subscription, today: date) -> ComingCharge | None:
+def last_usage_charge(sub: Subscription, today: date, *, price: Price | None = None) -> ComingCharge | None:
     """The charge still to come of a subscription cancelled at its period's end (still
     running after ``today``): its last period's usage alone, charged the day after its
     last day, as it stands (``usage_due``, what ``bill_final_usage`` then charges); None
     for any other. The API's upcoming payment shows it, as Stripe's upcoming invoice shows
-    a cancelling subscription's last invoice."""
+    a cancelling subscription's last invoice, and so do the subscription's pages.
+    ``price``: the metered price when the caller has read it."""
     billed_on = last_usage_billed_on(sub, today)
     if billed_on is None:
         return None
     last_day = billed_on - timedelta(days=1)
-    due = usage_due(sub, last_day, nothing_too=True)
+    due = usage_due(sub, last_day, price=price, nothing_too=True)
     if due is None:
         return None
     return ComingCharge(date=billed_on, period_start=due.start, period_end=last_day, list_price=0, discount=0,

@@ -24,7 +24,7 @@ from billing.customers import card_customer, card_entry_page, customer_required
 from billing.forms import ChangeDayForm, ReplaceCardForm
 from billing.models import Subscription
 from billing.operations import payments
-from billing.operations.final_usage import usage_due
+from billing.operations.final_usage import last_usage_charge
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.rules.cadence_words import NO_PAYMENT_DAY, next_payment_words
 from billing.rules.lifecycle import last_usage_billed_on
@@ -100,23 +100,19 @@ def _usage(sub: Subscription) -> dict[str, Any] | None:
     None without a metered price. Requests, only then: the price's GetItem, and the
     estimate's (the seller's profile and the meter's GetItems, one Query): the price read
     once serves both."""
-    ending_on = last_usage_billed_on(sub, today())
-    price = access.get_price(sub.MeteredPriceId) if sub.MeteredPriceId and (sub.is_live or ending_on) else None
+    ending = last_usage_billed_on(sub, today()) is not None
+    price = access.get_price(sub.MeteredPriceId) if sub.MeteredPriceId and (sub.is_live or ending) else None
     if price is None:
         return None
     shown: dict[str, Any] = {"words": price_words(terms_of(price), price.UnitLabel)}
-    if ending_on is not None:
+    if ending:
         # Cancelled at its period's end: no next payment, but its last usage charge, as it
-        # stands (``final_usage.usage_due``, what the run charges the day after).
-        last = usage_due(sub, ending_on - timedelta(days=1), price=price, nothing_too=True)
-        if last is not None:
-            shown.update(estimate=gettext("about {amount}").format(amount=format_with_symbol(last.line.gross,
-                                                                                             sub.Currency)),
-                         usage_amount=format_with_symbol(last.usage.amount, sub.Currency),
-                         usage_quantity=last.usage.quantity, usage_meter=last.usage.meter,
-                         last_day=ending_on - timedelta(days=1), billed_on=ending_on)
-        return shown
-    coming = payments.next_charge(sub, metered_price=price) if sub.NextPaymentDate else None
+        # stands (``final_usage.last_usage_charge``, what the run charges the day after).
+        coming = last_usage_charge(sub, today(), price=price)
+        if coming is not None:
+            shown["billed_on"] = coming.date
+    else:
+        coming = payments.next_charge(sub, metered_price=price) if sub.NextPaymentDate else None
     if coming is not None and coming.usage is not None:
         shown.update(estimate=gettext("about {amount}").format(amount=format_with_symbol(coming.amount, sub.Currency)),
                      usage_amount=format_with_symbol(coming.usage.amount, sub.Currency),

@@ -19,8 +19,7 @@ from billing.access import usage as metered
 from billing.customers import customer_required
 from billing.models import MeterAggregation
 from billing.operations import payments
-from billing.operations.final_usage import usage_due
-from billing.rules.lifecycle import last_usage_billed_on
+from billing.operations.final_usage import last_usage_charge
 from billing.rules.price_objects import terms_of
 from billing.rules.price_words import part_words, price_words
 from billing.rules.pricing import amount_parts
@@ -67,17 +66,15 @@ def subscription_usage(request: HttpRequest, account_id: str, sub_id: str) -> Ht
     sub = subscription_or_404(account_id, sub_id)
     price = access.get_price(sub.MeteredPriceId) if sub.MeteredPriceId else None
     price = or_404(price if price is not None and price.Meter else None, _("This subscription has no usage."))
-    coming = payments.next_charge(sub, metered_price=price) if sub.NextPaymentDate and sub.is_live else None
+    # Cancelled at its period's end: its last usage charge, the day after, as it stands.
+    final = last_usage_charge(sub, today(), price=price)
+    coming = final or (payments.next_charge(sub, metered_price=price) if sub.NextPaymentDate and sub.is_live
+                      else None)
     usage = coming.usage if coming is not None else None
-    amount = coming.amount if coming is not None else None
-    ending_on = last_usage_billed_on(sub, today())
-    if ending_on is not None:
-        # Cancelled at its period's end: its last usage charge, the day after, as it stands.
-        last = usage_due(sub, ending_on - timedelta(days=1), price=price, nothing_too=True)
-        usage, amount = (last.usage, last.line.gross) if last is not None else (None, None)
     terms = terms_of(price)
     context = {"sub": sub, "words": price_words(terms, price.UnitLabel), "meter": price.Meter,
-               "usage": usage, "amount": amount, "billed_on": ending_on}
+               "usage": usage, "amount": coming.amount if coming is not None else None,
+               "billed_on": final.date if final is not None else None}
     if usage is not None:
         meter = or_404(metered.get_meter(price.Meter), _("This subscription has no usage."))
         last = min(usage.end - timedelta(days=1), today())
