@@ -17,6 +17,8 @@ from billing.access import usage as metered
 from billing.actions import subscriptions as subscribing
 from billing.management.commands.seed_demo import access_token
 from billing.management.demo._customers import default_card, demo_customer
+from billing.models import Subscription
+from billing.rules.lifecycle import last_usage_billed_on
 from billing.rules.price_choice import choose_usage_only
 from billing.rules.usage import day_of
 
@@ -26,27 +28,39 @@ CALLS = ((2, 600), (9, 700), (16, 500))  # (hour, calls) today: 1,800 in all
 
 
 def seed(today: date) -> list[str]:
+    return subscribed_alone(today, EMAIL, CALLS, "payg", "usage alone")[0]
+
+
+def subscribed_alone(today: date, email: str, calls: tuple[tuple[int, int], ...], ids: str,
+                     label: str) -> tuple[list[str], Subscription | None]:
+    """``email``'s demo customer subscribed today to the metered API calls alone (unless it
+    is already), and today's ``calls`` sent under identifiers ``<ids>-<day>-<hour>``: the
+    lines to print (each starting with ``label``) and the subscription."""
     product = access.get_product(SKU)
     price = next((p for p in access.list_prices(SKU) if p.Nickname == NICKNAME), None)
     meter = metered.get_meter(price.Meter) if price is not None and price.Meter else None
     if product is None or price is None or meter is None:
-        return [f"usage alone: no metered {NICKNAME} price of {SKU}: run the prices and usage parts first"]
-    account = demo_customer(EMAIL)
+        return [f"{label}: no metered {NICKNAME} price of {SKU}: run the prices and usage parts first"], None
+    account = demo_customer(email)
     subs = access.get_subscriptions_by_account(account.account_id)
+    # live, or running to its period's end after a cancel: subscribed already
+    sub = next((s for s in subs if s.MeteredPriceId == price.PriceId
+                and (s.is_live or last_usage_billed_on(s, today))), None)
     lines = []
-    if not any(s.is_live and s.MeteredPriceId == price.PriceId for s in subs):
+    if sub is None:
         card = default_card(account)
         started = subscribing.subscribe_to_price(
             account, product, choose_usage_only(price, product), payment_day=today.day, card=access_token(card),
-            today=today, actor=EMAIL, billing_address=card.Details.BillingAddress, card_id=card.card_id)
-        lines.append(f"usage alone: {EMAIL} subscribed to {product.Name}'s {price.PriceId} alone (no fixed fee): "
+            today=today, actor=email, billing_address=card.Details.BillingAddress, card_id=card.card_id)
+        sub = started.sub
+        lines.append(f"{label}: {email} subscribed to {product.Name}'s {price.PriceId} alone (no fixed fee): "
                      f"{'started' if started.started else 'did not start'}")
     now = datetime.combine(today, time(23, 59), tzinfo=UTC)
     accepted = 0
-    for hour, calls in CALLS:
+    for hour, count in calls:
         seconds = int(datetime.combine(today, time(hour), tzinfo=UTC).timestamp())
-        event = metered.UsageEvent(account_id=account.account_id, identifier=f"payg-{today.isoformat()}-{hour:02d}",
-                                   value=Decimal(calls), timestamp=seconds, day=day_of(seconds))
+        event = metered.UsageEvent(account_id=account.account_id, identifier=f"{ids}-{today.isoformat()}-{hour:02d}",
+                                   value=Decimal(count), timestamp=seconds, day=day_of(seconds))
         accepted += metered.record_event(meter, event, now=now) == metered.ACCEPTED
-    lines.append(f"usage alone: {accepted} events of {EMAIL}'s calls today")
-    return lines
+    lines.append(f"{label}: {accepted} events of {email}'s calls today")
+    return lines, sub
