@@ -161,20 +161,32 @@ def cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     if data["when"] == CancelMode.PERIOD_END:
         _say_cancelled_at_period_end(request, sub, name)
         return redirect("subscription", sub_id=sub_id)
-    messages.success(request, _("Your %(product)s subscription has ended.") % {"product": name})
-    if done.refunded:
-        messages.success(request, _("%(amount)s for the days after today is refunded to your card.")
-                         % {"amount": format_with_symbol(done.refunded, sub.Currency)})
-    if done.refund_failures:
-        messages.warning(request, _("The refund of the days after today could not be made just now: our "
-                                    "staff will make it and e-mail you."))
-    if done.usage_charged:
-        messages.success(request, _("%(amount)s for your usage up to today is charged to your card.")
-                         % {"amount": format_with_symbol(done.usage_charged, sub.Currency)})
-    elif done.usage_pending:
-        messages.warning(request, _("Your usage up to today could not be charged just now: it will be charged "
-                                    "to your card in the next days."))
+    _say_cancelled_now(request, sub, done, name)
     return redirect("cancelled", sub_id=sub_id)
+
+
+def _say_cancelled_now(request: HttpRequest, sub: Subscription, done: lifecycle_actions.CancelledNow,
+                       name: str) -> None:
+    """What a cancel now did: ended; what it refunded or could not refund yet; the usage it
+    charged, or could not charge yet (a metered price's)."""
+    def money(amount: int) -> str:
+        return format_with_symbol(amount, sub.Currency)
+
+    said = [
+        (True, messages.success, _("Your %(product)s subscription has ended.") % {"product": name}),
+        (done.refunded > 0, messages.success,
+         _("%(amount)s for the days after today is refunded to your card.") % {"amount": money(done.refunded)}),
+        (bool(done.refund_failures), messages.warning,
+         _("The refund of the days after today could not be made just now: our staff will make it and e-mail you.")),
+        (done.usage_charged > 0, messages.success,
+         _("%(amount)s for your usage up to today is charged to your card.") % {"amount": money(done.usage_charged)}),
+        (done.usage_pending, messages.warning,
+         _("Your usage up to today could not be charged just now: it will be charged to your card in the next "
+           "days.")),
+    ]
+    for applies, say, text in said:
+        if applies:
+            say(request, text)
 
 
 def _say_cancelled_at_period_end(request: HttpRequest, sub: Subscription, name: str) -> None:
