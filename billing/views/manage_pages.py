@@ -239,6 +239,8 @@ def cancelled(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespons
         last_day = next_payment_date(cadence_of(sub), date.fromisoformat(last.BillingDate)) - timedelta(days=1)
     return render(request, "portal/cancelled.html", {
         "sub": sub, "last": last,
+        # still running to its period's end with a metered price: its last usage is charged
+        "usage_billed_on": last_usage_billed_on(sub, end),
         "period_start": date.fromisoformat(last.BillingDate) if last else None,
         "period_end": last_day,
     })

@@ -85,6 +85,9 @@ def test_ending_at_the_period_end_says_when_its_usage_is_charged_and_charges_it_
             "until then.") in done
     assert ("Cancels on 14 March 2027: it runs until the end of that day; your usage until then is charged the "
             "day after, and nothing else.") in done
+    with time_machine.travel(datetime(2027, 3, 2, 12, tzinfo=UTC), tick=False):
+        ended = customer.client.get(reverse("cancelled", kwargs={"sub_id": sub.sub_id})).content.decode()
+    assert "Your usage up to its last day is charged on 15 March 2027; no other payment will be taken." in ended
     [told] = [m for m in mail.outbox if "ends on" in m.subject and m.to == [sub.Email]]
     assert "your usage until it ends is charged on 15 March 2027, and nothing else will be charged." in told.body
     assert _usage_charges(sub) == []  # nothing yet: the period runs on
