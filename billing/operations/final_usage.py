@@ -27,6 +27,7 @@ from billing.access.usage import mark_billed, usage_for_period
 from billing.access.usage_billing import retry_usage_end, usage_end_entries
 from billing.models import Price, Receipt, Subscription, SubscriptionStatus, UsageEndEntry
 from billing.operations.metered import priced_usage, usage_metadata, usage_priced
+from billing.operations.payments import send_receipt
 from billing.rules.invoice_tax import TaxTerms, tax_metadata
 from billing.rules.lifecycle import CancelMode, last_usage_billed_on
 from billing.rules.projection import ChargeKind, ComingCharge, MeteredUsage
@@ -156,20 +157,25 @@ def receipt_sku(metadata: dict[str, str]) -> str:
 
 def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str,
                         priced: MeteredUsage | None = None) -> Receipt:
-    """The receipt of a usage charge (its metadata says what it billed), only if absent:
+    """The receipt of a usage charge (its metadata says what it billed), only if absent,
+    and its receipt e-mail when written now:
     keyed by the usage's first day and ``<SKU>.usage``, never a period's receipt key, and
     paying no day after the last served (a cancel's refund never takes it back). Its lines
     are the usage's tiers: ``priced`` (as charged), else the price read again (the
     reconciliation's, one GetItem)."""
     meta = result.metadata
     start, last_day = date.fromisoformat(meta["period_start"]), date.fromisoformat(meta["period_end"])
-    receipt, _ = access.create_receipt(
+    receipt, created = access.create_receipt(
         sub, billing_date=start, amount=result.amount, currency=result.currency, charge_id=result.charge_id or None,
         retention_days=settings.RECEIPT_RETENTION_DAYS, period_end=last_day, actor=actor,
         sku=receipt_sku(meta), product_name=sub.ProductName or sub.SKU, kind=USAGE_KIND,
         tax=access.invoice_tax(sub, amount=result.amount, on=billing_today(settings.BILLING_TIMEZONE),
                                metadata=meta),
         usage={k: v for k, v in meta.items() if k.startswith("usage_")}, priced=priced or usage_priced(meta))
+    if created:
+        # Its receipt e-mail, as every charge's (once: a re-run finds the receipt written):
+        # no next payment, so it says the subscription ends with the period billed.
+        send_receipt(sub, receipt, True, result, start, last_day, None)
     return receipt
 
 

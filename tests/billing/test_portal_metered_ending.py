@@ -145,6 +145,9 @@ def test_staff_cancelling_a_metered_subscription_still_bills_its_last_periods_us
         batches.run_payments(run_date=date(2027, 3, 15), workers=1)  # a re-run bills nothing more
     [charge] = _usage_charges(sub)
     assert charge["amount"] == 47  # 1,235 calls through 14 March: 235 above the free 1,000
+    # its receipt e-mail, as every charge's, once over the two runs
+    [receipt_mail] = [m for m in mail.outbox if m.subject.startswith("Invoice") and "Total: $0.47" in m.body]
+    assert "api_calls: 235 calls × $0.002" in receipt_mail.body
 
 
 def test_keeping_a_metered_subscription_announces_its_fee_plus_its_usage(travel, customer, metered) -> None:  # noqa: F811
