@@ -14,7 +14,6 @@ from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.models import Subscription
-from billing.operations.payments import owed_amount
 from billing.rules.cadence_words import amount_per_period as per_period
 from billing.rules.lifecycle import NEVER_STARTED_REASONS
 from billing.rules.price_words import interval_words
@@ -149,16 +148,6 @@ def _in_words(code: str | None, words: dict[str, Any], *, sentence: bool) -> str
 def first_payment_failure(code: str | None) -> bool:
     """Whether a failed attempt's reason says the subscription never started."""
     return code in NEVER_STARTED_REASONS
-
-
-@register.filter
-def next_charge(sub: Subscription) -> int | None:
-    """What a live subscription's next payment will charge, in minor units: the period
-    owed, prorated by day as the payment run charges it (the batch's own rule, not a copy;
-    docs/MONEY.md "Periods and rounding")."""
-    if not sub.NextPaymentDate:
-        return None
-    return owed_amount(sub)
 
 
 @register.filter
