@@ -22,12 +22,11 @@ from billing.exceptions import PauseRefused
 from billing.forms import CancelChoiceForm, PauseForm
 from billing.models import Subscription
 from billing.operations.final_usage import usage_due
-from billing.operations.payments import next_charge, owed_amount
-from billing.rules.cadence_words import next_payment_words
+from billing.operations.payments import next_charge
 from billing.rules.lifecycle import CancelMode, can_keep, check_pausable, pause_end, state_of, usage_billed_on
 from billing.rules.switch import usage_only
 from billing.views.common import STALE_MESSAGE, changed_since, subscription_or_404
-from billing.views.manage_pages import subscription_context
+from billing.views.manage_pages import next_amount_words, subscription_context
 from core.localformat import local_date
 from core.money import format_with_symbol
 from core.pages import actor, bound_data, today
@@ -120,9 +119,7 @@ def usage_if_cancelled_now(sub: Subscription, day: date) -> int:
 def _next_payment(sub) -> dict[str, str]:
     """The amount and date of the payment the schedule now expects (after keep or resume),
     as the batch will charge it, for the page's message."""
-    return {"amount": next_payment_words(format_with_symbol(owed_amount(sub), sub.Currency),
-                                         metered=bool(sub.MeteredPriceId), usage_alone=usage_only(sub)),
-            "date": _fmt(date.fromisoformat(sub.NextPaymentDate))}
+    return {"amount": next_amount_words(sub), "date": _fmt(date.fromisoformat(sub.NextPaymentDate))}
 
 
 @require_http_methods(["GET", "POST"])

@@ -147,7 +147,7 @@ def change_day(request: HttpRequest, account_id: str, sub: Subscription) -> Http
             return changed_since(request, "portal/change_day.html", {
                 "sub": sub, "form": ChangeDayForm(again, options=day_options(sub))})
         start, end = payments.owed_period(sub)
-        amount = _next_amount(sub)
+        amount = next_amount_words(sub)
         messages.success(request, _("Your payment day is now the %(day)s. The days you paid for stay paid: the next "
                                     "payment (%(amount)s, on %(date)s) covers %(start)s to %(end)s, prorated by day.") % {
             "day": day_of_month(sub.PaymentDay), "amount": amount, "date": local_date(start, "j F Y"),
@@ -156,7 +156,7 @@ def change_day(request: HttpRequest, account_id: str, sub: Subscription) -> Http
     return render(request, "portal/change_day.html", {"sub": sub, "form": form})
 
 
-def _next_amount(sub: Subscription) -> str:
+def next_amount_words(sub: Subscription) -> str:
     """The next payment as the run charges it: the fee owed (``payments.owed_amount``),
     plus the usage of the period for a metered price, which is not known yet."""
     return next_payment_words(format_with_symbol(payments.owed_amount(sub), sub.Currency),
@@ -177,7 +177,7 @@ def day_options(sub: Subscription) -> list[tuple[int, str]]:
         moved.PaymentDay = day
         start, end = payments.owed_period(moved)
         options.append((day, gettext("The {day}: next payment {amount} on {date}, then on {first}").format(
-            day=day_of_month(day), amount=_next_amount(moved),
+            day=day_of_month(day), amount=next_amount_words(moved),
             date=local_date(start, "j M Y"), first=local_date(end + timedelta(days=1), "j M Y"))))
     return options
 
