@@ -10,6 +10,7 @@ accounts, receipts, products, batch runs and events never appear in them.
 
 from __future__ import annotations
 
+from datetime import date
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -769,7 +770,15 @@ class UsageEndEntry(BillingItem, discriminator="UsageEndEntry"):
     LastDay = UnicodeAttribute()  # the last day served, billed through
     Mode = UnicodeAttribute(default="period_end")  # the cancel's ``CancelMode``: a later cancel now voids it
     Attempts = NumberAttribute(default=0)  # declined charges so far: each retry has a key of its own
+    # The day the customer was reminded of this last charge (the reminder run's claim, so
+    # two runs send it once); null until then, and on a retry's entry (never reminded).
+    RemindedOn = UnicodeAttribute(null=True)
     TTL = TTLAttribute(null=True)
+
+    @property
+    def due(self) -> date:
+        """The payment run's day that bills it (the key's first part)."""
+        return date.fromisoformat(self.SK.split("#", 1)[0])
 
 
 class CouponStatus(StrEnum):

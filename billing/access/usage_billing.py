@@ -8,9 +8,10 @@ from datetime import date, timedelta
 
 from billing.access._common import delete_entry, refused_as, utc_now
 from billing.access.events import new_event
+from billing.access.outbox import transact_update
 from billing.access.prices import get_price
 from billing.exceptions import ConditionFailed
-from billing.models import Subscription, UsageEndEntry
+from billing.models import MerchantEvent, Subscription, UsageEndEntry
 from billing.rules.price_choice import bills_with
 from core.dynamo import engine
 
@@ -69,6 +70,20 @@ def retry_usage_end(entry: UsageEndEntry, sub: Subscription, due: date) -> Usage
     return again
 
 
-def usage_end_entries(through: date) -> Iterator[UsageEndEntry]:
-    """One Query: the entries due on ``through`` or before, soonest first."""
-    return UsageEndEntry.query(UsageEndEntry.pk(), UsageEndEntry.SK <= f"{through.isoformat()}~")  # noqa: SIM300
+def usage_end_entries(through: date, *, after: date | None = None) -> Iterator[UsageEndEntry]:
+    """One Query: the entries due on ``through`` or before (and after ``after``), soonest
+    first."""
+    if after is None:
+        return UsageEndEntry.query(UsageEndEntry.pk(), UsageEndEntry.SK <= f"{through.isoformat()}~")  # noqa: SIM300
+    return UsageEndEntry.query(UsageEndEntry.pk(),
+                               UsageEndEntry.SK.between(f"{after.isoformat()}~", f"{through.isoformat()}~"))
+
+
+def claim_usage_reminder(entry: UsageEndEntry, day: date, notice: MerchantEvent | None = None) -> None:
+    """Claim the reminder of the last usage charge ``entry`` bills, before it is sent: one
+    TransactWriteItems of ``RemindedOn`` set only if unset (so of two runs exactly one
+    sends it) and the merchant's ``invoice.upcoming`` (``notice``). ``ConditionFailed``:
+    claimed already, or the entry is gone (billed, or its subscription kept)."""
+    transact_update(entry, [UsageEndEntry.RemindedOn.set(day.isoformat())],
+                    UsageEndEntry.SK.exists() & UsageEndEntry.RemindedOn.does_not_exist(),
+                    items=[notice] if notice is not None else [], check_version=False)

@@ -51,6 +51,9 @@ ALWAYS_COUNTED = ("action_required", "mail_errors", "gateway_calls", "gateway_ms
 # payments never confirmed with the bank, expired by the run; the last periods' usage of
 # cancelled subscriptions, charged (or declined) by the run.
 PAYMENT_JSON_COUNTS = ("expired", "usage_billed", "usage_declined")
+# In a reminder run's JSON only: the reminders of the last usage charges of subscriptions
+# ending at their period's end (billing/batches/usage_reminders.py).
+REMINDER_JSON_COUNTS = ("last_usage_reminded",)
 
 
 @dataclass
@@ -96,7 +99,8 @@ class RunSummary:
         (cron's log parsers and dashboards read the same keys every time), ``dry_run``
         always the boolean (the count of items a dry run went through is ``dry_run_items``),
         what was charged by currency under ``charged``."""
-        names = (*PAYMENT_COUNTS, *PAYMENT_JSON_COUNTS) if self.kind == BatchKind.PAYMENTS else REMINDER_COUNTS
+        names = (*PAYMENT_COUNTS, *PAYMENT_JSON_COUNTS) if self.kind == BatchKind.PAYMENTS \
+            else (*REMINDER_COUNTS, *REMINDER_JSON_COUNTS)
         counts = {name: self.counts[name] for name in (*names, *ALWAYS_COUNTED)}
         charged = {k.split(":", 1)[1]: v for k, v in sorted(self.counts.items()) if k.startswith("charged:")}
         counts.update({str(k): v for k, v in self.counts.items()
@@ -130,7 +134,8 @@ class RunSummary:
             parts.insert(3, f"action required {self.counts['action_required']}")
         if self.counts["expired"]:  # first payments never confirmed with the bank
             parts.append(f"expired {self.counts['expired']}")
-        for name in ("usage_billed", "usage_declined"):  # cancelled subscriptions' last usage
+        # cancelled subscriptions' last usage: charged, declined, reminded
+        for name in ("usage_billed", "usage_declined", "last_usage_reminded"):
             if self.counts[name]:
                 parts.append(f"{name.replace('_', ' ')} {self.counts[name]}")
         if self.dry_run:

@@ -27,6 +27,7 @@ from billing.batches.reminders import (
     skip_stale_reminder,
 )
 from billing.batches.shards import ShardSet
+from billing.batches.usage_reminders import remind_last_usage
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from billing.operations.expiry import expire_due
 from billing.operations.final_usage import bill_ended_periods
@@ -224,13 +225,19 @@ def _count(summary: RunSummary, outcome: Outcome) -> None:
         if outcome.gateway_ms is not None:
             counts["gateway_calls"] += 1
             counts["gateway_ms"] += round(outcome.gateway_ms)
-    subject = f"{outcome.account_id}/{outcome.sub_id}"
     if status in (PaymentStatus.ERROR, PaymentStatus.DECLINED, PaymentStatus.CANCELLED, PaymentStatus.ACTION_REQUIRED):
-        summary.failures.append({"subject": subject, "reason": f"{status}: {outcome.reason}"})
+        summary.failures.append({"subject": f"{outcome.account_id}/{outcome.sub_id}",
+                                 "reason": f"{status}: {outcome.reason}"})
+    _count_mail_error(summary, outcome)
+
+
+def _count_mail_error(summary: RunSummary, outcome: Outcome) -> None:
+    """An e-mail the outcome's step could not send: an error of the run, with its reason."""
     if outcome.mail_error:
-        counts["errors"] += 1
-        counts["mail_errors"] += 1
-        summary.failures.append({"subject": subject, "reason": f"{status}, but {outcome.mail_error}"})
+        summary.counts["errors"] += 1
+        summary.counts["mail_errors"] += 1
+        summary.failures.append({"subject": f"{outcome.account_id}/{outcome.sub_id}",
+                                 "reason": f"{outcome.status}, but {outcome.mail_error}"})
 
 
 def run_payments(
@@ -369,12 +376,18 @@ def run_reminders(
             return skip_stale_reminder(sub, day, dry_run)
         return send_reminder(sub, day=day, dry_run=dry_run, seller=seller)
 
-    def trials_ending(summary: RunSummary) -> None:
+    def trials_and_last_charges(summary: RunSummary) -> None:
+        if dry_run:
+            return
         # The merchant's subscription.trial_will_end, for each date the run covered.
-        if not dry_run:
-            for day in summary.dates:
-                if written := announce_trial_ends(day, shards=members):  # counted only when there are
-                    summary.counts["trial_will_end"] += written
+        for day in summary.dates:
+            if written := announce_trial_ends(day, shards=members):  # counted only when there are
+                summary.counts["trial_will_end"] += written
+        # The last usage charges of subscriptions ending at their period's end: those due to
+        # be reminded by today, missed days' included.
+        for outcome in remind_last_usage(run_date, takes=_own(shards), seller=seller):
+            summary.counts["last_usage_reminded"] += 1
+            _count_mail_error(summary, outcome)
 
     return _run(
         BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days, shards),
@@ -382,5 +395,5 @@ def run_reminders(
         lambda sub, why: ReminderOutcome(ReminderStatus.ERROR, sub.sub_id, sub.account_id, reason=why),
         workers=workers, dry_run=dry_run, stop=stop, on_item=on_item,
         on_total=on_total, count=partial(access.count_due_reminders_by_date, shards=members), shards=shards,
-        before_finish=trials_ending,
+        before_finish=trials_and_last_charges,
     )

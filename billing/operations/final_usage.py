@@ -196,7 +196,7 @@ def bill_ended_periods(today: date, *, gateway: PaymentGateway | None = None,
         if takes is not None and not takes(entry.SubId):
             continue
         sub = access.get_subscription(entry.AccountId, entry.SubId, entry.SKU)
-        if sub is None or not _still_ends(sub, entry):
+        if sub is None or not still_ends(sub, entry):
             access.delete_entry(entry)
             continue
         try:
@@ -226,7 +226,7 @@ def retry_usage_later(entry: UsageEndEntry, sub: Subscription, today: date, reas
     retry_usage_end(entry, sub, again)
 
 
-def _still_ends(sub: Subscription, entry: UsageEndEntry) -> bool:
+def still_ends(sub: Subscription, entry: UsageEndEntry) -> bool:
     """The cancel the entry was put by still holds: a cancel now for good; a cancel at
     period end while it still ends on that day (not kept, nor cancelled now since). Staff's
     cancel stores no mode: it ends at the period's end, and is never kept."""
