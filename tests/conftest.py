@@ -297,9 +297,36 @@ def _answer_moto_item_operations_as_json() -> None:
     DynamoResult.execute_result = execute_result
 
 
+def _share_botocores_models() -> None:
+    """PynamoDB makes a botocore session for each thread of each connection, and botocore
+    loads and parses its JSON models (the endpoints, DynamoDB's API) once per session: a
+    quarter of a second each. A test configures the engine anew (a connection per table),
+    and a batch run's every worker thread makes its own: the suite spent about a minute
+    of each worker's time parsing the same files. Here a thread keeps its session from one
+    connection to the next (a session is not for two threads at once: PynamoDB's reason for
+    one a thread), and every session shares one loader, which caches what it parsed. Each
+    client still has its own event handlers (the request counters register on a client).
+    """
+    import botocore.loaders
+    import botocore.session
+    import pynamodb.connection.base as pynamodb_connection
+
+    loader = botocore.loaders.create_loader()
+    mine = threading.local()
+
+    def get_session() -> botocore.session.Session:
+        if getattr(mine, "session", None) is None:
+            mine.session = botocore.session.get_session()
+            mine.session.register_component("data_loader", loader)
+        return mine.session
+
+    pynamodb_connection.get_session = get_session
+
+
 _roll_back_moto_transactions_item_by_item()
 _answer_moto_item_operations_as_json()
 _serialize_moto_requests()
+_share_botocores_models()
 
 
 @contextmanager
