@@ -403,6 +403,9 @@ class TaxLineMap(MapAttribute):
     # absent with seats: priced by tiers), worded at display; absent on a line of one seat.
     Quantity = NumberAttribute(null=True)
     SeatPrice = NumberAttribute(null=True)
+    # A change of seats' charge pays for the seats added alone: the seats before it (the
+    # line reads "2 → 5 seats"); absent on every other line.
+    SeatsFrom = NumberAttribute(null=True)
 
 
 class SellerMap(MapAttribute):

@@ -42,7 +42,7 @@ class PaidChange:
                 ) -> tuple[Receipt, ReceiptNumberLookup]:
         """The change's numbered receipt (``kind``: switch, seats), today to ``period_end``,
         keyed under ``sku``; kept as ``written``. ``seats``: the several seats its line pays
-        for (a switch's, which keeps them)."""
+        for (a switch's, which keeps them; a change of seats', from how many)."""
         receipt, lookup, _ = build_receipt(
             self.sub, billing_date=today, amount=self.charged, currency=self.sub.Currency, charge_id=self.charge_id,
             retention_days=retention_days, period_end=period_end, actor=actor, sku=sku, tax=self.tax,

@@ -259,7 +259,10 @@ def _name_charged(sub: Subscription, sku: str) -> str | None:
     """The name of the product a charge paid for: the subscription's, unless it switched
     product between its charge and the charge's record (a run that died before the
     receipt, then the customer's switch): then the product switched from, as the
-    subscription remembers it or as the catalog names it (one GetItem, only then)."""
+    subscription remembers it or as the catalog names it (one GetItem, only then). A change
+    of seats' charge names the product's SKU marked with the change (``TEAM~seats3``:
+    ``seats.seats_receipt_sku``): the product is the part before the mark."""
+    sku = sku.split("~", 1)[0]
     if sku == sub.SKU:
         return sub.ProductName
     if sku == sub.PreviousSKU:

@@ -19,6 +19,7 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
 )
+from billing.rules.seat_lines import line_seats
 from billing.rules.seats import SeatsQuote
 
 
@@ -70,7 +71,8 @@ def change_seats(sub: Subscription, quote: SeatsQuote, *, today: date, actor: st
             receipt, lookup = change.receipt(
                 number, today=today, period_end=quote.paid_through, actor=actor,
                 sku=receipt_sku or seats_receipt_sku(sub, sub.Version), product_name=sub.ProductName or sub.SKU,
-                kind="seats", retention_days=retention_days)
+                kind="seats", retention_days=retention_days,
+                seats=line_seats(quote.new_quantity, quote.unit_amount, added_from=quote.old_quantity))
             receipt.SKU = sub.SKU  # the product charged; the key's mark is only the change's
         after = {**before, "Quantity": quote.new_quantity, "UnitAmount": quote.unit_amount,
                  "PaymentAmount": quote.new_price, "Charged": charged if receipt else 0,

@@ -236,7 +236,8 @@ def _tax_line(line: TaxLineMap, currency: str) -> JSON:
     usage = None if tier is None else {
         "quantity": tier.part.units, "unit_amount_decimal": str(tier.part.unit_amount),
         "flat_amount": tier.part.flat_amount, "package_size": tier.part.package_size, "unit_label": tier.unit_label}
-    seats = None if shown.seats is None else {"quantity": shown.seats.quantity, "unit_amount": shown.seats.unit_amount}
+    seats = None if shown.seats is None else {"quantity": shown.seats.quantity, "unit_amount": shown.seats.unit_amount,
+                                              "quantity_before": shown.seats.added_from}
     return {"description": description, "period_start": line.PeriodStart, "period_end": line.PeriodEnd,
             "net": int(line.Net), "rate": line.TaxRate, "tax": int(line.Tax), "gross": int(line.Gross),
             "usage": usage, "seats": seats}

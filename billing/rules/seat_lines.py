@@ -4,8 +4,11 @@ its line (``TaxLineMap.Quantity`` and ``SeatPrice``), and so does a period's cha
 first payment and every renewal: the payment run reads ``Quantity`` and ``UnitAmount``
 from GSI-2, which projects them); the line is worded when it is read, in its reader's
 language ("Team: $20.00 a seat × 5"). A line of one seat stores nothing and reads as
-before. Both charges carry the seats in their metadata, so a receipt recorded later (a
-webhook, the reconciliation) names the seats charged for.
+before. A change of seats' charge pays for the seats added alone, for the days left: its
+line names the seats before and after (``SeatsFrom``: "Team: $20.00 a seat, 2 → 5
+seats"), as Stripe's proration line names the quantity it prorates. Every charge carries
+the seats in its metadata, so a receipt recorded later (a webhook, the reconciliation)
+names the seats charged for.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ class LineSeats:
 
     quantity: int
     unit_amount: int | None
+    added_from: int | None = None  # a change of seats': the seats before it
 
 
-def line_seats(quantity: int, unit_amount: int | None) -> LineSeats | None:
-    """The seats a line names: None for one seat (its line reads as ever)."""
-    return LineSeats(quantity, unit_amount) if quantity > 1 else None
+def line_seats(quantity: int, unit_amount: int | None, added_from: int | None = None) -> LineSeats | None:
+    """The seats a line names: None for one seat (its line reads as ever), unless it
+    is a change of seats' (from ``added_from``)."""
+    return LineSeats(quantity, unit_amount, added_from) if quantity > 1 or added_from is not None else None
 
 
 def seats_metadata(sub: object) -> dict[str, str]:
@@ -43,19 +48,23 @@ def seats_metadata(sub: object) -> dict[str, str]:
 
 
 def charge_seats(metadata: dict[str, str]) -> LineSeats | None:
-    """The seats a switch's or a period's charge names in its metadata (``quantity``,
-    ``unit_amount``: empty when priced by tiers), for its receipt (recorded now or later).
-    A change of seats' charge (``kind`` ``seats``) pays for the seats added alone: none."""
-    if metadata.get("kind") not in (None, "switch") or not metadata.get("quantity"):
+    """The seats a switch's, a period's or a change of seats' charge names in its metadata
+    (``quantity``, ``unit_amount``: empty when priced by tiers; a change of seats'
+    ``old_quantity`` too), for its receipt (recorded now or later)."""
+    kind = metadata.get("kind")
+    if kind not in (None, "switch", "seats") or not metadata.get("quantity"):
         return None
     unit = metadata.get("unit_amount") or ""
-    return line_seats(int(metadata["quantity"]), int(unit) if unit else None)
+    before = metadata.get("old_quantity") if kind == "seats" else None
+    if kind == "seats" and not before:
+        return None  # it pays for the seats added: never worded as if for them all
+    return line_seats(int(metadata["quantity"]), int(unit) if unit else None, int(before) if before else None)
 
 
 def mark_seats(line: TaxLineMap, seats: LineSeats | None) -> None:
     """Store ``seats`` on a receipt's fixed-fee line (nothing for one seat)."""
     if seats is not None:
-        line.Quantity, line.SeatPrice = seats.quantity, seats.unit_amount
+        line.Quantity, line.SeatPrice, line.SeatsFrom = seats.quantity, seats.unit_amount, seats.added_from
 
 
 def stored_seats(line: TaxLineMap) -> LineSeats | None:
@@ -63,8 +72,9 @@ def stored_seats(line: TaxLineMap) -> LineSeats | None:
     quantity = getattr(line, "Quantity", None)
     if quantity is None:
         return None
-    price = getattr(line, "SeatPrice", None)
-    return line_seats(int(quantity), int(price) if price is not None else None)
+    price, before = getattr(line, "SeatPrice", None), getattr(line, "SeatsFrom", None)
+    return line_seats(int(quantity), int(price) if price is not None else None,
+                      int(before) if before is not None else None)
 
 
 def seats_words(quantity: int, unit_price: str | None) -> str:
@@ -78,7 +88,17 @@ def seats_words(quantity: int, unit_price: str | None) -> str:
     return _("%(unit)s a seat × %(n)s") % {"unit": unit_price, "n": quantity}
 
 
+def seats_added_words(before: int, quantity: int, unit_price: str | None) -> str:
+    """A change of seats' line in words ("$20.00 a seat, 2 → 5 seats"; by tiers: "2 → 5
+    seats, priced by tiers"): it pays for the seats added, for the days left."""
+    if unit_price is None:
+        return _("%(before)s → %(n)s seats, priced by tiers") % {"before": before, "n": quantity}
+    return _("%(unit)s a seat, %(before)s → %(n)s seats") % {"unit": unit_price, "before": before, "n": quantity}
+
+
 def line_seats_words(seats: LineSeats, currency: str) -> str:
     """A line's seats in words, its seat's price as a customer's page formats money."""
     unit = None if seats.unit_amount is None else format_with_symbol(seats.unit_amount, currency)
+    if seats.added_from is not None:
+        return seats_added_words(seats.added_from, seats.quantity, unit)
     return seats_words(seats.quantity, unit)

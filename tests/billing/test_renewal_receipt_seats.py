@@ -42,7 +42,7 @@ def test_the_first_payment_and_a_renewal_by_the_run_name_their_seats(moto_table)
     assert (line.Quantity, line.SeatPrice, int(renewal.ProcessedAmount)) == (5, 1000, 5000)
     assert invoice_of(renewal).lines[0].description == LINE
     [api_line] = receipt_object(renewal)["tax"]["lines"]
-    assert api_line["seats"] == {"quantity": 5, "unit_amount": 1000}
+    assert api_line["seats"] == {"quantity": 5, "unit_amount": 1000, "quantity_before": None}
     [charge] = [c for c in get_gateway().charges_made(sub_id=sub.sub_id) if c["metadata"]["period_start"] ==
                 RENEWAL.isoformat()]
     assert (charge["metadata"]["quantity"], charge["metadata"]["unit_amount"]) == ("5", "1000")

@@ -75,7 +75,7 @@ def test_a_five_seat_switch_names_its_seats_on_the_invoice_and_in_its_emails(mot
         assert invoice_of(receipt).lines[0].description == "Team Plus: 20,00\xa0USD a posto × 5"
     # the API: the line's words in English, and its seats as figures (Stripe's quantity)
     [api_line] = api_receipt(receipt.Number, sub.account_id)["tax"]["lines"]
-    assert api_line["description"] == LINE and api_line["seats"] == {"quantity": 5, "unit_amount": 2000}
+    assert api_line["description"] == LINE and api_line["seats"] == {"quantity": 5, "unit_amount": 2000, "quantity_before": None}
     assert receipt_object(receipt)["tax"]["lines"] == [api_line]
     # the portal's receipt page and its PDF
     with at(MID):
@@ -128,5 +128,9 @@ def test_the_seats_words_of_a_line_by_tiers_and_of_a_charge_recorded_later() -> 
     assert line_of(line, "USD").description == "Team Plus: 7 seats, priced by tiers"
     assert charge_seats({"kind": "switch", "quantity": "5", "unit_amount": "2000"}) == LineSeats(5, 2000)
     assert charge_seats({"kind": "switch", "quantity": "7", "unit_amount": ""}) == LineSeats(7, None)
-    assert charge_seats({"kind": "seats", "quantity": "5", "unit_amount": "2000"}) is None  # the added seats' own
+    # a change of seats' charge pays for the seats added: named with the seats before it,
+    # never as if for them all
+    assert charge_seats({"kind": "seats", "quantity": "5", "old_quantity": "2", "unit_amount": "2000"}) \
+        == LineSeats(5, 2000, added_from=2)
+    assert charge_seats({"kind": "seats", "quantity": "5", "unit_amount": "2000"}) is None
     assert charge_seats({"kind": "switch"}) is None
