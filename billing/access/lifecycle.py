@@ -46,8 +46,9 @@ def end_subscription(sub: Subscription, *, mode: CancelMode, today: date, actor:
     ``PERIOD_END``: served to ``PaidThroughDate``, and ``keep_subscription`` may undo it
     until then. ``NOW``: served through today only (``PaidThroughDate`` becomes today
     if it was later; the caller refunds the days after it). A cancel at period end may
-    still be turned into a cancel now. The reason code and the comment are stored on the
-    item and in the event's note."""
+    still be turned into a cancel now, and so may staff's cancel (no mode) while its paid
+    days run (an account's close ends both). The reason code and the comment are stored
+    on the item and in the event's note."""
     comment = comment.strip()[:COMMENT_MAX_LENGTH]
     actions = [
         Subscription.Status.set(SubscriptionStatus.CANCELLED),
@@ -63,8 +64,11 @@ def end_subscription(sub: Subscription, *, mode: CancelMode, today: date, actor:
         actions.append(Subscription.PaidThroughDate.set(today.isoformat()))
     condition = live()
     if mode == CancelMode.NOW:
-        condition = condition | ((Subscription.Status == SubscriptionStatus.CANCELLED)
-                                 & (Subscription.CancelMode == CancelMode.PERIOD_END))
+        cancelled = Subscription.Status == SubscriptionStatus.CANCELLED
+        still_served_by_staff = Subscription.CancelMode.does_not_exist() \
+            & (Subscription.PaidThroughDate > today.isoformat())
+        condition = condition | (cancelled & ((Subscription.CancelMode == CancelMode.PERIOD_END)
+                                              | still_served_by_staff))
     note = f"{mode}: {reason}" + (f": {comment}" if comment else "")
     event = MerchantEventType.SUBSCRIPTION_CANCEL_SCHEDULED if mode == CancelMode.PERIOD_END \
         else MerchantEventType.SUBSCRIPTION_CANCELLED

@@ -69,10 +69,12 @@ class ClosedAccount:
 
 
 def _still_served(sub: Subscription, today: date) -> bool:
-    """Live, or cancelled at period end but still served: the close ends it today."""
+    """Live, or cancelled at period end (by the customer, or by staff, whose cancel has no
+    mode) but still served: the close ends it today, its unused days refunded and its usage
+    so far billed, so nothing of a closed account is served, charged or reminded later."""
     if sub.is_live:
         return True
-    return (sub.Status == SubscriptionStatus.CANCELLED and sub.CancelMode == CancelMode.PERIOD_END
+    return (sub.Status == SubscriptionStatus.CANCELLED and sub.CancelMode in (CancelMode.PERIOD_END, None)
             and bool(sub.PaidThroughDate) and sub.PaidThroughDate > today.isoformat())
 
 
