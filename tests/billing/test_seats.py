@@ -189,14 +189,20 @@ def test_a_change_meanwhile_refuses_it_and_refunds_its_charge(table) -> None:
     assert undone.RefundedAmount == undone.ProcessedAmount == 516  # charged, recorded, refunded: never kept
 
 
-def test_a_crash_after_the_charge_is_refunded_by_the_reconciliation(table, monkeypatch) -> None:
-    sub = team(2)
+def crash_after_the_charge(sub, quantity: int, monkeypatch) -> list:
+    """A change to ``quantity`` seats on MID whose process dies after its charge, before
+    its write; then the reconciliation of MID: its differences."""
     with at(MID):
         monkeypatch.setattr(access, "change_seats", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
         with pytest.raises(RuntimeError):
-            seats.change_quantity(fresh(sub), 3, "customer", today=MID)
+            seats.change_quantity(fresh(sub), quantity, "customer", today=MID)
         monkeypatch.undo()
-        _, differences = reconcile(MID, MID, fix=True, today=MID)
+        return reconcile(MID, MID, fix=True, today=MID)[1]
+
+
+def test_a_crash_after_the_charge_is_refunded_by_the_reconciliation(table, monkeypatch) -> None:
+    sub = team(2)
+    differences = crash_after_the_charge(sub, 3, monkeypatch)
     assert [d.kind for d in differences] == ["charge of a switch not made"] and differences[0].fixed
     [undone] = [r for r in receipts_of(sub) if r.Kind == "seats" and r.PeriodStart == MID.isoformat()]
     assert undone.RefundedAmount == undone.ProcessedAmount == 516
