@@ -53,6 +53,7 @@ from billing.models import (
 )
 from billing.rules.api_objects import refund_object
 from billing.rules.projection import MeteredUsage
+from billing.rules.receipt_keys import product_sku
 from billing.rules.seat_lines import LineSeats, mark_seats
 from billing.rules.switch import usage_only
 from billing.rules.tax import tax_line
@@ -260,9 +261,9 @@ def _name_charged(sub: Subscription, sku: str) -> str | None:
     product between its charge and the charge's record (a run that died before the
     receipt, then the customer's switch): then the product switched from, as the
     subscription remembers it or as the catalog names it (one GetItem, only then). A change
-    of seats' charge names the product's SKU marked with the change (``TEAM~seats3``:
-    ``seats.seats_receipt_sku``): the product is the part before the mark."""
-    sku = sku.split("~", 1)[0]
+    of seats' or a switch's charge names the product's SKU marked (``TEAM~seats3``:
+    billing/rules/receipt_keys.py): the product is the part before the mark."""
+    sku = product_sku(sku)
     if sku == sub.SKU:
         return sub.ProductName
     if sku == sub.PreviousSKU:

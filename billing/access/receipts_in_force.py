@@ -22,6 +22,7 @@ from datetime import date, datetime
 
 from billing.access._common import is_expired, utc_now
 from billing.models import Receipt, Subscription
+from billing.rules.receipt_keys import switch_receipt_sku
 
 
 def receipts_in_force(subscriptions: Iterable[Subscription], start: date, today: date, *,
@@ -34,7 +35,7 @@ def receipts_in_force(subscriptions: Iterable[Subscription], start: date, today:
             if sub.LastPaymentDate and sub.PaidThroughDate and sub.LastPaymentDate < start.isoformat()
             # paid through a day after the first one: that first day's charge was taken
             and sub.PaidThroughDate >= max(today.isoformat(), sub.LastPaymentDate)
-            for sku in {sub.SKU, sub.PreviousSKU or sub.SKU, f"{sub.SKU}~switch"}}
+            for sku in {sub.SKU, sub.PreviousSKU or sub.SKU, switch_receipt_sku(sub.SKU, sub.SKU)}}
     if not keys:
         return []
     found = [r for r in Receipt.batch_get(sorted(keys)) if not is_expired(r, now)]

@@ -19,16 +19,15 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
 )
+from billing.rules import receipt_keys
 from billing.rules.seat_lines import line_seats
 from billing.rules.seats import SeatsQuote
 
 
 def seats_receipt_sku(sub: Subscription, version: int | None) -> str:
-    """The SKU in a seats charge's receipt key (``REC#<day>#SKU#<this>#SUB#<id>``): the
-    product's, marked with the change (the subscription's version when quoted), so that it
-    never meets the period's receipt of the same day, a switch's, or another change's. The
-    charge's metadata carries it as ``sku``: the reconciliation finds the receipt by it."""
-    return f"{sub.SKU}~seats{int(version or 0)}"
+    """The SKU in a seats charge's receipt key: ``receipt_keys.seats_receipt_sku`` of the
+    subscription's product at the version quoted."""
+    return receipt_keys.seats_receipt_sku(sub.SKU, version)
 
 
 def _as_quoted(sub: Subscription, quote: SeatsQuote, today: date) -> Any:

@@ -37,6 +37,7 @@ from billing.rules.invoice_tax import tax_metadata
 from billing.rules.price_choice import PriceRefused, choose_price, subscribable
 from billing.rules.price_objects import PRICE_ID_PREFIX, terms_of
 from billing.rules.pricing import Interval, amount_for
+from billing.rules.receipt_keys import switch_receipt_sku
 from billing.rules.schedule import cadence_of, charges_paying_from
 from billing.rules.seats import quantity_bounds
 from billing.rules.switch import (
@@ -157,9 +158,8 @@ def quote(sub: Subscription, choice: str, *, today: date) -> SwitchQuote:
 
 def receipt_sku(q: SwitchQuote) -> str:
     """The SKU in the switch receipt's key (and the charge's ``sku`` metadata, by which the
-    reconciliation finds it): the new product's; marked ``~switch`` for a switch of price
-    within the product, so that it never meets the period's receipt of the same day."""
-    return q.new_sku if q.new_sku != q.old_sku else f"{q.new_sku}~switch"
+    reconciliation finds it): billing/rules/receipt_keys.py."""
+    return switch_receipt_sku(q.old_sku, q.new_sku)
 
 
 class AttemptUnsettled(SwitchRefused):
