@@ -112,7 +112,8 @@ def build_history(customer: str, key: str, *, created: date, changes: Iterable[C
     """The states of one subscription: from its creation day, the ``subscription.created``
     event's snapshot (else the first event's ``Before``, else the item as it is now: data
     written before events kept snapshots); then each event's ``After``, on the day it was
-    made (never before the creation day). The last event of a day wins. A payment that
+    made (never before the creation day). ``changes`` in the order they were made: the last
+    event of a day wins. A payment that
     succeeds on an ``incomplete`` subscription starts it (that event holds no snapshot)."""
     ordered = sorted(changes, key=lambda c: c.day)
     first = next((c.after for c in ordered if c.action == AuditAction.SUBSCRIPTION_CREATED and is_snapshot(c.after)),

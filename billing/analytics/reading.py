@@ -68,7 +68,9 @@ def account_histories(account_id: str, coupons: dict[str, CouponTerms], timezone
                       collection: access.AccountCollection | None = None) -> list[SubHistory]:
     collection = collection or access.get_account_collection(account_id)
     changes: dict[str, list[Change]] = defaultdict(list)
-    for event in collection.events:
+    # The collection holds the events newest first; a history takes them in the order they
+    # were made (the last of a day is the day's state).
+    for event in reversed(collection.events):
         if event.Subject:
             changes[event.Subject].append(_change(event, timezone))
     # A subscription brought in with its past (its receipts older than the item, as the
