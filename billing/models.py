@@ -776,6 +776,10 @@ class UsageEndEntry(BillingItem, discriminator="UsageEndEntry"):
     # The day the customer was reminded of this last charge (the reminder run's claim, so
     # two runs send it once); null until then, and on a retry's entry (never reminded).
     RemindedOn = UnicodeAttribute(null=True)
+    # The first day a reminder run looks at it: the due day less the cadence's lead (the due
+    # day itself for a cadence with no reminder, which no run reaches before the charge), so
+    # the runs before it read no subscription. Null on an entry written before it was kept.
+    RemindOn = UnicodeAttribute(null=True)
     TTL = TTLAttribute(null=True)
 
     @property

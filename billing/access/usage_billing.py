@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import date, timedelta
 
+from django.conf import settings
+
 from billing.access._common import delete_entry, refused_as, utc_now
 from billing.access.events import new_event
 from billing.access.outbox import transact_update
@@ -13,6 +15,7 @@ from billing.access.prices import get_price
 from billing.exceptions import ConditionFailed
 from billing.models import MerchantEvent, Subscription, UsageEndEntry
 from billing.rules.price_choice import bills_with
+from billing.rules.schedule import cadence_of, reminder_days
 from core.dynamo import engine
 
 METERED_PRICE_ATTACHED = "subscription.metered_price_attached"
@@ -52,11 +55,14 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
 def usage_end_entry(sub: Subscription, last_day: date, mode: str = "period_end", *, attempts: int = 0,
                     due: date | None = None) -> UsageEndEntry:
     """The entry that has the payment run of ``due`` (default: the day after ``last_day``)
-    bill ``sub``'s last period's usage through ``last_day``; ``mode``: the cancel's."""
-    day = (due or last_day + timedelta(days=1)).isoformat()
-    return UsageEndEntry(UsageEndEntry.pk(), UsageEndEntry.sk(due=day, sub_id=sub.sub_id), AccountId=sub.account_id,
-                         SubId=sub.sub_id, SKU=sub.key_sku, LastDay=last_day.isoformat(), Mode=mode,
-                         Attempts=attempts, TTL=utc_now() + timedelta(days=ENTRY_TTL_DAYS))
+    bill ``sub``'s last period's usage through ``last_day``; ``mode``: the cancel's. Its
+    ``RemindOn``: the cadence's reminder lead before ``due`` (``schedule.reminder_days``)."""
+    day = due or last_day + timedelta(days=1)
+    lead = reminder_days(cadence_of(sub), settings.REMINDER_DAYS_BEFORE)
+    return UsageEndEntry(UsageEndEntry.pk(), UsageEndEntry.sk(due=day.isoformat(), sub_id=sub.sub_id),
+                         AccountId=sub.account_id, SubId=sub.sub_id, SKU=sub.key_sku, LastDay=last_day.isoformat(),
+                         Mode=mode, Attempts=attempts, RemindOn=(day - timedelta(days=lead or 0)).isoformat(),
+                         TTL=utc_now() + timedelta(days=ENTRY_TTL_DAYS))
 
 
 def retry_usage_end(entry: UsageEndEntry, sub: Subscription, due: date) -> UsageEndEntry:

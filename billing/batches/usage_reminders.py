@@ -43,12 +43,15 @@ def remind_last_usage(today: date, *, takes: Callable[[str], bool] | None = None
                       seller: Seller | None = None) -> list[ReminderOutcome]:
     """Send the reminders of the last usage charges due to be reminded by ``today`` (the
     charge after ``today``, its lead reached); ``takes(sub_id)``: only these (a run's
-    shards). Returns each one sent (its ``mail_error`` if the e-mail failed). Requests: one Query, then per entry due to be
-    reminded one GetItem, ``last_usage_charge``'s reads and the claim's transaction."""
+    shards). Returns each one sent (its ``mail_error`` if the e-mail failed). Requests: one Query, then per entry whose
+    ``RemindOn`` has come one GetItem, ``last_usage_charge``'s reads and the claim's transaction (an
+    entry still to be reminded with some usage: a GetItem each run until it is)."""
     sent = []
     for entry in usage_end_entries(today + timedelta(days=_longest_lead()), after=today):
         if entry.RemindedOn or int(entry.Attempts or 0) or entry.Mode != CancelMode.PERIOD_END:
             continue  # reminded already; a retry after a decline (told by its own e-mail); a cancel now's
+        if entry.RemindOn and entry.RemindOn > today.isoformat():
+            continue  # its lead not reached yet (the day stored with it: no subscription read)
         if takes is not None and not takes(entry.SubId):
             continue
         if (outcome := _remind(entry, today, seller)) is not None:

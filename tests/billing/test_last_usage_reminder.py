@@ -20,6 +20,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from billing import access, batches
+from billing.access.usage_billing import usage_end_entries
+from billing.batches.usage_reminders import remind_last_usage
 from billing.models import MerchantEvent, MerchantEventType
 from tests.billing.test_portal_metered_ending import _cancel_page, _usage_charges, _use
 from tests.billing.test_portal_subscribe_metered import _subscribe, metered, travel  # noqa: F401 (its fixtures)
@@ -139,3 +141,30 @@ def test_a_kept_subscription_gets_its_usual_reminder_not_a_last_one(travel, cust
     summary = _remind(REMINDED_ON)
     assert summary.counts["last_usage_reminded"] == 0 and _reminders(sub) == []
     assert [m for m in mail.outbox if m.subject.startswith("Upcoming payment") and m.to == [sub.Email]]
+
+
+def test_a_run_before_the_lead_reads_no_subscription(travel, customer, metered, ddb_requests) -> None:  # noqa: F811
+    """The entry keeps the day its reminder is first due (``RemindOn``: 7 days before its
+    charge), so a run before it reads the entries' partition and nothing else."""
+    _html, sub = _subscribe(customer)
+    _use(sub, [(date(2027, 2, 20), 1200)])
+    _cancel_at_period_end(customer, sub)
+    [entry] = usage_end_entries(BILLED_ON)
+    assert (entry.due, entry.RemindOn) == (BILLED_ON, REMINDED_ON.isoformat())
+    with _at(REMINDED_ON - timedelta(days=1)):
+        ddb_requests.reset()
+        assert remind_last_usage(REMINDED_ON - timedelta(days=1)) == []
+    assert ddb_requests.by_name() == {"Query": 1}
+    _remind(REMINDED_ON)
+    assert len(_reminders(sub)) == 1
+
+
+def test_an_entry_written_before_it_kept_its_day_is_still_reminded(travel, customer, metered) -> None:  # noqa: F811
+    _html, sub = _subscribe(customer)
+    _use(sub, [(date(2027, 2, 20), 1200)])
+    _cancel_at_period_end(customer, sub)
+    [entry] = usage_end_entries(BILLED_ON)
+    entry.RemindOn = None
+    entry.save()
+    assert _remind(REMINDED_ON - timedelta(days=1)).counts["last_usage_reminded"] == 0
+    assert _remind(REMINDED_ON).counts["last_usage_reminded"] == 1
