@@ -1,0 +1,88 @@
+"""The invoice lines of a receipt with usage, field by field (billing/access/receipts.py
+``_itemise_usage``): what a mutation run found no test pinning. The fixed fee's line keeps
+its days and its seats beside the usage's lines; the usage's lines run from the usage's
+first day to the day before its end (exclusive); a charge recorded without its pricing
+(a webhook's) has one usage line with no unit; a period with no usage keeps the whole
+amount on the fixed fee's line. And a refund of a receipt written before the tax invoices
+makes no credit note (``_write_refund``)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+
+from billing import access
+from billing.access.receipts import build_receipt
+from billing.actions import meters as meter_actions
+from billing.actions import prices as price_actions
+from billing.models import CreditNote, MeterAggregation, Receipt
+from billing.operations.metered import priced_usage, usage_metadata
+from billing.rules.seat_lines import LineSeats
+from billing.rules.tax import tax_line
+from tests.billing.test_tax_documents import CUSTOMER_ADDRESS, ITALY, SELLER_ADDRESS, SELLER_NAME
+from tests.billing.test_usage_invoice_lines import DAY, GRADUATED, RATE
+from tests.builders import TEST_CARD, paid_receipt
+
+pytestmark = pytest.mark.django_db
+
+USED_FROM = date(2027, 2, 15)
+
+
+def _receipt(customer, calls: int, *, seats: LineSeats | None = None, priced: bool = True):
+    meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
+    access.create_product("API", "Developer API", 999, "EUR")
+    price = price_actions.add_price("API", GRADUATED, actor="test", meter="api_calls", unit_label="call")
+    sub = access.create_subscription(
+        access.get_account(customer.account_id), sku="API", payment_day=15, amount=4995, currency="EUR",
+        card=TEST_CARD, today=DAY, reminder_days_before=7, product_name="Developer API",
+        billing_address=CUSTOMER_ADDRESS)
+    usage = priced_usage(price, USED_FROM, DAY, calls)
+    line = tax_line(4995 + usage.amount, RATE, prices_include_tax=True)
+    tax = access.InvoiceTax(line=line, prices_include_tax=True,
+                            seller=access.InvoiceSeller(ITALY, SELLER_NAME, SELLER_ADDRESS),
+                            buyer_country="IT", buyer_vat_number=None)
+    receipt, _, _ = build_receipt(sub, number="R-2027-000001", billing_date=DAY, amount=line.gross, currency="EUR",
+                                  charge_id="ch_usage", retention_days=200, period_end=DAY + timedelta(days=30),
+                                  tax=tax, usage=usage_metadata(usage), priced=usage if priced else None, seats=seats)
+    return receipt
+
+
+def test_the_fixed_fee_s_line_keeps_its_days_and_seats_beside_the_usage(customer) -> None:
+    receipt = _receipt(customer, 1235, seats=LineSeats(5, 999))
+    fixed, *used = receipt.TaxLines
+    assert (fixed.Description, fixed.PeriodStart, fixed.PeriodEnd) == ("Developer API", "2027-03-15", "2027-04-14")
+    assert (fixed.Quantity, fixed.SeatPrice, fixed.Gross) == (5, 999, 4995)
+    assert [(u.PeriodStart, u.PeriodEnd, u.UnitLabel, u.UsageUnits) for u in used] == [
+        ("2027-02-15", "2027-03-14", "call", 1000), ("2027-02-15", "2027-03-14", "call", 235)]
+    assert sum(int(u.Gross) for u in used) == 547  # 235 calls at 0.2 cents (47) plus the tier's 5.00
+
+
+def test_a_charge_recorded_without_its_pricing_has_one_usage_line_without_a_unit(customer) -> None:
+    receipt = _receipt(customer, 1235, priced=False)
+    fixed, used = receipt.TaxLines
+    assert (fixed.PeriodStart, fixed.PeriodEnd, fixed.Quantity) == ("2027-03-15", "2027-04-14", None)
+    assert (used.Description, used.PeriodStart, used.PeriodEnd) == ("api_calls × 1235", "2027-02-15", "2027-03-14")
+    assert (used.UnitLabel, used.UsageUnits, int(used.Gross)) == (None, None, 547)
+
+
+def test_a_period_without_usage_keeps_the_whole_amount_on_the_fixed_fee(customer) -> None:
+    receipt = _receipt(customer, 0)
+    assert receipt.UsageAmount == 0
+    fixed, *used = receipt.TaxLines
+    assert int(fixed.Gross) == 4995 and int(receipt.TaxLines[0].Gross) == int(receipt.ProcessedAmount)
+    assert all(int(u.Gross) == 0 and int(u.Net) == 0 for u in used)
+
+
+def test_a_refund_of_a_receipt_written_before_its_tax_makes_no_credit_note(table) -> None:
+    """A receipt of before the tax invoices (no ``Net``) is corrected by its refund alone:
+    recorded, with no credit note."""
+    receipt = paid_receipt()
+    Receipt.get(receipt.PK, receipt.SK).update(actions=[Receipt.Net.remove()])
+    old = access.get_receipt(receipt.account_id, receipt.SK)
+    assert old is not None and old.Net is None
+    done, added = access.record_refund(old, refund_id="re_old", amount=100, actor="staff")
+    assert added and done.RefundedAmount == 100
+    stored = access.get_receipt(receipt.account_id, receipt.SK)
+    assert [(r.RefundId, r.CreditNoteNumber) for r in stored.Refunds] == [("re_old", None)]
+    assert list(CreditNote.scan()) == []
