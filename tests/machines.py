@@ -66,3 +66,17 @@ class DayClock:
 
     def stop(self) -> None:
         self._travel.stop()
+
+
+def machine_profile(name: str, *, examples: int, steps: int, long_examples: int, long_steps: int) -> str:
+    """Register a machine's two hypothesis profiles and return the one to run: ``<name>-long``
+    (shrinking, many examples) under ``HYPOTHESIS_PROFILE=long``, else ``<name>-bounded``
+    (``make test``: a few examples, no shrinking: a failure is reported as found)."""
+    from hypothesis import HealthCheck, Phase, settings
+
+    settings.register_profile(f"{name}-bounded", max_examples=examples, stateful_step_count=steps, deadline=None,
+                              suppress_health_check=list(HealthCheck),
+                              phases=(Phase.explicit, Phase.reuse, Phase.generate))
+    settings.register_profile(f"{name}-long", max_examples=long_examples, stateful_step_count=long_steps,
+                              deadline=None, suppress_health_check=list(HealthCheck))
+    return f"{name}-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else f"{name}-bounded"

@@ -17,12 +17,11 @@ by the test from the gateway's side and the receipts is checked:
 
 from __future__ import annotations
 
-import os
 from datetime import date, timedelta
 
 import pytest
 from django.core import mail
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
@@ -33,18 +32,13 @@ from billing.models import SubscriptionStatus
 from billing.rules.lifecycle import pause_end, state_of, unused_share
 from billing.rules.schedule import period_amount
 from core.payments.gateway import get_gateway
-from tests.machines import DayClock, TrackedSubscription, own_table
+from tests.machines import DayClock, TrackedSubscription, machine_profile, own_table
 
 pytestmark = pytest.mark.django_db(databases=[])
 
 START = date(2027, 1, 1)
 PRICE = 999
-settings.register_profile("lifecycle-bounded", max_examples=3, stateful_step_count=25, deadline=None,
-                          suppress_health_check=list(HealthCheck),
-                          phases=(Phase.explicit, Phase.reuse, Phase.generate))
-settings.register_profile("lifecycle-long", max_examples=100, stateful_step_count=80, deadline=None,
-                          suppress_health_check=list(HealthCheck))
-PROFILE = "lifecycle-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "lifecycle-bounded"
+PROFILE = machine_profile("lifecycle", examples=3, steps=25, long_examples=100, long_steps=80)
 LEDGER_DIR = ""
 FAR = date(9999, 12, 31)
 

@@ -27,11 +27,10 @@ a new one); the figures find accounts through the users' links
 
 from __future__ import annotations
 
-import os
 from datetime import date, timedelta
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule, run_state_machine_as_test
 
@@ -45,16 +44,11 @@ from tests.billing import test_lifecycle_model, test_money_model
 from tests.billing.test_lifecycle_model import LifecycleMachine, Pick
 from tests.billing.test_money_model import MoneyMachine
 from tests.builders import card
-from tests.machines import DayClock
+from tests.machines import DayClock, machine_profile
 
 pytestmark = pytest.mark.django_db(databases=[])
 
-settings.register_profile("revenue-bounded", max_examples=2, stateful_step_count=20, deadline=None,
-                          suppress_health_check=list(HealthCheck),
-                          phases=(Phase.explicit, Phase.reuse, Phase.generate))
-settings.register_profile("revenue-long", max_examples=60, stateful_step_count=60, deadline=None,
-                          suppress_health_check=list(HealthCheck))
-PROFILE = "revenue-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "revenue-bounded"
+PROFILE = machine_profile("revenue", examples=2, steps=20, long_examples=60, long_steps=60)
 MOVES = [k.value for k in Kind]
 # The days are kept in one shard each (on moto, 16 would make 8,800 items of 18 months a
 # slow Query): the check recomputes in 16 and adds both up, as the page reads them.
