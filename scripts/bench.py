@@ -29,12 +29,15 @@ BatchWriteItem, and measures:
    endpoint and for four at once (scripts/bench_webhooks.py);
 13. metered usage: events/s counted exactly once, through the action and the API's batches,
    and the requests per event and per batch of 100 (scripts/bench_usage.py);
+14. revenue analytics over 100,000 accounts: ``revenue_rebuild`` of the whole history and of
+   one day, its ``--check``, and the staff Revenue page read from the kept items
+   (scripts/bench_revenue.py);
 
 Prints the figures and writes docs/PERFORMANCE.md and bench-results.json (git-ignored).
 ``BENCH_SCALE=0.1`` shrinks every count for a quick try; ``BENCH_ONLY=stripe`` runs
 section 10 alone and only prints it (``BENCH_STRIPE_ROUNDS``: its rounds, 3);
 ``BENCH_ONLY=api`` section 11 alone, ``BENCH_ONLY=webhooks`` section 12 alone,
-``BENCH_ONLY=usage`` section 13 alone.
+``BENCH_ONLY=usage`` section 13 alone, ``BENCH_ONLY=revenue`` section 14 alone.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import bench_api  # noqa: E402  (scripts/ is on the path: this file's folder)
+import bench_revenue  # noqa: E402
 import bench_shop  # noqa: E402
 import bench_stripe  # noqa: E402
 import bench_usage  # noqa: E402
@@ -234,6 +238,9 @@ def main() -> None:
     if os.environ.get("BENCH_ONLY") == "usage":
         section_only("bench_usage", lambda tmp, say: bench_usage.run(say, tmp), bench_usage.render)
         return
+    if os.environ.get("BENCH_ONLY") == "revenue":
+        section_only("bench_revenue", lambda tmp, say: bench_revenue.run(say, tmp), bench_revenue.render)
+        return
     t0 = time.monotonic()
     results: dict = {"due": DUE, "scale": SCALE, "python": platform.python_version(),
                      "cpus": os.cpu_count(), "engine": "DynamoDB Local 3.3.0 in memory"}
@@ -320,12 +327,15 @@ def main() -> None:
         # 13: metered usage events (scripts/bench_usage.py), on a table of their own.
         use_table("bench_usage", endpoint)
         results["usage"] = bench_usage.run(say, tmp)
+        # 14: revenue analytics over 100,000 accounts (scripts/bench_revenue.py), on a table of its own.
+        use_table("bench_revenue", endpoint)
+        results["revenue"] = bench_revenue.run(say, tmp)
     results["total_seconds"] = time.monotonic() - t0
     (ROOT / "bench-results.json").write_text(json.dumps(results, indent=2, default=str))
     report = (render(results) + "\n\n" + render_shards(results["shards"]) + "\n\n"
               + bench_stripe.render(results["stripe"]) + "\n\n" + bench_shop.render(results["shop"])
               + "\n\n" + bench_api.render(results["api"]) + "\n\n" + bench_webhooks.render(results["webhooks"])
-              + "\n\n" + bench_usage.render(results["usage"]))
+              + "\n\n" + bench_usage.render(results["usage"]) + "\n\n" + bench_revenue.render(results["revenue"]))
     print(report)
     write_performance_md(report)
     # Last, so that it is the line a reader of the terminal sees.
