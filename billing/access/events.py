@@ -74,12 +74,13 @@ _made = itertools.count()
 def _ordered_id(microsecond: int) -> str:
     """An event's id, which orders the events of one second (``At`` is to the second, and
     the key sorts by ``At``, then by this): the microsecond, a count for events made within
-    one microsecond by this process, then random bits. The events of one subscription
+    one microsecond by this process, then random bits, apart (no long run of digits a
+    scanner could take for a card number). The events of one subscription
     within a second (a cancel and a "keep" sent by a script) read back in the order they
     were made, so the revenue history takes the last one's state as the day's (its writes
     are serialised by the subscription's version: across hosts, the order holds as long as
     their clocks differ by less than the time between the two writes)."""
-    return f"{microsecond:06d}{next(_made) % 1_000_000:06d}{new_id()[:8]}"
+    return f"{microsecond:06d}.{next(_made) % 1_000_000:06d}.{new_id()[:8]}"
 
 
 def record_event(account_id: str, **fields: Any) -> AuditEvent:
