@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from collections.abc import Callable, Iterator
 from functools import wraps
 from pathlib import Path
@@ -108,9 +109,23 @@ def phone_page(browser, live_server) -> Iterator[object]:
 
 
 def screenshot(page, name: str) -> Path:
+    """Save the whole page to artifacts/screenshots/<name>.png, for a person to look at.
+    Chromium now and then answers "Unable to capture screenshot" on a loaded machine (the
+    compositor had no frame ready): tried again after a pause, then the visible part only.
+    A picture is evidence, never an assertion: if none comes, the test goes on and says so."""
+    from playwright.sync_api import Error as PlaywrightError
+
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    last: Exception | None = None
+    for attempt, full_page in enumerate((True, True, True, False)):
+        try:
+            page.screenshot(path=str(path), full_page=full_page)
+            return path
+        except PlaywrightError as error:
+            last = error
+            page.wait_for_timeout(250 * (attempt + 1))
+    warnings.warn(f"no screenshot {name}: {last}", stacklevel=2)
     return path
 
 

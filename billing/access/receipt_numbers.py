@@ -232,8 +232,10 @@ def write_numbered(numbers: NumberSeries, year: int, write: Callable[[Any, str],
                 counter = True  # drawn again: the counter is read on the next refusal
             if current is not None:
                 # Only a race lost moves the thread on: a first guess just learns the
-                # counter's value, and so does a refusal of the caller's own.
-                numbers.refused(draw, current, move=draw.known and not other)
+                # counter's value. A race is lost even when the caller's own condition
+                # failed too: staying would meet the same faster writer on every attempt
+                # (a receipt another run wrote, refused forty times over, and SeriesBusy).
+                numbers.refused(draw, current, move=draw.known)
             # Refused with the counter, a condition of the caller's may only say the number
             # was wrong (its look-up item is another's): try again with the counter's value,
             # and a refusal of the caller's own comes back alone.

@@ -256,3 +256,43 @@ def test_a_worker_killed_mid_run_leaves_no_gap(local_table, settings) -> None:
         thread.join()
     assert len(written) == 15
     assert_numbers_exist_exactly_with_their_documents()
+
+
+class OutrunSeries(access.ReceiptNumbers):
+    """Numbers whose first series drawn is always taken by a faster writer just before
+    this one's write: the other run of two at once, on the same series."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.busy: int | None = None
+        self.draws = 0
+
+    def draw(self, year: int):
+        drawn = super().draw(year)
+        self.draws += 1
+        if self.busy is None:
+            self.busy = drawn.series
+        if drawn.series == self.busy:
+            key = ReceiptCounter.pk(year=year, series=f"{drawn.series:02d}")
+            ReceiptCounter(key, key).update(actions=[ReceiptCounter.LastNumber.add(1),
+                                                     ReceiptCounter.EntityType.set(ReceiptCounter)])
+        return drawn
+
+
+def test_a_receipt_another_run_wrote_is_found_even_when_its_series_is_outrun(table, settings) -> None:
+    """Two runs at once pay one subscription: the second finds the first's receipt (its
+    own condition refused) while the other run keeps taking numbers on its series (the
+    counter refused too). It moves to another series and comes back with the receipt in
+    a few attempts, not forty refusals and SeriesBusy."""
+    settings.RECEIPT_NUMBER_SERIES = 16
+    with time_machine.travel(NOON, tick=False):
+        sub = make_subscription(make_account("outrun@example.com"))
+        numbers = OutrunSeries()
+        charge = {"billing_date": date(2027, 3, 15), "amount": 1000, "currency": "USD",
+                  "charge_id": "ch-outrun", "retention_days": 400}
+        first, created = access.create_receipt(sub, numbers=numbers, **charge)
+        assert created
+        numbers.busy, numbers.draws = None, 0  # the series this thread is on now is outrun
+        again, created = access.create_receipt(sub, numbers=numbers, **charge)
+    assert not created and again.SK == first.SK
+    assert numbers.draws <= 6
