@@ -273,6 +273,9 @@ class Subscription(BillingItem, discriminator="Subscription"):
     LastPaymentDate = UnicodeAttribute(null=True)
     NextReminderDate = UnicodeAttribute(null=True)
     LastReminderDate = UnicodeAttribute(null=True)
+    # The payment (its day) whose usage the merchant's ``invoice.upcoming`` announced
+    # (billing/batches/upcoming_invoices.py): the claim that writes that event once.
+    UpcomingNoticeFor = UnicodeAttribute(null=True)
     # The GSI hash keys derived from the Next* dates and the id's shard (``DUE_KEY``):
     # set and removed with them, only by billing/access/due_dates.py.
     DuePaymentKey = UnicodeAttribute(null=True)
@@ -780,6 +783,9 @@ class UsageEndEntry(BillingItem, discriminator="UsageEndEntry"):
     # day itself for a cadence with no reminder, which no run reaches before the charge), so
     # the runs before it read no subscription. Null on an entry written before it was kept.
     RemindOn = UnicodeAttribute(null=True)
+    # The day the merchant's ``invoice.upcoming`` of this last charge was written (its
+    # claim, as ``RemindedOn`` the e-mail's): ``UPCOMING_INVOICE_DAYS`` before the charge.
+    UpcomingNoticeOn = UnicodeAttribute(null=True)
     TTL = TTLAttribute(null=True)
 
     @property

@@ -202,6 +202,10 @@ DUE_SHARDS = env_int("DUE_SHARDS", 1, minimum=1)
 # --- Billing rules ---------------------------------------------------------------
 BILLING_TIMEZONE = os.environ.get("BILLING_TIMEZONE", "UTC")
 REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 7, minimum=0)
+# The merchant's ``invoice.upcoming`` (a payment that bills usage) this many days before
+# the payment, as Stripe's "upcoming renewal events" setting: later than the customer's
+# reminder, so its usage so far is closer to what is charged.
+UPCOMING_INVOICE_DAYS = env_int("UPCOMING_INVOICE_DAYS", 3, minimum=1)
 # 200 days keeps six full calendar months plus the current one visible.
 RECEIPT_RETENTION_DAYS = env_int("RECEIPT_RETENTION_DAYS", 200)
 # How long the merchant's events (webhooks and ``GET /api/v1/events``) are kept: a

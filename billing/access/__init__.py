@@ -47,6 +47,7 @@ from billing.access.batch_writes import (
     extend_after_cancel,
     forget_awaiting_charge,
     mark_past_due,
+    record_upcoming_invoice,
 )
 from billing.access.bulk import batch_items, due_subscription
 from billing.access.cards import (
@@ -444,6 +445,7 @@ __all__ = [
     "advance_after_payment",
     "forget_awaiting_charge",
     "claim_reminder",
+    "record_upcoming_invoice",
     "extend_after_cancel",
     "mark_past_due",
     # receipts

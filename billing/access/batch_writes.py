@@ -13,6 +13,7 @@ from billing.access._common import live
 from billing.access.due_dates import next_payment_on, next_reminder_on
 from billing.access.outbox import payment_attempt_event, preview, subscription_event, transact_update
 from billing.access.subscriptions import audited_items, update_subscription
+from billing.exceptions import ConditionFailed
 from billing.models import (
     COUPON_ATTRIBUTES,
     AuditAction,
@@ -165,15 +166,27 @@ def forget_awaiting_charge(sub: Subscription, charge_id: str) -> Subscription:
                                Subscription.PaymentDetails.AwaitingCharge == charge_id, check_version=False)
 
 
-def claim_reminder(sub: Subscription, *, day: date, next_reminder: date | None,
-                   notice: MerchantEvent | None = None) -> Subscription:
+def claim_reminder(sub: Subscription, *, day: date, next_reminder: date | None) -> Subscription:
     """Claim the reminder due on ``day`` before sending it: ``NextReminderDate`` moves on
-    only if it still equals ``day``, so of two runs exactly one sends the e-mail. With a
-    ``notice`` (a metered subscription's ``invoice.upcoming``), one TransactWriteItems of
-    the claim and the event, so the merchant hears it once with the reminder; else one
+    only if it still equals ``day``, so of two runs exactly one sends the e-mail. One
     UpdateItem."""
     actions = [Subscription.LastReminderDate.set(day.isoformat()), *next_reminder_on(sub.sub_id, next_reminder)]
     condition = (Subscription.NextReminderDate == day.isoformat()) & live()
-    if notice is not None:
-        return transact_update(sub, actions, condition, check_version=False, items=[notice])
     return update_subscription(sub, actions, condition, check_version=False)
+
+
+def record_upcoming_invoice(sub: Subscription, payment: date, notice: MerchantEvent) -> bool:
+    """The merchant's ``invoice.upcoming`` (``notice``) of the payment due on ``payment``,
+    once: one TransactWriteItems of the event and ``UpcomingNoticeFor`` set to that day,
+    only while the payment is still due then and not yet announced (the day, not the
+    version: a reminder claimed meanwhile does not undo it). A re-run, or a second run at
+    once, writes nothing: False."""
+    due = payment.isoformat()
+    condition = _still_due(payment) & (
+        Subscription.UpcomingNoticeFor.does_not_exist() | (Subscription.UpcomingNoticeFor != due))
+    try:
+        transact_update(sub, [Subscription.UpcomingNoticeFor.set(due)], condition, check_version=False,
+                        items=[notice])
+    except ConditionFailed:
+        return False
+    return True

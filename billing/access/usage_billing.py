@@ -85,11 +85,25 @@ def usage_end_entries(through: date, *, after: date | None = None) -> Iterator[U
                                UsageEndEntry.SK.between(f"{after.isoformat()}~", f"{through.isoformat()}~"))
 
 
-def claim_usage_reminder(entry: UsageEndEntry, day: date, notice: MerchantEvent | None = None) -> None:
-    """Claim the reminder of the last usage charge ``entry`` bills, before it is sent: one
-    TransactWriteItems of ``RemindedOn`` set only if unset (so of two runs exactly one
-    sends it) and the merchant's ``invoice.upcoming`` (``notice``). ``ConditionFailed``:
-    claimed already, or the entry is gone (billed, or its subscription kept)."""
-    transact_update(entry, [UsageEndEntry.RemindedOn.set(day.isoformat())],
-                    UsageEndEntry.SK.exists() & UsageEndEntry.RemindedOn.does_not_exist(),
-                    items=[notice] if notice is not None else [], check_version=False)
+def claim_usage_reminder(entry: UsageEndEntry, day: date) -> None:
+    """Claim the reminder of the last usage charge ``entry`` bills, before it is sent:
+    ``RemindedOn`` set only if unset (so of two runs exactly one sends it), one UpdateItem.
+    ``ConditionFailed``: claimed already, or the entry is gone (billed, or its subscription
+    kept)."""
+    with refused_as(ConditionFailed, entry.SK):
+        entry.update([UsageEndEntry.RemindedOn.set(day.isoformat())],
+                     condition=UsageEndEntry.SK.exists() & UsageEndEntry.RemindedOn.does_not_exist())
+
+
+def record_last_usage_notice(entry: UsageEndEntry, day: date, notice: MerchantEvent) -> bool:
+    """The merchant's ``invoice.upcoming`` of the last usage charge ``entry`` bills, once:
+    one TransactWriteItems of the event and ``UpcomingNoticeOn`` set only if unset, while
+    the entry is there. A re-run, a second run at once, or an entry billed or gone
+    meanwhile: nothing written, False."""
+    try:
+        transact_update(entry, [UsageEndEntry.UpcomingNoticeOn.set(day.isoformat())],
+                        UsageEndEntry.SK.exists() & UsageEndEntry.UpcomingNoticeOn.does_not_exist(),
+                        items=[notice], check_version=False)
+    except ConditionFailed:
+        return False
+    return True

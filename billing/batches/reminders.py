@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.batches.outcomes import ReminderOutcome, ReminderStatus
-from billing.models import MerchantEventType, Subscription, SubscriptionStatus
+from billing.models import Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
 from billing.operations.charge_lines import upcoming_object
 from billing.operations.payments import next_charge
@@ -121,12 +121,8 @@ def send_reminder(sub: Subscription, *, day: date, dry_run: bool = False,
                **({"amount": money_text(charge.amount, sub.Currency)} if charge else {}),
                **(_usage_so_far(sub, charge, upcoming) if charge and upcoming else {}),
                **_card_warning(sub, payment)}
-    notice = access.new_merchant_event(
-        MerchantEventType.INVOICE_UPCOMING, account_id=sub.account_id, object_type="upcoming_payment",
-        object_id=sub.sub_id, data=upcoming) if upcoming else None
     try:
-        access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day, charge),
-                              notice=notice)
+        access.claim_reminder(sub, day=day, next_reminder=_following_reminder(sub, payment, day, charge))
     except access.ConditionFailed:
         out.reason = "claimed by another run"
         return out
@@ -150,7 +146,7 @@ def _whole_if_metered(sub: Subscription) -> Subscription:
 
 def _upcoming(sub: Subscription, charge: ComingCharge | None, seller: Seller | None) -> dict[str, object] | None:
     """For a charge with usage: the coming payment as ``GET /subscriptions/{id}/upcoming``
-    shows it at this moment (``invoice.upcoming`` carries it), else None."""
+    shows it at this moment (its usage lines are the e-mail's usage so far), else None."""
     if charge is None or charge.usage is None:
         return None
     return upcoming_object(sub, charge, access.tax_terms(sub, seller))

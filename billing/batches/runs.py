@@ -27,7 +27,8 @@ from billing.batches.reminders import (
     skip_stale_reminder,
 )
 from billing.batches.shards import ShardSet
-from billing.batches.usage_reminders import remind_last_usage
+from billing.batches.upcoming_invoices import announce_last_usage, announce_upcoming_invoices, notice_days
+from billing.batches.usage_reminders import ending_entries, remind_last_usage
 from billing.models import BatchKind, BatchRun, RunOutcome, Subscription
 from billing.operations.expiry import expire_due
 from billing.operations.final_usage import bill_ended_periods
@@ -385,9 +386,16 @@ def run_reminders(
                 summary.counts["trial_will_end"] += written
         # The last usage charges of subscriptions ending at their period's end: those due to
         # be reminded by today, missed days' included.
-        for outcome in remind_last_usage(run_date, takes=_own(shards), seller=seller):
+        ending = ending_entries(run_date)
+        for outcome in remind_last_usage(run_date, ending, takes=_own(shards), seller=seller):
             summary.counts["last_usage_reminded"] += 1
             _count_mail_error(summary, outcome)
+        # The merchant's invoice.upcoming, for each date covered whose payment is still to come.
+        written = sum(announce_upcoming_invoices(day, shards=members, seller=seller) for day in summary.dates
+                      if day + timedelta(days=notice_days()) >= run_date)
+        written += announce_last_usage(run_date, ending, takes=_own(shards), seller=seller)
+        if written:  # counted only when there are
+            summary.counts["invoice_upcoming"] += written
 
     return _run(
         BatchKind.REMINDERS, dates_to_cover(BatchKind.REMINDERS, run_date, catch_up_days, shards),

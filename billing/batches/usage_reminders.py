@@ -5,15 +5,14 @@ customer hears of it the cadence's reminder lead before, with the usage as it st
 (docs/USAGE.md "Billed at a cancellation").
 
 The reminder run reads the usage end entries due within the longest lead (one Query of
-their one partition), and for each one due to be reminded claims it (``RemindedOn``, a
-conditional write with the merchant's ``invoice.upcoming``), then sends the e-mail: two
-runs at once send it once, a re-run sends nothing more, and a run that missed days
-still sends it before the charge. Nothing used so far: nothing to announce yet, so the
+their one partition, ``ending_entries``; ``invoice.upcoming`` reads the same), and for each one due to be reminded claims it (``RemindedOn``, a
+conditional write), then sends the e-mail: two runs at once send it once, a re-run sends
+nothing more, and a run that missed days still sends it before the charge. Nothing used so far: nothing to announce yet, so the
 entry is looked at again by the next run (the usage may still come)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -23,9 +22,9 @@ from django.utils.translation import gettext_lazy as _
 from billing import access
 from billing.access.usage_billing import claim_usage_reminder, usage_end_entries
 from billing.batches.outcomes import ReminderOutcome, ReminderStatus
-from billing.models import MerchantEventType, UsageEndEntry
+from billing.batches.upcoming_invoices import notice_days
+from billing.models import UsageEndEntry
 from billing.notify import subscription_context
-from billing.operations.charge_lines import upcoming_object
 from billing.operations.final_usage import last_usage_charge, still_ends
 from billing.rules.lifecycle import CancelMode
 from billing.rules.schedule import LONG_PERIOD_REMINDER_DAYS, cadence_of, reminder_days
@@ -39,15 +38,22 @@ def _longest_lead() -> int:
     return max(settings.REMINDER_DAYS_BEFORE, LONG_PERIOD_REMINDER_DAYS)
 
 
-def remind_last_usage(today: date, *, takes: Callable[[str], bool] | None = None,
+def ending_entries(today: date) -> list[UsageEndEntry]:
+    """The last usage charges after ``today`` that a reminder run may announce today: due
+    within the longest reminder lead (or ``invoice.upcoming``'s days). One Query."""
+    return list(usage_end_entries(today + timedelta(days=max(_longest_lead(), notice_days())), after=today))
+
+
+def remind_last_usage(today: date, entries: Iterable[UsageEndEntry], *, takes: Callable[[str], bool] | None = None,
                       seller: Seller | None = None) -> list[ReminderOutcome]:
-    """Send the reminders of the last usage charges due to be reminded by ``today`` (the
-    charge after ``today``, its lead reached); ``takes(sub_id)``: only these (a run's
-    shards). Returns each one sent (its ``mail_error`` if the e-mail failed). Requests: one Query, then per entry whose
-    ``RemindOn`` has come one GetItem, ``last_usage_charge``'s reads and the claim's transaction (an
-    entry still to be reminded with some usage: a GetItem each run until it is)."""
+    """Send the reminders of the last usage charges due to be reminded by ``today`` (of
+    ``entries``: ``ending_entries``; the charge after ``today``, its lead reached);
+    ``takes(sub_id)``: only these (a run's shards). Returns each one sent (its
+    ``mail_error`` if the e-mail failed). Requests: per entry whose ``RemindOn`` has come
+    one GetItem, ``last_usage_charge``'s reads and the claim (an entry still to be reminded
+    with some usage: a GetItem each run until it is)."""
     sent = []
-    for entry in usage_end_entries(today + timedelta(days=_longest_lead()), after=today):
+    for entry in entries:
         if entry.RemindedOn or int(entry.Attempts or 0) or entry.Mode != CancelMode.PERIOD_END:
             continue  # reminded already; a retry after a decline (told by its own e-mail); a cancel now's
         if entry.RemindOn and entry.RemindOn > today.isoformat():
@@ -69,11 +75,8 @@ def _remind(entry: UsageEndEntry, today: date, seller: Seller | None) -> Reminde
     charge = last_usage_charge(sub, today)
     if charge is None or charge.amount <= 0:
         return None
-    upcoming = upcoming_object(sub, charge, access.tax_terms(sub, seller))
-    notice = access.new_merchant_event(MerchantEventType.INVOICE_UPCOMING, account_id=sub.account_id,
-                                       object_type="upcoming_payment", object_id=sub.sub_id, data=upcoming)
     try:
-        claim_usage_reminder(entry, today, notice)
+        claim_usage_reminder(entry, today)
     except access.ConditionFailed:
         return None  # claimed by another run, or billed meanwhile
     usage = charge.usage

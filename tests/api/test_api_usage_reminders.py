@@ -1,7 +1,9 @@
 """The reminder and the merchant's ``invoice.upcoming`` of a subscription with a metered
 price (docs/USAGE.md "Billing a period"): the amount they announce is the upcoming
-payment's at the same moment (the fixed fee plus the usage so far), marked as an
-estimate; the event carries the endpoint's own object, written once with the claim."""
+payment's at the same moment (the fixed fee plus the usage so far), the e-mail's marked
+as an estimate. The reminder goes the cadence's lead before the payment (7 days), the
+event three days before it (``UPCOMING_INVOICE_DAYS``, Stripe's habit) with the
+endpoint's own object as it then stands, written once with its claim."""
 
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ pytestmark = pytest.mark.django_db
 PAY = date(2027, 3, 15)
 REMIND = date(2027, 3, 8)
 AT = datetime(2027, 3, 8, 12, tzinfo=UTC)
+ANNOUNCE = date(2027, 3, 12)  # UPCOMING_INVOICE_DAYS before the payment
+ANNOUNCE_AT = datetime(2027, 3, 12, 12, tzinfo=UTC)
 
 
 def _metered(terms: PriceTerms | None = None):
@@ -52,7 +56,7 @@ def _event(sub, n: int, day: date, value: int) -> dict:
 
 
 def _upcoming_events(sub) -> list:
-    with time_machine.travel(datetime(2027, 3, 8, 23, tzinfo=UTC), tick=False):
+    with time_machine.travel(datetime(2027, 3, 12, 23, tzinfo=UTC), tick=False):
         events, _ = access.events_after(None, limit=1000)
     return [e for e in events if e.Type == "invoice.upcoming" and e.ObjectId == sub.sub_id]
 
@@ -77,13 +81,35 @@ def test_the_reminder_of_a_metered_subscription_announces_the_upcoming_amount_wi
     html = message.alternatives[0][0]
     assert f"about {amount}" in html
 
-    # The merchant hears it too, with the endpoint's own object (its lines), once.
-    [upcoming] = _upcoming_events(sub)
-    assert upcoming.Type == MerchantEventType.INVOICE_UPCOMING
-    assert upcoming.Data == shown
+    # The merchant hears of it later, three days before the payment: not yet.
+    assert _upcoming_events(sub) == []
     with time_machine.travel(AT, tick=False):
         batches.run_reminders(run_date=REMIND, catch_up_days=0)
-    assert len(_upcoming_events(sub)) == 1 and len(mail.outbox) == 1
+    assert len(mail.outbox) == 1
+
+
+def test_the_merchant_hears_of_the_usage_three_days_before_the_payment_once(
+        read_api: ApiClient, write_api: ApiClient) -> None:
+    sub = _metered()
+    with time_machine.travel(AT, tick=False):
+        write_api.post("/meter_events", _event(sub, 1, date(2027, 3, 1), 1035))
+        batches.run_reminders(run_date=REMIND, catch_up_days=0)
+    with time_machine.travel(ANNOUNCE_AT, tick=False):
+        write_api.post("/meter_events", _event(sub, 2, date(2027, 3, 11), 200))  # after the reminder
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+        for _run in range(2):  # a re-run writes nothing more
+            summary = batches.run_reminders(run_date=ANNOUNCE, catch_up_days=0)
+            assert summary.counts["invoice_upcoming"] == (1 if _run == 0 else 0)
+    # The endpoint's own object (its lines) at that moment: the usage the reminder did not know.
+    [upcoming] = _upcoming_events(sub)
+    assert upcoming.Type == MerchantEventType.INVOICE_UPCOMING
+    assert upcoming.Data == shown and shown["amount_due"] == 999 + 618
+    assert fresh(sub).UpcomingNoticeFor == PAY.isoformat()
+    # The payment charges what it said (no usage came since).
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        batches.run_payments(run_date=PAY)
+    [receipt] = [r for r in receipts_of(sub) if r.BillingDate == PAY.isoformat()]
+    assert receipt.ProcessedAmount == upcoming.Data["amount_due"]
 
 
 def test_the_reminder_s_usage_so_far_is_every_tier_s_line(write_api: ApiClient) -> None:
@@ -96,22 +122,42 @@ def test_the_reminder_s_usage_so_far_is_every_tier_s_line(write_api: ApiClient) 
         batches.run_reminders(run_date=REMIND, catch_up_days=0)
     [message] = mail.outbox
     assert f"it includes {money_text(147, 'USD')} for your usage so far (1235 api_calls)" in message.body
+    with time_machine.travel(ANNOUNCE_AT, tick=False):
+        batches.run_reminders(run_date=ANNOUNCE, catch_up_days=0)
     [upcoming] = _upcoming_events(sub)
     assert [line["quantity"] for line in upcoming.Data["lines"] if line["meter"]] == [1000, 235]
 
 
 def test_only_a_metered_reminder_reads_more(table, ddb_requests) -> None:
     # Thirty fixed-price reminders cost what they did (test_batch_reminders: no read per
-    # item); the metered one 4 requests more and its claim is a transaction with its event:
-    # the subscription's GetItem (its price and seats), the price's and the meter's, the usage Query
-    # (3 Queries a run before it: test_batch_reminders).
+    # item); the metered one 4 requests more: the subscription's GetItem (its price and
+    # seats), the price's and the meter's, the usage Query (4 Queries a run before it:
+    # test_batch_reminders). Its claim is an UpdateItem like the others'.
     _metered()
     seed_due(30, due=PAY)
     ddb_requests.reset()
     with time_machine.travel(AT, tick=False):
         summary = batches.run_reminders(run_date=REMIND, catch_up_days=0)
     assert summary.counts["sent"] == 31
-    assert ddb_requests.by_name() == Counter({"UpdateItem": 31, "PutItem": 1, "Query": 3 + 1, "GetItem": 1 + 3,
+    assert ddb_requests.by_name() == Counter({"UpdateItem": 31 + 1, "PutItem": 1, "Query": 4 + 1, "GetItem": 1 + 3}), \
+        ddb_requests.by_name()
+
+
+def test_only_a_metered_payment_is_read_to_announce_it(table, ddb_requests) -> None:
+    # Three days before the payments of thirty fixed-price subscriptions and one metered:
+    # GSI-2's Query of that day names the metered one (it projects MeteredPriceId), so
+    # only it is read (its GetItem, its price's, its meter's, the usage Query) and
+    # announced (one TransactWriteItems of the claim and the event). The fixed-price ones
+    # cost nothing: the run's own requests (4 Queries, the seller's GetItem, its record).
+    _metered()
+    seed_due(30, due=PAY)
+    with time_machine.travel(AT, tick=False):
+        batches.run_reminders(run_date=REMIND, catch_up_days=0)
+    ddb_requests.reset()
+    with time_machine.travel(ANNOUNCE_AT, tick=False):
+        summary = batches.run_reminders(run_date=ANNOUNCE, catch_up_days=0)
+    assert summary.counts["invoice_upcoming"] == 1
+    assert ddb_requests.by_name() == Counter({"UpdateItem": 1, "PutItem": 1, "Query": 4 + 1, "GetItem": 1 + 3,
                                               "TransactWriteItems": 1}), ddb_requests.by_name()
 
 

@@ -21,7 +21,7 @@ from django.urls import reverse
 
 from billing import access, batches
 from billing.access.usage_billing import usage_end_entries
-from billing.batches.usage_reminders import remind_last_usage
+from billing.batches.usage_reminders import ending_entries, remind_last_usage
 from billing.models import MerchantEvent, MerchantEventType
 from tests.billing.test_portal_metered_ending import _cancel_page, _usage_charges, _use
 from tests.billing.test_portal_subscribe_metered import _subscribe, metered, travel  # noqa: F401 (its fixtures)
@@ -31,6 +31,7 @@ pytestmark = pytest.mark.django_db
 
 BILLED_ON = date(2027, 3, 15)  # the day after the last day served, 14 March
 REMINDED_ON = BILLED_ON - timedelta(days=7)  # REMINDER_DAYS_BEFORE
+ANNOUNCED_ON = BILLED_ON - timedelta(days=3)  # UPCOMING_INVOICE_DAYS: the merchant's invoice.upcoming
 
 
 def _at(day: date):
@@ -71,13 +72,19 @@ def test_the_last_usage_charge_is_reminded_once_at_what_the_run_charges(travel, 
     assert "Amount: about $0.47" in told.body and "15 March 2027" in told.body
     assert "An estimate: your usage so far (1235 api_calls)." in told.body
     assert "payment day, or to" not in told.body  # no payment day to change, nothing to cancel
-    # The merchant hears it once, with the API's upcoming payment.
-    [event] = _upcoming_events(sub)
-    assert event.Data["amount_due"] == 47 and event.Data["date"] == "2027-03-15"
     # A re-run, the next day's run: nothing more.
     _remind(REMINDED_ON)
     _remind(REMINDED_ON + timedelta(days=1))
-    assert len(_reminders(sub)) == 1 and len(_upcoming_events(sub)) == 1
+    assert len(_reminders(sub)) == 1
+    # The merchant hears of it three days before the charge, once, with the API's upcoming
+    # payment as it then stands.
+    assert _upcoming_events(sub) == []
+    assert _remind(ANNOUNCED_ON).counts["invoice_upcoming"] == 1
+    _remind(ANNOUNCED_ON)
+    _remind(ANNOUNCED_ON + timedelta(days=1))
+    [event] = _upcoming_events(sub)
+    assert event.Data["amount_due"] == 47 and event.Data["date"] == "2027-03-15"
+    assert len(_reminders(sub)) == 1
     # The run charges what the reminder said.
     with _at(BILLED_ON):
         batches.run_payments(run_date=BILLED_ON, workers=1)
@@ -91,17 +98,18 @@ def test_two_runs_at_once_send_it_once(travel, customer, metered) -> None:  # no
     _cancel_at_period_end(customer, sub)
     barrier = threading.Barrier(2)
 
-    def run() -> None:
+    def run(day: date) -> None:
         barrier.wait()
-        batches.run_reminders(run_date=REMINDED_ON, workers=1, catch_up_days=0)
+        batches.run_reminders(run_date=day, workers=1, catch_up_days=0)
 
-    with _at(REMINDED_ON):
-        threads = [threading.Thread(target=run) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    assert len(_reminders(sub)) == 1
+    for day in (REMINDED_ON, ANNOUNCED_ON):
+        with _at(day):
+            threads = [threading.Thread(target=run, args=(day,)) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    assert len(_reminders(sub)) == 1 and len(_upcoming_events(sub)) == 1
 
 
 def test_a_run_that_missed_the_day_still_reminds_before_the_charge(travel, customer, metered) -> None:  # noqa: F811
@@ -113,6 +121,7 @@ def test_a_run_that_missed_the_day_still_reminds_before_the_charge(travel, custo
         call_command("send_reminders", "--json", stdout=out)
     summary = json.loads(out.getvalue().splitlines()[-1])
     assert summary["last_usage_reminded"] == 1 and summary["outcome"] == "completed"
+    assert summary["invoice_upcoming"] == 1 and len(_upcoming_events(sub)) == 1
     [told] = _reminders(sub)
     assert "Amount: about $1.00" in told.body
     _remind(BILLED_ON)  # the day of the charge: too late for a reminder, and it was sent
@@ -153,7 +162,8 @@ def test_a_run_before_the_lead_reads_no_subscription(travel, customer, metered, 
     assert (entry.due, entry.RemindOn) == (BILLED_ON, REMINDED_ON.isoformat())
     with _at(REMINDED_ON - timedelta(days=1)):
         ddb_requests.reset()
-        assert remind_last_usage(REMINDED_ON - timedelta(days=1)) == []
+        the_day = REMINDED_ON - timedelta(days=1)
+        assert remind_last_usage(the_day, ending_entries(the_day)) == []
     assert ddb_requests.by_name() == {"Query": 1}
     _remind(REMINDED_ON)
     assert len(_reminders(sub)) == 1

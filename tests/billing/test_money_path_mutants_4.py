@@ -247,28 +247,40 @@ def test_a_charge_s_tax_is_its_metadata_s_else_the_rate_of_its_day(moto_table, m
 # --- the batches' conditional writes -----------------------------------------------------
 
 
-def test_a_reminder_claimed_with_its_notice_is_claimed_and_announced_once(moto_table) -> None:
-    """The claim and the merchant's ``invoice.upcoming`` are one transaction on the claim's
-    condition: a second run holding the same reminder day writes neither again."""
+def test_an_upcoming_invoice_is_announced_once_while_its_payment_is_due(moto_table) -> None:
+    """The claim (``UpcomingNoticeFor``) and the merchant's ``invoice.upcoming`` are one
+    transaction on the payment's day: a second run holding a copy read before writes
+    neither again; the next period's payment is announced again; a payment no longer due
+    that day is not, nor one of a subscription no longer live."""
     from billing import access
-    from billing.models import MerchantEventType
-    from tests.billing.test_money_path_mutants import due_sub, merchant_events
+    from billing.models import MerchantEventType, Subscription
+    from tests.billing.test_money_path_mutants import DUE, due_sub, merchant_events
+    from tests.builders import fresh
 
     sub = due_sub(41)
-    day = date(2027, 3, 8)
 
     def notice():
         return access.new_merchant_event(MerchantEventType.INVOICE_UPCOMING, account_id=sub.account_id,
                                          object_type="upcoming_payment", object_id=sub.sub_id, data={"amount": 999})
 
-    stale = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
-    access.claim_reminder(sub, day=day, next_reminder=date(2027, 4, 8), notice=notice())
-    after = access.get_subscription(sub.account_id, sub.sub_id, sub.SKU)
-    assert (after.LastReminderDate, after.NextReminderDate) == ("2027-03-08", "2027-04-08")
-    with pytest.raises(access.ConditionFailed):
-        access.claim_reminder(stale, day=day, next_reminder=date(2027, 4, 8), notice=notice())
-    upcoming = [e for e in merchant_events(sub) if e.Type == "invoice.upcoming"]
-    assert [(e.ObjectType, e.ObjectId) for e in upcoming] == [("upcoming_payment", sub.sub_id)]
+    def announced() -> list:
+        return [e for e in merchant_events(sub) if e.Type == "invoice.upcoming"]
+
+    stale = fresh(sub)
+    access.update_subscription(fresh(sub), [Subscription.RetryCount.set(0)])  # the version moves on
+    assert access.record_upcoming_invoice(stale, DUE, notice()) is True  # the day, not the version
+    assert fresh(sub).UpcomingNoticeFor == DUE.isoformat()
+    assert access.record_upcoming_invoice(stale, DUE, notice()) is False
+    assert [(e.ObjectType, e.ObjectId) for e in announced()] == [("upcoming_payment", sub.sub_id)]
+    assert access.record_upcoming_invoice(fresh(sub), date(2027, 3, 16), notice()) is False  # not due then
+    following = date(2027, 4, 15)
+    access.set_schedule(fresh(sub), next_payment=following, last_payment=DUE, next_reminder=date(2027, 4, 8),
+                        last_reminder=date(2027, 3, 8))
+    assert access.record_upcoming_invoice(fresh(sub), following, notice()) is True
+    assert fresh(sub).UpcomingNoticeFor == following.isoformat() and len(announced()) == 2
+    access.cancel_subscription(fresh(sub), actor="customer")
+    assert access.record_upcoming_invoice(fresh(sub), following, notice()) is False  # no longer live
+    assert len(announced()) == 2
 
 
 def test_a_payment_after_cancel_extends_a_copy_read_before_another_write(moto_table) -> None:
@@ -366,19 +378,15 @@ def test_a_decline_marks_a_copy_read_before_another_write_past_due(moto_table) -
     assert (after.Status, after.RetryCount, after.NextPaymentDate) == ("past_due", 1, "2027-03-18")
 
 
-@pytest.mark.parametrize("with_notice", [False, True], ids=["claim", "claim and notice"])
-def test_a_reminder_is_claimed_from_a_copy_read_before_another_write(moto_table, with_notice) -> None:
+def test_a_reminder_is_claimed_from_a_copy_read_before_another_write(moto_table) -> None:
     """The claim's condition is the reminder day, not the version."""
     from billing import access
-    from billing.models import MerchantEventType, Subscription
+    from billing.models import Subscription
     from tests.billing.test_money_path_mutants import due_sub
     from tests.builders import fresh
 
     sub = due_sub(47)
     stale = fresh(sub)
     access.update_subscription(fresh(sub), [Subscription.RetryCount.set(0)])  # the version moves on
-    notice = access.new_merchant_event(MerchantEventType.INVOICE_UPCOMING, account_id=sub.account_id,
-                                       object_type="upcoming_payment", object_id=sub.sub_id, data={"amount": 999})
-    access.claim_reminder(stale, day=date(2027, 3, 8), next_reminder=date(2027, 4, 8),
-                          notice=notice if with_notice else None)
+    access.claim_reminder(stale, day=date(2027, 3, 8), next_reminder=date(2027, 4, 8))
     assert (fresh(sub).LastReminderDate, fresh(sub).NextReminderDate) == ("2027-03-08", "2027-04-08")

@@ -64,6 +64,7 @@ def catalog(table) -> None:
 
 
 METERED_REMINDER = date(2027, 3, 18)
+METERED_ANNOUNCED = date(2027, 3, 22)  # UPCOMING_INVOICE_DAYS before its payment
 
 
 def _metered_subscription():
@@ -134,11 +135,13 @@ def test_each_change_writes_its_event_once_with_its_object(catalog, settings) ->
         with at(notice_day, minute):
             batches.run_reminders(run_date=notice_day, catch_up_days=0)
 
-    # A metered subscription's reminder, twice: the merchant's invoice.upcoming, once.
+    # A metered subscription's reminder, twice, and the run three days before its payment,
+    # twice: the merchant's invoice.upcoming, once.
     metered = _metered_subscription()
-    for minute in (17, 18):
-        with at(METERED_REMINDER, minute):
-            batches.run_reminders(run_date=METERED_REMINDER, catch_up_days=0)
+    for day in (METERED_REMINDER, METERED_ANNOUNCED):
+        for minute in (17, 18):
+            with at(day, minute):
+                batches.run_reminders(run_date=day, catch_up_days=0)
 
     events = all_events(MADE + timedelta(days=20))
     expected = {

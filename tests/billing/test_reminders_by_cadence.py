@@ -1,7 +1,6 @@
 """Reminders follow the cadence (docs/MONEY.md "Reminders by cadence"): none for payments
 less than a month apart (a daily subscription is not e-mailed every day), 30 days ahead
-for a yearly renewal, the configured days for a month or a quarter; the portal's words
-and the merchant's ``invoice.upcoming`` say the same."""
+for a yearly renewal, the configured days for a month or a quarter; the portal's words say the same."""
 
 from __future__ import annotations
 
