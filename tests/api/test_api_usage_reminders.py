@@ -26,7 +26,7 @@ from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 from core.mail import money_text
 from core.payments.gateway import get_gateway
 from tests.api.conftest import ApiClient
-from tests.builders import card, fresh, make_account, make_subscription, receipts_of, seed_due
+from tests.builders import at_once, card, fresh, make_account, make_subscription, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db
 
@@ -187,3 +187,16 @@ def test_the_estimate_reads_in_the_customer_s_language(write_api: ApiClient) -> 
         total, usage = str(money_text(999 + 618, "USD")), str(money_text(618, "USD"))
     assert f"circa {total}" in message.body and f"comprende {usage} per il tuo consumo" in message.body, message.body
     assert "14 marzo 2027" in message.body
+
+
+@pytest.mark.local_engine
+def test_four_runs_at_once_announce_the_payment_once(local_table) -> None:
+    # On DynamoDB Local, four reminder runs of the day three days before the payment, at
+    # once: one invoice.upcoming (the fee, and no usage so far), counted by the one run
+    # whose claim won.
+    sub = _metered()
+    with time_machine.travel(ANNOUNCE_AT, tick=False):
+        summaries = at_once(lambda: batches.run_reminders(run_date=ANNOUNCE, catch_up_days=0, workers=1), times=4)
+    assert sorted(s.counts["invoice_upcoming"] for s in summaries) == [0, 0, 0, 1]
+    [upcoming] = _upcoming_events(sub)
+    assert upcoming.Data["amount_due"] == 999
