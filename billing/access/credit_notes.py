@@ -4,8 +4,9 @@ Each refund of a tax invoice (a receipt with ``Net``) issues one ``CreditNote`` 
 refund's own TransactWriteItems (billing/access/receipts.py ``record_refund``, a lost
 dispute in billing/access/disputes.py), with the negative adds to the tax totals of the
 quarter it is issued in. Its figures are the refund's share of the invoice
-(``rules.invoice_tax.refund_share``): worked out from the receipt's list of refunds, so
-the credit notes of a fully refunded invoice sum exactly to it.
+(``rules.invoice_tax.refund_share``), split over the invoice's lines
+(``rules.credit_lines``): worked out from the receipt's list of refunds, so the credit
+notes of a fully refunded invoice sum exactly to it, line by line.
 
 Numbers: ``CN-<year>-S<series>-<6 digits>``, their own series (``CRNSEQ#<year>#S<nn>``),
 taken as receipt numbers are (billing/access/receipt_numbers.py): inside the refund's
@@ -26,6 +27,7 @@ from billing.access._common import absent_if_invalid, utc_now
 from billing.access.receipt_numbers import NumberSeries
 from billing.access.tax_ledger import add_totals, quarter_of_moment
 from billing.models import CreditNote, CreditNoteCounter, Receipt, TaxLineMap
+from billing.rules.credit_lines import InvoiceLine, credit_lines
 from billing.rules.invoice_tax import refund_share
 
 CREDIT_NOTE_NUMBER = re.compile(r"CN-(?P<year>[0-9]{4})-(?:S(?P<series>[0-9]{2})-)?(?P<seq>[0-9]{6,9})")
@@ -54,7 +56,8 @@ def is_tax_invoice(receipt: Receipt) -> bool:
 def new_credit_note(receipt: Receipt, *, number: str, refund_id: str, amount: int, earlier: list[int],
                     reason: str | None, issued_at: datetime | None = None) -> CreditNote:
     """The credit note of a refund of ``amount`` after the refunds ``earlier`` (amounts, in
-    order), not yet written: the refund's share of the invoice, negated."""
+    order), not yet written: the refund's share of the invoice, negated, line by line
+    (``rules.credit_lines``: each invoice line's part of it)."""
     issued_at = issued_at or utc_now()
     share = refund_share(tax=int(receipt.Tax), gross=int(receipt.ProcessedAmount),
                          earlier=earlier, refund=amount)
@@ -64,13 +67,41 @@ def new_credit_note(receipt: Receipt, *, number: str, refund_id: str, amount: in
         Number=number, InvoiceNumber=receipt.Number, ReceiptSK=receipt.SK, RefundId=refund_id, IssuedAt=issued,
         Currency=receipt.Currency, Net=-share.net, Tax=-share.tax, Gross=-share.gross,
         TaxRate=receipt.TaxRate, TaxCountry=receipt.TaxCountry, TaxTreatment=receipt.TaxTreatment,
-        TaxLines=[TaxLineMap(Description=receipt.ProductName or receipt.SKU, PeriodStart=receipt.PeriodStart,
-                             PeriodEnd=receipt.PeriodEnd, Net=-share.net, TaxRate=receipt.TaxRate,
-                             Tax=-share.tax, Gross=-share.gross)],
+        TaxLines=_credited_lines(receipt, [*earlier, amount]),
         Seller=receipt.Seller, BuyerCountry=receipt.BuyerCountry, BuyerVatNumber=receipt.BuyerVatNumber,
         BuyerName=receipt.BuyerName, BillingAddress=receipt.BillingAddress, Reason=reason or None,
         Language=receipt.Language, TTL=receipt.TTL,
     )
+
+
+# What a line credited in full keeps of its invoice line besides its figures: its tier's or
+# seats' words (a part of a line is named by its description alone: "235 calls × $0.002"
+# beside a part of its amount would not add up).
+_WHOLE_LINE_WORDS = ("UsageUnits", "UnitAmount", "FlatAmount", "PackageSize", "UnitLabel", "Quantity",
+                     "SeatPrice", "SeatsFrom")
+
+
+def _invoice_lines(receipt: Receipt) -> list[TaxLineMap]:
+    """The receipt's stored lines when they add up to its totals, else one line of its
+    totals (a receipt written before its lines were)."""
+    lines = list(receipt.TaxLines or [])
+    if lines and sum(int(line.Gross) for line in lines) == int(receipt.ProcessedAmount) \
+            and sum(int(line.Tax) for line in lines) == int(receipt.Tax):
+        return lines
+    return [TaxLineMap(Description=receipt.ProductName or receipt.SKU, PeriodStart=receipt.PeriodStart,
+                       PeriodEnd=receipt.PeriodEnd, Net=int(receipt.Net), TaxRate=receipt.TaxRate,
+                       Tax=int(receipt.Tax), Gross=int(receipt.ProcessedAmount))]
+
+
+def _credited_lines(receipt: Receipt, refunds: list[int]) -> list[TaxLineMap]:
+    """The last of ``refunds``' credit note lines, negated: a line for each invoice line it
+    takes something of."""
+    lines = _invoice_lines(receipt)
+    credited = credit_lines([InvoiceLine(int(line.Gross), int(line.Tax)) for line in lines], refunds)[-1]
+    return [TaxLineMap(Description=line.Description or receipt.ProductName or receipt.SKU, PeriodStart=line.PeriodStart, PeriodEnd=line.PeriodEnd,
+                       Net=-part.net, TaxRate=line.TaxRate, Tax=-part.tax, Gross=-part.gross,
+                       **({name: getattr(line, name) for name in _WHOLE_LINE_WORDS} if part.whole else {}))
+            for line, part in zip(lines, credited, strict=True) if part.gross]
 
 
 def keep_credit_note_until(note: CreditNote, until: datetime) -> None:

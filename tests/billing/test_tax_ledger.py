@@ -265,11 +265,11 @@ def test_a_credit_note_says_what_its_invoice_says_with_the_refund_s_share_negate
     assert (line.Description, line.PeriodStart, line.PeriodEnd) == ("Daily News", receipt.PeriodStart, receipt.PeriodEnd)
     assert (line.Net, line.Tax, line.Gross, line.TaxRate) == (-300, 0, -300, "0")
     assert (first.Net, first.Tax, first.Gross) == (-300, 0, -300)
-    # a note without a product name says the SKU
+    # a note of a receipt without a product name (and written before its lines) says the SKU
     from billing.access.credit_notes import new_credit_note
 
     unnamed = access.get_receipt(receipt.account_id, receipt.SK)
-    unnamed.ProductName = None
+    unnamed.ProductName, unnamed.TaxLines = None, None
     note = new_credit_note(unnamed, number="CN-2027-000009", refund_id="re_x", amount=100, earlier=[], reason="x")
     assert note.TaxLines[0].Description == receipt.SKU == "NEWS-DAILY" and note.Reason == "x"
 

@@ -191,3 +191,36 @@ def test_share_tax_sums_to_the_tax(tax, amounts) -> None:
     # a graduated price at 0 enters no tier: no parts, so the one usage line ("api_calls × 0")
     assert amount_for(GRADUATED, 0) == 0 and split_usage(amount_parts(GRADUATED, 0), net=0, tax=0, gross=0,
                                                          prices_include_tax=True) is None
+
+
+def test_a_refund_s_credit_note_credits_each_line_its_part(customer) -> None:
+    # Half of the receipt back, then the rest: each credit note names the lines it takes
+    # part of (the fee and the paid tier; the free tier holds nothing), their figures add
+    # up to the note's, and the two notes give each line back exactly. A line credited in
+    # full keeps its tier's words; a part of one is named by its description alone.
+    receipt, _ = _usage_receipt(customer, GRADUATED, write=True)
+    gross = int(receipt.ProcessedAmount)
+    for n, amount in enumerate((gross // 2, gross - gross // 2)):
+        receipt, _ = access.record_refund(access.get_receipt(receipt.account_id, receipt.SK), refund_id=f"re_{n}",
+                                          amount=amount, actor="staff:ann")
+    notes = sorted(access.credit_notes_of_receipt(receipt), key=lambda note: note.Number)
+    assert len(notes) == 2
+    for note in notes:
+        assert sum(int(line.Gross) for line in note.TaxLines) == int(note.Gross)
+        assert sum(int(line.Tax) for line in note.TaxLines) == int(note.Tax)
+        assert [line.Description for line in note.TaxLines] == ["Developer API", "api_calls"]
+        assert all(line.UsageUnits is None for line in note.TaxLines)  # parts: no tier words
+    fee, free, paid = receipt.TaxLines
+    for i, line in ((0, fee), (1, paid)):
+        for figure in ("Net", "Tax", "Gross"):
+            assert sum(int(getattr(note.TaxLines[i], figure)) for note in notes) == -int(getattr(line, figure))
+
+    # One refund of everything: the invoice's lines negated, words and all (the free tier too
+    # holds nothing: no line).
+    whole, _ = _usage_receipt(customer, GRADUATED, write=True)
+    access.record_refund(whole, refund_id="re_all", amount=int(whole.ProcessedAmount), actor="staff:ann")
+    [note] = access.credit_notes_of_receipt(access.get_receipt(whole.account_id, whole.SK))
+    assert [(line.Description, -int(line.Gross), -int(line.Tax), line.UsageUnits) for line in note.TaxLines] == [
+        (line.Description, int(line.Gross), int(line.Tax), line.UsageUnits) for line in whole.TaxLines if int(line.Gross)]
+    html = customer.client.get(f"/credit-notes/{note.Number}/").content.decode()
+    assert "api_calls: 235 calls × €0.002 plus €5.00" in html

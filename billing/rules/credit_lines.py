@@ -1,0 +1,97 @@
+"""A refund's credit note, line by line: how its share of the invoice
+(``invoice_tax.refund_share``, the note's totals, unchanged) is split over the lines of the
+invoice it credits (the fixed fee, seats, the usage's tiers), as Stripe's credit notes
+name the invoice lines they credit.
+
+* **Gross.** Each refund is split over what each line still holds (its gross less what
+  the earlier refunds took of it), in proportion, by largest remainder (ties: the earlier
+  line): no line is ever credited more than it holds, and the refund that takes the rest
+  of the invoice takes the rest of every line. A single full refund credits each line
+  exactly.
+* **Tax.** The note's tax (``refund_share``'s, rounded on the refunded total) is split over
+  the same lines in proportion to their gross in this note, by largest remainder: a line's
+  tax never exceeds its gross (the share's tax never exceeds the refund), so no line has
+  a negative net. The refund that takes the rest of the invoice gives each line the rest of
+  its own tax, when that keeps every line's net at zero or more (it always does but at a
+  rounding's edge): a full refund's note is then the invoice's lines negated.
+
+Every figure is replayed from the invoice's lines and the refunds in their order, so each
+note is worked out again the same way, whatever process writes it. Integer minor units
+throughout (``Fraction`` for the proportions: no float).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from billing.rules.invoice_tax import refund_share
+
+
+@dataclass(frozen=True)
+class InvoiceLine:
+    """An invoice line's figures (positive): what a refund may credit of it."""
+
+    gross: int
+    tax: int
+
+
+@dataclass(frozen=True)
+class CreditedLine:
+    """One line of a credit note, positive (the note stores it negated): ``whole``, the
+    line credited in full by this note alone."""
+
+    gross: int
+    tax: int
+    whole: bool = False
+
+    @property
+    def net(self) -> int:
+        return self.gross - self.tax
+
+
+def largest_remainder(total: int, weights: Sequence[int]) -> list[int]:
+    """``total`` split in proportion to ``weights`` (non-negative integers): each part the
+    floor of its exact share, then one more to the largest fractions (ties: the earlier)
+    until the parts sum to ``total``. A zero weight (or a zero exact share) gets nothing
+    more than its floor, and a part never exceeds the ceiling of its exact share."""
+    whole = sum(weights)
+    if total == 0 or whole == 0:
+        if total:
+            raise ValueError("nothing to split over")
+        return [0] * len(weights)
+    exact = [Fraction(total * weight, whole) for weight in weights]
+    parts = [math.floor(share) for share in exact]
+    order = sorted(range(len(weights)), key=lambda n: (-(exact[n] - parts[n]), n))
+    for n in order[:total - sum(parts)]:
+        parts[n] += 1
+    return parts
+
+
+def credit_lines(lines: Sequence[InvoiceLine], refunds: Sequence[int]) -> list[list[CreditedLine]]:
+    """Each refund's credit note lines (one list a refund, in order; a line each invoice
+    line, zero where the refund takes nothing of it), for an invoice of ``lines`` refunded
+    by ``refunds`` (positive amounts whose sum is at most the invoice's gross)."""
+    gross = sum(line.gross for line in lines)
+    tax = sum(line.tax for line in lines)
+    took_gross = [0] * len(lines)
+    took_tax = [0] * len(lines)
+    notes: list[list[CreditedLine]] = []
+    before = 0
+    for refund in refunds:
+        share = refund_share(tax=tax, gross=gross, earlier=[before], refund=refund)
+        held = [line.gross - taken for line, taken in zip(lines, took_gross, strict=True)]
+        gross_parts = largest_remainder(refund, held)
+        tax_parts = largest_remainder(share.tax, gross_parts)
+        if before + refund == gross:
+            rest = [line.tax - taken for line, taken in zip(lines, took_tax, strict=True)]
+            if all(0 <= part <= line_gross for part, line_gross in zip(rest, gross_parts, strict=True)):
+                tax_parts = rest
+        notes.append([CreditedLine(g, t, whole=g == line.gross and g > 0)
+                      for g, t, line in zip(gross_parts, tax_parts, lines, strict=True)])
+        took_gross = [a + b for a, b in zip(took_gross, gross_parts, strict=True)]
+        took_tax = [a + b for a, b in zip(took_tax, tax_parts, strict=True)]
+        before += refund
+    return notes
