@@ -76,22 +76,23 @@ def credit_lines(lines: Sequence[InvoiceLine], refunds: Sequence[int]) -> list[l
     by ``refunds`` (positive amounts whose sum is at most the invoice's gross)."""
     gross = sum(line.gross for line in lines)
     tax = sum(line.tax for line in lines)
-    took_gross = [0] * len(lines)
-    took_tax = [0] * len(lines)
+    count = range(len(lines))
+    took_gross = [0 for _ in count]
+    took_tax = [0 for _ in count]
     notes: list[list[CreditedLine]] = []
     before = 0
     for refund in refunds:
         share = refund_share(tax=tax, gross=gross, earlier=[before], refund=refund)
-        held = [line.gross - taken for line, taken in zip(lines, took_gross, strict=True)]
-        gross_parts = largest_remainder(refund, held)
+        gross_parts = largest_remainder(refund, [lines[n].gross - took_gross[n] for n in count])
         tax_parts = largest_remainder(share.tax, gross_parts)
         if before + refund == gross:
-            rest = [line.tax - taken for line, taken in zip(lines, took_tax, strict=True)]
-            if all(0 <= part <= line_gross for part, line_gross in zip(rest, gross_parts, strict=True)):
+            rest = [lines[n].tax - took_tax[n] for n in count]
+            if all(0 <= rest[n] <= gross_parts[n] for n in count):
                 tax_parts = rest
-        notes.append([CreditedLine(g, t, whole=g == line.gross and g > 0)
-                      for g, t, line in zip(gross_parts, tax_parts, lines, strict=True)])
-        took_gross = [a + b for a, b in zip(took_gross, gross_parts, strict=True)]
-        took_tax = [a + b for a, b in zip(took_tax, tax_parts, strict=True)]
+        notes.append([CreditedLine(gross_parts[n], tax_parts[n], whole=gross_parts[n] == lines[n].gross > 0)
+                      for n in count])
+        for n in count:
+            took_gross[n] += gross_parts[n]
+            took_tax[n] += tax_parts[n]
         before += refund
     return notes

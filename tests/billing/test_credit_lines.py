@@ -5,6 +5,7 @@ line exactly: its gross and its tax."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -83,3 +84,6 @@ def test_largest_remainder_gives_the_odd_units_to_the_largest_fractions() -> Non
     assert largest_remainder(10, [1, 1, 1]) == [4, 3, 3]  # a tie: the earlier line
     assert largest_remainder(7, [0, 5, 2]) == [0, 5, 2]
     assert largest_remainder(0, [0, 0]) == [0, 0]
+    assert largest_remainder(0, [3, 4]) == [0, 0]
+    with pytest.raises(ValueError, match="^nothing to split over$"):
+        largest_remainder(1, [0, 0])
