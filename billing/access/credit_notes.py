@@ -83,14 +83,13 @@ _WHOLE_LINE_WORDS = ("UsageUnits", "UnitAmount", "FlatAmount", "PackageSize", "U
 
 def _invoice_lines(receipt: Receipt) -> list[TaxLineMap]:
     """The receipt's stored lines when they add up to its totals, else one line of its
-    totals (a receipt written before its lines were)."""
+    totals (a receipt written before its lines were): the figures a note's lines take."""
     lines = list(receipt.TaxLines or [])
     if lines and sum(int(line.Gross) for line in lines) == int(receipt.ProcessedAmount) \
             and sum(int(line.Tax) for line in lines) == int(receipt.Tax):
         return lines
-    return [TaxLineMap(Description=receipt.ProductName or receipt.SKU, PeriodStart=receipt.PeriodStart,
-                       PeriodEnd=receipt.PeriodEnd, Net=int(receipt.Net), TaxRate=receipt.TaxRate,
-                       Tax=int(receipt.Tax), Gross=int(receipt.ProcessedAmount))]
+    return [TaxLineMap(PeriodStart=receipt.PeriodStart, PeriodEnd=receipt.PeriodEnd, TaxRate=receipt.TaxRate,
+                       Tax=int(receipt.Tax), Gross=int(receipt.ProcessedAmount))]  # named by the receipt
 
 
 def _credited_lines(receipt: Receipt, refunds: list[int]) -> list[TaxLineMap]:

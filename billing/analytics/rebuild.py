@@ -26,6 +26,7 @@ from billing.analytics.history import SubHistory, state_from
 from billing.analytics.mrr import Step, state_mrr, steps
 from billing.analytics.periods import month_first, month_of
 from billing.analytics.reading import (
+    account_collections,
     account_histories,
     account_ids,
     all_disputes,
@@ -69,8 +70,7 @@ def recompute(today: date) -> Recomputed:
     refunds: list[Money] = []
     usage: list[Money] = []
     now: dict[str, int] = defaultdict(int)
-    for account_id in account_ids():
-        collection = access.get_account_collection(account_id)
+    for account_id, collection in account_collections(account_ids()):
         histories += account_histories(account_id, coupons, timezone, collection)
         refunds += refunds_of(collection, timezone, account_id)
         usage += usage_of(collection, timezone, account_id)

@@ -87,3 +87,10 @@ def test_largest_remainder_gives_the_odd_units_to_the_largest_fractions() -> Non
     assert largest_remainder(0, [3, 4]) == [0, 0]
     with pytest.raises(ValueError, match="^nothing to split over$"):
         largest_remainder(1, [0, 0])
+
+
+def test_each_refund_splits_what_the_earlier_ones_left() -> None:
+    # 3 and 2 refunded 1, 1, then the rest: the odd units go where most is left, and the
+    # rest is each line's own rest (never a line credited more than it holds).
+    notes = credit_lines([InvoiceLine(3, 0), InvoiceLine(2, 0)], [1, 1, 3])
+    assert [[part.gross for part in note] for note in notes] == [[1, 0], [1, 0], [1, 2]]

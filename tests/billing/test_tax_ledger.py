@@ -272,6 +272,15 @@ def test_a_credit_note_says_what_its_invoice_says_with_the_refund_s_share_negate
     unnamed.ProductName, unnamed.TaxLines = None, None
     note = new_credit_note(unnamed, number="CN-2027-000009", refund_id="re_x", amount=100, earlier=[], reason="x")
     assert note.TaxLines[0].Description == receipt.SKU == "NEWS-DAILY" and note.Reason == "x"
+    [line] = note.TaxLines  # one line of the receipt's totals, its days and rate
+    assert (line.PeriodStart, line.PeriodEnd, line.TaxRate) == (receipt.PeriodStart, receipt.PeriodEnd, "0")
+    assert (line.Net, line.Tax, line.Gross) == (-100, 0, -100)
+    # stored lines that do not add up to the receipt (none is written so): its totals instead
+    odd = access.get_receipt(receipt.account_id, receipt.SK)
+    odd.TaxLines[0].Gross, odd.TaxLines[0].Description = 1, "odd"
+    [line] = new_credit_note(odd, number="CN-2027-000010", refund_id="re_y", amount=100, earlier=[],
+                             reason=None).TaxLines
+    assert (line.Description, line.Gross) == ("Daily News", -100)
 
 
 def test_a_credit_note_of_a_taxed_line_negates_net_tax_and_gross(moto_table, monkeypatch) -> None:
