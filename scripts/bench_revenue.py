@@ -133,6 +133,16 @@ def run(say: Callable[[str], None] = print, tmp: Path | None = None) -> dict:
     done, results["day"] = _timed(lambda: rebuild(today, first=yesterday))
     results["day"]["items"] = done.items + done.months + done.cohorts  # type: ignore[attr-defined]
     say(f"revenue rebuild, yesterday and today: {results['day']['seconds']:.0f}s")
+    from django.conf import settings
+
+    readers = settings.REVENUE_READ_WORKERS
+    settings.REVENUE_READ_WORKERS = 1  # the same run, its collections read one after another
+    try:
+        _, results["day_one_reader"] = _timed(lambda: rebuild(today, first=yesterday))
+    finally:
+        settings.REVENUE_READ_WORKERS = readers
+    results["day"]["readers"], results["day_one_reader"]["readers"] = readers, 1
+    say(f"revenue rebuild, yesterday and today, one reader: {results['day_one_reader']['seconds']:.0f}s")
     found, results["check"] = _timed(lambda: check(today, first=yesterday))
     results["check"]["agree"] = found.agree  # type: ignore[attr-defined]
     say(f"revenue check, yesterday and today: {results['check']['seconds']:.0f}s, agree {results['check']['agree']}")
@@ -152,10 +162,12 @@ def render(r: dict) -> str:
     for name, key in (("the staff Revenue page, nothing kept (recomputed)", "page_recomputed"),
                       ("`revenue_rebuild`, the whole history", "full"),
                       ("`revenue_rebuild --from <yesterday>` (the nightly run: yesterday and today)", "day"),
+                      ("the same, its collections read one after another", "day_one_reader"),
                       ("`revenue_rebuild --check --from <yesterday>`", "check"),
                       ("the staff Revenue page, kept", "page")):
         x = r[key]
         said = f" (HTTP {x['status']}, figures {'kept' if x['kept'] else 'recomputed'})" if "status" in x else ""
         said += f" (agree: {x['agree']})" if "agree" in x else ""
+        said += f" ({x['readers']} readers)" if x.get("readers", 1) > 1 else ""
         lines.append(f"| {name}{said} | {x['seconds']:.1f} s | {requests(x)} | {x.get('items', '')} |")
     return "\n".join(lines)
