@@ -17,15 +17,13 @@ name the invoice lines they credit.
 
 Every figure is replayed from the invoice's lines and the refunds in their order, so each
 note is worked out again the same way, whatever process writes it. Integer minor units
-throughout (``Fraction`` for the proportions: no float).
+throughout (the proportions as integer quotients and remainders: no float).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 
 from billing.rules.invoice_tax import refund_share
 
@@ -62,9 +60,10 @@ def largest_remainder(total: int, weights: Sequence[int]) -> list[int]:
         if total:
             raise ValueError("nothing to split over")
         return [0] * len(weights)
-    exact = [Fraction(total * weight, whole) for weight in weights]
-    parts = [math.floor(share) for share in exact]
-    order = sorted(range(len(weights)), key=lambda n: (-(exact[n] - parts[n]), n))
+    # each exact share is parts[n] + remainders[n] / whole: integers only, no float
+    parts = [total * weight // whole for weight in weights]
+    remainders = [total * weight % whole for weight in weights]
+    order = sorted(range(len(weights)), key=lambda n: (-remainders[n], n))
     for n in order[:total - sum(parts)]:
         parts[n] += 1
     return parts
