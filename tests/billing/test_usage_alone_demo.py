@@ -11,9 +11,10 @@ import time_machine
 from django.contrib.auth import get_user_model
 
 from billing import access
-from billing.management.demo import prices, usage, usage_alone
+from billing.management.demo import usage_alone
 from billing.management.demo.usage_alone import EMAIL
 from billing.rules.switch import usage_only
+from tests.billing.demo_parts import seed_after_prices_and_usage
 from tests.builders import receipts_of
 
 pytestmark = pytest.mark.django_db
@@ -22,9 +23,7 @@ pytestmark = pytest.mark.django_db
 def test_the_demo_pays_as_it_goes(moto_table, client) -> None:
     today = date(2027, 3, 10)
     with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
-        assert usage_alone.seed(today)[0].startswith("usage alone: no metered API calls price")
-        prices.seed(today)
-        usage.seed(today)
+        seed_after_prices_and_usage(usage_alone, "usage alone", today)
         first = usage_alone.seed(today)
         assert "alone (no fixed fee): started" in first[0] and first[1].startswith("usage alone: 3 events")
         assert usage_alone.seed(today) == ["usage alone: 0 events of payg@example.com's calls today"]

@@ -11,8 +11,9 @@ import time_machine
 from django.contrib.auth import get_user_model
 
 from billing import access
-from billing.management.demo import prices, usage, usage_ending
+from billing.management.demo import usage_ending
 from billing.management.demo.usage_ending import EMAIL
+from tests.billing.demo_parts import seed_after_prices_and_usage
 
 pytestmark = pytest.mark.django_db
 
@@ -20,8 +21,7 @@ pytestmark = pytest.mark.django_db
 def test_the_demo_shows_a_cancelled_subscriptions_last_usage_charge(moto_table, client) -> None:
     today = date(2027, 3, 10)
     with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
-        prices.seed(today)
-        usage.seed(today)
+        seed_after_prices_and_usage(usage_ending, "usage ending", today)
         first = usage_ending.seed(today)
         assert "alone (no fixed fee): started" in first[0] and first[1].startswith("usage ending: 2 events")
         assert first[2] == (f"usage ending: {EMAIL}'s subscription cancelled at its period's end, 2027-04-09: its "

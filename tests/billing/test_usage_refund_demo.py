@@ -12,8 +12,9 @@ import time_machine
 from django.contrib.auth import get_user_model
 
 from billing import access
-from billing.management.demo import prices, usage, usage_refund
+from billing.management.demo import usage_refund
 from billing.management.demo.usage_refund import EMAIL
+from tests.billing.demo_parts import seed_after_prices_and_usage
 
 pytestmark = pytest.mark.django_db
 
@@ -21,9 +22,7 @@ pytestmark = pytest.mark.django_db
 def test_the_demo_shows_a_credit_note_line_by_line(moto_table, client) -> None:
     today = date(2027, 3, 10)
     with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
-        assert usage_refund.seed(today)[0].startswith("usage refund: no metered API calls price")
-        prices.seed(today)
-        usage.seed(today)
+        seed_after_prices_and_usage(usage_refund, "usage refund", today)
         [said] = usage_refund.seed(today)
         assert "2500 calls" in said and "refunded half" in said, said
         assert usage_refund.seed(today) == [f"usage refund: {EMAIL} is subscribed already"]

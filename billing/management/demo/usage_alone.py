@@ -17,7 +17,7 @@ from billing.access import usage as metered
 from billing.actions import subscriptions as subscribing
 from billing.management.commands.seed_demo import access_token
 from billing.management.demo._customers import default_card, demo_customer
-from billing.models import Subscription
+from billing.models import Meter, Price, Product, Subscription
 from billing.rules.lifecycle import last_usage_billed_on
 from billing.rules.price_choice import choose_usage_only
 from billing.rules.usage import day_of
@@ -31,16 +31,26 @@ def seed(today: date) -> list[str]:
     return subscribed_alone(today, EMAIL, CALLS, "payg", "usage alone")[0]
 
 
+def api_calls_price(label: str) -> tuple[Product, Price, Meter] | str:
+    """The prices part's ``API-ACCESS`` product, its metered "API calls" price and the
+    usage part's meter; else the line that says to run those parts first."""
+    product = access.get_product(SKU)
+    price = next((p for p in access.list_prices(SKU) if p.Nickname == NICKNAME), None)
+    meter = metered.get_meter(price.Meter) if price is not None and price.Meter else None
+    if product is None or price is None or meter is None:
+        return f"{label}: no metered {NICKNAME} price of {SKU}: run the prices and usage parts first"
+    return product, price, meter
+
+
 def subscribed_alone(today: date, email: str, calls: tuple[tuple[int, int], ...], ids: str,
                      label: str) -> tuple[list[str], Subscription | None]:
     """``email``'s demo customer subscribed today to the metered API calls alone (unless it
     is already), and today's ``calls`` sent under identifiers ``<ids>-<day>-<hour>``: the
     lines to print (each starting with ``label``) and the subscription."""
-    product = access.get_product(SKU)
-    price = next((p for p in access.list_prices(SKU) if p.Nickname == NICKNAME), None)
-    meter = metered.get_meter(price.Meter) if price is not None and price.Meter else None
-    if product is None or price is None or meter is None:
-        return [f"{label}: no metered {NICKNAME} price of {SKU}: run the prices and usage parts first"], None
+    found = api_calls_price(label)
+    if isinstance(found, str):
+        return [found], None
+    product, price, meter = found
     account = demo_customer(email)
     subs = access.get_subscriptions_by_account(account.account_id)
     # live, or running to its period's end after a cancel: subscribed already

@@ -18,23 +18,22 @@ from billing.access import usage as metered
 from billing.actions import subscriptions as subscribing
 from billing.management.commands.seed_demo import STAFF_EMAIL, access_token
 from billing.management.demo._customers import default_card, demo_customer
+from billing.management.demo.usage_alone import SKU, api_calls_price
 from billing.operations.payments import take_payment
 from billing.operations.refunds import refund_receipt
 from billing.rules.price_choice import choose_price
 from billing.rules.usage import day_of
 
 EMAIL = "metered@example.com"
-SKU, NICKNAME = "API-ACCESS", "API calls"
 CALLS = ((25, 800), (18, 1200), (4, 500))  # (days before today, calls): 2,500 in all
 MONTH = timedelta(days=30)
 
 
 def seed(today: date) -> list[str]:
-    product = access.get_product(SKU)
-    price = next((p for p in access.list_prices(SKU) if p.Nickname == NICKNAME), None)
-    meter = metered.get_meter(price.Meter) if price is not None and price.Meter else None
-    if product is None or price is None or meter is None:
-        return [f"usage refund: no metered {NICKNAME} price of {SKU}: run the prices and usage parts first"]
+    found = api_calls_price("usage refund")
+    if isinstance(found, str):
+        return [found]
+    product, price, meter = found
     account = demo_customer(EMAIL)
     if any(s.SKU == SKU for s in access.get_subscriptions_by_account(account.account_id)):
         return [f"usage refund: {EMAIL} is subscribed already"]
