@@ -390,3 +390,7 @@ def test_a_reminder_is_claimed_from_a_copy_read_before_another_write(moto_table)
     access.update_subscription(fresh(sub), [Subscription.RetryCount.set(0)])  # the version moves on
     access.claim_reminder(stale, day=date(2027, 3, 8), next_reminder=date(2027, 4, 8))
     assert (fresh(sub).LastReminderDate, fresh(sub).NextReminderDate) == ("2027-03-08", "2027-04-08")
+    # a second run holding the same reminder day (its copy read before the claim) claims nothing
+    with pytest.raises(access.ConditionFailed):
+        access.claim_reminder(stale, day=date(2027, 3, 8), next_reminder=date(2027, 4, 8))
+    assert fresh(sub).NextReminderDate == "2027-04-08"
