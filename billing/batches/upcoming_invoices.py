@@ -5,8 +5,9 @@ line by line): the same function the payment run charges by.
 
 Later than the customer's reminder (its cadence's lead, 7 days for a month) on purpose: a
 merchant who adds charges or checks an estimate does it on the freshest usage. A payment
-with no usage (a fixed price alone, a first payment) has none, as Stripe sends none
-without a change to announce (docs/USAGE.md "invoice.upcoming").
+with no usage (a fixed price alone, a first payment) has none: its amount is the
+subscription's, known already (Stripe sends the event before every renewal; rpay before
+those whose amount moves with usage: docs/USAGE.md "invoice.upcoming").
 
 Two sources, no Scan and no new index: the renewals due that day (GSI-2, one Query per
 shard; it projects ``MeteredPriceId``, so only a metered subscription is read by key) and
