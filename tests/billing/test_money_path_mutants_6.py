@@ -86,3 +86,74 @@ def test_a_refund_of_a_receipt_written_before_its_tax_makes_no_credit_note(table
     stored = access.get_receipt(receipt.account_id, receipt.SK)
     assert [(r.RefundId, r.CreditNoteNumber) for r in stored.Refunds] == [("re_old", None)]
     assert list(CreditNote.scan()) == []
+
+
+# --- a receipt recorded on its own (create_receipt) ---------------------------------------
+
+
+def test_a_receipt_recorded_without_its_tax_is_taxed_for_its_buyer_on_its_processing_day(moto_table,
+                                                                                      monkeypatch) -> None:
+    """Without the charge's tax, the receipt's is the one included in its amount at the
+    buyer's rate (Finland's, by the OSS) on the day it was processed: 24 % on 31 August 2024,
+    25.5 % since 1 September 2024, whatever the day it is recorded."""
+    from datetime import UTC, datetime
+
+    import time_machine
+
+    from tests.billing.test_tax_ledger import due, use_seller
+
+    use_seller(monkeypatch)
+    sub = due(0, country="FI", amount=1255)
+    access.batch_items([sub])
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        then, _ = access.create_receipt(sub, billing_date=date(2024, 8, 31), amount=1255, currency="EUR",
+                                        charge_id="ch_then", retention_days=2000,
+                                        processed_at=datetime(2024, 8, 31, 12, tzinfo=UTC))
+        now, _ = access.create_receipt(sub, billing_date=date(2027, 3, 15), amount=1255, currency="EUR",
+                                       charge_id="ch_now", retention_days=2000)
+    assert (then.TaxCountry, then.TaxRate, then.Tax) == ("FI", "24", 243)
+    assert (now.TaxCountry, now.TaxRate, now.Tax) == ("FI", "25.5", 255)
+
+
+def test_a_number_whose_look_up_is_there_while_its_counter_is_not_is_drawn_again_then_refused(
+        moto_table, settings, ddb_requests) -> None:
+    """Another writer's look-up item of the number drawn, its counter's move not seen yet (a
+    store whose transactions are not isolated from reads): the write is tried again, four
+    times in all, before the number is said taken."""
+    from datetime import UTC, datetime
+
+    from billing.exceptions import ReceiptNumberTaken
+    from billing.models import ReceiptNumberLookup
+    from tests.builders import make_account, make_subscription
+
+    settings.RECEIPT_NUMBER_SERIES = 1
+    sub = make_subscription(make_account("taken@example.com"))
+    number = "R-2027-S00-000001"  # the first number of the one series, as a first draw takes it
+    ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
+                        AccountId="other", ReceiptSK="REC#other").save()
+    ddb_requests.reset()
+    with pytest.raises(ReceiptNumberTaken):
+        access.create_receipt(sub, billing_date=date(2027, 3, 15), amount=999, currency="USD", charge_id="ch_x",
+                              retention_days=200, processed_at=datetime(2027, 3, 15, 12, tzinfo=UTC),
+                              numbers=access.ReceiptNumbers())
+    assert ddb_requests.by_name()["TransactWriteItems"] == 4
+
+
+def test_a_write_refused_without_its_reasons_is_raised_as_it_came(moto_table, monkeypatch) -> None:
+    """A transaction error that names no item (a validation error, an outage after its
+    retries) is neither "the receipt is there" nor "the number is taken": it goes up as it
+    came."""
+    from pynamodb.exceptions import TransactWriteError
+
+    from billing.access import receipts
+    from tests.builders import make_account, make_subscription
+
+    sub = make_subscription(make_account("noreasons@example.com"))
+
+    def refused(*args, **kwargs):
+        raise TransactWriteError("Failed to write transaction items")
+
+    monkeypatch.setattr(receipts, "write_numbered", refused)
+    with pytest.raises(TransactWriteError):
+        access.create_receipt(sub, billing_date=date(2027, 3, 15), amount=999, currency="USD", charge_id="ch_y",
+                              retention_days=200)
