@@ -97,8 +97,8 @@ def _credited_lines(receipt: Receipt, refunds: list[int]) -> list[TaxLineMap]:
     takes something of."""
     lines = _invoice_lines(receipt)
     credited = credit_lines([InvoiceLine(int(line.Gross), int(line.Tax)) for line in lines], refunds)[-1]
-    return [TaxLineMap(Description=line.Description or receipt.ProductName or receipt.SKU, PeriodStart=line.PeriodStart, PeriodEnd=line.PeriodEnd,
-                       Net=-part.net, TaxRate=line.TaxRate, Tax=-part.tax, Gross=-part.gross,
+    return [TaxLineMap(Description=line.Description or receipt.ProductName or receipt.SKU,
+                       PeriodStart=line.PeriodStart, PeriodEnd=line.PeriodEnd, Net=-part.net, TaxRate=line.TaxRate, Tax=-part.tax, Gross=-part.gross,
                        **({name: getattr(line, name) for name in _WHOLE_LINE_WORDS} if part.whole else {}))
             for line, part in zip(lines, credited, strict=True) if part.gross]
 

@@ -5,8 +5,8 @@ No index lists every account, and none may be added for this (docs/ANALYTICS.md,
 reads"): the accounts are found through Django's users (each account is a user's), their
 ``USER#`` links read in BatchGetItems of 100, then each account's item collection with one
 Query (paged by DynamoDB, never a Scan; several at once, ``account_collections``), and the
-coupons' terms with one Query. The cost
-grows with the number of accounts: this is a staff report's read, not a page's.
+coupons' terms with one Query. The cost grows with the number of accounts: this is a staff
+report's read, not a page's.
 """
 
 from __future__ import annotations

@@ -27,9 +27,8 @@ from billing import access
 from billing.access.usage_billing import record_last_usage_notice
 from billing.models import MerchantEvent, MerchantEventType, Subscription, SubscriptionStatus, UsageEndEntry
 from billing.operations.charge_lines import upcoming_object
-from billing.operations.final_usage import last_usage_charge, still_ends
+from billing.operations.final_usage import last_usage_charge, still_ends, told_in_advance
 from billing.operations.payments import next_charge
-from billing.rules.lifecycle import CancelMode
 from billing.rules.projection import ComingCharge
 from billing.rules.tax import Seller
 
@@ -76,7 +75,8 @@ def announce_last_usage(today: date, entries: Iterable[UsageEndEntry], *,
     written = 0
     last_due = today + timedelta(days=notice_days())
     for entry in entries:
-        if entry.due > last_due or not _to_announce(entry) or (takes is not None and not takes(entry.SubId)):
+        if entry.due > last_due or entry.UpcomingNoticeOn or not told_in_advance(entry) \
+                or (takes is not None and not takes(entry.SubId)):
             continue
         sub = access.get_subscription(entry.AccountId, entry.SubId, entry.SKU)
         if sub is None or not still_ends(sub, entry):
@@ -87,8 +87,3 @@ def announce_last_usage(today: date, entries: Iterable[UsageEndEntry], *,
         written += record_last_usage_notice(entry, today, _notice(sub, charge, seller))
     return written
 
-
-def _to_announce(entry: UsageEndEntry) -> bool:
-    """An entry of a cancel at period end not yet announced; a retry after a decline is
-    not announced again (its own e-mail told the customer), nor a cancel now's."""
-    return not entry.UpcomingNoticeOn and not int(entry.Attempts or 0) and entry.Mode == CancelMode.PERIOD_END

@@ -5,10 +5,11 @@ customer hears of it the cadence's reminder lead before, with the usage as it st
 (docs/USAGE.md "Billed at a cancellation").
 
 The reminder run reads the usage end entries due within the longest lead (one Query of
-their one partition, ``ending_entries``; ``invoice.upcoming`` reads the same), and for each one due to be reminded claims it (``RemindedOn``, a
-conditional write), then sends the e-mail: two runs at once send it once, a re-run sends
-nothing more, and a run that missed days still sends it before the charge. Nothing used so far: nothing to announce yet, so the
-entry is looked at again by the next run (the usage may still come)."""
+their one partition, ``ending_entries``; ``invoice.upcoming`` reads the same), and for
+each one due to be reminded claims it (``RemindedOn``, a conditional write), then sends
+the e-mail: two runs at once send it once, a re-run sends nothing more, and a run that
+missed days still sends it before the charge. Nothing used so far: nothing to announce
+yet, so the entry is looked at again by the next run (the usage may still come)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,7 @@ from billing.batches.outcomes import ReminderOutcome, ReminderStatus
 from billing.batches.upcoming_invoices import notice_days
 from billing.models import UsageEndEntry
 from billing.notify import subscription_context
-from billing.operations.final_usage import last_usage_charge, still_ends
-from billing.rules.lifecycle import CancelMode
+from billing.operations.final_usage import last_usage_charge, still_ends, told_in_advance
 from billing.rules.schedule import LONG_PERIOD_REMINDER_DAYS, cadence_of, reminder_days
 from billing.rules.tax import Seller
 from core.localformat import LocalDate
@@ -54,7 +54,7 @@ def remind_last_usage(today: date, entries: Iterable[UsageEndEntry], *, takes: C
     with some usage: a GetItem each run until it is)."""
     sent = []
     for entry in entries:
-        if entry.RemindedOn or int(entry.Attempts or 0) or entry.Mode != CancelMode.PERIOD_END:
+        if entry.RemindedOn or not told_in_advance(entry):
             continue  # reminded already; a retry after a decline (told by its own e-mail); a cancel now's
         if entry.RemindOn and entry.RemindOn > today.isoformat():
             continue  # its lead not reached yet (the day stored with it: no subscription read)

@@ -226,6 +226,13 @@ def retry_usage_later(entry: UsageEndEntry, sub: Subscription, today: date, reas
     retry_usage_end(entry, sub, again)
 
 
+def told_in_advance(entry: UsageEndEntry) -> bool:
+    """Whether the last charge ``entry`` bills is announced before it is made (the
+    customer's reminder, the merchant's ``invoice.upcoming``): a cancel at period end's;
+    not a retry after a decline (its own e-mail told the customer), nor a cancel now's."""
+    return not int(entry.Attempts or 0) and entry.Mode == CancelMode.PERIOD_END
+
+
 def still_ends(sub: Subscription, entry: UsageEndEntry) -> bool:
     """The cancel the entry was put by still holds: a cancel now for good; a cancel at
     period end while it still ends on that day (not kept, nor cancelled now since). Staff's

@@ -40,9 +40,9 @@ def seed(today: date) -> list[str]:
     before = today.replace(day=1) - timedelta(days=1)
     started = before.replace(day=min(today.day, before.day))  # a month ago, on the payment day
     card = default_card(account)
+    fee = choose_price(access.default_price(product), product)  # its $5.00 a month
     sub = subscribing.subscribe_to_price(
-        account, product, choose_price(access.default_price(product), product), payment_day=today.day, card=access_token(card),
-        today=started, actor=EMAIL, billing_address=card.Details.BillingAddress, card_id=card.card_id,
+        account, product, fee, payment_day=today.day, card=access_token(card), today=started, actor=EMAIL, billing_address=card.Details.BillingAddress, card_id=card.card_id,
         trial=False, metered_price_id=price.PriceId).sub
     # The month's calls, then its payment due today: the fee of the month to come and the
     # calls of the month just ended, in one charge.
