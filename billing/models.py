@@ -382,6 +382,9 @@ class Refund(MapAttribute):
     # The credit note this refund of an invoice issued (written in the same transaction):
     # the pages link it without reading the account's credit notes.
     CreditNoteNumber = UnicodeAttribute(null=True)
+    # The one invoice line this refund credits alone (its index in the invoice's lines, as
+    # the API's ``tax.lines``), or absent: shared over the lines (billing/rules/credit_lines.py).
+    Line = NumberAttribute(null=True)
 
 
 class TaxLineMap(MapAttribute):

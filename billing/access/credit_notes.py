@@ -27,7 +27,7 @@ from billing.access._common import absent_if_invalid, utc_now
 from billing.access.receipt_numbers import NumberSeries
 from billing.access.tax_ledger import add_totals, quarter_of_moment
 from billing.models import CreditNote, CreditNoteCounter, Receipt, TaxLineMap
-from billing.rules.credit_lines import InvoiceLine, credit_lines
+from billing.rules.credit_lines import InvoiceLine, Refunded, credit_lines, lines_left
 from billing.rules.invoice_tax import refund_share
 
 CREDIT_NOTE_NUMBER = re.compile(r"CN-(?P<year>[0-9]{4})-(?:S(?P<series>[0-9]{2})-)?(?P<seq>[0-9]{6,9})")
@@ -53,21 +53,23 @@ def is_tax_invoice(receipt: Receipt) -> bool:
     return receipt.Net is not None
 
 
-def new_credit_note(receipt: Receipt, *, number: str, refund_id: str, amount: int, earlier: list[int],
-                    reason: str | None, issued_at: datetime | None = None) -> CreditNote:
-    """The credit note of a refund of ``amount`` after the refunds ``earlier`` (amounts, in
-    order), not yet written: the refund's share of the invoice, negated, line by line
-    (``rules.credit_lines``: each invoice line's part of it)."""
+def new_credit_note(receipt: Receipt, *, number: str, refund_id: str, amount: int, earlier: list[int | Refunded],
+                    reason: str | None, issued_at: datetime | None = None, line: int | None = None) -> CreditNote:
+    """The credit note of a refund of ``amount`` after the refunds ``earlier`` (in order:
+    ``refunds_so_far``), not yet written: the refund's share of the invoice, negated, line
+    by line (``rules.credit_lines``: each invoice line's part of it, or all of it on
+    ``line`` alone)."""
     issued_at = issued_at or utc_now()
     share = refund_share(tax=int(receipt.Tax), gross=int(receipt.ProcessedAmount),
-                         earlier=earlier, refund=amount)
+                         earlier=[Refunded.of(r).amount for r in earlier],
+                         refund=amount)
     issued = issued_at.isoformat(timespec="seconds")
     return CreditNote(
         receipt.PK, CreditNote.sk(issued=issued[:10], number=number),
         Number=number, InvoiceNumber=receipt.Number, ReceiptSK=receipt.SK, RefundId=refund_id, IssuedAt=issued,
         Currency=receipt.Currency, Net=-share.net, Tax=-share.tax, Gross=-share.gross,
         TaxRate=receipt.TaxRate, TaxCountry=receipt.TaxCountry, TaxTreatment=receipt.TaxTreatment,
-        TaxLines=_credited_lines(receipt, [*earlier, amount]),
+        TaxLines=_credited_lines(receipt, [*earlier, Refunded(amount, line)]),
         Seller=receipt.Seller, BuyerCountry=receipt.BuyerCountry, BuyerVatNumber=receipt.BuyerVatNumber,
         BuyerName=receipt.BuyerName, BillingAddress=receipt.BillingAddress, Reason=reason or None,
         Language=receipt.Language, TTL=receipt.TTL,
@@ -92,7 +94,26 @@ def _invoice_lines(receipt: Receipt) -> list[TaxLineMap]:
                        Tax=int(receipt.Tax), Gross=int(receipt.ProcessedAmount))]  # named by the receipt
 
 
-def _credited_lines(receipt: Receipt, refunds: list[int]) -> list[TaxLineMap]:
+def refunds_so_far(receipt: Receipt) -> list[int | Refunded]:
+    """The receipt's refunds as its credit notes split them, in order."""
+    return [Refunded(int(r.Amount), None if r.Line is None else int(r.Line)) for r in receipt.Refunds or []]
+
+
+def refundable_lines(receipt: Receipt) -> list[tuple[str, int]] | None:
+    """Each invoice line a refund may credit alone: its description and what it still holds
+    (gross), in the order of the invoice's lines (the API's ``tax.lines``); None for a
+    receipt without lines of its own to choose from (one line, or none: a receipt from
+    before taxes)."""
+    if not is_tax_invoice(receipt) or len(receipt.TaxLines or []) < 2:
+        return None
+    lines = _invoice_lines(receipt)
+    if len(lines) < 2:  # stored lines that do not add up: the receipt's totals are its one line
+        return None
+    left = lines_left([InvoiceLine(int(line.Gross), int(line.Tax)) for line in lines], refunds_so_far(receipt))
+    return [(line.Description or receipt.ProductName or receipt.SKU, held) for line, held in zip(lines, left, strict=True)]
+
+
+def _credited_lines(receipt: Receipt, refunds: list[int | Refunded]) -> list[TaxLineMap]:
     """The last of ``refunds``' credit note lines, negated: a line for each invoice line it
     takes something of."""
     lines = _invoice_lines(receipt)

@@ -30,6 +30,7 @@ from billing.access.credit_notes import (
     add_credit_note,
     is_tax_invoice,
     new_credit_note,
+    refunds_so_far,
 )
 from billing.access.events import new_event
 from billing.access.outbox import new_merchant_event, save_item
@@ -152,7 +153,7 @@ def lost_dispute_credit_note(receipt: Receipt, dispute: Dispute) -> Callable[[st
     taken = min(int(dispute.amount), int(receipt.ProcessedAmount) - int(receipt.RefundedAmount or 0))
     if taken <= 0:
         return None
-    earlier = [int(r.Amount) for r in receipt.Refunds or []]
+    earlier = refunds_so_far(receipt)
     return lambda number: new_credit_note(receipt, number=number, refund_id=dispute.dispute_id, amount=taken,
                                           earlier=earlier, reason="dispute lost")
 

@@ -27,6 +27,8 @@ from billing.access.credit_notes import (
     add_credit_note,
     is_tax_invoice,
     new_credit_note,
+    refundable_lines,
+    refunds_so_far,
 )
 from billing.access.events import new_event
 from billing.access.outbox import new_merchant_event, receipt_events, save_item
@@ -386,7 +388,7 @@ def release_refund_claim(receipt: Receipt, request_id: str) -> None:
 
 def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, reason: str | None = None,
                   attempts: int = 3, claim: str | None = None, request_id: str | None = None,
-                  action: AuditAction = AuditAction.STAFF_REFUND) -> tuple[Receipt, bool]:
+                  action: AuditAction = AuditAction.STAFF_REFUND, line: int | None = None) -> tuple[Receipt, bool]:
     """Add one refund the gateway made to its receipt, with its audit event (money rule M6:
     the event is written here, so no caller can forget it) and the merchant's
     ``refund.created``, in one TransactWriteItems.
@@ -398,7 +400,10 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
     (receipt, whether this call added the refund). ``claim``: the request id of the
     staff refund's claim (``claim_refund``), released by the same write; ``request_id``:
     the staff form's, kept on the refund (``refund_of_request``); ``action``: the audit
-    event's (a customer's own cancel now is no staff refund).
+    event's (a customer's own cancel now is no staff refund); ``line``: the one invoice line
+    the refund credits alone (``refundable_lines``), checked before the gateway was asked:
+    should another refund have taken of that line meanwhile, the refund the gateway made
+    is recorded all the same, shared over the lines.
     """
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
@@ -414,7 +419,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
         if not receipt.RefundedAmount:
             unchanged = unchanged | Receipt.RefundedAmount.does_not_exist()
         entry = Refund(RefundId=refund_id, Amount=amount, At=iso_now(), Actor=actor, Reason=reason or None,
-                       RequestId=request_id)
+                       RequestId=request_id, Line=line if _line_holds(receipt, line, amount) else None)
         after = copy.deepcopy(receipt)
         after.RefundedAmount, after.Refunds, after.Status = total, [*(receipt.Refunds or []), entry], status
         refunded = new_merchant_event(MerchantEventType.REFUND_CREATED, account_id=receipt.account_id,
@@ -424,7 +429,7 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
         note_of = None
         if is_tax_invoice(receipt):  # the refund's credit note, in the same write, numbered by it
             note_of = partial(new_credit_note, receipt, refund_id=refund_id, amount=amount,
-                              earlier=[int(r.Amount) for r in receipt.Refunds or []], reason=reason)
+                              earlier=refunds_so_far(receipt), reason=reason, line=entry.Line)
         write = partial(_write_refund, receipt=receipt, entry=entry, total=total, status=status,
                         unchanged=unchanged, claim=claim, event=event, note_of=note_of, merchant_events=[refunded])
         try:
@@ -445,6 +450,14 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
             receipt.RefundClaim = receipt.RefundClaimAt = None
         return receipt, True
     raise ConditionFailed(receipt.SK)
+
+
+def _line_holds(receipt: Receipt, line: int | None, amount: int) -> bool:
+    """Whether invoice line ``line`` of ``receipt`` still holds ``amount`` (None: no line)."""
+    if line is None:
+        return False
+    lines = refundable_lines(receipt)
+    return lines is not None and 0 <= line < len(lines) and amount <= lines[line][1]
 
 
 def _write_refund(tx: Any, number: str | None = None, *, receipt: Receipt, entry: Refund, total: int, status: str,

@@ -164,7 +164,10 @@ class ApplyCouponIn(Body):
 
 
 class RefundIn(Body):
-    amount: whole_number(1) | None = Field(None, description="minor units; default: all that is left refundable")
+    amount: whole_number(1) | None = Field(None, description="minor units; default: all that is left refundable "
+                                                             "(of the line, with line)")
+    line: whole_number(0) | None = Field(None, description="the index of the one invoice line (tax.lines) the "
+                                                           "refund credits alone; default: every line its share")
     reason: str = Field("", max_length=200)
 
 

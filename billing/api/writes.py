@@ -45,7 +45,7 @@ from billing.api.schemas import (
 )
 from billing.exceptions import PauseRefused
 from billing.forms import coupon_error
-from billing.models import Subscription
+from billing.models import Receipt, Subscription
 from billing.operations.refunds import refund_receipt
 from billing.rules import api_objects
 from billing.rules.cadence_words import NO_PAYMENT_DAY
@@ -243,9 +243,12 @@ def refund(request: HttpRequest, customer_id: KeyId, receipt_id: str, body: Refu
     if left <= 0 or not receipt.ChargeId:
         raise ApiError(409, "This receipt has been refunded in full (or has no charge to refund).",
                        type="invalid_state")
+    if body.line is not None:
+        left = _line_left(receipt, body.line)
     amount = body.amount or left
     if amount > left:
-        raise ApiError(400, f"At most {left} (minor units) is left to refund.", param="amount")
+        raise ApiError(400, f"At most {left} (minor units) is left to refund"
+                            f"{'' if body.line is None else f' of line {body.line}'}.", param="amount")
     # The processor's refund key: one per Idempotency-Key and body, so a repeat whose first
     # answer was lost (a 5xx is not kept) refunds once; without the header, a new one.
     idem = request.headers.get(HEADER)
@@ -254,11 +257,25 @@ def refund(request: HttpRequest, customer_id: KeyId, receipt_id: str, body: Refu
     with refusals():
         try:
             done = refund_receipt(receipt, amount, request_id=request_id, actor=actor_of(request),
-                                  reason=body.reason, expected_refunded=int(receipt.RefundedAmount or 0))
+                                  reason=body.reason, expected_refunded=int(receipt.RefundedAmount or 0),
+                                  line=body.line)
         except access.RefundedMeanwhile:
             raise ApiError(409, "This receipt was refunded meanwhile (or a refund of it is under way); nothing "
                                 "more was refunded.") from None
     return JsonResponse(api_objects.receipt_object(done.receipt))
+
+
+def _line_left(receipt: Receipt, line: int) -> int:
+    """What invoice line ``line`` of ``receipt`` still holds, or the 400 saying why it
+    cannot be refunded alone."""
+    lines = access.refundable_lines(receipt)
+    if lines is None:
+        raise ApiError(400, "This receipt has no lines to refund one by one: leave out line.", param="line")
+    if line >= len(lines):
+        raise ApiError(400, f"This receipt has lines 0 to {len(lines) - 1}.", param="line")
+    if lines[line][1] <= 0:
+        raise ApiError(409, f"Line {line} has been refunded in full.", type="invalid_state")
+    return lines[line][1]
 
 
 # --- the catalog and coupons ----------------------------------------------------------------

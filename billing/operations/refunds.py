@@ -55,13 +55,15 @@ def refund_key(receipt: Receipt, request_id: str) -> str:
 
 def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str, reason: str = "",
                    gateway: PaymentGateway | None = None, expected_refunded: int | None = None,
-                   action: AuditAction = AuditAction.STAFF_REFUND) -> RefundDone:
+                   action: AuditAction = AuditAction.STAFF_REFUND, line: int | None = None) -> RefundDone:
     """Refund ``amount`` minor units of the receipt's charge.
 
     ``expected_refunded``: the refunded amount the staff form showed. Given, the receipt
     is first claimed for this request on that condition (``access.claim_refund``), and
     ``RefundedMeanwhile`` is raised, before the gateway is asked, when another refund was
     made (or is being made) since the form was opened. ``action``: the audit event's.
+    ``line``: the one invoice line the refund credits (``access.refundable_lines``), at
+    most what it still holds; refused before the gateway is asked otherwise.
 
     Raises ``RefundRefused`` when the gateway refuses it and ``GatewayError`` when the
     gateway cannot be reached (nothing is known to have moved: the same request may be
@@ -70,6 +72,8 @@ def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str
     """
     if not receipt.ChargeId:
         raise RefundRefused("this receipt has no charge to refund")
+    if line is not None:
+        _check_line(receipt, line, amount)
     claim = None
     if expected_refunded is not None:
         receipt = access.claim_refund(receipt, expected_refunded=expected_refunded, request_id=request_id)
@@ -89,10 +93,19 @@ def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str
         raise RefundRefused(result.reason or result.status)
     receipt, added = access.record_refund(receipt, refund_id=result.refund_id, amount=result.amount, actor=actor,
                                           reason=reason or None, claim=claim, request_id=request_id,
-                                          action=action)
+                                          action=action, line=line)
     if not added:  # a repeated request: the refund and its e-mail were made the first time
         return RefundDone(receipt, result.refund_id, result.amount)
     return RefundDone(receipt, result.refund_id, result.amount, tell_refund(receipt, result.refund_id, result.amount))
+
+
+def _check_line(receipt: Receipt, line: int, amount: int) -> None:
+    """A refund of one line: of a line the invoice has, at most what it still holds."""
+    lines = access.refundable_lines(receipt)
+    if lines is None or not 0 <= line < len(lines):
+        raise RefundRefused(f"this receipt has no line {line} to refund alone")
+    if amount > lines[line][1]:
+        raise RefundRefused(f"at most {lines[line][1]} (minor units) is left of line {line}")
 
 
 def record_processor_refund(receipt: Receipt, refund_id: str, amount: int, *, actor: str) -> bool:

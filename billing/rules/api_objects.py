@@ -169,6 +169,7 @@ def refund_object(receipt: Receipt, refund: Refund) -> JSON:
         "currency": receipt.Currency,
         "created": refund.At,
         "reason": refund.Reason,
+        "line": _int(refund.Line),  # the one invoice line it credits alone (tax.lines' index), or null
     }
 
 

@@ -14,6 +14,11 @@ name the invoice lines they credit.
   a negative net. The refund that takes the rest of the invoice gives each line the rest of
   its own tax, when that keeps every line's net at zero or more (it always does but at a
   rounding's edge): a full refund's note is then the invoice's lines negated.
+* **One line chosen** (Stripe's credit note ``lines``): a refund may credit one line alone,
+  at most what that line still holds. Its gross is all that line's; its tax is the note's
+  tax as for any refund (``refund_share``: the totals and the tax ledger do not depend on
+  which lines a refund credits), never more than its gross. Later refunds share what the
+  lines still hold, so a line refunded alone is never credited again beyond it.
 
 Every figure is replayed from the invoice's lines and the refunds in their order, so each
 note is worked out again the same way, whatever process writes it. Integer minor units
@@ -50,6 +55,20 @@ class CreditedLine:
         return self.gross - self.tax
 
 
+@dataclass(frozen=True)
+class Refunded:
+    """A refund as its credit note splits it: its amount, and the one invoice line it
+    credits alone (its index), or None: shared over the lines."""
+
+    amount: int
+    line: int | None = None
+
+    @staticmethod
+    def of(refund: int | Refunded) -> Refunded:
+        """An amount alone as a refund shared over the lines."""
+        return refund if isinstance(refund, Refunded) else Refunded(refund)
+
+
 def largest_remainder(total: int, weights: Sequence[int]) -> list[int]:
     """``total`` split in proportion to ``weights`` (non-negative integers): each part the
     floor of its exact share, then one more to the largest fractions (ties: the earlier)
@@ -69,10 +88,12 @@ def largest_remainder(total: int, weights: Sequence[int]) -> list[int]:
     return parts
 
 
-def credit_lines(lines: Sequence[InvoiceLine], refunds: Sequence[int]) -> list[list[CreditedLine]]:
+def credit_lines(lines: Sequence[InvoiceLine], refunds: Sequence[int | Refunded]) -> list[list[CreditedLine]]:
     """Each refund's credit note lines (one list a refund, in order; a line each invoice
     line, zero where the refund takes nothing of it), for an invoice of ``lines`` refunded
-    by ``refunds`` (positive amounts whose sum is at most the invoice's gross)."""
+    by ``refunds`` (positive amounts whose sum is at most the invoice's gross; an amount
+    alone is shared over the lines, a ``Refunded`` with a line credits that line alone).
+    A refund of a line of more than the line still holds is a ValueError."""
     gross = sum(line.gross for line in lines)
     tax = sum(line.tax for line in lines)
     count = range(len(lines))
@@ -80,11 +101,19 @@ def credit_lines(lines: Sequence[InvoiceLine], refunds: Sequence[int]) -> list[l
     took_tax = [0 for _ in count]
     notes: list[list[CreditedLine]] = []
     before = 0
-    for refund in refunds:
-        share = refund_share(tax=tax, gross=gross, earlier=[before], refund=refund)
-        gross_parts = largest_remainder(refund, [lines[n].gross - took_gross[n] for n in count])
-        tax_parts = largest_remainder(share.tax, gross_parts)
-        if before + refund == gross:
+    for refund in map(Refunded.of, refunds):
+        amount = refund.amount
+        share = refund_share(tax=tax, gross=gross, earlier=[before], refund=amount)
+        left = [lines[n].gross - took_gross[n] for n in count]
+        if refund.line is None:
+            gross_parts = largest_remainder(amount, left)
+            tax_parts = largest_remainder(share.tax, gross_parts)
+        else:
+            if not 0 <= refund.line < len(lines) or amount > left[refund.line]:
+                raise ValueError("a refund of one line is at most what that line still holds")
+            gross_parts = [amount if n == refund.line else 0 for n in count]
+            tax_parts = [share.tax if n == refund.line else 0 for n in count]
+        if before + amount == gross:
             rest = [lines[n].tax - took_tax[n] for n in count]
             if all(0 <= rest[n] <= gross_parts[n] for n in count):
                 tax_parts = rest
@@ -93,5 +122,13 @@ def credit_lines(lines: Sequence[InvoiceLine], refunds: Sequence[int]) -> list[l
         for n in count:
             took_gross[n] += gross_parts[n]
             took_tax[n] += tax_parts[n]
-        before += refund
+        before += amount
     return notes
+
+
+def lines_left(lines: Sequence[InvoiceLine], refunds: Sequence[int | Refunded]) -> list[int]:
+    """What each line still holds (gross) after ``refunds``: what a refund of it alone may
+    take."""
+    notes = credit_lines(lines, refunds)
+    return [line.gross - sum(note[n].gross for note in notes) for n, line in enumerate(lines)]
+

@@ -18,7 +18,7 @@ from billing.rules.tax import is_eu
 from billing.rules.vat_numbers import compact, vat_number_problem
 from core.countries import is_country
 from core.discountforms import DiscountCodeTerms
-from core.money import exponent, is_payable_currency, minor_units
+from core.money import exponent, format_with_code, is_payable_currency, minor_units
 
 SKU_RE = re.compile(r"^[A-Z0-9][A-Z0-9-]{1,39}$")
 
@@ -70,16 +70,36 @@ class RefundForm(forms.Form):
     # refund is made only while it is still that (billing/access/receipts.py claim_refund).
     refunded = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
 
-    def __init__(self, *args, currency: str, refundable: int, **kwargs) -> None:
+    # An invoice of several lines (a fee, seats, usage tiers): the refund may credit one of
+    # them alone, as Stripe's credit note lines (billing/rules/credit_lines.py).
+    line = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label=_("Lines credited"))
+
+    def __init__(self, *args, currency: str, refundable: int, lines: list[tuple[str, int]] | None = None,
+                 **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.currency = currency
         self.refundable = refundable
+        self.lines = lines or []
+        if lines is None:
+            del self.fields["line"]
+        else:
+            self.fields["line"].choices = [("", _("Every line, each its share"))] + [
+                (str(n), _("%(line)s (%(left)s left)") % {"line": name, "left": format_with_code(left, currency)})
+                for n, (name, left) in enumerate(lines) if left > 0]
 
     def clean_amount(self) -> int:
         amount = amount_in_minor_units(self.cleaned_data["amount"], self.currency)
         if amount > self.refundable:
             raise forms.ValidationError(_("That is more than what is left to refund on this receipt."))
         return amount
+
+    def clean(self) -> dict:
+        data = super().clean()
+        line, amount = data.get("line"), data.get("amount")
+        if line is not None and amount is not None and amount > self.lines[line][1]:
+            self.add_error("amount", _("That is more than what is left of this line (%(left)s).") % {
+                "left": format_with_code(self.lines[line][1], self.currency)})
+        return data
 
 
 def amount_in_minor_units(amount: Decimal, currency: str) -> int:

@@ -47,7 +47,7 @@ def staff_refund(request: HttpRequest, account_id: str, receipt_sk: str) -> Http
         data = form.cleaned_data
         try:
             done = refund_receipt(receipt, data["amount"], request_id=data["request_id"], actor=actor(request),
-                                  reason=data["reason"], expected_refunded=data["refunded"])
+                                  reason=data["reason"], expected_refunded=data["refunded"], line=data.get("line"))
         except access.RefundedMeanwhile as meanwhile:
             return _changed_meanwhile(request, account_id, meanwhile.receipt, in_progress=meanwhile.in_progress)
         except GatewayError:
@@ -74,7 +74,7 @@ def staff_refund(request: HttpRequest, account_id: str, receipt_sk: str) -> Http
 
 def _refund_form(receipt: Receipt, data=None) -> RefundForm:
     refundable = receipt.ProcessedAmount - (receipt.RefundedAmount or 0)
-    return RefundForm(data, currency=receipt.Currency, refundable=refundable,
+    return RefundForm(data, currency=receipt.Currency, refundable=refundable, lines=access.refundable_lines(receipt),
                       initial={"amount": to_decimal(refundable, receipt.Currency), "request_id": access.new_id(),
                                "refunded": receipt.RefundedAmount or 0})
 
