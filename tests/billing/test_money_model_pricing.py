@@ -11,7 +11,8 @@ Steps: the days pass (the clock jumps to the next payment day; the run happens t
 the payment run, more or fewer seats (prorated: charged now, or credited to the card),
 usage events (new, a repeated identifier, late within the 35 days' window, out of order,
 too old, a batch of several), a percent or an amount coupon, pause, resume, cancel now
-and at period end.
+and at period end, a staff refund of part of a receipt (shared over its lines, or of one
+line alone).
 
 Checks after every step:
 * M8: each accepted event is counted in one receipt's usage at most: the usage ranges of
@@ -32,7 +33,11 @@ Checks after every step:
 * receipts' totals are the gateway's charges (M2: one receipt a charge, one charge a
   receipt), the invoice lines' tax sums to the receipt's tax and their gross to its
   amount; refunds never exceed the charge and are the gateway's (M5); nothing is charged
-  ahead of the clock (M3).
+  ahead of the clock (M3);
+* an invoice's credit notes, one a refund: each note's lines sum to its totals with no
+  negative net, its tax is the invoice's tax on all refunded so far less the earlier notes'
+  (``refund_share``), a refund of one line credits that line alone, and no invoice line is
+  credited more than it holds.
 
 ``make test`` runs a bounded profile (a few seconds); ``HYPOTHESIS_PROFILE=long`` or
 ``medium`` a deeper one (docs/MONEY.md, "How they are proven").
@@ -62,6 +67,7 @@ from hypothesis.stateful import (
 )
 
 from billing import access, batches
+from billing.access.credit_notes import refunds_so_far
 from billing.access.usage import billed_through, get_meter
 from billing.access.usage_billing import attach_metered_price
 from billing.actions import coupons as coupon_actions
@@ -72,10 +78,12 @@ from billing.actions import seats as seat_actions
 from billing.actions import subscriptions as actions
 from billing.exceptions import ConditionFailed, PauseRefused
 from billing.models import MeterAggregation, SubscriptionStatus
-from billing.operations import payments
+from billing.operations import payments, refunds
 from billing.operations.charge_lines import upcoming_object
 from billing.rules import coupons as coupon_rules
+from billing.rules.credit_lines import InvoiceLine, lines_left
 from billing.rules.invoice import invoice_of
+from billing.rules.invoice_tax import refund_share
 from billing.rules.lifecycle import pause_end, state_of
 from billing.rules.price_objects import terms_of
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode, amount_for
@@ -416,6 +424,23 @@ class PricingMachine(RuleBasedStateMachine):
         elif state_of(sub, self.today).kind != "cancelling":
             lifecycle_actions.cancel_at_period_end(sub, today=self.today, actor="customer", reason="other")
 
+    @rule(data=st.data())
+    def staff_refund(self, data: st.DataObject) -> None:
+        """Staff refund part of a paid invoice: shared over its lines, or of one line alone
+        (at most what it holds), as the staff form offers."""
+        held = [r for t in self.subs for r in self._receipts(t)
+                if r.ChargeId and r.Net is not None and r.ProcessedAmount > r.RefundedAmount]
+        if not held:
+            return
+        receipt = data.draw(st.sampled_from(held))
+        lines = access.refundable_lines(receipt) or []
+        line = data.draw(st.sampled_from([None, *(n for n, (_, left) in enumerate(lines) if left)]))
+        most = receipt.ProcessedAmount - receipt.RefundedAmount if line is None else lines[line][1]
+        amount = data.draw(st.integers(1, most))
+        done = refunds.refund_receipt(receipt, amount, request_id=f"staff-{next(self.names)}", actor="staff:ann",
+                                      expected_refunded=int(receipt.RefundedAmount), line=line)
+        assert done.amount == amount and done.receipt.Refunds[-1].Line == line
+
     # --- checks -------------------------------------------------------------------------
 
     @invariant()
@@ -484,6 +509,7 @@ class PricingMachine(RuleBasedStateMachine):
             if document is not None:
                 assert sum(line.tax for line in document.lines) == receipt.Tax, "the lines' tax is not the tax"
                 assert sum(line.gross for line in document.lines) == receipt.ProcessedAmount
+            self._credit_notes_add_up(receipt)
         if receipt.Kind or not receipt.ChargeId:
             return
         meta = charges[receipt.ChargeId].metadata
@@ -499,6 +525,27 @@ class PricingMachine(RuleBasedStateMachine):
             assert off == 0
         before_added_tax = receipt.ProcessedAmount if receipt.PricesIncludeTax is not False else receipt.Net
         assert before_added_tax == fixed - off + int(receipt.UsageAmount or 0), "not the days' fee and usage"
+
+
+    @staticmethod
+    def _credit_notes_add_up(receipt) -> None:
+        notes = {note.RefundId: note for note in access.credit_notes_of_receipt(receipt)}
+        assert len(notes) == len(receipt.Refunds or []), "a refund of an invoice without its credit note"
+        gross, tax, before = int(receipt.ProcessedAmount), int(receipt.Tax), 0
+        for refund in receipt.Refunds or []:
+            note = notes[refund.RefundId]
+            share = refund_share(tax=tax, gross=gross, earlier=[before], refund=int(refund.Amount))
+            assert (-note.Gross, -note.Tax) == (share.gross, share.tax)
+            assert sum(int(line.Gross) for line in note.TaxLines) == note.Gross
+            assert sum(int(line.Tax) for line in note.TaxLines) == note.Tax
+            assert all(int(line.Gross) <= int(line.Tax) <= 0 for line in note.TaxLines), "a line's net below 0"
+            if refund.Line is not None:
+                assert len(note.TaxLines) == 1, "a refund of one line credited others"
+            before += int(refund.Amount)
+        if receipt.TaxLines and sum(int(line.Gross) for line in receipt.TaxLines) == gross:
+            left = lines_left([InvoiceLine(int(line.Gross), int(line.Tax)) for line in receipt.TaxLines],
+                              refunds_so_far(receipt))
+            assert all(held >= 0 for held in left) and sum(left) == gross - before
 
 
 def test_money_rules_hold_over_seats_cadences_and_usage(moto_table, tmp_path) -> None:
