@@ -4,7 +4,8 @@ its days and its seats beside the usage's lines; the usage's lines run from the 
 first day to the day before its end (exclusive); a charge recorded without its pricing
 (a webhook's) has one usage line with no unit; a period with no usage keeps the whole
 amount on the fixed fee's line. And a refund of a receipt written before the tax invoices
-makes no credit note (``_write_refund``)."""
+makes no credit note (``_write_refund``), and a refund recorded from a copy read before
+another refund reads the receipt again and adds to it (``record_refund``)."""
 
 from __future__ import annotations
 
@@ -157,3 +158,17 @@ def test_a_write_refused_without_its_reasons_is_raised_as_it_came(moto_table, mo
     with pytest.raises(TransactWriteError):
         access.create_receipt(sub, billing_date=date(2027, 3, 15), amount=999, currency="USD", charge_id="ch_y",
                               retention_days=200)
+
+
+def test_a_refund_recorded_from_a_copy_read_before_another_refund_adds_to_it(moto_table) -> None:
+    # Two staff members refund one receipt at once: the second write, refused on the
+    # refunded amount its copy holds, reads the receipt again and adds its refund to the
+    # first (``record_refund``'s re-read: of that account's receipt).
+    receipt = paid_receipt()
+    stale = access.get_receipt(receipt.account_id, receipt.SK)
+    access.record_refund(receipt, refund_id="re_first", amount=100, actor="staff:ann")
+    after, added = access.record_refund(stale, refund_id="re_second", amount=200, actor="staff:bob")
+    assert added and after.RefundedAmount == 300
+    assert [r.RefundId for r in after.Refunds] == ["re_first", "re_second"]
+    stored = access.get_receipt(receipt.account_id, receipt.SK)
+    assert (stored.RefundedAmount, [r.RefundId for r in stored.Refunds]) == (300, ["re_first", "re_second"])
