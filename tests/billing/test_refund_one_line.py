@@ -7,11 +7,10 @@ so every line is given back exactly once over all the notes."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 
 import pytest
 import time_machine
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 from hypothesis import given
@@ -90,10 +89,7 @@ def half_refunded(moto_table):
     refunded shared over the lines: $2.50 of the fee and $1.50 of the calls left."""
     with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
         seed_after_prices_and_usage(usage_refund, "usage refund", TODAY)
-        usage_refund.seed(TODAY)
-        account_id = access.get_account_id_for_user(get_user_model().objects.get(email=usage_refund.EMAIL).pk)
-        [receipt] = [r for r in access.get_receipts_by_account(account_id, TODAY - timedelta(days=40), TODAY)
-                     if r.UsageQuantity]
+        _, receipt = usage_refund.paid_then_half_refunded(TODAY)
         yield receipt
 
 

@@ -24,17 +24,19 @@ def test_the_demo_shows_a_credit_note_line_by_line(moto_table, client) -> None:
     with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
         seed_after_prices_and_usage(usage_refund, "usage refund", today)
         [said] = usage_refund.seed(today)
-        assert "2500 calls" in said and "refunded half" in said, said
+        assert "2500 calls" in said and "refunded half" in said and "calls' line alone" in said, said
         assert usage_refund.seed(today) == [f"usage refund: {EMAIL} is subscribed already"]
         account_id = access.get_account_id_for_user(get_user_model().objects.get(email=EMAIL).pk)
         [paid] = [r for r in access.get_receipts_by_account(account_id, today - timedelta(days=40), today)
                   if r.UsageQuantity]
-        [note] = access.credit_notes_of_receipt(paid)
+        note, calls = access.credit_notes_of_receipt(paid)
         client.force_login(get_user_model().objects.get(email=EMAIL))
         page = client.get(f"/credit-notes/{note.Number}/").content.decode()
     # $5.00 and 1,500 calls at $0.002 ($3.00) on the invoice; half of $8.00 back
-    assert (int(paid.ProcessedAmount), int(paid.RefundedAmount)) == (800, 400)
+    # half of $8.00 back, then the calls' line's $1.50 left, alone
+    assert (int(paid.ProcessedAmount), int(paid.RefundedAmount)) == (800, 550)
     assert [int(line.Gross) for line in paid.TaxLines] == [500, 0, 300]
     assert [-int(line.Gross) for line in note.TaxLines] == [250, 150]
+    assert [(line.Description, -int(line.Gross)) for line in calls.TaxLines] == [("api_calls", 150)]
     assert [line.Description for line in note.TaxLines] == [paid.TaxLines[0].Description, "api_calls"]
     assert "Developer API access" in page and "api_calls" in page
