@@ -169,13 +169,32 @@ def test_the_api_refunds_one_line_names_it_and_refuses_what_it_cannot(half_refun
     assert int(access.get_receipt(receipt.account_id, receipt.SK).RefundedAmount) == 550
 
 
-def test_a_receipt_of_one_line_has_no_line_to_choose(half_refunded) -> None:
-    # a receipt of one line (a subscription without usage) or from before taxes: no choice
+def test_the_lines_to_choose_from(half_refunded) -> None:
     receipt = half_refunded
-    receipt.TaxLines = receipt.TaxLines[:1]
+    fee, free, calls = receipt.TaxLines
+    # two lines are a choice; a line without words is named by the product
+    receipt.TaxLines = [fee, calls]
+    calls.Description = None
+    assert access.refundable_lines(receipt) == [("Developer API access", 250), ("Developer API access", 150)]
+    # stored lines that do not add up to the receipt: its totals are its one line, no choice
+    receipt.TaxLines = [fee, fee]
     assert access.refundable_lines(receipt) is None
-    receipt.Net = None
+    # a receipt of one line (a subscription without usage): no choice
+    receipt.TaxLines = [fee]
     assert access.refundable_lines(receipt) is None
+    # a receipt from before taxes: no choice, whatever lines it holds
+    receipt.TaxLines, receipt.Net = [fee, free, calls], None
+    assert access.refundable_lines(receipt) is None
+
+
+def test_the_first_line_alone_and_a_line_not_there(half_refunded) -> None:
+    receipt, _ = access.record_refund(half_refunded, refund_id="re_fee", amount=250, actor="staff:ann", line=0)
+    assert receipt.Refunds[-1].Line == 0
+    assert [(line.Description, int(line.Gross)) for line in _note_of(receipt, receipt.Refunds[-1]).TaxLines] == [
+        ("Developer API access", -250)]
+    # a line the invoice does not have (a caller that did not check): recorded, shared
+    receipt, _ = access.record_refund(receipt, refund_id="re_none", amount=50, actor="staff:ann", line=3)
+    assert receipt.Refunds[-1].Line is None
 
 
 def test_a_line_taken_by_another_refund_meanwhile_is_recorded_shared(half_refunded) -> None:
