@@ -19,12 +19,15 @@ from hypothesis import strategies as st
 from billing import access
 from billing.actions import api_keys
 from billing.management.demo import usage_refund
+from billing.operations.refunds import refund_receipt
 from billing.rules.credit_lines import InvoiceLine, Refunded, credit_lines, lines_left
 from billing.rules.invoice_tax import refund_share
+from core.payments.errors import RefundRefused
+from core.payments.gateway import get_gateway
 from tests.api.conftest import ApiClient, error_of
 from tests.billing.demo_parts import seed_after_prices_and_usage
 from tests.billing.test_credit_lines import invoice_lines
-from tests.builders import make_user
+from tests.builders import make_user, paid_receipt
 
 pytestmark = pytest.mark.django_db
 
@@ -206,3 +209,22 @@ def test_a_line_taken_by_another_refund_meanwhile_is_recorded_shared(half_refund
     assert added and receipt.Refunds[-1].Line is None
     note = _note_of(receipt, receipt.Refunds[-1])
     assert [line.Description for line in note.TaxLines] == ["Developer API access", "api_calls"]
+
+
+def test_the_refund_operation_checks_the_line_before_the_gateway(half_refunded) -> None:
+    receipt = half_refunded
+    for line, amount, words in ((3, 1, "this receipt has no line 3 to refund alone"),
+                                (2, 151, "at most 150 (minor units) is left of line 2")):
+        with pytest.raises(RefundRefused) as refused:
+            refund_receipt(receipt, amount, request_id=f"r{line}", actor="staff:ann", line=line)
+        assert refused.value.reason == words
+    assert sum(r.amount for r in get_gateway().refunds_of(receipt.ChargeId)) == 400  # the half refund's alone
+    done = refund_receipt(receipt, 250, request_id="fee", actor="staff:ann", line=0)
+    assert (done.receipt.Refunds[-1].Line, done.receipt.RefundedAmount) == (0, 650)
+
+
+def test_a_receipt_of_one_line_refuses_a_line_before_the_gateway(moto_table) -> None:
+    receipt = paid_receipt()
+    with pytest.raises(RefundRefused, match="this receipt has no line 0 to refund alone"):
+        refund_receipt(receipt, 100, request_id="r", actor="staff:ann", line=0)
+    assert get_gateway().refunds_of(receipt.ChargeId) == []
