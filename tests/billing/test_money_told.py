@@ -134,6 +134,26 @@ def test_every_payment_after_a_trial_is_reminded_once_at_what_the_run_charges(mo
     assert set(paid) <= set(reminded)
 
 
+def test_a_reminder_with_the_tax_added_on_top_says_what_the_run_charges(table) -> None:
+    # An Italian seller whose prices exclude VAT: the reminder read from the due index
+    # announces the price with its 22 %, as the run charges it, not the price alone.
+    from billing.actions.seller import change_seller_profile
+
+    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
+                          country="IT", vat_number="IT00743110157", oss_registered=True, under_threshold=False,
+                          prices_include_tax=False, registrations={}, actor="test")
+    access.create_product("NEWS-VAT", "News", 1000, "EUR")
+    with at(MADE):
+        sub = subscribing.subscribe(
+            access.create_account("vat-reminded@example.com"), sku="NEWS-VAT", product_name="News", payment_day=20,
+            amount=1000, currency="EUR", card=card(), today=MADE, actor="customer").sub
+    reminded = day_by_day(sub, date(2027, 4, 25))
+    paid = charged(sub)
+    assert paid["2027-03-20"] == paid["2027-04-20"] == 1220  # €10.00 and its 22 %
+    assert dict(reminded) == {date(2027, 3, 20): [format_with_symbol(1220, "EUR")],
+                              date(2027, 4, 20): [format_with_symbol(1220, "EUR")]}
+
+
 # --- the switch e-mail after a downgrade: the next run's charge, coupon included ---------------
 
 
