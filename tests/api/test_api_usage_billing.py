@@ -122,6 +122,28 @@ def test_the_upcoming_amount_after_the_last_event_is_what_the_payment_day_charge
     assert len(get_gateway().charges_made(sub_id=sub.sub_id)) == 1 and len(receipts_of(sub)) == 1
 
 
+def test_with_vat_added_on_top_the_usage_is_taxed_in_the_upcoming_amount_and_the_charge(
+        read_api: ApiClient, write_api: ApiClient) -> None:
+    # An Italian seller whose prices exclude VAT: the fee and the usage are taxed together,
+    # once, in what the upcoming payment says and what the payment day charges.
+    from billing.actions.seller import change_seller_profile
+
+    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
+                          country="IT", vat_number="IT00743110157", oss_registered=True, under_threshold=False,
+                          prices_include_tax=False, registrations={}, actor="test")
+    sub, _ = _metered("graduated")
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        for n, (day, value) in enumerate(VALUES):
+            write_api.post("/meter_events", _event(sub, n, day, value))
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+    assert shown["amount_due"] == 1276  # (9.99 + 0.47) × 1.22 = 12.7612
+    with time_machine.travel(PAY_DAY, tick=False):
+        assert payments.take_payment(fresh(sub), run_date=D).status == "paid"
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    [receipt] = receipts_of(sub)
+    assert charge["amount"] == receipt.ProcessedAmount == 1276 and (receipt.Net, receipt.Tax) == (1046, 230)
+
+
 def test_attaching_a_metered_price_is_audited_and_refuses_a_price_without_a_meter(moto_table) -> None:
     sub, price = _metered("per_unit")
     [event] = [e for e in access.get_events_by_account(sub.account_id)
