@@ -5,7 +5,8 @@ first day to the day before its end (exclusive); a charge recorded without its p
 (a webhook's) has one usage line with no unit; a period with no usage keeps the whole
 amount on the fixed fee's line. And a refund of a receipt written before the tax invoices
 makes no credit note (``_write_refund``), and a refund recorded from a copy read before
-another refund reads the receipt again and adds to it (``record_refund``)."""
+another refund reads the receipt again and adds to it (``record_refund``); a renewal of several
+seats names them in its charge (``take_payment``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from billing import access
+from billing import access, batches
 from billing.access.receipts import build_receipt
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
@@ -21,6 +22,8 @@ from billing.models import CreditNote, MeterAggregation, Receipt
 from billing.operations.metered import priced_usage, usage_metadata
 from billing.rules.seat_lines import LineSeats
 from billing.rules.tax import tax_line
+from core.payments.gateway import get_gateway
+from tests.billing.test_seats import at, team
 from tests.billing.test_tax_documents import CUSTOMER_ADDRESS, ITALY, SELLER_ADDRESS, SELLER_NAME
 from tests.billing.test_usage_invoice_lines import DAY, GRADUATED, RATE
 from tests.builders import TEST_CARD, paid_receipt
@@ -172,3 +175,14 @@ def test_a_refund_recorded_from_a_copy_read_before_another_refund_adds_to_it(mot
     assert [r.RefundId for r in after.Refunds] == ["re_first", "re_second"]
     stored = access.get_receipt(receipt.account_id, receipt.SK)
     assert (stored.RefundedAmount, [r.RefundId for r in stored.Refunds]) == (300, ["re_first", "re_second"])
+
+
+def test_a_renewal_of_several_seats_names_them_in_its_charge(table) -> None:
+    # The period's charge carries its seats (``take_payment``'s metadata), so a receipt
+    # recorded from the charge alone (the reconciliation's) names them as the run's does.
+    sub = team(5, email="renewal-seats@example.com")
+    with at(date(2027, 4, 10)):
+        assert batches.run_payments(run_date=date(2027, 4, 10), workers=1).counts["paid"] == 1
+    [renewal] = [c for c in get_gateway().charges_made(sub_id=sub.sub_id)
+                 if c["metadata"].get("period_start") == "2027-04-10" and not c["metadata"].get("kind")]
+    assert (renewal["amount"], renewal["metadata"]["quantity"], renewal["metadata"]["unit_amount"]) == (5000, "5", "1000")
