@@ -268,3 +268,12 @@ def lose_receipts(monkeypatch: Any) -> None:
     def lost(*args, **kwargs):
         raise RuntimeError("the receipt was lost")
     monkeypatch.setattr(access, "create_receipt", lost)
+
+
+def prices_exclude_vat() -> None:
+    """An Italian seller whose prices are before VAT (22% on top for an Italian buyer)."""
+    from billing.actions.seller import change_seller_profile
+
+    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
+                          country="IT", vat_number="IT00743110157", oss_registered=True, under_threshold=False,
+                          prices_include_tax=False, registrations={}, actor="test")

@@ -24,7 +24,7 @@ from billing.rules.invoice import invoice_of
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 from core.payments.gateway import get_gateway
 from tests.api.conftest import ApiClient
-from tests.builders import card, fresh, make_account, make_subscription, receipts_of
+from tests.builders import card, fresh, make_account, make_subscription, prices_exclude_vat, receipts_of
 
 pytestmark = pytest.mark.django_db
 
@@ -126,11 +126,7 @@ def test_with_vat_added_on_top_the_usage_is_taxed_in_the_upcoming_amount_and_the
         read_api: ApiClient, write_api: ApiClient) -> None:
     # An Italian seller whose prices exclude VAT: the fee and the usage are taxed together,
     # once, in what the upcoming payment says and what the payment day charges.
-    from billing.actions.seller import change_seller_profile
-
-    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
-                          country="IT", vat_number="IT00743110157", oss_registered=True, under_threshold=False,
-                          prices_include_tax=False, registrations={}, actor="test")
+    prices_exclude_vat()
     sub, _ = _metered("graduated")
     with time_machine.travel(LAST_EVENTS, tick=False):
         for n, (day, value) in enumerate(VALUES):

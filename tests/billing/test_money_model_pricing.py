@@ -92,6 +92,7 @@ from billing.rules.seats import SeatsRefused
 from billing.rules.switch import SwitchRefused, usage_only
 from billing.rules.usage import EventRefused
 from core.payments.gateway import get_gateway
+from tests.builders import prices_exclude_vat
 from tests.machines import DayClock, TrackedSubscription, own_table
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -202,11 +203,7 @@ class PricingMachine(RuleBasedStateMachine):
         self.currency = currency
         unit, yearly, terms, amount_off = CURRENCIES[currency]
         if tax_added:  # VAT on top of the prices (an Italian seller); else Irish VAT included
-            from billing.actions.seller import change_seller_profile
-
-            change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
-                                  country="IT", vat_number="IT00743110157", oss_registered=True,
-                                  under_threshold=False, prices_include_tax=False, registrations={}, actor="test")
+            prices_exclude_vat()
         self.today = START + timedelta(days=first_day)
         self.clock.move_to(self.today)
         meter_actions.add_meter(METER, "Calls", MeterAggregation.SUM, actor="test")

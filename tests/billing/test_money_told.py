@@ -24,7 +24,7 @@ from billing.actions import subscriptions as subscribing
 from billing.operations import payments
 from core.money import format_with_symbol
 from core.payments.gateway import get_gateway
-from tests.builders import PASSWORD, card, fresh, receipts_of
+from tests.builders import PASSWORD, card, fresh, prices_exclude_vat, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -137,11 +137,7 @@ def test_every_payment_after_a_trial_is_reminded_once_at_what_the_run_charges(mo
 def test_a_reminder_with_the_tax_added_on_top_says_what_the_run_charges(table) -> None:
     # An Italian seller whose prices exclude VAT: the reminder read from the due index
     # announces the price with its 22 %, as the run charges it, not the price alone.
-    from billing.actions.seller import change_seller_profile
-
-    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
-                          country="IT", vat_number="IT00743110157", oss_registered=True, under_threshold=False,
-                          prices_include_tax=False, registrations={}, actor="test")
+    prices_exclude_vat()
     access.create_product("NEWS-VAT", "News", 1000, "EUR")
     with at(MADE):
         sub = subscribing.subscribe(
@@ -183,11 +179,7 @@ def test_the_downgrade_e_mail_says_what_the_next_run_charges_with_a_forever_coup
 
 
 def test_the_switch_e_mail_s_next_payment_is_the_amount_take_payment_charges_with_tax_added(table) -> None:
-    from billing.actions.seller import change_seller_profile
-
-    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
-                          country="IT", vat_number="IT00743110157", oss_registered=True, under_threshold=False,
-                          prices_include_tax=False, registrations={}, actor="test")
+    prices_exclude_vat()
     access.create_product("NEWS", "News", 1000, "EUR")
     access.create_product("NEWS-LITE", "News Lite", 500, "EUR")
     access.create_coupon("HALF", actor="staff", percent_off=50, duration="forever")

@@ -14,8 +14,7 @@ import time_machine
 from billing import access
 from billing.actions import seats
 from billing.actions import subscriptions as subscribing
-from billing.actions.seller import change_seller_profile
-from tests.builders import card, fresh, receipts_of
+from tests.builders import card, fresh, prices_exclude_vat, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -27,9 +26,7 @@ def at(day: date):
 
 
 def test_seats_added_and_removed_the_same_day_refund_what_was_charged_with_its_tax(moto_table) -> None:
-    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
-                          country="IT", vat_number="IT00743110157", oss_registered=True, under_threshold=False,
-                          prices_include_tax=False, registrations={}, actor="test")
+    prices_exclude_vat()
     access.create_product("TEAM", "Team", 1000, "EUR")
     with at(MADE):
         sub = subscribing.subscribe(access.create_account("vat-seats@example.com"), sku="TEAM", product_name="Team",

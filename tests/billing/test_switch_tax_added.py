@@ -21,7 +21,6 @@ from billing import access
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscribing
 from billing.actions import switch
-from billing.actions.seller import change_seller_profile
 from billing.models import Receipt
 from billing.rules.invoice_tax import refund_share
 from billing.rules.lifecycle import unused_share
@@ -30,7 +29,7 @@ from billing.rules.schedule import period_amount
 from billing.rules.switch import net_left, unused_credit
 from core.money import format_with_code, format_with_symbol
 from tests.billing.test_switch_prices import catalog, subscribed, switch_charges
-from tests.builders import PASSWORD, card, fresh, make_customer, make_user, receipts_of
+from tests.builders import PASSWORD, card, fresh, make_customer, make_user, prices_exclude_vat, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -39,13 +38,6 @@ MADE, MID = date(2027, 3, 10), date(2027, 3, 25)
 
 def at(day: date):
     return time_machine.travel(f"{day.isoformat()} 12:00Z", tick=False)
-
-
-def prices_exclude_vat() -> None:
-    """An Italian seller whose prices are before VAT (22% on top for an Italian buyer)."""
-    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1",
-                          country="IT", vat_number="IT00743110157", oss_registered=True, under_threshold=False,
-                          prices_include_tax=False, registrations={}, actor="test")
 
 
 def quarter_totals(quarter: str = "2027Q1") -> tuple[int, int]:

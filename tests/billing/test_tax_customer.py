@@ -16,7 +16,7 @@ from billing.views.common import SESSION_PENDING
 from core import vies
 from core.payments.demo_cards import DEMO_NUMBERS, demo_card
 from core.payments.gateway import get_gateway
-from tests.builders import GOOD_CARD, make_user, subscribe
+from tests.builders import GOOD_CARD, make_user, prices_exclude_vat, subscribe
 
 pytestmark = pytest.mark.django_db
 
@@ -338,11 +338,7 @@ def test_the_confirm_page_quotes_the_tax_of_the_country_chosen_in_step_one(custo
                                                                            treatment) -> None:
     import re
 
-    from billing.actions.seller import change_seller_profile
-
-    change_seller_profile(access.get_seller_profile(), legal_name="Rpay S.r.l.", address="Via Roma 1", country="IT",
-                          vat_number="IT00743110157", oss_registered=True, under_threshold=False,
-                          prices_include_tax=False, registrations={}, actor="test")
+    prices_exclude_vat()
     assert post_subscribe(customer, billing_country=country, vat_number=vat_number).status_code == 302
     page = customer.client.get("/subscribe/confirm/").content.decode()
     quoted = re.search(r'data-testid="first-charge">([^<]+)<', page)[1].strip()
