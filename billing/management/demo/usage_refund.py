@@ -5,9 +5,9 @@ with its metered price "API calls" (first 1,000 calls free, then $0.002 a call),
 calls sent over that month, and today's payment taken: one invoice with the fee's line and
 a line a tier. Staff then refunded half of it: its credit note has the invoice's lines,
 each its part of the refund and of its tax. Then the rest of the calls' line alone (a
-refund of one line, docs/TAX.md "One line chosen"): its credit note has that line only. Runs after the prices and usage parts (its
-name sorts after theirs). Safe to run twice: a customer subscribed already is left as it
-is."""
+refund of one line, docs/TAX.md "One line chosen"): its credit note has that line only.
+Runs after the prices and usage parts (its name sorts after theirs). Safe to run twice: a
+customer subscribed already is left as it is."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def seed(today: date) -> list[str]:
         return [paid]
     receipt, done = paid
     calls = len(receipt.TaxLines) - 1  # the paid tier's line, the invoice's last
-    left = dict(enumerate(held for _, held in access.refundable_lines(done) or [])).get(calls, 0)
+    lines = access.refundable_lines(done) or []
+    left = lines[calls][1] if calls < len(lines) else 0
     if left:
         done = refund_receipt(done, left, request_id="demo-usage-line-refund", actor=STAFF_EMAIL, line=calls,
                               reason="Calls counted twice by a client's retries").receipt
