@@ -131,4 +131,3 @@ def lines_left(lines: Sequence[InvoiceLine], refunds: Sequence[int | Refunded]) 
     take."""
     notes = credit_lines(lines, refunds)
     return [line.gross - sum(note[n].gross for note in notes) for n, line in enumerate(lines)]
-
