@@ -7,14 +7,14 @@ is closed before it is read (a late event is refused) and a repeated payment cha
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 import time_machine
 
 from billing import access, batches
-from billing.access.usage import USAGE_SHARDS
+from billing.access.usage import USAGE_SHARDS, billed_through
 from billing.access.usage_billing import NotMetered, attach_metered_price
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
@@ -138,6 +138,19 @@ def test_with_vat_added_on_top_the_usage_is_taxed_in_the_upcoming_amount_and_the
     [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
     [receipt] = receipts_of(sub)
     assert charge["amount"] == receipt.ProcessedAmount == 1276 and (receipt.Net, receipt.Tax) == (1046, 230)
+
+
+def test_a_dry_run_or_a_payment_not_due_yet_leaves_the_usage_period_open(write_api: ApiClient) -> None:
+    # Only the payment itself, on its day, closes the period it bills: a dry run of that
+    # day and a payment asked for before its day (nothing charged) leave a late event of
+    # the period welcome.
+    sub, _ = _metered("graduated")
+    with time_machine.travel(PAY_DAY, tick=False):
+        assert payments.take_payment(fresh(sub), run_date=D, dry_run=True).status == "dry_run"
+        assert payments.take_payment(fresh(sub), run_date=D - timedelta(days=1)).reason == f"not due until {D}"
+        assert billed_through(sub.account_id, "api_calls") is None
+        late = write_api.post("/meter_events", _event(sub, 9, date(2027, 3, 14), 5))
+    assert late.json()["status"] == "accepted", late.content
 
 
 def test_attaching_a_metered_price_is_audited_and_refuses_a_price_without_a_meter(moto_table) -> None:
