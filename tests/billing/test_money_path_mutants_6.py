@@ -6,7 +6,7 @@ first day to the day before its end (exclusive); a charge recorded without its p
 amount on the fixed fee's line. And a refund of a receipt written before the tax invoices
 makes no credit note (``_write_refund``), and a refund recorded from a copy read before
 another refund reads the receipt again and adds to it (``record_refund``); a renewal of several
-seats names them in its charge (``take_payment``)."""
+seats names them in its charge and its receipt's fee line (``take_payment``, ``_paid``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from core.payments.gateway import get_gateway
 from tests.billing.test_seats import at, team
 from tests.billing.test_tax_documents import CUSTOMER_ADDRESS, ITALY, SELLER_ADDRESS, SELLER_NAME
 from tests.billing.test_usage_invoice_lines import DAY, GRADUATED, RATE
-from tests.builders import TEST_CARD, paid_receipt
+from tests.builders import TEST_CARD, paid_receipt, receipts_of
 
 pytestmark = pytest.mark.django_db
 
@@ -186,3 +186,6 @@ def test_a_renewal_of_several_seats_names_them_in_its_charge(table) -> None:
     [renewal] = [c for c in get_gateway().charges_made(sub_id=sub.sub_id)
                  if c["metadata"].get("period_start") == "2027-04-10" and not c["metadata"].get("kind")]
     assert (renewal["amount"], renewal["metadata"]["quantity"], renewal["metadata"]["unit_amount"]) == (5000, "5", "1000")
+    # and its receipt's fee line names them (``_paid`` reads them from the charge)
+    [receipt] = [r for r in receipts_of(sub) if r.ChargeId == renewal["charge_id"]]
+    assert (int(receipt.TaxLines[0].Quantity), int(receipt.TaxLines[0].SeatPrice)) == (5, 1000)
