@@ -6,7 +6,8 @@ first day to the day before its end (exclusive); a charge recorded without its p
 amount on the fixed fee's line. And a refund of a receipt written before the tax invoices
 makes no credit note (``_write_refund``), and a refund recorded from a copy read before
 another refund reads the receipt again and adds to it (``record_refund``); a renewal of several
-seats names them in its charge and its receipt's fee line (``take_payment``, ``_paid``)."""
+seats names them in its charge and its receipt's fee line (``take_payment``, ``_paid``); a
+charge recorded without a discount in its metadata is a receipt of none."""
 
 from __future__ import annotations
 
@@ -19,14 +20,16 @@ from billing.access.receipts import build_receipt
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.models import CreditNote, MeterAggregation, Receipt
+from billing.operations import payments
 from billing.operations.metered import priced_usage, usage_metadata
 from billing.rules.seat_lines import LineSeats
 from billing.rules.tax import tax_line
 from core.payments.gateway import get_gateway
+from tests.billing.test_payment_paths import charge_for
 from tests.billing.test_seats import at, team
 from tests.billing.test_tax_documents import CUSTOMER_ADDRESS, ITALY, SELLER_ADDRESS, SELLER_NAME
 from tests.billing.test_usage_invoice_lines import DAY, GRADUATED, RATE
-from tests.builders import TEST_CARD, paid_receipt, receipts_of
+from tests.builders import TEST_CARD, fresh, paid_receipt, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db
 
@@ -189,3 +192,14 @@ def test_a_renewal_of_several_seats_names_them_in_its_charge(table) -> None:
     # and its receipt's fee line names them (``_paid`` reads them from the charge)
     [receipt] = [r for r in receipts_of(sub) if r.ChargeId == renewal["charge_id"]]
     assert (int(receipt.TaxLines[0].Quantity), int(receipt.TaxLines[0].SeatPrice)) == (5, 1000)
+
+
+def test_a_charge_recorded_without_a_discount_in_its_metadata_has_none(moto_table) -> None:
+    # A charge found by the reconciliation that names no discount (made before discounts
+    # were carried, or by another path) is a receipt of no discount, not of one minor unit.
+    [sub] = seed_due(1, due=DAY)
+    result = charge_for(sub, start=DAY, end=DAY + timedelta(days=30))
+    assert "discount" not in result.metadata
+    payments.record_paid_charge(fresh(sub), result, run_date=DAY)
+    [receipt] = receipts_of(sub)
+    assert (int(receipt.DiscountAmount or 0), receipt.CouponCode, int(receipt.ProcessedAmount)) == (0, None, 999)
