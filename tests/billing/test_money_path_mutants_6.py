@@ -7,7 +7,8 @@ amount on the fixed fee's line. And a refund of a receipt written before the tax
 makes no credit note (``_write_refund``), and a refund recorded from a copy read before
 another refund reads the receipt again and adds to it (``record_refund``); a renewal of several
 seats names them in its charge and its receipt's fee line (``take_payment``, ``_paid``); a
-charge recorded without a discount in its metadata is a receipt of none."""
+charge recorded without a discount in its metadata is a receipt of none, and one without its
+tax is taxed for its buyer (``_paid``)."""
 
 from __future__ import annotations
 
@@ -203,3 +204,22 @@ def test_a_charge_recorded_without_a_discount_in_its_metadata_has_none(moto_tabl
     payments.record_paid_charge(fresh(sub), result, run_date=DAY)
     [receipt] = receipts_of(sub)
     assert (int(receipt.DiscountAmount or 0), receipt.CouponCode, int(receipt.ProcessedAmount)) == (0, None, 999)
+
+
+def test_a_charge_recorded_without_its_tax_is_taxed_for_its_buyer(moto_table, monkeypatch) -> None:
+    # A charge the reconciliation finds without tax figures (made by another path) is
+    # taxed as included in its amount at its buyer's rate: the subscription's buyer, in
+    # Finland, not the seller's country.
+    from tests.billing.test_tax_ledger import D as ledger_day
+    from tests.billing.test_tax_ledger import due, use_seller
+
+    use_seller(monkeypatch)
+    sub = due(0, country="FI", amount=1255)
+    access.batch_items([sub])
+    metadata = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU,
+                "period_start": ledger_day.isoformat(), "period_end": (ledger_day + timedelta(days=30)).isoformat()}
+    result = get_gateway().charge(sub.PaymentDetails.Token, 1255, "EUR", f"{sub.sub_id}:found", metadata)
+    with at(ledger_day):
+        payments.record_paid_charge(fresh(sub), result, run_date=ledger_day)
+    [receipt] = receipts_of(sub)
+    assert (receipt.TaxCountry, receipt.BuyerCountry) == ("FI", "FI")
