@@ -84,6 +84,7 @@ from billing.access.credit_notes import (
     get_credit_notes_by_account,
     is_credit_note_number,
     keep_credit_note_until,
+    line_left,
     refundable_lines,
 )
 from billing.access.data_rights import CLOSE_REASON as ACCOUNT_CLOSED_REASON
@@ -576,6 +577,7 @@ __all__ = [
     "invoice_tax",
     "is_credit_note_number",
     "keep_credit_note_until",
+    "line_left",
     "refundable_lines",
     "tax_terms",
     "tax_totals",

@@ -104,13 +104,20 @@ def refundable_lines(receipt: Receipt) -> list[tuple[str, int]] | None:
     (gross), in the order of the invoice's lines (the API's ``tax.lines``); None for a
     receipt without lines of its own to choose from (one line, or none: a receipt from
     before taxes)."""
-    if not is_tax_invoice(receipt) or len(receipt.TaxLines or []) < 2:
+    if not is_tax_invoice(receipt):
         return None
-    lines = _invoice_lines(receipt)
-    if len(lines) < 2:  # stored lines that do not add up: the receipt's totals are its one line
+    lines = _invoice_lines(receipt)  # stored lines that do not add up: the receipt's totals, one line
+    if len(lines) < 2:
         return None
     left = lines_left([InvoiceLine(int(line.Gross), int(line.Tax)) for line in lines], refunds_so_far(receipt))
     return [(line.Description or receipt.ProductName or receipt.SKU, held) for line, held in zip(lines, left, strict=True)]
+
+
+def line_left(receipt: Receipt, line: int) -> int | None:
+    """What invoice line ``line`` of ``receipt`` still holds, or None when the receipt has
+    no such line to refund alone."""
+    lines = refundable_lines(receipt)
+    return lines[line][1] if lines is not None and 0 <= line < len(lines) else None
 
 
 def _credited_lines(receipt: Receipt, refunds: list[int | Refunded]) -> list[TaxLineMap]:

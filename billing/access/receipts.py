@@ -26,8 +26,8 @@ from billing.access.credit_notes import (
     CREDIT_NOTE_NUMBERS,
     add_credit_note,
     is_tax_invoice,
+    line_left,
     new_credit_note,
-    refundable_lines,
     refunds_so_far,
 )
 from billing.access.events import new_event
@@ -454,10 +454,8 @@ def record_refund(receipt: Receipt, *, refund_id: str, amount: int, actor: str, 
 
 def _line_holds(receipt: Receipt, line: int | None, amount: int) -> bool:
     """Whether invoice line ``line`` of ``receipt`` still holds ``amount`` (None: no line)."""
-    if line is None:
-        return False
-    lines = refundable_lines(receipt)
-    return lines is not None and 0 <= line < len(lines) and amount <= lines[line][1]
+    held = None if line is None else line_left(receipt, line)
+    return held is not None and amount <= held
 
 
 def _write_refund(tx: Any, number: str | None = None, *, receipt: Receipt, entry: Refund, total: int, status: str,

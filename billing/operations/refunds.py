@@ -101,11 +101,11 @@ def refund_receipt(receipt: Receipt, amount: int, *, request_id: str, actor: str
 
 def _check_line(receipt: Receipt, line: int, amount: int) -> None:
     """A refund of one line: of a line the invoice has, at most what it still holds."""
-    lines = access.refundable_lines(receipt)
-    if lines is None or not 0 <= line < len(lines):
+    held = access.line_left(receipt, line)
+    if held is None:
         raise RefundRefused(f"this receipt has no line {line} to refund alone")
-    if amount > lines[line][1]:
-        raise RefundRefused(f"at most {lines[line][1]} (minor units) is left of line {line}")
+    if amount > held:
+        raise RefundRefused(f"at most {held} (minor units) is left of line {line}")
 
 
 def record_processor_refund(receipt: Receipt, refund_id: str, amount: int, *, actor: str) -> bool:
