@@ -66,7 +66,11 @@ def test_account_ids_are_random(table) -> None:
     ids = {make_account("same@example.com").account_id for _ in range(5)}
     assert len(ids) == 5
     for account_id in ids:
-        assert "same" not in account_id and not account_id.isdigit()
+        # 64 random bits as hex: all digits now and then (about 1 id in 1,850), so "not a
+        # counter" is that the ids are not consecutive numbers, not that one has a letter
+        assert "same" not in account_id and re.fullmatch(r"[0-9a-f]{16}", account_id)
+    numbers = sorted(int(account_id, 16) for account_id in ids)
+    assert any(b - a > 1 for a, b in zip(numbers, numbers[1:], strict=False))
 
 
 def test_user_link(table) -> None:
