@@ -197,6 +197,8 @@ GSI2_PROJECTION = [
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
     *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES, "MeteredPriceId",
+    # Its further metered prices: the run bills their usage with the first's.
+    "OtherMeteredPriceIds",
     # The seats the fixed fee pays for (and one seat's price): named on the renewal's
     # invoice line by the charge's metadata (billing/rules/seat_lines.py).
     "Quantity", "UnitAmount",
@@ -342,6 +344,10 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # A metered price (``Price.Meter``; docs/USAGE.md "Billing a period"): each payment also
     # charges the usage of the period just ended, in arrears. In GSI-2 (the run charges it).
     MeteredPriceId = UnicodeAttribute(null=True)
+    # Its further metered prices, in the order attached (each of another meter, in GSI-2):
+    # one payment bills every one's usage, a line each. Only beside ``MeteredPriceId``,
+    # which stays the first (GSI-1 projects it alone: a reminder reads a metered item by key).
+    OtherMeteredPriceIds = ListAttribute(of=UnicodeAttribute, null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -355,6 +361,13 @@ class Subscription(BillingItem, discriminator="Subscription"):
     @property
     def is_live(self) -> bool:
         return self.Status in LIVE_STATUSES
+
+    @property
+    def metered_price_ids(self) -> list[str]:
+        """Every metered price whose usage its payments bill, the first first."""
+        if not self.MeteredPriceId:
+            return []
+        return [self.MeteredPriceId, *(getattr(self, "OtherMeteredPriceIds", None) or [])]
 
 
 # A dispute's statuses once it is over (Stripe's ``charge.dispute.closed``): ``won`` and
@@ -385,6 +398,15 @@ class Refund(MapAttribute):
     # The one invoice line this refund credits alone (its index in the invoice's lines, as
     # the API's ``tax.lines``), or absent: shared over the lines (billing/rules/credit_lines.py).
     Line = NumberAttribute(null=True)
+
+
+class UsageMap(MapAttribute):
+    """A metered price's usage on a receipt beside its first (``Receipt.OtherUsage``)."""
+
+    PriceId = UnicodeAttribute()
+    Meter = UnicodeAttribute()
+    Quantity = NumberAttribute()
+    Amount = NumberAttribute()  # minor units, before tax
 
 
 class TaxLineMap(MapAttribute):
@@ -486,6 +508,9 @@ class Receipt(BillingItem, InvoiceTaxAttributes, discriminator="Receipt"):
     UsageEnd = UnicodeAttribute(null=True)
     UsageQuantity = NumberAttribute(null=True)
     UsageAmount = NumberAttribute(null=True)  # minor units, before tax
+    # The other metered prices' usage billed with it (of the same days), in the charge's
+    # order: their lines follow the first's. Absent: one metered price.
+    OtherUsage = ListAttribute(of=UsageMap, null=True)
     # The name and billing address the customer gave with the card that paid (the card's
     # ``PaymentDetails.BillingAddress`` when paid: name, then address lines), as printed
     # on the receipt; null on receipts written before it was kept.

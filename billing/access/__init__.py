@@ -193,6 +193,7 @@ from billing.access.prices import (
     get_price,
     list_prices,
     list_products_with_prices,
+    metered_prices,
 )
 from billing.access.receipt_numbers import (
     ReceiptNumbers,
@@ -492,6 +493,7 @@ __all__ = [
     "create_price",
     "default_price",
     "get_price",
+    "metered_prices",
     "list_prices",
     "list_products_with_prices",
     # audit trail

@@ -19,7 +19,15 @@ from billing.access._common import absent_if_invalid, iso_now, new_id, refused_a
 from billing.access.catalog import get_product
 from billing.access.events import new_event
 from billing.exceptions import ConditionFailed
-from billing.models import CATALOG_EVENTS_ACCOUNT, BillingItem, Price, PriceStatus, Product, ProductStatus
+from billing.models import (
+    CATALOG_EVENTS_ACCOUNT,
+    BillingItem,
+    Price,
+    PriceStatus,
+    Product,
+    ProductStatus,
+    Subscription,
+)
 from billing.rules.price_objects import default_price_id, price_id_for, sku_of_price_id, tier_maps
 from billing.rules.pricing import BillingScheme, PriceTerms
 from core.dynamo import engine
@@ -92,6 +100,17 @@ def get_price(price_id: str) -> Price | None:
         return Price.get(Price.pk(), Price.sk(sku=sku, price_id=price_id))
     except DoesNotExist:
         return None
+
+
+def metered_prices(sub: Subscription) -> dict[str, Price]:
+    """``sub``'s metered prices that are still there and metered, by id, in its order (a
+    GetItem each)."""
+    found = {}
+    for price_id in sub.metered_price_ids:
+        price = get_price(price_id)
+        if price is not None and price.Meter:
+            found[price_id] = price
+    return found
 
 
 def price_snapshot(price: Price) -> dict[str, Any]:

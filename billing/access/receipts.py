@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from functools import partial
 from typing import Any
 
@@ -52,14 +53,17 @@ from billing.models import (
     Refund,
     Subscription,
     TaxLineMap,
+    UsageMap,
 )
 from billing.rules.api_objects import refund_object
+from billing.rules.pricing import UsagePart
 from billing.rules.projection import MeteredUsage
 from billing.rules.receipt_keys import product_sku
 from billing.rules.seat_lines import LineSeats, mark_seats
 from billing.rules.switch import usage_only
 from billing.rules.tax import tax_line
-from billing.rules.usage_lines import split_usage
+from billing.rules.usage_lines import split_usages
+from billing.rules.usage_metadata import usage_records
 from core.clock import billing_today
 
 
@@ -136,7 +140,7 @@ def build_receipt(
     product_name: str | None = None,
     kind: str | None = None,
     usage: dict[str, str] | None = None,
-    priced: MeteredUsage | None = None,
+    priced: tuple[MeteredUsage, ...] = (),
     seats: LineSeats | None = None,
 ) -> tuple[Receipt, ReceiptNumberLookup, AuditEvent]:
     """The receipt (numbered, an invoice with its tax), its number's look-up item and its
@@ -153,10 +157,11 @@ def build_receipt(
     tax (billing/access/tax_ledger.py; default: the tax included in ``amount``). ``kind``:
     ``switch`` for an upgrade's charge (billing/rules/switch.py), None for a period's.
     ``usage``: the usage the charge billed in arrears, as its metadata carries it
-    (``usage_price``, ``usage_meter``, ``usage_start``, ``usage_end``, ``usage_quantity``,
-    ``usage_amount``); ``priced``: that usage as the charge priced it, with its parts (the
-    price's tiers: ``metered.priced_usage``), so the usage is one invoice line a tier
-    (without it, or for another quantity: one usage line). ``seats``: the several seats the
+    (billing/rules/usage_metadata.py: ``usage_start``, ``usage_end``, then each metered
+    price's ``price``, ``meter``, ``quantity`` and ``amount``); ``priced``: that usage as
+    the charge priced it, with its parts (each price's tiers: ``metered.priced_usage``),
+    so each usage is one invoice line a tier (without it, or for another quantity: one
+    usage line each). ``seats``: the several seats the
     fixed fee pays for (a switch's charge: billing/rules/seat_lines.py), on its line; None
     for one."""
     sku = sku or sub.SKU
@@ -208,16 +213,16 @@ def build_receipt(
 
 
 def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = False,
-                   priced: MeteredUsage | None = None) -> list[TaxLineMap]:
+                   priced: tuple[MeteredUsage, ...] = ()) -> list[TaxLineMap]:
     """The invoice's one line as the fixed fee's and the usage's: the fixed fee taxed alone
     as the upcoming payment itemises it (billing/operations/charge_lines.py), the usage the
     rest; one rate, the same totals. ``alone``: a charge of the usage only (a
     cancellation's, billing/operations/final_usage.py, or a subscription to usage alone's):
-    every line is the usage's. The
-    usage is one line a tier of its price (``priced``'s parts, shared out by
-    billing/rules/usage_lines.py: they sum to the one usage line exactly), else one line.
-    Returns the usage's lines."""
-    whole, usage_amount = invoiced.line, int(receipt.UsageAmount or 0)
+    every line is the usage's. Each metered price's usage is one line a tier of its price
+    (``priced``'s parts, shared out by billing/rules/usage_lines.py: they sum to the one
+    usage line exactly), else one line each. Returns the usage's lines."""
+    recorded = receipt_usages(receipt)
+    whole, usage_amount = invoiced.line, sum(amount for _, _, _, amount in recorded)
     last_day = (date.fromisoformat(receipt.UsageEnd) - timedelta(days=1)).isoformat() if receipt.UsageEnd else None
     [first] = receipt.TaxLines or []
     if alone:
@@ -232,30 +237,51 @@ def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = Fals
                                   PeriodEnd=first.PeriodEnd, Net=fixed.net, TaxRate=first.TaxRate, Tax=fixed.tax,
                                   Gross=fixed.gross, Quantity=first.Quantity, SeatPrice=first.SeatPrice)]
     days = {"PeriodStart": receipt.UsageStart, "PeriodEnd": last_day, "TaxRate": first.TaxRate}
-    split = None
-    if priced is not None and priced.price_id == receipt.UsagePriceId and priced.quantity == receipt.UsageQuantity \
-            and priced.amount == usage_amount:
-        split = split_usage(priced.parts, net=net, tax=tax, gross=gross,
-                            prices_include_tax=bool(invoiced.prices_include_tax))
+    include = bool(invoiced.prices_include_tax)
+    # As charged: the same prices, quantities and amounts as the receipt records.
+    as_charged = [(u.price_id, u.meter, u.quantity, u.amount) for u in priced] == recorded
+    split = split_usages([u.parts for u in priced], net=net, tax=tax, gross=gross,
+                         prices_include_tax=include) if as_charged else None
     if split:
-        usage_lines = [TaxLineMap(Description=receipt.UsageMeter, **days, Net=line.net, Tax=line.tax, Gross=line.gross,
+        usage_lines = [TaxLineMap(Description=usage.meter, **days, Net=line.net, Tax=line.tax, Gross=line.gross,
                                   UsageUnits=line.part.units, UnitAmount=str(line.part.unit_amount),
                                   FlatAmount=line.part.flat_amount, PackageSize=line.part.package_size,
-                                  UnitLabel=priced.unit_label if priced else None)
-                       for line in split]
+                                  UnitLabel=usage.unit_label)
+                       for usage, lines in zip(priced, split, strict=True) for line in lines]
     else:
-        usage_lines = [TaxLineMap(Description=f"{receipt.UsageMeter} × {receipt.UsageQuantity}", **days, Net=net,
-                                  Tax=tax, Gross=gross)]
+        # One line a metered price: its amount, its share of the usage's tax.
+        alike = [(UsagePart(quantity, Decimal(0), 0, amount),) for _, _, quantity, amount in recorded]
+        each = split_usages(alike, net=net, tax=tax, gross=gross, prices_include_tax=include)
+        if each is None:  # the amounts recorded are not the usage's line: one line of all
+            usage_lines = [TaxLineMap(Description=", ".join(f"{meter} × {quantity}" for _, meter, quantity, _ in recorded),
+                                      **days, Net=net, Tax=tax, Gross=gross)]
+        else:
+            usage_lines = [TaxLineMap(Description=f"{meter} × {quantity}", **days, Net=line.net, Tax=line.tax,
+                                      Gross=line.gross) for (_, meter, quantity, _), [line] in zip(recorded, each, strict=True)]
     receipt.TaxLines = fixed_lines + usage_lines
     return usage_lines
 
 
+def receipt_usages(receipt: Receipt) -> list[tuple[str, str, int, int]]:
+    """The usage a receipt records, each metered price's (price, meter, quantity, amount
+    before tax), the first first; [] for none."""
+    if receipt.UsagePriceId is None:
+        return []
+    first = (receipt.UsagePriceId, str(receipt.UsageMeter), int(receipt.UsageQuantity or 0),
+             int(receipt.UsageAmount or 0))
+    return [first, *((u.PriceId, u.Meter, int(u.Quantity), int(u.Amount)) for u in receipt.OtherUsage or [])]
+
+
 def _usage_attributes(usage: dict[str, str] | None) -> dict[str, Any]:
-    if not usage:
+    records = usage_records(usage or {})
+    if not records:
         return {}
-    return {"UsagePriceId": usage["usage_price"], "UsageMeter": usage["usage_meter"],
-            "UsageStart": usage["usage_start"], "UsageEnd": usage["usage_end"],
-            "UsageQuantity": int(usage["usage_quantity"]), "UsageAmount": int(usage["usage_amount"])}
+    first, *others = records
+    return {"UsagePriceId": first["price"], "UsageMeter": first["meter"],
+            "UsageStart": usage["usage_start"], "UsageEnd": usage["usage_end"],  # type: ignore[index]
+            "UsageQuantity": int(first["quantity"]), "UsageAmount": int(first["amount"]),
+            **({"OtherUsage": [UsageMap(PriceId=u["price"], Meter=u["meter"], Quantity=int(u["quantity"]),
+                                        Amount=int(u["amount"])) for u in others]} if others else {})}
 
 
 def _name_charged(sub: Subscription, sku: str) -> str | None:

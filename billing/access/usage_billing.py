@@ -23,31 +23,57 @@ METERED_PRICE_ATTACHED = "subscription.metered_price_attached"
 ENTRY_TTL_DAYS = 45
 
 
+# A subscription's metered prices at most: a charge carries 4 metadata keys a price more
+# (billing/rules/usage_metadata.py) within the processor's 50, as Stripe's subscriptions
+# hold 20 items.
+MAX_METERED_PRICES = 5
+
+
 class NotMetered(ValueError):
-    """The price is unknown, has no meter, or is in another currency or of another cadence
-    than the subscription."""
+    """The price is unknown, has no meter, is in another currency or of another cadence
+    than the subscription, bills a meter the subscription bills already, or would be one
+    metered price too many."""
 
 
 def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staff") -> Subscription:
     """From its next payment on, ``sub`` also pays the usage of ``price_id``'s meter over
-    the period just ended. One transaction: the subscription (on its version: a stale copy
-    is ``ConditionFailed``) and the audit event. ``NotMetered`` for a price that cannot be."""
+    the period just ended: its first metered price (``MeteredPriceId``), or one more
+    (``OtherMeteredPriceIds``, in order). One transaction: the subscription (on its
+    version: a stale copy is ``ConditionFailed``) and the audit event. ``NotMetered`` for a
+    price that cannot be; a price it names already: nothing written. Requests: the price's
+    GetItem and, with one metered price or more, each one's GetItem (their meters)."""
     price = get_price(price_id)
     if price is None or not price.Meter:
         raise NotMetered(f"{price_id} is not a metered price")
+    if price.PriceId in sub.metered_price_ids:
+        return sub
     if price.Currency != sub.Currency:
         raise NotMetered(f"{price_id} is in {price.Currency}, the subscription in {sub.Currency}")
     if not bills_with(price, sub.Interval, sub.IntervalCount):
         raise NotMetered(f"{price_id} is billed every {int(price.IntervalCount or 1)} {price.Interval}, the "
                          f"subscription every {int(sub.IntervalCount or 1)} {sub.Interval or 'month'}")
-    before = {"MeteredPriceId": sub.MeteredPriceId}
+    if len(sub.metered_price_ids) >= MAX_METERED_PRICES:
+        raise NotMetered(f"a subscription bills {MAX_METERED_PRICES} metered prices at most")
+    # Two prices of one meter would bill each event twice.
+    if any(other is not None and other.Meter == price.Meter for other in map(get_price, sub.metered_price_ids)):
+        raise NotMetered(f"the subscription bills the meter {price.Meter} already")
+    if sub.MeteredPriceId:
+        others = [*(sub.OtherMeteredPriceIds or []), price.PriceId]
+        before, after = {"OtherMeteredPriceIds": sub.OtherMeteredPriceIds}, {"OtherMeteredPriceIds": others}
+        action = Subscription.OtherMeteredPriceIds.set(others)
+    else:
+        before, after = {"MeteredPriceId": sub.MeteredPriceId}, {"MeteredPriceId": price.PriceId}
+        action = Subscription.MeteredPriceId.set(price.PriceId)
     # PynamoDB's transactional update checks and moves on the item's ``Version`` itself.
     with refused_as(ConditionFailed, sub.SK), engine.transact_write() as tx:
-        tx.update(Subscription(sub.PK, sub.SK, Version=sub.Version),
-                  actions=[Subscription.MeteredPriceId.set(price.PriceId)], condition=Subscription.SK.exists())
+        tx.update(Subscription(sub.PK, sub.SK, Version=sub.Version), actions=[action],
+                  condition=Subscription.SK.exists())
         tx.save(new_event(sub.account_id, actor=actor, action=METERED_PRICE_ATTACHED, subject=sub.SK,
-                          before=before, after={"MeteredPriceId": price.PriceId, "Meter": price.Meter}))
-    sub.MeteredPriceId = price.PriceId
+                          before=before, after={**after, "Meter": price.Meter}))
+    if sub.MeteredPriceId:
+        sub.OtherMeteredPriceIds = others
+    else:
+        sub.MeteredPriceId = price.PriceId
     sub.Version = (sub.Version or 0) + 1
     return sub
 

@@ -92,7 +92,8 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
               card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
               coupon: Coupon | None = None, trial_days: int = 0, interval: str | None = None,
               interval_count: int | None = None, price_id: str | None = None, quantity: int | None = None,
-              unit_amount: int | None = None, metered_price_id: str | None = None) -> Started:
+              unit_amount: int | None = None, metered_price_id: str | None = None,
+              more_metered_price_ids: tuple[str, ...] = ()) -> Started:
     """Create the subscription and charge its first period at once (docs/MONEY.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
@@ -108,8 +109,10 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     account has had this product's trial. ``interval``, ``interval_count``: the cadence
     (docs/MONEY.md "Cadences"; default monthly), ``amount`` being one period's price.
     ``metered_price_id``: a metered price whose usage each payment after the first bills
-    in arrears (``with_metered_price``); with ``amount`` 0, the subscription's one price
-    (usage alone), named at its creation and its first payment a receipt of 0."""
+    in arrears (``with_metered_prices``); with ``amount`` 0, the subscription's one price
+    (usage alone), named at its creation and its first payment a receipt of 0.
+    ``more_metered_price_ids``: further metered prices billed beside it, each of another
+    meter (``usage_billing.MAX_METERED_PRICES`` in all)."""
     usage_only = amount == 0 and metered_price_id is not None
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
@@ -118,11 +121,10 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         interval=interval, interval_count=interval_count, price_id=price_id, quantity=quantity,
         unit_amount=unit_amount, metered_price_id=metered_price_id if usage_only else None,
     )
-    if usage_only:
-        metered_price_id = None  # named already
+    metered = ([] if usage_only else [metered_price_id] if metered_price_id else []) + list(more_metered_price_ids)
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
     if sub.TrialEnd:
-        return with_metered_price(_trial_started(sub, new, actor=actor), metered_price_id, actor=actor)
+        return with_metered_prices(_trial_started(sub, new, actor=actor), metered, actor=actor)
     discount = _coupon_line(sub)  # before the charge, which counts the coupon's use
     try:
         outcome = take_first_payment(sub, today=today, actor=actor)
@@ -137,27 +139,28 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         # The charge succeeded and another process recorded it first (the processor's
         # webhook tells of a succeeded payment at once): paid all the same, and started.
         outcome.status = PaymentStatus.PAID
-    return with_metered_price(_after_first_charge(sub, outcome, new, actor=actor, discount=discount), metered_price_id,
-                              actor=actor)
+    return with_metered_prices(_after_first_charge(sub, outcome, new, actor=actor, discount=discount), metered,
+                               actor=actor)
 
 
-def with_metered_price(started: Started, metered_price_id: str | None, *, actor: str) -> Started:
+def with_metered_prices(started: Started, metered_price_ids: list[str], *, actor: str) -> Started:
     """A new subscription that started (or waits on its bank's confirmation of the first
-    charge) names ``metered_price_id`` from now on: its payments after the first bill that
-    price's usage in arrears (docs/USAGE.md "Billing a period"). Named after the first
-    charge, which bills no usage, so that charge is the fixed price alone, as quoted. The
-    portal's subscribe and the API's both come here, so they attach it alike. A
+    charge) names ``metered_price_ids`` from now on, in order: its payments after the first
+    bill those prices' usage in arrears (docs/USAGE.md "Billing a period"). Named after the
+    first charge, which bills no usage, so that charge is the fixed price alone, as quoted.
+    The portal's subscribe and the API's both come here, so they attach them alike. A
     subscription changed meanwhile (its first payment recorded by another process) is
     read again and named once more; ``NotMetered`` for a price that cannot be."""
-    if not metered_price_id or not (started.started or started.awaits_authentication):
+    if not (started.started or started.awaits_authentication):
         return started
-    try:
-        started.sub = meters.attach_metered_price(started.sub, metered_price_id, actor=actor)
-    except access.ConditionFailed:
-        now = access.get_subscription(started.sub.account_id, started.sub.sub_id, started.sub.key_sku)
-        if now is None:
-            raise
-        started.sub = meters.attach_metered_price(now, metered_price_id, actor=actor)
+    for price_id in metered_price_ids:
+        try:
+            started.sub = meters.attach_metered_price(started.sub, price_id, actor=actor)
+        except access.ConditionFailed:
+            now = access.get_subscription(started.sub.account_id, started.sub.sub_id, started.sub.key_sku)
+            if now is None:
+                raise
+            started.sub = meters.attach_metered_price(now, price_id, actor=actor)
     return started
 
 
@@ -165,12 +168,15 @@ def subscribe_to_price(account: Account, product: Product, choice: PriceChoice, 
                        card: CardToken, today: date, actor: str, billing_address: str | None = None,
                        card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
                        coupon: Coupon | None = None, trial: bool = True,
-                       metered_price_id: str | None = None) -> Started:
+                       metered_price_id: str | None = None, more_metered_price_ids: tuple[str, ...] = ()) -> Started:
     """``subscribe`` to a chosen price of ``product`` (``rules.price_choice.choose_price``):
     its amount a period (its unit amount × the seats), cadence, currency and free trial
     (the price's, else the product's; none when ``trial`` is False or the account had this
-    product's trial already: one GetItem of its marker). ``metered_price_id``: as ``subscribe``."""
+    product's trial already: one GetItem of its marker). ``metered_price_id``,
+    ``more_metered_price_ids``: as ``subscribe``."""
     trial_days = choice.trial_days if trial and choice.trial_days else 0
+    # Usage alone: its price is the choice's; a metered price named with it is billed beside it.
+    beside = (metered_price_id,) if choice.metered_price_id and metered_price_id else ()
     if trial_days and access.trial_used(account.account_id, product.SKU):
         trial_days = 0
     return subscribe(account, sku=product.SKU, product_name=product.Name, payment_day=payment_day,
@@ -178,7 +184,8 @@ def subscribe_to_price(account: Account, product: Product, choice: PriceChoice, 
                      billing_address=billing_address, card_id=card_id, keep_card=keep_card,
                      make_default=make_default, coupon=coupon, trial_days=trial_days, interval=choice.interval,
                      interval_count=choice.interval_count, price_id=choice.stored_price_id,
-                     metered_price_id=choice.metered_price_id or metered_price_id, **choice.attributes())  # type: ignore[arg-type]
+                     metered_price_id=choice.metered_price_id or metered_price_id,
+                     more_metered_price_ids=(*beside, *more_metered_price_ids), **choice.attributes())  # type: ignore[arg-type]
 
 
 def _recorded_by_another(sub: Subscription, outcome: PaymentOutcome) -> bool:

@@ -15,6 +15,7 @@ from ninja import Router
 from pydantic import BeforeValidator, Field
 
 from billing import access
+from billing.access.usage_billing import MAX_METERED_PRICES
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscription_actions
 from billing.api.auth import actor_of, read_key, write_key
@@ -218,20 +219,21 @@ class SubscriptionItemIn(Body):
 
 
 class SubscribeIn(Body):
-    """Stripe's ``items: [{price, quantity}]`` (one item), or ``price`` and ``quantity``."""
+    """Stripe's ``items: [{price, quantity}]`` (a fixed price and up to
+    ``MAX_METERED_PRICES`` metered ones), or ``price`` and ``quantity``."""
 
     customer: KeyId
     # The fixed price's item, and at most one metered price's (a price and no quantity).
-    items: Annotated[list[SubscriptionItemIn], Field(min_length=1, max_length=2)] | None = None
+    items: Annotated[list[SubscriptionItemIn], Field(min_length=1, max_length=1 + MAX_METERED_PRICES)] | None = None
     price: Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE)] | None = None
     quantity: whole_number(1) | None = None
     payment_day: whole_number(1, 31) | None = None
 
 
-def _metered_item(body: SubscribeIn) -> tuple[Any, str] | None:
-    """The items' metered price (Stripe's shape: a ``price`` and no ``quantity``) and its
-    field's prefix, taken out of ``body.items``; None when no item is metered. One metered
-    price per subscription: a second is a 400."""
+def _metered_items(body: SubscribeIn) -> list[tuple[Any, str]]:
+    """The items' metered prices (Stripe's shape: a ``price`` and no ``quantity``), each
+    with its field's prefix, taken out of ``body.items``, in order. Two of one meter (each
+    event billed twice), or more than ``MAX_METERED_PRICES``, is a 400."""
     metered: list[tuple[Any, str]] = []
     fixed = []
     if body.items is not None and (body.price is not None or body.quantity is not None):
@@ -245,13 +247,17 @@ def _metered_item(body: SubscribeIn) -> tuple[Any, str] | None:
             metered.append((price, f"items[{n}]."))
         else:
             fixed.append(item)
-    if len(metered) > 1:
-        raise ApiError(400, "Only one metered price per subscription is supported.",
-                       param=f"{metered[1][1]}price")
+    if len(metered) > MAX_METERED_PRICES:
+        raise ApiError(400, f"A subscription bills {MAX_METERED_PRICES} metered prices at most.",
+                       param=f"{metered[MAX_METERED_PRICES][1]}price")
+    for n, (price, prefix) in enumerate(metered):
+        if any(other.Meter == price.Meter for other, _ in metered[:n]):
+            raise ApiError(400, f"Two metered prices of the meter {price.Meter}: each event would be billed twice.",
+                           param=f"{prefix}price")
     if len(fixed) > 1:
         raise ApiError(400, "One fixed price per subscription.", param="items[1].price")
     body.items = fixed or (None if metered else body.items)
-    return metered[0] if metered else None
+    return metered
 
 
 def _price_and_quantity(body: SubscribeIn) -> tuple[str, int | None, str]:
@@ -280,15 +286,17 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
     currency and trial: the price's, else its product's) and its first period charged now
     to its default card, off-session, as the portal's subscribe does (paid in advance,
     docs/MONEY.md M1). ``payment_day``: default today's day. ``items`` may add one metered
-    price (a ``price``, no ``quantity``, in the fixed price's currency): its usage is billed
-    with each later payment; a metered item alone subscribes to its usage (no fixed fee, the
-    first payment a receipt of 0: ``choose_usage_only``). A tiered, package or archived price, or a quantity out of its bounds, is a 400 naming the field; a declined
+    prices (each a ``price``, no ``quantity``, in the fixed price's currency and interval, of
+    its own meter): their usage is billed with each later payment; metered items alone
+    subscribe to their usage (no fixed fee, the first payment a receipt of 0:
+    ``choose_usage_only``, the first of them the price subscribed to). A tiered, package or archived price, or a quantity out of its bounds, is a 400 naming the field; a declined
     first charge a 402 (the subscription ended unpaid)."""
-    metered = _metered_item(body)
-    # A metered item alone is the price subscribed to: its usage, no fixed fee (``choose_offer``).
-    usage_alone = metered if metered is not None and body.items is None and body.price is None else None
+    metered = _metered_items(body)
+    # Metered items alone: the first is the price subscribed to, its usage, no fixed fee
+    # (``choose_offer``); the others are billed beside it.
+    usage_alone = metered[0] if metered and body.items is None and body.price is None else None
     if usage_alone is not None:
-        metered = None
+        metered = metered[1:]
     price_id, quantity, prefix = (usage_alone[0].PriceId, None, usage_alone[1]) if usage_alone \
         else _price_and_quantity(body)
     account = found(access.get_account(body.customer), "customer", "customer")
@@ -306,12 +314,13 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
             choice = choose_offer(price, product, quantity)
         except PriceRefused as refused:
             raise ApiError(400, str(refused), param=f"{prefix}{refused.field}") from None
-    if metered is not None and metered[0].Currency != price.Currency:
-        raise ApiError(400, f"The metered price is in {metered[0].Currency}, the fixed price in {price.Currency}: "
-                            "both must be in one currency.", param=f"{metered[1]}price")
-    if metered is not None and not bills_with(metered[0], choice.interval, choice.interval_count):
-        raise ApiError(400, "The metered price's interval is not the fixed price's: its usage is billed with each "
-                            "payment, so both must have one interval.", param=f"{metered[1]}price")
+    for other, prefix in metered:
+        if other.Currency != price.Currency:
+            raise ApiError(400, f"The metered price is in {other.Currency}, the fixed price in {price.Currency}: "
+                                "both must be in one currency.", param=f"{prefix}price")
+        if not bills_with(other, choice.interval, choice.interval_count):
+            raise ApiError(400, "The metered price's interval is not the fixed price's: its usage is billed with "
+                                "each payment, so both must have one interval.", param=f"{prefix}price")
     card = access.default_card(account, access.get_cards(account.account_id))
     if card is None:
         raise ApiError(409, "The customer has no card to pay with: add one in the portal first.",
@@ -322,7 +331,8 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
             account, product, choice, payment_day=body.payment_day or day.day, card=card_token(card), today=day,
             actor=actor_of(request), billing_address=card.Details.BillingAddress, card_id=card.card_id,
             # Named after the first payment, which bills no usage: its next payments bill it in arrears.
-            metered_price_id=metered[0].PriceId if metered is not None else None)
+            metered_price_id=metered[0][0].PriceId if metered else None,
+            more_metered_price_ids=tuple(other.PriceId for other, _ in metered[1:]))
     if not started.started:
         raise ApiError(402, f"The first payment did not go through ({started.outcome.reason or 'declined'}): "
                             "the subscription ended unpaid.", type="card_error")

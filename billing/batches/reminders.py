@@ -18,7 +18,7 @@ from billing.notify import manage_url, subscription_context
 from billing.operations.charge_lines import upcoming_object
 from billing.operations.payments import next_charge
 from billing.rules.card_expiry import expires_before
-from billing.rules.projection import ComingCharge, coming_charges
+from billing.rules.projection import ComingCharge, coming_charges, usage_words
 from billing.rules.schedule import cadence_of, next_payment_date, reminder_days, renewal_reminder
 from billing.rules.tax import Seller
 from core.localformat import LocalDate
@@ -147,7 +147,7 @@ def _whole_if_metered(sub: Subscription) -> Subscription:
 def _upcoming(sub: Subscription, charge: ComingCharge | None, seller: Seller | None) -> dict[str, object] | None:
     """For a charge with usage: the coming payment as ``GET /subscriptions/{id}/upcoming``
     shows it at this moment (its usage lines are the e-mail's usage so far), else None."""
-    if charge is None or charge.usage is None:
+    if charge is None or not charge.usages:
         return None
     return upcoming_object(sub, charge, access.tax_terms(sub, seller))
 
@@ -156,14 +156,12 @@ def _usage_so_far(sub: Subscription, charge: ComingCharge, upcoming: dict[str, o
     """The amount is an estimate: the usage up to the period's last day is added on the
     payment day (docs/USAGE.md "Billing a period"). Its words: 'about' the total, and the
     usage so far, its line with its tax (what it adds to the fixed fee)."""
-    usage = charge.usage
-    assert usage is not None
+    assert charge.usages
     # the usage's lines (one a tier of its price), each with its tax
     used = sum(int(line["amount"]) + int(line["tax"]) for line in upcoming["lines"] if line["meter"])  # type: ignore[attr-defined]
     return {"amount": format_lazy(_("about {amount}"), amount=money_text(charge.amount, sub.Currency)),
             "usage_amount": money_text(used, sub.Currency),
-            "usage_meter": usage.meter, "usage_quantity": usage.quantity,
-            "usage_last_day": usage.end - timedelta(days=1)}
+            "usage_used": usage_words(charge.usages), "usage_last_day": charge.usages[0].end - timedelta(days=1)}
 
 
 def _card_warning(sub: Subscription, payment: date) -> dict[str, object]:

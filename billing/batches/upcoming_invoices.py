@@ -58,7 +58,7 @@ def announce_upcoming_invoices(day: date, *, shards: list[int] | None = None,
         if sub is None or sub.UpcomingNoticeFor == payment.isoformat() or sub.NextPaymentDate != payment.isoformat():
             continue
         charge = next_charge(sub, seller=seller)  # the full item: a first payment bills no usage
-        if charge.usage is None:
+        if not charge.usages:
             continue
         written += access.record_upcoming_invoice(sub, payment, _notice(sub, charge, seller))
     return written

@@ -27,6 +27,7 @@ from billing.batches.upcoming_invoices import notice_days
 from billing.models import UsageEndEntry
 from billing.notify import subscription_context
 from billing.operations.final_usage import last_usage_charge, still_ends, told_in_advance
+from billing.rules.projection import usage_words
 from billing.rules.schedule import LONG_PERIOD_REMINDER_DAYS, cadence_of, reminder_days
 from billing.rules.tax import Seller
 from core.localformat import LocalDate
@@ -79,11 +80,9 @@ def _remind(entry: UsageEndEntry, today: date, seller: Seller | None) -> Reminde
         claim_usage_reminder(entry, today)
     except access.ConditionFailed:
         return None  # claimed by another run, or billed meanwhile
-    usage = charge.usage
-    assert usage is not None
     context = {**subscription_context(sub), "last_usage": True, "payment_date": charge.date,
                "amount": format_lazy(_("about {amount}"), amount=money_text(charge.amount, sub.Currency)),
-               "usage_quantity": usage.quantity, "usage_meter": usage.meter, "usage_last_day": charge.period_end}
+               "usage_used": usage_words(charge.usages), "usage_last_day": charge.period_end}
     subject = _("Last payment: {product}, your usage, on {date}")
     error = send_customer_email("reminder", sub.Email,
                                 format_lazy(subject, product=sub.ProductName or sub.SKU, date=LocalDate(charge.date)),

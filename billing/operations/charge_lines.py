@@ -4,6 +4,7 @@ what is charged (``ComingCharge.amount``)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import NamedTuple
 
 from django.utils.translation import override
@@ -11,9 +12,10 @@ from django.utils.translation import override
 from billing.models import Subscription
 from billing.rules.invoice_tax import TaxTerms
 from billing.rules.price_words import part_words
+from billing.rules.pricing import UsagePart
 from billing.rules.projection import ChargeKind, ComingCharge
 from billing.rules.switch import usage_only
-from billing.rules.usage_lines import split_usage
+from billing.rules.usage_lines import split_usages
 
 
 class ChargeLine(NamedTuple):
@@ -32,15 +34,16 @@ class ChargeLine(NamedTuple):
 
 def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None = None) -> list[ChargeLine]:
     """The fixed fee of the period paid in advance (after the coupon), then the usage of
-    the period just ended, if any, one line a tier of its price (as its receipt will be:
-    billing/rules/usage_lines.py). The tax is the invoice's, computed once on the whole
-    (``projection.with_usage``): the fixed fee's line is taxed alone (``tax``: the terms
-    the charge was taxed by), the usage's lines share the rest, so the lines sum to the charge."""
+    the period just ended, if any, each metered price's, one line a tier of its price (as
+    its receipt will be: billing/rules/usage_lines.py). The tax is the invoice's, computed
+    once on the whole (``projection.with_usage``): the fixed fee's line is taxed alone
+    (``tax``: the terms the charge was taxed by), the usage's lines share the rest, so the
+    lines sum to the charge."""
     fixed = charge.list_price - charge.discount
     total = charge.tax_line
     if total is None:
-        net, paid_tax = (fixed, 0) if charge.usage else (charge.amount, 0)
-    elif charge.usage is None:
+        net, paid_tax = (fixed, 0) if charge.usages else (charge.amount, 0)
+    elif not charge.usages:
         net, paid_tax = total.net, total.tax
     else:
         assert tax is not None, "a charge with usage is itemised with its tax terms"
@@ -51,21 +54,27 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
     # the usage's lines are the whole charge (usage alone's first payment, which bills no
     # usage, keeps the period's line of 0).
     no_fee = usage_only(sub) or charge.kind == ChargeKind.FINAL_USAGE
-    lines = [] if no_fee and charge.usage is not None else [
+    lines = [] if no_fee and charge.usages else [
         ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", getattr(sub, "PriceId", None), None,
                    int(sub.Quantity or 1), net, paid_tax)]
-    if charge.usage is not None:
-        usage = charge.usage
+    if not charge.usages:
+        return lines
+    if total is None:
+        usage_net, usage_tax, include = charge.usage_amount, 0, False
+    else:
+        usage_net, usage_tax, include = total.net - net, total.tax - paid_tax, bool(tax and tax.prices_include_tax)
+    shares = dict(net=usage_net, tax=usage_tax, gross=usage_net + usage_tax, prices_include_tax=include)
+    split = split_usages([u.parts for u in charge.usages], **shares)
+    # Without tiers to show (never for a charge priced here): a line a metered price.
+    plain = split is None and split_usages([(UsagePart(u.quantity, Decimal(0), 0, u.amount),) for u in charge.usages],
+                                           **shares)
+    for n, usage in enumerate(charge.usages):
         used = f"{usage.meter}, {usage.start.isoformat()} to {usage.end.isoformat()} (exclusive)"
-        if total is None:
-            usage_net, usage_tax, include = usage.amount, 0, False
-        else:
-            usage_net, usage_tax, include = total.net - net, total.tax - paid_tax, bool(tax and tax.prices_include_tax)
-        split = split_usage(usage.parts, net=usage_net, tax=usage_tax, gross=usage_net + usage_tax,
-                            prices_include_tax=include)
-        if not split:
-            lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, usage_net, usage_tax))
-        for line in split or []:
+        if split is None:
+            net_tax = (plain[n][0].net, plain[n][0].tax) if plain else (usage.amount, 0)
+            lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, *net_tax))
+            continue
+        for line in split[n]:
             part = line.part
             with override("en"):
                 words = part_words(part, sub.Currency, usage.unit_label)

@@ -26,13 +26,14 @@ from billing.access.prices import get_price
 from billing.access.usage import mark_billed, usage_for_period
 from billing.access.usage_billing import retry_usage_end, usage_end_entries
 from billing.models import Price, Receipt, Subscription, SubscriptionStatus, UsageEndEntry
-from billing.operations.metered import priced_usage, usage_metadata, usage_priced
+from billing.operations.metered import priced_usage, usage_priced
 from billing.operations.payments import send_receipt
 from billing.rules.invoice_tax import TaxTerms, tax_metadata
 from billing.rules.lifecycle import CancelMode, last_usage_billed_on
 from billing.rules.projection import ChargeKind, ComingCharge, MeteredUsage
 from billing.rules.schedule import anchor_on_or_before, cadence_of, retry_after
 from billing.rules.tax import TaxLine
+from billing.rules.usage_metadata import usage_keys, usage_metadata
 from core.clock import billing_today
 from core.payments.errors import GatewayError
 from core.payments.gateway import ChargeResult, PaymentGateway, get_gateway
@@ -71,58 +72,61 @@ def usage_start(sub: Subscription, last_day: date) -> date:
 
 @dataclass(frozen=True)
 class UsageDue:
-    """The open period's usage a cancellation bills: its first day, the usage priced, and
-    its tax line (``line.gross`` is the amount charged)."""
+    """The open period's usage a cancellation bills: its first day, each metered price's
+    usage priced, and its tax line (``line.gross`` is the amount charged)."""
 
     start: date
-    usage: MeteredUsage
+    usages: tuple[MeteredUsage, ...]
     line: TaxLine
     tax: TaxTerms
 
 
-def usage_due(sub: Subscription, last_day: date, *, close: bool = False, price: Price | None = None,
-              nothing_too: bool = False) -> UsageDue | None:
+def usage_due(sub: Subscription, last_day: date, *, close: bool = False,
+              prices: dict[str, Price] | None = None, nothing_too: bool = False) -> UsageDue | None:
     """What billing ``sub``'s usage through ``last_day`` charges, as ``bill_final_usage``
     charges it (None: no metered price, nothing used unless ``nothing_too``, or a trial's
     first period that never began): the cancel page shows it before the customer confirms,
     and a subscription ending at its period's end shows its last charge as it stands.
-    ``close``: the period is closed first (``mark_billed``), so no event is left unbilled;
-    a page's reading closes nothing. ``price``: the metered price when the caller has read
-    it. Requests: the price's (unless given) and the meter's GetItems, the usage's Query
-    (and one UpdateItem per usage shard to close it)."""
-    if not sub.MeteredPriceId:
-        return None
-    price = price or get_price(sub.MeteredPriceId)
-    if price is None or not price.Meter:
-        return None
+    ``close``: each period is closed first (``mark_billed``), so no event is left unbilled;
+    a page's reading closes nothing. ``prices``: the metered prices the caller has read, by
+    id. Requests, per metered price: its GetItem (unless given), the meter's GetItem, the
+    usage's Query (and one UpdateItem per usage shard to close it)."""
     start, end = usage_start(sub, last_day), last_day + timedelta(days=1)
-    if start >= end:  # cancelled during a free trial: its first period, and its usage, never began
+    if not sub.MeteredPriceId or start >= end:  # cancelled during a free trial: its usage never began
         return None
-    if close:
-        mark_billed(sub.account_id, price.Meter, last_day)
-    usage = priced_usage(price, start, end, math.ceil(usage_for_period(sub.account_id, price.Meter, start, end)))
-    if usage.amount <= 0 and not nothing_too:
+    usages = []
+    for price_id in sub.metered_price_ids:
+        price = (prices or {}).get(price_id) or get_price(price_id)
+        if price is None or not price.Meter:
+            continue
+        if close:
+            mark_billed(sub.account_id, price.Meter, last_day)
+        used = math.ceil(usage_for_period(sub.account_id, price.Meter, start, end))
+        usages.append(priced_usage(price, start, end, used))
+    amount = sum(u.amount for u in usages)
+    if not usages or (amount <= 0 and not nothing_too):
         return None
     tax = access.tax_terms(sub)
-    return UsageDue(start, usage, tax.line(usage.amount, last_day), tax)
+    return UsageDue(start, tuple(usages), tax.line(amount, last_day), tax)
 
 
-def last_usage_charge(sub: Subscription, today: date, *, price: Price | None = None) -> ComingCharge | None:
+def last_usage_charge(sub: Subscription, today: date, *,
+                      prices: dict[str, Price] | None = None) -> ComingCharge | None:
     """The charge still to come of a subscription cancelled at its period's end (still
     running after ``today``): its last period's usage alone, charged the day after its
     last day, as it stands (``usage_due``, what ``bill_final_usage`` then charges); None
     for any other. The API's upcoming payment shows it, as Stripe's upcoming invoice shows
     a cancelling subscription's last invoice, and so do the subscription's pages.
-    ``price``: the metered price when the caller has read it."""
+    ``prices``: the metered prices the caller has read, by id."""
     billed_on = last_usage_billed_on(sub, today)
     if billed_on is None:
         return None
     last_day = billed_on - timedelta(days=1)
-    due = usage_due(sub, last_day, price=price, nothing_too=True)
+    due = usage_due(sub, last_day, prices=prices, nothing_too=True)
     if due is None:
         return None
     return ComingCharge(date=billed_on, period_start=due.start, period_end=last_day, list_price=0, discount=0,
-                        amount=due.line.gross, kind=ChargeKind.FINAL_USAGE, tax_line=due.line, usage=due.usage)
+                        amount=due.line.gross, kind=ChargeKind.FINAL_USAGE, tax_line=due.line, usages=due.usages)
 
 
 def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
@@ -135,18 +139,18 @@ def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
     due = usage_due(sub, last_day, close=True)  # closed first: no event is left unbilled
     if due is None:
         return FinalUsage()
-    start, usage, line, tax = due.start, due.usage, due.line, due.tax
+    start, usages, line, tax = due.start, due.usages, due.line, due.tax
     metadata = {
         "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "kind": USAGE_KIND,
         "billing_date": start.isoformat(), "period_start": start.isoformat(), "period_end": last_day.isoformat(),
-        **tax_metadata(line, prices_include_tax=tax.prices_include_tax), **usage_metadata(usage),
+        **tax_metadata(line, prices_include_tax=tax.prices_include_tax), **usage_metadata(usages),
     }
     gateway = gateway or get_gateway()
     result = gateway.charge(sub.PaymentDetails.Token if sub.PaymentDetails else "", line.gross, sub.Currency,
                             final_usage_key(sub.sub_id, start, attempt), metadata, off_session=True)
     if not result.succeeded:  # declined, or the bank wants the cardholder (off-session: a decline)
         return FinalUsage(declined=result.decline_code or result.status)
-    return FinalUsage(record_usage_charge(sub, result, actor=actor, priced=usage))
+    return FinalUsage(record_usage_charge(sub, result, actor=actor, priced=usages))
 
 
 def receipt_sku(metadata: dict[str, str]) -> str:
@@ -156,7 +160,7 @@ def receipt_sku(metadata: dict[str, str]) -> str:
 
 
 def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str,
-                        priced: MeteredUsage | None = None) -> Receipt:
+                        priced: tuple[MeteredUsage, ...] = ()) -> Receipt:
     """The receipt of a usage charge (its metadata says what it billed), only if absent,
     and its receipt e-mail when written now:
     keyed by the usage's first day and ``<SKU>.usage``, never a period's receipt key, and
@@ -171,7 +175,7 @@ def record_usage_charge(sub: Subscription, result: ChargeResult, *, actor: str,
         sku=receipt_sku(meta), product_name=sub.ProductName or sub.SKU, kind=USAGE_KIND,
         tax=access.invoice_tax(sub, amount=result.amount, on=billing_today(settings.BILLING_TIMEZONE),
                                metadata=meta),
-        usage={k: v for k, v in meta.items() if k.startswith("usage_")}, priced=priced or usage_priced(meta))
+        usage=usage_keys(meta), priced=priced or usage_priced(meta))
     if created:
         # Its receipt e-mail, as every charge's (once: a re-run finds the receipt written):
         # no next payment, so it says the subscription ends with the period billed.

@@ -1,6 +1,6 @@
 """The usage a payment bills in arrears (docs/USAGE.md "Billing a period"): a subscription
 with a metered price pays, with each payment after its first, the usage of the period
-just ended, priced by the price's model (``pricing.amount_for``).
+just ended (each of its metered prices'), priced by the price's model (``pricing.amount_for``).
 
 One function for the estimate and the charge (``payments.next_charge``): before the
 payment day it reads the usage so far; on it the payment first closes the period
@@ -20,32 +20,36 @@ from billing.models import Price, Subscription
 from billing.rules.price_objects import terms_of
 from billing.rules.pricing import amount_for, amount_parts
 from billing.rules.projection import ComingCharge, MeteredUsage, usage_period_start
+from billing.rules.usage_metadata import usage_records
 
 
-def metered_usage(sub: Subscription, charge: ComingCharge, *, close: bool = False,
-                  price: Price | None = None) -> MeteredUsage | None:
-    """The usage ``charge`` bills with its fixed fee (None: no metered price, or the first
-    payment). ``close``: the payment is being taken (its day has come): close the period
-    first. A fractional quantity (a ``sum`` meter's decimals) is billed as the whole units
-    it starts (rounded up). ``price``: the metered price when the caller has read it (a page
-    that names it too). Requests: the price's GetItem (unless given), the meter's GetItem,
-    one Query; with ``close``, one conditional UpdateItem per usage shard before them."""
+def metered_usages(sub: Subscription, charge: ComingCharge, *, close: bool = False,
+                   prices: dict[str, Price] | None = None) -> tuple[MeteredUsage, ...]:
+    """The usage ``charge`` bills with its fixed fee, each metered price's in the
+    subscription's order (empty: none, or the first payment). ``close``: the payment is
+    being taken (its day has come): close each period first. A fractional quantity (a
+    ``sum`` meter's decimals) is billed as the whole units it starts (rounded up).
+    ``prices``: the metered prices the caller has read, by id (a page that names them too).
+    Requests, per metered price: its GetItem (unless given), the meter's GetItem, one Query;
+    with ``close``, one conditional UpdateItem per usage shard before them."""
     if not sub.MeteredPriceId:
-        return None
+        return ()
     if not sub.LastPaymentDate:  # read from GSI-1 (a reminder): where the last payment's period began
         sub = get_subscription(sub.account_id, sub.sub_id, sub.key_sku) or sub
     start = usage_period_start(sub, charge)
     if start is None:
-        return None
-    if price is None or price.PriceId != sub.MeteredPriceId:
-        price = get_price(sub.MeteredPriceId)
-    if price is None or not price.Meter:
-        return None
+        return ()
     end = charge.period_start  # exclusive
-    if close:
-        mark_billed(sub.account_id, price.Meter, end - timedelta(days=1))
-    used = usage_for_period(sub.account_id, price.Meter, start, end)
-    return priced_usage(price, start, end, math.ceil(used))
+    usages = []
+    for price_id in sub.metered_price_ids:
+        price = (prices or {}).get(price_id) or get_price(price_id)
+        if price is None or not price.Meter:
+            continue
+        if close:
+            mark_billed(sub.account_id, price.Meter, end - timedelta(days=1))
+        used = usage_for_period(sub.account_id, price.Meter, start, end)
+        usages.append(priced_usage(price, start, end, math.ceil(used)))
+    return tuple(usages)
 
 
 def priced_usage(price: Price, start: date, end: date, quantity: int) -> MeteredUsage:
@@ -57,22 +61,18 @@ def priced_usage(price: Price, start: date, end: date, quantity: int) -> Metered
                         parts, price.UnitLabel or None)
 
 
-def usage_metadata(usage: MeteredUsage) -> dict[str, str]:
-    """The usage a charge carries in its metadata: recorded as charged (a replayed key
-    returns the first call's)."""
-    return {"usage_price": usage.price_id, "usage_meter": usage.meter, "usage_start": usage.start.isoformat(),
-            "usage_end": usage.end.isoformat(), "usage_quantity": str(usage.quantity),
-            "usage_amount": str(usage.amount)}
-
-
-def usage_priced(metadata: dict[str, str]) -> MeteredUsage | None:
-    """The usage a recorded charge billed (its metadata), priced again by its price (one
-    GetItem: a price's amounts never change): its tiers for the invoice's lines, when the
-    charge is recorded by another path than the one that priced it. None: no usage."""
-    if "usage_price" not in metadata:
-        return None
-    price = get_price(metadata["usage_price"])
-    if price is None or not price.Meter:
-        return None
-    return priced_usage(price, date.fromisoformat(metadata["usage_start"]), date.fromisoformat(metadata["usage_end"]),
-                        int(metadata["usage_quantity"]))
+def usage_priced(metadata: dict[str, str]) -> tuple[MeteredUsage, ...]:
+    """The usage a recorded charge billed (its metadata), priced again by each price (a
+    GetItem each: a price's amounts never change): their tiers for the invoice's lines,
+    when the charge is recorded by another path than the one that priced it. Empty: no
+    usage, or a price gone (its usage is then one line)."""
+    if "usage_start" not in metadata:
+        return ()
+    start, end = date.fromisoformat(metadata["usage_start"]), date.fromisoformat(metadata["usage_end"])
+    priced = []
+    for record in usage_records(metadata):
+        price = get_price(record["price"])
+        if price is None or not price.Meter:
+            return ()
+        priced.append(priced_usage(price, start, end, int(record["quantity"])))
+    return tuple(priced)

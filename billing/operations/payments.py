@@ -41,7 +41,7 @@ from django.utils.translation import gettext_lazy
 from billing import access
 from billing.models import MerchantEventType, Price, Receipt, Subscription, SubscriptionStatus
 from billing.notify import manage_url, subscription_context
-from billing.operations.metered import metered_usage, usage_metadata, usage_priced
+from billing.operations.metered import metered_usages, usage_priced
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.operations.refunds import refund_after_close
 from billing.rules.invoice import invoice_of
@@ -50,6 +50,7 @@ from billing.rules.projection import ComingCharge, MeteredUsage, coming_charges,
 from billing.rules.schedule import cadence_of, renewal_reminder, retry_after
 from billing.rules.seat_lines import charge_seats, seats_metadata
 from billing.rules.tax import Seller
+from billing.rules.usage_metadata import usage_keys, usage_metadata
 from core.clock import billing_today
 from core.localformat import LocalDate
 from core.mail import money_text, send_customer_email
@@ -73,21 +74,21 @@ def _owed(sub: Subscription, seller: access.InvoiceSeller | None = None, *, clos
 
 
 def next_charge(sub: Subscription, *, seller: Seller | None = None, first: bool | None = None,
-                close: bool = False, metered_price: Price | None = None) -> ComingCharge:
+                close: bool = False, metered_prices: dict[str, Price] | None = None) -> ComingCharge:
     """The payment ``take_payment`` takes next, for an e-mail or a page to announce: the
     same charge (its days, the coupon's discount, the tax) it charges. ``seller``: the
     seller's tax profile when the caller has read it (a run reads it once). ``first``: for
     an item read from GSI-1, which does not project ``LastPaymentDate``: whether the owed
     period is the first payment's (the run knows it from ``LastPaymentDate``).
-    ``metered_price``: the subscription's metered price when the caller has read it.
+    ``metered_prices``: the subscription's metered prices the caller has read, by id.
 
-    A subscription with a metered price (``MeteredPriceId``) also pays the usage of the
+    A subscription with metered prices (``metered_price_ids``) also pays their usage of the
     period just ended (billing/operations/metered.py): so far, until ``close``, which the
     payment itself passes on its day (the period is then closed to late events first)."""
     tax = access.tax_terms(sub, seller)
     charge = owed_charge(sub, tax=tax) if first is None else coming_charges(sub, 1, first=first, tax=tax)[0]
-    usage = metered_usage(sub, charge, close=close, price=metered_price)
-    return with_usage(charge, usage, tax) if usage is not None else charge
+    usages = metered_usages(sub, charge, close=close, prices=metered_prices)
+    return with_usage(charge, usages, tax) if usages else charge
 
 
 def owed_period(sub: Subscription) -> tuple[date, date]:
@@ -190,8 +191,8 @@ def take_payment(
         **({"coupon": sub.CouponCode, "discount": str(off)} if sub.CouponCode else {}),
         # The invoice's tax: recorded as charged, and checked by the reconciliation.
         **(tax_metadata(owed.tax_line, prices_include_tax=seller.tax.prices_include_tax) if owed.tax_line else {}),
-        # The usage billed in arrears with it (its second line), as charged.
-        **(usage_metadata(owed.usage) if owed.usage else {}),
+        # The usage billed in arrears with it (its lines after the fee's), as charged.
+        **usage_metadata(owed.usages),
         # The seats the fee pays for, named on its invoice line as charged (``charge_seats``).
         **seats_metadata(sub),
     }
@@ -199,7 +200,7 @@ def take_payment(
         # Nothing to charge (a coupon took it all): the gateway refuses amounts <= 0, so
         # the period is recorded paid by the same path, with a receipt of 0 and no charge.
         free = ChargeResult(status="succeeded", charge_id="", amount=0, currency=sub.Currency, metadata=metadata)
-        return _paid(sub, out, free, run_date, actor, numbers, seller, priced=owed.usage)
+        return _paid(sub, out, free, run_date, actor, numbers, seller, priced=owed.usages)
     asked = time.perf_counter()
     # The first period's charge is made on-session (the customer is on the subscribe page;
     # the bank may ask them for 3-D Secure), every later one off-session (the card was saved
@@ -212,7 +213,7 @@ def take_payment(
     out.gateway_ms = (time.perf_counter() - asked) * 1000
     out.charge_id, out.amount, out.currency = result.charge_id, result.amount, result.currency
     if result.succeeded:
-        return _paid(sub, out, result, run_date, actor, numbers, seller, priced=owed.usage)
+        return _paid(sub, out, result, run_date, actor, numbers, seller, priced=owed.usages)
     if result.needs_authentication and (first or end_on_decline):  # the customer confirms it (confirm_first_payment)
         return _incomplete(sub, out, result, actor)
     if end_on_decline:
@@ -342,7 +343,7 @@ def record_paid_charge(sub: Subscription, result: ChargeResult, *, run_date: dat
 
 def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date: date, actor: str,
           numbers: access.ReceiptNumbers | None = None, seller: access.InvoiceSeller | None = None,
-          priced: MeteredUsage | None = None) -> PaymentOutcome:
+          priced: tuple[MeteredUsage, ...] = ()) -> PaymentOutcome:
     """``priced``: the usage the charge billed, as priced when it was charged (its tiers
     are the invoice's usage lines); without it (a charge recorded later: a webhook, the
     reconciliation, a confirmed 3-D Secure charge) the price is read again (one GetItem)."""
@@ -364,7 +365,7 @@ def _paid(sub: Subscription, out: PaymentOutcome, result: ChargeResult, run_date
         tax=access.invoice_tax(sub, amount=result.amount, on=billing_today(settings.BILLING_TIMEZONE),
                                metadata=result.metadata, seller=seller),
         # The usage billed in arrears with it, as the charge's metadata says.
-        usage={k: v for k, v in result.metadata.items() if k.startswith("usage_")} or None,
+        usage=usage_keys(result.metadata),
         priced=priced or usage_priced(result.metadata),
         seats=charge_seats(result.metadata),
     )

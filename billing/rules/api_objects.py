@@ -89,13 +89,12 @@ def _english_day(value: date | None) -> str:
 
 def items_of(sub: Subscription) -> list[JSON]:
     """Stripe's items: the fixed price subscribed to (null ``PriceId``: the product's default
-    one) at its quantity, and the metered price whose usage each payment bills (a ``price``
-    and no ``quantity``, as Stripe's metered item); a subscription to usage alone has only
-    the metered one."""
+    one) at its quantity, and each metered price whose usage each payment bills (a ``price``
+    and no ``quantity``, as Stripe's metered items); a subscription to usage alone has only
+    the metered ones."""
     fixed = [] if usage_only(sub) else [{"price": sub.PriceId or default_price_id(sub.SKU),
                                          "quantity": quantity_of(sub)}]
-    metered = getattr(sub, "MeteredPriceId", None)
-    return [*fixed, *([{"price": metered}] if metered else [])]
+    return [*fixed, *({"price": metered} for metered in sub.metered_price_ids)]
 
 
 def subscription_object(sub: Subscription, today: date | None = None) -> JSON:

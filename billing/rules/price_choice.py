@@ -152,8 +152,8 @@ def metered_price_of(prices: list[Price], currency: str, interval: str | None = 
     """The metered price a subscription in ``currency`` to the product of ``prices`` (its
     active prices, oldest first) bills its usage by, in arrears (docs/USAGE.md "Billing a
     period"): the oldest active metered price in that currency and of the fixed price's
-    cadence (``bills_with``; None: monthly), as a subscription names one at most; None when
-    the product has none."""
+    cadence (``bills_with``; None: monthly): the portal offers that one (the API names more:
+    docs/USAGE.md "Several metered prices"); None when the product has none."""
     return next((p for p in prices if p.Meter and p.Status == PriceStatus.ACTIVE
                  and p.Currency.upper() == currency.upper() and bills_with(p, interval, interval_count)), None)
 

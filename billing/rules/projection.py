@@ -92,9 +92,15 @@ class ComingCharge:
 
     # The cadence the period was cut on (``full_month``); set by ``coming_charges``.
     _payment_day: Schedule = field(default=1, repr=False, compare=False)
-    # A metered price's usage of the period just ended, billed in arrears with this payment
-    # (``with_usage``): ``amount`` and ``tax_line`` then include it.
-    usage: MeteredUsage | None = None
+    # Each metered price's usage of the period just ended, billed in arrears with this
+    # payment (``with_usage``), the subscription's first metered price first: ``amount``
+    # and ``tax_line`` then include them. Empty: no usage billed.
+    usages: tuple[MeteredUsage, ...] = ()
+
+    @property
+    def usage_amount(self) -> int:
+        """The usage's amount before tax, every metered price's together."""
+        return sum(u.amount for u in self.usages)
 
 
 @dataclass(frozen=True)
@@ -114,13 +120,20 @@ class MeteredUsage:
     unit_label: str | None = None
 
 
-def with_usage(charge: ComingCharge, usage: MeteredUsage, tax: TaxTerms | None = None) -> ComingCharge:
-    """``charge`` plus the usage of the period before it: one payment. The tax is the
-    invoice's, once on the whole (the fixed fee after its coupon, plus the usage, which no
-    coupon discounts), on the payment's day, as a charge of both is taxed."""
-    fixed = charge.list_price - charge.discount
-    line = tax.line(fixed + usage.amount, charge.date) if tax is not None else None
-    return replace(charge, amount=line.gross if line else fixed + usage.amount, tax_line=line, usage=usage)
+def usage_words(usages: tuple[MeteredUsage, ...]) -> str:
+    """The usage so far as a reminder or a page names it: "1235 api_calls, 30 storage_gb"
+    (a meter's event name is its own word in every language)."""
+    return ", ".join(f"{u.quantity} {u.meter}" for u in usages)
+
+
+def with_usage(charge: ComingCharge, usages: tuple[MeteredUsage, ...], tax: TaxTerms | None = None) -> ComingCharge:
+    """``charge`` plus the usage of the period before it (each metered price's): one
+    payment. The tax is the invoice's, once on the whole (the fixed fee after its coupon,
+    plus the usage, which no coupon discounts), on the payment's day, as a charge of all
+    of it is taxed."""
+    price = charge.list_price - charge.discount + sum(u.amount for u in usages)
+    line = tax.line(price, charge.date) if tax is not None else None
+    return replace(charge, amount=line.gross if line else price, tax_line=line, usages=usages)
 
 
 def usage_period_start(sub: Subscription, charge: ComingCharge) -> date | None:

@@ -51,20 +51,31 @@ def share_tax(tax: int, amounts: list[int]) -> list[int]:
     return shares
 
 
-def split_usage(parts: list[UsagePart] | tuple[UsagePart, ...], *, net: int, tax: int, gross: int,
-                prices_include_tax: bool) -> list[SplitLine] | None:
-    """The usage line (``net``, ``tax``, ``gross``) as one line per shown part, or None
-    when the parts are not that line's (their amounts do not add up to its price): the
-    caller keeps the one line."""
-    shown = shown_parts(parts)
-    amounts = [p.amount for p in shown]
+def split_usages(groups: list[tuple[UsagePart, ...]], *, net: int, tax: int, gross: int,
+                 prices_include_tax: bool) -> list[list[SplitLine]] | None:
+    """The usage of several metered prices (``groups``, each one's parts), one usage line
+    (``net``, ``tax``, ``gross``) in all, as one line per shown part of each, the tax
+    shared over every part at once (so the lines sum to the one usage line whatever the
+    number of prices); or None when the parts are not that line's (their amounts do not
+    add up to its price): the caller keeps its own lines."""
+    shown = [shown_parts(parts) for parts in groups]
+    flat = [part for parts in shown for part in parts]
+    amounts = [p.amount for p in flat]
     price = gross if prices_include_tax else net
-    if not shown or sum(amounts) != price or net + tax != gross:
+    if not flat or sum(amounts) != price or net + tax != gross:
         return None
     lines = []
-    for part, amount, part_tax in zip(shown, amounts, share_tax(tax, amounts), strict=True):
+    for part, amount, part_tax in zip(flat, amounts, share_tax(tax, amounts), strict=True):
         if prices_include_tax:
             lines.append(SplitLine(part, amount - part_tax, part_tax, amount))
         else:
             lines.append(SplitLine(part, amount, part_tax, amount + part_tax))
-    return lines
+    taken = iter(lines)
+    return [[next(taken) for _ in parts] for parts in shown]
+
+
+def split_usage(parts: list[UsagePart] | tuple[UsagePart, ...], *, net: int, tax: int, gross: int,
+                prices_include_tax: bool) -> list[SplitLine] | None:
+    """One metered price's usage line as one line per shown part (``split_usages``)."""
+    split = split_usages([tuple(parts)], net=net, tax=tax, gross=gross, prices_include_tax=prices_include_tax)
+    return split[0] if split is not None else None

@@ -66,7 +66,7 @@ def wallet_rows(wallet: access.Wallet, subscriptions: list[Subscription]) -> lis
 def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
     """Each subscription's prices in words, by its id: the fixed price's ("$10.00 a seat a
     month × 5"; a subscription made before prices, its amount and cadence: "¥120,000 a
-    year"), then its metered price's ("first 1,000 calls free, then $0.002 a call, a
+    year"), then each metered price's ("first 1,000 calls free, then $0.002 a call, a
     month"). One GetItem per distinct price named."""
     prices: dict[str, Any] = {}
 
@@ -85,8 +85,7 @@ def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
             fixed = amount_per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))
         elif sub.Quantity and int(sub.Quantity) > 1:
             fixed = f"{fixed} × {int(sub.Quantity)}"
-        metered = words(sub.MeteredPriceId) if sub.MeteredPriceId else None
-        lines[sub.sub_id] = [*([fixed] if fixed else []), *([metered] if metered else [])]
+        lines[sub.sub_id] = [*([fixed] if fixed else []), *filter(None, map(words, sub.metered_price_ids))]
     return lines
 
 

@@ -30,6 +30,7 @@ from billing.rules.cadence_words import NO_PAYMENT_DAY, next_payment_words
 from billing.rules.lifecycle import last_usage_billed_on
 from billing.rules.price_objects import terms_of
 from billing.rules.price_words import price_words
+from billing.rules.projection import usage_words
 from billing.rules.schedule import (
     MAX_PAYMENT_DAY,
     MIN_PAYMENT_DAY,
@@ -94,30 +95,29 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
 
 
 def _usage(sub: Subscription) -> dict[str, Any] | None:
-    """A live subscription's metered price in words and, when its next payment bills
+    """A live subscription's metered prices in words and, when its next payment bills
     usage, that payment as it stands (``payments.next_charge``, the estimate the reminder
     announces and the charge itself): about its amount, the usage so far and its last day.
-    None without a metered price. Requests, only then: the price's GetItem, and the
-    estimate's (the seller's profile and the meter's GetItems, one Query): the price read
-    once serves both."""
+    None without a metered price. Requests, only then: each price's GetItem, and the
+    estimate's (the seller's profile, and each meter's GetItem and Query): the prices read
+    once serve both."""
     ending = last_usage_billed_on(sub, today()) is not None
-    price = access.get_price(sub.MeteredPriceId) if sub.MeteredPriceId and (sub.is_live or ending) else None
-    if price is None:
+    prices = access.metered_prices(sub) if sub.MeteredPriceId and (sub.is_live or ending) else {}
+    if not prices:
         return None
-    shown: dict[str, Any] = {"words": price_words(terms_of(price), price.UnitLabel)}
+    shown: dict[str, Any] = {"words": "; ".join(price_words(terms_of(p), p.UnitLabel) for p in prices.values())}
     if ending:
         # Cancelled at its period's end: no next payment, but its last usage charge, as it
         # stands (``final_usage.last_usage_charge``, what the run charges the day after).
-        coming = last_usage_charge(sub, today(), price=price)
+        coming = last_usage_charge(sub, today(), prices=prices)
         if coming is not None:
             shown["billed_on"] = coming.date
     else:
-        coming = payments.next_charge(sub, metered_price=price) if sub.NextPaymentDate else None
-    if coming is not None and coming.usage is not None:
+        coming = payments.next_charge(sub, metered_prices=prices) if sub.NextPaymentDate else None
+    if coming is not None and coming.usages:
         shown.update(estimate=gettext("about {amount}").format(amount=format_with_symbol(coming.amount, sub.Currency)),
-                     usage_amount=format_with_symbol(coming.usage.amount, sub.Currency),
-                     usage_quantity=coming.usage.quantity, usage_meter=coming.usage.meter,
-                     last_day=coming.usage.end - timedelta(days=1))
+                     usage_amount=format_with_symbol(coming.usage_amount, sub.Currency),
+                     usage_used=usage_words(coming.usages), last_day=coming.usages[0].end - timedelta(days=1))
     return shown
 
 

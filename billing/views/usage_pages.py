@@ -58,21 +58,25 @@ def chart_days(used: dict[date, int | Decimal], first: date, last: date) -> list
 @require_safe
 @customer_required
 def subscription_usage(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
-    """Requests: the subscription's, the metered price's GetItem; when a payment bills usage,
-    the estimate's (the seller's profile, the meter's GetItem, one Query: what the payment
-    reads, so the amount is the one charged) and the days' (the meter's GetItem again, one
-    Query). A subscription cancelled at its period's end shows its last usage charge, made
-    the day after its last day, by the function that charges it."""
+    """One metered price's usage (``?meter=``, an event name; default: the first), with
+    links to the subscription's other meters. Requests: the subscription's, each metered
+    price's GetItem; when a payment bills usage, the estimate's (the seller's profile, each
+    meter's GetItem and Query: what the payment reads, so the amount is the one charged)
+    and the days' (the meter's GetItem again, one Query). A subscription cancelled at its
+    period's end shows its last usage charge, made the day after its last day, by the
+    function that charges it."""
     sub = subscription_or_404(account_id, sub_id)
-    price = access.get_price(sub.MeteredPriceId) if sub.MeteredPriceId else None
-    price = or_404(price if price is not None and price.Meter else None, _("This subscription has no usage."))
+    prices = or_404(access.metered_prices(sub) if sub.MeteredPriceId else None, _("This subscription has no usage."))
+    wanted = request.GET.get("meter")
+    price = next((p for p in prices.values() if p.Meter == wanted), next(iter(prices.values())))
     # Cancelled at its period's end: its last usage charge, the day after, as it stands.
-    final = last_usage_charge(sub, today(), price=price)
-    coming = final or (payments.next_charge(sub, metered_price=price) if sub.NextPaymentDate and sub.is_live
+    final = last_usage_charge(sub, today(), prices=prices)
+    coming = final or (payments.next_charge(sub, metered_prices=prices) if sub.NextPaymentDate and sub.is_live
                       else None)
-    usage = coming.usage if coming is not None else None
+    usage = next((u for u in coming.usages if u.price_id == price.PriceId), None) if coming is not None else None
     terms = terms_of(price)
     context = {"sub": sub, "words": price_words(terms, price.UnitLabel), "meter": price.Meter,
+               "meters": [p.Meter for p in prices.values()] if len(prices) > 1 else [],
                "usage": usage, "amount": coming.amount if coming is not None else None,
                "billed_on": final.date if final is not None else None}
     if usage is not None:

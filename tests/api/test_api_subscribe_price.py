@@ -122,10 +122,13 @@ def test_metered_items_refused_clearly(write_api: ApiClient, buyer) -> None:
 
     error = refused([{"price": seat.PriceId}, {"price": other.PriceId}])
     assert error["param"] == "items[1].price" and "one currency" in error["message"]
-    error = refused([{"price": metered.PriceId}, {"price": seat.PriceId}, {"price": metered.PriceId}])
-    assert error["type"] == "invalid_request_error"  # three items: at most two
+    error = refused([{"price": seat.PriceId}] * 7)
+    assert error["type"] == "invalid_request_error"  # seven items: a fixed price and five metered at most
+    # two prices of one meter would bill each of its events twice
     error = refused([{"price": metered.PriceId}, {"price": other.PriceId}])
-    assert error["param"] == "items[1].price" and "Only one metered price" in error["message"]
+    assert error["param"] == "items[1].price" and "meter api_calls" in error["message"]
+    error = refused([{"price": seat.PriceId}, {"price": metered.PriceId}, {"price": metered.PriceId}])
+    assert error["param"] == "items[2].price" and "billed twice" in error["message"]
     assert refused([{"price": seat.PriceId}, {"price": metered.PriceId, "quantity": 3}])["param"] == \
         "items[1].quantity"
     assert access.get_subscriptions_by_account(customer.account_id) == []

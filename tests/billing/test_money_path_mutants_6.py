@@ -22,9 +22,10 @@ from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.models import CreditNote, MeterAggregation, Receipt
 from billing.operations import payments
-from billing.operations.metered import priced_usage, usage_metadata
+from billing.operations.metered import priced_usage
 from billing.rules.seat_lines import LineSeats
 from billing.rules.tax import tax_line
+from billing.rules.usage_metadata import usage_metadata
 from core.payments.gateway import get_gateway
 from tests.billing.test_payment_paths import charge_for
 from tests.billing.test_seats import at, team
@@ -52,7 +53,7 @@ def _receipt(customer, calls: int, *, seats: LineSeats | None = None, priced: bo
                             buyer_country="IT", buyer_vat_number=None)
     receipt, _, _ = build_receipt(sub, number="R-2027-000001", billing_date=DAY, amount=line.gross, currency="EUR",
                                   charge_id="ch_usage", retention_days=200, period_end=DAY + timedelta(days=30),
-                                  tax=tax, usage=usage_metadata(usage), priced=usage if priced else None, seats=seats)
+                                  tax=tax, usage=usage_metadata((usage,)), priced=(usage,) if priced else (), seats=seats)
     return receipt
 
 

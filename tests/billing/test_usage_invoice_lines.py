@@ -22,7 +22,7 @@ from billing.access.receipts import build_receipt
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.models import MeterAggregation, Receipt
-from billing.operations.metered import priced_usage, usage_metadata
+from billing.operations.metered import priced_usage
 from billing.operations.payments import receipt_subject
 from billing.rules.api_objects import receipt_object
 from billing.rules.invoice import invoice_of
@@ -37,6 +37,7 @@ from billing.rules.pricing import (
 )
 from billing.rules.tax import Rate, Treatment, tax_line
 from billing.rules.usage_lines import share_tax, split_usage
+from billing.rules.usage_metadata import usage_metadata
 from core.mail import send_customer_email
 from tests.billing.test_tax_documents import CUSTOMER_ADDRESS, ITALY, SELLER_ADDRESS, SELLER_NAME, pdf_lines
 from tests.builders import TEST_CARD
@@ -89,8 +90,8 @@ def _usage_receipt(customer, terms: PriceTerms, *, alone: bool = False, include:
                             buyer_country="IT", buyer_vat_number=None)
     charge = {"billing_date": DAY, "amount": line.gross, "currency": "EUR", "charge_id": "ch_usage",
               "retention_days": 200, "period_end": DAY + timedelta(days=30), "tax": tax,
-              "kind": "usage" if alone else None, "usage": usage_metadata(usage),
-              "priced": usage if tiers else None}
+              "kind": "usage" if alone else None, "usage": usage_metadata((usage,)),
+              "priced": (usage,) if tiers else ()}
     if write:
         receipt, _ = access.create_receipt(sub, **charge)
         return receipt, {}

@@ -1,0 +1,49 @@
+"""A metered item added to a live subscription (Stripe's ``POST /v1/subscription_items``):
+``POST /subscriptions/{id}/items`` ``{"price": <metered price id>}``. From its next payment
+on the subscription also bills that price's usage of the period just ended, beside the
+others' (docs/USAGE.md "Several metered prices"). Nothing is charged now: usage is billed
+in arrears. Honours ``Idempotency-Key`` as every write (billing/api/writes.py); a price the
+subscription names already answers the subscription unchanged."""
+
+# No ``from __future__ import annotations``: ninja reads the routes' annotations as types.
+from typing import Annotated
+
+from django.http import HttpRequest, JsonResponse
+from ninja import Router
+from pydantic import Field
+
+from billing.access.usage_billing import NotMetered
+from billing.actions import meters as meter_actions
+from billing.api.auth import actor_of, write_key
+from billing.api.errors import ApiError
+from billing.api.idempotency import idempotent
+from billing.api.reads import subscription_or_404
+from billing.api.schemas import PRINTABLE, Body, KeyId, SubscriptionOut
+from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS, refusals, shown
+
+router = Router(tags=["subscriptions"])
+
+
+class ItemIn(Body):
+    price: Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE,
+                                description="A metered price: its usage is billed with each payment")]
+
+
+@router.post("/subscriptions/{subscription_id}/items", response={200: SubscriptionOut, **WRITE_ERRORS},
+             summary="Add a metered price to a subscription", auth=write_key, tags=["writes"],
+             openapi_extra=IDEMPOTENCY_DOC)
+@idempotent
+def add_item(request: HttpRequest, subscription_id: KeyId, body: ItemIn) -> JsonResponse:
+    """The metered price joins the subscription's items: its usage is billed in arrears with
+    each payment from the next on. A price that is not metered, in another currency or of
+    another interval, of a meter the subscription bills already, or a sixth metered price,
+    is a 400 naming ``price``; a subscription that has ended, a 409."""
+    sub = subscription_or_404(subscription_id)
+    if not sub.is_live:
+        raise ApiError(409, "The subscription has ended: it bills nothing more.", type="invalid_state")
+    with refusals():
+        try:
+            sub = meter_actions.attach_metered_price(sub, body.price, actor=actor_of(request))
+        except NotMetered as refused:
+            raise ApiError(400, f"price: {refused}.", param="price") from None
+    return shown(sub)

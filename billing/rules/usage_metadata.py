@@ -1,0 +1,43 @@
+"""The usage a charge billed, as its metadata carries it (docs/USAGE.md "Billing a
+period"): what the receipt records whoever records the charge (the run, a webhook, the
+reconciliation), since a replayed key returns the first call's metadata."""
+
+from __future__ import annotations
+
+from billing.rules.projection import MeteredUsage
+
+USAGE_KEYS = ("price", "meter", "quantity", "amount")
+
+
+def _prefix(n: int) -> str:
+    """The metadata keys of the ``n``-th usage (from 0): ``usage_`` for the first (as
+    every charge before several metered prices carried it), ``usage2_`` on."""
+    return "usage_" if n == 0 else f"usage{n + 1}_"
+
+
+def usage_metadata(usages: tuple[MeteredUsage, ...]) -> dict[str, str]:
+    """The usage a charge carries in its metadata: recorded as charged (a replayed key
+    returns the first call's). The first usage's days are every usage's (one period), so
+    the others carry their price, meter, quantity and amount alone: 6 keys and 4 more a
+    metered price (Stripe allows 50 keys: ``MAX_METERED_PRICES`` keeps within them)."""
+    if not usages:
+        return {}
+    first = usages[0]
+    days = {"usage_start": first.start.isoformat(), "usage_end": first.end.isoformat()}
+    return days | {f"{_prefix(n)}{key}": value for n, usage in enumerate(usages)
+                   for key, value in zip(USAGE_KEYS, (usage.price_id, usage.meter, str(usage.quantity),
+                                                      str(usage.amount)), strict=True)}
+
+
+def usage_records(metadata: dict[str, str]) -> list[dict[str, str]]:
+    """The usages a charge's metadata names, in order: each one's ``price``, ``meter``,
+    ``quantity`` and ``amount`` (strings, as carried)."""
+    found: list[dict[str, str]] = []
+    while (prefix := _prefix(len(found))) + "price" in metadata:
+        found.append({key: metadata[prefix + key] for key in USAGE_KEYS})
+    return found
+
+
+def usage_keys(metadata: dict[str, str]) -> dict[str, str] | None:
+    """The keys of ``metadata`` that say what usage the charge billed (None: none)."""
+    return {k: v for k, v in metadata.items() if k.startswith("usage")} or None
