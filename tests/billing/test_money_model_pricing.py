@@ -5,7 +5,9 @@ gateway, as tests/billing/test_money_model.py, whose fixtures it copies.
 Each example has a currency (USD, two decimals, or JPY, none), a seller whose VAT is
 included in its prices (Ireland) or added on top (Italy), a sum meter with a metered
 price (per unit, or graduated with free units), and three customers: monthly with seats,
-yearly, and every three months, each billing the meter's usage in arrears.
+yearly, and every three months, each billing the meter's usage in arrears. The monthly
+customer and a customer of usage alone also bill a second meter (storage, per unit):
+several metered prices on one charge (docs/USAGE.md "Several metered prices").
 
 Steps: the days pass (the clock jumps to the next payment day; the run happens there),
 the payment run, more or fewer seats (prorated: charged now, or credited to the card),
@@ -68,6 +70,7 @@ from hypothesis.stateful import (
 
 from billing import access, batches
 from billing.access.credit_notes import refunds_so_far
+from billing.access.receipts import receipt_usages
 from billing.access.usage import billed_through, get_meter
 from billing.access.usage_billing import attach_metered_price
 from billing.actions import coupons as coupon_actions
@@ -100,6 +103,7 @@ pytestmark = pytest.mark.django_db(databases=[])
 START = date(2027, 1, 1)
 GOOD = "4242424242424242"
 METER = "calls"
+STORAGE_METER = "storage"  # a second meter, billed beside the calls by two customers
 WINDOW_DAYS = 35  # an event may be this many days late (docs/USAGE.md)
 # Per currency: the monthly unit price, the yearly price, the metered price's terms, an
 # amount coupon.
@@ -133,7 +137,8 @@ class Tracked(TrackedSubscription):
         self.tiers = tiers  # a price by tiers of seats: its whole price is the tiers' amount
         self.seats: list[tuple[date, int]] = [(made, quantity)]  # (from this day, seats)
         self.served_until: date | None = None  # cancelled now: the last day served
-        self.events: dict[str, tuple[date, Decimal]] = {}  # identifier -> (UTC day, value), accepted
+        self.meters = [METER]  # the meters it bills, in the subscription's order
+        self.events: dict[str, tuple[str, date, Decimal]] = {}  # identifier -> (meter, UTC day, value), accepted
         self.sent_at: dict[str, date] = {}  # identifier -> the clock's day it was accepted
         self.moment: dict[str, int] = {}  # identifier -> its timestamp (a retry sends the same)
         # Each receipt's cadence when it was first seen (a resume may anchor the cadence anew
@@ -150,9 +155,9 @@ class Tracked(TrackedSubscription):
     def quantities(self) -> set[int]:
         return {q for _, q in self.seats}
 
-    def used(self, start: date, end: date) -> Decimal:
-        """The model's sum of the events of the UTC days [start, end)."""
-        return sum((v for d, v in self.events.values() if start <= d < end), Decimal(0))
+    def used(self, start: date, end: date, meter: str = METER) -> Decimal:
+        """The model's sum of ``meter``'s events of the UTC days [start, end)."""
+        return sum((v for m, d, v in self.events.values() if m == meter and start <= d < end), Decimal(0))
 
     def fixed_cap(self, cadence, start: date, end: date) -> tuple[int, int]:
         """The fixed fee of [start, end] at the seats held each day (and the pieces
@@ -190,7 +195,8 @@ class PricingMachine(RuleBasedStateMachine):
         self.clock.stop()
         if os.environ.get("PRICING_MODEL_STATS"):
             print("estimates checked", self.checked_estimates, "usage receipts",
-                  sum(1 for t in self.subs for r in self._receipts(t) if r.UsageStart), "events",
+                  sum(1 for t in self.subs for r in self._receipts(t) if r.UsageStart), "with two meters",
+                  sum(1 for t in self.subs for r in self._receipts(t) if r.OtherUsage), "events",
                   sum(len(t.events) for t in self.subs))
 
     # --- set-up ----------------------------------------------------------------------------
@@ -215,6 +221,10 @@ class PricingMachine(RuleBasedStateMachine):
             meter=METER) for interval, count, name in CADENCES}
         self.terms = terms_of(self.metered["month", 1])
         self.metered_ids = {p.PriceId for p in self.metered.values()}
+        meter_actions.add_meter(STORAGE_METER, "Storage", MeterAggregation.SUM, actor="test")
+        self.storage = price_actions.add_price("API", PriceTerms(currency, unit_amount=Decimal(3)), actor="test",
+                                               nickname="storage", meter=STORAGE_METER)
+        self.storage_terms = terms_of(self.storage)
         access.create_coupon("PCT20", actor="staff", percent_off=20, duration="forever")
         access.create_coupon("AMT", actor="staff", amount_off=amount_off, currency=currency, duration="repeating",
                              duration_payments=2)
@@ -237,7 +247,10 @@ class PricingMachine(RuleBasedStateMachine):
                 card=token, today=self.today, actor="customer", interval=interval, interval_count=count, **seat_terms)
             assert started.started
             sub = attach_metered_price(started.sub, self.metered[interval, count].PriceId, actor="test")
-            self.subs.append(Tracked(sub, self.today, amount, quantity, tiers))
+            tracked = Tracked(sub, self.today, amount, quantity, tiers)
+            if interval == "month" and count == 1:
+                self._bill_storage(tracked)
+            self.subs.append(tracked)
         # A customer of the monthly metered price alone (docs/USAGE.md "Usage alone"): no
         # fixed fee, its first payment a receipt of 0, each later one its usage only.
         token = get_gateway().tokenize_card(GOOD, 12, 2040, "123")
@@ -246,7 +259,13 @@ class PricingMachine(RuleBasedStateMachine):
             payment_day=days[0], amount=0, currency=currency, card=token, today=self.today, actor="customer",
             metered_price_id=self.metered["month", 1].PriceId)
         assert started.started and usage_only(started.sub)
-        self.subs.append(Tracked(started.sub, self.today, 0, 1))
+        alone = Tracked(started.sub, self.today, 0, 1)
+        self._bill_storage(alone)
+        self.subs.append(alone)
+
+    def _bill_storage(self, tracked: Tracked) -> None:
+        attach_metered_price(tracked.read(), self.storage.PriceId, actor="test")
+        tracked.meters.append(STORAGE_METER)
 
     # --- helpers -----------------------------------------------------------------------
 
@@ -281,7 +300,7 @@ class PricingMachine(RuleBasedStateMachine):
                 shown = upcoming_object(sub, charge, tax)
                 assert sum(line["amount"] + line["tax"] for line in shown["lines"]) == shown["amount_due"]
                 self.estimates[tracked.sub_id] = (charge.period_start.isoformat(), charge.amount,
-                                                  charge.usage.quantity if charge.usage else None)
+                                                  [u.quantity for u in charge.usages])
         summary = batches.run_payments(run_date=self.today, workers=1, catch_up_days=0)
         assert summary.counts["differences"] == 0, summary.differences
         assert summary.counts.get("errors", 0) == 0, summary.counts
@@ -290,7 +309,7 @@ class PricingMachine(RuleBasedStateMachine):
                 continue
             start, amount, quantity = self.estimates[tracked.sub_id]
             [receipt] = [r for r in self._receipts(tracked) if r.PeriodStart == start and not r.Kind]
-            assert (receipt.ProcessedAmount, receipt.UsageQuantity) == (amount, quantity), \
+            assert (receipt.ProcessedAmount, [q for _, _, q, _ in receipt_usages(receipt)]) == (amount, quantity), \
                 "the upcoming payment is not what was charged"
             self.checked_estimates += 1
 
@@ -356,16 +375,18 @@ class PricingMachine(RuleBasedStateMachine):
             self._send(data, tracked, [(0, 43200, value, False) for value in values])
 
     def _send(self, data: st.DataObject, tracked: Tracked, events: list[tuple[int, int, int, bool]]) -> None:
-        meter = get_meter(METER)
+        name = data.draw(st.sampled_from(tracked.meters))
+        meter = get_meter(name)
         now = datetime(self.today.year, self.today.month, self.today.day, 12, tzinfo=UTC)
         for days_late, second, value, repeat in events:
-            recent = sorted(i for i, sent in tracked.sent_at.items() if (self.today - sent).days < WINDOW_DAYS - 5)
+            recent = sorted(i for i, sent in tracked.sent_at.items()
+                            if (self.today - sent).days < WINDOW_DAYS - 5 and tracked.events[i][0] == name)
             identifier = data.draw(st.sampled_from(recent)) if repeat and recent else f"ev{next(self.names)}"
             at = int((now - timedelta(days=days_late)).timestamp()) - 43200 + second
             at = tracked.moment.get(identifier, min(at, int(now.timestamp())))
             days_late = (now - datetime.fromtimestamp(at, tz=UTC)).days
             day = datetime.fromtimestamp(at, tz=UTC).date()
-            watermark = billed_through(tracked.account_id, METER)
+            watermark = billed_through(tracked.account_id, name)
             try:
                 answer = meter_actions.record_usage(meter, customer=tracked.account_id, identifier=identifier,
                                                     value=value, timestamp=at, now=now)
@@ -380,7 +401,7 @@ class PricingMachine(RuleBasedStateMachine):
                 continue
             assert answer == "accepted", answer
             assert watermark is None or day.isoformat() > watermark, "an event counted in a billed day"
-            tracked.events[identifier] = (day, Decimal(value))
+            tracked.events[identifier] = (name, day, Decimal(value))
             tracked.sent_at[identifier] = self.today
             tracked.moment[identifier] = at
 
@@ -457,15 +478,16 @@ class PricingMachine(RuleBasedStateMachine):
                 self._receipt_adds_up(tracked, receipt, charges)
                 kept += receipt.ProcessedAmount - receipt.RefundedAmount
                 rate = Decimal(receipt.TaxRate or 0) if receipt.PricesIncludeTax is False else Decimal(0)
+                usage = sum(amount for _, _, _, amount in receipt_usages(receipt))
                 if receipt.Kind:  # seats: within a period a regular receipt paid, priced there
-                    usage = int(receipt.UsageAmount or 0)  # a receipt of usage alone: its usage
+                    # a receipt of usage alone: its usage
                     cap += int((usage * (1 + rate / 100)).to_integral_value()) if rate else usage
                     slack += 2 if usage else 0
                     continue
                 fixed, pieces = tracked.fixed_cap(tracked.cadence_of_receipt(receipt),
                                                   date.fromisoformat(receipt.PeriodStart),
                                                   date.fromisoformat(receipt.PeriodEnd))
-                net = fixed + int(receipt.UsageAmount or 0)
+                net = fixed + usage
                 cap += int((net * (1 + rate / 100)).to_integral_value()) if rate else net
                 slack += 2 * pieces + 2
             # never more than the seats held day by day and the usage billed (M1, M7, M8)
@@ -479,10 +501,11 @@ class PricingMachine(RuleBasedStateMachine):
         # is in a receipt's usage: paused days, a cancel's last period (now, or at its end,
         # billed by the next run) included; not the days before it was made (no
         # subscription, no usage to bill).
-        closed = billed_through(tracked.account_id, METER)
-        left = {i for i, (day, _) in tracked.events.items() if closed and tracked.made <= day
-                and day.isoformat() <= closed and not any(a <= day.isoformat() < b for a, b in spans)}
-        assert not left, f"events closed and never billed: {sorted(left)} {spans}"
+        for meter in tracked.meters:
+            closed = billed_through(tracked.account_id, meter)
+            left = {i for i, (m, day, _) in tracked.events.items() if m == meter and closed and tracked.made <= day
+                    and day.isoformat() <= closed and not any(a <= day.isoformat() < b for a, b in spans)}
+            assert not left, f"{meter}'s events closed and never billed: {sorted(left)} {spans}"
         for (_, end), (start, _) in itertools.pairwise(spans):
             assert end <= start, f"usage billed twice: {spans}"
         for receipt in billed:
@@ -492,6 +515,11 @@ class PricingMachine(RuleBasedStateMachine):
             assert receipt.UsagePriceId in self.metered_ids
             assert receipt.UsageQuantity == quantity, "an event not counted once"
             assert receipt.UsageAmount == amount_for(self.terms, quantity)
+            # the second meter's usage of the same days, on the same charge
+            others = [(u.PriceId, u.Meter, int(u.Quantity), int(u.Amount)) for u in receipt.OtherUsage or []]
+            stored = math.ceil(tracked.used(start, end, STORAGE_METER))
+            assert others == ([(self.storage.PriceId, STORAGE_METER, stored, amount_for(self.storage_terms, stored))]
+                              if STORAGE_METER in tracked.meters else []), "a meter's usage not billed once"
 
     def _receipt_adds_up(self, tracked: Tracked, receipt, charges: dict) -> None:
         if receipt.ChargeId:
@@ -521,7 +549,8 @@ class PricingMachine(RuleBasedStateMachine):
         else:
             assert off == 0
         before_added_tax = receipt.ProcessedAmount if receipt.PricesIncludeTax is not False else receipt.Net
-        assert before_added_tax == fixed - off + int(receipt.UsageAmount or 0), "not the days' fee and usage"
+        usage = sum(amount for _, _, _, amount in receipt_usages(receipt))
+        assert before_added_tax == fixed - off + usage, "not the days' fee and usage"
 
 
     @staticmethod
