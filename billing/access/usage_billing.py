@@ -13,7 +13,7 @@ from billing.access.events import new_event
 from billing.access.outbox import transact_update
 from billing.access.prices import get_price
 from billing.exceptions import ConditionFailed
-from billing.models import MerchantEvent, Subscription, UsageEndEntry
+from billing.models import MerchantEvent, Price, Subscription, UsageEndEntry
 from billing.rules.price_choice import bills_with
 from billing.rules.schedule import cadence_of, reminder_days
 from core.dynamo import engine
@@ -43,20 +43,12 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
     price that cannot be; a price it names already: nothing written. Requests: the price's
     GetItem and, with one metered price or more, each one's GetItem (their meters)."""
     price = get_price(price_id)
-    if price is None or not price.Meter:
-        raise NotMetered(f"{price_id} is not a metered price")
-    if price.PriceId in sub.metered_price_ids:
+    if price is not None and price.PriceId in sub.metered_price_ids:
         return sub
-    if price.Currency != sub.Currency:
-        raise NotMetered(f"{price_id} is in {price.Currency}, the subscription in {sub.Currency}")
-    if not bills_with(price, sub.Interval, sub.IntervalCount):
-        raise NotMetered(f"{price_id} is billed every {int(price.IntervalCount or 1)} {price.Interval}, the "
-                         f"subscription every {int(sub.IntervalCount or 1)} {sub.Interval or 'month'}")
-    if len(sub.metered_price_ids) >= MAX_METERED_PRICES:
-        raise NotMetered(f"a subscription bills {MAX_METERED_PRICES} metered prices at most")
-    # Two prices of one meter would bill each event twice.
-    if any(other is not None and other.Meter == price.Meter for other in map(get_price, sub.metered_price_ids)):
-        raise NotMetered(f"the subscription bills the meter {price.Meter} already")
+    billed = {other.Meter for other in map(get_price, sub.metered_price_ids) if other is not None}
+    refusal = why_not_metered(sub, price, price_id, billed)
+    if refusal or price is None:
+        raise NotMetered(refusal)
     if sub.MeteredPriceId:
         others = [*(sub.OtherMeteredPriceIds or []), price.PriceId]
         before, after = {"OtherMeteredPriceIds": sub.OtherMeteredPriceIds}, {"OtherMeteredPriceIds": others}
@@ -76,6 +68,23 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
         sub.MeteredPriceId = price.PriceId
     sub.Version = (sub.Version or 0) + 1
     return sub
+
+
+def why_not_metered(sub: Subscription, price: Price | None, price_id: str, billed: set[str | None]) -> str | None:
+    """Why ``price`` cannot join ``sub``'s metered prices (None: it can). ``billed``: the
+    meters ``sub`` bills already."""
+    if price is None or not price.Meter:
+        return f"{price_id} is not a metered price"
+    if price.Currency != sub.Currency:
+        return f"{price_id} is in {price.Currency}, the subscription in {sub.Currency}"
+    if not bills_with(price, sub.Interval, sub.IntervalCount):
+        return (f"{price_id} is billed every {int(price.IntervalCount or 1)} {price.Interval}, the "
+                f"subscription every {int(sub.IntervalCount or 1)} {sub.Interval or 'month'}")
+    if len(sub.metered_price_ids) >= MAX_METERED_PRICES:
+        return f"a subscription bills {MAX_METERED_PRICES} metered prices at most"
+    if price.Meter in billed:  # two prices of one meter would bill each event twice
+        return f"the subscription bills the meter {price.Meter} already"
+    return None
 
 
 def usage_end_entry(sub: Subscription, last_day: date, mode: str = "period_end", *, attempts: int = 0,

@@ -1,0 +1,57 @@
+"""Staff add a metered price to a live subscription (the money role's, as a switch): from
+its next payment on, each payment also bills that meter's usage of the period just ended,
+on the same invoice (docs/USAGE.md "Several metered prices"). Nothing is charged now."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_http_methods
+
+from billing.access.usage_billing import NotMetered
+from billing.actions import meters as meter_actions
+from billing.rules.price_objects import terms_of
+from billing.rules.price_words import price_words
+from billing.staff.common import account_url, change_page
+from billing.views.common import subscription_or_404
+from core.pages import actor
+
+
+class MeteredPriceForm(forms.Form):
+    price = forms.ChoiceField(label=gettext_lazy("Metered price"))
+
+    def __init__(self, *args, choices: list[tuple[str, str]], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["price"].choices = choices
+
+
+@require_http_methods(["GET", "POST"])
+def staff_add_metered(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
+    offered = meter_actions.addable_metered_prices(sub)
+    if not offered:
+        messages.error(request, _("No metered price can be added to this subscription."))
+        return redirect(account_url(account_id))
+    choices = [(price.PriceId, f"{product}: {price.Meter}, {price_words(terms_of(price), price.UnitLabel)}")
+               for product, price in offered]
+    form = MeteredPriceForm(request.POST or None, choices=choices)
+
+    def add() -> str | None:
+        try:
+            meter_actions.attach_metered_price(sub, form.cleaned_data["price"], actor=actor(request))
+        except NotMetered as refused:
+            form.add_error("price", str(refused))
+            return None
+        return _("%(product)s now bills this usage too, from its next payment on.") % {
+            "product": sub.ProductName or sub.SKU}
+
+    return change_page(request, account_id, sub, title=_("Add a metered price"),
+                       question=_("Bill this subscription for the usage of another meter too? Nothing is charged "
+                                  "now: each payment from the next on adds the usage of the period just ended, on "
+                                  "the same invoice."),
+                       button=_("Add a metered price"), form=form, change=add,
+                       drawn_again=lambda: MeteredPriceForm(choices=choices))
