@@ -14,8 +14,9 @@ from decimal import Decimal
 
 import pytest
 import time_machine
+from django.core import mail
 
-from billing import access
+from billing import access, batches
 from billing.access.receipts import build_receipt
 from billing.access.usage import USAGE_SHARDS, billed_through
 from billing.access.usage_billing import MAX_METERED_PRICES, NotMetered, attach_metered_price
@@ -29,6 +30,8 @@ from billing.rules.api_objects import items_of
 from billing.rules.invoice import invoice_of
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 from billing.rules.usage_metadata import usage_metadata, usage_records
+from billing.views.manage_pages import _usage
+from core.mail import money_text
 from core.payments.gateway import get_gateway
 from tests.api.conftest import ApiClient
 from tests.builders import (
@@ -68,8 +71,8 @@ def _two_meters():
     return attach_metered_price(sub, storage.PriceId, actor="test"), calls, storage
 
 
-def _events(write_api: ApiClient, sub) -> None:
-    for n, (name, day, value) in enumerate(EVENTS):
+def _events(write_api: ApiClient, sub, events: list | None = None) -> None:
+    for n, (name, day, value) in enumerate(EVENTS if events is None else events):
         at = int(datetime(day.year, day.month, day.day, 10, tzinfo=UTC).timestamp())
         answer = write_api.post("/meter_events", {"event_name": name, "customer": sub.account_id,
                                                   "identifier": f"e{n}", "value": value, "timestamp": at})
@@ -257,3 +260,30 @@ def test_metered_items_alone_subscribe_to_each_meter_s_usage(write_api: ApiClien
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert int(sub.PaymentAmount) == 0 and sub.metered_price_ids == [calls.PriceId, storage.PriceId]
     assert [int(r.ProcessedAmount) for r in receipts_of(sub)] == [0]
+
+
+def test_the_reminder_and_invoice_upcoming_announce_every_meter_as_the_upcoming_payment(
+        read_api: ApiClient, write_api: ApiClient) -> None:
+    sub, calls, storage = _two_meters()
+    with time_machine.travel(datetime(2027, 3, 8, 12, tzinfo=UTC), tick=False):
+        _events(write_api, sub, EVENTS[:3])  # by 8 March: 1,200 calls and 30 GB
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+        mail.outbox.clear()
+        assert batches.run_reminders(run_date=date(2027, 3, 8), catch_up_days=0).counts["sent"] == 1
+        page = _usage(fresh(sub))  # the subscription page's estimate
+    # the first 1,000 calls free, 200 at 0.2 cents: 40; 30 GB at 10 cents: 300
+    assert shown["amount_due"] == 999 + 40 + 300
+    [message] = mail.outbox
+    assert f"Amount: about {money_text(shown['amount_due'], 'USD')}" in message.body, message.body
+    assert f"it includes {money_text(340, 'USD')} for your usage so far (1200 api_calls, 30 storage_gb)" \
+        in message.body
+    assert page is not None and page["usage_used"] == "1200 api_calls, 30 storage_gb"
+    assert (page["usage_amount"], page["estimate"]) == ("$3.40", "about $13.39")
+    # the merchant's invoice.upcoming, three days before: the endpoint's object then, both meters' lines
+    with time_machine.travel(datetime(2027, 3, 12, 12, tzinfo=UTC), tick=False):
+        assert batches.run_reminders(run_date=date(2027, 3, 12), catch_up_days=0).counts["invoice_upcoming"] == 1
+        [event] = [e for e in access.events_after(None, limit=1000)[0]
+                   if e.Type == "invoice.upcoming" and e.ObjectId == sub.sub_id]
+        now = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+    assert event.Data == now
+    assert [line["meter"] for line in now["lines"]] == [None, "api_calls", "api_calls", "storage_gb"]
