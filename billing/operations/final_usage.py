@@ -13,7 +13,6 @@ records it here by its metadata's ``kind``."""
 from __future__ import annotations
 
 import logging
-import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,11 +21,9 @@ from datetime import date, timedelta
 from django.conf import settings
 
 from billing import access
-from billing.access.prices import get_price
-from billing.access.usage import mark_billed, usage_for_period
 from billing.access.usage_billing import retry_usage_end, usage_end_entries
 from billing.models import Price, Receipt, Subscription, SubscriptionStatus, UsageEndEntry
-from billing.operations.metered import priced_usage, usage_priced
+from billing.operations.metered import usage_priced, usages_over
 from billing.operations.payments import send_receipt
 from billing.rules.invoice_tax import TaxTerms, tax_metadata
 from billing.rules.lifecycle import CancelMode, last_usage_billed_on
@@ -94,20 +91,12 @@ def usage_due(sub: Subscription, last_day: date, *, close: bool = False,
     start, end = usage_start(sub, last_day), last_day + timedelta(days=1)
     if not sub.MeteredPriceId or start >= end:  # cancelled during a free trial: its usage never began
         return None
-    usages = []
-    for price_id in sub.metered_price_ids:
-        price = (prices or {}).get(price_id) or get_price(price_id)
-        if price is None or not price.Meter:
-            continue
-        if close:
-            mark_billed(sub.account_id, price.Meter, last_day)
-        used = math.ceil(usage_for_period(sub.account_id, price.Meter, start, end))
-        usages.append(priced_usage(price, start, end, used))
+    usages = usages_over(sub, start, end, close=close, prices=prices)
     amount = sum(u.amount for u in usages)
     if not usages or (amount <= 0 and not nothing_too):
         return None
     tax = access.tax_terms(sub)
-    return UsageDue(start, tuple(usages), tax.line(amount, last_day), tax)
+    return UsageDue(start, usages, tax.line(amount, last_day), tax)
 
 
 def last_usage_charge(sub: Subscription, today: date, *,

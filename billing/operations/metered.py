@@ -39,7 +39,14 @@ def metered_usages(sub: Subscription, charge: ComingCharge, *, close: bool = Fal
     start = usage_period_start(sub, charge)
     if start is None:
         return ()
-    end = charge.period_start  # exclusive
+    return usages_over(sub, start, charge.period_start, close=close, prices=prices)
+
+
+def usages_over(sub: Subscription, start: date, end: date, *, close: bool = False,
+                prices: dict[str, Price] | None = None) -> tuple[MeteredUsage, ...]:
+    """Each of ``sub``'s metered prices' usage over the days ``[start, end)``, priced, in
+    its order (a price gone, or no longer metered, is passed over). ``close``: each meter's
+    days up to ``end`` are closed first (``mark_billed``), so the read is what is billed."""
     usages = []
     for price_id in sub.metered_price_ids:
         price = (prices or {}).get(price_id) or get_price(price_id)
