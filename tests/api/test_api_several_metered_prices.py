@@ -34,6 +34,7 @@ from billing.views.manage_pages import _usage
 from core.mail import money_text
 from core.payments.gateway import get_gateway
 from tests.api.conftest import ApiClient
+from tests.api.test_api_usage_billing import LAST_EVENTS, PAY_DAY, D, paid_on_its_day
 from tests.builders import (
     card,
     fresh,
@@ -46,9 +47,7 @@ from tests.builders import (
 
 pytestmark = pytest.mark.django_db
 
-D = date(2027, 3, 15)  # pays 15 March to 14 April, and the usage of 15 February to 14 March
-LAST_EVENTS = datetime(2027, 3, 14, 20, tzinfo=UTC)
-PAY_DAY = datetime(2027, 3, 15, 12, tzinfo=UTC)
+# D (15 March 2027) pays 15 March to 14 April, and the usage of 15 February to 14 March
 # the first 1,000 calls free, then 0.2 cents: 235 x 0.2 = 47
 CALLS = PriceTerms("USD", BillingScheme.TIERED, tiers_mode=TiersMode.GRADUATED,
                    tiers=(Tier(1000, Decimal(0)), Tier(None, Decimal("0.2"))))
@@ -99,14 +98,7 @@ def test_one_charge_bills_each_meter_as_the_upcoming_payment_said_line_for_line(
     # the demo seller's prices include their tax; an Italian seller's exclude it: 22% on top
     assert shown["amount_due"] == (price if not vat_on_top else price + (price * 22 + 50) // 100)
 
-    due = fresh(sub)
-    ddb_requests.reset()
-    with time_machine.travel(PAY_DAY, tick=False):
-        outcome = payments.take_payment(due, run_date=D)
-    assert outcome.status == "paid", outcome.reason
-    requests = ddb_requests.by_name()
-    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
-    [receipt] = receipts_of(sub)
+    requests, charge, receipt = paid_on_its_day(sub, ddb_requests)
     assert charge["amount"] == receipt.ProcessedAmount == shown["amount_due"]
     # the charge carries each meter's usage, recorded as charged
     assert usage_records(charge["metadata"]) == [

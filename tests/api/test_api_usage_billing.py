@@ -55,6 +55,20 @@ def _metered(model: str):
     return attach_metered_price(fresh(sub), price.PriceId, actor="test"), price
 
 
+def paid_on_its_day(sub, ddb_requests) -> tuple[Counter, dict, object]:
+    """``sub``'s payment taken on ``D`` (at ``PAY_DAY``): the DynamoDB requests it made,
+    its one charge and its one receipt."""
+    due = fresh(sub)
+    ddb_requests.reset()
+    with time_machine.travel(PAY_DAY, tick=False):
+        outcome = payments.take_payment(due, run_date=D)
+    assert outcome.status == "paid", outcome.reason
+    requests = ddb_requests.by_name()
+    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
+    [receipt] = receipts_of(sub)
+    return requests, charge, receipt
+
+
 def _event(sub, n: int, day: date, value: int) -> dict:
     at = int(datetime(day.year, day.month, day.day, 10, tzinfo=UTC).timestamp())
     return {"event_name": "api_calls", "customer": sub.account_id, "identifier": f"e{n}", "value": value,
@@ -77,14 +91,7 @@ def test_the_upcoming_amount_after_the_last_event_is_what_the_payment_day_charge
     expected_usage = TERMS[model][1]
     assert shown["amount_due"] == 999 + expected_usage  # the demo seller's prices include their tax
 
-    due = fresh(sub)
-    ddb_requests.reset()
-    with time_machine.travel(PAY_DAY, tick=False):
-        outcome = payments.take_payment(due, run_date=D)
-    assert outcome.status == "paid", outcome.reason
-    requests = ddb_requests.by_name()
-    [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
-    [receipt] = receipts_of(sub)
+    requests, charge, receipt = paid_on_its_day(sub, ddb_requests)
     assert charge["amount"] == receipt.ProcessedAmount == shown["amount_due"]
     assert charge["metadata"]["usage_quantity"] == "1235"
     assert charge["metadata"]["usage_amount"] == str(expected_usage)
