@@ -10,10 +10,10 @@ from django.conf import settings
 
 from billing.access._common import delete_entry, refused_as, utc_now
 from billing.access.events import new_event
-from billing.access.outbox import transact_update
+from billing.access.outbox import preview, save_item, subscription_event, transact_update
 from billing.access.prices import get_price
 from billing.exceptions import ConditionFailed
-from billing.models import MerchantEvent, Price, Subscription, UsageEndEntry
+from billing.models import MerchantEvent, MerchantEventType, Price, Subscription, UsageEndEntry
 from billing.rules.price_choice import bills_with
 from billing.rules.schedule import cadence_of, reminder_days
 from core.dynamo import engine
@@ -39,7 +39,8 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
     """From its next payment on, ``sub`` also pays the usage of ``price_id``'s meter over
     the period just ended: its first metered price (``MeteredPriceId``), or one more
     (``OtherMeteredPriceIds``, in order). One transaction: the subscription (on its
-    version: a stale copy is ``ConditionFailed``) and the audit event. ``NotMetered`` for a
+    version: a stale copy is ``ConditionFailed``), the audit event and the merchant's
+    ``subscription.updated``. ``NotMetered`` for a
     price that cannot be; a price it names already: nothing written. Requests: the price's
     GetItem and, with one metered price or more, each one's GetItem (their meters)."""
     price = get_price(price_id)
@@ -56,12 +57,16 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
     else:
         before, after = {"MeteredPriceId": sub.MeteredPriceId}, {"MeteredPriceId": price.PriceId}
         action = Subscription.MeteredPriceId.set(price.PriceId)
+    # The merchant's ``subscription.updated`` carries its items with the new one (a metered
+    # price named at subscribing joins after the first charge, so after ``subscription.created``).
+    updated = subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, [action]))
     # PynamoDB's transactional update checks and moves on the item's ``Version`` itself.
     with refused_as(ConditionFailed, sub.SK), engine.transact_write() as tx:
         tx.update(Subscription(sub.PK, sub.SK, Version=sub.Version), actions=[action],
                   condition=Subscription.SK.exists())
         tx.save(new_event(sub.account_id, actor=actor, action=METERED_PRICE_ATTACHED, subject=sub.SK,
                           before=before, after={**after, "Meter": price.Meter}))
+        save_item(tx, updated)
     if sub.MeteredPriceId:
         sub.OtherMeteredPriceIds = others
     else:

@@ -221,6 +221,10 @@ def test_the_api_adds_a_metered_price_to_a_live_subscription(write_api: ApiClien
     assert added.status_code == 200, added.content
     assert [item["price"] for item in added.json()["items"]][1:] == [calls.PriceId, storage.PriceId, active.PriceId]
     assert fresh(sub).metered_price_ids == [calls.PriceId, storage.PriceId, active.PriceId]
+    # the merchant hears of it: subscription.updated, carrying the subscription as the API shows it
+    updates = [e for e in access.events_after(None, limit=1000)[0]
+               if e.Type == "subscription.updated" and e.ObjectId == sub.sub_id]
+    assert updates[-1].Data["items"] == added.json()["items"]
     # named already: the subscription as it is, nothing written
     version = fresh(sub).Version
     assert write_api.post(path, {"price": calls.PriceId}, key="item-2").status_code == 200
