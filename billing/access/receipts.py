@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal
 from functools import partial
 from typing import Any
 
@@ -56,13 +55,12 @@ from billing.models import (
     UsageMap,
 )
 from billing.rules.api_objects import refund_object
-from billing.rules.pricing import UsagePart
 from billing.rules.projection import MeteredUsage
 from billing.rules.receipt_keys import product_sku
 from billing.rules.seat_lines import LineSeats, mark_seats
 from billing.rules.switch import usage_only
 from billing.rules.tax import tax_line
-from billing.rules.usage_lines import split_usages
+from billing.rules.usage_lines import plain_part, split_usages
 from billing.rules.usage_metadata import usage_records
 from core.clock import billing_today
 
@@ -250,8 +248,8 @@ def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = Fals
                        for usage, lines in zip(priced, split, strict=True) for line in lines]
     else:
         # One line a metered price: its amount, its share of the usage's tax.
-        alike = [(UsagePart(quantity, Decimal(0), 0, amount),) for _, _, quantity, amount in recorded]
-        each = split_usages(alike, net=net, tax=tax, gross=gross, prices_include_tax=include)
+        each = split_usages([plain_part(quantity, amount) for _, _, quantity, amount in recorded], net=net, tax=tax,
+                            gross=gross, prices_include_tax=include)
         if each is None:  # the amounts recorded are not the usage's line: one line of all
             usage_lines = [TaxLineMap(Description=", ".join(f"{meter} × {quantity}" for _, meter, quantity, _ in recorded),
                                       **days, Net=net, Tax=tax, Gross=gross)]

@@ -4,7 +4,6 @@ what is charged (``ComingCharge.amount``)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import NamedTuple
 
 from django.utils.translation import override
@@ -12,10 +11,9 @@ from django.utils.translation import override
 from billing.models import Subscription
 from billing.rules.invoice_tax import TaxTerms
 from billing.rules.price_words import part_words
-from billing.rules.pricing import UsagePart
 from billing.rules.projection import ChargeKind, ComingCharge
 from billing.rules.switch import usage_only
-from billing.rules.usage_lines import split_usages
+from billing.rules.usage_lines import plain_part, split_usages
 
 
 class ChargeLine(NamedTuple):
@@ -66,8 +64,7 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
     shares = dict(net=usage_net, tax=usage_tax, gross=usage_net + usage_tax, prices_include_tax=include)
     split = split_usages([u.parts for u in charge.usages], **shares)
     # Without tiers to show (never for a charge priced here): a line a metered price.
-    plain = split is None and split_usages([(UsagePart(u.quantity, Decimal(0), 0, u.amount),) for u in charge.usages],
-                                           **shares)
+    plain = split is None and split_usages([plain_part(u.quantity, u.amount) for u in charge.usages], **shares)
     for n, usage in enumerate(charge.usages):
         used = f"{usage.meter}, {usage.start.isoformat()} to {usage.end.isoformat()} (exclusive)"
         if split is None:

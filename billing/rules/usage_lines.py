@@ -14,6 +14,7 @@ share, and the lines sum to the usage's net, tax and gross."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 from billing.rules.pricing import UsagePart
 
@@ -49,6 +50,12 @@ def share_tax(tax: int, amounts: list[int]) -> list[int]:
     for i in order[:left]:
         shares[i] += 1
     return shares
+
+
+def plain_part(quantity: int, amount: int) -> tuple[UsagePart]:
+    """A metered price's usage as one part, without its tiers (a price no longer there to
+    read them from): its quantity and its amount, so its line takes its share of the tax."""
+    return (UsagePart(quantity, Decimal(0), 0, amount),)
 
 
 def split_usages(groups: list[tuple[UsagePart, ...]], *, net: int, tax: int, gross: int,
