@@ -16,17 +16,12 @@ from billing.exceptions import ConditionFailed
 from billing.models import MerchantEvent, MerchantEventType, Price, Subscription, UsageEndEntry
 from billing.rules.price_choice import bills_with
 from billing.rules.schedule import cadence_of, reminder_days
+from billing.rules.usage_metadata import MAX_METERED_PRICES
 from core.dynamo import engine
 
 METERED_PRICE_ATTACHED = "subscription.metered_price_attached"
 # How long an entry outlives its day should no run delete it (runs catch up 31 days).
 ENTRY_TTL_DAYS = 45
-
-
-# A subscription's metered prices at most: a charge carries 4 metadata keys a price more
-# (billing/rules/usage_metadata.py) within the processor's 50, as Stripe's subscriptions
-# hold 20 items.
-MAX_METERED_PRICES = 5
 
 
 class NotMetered(ValueError):

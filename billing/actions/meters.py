@@ -10,6 +10,7 @@ from billing.access import usage as metered
 from billing.access import usage_billing
 from billing.models import CATALOG_EVENTS_ACCOUNT, Meter, MeterAggregation, Price, PriceStatus, Subscription
 from billing.rules.usage import EventRefused, check_event_name, day_of, event_moment, event_value
+from billing.rules.usage_metadata import MAX_METERED_PRICES
 
 # The audit event of a new meter (in the catalog's pseudo-account: a meter belongs to no customer).
 METER_CREATED = "staff.create_meter"
@@ -64,7 +65,7 @@ def addable_metered_prices(sub: Subscription) -> list[tuple[str, Price]]:
     """The active metered prices ``sub`` could bill beside its own (the rules
     ``attach_metered_price`` applies), each with its product's name, by product: one Query
     of the products and one of each product's prices, and a GetItem of each of its own."""
-    if not sub.is_live or len(sub.metered_price_ids) >= usage_billing.MAX_METERED_PRICES:
+    if not sub.is_live or len(sub.metered_price_ids) >= MAX_METERED_PRICES:
         return []
     billed = {price.Meter for price in access.metered_prices(sub).values()}
     return [(product.Name, price) for product in access.list_products()

@@ -15,7 +15,6 @@ from ninja import Router
 from pydantic import BeforeValidator, Field
 
 from billing import access
-from billing.access.usage_billing import MAX_METERED_PRICES
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscription_actions
 from billing.api.auth import actor_of, read_key, write_key
@@ -28,6 +27,7 @@ from billing.models import Card, ProductStatus
 from billing.rules.price_choice import PriceRefused, bills_with, choose_offer
 from billing.rules.price_objects import price_object
 from billing.rules.pricing import MAX_INTERVAL_COUNT, BillingScheme, Interval, PriceTerms, Tier, TiersMode
+from billing.rules.usage_metadata import MAX_METERED_PRICES
 from core.money import is_payable_currency
 from core.pages import today
 from core.payments.gateway import CardToken

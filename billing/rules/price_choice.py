@@ -21,6 +21,7 @@ from billing.models import Price, PriceStatus, Product
 from billing.rules.price_objects import DEFAULT_PRICE_PREFIX, terms_of
 from billing.rules.pricing import BillingScheme, PriceTerms, TiersMode, seats_amount
 from billing.rules.seats import QuantityOutOfBounds, check_quantity, quantity_bounds
+from billing.rules.usage_metadata import MAX_METERED_PRICES
 
 
 class PriceRefused(ValueError):
@@ -147,15 +148,20 @@ def bills_with(metered: Price, interval: str | None, interval_count: int | None)
     return (metered.Interval, int(metered.IntervalCount or 1)) == (interval or "month", int(interval_count or 1))
 
 
-def metered_price_of(prices: list[Price], currency: str, interval: str | None = None,
-                     interval_count: int | None = None) -> Price | None:
-    """The metered price a subscription in ``currency`` to the product of ``prices`` (its
-    active prices, oldest first) bills its usage by, in arrears (docs/USAGE.md "Billing a
-    period"): the oldest active metered price in that currency and of the fixed price's
-    cadence (``bills_with``; None: monthly): the portal offers that one (the API names more:
-    docs/USAGE.md "Several metered prices"); None when the product has none."""
-    return next((p for p in prices if p.Meter and p.Status == PriceStatus.ACTIVE
-                 and p.Currency.upper() == currency.upper() and bills_with(p, interval, interval_count)), None)
+def metered_prices_of(prices: list[Price], currency: str, interval: str | None = None,
+                      interval_count: int | None = None) -> list[Price]:
+    """The metered prices a subscription in ``currency`` to the product of ``prices`` (its
+    active prices, oldest first) bills its usage by, in arrears, beside its fixed price
+    (docs/USAGE.md "Several metered prices"): the active metered prices in that currency
+    and of the fixed price's cadence (``bills_with``; None: monthly), oldest first, the
+    oldest of each meter (two of one meter would bill its events twice), at most
+    ``MAX_METERED_PRICES``; [] when the product has none."""
+    found: list[Price] = []
+    for p in prices:
+        if p.Meter and p.Status == PriceStatus.ACTIVE and p.Currency.upper() == currency.upper() \
+                and bills_with(p, interval, interval_count) and all(f.Meter != p.Meter for f in found):
+            found.append(p)
+    return found[:MAX_METERED_PRICES]
 
 
 def choose_usage_only(price: Price | None, product: Product) -> PriceChoice:

@@ -7,6 +7,10 @@ from __future__ import annotations
 from billing.rules.projection import MeteredUsage
 
 USAGE_KEYS = ("price", "meter", "quantity", "amount")
+# A subscription's metered prices at most: a charge carries 4 metadata keys a price more
+# than the first's 6 (``usage_metadata``), within the processor's 50 with the rest it
+# carries, as Stripe's subscriptions hold 20 items.
+MAX_METERED_PRICES = 5
 
 
 def _prefix(n: int) -> str:

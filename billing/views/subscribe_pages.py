@@ -38,7 +38,7 @@ from billing.rules.price_choice import (
     choose_metered_price,
     choose_offer,
     is_per_seat,
-    metered_price_of,
+    metered_prices_of,
     offered,
 )
 from billing.rules.price_objects import terms_of
@@ -62,7 +62,7 @@ QUOTE_MAX_AGE = 60 * 60  # seconds: an hour-old confirm page is quoted again
 
 def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | None = None,
               trial_days: int = 0, buyer: object | None = None, choice: PriceChoice | None = None,
-              metered: Price | None = None) -> dict[str, Any]:
+              metered: list[Price] | None = None) -> dict[str, Any]:
     """What subscribing on ``day`` costs: the monthly price and the first charge (the days
     up to the first payment date, prorated by day; a full month on the payment day); with
     a coupon, the first period's price, the discount and the first charge after it. With
@@ -72,7 +72,7 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
     and VAT number; default the seller's country). ``choice``: a chosen price of the
     product (``rules.price_choice``): its amount a period, currency and cadence, the
     first period by the cadence as ``create_subscription`` makes it. ``metered``: the
-    product's metered price, named by the new subscription after its first charge, which
+    product's metered prices, named by the new subscription after its first charge, which
     bills no usage (so the first charge is the fixed price's alone)."""
     trial_end = day + timedelta(days=trial_days - 1) if trial_days else None
     first_day = trial_end + timedelta(days=1) if trial_end else day
@@ -106,8 +106,8 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
     if choice is not None and choice.usage_only:  # no fixed fee: the metered price is its one price
         quote.update(usage_only=True, metered_price_id=choice.metered_price_id, interval=choice.interval,
                      interval_count=choice.interval_count)
-    if metered is not None:
-        quote["metered_price_id"] = metered.PriceId
+    if metered:
+        quote["metered_price_ids"] = [price.PriceId for price in metered]
     return quote
 
 
@@ -159,10 +159,16 @@ def _price_offers(products: list[Product], sku: str | None) -> dict[str, Price]:
     return {p.PriceId: p for p in access.list_prices(product.SKU, product=product) if offered(p)}
 
 
-def usage_words(price: Price) -> str:
-    """A metered price beside the fixed one: "plus usage, billed in arrears: first 1,000
-    calls free, then $0.002 a call, a month" (``price_words``)."""
-    return _("plus usage, billed in arrears: %(words)s") % {"words": price_words(terms_of(price), price.UnitLabel)}
+def usage_words(prices: list[Price]) -> str:
+    """The metered prices beside the fixed one: "plus usage, billed in arrears: first 1,000
+    calls free, then $0.002 a call, a month; $0.10 a GB a month" (``price_words``)."""
+    return _("plus usage, billed in arrears: %(words)s") % {"words": metered_words(prices)}
+
+
+def metered_words(prices: list[Price]) -> str:
+    """Each metered price in words, in order: "first 1,000 calls free, then $0.002 a call,
+    a month; $0.10 a GB a month"."""
+    return "; ".join(price_words(terms_of(price), price.UnitLabel) for price in prices)
 
 
 Cadence = tuple[str, int]  # a price's interval and interval count
@@ -175,27 +181,28 @@ def _cadence(price: Price | PriceChoice | None) -> Cadence:
     return (price.interval or "month", int(price.interval_count or 1)) if price is not None else MONTHLY
 
 
-def _metered_prices(products: list[Product], prices: dict[str, list[Price]]) -> dict[tuple[str, str, Cadence], Price]:
-    """Each product's metered price by (SKU, currency, cadence), for its fixed prices'
-    currencies and cadences (``rules.price_choice.metered_price_of``: its usage is billed
-    only with payments of its own cadence): no read, the catalog's Query has them."""
-    found: dict[tuple[str, str, Cadence], Price] = {}
+def _metered_prices(products: list[Product],
+                    prices: dict[str, list[Price]]) -> dict[tuple[str, str, Cadence], list[Price]]:
+    """Each product's metered prices by (SKU, currency, cadence), for its fixed prices'
+    currencies and cadences (``rules.price_choice.metered_prices_of``: their usage is
+    billed only with payments of their own cadence): no read, the catalog's Query has them."""
+    found: dict[tuple[str, str, Cadence], list[Price]] = {}
     for product in products:
         own = prices.get(product.SKU, [])
         fixed = {(product.Currency.upper(), MONTHLY), *((p.Currency.upper(), _cadence(p)) for p in own if not p.Meter)}
         for currency, cadence in fixed:
-            metered = metered_price_of(own, currency, *cadence)
-            if metered is not None:
+            metered = metered_prices_of(own, currency, *cadence)
+            if metered:
                 found[product.SKU, currency, cadence] = metered
     return found
 
 
-def _chosen_metered(pending: dict[str, Any], product: Product, currency: str) -> Price | None:
-    """The metered price chosen with the product on step 1, as it is now (one GetItem);
-    ``PriceRefused`` when it can no longer be (archived meanwhile). None: the product had none."""
-    if not pending.get("metered_price_id"):
-        return None
-    return choose_metered_price(access.get_price(pending["metered_price_id"]), product, currency)
+def _chosen_metered(pending: dict[str, Any], product: Product, currency: str) -> list[Price]:
+    """The metered prices chosen with the product on step 1, as they are now (a GetItem
+    each); ``PriceRefused`` when one can no longer be (archived meanwhile). []: the product
+    had none. (A page of step 1 shown before several were offered named one.)"""
+    ids = pending.get("metered_price_ids") or ([pending["metered_price_id"]] if pending.get("metered_price_id") else [])
+    return [choose_metered_price(access.get_price(price_id), product, currency) for price_id in ids]
 
 
 def _chosen_price(pending: dict[str, Any], product: Product) -> tuple[PriceChoice | None, str]:
@@ -245,7 +252,7 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     form = SubscribeForm(bound_data(request), products=products, today=today(), initial=initial,
                          first_dates=first_dates, cards=[(i, wallet.card_label(c.Details)) for i, c in cards.items()],
                          customer=card_customer(account_id, wallet_now.account),
-                         prices=[(i, _offer_words(p, metered.get((p.SKU, p.Currency.upper(), _cadence(p)))),
+                         prices=[(i, _offer_words(p, metered.get((p.SKU, p.Currency.upper(), _cadence(p)), [])),
                                   is_per_seat(p)) for i, p in offers.items()],
                          usage={p.SKU: usage_words(metered[p.SKU, p.Currency.upper(), MONTHLY]) for p in products
                                 if (p.SKU, p.Currency.upper(), MONTHLY) in metered})
@@ -295,8 +302,8 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
                 # The chosen price (none: the product's monthly default) and its seats.
                 **({"price_id": chosen_price.stored_price_id, "quantity": chosen_price.quantity}
                    if chosen_price and chosen_price.stored_price_id else {}),
-                # A metered price alone is the price chosen; else the product's metered price
-                # in that currency and cadence, its usage billed in arrears beside it.
+                # A metered price alone is the price chosen; else the product's metered prices
+                # in that currency and cadence, their usage billed in arrears beside it.
                 **({"price_id": chosen_price.price_id} if chosen_price and chosen_price.usage_only else
                    _pending_metered(metered, form.cleaned_data["product"],
                                     chosen_price.currency if chosen_price else
@@ -307,19 +314,19 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
     return render(request, "portal/subscribe.html", {"form": form, "products": products})
 
 
-def _offer_words(price: Price, metered: Price | None) -> str:
-    """A price offered on step 1, in words, with the metered price billed beside it; a
+def _offer_words(price: Price, metered: list[Price]) -> str:
+    """A price offered on step 1, in words, with the metered prices billed beside it; a
     metered price offered for its usage alone says it has no fixed fee."""
     words = price_words(terms_of(price), price.UnitLabel)
     if price.Meter:
         return _("Usage alone, no fixed fee: %(words)s") % {"words": words}
-    return f"{words} · {usage_words(metered)}" if metered is not None else words
+    return f"{words} · {usage_words(metered)}" if metered else words
 
 
-def _pending_metered(metered: dict[tuple[str, str, Cadence], Price], sku: str, currency: str,
-                     cadence: Cadence) -> dict[str, str]:
-    price = metered.get((sku, currency.upper(), cadence))
-    return {"metered_price_id": price.PriceId} if price is not None else {}
+def _pending_metered(metered: dict[tuple[str, str, Cadence], list[Price]], sku: str, currency: str,
+                     cadence: Cadence) -> dict[str, list[str]]:
+    prices = metered.get((sku, currency.upper(), cadence))
+    return {"metered_price_ids": [price.PriceId for price in prices]} if prices else {}
 
 
 def _price_refused(request: HttpRequest, refused: PriceRefused, back: str) -> HttpResponse:
@@ -328,6 +335,7 @@ def _price_refused(request: HttpRequest, refused: PriceRefused, back: str) -> Ht
     pending.pop("price_id", None)
     pending.pop("quantity", None)
     pending.pop("metered_price_id", None)
+    pending.pop("metered_price_ids", None)
     request.session[SESSION_PENDING] = pending
     messages.error(request, _("%(reason)s You have not been subscribed and nothing was charged.") % {
         "reason": str(refused)})
@@ -463,7 +471,7 @@ def subscribe_confirm(request: HttpRequest, account_id: str) -> HttpResponse:
         # usage alone: no fixed price's words, the metered price's as its usage
         "price_words": "" if choice is not None and choice.usage_only else chosen_words,
         "usage_words": chosen_words if choice is not None and choice.usage_only else
-        price_words(terms_of(metered), metered.UnitLabel) if metered is not None else "",
+        metered_words(metered),
     }, status=409 if requote else 200)
 
 
@@ -517,7 +525,9 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             coupon=coupon, trial_days=quote.get("trial_days", 0), interval=quote.get("interval"),
             interval_count=quote.get("interval_count"), price_id=quote.get("price_id"),
             quantity=quote.get("quantity"), unit_amount=quote.get("unit_amount"),
-            metered_price_id=quote.get("metered_price_id"),
+            # usage alone: its price; else the product's metered prices, billed beside the fee
+            metered_price_id=quote.get("metered_price_id") or next(iter(quote.get("metered_price_ids") or []), None),
+            more_metered_price_ids=tuple((quote.get("metered_price_ids") or [])[1:]),
         )
     except access.TrialAlreadyUsed:
         # Another tab (or click) took this product's trial just now: the new quote, without it.

@@ -19,7 +19,7 @@ from django.core import mail
 from billing import access, batches
 from billing.access.receipts import build_receipt
 from billing.access.usage import USAGE_SHARDS, billed_through
-from billing.access.usage_billing import MAX_METERED_PRICES, NotMetered, attach_metered_price
+from billing.access.usage_billing import NotMetered, attach_metered_price
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.models import MeterAggregation
@@ -29,7 +29,7 @@ from billing.operations.metered import usage_priced
 from billing.rules.api_objects import items_of
 from billing.rules.invoice import invoice_of
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
-from billing.rules.usage_metadata import usage_metadata, usage_records
+from billing.rules.usage_metadata import MAX_METERED_PRICES, usage_metadata, usage_records
 from billing.views.manage_pages import _usage
 from core.mail import money_text
 from core.payments.gateway import get_gateway

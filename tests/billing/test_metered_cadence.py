@@ -19,7 +19,7 @@ from billing.access.usage_billing import NotMetered, attach_metered_price
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.models import MeterAggregation
-from billing.rules.price_choice import bills_with, metered_price_of
+from billing.rules.price_choice import bills_with, metered_prices_of
 from billing.rules.pricing import PriceTerms
 from tests.builders import GOOD_CARD, fresh, make_account, make_subscription, receipts_of
 
@@ -44,8 +44,8 @@ def test_a_metered_price_bills_with_its_own_cadence_only(catalog) -> None:
     assert bills_with(monthly_usage, None, None) and bills_with(monthly_usage, "month", 1)
     assert not bills_with(monthly_usage, "year", 1) and not bills_with(monthly_usage, "month", 3)
     prices = access.list_prices("API")
-    assert metered_price_of(prices, "USD").PriceId == monthly_usage.PriceId
-    assert metered_price_of(prices, "usd", "year", 1) is None
+    assert [p.PriceId for p in metered_prices_of(prices, "USD")] == [monthly_usage.PriceId]
+    assert metered_prices_of(prices, "usd", "year", 1) == []
 
 
 def test_attaching_one_of_another_cadence_is_refused(catalog) -> None:

@@ -157,3 +157,20 @@ def test_the_demo_api_product_is_offered_with_its_usage(customer) -> None:
     demo_prices.seed(TODAY)
     labels = dict(customer.client.get("/subscribe/").context["form"].fields["product"].choices)
     assert labels["API-ACCESS"].endswith(f"plus usage, billed in arrears: {USAGE_WORDS}")
+
+
+def test_a_product_of_two_metered_prices_is_subscribed_with_both(travel, customer, metered) -> None:
+    # The product's plan: its fee, its calls and its storage, each of its own meter (a second
+    # price of the calls' meter, newer, is not offered: it would bill each call twice).
+    meter_actions.add_meter("storage_gb", "Storage", MeterAggregation.MAX, actor="test")
+    storage = price_actions.add_price("API", TERMS["per_unit"][0], actor="test", nickname="storage",
+                                      unit_label="GB", meter="storage_gb")
+    price_actions.add_price("API", TERMS["per_unit"][0], actor="test", nickname="calls again", meter="api_calls")
+    both = f"{USAGE_WORDS}; $0.005 a GB a month"
+    labels = dict(customer.client.get("/subscribe/").context["form"].fields["product"].choices)
+    assert labels["API"] == f"Developer API — $9.99 a month · plus usage, billed in arrears: {both}"
+    html, sub = _subscribe(customer)
+    assert f'data-testid="usage">{both}' in html and "Today you pay the fixed price only." in html
+    assert sub.metered_price_ids == [metered.PriceId, storage.PriceId]
+    [first] = get_gateway().charges_made(sub_id=sub.sub_id)
+    assert first["amount"] == 999  # the first payment bills no usage
