@@ -163,9 +163,12 @@ def test_a_product_of_two_metered_prices_is_subscribed_with_both(travel, custome
     # The product's plan: its fee, its calls and its storage, each of its own meter (a second
     # price of the calls' meter, newer, is not offered: it would bill each call twice).
     meter_actions.add_meter("storage_gb", "Storage", MeterAggregation.MAX, actor="test")
-    storage = price_actions.add_price("API", TERMS["per_unit"][0], actor="test", nickname="storage",
-                                      unit_label="GB", meter="storage_gb")
-    price_actions.add_price("API", TERMS["per_unit"][0], actor="test", nickname="calls again", meter="api_calls")
+    # prices are offered oldest first (by the second they were made): the storage after the calls
+    with time_machine.travel(datetime(2027, 2, 15, 12, 0, 1, tzinfo=UTC), tick=False):
+        storage = price_actions.add_price("API", TERMS["per_unit"][0], actor="test", nickname="storage",
+                                          unit_label="GB", meter="storage_gb")
+    with time_machine.travel(datetime(2027, 2, 15, 12, 0, 2, tzinfo=UTC), tick=False):
+        price_actions.add_price("API", TERMS["per_unit"][0], actor="test", nickname="calls again", meter="api_calls")
     both = f"{USAGE_WORDS}; $0.005 a GB a month"
     labels = dict(customer.client.get("/subscribe/").context["form"].fields["product"].choices)
     assert labels["API"] == f"Developer API — $9.99 a month · plus usage, billed in arrears: {both}"
