@@ -23,7 +23,7 @@ from billing.rules.projection import ComingCharge, MeteredUsage, usage_period_st
 from billing.rules.usage_metadata import usage_records
 
 
-def metered_usages(sub: Subscription, charge: ComingCharge, *, close: bool = False,
+def metered_usages(sub: Subscription, charge: ComingCharge, *, close: bool,
                    prices: dict[str, Price] | None = None) -> tuple[MeteredUsage, ...]:
     """The usage ``charge`` bills with its fixed fee, each metered price's in the
     subscription's order (empty: none, or the first payment). ``close``: the payment is
@@ -42,7 +42,7 @@ def metered_usages(sub: Subscription, charge: ComingCharge, *, close: bool = Fal
     return usages_over(sub, start, charge.period_start, close=close, prices=prices)
 
 
-def usages_over(sub: Subscription, start: date, end: date, *, close: bool = False,
+def usages_over(sub: Subscription, start: date, end: date, *, close: bool,
                 prices: dict[str, Price] | None = None) -> tuple[MeteredUsage, ...]:
     """Each of ``sub``'s metered prices' usage over the days ``[start, end)``, priced, in
     its order (a price gone, or no longer metered, is passed over). ``close``: each meter's
