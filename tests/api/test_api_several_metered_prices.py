@@ -283,3 +283,15 @@ def test_the_reminder_and_invoice_upcoming_announce_every_meter_as_the_upcoming_
         now = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
     assert event.Data == now
     assert [line["meter"] for line in now["lines"]] == [None, "api_calls", "api_calls", "storage_gb"]
+
+
+def test_a_metered_price_gone_from_the_catalog_is_passed_over_and_the_others_billed(write_api: ApiClient) -> None:
+    # A price item removed by hand (prices are archived, never deleted, by rpay itself): the
+    # other meters are still billed; nothing fails.
+    sub, calls, storage = _two_meters()
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        _events(write_api, sub)
+        access.get_price(calls.PriceId).delete()
+        charge = payments.next_charge(fresh(sub))
+    assert [(u.meter, u.quantity, u.amount) for u in charge.usages] == [("storage_gb", 30, 300)]
+    assert charge.amount == 999 + 300
