@@ -291,7 +291,10 @@ def test_a_metered_price_gone_from_the_catalog_is_passed_over_and_the_others_bil
     sub, calls, storage = _two_meters()
     with time_machine.travel(LAST_EVENTS, tick=False):
         _events(write_api, sub)
+        both = payments.next_charge(fresh(sub))
         access.get_price(calls.PriceId).delete()
         charge = payments.next_charge(fresh(sub))
     assert [(u.meter, u.quantity, u.amount) for u in charge.usages] == [("storage_gb", 30, 300)]
     assert charge.amount == 999 + 300
+    # a charge that billed it, recorded from its metadata: no tiers to read, a line a meter
+    assert usage_priced(usage_metadata(both.usages)) == ()
