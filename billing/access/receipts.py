@@ -60,7 +60,7 @@ from billing.rules.receipt_keys import product_sku
 from billing.rules.seat_lines import LineSeats, mark_seats
 from billing.rules.switch import usage_only
 from billing.rules.tax import tax_line
-from billing.rules.usage_lines import plain_part, split_usages
+from billing.rules.usage_lines import parts_of, plain_part, split_usages
 from billing.rules.usage_metadata import usage_records
 from core.clock import billing_today
 
@@ -238,13 +238,16 @@ def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = Fals
     include = bool(invoiced.prices_include_tax)
     # As charged: the same prices, quantities and amounts as the receipt records.
     as_charged = [(u.price_id, u.meter, u.quantity, u.amount) for u in priced] == recorded
-    split = split_usages([u.parts for u in priced], net=net, tax=tax, gross=gross,
+    split = split_usages([parts_of(u) for u in priced], net=net, tax=tax, gross=gross,
                          prices_include_tax=include) if as_charged else None
     if split:
+        # a line a tier of each price (a price that entered no tier: its one plain line)
         usage_lines = [TaxLineMap(Description=usage.meter, **days, Net=line.net, Tax=line.tax, Gross=line.gross,
                                   UsageUnits=line.part.units, UnitAmount=str(line.part.unit_amount),
                                   FlatAmount=line.part.flat_amount, PackageSize=line.part.package_size,
-                                  UnitLabel=usage.unit_label)
+                                  UnitLabel=usage.unit_label) if usage.parts else
+                       TaxLineMap(Description=f"{usage.meter} × {usage.quantity}", **days, Net=line.net, Tax=line.tax,
+                                  Gross=line.gross)
                        for usage, lines in zip(priced, split, strict=True) for line in lines]
     else:
         # One line a metered price: its amount, its share of the usage's tax.

@@ -13,7 +13,7 @@ from billing.rules.invoice_tax import TaxTerms
 from billing.rules.price_words import part_words
 from billing.rules.projection import ChargeKind, ComingCharge
 from billing.rules.switch import usage_only
-from billing.rules.usage_lines import plain_part, split_usages
+from billing.rules.usage_lines import parts_of, plain_part, split_usages
 
 
 class ChargeLine(NamedTuple):
@@ -62,7 +62,7 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
     else:
         usage_net, usage_tax, include = total.net - net, total.tax - paid_tax, bool(tax and tax.prices_include_tax)
     shares = dict(net=usage_net, tax=usage_tax, gross=usage_net + usage_tax, prices_include_tax=include)
-    split = split_usages([u.parts for u in charge.usages], **shares)
+    split = split_usages([parts_of(u) for u in charge.usages], **shares)
     # Without tiers to show (never for a charge priced here): a line a metered price.
     plain = split is None and split_usages([plain_part(u.quantity, u.amount) for u in charge.usages], **shares)
     for n, usage in enumerate(charge.usages):
@@ -70,6 +70,10 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
         if split is None:
             net_tax = (plain[n][0].net, plain[n][0].tax) if plain else (usage.amount, 0)
             lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, *net_tax))
+            continue
+        if not usage.parts:  # no tier entered (nothing used of a graduated price): its one line
+            [line] = split[n]
+            lines.append(ChargeLine(used, usage.price_id, usage.meter, usage.quantity, line.net, line.tax))
             continue
         for line in split[n]:
             part = line.part

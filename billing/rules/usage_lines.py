@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from billing.rules.pricing import UsagePart
+from billing.rules.projection import MeteredUsage
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,13 @@ def plain_part(quantity: int, amount: int) -> tuple[UsagePart]:
     """A metered price's usage as one part, without its tiers (a price no longer there to
     read them from): its quantity and its amount, so its line takes its share of the tax."""
     return (UsagePart(quantity, Decimal(0), 0, amount),)
+
+
+def parts_of(usage: MeteredUsage) -> tuple[UsagePart, ...]:
+    """The parts a usage's lines are made of: its price's tiers entered, or, when it
+    entered none (nothing used of a graduated price), its plain part, so that every
+    metered price keeps a line on the invoice ("api_calls × 0")."""
+    return usage.parts or plain_part(usage.quantity, usage.amount)
 
 
 def split_usages(groups: list[tuple[UsagePart, ...]], *, net: int, tax: int, gross: int,

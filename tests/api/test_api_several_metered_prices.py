@@ -30,6 +30,7 @@ from billing.rules.api_objects import items_of
 from billing.rules.invoice import invoice_of
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 from billing.rules.usage_metadata import MAX_METERED_PRICES, usage_metadata, usage_records
+from billing.views.lifecycle_pages import usage_if_cancelled_now
 from billing.views.manage_pages import _usage
 from core.mail import money_text
 from core.payments.gateway import get_gateway
@@ -298,3 +299,35 @@ def test_a_metered_price_gone_from_the_catalog_is_passed_over_and_the_others_bil
     assert charge.amount == 999 + 300
     # a charge that billed it, recorded from its metadata: no tiers to read, a line a meter
     assert usage_priced(usage_metadata(both.usages)) == ()
+
+
+def test_a_cancel_of_nothing_used_charges_nothing_and_reading_it_closes_nothing(write_api: ApiClient) -> None:
+    sub, calls, storage = _two_meters()
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        # the cancel page's amount, read: nothing used, nothing to charge, no day closed
+        assert usage_if_cancelled_now(fresh(sub), date(2027, 3, 14)) == 0
+        assert billed_through(sub.account_id, "api_calls") is None
+        assert billed_through(sub.account_id, "storage_gb") is None
+        # a cancel now of nothing used: no charge, no receipt (each period closed all the same)
+        assert bill_final_usage(fresh(sub), last_day=date(2027, 3, 14), actor="test").receipt is None
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == [] and receipts_of(sub) == []
+    assert billed_through(sub.account_id, "storage_gb") == "2027-03-14"
+
+
+def test_a_period_of_no_usage_is_invoiced_as_its_tiers_at_nothing(read_api: ApiClient, write_api: ApiClient,
+                                                                   ddb_requests) -> None:
+    sub, calls, storage = _two_meters()
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        _events(write_api, sub, EVENTS[2:3])  # the storage only: no call
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+    _, charge, receipt = paid_on_its_day(sub, ddb_requests)
+    assert charge["amount"] == shown["amount_due"] == 999 + 300
+    assert (receipt.UsageQuantity, receipt.UsageAmount) == (0, 0)
+    document = invoice_of(receipt)
+    assert document is not None
+    # no tier of the calls entered: their one line at 0 (the invoice still names the meter), then the storage
+    assert [(line.description, line.gross) for line in document.lines[1:]] == [
+        ("api_calls × 0", 0), ("storage_gb: 30 units × $0.10", 300)]
+    # the upcoming payment said the same, line for line
+    assert [(u["meter"], u["quantity"], u["amount"] + u["tax"]) for u in shown["lines"][1:]] == [
+        ("api_calls", 0, 0), ("storage_gb", 30, 300)]
