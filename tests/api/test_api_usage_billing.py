@@ -98,6 +98,7 @@ def test_the_upcoming_amount_after_the_last_event_is_what_the_payment_day_charge
     # the receipt's usage: its quantity, amount and period
     assert (receipt.UsageMeter, receipt.UsageQuantity, receipt.UsageAmount) == ("api_calls", 1235, expected_usage)
     assert (receipt.UsageStart, receipt.UsageEnd) == ("2027-02-15", "2027-03-15")
+    assert receipt.OtherUsage is None  # one meter: no other usage stored
     # the invoice's lines (the receipt page and PDF show them): the fixed fee and the usage
     # a tier a line, as the upcoming payment read just before itemised them (the same count,
     # the same amounts), summing to the invoice's totals
