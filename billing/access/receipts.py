@@ -210,7 +210,7 @@ def build_receipt(
     return receipt, lookup, event
 
 
-def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool = False,
+def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool,
                    priced: tuple[MeteredUsage, ...] = ()) -> list[TaxLineMap]:
     """The invoice's one line as the fixed fee's and the usage's: the fixed fee taxed alone
     as the upcoming payment itemises it (billing/operations/charge_lines.py), the usage the

@@ -25,7 +25,7 @@ from billing.actions import prices as price_actions
 from billing.models import MeterAggregation
 from billing.operations import payments
 from billing.operations.final_usage import bill_final_usage
-from billing.operations.metered import usage_priced
+from billing.operations.metered import priced_usage, usage_priced
 from billing.rules.api_objects import items_of
 from billing.rules.invoice import invoice_of
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
@@ -57,7 +57,7 @@ EVENTS = [("api_calls", date(2027, 2, 15), 200), ("api_calls", date(2027, 2, 28)
           ("storage_gb", date(2027, 3, 1), 30), ("api_calls", date(2027, 3, 14), 35)]
 
 
-def _two_meters():
+def two_meters():
     meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
     meter_actions.add_meter("storage_gb", "Storage", MeterAggregation.MAX, actor="test")
     access.create_product("API", "Developer API", 999, "USD")
@@ -71,7 +71,7 @@ def _two_meters():
     return attach_metered_price(sub, storage.PriceId, actor="test"), calls, storage
 
 
-def _events(write_api: ApiClient, sub, events: list | None = None) -> None:
+def send_events(write_api: ApiClient, sub, events: list | None = None) -> None:
     for n, (name, day, value) in enumerate(EVENTS if events is None else events):
         at = int(datetime(day.year, day.month, day.day, 10, tzinfo=UTC).timestamp())
         answer = write_api.post("/meter_events", {"event_name": name, "customer": sub.account_id,
@@ -84,10 +84,10 @@ def test_one_charge_bills_each_meter_as_the_upcoming_payment_said_line_for_line(
         vat_on_top: bool, read_api: ApiClient, write_api: ApiClient, ddb_requests) -> None:
     if vat_on_top:
         prices_exclude_vat()
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     assert fresh(sub).metered_price_ids == [calls.PriceId, storage.PriceId]
     with time_machine.travel(LAST_EVENTS, tick=False):
-        _events(write_api, sub)
+        send_events(write_api, sub)
         shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
     fee, *usage = shown["lines"]
     # a line a tier of the calls' price, then the storage's line, each naming its price and meter
@@ -131,9 +131,9 @@ def test_one_charge_bills_each_meter_as_the_upcoming_payment_said_line_for_line(
 def test_a_charge_s_metadata_prices_each_meter_again_as_it_was_charged(write_api: ApiClient) -> None:
     # The reconciliation (or a webhook) records a charge it did not make: each price is read
     # again by its metadata, so its receipt is itemised from the same usage as the run's.
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     with time_machine.travel(LAST_EVENTS, tick=False):
-        _events(write_api, sub)
+        send_events(write_api, sub)
     with time_machine.travel(PAY_DAY, tick=False):
         charge = payments.next_charge(fresh(sub), seller=access.tax_terms(sub).seller, close=True)
         priced = usage_priced(usage_metadata(charge.usages))
@@ -141,9 +141,9 @@ def test_a_charge_s_metadata_prices_each_meter_again_as_it_was_charged(write_api
 
 
 def test_a_cancel_now_bills_every_meter_s_usage_in_one_charge(write_api: ApiClient) -> None:
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     with time_machine.travel(LAST_EVENTS, tick=False):
-        _events(write_api, sub)
+        send_events(write_api, sub)
         done = bill_final_usage(fresh(sub), last_day=date(2027, 3, 14), actor="test")
     assert done.receipt is not None and done.declined is None
     [charge] = get_gateway().charges_made(sub_id=sub.sub_id)
@@ -156,7 +156,7 @@ def test_a_cancel_now_bills_every_meter_s_usage_in_one_charge(write_api: ApiClie
 
 
 def test_attaching_refuses_a_meter_billed_already_and_one_price_too_many(moto_table) -> None:
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     assert attach_metered_price(sub, calls.PriceId, actor="test").Version == sub.Version  # named already: no write
     again = price_actions.add_price("API", STORAGE, actor="test", meter="storage_gb")
     with pytest.raises(NotMetered, match="storage_gb already"):
@@ -196,7 +196,7 @@ def test_the_api_subscribes_to_a_fixed_price_and_two_metered_ones(write_api: Api
 def test_without_its_prices_each_meter_is_one_line_its_tax_shared(moto_table) -> None:
     # A charge recorded after a price was removed: no tiers to show, a line a meter, the
     # invoice's tax shared over them in proportion to their amounts, summing to its totals.
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     metadata = {"usage_start": "2027-02-15", "usage_end": "2027-03-15", "usage_price": calls.PriceId,
                 "usage_meter": "api_calls", "usage_quantity": "1235", "usage_amount": "47",
                 "usage2_price": storage.PriceId, "usage2_meter": "storage_gb", "usage2_quantity": "30",
@@ -214,7 +214,7 @@ def test_without_its_prices_each_meter_is_one_line_its_tax_shared(moto_table) ->
 
 
 def test_the_api_adds_a_metered_price_to_a_live_subscription(write_api: ApiClient) -> None:
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     meter_actions.add_meter("seats_active", "Active users", MeterAggregation.UNIQUE_COUNT, actor="test")
     active = price_actions.add_price("API", STORAGE, actor="test", meter="seats_active")
     path = f"/subscriptions/{sub.sub_id}/items"
@@ -261,9 +261,9 @@ def test_metered_items_alone_subscribe_to_each_meter_s_usage(write_api: ApiClien
 
 def test_the_reminder_and_invoice_upcoming_announce_every_meter_as_the_upcoming_payment(
         read_api: ApiClient, write_api: ApiClient) -> None:
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     with time_machine.travel(datetime(2027, 3, 8, 12, tzinfo=UTC), tick=False):
-        _events(write_api, sub, EVENTS[:3])  # by 8 March: 1,200 calls and 30 GB
+        send_events(write_api, sub, EVENTS[:3])  # by 8 March: 1,200 calls and 30 GB
         shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
         mail.outbox.clear()
         assert batches.run_reminders(run_date=date(2027, 3, 8), catch_up_days=0).counts["sent"] == 1
@@ -289,9 +289,9 @@ def test_the_reminder_and_invoice_upcoming_announce_every_meter_as_the_upcoming_
 def test_a_metered_price_gone_from_the_catalog_is_passed_over_and_the_others_billed(write_api: ApiClient) -> None:
     # A price item removed by hand (prices are archived, never deleted, by rpay itself): the
     # other meters are still billed; nothing fails.
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     with time_machine.travel(LAST_EVENTS, tick=False):
-        _events(write_api, sub)
+        send_events(write_api, sub)
         both = payments.next_charge(fresh(sub))
         access.get_price(calls.PriceId).delete()
         charge = payments.next_charge(fresh(sub))
@@ -302,7 +302,7 @@ def test_a_metered_price_gone_from_the_catalog_is_passed_over_and_the_others_bil
 
 
 def test_a_cancel_of_nothing_used_charges_nothing_and_reading_it_closes_nothing(write_api: ApiClient) -> None:
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     with time_machine.travel(LAST_EVENTS, tick=False):
         # the cancel page's amount, read: nothing used, nothing to charge, no day closed
         assert usage_if_cancelled_now(fresh(sub), date(2027, 3, 14)) == 0
@@ -316,9 +316,9 @@ def test_a_cancel_of_nothing_used_charges_nothing_and_reading_it_closes_nothing(
 
 def test_a_period_of_no_usage_is_invoiced_as_its_tiers_at_nothing(read_api: ApiClient, write_api: ApiClient,
                                                                    ddb_requests) -> None:
-    sub, calls, storage = _two_meters()
+    sub, calls, storage = two_meters()
     with time_machine.travel(LAST_EVENTS, tick=False):
-        _events(write_api, sub, EVENTS[2:3])  # the storage only: no call
+        send_events(write_api, sub, EVENTS[2:3])  # the storage only: no call
         shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
     _, charge, receipt = paid_on_its_day(sub, ddb_requests)
     assert charge["amount"] == shown["amount_due"] == 999 + 300
@@ -331,3 +331,18 @@ def test_a_period_of_no_usage_is_invoiced_as_its_tiers_at_nothing(read_api: ApiC
     # the upcoming payment said the same, line for line
     assert [(u["meter"], u["quantity"], u["amount"] + u["tax"]) for u in shown["lines"][1:]] == [
         ("api_calls", 0, 0), ("storage_gb", 30, 300)]
+
+
+def test_usage_priced_at_other_quantities_than_charged_is_a_line_a_meter_as_charged(moto_table) -> None:
+    # The lines name what the charge recorded: usage priced otherwise (the same amounts, other
+    # quantities: both within the free tier) is not itemised by its tiers.
+    sub, calls, storage = two_meters()
+    metadata = {"usage_start": "2027-02-15", "usage_end": "2027-03-15", "usage_price": calls.PriceId,
+                "usage_meter": "api_calls", "usage_quantity": "950", "usage_amount": "0"}
+    priced = (priced_usage(calls, date(2027, 2, 15), D, 900),)
+    assert priced[0].amount == 0
+    tax = access.invoice_tax(fresh(sub), amount=999, on=D)
+    receipt, _, _ = build_receipt(fresh(sub), number="R-2027-000001", billing_date=D, amount=999, currency="USD",
+                                  charge_id="ch_1", retention_days=200, period_end=date(2027, 4, 14), tax=tax,
+                                  usage=metadata, priced=priced)
+    assert [(line.Description, line.UsageUnits) for line in receipt.TaxLines[1:]] == [("api_calls × 950", None)]
