@@ -348,14 +348,18 @@ def test_usage_priced_at_other_quantities_than_charged_is_a_line_a_meter_as_char
     assert [(line.Description, line.UsageUnits) for line in receipt.TaxLines[1:]] == [("api_calls × 950", None)]
 
 
-def test_an_item_read_from_the_reminders_index_is_charged_every_meter(write_api: ApiClient) -> None:
+def test_an_item_read_from_the_reminders_index_is_charged_every_meter(write_api: ApiClient, ddb_requests) -> None:
     # GSI-1 projects MeteredPriceId, not LastPaymentDate nor the other meters: a subscription
-    # read from it is read whole before its usage is priced, so no meter is left out.
+    # read from it is read whole (its GetItem) before its usage is priced, so no meter is left out.
     sub, calls, storage = two_meters()
     with time_machine.travel(datetime(2027, 3, 8, 12, tzinfo=UTC), tick=False):
         send_events(write_api, sub, EVENTS[:3])
         [indexed] = access.get_due_reminders_by_date(date(2027, 3, 8))
         assert indexed.LastPaymentDate is None and not indexed.OtherMeteredPriceIds
-        charge = payments.next_charge(indexed, first=False)
+        seller = access.tax_terms(indexed).seller
+        ddb_requests.reset()
+        charge = payments.next_charge(indexed, seller=seller, first=False)
+    # the subscription, then each price, its meter and its usage
+    assert ddb_requests.by_name() == Counter({"GetItem": 1 + 2 * 2, "Query": 2}), ddb_requests.by_name()
     assert [(u.meter, u.quantity, u.start) for u in charge.usages] == [
         ("api_calls", 1200, date(2027, 2, 15)), ("storage_gb", 30, date(2027, 2, 15))]
