@@ -314,7 +314,7 @@ def test_a_cancel_of_nothing_used_charges_nothing_and_reading_it_closes_nothing(
     assert billed_through(sub.account_id, "storage_gb") == "2027-03-14"
 
 
-def test_a_period_of_no_usage_is_invoiced_as_its_tiers_at_nothing(read_api: ApiClient, write_api: ApiClient,
+def test_a_meter_of_which_nothing_was_used_keeps_its_line_of_nothing(read_api: ApiClient, write_api: ApiClient,
                                                                    ddb_requests) -> None:
     sub, calls, storage = two_meters()
     with time_machine.travel(LAST_EVENTS, tick=False):
