@@ -8,7 +8,7 @@ from datetime import datetime
 from billing import access
 from billing.access import usage as metered
 from billing.access import usage_billing
-from billing.models import CATALOG_EVENTS_ACCOUNT, Meter, MeterAggregation, Price, PriceStatus, Subscription
+from billing.models import CATALOG_EVENTS_ACCOUNT, Meter, MeterAggregation, Price, Subscription
 from billing.rules.usage import EventRefused, check_event_name, day_of, event_moment, event_value
 from billing.rules.usage_metadata import MAX_METERED_PRICES
 
@@ -63,12 +63,13 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str) -> Sub
 
 def addable_metered_prices(sub: Subscription) -> list[tuple[str, Price]]:
     """The active metered prices ``sub`` could bill beside its own (the rules
-    ``attach_metered_price`` applies), each with its product's name, by product: one Query
-    of the products and one of each product's prices, and a GetItem of each of its own."""
+    ``attach_metered_price`` applies), each with its product's name, by product: the
+    catalog's one Query (``list_products_with_prices``, as the subscribe page reads it) and
+    a GetItem of each of its own."""
     if not sub.is_live or len(sub.metered_price_ids) >= MAX_METERED_PRICES:
         return []
     billed = {price.Meter for price in access.metered_prices(sub).values()}
-    return [(product.Name, price) for product in access.list_products()
-            for price in access.list_prices(product.SKU, product=product)
-            if price.Status == PriceStatus.ACTIVE and price.PriceId not in sub.metered_price_ids
+    products, prices = access.list_products_with_prices()
+    return [(product.Name, price) for product in products for price in prices.get(product.SKU, [])
+            if price.PriceId not in sub.metered_price_ids
             and usage_billing.why_not_metered(sub, price, price.PriceId, billed) is None]
