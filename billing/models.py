@@ -197,8 +197,9 @@ GSI2_PROJECTION = [
     "PaymentDetails", "Status", "BillingPeriod", "RetryCount", "ProductName",
     "NextReminderDate", "LastReminderDate", "Version", "NextPaymentDate", "DueReminderKey", "Language",
     *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES, "MeteredPriceId",
-    # Its further metered prices: the run bills their usage with the first's.
-    "OtherMeteredPriceIds",
+    # Its further metered prices: the run bills their usage with the first's; and those
+    # removed, each billed through its last day only.
+    "OtherMeteredPriceIds", "MeteredPriceEnds",
     # The seats the fixed fee pays for (and one seat's price): named on the renewal's
     # invoice line by the charge's metadata (billing/rules/seat_lines.py).
     "Quantity", "UnitAmount",
@@ -250,6 +251,14 @@ INCOMPLETE_HOURS = 23
 
 # Live subscriptions are billed and carry the GSI keys (docs/TABLE.md, "Sparse indexes").
 LIVE_STATUSES = (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAST_DUE)
+
+
+class MeteredEndMap(MapAttribute):
+    """A metered price removed from a subscription at its period's end: the last day whose
+    usage it bills (``Subscription.MeteredPriceEnds``)."""
+
+    PriceId = UnicodeAttribute()
+    LastDay = UnicodeAttribute()  # ISO date: the last day paid for when it was removed
 
 
 class Subscription(BillingItem, discriminator="Subscription"):
@@ -348,6 +357,10 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # one payment bills every one's usage, a line each. Only beside ``MeteredPriceId``,
     # which stays the first (GSI-1 projects it alone: a reminder reads a metered item by key).
     OtherMeteredPriceIds = ListAttribute(of=UnicodeAttribute, null=True)
+    # Those of them removed (docs/USAGE.md "Removing a metered price"): each still bills its
+    # usage through its ``LastDay``, with the next payment, and is gone once a payment after
+    # that day is made (``LastPaymentDate`` later than it). In GSI-2, as the ids.
+    MeteredPriceEnds = ListAttribute(of=MeteredEndMap, null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -364,10 +377,23 @@ class Subscription(BillingItem, discriminator="Subscription"):
 
     @property
     def metered_price_ids(self) -> list[str]:
-        """Every metered price whose usage its payments bill, the first first."""
+        """Every metered price whose usage its payments bill, the first first: those it
+        lists, but a removed one whose last day a payment has passed (gone)."""
+        ends, paid_from = self.metered_ends, getattr(self, "LastPaymentDate", None)
+        return [price_id for price_id in self.listed_metered_price_ids
+                if price_id not in ends or not paid_from or paid_from <= ends[price_id]]
+
+    @property
+    def listed_metered_price_ids(self) -> list[str]:
+        """The metered prices the item lists, gone ones too (what a write rewrites)."""
         if not self.MeteredPriceId:
             return []
         return [self.MeteredPriceId, *(getattr(self, "OtherMeteredPriceIds", None) or [])]
+
+    @property
+    def metered_ends(self) -> dict[str, str]:
+        """The removed metered prices' last days (ISO dates), by price id."""
+        return {end.PriceId: end.LastDay for end in getattr(self, "MeteredPriceEnds", None) or []}
 
 
 # A dispute's statuses once it is over (Stripe's ``charge.dispute.closed``): ``won`` and

@@ -10,16 +10,18 @@ from django.conf import settings
 
 from billing.access._common import delete_entry, refused_as, utc_now
 from billing.access.events import new_event
-from billing.access.outbox import preview, save_item, subscription_event, transact_update
+from billing.access.outbox import preview, subscription_event, transact_update
 from billing.access.prices import get_price
 from billing.exceptions import ConditionFailed
-from billing.models import MerchantEvent, MerchantEventType, Price, Subscription, UsageEndEntry
+from billing.models import MerchantEvent, MerchantEventType, MeteredEndMap, Price, Subscription, UsageEndEntry
+from billing.rules.metered_items import last_day_billed, why_not_removed
 from billing.rules.price_choice import bills_with
 from billing.rules.schedule import cadence_of, reminder_days
 from billing.rules.usage_metadata import MAX_METERED_PRICES
-from core.dynamo import engine
 
 METERED_PRICE_ATTACHED = "subscription.metered_price_attached"
+METERED_PRICE_REMOVED = "subscription.metered_price_removed"
+METERED_PRICE_KEPT = "subscription.metered_price_kept"
 # How long an entry outlives its day should no run delete it (runs catch up 31 days).
 ENTRY_TTL_DAYS = 45
 
@@ -33,41 +35,74 @@ class NotMetered(ValueError):
 def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staff") -> Subscription:
     """From its next payment on, ``sub`` also pays the usage of ``price_id``'s meter over
     the period just ended: its first metered price (``MeteredPriceId``), or one more
-    (``OtherMeteredPriceIds``, in order). One transaction: the subscription (on its
-    version: a stale copy is ``ConditionFailed``), the audit event and the merchant's
-    ``subscription.updated``. ``NotMetered`` for a
-    price that cannot be; a price it names already: nothing written. Requests: the price's
-    GetItem and, with one metered price or more, each one's GetItem (their meters)."""
+    (``OtherMeteredPriceIds``, in order). A price being removed is kept (its last day
+    forgotten). One transaction: the subscription (on its version: a stale copy is
+    ``ConditionFailed``), the audit event and the merchant's ``subscription.updated``.
+    ``NotMetered`` for a price that cannot be; a price it bills already: nothing written.
+    Requests: the price's GetItem and, with one metered price or more, each one's GetItem
+    (their meters)."""
     price = get_price(price_id)
+    ends = sub.metered_ends
     if price is not None and price.PriceId in sub.metered_price_ids:
-        return sub
+        if price.PriceId not in ends:
+            return sub
+        # Kept before its removal took effect: it bills on as if never removed.
+        del ends[price.PriceId]
+        return _write_metered(sub, sub.metered_price_ids, ends, actor=actor, action=METERED_PRICE_KEPT,
+                              before={"MeteredPriceEnds": sub.metered_ends},
+                              after={"MeteredPriceEnds": ends, "PriceId": price.PriceId})
     billed = {other.Meter for other in map(get_price, sub.metered_price_ids) if other is not None}
     refusal = why_not_metered(sub, price, price_id, billed)
     if refusal or price is None:
         raise NotMetered(refusal)
-    if sub.MeteredPriceId:
-        others = [*(sub.OtherMeteredPriceIds or []), price.PriceId]
-        before, after = {"OtherMeteredPriceIds": sub.OtherMeteredPriceIds}, {"OtherMeteredPriceIds": others}
-        action = Subscription.OtherMeteredPriceIds.set(others)
-    else:
-        before, after = {"MeteredPriceId": sub.MeteredPriceId}, {"MeteredPriceId": price.PriceId}
-        action = Subscription.MeteredPriceId.set(price.PriceId)
+    # The audit records the attribute it fills, the first or the further ones.
+    price_ids = [*sub.metered_price_ids, price.PriceId]
+    name, value = ("OtherMeteredPriceIds", price_ids[1:]) if sub.metered_price_ids else ("MeteredPriceId", price.PriceId)
     # The merchant's ``subscription.updated`` carries its items with the new one (a metered
     # price named at subscribing joins after the first charge, so after ``subscription.created``).
-    updated = subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, [action]))
+    return _write_metered(sub, price_ids, ends, actor=actor, action=METERED_PRICE_ATTACHED,
+                          before={name: getattr(sub, name)}, after={name: value, "Meter": price.Meter})
+
+
+def remove_metered_price(sub: Subscription, price_id: str, *, actor: str = "staff") -> Subscription:
+    """``price_id`` leaves ``sub`` at its period's end, as Stripe deletes a metered item:
+    its usage through the last day paid for is billed by the next payment, with the other
+    items, and none after it (docs/USAGE.md "Removing a metered price"). Nothing is charged
+    now. One transaction, as ``attach_metered_price``'s. ``NotMetered`` naming why it
+    cannot be (``metered_items.why_not_removed``); one being removed already: nothing
+    written. No read."""
+    refusal = why_not_removed(sub, price_id)
+    if refusal:
+        raise NotMetered(refusal)
+    ends = sub.metered_ends
+    if price_id in ends:
+        return sub
+    last_day = last_day_billed(sub)
+    assert last_day is not None  # why_not_removed refuses a subscription without one
+    before = {"MeteredPriceEnds": dict(ends)}
+    ends[price_id] = last_day.isoformat()
+    return _write_metered(sub, sub.metered_price_ids, ends, actor=actor, action=METERED_PRICE_REMOVED,
+                          before=before, after={"MeteredPriceEnds": ends, "PriceId": price_id})
+
+
+def _write_metered(sub: Subscription, price_ids: list[str], ends: dict[str, str], *, actor: str, action: str,
+                   before: dict, after: dict) -> Subscription:
+    """``sub``'s metered prices become ``price_ids`` (in order; the gone ones it listed
+    dropped) and the removed ones' last days ``ends``: the update on its version, its audit
+    event and the merchant's ``subscription.updated``, one transaction."""
+    # A gone price's last day goes with it (one added again bills on afresh).
+    ends = {price_id: day for price_id, day in ends.items() if price_id in price_ids and price_id in sub.metered_price_ids}
+    first, others = (price_ids[0], price_ids[1:]) if price_ids else (None, [])
+    actions = [
+        Subscription.MeteredPriceId.set(first) if first else Subscription.MeteredPriceId.remove(),
+        Subscription.OtherMeteredPriceIds.set(others) if others else Subscription.OtherMeteredPriceIds.remove(),
+        Subscription.MeteredPriceEnds.set([MeteredEndMap(PriceId=price_id, LastDay=day) for price_id, day in ends.items()])
+        if ends else Subscription.MeteredPriceEnds.remove(),
+    ]
+    updated = subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, actions))
+    audit = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before, after=after)
     # PynamoDB's transactional update checks and moves on the item's ``Version`` itself.
-    with refused_as(ConditionFailed, sub.SK), engine.transact_write() as tx:
-        tx.update(Subscription(sub.PK, sub.SK, Version=sub.Version), actions=[action],
-                  condition=Subscription.SK.exists())
-        tx.save(new_event(sub.account_id, actor=actor, action=METERED_PRICE_ATTACHED, subject=sub.SK,
-                          before=before, after={**after, "Meter": price.Meter}))
-        save_item(tx, updated)
-    if sub.MeteredPriceId:
-        sub.OtherMeteredPriceIds = others
-    else:
-        sub.MeteredPriceId = price.PriceId
-    sub.Version = (sub.Version or 0) + 1
-    return sub
+    return transact_update(sub, actions, Subscription.SK.exists(), items=[audit, updated])
 
 
 def why_not_metered(sub: Subscription, price: Price | None, price_id: str, billed: set[str | None]) -> str | None:
@@ -80,7 +115,7 @@ def why_not_metered(sub: Subscription, price: Price | None, price_id: str, bille
     if not bills_with(price, sub.Interval, sub.IntervalCount):
         return (f"{price_id} is billed every {int(price.IntervalCount or 1)} {price.Interval}, the "
                 f"subscription every {int(sub.IntervalCount or 1)} {sub.Interval or 'month'}")
-    if len(sub.metered_price_ids) >= MAX_METERED_PRICES:
+    if len(sub.metered_price_ids) >= MAX_METERED_PRICES:  # those being removed too: until then they bill
         return f"a subscription bills {MAX_METERED_PRICES} metered prices at most"
     if price.Meter in billed:  # two prices of one meter would bill each event twice
         return f"the subscription bills the meter {price.Meter} already"

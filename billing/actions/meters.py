@@ -9,6 +9,7 @@ from billing import access
 from billing.access import usage as metered
 from billing.access import usage_billing
 from billing.models import CATALOG_EVENTS_ACCOUNT, Meter, MeterAggregation, Price, Subscription
+from billing.rules.metered_items import removable
 from billing.rules.usage import EventRefused, check_event_name, day_of, event_moment, event_value
 from billing.rules.usage_metadata import MAX_METERED_PRICES
 
@@ -56,20 +57,42 @@ def record_usage(meter: Meter, *, customer: object, identifier: object, value: o
 
 def attach_metered_price(sub: Subscription, price_id: str, *, actor: str) -> Subscription:
     """From its next payment on, ``sub`` also pays its usage of ``price_id``'s meter
-    (docs/USAGE.md "Billing a period"): the access write with its audit event, for the
-    API and the portal, which never write themselves. ``NotMetered`` as the access's."""
+    (docs/USAGE.md "Billing a period"), or keeps it when it was being removed: the access
+    write with its audit event, for the API and the portal, which never write themselves.
+    ``NotMetered`` as the access's."""
     return usage_billing.attach_metered_price(sub, price_id, actor=actor)
+
+
+def remove_metered_price(sub: Subscription, price_id: str, *, actor: str) -> Subscription:
+    """``price_id`` leaves ``sub`` at its period's end, its usage through the last day paid
+    for billed by the next payment (docs/USAGE.md "Removing a metered price"). ``NotMetered``
+    naming why it cannot be."""
+    return usage_billing.remove_metered_price(sub, price_id, actor=actor)
 
 
 def addable_metered_prices(sub: Subscription) -> list[tuple[str, Price]]:
     """The active metered prices ``sub`` could bill beside its own (the rules
-    ``attach_metered_price`` applies), each with its product's name, by product: the
-    catalog's one Query (``list_products_with_prices``, as the subscribe page reads it) and
-    a GetItem of each of its own."""
-    if not sub.is_live or len(sub.metered_price_ids) >= MAX_METERED_PRICES:
+    ``attach_metered_price`` applies), each with its product's name, by product, and its
+    own being removed (to keep them): the catalog's one Query
+    (``list_products_with_prices``, as the subscribe page reads it) and a GetItem of each
+    of its own."""
+    if not sub.is_live:
         return []
-    billed = {price.Meter for price in access.metered_prices(sub).values()}
+    own = access.metered_prices(sub)
+    ending = sub.metered_ends
+    billed = {price.Meter for price in own.values()}
     products, prices = access.list_products_with_prices()
-    return [(product.Name, price) for product in products for price in prices.get(product.SKU, [])
-            if price.PriceId not in sub.metered_price_ids
-            and usage_billing.why_not_metered(sub, price, price.PriceId, billed) is None]
+    names = {product.SKU: product.Name for product in products}
+    kept = [(names.get(price.SKU, price.SKU), price) for price in own.values() if price.PriceId in ending]
+    if len(sub.metered_price_ids) >= MAX_METERED_PRICES:
+        return kept
+    return kept + [(product.Name, price) for product in products for price in prices.get(product.SKU, [])
+                   if price.PriceId not in sub.metered_price_ids
+                   and usage_billing.why_not_metered(sub, price, price.PriceId, billed) is None]
+
+
+def removable_metered_prices(sub: Subscription) -> list[Price]:
+    """``sub``'s metered prices it could remove now (``metered_items.removable``), a GetItem
+    each."""
+    can = set(removable(sub))
+    return [price for price in access.metered_prices(sub).values() if price.PriceId in can]

@@ -1,9 +1,16 @@
-"""A metered item added to a live subscription (Stripe's ``POST /v1/subscription_items``):
-``POST /subscriptions/{id}/items`` ``{"price": <metered price id>}``. From its next payment
+"""A live subscription's metered items (Stripe's ``/v1/subscription_items``).
+
+``POST /subscriptions/{id}/items`` ``{"price": <metered price id>}``: from its next payment
 on the subscription also bills that price's usage of the period just ended, beside the
 others' (docs/USAGE.md "Several metered prices"). Nothing is charged now: usage is billed
-in arrears. Honours ``Idempotency-Key`` as every write (billing/api/writes.py); a price the
-subscription names already answers the subscription unchanged."""
+in arrears. A price the subscription bills already answers the subscription unchanged; one
+being removed is kept.
+
+``DELETE /subscriptions/{id}/items/{price_id}``: the item leaves at the period's end, its
+usage through the last day paid for billed by the next payment (docs/USAGE.md "Removing a
+metered price"); the item says so (``ends_on``) until then.
+
+Both honour ``Idempotency-Key`` as every write (billing/api/writes.py)."""
 
 # No ``from __future__ import annotations``: ninja reads the routes' annotations as types.
 from typing import Annotated
@@ -46,4 +53,28 @@ def add_item(request: HttpRequest, subscription_id: KeyId, body: ItemIn) -> Json
             sub = meter_actions.attach_metered_price(sub, body.price, actor=actor_of(request))
         except NotMetered as refused:
             raise ApiError(400, f"price: {refused}.", param="price") from None
+    return shown(sub)
+
+
+@router.delete("/subscriptions/{subscription_id}/items/{price_id}", response={200: SubscriptionOut, **WRITE_ERRORS},
+               summary="Remove a metered price from a subscription at its period's end", auth=write_key,
+               tags=["writes"], openapi_extra=IDEMPOTENCY_DOC)
+@idempotent
+def remove_item(request: HttpRequest, subscription_id: KeyId, price_id: KeyId) -> JsonResponse:
+    """The metered item leaves the subscription at the end of the period paid for: the next
+    payment bills its usage through that day, with the other items, and no payment after
+    it; until then it can be kept (``POST`` it again). A price the subscription does not
+    bill is a 404; the price a subscription to usage alone is to, a 400 (switch or cancel
+    it); a subscription that has ended, a 409. One being removed already answers the
+    subscription unchanged."""
+    sub = subscription_or_404(subscription_id)
+    if not sub.is_live:
+        raise ApiError(409, "The subscription has ended: it bills nothing more.", type="invalid_state")
+    if price_id not in sub.metered_price_ids:
+        raise ApiError(404, f"The subscription has no metered item of price {price_id}.", param="price_id")
+    with refusals():
+        try:
+            sub = meter_actions.remove_metered_price(sub, price_id, actor=actor_of(request))
+        except NotMetered as refused:
+            raise ApiError(400, f"price_id: {refused}.", param="price_id") from None
     return shown(sub)

@@ -90,11 +90,14 @@ def _english_day(value: date | None) -> str:
 def items_of(sub: Subscription) -> list[JSON]:
     """Stripe's items: the fixed price subscribed to (null ``PriceId``: the product's default
     one) at its quantity, and each metered price whose usage each payment bills (a ``price``
-    and no ``quantity``, as Stripe's metered items); a subscription to usage alone has only
-    the metered ones."""
+    and no ``quantity``, as Stripe's metered items; one removed at the period's end says the
+    last day whose usage it bills, ``ends_on``); a subscription to usage alone has only the
+    metered ones."""
     fixed = [] if usage_only(sub) else [{"price": sub.PriceId or default_price_id(sub.SKU),
                                          "quantity": quantity_of(sub)}]
-    return [*fixed, *({"price": metered} for metered in sub.metered_price_ids)]
+    ends = sub.metered_ends
+    return [*fixed, *({"price": metered, **({"ends_on": ends[metered]} if metered in ends else {})}
+                      for metered in sub.metered_price_ids)]
 
 
 def subscription_object(sub: Subscription, today: date | None = None) -> JSON:

@@ -20,6 +20,7 @@ from billing.rules.price_objects import terms_of
 from billing.rules.price_words import price_words
 from billing.rules.schedule import cadence_of, months_before
 from billing.rules.switch import usage_only
+from billing.templatetags.staff_pages import staff_date
 from core.countries import country_name
 from core.money import format_with_symbol
 from core.pages import or_404, today
@@ -67,7 +68,8 @@ def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
     """Each subscription's prices in words, by its id: the fixed price's ("$10.00 a seat a
     month × 5"; a subscription made before prices, its amount and cadence: "¥120,000 a
     year"), then each metered price's ("first 1,000 calls free, then $0.002 a call, a
-    month"). One GetItem per distinct price named."""
+    month"; one removed at the period's end says until when). One GetItem per distinct
+    price named."""
     prices: dict[str, Any] = {}
 
     def words(price_id: str) -> str | None:
@@ -85,7 +87,11 @@ def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
             fixed = amount_per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))
         elif sub.Quantity and int(sub.Quantity) > 1:
             fixed = f"{fixed} × {int(sub.Quantity)}"
-        lines[sub.sub_id] = [*([fixed] if fixed else []), *filter(None, map(words, sub.metered_price_ids))]
+        ends = sub.metered_ends
+        metered = [(words(price_id), ends.get(price_id)) for price_id in sub.metered_price_ids]
+        lines[sub.sub_id] = [*([fixed] if fixed else []),
+                             *(gettext("%(price)s, until %(day)s") % {"price": line, "day": staff_date(last)}
+                               if last else line for line, last in metered if line)]
     return lines
 
 

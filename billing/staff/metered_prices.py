@@ -1,6 +1,8 @@
-"""Staff add a metered price to a live subscription (the money role's, as a switch): from
-its next payment on, each payment also bills that meter's usage of the period just ended,
-on the same invoice (docs/USAGE.md "Several metered prices"). Nothing is charged now."""
+"""Staff add a metered price to a live subscription, or remove one (the money role's, as a
+switch). Added: from its next payment on, each payment also bills that meter's usage of the
+period just ended, on the same invoice (docs/USAGE.md "Several metered prices"). Removed: at
+the period's end, its usage through the last day paid for billed by the next payment
+(docs/USAGE.md "Removing a metered price"). Nothing is charged now either way."""
 
 from __future__ import annotations
 
@@ -14,9 +16,11 @@ from django.views.decorators.http import require_http_methods
 
 from billing.access.usage_billing import NotMetered
 from billing.actions import meters as meter_actions
+from billing.rules.metered_items import last_day_billed
 from billing.rules.price_objects import terms_of
 from billing.rules.price_words import price_words
 from billing.staff.common import account_url, change_page
+from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
 from core.pages import actor
 
@@ -41,11 +45,15 @@ def staff_add_metered(request: HttpRequest, account_id: str, sub_id: str) -> Htt
     form = MeteredPriceForm(request.POST or None, choices=choices)
 
     def add() -> str | None:
+        chosen = form.cleaned_data["price"]
+        kept = chosen in sub.metered_ends
         try:
-            meter_actions.attach_metered_price(sub, form.cleaned_data["price"], actor=actor(request))
+            meter_actions.attach_metered_price(sub, chosen, actor=actor(request))
         except NotMetered as refused:
             form.add_error("price", str(refused))
             return None
+        if kept:
+            return _("%(product)s keeps billing this usage.") % {"product": sub.ProductName or sub.SKU}
         return _("%(product)s now bills this usage too, from its next payment on.") % {
             "product": sub.ProductName or sub.SKU}
 
@@ -54,4 +62,33 @@ def staff_add_metered(request: HttpRequest, account_id: str, sub_id: str) -> Htt
                                   "now: each payment from the next on adds the usage of the period just ended, on "
                                   "the same invoice."),
                        button=_("Add a metered price"), form=form, change=add,
+                       drawn_again=lambda: MeteredPriceForm(choices=choices))
+
+
+@require_http_methods(["GET", "POST"])
+def staff_remove_metered(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    sub = subscription_or_404(account_id, sub_id)
+    offered = meter_actions.removable_metered_prices(sub)
+    last_day = last_day_billed(sub)
+    if not offered or last_day is None:
+        messages.error(request, _("No metered price can be removed from this subscription."))
+        return redirect(account_url(account_id))
+    choices = [(price.PriceId, f"{price.Meter}, {price_words(terms_of(price), price.UnitLabel)}") for price in offered]
+    form = MeteredPriceForm(request.POST or None, choices=choices)
+
+    def remove() -> str | None:
+        try:
+            meter_actions.remove_metered_price(sub, form.cleaned_data["price"], actor=actor(request))
+        except NotMetered as refused:
+            form.add_error("price", str(refused))
+            return None
+        return _("%(product)s stops billing this usage after %(day)s: the next payment bills it through that "
+                 "day.") % {"product": sub.ProductName or sub.SKU, "day": staff_date(last_day)}
+
+    return change_page(request, account_id, sub, title=_("Remove a metered price"),
+                       question=_("Stop billing this subscription for a meter's usage? Its usage through "
+                                  "%(day)s, the last day paid for, is billed by the next payment, with the rest; "
+                                  "none after it. Until then it can be added again.") % {
+                           "day": staff_date(last_day)},
+                       button=_("Remove a metered price"), form=form, change=remove,
                        drawn_again=lambda: MeteredPriceForm(choices=choices))

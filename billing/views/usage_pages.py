@@ -55,6 +55,10 @@ def chart_days(used: dict[date, int | Decimal], first: date, last: date) -> list
     return bars
 
 
+def _day(iso: str | None) -> date | None:
+    return date.fromisoformat(iso) if iso else None
+
+
 @require_safe
 @customer_required
 def subscription_usage(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
@@ -78,7 +82,9 @@ def subscription_usage(request: HttpRequest, account_id: str, sub_id: str) -> Ht
     context = {"sub": sub, "words": price_words(terms, price.UnitLabel), "meter": price.Meter,
                "meters": [p.Meter for p in prices.values()] if len(prices) > 1 else [],
                "usage": usage, "amount": coming.amount if coming is not None else None,
-               "billed_on": final.date if final is not None else None}
+               "billed_on": final.date if final is not None else None,
+               # removed at the period's end: its usage is billed through that day only
+               "ends_on": _day(sub.metered_ends.get(price.PriceId))}
     if usage is not None:
         meter = or_404(metered.get_meter(price.Meter), _("This subscription has no usage."))
         last = min(usage.end - timedelta(days=1), today())

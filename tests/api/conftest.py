@@ -34,6 +34,9 @@ class ApiClient:
         return self.client.post("/api/v1" + path, data, content_type="application/json",
                                 headers=self.headers(key))
 
+    def delete(self, path: str, *, key: str | None = None):
+        return self.client.delete("/api/v1" + path, headers=self.headers(key))
+
 
 def error_of(response) -> dict:
     body = response.json()

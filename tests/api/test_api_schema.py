@@ -19,6 +19,7 @@ EXPECTED_PATHS = {
     "/api/v1/disputes", "/api/v1/events", "/api/v1/subscriptions/{subscription_id}/cancel", "/api/v1/subscriptions/{subscription_id}/keep",
     "/api/v1/subscriptions/{subscription_id}/pause", "/api/v1/subscriptions/{subscription_id}/resume",
     "/api/v1/subscriptions/{subscription_id}/items",
+    "/api/v1/subscriptions/{subscription_id}/items/{price_id}",
     "/api/v1/subscriptions/{subscription_id}/switch", "/api/v1/subscriptions/{subscription_id}/payment_day",
     "/api/v1/subscriptions/{subscription_id}/coupon", "/api/v1/customers/{customer_id}/receipts/{receipt_id}/refund",
 }

@@ -57,13 +57,16 @@ EVENTS = [("api_calls", date(2027, 2, 15), 200), ("api_calls", date(2027, 2, 28)
           ("storage_gb", date(2027, 3, 1), 30), ("api_calls", date(2027, 3, 14), 35)]
 
 
-def two_meters():
+def two_meters(account=None):
+    """A subscription (of ``account``, default a new one) to a fee and two metered prices,
+    due on ``D``; with its two prices."""
     meter_actions.add_meter("api_calls", "API calls", MeterAggregation.SUM, actor="test")
     meter_actions.add_meter("storage_gb", "Storage", MeterAggregation.MAX, actor="test")
     access.create_product("API", "Developer API", 999, "USD")
     calls = price_actions.add_price("API", CALLS, actor="test", nickname="calls", meter="api_calls")
     storage = price_actions.add_price("API", STORAGE, actor="test", nickname="storage", meter="storage_gb")
-    sub = make_subscription(make_account(), sku="API", payment_day=15, amount=999, today=date(2027, 2, 15))
+    sub = make_subscription(account or make_account(), sku="API", payment_day=15, amount=999,
+                            today=date(2027, 2, 15))
     sub = access.set_schedule(sub, next_payment=D, last_payment=date(2027, 2, 15), next_reminder=date(2027, 3, 8),
                               last_reminder=date(2027, 2, 8))
     sub = access.replace_card(fresh(sub), card(), actor="test")
@@ -71,11 +74,12 @@ def two_meters():
     return attach_metered_price(sub, storage.PriceId, actor="test"), calls, storage
 
 
-def send_events(write_api: ApiClient, sub, events: list | None = None) -> None:
+def send_events(write_api: ApiClient, sub, events: list | None = None, *, prefix: str = "e") -> None:
+    """``events`` (default ``EVENTS``), each accepted; identifiers ``<prefix><n>``."""
     for n, (name, day, value) in enumerate(EVENTS if events is None else events):
         at = int(datetime(day.year, day.month, day.day, 10, tzinfo=UTC).timestamp())
         answer = write_api.post("/meter_events", {"event_name": name, "customer": sub.account_id,
-                                                  "identifier": f"e{n}", "value": value, "timestamp": at})
+                                                  "identifier": f"{prefix}{n}", "value": value, "timestamp": at})
         assert answer.json()["status"] == "accepted", answer.content
 
 
