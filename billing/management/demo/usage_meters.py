@@ -35,7 +35,7 @@ DAYS = 30
 
 def seed(today: date) -> list[str]:
     calls = next((p for p in access.list_prices(SKU) if p.Nickname == CALLS), None)
-    billed = [s for s in _demo_subscriptions() if calls is not None and s.MeteredPriceId == calls.PriceId and s.is_live]
+    billed = [s for s in demo_subscriptions() if calls is not None and s.MeteredPriceId == calls.PriceId and s.is_live]
     if not billed:
         return [f"usage meters: no subscription of {CUSTOMER_EMAIL} bills {CALLS}: run the usage billing part first"]
     with contextlib.suppress(AlreadyExists):  # made by an earlier run
@@ -57,7 +57,7 @@ def seed(today: date) -> list[str]:
             f"at {price.PriceId}: {len(sub.metered_price_ids)} metered prices"]
 
 
-def _demo_subscriptions() -> list[Subscription]:
+def demo_subscriptions() -> list[Subscription]:
     user = get_user_model().objects.filter(email__iexact=CUSTOMER_EMAIL).order_by("pk").first()
     account_id = access.get_account_id_for_user(user.pk) if user is not None else None
     return access.get_subscriptions_by_account(account_id) if account_id else []
