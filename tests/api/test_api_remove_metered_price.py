@@ -7,6 +7,7 @@ removed (the subscription is switched or cancelled instead)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, date, datetime
 
 import pytest
@@ -55,8 +56,17 @@ def test_a_removed_price_bills_its_usage_through_the_period_paid_then_nothing(
         body = removed(write_api, sub, storage.PriceId)
         # the item says until when it bills: the last day paid for
         assert body["items"][1:] == [{"price": calls.PriceId}, {"price": storage.PriceId, "ends_on": "2027-03-14"}]
-        # a second removal changes nothing
+        # the merchant hears of it: subscription.updated, carrying the items as the API shows them
+        updates = [e for e in access.events_after(None, limit=1000)[0]
+                   if e.Type == "subscription.updated" and e.ObjectId == sub.sub_id]
+        assert updates[-1].Data["items"] == body["items"]
+        # a second removal changes nothing; one replayed by its Idempotency-Key answers alike
+        version = fresh(sub).Version
         assert removed(write_api, sub, storage.PriceId)["items"] == body["items"]
+        replayed = write_api.delete(f"/subscriptions/{sub.sub_id}/items/{storage.PriceId}", key="remove-1")
+        assert write_api.delete(f"/subscriptions/{sub.sub_id}/items/{storage.PriceId}", key="remove-1").json() == \
+            replayed.json()
+        assert fresh(sub).Version == version
         shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
     # the next payment still bills the storage of the period paid for, as the upcoming payment says
     assert [(line["meter"], line["quantity"]) for line in shown["lines"][1:]] == [
@@ -182,3 +192,16 @@ def test_the_customer_s_usage_page_says_a_removed_meter_ends(client, write_api: 
         # its usage so far is still the estimate's: the next payment bills it
         assert "So far: 30 storage_gb" in page
         assert 'data-testid="usage-ends"' not in client.get(f"{url}?meter=api_calls").content.decode()
+
+
+def test_a_removal_reads_the_subscription_and_writes_one_transaction(write_api: ApiClient, ddb_requests) -> None:
+    sub, calls, storage = two_meters()
+    write_api.get("/products")  # the key's first use is written once
+    ddb_requests.reset()
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        removed(write_api, sub, storage.PriceId)
+    # the key and its rate counter (GetItem, UpdateItem) as every call, the key's last use
+    # (UpdateItem: written at most once a minute, and the clock moved on), the id's look-up
+    # item and the subscription's Query; then the subscription, its audit event and the merchant's event in one
+    # transaction: no price is read
+    assert ddb_requests.by_name() == Counter({"GetItem": 2, "UpdateItem": 2, "Query": 1, "TransactWriteItems": 1})
