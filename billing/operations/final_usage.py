@@ -121,19 +121,28 @@ def last_usage_charge(sub: Subscription, today: date, *,
 def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
                      gateway: PaymentGateway | None = None, attempt: int = 0) -> FinalUsage:
     """Close ``sub``'s usage through ``last_day``, charge it and record its receipt (none:
-    no metered price, or nothing used; ``declined``: the bank refused the charge, the
+    no metered price, or nothing used; used but priced at 0: a receipt of 0, no charge;
+    ``declined``: the bank refused the charge, the
     period stays closed, and the entry's retry charges it under ``attempt``'s key). Requests: the
     price's and the meter's GetItems, one UpdateItem per usage shard, the Query, then the
     charge and the receipt's transaction when anything was used."""
-    due = usage_due(sub, last_day, close=True)  # closed first: no event is left unbilled
-    if due is None:
-        return FinalUsage()
+    # Closed first: no event is left unbilled. Read priced at nothing too: usage within
+    # free units still gets its receipt.
+    due = usage_due(sub, last_day, close=True, nothing_too=True)
+    if due is None or not any(usage.quantity for usage in due.usages):
+        return FinalUsage()  # nothing used: nothing to charge or record
     start, usages, line, tax = due.start, due.usages, due.line, due.tax
     metadata = {
         "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "kind": USAGE_KIND,
         "billing_date": start.isoformat(), "period_start": start.isoformat(), "period_end": last_day.isoformat(),
         **tax_metadata(line, prices_include_tax=tax.prices_include_tax), **usage_metadata(usages),
     }
+    if line.gross == 0:
+        # Used, priced at nothing (free units): no charge (a processor refuses 0), a
+        # receipt of 0 that records the usage, as a payment a coupon took whole. So each
+        # event of a closed day is in one receipt's usage (docs/MONEY.md M8).
+        free = ChargeResult(status="succeeded", charge_id="", amount=0, currency=sub.Currency, metadata=metadata)
+        return FinalUsage(record_usage_charge(sub, free, actor=actor, priced=usages))
     gateway = gateway or get_gateway()
     result = gateway.charge(sub.PaymentDetails.Token if sub.PaymentDetails else "", line.gross, sub.Currency,
                             final_usage_key(sub.sub_id, start, attempt), metadata, off_session=True)

@@ -2,7 +2,8 @@
 (``final_usage.usage_due``, which the cancel page shows and ``bill_final_usage`` charges):
 a period that never began bills nothing, even as a page's zero; a subscription written
 before ``LastPaymentDate`` was kept bills from its cadence's date; one minor unit of usage
-is billed; the tax is the buyer's, at the rate in force on the last day served."""
+is billed; usage within free units is recorded on a receipt of 0, never left unbilled;
+the tax is the buyer's, at the rate in force on the last day served."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from decimal import Decimal
 
 import pytest
 import time_machine
+from django.core import mail
 
-from billing.operations.final_usage import usage_due
+from billing.operations.final_usage import bill_final_usage, usage_due
+from core.payments.gateway import get_gateway
 from tests.api.conftest import ApiClient
 from tests.api.test_api_several_metered_prices import send_events, two_meters
-from tests.builders import fresh, prices_exclude_vat
+from tests.builders import fresh, prices_exclude_vat, receipts_of
 
 pytestmark = pytest.mark.django_db
 
@@ -52,3 +55,24 @@ def test_the_tax_is_the_buyer_s_at_the_rate_of_the_last_day_served(moto_table) -
     sub.BillingCountry, sub.LastPaymentDate = "FI", "2024-08-01"
     due = usage_due(sub, date(2024, 8, 31), nothing_too=True)
     assert due is not None and (due.line.rate.country, due.line.rate.percent) == ("FI", Decimal(24))
+
+
+def test_usage_within_free_units_is_recorded_on_a_receipt_of_nothing_charged(write_api: ApiClient) -> None:
+    # 600 calls, all within the first 1,000 free, and no storage: a cancel now closes the
+    # period, so its events must be on a receipt (each closed event billed once), though
+    # nothing is charged: a receipt of 0, as a payment a coupon took whole.
+    sub = fresh(two_meters()[0])
+    sub.OtherMeteredPriceIds = None  # the calls alone
+    mail.outbox = []
+    with time_machine.travel(datetime(2027, 3, 14, 20, tzinfo=UTC), tick=False):
+        send_events(write_api, sub, [("api_calls", date(2027, 2, 20), 600)])
+        assert usage_due(sub, LAST_DAY) is None  # the cancel page: nothing to charge
+        done = bill_final_usage(sub, last_day=LAST_DAY, actor="test")
+        again = bill_final_usage(sub, last_day=LAST_DAY, actor="test")  # a re-run: the same receipt
+    assert done.receipt is not None and again.receipt is not None and again.receipt.SK == done.receipt.SK
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == []
+    [receipt] = receipts_of(sub)
+    assert (receipt.ProcessedAmount, receipt.ChargeId, receipt.Kind) == (0, None, "usage")
+    assert (receipt.UsageMeter, receipt.UsageQuantity, receipt.UsageAmount) == ("api_calls", 600, 0)
+    [sent] = mail.outbox  # told once
+    assert sent.to == [sub.Email]
