@@ -13,7 +13,14 @@ from billing.access.events import new_event
 from billing.access.outbox import preview, subscription_event, transact_update
 from billing.access.prices import get_price
 from billing.exceptions import ConditionFailed
-from billing.models import MerchantEvent, MerchantEventType, MeteredEndMap, Price, Subscription, UsageEndEntry
+from billing.models import (
+    MerchantEvent,
+    MerchantEventType,
+    MeteredEndMap,
+    Price,
+    Subscription,
+    UsageEndEntry,
+)
 from billing.rules.metered_items import last_day_billed, why_not_removed
 from billing.rules.price_choice import bills_with
 from billing.rules.schedule import cadence_of, reminder_days
@@ -64,21 +71,24 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
                           before={name: getattr(sub, name)}, after={name: value, "Meter": price.Meter})
 
 
-def remove_metered_price(sub: Subscription, price_id: str, *, actor: str = "staff") -> Subscription:
-    """``price_id`` leaves ``sub`` at its period's end, as Stripe deletes a metered item:
-    its usage through the last day paid for is billed by the next payment, with the other
-    items, and none after it (docs/USAGE.md "Removing a metered price"). Nothing is charged
-    now. One transaction, as ``attach_metered_price``'s. ``NotMetered`` naming why it
-    cannot be (``metered_items.why_not_removed``); one being removed already: nothing
-    written. No read."""
+def remove_metered_price(sub: Subscription, price_id: str, *, actor: str = "staff",
+                         today: date | None = None) -> Subscription:
+    """``price_id`` leaves ``sub``, as Stripe deletes a metered item: its usage through its
+    last day is billed by the next payment, with the other items, and none after it
+    (docs/USAGE.md "Removing a metered price"). The last day: the last day paid for (at the
+    period's end), or ``today`` (now: today's usage is the last billed, as Stripe bills a
+    deleted item's usage up to its removal). Nothing is charged now. One transaction, as
+    ``attach_metered_price``'s. ``NotMetered`` naming why it cannot be
+    (``metered_items.why_not_removed``); one being removed already by that day or before:
+    nothing written. No read."""
     refusal = why_not_removed(sub, price_id)
     if refusal:
         raise NotMetered(refusal)
-    ends = sub.metered_ends
-    if price_id in ends:
-        return sub
-    last_day = last_day_billed(sub)
+    last_day = today or last_day_billed(sub)
     assert last_day is not None  # why_not_removed refuses a subscription without one
+    ends = sub.metered_ends
+    if price_id in ends and ends[price_id] <= last_day.isoformat():
+        return sub
     before = {"MeteredPriceEnds": dict(ends)}
     ends[price_id] = last_day.isoformat()
     return _write_metered(sub, sub.metered_price_ids, ends, actor=actor, action=METERED_PRICE_REMOVED,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.conf import settings
+
 from billing import access
 from billing.access import usage as metered
 from billing.access import usage_billing
@@ -12,6 +14,7 @@ from billing.models import CATALOG_EVENTS_ACCOUNT, Meter, MeterAggregation, Pric
 from billing.rules.metered_items import removable
 from billing.rules.usage import EventRefused, check_event_name, day_of, event_moment, event_value
 from billing.rules.usage_metadata import MAX_METERED_PRICES
+from core.clock import billing_today
 
 # The audit event of a new meter (in the catalog's pseudo-account: a meter belongs to no customer).
 METER_CREATED = "staff.create_meter"
@@ -63,11 +66,12 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str) -> Sub
     return usage_billing.attach_metered_price(sub, price_id, actor=actor)
 
 
-def remove_metered_price(sub: Subscription, price_id: str, *, actor: str) -> Subscription:
-    """``price_id`` leaves ``sub`` at its period's end, its usage through the last day paid
-    for billed by the next payment (docs/USAGE.md "Removing a metered price"). ``NotMetered``
-    naming why it cannot be."""
-    return usage_billing.remove_metered_price(sub, price_id, actor=actor)
+def remove_metered_price(sub: Subscription, price_id: str, *, actor: str, now: bool = False) -> Subscription:
+    """``price_id`` leaves ``sub`` at its period's end, or ``now`` (today's usage the last
+    billed), its usage through that day billed by the next payment (docs/USAGE.md
+    "Removing a metered price"). ``NotMetered`` naming why it cannot be."""
+    return usage_billing.remove_metered_price(
+        sub, price_id, actor=actor, today=billing_today(settings.BILLING_TIMEZONE) if now else None)
 
 
 def addable_metered_prices(sub: Subscription) -> list[tuple[str, Price]]:

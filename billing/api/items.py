@@ -6,17 +6,18 @@ others' (docs/USAGE.md "Several metered prices"). Nothing is charged now: usage 
 in arrears. A price the subscription bills already answers the subscription unchanged; one
 being removed is kept.
 
-``DELETE /subscriptions/{id}/items/{price_id}``: the item leaves at the period's end, its
-usage through the last day paid for billed by the next payment (docs/USAGE.md "Removing a
-metered price"); the item says so (``ends_on``) until then.
+``DELETE /subscriptions/{id}/items/{price_id}``: the item leaves at the period's end
+(``?at=now``: today), its usage through the last day paid for (today) billed by the next
+payment (docs/USAGE.md "Removing a metered price"); the item says so (``ends_on``) until
+then.
 
 Both honour ``Idempotency-Key`` as every write (billing/api/writes.py)."""
 
 # No ``from __future__ import annotations``: ninja reads the routes' annotations as types.
-from typing import Annotated
+from typing import Annotated, Literal
 
 from django.http import HttpRequest, JsonResponse
-from ninja import Router
+from ninja import Query, Router
 from pydantic import Field
 
 from billing.access.usage_billing import NotMetered
@@ -60,10 +61,15 @@ def add_item(request: HttpRequest, subscription_id: KeyId, body: ItemIn) -> Json
                summary="Remove a metered price from a subscription at its period's end", auth=write_key,
                tags=["writes"], openapi_extra=IDEMPOTENCY_DOC)
 @idempotent
-def remove_item(request: HttpRequest, subscription_id: KeyId, price_id: KeyId) -> JsonResponse:
-    """The metered item leaves the subscription at the end of the period paid for: the next
-    payment bills its usage through that day, with the other items, and no payment after
-    it; until then it can be kept (``POST`` it again). A price the subscription does not
+def remove_item(request: HttpRequest, subscription_id: KeyId, price_id: KeyId,
+                at: Literal["period_end", "now"] = Query("period_end", description=(
+                    "period_end: its usage through the last day paid for is billed; now: through today"))) \
+        -> JsonResponse:
+    """The metered item leaves the subscription at the end of the period paid for (``at``
+    ``period_end``), or now (``at=now``: today's usage is the last billed, as Stripe bills
+    a deleted item's usage up to its removal): the next payment bills its usage through
+    that day, with the other items, and no payment after it; until then it can be kept
+    (``POST`` it again). A price the subscription does not
     bill is a 404; the price a subscription to usage alone is to, a 400 (switch or cancel
     it); a subscription that has ended, a 409. One being removed already answers the
     subscription unchanged."""
@@ -74,7 +80,7 @@ def remove_item(request: HttpRequest, subscription_id: KeyId, price_id: KeyId) -
         raise ApiError(404, f"The subscription has no metered item of price {price_id}.", param="price_id")
     with refusals():
         try:
-            sub = meter_actions.remove_metered_price(sub, price_id, actor=actor_of(request))
+            sub = meter_actions.remove_metered_price(sub, price_id, actor=actor_of(request), now=at == "now")
         except NotMetered as refused:
             raise ApiError(400, f"price_id: {refused}.", param="price_id") from None
     return shown(sub)

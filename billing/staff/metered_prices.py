@@ -65,6 +65,17 @@ def staff_add_metered(request: HttpRequest, account_id: str, sub_id: str) -> Htt
                        drawn_again=lambda: MeteredPriceForm(choices=choices))
 
 
+class RemoveMeteredForm(MeteredPriceForm):
+    when = forms.ChoiceField(label=gettext_lazy("Billed through"), widget=forms.RadioSelect)
+
+    def __init__(self, *args, choices: list[tuple[str, str]], last_day: str, **kwargs) -> None:
+        super().__init__(*args, choices=choices, **kwargs)
+        self.fields["when"].choices = [
+            ("period_end", _("The last day paid for, %(day)s") % {"day": last_day}),
+            ("now", _("Today: the usage of later days is not billed"))]
+        self.fields["when"].initial = "period_end"
+
+
 @require_http_methods(["GET", "POST"])
 def staff_remove_metered(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
@@ -74,21 +85,22 @@ def staff_remove_metered(request: HttpRequest, account_id: str, sub_id: str) -> 
         messages.error(request, _("No metered price can be removed from this subscription."))
         return redirect(account_url(account_id))
     choices = [(price.PriceId, f"{price.Meter}, {price_words(terms_of(price), price.UnitLabel)}") for price in offered]
-    form = MeteredPriceForm(request.POST or None, choices=choices)
+    form = RemoveMeteredForm(request.POST or None, choices=choices, last_day=staff_date(last_day))
 
     def remove() -> str | None:
         try:
-            meter_actions.remove_metered_price(sub, form.cleaned_data["price"], actor=actor(request))
+            after = meter_actions.remove_metered_price(sub, form.cleaned_data["price"], actor=actor(request),
+                                                       now=form.cleaned_data["when"] == "now")
         except NotMetered as refused:
             form.add_error("price", str(refused))
             return None
         return _("%(product)s stops billing this usage after %(day)s: the next payment bills it through that "
-                 "day.") % {"product": sub.ProductName or sub.SKU, "day": staff_date(last_day)}
+                 "day.") % {"product": sub.ProductName or sub.SKU,
+                            "day": staff_date(after.metered_ends[form.cleaned_data["price"]])}
 
     return change_page(request, account_id, sub, title=_("Remove a metered price"),
-                       question=_("Stop billing this subscription for a meter's usage? Its usage through "
-                                  "%(day)s, the last day paid for, is billed by the next payment, with the rest; "
-                                  "none after it. Until then it can be added again.") % {
-                           "day": staff_date(last_day)},
+                       question=_("Stop billing this subscription for a meter's usage? Its usage through the day "
+                                  "chosen is billed by the next payment, with the rest; none after it. Until then "
+                                  "it can be added again."),
                        button=_("Remove a metered price"), form=form, change=remove,
-                       drawn_again=lambda: MeteredPriceForm(choices=choices))
+                       drawn_again=lambda: RemoveMeteredForm(choices=choices, last_day=staff_date(last_day)))

@@ -89,6 +89,24 @@ def test_a_removed_price_bills_its_usage_through_the_period_paid_then_nothing(
     assert [int(r.ProcessedAmount) for r in receipts_of(sub)] == [999 + 100, 999 + 47 + 300]
 
 
+def test_a_price_removed_now_bills_its_usage_through_today(write_api: ApiClient) -> None:
+    sub, calls, storage = two_meters()
+    with time_machine.travel(datetime(2027, 2, 20, 12, tzinfo=UTC), tick=False):
+        send_events(write_api, sub, [("storage_gb", date(2027, 2, 20), 12)], prefix="early")
+        body = removed(write_api, sub, f"{storage.PriceId}?at=now")
+        assert body["items"][-1] == {"price": storage.PriceId, "ends_on": "2027-02-20"}
+        # removed at the period's end after it: it ends today all the same (the earlier day holds)
+        assert removed(write_api, sub, storage.PriceId)["items"][-1]["ends_on"] == "2027-02-20"
+        refused = write_api.delete(f"/subscriptions/{sub.sub_id}/items/{storage.PriceId}?at=tomorrow")
+        assert refused.status_code == 400 and refused.json()["error"]["param"] == "at", refused.content
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        send_events(write_api, sub)  # the storage of 1 March is after its last day
+    records = usage_records(pay(sub, D)["metadata"])
+    # the storage's highest reading through 20 February, none after
+    assert records[-1] == {"price": storage.PriceId, "meter": "storage_gb", "quantity": "12", "amount": "120"}
+    assert fresh(sub).metered_price_ids == [calls.PriceId]
+
+
 def test_a_price_removed_is_kept_when_added_again_before_its_period_ends(write_api: ApiClient) -> None:
     sub, calls, storage = two_meters()
     with time_machine.travel(LAST_EVENTS, tick=False):
@@ -165,7 +183,8 @@ def test_the_money_role_removes_one_and_the_pages_say_until_when(client, write_a
         client.force_login(staff)
         page = client.get(url).content.decode()
         assert calls.PriceId in page and storage.PriceId in page and "2027-03-14" in page
-        done = client.post(url, {"price": storage.PriceId, "version": fresh(sub).Version})
+        assert "The last day paid for, 2027-03-14" in page
+        done = client.post(url, {"price": storage.PriceId, "when": "period_end", "version": fresh(sub).Version})
         assert done.status_code == 302, done.content.decode()
         assert fresh(sub).metered_ends == {storage.PriceId: "2027-03-14"}
         account = client.get(reverse("admin:staff_account", args=[sub.account_id])).content.decode()
