@@ -24,7 +24,7 @@ from billing.exceptions import AlreadyExists
 from billing.management.commands.seed_demo import CUSTOMER_EMAIL, SEED_ACTOR
 from billing.management.demo.usage_billing import NICKNAME as CALLS
 from billing.management.demo.usage_billing import SKU
-from billing.models import MeterAggregation, Subscription
+from billing.models import MeterAggregation, Price, Subscription
 from billing.rules.pricing import PriceTerms
 from billing.rules.usage import day_of
 
@@ -38,10 +38,7 @@ def seed(today: date) -> list[str]:
     billed = [s for s in demo_subscriptions() if calls is not None and s.MeteredPriceId == calls.PriceId and s.is_live]
     if not billed:
         return [f"usage meters: no subscription of {CUSTOMER_EMAIL} bills {CALLS}: run the usage billing part first"]
-    with contextlib.suppress(AlreadyExists):  # made by an earlier run
-        meter_actions.add_meter(METER, "Storage (GB)", MeterAggregation.MAX, actor=SEED_ACTOR)
-    price = next((p for p in access.list_prices(SKU) if p.Nickname == NICKNAME), None) or price_actions.add_price(
-        SKU, STORAGE, actor=SEED_ACTOR, nickname=NICKNAME, unit_label="GB", meter=METER)
+    price = demo_metered_price(METER, "Storage (GB)", MeterAggregation.MAX, NICKNAME, STORAGE, "GB")
     sub = attach_metered_price(billed[0], price.PriceId, actor=SEED_ACTOR)
     meter = metered.get_meter(METER)
     assert meter is not None
@@ -55,6 +52,16 @@ def seed(today: date) -> list[str]:
         metered.record_event(meter, event, now=now)
     return [f"usage meters: {CUSTOMER_EMAIL}'s {sub.ProductName or sub.SKU} ({sub.sub_id}) also bills {METER} "
             f"at {price.PriceId}: {len(sub.metered_price_ids)} metered prices"]
+
+
+def demo_metered_price(event_name: str, meter_name: str, aggregation: MeterAggregation, nickname: str,
+                       terms: PriceTerms, unit_label: str) -> Price:
+    """The demo's meter ``event_name`` and its ``API-ACCESS`` price ``nickname``, each made
+    once (a second run finds them)."""
+    with contextlib.suppress(AlreadyExists):  # made by an earlier run
+        meter_actions.add_meter(event_name, meter_name, aggregation, actor=SEED_ACTOR)
+    return next((p for p in access.list_prices(SKU) if p.Nickname == nickname), None) or price_actions.add_price(
+        SKU, terms, actor=SEED_ACTOR, nickname=nickname, unit_label=unit_label, meter=event_name)
 
 
 def demo_subscriptions() -> list[Subscription]:

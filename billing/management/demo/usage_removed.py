@@ -10,19 +10,16 @@ removed again."""
 
 from __future__ import annotations
 
-import contextlib
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from billing import access
 from billing.access import usage as metered
 from billing.actions import meters as meter_actions
-from billing.actions import prices as price_actions
-from billing.exceptions import AlreadyExists
 from billing.management.commands.seed_demo import CUSTOMER_EMAIL, SEED_ACTOR
 from billing.management.demo.usage_billing import SKU
 from billing.management.demo.usage_meters import NICKNAME as STORAGE
-from billing.management.demo.usage_meters import demo_subscriptions
+from billing.management.demo.usage_meters import demo_metered_price, demo_subscriptions
 from billing.models import MeterAggregation
 from billing.rules.pricing import PriceTerms
 from billing.rules.usage import day_of
@@ -38,10 +35,7 @@ def seed(today: date) -> list[str]:
               and storage.PriceId in s.metered_price_ids]
     if not billed:
         return [f"usage removed: no subscription of {CUSTOMER_EMAIL} bills {STORAGE}: run the usage meters part first"]
-    with contextlib.suppress(AlreadyExists):  # made by an earlier run
-        meter_actions.add_meter(METER, "Webhook deliveries", MeterAggregation.COUNT, actor=SEED_ACTOR)
-    price = next((p for p in access.list_prices(SKU) if p.Nickname == NICKNAME), None) or price_actions.add_price(
-        SKU, WEBHOOKS, actor=SEED_ACTOR, nickname=NICKNAME, unit_label="delivery", meter=METER)
+    price = demo_metered_price(METER, "Webhook deliveries", MeterAggregation.COUNT, NICKNAME, WEBHOOKS, "delivery")
     sub = billed[0]
     if price.PriceId not in sub.metered_price_ids:
         sub = meter_actions.attach_metered_price(sub, price.PriceId, actor=SEED_ACTOR)
