@@ -105,7 +105,13 @@ def _usage(sub: Subscription) -> dict[str, Any] | None:
     prices = access.metered_prices(sub) if sub.MeteredPriceId and (sub.is_live or ending) else {}
     if not prices:
         return None
-    shown: dict[str, Any] = {"words": "; ".join(price_words(terms_of(p), p.UnitLabel) for p in prices.values())}
+    # one removed says until when it bills (docs/USAGE.md "Removing a metered price")
+    ends = sub.metered_ends
+    words = [price_words(terms_of(p), p.UnitLabel) if p.PriceId not in ends else
+             gettext("%(price)s, until %(day)s") % {"price": price_words(terms_of(p), p.UnitLabel),
+                                                    "day": local_date(ends[p.PriceId])}
+             for p in prices.values()]
+    shown: dict[str, Any] = {"words": "; ".join(words)}
     if ending:
         # Cancelled at its period's end: no next payment, but its last usage charge, as it
         # stands (``final_usage.last_usage_charge``, what the run charges the day after).
