@@ -7,12 +7,13 @@ included in its prices (Ireland) or added on top (Italy), a sum meter with a met
 price (per unit, or graduated with free units), and three customers: monthly with seats,
 yearly, and every three months, each billing the meter's usage in arrears. The monthly
 customer and a customer of usage alone also bill a second meter (storage, per unit):
-several metered prices on one charge (docs/USAGE.md "Several metered prices").
+several metered prices on one charge (docs/USAGE.md "Several metered prices"), until the
+storage price is removed at a period's end (docs/USAGE.md "Removing a metered price").
 
 Steps: the days pass (the clock jumps to the next payment day; the run happens there),
 the payment run, more or fewer seats (prorated: charged now, or credited to the card),
 usage events (new, a repeated identifier, late within the 35 days' window, out of order,
-too old, a batch of several), a percent or an amount coupon, pause, resume, cancel now
+too old, a batch of several), the storage price removed, a percent or an amount coupon, pause, resume, cancel now
 and at period end, a staff refund of part of a receipt (shared over its lines, or of one
 line alone).
 
@@ -138,6 +139,7 @@ class Tracked(TrackedSubscription):
         self.seats: list[tuple[date, int]] = [(made, quantity)]  # (from this day, seats)
         self.served_until: date | None = None  # cancelled now: the last day served
         self.meters = [METER]  # the meters it bills, in the subscription's order
+        self.storage_last: date | None = None  # the storage price removed: the last day it bills
         self.events: dict[str, tuple[str, date, Decimal]] = {}  # identifier -> (meter, UTC day, value), accepted
         self.sent_at: dict[str, date] = {}  # identifier -> the clock's day it was accepted
         self.moment: dict[str, int] = {}  # identifier -> its timestamp (a retry sends the same)
@@ -196,7 +198,8 @@ class PricingMachine(RuleBasedStateMachine):
         if os.environ.get("PRICING_MODEL_STATS"):
             print("estimates checked", self.checked_estimates, "usage receipts",
                   sum(1 for t in self.subs for r in self._receipts(t) if r.UsageStart), "with two meters",
-                  sum(1 for t in self.subs for r in self._receipts(t) if r.OtherUsage), "events",
+                  sum(1 for t in self.subs for r in self._receipts(t) if r.OtherUsage), "storage removed",
+                  sum(1 for t in self.subs if t.storage_last), "events",
                   sum(len(t.events) for t in self.subs))
 
     # --- set-up ----------------------------------------------------------------------------
@@ -405,6 +408,18 @@ class PricingMachine(RuleBasedStateMachine):
             tracked.sent_at[identifier] = self.today
             tracked.moment[identifier] = at
 
+    @rule(data=st.data(), now=st.booleans())
+    def remove_storage(self, data: st.DataObject, now: bool) -> None:
+        """The storage price leaves at the end of the period paid for, or today: its usage
+        through that day is billed by the next payment (a retry, a cancel's last charge),
+        none after."""
+        billing = [t for t in self._live() if STORAGE_METER in t.meters and t.storage_last is None]
+        if not billing:
+            return
+        tracked = data.draw(st.sampled_from(billing))
+        sub = meter_actions.remove_metered_price(tracked.read(), self.storage.PriceId, actor="test", now=now)
+        tracked.storage_last = date.fromisoformat(sub.metered_ends[self.storage.PriceId])
+
     @rule(data=st.data(), code=st.sampled_from(["PCT20", "AMT"]))
     def coupon(self, data: st.DataObject, code: str) -> None:
         tracked = data.draw(st.sampled_from(self.subs))
@@ -515,11 +530,14 @@ class PricingMachine(RuleBasedStateMachine):
             assert receipt.UsagePriceId in self.metered_ids
             assert receipt.UsageQuantity == quantity, "an event not counted once"
             assert receipt.UsageAmount == amount_for(self.terms, quantity)
-            # the second meter's usage of the same days, on the same charge
+            # the second meter's usage of the same days (through its last one, once removed),
+            # on the same charge
             others = [(u.PriceId, u.Meter, int(u.Quantity), int(u.Amount)) for u in receipt.OtherUsage or []]
-            stored = math.ceil(tracked.used(start, end, STORAGE_METER))
+            until = end if tracked.storage_last is None else min(end, tracked.storage_last + timedelta(days=1))
+            stored = math.ceil(tracked.used(start, until, STORAGE_METER))
             assert others == ([(self.storage.PriceId, STORAGE_METER, stored, amount_for(self.storage_terms, stored))]
-                              if STORAGE_METER in tracked.meters else []), "a meter's usage not billed once"
+                              if STORAGE_METER in tracked.meters and start < until else []), \
+                "a meter's usage not billed once"
 
     def _receipt_adds_up(self, tracked: Tracked, receipt, charges: dict) -> None:
         if receipt.ChargeId:
