@@ -6,7 +6,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from billing.models import Price, PriceStatus, PriceTierMap
+from billing.rules.price_words import price_words
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier
 
 PRICE_ID_PREFIX = "price_"
@@ -68,6 +71,15 @@ def terms_of(price: Price) -> PriceTerms:
         tiers_mode=price.TiersMode if tiered else None, tiers=tiers_of(price) if tiered else (),
         package_size=None if price.PackageSize is None else int(price.PackageSize),
         interval=price.Interval, interval_count=int(price.IntervalCount or 1))
+
+
+def price_words_of(price: Price) -> str:
+    """A catalog price in words (``price_words``, in the active language). A metered price
+    by the unit without a unit label of its own names "a unit", so the price of its usage
+    never reads as a flat fee ("$0.10 a unit a month", not "$0.10 a month")."""
+    terms = terms_of(price)
+    per_unit = terms.billing_scheme == BillingScheme.PER_UNIT and not terms.package_size
+    return price_words(terms, price.UnitLabel or (_("unit") if price.Meter and per_unit else None))
 
 
 def _number(value: Any) -> int | None:

@@ -16,8 +16,7 @@ from billing.access.prices import get_price
 from billing.forms import vat_status
 from billing.models import LIVE_STATUSES, Subscription, SubscriptionStatus
 from billing.rules.cadence_words import amount_per_period
-from billing.rules.price_objects import terms_of
-from billing.rules.price_words import price_words
+from billing.rules.price_objects import price_words_of
 from billing.rules.schedule import cadence_of, months_before
 from billing.rules.switch import usage_only
 from billing.templatetags.staff_pages import staff_date
@@ -76,7 +75,7 @@ def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
         if price_id not in prices:
             prices[price_id] = get_price(price_id)
         price = prices[price_id]
-        return price_words(terms_of(price), price.UnitLabel) if price is not None else None
+        return price_words_of(price) if price is not None else None
 
     lines: dict[str, list[str]] = {}
     for sub in subscriptions:

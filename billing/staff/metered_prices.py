@@ -17,8 +17,7 @@ from django.views.decorators.http import require_http_methods
 from billing.access.usage_billing import NotMetered
 from billing.actions import meters as meter_actions
 from billing.rules.metered_items import last_day_billed
-from billing.rules.price_objects import terms_of
-from billing.rules.price_words import price_words
+from billing.rules.price_objects import price_words_of
 from billing.staff.common import account_url, change_page
 from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
@@ -40,7 +39,7 @@ def staff_add_metered(request: HttpRequest, account_id: str, sub_id: str) -> Htt
     if not offered:
         messages.error(request, _("No metered price can be added to this subscription."))
         return redirect(account_url(account_id))
-    choices = [(price.PriceId, f"{product}: {price.Meter}, {price_words(terms_of(price), price.UnitLabel)}")
+    choices = [(price.PriceId, f"{product}: {price.Meter}, {price_words_of(price)}")
                for product, price in offered]
     form = MeteredPriceForm(request.POST or None, choices=choices)
 
@@ -84,7 +83,7 @@ def staff_remove_metered(request: HttpRequest, account_id: str, sub_id: str) -> 
     if not offered or last_day is None:
         messages.error(request, _("No metered price can be removed from this subscription."))
         return redirect(account_url(account_id))
-    choices = [(price.PriceId, f"{price.Meter}, {price_words(terms_of(price), price.UnitLabel)}") for price in offered]
+    choices = [(price.PriceId, f"{price.Meter}, {price_words_of(price)}") for price in offered]
     form = RemoveMeteredForm(request.POST or None, choices=choices, last_day=staff_date(last_day))
 
     def remove() -> str | None:

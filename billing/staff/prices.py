@@ -14,8 +14,7 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.actions import prices as price_actions
 from billing.models import Price, PriceStatus, Product
-from billing.rules.price_objects import terms_of
-from billing.rules.price_words import price_words
+from billing.rules.price_objects import price_words_of
 from billing.staff.price_forms import PriceForm
 from core.pages import actor, or_404
 from core.staff import INTEGRATIONS, MONEY, has_any_perm, render_staff
@@ -26,7 +25,7 @@ CHANGE_PRICES = (MONEY, INTEGRATIONS)
 
 
 def _row(price: Price) -> dict:
-    return {"price": price, "words": price_words(terms_of(price), price.UnitLabel),
+    return {"price": price, "words": price_words_of(price),
             "archived": price.Status == PriceStatus.ARCHIVED, "default": price.PriceId.startswith("price_default_")}
 
 
@@ -77,7 +76,7 @@ def price_archive(request: HttpRequest, price_id: str) -> HttpResponse:
     if request.method == "GET":
         return render_staff(request, "staff/confirm.html", _("Archive %(id)s") % {"id": price.PriceId}, {
             "question": _("Archive %(words)s (%(id)s)? New subscriptions no longer take it; its amounts stay as "
-                          "they were.") % {"words": price_words(terms_of(price), price.UnitLabel), "id": price.PriceId},
+                          "they were.") % {"words": price_words_of(price), "id": price.PriceId},
             "button": _("Archive price"), "danger": True, "back": back})
     try:
         price_actions.archive_price(price, actor=actor(request))

@@ -28,8 +28,7 @@ from billing.operations.final_usage import last_usage_charge
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.rules.cadence_words import NO_PAYMENT_DAY, next_payment_words
 from billing.rules.lifecycle import last_usage_billed_on
-from billing.rules.price_objects import terms_of
-from billing.rules.price_words import price_words
+from billing.rules.price_objects import price_words_of
 from billing.rules.projection import usage_words
 from billing.rules.schedule import (
     MAX_PAYMENT_DAY,
@@ -107,8 +106,8 @@ def _usage(sub: Subscription) -> dict[str, Any] | None:
         return None
     # one removed says until when it bills (docs/USAGE.md "Removing a metered price")
     ends = sub.metered_ends
-    words = [price_words(terms_of(p), p.UnitLabel) if p.PriceId not in ends else
-             gettext("%(price)s, until %(day)s") % {"price": price_words(terms_of(p), p.UnitLabel),
+    words = [price_words_of(p) if p.PriceId not in ends else
+             gettext("%(price)s, until %(day)s") % {"price": price_words_of(p),
                                                     "day": local_date(ends[p.PriceId])}
              for p in prices.values()]
     shown: dict[str, Any] = {"words": "; ".join(words)}

@@ -41,8 +41,8 @@ from billing.rules.price_choice import (
     metered_prices_of,
     offered,
 )
-from billing.rules.price_objects import terms_of
-from billing.rules.price_words import interval_words, price_words
+from billing.rules.price_objects import price_words_of
+from billing.rules.price_words import interval_words
 from billing.rules.projection import Terms, new_subscription_charges
 from billing.rules.schedule import Schedule, first_period, new_cadence
 from billing.rules.switch import usage_only
@@ -168,7 +168,7 @@ def usage_words(prices: list[Price]) -> str:
 def metered_words(prices: list[Price]) -> str:
     """Each metered price in words, in order: "first 1,000 calls free, then $0.002 a call,
     a month; $0.10 a GB a month"."""
-    return "; ".join(price_words(terms_of(price), price.UnitLabel) for price in prices)
+    return "; ".join(price_words_of(price) for price in prices)
 
 
 Cadence = tuple[str, int]  # a price's interval and interval count
@@ -214,7 +214,7 @@ def _chosen_price(pending: dict[str, Any], product: Product) -> tuple[PriceChoic
     price = access.get_price(pending["price_id"])
     choice = choose_offer(price, product, pending.get("quantity"))
     assert price is not None  # choose_price refuses a missing one
-    words = price_words(terms_of(price), price.UnitLabel)
+    words = price_words_of(price)
     if choice.per_seat:
         words = _("%(price)s × %(quantity)s") % {"price": words, "quantity": choice.quantity}
     return choice, words
@@ -317,7 +317,7 @@ def subscribe(request: HttpRequest, account_id: str) -> HttpResponse:
 def _offer_words(price: Price, metered: list[Price]) -> str:
     """A price offered on step 1, in words, with the metered prices billed beside it; a
     metered price offered for its usage alone says it has no fixed fee."""
-    words = price_words(terms_of(price), price.UnitLabel)
+    words = price_words_of(price)
     if price.Meter:
         return _("Usage alone, no fixed fee: %(words)s") % {"words": words}
     return f"{words} · {usage_words(metered)}" if metered else words

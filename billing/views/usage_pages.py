@@ -20,8 +20,8 @@ from billing.customers import customer_required
 from billing.models import MeterAggregation
 from billing.operations import payments
 from billing.operations.final_usage import last_usage_charge
-from billing.rules.price_objects import terms_of
-from billing.rules.price_words import part_words, price_words
+from billing.rules.price_objects import price_words_of, terms_of
+from billing.rules.price_words import part_words
 from billing.rules.pricing import amount_parts
 from billing.views.common import subscription_or_404
 from core.pages import or_404, today
@@ -79,7 +79,7 @@ def subscription_usage(request: HttpRequest, account_id: str, sub_id: str) -> Ht
                       else None)
     usage = next((u for u in coming.usages if u.price_id == price.PriceId), None) if coming is not None else None
     terms = terms_of(price)
-    context = {"sub": sub, "words": price_words(terms, price.UnitLabel), "meter": price.Meter,
+    context = {"sub": sub, "words": price_words_of(price), "meter": price.Meter,
                "meters": [p.Meter for p in prices.values()] if len(prices) > 1 else [],
                "usage": usage, "amount": coming.amount if coming is not None else None,
                "billed_on": final.date if final is not None else None,

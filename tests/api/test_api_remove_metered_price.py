@@ -213,7 +213,7 @@ def test_the_customer_s_usage_page_says_a_removed_meter_ends(client, write_api: 
         assert 'data-testid="usage-ends"' not in client.get(f"{url}?meter=api_calls").content.decode()
         # the subscription page names it with its last day
         shown = client.get(reverse("subscription", args=[sub.sub_id])).content.decode()
-        assert "; $0.10 a month, until 14 March 2027\n" in shown, shown
+        assert "; $0.10 a unit a month, until 14 March 2027\n" in shown, shown
 
 
 def test_a_removal_reads_the_subscription_and_writes_one_transaction(write_api: ApiClient, ddb_requests) -> None:

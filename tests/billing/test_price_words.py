@@ -69,3 +69,21 @@ def test_english_says_an_before_a_vowel_but_u() -> None:
     assert price_words(agents, "agent").startswith("$12.00 an agent up to 10 agents, $9.00 an agent above")
     assert price_words(PriceTerms("USD", unit_amount=Decimal(500)), "editor") == "$5.00 an editor a month"
     assert price_words(PriceTerms("USD", unit_amount=Decimal(500)), "user") == "$5.00 a user a month"
+
+
+@pytest.mark.parametrize(("meter", "label", "words"), [
+    ("storage_gb", None, "$0.10 a unit a month"),  # usage by the unit: never a flat fee's words
+    ("storage_gb", "GB", "$0.10 a GB a month"),
+    (None, None, "$0.10 a month"),  # a fixed price: the period's amount
+])
+def test_a_metered_price_by_the_unit_names_its_unit(meter, label, words) -> None:
+    from billing.models import Price
+    from billing.rules.price_objects import price_words_of
+
+    price = Price(Price.pk(), Price.sk(sku="API", price_id="price_x"), PriceId="price_x", SKU="API", Currency="USD",
+                  UnitAmount=10, Interval="month", IntervalCount=1, BillingScheme="per_unit", Meter=meter,
+                  UnitLabel=label, Status="active", CreatedDate="2027-01-01T00:00:00+00:00")
+    assert price_words_of(price) == words
+    if meter and not label:  # the unit's word is the active language's
+        with translation.override("it"):
+            assert "unità" in price_words_of(price)

@@ -13,8 +13,7 @@ from decimal import Decimal
 from billing import access
 from billing.actions import prices as price_actions
 from billing.management.commands.seed_demo import SEED_ACTOR
-from billing.rules.price_objects import terms_of
-from billing.rules.price_words import price_words
+from billing.rules.price_objects import price_words_of
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode
 
 # SKUs of this part only (seed_demo's PRODUCTS are left as they are): (sku, name, monthly amount, currency).
@@ -50,5 +49,5 @@ def seed(today: date) -> list[str]:
         found = [p for p in access.list_prices(sku) if p.Nickname == nickname]
         price = found[0] if found else price_actions.add_price(sku, terms, actor=SEED_ACTOR, nickname=nickname,
                                                                **extra)
-        lines.append(f"prices: {sku} {price.PriceId}: {price_words(terms_of(price), price.UnitLabel)}")
+        lines.append(f"prices: {sku} {price.PriceId}: {price_words_of(price)}")
     return lines
