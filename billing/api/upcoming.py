@@ -9,6 +9,7 @@ so an estimate and its charge never differ (docs/API.md "The upcoming payment").
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from ninja import Router, Schema
+from pydantic import Field
 
 from billing import access
 from billing.api.auth import read_key
@@ -31,6 +32,10 @@ class UpcomingLineOut(Schema):
     quantity: int
     amount: int
     tax: int
+    # a usage tier's line (null on the fixed fee's): how its amount is priced
+    unit_amount_decimal: str | None = Field(None, description="a usage tier's unit amount, minor units (a decimal)")
+    flat_amount: int | None = Field(None, description="a usage tier's flat amount, minor units")
+    package_size: int | None = Field(None, description="a package price's units per package")
 
 
 class UpcomingOut(Schema):

@@ -54,3 +54,12 @@ def test_the_docs_page_works_under_the_csp() -> None:
     assert "ninja/swagger-ui-bundle.js" in assets
     for asset in assets:
         assert finders.find(asset), asset
+
+
+def test_the_upcoming_line_s_schema_names_every_field_a_line_has() -> None:
+    # the endpoint answers each ChargeLine as a JSON object: the schema clients generate
+    # their code from lists each field (a usage tier's unit amount, flat amount, package size)
+    from billing.api.upcoming import UpcomingLineOut
+    from billing.operations.charge_lines import ChargeLine
+
+    assert set(UpcomingLineOut.model_fields) == set(ChargeLine._fields)
