@@ -161,7 +161,7 @@ def _usage_so_far(sub: Subscription, charge: ComingCharge, upcoming: dict[str, o
     used = sum(int(line["amount"]) + int(line["tax"]) for line in upcoming["lines"] if line["meter"])  # type: ignore[attr-defined]
     return {"amount": format_lazy(_("about {amount}"), amount=money_text(charge.amount, sub.Currency)),
             "usage_amount": money_text(used, sub.Currency),
-            "usage_used": usage_words(charge.usages), "usage_last_day": charge.usages[0].end - timedelta(days=1)}
+            "usage_used": usage_words(charge.usages), "usage_last_day": charge.usage_last_day}
 
 
 def _card_warning(sub: Subscription, payment: date) -> dict[str, object]:

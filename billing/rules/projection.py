@@ -102,6 +102,11 @@ class ComingCharge:
         """The usage's amount before tax, every metered price's together."""
         return sum(u.amount for u in self.usages)
 
+    @property
+    def usage_last_day(self) -> date:
+        """The last day whose usage the charge bills (a price removed now ends before it)."""
+        return max(u.end for u in self.usages) - timedelta(days=1)
+
 
 @dataclass(frozen=True)
 class MeteredUsage:

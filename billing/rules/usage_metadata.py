@@ -21,13 +21,14 @@ def _prefix(n: int) -> str:
 
 def usage_metadata(usages: tuple[MeteredUsage, ...]) -> dict[str, str]:
     """The usage a charge carries in its metadata: recorded as charged (a replayed key
-    returns the first call's). The first usage's days are every usage's (one period), so
-    the others carry their price, meter, quantity and amount alone: 6 keys and 4 more a
-    metered price (Stripe allows 50 keys: ``MAX_METERED_PRICES`` keeps within them)."""
+    returns the first call's). The days are the period's, from the first day any usage
+    bills to the day after the last (a price removed now bills fewer of them), so each
+    usage carries its price, meter, quantity and amount alone: 6 keys and 4 more a metered
+    price (Stripe allows 50 keys: ``MAX_METERED_PRICES`` keeps within them)."""
     if not usages:
         return {}
-    first = usages[0]
-    days = {"usage_start": first.start.isoformat(), "usage_end": first.end.isoformat()}
+    days = {"usage_start": min(u.start for u in usages).isoformat(),
+            "usage_end": max(u.end for u in usages).isoformat()}
     return days | {f"{_prefix(n)}{key}": value for n, usage in enumerate(usages)
                    for key, value in zip(USAGE_KEYS, (usage.price_id, usage.meter, str(usage.quantity),
                                                       str(usage.amount)), strict=True)}

@@ -227,3 +227,23 @@ def test_a_removal_reads_the_subscription_and_writes_one_transaction(write_api: 
     # item and the subscription's Query; then the subscription, its audit event and the merchant's event in one
     # transaction: no price is read
     assert ddb_requests.by_name() == Counter({"GetItem": 2, "UpdateItem": 2, "Query": 1, "TransactWriteItems": 1})
+
+
+def test_the_first_price_removed_now_leaves_the_receipt_s_usage_days_the_period_s(write_api: ApiClient) -> None:
+    # the calls (the first metered price) removed on 20 February, the storage billed on:
+    # the charge's usage days are the period's, from the first day any usage bills to the
+    # last, not the calls' few
+    sub, calls, storage = two_meters()
+    with time_machine.travel(datetime(2027, 2, 20, 12, tzinfo=UTC), tick=False):
+        removed(write_api, sub, f"{calls.PriceId}?at=now")
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        send_events(write_api, sub)
+        coming = payments.next_charge(fresh(sub))
+    assert coming.usage_last_day == date(2027, 3, 14)  # what the reminder and the page say
+    charge = pay(sub, D)
+    assert (charge["metadata"]["usage_start"], charge["metadata"]["usage_end"]) == ("2027-02-15", "2027-03-15")
+    # the calls of 15 to 20 February only (200), all within the free 1,000
+    assert [(r["meter"], r["quantity"]) for r in usage_records(charge["metadata"])] == [
+        ("api_calls", "200"), ("storage_gb", "30")]
+    [receipt] = [r for r in receipts_of(sub) if r.UsageStart]
+    assert (receipt.UsageStart, receipt.UsageEnd) == ("2027-02-15", "2027-03-15")
