@@ -199,7 +199,7 @@ GSI2_PROJECTION = [
     *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES, "MeteredPriceId",
     # Its further metered prices: the run bills their usage with the first's; and those
     # removed, each billed through its last day only.
-    "OtherMeteredPriceIds", "MeteredPriceEnds",
+    "OtherMeteredPriceIds", "MeteredPriceEnds", "MeteredPriceStarts",
     # The seats the fixed fee pays for (and one seat's price): named on the renewal's
     # invoice line by the charge's metadata (billing/rules/seat_lines.py).
     "Quantity", "UnitAmount",
@@ -259,6 +259,14 @@ class MeteredEndMap(MapAttribute):
 
     PriceId = UnicodeAttribute()
     LastDay = UnicodeAttribute()  # ISO date: the last day paid for when it was removed
+
+
+class MeteredStartMap(MapAttribute):
+    """A metered price that replaces another of its meter at the period's end: the first
+    day whose usage it bills (``Subscription.MeteredPriceStarts``)."""
+
+    PriceId = UnicodeAttribute()
+    FirstDay = UnicodeAttribute()  # ISO date: the day after the replaced price's last one
 
 
 class Subscription(BillingItem, discriminator="Subscription"):
@@ -361,6 +369,9 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # usage through its ``LastDay``, with the next payment, and is gone once a payment after
     # that day is made (``LastPaymentDate`` later than it). In GSI-2, as the ids.
     MeteredPriceEnds = ListAttribute(of=MeteredEndMap, null=True)
+    # Those that replace one removed (docs/USAGE.md "Changing a metered price"): each bills
+    # its meter's usage from its ``FirstDay`` on, the day after the one it replaces ends.
+    MeteredPriceStarts = ListAttribute(of=MeteredStartMap, null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -389,6 +400,11 @@ class Subscription(BillingItem, discriminator="Subscription"):
         if not self.MeteredPriceId:
             return []
         return [self.MeteredPriceId, *(getattr(self, "OtherMeteredPriceIds", None) or [])]
+
+    @property
+    def metered_starts(self) -> dict[str, str]:
+        """The first days of the metered prices that replace others (ISO dates), by price id."""
+        return {start.PriceId: start.FirstDay for start in getattr(self, "MeteredPriceStarts", None) or []}
 
     @property
     def metered_ends(self) -> dict[str, str]:

@@ -17,6 +17,7 @@ from billing.models import (
     MerchantEvent,
     MerchantEventType,
     MeteredEndMap,
+    MeteredStartMap,
     Price,
     Subscription,
     UsageEndEntry,
@@ -29,6 +30,7 @@ from billing.rules.usage_metadata import MAX_METERED_PRICES
 METERED_PRICE_ATTACHED = "subscription.metered_price_attached"
 METERED_PRICE_REMOVED = "subscription.metered_price_removed"
 METERED_PRICE_KEPT = "subscription.metered_price_kept"
+METERED_PRICE_REPLACED = "subscription.metered_price_replaced"
 # How long an entry outlives its day should no run delete it (runs catch up 31 days).
 ENTRY_TTL_DAYS = 45
 
@@ -53,6 +55,10 @@ def attach_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
     if price is not None and price.PriceId in sub.metered_price_ids:
         if price.PriceId not in ends:
             return sub
+        replaced_by = _replacing(sub, price)
+        if replaced_by:  # its meter would be billed twice from then on
+            raise NotMetered(f"{price.PriceId} is replaced by {replaced_by} at the period's end: remove "
+                             f"{replaced_by} first")
         # Kept before its removal took effect: it bills on as if never removed.
         del ends[price.PriceId]
         return _write_metered(sub, sub.metered_price_ids, ends, actor=actor, action=METERED_PRICE_KEPT,
@@ -95,19 +101,68 @@ def remove_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
                           before=before, after={"MeteredPriceEnds": ends, "PriceId": price_id})
 
 
-def _write_metered(sub: Subscription, price_ids: list[str], ends: dict[str, str], *, actor: str, action: str,
-                   before: dict, after: dict) -> Subscription:
+def replace_metered_price(sub: Subscription, price_id: str, new_price_id: str, *, actor: str = "staff") -> Subscription:
+    """``new_price_id``, a price of the same meter, replaces ``price_id`` at the period's
+    end, as Stripe changes a metered item's price (docs/USAGE.md "Changing a metered
+    price"): the next payment bills the meter's usage through the last day paid for at the
+    old price, the payments after it at the new one. Nothing is charged now. One
+    transaction, as ``attach_metered_price``'s. ``NotMetered`` naming why it cannot be.
+    Requests: the new price's GetItem and each metered price's (their meters)."""
+    refusal = why_not_removed(sub, price_id)
+    if refusal:
+        raise NotMetered(refusal)
+    price, new = get_price(price_id), get_price(new_price_id)
+    if new is not None and price is not None and new.Meter != price.Meter:
+        raise NotMetered(f"{new_price_id} bills {new.Meter}, not {price.Meter}: remove the one and add the other")
+    if new is not None and new.PriceId in sub.metered_price_ids:
+        raise NotMetered(f"the subscription bills {new_price_id} already")
+    others = [get_price(other) for other in sub.metered_price_ids if other != price_id]
+    refusal = why_not_metered(sub, new, new_price_id, {other.Meter for other in others if other is not None})
+    if refusal or new is None:
+        raise NotMetered(refusal)
+    ends, starts = sub.metered_ends, sub.metered_starts
+    last_day = date.fromisoformat(ends[price_id]) if price_id in ends else last_day_billed(sub)
+    assert last_day is not None  # why_not_removed refuses a subscription without one
+    ends[price_id], starts[new.PriceId] = last_day.isoformat(), (last_day + timedelta(days=1)).isoformat()
+    return _write_metered(sub, [*sub.metered_price_ids, new.PriceId], ends, starts, actor=actor,
+                          action=METERED_PRICE_REPLACED, before={"PriceId": price_id},
+                          after={"PriceId": new.PriceId, "LastDay": ends[price_id], "FirstDay": starts[new.PriceId]})
+
+
+def _replacing(sub: Subscription, price: Price) -> str | None:
+    """The price that replaces ``price`` from the day after its last one (None: none)."""
+    last_day = sub.metered_ends.get(price.PriceId)
+    if last_day is None:
+        return None
+    follows = (date.fromisoformat(last_day) + timedelta(days=1)).isoformat()
+    return next((other for other, first in sub.metered_starts.items() if first == follows
+                 and (found := get_price(other)) is not None and found.Meter == price.Meter), None)
+
+
+def _write_metered(sub: Subscription, price_ids: list[str], ends: dict[str, str], starts: dict[str, str] | None = None,
+                   *, actor: str, action: str, before: dict, after: dict) -> Subscription:
     """``sub``'s metered prices become ``price_ids`` (in order; the gone ones it listed
-    dropped) and the removed ones' last days ``ends``: the update on its version, its audit
-    event and the merchant's ``subscription.updated``, one transaction."""
-    # A gone price's last day goes with it (one added again bills on afresh).
-    ends = {price_id: day for price_id, day in ends.items() if price_id in price_ids and price_id in sub.metered_price_ids}
+    dropped), the removed ones' last days ``ends`` and the replacing ones' first days
+    ``starts`` (default: as they are): the update on its version, its audit event and the
+    merchant's ``subscription.updated``, one transaction."""
+    # A gone price's days go with it (one added again bills afresh); a replacing price's
+    # first day is written with it.
+    def kept(days: dict[str, str]) -> dict[str, str]:
+        return {price_id: day for price_id, day in days.items()
+                if price_id in price_ids and price_id in sub.metered_price_ids}
+
+    ends = kept(ends)
+    starts = kept(sub.metered_starts) if starts is None else {
+        price_id: day for price_id, day in starts.items() if price_id in price_ids}
     first, others = (price_ids[0], price_ids[1:]) if price_ids else (None, [])
     actions = [
         Subscription.MeteredPriceId.set(first) if first else Subscription.MeteredPriceId.remove(),
         Subscription.OtherMeteredPriceIds.set(others) if others else Subscription.OtherMeteredPriceIds.remove(),
         Subscription.MeteredPriceEnds.set([MeteredEndMap(PriceId=price_id, LastDay=day) for price_id, day in ends.items()])
         if ends else Subscription.MeteredPriceEnds.remove(),
+        Subscription.MeteredPriceStarts.set([MeteredStartMap(PriceId=price_id, FirstDay=day)
+                                             for price_id, day in starts.items()])
+        if starts else Subscription.MeteredPriceStarts.remove(),
     ]
     updated = subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, actions))
     audit = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before, after=after)

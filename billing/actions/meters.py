@@ -74,6 +74,26 @@ def remove_metered_price(sub: Subscription, price_id: str, *, actor: str, now: b
         sub, price_id, actor=actor, today=billing_today(settings.BILLING_TIMEZONE) if now else None)
 
 
+def replace_metered_price(sub: Subscription, price_id: str, new_price_id: str, *, actor: str) -> Subscription:
+    """``new_price_id`` (of the same meter) replaces ``price_id`` at the period's end
+    (docs/USAGE.md "Changing a metered price"). ``NotMetered`` naming why it cannot be."""
+    return usage_billing.replace_metered_price(sub, price_id, new_price_id, actor=actor)
+
+
+def replacements(sub: Subscription) -> list[tuple[Price, Price]]:
+    """Each (price, replacement) ``sub`` could change at the period's end: an active price
+    of the same meter, currency and cadence for each of its metered prices it could remove
+    (the catalog's one Query and a GetItem of each of its own)."""
+    if not sub.is_live:
+        return []
+    can = set(removable(sub))
+    own = [price for price in access.metered_prices(sub).values() if price.PriceId in can]
+    _, prices = access.list_products_with_prices()
+    return [(price, other) for price in own for others in prices.values() for other in others
+            if other.Meter == price.Meter and other.PriceId not in sub.metered_price_ids
+            and usage_billing.why_not_metered(sub, other, other.PriceId, set()) is None]
+
+
 def addable_metered_prices(sub: Subscription) -> list[tuple[str, Price]]:
     """The active metered prices ``sub`` could bill beside its own (the rules
     ``attach_metered_price`` applies), each with its product's name, by product, and its
@@ -87,7 +107,11 @@ def addable_metered_prices(sub: Subscription) -> list[tuple[str, Price]]:
     billed = {price.Meter for price in own.values()}
     products, prices = access.list_products_with_prices()
     names = {product.SKU: product.Name for product in products}
-    kept = [(names.get(price.SKU, price.SKU), price) for price in own.values() if price.PriceId in ending]
+    # a price being removed can be kept, unless another of its meter replaces it
+    day = billing_today(settings.BILLING_TIMEZONE).isoformat()
+    replacing = {price.Meter for price in own.values() if sub.metered_starts.get(price.PriceId, day) > day}
+    kept = [(names.get(price.SKU, price.SKU), price) for price in own.values()
+            if price.PriceId in ending and price.Meter not in replacing]
     if len(sub.metered_price_ids) >= MAX_METERED_PRICES:
         return kept
     return kept + [(product.Name, price) for product in products for price in prices.get(product.SKU, [])

@@ -11,7 +11,10 @@ being removed is kept.
 payment (docs/USAGE.md "Removing a metered price"); the item says so (``ends_on``) until
 then.
 
-Both honour ``Idempotency-Key`` as every write (billing/api/writes.py)."""
+``POST /subscriptions/{id}/items/{price_id}`` ``{"price": <a price of the same meter>}``:
+the item's price changes at the period's end (docs/USAGE.md "Changing a metered price").
+
+Each honours ``Idempotency-Key`` as every write (billing/api/writes.py)."""
 
 # No ``from __future__ import annotations``: ninja reads the routes' annotations as types.
 from typing import Annotated, Literal
@@ -52,6 +55,31 @@ def add_item(request: HttpRequest, subscription_id: KeyId, body: ItemIn) -> Json
     with refusals():
         try:
             sub = meter_actions.attach_metered_price(sub, body.price, actor=actor_of(request))
+        except NotMetered as refused:
+            raise ApiError(400, f"price: {refused}.", param="price") from None
+    return shown(sub)
+
+
+@router.post("/subscriptions/{subscription_id}/items/{price_id}", response={200: SubscriptionOut, **WRITE_ERRORS},
+             summary="Change a metered price of a subscription at its period's end", auth=write_key,
+             tags=["writes"], openapi_extra=IDEMPOTENCY_DOC)
+@idempotent
+def replace_item(request: HttpRequest, subscription_id: KeyId, price_id: KeyId, body: ItemIn) -> JsonResponse:
+    """Stripe's update of a subscription item's price: ``price``, an active price of the same
+    meter (its currency and interval), replaces the item at the end of the period paid for.
+    The next payment bills the meter's usage through that day at the item's price, the
+    payments after it at the new one; until then the items say when each ``ends_on`` and
+    ``starts_on``. A price the subscription does not bill is a 404; a new price of another
+    meter, not metered, in another currency or interval, or billed already, a 400 naming
+    ``price``; a subscription that has ended, a 409."""
+    sub = subscription_or_404(subscription_id)
+    if not sub.is_live:
+        raise ApiError(409, "The subscription has ended: it bills nothing more.", type="invalid_state")
+    if price_id not in sub.metered_price_ids:
+        raise ApiError(404, f"The subscription has no metered item of price {price_id}.", param="price_id")
+    with refusals():
+        try:
+            sub = meter_actions.replace_metered_price(sub, price_id, body.price, actor=actor_of(request))
         except NotMetered as refused:
             raise ApiError(400, f"price: {refused}.", param="price") from None
     return shown(sub)

@@ -17,7 +17,7 @@ from billing.access.prices import get_price
 from billing.access.subscriptions import get_subscription
 from billing.access.usage import mark_billed, usage_for_period
 from billing.models import Price, Subscription
-from billing.rules.metered_items import billed_until
+from billing.rules.metered_items import billed_from, billed_until
 from billing.rules.price_objects import terms_of
 from billing.rules.pricing import amount_for, amount_parts
 from billing.rules.projection import ComingCharge, MeteredUsage, usage_period_start
@@ -47,21 +47,22 @@ def usages_over(sub: Subscription, start: date, end: date, *, close: bool,
                 prices: dict[str, Price] | None = None) -> tuple[MeteredUsage, ...]:
     """Each of ``sub``'s metered prices' usage over the days ``[start, end)``, priced, in
     its order (a price gone, or no longer metered, is passed over; one removed, over its
-    days through its last one). ``close``: each meter's
+    days through its last one; one replacing it, over its days from its first one). ``close``: each meter's
     days up to ``end`` are closed first (``mark_billed``), so the read is what is billed."""
-    usages, ends = [], sub.metered_ends
+    usages, ends, starts = [], sub.metered_ends, sub.metered_starts
     for price_id in sub.metered_price_ids:
-        # A price removed at its period's end bills its days through its last one only.
-        until = billed_until(end, ends.get(price_id))
-        if until <= start:
+        # A price removed bills its days through its last one only; one replacing it, from
+        # the day after on.
+        since, until = billed_from(start, starts.get(price_id)), billed_until(end, ends.get(price_id))
+        if until <= since:
             continue
         price = (prices or {}).get(price_id) or get_price(price_id)
         if price is None or not price.Meter:
             continue
         if close:
             mark_billed(sub.account_id, price.Meter, until - timedelta(days=1))
-        used = usage_for_period(sub.account_id, price.Meter, start, until)
-        usages.append(priced_usage(price, start, until, math.ceil(used)))
+        used = usage_for_period(sub.account_id, price.Meter, since, until)
+        usages.append(priced_usage(price, since, until, math.ceil(used)))
     return tuple(usages)
 
 

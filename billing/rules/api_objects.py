@@ -90,13 +90,14 @@ def _english_day(value: date | None) -> str:
 def items_of(sub: Subscription) -> list[JSON]:
     """Stripe's items: the fixed price subscribed to (null ``PriceId``: the product's default
     one) at its quantity, and each metered price whose usage each payment bills (a ``price``
-    and no ``quantity``, as Stripe's metered items; one removed at the period's end says the
-    last day whose usage it bills, ``ends_on``); a subscription to usage alone has only the
-    metered ones."""
+    and no ``quantity``, as Stripe's metered items; one removed says the last day whose
+    usage it bills, ``ends_on``, one replacing it the first, ``starts_on``); a subscription
+    to usage alone has only the metered ones."""
     fixed = [] if usage_only(sub) else [{"price": sub.PriceId or default_price_id(sub.SKU),
                                          "quantity": quantity_of(sub)}]
-    ends = sub.metered_ends
-    return [*fixed, *({"price": metered, **({"ends_on": ends[metered]} if metered in ends else {})}
+    ends, starts = sub.metered_ends, sub.metered_starts
+    return [*fixed, *({"price": metered, **({"starts_on": starts[metered]} if metered in starts else {}),
+                       **({"ends_on": ends[metered]} if metered in ends else {})}
                       for metered in sub.metered_price_ids)]
 
 

@@ -6,7 +6,10 @@ kept (added again). Pure: dates and the subscription in hand."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, timedelta
+
+from django.utils.translation import gettext as _
 
 from billing.models import Subscription
 from billing.rules.switch import usage_only
@@ -18,6 +21,14 @@ def billed_until(end: date, last_day: str | None) -> date:
     if last_day is None:
         return end
     return min(end, date.fromisoformat(last_day) + timedelta(days=1))
+
+
+def billed_from(start: date, first_day: str | None) -> date:
+    """The first day a metered price bills of a period beginning on ``start``: ``start``,
+    or a replacing price's ``first_day``, whichever is later."""
+    if first_day is None:
+        return start
+    return max(start, date.fromisoformat(first_day))
 
 
 def last_day_billed(sub: Subscription) -> date | None:
@@ -49,3 +60,15 @@ def removable(sub: Subscription) -> list[str]:
     ends = sub.metered_ends
     return [price_id for price_id in sub.metered_price_ids
             if price_id not in ends and why_not_removed(sub, price_id) is None]
+
+
+def item_words(sub: Subscription, price_id: str, words: str, day_words: Callable[[str], str]) -> str:
+    """A metered price's words as a page lists it on ``sub``: with its first day when it
+    replaces another ("…, from 15 April 2027"), its last when it is removed ("…, until 14
+    April 2027"). ``day_words``: how the page writes a day (ISO in, words out)."""
+    first, last = sub.metered_starts.get(price_id), sub.metered_ends.get(price_id)
+    if first:
+        words = _("%(price)s, from %(day)s") % {"price": words, "day": day_words(first)}
+    if last:
+        words = _("%(price)s, until %(day)s") % {"price": words, "day": day_words(last)}
+    return words

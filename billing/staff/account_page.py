@@ -16,6 +16,7 @@ from billing.access.prices import get_price
 from billing.forms import vat_status
 from billing.models import LIVE_STATUSES, Subscription, SubscriptionStatus
 from billing.rules.cadence_words import amount_per_period
+from billing.rules.metered_items import item_words
 from billing.rules.price_objects import price_words_of
 from billing.rules.schedule import cadence_of, months_before
 from billing.rules.switch import usage_only
@@ -86,11 +87,9 @@ def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
             fixed = amount_per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))
         elif sub.Quantity and int(sub.Quantity) > 1:
             fixed = f"{fixed} × {int(sub.Quantity)}"
-        ends = sub.metered_ends
-        metered = [(words(price_id), ends.get(price_id)) for price_id in sub.metered_price_ids]
+        metered = [(price_id, words(price_id)) for price_id in sub.metered_price_ids]
         lines[sub.sub_id] = [*([fixed] if fixed else []),
-                             *(gettext("%(price)s, until %(day)s") % {"price": line, "day": staff_date(last)}
-                               if last else line for line, last in metered if line)]
+                             *(item_words(sub, price_id, line, staff_date) for price_id, line in metered if line)]
     return lines
 
 

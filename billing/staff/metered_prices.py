@@ -6,6 +6,8 @@ the period's end, its usage through the last day paid for billed by the next pay
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -103,3 +105,37 @@ def staff_remove_metered(request: HttpRequest, account_id: str, sub_id: str) -> 
                                   "it can be added again."),
                        button=_("Remove a metered price"), form=form, change=remove,
                        drawn_again=lambda: RemoveMeteredForm(choices=choices, last_day=staff_date(last_day)))
+
+
+@require_http_methods(["GET", "POST"])
+def staff_change_metered(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
+    """A metered price replaced by another of its meter at the period's end (docs/USAGE.md
+    "Changing a metered price"): offered, each of the subscription's own with each active
+    price of the same meter, currency and cadence."""
+    sub = subscription_or_404(account_id, sub_id)
+    offered = meter_actions.replacements(sub)
+    last_day = last_day_billed(sub)
+    if not offered or last_day is None:
+        messages.error(request, _("No metered price of this subscription can be changed."))
+        return redirect(account_url(account_id))
+    choices = [(f"{old.PriceId} {new.PriceId}", f"{old.Meter}: {price_words_of(old)} → {price_words_of(new)}")
+               for old, new in offered]
+    form = MeteredPriceForm(request.POST or None, choices=choices)
+
+    def change() -> str | None:
+        old, new = form.cleaned_data["price"].split(" ", 1)
+        try:
+            meter_actions.replace_metered_price(sub, old, new, actor=actor(request))
+        except NotMetered as refused:
+            form.add_error("price", str(refused))
+            return None
+        return _("From %(day)s, %(product)s bills this usage at the new price; the next payment bills it at the "
+                 "old one up to then.") % {"product": sub.ProductName or sub.SKU,
+                                            "day": staff_date(last_day + timedelta(days=1))}
+
+    return change_page(request, account_id, sub, title=_("Change a metered price"),
+                       question=_("Bill a meter's usage at another price from %(day)s, the day after the last day "
+                                  "paid for? The next payment bills it at the price it has now up to then. Nothing "
+                                  "is charged now.") % {"day": staff_date(last_day + timedelta(days=1))},
+                       button=_("Change a metered price"), form=form, change=change,
+                       drawn_again=lambda: MeteredPriceForm(choices=choices))

@@ -19,7 +19,7 @@ from billing.staff.coupons import coupon_add, coupon_edit, coupon_end, coupons, 
 from billing.staff.data_rights_pages import staff_close_account, staff_export_data
 from billing.staff.disputes import disputes
 from billing.staff.lookup import index, user_billing
-from billing.staff.metered_prices import staff_add_metered, staff_remove_metered
+from billing.staff.metered_prices import staff_add_metered, staff_change_metered, staff_remove_metered
 from billing.staff.meters import customer_usage, meter_add, meters
 from billing.staff.pause_pages import staff_pause, staff_resume
 from billing.staff.prices import price_add, price_archive, prices
@@ -93,6 +93,7 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         # a meter's usage billed from the next payment on: the money role's, as seats
         path(f"{sub}/metered-prices/", staff(staff_add_metered, MONEY), name="staff_add_metered"),
         path(f"{sub}/metered-prices/remove/", staff(staff_remove_metered, MONEY), name="staff_remove_metered"),
+        path(f"{sub}/metered-prices/change/", staff(staff_change_metered, MONEY), name="staff_change_metered"),
         # a pause moves the schedule as a change of day does: the same permission
         path(f"{sub}/pause/", staff(staff_pause, CHANGE_DAY), name="staff_pause"),
         path(f"{sub}/resume/", staff(staff_resume, CHANGE_DAY), name="staff_resume"),

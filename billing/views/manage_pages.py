@@ -28,6 +28,7 @@ from billing.operations.final_usage import last_usage_charge
 from billing.operations.outcomes import PaymentOutcome, PaymentStatus
 from billing.rules.cadence_words import NO_PAYMENT_DAY, next_payment_words
 from billing.rules.lifecycle import last_usage_billed_on
+from billing.rules.metered_items import item_words
 from billing.rules.price_objects import price_words_of
 from billing.rules.projection import usage_words
 from billing.rules.schedule import (
@@ -104,12 +105,8 @@ def _usage(sub: Subscription) -> dict[str, Any] | None:
     prices = access.metered_prices(sub) if sub.MeteredPriceId and (sub.is_live or ending) else {}
     if not prices:
         return None
-    # one removed says until when it bills (docs/USAGE.md "Removing a metered price")
-    ends = sub.metered_ends
-    words = [price_words_of(p) if p.PriceId not in ends else
-             gettext("%(price)s, until %(day)s") % {"price": price_words_of(p),
-                                                    "day": local_date(ends[p.PriceId])}
-             for p in prices.values()]
+    # one removed says until when it bills, one replacing it from when (docs/USAGE.md)
+    words = [item_words(sub, p.PriceId, price_words_of(p), local_date) for p in prices.values()]
     shown: dict[str, Any] = {"words": "; ".join(words)}
     if ending:
         # Cancelled at its period's end: no next payment, but its last usage charge, as it
@@ -122,7 +119,7 @@ def _usage(sub: Subscription) -> dict[str, Any] | None:
     if coming is not None and coming.usages:
         shown.update(estimate=gettext("about {amount}").format(amount=format_with_symbol(coming.amount, sub.Currency)),
                      usage_amount=format_with_symbol(coming.usage_amount, sub.Currency),
-                     usage_used=usage_words(coming.usages), last_day=coming.usages[0].end - timedelta(days=1))
+                     usage_used=usage_words(coming.usages), last_day=coming.usage_last_day)
     return shown
 
 

@@ -72,7 +72,12 @@ def subscription_usage(request: HttpRequest, account_id: str, sub_id: str) -> Ht
     sub = subscription_or_404(account_id, sub_id)
     prices = or_404(access.metered_prices(sub) if sub.MeteredPriceId else None, _("This subscription has no usage."))
     wanted = request.GET.get("meter")
-    price = next((p for p in prices.values() if p.Meter == wanted), next(iter(prices.values())))
+    # A meter's price billing today: one replacing it comes first the day after its last.
+    starts, day = sub.metered_starts, today().isoformat()
+    billing = [p for p in prices.values() if starts.get(p.PriceId, day) <= day]
+    price = next((p for p in billing if p.Meter == wanted), billing[0] if billing else next(iter(prices.values())))
+    replacement = next((p for p in prices.values() if p.Meter == price.Meter and p.PriceId in starts
+                        and starts[p.PriceId] > day), None)
     # Cancelled at its period's end: its last usage charge, the day after, as it stands.
     final = last_usage_charge(sub, today(), prices=prices)
     coming = final or (payments.next_charge(sub, metered_prices=prices) if sub.NextPaymentDate and sub.is_live
@@ -80,11 +85,13 @@ def subscription_usage(request: HttpRequest, account_id: str, sub_id: str) -> Ht
     usage = next((u for u in coming.usages if u.price_id == price.PriceId), None) if coming is not None else None
     terms = terms_of(price)
     context = {"sub": sub, "words": price_words_of(price), "meter": price.Meter,
-               "meters": [p.Meter for p in prices.values()] if len(prices) > 1 else [],
+               "meters": meters if len(meters := list(dict.fromkeys(p.Meter for p in prices.values()))) > 1 else [],
                "usage": usage, "amount": coming.amount if coming is not None else None,
                "billed_on": final.date if final is not None else None,
-               # removed at the period's end: its usage is billed through that day only
-               "ends_on": _day(sub.metered_ends.get(price.PriceId))}
+               # removed: its usage is billed through that day only (replaced: at its price)
+               "ends_on": _day(sub.metered_ends.get(price.PriceId)),
+               "replaced_by": price_words_of(replacement) if replacement is not None else None,
+               "replaced_from": _day(starts.get(replacement.PriceId)) if replacement is not None else None}
     if usage is not None:
         meter = or_404(metered.get_meter(price.Meter), _("This subscription has no usage."))
         last = min(usage.end - timedelta(days=1), today())

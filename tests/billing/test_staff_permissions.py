@@ -32,6 +32,7 @@ def staff_urls(c) -> dict[str, bool]:
         reverse("admin:staff_refund", args=[a, c.receipt.SK]): True,
         reverse("admin:staff_add_metered", args=[a, c.sub.sub_id]): True,
         reverse("admin:staff_remove_metered", args=[a, c.sub.sub_id]): True,
+        reverse("admin:staff_change_metered", args=[a, c.sub.sub_id]): True,
     }
 
 

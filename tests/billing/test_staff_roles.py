@@ -39,6 +39,7 @@ MATRIX: dict[str, set[str]] = {
     "staff_seats": {"finance"},  # more seats charge the card, fewer refund to it: money
     "staff_add_metered": {"finance"},  # a meter's usage billed from the next payment on: money
     "staff_remove_metered": {"finance"},  # and no longer billed after the period paid for
+    "staff_change_metered": {"finance"},  # or billed at another price from the next period
     "staff_refund": {"finance"},
     "staff_products": {"catalog"},
     "staff_product_add": {"catalog"},
@@ -113,6 +114,7 @@ def url_of(name: str, c) -> str:
         "staff_seats": [a, c.sub.sub_id],
         "staff_add_metered": [a, c.sub.sub_id],
         "staff_remove_metered": [a, c.sub.sub_id],
+        "staff_change_metered": [a, c.sub.sub_id],
         "staff_api_key_revoke": ["0123456789ab"],
         "staff_webhook_endpoint": [c.endpoint.EndpointId],
         "staff_webhook_endpoint_rotate": [c.endpoint.EndpointId],
