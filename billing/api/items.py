@@ -17,6 +17,7 @@ the item's price changes at the period's end (docs/USAGE.md "Changing a metered 
 Each honours ``Idempotency-Key`` as every write (billing/api/writes.py)."""
 
 # No ``from __future__ import annotations``: ninja reads the routes' annotations as types.
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from django.http import HttpRequest, JsonResponse
@@ -31,6 +32,7 @@ from billing.api.idempotency import idempotent
 from billing.api.reads import subscription_or_404
 from billing.api.schemas import PRINTABLE, Body, KeyId, SubscriptionOut
 from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS, refusals, shown
+from billing.models import Subscription
 
 router = Router(tags=["subscriptions"])
 
@@ -38,6 +40,27 @@ router = Router(tags=["subscriptions"])
 class ItemIn(Body):
     price: Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE,
                                 description="A metered price: its usage is billed with each payment")]
+
+
+def _live(subscription_id: str, price_id: str | None = None) -> Subscription:
+    """The subscription, live (else a 409) and, when ``price_id`` is named, billing it
+    (else a 404 naming ``price_id``)."""
+    sub = subscription_or_404(subscription_id)
+    if not sub.is_live:
+        raise ApiError(409, "The subscription has ended: it bills nothing more.", type="invalid_state")
+    if price_id is not None and price_id not in sub.metered_price_ids:
+        raise ApiError(404, f"The subscription has no metered item of price {price_id}.", param="price_id")
+    return sub
+
+
+def _written(write: Callable[[], Subscription], param: str) -> JsonResponse:
+    """The subscription as ``write`` leaves it; its refusal a 400 naming ``param``."""
+    with refusals():
+        try:
+            sub = write()
+        except NotMetered as refused:
+            raise ApiError(400, f"{param}: {refused}.", param=param) from None
+    return shown(sub)
 
 
 @router.post("/subscriptions/{subscription_id}/items", response={200: SubscriptionOut, **WRITE_ERRORS},
@@ -49,15 +72,8 @@ def add_item(request: HttpRequest, subscription_id: KeyId, body: ItemIn) -> Json
     each payment from the next on. A price that is not metered, in another currency or of
     another interval, of a meter the subscription bills already, or a sixth metered price,
     is a 400 naming ``price``; a subscription that has ended, a 409."""
-    sub = subscription_or_404(subscription_id)
-    if not sub.is_live:
-        raise ApiError(409, "The subscription has ended: it bills nothing more.", type="invalid_state")
-    with refusals():
-        try:
-            sub = meter_actions.attach_metered_price(sub, body.price, actor=actor_of(request))
-        except NotMetered as refused:
-            raise ApiError(400, f"price: {refused}.", param="price") from None
-    return shown(sub)
+    sub = _live(subscription_id)
+    return _written(lambda: meter_actions.attach_metered_price(sub, body.price, actor=actor_of(request)), "price")
 
 
 @router.post("/subscriptions/{subscription_id}/items/{price_id}", response={200: SubscriptionOut, **WRITE_ERRORS},
@@ -72,17 +88,9 @@ def replace_item(request: HttpRequest, subscription_id: KeyId, price_id: KeyId, 
     ``starts_on``. A price the subscription does not bill is a 404; a new price of another
     meter, not metered, in another currency or interval, or billed already, a 400 naming
     ``price``; a subscription that has ended, a 409."""
-    sub = subscription_or_404(subscription_id)
-    if not sub.is_live:
-        raise ApiError(409, "The subscription has ended: it bills nothing more.", type="invalid_state")
-    if price_id not in sub.metered_price_ids:
-        raise ApiError(404, f"The subscription has no metered item of price {price_id}.", param="price_id")
-    with refusals():
-        try:
-            sub = meter_actions.replace_metered_price(sub, price_id, body.price, actor=actor_of(request))
-        except NotMetered as refused:
-            raise ApiError(400, f"price: {refused}.", param="price") from None
-    return shown(sub)
+    sub = _live(subscription_id, price_id)
+    return _written(lambda: meter_actions.replace_metered_price(sub, price_id, body.price, actor=actor_of(request)),
+                    "price")
 
 
 @router.delete("/subscriptions/{subscription_id}/items/{price_id}", response={200: SubscriptionOut, **WRITE_ERRORS},
@@ -97,18 +105,9 @@ def remove_item(request: HttpRequest, subscription_id: KeyId, price_id: KeyId,
     ``period_end``), or now (``at=now``: today's usage is the last billed, as Stripe bills
     a deleted item's usage up to its removal): the next payment bills its usage through
     that day, with the other items, and no payment after it; until then it can be kept
-    (``POST`` it again). A price the subscription does not
-    bill is a 404; the price a subscription to usage alone is to, a 400 (switch or cancel
-    it); a subscription that has ended, a 409. One being removed already answers the
-    subscription unchanged."""
-    sub = subscription_or_404(subscription_id)
-    if not sub.is_live:
-        raise ApiError(409, "The subscription has ended: it bills nothing more.", type="invalid_state")
-    if price_id not in sub.metered_price_ids:
-        raise ApiError(404, f"The subscription has no metered item of price {price_id}.", param="price_id")
-    with refusals():
-        try:
-            sub = meter_actions.remove_metered_price(sub, price_id, actor=actor_of(request), now=at == "now")
-        except NotMetered as refused:
-            raise ApiError(400, f"price_id: {refused}.", param="price_id") from None
-    return shown(sub)
+    (``POST`` it again). A price the subscription does not bill is a 404; the price a
+    subscription to usage alone is to, a 400 (switch or cancel it); a subscription that
+    has ended, a 409. One being removed already answers the subscription unchanged."""
+    sub = _live(subscription_id, price_id)
+    return _written(lambda: meter_actions.remove_metered_price(sub, price_id, actor=actor_of(request), now=at == "now"),
+                    "price_id")

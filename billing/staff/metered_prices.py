@@ -34,13 +34,18 @@ class MeteredPriceForm(forms.Form):
         self.fields["price"].choices = choices
 
 
+def _nothing_offered(request: HttpRequest, account_id: str, why: str) -> HttpResponse:
+    """Back to the account page, saying why there is nothing to choose."""
+    messages.error(request, why)
+    return redirect(account_url(account_id))
+
+
 @require_http_methods(["GET", "POST"])
 def staff_add_metered(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     offered = meter_actions.addable_metered_prices(sub)
     if not offered:
-        messages.error(request, _("No metered price can be added to this subscription."))
-        return redirect(account_url(account_id))
+        return _nothing_offered(request, account_id, _("No metered price can be added to this subscription."))
     choices = [(price.PriceId, f"{product}: {price.Meter}, {price_words_of(price)}")
                for product, price in offered]
     form = MeteredPriceForm(request.POST or None, choices=choices)
@@ -80,11 +85,9 @@ class RemoveMeteredForm(MeteredPriceForm):
 @require_http_methods(["GET", "POST"])
 def staff_remove_metered(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
-    offered = meter_actions.removable_metered_prices(sub)
-    last_day = last_day_billed(sub)
+    offered, last_day = meter_actions.removable_metered_prices(sub), last_day_billed(sub)
     if not offered or last_day is None:
-        messages.error(request, _("No metered price can be removed from this subscription."))
-        return redirect(account_url(account_id))
+        return _nothing_offered(request, account_id, _("No metered price can be removed from this subscription."))
     choices = [(price.PriceId, f"{price.Meter}, {price_words_of(price)}") for price in offered]
     form = RemoveMeteredForm(request.POST or None, choices=choices, last_day=staff_date(last_day))
 
@@ -113,11 +116,9 @@ def staff_change_metered(request: HttpRequest, account_id: str, sub_id: str) -> 
     "Changing a metered price"): offered, each of the subscription's own with each active
     price of the same meter, currency and cadence."""
     sub = subscription_or_404(account_id, sub_id)
-    offered = meter_actions.replacements(sub)
-    last_day = last_day_billed(sub)
+    offered, last_day = meter_actions.replacements(sub), last_day_billed(sub)
     if not offered or last_day is None:
-        messages.error(request, _("No metered price of this subscription can be changed."))
-        return redirect(account_url(account_id))
+        return _nothing_offered(request, account_id, _("No metered price of this subscription can be changed."))
     choices = [(f"{old.PriceId} {new.PriceId}", f"{old.Meter}: {price_words_of(old)} → {price_words_of(new)}")
                for old, new in offered]
     form = MeteredPriceForm(request.POST or None, choices=choices)
