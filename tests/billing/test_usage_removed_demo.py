@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from billing import access
 from billing.management.commands.seed_demo import CUSTOMER_EMAIL
-from billing.management.demo import prices, usage, usage_billing, usage_meters, usage_removed
+from billing.management.demo import prices, usage, usage_billing, usage_meters, usage_removed, usage_repriced
 from billing.operations import payments
 from tests.builders import make_customer, make_subscription
 
@@ -48,3 +48,26 @@ def test_the_demo_subscription_bills_its_webhooks_until_its_period_ends(moto_tab
         page = customer.client.get(reverse("subscription_usage", kwargs={"sub_id": sub.sub_id})
                                    + "?meter=webhook_deliveries").content.decode()
     assert 'data-testid="usage-ends"' in page
+
+
+def test_the_demo_subscription_s_storage_changes_price_at_its_period_s_end(moto_table) -> None:
+    today = date(2027, 3, 10)
+    assert "run the usage meters part first" in usage_repriced.seed(today)[0]
+    customer = make_customer(CUSTOMER_EMAIL)
+    sub = make_subscription(access.get_account(customer.account_id), payment_day=10, amount=999,
+                            today=date(2027, 2, 10))
+    sub = access.set_schedule(sub, next_payment=date(2027, 4, 10), last_payment=date(2027, 3, 10),
+                              next_reminder=date(2027, 4, 3), last_reminder=date(2027, 3, 3))
+    for part in (prices, usage, usage_billing, usage_meters, usage_removed):
+        part.seed(today)
+    [line] = usage_repriced.seed(today)
+    named = {p.Nickname: p.PriceId for p in access.list_prices("API-ACCESS")}
+    now = access.get_subscription(sub.account_id, sub.sub_id)
+    assert now.metered_ends[named["Storage"]] == "2027-04-09"
+    assert now.metered_starts == {named["Storage 2027"]: "2027-04-10"}
+    assert line.endswith("from 2027-04-10")
+    assert usage_repriced.seed(today) == [line]  # a second run: the same price, one change
+    with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
+        # the next payment bills the storage at its old price, once
+        coming = payments.next_charge(now)
+    assert [u.price_id for u in coming.usages if u.meter == "storage_gb"] == [named["Storage"]]
