@@ -275,6 +275,9 @@ def check_switch(sub: Subscription, product: Product | None, today: date,
     if target.metered and target.price_id != getattr(sub, "MeteredPriceId", None):
         # Usage alone is the usage the subscription is billed for already, without the fee.
         raise SwitchRefused(_("Only the metered price the subscription is billed by can be kept alone."))
+    if target.metered and target.price_id in getattr(sub, "metered_ends", {}):
+        # Alone, a price on its way out would leave a subscription that bills nothing.
+        raise SwitchRefused(_("That metered price is being removed: add it again first to keep it alone."))
     if usage_only(sub) and target.sku != sub.SKU:
         # Its metered price is its product's: a fixed price of that product joins it (the
         # usage then billed beside it); another product's would leave it billing this one's

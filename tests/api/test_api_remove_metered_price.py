@@ -247,3 +247,16 @@ def test_the_first_price_removed_now_leaves_the_receipt_s_usage_days_the_period_
         ("api_calls", "200"), ("storage_gb", "30")]
     [receipt] = [r for r in receipts_of(sub) if r.UsageStart]
     assert (receipt.UsageStart, receipt.UsageEnd) == ("2027-02-15", "2027-03-15")
+
+
+def test_a_price_being_removed_cannot_be_kept_alone(write_api: ApiClient) -> None:
+    # a plan's switch to its own metered price keeps that usage alone; one on its way out
+    # would leave a subscription that bills nothing: refused, nothing charged or written
+    sub, calls, storage = two_meters()
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        removed(write_api, sub, calls.PriceId)
+        version = fresh(sub).Version
+        refused = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": calls.PriceId})
+    assert refused.status_code in (400, 409), refused.content
+    assert "being removed" in refused.json()["error"]["message"]
+    assert fresh(sub).Version == version and get_gateway().charges_made(sub_id=sub.sub_id) == []
