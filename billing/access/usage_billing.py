@@ -111,6 +111,8 @@ def replace_metered_price(sub: Subscription, price_id: str, new_price_id: str, *
     refusal = why_not_removed(sub, price_id)
     if refusal:
         raise NotMetered(refusal)
+    if price_id in sub.metered_ends:  # its last day set already: add it again first
+        raise NotMetered(f"{price_id} is being removed already: add it again first to change its price")
     price, new = get_price(price_id), get_price(new_price_id)
     if new is not None and price is not None and new.Meter != price.Meter:
         raise NotMetered(f"{new_price_id} bills {new.Meter}, not {price.Meter}: remove the one and add the other")
@@ -121,7 +123,7 @@ def replace_metered_price(sub: Subscription, price_id: str, new_price_id: str, *
     if refusal or new is None:
         raise NotMetered(refusal)
     ends, starts = sub.metered_ends, sub.metered_starts
-    last_day = date.fromisoformat(ends[price_id]) if price_id in ends else last_day_billed(sub)
+    last_day = last_day_billed(sub)
     assert last_day is not None  # why_not_removed refuses a subscription without one
     ends[price_id], starts[new.PriceId] = last_day.isoformat(), (last_day + timedelta(days=1)).isoformat()
     return _write_metered(sub, [*sub.metered_price_ids, new.PriceId], ends, starts, actor=actor,

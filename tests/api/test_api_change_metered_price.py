@@ -80,6 +80,9 @@ def test_what_cannot_replace_a_price_is_refused_and_nothing_written(write_api: A
         # the old price cannot be kept while the new one replaces it (the meter would bill twice)
         kept = write_api.post(f"/subscriptions/{sub.sub_id}/items", {"price": storage.PriceId})
         assert kept.status_code == 400 and "replaced by" in kept.json()["error"]["message"], kept.content
+        # the old one cannot be changed twice (its last day is set): nothing written
+        again = write_api.post(f"/subscriptions/{sub.sub_id}/items/{storage.PriceId}", {"price": dearer.PriceId})
+        assert again.status_code == 400 and "being removed already" in again.json()["error"]["message"]
         # the new one removed before it starts: it never bills, and the old one ends all the same
         write_api.delete(f"/subscriptions/{sub.sub_id}/items/{dearer.PriceId}")
     assert [r["meter"] for r in usage_records(pay(sub, D)["metadata"])] == ["api_calls", "storage_gb"]
