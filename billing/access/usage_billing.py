@@ -101,13 +101,16 @@ def remove_metered_price(sub: Subscription, price_id: str, *, actor: str = "staf
                           before=before, after={"MeteredPriceEnds": ends, "PriceId": price_id})
 
 
-def replace_metered_price(sub: Subscription, price_id: str, new_price_id: str, *, actor: str = "staff") -> Subscription:
+def replace_metered_price(sub: Subscription, price_id: str, new_price_id: str, *, actor: str = "staff",
+                          today: date | None = None) -> Subscription:
     """``new_price_id``, a price of the same meter, replaces ``price_id`` at the period's
     end, as Stripe changes a metered item's price (docs/USAGE.md "Changing a metered
     price"): the next payment bills the meter's usage through the last day paid for at the
-    old price, the payments after it at the new one. Nothing is charged now. One
-    transaction, as ``attach_metered_price``'s. ``NotMetered`` naming why it cannot be.
-    Requests: the new price's GetItem and each metered price's (their meters)."""
+    old price, the payments after it at the new one. With ``today`` (now): the old price
+    bills through today, the new one from tomorrow, both on the next payment, a line each.
+    Nothing is charged now. One transaction, as ``attach_metered_price``'s. ``NotMetered``
+    naming why it cannot be. Requests: the new price's GetItem and each metered price's
+    (their meters)."""
     refusal = why_not_removed(sub, price_id)
     if refusal:
         raise NotMetered(refusal)
@@ -123,7 +126,7 @@ def replace_metered_price(sub: Subscription, price_id: str, new_price_id: str, *
     if refusal or new is None:
         raise NotMetered(refusal)
     ends, starts = sub.metered_ends, sub.metered_starts
-    last_day = last_day_billed(sub)
+    last_day = today or last_day_billed(sub)
     assert last_day is not None  # why_not_removed refuses a subscription without one
     ends[price_id], starts[new.PriceId] = last_day.isoformat(), (last_day + timedelta(days=1)).isoformat()
     return _write_metered(sub, [*sub.metered_price_ids, new.PriceId], ends, starts, actor=actor,

@@ -74,10 +74,13 @@ def remove_metered_price(sub: Subscription, price_id: str, *, actor: str, now: b
         sub, price_id, actor=actor, today=billing_today(settings.BILLING_TIMEZONE) if now else None)
 
 
-def replace_metered_price(sub: Subscription, price_id: str, new_price_id: str, *, actor: str) -> Subscription:
-    """``new_price_id`` (of the same meter) replaces ``price_id`` at the period's end
-    (docs/USAGE.md "Changing a metered price"). ``NotMetered`` naming why it cannot be."""
-    return usage_billing.replace_metered_price(sub, price_id, new_price_id, actor=actor)
+def replace_metered_price(sub: Subscription, price_id: str, new_price_id: str, *, actor: str,
+                          now: bool = False) -> Subscription:
+    """``new_price_id`` (of the same meter) replaces ``price_id`` at the period's end, or
+    ``now`` (today's usage the old price's last) (docs/USAGE.md "Changing a metered
+    price"). ``NotMetered`` naming why it cannot be."""
+    return usage_billing.replace_metered_price(
+        sub, price_id, new_price_id, actor=actor, today=billing_today(settings.BILLING_TIMEZONE) if now else None)
 
 
 def replacements(sub: Subscription) -> list[tuple[Price, Price]]:

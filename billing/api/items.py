@@ -12,7 +12,8 @@ payment (docs/USAGE.md "Removing a metered price"); the item says so (``ends_on`
 then.
 
 ``POST /subscriptions/{id}/items/{price_id}`` ``{"price": <a price of the same meter>}``:
-the item's price changes at the period's end (docs/USAGE.md "Changing a metered price").
+the item's price changes at the period's end, or now (``"at": "now"``) (docs/USAGE.md
+"Changing a metered price").
 
 Each honours ``Idempotency-Key`` as every write (billing/api/writes.py)."""
 
@@ -40,6 +41,11 @@ router = Router(tags=["subscriptions"])
 class ItemIn(Body):
     price: Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE,
                                 description="A metered price: its usage is billed with each payment")]
+
+
+class ItemPriceIn(ItemIn):
+    at: Literal["period_end", "now"] = Field("period_end", description=(
+        "period_end: the new price bills from the day after the last day paid for; now: from tomorrow"))
 
 
 def _live(subscription_id: str, price_id: str | None = None) -> Subscription:
@@ -80,17 +86,17 @@ def add_item(request: HttpRequest, subscription_id: KeyId, body: ItemIn) -> Json
              summary="Change a metered price of a subscription at its period's end", auth=write_key,
              tags=["writes"], openapi_extra=IDEMPOTENCY_DOC)
 @idempotent
-def replace_item(request: HttpRequest, subscription_id: KeyId, price_id: KeyId, body: ItemIn) -> JsonResponse:
+def replace_item(request: HttpRequest, subscription_id: KeyId, price_id: KeyId, body: ItemPriceIn) -> JsonResponse:
     """Stripe's update of a subscription item's price: ``price``, an active price of the same
-    meter (its currency and interval), replaces the item at the end of the period paid for.
-    The next payment bills the meter's usage through that day at the item's price, the
-    payments after it at the new one; until then the items say when each ``ends_on`` and
-    ``starts_on``. A price the subscription does not bill is a 404; a new price of another
+    meter (its currency and interval), replaces the item at the end of the period paid for
+    (or today, ``at=now``). The next payment bills the meter's usage through that day at the
+    item's price (from the day after at the new one, when changed now), the payments after
+    it at the new one; until then the items say when each ``ends_on`` and ``starts_on``. A price the subscription does not bill is a 404; a new price of another
     meter, not metered, in another currency or interval, or billed already, a 400 naming
     ``price``; a subscription that has ended, a 409."""
     sub = _live(subscription_id, price_id)
-    return _written(lambda: meter_actions.replace_metered_price(sub, price_id, body.price, actor=actor_of(request)),
-                    "price")
+    return _written(lambda: meter_actions.replace_metered_price(sub, price_id, body.price, actor=actor_of(request),
+                                                                now=body.at == "now"), "price")
 
 
 @router.delete("/subscriptions/{subscription_id}/items/{price_id}", response={200: SubscriptionOut, **WRITE_ERRORS},

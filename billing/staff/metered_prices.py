@@ -6,8 +6,6 @@ the period's end, its usage through the last day paid for billed by the next pay
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -71,15 +69,25 @@ def staff_add_metered(request: HttpRequest, account_id: str, sub_id: str) -> Htt
                        drawn_again=lambda: MeteredPriceForm(choices=choices))
 
 
-class RemoveMeteredForm(MeteredPriceForm):
+class WhenForm(MeteredPriceForm):
+    """A metered price and when the change takes effect: at the period's end or now."""
+
     when = forms.ChoiceField(label=gettext_lazy("Billed through"), widget=forms.RadioSelect)
 
-    def __init__(self, *args, choices: list[tuple[str, str]], last_day: str, **kwargs) -> None:
+    def __init__(self, *args, choices: list[tuple[str, str]], when: list[tuple[str, str]], **kwargs) -> None:
         super().__init__(*args, choices=choices, **kwargs)
-        self.fields["when"].choices = [
-            ("period_end", _("The last day paid for, %(day)s") % {"day": last_day}),
-            ("now", _("Today: the usage of later days is not billed"))]
+        self.fields["when"].choices = when
         self.fields["when"].initial = "period_end"
+
+
+def _removal_when(last_day: str) -> list[tuple[str, str]]:
+    return [("period_end", _("The last day paid for, %(day)s") % {"day": last_day}),
+            ("now", _("Today: the usage of later days is not billed"))]
+
+
+def _change_when(last_day: str) -> list[tuple[str, str]]:
+    return [("period_end", _("The last day paid for, %(day)s") % {"day": last_day}),
+            ("now", _("Today: the new price bills from tomorrow"))]
 
 
 @require_http_methods(["GET", "POST"])
@@ -89,7 +97,7 @@ def staff_remove_metered(request: HttpRequest, account_id: str, sub_id: str) -> 
     if not offered or last_day is None:
         return _nothing_offered(request, account_id, _("No metered price can be removed from this subscription."))
     choices = [(price.PriceId, f"{price.Meter}, {price_words_of(price)}") for price in offered]
-    form = RemoveMeteredForm(request.POST or None, choices=choices, last_day=staff_date(last_day))
+    form = WhenForm(request.POST or None, choices=choices, when=_removal_when(staff_date(last_day)))
 
     def remove() -> str | None:
         try:
@@ -107,7 +115,7 @@ def staff_remove_metered(request: HttpRequest, account_id: str, sub_id: str) -> 
                                   "chosen is billed by the next payment, with the rest; none after it. Until then "
                                   "it can be added again."),
                        button=_("Remove a metered price"), form=form, change=remove,
-                       drawn_again=lambda: RemoveMeteredForm(choices=choices, last_day=staff_date(last_day)))
+                       drawn_again=lambda: WhenForm(choices=choices, when=_removal_when(staff_date(last_day))))
 
 
 @require_http_methods(["GET", "POST"])
@@ -121,22 +129,23 @@ def staff_change_metered(request: HttpRequest, account_id: str, sub_id: str) -> 
         return _nothing_offered(request, account_id, _("No metered price of this subscription can be changed."))
     choices = [(f"{old.PriceId} {new.PriceId}", f"{old.Meter}: {price_words_of(old)} → {price_words_of(new)}")
                for old, new in offered]
-    form = MeteredPriceForm(request.POST or None, choices=choices)
+    form = WhenForm(request.POST or None, choices=choices, when=_change_when(staff_date(last_day)))
 
     def change() -> str | None:
         old, new = form.cleaned_data["price"].split(" ", 1)
         try:
-            meter_actions.replace_metered_price(sub, old, new, actor=actor(request))
+            after = meter_actions.replace_metered_price(sub, old, new, actor=actor(request),
+                                                        now=form.cleaned_data["when"] == "now")
         except NotMetered as refused:
             form.add_error("price", str(refused))
             return None
         return _("From %(day)s, %(product)s bills this usage at the new price; the next payment bills it at the "
                  "old one up to then.") % {"product": sub.ProductName or sub.SKU,
-                                            "day": staff_date(last_day + timedelta(days=1))}
+                                            "day": staff_date(after.metered_starts[new])}
 
     return change_page(request, account_id, sub, title=_("Change a metered price"),
-                       question=_("Bill a meter's usage at another price from %(day)s, the day after the last day "
-                                  "paid for? The next payment bills it at the price it has now up to then. Nothing "
-                                  "is charged now.") % {"day": staff_date(last_day + timedelta(days=1))},
+                       question=_("Bill a meter's usage at another price from the day after the day chosen? The "
+                                  "next payment bills it at the price it has now up to then. Nothing is charged "
+                                  "now."),
                        button=_("Change a metered price"), form=form, change=change,
-                       drawn_again=lambda: MeteredPriceForm(choices=choices))
+                       drawn_again=lambda: WhenForm(choices=choices, when=_change_when(staff_date(last_day))))

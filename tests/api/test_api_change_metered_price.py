@@ -100,7 +100,7 @@ def test_the_pages_say_when_the_new_price_starts(client, write_api: ApiClient) -
         page = client.get(url).content.decode()
         choice = f"{storage.PriceId} {dearer.PriceId}"
         assert choice in page and "2027-03-15" in page
-        done = client.post(url, {"price": choice, "version": fresh(sub).Version})
+        done = client.post(url, {"price": choice, "when": "period_end", "version": fresh(sub).Version})
         assert done.status_code == 302, done.content.decode()
         account = client.get(reverse("admin:staff_account", args=[sub.account_id])).content.decode()
         assert "$0.10 a unit a month, until 2027-03-14" in account
@@ -115,3 +115,30 @@ def test_the_pages_say_when_the_new_price_starts(client, write_api: ApiClient) -
             if e.Action == "subscription.metered_price_replaced"] == ["money@rpay.localhost"]
     assert meter_actions.replacements(fresh(sub)) == []  # changed already: nothing more to offer
     assert date(2027, 3, 15).isoformat() == fresh(sub).metered_starts[dearer.PriceId]
+
+
+def test_a_price_changed_now_bills_each_price_over_its_own_days_on_one_charge(
+        read_api: ApiClient, write_api: ApiClient) -> None:
+    # the storage (the period's highest reading) moves to 20 cents on 1 March: 30 GB read
+    # that day at the old price, 25 GB on 10 March at the new one, both on D's charge
+    sub, calls, storage = two_meters()
+    dearer = price_actions.add_price("API", DEARER, actor="test", meter="storage_gb")
+    with time_machine.travel(datetime(2027, 3, 1, 12, tzinfo=UTC), tick=False):
+        answer = write_api.post(f"/subscriptions/{sub.sub_id}/items/{storage.PriceId}",
+                                {"price": dearer.PriceId, "at": "now"})
+        assert answer.status_code == 200, answer.content
+        assert answer.json()["items"][2:] == [{"price": storage.PriceId, "ends_on": "2027-03-01"},
+                                              {"price": dearer.PriceId, "starts_on": "2027-03-02"}]
+    with time_machine.travel(LAST_EVENTS, tick=False):
+        send_events(write_api, sub)
+        send_events(write_api, sub, [("storage_gb", date(2027, 3, 10), 25)], prefix="later")
+        shown = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
+    assert [(line["price"], line["quantity"], line["amount"] + line["tax"]) for line in shown["lines"][3:]] == [
+        (storage.PriceId, 30, 300), (dearer.PriceId, 25, 500)]
+    charge = pay(sub, D)
+    assert charge["amount"] == shown["amount_due"] == 999 + 47 + 300 + 500
+    assert [(r["price"], r["quantity"]) for r in usage_records(charge["metadata"])][1:] == [
+        (storage.PriceId, "30"), (dearer.PriceId, "25")]
+    # the charge's usage days are the period's, whichever price billed which
+    assert (charge["metadata"]["usage_start"], charge["metadata"]["usage_end"]) == ("2027-02-15", "2027-03-15")
+    assert fresh(sub).metered_price_ids == [calls.PriceId, dearer.PriceId]
