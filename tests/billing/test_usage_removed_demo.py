@@ -20,17 +20,23 @@ from tests.builders import make_customer, make_subscription
 pytestmark = pytest.mark.django_db
 
 
-def test_the_demo_subscription_bills_its_webhooks_until_its_period_ends(moto_table) -> None:
-    today = date(2027, 3, 10)
-    assert "run the usage meters part first" in usage_removed.seed(today)[0]
+def _demo_customer(today: date, parts: tuple) -> tuple:
+    """The demo customer with a monthly subscription, a month paid (its next payment, on
+    10 April, bills March's usage), and the demo ``parts`` seeded."""
     customer = make_customer(CUSTOMER_EMAIL)
     sub = make_subscription(access.get_account(customer.account_id), payment_day=10, amount=999,
                             today=date(2027, 2, 10))
-    # a month paid: its next payment, on the 10th of April, bills March's usage
     sub = access.set_schedule(sub, next_payment=date(2027, 4, 10), last_payment=date(2027, 3, 10),
                               next_reminder=date(2027, 4, 3), last_reminder=date(2027, 3, 3))
-    for part in (prices, usage, usage_billing, usage_meters):
+    for part in parts:
         part.seed(today)
+    return customer, sub
+
+
+def test_the_demo_subscription_bills_its_webhooks_until_its_period_ends(moto_table) -> None:
+    today = date(2027, 3, 10)
+    assert "run the usage meters part first" in usage_removed.seed(today)[0]
+    customer, sub = _demo_customer(today, (prices, usage, usage_billing, usage_meters))
     [line] = usage_removed.seed(today)
     webhooks = next(p for p in access.list_prices("API-ACCESS") if p.Nickname == "Webhooks")
     now = access.get_subscription(sub.account_id, sub.sub_id)
@@ -53,13 +59,7 @@ def test_the_demo_subscription_bills_its_webhooks_until_its_period_ends(moto_tab
 def test_the_demo_subscription_s_storage_changes_price_at_its_period_s_end(moto_table) -> None:
     today = date(2027, 3, 10)
     assert "run the usage meters part first" in usage_repriced.seed(today)[0]
-    customer = make_customer(CUSTOMER_EMAIL)
-    sub = make_subscription(access.get_account(customer.account_id), payment_day=10, amount=999,
-                            today=date(2027, 2, 10))
-    sub = access.set_schedule(sub, next_payment=date(2027, 4, 10), last_payment=date(2027, 3, 10),
-                              next_reminder=date(2027, 4, 3), last_reminder=date(2027, 3, 3))
-    for part in (prices, usage, usage_billing, usage_meters, usage_removed):
-        part.seed(today)
+    _, sub = _demo_customer(today, (prices, usage, usage_billing, usage_meters, usage_removed))
     [line] = usage_repriced.seed(today)
     named = {p.Nickname: p.PriceId for p in access.list_prices("API-ACCESS")}
     now = access.get_subscription(sub.account_id, sub.sub_id)
