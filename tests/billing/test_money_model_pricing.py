@@ -13,7 +13,8 @@ storage price is removed at a period's end (docs/USAGE.md "Removing a metered pr
 Steps: the days pass (the clock jumps to the next payment day; the run happens there),
 the payment run, more or fewer seats (prorated: charged now, or credited to the card),
 usage events (new, a repeated identifier, late within the 35 days' window, out of order,
-too old, a batch of several), the storage price removed, a percent or an amount coupon, pause, resume, cancel now
+too old, a batch of several), the storage price removed or replaced by a dearer one, a
+percent or an amount coupon, pause, resume, cancel now
 and at period end, a staff refund of part of a receipt (shared over its lines, or of one
 line alone).
 
@@ -140,6 +141,7 @@ class Tracked(TrackedSubscription):
         self.served_until: date | None = None  # cancelled now: the last day served
         self.meters = [METER]  # the meters it bills, in the subscription's order
         self.storage_last: date | None = None  # the storage price removed: the last day it bills
+        self.dearer_from: date | None = None  # the dearer storage price replacing it: its first day
         self.events: dict[str, tuple[str, date, Decimal]] = {}  # identifier -> (meter, UTC day, value), accepted
         self.sent_at: dict[str, date] = {}  # identifier -> the clock's day it was accepted
         self.moment: dict[str, int] = {}  # identifier -> its timestamp (a retry sends the same)
@@ -228,6 +230,10 @@ class PricingMachine(RuleBasedStateMachine):
         self.storage = price_actions.add_price("API", PriceTerms(currency, unit_amount=Decimal(3)), actor="test",
                                                nickname="storage", meter=STORAGE_METER)
         self.storage_terms = terms_of(self.storage)
+        # the storage's dearer price, which replaces it at a period's end
+        self.dearer = price_actions.add_price("API", PriceTerms(currency, unit_amount=Decimal(5)), actor="test",
+                                              nickname="dearer storage", meter=STORAGE_METER)
+        self.dearer_terms = terms_of(self.dearer)
         access.create_coupon("PCT20", actor="staff", percent_off=20, duration="forever")
         access.create_coupon("AMT", actor="staff", amount_off=amount_off, currency=currency, duration="repeating",
                              duration_payments=2)
@@ -420,6 +426,19 @@ class PricingMachine(RuleBasedStateMachine):
         sub = meter_actions.remove_metered_price(tracked.read(), self.storage.PriceId, actor="test", now=now)
         tracked.storage_last = date.fromisoformat(sub.metered_ends[self.storage.PriceId])
 
+    @rule(data=st.data(), now=st.booleans())
+    def storage_price_changed(self, data: st.DataObject, now: bool) -> None:
+        """The storage's dearer price replaces it at the end of the period paid for (or
+        today): the storage is billed at the old price through that day, at the new after."""
+        billing = [t for t in self._live() if STORAGE_METER in t.meters and t.storage_last is None]
+        if not billing:
+            return
+        tracked = data.draw(st.sampled_from(billing))
+        sub = meter_actions.replace_metered_price(tracked.read(), self.storage.PriceId, self.dearer.PriceId,
+                                                  actor="test", now=now)
+        tracked.storage_last = date.fromisoformat(sub.metered_ends[self.storage.PriceId])
+        tracked.dearer_from = date.fromisoformat(sub.metered_starts[self.dearer.PriceId])
+
     @rule(data=st.data(), code=st.sampled_from(["PCT20", "AMT"]))
     def coupon(self, data: st.DataObject, code: str) -> None:
         tracked = data.draw(st.sampled_from(self.subs))
@@ -530,14 +549,25 @@ class PricingMachine(RuleBasedStateMachine):
             assert receipt.UsagePriceId in self.metered_ids
             assert receipt.UsageQuantity == quantity, "an event not counted once"
             assert receipt.UsageAmount == amount_for(self.terms, quantity)
-            # the second meter's usage of the same days (through its last one, once removed),
-            # on the same charge
+            # the second meter's usage of the same days, on the same charge: at its price
+            # through its last day (once removed or replaced), at the dearer one from its first
             others = [(u.PriceId, u.Meter, int(u.Quantity), int(u.Amount)) for u in receipt.OtherUsage or []]
-            until = end if tracked.storage_last is None else min(end, tracked.storage_last + timedelta(days=1))
+            assert others == self._storage_billed(tracked, start, end), "a meter's usage not billed once"
+
+    def _storage_billed(self, tracked: Tracked, start: date, end: date) -> list[tuple[str, str, int, int]]:
+        """The storage a receipt whose usage days are [start, end) bills, price by price."""
+        if STORAGE_METER not in tracked.meters:
+            return []
+        billed = []
+        until = end if tracked.storage_last is None else min(end, tracked.storage_last + timedelta(days=1))
+        if start < until:
             stored = math.ceil(tracked.used(start, until, STORAGE_METER))
-            assert others == ([(self.storage.PriceId, STORAGE_METER, stored, amount_for(self.storage_terms, stored))]
-                              if STORAGE_METER in tracked.meters and start < until else []), \
-                "a meter's usage not billed once"
+            billed.append((self.storage.PriceId, STORAGE_METER, stored, amount_for(self.storage_terms, stored)))
+        since = max(start, tracked.dearer_from) if tracked.dearer_from else end
+        if since < end:
+            stored = math.ceil(tracked.used(since, end, STORAGE_METER))
+            billed.append((self.dearer.PriceId, STORAGE_METER, stored, amount_for(self.dearer_terms, stored)))
+        return billed
 
     def _receipt_adds_up(self, tracked: Tracked, receipt, charges: dict) -> None:
         if receipt.ChargeId:
