@@ -67,6 +67,10 @@ def test_the_demo_subscription_s_storage_changes_price_at_its_period_s_end(moto_
     assert now.metered_starts == {named["Storage 2027"]: "2027-04-10"}
     assert line.endswith("from 2027-04-10")
     assert usage_repriced.seed(today) == [line]  # a second run: the same price, one change
+    # every part run again (seed_demo twice): the storage being replaced is left as it is
+    for part in (usage_meters, usage_removed, usage_repriced):
+        part.seed(today)
+    assert access.get_subscription(sub.account_id, sub.sub_id).metered_starts == now.metered_starts
     with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
         # the next payment bills the storage at its old price, once
         coming = payments.next_charge(now)

@@ -39,7 +39,9 @@ def seed(today: date) -> list[str]:
     if not billed:
         return [f"usage meters: no subscription of {CUSTOMER_EMAIL} bills {CALLS}: run the usage billing part first"]
     price = demo_metered_price(METER, "Storage (GB)", MeterAggregation.MAX, NICKNAME, STORAGE, "GB")
-    sub = attach_metered_price(billed[0], price.PriceId, actor=SEED_ACTOR)
+    # billed already (a second run; its price perhaps being replaced since): left as it is
+    sub = billed[0] if price.PriceId in billed[0].metered_price_ids else \
+        attach_metered_price(billed[0], price.PriceId, actor=SEED_ACTOR)
     meter = metered.get_meter(METER)
     assert meter is not None
     now = datetime.combine(today, time(23, 59), tzinfo=UTC)
