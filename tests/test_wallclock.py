@@ -38,9 +38,15 @@ def test_a_declared_constant_is_read_again_when_a_test_starts(monkeypatch) -> No
     assert date(2027, 1, 2) == sys.modules[__name__].DECLARED_DAY
 
 
-def test_a_test_runs_on_the_test_day_when_one_is_set() -> None:
-    """make test-days sets RPAY_TEST_DAY: then "today" is that day for a test like this one."""
-    from tests.conftest import TEST_DAY
+def test_a_test_runs_on_the_test_day_when_one_is_set(request) -> None:
+    """make test-days sets RPAY_TEST_DAY: then "today" is that day for a test like this one,
+    and with several days, each of them in turn."""
+    from tests.conftest import TEST_DAYS
 
-    expected = TEST_DAY or datetime.now(tz=UTC).date().isoformat()
+    callspec = getattr(request.node, "callspec", None)
+    if len(TEST_DAYS) > 1:
+        assert callspec is not None and callspec.params["test_day"] in TEST_DAYS
+        expected = callspec.params["test_day"]
+    else:
+        expected = TEST_DAYS[0] if TEST_DAYS else datetime.now(tz=UTC).date().isoformat()
     assert date.today().isoformat() == expected
