@@ -1529,9 +1529,12 @@ class RevenueCohort(BillingItem, discriminator="RevenueCohort"):
     closing on its last day or on ``Through`` (the rebuild's last day), whichever is first.
     ``Members`` and ``Retained`` per currency (a cohort of that currency's first payments) and
     under ``*`` (any currency); ``Mrr``: each currency's cohort's MRR in it at the same closes.
-    One partition, so a range of cohorts is one Query."""
+    One partition, so a range of cohorts is one Query. The same items kept for one product
+    or one price interval (the Revenue page's filters) have a partition each
+    (``scoped_pk_template``: ``REVENUE#COHORTS#PRODUCT#<SKU>``, ``...#INTERVAL#year``)."""
 
     pk_template = KeyTemplate("REVENUE#COHORTS")
+    scoped_pk_template = KeyTemplate("REVENUE#COHORTS#{dimension}#{value}")
     sk_template = KeyTemplate("{month}")
 
     Through = UnicodeAttribute()
@@ -1550,9 +1553,12 @@ class RevenueMonth(BillingItem, discriminator="RevenueMonth"):
     from its days' rollups: ``Figures``, ``Paying``, ``MonthCounts`` and ``MonthMoney`` as a
     ``RevenueRollup``'s, the day's amounts and counts summed over the month's days, the
     levels (``mrr``, ``paying``; ``lost``, ``trial``, ``paused``) those of ``Close``. Every
-    month is one partition, so a year of months is one Query of 16 items a month."""
+    month is one partition, so a year of months is one Query of 16 items a month. The months
+    kept for one product or one price interval have a partition each (``scoped_pk_template``),
+    one shard a month: only the rebuild writes them."""
 
     pk_template = KeyTemplate("REVENUE#MONTHS")
+    scoped_pk_template = KeyTemplate("REVENUE#MONTHS#{dimension}#{value}")
     sk_template = KeyTemplate("{month}#{shard}")
 
     Close = UnicodeAttribute()

@@ -18,6 +18,31 @@ Row = TypeVar("Row")
 
 
 @dataclass(frozen=True)
+class Scope:
+    """The subscriptions of one product (``PRODUCT``, a SKU) or of one price interval
+    (``INTERVAL``: day, week, month or year), whose months and cohorts are kept apart from
+    the whole business's (docs/ANALYTICS.md, "Kept for one product or interval")."""
+
+    dimension: str  # PRODUCT or INTERVAL
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.dimension.lower()}={self.value}"
+
+
+def _months_pk(scope: Scope | None) -> str:
+    if scope is None:
+        return RevenueMonth.pk()
+    return RevenueMonth.scoped_pk_template.format(dimension=scope.dimension, value=scope.value)
+
+
+def _cohorts_pk(scope: Scope | None) -> str:
+    if scope is None:
+        return RevenueCohort.pk()
+    return RevenueCohort.scoped_pk_template.format(dimension=scope.dimension, value=scope.value)
+
+
+@dataclass(frozen=True)
 class RollupDay:
     """What one shard kept for one day."""
 
@@ -131,15 +156,16 @@ class CohortRow:
     mrr: dict[str, list[int]]
 
 
-def cohort_item(row: CohortRow, rebuilt_at: str) -> RevenueCohort:
-    return RevenueCohort(RevenueCohort.pk(), RevenueCohort.sk(month=row.month), Through=row.through.isoformat(),
+def cohort_item(row: CohortRow, rebuilt_at: str, scope: Scope | None = None) -> RevenueCohort:
+    return RevenueCohort(_cohorts_pk(scope), RevenueCohort.sk(month=row.month), Through=row.through.isoformat(),
                          Members=dict(row.members), Retained={c: list(v) for c, v in row.retained.items()},
                          Mrr={c: list(v) for c, v in row.mrr.items()}, RebuiltAt=rebuilt_at)
 
 
-def write_cohorts(rows: Iterable[CohortRow], *, rebuilt_at: str) -> int:
-    """Put every cohort month. Returns how many."""
-    return _put_all(rows, lambda row: cohort_item(row, rebuilt_at))
+def write_cohorts(rows: Iterable[CohortRow], *, rebuilt_at: str, scope: Scope | None = None) -> int:
+    """Put every cohort month (of ``scope``'s partition, or the whole business's). Returns
+    how many."""
+    return _put_all(rows, lambda row: cohort_item(row, rebuilt_at, scope))
 
 
 def _cohort(item: RevenueCohort) -> CohortRow:
@@ -149,28 +175,30 @@ def _cohort(item: RevenueCohort) -> CohortRow:
                      {c: [int(n) for n in values] for c, values in _plain(item.Mrr).items()})
 
 
-def cohort_rows(first_month: str, last_month: str) -> list[CohortRow]:
-    """The kept cohorts of ``first_month``..``last_month`` (``YYYY-MM``): one Query (a
-    cohort item is a few hundred bytes a year of months: a page holds thousands)."""
+def cohort_rows(first_month: str, last_month: str, scope: Scope | None = None) -> list[CohortRow]:
+    """The kept cohorts of ``first_month``..``last_month`` (``YYYY-MM``), of ``scope`` or
+    the whole business: one Query (a cohort item is a few hundred bytes a year of months: a
+    page holds thousands)."""
     return [_cohort(item) for item in RevenueCohort.query(
-        RevenueCohort.pk(), RevenueCohort.SK.between(first_month, last_month))]
+        _cohorts_pk(scope), RevenueCohort.SK.between(first_month, last_month))]
 
 
 # --- the months: one item per month and shard, ``PK=REVENUE#MONTHS``, ``SK=<YYYY-MM>#<shard>`` --
 
 
-def month_item(row: RollupDay, rebuilt_at: str) -> RevenueMonth:
+def month_item(row: RollupDay, rebuilt_at: str, scope: Scope | None = None) -> RevenueMonth:
     """A month's row (``row.day``: the day it closes on; its amounts summed over the month)."""
     return RevenueMonth(
-        RevenueMonth.pk(), RevenueMonth.sk(month=row.day.isoformat()[:7], shard=f"{row.shard:0{SHARD_DIGITS}d}"),
+        _months_pk(scope), RevenueMonth.sk(month=row.day.isoformat()[:7], shard=f"{row.shard:0{SHARD_DIGITS}d}"),
         Close=row.day.isoformat(), Figures={c: dict(v) for c, v in row.figures.items()}, Paying=row.paying,
         MonthCounts={k: v for k, v in sorted(row.counts.items()) if v},
         MonthMoney=_money(row), Usage=_usage(row), Shards=row.shards, RebuiltAt=rebuilt_at)
 
 
-def write_months(rows: Iterable[RollupDay], *, rebuilt_at: str) -> int:
-    """Put the months' rows. Returns how many."""
-    return _put_all(rows, lambda row: month_item(row, rebuilt_at))
+def write_months(rows: Iterable[RollupDay], *, rebuilt_at: str, scope: Scope | None = None) -> int:
+    """Put the months' rows (of ``scope``'s partition, or the whole business's). Returns how
+    many."""
+    return _put_all(rows, lambda row: month_item(row, rebuilt_at, scope))
 
 
 def _month_row(item: RevenueMonth) -> RollupDay:
@@ -182,8 +210,9 @@ def _month_row(item: RevenueMonth) -> RollupDay:
                      {name: int(value) for name, value in _plain(item.MonthCounts).items()}, money, usage_kept)
 
 
-def month_rows(first_month: str, last_month: str) -> list[RollupDay]:
-    """The kept months ``first_month``..``last_month``, every shard: one Query (16 items a
-    month: a few KB each at most, a thousand months to a page)."""
+def month_rows(first_month: str, last_month: str, scope: Scope | None = None) -> list[RollupDay]:
+    """The kept months ``first_month``..``last_month``, every shard, of ``scope`` or the
+    whole business: one Query (16 items a month: a few KB each at most, a thousand months
+    to a page)."""
     return [_month_row(item) for item in RevenueMonth.query(
-        RevenueMonth.pk(), RevenueMonth.SK.between(f"{first_month}#", f"{last_month}#~"))]
+        _months_pk(scope), RevenueMonth.SK.between(f"{first_month}#", f"{last_month}#~"))]

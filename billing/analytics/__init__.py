@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 
 from billing.access import list_products
+from billing.access.revenue_rollups import Scope
 from billing.analytics.filters import (
     INTERVALS,
     ReportFilter,
@@ -57,16 +58,18 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
                    within: ReportFilter | None = None, since: str | None = None) -> RevenueReport:
     """The report on ``month`` (``YYYY-MM``; default: the month under way) as of today, its
     months from ``since`` (default: the twelve ending with it), of the subscriptions
-    ``within`` a filter (by product, interval or currency: always recomputed, the kept
-    figures are the whole business's). ``BadMonth`` for a month that is not one, or is
-    still to come, or a range that runs backwards or over ``MAX_MONTHS_SHOWN``."""
+    ``within`` a filter (by product, interval or currency). Read from the kept items when
+    ``revenue_rebuild`` keeps the view (the whole business, one product or one interval:
+    ``ReportFilter.kept``) and every month it needs. ``BadMonth`` for a month that is not
+    one, or is still to come, or a range that runs backwards or over ``MAX_MONTHS_SHOWN``."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
     chosen = parse_month(month, today) if month else month_of(today)
     count = months_in_range(since, chosen, today) if since else MONTHS_SHOWN
     within = within or ReportFilter()
-    report = None if within else _kept_report(chosen, today, count)
+    report = _kept_report(chosen, today, count, within.scope) if within.kept else None
     if report is None:
-        # not every day or cohort it needs is kept, or a filter: every account's history, read now
+        # not every day or cohort it needs is kept, or a view not kept (a currency, or a
+        # product and an interval together): every account's history, read now
         read = read_all()
         report = build_report(filtered(read.histories, within), today=today, month=chosen,
                               refunds=filtered_money(read.refunds, within),
@@ -79,14 +82,16 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
                    movements_reporting=tuple(movements_in_reporting_currency(report.months, reporting)))
 
 
-def _kept_report(month: str, today: date, count: int = MONTHS_SHOWN) -> RevenueReport | None:
-    """From the kept items: one Query of the months (its ``count`` and the one before, 16
-    items each) and one of the cohorts, whatever the number of subscriptions."""
+def _kept_report(month: str, today: date, count: int = MONTHS_SHOWN, scope: Scope | None = None) -> RevenueReport | None:
+    """From the kept items (of ``scope``, or the whole business): one Query of the months
+    (its ``count`` and the one before, 16 items each) and one of the cohorts, whatever the
+    number of subscriptions."""
     first, last = report_months(month, today, count)
-    months = kept_months(first, last)
+    months = kept_months(first, last, scope)
     if month not in months:  # nothing kept for it (no rebuild yet): the cohorts are not read
         return None
-    return kept_report(months, kept_cohorts_of(shift_month(first, 1), last), today=today, month=month, count=count)
+    return kept_report(months, kept_cohorts_of(shift_month(first, 1), last, scope), today=today, month=month,
+                       count=count)
 
 
 METRICS = ("mrr", "movements", "cohorts")
@@ -99,8 +104,8 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     """The API's figures (``kind``: mrr, movements or cohorts) per period of ``interval``
     from ``from_month`` to ``to_month``, with ``"figures"``: ``"kept"`` (read from the
     rollups) or ``"recomputed"``. ``product`` (a SKU) and ``price_interval`` keep the
-    subscriptions within them, as the page's filters do (always recomputed: the kept
-    figures are the whole business's). ``BadRange`` (naming the field) when the request
+    subscriptions within them, as the page's filters do (kept for one of them alone, by
+    month; recomputed for both together, or by day). ``BadRange`` (naming the field) when the request
     cannot be answered: before anything is read, but for a product not in the catalog
     (after its one Query)."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
@@ -110,29 +115,28 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     within = ReportFilter(product=(product or "").strip(), interval=parse_price_interval(price_interval))
     if within.product and within.product not in {p.SKU for p in list_products(include_retired=True)}:
         raise BadRange("product", "product is not in the catalog.")
-    if within:
-        read = read_all(with_disputes=False)
-        histories = filtered(read.histories, within)
-        moved = steps(histories, periods[-1].close)
-        usage = filtered_usage(read.usage, read.histories, within)
-        return {**metrics_body(kind, histories, moved, periods, chosen, code, usage), "figures": "recomputed",
-                "product": within.product or None, "price_interval": within.interval or None}
-    if kind in KEPT_KINDS and (kind != "cohorts" or chosen != Interval.DAY):
-        # The kept rollups (revenue_rebuild) when they hold every close the periods need:
-        # one Query of the kept months for months, quarters and years, one a month of the
-        # kept days for days (and one of the cohorts, kept by month: a quarter's or a
-        # year's adds its months'); else every account's history, as the page reads it.
-        kept = (kept_month_closes if by_month(chosen) else kept_days)(*needed(periods))
+    named = {"product": within.product or None, "price_interval": within.interval or None} if within else {}
+    # The kept items (revenue_rebuild) when they hold every close the periods need: one
+    # Query of the kept months for months, quarters and years, one a month of the kept days
+    # for days (and one of the cohorts, kept by month: a quarter's or a year's adds its
+    # months'). A product's or an interval's are kept by month only; else every account's
+    # history, as the page reads it.
+    scope = within.scope
+    if (within.kept and kind in KEPT_KINDS and (kind != "cohorts" or chosen != Interval.DAY)
+            and (scope is None or by_month(chosen))):
+        kept = kept_month_closes(*needed(periods), scope) if by_month(chosen) else kept_days(*needed(periods))
         if answerable(kind, kept, periods, chosen):
             grid = None
             if kind == "cohorts":
-                rows = kept_cohorts_of(month_of(periods[0].first), month_of(periods[-1].close))
+                rows = kept_cohorts_of(month_of(periods[0].first), month_of(periods[-1].close), scope)
                 grid = cohort_grid(kept, rows, periods, code, chosen)
             if kind != "cohorts" or grid is not None:
-                return {**kept_body(kind, kept, periods, chosen, code, grid), "figures": "kept"}
+                return {**kept_body(kind, kept, periods, chosen, code, grid), "figures": "kept", **named}
     read = read_all(with_disputes=False)
-    moved = steps(read.histories, periods[-1].close)
-    return {**metrics_body(kind, read.histories, moved, periods, chosen, code, read.usage), "figures": "recomputed"}
+    histories = filtered(read.histories, within)
+    moved = steps(histories, periods[-1].close)
+    usage = filtered_usage(read.usage, read.histories, within)
+    return {**metrics_body(kind, histories, moved, periods, chosen, code, usage), "figures": "recomputed", **named}
 
 
 __all__ = ["INTERVALS", "MAX_MONTHS_SHOWN", "METRICS", "BadMonth", "BadRange", "ReportFilter", "RevenueReport", "revenue_metrics",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from billing.access.revenue_rollups import Scope
 from billing.analytics.figures import Money
 from billing.analytics.history import SubHistory, SubState
 from billing.analytics.mrr import state_on
@@ -41,10 +42,37 @@ class ReportFilter:
         the product or interval it was for."""
         return not (self.product or self.interval)
 
+    @property
+    def kept(self) -> bool:
+        """Whether ``revenue_rebuild`` keeps this view's months and cohorts: the whole
+        business, one product, or one price interval (docs/ANALYTICS.md, "Kept for one
+        product or interval"); a currency or two filters together are recomputed."""
+        return not self.currency and not (self.product and self.interval)
+
+    @property
+    def scope(self) -> Scope | None:
+        """The partition this view's kept figures are in (None: the whole business's, or
+        none when not ``kept``)."""
+        if not self.kept or not self:
+            return None
+        return Scope("PRODUCT", self.product) if self.product else Scope("INTERVAL", self.interval)
+
+    @classmethod
+    def of(cls, scope: Scope) -> ReportFilter:
+        return cls(product=scope.value) if scope.dimension == "PRODUCT" else cls(interval=scope.value)
+
     def holds(self, state: SubState) -> bool:
         return ((not self.product or state.sku == self.product)
                 and (not self.interval or state.interval == self.interval)
                 and (not self.currency or state.currency == self.currency))
+
+
+def kept_scopes(histories: Sequence[SubHistory]) -> list[Scope]:
+    """Every product and every price interval the histories were ever in: the views
+    ``revenue_rebuild`` keeps beside the whole business's."""
+    products = sorted({s.sku for h in histories for s in h.states if s.sku})
+    intervals = sorted({s.interval for h in histories for s in h.states if s.interval})
+    return [Scope("PRODUCT", p) for p in products] + [Scope("INTERVAL", i) for i in intervals]
 
 
 def filtered(histories: Sequence[SubHistory], within: ReportFilter) -> list[SubHistory]:

@@ -18,10 +18,11 @@ from django.conf import settings
 
 from billing import access
 from billing.access import revenue_rollups
-from billing.access.revenue_rollups import CohortRow, RollupDay
+from billing.access.revenue_rollups import CohortRow, RollupDay, Scope
 from billing.analytics.cohort_table import cohort_table
 from billing.analytics.daily import Daily, daily_counts
 from billing.analytics.figures import Money
+from billing.analytics.filters import ReportFilter, filtered, filtered_money, filtered_usage, kept_scopes
 from billing.analytics.history import SubHistory, state_from
 from billing.analytics.mrr import Step, state_mrr, steps
 from billing.analytics.periods import month_first, month_of
@@ -58,6 +59,18 @@ class Recomputed:
 
     def daily(self, shards: int = SHARDS) -> Daily:
         return daily_counts(self.histories, self.refunds, self.disputes, lambda c: shard_of(c, shards), self.usage)
+
+    def within(self, scope: Scope, today: date) -> Recomputed:
+        """The same recomputation for one product's or one interval's subscriptions, as the
+        filtered page makes it (``filters``): their refunds and disputes are not split so."""
+        view = ReportFilter.of(scope)
+        histories = filtered(self.histories, view)
+        return Recomputed(histories, steps(histories, today), {}, filtered_money(self.refunds, view),
+                          filtered_money(self.disputes, view), filtered_usage(self.usage, self.histories, view))
+
+
+# Only the rebuild writes a product's or an interval's months: one shard is enough.
+SCOPED_SHARDS = 1
 
 
 def recompute(today: date) -> Recomputed:
@@ -106,6 +119,8 @@ class Rebuilt:
     shards: int
     cohorts: int = 0
     months: int = 0
+    scopes: int = 0  # the products and price intervals kept apart
+    scoped_items: int = 0  # their month and cohort items
 
 
 def rebuild(today: date, *, first: date | None = None, last: date | None = None, shards: int = SHARDS,
@@ -124,7 +139,14 @@ def rebuild(today: date, *, first: date | None = None, last: date | None = None,
                                           rebuilt_at=stamp, written=written)
     months = revenue_rollups.write_months(recomputed_months(found, first, last, shards), rebuilt_at=stamp)
     cohorts = revenue_rollups.write_cohorts(cohort_table(found.steps, last), rebuilt_at=stamp)
-    return Rebuilt(first, last, count, shards, cohorts, months)
+    scoped = 0
+    scopes = kept_scopes(found.histories)
+    for scope in scopes:
+        view = found.within(scope, today)
+        scoped += revenue_rollups.write_months(recomputed_months(view, first, last, SCOPED_SHARDS),
+                                               rebuilt_at=stamp, scope=scope)
+        scoped += revenue_rollups.write_cohorts(cohort_table(view.steps, last), rebuilt_at=stamp, scope=scope)
+    return Rebuilt(first, last, count, shards, cohorts, months, len(scopes), scoped)
 
 
 def recomputed_months(found: Recomputed, first: date, last: date, shards: int = SHARDS) -> list[RollupDay]:
@@ -133,18 +155,18 @@ def recomputed_months(found: Recomputed, first: date, last: date, shards: int = 
     return month_rows(day_rows(found.steps, first.replace(day=1), last, shards, found.daily(shards)))
 
 
-def kept_months(first_month: str, last_month: str) -> dict[str, DayFigures]:
-    """The kept months, shards added up, by ``YYYY-MM`` (each a ``DayFigures`` of its close):
-    one Query. A month whose shards close on different days (a killed rebuild's) is not
-    complete."""
-    return by_month(revenue_rollups.month_rows(first_month, last_month))
+def kept_months(first_month: str, last_month: str, scope: Scope | None = None) -> dict[str, DayFigures]:
+    """The kept months (of ``scope``, or the whole business), shards added up, by
+    ``YYYY-MM`` (each a ``DayFigures`` of its close): one Query. A month whose shards close
+    on different days (a killed rebuild's) is not complete."""
+    return by_month(revenue_rollups.month_rows(first_month, last_month, scope))
 
 
-def kept_month_closes(first: date, last: date) -> dict[date, DayFigures]:
+def kept_month_closes(first: date, last: date, scope: Scope | None = None) -> dict[date, DayFigures]:
     """The kept months from ``first``'s to ``last``'s, shards added up, each at the day it
     closes (its movements its days' summed, its levels its close's): one Query, 16 items a
     month where ``kept_days`` reads a Query a month of 16 items a day."""
-    return {figures.day: figures for figures in kept_months(month_of(first), month_of(last)).values()}
+    return {figures.day: figures for figures in kept_months(month_of(first), month_of(last), scope).values()}
 
 
 def kept_days(first: date, last: date) -> dict[date, DayFigures]:
@@ -153,9 +175,10 @@ def kept_days(first: date, last: date) -> dict[date, DayFigures]:
     return {d: f for d, f in kept.items() if first <= d <= last}
 
 
-def kept_cohorts_of(first_month: str, last_month: str) -> dict[str, CohortRow]:
-    """The kept cohort rows of ``first_month``..``last_month``: one Query."""
-    return {row.month: row for row in revenue_rollups.cohort_rows(first_month, last_month)}
+def kept_cohorts_of(first_month: str, last_month: str, scope: Scope | None = None) -> dict[str, CohortRow]:
+    """The kept cohort rows of ``first_month``..``last_month`` (of ``scope``, or the whole
+    business): one Query."""
+    return {row.month: row for row in revenue_rollups.cohort_rows(first_month, last_month, scope)}
 
 
 @dataclass(frozen=True)
@@ -181,35 +204,46 @@ def check(today: date, *, first: date | None = None, last: date | None = None) -
     kept = kept_days(first, last)
     today_kept = kept[today].mrr if last == today and today in kept and kept[today].complete else None
     currencies = sorted({c for d in recomputed.values() for c in d.figures})
-    return Checked(first, last, len(recomputed), currencies,
-                   differences(kept, recomputed) + month_differences(recomputed_months(found, first, last))
-                   + cohort_differences(cohort_table(found.steps, last)), today_kept, found.mrr_now)
+    found_differences = (differences(kept, recomputed) + month_differences(recomputed_months(found, first, last))
+                         + cohort_differences(cohort_table(found.steps, last)))
+    for scope in kept_scopes(found.histories):
+        view = found.within(scope, today)
+        found_differences += month_differences(recomputed_months(view, first, last, SCOPED_SHARDS), scope)
+        found_differences += cohort_differences(cohort_table(view.steps, last), scope)
+    return Checked(first, last, len(recomputed), currencies, found_differences, today_kept, found.mrr_now)
 
 
-def month_differences(recomputed: list[RollupDay]) -> list[tuple[date, str, str]]:
-    """Each kept month whose row is not the recomputed one (one Query): (its close, ``month``
-    and the currency or ``*``, what differs)."""
+def _named(what: str, scope: Scope | None) -> str:
+    return what if scope is None else f"{what} {scope}"
+
+
+def month_differences(recomputed: list[RollupDay], scope: Scope | None = None) -> list[tuple[date, str, str]]:
+    """Each kept month (of ``scope``, or the whole business) whose row is not the recomputed
+    one (one Query): (its close, ``month``, the scope and the currency or ``*``, what
+    differs)."""
     if not recomputed:
         return []
     first, last = recomputed[0].day.isoformat()[:7], recomputed[-1].day.isoformat()[:7]
-    kept = merge(revenue_rollups.month_rows(first, last))
-    return [(day, f"month {currency}", what) for day, currency, what in differences(kept, merge(recomputed))]
+    kept = merge(revenue_rollups.month_rows(first, last, scope))
+    return [(day, f"{_named('month', scope)} {currency}", what)
+            for day, currency, what in differences(kept, merge(recomputed))]
 
 
-def cohort_differences(recomputed: list[CohortRow]) -> list[tuple[date, str, str]]:
-    """Each cohort month whose kept row is not the recomputed one (one Query of the
-    cohorts' partition): (its first day, ``cohort``, what differs)."""
+def cohort_differences(recomputed: list[CohortRow], scope: Scope | None = None) -> list[tuple[date, str, str]]:
+    """Each cohort month (of ``scope``, or the whole business) whose kept row is not the
+    recomputed one (one Query of the cohorts' partition): (its first day, ``cohort`` and
+    the scope, what differs)."""
     if not recomputed:
         return []
-    kept = {row.month: row for row in revenue_rollups.cohort_rows(recomputed[0].month, recomputed[-1].month)}
+    kept = {row.month: row for row in revenue_rollups.cohort_rows(recomputed[0].month, recomputed[-1].month, scope)}
     found = []
     for row in recomputed:
         mine = kept.get(row.month)
         if mine is None:
-            found.append((month_first(row.month), "cohort", f"{row.month} not kept"))
+            found.append((month_first(row.month), _named("cohort", scope), f"{row.month} not kept"))
             continue
         wrong = [f"{name} kept {getattr(mine, name)} recomputed {getattr(row, name)}"
                  for name in ("through", "members", "retained", "mrr") if getattr(mine, name) != getattr(row, name)]
         if wrong:
-            found.append((month_first(row.month), "cohort", f"{row.month} " + ", ".join(wrong)))
+            found.append((month_first(row.month), _named("cohort", scope), f"{row.month} " + ", ".join(wrong)))
     return found

@@ -1,6 +1,7 @@
 """The Revenue report's filters (docs/ANALYTICS.md, "Filters"): by product, price interval
 and currency, each subscription counted while it is within the filter (a switch in is a
-gain, a switch out a loss), always recomputed; a range of months, kept or recomputed alike;
+gain, a switch out a loss), recomputed here (no rebuild has run: the kept ones are
+tests/billing/test_revenue_kept_scopes.py's); a range of months, kept or recomputed alike;
 the page's lists, its CSV links and its refusals of what is not in them."""
 
 from __future__ import annotations

@@ -67,10 +67,12 @@ class Command(BillingCommand):
         if as_json:
             self.stdout.write(json.dumps({"rebuilt": True, "from": done.first.isoformat(), "to": done.last.isoformat(),
                                           "items": done.items, "shards": done.shards, "months": done.months,
-                                          "cohorts": done.cohorts}))
+                                          "cohorts": done.cohorts, "scopes": done.scopes,
+                                          "scoped_items": done.scoped_items}))
         else:
             self.stdout.write(f"Kept {done.items} rollup items: {done.first} to {done.last}, {done.shards} shards a day; "
-                              f"{done.months} month items, {done.cohorts} cohort months")
+                              f"{done.months} month items, {done.cohorts} cohort months; "
+                              f"{done.scoped_items} items for {done.scopes} products and price intervals")
 
     def _check(self, today: date, first: date | None, last: date | None, *, as_json: bool) -> None:
         found = check(today, first=first, last=last)

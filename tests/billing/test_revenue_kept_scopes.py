@@ -1,0 +1,143 @@
+"""The figures kept for one product or one price interval (docs/ANALYTICS.md, "Kept for one
+product or interval"): ``revenue_rebuild`` keeps each product's and each interval's months
+and cohorts beside the whole business's, so the filtered Revenue page and the API's
+filtered figures read a bounded number of items, equal to the recomputation of the same
+filter; ``--check`` compares them too."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+from datetime import date
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+
+from billing import access
+from billing.access import revenue_rollups
+from billing.access.revenue_rollups import Scope
+from billing.analytics import ReportFilter, revenue_metrics, revenue_report
+from billing.analytics.cohort_table import cohort_table
+from billing.analytics.filters import filtered, kept_scopes
+from billing.analytics.kept_report import kept_report
+from billing.analytics.mrr import steps
+from billing.analytics.rebuild import SCOPED_SHARDS, Recomputed, default_first, rebuild, recomputed_months
+from billing.analytics.report import build_report
+from billing.analytics.rollups import by_month
+from billing.models import RevenueMonth
+from tests.billing import test_revenue_known_answer as known
+from tests.billing.test_revenue_analytics import URL, on, scenario, staff  # noqa: F401 (scenario: a fixture)
+
+SEEN = date(2027, 4, 20)
+
+
+def _as_kept(histories, scope: Scope, today: date, month: str, count: int):
+    """The report on ``month`` made from the months and cohorts a rebuild keeps for ``scope``
+    (pure: the rows it would write, read back as the page reads them)."""
+    whole = Recomputed(histories, steps(histories, today), {}, [], [])
+    view = whole.within(scope, today)
+    first = default_first(whole.steps, today)
+    months = by_month(recomputed_months(view, first, today, SCOPED_SHARDS))
+    cohorts = {row.month: row for row in cohort_table(view.steps, today)}
+    return kept_report(months, cohorts, today=today, month=month, count=count)
+
+
+# The months from January 2027 (its opening, December, is the first month a rebuild keeps).
+@pytest.mark.parametrize(("month", "count"), [("2027-03", 3), ("2027-06", 6)])
+def test_each_product_and_interval_kept_is_the_filtered_recomputation_of_the_known_answer(month: str, count: int) -> None:
+    histories = known.scenario()
+    scopes = kept_scopes(histories)
+    assert Scope("INTERVAL", "year") in scopes and Scope("INTERVAL", "month") in scopes
+    for scope in scopes:
+        kept = _as_kept(histories, scope, known.TODAY, month, count)
+        assert kept is not None and kept.source == "kept", scope
+        recomputed = build_report(filtered(histories, ReportFilter.of(scope)), today=known.TODAY, month=month,
+                                  months=count)
+        assert {**kept.as_dict(), "figures_from": None} == {**recomputed.as_dict(), "figures_from": None}, scope
+    # the yearly price alone: C's 120,000 a year is 10,000 a month, new in February
+    yearly = _as_kept(histories, Scope("INTERVAL", "year"), known.TODAY, "2027-06", 6)
+    assert yearly.mrr == {"USD": 10000}
+    assert {row.month: row.by_currency["USD"].new for row in yearly.months if "USD" in row.by_currency}["2027-02"] \
+        == 10000
+
+
+def test_which_views_are_kept() -> None:
+    assert [ReportFilter().kept, ReportFilter(product="X").kept, ReportFilter(interval="year").kept] == [True] * 3
+    assert not ReportFilter(currency="EUR").kept and not ReportFilter(product="X", interval="year").kept
+    assert ReportFilter().scope is None and ReportFilter(currency="EUR").scope is None
+    assert ReportFilter(product="X").scope == Scope("PRODUCT", "X")
+    assert ReportFilter.of(Scope("INTERVAL", "week")) == ReportFilter(interval="week")
+    assert str(Scope("PRODUCT", "NEWS-LITE")) == "product=NEWS-LITE"
+
+
+def test_a_rebuild_keeps_every_product_and_interval_and_the_page_reads_them(
+        client: Client, scenario, ddb_requests) -> None:  # noqa: F811
+    # the months from January: their opening (December) is the first month kept
+    recomputed = {view: revenue_report("2027-03", today=SEEN, within=view, since="2027-01") for view in
+                  (ReportFilter(product="NEWS-LITE"), ReportFilter(product="NEWS-DAILY"), ReportFilter(interval="month"))}
+    assert all(report.source != "kept" for report in recomputed.values())
+    with on(SEEN):
+        out = io.StringIO()
+        call_command("revenue_rebuild", "--from", "2026-12-01", "--json", stdout=out)
+    done = json.loads(out.getvalue())
+    # NEWS-DAILY, NEWS-LITE and the monthly interval: each its months (2026-12 to 2027-04,
+    # one shard) and its cohort months (from its first payment's, 2027-01, or NEWS-LITE's
+    # 2027-03, to 2027-04)
+    assert (done["scopes"], done["scoped_items"]) == (3, (5 + 4) + (5 + 2) + (5 + 4))
+    for view, before in recomputed.items():
+        ddb_requests.reset()
+        kept = revenue_report("2027-03", today=SEEN, within=view, since="2027-01")
+        assert kept.source == "kept", view
+        assert ddb_requests.ops == ["Query", "Query"], view  # its months, its cohorts
+        assert {**kept.as_dict(), "figures_from": None} == {**before.as_dict(), "figures_from": None}, view
+    # a currency, or a product and an interval together, are recomputed
+    assert revenue_report("2027-03", today=SEEN, within=ReportFilter(currency="USD"), since="2027-01").source != "kept"
+    both = ReportFilter(product="NEWS-LITE", interval="month")
+    assert revenue_report("2027-03", today=SEEN, within=both, since="2027-01").source != "kept"
+    access.create_product("NEWS-LITE", "News Lite", 500, "USD")
+    with on(SEEN):
+        staff(client, "finance")
+        asked = {"month": "2027-03", "from": "2027-01", "product": "NEWS-LITE"}
+        page = client.get(reverse(URL), asked).content.decode()
+        mixed = client.get(reverse(URL), {**asked, "interval": "month"})
+    assert 'data-testid="filtered"' in page and 'data-testid="figures-kept"' in page
+    assert 'data-testid="figures-recomputed"' in mixed.content.decode()
+    assert "not for a currency, nor for two filters together" in mixed.content.decode()
+
+
+def test_the_api_s_filtered_months_are_kept_and_its_days_recomputed(scenario, ddb_requests) -> None:  # noqa: F811
+    access.create_product("NEWS-LITE", "News Lite", 500, "USD")
+    asked = dict(from_month="2027-01", to_month="2027-03", product="NEWS-LITE", today=SEEN)
+    before = {kind: revenue_metrics(kind, **asked) for kind in ("mrr", "movements", "cohorts")}
+    with on(SEEN):
+        rebuild(SEEN, first=date(2026, 12, 1))
+    for kind, recomputed in before.items():
+        ddb_requests.reset()
+        kept = revenue_metrics(kind, **asked)
+        assert (recomputed["figures"], kept["figures"]) == ("recomputed", "kept"), kind
+        assert {**kept, "figures": None} == {**recomputed, "figures": None}, kind
+        assert set(ddb_requests.ops) == {"Query"} and len(ddb_requests.ops) <= 3, kind  # the catalog, the months (and the cohorts)
+    by_day = revenue_metrics("mrr", **asked, interval="day")
+    assert by_day["figures"] == "recomputed" and by_day["product"] == "NEWS-LITE"
+    both = revenue_metrics("mrr", **{**asked, "price_interval": "month"})
+    assert both["figures"] == "recomputed" and both["price_interval"] == "month"
+
+
+def test_the_check_names_a_product_s_month_that_differs(scenario) -> None:  # noqa: F811
+    with on(SEEN):
+        rebuild(SEEN, first=date(2026, 12, 1))
+        scope = Scope("PRODUCT", "NEWS-LITE")
+        [march] = [row for row in revenue_rollups.month_rows("2027-03", "2027-03", scope)]
+        tampered = replace(march, figures={"USD": {**march.figures["USD"], "mrr": 999}})
+        revenue_rollups.write_months([tampered], rebuilt_at="2027-04-20T00:00:00", scope=scope)
+        out = io.StringIO()
+        with pytest.raises(SystemExit) as exit_:
+            call_command("revenue_rebuild", "--check", "--from", "2026-12-01",
+                         stdout=out)
+    assert exit_.value.code == 1
+    assert "2027-03-31 month product=NEWS-LITE USD: mrr kept 999 recomputed 500" in out.getvalue()
+    # the item is where the docs say: its own partition
+    assert RevenueMonth.get("REVENUE#MONTHS#PRODUCT#NEWS-LITE", "2027-03#00").Shards == 1
