@@ -19,11 +19,12 @@ Row = TypeVar("Row")
 
 @dataclass(frozen=True)
 class Scope:
-    """The subscriptions of one product (``PRODUCT``, a SKU) or of one price interval
-    (``INTERVAL``: day, week, month or year), whose months and cohorts are kept apart from
-    the whole business's (docs/ANALYTICS.md, "Kept for one product or interval")."""
+    """The subscriptions of one product (``PRODUCT``, a SKU), of one price interval
+    (``INTERVAL``: day, week, month or year) or in one currency (``CURRENCY``), whose months
+    and cohorts are kept apart from the whole business's (docs/ANALYTICS.md, "Kept for one
+    product, interval or currency")."""
 
-    dimension: str  # PRODUCT or INTERVAL
+    dimension: str  # PRODUCT, INTERVAL or CURRENCY
     value: str
 
     def __str__(self) -> str:

@@ -45,9 +45,9 @@ class ReportFilter:
     @property
     def kept(self) -> bool:
         """Whether ``revenue_rebuild`` keeps this view's months and cohorts: the whole
-        business, one product, or one price interval (docs/ANALYTICS.md, "Kept for one
-        product or interval"); a currency or two filters together are recomputed."""
-        return not self.currency and not (self.product and self.interval)
+        business, one product, one price interval or one currency (docs/ANALYTICS.md, "Kept
+        for one product, interval or currency"); two filters together are recomputed."""
+        return sum(map(bool, (self.product, self.interval, self.currency))) <= 1
 
     @property
     def scope(self) -> Scope | None:
@@ -55,11 +55,14 @@ class ReportFilter:
         none when not ``kept``)."""
         if not self.kept or not self:
             return None
-        return Scope("PRODUCT", self.product) if self.product else Scope("INTERVAL", self.interval)
+        if self.product:
+            return Scope("PRODUCT", self.product)
+        return Scope("INTERVAL", self.interval) if self.interval else Scope("CURRENCY", self.currency)
 
     @classmethod
     def of(cls, scope: Scope) -> ReportFilter:
-        return cls(product=scope.value) if scope.dimension == "PRODUCT" else cls(interval=scope.value)
+        field_name = {"PRODUCT": "product", "INTERVAL": "interval", "CURRENCY": "currency"}[scope.dimension]
+        return cls(**{field_name: scope.value})
 
     def holds(self, state: SubState) -> bool:
         return ((not self.product or state.sku == self.product)
@@ -68,11 +71,13 @@ class ReportFilter:
 
 
 def kept_scopes(histories: Sequence[SubHistory]) -> list[Scope]:
-    """Every product and every price interval the histories were ever in: the views
+    """Every product, price interval and currency the histories were ever in: the views
     ``revenue_rebuild`` keeps beside the whole business's."""
     products = sorted({s.sku for h in histories for s in h.states if s.sku})
     intervals = sorted({s.interval for h in histories for s in h.states if s.interval})
-    return [Scope("PRODUCT", p) for p in products] + [Scope("INTERVAL", i) for i in intervals]
+    currencies = sorted({s.currency for h in histories for s in h.states if s.currency})
+    return ([Scope("PRODUCT", p) for p in products] + [Scope("INTERVAL", i) for i in intervals]
+            + [Scope("CURRENCY", c) for c in currencies])
 
 
 def filtered(histories: Sequence[SubHistory], within: ReportFilter) -> list[SubHistory]:

@@ -139,11 +139,14 @@ def rebuild(today: date, *, first: date | None = None, last: date | None = None,
                                           rebuilt_at=stamp, written=written)
     months = revenue_rollups.write_months(recomputed_months(found, first, last, shards), rebuilt_at=stamp)
     cohorts = revenue_rollups.write_cohorts(cohort_table(found.steps, last), rebuilt_at=stamp)
-    scoped = 0
+    # A product's, an interval's or a currency's months are all written each run, from the
+    # history's first: one item a month, and a view that first appears today (a new
+    # currency) has its earlier months too, whatever ``first``.
+    scoped, whole_first = 0, default_first(found.steps, today)
     scopes = kept_scopes(found.histories)
     for scope in scopes:
         view = found.within(scope, today)
-        scoped += revenue_rollups.write_months(recomputed_months(view, first, last, SCOPED_SHARDS),
+        scoped += revenue_rollups.write_months(recomputed_months(view, min(first, whole_first), last, SCOPED_SHARDS),
                                                rebuilt_at=stamp, scope=scope)
         scoped += revenue_rollups.write_cohorts(cohort_table(view.steps, last), rebuilt_at=stamp, scope=scope)
     return Rebuilt(first, last, count, shards, cohorts, months, len(scopes), scoped)

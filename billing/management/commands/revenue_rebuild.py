@@ -72,7 +72,7 @@ class Command(BillingCommand):
         else:
             self.stdout.write(f"Kept {done.items} rollup items: {done.first} to {done.last}, {done.shards} shards a day; "
                               f"{done.months} month items, {done.cohorts} cohort months; "
-                              f"{done.scoped_items} items for {done.scopes} products and price intervals")
+                              f"{done.scoped_items} items for {done.scopes} products, price intervals and currencies")
 
     def _check(self, today: date, first: date | None, last: date | None, *, as_json: bool) -> None:
         found = check(today, first=first, last=last)
