@@ -75,11 +75,20 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
                               refunds=filtered_money(read.refunds, within),
                               disputes=filtered_money(read.disputes, within), months=count,
                               usage=filtered_usage(read.usage, read.histories, within))
+    return with_reporting_currency(report)
+
+
+def with_reporting_currency(report: RevenueReport) -> RevenueReport:
+    """The report with its figures also in the reporting currency (``REVENUE_REPORTING_CURRENCY``),
+    at the ECB's rates: the MRR and the month's usage at its close, each month's movements
+    and usage at its own."""
     reporting = settings.REVENUE_REPORTING_CURRENCY
     usage = report.figures.usage if report.figures is not None else {}
     return replace(report, reporting=in_reporting_currency(report.mrr, reporting, report.close),
                    usage_reporting=in_reporting_currency(usage, reporting, report.close),
-                   movements_reporting=tuple(movements_in_reporting_currency(report.months, reporting)))
+                   movements_reporting=tuple(movements_in_reporting_currency(report.months, reporting)),
+                   usage_months_reporting=tuple(in_reporting_currency(row.usage, reporting, row.close)
+                                                for row in report.months))
 
 
 def _kept_report(month: str, today: date, count: int = MONTHS_SHOWN, scope: Scope | None = None) -> RevenueReport | None:
@@ -140,4 +149,4 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
 
 
 __all__ = ["INTERVALS", "MAX_MONTHS_SHOWN", "METRICS", "BadMonth", "BadRange", "ReportFilter", "RevenueReport", "revenue_metrics",
-           "revenue_report"]
+           "revenue_report", "with_reporting_currency"]

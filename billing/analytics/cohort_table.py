@@ -91,12 +91,14 @@ def kept_cohorts(rows: Mapping[str, CohortRow], kept: Mapping[date, DayFigures],
             day = kept.get(close)
             if day is None or not day.complete or (day.figures if currency is None else currency in day.figures):
                 return None
-            grid.append(Cohort(month, 0, (0,) * width))
+            grid.append(Cohort(month, 0, (0,) * width, None if currency is None else (0,) * width))
             continue
         if any(min(month_last(later), row.through) != later_close for later, later_close in month_closes[i:]):
             return None
         size, values = row.members.get(key, 0), row.retained.get(key, [])
-        if size and len(values) < width:
+        amounts = row.mrr.get(currency, []) if currency is not None else []
+        if size and (len(values) < width or (currency is not None and len(amounts) < width)):
             return None
-        grid.append(Cohort(month, size, tuple(values[:width]) if size else (0,) * width))
+        mrr = None if currency is None else (tuple(amounts[:width]) if size else (0,) * width)
+        grid.append(Cohort(month, size, tuple(values[:width]) if size else (0,) * width, mrr))
     return grid

@@ -72,7 +72,10 @@ def rolled_up(monthly: Sequence[Cohort], closes: Sequence[date], periods: Sequen
         size = sum(c.size for _, c in members)
         retained = tuple(sum(c.retained[last_month[later] - i] for i, c in members if c.size)
                          for later in range(k, len(periods)))
-        grid.append(Cohort(period.label, size, retained))
+        mrr = None if not monthly or monthly[0].mrr is None else tuple(
+            sum(c.mrr[last_month[later] - i] for i, c in members if c.size and c.mrr is not None)
+            for later in range(k, len(periods)))
+        grid.append(Cohort(period.label, size, retained, mrr))
     return grid
 
 

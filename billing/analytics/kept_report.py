@@ -60,8 +60,13 @@ def kept_report(months: Mapping[str, DayFigures], cohorts: Mapping[str, CohortRo
     grid = kept_cohorts(cohorts, closes, [(p.label, p.close) for p in shown])
     if grid is None:
         return None
+    by_currency = {currency: kept_cohorts(cohorts, closes, [(p.label, p.close) for p in shown], currency)
+                   for currency in sorted(months[shown[-1].label].figures)}
+    if any(found is None for found in by_currency.values()):
+        return None
     labels = [before] + [p.label for p in shown]
-    rows = [MonthRow(p.label, p.first, p.close, month_movements(months[labels[n]], months[p.label]))
+    rows = [MonthRow(p.label, p.first, p.close, month_movements(months[labels[n]], months[p.label]),
+                     months[p.label].usage)
             for n, p in enumerate(shown)]
     last, close, opening = rows[-1], months[shown[-1].label], months[labels[-2]]
     refunded, disputed = _refunds_and_disputes(close)
@@ -76,6 +81,7 @@ def kept_report(months: Mapping[str, DayFigures], cohorts: Mapping[str, CohortRo
         customer_churn=CustomerChurn(opening.paying, close.count("lost")),
         revenue_churn=revenue_churn(last.by_currency),
         cohorts=grid,
+        mrr_cohorts={currency: found for currency, found in by_currency.items() if found is not None},
         figures=Figures(close.paying, Ratio(close.count("trials_converted"), close.count("trials_ended")),
                         Ratio(close.count("past_due_recovered"), close.count("past_due_began")),
                         currency_rows(close.mrr, last.by_currency, paying, refunded, disputed, close.usage),

@@ -209,9 +209,11 @@ def check(today: date, *, first: date | None = None, last: date | None = None) -
     currencies = sorted({c for d in recomputed.values() for c in d.figures})
     found_differences = (differences(kept, recomputed) + month_differences(recomputed_months(found, first, last))
                          + cohort_differences(cohort_table(found.steps, last)))
+    # a view's months are kept from the history's first (``rebuild``): none before it to compare
+    scoped_first = max(first, default_first(found.steps, today))
     for scope in kept_scopes(found.histories):
         view = found.within(scope, today)
-        found_differences += month_differences(recomputed_months(view, first, last, SCOPED_SHARDS), scope)
+        found_differences += month_differences(recomputed_months(view, scoped_first, last, SCOPED_SHARDS), scope)
         found_differences += cohort_differences(cohort_table(view.steps, last), scope)
     return Checked(first, last, len(recomputed), currencies, found_differences, today_kept, found.mrr_now)
 

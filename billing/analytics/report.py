@@ -8,14 +8,23 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from typing import Any
 
 from billing.analytics.figures import Figures, Money, month_figures
 from billing.analytics.history import SubHistory
-from billing.analytics.mrr import ONE_DAY, Excluded, Movements, excluded_at, mrr_at, paying_customers, steps
+from billing.analytics.mrr import (
+    ONE_DAY,
+    Excluded,
+    Movements,
+    Step,
+    excluded_at,
+    mrr_at,
+    paying_customers,
+    steps,
+)
 from billing.analytics.periods import Interval, Period, periods_between
 from billing.analytics.reporting import Converted, ConvertedMovements
 from billing.analytics.retention import (
@@ -62,6 +71,17 @@ class MonthRow:
     first: date
     close: date  # the month's last day, or today for the month under way
     by_currency: dict[str, Movements]
+    # the usage revenue of the charges paid in the month, per currency (those with some)
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+def usage_in(usage: Sequence[Money], first: date, close: date) -> dict[str, int]:
+    """The usage revenue paid ``first``..``close``, per currency (those with some)."""
+    found: dict[str, int] = {}
+    for item in usage:
+        if first <= item.day <= close and item.amount:
+            found[item.currency] = found.get(item.currency, 0) + item.amount
+    return dict(sorted(found.items()))
 
 
 @dataclass(frozen=True)
@@ -76,12 +96,16 @@ class RevenueReport:
     revenue_churn: list[RevenueChurn]
     cohorts: list[Cohort]
     figures: Figures | None = None
+    # per currency: the cohorts of its first payments, each with its MRR at every close
+    mrr_cohorts: dict[str, list[Cohort]] = field(default_factory=dict)
     # ``mrr`` added up in the reporting currency (set by ``revenue_report``: it reads the rates)
     reporting: Converted | None = None
     # the month's usage revenue added up in it the same way, at the same close's rates
     usage_reporting: Converted | None = None
     # each month's movements added up in it, the rates' change its own figure (``fx``)
     movements_reporting: tuple[ConvertedMovements, ...] = ()
+    # each month's usage revenue added up in it, at the rates of the month's close
+    usage_months_reporting: tuple[Converted, ...] = ()
     # where the figures come from: "kept" (revenue_rebuild's items) or "recomputed" (every
     # account's history, read for this report)
     source: str = "recomputed"
@@ -92,6 +116,11 @@ class RevenueReport:
         for row in self.months:
             found.update(row.by_currency)
         return sorted(found)
+
+    @property
+    def usage_currencies(self) -> list[str]:
+        """The currencies with usage revenue in any month shown."""
+        return sorted({currency for row in self.months for currency in row.usage})
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON values: amounts in minor units with their currency, rates in percent
@@ -121,6 +150,11 @@ class RevenueReport:
                  "gross_rate": rate(r.gross_rate), "net_rate": rate(r.net_rate)}
                 for r in self.revenue_churn
             ],
+            "usage_by_month": [
+                {"month": row.month, "close": row.close.isoformat(), "usage_revenue": row.usage,
+                 "reporting": _converted(conv, "usage_revenue")}
+                for row, conv in zip(self.months, self.usage_months_reporting or [None] * len(self.months),
+                                     strict=True)],
             "mrr_reporting": _converted(self.reporting, "mrr"),
             "usage_revenue_reporting": _converted(self.usage_reporting, "usage_revenue"),
             "movements_reporting": [
@@ -147,6 +181,10 @@ class RevenueReport:
                  "shares": [rate(s) for s in c.shares]}
                 for c in self.cohorts
             ],
+            "mrr_cohorts": {currency: [
+                {"month": c.month, "customers": c.size, "mrr": list(c.mrr or ()),
+                 "mrr_shares": [rate(s) for s in c.mrr_shares]}
+                for c in grid] for currency, grid in self.mrr_cohorts.items()},
         }
 
 
@@ -181,6 +219,15 @@ def months_in_range(first: str, last: str, today: date) -> int:
     return count
 
 
+def mrr_cohorts(moved: Sequence[Step], closes: Sequence[tuple[str, date]]) -> dict[str, list[Cohort]]:
+    """Per currency that moved by the last close (as the kept figures hold one): the
+    cohorts of its first payments with their MRR at each close (``retention.cohorts``'
+    ``with_mrr``)."""
+    until = closes[-1][1]
+    currencies = sorted({s.currency for s in moved if s.day <= until})
+    return {c: cohorts([s for s in moved if s.currency == c], closes, with_mrr=True) for c in currencies}
+
+
 def build_report(histories: Sequence[SubHistory], *, today: date, month: str | None = None,
                  refunds: Sequence[Money] = (), disputes: Sequence[Money] = (),
                  months: int = MONTHS_SHOWN, usage: Sequence[Money] = ()) -> RevenueReport:
@@ -192,7 +239,8 @@ def build_report(histories: Sequence[SubHistory], *, today: date, month: str | N
     until = closes[-1][1]
     moved = steps(histories, until)
     # the API's monthly rows (series.movement_rows): one computation for both
-    rows = [MonthRow(r.period.label, r.period.first, r.period.close, r.by_currency)
+    rows = [MonthRow(r.period.label, r.period.first, r.period.close, r.by_currency,
+                     usage_in(usage, r.period.first, r.period.close))
             for r in movement_rows(moved, shown)]
     last = rows[-1]
     mrr = mrr_at(histories, until)
@@ -206,6 +254,7 @@ def build_report(histories: Sequence[SubHistory], *, today: date, month: str | N
         customer_churn=customer_churn(moved, last.first - ONE_DAY, last.close),
         revenue_churn=revenue_churn(last.by_currency),
         cohorts=cohorts(moved, closes),
+        mrr_cohorts=mrr_cohorts(moved, closes),
         figures=month_figures(histories=histories, steps=moved, mrr=mrr, moved=last.by_currency,
                               paying_customers=len(paying_customers(moved, last.close)), first=last.first,
                               close=last.close, refunds=refunds, disputes=disputes, usage=usage),

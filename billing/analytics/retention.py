@@ -80,10 +80,20 @@ class Cohort:
     month: str
     size: int
     retained: tuple[int, ...]
+    # a cohort of one currency's first payments: its MRR in that currency at the same closes
+    mrr: tuple[int, ...] | None = None
 
     @property
     def shares(self) -> tuple[Decimal | None, ...]:
         return tuple(percent(n, self.size) for n in self.retained)
+
+    @property
+    def mrr_shares(self) -> tuple[Decimal | None, ...]:
+        """The cohort's MRR at each close as a share of its MRR at its own month's close
+        (+0): its net MRR retention, expansion in it (over 100 % when it grew)."""
+        if self.mrr is None:
+            return ()
+        return tuple(percent(amount, self.mrr[0]) for amount in self.mrr)
 
 
 def first_paying_days(steps: Sequence[Step]) -> dict[str, date]:
@@ -95,17 +105,33 @@ def first_paying_days(steps: Sequence[Step]) -> dict[str, date]:
 
 
 def cohorts(steps: Sequence[Step], month_closes: Sequence[tuple[str, date]],
-            label: Callable[[date], str] = month_of) -> list[Cohort]:
+            label: Callable[[date], str] = month_of, *, with_mrr: bool = False) -> list[Cohort]:
     """One cohort per month of ``month_closes`` (months in order, each with the day its
     figures close on: its last day, or today for the current month). Another period (a
-    quarter, a year, a day) when ``label`` names a day's period as ``month_closes`` does."""
+    quarter, a year, a day) when ``label`` names a day's period as ``month_closes`` does.
+    ``with_mrr`` (the steps of one currency): each cohort's MRR at the same closes too."""
     members: dict[str, set[str]] = defaultdict(set)
     for customer, day in first_paying_days(steps).items():
         members[label(day)].add(customer)
     paying = {month: paying_customers(steps, close) for month, close in month_closes}
+    levels = {month: customer_levels(steps, close) for month, close in month_closes} if with_mrr else {}
     months = [month for month, _ in month_closes]
     result = []
     for n, month in enumerate(months):
         group = members.get(month, set())
-        result.append(Cohort(month, len(group), tuple(len(group & paying[later]) for later in months[n:])))
+        mrr = tuple(sum(levels[later].get(c, 0) for c in group) for later in months[n:]) if with_mrr else None
+        result.append(Cohort(month, len(group), tuple(len(group & paying[later]) for later in months[n:]), mrr))
     return result
+
+
+def customer_levels(steps: Sequence[Step], day: date) -> dict[str, int]:
+    """Each customer's MRR at the close of ``day`` (the steps of one currency: their sum)."""
+    level: dict[tuple[str, str], int] = {}
+    for step in steps:
+        if step.day > day:
+            break
+        level[(step.customer, step.currency)] = step.after
+    found: dict[str, int] = defaultdict(int)
+    for (customer, _), amount in level.items():
+        found[customer] += amount
+    return dict(found)

@@ -41,8 +41,10 @@ def usage_in(usage: Sequence[Money], period: Period) -> dict[str, int]:
     return dict(sorted(found.items()))
 
 
-def cohort_rows(moved: Sequence[Step], periods: Sequence[Period], interval: Interval) -> list[Cohort]:
-    return cohorts(moved, [(p.label, p.close) for p in periods], label=lambda day: label_of(day, interval))
+def cohort_rows(moved: Sequence[Step], periods: Sequence[Period], interval: Interval, *,
+                with_mrr: bool = False) -> list[Cohort]:
+    return cohorts(moved, [(p.label, p.close) for p in periods], label=lambda day: label_of(day, interval),
+                   with_mrr=with_mrr)
 
 
 def only(currency: str | None, values: dict[str, Any]) -> dict[str, Any]:
@@ -60,8 +62,13 @@ def period_dict(period: Period) -> dict[str, str]:
 
 
 def cohort_dict(cohort: Cohort) -> dict[str, Any]:
-    return {"cohort": cohort.month, "customers": cohort.size, "retained": list(cohort.retained),
-            "shares": [None if s is None else str(s) for s in cohort.shares]}
+    """A cohort as JSON; one of a currency's first payments has its MRR at each close and
+    that as a share of its first close's (``mrr_shares``: its net MRR retention)."""
+    found = {"cohort": cohort.month, "customers": cohort.size, "retained": list(cohort.retained),
+             "shares": [None if s is None else str(s) for s in cohort.shares]}
+    if cohort.mrr is not None:
+        found |= {"mrr": list(cohort.mrr), "mrr_shares": [None if s is None else str(s) for s in cohort.mrr_shares]}
+    return found
 
 
 CURRENCY_CODE_LENGTH = 3
@@ -94,5 +101,5 @@ def metrics_body(kind: str, histories: Sequence[SubHistory], moved: Sequence[Ste
         # A cohort is of customers, not of a currency: ``currency`` keeps those whose first
         # paying step was in it (a customer paying in two currencies is counted once).
         kept = [s for s in moved if currency is None or s.currency == currency]
-        body["data"] = [cohort_dict(c) for c in cohort_rows(kept, periods, interval)]
+        body["data"] = [cohort_dict(c) for c in cohort_rows(kept, periods, interval, with_mrr=currency is not None)]
     return body

@@ -59,6 +59,17 @@ def movements_reporting_rows(report: RevenueReport) -> Rows:
         yield [m.month, *(decimal_string(getattr(m, c), reporting) for c in columns), " ".join(m.unconverted)]
 
 
+def usage_months_rows(report: RevenueReport) -> Rows:
+    """Each month's usage revenue per currency, and their total in the reporting currency at
+    the rates of the month's close."""
+    currencies = report.usage_currencies
+    reporting = report.reporting.reporting if report.reporting else ""
+    yield ["month", *currencies, f"total_{reporting}", "left_out"]
+    for row, conv in zip(report.months, report.usage_months_reporting, strict=True):
+        yield [row.month, *(decimal_string(row.usage.get(c, 0), c) for c in currencies),
+               decimal_string(conv.total, conv.reporting), " ".join(conv.unconverted)]
+
+
 def revenue_churn_rows(report: RevenueReport) -> Rows:
     yield ["currency", "opening", "gross_revenue_churn_percent", "net_revenue_churn_percent"]
     for r in report.revenue_churn:
@@ -81,6 +92,15 @@ def cohort_rows(report: RevenueReport) -> Rows:
         yield [c.month, str(c.size), *(_rate(s) for s in c.shares)]
 
 
+def mrr_cohort_rows(report: RevenueReport, currency: str) -> Rows:
+    """A currency's cohorts: their MRR at their own month's close, and at each close since
+    as a share of it (net MRR retention, percent)."""
+    grid = report.mrr_cohorts.get(currency, [])
+    yield ["cohort", "customers", f"mrr_{currency}", *(f"+{n}" for n in range(len(grid)))]
+    for c in grid:
+        yield [c.month, str(c.size), decimal_string((c.mrr or (0,))[0], currency), *(_rate(s) for s in c.mrr_shares)]
+
+
 def tables(report: RevenueReport) -> dict[str, Callable[[], Rows]]:
     """The page's tables by the name their link carries."""
     found: dict[str, Callable[[], Rows]] = {"mrr": lambda: mrr_rows(report),
@@ -91,7 +111,10 @@ def tables(report: RevenueReport) -> dict[str, Callable[[], Rows]]:
     found["revenue-churn"] = lambda: revenue_churn_rows(report)
     found["figures"] = lambda: figure_rows(report)
     found["usage-reporting"] = lambda: reporting_rows(report, usage=True)
+    found["usage-months"] = lambda: usage_months_rows(report)
     found["cohorts"] = lambda: cohort_rows(report)
+    for currency in report.mrr_cohorts:
+        found[f"mrr-cohorts-{currency}"] = lambda currency=currency: mrr_cohort_rows(report, currency)
     return found
 
 

@@ -119,6 +119,17 @@ def charts(report: RevenueReport) -> list[Chart]:
     return found
 
 
+def usage_month_rows(report: RevenueReport) -> dict[str, object] | None:
+    """The table of each month's usage revenue per currency and in the reporting currency;
+    None when no month shown has any."""
+    currencies = report.usage_currencies
+    if not currencies:
+        return None
+    return {"currencies": currencies, "rows": [
+        (row, [(row.usage.get(c, 0), c) for c in currencies], conv)
+        for row, conv in zip(report.months, report.usage_months_reporting, strict=True)]}
+
+
 def heat(share: Decimal | None) -> str:
     """The cohort cell's class: its share in tenths (heat-0 .. heat-10), shaded by revenue.css."""
     if share is None:
@@ -185,8 +196,12 @@ def revenue(request: HttpRequest) -> HttpResponse:
         # (another currency than it is in the months)
         "movements_reporting": report.movements_reporting if report.reporting is not None and any(
             c != report.reporting.reporting for c in report.currencies) else (),
+        "usage_months": usage_month_rows(report),
         "charts": charts(report),
         "cohort_offsets": range(len(report.cohorts)),
         "cohort_cells": [(c, [(share, heat(share)) for share in c.shares]) for c in report.cohorts],
+        "mrr_cohort_tables": [
+            {"currency": currency, "cells": [(c, [(share, heat(share)) for share in c.mrr_shares]) for c in grid]}
+            for currency, grid in report.mrr_cohorts.items() if any(c.size for c in grid)],
         "legend": [(label, colour) for _, label, colour in KINDS],
     })

@@ -143,3 +143,22 @@ def test_the_check_names_a_product_s_month_that_differs(scenario) -> None:  # no
     assert "2027-03-31 month product=NEWS-LITE USD: mrr kept 999 recomputed 500" in out.getvalue()
     # the item is where the docs say: its own partition
     assert RevenueMonth.get("REVENUE#MONTHS#PRODUCT#NEWS-LITE", "2027-03#00").Shards == 1
+
+
+def test_the_page_its_csv_and_the_command_show_each_currency_s_mrr_retention(client: Client, scenario) -> None:  # noqa: F811
+    # January's dollars: Ada 10.00 and Cy 5.00; February: Ada's coupon (9.00), Cy gone;
+    # March: Cy back (a January customer still)
+    with on(SEEN):
+        staff(client, "finance")
+        asked = {"month": "2027-03", "from": "2027-01"}
+        page = client.get(reverse(URL), asked).content.decode()
+        csv = client.get(reverse(URL), {**asked, "format": "csv", "table": "mrr-cohorts-USD"}).content.decode()
+        out = io.StringIO()
+        call_command("revenue_report", "--month", "2027-03", "--from", "2027-01", stdout=out)
+    row = page.split('data-testid="mrr-cohort-USD-2027-01"')[1].split("</tr>")[0]
+    shares = [cell.split(">")[-1] for cell in row.split("</td>") if cell.rstrip().endswith("%")]
+    assert "15.00 USD" in row and shares == ["100.0%", "60.0%", "93.3%"]
+    assert 'data-testid="mrr-cohorts-EUR"' in page and 'data-testid="csv-mrr-cohorts-USD"' in page
+    assert csv.splitlines()[:2] == ["cohort,customers,mrr_USD,+0,+1,+2", "2027-01,2,15.00,100.0,60.0,93.3"]
+    printed = out.getvalue().splitlines()
+    assert any(line.split() == ["2027-01", "2", "15.00", "100.0%", "60.0%", "93.3%"] for line in printed)

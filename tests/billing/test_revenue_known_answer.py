@@ -173,3 +173,21 @@ def test_the_cohorts() -> None:
     assert all(size == 0 for month, (size, _) in grid.items() if month < "2027-01")
     assert [str(s) for s in next(c for c in report.cohorts if c.month == "2027-01").shares] == \
         ["100.0", "100.0", "83.3", "83.3", "100.0", "83.3"]
+
+
+def test_the_mrr_cohorts() -> None:
+    # a currency's cohort is of its first payments in it; its MRR at each close, and that as
+    # a share of its own month's close (its net MRR retention)
+    report = build_report(scenario(), today=TODAY, month="2027-06")
+    usd = {c.month: (c.size, c.mrr) for c in report.mrr_cohorts["USD"]}
+    # January, A B D G: 5000 + 2000 + 3000 + 1000; D's coupon (Feb); A up, G gone (Mar); B's
+    # seats (Apr); D's coupon ended and G back (May)
+    assert usd["2027-01"] == (4, (11000, 10700, 12700, 15700, 17000, 17000))
+    assert [str(s) for s in next(c for c in report.mrr_cohorts["USD"] if c.month == "2027-01").mrr_shares] == \
+        ["100.0", "97.3", "115.5", "142.7", "154.5", "154.5"]
+    assert usd["2027-02"] == (2, (14000, 14000, 14000, 14000, 14000))  # C's 10000 a month, J's 4000
+    assert usd["2027-04"] == (1, (1500, 1500, 1500))  # I: its trial ended on 14 April, paying at the close
+    eur = {c.month: (c.size, c.mrr) for c in report.mrr_cohorts["EUR"]}
+    assert eur["2027-01"] == (2, (7000, 7000, 7000, 7000, 7000, 4000))  # E and K; K lost in June
+    assert eur["2027-02"] == (1, (2500, 2500, 0, 0, 2500))  # F, paused at the close of April and May
+    assert report.as_dict()["mrr_cohorts"]["EUR"][0]["mrr"] == list(report.mrr_cohorts["EUR"][0].mrr)

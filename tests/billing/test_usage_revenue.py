@@ -18,6 +18,7 @@ from billing.access.usage_billing import attach_metered_price
 from billing.actions import lifecycle
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
+from billing.analytics import RevenueReport, with_reporting_currency
 from billing.analytics.cohort_table import cohort_table
 from billing.analytics.daily import daily_counts
 from billing.analytics.filters import ReportFilter, filtered_usage
@@ -26,9 +27,12 @@ from billing.analytics.mrr import steps
 from billing.analytics.reading import account_histories, coupon_terms, usage_of
 from billing.analytics.report import build_report
 from billing.analytics.rollups import by_month, day_rows, differences, merge, month_rows, shard_of
+from billing.management.commands.revenue_report import text
 from billing.models import AuditEvent, MeterAggregation, RevenueMonth, RevenueRollup, Subscription
 from billing.operations import payments
 from billing.rules.pricing import PriceTerms
+from billing.staff.revenue_csv import usage_months_rows
+from billing.staff.revenue_pages import usage_month_rows
 from tests.builders import DECLINED_NUMBER, card, fresh, make_account, make_subscription, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -112,6 +116,10 @@ def test_usage_revenue_is_the_paid_charges_usage_in_the_month_paid_never_mrr(bil
     assert march.as_dict()["figures"]["currencies"]["USD"]["usage_revenue"] == 12
     # the usage is not MRR: March closes on the two fixed fees alone
     assert march.mrr == {"USD": 2 * 999}
+    # each month of a range has its own usage, as each month's figures do
+    assert [row.usage for row in build_report(histories, today=TODAY, month="2027-04", usage=usage,
+                                               months=MONTHS).months] == [{}, {"USD": 12}, {"USD": 18}]
+    _usage_by_month_shown(build_report(histories, today=TODAY, month="2027-04", usage=usage, months=MONTHS))
     # an event written before the events carried the usage: none (no receipt is read)
     assert build_report(histories, today=TODAY, month="2027-03").figures.usage == {}
     # the page's filters: the usage names its subscription, so a product keeps its own
@@ -121,6 +129,25 @@ def test_usage_revenue_is_the_paid_charges_usage_in_the_month_paid_never_mrr(bil
     # the same from the kept items (one test: the billing above is its setup's cost)
     _kept_is_recomputed(billed, histories, usage)
     _older_events_take_their_receipts(billed, usage)
+
+
+def _usage_by_month_shown(made: RevenueReport) -> None:
+    """The page's table of usage per month, its CSV and the command's lines: each month's usage
+    in its currency, and all of them in the reporting currency at the month close's rates."""
+    report = with_reporting_currency(made)
+    assert report.usage_currencies == ["USD"]
+    converted = [conv.lines[0].converted if conv.lines else 0 for conv in report.usage_months_reporting]
+    assert [conv.total for conv in report.usage_months_reporting] == converted and converted[0] == 0
+    assert 0 < converted[1] < converted[2]  # 12 and 18 cents, in euros
+    assert usage_month_rows(report)["rows"][2][1] == [(18, "USD")]
+    rows = list(usage_months_rows(report))
+    assert rows[0] == ["month", "USD", "total_EUR", "left_out"]
+    assert rows[1:] == [["2027-02", "0.00", "0.00", ""], ["2027-03", "0.12", f"{converted[1] / 100:.2f}", ""],
+                        ["2027-04", "0.18", f"{converted[2] / 100:.2f}", ""]]
+    printed = text(report)
+    assert "Usage revenue per month (charges paid in it, excluding tax):" in printed
+    assert any(line.split() == ["2027-04", "0.18", f"{converted[2] / 100:.2f}"] for line in printed.splitlines())
+    assert report.as_dict()["usage_by_month"][2]["usage_revenue"] == {"USD": 18}
 
 
 def _older_events_take_their_receipts(billed: list[Subscription], usage) -> None:

@@ -67,6 +67,14 @@ def text(report: RevenueReport) -> str:
         rows = [(row.month, *(decimal_string(getattr(m, c), currency) for c in MOVEMENT_COLUMNS))
                 for row in report.months if (m := row.by_currency.get(currency))]
         lines += ["", f"Movements, {currency}:", *_table(("month", *MOVEMENT_COLUMNS), rows)]
+    if currencies := report.usage_currencies:
+        rows = [(row.month, *(decimal_string(row.usage.get(c, 0), c) for c in currencies),
+                 decimal_string(conv.total, conv.reporting) + (f" (without {', '.join(conv.unconverted)})"
+                                                              if conv.unconverted else ""))
+                for row, conv in zip(report.months, report.usage_months_reporting, strict=True)]
+        reporting = report.usage_months_reporting[0].reporting
+        lines += ["", "Usage revenue per month (charges paid in it, excluding tax):",
+                  *_table(("month", *currencies, f"in {reporting}"), rows)]
     churn = report.customer_churn
     lines += ["", f"Customer churn: {churn.lost} of {churn.at_start} ({_rate(churn.rate)})"]
     lines += [f"Revenue churn, {r.currency}: gross {_rate(r.gross_rate)}, net {_rate(r.net_rate)}"
@@ -101,4 +109,12 @@ def text(report: RevenueReport) -> str:
     lines += _table(("cohort", "customers", *(f"+{n}" for n in range(len(report.cohorts)))),
                     [(c.month, str(c.size), *(_rate(s) for s in c.shares), *([""] * (len(report.cohorts) - len(c.shares))))
                      for c in report.cohorts])
+    for currency, grid in report.mrr_cohorts.items():
+        if any(c.size for c in grid):
+            lines += ["", f"MRR retention, {currency} (cohorts of first payments in it: MRR at the first close, "
+                          "then its share at each close since):"]
+            lines += _table(("cohort", "customers", "mrr", *(f"+{n}" for n in range(len(grid)))),
+                            [(c.month, str(c.size), decimal_string((c.mrr or (0,))[0], currency),
+                              *(_rate(s) for s in c.mrr_shares), *([""] * (len(grid) - len(c.mrr_shares))))
+                             for c in grid])
     return "\n".join(lines) + "\n"
