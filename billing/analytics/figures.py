@@ -12,7 +12,7 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
 from billing.analytics.history import SubHistory
-from billing.analytics.mrr import Movements, Step, state_mrr, state_on
+from billing.analytics.mrr import Movements, Step, levels_at, state_mrr, state_on
 from billing.analytics.retention import percent
 from billing.models import SubscriptionStatus
 
@@ -86,13 +86,8 @@ def retention(m: Movements) -> tuple[Decimal | None, Decimal | None]:
 
 
 def paying_by_currency(steps: Sequence[Step], day: date) -> dict[str, int]:
-    level: dict[tuple[str, str], int] = {}
-    for step in steps:
-        if step.day > day:
-            break
-        level[(step.customer, step.currency)] = step.after
     counts: dict[str, int] = defaultdict(int)
-    for (_, currency), amount in level.items():
+    for (_, currency), amount in levels_at(steps, day).items():
         if amount:
             counts[currency] += 1
     return dict(counts)

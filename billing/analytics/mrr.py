@@ -204,11 +204,16 @@ def movements(all_steps: Sequence[Step], first: date, last: date) -> dict[str, M
     return result
 
 
-def paying_customers(all_steps: Sequence[Step], day: date) -> set[str]:
-    """The customers with MRR above 0 (in any currency) at the close of ``day``."""
+def levels_at(all_steps: Sequence[Step], day: date) -> dict[tuple[str, str], int]:
+    """Each (customer, currency)'s MRR at the close of ``day`` (the steps in order of day)."""
     level: dict[tuple[str, str], int] = {}
     for step in all_steps:
         if step.day > day:
             break
         level[(step.customer, step.currency)] = step.after
-    return {customer for (customer, _), amount in level.items() if amount}
+    return level
+
+
+def paying_customers(all_steps: Sequence[Step], day: date) -> set[str]:
+    """The customers with MRR above 0 (in any currency) at the close of ``day``."""
+    return {customer for (customer, _), amount in levels_at(all_steps, day).items() if amount}

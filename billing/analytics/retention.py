@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
-from billing.analytics.mrr import Movements, Step, paying_customers
+from billing.analytics.mrr import Movements, Step, levels_at, paying_customers
 
 ONE_PLACE = Decimal("0.1")
 
@@ -126,12 +126,7 @@ def cohorts(steps: Sequence[Step], month_closes: Sequence[tuple[str, date]],
 
 def customer_levels(steps: Sequence[Step], day: date) -> dict[str, int]:
     """Each customer's MRR at the close of ``day`` (the steps of one currency: their sum)."""
-    level: dict[tuple[str, str], int] = {}
-    for step in steps:
-        if step.day > day:
-            break
-        level[(step.customer, step.currency)] = step.after
     found: dict[str, int] = defaultdict(int)
-    for (customer, _), amount in level.items():
+    for (customer, _), amount in levels_at(steps, day).items():
         found[customer] += amount
     return dict(found)
