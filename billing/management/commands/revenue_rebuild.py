@@ -1,6 +1,7 @@
 """``python manage.py revenue_rebuild [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--check] [--json]``:
 recompute every day's revenue figures from the audit history and keep them as rollups
-(docs/ANALYTICS.md, "Kept figures"), or, with ``--check``, compare the kept rollups with a
+(docs/ANALYTICS.md, "Kept figures"; each product's, price interval's and currency's months and
+cohorts too), or, with ``--check``, compare the kept rollups with a
 fresh recomputation: one line per differing day and currency, exit 1; a one-line summary
 and exit 0 when they agree. Safe to re-run and to kill (a rerun puts the same items)."""
 
@@ -33,7 +34,8 @@ class Command(BillingCommand):
     help = ("Recompute the daily revenue rollups (MRR at each day's close, its movements, paying, new and "
             "churned customers, per currency and shard; the day's other counts, refunds and disputes, "
             "usage revenue), each "
-            "month's and the cohorts from the audit history and write them; --check compares the kept items with "
+            "month's and the cohorts (the whole business's, and each product's, price interval's and "
+            "currency's) from the audit history and write them; --check compares the kept items with "
             "a recomputation instead and exits 1 on any difference.")
 
     def add_arguments(self, parser: Any) -> None:
