@@ -39,6 +39,7 @@ import os
 from collections import Counter
 from datetime import date, timedelta
 from decimal import Decimal
+from itertools import pairwise
 
 import pytest
 from django.core import mail
@@ -137,6 +138,13 @@ class Tracked(TrackedSubscription):
         self.coupon = sub.CouponCode
 
 
+def _charge_key(charge: dict) -> tuple:
+    """A charge at the gateway: its subscription, the period it pays, and which attempt."""
+    meta = charge["metadata"]
+    return (meta["sub_id"], meta.get("period_start", ""), meta.get("period_end", ""), meta.get("attempt", ""),
+            charge.get("amount"))
+
+
 class MoneyMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
@@ -204,7 +212,7 @@ class MoneyMachine(RuleBasedStateMachine):
         return set()
 
     def _run_payments(self) -> batches.RunSummary:
-        before = Counter(c["metadata"]["sub_id"] for c in get_gateway().charges_made())
+        before = Counter(_charge_key(c) for c in get_gateway().charges_made())
         summary = batches.run_payments(run_date=self.today, workers=1)
         assert summary.counts["differences"] == 0, summary.differences
         # The run reconciled its dates and RECONCILE_DAYS before them: a receipt lost
@@ -212,10 +220,21 @@ class MoneyMachine(RuleBasedStateMachine):
         reach = summary.dates[0] - timedelta(days=self.django_settings.RECONCILE_DAYS)
         if summary.ok and self.lost_on is not None and self.lost_on >= reach:
             self.lost_on = None
-        after = Counter(c["metadata"]["sub_id"] for c in get_gateway().charges_made())
-        if len(summary.dates) <= 28:  # a period is at least 28 days (schedule.period_end)
-            for sub_id in after:
-                assert after[sub_id] - before[sub_id] <= 1, f"{sub_id} charged twice in one run"
+        made: dict[str, list[tuple[date, date]]] = {}
+        for (sub_id, start, end, *_), count in (Counter(_charge_key(c) for c in get_gateway().charges_made())
+                                                 - before).items():
+            assert start and end, f"{sub_id}: a run's charge names the period it pays"
+            made.setdefault(sub_id, []).extend([(date.fromisoformat(start), date.fromisoformat(end))] * count)
+        for sub_id, periods in made.items():
+            periods.sort()
+            # never the same day twice: each period charged begins after the one before ends
+            assert all(b[0] > a[1] for a, b in pairwise(periods)), f"{sub_id} charged twice for {periods}"
+            if len(summary.dates) <= 28:
+                # A run of 28 dates reaches one due day of a period of 28 days or more
+                # (schedule.period_end); a second only after a first period cut short to the
+                # payment day (a first payment taken late: its answer lost at subscribing).
+                short = [(a, b) for a, b in periods[:-1] if (b - a).days + 1 < 28]
+                assert len(periods) - len(short) <= 1, f"{sub_id} charged twice in one run: {periods}"
         return summary
 
     # --- rules -------------------------------------------------------------------------
