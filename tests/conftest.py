@@ -580,3 +580,14 @@ def other_customer(db, moto_table, products):
 # tests/ddb_operations.py records the DynamoDB operations of the run against deploy/aws's IAM policies;
 # tests/system_packages.py says which system packages are missing (their tests skip).
 pytest_plugins = ["tests.browser", "tests.stripe_server", "tests.ddb_operations", "tests.system_packages"]
+
+
+@pytest.fixture
+def sleeps(monkeypatch) -> list[float]:
+    """The pauses the payment path would sleep between a charge's attempts, kept instead of
+    slept (billing/operations/payments.py's retries: 0.2 s, then 0.4 s)."""
+    from billing.operations import payments
+
+    slept: list[float] = []
+    monkeypatch.setattr(payments.time, "sleep", slept.append)
+    return slept

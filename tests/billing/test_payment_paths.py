@@ -52,13 +52,6 @@ class FlakyGateway:
         return self.real.charge(*args, **kwargs)
 
 
-@pytest.fixture
-def sleeps(monkeypatch) -> list[float]:
-    slept: list[float] = []
-    monkeypatch.setattr(payments.time, "sleep", slept.append)
-    return slept
-
-
 def charge_for(sub, *, start: date, end: date, **extra: str):
     """A charge the gateway really made for ``start``..``end``, as reconciliation finds it."""
     metadata = {"account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU,

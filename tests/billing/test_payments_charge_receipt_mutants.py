@@ -18,7 +18,8 @@ from django.urls import reverse
 from billing.operations import payments
 from billing.operations.outcomes import PaymentStatus
 from core.payments.errors import GatewayError
-from core.payments.gateway import ChargeResult, get_gateway
+from core.payments.gateway import ChargeResult
+from tests.billing.test_payment_paths import FlakyGateway
 from tests.builders import fresh, receipts_of, seed_due
 
 pytestmark = pytest.mark.django_db(databases=[])
@@ -29,28 +30,17 @@ NEXT = date(2027, 4, 15)
 METADATA = {"account_id": "acct1", "sub_id": "s1", "period_start": "2027-03-15"}
 
 
-class RecordingGateway:
-    """The configured gateway (the simulated one, as every moto test's) behind a recorder:
-    it keeps every call's arguments as it got them, and the first ``failures`` calls go
-    unanswered (a GatewayError, as a timeout at the bank's door) before one goes through."""
+class RecordingGateway(FlakyGateway):
+    """test_payment_paths' gateway (the simulated one behind a connection that fails the
+    first ``failures`` calls) that also keeps every call's arguments as it got them."""
 
     def __init__(self, failures: int = 0) -> None:
-        self.failures = failures
-        self.calls: list[tuple] = []
-        self.real = get_gateway()
+        super().__init__(failures)
+        self.asked: list[tuple] = []
 
     def charge(self, *args, **kwargs) -> ChargeResult:
-        self.calls.append((args, kwargs))
-        if len(self.calls) <= self.failures:
-            raise GatewayError(f"no answer {len(self.calls)}")
-        return self.real.charge(*args, **kwargs)
-
-
-@pytest.fixture
-def sleeps(monkeypatch) -> list[float]:
-    slept: list[float] = []
-    monkeypatch.setattr(payments.time, "sleep", slept.append)
-    return slept
+        self.asked.append((args, kwargs))
+        return super().charge(*args, **kwargs)
 
 
 @pytest.mark.parametrize("off_session", [True, False])
@@ -63,7 +53,7 @@ def test_the_charge_asks_the_gateway_with_the_payment_s_card_amount_currency_key
     gateway = RecordingGateway()
     result = payments._charge(gateway, sub, "s000000:2027-03-15", 1234, dict(METADATA), off_session=off_session)
     assert (result.status, result.amount, result.currency) == ("succeeded", 1234, "USD") and result.charge_id
-    [(args, kwargs)] = gateway.calls
+    [(args, kwargs)] = gateway.asked
     assert args == (sub.PaymentDetails.Token, 1234, "USD", "s000000:2027-03-15", METADATA)
     assert kwargs == {"off_session": off_session} and kwargs["off_session"] is off_session
     assert sleeps == []
@@ -78,8 +68,8 @@ def test_the_last_attempt_asks_the_gateway_with_the_same_payment(moto_table, sle
     result = payments._charge(gateway, sub, "s000000:2027-03-15", 1234, dict(METADATA), off_session=off_session)
     assert result.status == "succeeded" and result.charge_id
     expected = ((sub.PaymentDetails.Token, 1234, "USD", "s000000:2027-03-15", METADATA), {"off_session": off_session})
-    assert gateway.calls == [expected] * 3
-    assert all(kwargs["off_session"] is off_session for _, kwargs in gateway.calls)
+    assert gateway.asked == [expected] * 3
+    assert all(kwargs["off_session"] is off_session for _, kwargs in gateway.asked)
     assert sleeps == [0.2, 0.4]
 
 
@@ -88,9 +78,9 @@ def test_a_gateway_that_never_answers_is_tried_three_times_and_its_error_reaches
     """Never answered: three attempts, no more; the last one's error is the caller's."""
     [sub] = seed_due(1, due=D)
     gateway = RecordingGateway(failures=10)
-    with pytest.raises(GatewayError, match="no answer 3"):
+    with pytest.raises(GatewayError, match="timeout 3"):
         payments._charge(gateway, sub, "s000000:2027-03-15", 1234, dict(METADATA), off_session=True)
-    assert len(gateway.calls) == 3
+    assert len(gateway.asked) == 3
     assert sleeps == [0.2, 0.4]
 
 
@@ -99,7 +89,7 @@ def test_an_answer_after_one_unanswered_attempt_is_taken(moto_table, sleeps) -> 
     [sub] = seed_due(1, due=D)
     gateway = RecordingGateway(failures=1)
     assert payments._charge(gateway, sub, "k", 999, {}, off_session=True).status == "succeeded"
-    assert len(gateway.calls) == 2
+    assert len(gateway.asked) == 2
     assert sleeps == [0.2]
 
 
