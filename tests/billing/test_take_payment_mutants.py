@@ -148,3 +148,16 @@ def test_the_usage_period_is_closed_only_by_the_payment_on_its_day(moto_table) -
             "usage_start", "usage_end", "usage_meter", "usage_quantity", "usage_amount")} == {
             "usage_start": "2027-02-15", "usage_end": "2027-03-15", "usage_meter": "api_calls",
             "usage_quantity": "0", "usage_amount": "0"}
+
+
+def test_a_renewal_of_several_seats_names_them_on_its_charge(moto_table) -> None:
+    """Three seats at 10.00: the charge's metadata names the seats and their price, which
+    the reconciliation reads back to write the invoice's line ("× 3") from the gateway's
+    side alone; one seat names none (above)."""
+    sub = due_subscription(0, due=D, card=card(), amount=3000)
+    sub.Quantity, sub.UnitAmount = 3, 1000
+    access.batch_items([sub])
+    out = payments.take_payment(fresh(sub), run_date=D)
+    assert (out.status, out.amount) == (PaymentStatus.PAID, 3000)
+    [charge] = get_gateway().charges_made()
+    assert (charge["metadata"]["quantity"], charge["metadata"]["unit_amount"]) == ("3", "1000")
