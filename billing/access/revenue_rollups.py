@@ -31,16 +31,11 @@ class Scope:
         return f"{self.dimension.lower()}={self.value}"
 
 
-def _months_pk(scope: Scope | None) -> str:
+def _pk(model: type[RevenueMonth] | type[RevenueCohort], scope: Scope | None) -> str:
+    """The partition of the whole business's months or cohorts, or of ``scope``'s."""
     if scope is None:
-        return RevenueMonth.pk()
-    return RevenueMonth.scoped_pk_template.format(dimension=scope.dimension, value=scope.value)
-
-
-def _cohorts_pk(scope: Scope | None) -> str:
-    if scope is None:
-        return RevenueCohort.pk()
-    return RevenueCohort.scoped_pk_template.format(dimension=scope.dimension, value=scope.value)
+        return model.pk()
+    return model.scoped_pk_template.format(dimension=scope.dimension, value=scope.value)
 
 
 @dataclass(frozen=True)
@@ -158,7 +153,7 @@ class CohortRow:
 
 
 def cohort_item(row: CohortRow, rebuilt_at: str, scope: Scope | None = None) -> RevenueCohort:
-    return RevenueCohort(_cohorts_pk(scope), RevenueCohort.sk(month=row.month), Through=row.through.isoformat(),
+    return RevenueCohort(_pk(RevenueCohort, scope), RevenueCohort.sk(month=row.month), Through=row.through.isoformat(),
                          Members=dict(row.members), Retained={c: list(v) for c, v in row.retained.items()},
                          Mrr={c: list(v) for c, v in row.mrr.items()}, RebuiltAt=rebuilt_at)
 
@@ -181,7 +176,7 @@ def cohort_rows(first_month: str, last_month: str, scope: Scope | None = None) -
     the whole business: one Query (a cohort item is a few hundred bytes a year of months: a
     page holds thousands)."""
     return [_cohort(item) for item in RevenueCohort.query(
-        _cohorts_pk(scope), RevenueCohort.SK.between(first_month, last_month))]
+        _pk(RevenueCohort, scope), RevenueCohort.SK.between(first_month, last_month))]
 
 
 # --- the months: one item per month and shard, ``PK=REVENUE#MONTHS``, ``SK=<YYYY-MM>#<shard>`` --
@@ -190,7 +185,7 @@ def cohort_rows(first_month: str, last_month: str, scope: Scope | None = None) -
 def month_item(row: RollupDay, rebuilt_at: str, scope: Scope | None = None) -> RevenueMonth:
     """A month's row (``row.day``: the day it closes on; its amounts summed over the month)."""
     return RevenueMonth(
-        _months_pk(scope), RevenueMonth.sk(month=row.day.isoformat()[:7], shard=f"{row.shard:0{SHARD_DIGITS}d}"),
+        _pk(RevenueMonth, scope), RevenueMonth.sk(month=row.day.isoformat()[:7], shard=f"{row.shard:0{SHARD_DIGITS}d}"),
         Close=row.day.isoformat(), Figures={c: dict(v) for c, v in row.figures.items()}, Paying=row.paying,
         MonthCounts={k: v for k, v in sorted(row.counts.items()) if v},
         MonthMoney=_money(row), Usage=_usage(row), Shards=row.shards, RebuiltAt=rebuilt_at)
@@ -216,4 +211,4 @@ def month_rows(first_month: str, last_month: str, scope: Scope | None = None) ->
     whole business: one Query (16 items a month: a few KB each at most, a thousand months
     to a page)."""
     return [_month_row(item) for item in RevenueMonth.query(
-        _months_pk(scope), RevenueMonth.SK.between(f"{first_month}#", f"{last_month}#~"))]
+        _pk(RevenueMonth, scope), RevenueMonth.SK.between(f"{first_month}#", f"{last_month}#~"))]

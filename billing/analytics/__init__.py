@@ -59,8 +59,8 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
     """The report on ``month`` (``YYYY-MM``; default: the month under way) as of today, its
     months from ``since`` (default: the twelve ending with it), of the subscriptions
     ``within`` a filter (by product, interval or currency). Read from the kept items when
-    ``revenue_rebuild`` keeps the view (the whole business, one product or one interval:
-    ``ReportFilter.kept``) and every month it needs. ``BadMonth`` for a month that is not
+    ``revenue_rebuild`` keeps the view (the whole business, one product, one interval or one
+    currency: ``ReportFilter.kept``) and every month it needs. ``BadMonth`` for a month that is not
     one, or is still to come, or a range that runs backwards or over ``MAX_MONTHS_SHOWN``."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
     chosen = parse_month(month, today) if month else month_of(today)
@@ -68,8 +68,8 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
     within = within or ReportFilter()
     report = _kept_report(chosen, today, count, within.scope) if within.kept else None
     if report is None:
-        # not every day or cohort it needs is kept, or a view not kept (a currency, or a
-        # product and an interval together): every account's history, read now
+        # not every day or cohort it needs is kept, or a view not kept (two filters
+        # together): every account's history, read now
         read = read_all()
         report = build_report(filtered(read.histories, within), today=today, month=chosen,
                               refunds=filtered_money(read.refunds, within),
@@ -128,8 +128,8 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     # The kept items (revenue_rebuild) when they hold every close the periods need: one
     # Query of the kept months for months, quarters and years, one a month of the kept days
     # for days (and one of the cohorts, kept by month: a quarter's or a year's adds its
-    # months'). A product's or an interval's are kept by month only; else every account's
-    # history, as the page reads it.
+    # months'). A product's, an interval's or a currency's are kept by month only; else
+    # every account's history, as the page reads it.
     scope = within.scope
     if (within.kept and kind in KEPT_KINDS and (kind != "cohorts" or chosen != Interval.DAY)
             and (scope is None or by_month(chosen))):
