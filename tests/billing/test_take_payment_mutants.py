@@ -4,7 +4,11 @@ the reconciliation and the receipt read back (whose the charge is, for which day
 price, which attempt); each retry under its own attempt's key; the gateway and the seller
 a run hands in are the ones used (no second read of the seller's profile); and a
 subscription with metered usage has its usage period closed only when its payment is
-really taken, never by a dry run nor before its day."""
+really taken, never by a dry run nor before its day. A payment a coupon takes whole is
+recorded as a charged one is: numbered in the run's own series and invoiced by the seller
+the run read; the usage a payment bills is priced once, for its charge, and its receipt
+keeps it so; and the retry of a first period that a run charged is a renewal's
+(off-session: past due and "action required" when the bank asks, never ``incomplete``)."""
 
 from __future__ import annotations
 
@@ -13,18 +17,22 @@ from decimal import Decimal
 
 import pytest
 import time_machine
+from django.core import mail
 
 from billing import access
+from billing.access.coupons import coupon_attributes
 from billing.access.usage import billed_through
 from billing.access.usage_billing import attach_metered_price
 from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
-from billing.models import MeterAggregation
+from billing.models import MeterAggregation, SubscriptionStatus
 from billing.operations import payments
 from billing.operations.outcomes import PaymentStatus
 from billing.rules.pricing import PriceTerms
 from core.payments.gateway import get_gateway
-from core.payments.simulated import SimulatedGateway
+from core.payments.simulated import AUTHENTICATING_TEST_CARD, SimulatedGateway
+from tests.billing.test_action_required import following, paid_from_the_same_series
+from tests.billing.test_money_path_mutants_7 import run_parts_in_a_series_of_their_own
 from tests.builders import (
     DECLINED_NUMBER,
     GOOD_NUMBER,
@@ -161,3 +169,105 @@ def test_a_renewal_of_several_seats_names_them_on_its_charge(moto_table) -> None
     assert (out.status, out.amount) == (PaymentStatus.PAID, 3000)
     [charge] = get_gateway().charges_made()
     assert (charge["metadata"]["quantity"], charge["metadata"]["unit_amount"]) == ("3", "1000")
+
+
+# --- a payment a coupon takes whole, in a run ---------------------------------------------
+
+
+def _free_for_ever(sub):
+    """``sub`` with a coupon that takes every payment whole (100 % off, forever)."""
+    coupon = access.create_coupon("FREE", actor="staff", percent_off=100, duration="forever")
+    for name, value in coupon_attributes(coupon).items():
+        setattr(sub, name, value)
+    access.batch_items([sub])
+    return fresh(sub)
+
+
+def test_a_payment_a_coupon_takes_whole_is_numbered_and_invoiced_by_the_run(moto_table) -> None:
+    """Nothing to charge, yet a receipt all the same: numbered in the run's own series (the
+    number after the one the run gave last) and invoiced by the seller as the run read it at
+    its start (before staff renamed the business), as a charged payment's receipt is."""
+    sub = _free_for_ever(due_subscription(0, due=D, card=card()))
+    numbers, seller = run_parts_in_a_series_of_their_own()
+    before = paid_from_the_same_series(numbers, D)
+    out = payments.take_payment(sub, run_date=D, numbers=numbers, seller=seller)
+    assert (out.status, out.amount, out.charge_id) == (PaymentStatus.PAID, 0, None)
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == []
+    [receipt] = receipts_of(sub)
+    assert (receipt.ProcessedAmount, receipt.Number, receipt.Seller.Name) == (0, following(before), "rpay Ltd")
+    assert fresh(sub).NextPaymentDate == "2027-04-15"
+
+
+def test_a_payment_with_usage_a_coupon_takes_whole_prices_its_usage_once(moto_table, ddb_requests) -> None:
+    """A metered subscription whose coupon takes the payment whole: its receipt of 0 keeps the
+    usage as it was priced for the charge, never reading the price a second time."""
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        sub = _free_for_ever(_metered_sub())
+        seller = access.invoice_seller()
+        ddb_requests.reset()
+        out = payments.take_payment(sub, run_date=D, seller=seller)
+    assert (out.status, out.amount) == (PaymentStatus.PAID, 0)
+    assert get_gateway().charges_made() == []
+    # Read once each, for the charge: the metered price and its meter.
+    assert ddb_requests.by_name()["GetItem"] == 2
+    [receipt] = receipts_of(sub)
+    assert (receipt.ProcessedAmount, receipt.UsageMeter, receipt.UsageQuantity) == (0, "api_calls", 0)
+
+
+# --- what a renewal's receipt is made of, in a run --------------------------------------------
+
+
+def test_a_renewal_with_usage_prices_its_usage_once(moto_table, ddb_requests) -> None:
+    """A metered renewal charged and recorded: its receipt keeps the usage as priced for the
+    charge, never reading the price a second time."""
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        sub = fresh(_metered_sub())
+        seller = access.invoice_seller()
+        ddb_requests.reset()
+        out = payments.take_payment(sub, run_date=D, seller=seller)
+    assert (out.status, out.amount) == (PaymentStatus.PAID, 999)
+    # Read once each, for the charge: the metered price and its meter.
+    assert ddb_requests.by_name()["GetItem"] == 2
+    [receipt] = receipts_of(sub)
+    assert (receipt.ProcessedAmount, receipt.UsageMeter, receipt.UsageQuantity) == (999, "api_calls", 0)
+
+
+def test_a_renewal_in_a_run_is_numbered_in_the_runs_own_series(moto_table) -> None:
+    """A run's receipt numbers come from its own series (one per worker), not from the
+    series a receipt written on its own takes: the first renewal it records takes the
+    series' first number."""
+    [sub] = seed_due(1, due=D)
+    numbers, seller = run_parts_in_a_series_of_their_own()
+    with time_machine.travel(datetime(2027, 3, 15, 9, tzinfo=UTC), tick=False):
+        first_of_the_run = numbers.number(numbers.draw(D.year))
+        out = payments.take_payment(fresh(sub), run_date=D, numbers=numbers, seller=seller)
+    assert out.status == PaymentStatus.PAID
+    [receipt] = receipts_of(sub)
+    assert (receipt.Number, receipt.Seller.Name) == (first_of_the_run, "rpay Ltd")
+
+
+# --- the first period, charged by a run ------------------------------------------------------
+
+
+def test_a_retry_of_a_first_period_a_run_charged_waits_as_a_renewal_does(moto_table) -> None:
+    """The subscribe page died before the first charge; the next day's run made it and the
+    card was declined. Its retry (a new card, which the bank asks the cardholder to confirm)
+    is no longer the customer's first charge on the page but the merchant's, off-session: the
+    subscription goes past due, "action required", the customer asked to confirm that very
+    charge, and never back to ``incomplete`` as an unconfirmed first payment would."""
+    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
+        sub = make_subscription(make_account(), today=D, card=card(DECLINED_NUMBER))
+    with time_machine.travel(datetime(2027, 3, 16, 9, tzinfo=UTC), tick=False):
+        declined = payments.take_payment(fresh(sub), run_date=date(2027, 3, 16))
+    assert (declined.status, declined.period, declined.attempt) == (PaymentStatus.DECLINED, D, 0)
+    access.replace_card(fresh(sub), card(AUTHENTICATING_TEST_CARD))
+    retry_day = declined.next_payment
+    mail.outbox.clear()
+    with time_machine.travel(datetime(retry_day.year, retry_day.month, retry_day.day, 9, tzinfo=UTC), tick=False):
+        retried = payments.take_payment(fresh(sub), run_date=retry_day)
+    assert (retried.status, retried.period, retried.attempt) == (PaymentStatus.ACTION_REQUIRED, D, 1)
+    after = fresh(sub)
+    assert after.Status == SubscriptionStatus.PAST_DUE and after.BillingPeriod == D.isoformat()
+    assert after.PaymentDetails.AwaitingCharge == retried.charge_id
+    assert retried.reason == f"authentication_required; waits for the customer, reminded on {retried.next_payment}"
+    assert [message.subject for message in mail.outbox] == ["Please confirm your payment: News-Daily"]
