@@ -151,3 +151,18 @@ def check_revenue_reporting_currency(app_configs: Any = None, **kwargs: Any) -> 
         return [Error(f"REVENUE_REPORTING_CURRENCY {code!r} is not a currency of the ECB's reference rates.",
                       hint="Use EUR or a code the ECB publishes (USD, GBP, JPY, CHF...).", id="billing.E008")]
     return []
+
+
+@register("billing")
+def check_revenue_rebuild_parts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A split rebuild's part is the customers of some of the kept figures' 16 shards: the
+    number of parts must divide 16, or a shard would be split between two parts."""
+    from billing.analytics.rollups import SHARDS
+
+    parts = settings.REVENUE_REBUILD_PARTS
+    if SHARDS % parts:
+        allowed = ", ".join(str(n) for n in range(1, SHARDS + 1) if SHARDS % n == 0)
+        return [Error(f"REVENUE_REBUILD_PARTS is {parts}: the revenue rebuild can be split into {allowed} parts.",
+                      hint="Each part keeps whole shards of the 16 the daily figures are cut into.",
+                      id="billing.E009")]
+    return []

@@ -23,6 +23,7 @@ from pynamodb.attributes import (
     NumberAttribute,
     TTLAttribute,
     UnicodeAttribute,
+    UnicodeSetAttribute,
     VersionAttribute,
 )
 from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection
@@ -1536,11 +1537,16 @@ class RevenueCohort(BillingItem, discriminator="RevenueCohort"):
     pk_template = KeyTemplate("REVENUE#COHORTS")
     scoped_pk_template = KeyTemplate("REVENUE#COHORTS#{dimension}#{value}")
     sk_template = KeyTemplate("{month}")
+    # one part's row of a rebuild split over processes (``Shards`` parts)
+    part_sk_template = KeyTemplate("{month}#{part}")
 
     Through = UnicodeAttribute()
     Members = MapAttribute(default=dict)
     Retained = MapAttribute(default=dict)
     Mrr = MapAttribute(default=dict)
+    # A rebuild split over processes (``REVENUE_REBUILD_PARTS``) keeps one item per part,
+    # ``SK=<month>#<part>``, with the number of parts here; absent: one item, ``SK=<month>``.
+    Shards = NumberAttribute(null=True)
     RebuiltAt = UnicodeAttribute()
 
 
@@ -1572,3 +1578,18 @@ class RevenueMonth(BillingItem, discriminator="RevenueMonth"):
 
 
 ENTITIES = (*ENTITIES, RevenueMonth)
+
+
+class RevenueViews(BillingItem, discriminator="RevenueViews"):
+    """The views (``<PRODUCT|INTERVAL|CURRENCY>#<value>``) whose months and cohorts a rebuild
+    split over processes keeps: every part adds those its own customers were ever in and
+    keeps them all, so that each view has every part's months even where a part's customers
+    were never in it (docs/ANALYTICS.md, "A rebuild split over processes")."""
+
+    pk_template = KeyTemplate("REVENUE#VIEWS")
+    sk_template = KeyTemplate("VIEWS")
+
+    Views = UnicodeSetAttribute(null=True)
+
+
+ENTITIES = (*ENTITIES, RevenueViews)

@@ -42,6 +42,7 @@ from billing.models import (
     RevenueCohort,
     RevenueMonth,
     RevenueRollup,
+    RevenueViews,
     SellerMap,
     SellerProfile,
     SubIdLookup,
@@ -300,8 +301,8 @@ def _price_samples() -> dict[type[BillingItem], list[BillingItem]]:
     ]}
 
 def _revenue_samples() -> dict[type[BillingItem], list[BillingItem]]:
-    """A day's revenue rollup of one shard, a month's, and a cohort month (docs/ANALYTICS.md,
-    "Kept figures")."""
+    """A day's revenue rollup of one shard, a month's, a cohort month, and the views a split
+    rebuild keeps (docs/ANALYTICS.md, "Kept figures")."""
     figures = {"USD": {"mrr": 14900, "new": 1900, "expansion": 0, "contraction": 0, "churn": 0, "reactivation": 0,
                        "paying": 3, "new_customers": 1, "churned_customers": 0, "reactivated_customers": 0}}
     return {RevenueRollup: [RevenueRollup(RevenueRollup.pk(month="2026-11"), RevenueRollup.sk(day="2026-11-21",
@@ -318,7 +319,9 @@ def _revenue_samples() -> dict[type[BillingItem], list[BillingItem]]:
             RevenueMonth: [RevenueMonth(RevenueMonth.pk(), RevenueMonth.sk(month="2026-10", shard="07"),
                                         Close="2026-10-31", Figures=figures, Paying=3,
                                         MonthCounts={"new_customers": 1, "lost": 1, "trials_ended": 2},
-                                        MonthMoney={}, Shards=16, RebuiltAt="2026-11-22T01:00:04+00:00")]}
+                                        MonthMoney={}, Shards=16, RebuiltAt="2026-11-22T01:00:04+00:00")],
+            RevenueViews: [RevenueViews(RevenueViews.pk(), RevenueViews.sk(),
+                                        Views={"PRODUCT#NEWS-DAILY", "INTERVAL#month", "CURRENCY#USD"})]}
 
 
 # Made-up SHA-256 digests (a key's, an Idempotency-Key's): the table holds no key itself.

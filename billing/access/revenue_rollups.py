@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, TypeVar
 
-from billing.models import BillingItem, RevenueCohort, RevenueMonth, RevenueRollup
+from billing.models import BillingItem, RevenueCohort, RevenueMonth, RevenueRollup, RevenueViews
 
 SHARD_DIGITS = 2
 Row = TypeVar("Row")
@@ -150,12 +150,19 @@ class CohortRow:
     members: dict[str, int]
     retained: dict[str, list[int]]
     mrr: dict[str, list[int]]
+    # The customers it counts: all of them (one shard), or one part's of a rebuild split
+    # over ``shards`` processes (``REVENUE_REBUILD_PARTS``), added up on read.
+    shard: int = 0
+    shards: int = 1
 
 
 def cohort_item(row: CohortRow, rebuilt_at: str, scope: Scope | None = None) -> RevenueCohort:
-    return RevenueCohort(_pk(RevenueCohort, scope), RevenueCohort.sk(month=row.month), Through=row.through.isoformat(),
+    # One part's row has its part in its key; a whole one keeps the key it always had.
+    key = (RevenueCohort.sk(month=row.month) if row.shards == 1
+           else RevenueCohort.part_sk_template.format(month=row.month, part=f"{row.shard:0{SHARD_DIGITS}d}"))
+    return RevenueCohort(_pk(RevenueCohort, scope), key, Through=row.through.isoformat(),
                          Members=dict(row.members), Retained={c: list(v) for c, v in row.retained.items()},
-                         Mrr={c: list(v) for c, v in row.mrr.items()}, RebuiltAt=rebuilt_at)
+                         Mrr={c: list(v) for c, v in row.mrr.items()}, Shards=row.shards, RebuiltAt=rebuilt_at)
 
 
 def write_cohorts(rows: Iterable[CohortRow], *, rebuilt_at: str, scope: Scope | None = None) -> int:
@@ -165,18 +172,27 @@ def write_cohorts(rows: Iterable[CohortRow], *, rebuilt_at: str, scope: Scope | 
 
 
 def _cohort(item: RevenueCohort) -> CohortRow:
-    return CohortRow(item.SK, date.fromisoformat(item.Through),
+    month, _, shard = item.SK.partition("#")
+    return CohortRow(month, date.fromisoformat(item.Through),
                      {c: int(n) for c, n in _plain(item.Members).items()},
                      {c: [int(n) for n in values] for c, values in _plain(item.Retained).items()},
-                     {c: [int(n) for n in values] for c, values in _plain(item.Mrr).items()})
+                     {c: [int(n) for n in values] for c, values in _plain(item.Mrr).items()},
+                     int(shard or 0), int(item.Shards or 1))
 
 
 def cohort_rows(first_month: str, last_month: str, scope: Scope | None = None) -> list[CohortRow]:
     """The kept cohorts of ``first_month``..``last_month`` (``YYYY-MM``), of ``scope`` or
-    the whole business: one Query (a cohort item is a few hundred bytes a year of months: a
-    page holds thousands)."""
+    the whole business, every part's: one Query (a cohort item is a few hundred bytes a year
+    of months: a page holds thousands)."""
     return [_cohort(item) for item in RevenueCohort.query(
-        _pk(RevenueCohort, scope), RevenueCohort.SK.between(first_month, last_month))]
+        _pk(RevenueCohort, scope), RevenueCohort.SK.between(first_month, f"{last_month}#~"))]
+
+
+def first_month_kept() -> str | None:
+    """The whole business's first kept month (``YYYY-MM``), or None: one Query of one item."""
+    for item in RevenueMonth.query(RevenueMonth.pk(), limit=1):
+        return item.SK.split("#")[0]
+    return None
 
 
 # --- the months: one item per month and shard, ``PK=REVENUE#MONTHS``, ``SK=<YYYY-MM>#<shard>`` --
@@ -212,3 +228,32 @@ def month_rows(first_month: str, last_month: str, scope: Scope | None = None) ->
     to a page)."""
     return [_month_row(item) for item in RevenueMonth.query(
         _pk(RevenueMonth, scope), RevenueMonth.SK.between(f"{first_month}#", f"{last_month}#~"))]
+
+
+# --- the views a split rebuild keeps: one item, ``PK=REVENUE#VIEWS``, ``SK=VIEWS`` -----------
+
+
+def _view(name: str) -> Scope:
+    dimension, _, value = name.partition("#")
+    return Scope(dimension, value)
+
+
+def register_views(scopes: Iterable[Scope]) -> list[Scope]:
+    """Add ``scopes`` to the views every part of a split rebuild keeps and return all of
+    them: one UpdateItem (an ADD to a set: two parts adding at once both land, and each gets
+    back every view added before its own)."""
+    names = {f"{scope.dimension}#{scope.value}" for scope in scopes}
+    item = RevenueViews(RevenueViews.pk(), RevenueViews.sk())
+    if not names:
+        return registered_views()
+    item.update(actions=[RevenueViews.Views.add(names), RevenueViews.EntityType.set(RevenueViews)])
+    return [_view(name) for name in sorted(item.Views or ())]
+
+
+def registered_views() -> list[Scope]:
+    """The views added so far (one GetItem)."""
+    try:
+        item = RevenueViews.get(RevenueViews.pk(), RevenueViews.sk())
+    except RevenueViews.DoesNotExist:
+        return []
+    return [_view(name) for name in sorted(item.Views or ())]

@@ -11,8 +11,9 @@ or the rebuild's last day for the month it ran in).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
+from itertools import zip_longest
 
 from billing.access.revenue_rollups import CohortRow
 from billing.analytics.mrr import Step
@@ -73,6 +74,30 @@ def cohort_table(all_steps: Sequence[Step], through: date) -> list[CohortRow]:
         rows.append(CohortRow(month, through, {key: len(group) for key, group in sorted(found.items())},
                               retained, mrr))
     return rows
+
+
+def merged(rows: Iterable[CohortRow]) -> dict[str, CohortRow]:
+    """The kept rows of each cohort month added up over the parts that kept them, by
+    ``YYYY-MM`` (a customer is one part's, so the counts and amounts add up). A month whose
+    parts kept it through different days (a part of a split rebuild killed, or not run yet)
+    closes on no day (``date.min``), so no reader takes it for any close."""
+    found: dict[str, CohortRow] = {}
+    for row in rows:
+        have = found.get(row.month)
+        if have is None:
+            found[row.month] = CohortRow(row.month, row.through, dict(row.members),
+                                         {k: list(v) for k, v in row.retained.items()},
+                                         {k: list(v) for k, v in row.mrr.items()}, shards=row.shards)
+            continue
+        if have.through != row.through:
+            found[row.month] = have = CohortRow(have.month, date.min, have.members, have.retained, have.mrr,
+                                                shards=have.shards)
+        for key, size in row.members.items():
+            have.members[key] = have.members.get(key, 0) + size
+        for into, more in ((have.retained, row.retained), (have.mrr, row.mrr)):
+            for key, values in more.items():
+                into[key] = [a + b for a, b in zip_longest(into.get(key, []), values, fillvalue=0)]
+    return found
 
 
 def kept_cohorts(rows: Mapping[str, CohortRow], kept: Mapping[date, DayFigures],

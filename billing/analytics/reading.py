@@ -22,9 +22,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from billing import access
+from billing.access.revenue_rollups import Scope
 from billing.analytics.figures import Money
 from billing.analytics.history import Change, CouponTerms, SubHistory, build_history
 from billing.models import AuditAction, AuditEvent, Receipt, Subscription
+from billing.rules.pricing import Interval
 from core.clock import billing_today
 
 USERS_PER_READ = 100  # a BatchGetItem's limit
@@ -73,6 +75,18 @@ def _new(found: dict[int, str], batch: list[int], seen: set[str]) -> Iterator[st
 
 def coupon_terms() -> dict[str, CouponTerms]:
     return {c.Code: CouponTerms(percent_off=c.PercentOff, amount_off=c.AmountOff) for c in access.list_coupons()}
+
+
+def catalog_scopes() -> list[Scope]:
+    """The views the catalog can have subscribers in (one Query): every product, retired
+    ones too, every price interval, and the currencies of its products and prices (archived
+    ones too). A rebuild split over processes keeps these in every part, so that each of
+    them has every part's months whether or not the part's customers were ever in it."""
+    products, prices = access.list_products_with_prices(include_inactive=True)
+    currencies = {p.Currency.upper() for p in products} | {
+        price.Currency.upper() for stored in prices.values() for price in stored}
+    return ([Scope("PRODUCT", p.SKU) for p in sorted(products, key=lambda p: p.SKU)]
+            + [Scope("INTERVAL", i.value) for i in Interval] + [Scope("CURRENCY", c) for c in sorted(currencies)])
 
 
 def day_of(stamp: str, timezone: str) -> date:

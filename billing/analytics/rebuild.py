@@ -10,8 +10,8 @@ as they stand now (not their events), so a history that lost an event shows up.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from django.conf import settings
@@ -19,7 +19,7 @@ from django.conf import settings
 from billing import access
 from billing.access import revenue_rollups
 from billing.access.revenue_rollups import CohortRow, RollupDay, Scope
-from billing.analytics.cohort_table import cohort_table
+from billing.analytics.cohort_table import cohort_table, merged
 from billing.analytics.daily import Daily, daily_counts
 from billing.analytics.figures import Money
 from billing.analytics.filters import ReportFilter, filtered, filtered_money, filtered_usage, kept_scopes
@@ -31,6 +31,7 @@ from billing.analytics.reading import (
     account_histories,
     account_ids,
     all_disputes,
+    catalog_scopes,
     coupon_terms,
     refunds_of,
     usage_of,
@@ -39,11 +40,13 @@ from billing.analytics.rollups import (
     ONE_DAY,
     SHARDS,
     DayFigures,
+    Part,
     by_month,
     day_rows,
     differences,
     merge,
     month_rows,
+    own,
     shard_of,
 )
 
@@ -69,21 +72,27 @@ class Recomputed:
                           filtered_money(self.disputes, view), filtered_usage(self.usage, self.histories, view))
 
 
-# Only the rebuild writes a product's or an interval's months: one shard is enough.
-SCOPED_SHARDS = 1
+def rebuild_parts() -> int:
+    """How many processes a rebuild is split into (``REVENUE_REBUILD_PARTS``, 1 by default):
+    a view's months and the cohorts are kept in as many shards, one a part (only the rebuild
+    writes them); the days and the whole business's months always in ``SHARDS``."""
+    return int(settings.REVENUE_REBUILD_PARTS)
 
 
-def recompute(today: date) -> Recomputed:
+def recompute(today: date, part: Part | None = None) -> Recomputed:
     """Every account's histories and refunds (one Query each, as the page reads), the
     disputes (a Query a page of their partition) and, from the same item collections,
-    today's MRR from the subscription items themselves."""
+    today's MRR from the subscription items themselves; of ``part``'s accounts alone when
+    one is given (every account is still listed, but only the part's are read)."""
     timezone = settings.BILLING_TIMEZONE
     coupons = coupon_terms()
     histories: list[SubHistory] = []
     refunds: list[Money] = []
     usage: list[Money] = []
     now: dict[str, int] = defaultdict(int)
-    for account_id, collection in account_collections(account_ids()):
+    ids = account_ids() if part is None else (a for a in account_ids() if part.holds(a))
+    disputes = all_disputes(timezone)
+    for account_id, collection in account_collections(ids):
         histories += account_histories(account_id, coupons, timezone, collection)
         refunds += refunds_of(collection, timezone, account_id)
         usage += usage_of(collection, timezone, account_id)
@@ -92,7 +101,7 @@ def recompute(today: date) -> Recomputed:
             if amount := state_mrr(state, today):
                 now[state.currency] += amount
     return Recomputed(histories, steps(histories, today), dict(sorted(now.items())), refunds,
-                      all_disputes(timezone), usage)
+                      [d for d in disputes if part is None or part.holds(d.customer)], usage)
 
 
 def default_first(moved: list[Step], today: date) -> date:
@@ -124,32 +133,77 @@ class Rebuilt:
 
 
 def rebuild(today: date, *, first: date | None = None, last: date | None = None, shards: int = SHARDS,
-            rebuilt_at: str | None = None, written: Callable[[RollupDay], None] | None = None) -> Rebuilt:
+            rebuilt_at: str | None = None, written: Callable[[RollupDay], None] | None = None,
+            part: Part | None = None) -> Rebuilt:
     """Recompute and write the days ``first``..``last`` (default: from the month before
-    the first movement to today), then every cohort month as of ``last``. Safe to re-run,
-    and to kill: the items are the same each time, so a rerun puts the missing ones and
-    rewrites the others as they were (a cohort row left from an earlier run closes its
-    month on an earlier day: readers do not take it for a later one)."""
-    found = recompute(today)
+    the first movement to today), then every cohort month as of ``last``; of ``part``'s
+    customers alone when one is given (a rebuild split over processes: each writes its own
+    shards, and ``first`` must be the same in every part). Safe to re-run, and to kill: the
+    items are the same each time, so a rerun puts the missing ones and rewrites the others
+    as they were (a cohort row left from an earlier run closes its month on an earlier day:
+    readers do not take it for a later one)."""
+    parts = rebuild_parts()
+    found = recompute(today, part)
     first = first or default_first(found.steps, today)
     last = min(last or today, today)
     stamp = rebuilt_at or access.utc_now().isoformat()
-    daily = found.daily(shards)
-    count = revenue_rollups.write_rollups(day_rows(found.steps, first, last, shards, daily),
-                                          rebuilt_at=stamp, written=written)
-    months = revenue_rollups.write_months(recomputed_months(found, first, last, shards), rebuilt_at=stamp)
-    cohorts = revenue_rollups.write_cohorts(cohort_table(found.steps, last), rebuilt_at=stamp)
+    mine = _of(part)
+    # The cohorts first, the months after: a reader takes a cohort only with the months it
+    # closes on kept whole (every part's), so a part killed between the two, or not run yet,
+    # never shows a cohort without its customers.
+    cohorts = revenue_rollups.write_cohorts(cohorts_of(found.steps, last, parts, part), rebuilt_at=stamp)
     # A product's, an interval's or a currency's months are all written each run, from the
-    # history's first: one item a month, and a view that first appears today (a new
-    # currency) has its earlier months too, whatever ``first``.
+    # history's first (in a split rebuild, the whole business's first kept month, the same in
+    # every part): one item a month (a shard a part), and a view that first appears today (a
+    # new currency) has its earlier months too, whatever ``first``.
     scoped, whole_first = 0, default_first(found.steps, today)
-    scopes = kept_scopes(found.histories)
+    scopes = views_kept(found.histories, parts, add=True)
+    if parts > 1 and (kept_first := revenue_rollups.first_month_kept()):
+        whole_first = min(whole_first, month_first(kept_first))
     for scope in scopes:
         view = found.within(scope, today)
-        scoped += revenue_rollups.write_months(recomputed_months(view, min(first, whole_first), last, SCOPED_SHARDS),
-                                               rebuilt_at=stamp, scope=scope)
-        scoped += revenue_rollups.write_cohorts(cohort_table(view.steps, last), rebuilt_at=stamp, scope=scope)
+        scoped += revenue_rollups.write_cohorts(cohorts_of(view.steps, last, parts, part), rebuilt_at=stamp,
+                                                scope=scope)
+        scoped += revenue_rollups.write_months(
+            mine(recomputed_months(view, min(first, whole_first), last, parts)), rebuilt_at=stamp, scope=scope)
+    months = revenue_rollups.write_months(mine(recomputed_months(found, first, last, shards)), rebuilt_at=stamp)
+    count = revenue_rollups.write_rollups(mine(day_rows(found.steps, first, last, shards, found.daily(shards))),
+                                          rebuilt_at=stamp, written=written)
     return Rebuilt(first, last, count, shards, cohorts, months, len(scopes), scoped)
+
+
+def views_kept(histories: list[SubHistory], parts: int, *, add: bool) -> list[Scope]:
+    """The views (products, price intervals, currencies) a run keeps or checks: those its
+    customers were ever in; in a split rebuild also the catalog's and every view a part has
+    added (``add``: this run's own too), each kept as nothing by a part none of whose
+    customers were in it, so that every view has every part's months. A view first seen by
+    one part tonight, when another part ran before it, is whole from the next night's
+    rebuild; until then it is recomputed, never wrong."""
+    scopes = kept_scopes(histories)
+    if parts == 1:
+        return scopes
+    added = revenue_rollups.register_views(scopes) if add else revenue_rollups.registered_views()
+    return list(dict.fromkeys(scopes + catalog_scopes() + added))
+
+
+def _of(part: Part | None) -> Callable[[Iterable[RollupDay]], Iterable[RollupDay]]:
+    """What of the recomputed rows a run writes: all, or its part's shards."""
+    if part is None:
+        return lambda rows: rows
+    return lambda rows: (row for row in rows if part.has(row.shard))
+
+
+def cohorts_of(all_steps: list[Step], through: date, parts: int, part: Part | None = None) -> list[CohortRow]:
+    """The cohort rows to keep: one per month (the whole business's customers) when the
+    rebuild is not split, else one per month and part (``part``'s only, when one is given)."""
+    if parts == 1:
+        return cohort_table(all_steps, through)
+    rows = []
+    for index in range(parts) if part is None else (part.index,):
+        each = Part(index, parts)
+        rows += [replace(row, shard=index, shards=parts)
+                 for row in cohort_table([s for s in all_steps if each.holds(s.customer)], through)]
+    return rows
 
 
 def recomputed_months(found: Recomputed, first: date, last: date, shards: int = SHARDS) -> list[RollupDay]:
@@ -158,11 +212,18 @@ def recomputed_months(found: Recomputed, first: date, last: date, shards: int = 
     return month_rows(day_rows(found.steps, first.replace(day=1), last, shards, found.daily(shards)))
 
 
-def kept_months(first_month: str, last_month: str, scope: Scope | None = None) -> dict[str, DayFigures]:
+def _shards(scope: Scope | None) -> int | None:
+    """The shards a view's months are kept in (a part each), None for the whole business's
+    (always ``SHARDS``)."""
+    return None if scope is None else rebuild_parts()
+
+
+def kept_months(first_month: str, last_month: str, scope: Scope | None = None,
+                part: Part | None = None) -> dict[str, DayFigures]:
     """The kept months (of ``scope``, or the whole business), shards added up, by
     ``YYYY-MM`` (each a ``DayFigures`` of its close): one Query. A month whose shards close
     on different days (a killed rebuild's) is not complete."""
-    return by_month(revenue_rollups.month_rows(first_month, last_month, scope))
+    return by_month(own(revenue_rollups.month_rows(first_month, last_month, scope), part, _shards(scope)))
 
 
 def kept_month_closes(first: date, last: date, scope: Scope | None = None) -> dict[date, DayFigures]:
@@ -172,16 +233,17 @@ def kept_month_closes(first: date, last: date, scope: Scope | None = None) -> di
     return {figures.day: figures for figures in kept_months(month_of(first), month_of(last), scope).values()}
 
 
-def kept_days(first: date, last: date) -> dict[date, DayFigures]:
+def kept_days(first: date, last: date, part: Part | None = None) -> dict[date, DayFigures]:
     """The kept days ``first``..``last``, shards added up: one Query a month."""
-    kept = merge(revenue_rollups.rollup_rows(months_of(first, last)))
+    kept = merge(own(revenue_rollups.rollup_rows(months_of(first, last)), part))
     return {d: f for d, f in kept.items() if first <= d <= last}
 
 
-def kept_cohorts_of(first_month: str, last_month: str, scope: Scope | None = None) -> dict[str, CohortRow]:
+def kept_cohorts_of(first_month: str, last_month: str, scope: Scope | None = None,
+                    part: Part | None = None) -> dict[str, CohortRow]:
     """The kept cohort rows of ``first_month``..``last_month`` (of ``scope``, or the whole
-    business): one Query."""
-    return {row.month: row for row in revenue_rollups.cohort_rows(first_month, last_month, scope)}
+    business), the parts' added up: one Query."""
+    return merged(own(revenue_rollups.cohort_rows(first_month, last_month, scope), part, rebuild_parts()))
 
 
 @dataclass(frozen=True)
@@ -199,22 +261,27 @@ class Checked:
         return not self.differences and (self.mrr_today_kept is None or self.mrr_today_kept == self.mrr_today_items)
 
 
-def check(today: date, *, first: date | None = None, last: date | None = None) -> Checked:
-    found = recompute(today)
+def check(today: date, *, first: date | None = None, last: date | None = None, part: Part | None = None) -> Checked:
+    """Compare the kept items with a recomputation (of ``part``'s customers and shards alone
+    when one is given: a split rebuild's parts are checked as they are written)."""
+    parts = rebuild_parts()
+    found = recompute(today, part)
     first = first or default_first(found.steps, today)
     last = min(last or today, today)
-    recomputed = merge(day_rows(found.steps, first, last, SHARDS, found.daily()))
-    kept = kept_days(first, last)
+    recomputed = merge(own(day_rows(found.steps, first, last, SHARDS, found.daily()), part))
+    kept = kept_days(first, last, part)
     today_kept = kept[today].mrr if last == today and today in kept and kept[today].complete else None
     currencies = sorted({c for d in recomputed.values() for c in d.figures})
-    found_differences = (differences(kept, recomputed) + month_differences(recomputed_months(found, first, last))
-                         + cohort_differences(cohort_table(found.steps, last)))
+    found_differences = (differences(kept, recomputed)
+                         + month_differences(own(recomputed_months(found, first, last), part), part=part)
+                         + cohort_differences(cohorts_of(found.steps, last, parts, part), part=part))
     # a view's months are kept from the history's first (``rebuild``): none before it to compare
     scoped_first = max(first, default_first(found.steps, today))
-    for scope in kept_scopes(found.histories):
+    for scope in views_kept(found.histories, parts, add=False):
         view = found.within(scope, today)
-        found_differences += month_differences(recomputed_months(view, scoped_first, last, SCOPED_SHARDS), scope)
-        found_differences += cohort_differences(cohort_table(view.steps, last), scope)
+        found_differences += month_differences(own(recomputed_months(view, scoped_first, last, parts), part),
+                                               scope, part)
+        found_differences += cohort_differences(cohorts_of(view.steps, last, parts, part), scope, part)
     return Checked(first, last, len(recomputed), currencies, found_differences, today_kept, found.mrr_now)
 
 
@@ -222,27 +289,32 @@ def _named(what: str, scope: Scope | None) -> str:
     return what if scope is None else f"{what} {scope}"
 
 
-def month_differences(recomputed: list[RollupDay], scope: Scope | None = None) -> list[tuple[date, str, str]]:
-    """Each kept month (of ``scope``, or the whole business) whose row is not the recomputed
-    one (one Query): (its close, ``month``, the scope and the currency or ``*``, what
-    differs)."""
+def month_differences(recomputed: list[RollupDay], scope: Scope | None = None,
+                      part: Part | None = None) -> list[tuple[date, str, str]]:
+    """Each kept month (of ``scope``, or the whole business; ``part``'s rows alone when one
+    is given, as ``recomputed`` is) whose row is not the recomputed one (one Query): (its
+    close, ``month``, the scope and the currency or ``*``, what differs)."""
     if not recomputed:
         return []
     first, last = recomputed[0].day.isoformat()[:7], recomputed[-1].day.isoformat()[:7]
-    kept = merge(revenue_rollups.month_rows(first, last, scope))
+    kept = merge(own(revenue_rollups.month_rows(first, last, scope), part, _shards(scope)))
     return [(day, f"{_named('month', scope)} {currency}", what)
             for day, currency, what in differences(kept, merge(recomputed))]
 
 
-def cohort_differences(recomputed: list[CohortRow], scope: Scope | None = None) -> list[tuple[date, str, str]]:
-    """Each cohort month (of ``scope``, or the whole business) whose kept row is not the
-    recomputed one (one Query of the cohorts' partition): (its first day, ``cohort`` and
+def cohort_differences(rows: list[CohortRow], scope: Scope | None = None,
+                       part: Part | None = None) -> list[tuple[date, str, str]]:
+    """Each cohort month (of ``scope``, or the whole business; ``part``'s rows alone when one
+    is given) whose kept row is not the recomputed one (``rows``, a row a part when the
+    rebuild is split; one Query of the cohorts' partition): (its first day, ``cohort`` and
     the scope, what differs)."""
-    if not recomputed:
+    if not rows:
         return []
-    kept = {row.month: row for row in revenue_rollups.cohort_rows(recomputed[0].month, recomputed[-1].month, scope)}
+    recomputed = merged(own(rows, part))
+    months = sorted(recomputed)
+    kept = kept_cohorts_of(months[0], months[-1], scope, part)
     found = []
-    for row in recomputed:
+    for row in recomputed.values():
         mine = kept.get(row.month)
         if mine is None:
             found.append((month_first(row.month), _named("cohort", scope), f"{row.month} not kept"))

@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from functools import lru_cache
+from typing import Protocol, TypeVar
 
 from billing.access.revenue_rollups import RollupDay
 from billing.analytics.daily import MONEY, Daily
@@ -37,6 +38,50 @@ ONE_DAY = timedelta(days=1)
 def shard_of(customer: str, shards: int = SHARDS) -> int:
     """A stable shard for the customer (not Python's ``hash``: it changes per process)."""
     return int.from_bytes(hashlib.sha256(customer.encode()).digest()[:4], "big") % shards
+
+
+@dataclass(frozen=True)
+class Part:
+    """One of the ``count`` processes a rebuild is split into (``REVENUE_REBUILD_PARTS``;
+    docs/ANALYTICS.md, "A rebuild split over processes"): the customers whose shard of
+    ``count`` is ``index``. ``count`` divides ``SHARDS``, so those are the customers of the
+    day shards ``index``, ``index + count``, ... (a hash modulo 16, then modulo ``count``, is
+    the hash modulo ``count``): no day shard is split between two parts, and a part writes
+    its own rows only."""
+
+    index: int  # from 0
+    count: int
+
+    def holds(self, customer: str) -> bool:
+        return shard_of(customer, self.count) == self.index
+
+    def has(self, shard: int) -> bool:
+        """Whether a row of ``shard`` is this part's: a day or month row's (of ``SHARDS``) or
+        a row cut into the parts themselves (a view's month, a cohort)."""
+        return shard % self.count == self.index
+
+    def __str__(self) -> str:
+        return f"{self.index + 1} of {self.count}"
+
+
+class Sharded(Protocol):
+    shard: int
+    shards: int
+
+
+R = TypeVar("R", bound=Sharded)
+
+
+def own(rows: Iterable[R], part: Part | None = None, shards: int | None = None) -> list[R]:
+    """The kept rows cut into ``shards`` (when given: rows cut otherwise are left from a
+    rebuild made with another ``REVENUE_REBUILD_PARTS``, and not read), and of ``part``
+    alone when one is given, numbered within it, so that ``complete`` means "every shard of
+    the part" (its check compares its own rows only)."""
+    found = [row for row in rows if shards is None or row.shards == shards]
+    if part is None or part.count == 1:
+        return found
+    return [replace(row, shard=row.shard // part.count, shards=row.shards // part.count)
+            for row in found if part.has(row.shard)]
 
 
 def days(first: date, last: date) -> Iterator[date]:

@@ -24,7 +24,7 @@ from billing.analytics.cohort_table import cohort_table
 from billing.analytics.filters import filtered, kept_scopes
 from billing.analytics.kept_report import kept_report
 from billing.analytics.mrr import steps
-from billing.analytics.rebuild import SCOPED_SHARDS, Recomputed, default_first, rebuild, recomputed_months
+from billing.analytics.rebuild import Recomputed, default_first, rebuild, rebuild_parts, recomputed_months
 from billing.analytics.report import build_report
 from billing.analytics.rollups import by_month
 from billing.models import RevenueMonth
@@ -40,7 +40,7 @@ def _as_kept(histories, scope: Scope, today: date, month: str, count: int):
     whole = Recomputed(histories, steps(histories, today), {}, [], [])
     view = whole.within(scope, today)
     first = default_first(whole.steps, today)
-    months = by_month(recomputed_months(view, first, today, SCOPED_SHARDS))
+    months = by_month(recomputed_months(view, first, today, rebuild_parts()))
     cohorts = {row.month: row for row in cohort_table(view.steps, today)}
     return kept_report(months, cohorts, today=today, month=month, count=count)
 

@@ -1,9 +1,12 @@
-"""``python manage.py revenue_rebuild [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--check] [--json]``:
+"""``python manage.py revenue_rebuild [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--part K] [--check] [--json]``:
 recompute every day's revenue figures from the audit history and keep them as rollups
 (docs/ANALYTICS.md, "Kept figures"; each product's, price interval's and currency's months and
 cohorts too), or, with ``--check``, compare the kept rollups with a
 fresh recomputation: one line per differing day and currency, exit 1; a one-line summary
-and exit 0 when they agree. Safe to re-run and to kill (a rerun puts the same items)."""
+and exit 0 when they agree. Safe to re-run and to kill (a rerun puts the same items).
+``--part K`` (1 to ``REVENUE_REBUILD_PARTS``) reads and writes, or checks, one part's
+customers only: the parts run side by side, on one host or several ("A rebuild split over
+processes")."""
 
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ from django.conf import settings
 from django.core.management.base import CommandError
 
 from billing.access.revenue_rollups import RollupDay
-from billing.analytics.rebuild import check, rebuild
+from billing.analytics.rebuild import check, rebuild, rebuild_parts
+from billing.analytics.rollups import Part
 from core.clock import billing_today
 from core.dynamo.command import BillingCommand
 
@@ -28,6 +32,22 @@ def _day(text: str | None, name: str) -> date | None:
         return date.fromisoformat(text)
     except ValueError:
         raise CommandError(f"{name} {text}: not a day (YYYY-MM-DD)") from None
+
+
+def _part(number: int | None) -> Part | None:
+    """``--part K`` as the part it names; a clear error for a part there is not."""
+    if number is None:
+        return None
+    parts = rebuild_parts()
+    if parts == 1:
+        raise CommandError("--part: the rebuild is not split (REVENUE_REBUILD_PARTS is 1)")
+    if not 1 <= number <= parts:
+        raise CommandError(f"--part {number}: the parts are 1 to {parts} (REVENUE_REBUILD_PARTS)")
+    return Part(number - 1, parts)
+
+
+def _named(part: Part | None) -> dict[str, Any]:
+    return {} if part is None else {"part": part.index + 1, "parts": part.count}
 
 
 class Command(BillingCommand):
@@ -42,6 +62,9 @@ class Command(BillingCommand):
         parser.add_argument("--from", dest="first", help="the first day, YYYY-MM-DD (default: the month before "
                                                           "the first movement)")
         parser.add_argument("--to", dest="last", help="the last day, YYYY-MM-DD (default: today)")
+        parser.add_argument("--part", type=int, metavar="K",
+                            help="only the customers of part K of REVENUE_REBUILD_PARTS (from 1): run every part, "
+                                 "side by side, each with the same --from")
         parser.add_argument("--check", action="store_true", help="compare, write nothing; exit 1 on a difference")
         parser.add_argument("--json", action="store_true", help="one JSON object (for cron)")
 
@@ -50,41 +73,51 @@ class Command(BillingCommand):
         first, last = _day(options["first"], "--from"), _day(options["last"], "--to")
         if first and last and first > last:
             raise CommandError("--from is after --to")
+        part = _part(options["part"])
+        if part is not None and first is None and not options["check"]:
+            raise CommandError("--part needs --from: every part must keep the same days")
         if options["check"]:
-            self._check(today, first, last, as_json=options["json"])
+            self._check(today, first, last, part, as_json=options["json"])
         else:
-            self._rebuild(today, first, last, as_json=options["json"])
+            self._rebuild(today, first, last, part, as_json=options["json"])
 
-    def _rebuild(self, today: date, first: date | None, last: date | None, *, as_json: bool) -> None:
+    def _rebuild(self, today: date, first: date | None, last: date | None, part: Part | None, *,
+                 as_json: bool) -> None:
         progress = self.stdout.isatty() and not as_json
+        shown: list[date] = []
 
         def written(row: RollupDay) -> None:
-            if progress and row.shard == 0:
+            if progress and (not shown or shown[-1] != row.day):
+                shown.append(row.day)
                 self.stdout.write(f"\r{row.day.isoformat()}", ending="")
                 self.stdout.flush()
 
-        done = rebuild(today, first=first, last=last, written=written)
+        done = rebuild(today, first=first, last=last, written=written, part=part)
         if progress:
             self.stdout.write("\r", ending="")
         if as_json:
             self.stdout.write(json.dumps({"rebuilt": True, "from": done.first.isoformat(), "to": done.last.isoformat(),
                                           "items": done.items, "shards": done.shards, "months": done.months,
                                           "cohorts": done.cohorts, "scopes": done.scopes,
-                                          "scoped_items": done.scoped_items}))
+                                          "scoped_items": done.scoped_items, **_named(part)}))
         else:
-            self.stdout.write(f"Kept {done.items} rollup items: {done.first} to {done.last}, {done.shards} shards a day; "
+            of_part = f" (part {part})" if part is not None else ""
+            self.stdout.write(f"Kept {done.items} rollup items{of_part}: {done.first} to {done.last}, "
+                              f"{done.shards} shards a day; "
                               f"{done.months} month items, {done.cohorts} cohort months; "
                               f"{done.scoped_items} items for {done.scopes} products, price intervals and currencies")
 
-    def _check(self, today: date, first: date | None, last: date | None, *, as_json: bool) -> None:
-        found = check(today, first=first, last=last)
+    def _check(self, today: date, first: date | None, last: date | None, part: Part | None, *,
+               as_json: bool) -> None:
+        found = check(today, first=first, last=last, part=part)
         today_differs = found.mrr_today_kept is not None and found.mrr_today_kept != found.mrr_today_items
         if as_json:
             self.stdout.write(json.dumps({
                 "agree": found.agree, "from": found.first.isoformat(), "to": found.last.isoformat(),
                 "days": found.days, "currencies": found.currencies,
                 "differences": [{"day": d.isoformat(), "currency": c, "what": w} for d, c, w in found.differences],
-                "mrr_today": {"kept": found.mrr_today_kept, "subscriptions": found.mrr_today_items}}))
+                "mrr_today": {"kept": found.mrr_today_kept, "subscriptions": found.mrr_today_items},
+                **_named(part)}))
         else:
             for day, currency, what in found.differences:
                 self.stdout.write(f"{day} {currency}: {what}")
@@ -92,7 +125,8 @@ class Command(BillingCommand):
                 self.stdout.write(f"{today} MRR: kept {found.mrr_today_kept}, "
                                   f"from the subscriptions as they stand {found.mrr_today_items}")
             if found.agree:
-                self.stdout.write(f"The kept figures agree: {found.days} days, {found.first} to {found.last}, "
+                of_part = f" (part {part})" if part is not None else ""
+                self.stdout.write(f"The kept figures agree{of_part}: {found.days} days, {found.first} to {found.last}, "
                                   f"{', '.join(found.currencies) or 'no currency'}")
         if not found.agree:
             sys.exit(1)
