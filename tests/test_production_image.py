@@ -162,5 +162,16 @@ def test_make_image_builds_the_tag_that_compose_and_kubernetes_run() -> None:
             if "template" in spec:
                 images += [(path.name, c["image"]) for c in spec["template"]["spec"]["containers"]]
     assert {name for name, _ in images} == {"web-deployment.yaml", "payments-cronjob.yaml", "reminders-cronjob.yaml",
-                                            "webhooks-deployment.yaml"}
+                                            "revenue-cronjob.yaml", "webhooks-deployment.yaml"}
     assert {image for _, image in images} == {IMAGE}
+
+
+def test_the_revenue_cronjob_runs_every_part_of_the_split_rebuild() -> None:
+    """deploy/k8s/revenue-cronjob.yaml: an Indexed Job of N pods, each keeping its part
+    (docs/ANALYTICS.md, "A rebuild split over processes"); N a number of parts the rebuild
+    accepts."""
+    job = yaml.safe_load((ROOT / "deploy" / "k8s" / "revenue-cronjob.yaml").read_text())["spec"]["jobTemplate"]["spec"]
+    assert job["completionMode"] == "Indexed" and job["completions"] == job["parallelism"]
+    assert 16 % job["completions"] == 0
+    [line] = job["template"]["spec"]["containers"][0]["args"]
+    assert "revenue_rebuild --part $((JOB_COMPLETION_INDEX + 1)) --from yesterday --json" in line

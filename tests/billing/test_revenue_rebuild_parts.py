@@ -290,3 +290,16 @@ def test_the_number_of_parts_must_divide_the_shards(settings) -> None:
     assert "can be split into 1, 2, 4, 8, 16 parts" in found.msg
     settings.REVENUE_REBUILD_PARTS = 8
     assert not [m for m in run_checks() if m.id == "billing.E009"]
+
+
+def test_the_nightly_line_keeps_a_part_from_yesterday(db, moto_table, settings) -> None:
+    # deploy/k8s/revenue-cronjob.yaml's line: the part from the Indexed Job, yesterday in the
+    # billing time zone (no date arithmetic in the shell)
+    settings.REVENUE_REBUILD_PARTS = 2
+    out = io.StringIO()
+    with on(TODAY):
+        call_command("revenue_rebuild", "--part", "2", "--from", "yesterday", "--json", stdout=out)
+    done = json.loads(out.getvalue())
+    assert (done["from"], done["to"], done["part"], done["parts"]) == ("2026-12-03", "2026-12-04", 2, 2)
+    with pytest.raises(CommandError, match=r"^--from tomorrow: not a day \(YYYY-MM-DD, today or yesterday\)$"):
+        call_command("revenue_rebuild", "--from", "tomorrow")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -25,13 +25,17 @@ from core.clock import billing_today
 from core.dynamo.command import BillingCommand
 
 
-def _day(text: str | None, name: str) -> date | None:
+def _day(text: str | None, name: str, today: date) -> date | None:
+    """A day, ``YYYY-MM-DD``, or ``today`` / ``yesterday`` in the billing time zone (a cron
+    line needs no date arithmetic of its own)."""
     if not text:
         return None
+    if text in ("today", "yesterday"):
+        return today if text == "today" else today - timedelta(days=1)
     try:
         return date.fromisoformat(text)
     except ValueError:
-        raise CommandError(f"{name} {text}: not a day (YYYY-MM-DD)") from None
+        raise CommandError(f"{name} {text}: not a day (YYYY-MM-DD, today or yesterday)") from None
 
 
 def _part(number: int | None) -> Part | None:
@@ -59,8 +63,8 @@ class Command(BillingCommand):
             "a recomputation instead and exits 1 on any difference.")
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--from", dest="first", help="the first day, YYYY-MM-DD (default: the month before "
-                                                          "the first movement)")
+        parser.add_argument("--from", dest="first", help="the first day, YYYY-MM-DD or yesterday (default: the "
+                                                          "month before the first movement)")
         parser.add_argument("--to", dest="last", help="the last day, YYYY-MM-DD (default: today)")
         parser.add_argument("--part", type=int, metavar="K",
                             help="only the customers of part K of REVENUE_REBUILD_PARTS (from 1): run every part, "
@@ -70,7 +74,7 @@ class Command(BillingCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         today = billing_today(settings.BILLING_TIMEZONE)
-        first, last = _day(options["first"], "--from"), _day(options["last"], "--to")
+        first, last = _day(options["first"], "--from", today), _day(options["last"], "--to", today)
         if first and last and first > last:
             raise CommandError("--from is after --to")
         part = _part(options["part"])
