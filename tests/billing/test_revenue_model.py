@@ -30,7 +30,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import pytest
-from hypothesis import settings
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule, run_state_machine_as_test
 
@@ -38,8 +38,8 @@ from billing import access
 from billing.actions import subscriptions
 from billing.analytics.history import SubHistory
 from billing.analytics.mrr import Kind, mrr_at, state_mrr, state_on
-from billing.analytics.rebuild import check, rebuild, recompute
-from billing.analytics.rollups import day_rows, merge
+from billing.analytics.rebuild import check, default_first, rebuild, recompute
+from billing.analytics.rollups import SHARDS, Part, day_rows, merge
 from tests.billing import test_lifecycle_model, test_money_model
 from tests.billing.test_lifecycle_model import LifecycleMachine, Pick
 from tests.billing.test_money_model import MoneyMachine
@@ -63,6 +63,9 @@ class RevenueChecks:
     kept_from: date | None = None  # the first day ``nightly`` kept
     kept_to: date | None = None  # the last
     checked_to: date | None = None  # the last day the identity was checked
+    # The rebuild split over this many processes (``REVENUE_REBUILD_PARTS``, which the test
+    # sets too): each night every part keeps its own shards, from the same first day.
+    parts = 1
 
     running: RevenueChecks  # the machine now running (one at a time)
 
@@ -116,16 +119,34 @@ class RevenueChecks:
         first = self.kept_to + timedelta(days=1) if self.kept_to else None
         if first is not None and first > yesterday:
             return
-        done = rebuild(self.today, first=first, last=yesterday, shards=KEPT_SHARDS)
-        self.kept_from = self.kept_from or done.first
-        self.kept_to = done.last
+        done = self._rebuild(first, yesterday)
+        self.kept_from = self.kept_from or done
+        self.kept_to = yesterday
+
+    def _rebuild(self, first: date | None, last: date | None = None) -> date:
+        """Keep ``first``..``last`` as the nightly run does (in every part, one after the
+        other, when split); returns the first day kept."""
+        if self.parts == 1:
+            return rebuild(self.today, first=first, last=last, shards=KEPT_SHARDS).first
+        # every part keeps the same days: the first night's first is the whole history's
+        first = first or default_first(recompute(self.today).steps, self.today)
+        for index in range(self.parts):
+            rebuild(self.today, first=first, last=last, shards=SHARDS, part=Part(index, self.parts))
+        return first
 
     def kept_past_stays_true(self) -> None:
-        """At the end: keep the rest, then recompute every kept day from the whole history."""
+        """At the end: keep the rest, then recompute every kept day from the whole history
+        (and each part's own, when split)."""
         RevenueChecks.running = self
-        rebuild(self.today, first=self.kept_to + timedelta(days=1) if self.kept_to else None, shards=KEPT_SHARDS)
+        if self.kept_to is None:  # no night kept yet: the whole history now
+            self.kept_from = self._rebuild(None)
+        else:
+            self._rebuild(self.kept_to + timedelta(days=1))
         found = check(self.today, first=self.kept_from)
         assert found.agree, (found.differences[:10], found.mrr_today_kept, found.mrr_today_items)
+        for index in range(self.parts if self.parts > 1 else 0):
+            found = check(self.today, first=self.kept_from, part=Part(index, self.parts))
+            assert found.agree, (index, found.differences[:10])
 
 
 class RevenueMoneyMachine(RevenueChecks, MoneyMachine):
@@ -181,12 +202,23 @@ def machine_accounts(monkeypatch) -> None:
 
 def test_revenue_rules_hold_over_the_money_model(moto_table, tmp_path) -> None:
     test_money_model.LEDGER_DIR = str(tmp_path)
-    run_state_machine_as_test(RevenueMoneyMachine, settings=settings.get_profile(PROFILE))
+    run_state_machine_as_test(RevenueMoneyMachine, settings=hypothesis_settings.get_profile(PROFILE))
 
 
 def test_revenue_rules_hold_over_pauses_and_cancels(moto_table, tmp_path) -> None:
     test_lifecycle_model.LEDGER_DIR = str(tmp_path)
-    run_state_machine_as_test(RevenueLifecycleMachine, settings=settings.get_profile(PROFILE))
+    run_state_machine_as_test(RevenueLifecycleMachine, settings=hypothesis_settings.get_profile(PROFILE))
+
+
+class RevenueLifecycleInParts(RevenueLifecycleMachine):
+    parts = 2
+
+
+def test_revenue_rules_hold_kept_in_parts(moto_table, tmp_path, settings) -> None:
+    """The same, each night's rebuild split in two parts."""
+    settings.REVENUE_REBUILD_PARTS = 2
+    test_lifecycle_model.LEDGER_DIR = str(tmp_path)
+    run_state_machine_as_test(RevenueLifecycleInParts, settings=hypothesis_settings.get_profile(PROFILE))
 
 
 # Fixed stories through the same machine and checks, each kept nightly: the few random
@@ -203,10 +235,26 @@ STORIES = {
 
 @pytest.mark.parametrize("story", list(STORIES))
 def test_revenue_stories(moto_table, tmp_path, story: str) -> None:
+    _story(tmp_path, story)
+
+
+# The same stories kept each night by a rebuild split over processes (docs/ANALYTICS.md, "A
+# rebuild split over processes"): the parts' days, months and cohorts, added up, are the
+# whole history's recomputation, and each part's check agrees with its own.
+@pytest.mark.parametrize(("story", "parts"), [("cancel now, come back in euros", 2),
+                                              ("cancel at period end, come back", 4)])
+def test_revenue_stories_kept_in_parts(moto_table, tmp_path, settings, story: str, parts: int) -> None:
+    settings.REVENUE_REBUILD_PARTS = parts
+    _story(tmp_path, story, parts)
+
+
+def _story(tmp_path, story: str, parts: int = 1) -> None:
     test_lifecycle_model.LEDGER_DIR = str(tmp_path)
     machine = RevenueLifecycleMachine()
+    machine.parts = parts
     try:
-        machine.customers(days=[15], first_day=9)
+        # split, three more customers paying along, so that the parts have customers to add up
+        machine.customers(days=[15] if parts == 1 else [15, 3, 28, 9], first_day=9)
         tracked = machine.subs[0]
         for step, kwargs in STORIES[story]:
             if step == "pause":
