@@ -58,9 +58,8 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
                    within: ReportFilter | None = None, since: str | None = None) -> RevenueReport:
     """The report on ``month`` (``YYYY-MM``; default: the month under way) as of today, its
     months from ``since`` (default: the twelve ending with it), of the subscriptions
-    ``within`` a filter (by product, interval or currency). Read from the kept items when
-    ``revenue_rebuild`` keeps the view (the whole business, one product, one interval or one
-    currency: ``ReportFilter.kept``) and every month it needs. ``BadMonth`` for a month that is not
+    ``within`` a filter (by product, interval or currency, alone or together). Read from the
+    kept items when ``revenue_rebuild`` keeps the view and every month it needs. ``BadMonth`` for a month that is not
     one, or is still to come, or a range that runs backwards or over ``MAX_MONTHS_SHOWN``."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
     chosen = parse_month(month, today) if month else month_of(today)
@@ -68,8 +67,8 @@ def revenue_report(month: str | None = None, *, today: date | None = None,
     within = within or ReportFilter()
     report = _kept_report(chosen, today, count, within.scope) if within.kept else None
     if report is None:
-        # not every day or cohort it needs is kept, or a view not kept (two filters
-        # together): every account's history, read now
+        # not every day or cohort it needs is kept (no rebuild since, or a view no
+        # subscription was ever in): every account's history, read now
         read = read_all()
         report = build_report(filtered(read.histories, within), today=today, month=chosen,
                               refunds=filtered_money(read.refunds, within),
@@ -113,8 +112,8 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     """The API's figures (``kind``: mrr, movements or cohorts) per period of ``interval``
     from ``from_month`` to ``to_month``, with ``"figures"``: ``"kept"`` (read from the
     rollups) or ``"recomputed"``. ``product`` (a SKU) and ``price_interval`` keep the
-    subscriptions within them, as the page's filters do (kept for one of them alone, by
-    month; recomputed for both together, or by day). ``BadRange`` (naming the field) when the request
+    subscriptions within them, as the page's filters do (kept by month, alone or together;
+    recomputed by day). ``BadRange`` (naming the field) when the request
     cannot be answered: before anything is read, but for a product not in the catalog
     (after its one Query)."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
@@ -128,8 +127,8 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     # The kept items (revenue_rebuild) when they hold every close the periods need: one
     # Query of the kept months for months, quarters and years, one a month of the kept days
     # for days (and one of the cohorts, kept by month: a quarter's or a year's adds its
-    # months'). A product's, an interval's or a currency's are kept by month only; else
-    # every account's history, as the page reads it.
+    # months'). A filtered view's (a product, an interval, or both) are kept by month only;
+    # else every account's history, as the page reads it.
     scope = within.scope
     if (within.kept and kind in KEPT_KINDS and (kind != "cohorts" or chosen != Interval.DAY)
             and (scope is None or by_month(chosen))):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import combinations
 
 from billing.access.revenue_rollups import Scope
 from billing.analytics.figures import Money
@@ -44,25 +45,27 @@ class ReportFilter:
 
     @property
     def kept(self) -> bool:
-        """Whether ``revenue_rebuild`` keeps this view's months and cohorts: the whole
-        business, one product, one price interval or one currency (docs/ANALYTICS.md, "Kept
-        for one product, interval or currency"); two filters together are recomputed."""
-        return sum(map(bool, (self.product, self.interval, self.currency))) <= 1
+        """Whether ``revenue_rebuild`` keeps this view's months and cohorts: every view, the
+        whole business and any product, price interval and currency, alone or together
+        (docs/ANALYTICS.md, "Kept for each product, interval and currency"), once a
+        subscription was ever within it."""
+        return True
 
     @property
     def scope(self) -> Scope | None:
-        """The partition this view's kept figures are in (None: the whole business's, or
-        none when not ``kept``)."""
-        if not self.kept or not self:
+        """The partition this view's kept figures are in (None: the whole business's): one
+        filter's ``PRODUCT`` / ``NEWS-LITE``; two or three, their names and values joined by
+        ``+`` (``PRODUCT+CURRENCY`` / ``NEWS-LITE+EUR``: no SKU, interval or currency code
+        holds a ``+``)."""
+        chosen = [(dimension, getattr(self, name)) for dimension, name in DIMENSIONS if getattr(self, name)]
+        if not chosen:
             return None
-        if self.product:
-            return Scope("PRODUCT", self.product)
-        return Scope("INTERVAL", self.interval) if self.interval else Scope("CURRENCY", self.currency)
+        return Scope("+".join(d for d, _ in chosen), "+".join(v for _, v in chosen))
 
     @classmethod
     def of(cls, scope: Scope) -> ReportFilter:
-        field_name = {"PRODUCT": "product", "INTERVAL": "interval", "CURRENCY": "currency"}[scope.dimension]
-        return cls(**{field_name: scope.value})
+        names = dict(DIMENSIONS)
+        return cls(**{names[d]: v for d, v in zip(scope.dimension.split("+"), scope.value.split("+"), strict=True)})
 
     def holds(self, state: SubState) -> bool:
         return ((not self.product or state.sku == self.product)
@@ -70,14 +73,47 @@ class ReportFilter:
                 and (not self.currency or state.currency == self.currency))
 
 
+# A view's dimensions, in the order a scope names them, and the filter's field for each.
+DIMENSIONS = (("PRODUCT", "product"), ("INTERVAL", "interval"), ("CURRENCY", "currency"))
+
+
+def scopes_of(sku: str, interval: str, currency: str) -> list[Scope]:
+    """Every view a subscription of ``sku`` at an ``interval`` price in ``currency`` is
+    within: each of the three alone, each two together, and all three."""
+    values = [(d, v) for (d, _), v in zip(DIMENSIONS, (sku, interval, currency), strict=True) if v]
+    found = []
+    for size in range(1, len(values) + 1):
+        for chosen in combinations(values, size):
+            found.append(Scope("+".join(d for d, _ in chosen), "+".join(v for _, v in chosen)))
+    return found
+
+
+def scope_order(scope: Scope) -> tuple[int, int, str]:
+    """One filter's views first (products, intervals, currencies), then two together, then
+    three: the order a rebuild keeps them in."""
+    dimensions = scope.dimension.split("+")
+    first = [d for d, _ in DIMENSIONS].index(dimensions[0])
+    return len(dimensions), first, f"{scope.dimension}#{scope.value}"
+
+
+def histories_by_scope(histories: Sequence[SubHistory]) -> dict[Scope, list[SubHistory]]:
+    """Each view the histories were ever in, with those histories (in their order): one
+    pass over the histories, so that a rebuild's many views cost what the histories are,
+    not the views times the histories."""
+    found: dict[Scope, list[SubHistory]] = {}
+    for history in histories:
+        seen: set[Scope] = set()
+        for state in history.states:
+            seen.update(scopes_of(state.sku or "", state.interval or "", state.currency or ""))
+        for scope in seen:
+            found.setdefault(scope, []).append(history)
+    return {scope: found[scope] for scope in sorted(found, key=scope_order)}
+
+
 def kept_scopes(histories: Sequence[SubHistory]) -> list[Scope]:
-    """Every product, price interval and currency the histories were ever in: the views
-    ``revenue_rebuild`` keeps beside the whole business's."""
-    products = sorted({s.sku for h in histories for s in h.states if s.sku})
-    intervals = sorted({s.interval for h in histories for s in h.states if s.interval})
-    currencies = sorted({s.currency for h in histories for s in h.states if s.currency})
-    return ([Scope("PRODUCT", p) for p in products] + [Scope("INTERVAL", i) for i in intervals]
-            + [Scope("CURRENCY", c) for c in currencies])
+    """Every view the histories were ever in (each product, price interval and currency,
+    alone and together): the views ``revenue_rebuild`` keeps beside the whole business's."""
+    return list(histories_by_scope(histories))
 
 
 def filtered(histories: Sequence[SubHistory], within: ReportFilter) -> list[SubHistory]:

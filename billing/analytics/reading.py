@@ -24,9 +24,9 @@ from django.contrib.auth import get_user_model
 from billing import access
 from billing.access.revenue_rollups import Scope
 from billing.analytics.figures import Money
+from billing.analytics.filters import scope_order, scopes_of
 from billing.analytics.history import Change, CouponTerms, SubHistory, build_history
 from billing.models import AuditAction, AuditEvent, Receipt, Subscription
-from billing.rules.pricing import Interval
 from core.clock import billing_today
 
 USERS_PER_READ = 100  # a BatchGetItem's limit
@@ -78,15 +78,19 @@ def coupon_terms() -> dict[str, CouponTerms]:
 
 
 def catalog_scopes() -> list[Scope]:
-    """The views the catalog can have subscribers in (one Query): every product, retired
-    ones too, every price interval, and the currencies of its products and prices (archived
-    ones too). A rebuild split over processes keeps these in every part, so that each of
-    them has every part's months whether or not the part's customers were ever in it."""
+    """The views the catalog can have subscribers in (one Query): each product, retired ones
+    too, with each of its prices' interval and currency (archived ones too; a product's own
+    price is monthly, in its currency), alone and together. A rebuild split over processes
+    keeps these in every part, so that each of them has every part's months whether or not
+    the part's customers were ever in it."""
     products, prices = access.list_products_with_prices(include_inactive=True)
-    currencies = {p.Currency.upper() for p in products} | {
-        price.Currency.upper() for stored in prices.values() for price in stored}
-    return ([Scope("PRODUCT", p.SKU) for p in sorted(products, key=lambda p: p.SKU)]
-            + [Scope("INTERVAL", i.value) for i in Interval] + [Scope("CURRENCY", c) for c in sorted(currencies)])
+    found: set[Scope] = set()
+    for product in products:
+        terms = {("month", product.Currency.upper())} | {
+            (price.Interval, price.Currency.upper()) for price in prices.get(product.SKU, ())}
+        for interval, currency in terms:
+            found.update(scopes_of(product.SKU, interval, currency))
+    return sorted(found, key=scope_order)
 
 
 def day_of(stamp: str, timezone: str) -> date:

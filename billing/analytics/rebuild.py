@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date
+from functools import cached_property
 
 from django.conf import settings
 
@@ -22,7 +23,14 @@ from billing.access.revenue_rollups import CohortRow, RollupDay, Scope
 from billing.analytics.cohort_table import cohort_table, merged
 from billing.analytics.daily import Daily, daily_counts
 from billing.analytics.figures import Money
-from billing.analytics.filters import ReportFilter, filtered, filtered_money, filtered_usage, kept_scopes
+from billing.analytics.filters import (
+    ReportFilter,
+    filtered,
+    filtered_money,
+    filtered_usage,
+    histories_by_scope,
+    kept_scopes,
+)
 from billing.analytics.history import SubHistory, state_from
 from billing.analytics.mrr import Step, state_mrr, steps
 from billing.analytics.periods import month_first, month_of
@@ -64,12 +72,27 @@ class Recomputed:
         return daily_counts(self.histories, self.refunds, self.disputes, lambda c: shard_of(c, shards), self.usage)
 
     def within(self, scope: Scope, today: date) -> Recomputed:
-        """The same recomputation for one product's or one interval's subscriptions, as the
-        filtered page makes it (``filters``): their refunds and disputes are not split so."""
+        """The same recomputation for one view's subscriptions (a product, a price interval, a
+        currency, or some of them together), as the filtered page makes it (``filters``):
+        refunds and disputes are split by currency alone."""
         view = ReportFilter.of(scope)
-        histories = filtered(self.histories, view)
+        ever = self.by_scope.get(scope, [])
+        histories = filtered(ever, view)
+        usage = [item for history in ever for item in self.usage_by_subscription.get(history.key, ())]
         return Recomputed(histories, steps(histories, today), {}, filtered_money(self.refunds, view),
-                          filtered_money(self.disputes, view), filtered_usage(self.usage, self.histories, view))
+                          filtered_money(self.disputes, view), filtered_usage(usage, ever, view))
+
+    @cached_property
+    def by_scope(self) -> dict[Scope, list[SubHistory]]:
+        """The histories ever within each view, made once for all the views."""
+        return histories_by_scope(self.histories)
+
+    @cached_property
+    def usage_by_subscription(self) -> dict[str, list[Money]]:
+        found: dict[str, list[Money]] = defaultdict(list)
+        for item in self.usage:
+            found[item.subscription].append(item)
+        return found
 
 
 def rebuild_parts() -> int:

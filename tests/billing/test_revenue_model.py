@@ -143,6 +143,14 @@ class RevenueChecks:
         else:
             self._rebuild(self.kept_to + timedelta(days=1))
         found = check(self.today, first=self.kept_from)
+        if self.parts > 1 and not found.agree:
+            # a view one part first saw tonight, after another part ran, lacks that part's
+            # months until the next night: "not kept" (read as recomputed), never a figure
+            # that differs; the next night's rebuild keeps it whole
+            assert all(what == "not kept" and "=" in where for _, where, what in found.differences), \
+                found.differences[:10]
+            self._rebuild(self.today)
+            found = check(self.today, first=self.kept_from)
         assert found.agree, (found.differences[:10], found.mrr_today_kept, found.mrr_today_items)
         for index in range(self.parts if self.parts > 1 else 0):
             found = check(self.today, first=self.kept_from, part=Part(index, self.parts))
