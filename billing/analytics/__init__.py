@@ -28,7 +28,7 @@ from billing.analytics.filters import (
     parse_price_interval,
 )
 from billing.analytics.kept import KEPT_KINDS, answerable, by_month, cohort_grid, kept_body, needed
-from billing.analytics.kept_report import kept_report, report_months
+from billing.analytics.kept_report import covers_report, kept_report, report_months
 from billing.analytics.mrr import steps
 from billing.analytics.periods import (
     BadRange,
@@ -39,7 +39,13 @@ from billing.analytics.periods import (
     shift_month,
 )
 from billing.analytics.reading import read_all
-from billing.analytics.rebuild import kept_cohorts_of, kept_days, kept_month_closes, kept_months
+from billing.analytics.rebuild import (
+    kept_cohorts_of,
+    kept_days,
+    kept_month_closes,
+    kept_months,
+    never_lived_in,
+)
 from billing.analytics.report import (
     MAX_MONTHS_SHOWN,
     MONTHS_SHOWN,
@@ -96,7 +102,12 @@ def _kept_report(month: str, today: date, count: int = MONTHS_SHOWN, scope: Scop
     number of subscriptions."""
     first, last = report_months(month, today, count)
     months = kept_months(first, last, scope)
-    if month not in months:  # nothing kept for it (no rebuild yet): the cohorts are not read
+    if month not in months:  # nothing kept for it: the cohorts are not read
+        if scope is not None and never_lived_in(scope) and covers_report(kept_months(first, last), month,
+                                                                         today=today, count=count):
+            # a view no subscription was ever in, the months kept by a rebuild: its figures
+            # are the empty history's (one GetItem and one Query more, no account read)
+            return replace(build_report([], today=today, month=month, months=count), source="kept")
         return None
     return kept_report(months, kept_cohorts_of(shift_month(first, 1), last, scope), today=today, month=month,
                        count=count)
@@ -140,6 +151,10 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
                 grid = cohort_grid(kept, rows, periods, code, chosen)
             if kind != "cohorts" or grid is not None:
                 return {**kept_body(kind, kept, periods, chosen, code, grid), "figures": "kept", **named}
+        elif (scope is not None and by_month(chosen) and never_lived_in(scope)
+              and answerable(kind, kept_month_closes(*needed(periods)), periods, chosen)):
+            # a view no subscription was ever in (as the page answers it): the empty history's
+            return {**metrics_body(kind, [], [], periods, chosen, code), "figures": "kept", **named}
     read = read_all(with_disputes=False)
     histories = filtered(read.histories, within)
     moved = steps(histories, periods[-1].close)

@@ -44,6 +44,15 @@ def _refunds_and_disputes(month: DayFigures) -> tuple[dict[str, tuple[int, int]]
     return refunded, disputed
 
 
+def covers_report(months: Mapping[str, DayFigures], month: str, *, today: date, count: int = MONTHS_SHOWN) -> bool:
+    """Whether the kept months (by ``YYYY-MM``) hold every month a report on ``month`` shows
+    and the one before (its opening), whole, closing where the report closes them."""
+    shown = shown_months(month, today, count)
+    wanted = [(month_of(shown[0].first - ONE_DAY), shown[0].first - ONE_DAY)] + [(p.label, p.close) for p in shown]
+    return all(label in months and months[label].complete and months[label].day == close
+               and months[label].usage_kept for label, close in wanted)
+
+
 def kept_report(months: Mapping[str, DayFigures], cohorts: Mapping[str, CohortRow], *, today: date,
                 month: str, count: int = MONTHS_SHOWN) -> RevenueReport | None:
     """The report on ``month`` from the kept months (each a ``DayFigures`` of its close, the
@@ -52,9 +61,7 @@ def kept_report(months: Mapping[str, DayFigures], cohorts: Mapping[str, CohortRo
     caller recomputes)."""
     shown = shown_months(month, today, count)
     before = month_of(shown[0].first - ONE_DAY)
-    wanted = [(before, shown[0].first - ONE_DAY)] + [(p.label, p.close) for p in shown]
-    if any(label not in months or not months[label].complete or months[label].day != close
-           or not months[label].usage_kept for label, close in wanted):
+    if not covers_report(months, month, today=today, count=count):
         return None
     closes = {months[p.label].day: months[p.label] for p in shown}
     grid = kept_cohorts(cohorts, closes, [(p.label, p.close) for p in shown])

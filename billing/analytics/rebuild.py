@@ -197,16 +197,24 @@ def rebuild(today: date, *, first: date | None = None, last: date | None = None,
 
 def views_kept(histories: list[SubHistory], parts: int, *, add: bool) -> list[Scope]:
     """The views (products, price intervals, currencies) a run keeps or checks: those its
-    customers were ever in; in a split rebuild also the catalog's and every view a part has
-    added (``add``: this run's own too), each kept as nothing by a part none of whose
-    customers were in it, so that every view has every part's months. A view first seen by
+    customers were ever in and every view a run has added to ``REVENUE#VIEWS`` (``add``:
+    this run's own too; a view whose subscriptions are gone, an account erased, is kept as
+    nothing); in a split rebuild also the catalog's, each kept as nothing by a part none of
+    whose customers were in it, so that every view has every part's months. A view first seen by
     one part tonight, when another part ran before it, is whole from the next night's
     rebuild; until then it is recomputed, never wrong."""
     scopes = kept_scopes(histories)
-    if parts == 1:
-        return scopes
     added = revenue_rollups.register_views(scopes) if add else revenue_rollups.registered_views()
+    if parts == 1:
+        return list(dict.fromkeys(scopes + added))
     return list(dict.fromkeys(scopes + catalog_scopes() + added))
+
+
+def never_lived_in(scope: Scope) -> bool:
+    """Whether no subscription was ever within ``scope`` as of the last rebuild: every view
+    a rebuild keeps is added to ``REVENUE#VIEWS`` (one GetItem), so one not there is empty,
+    and its figures are the empty history's (no account read)."""
+    return scope not in set(revenue_rollups.registered_views())
 
 
 def _of(part: Part | None) -> Callable[[Iterable[RollupDay]], Iterable[RollupDay]]:

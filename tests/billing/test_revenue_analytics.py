@@ -378,6 +378,12 @@ def test_the_demo_shows_movements(client: Client, db, moto_table) -> None:
     assert this_month["GBP"].churn == 4500  # the gym cancelled now
     assert report.excluded  # a trial and a pause to come: in force, not counted (said on the page)
     assert 'data-testid="movements-USD"' in response.content.decode()
+    # make run then keeps the figures (scripts/dev.py): the page reads them, the same figures
+    with on(date(2026, 12, 4)):
+        call_command("revenue_rebuild", stdout=io.StringIO())
+        kept = client.get(reverse(URL))
+    assert kept.context["report"].source == "kept" and 'data-testid="figures-kept"' in kept.content.decode()
+    assert {**kept.context["report"].as_dict(), "figures_from": None} == {**report.as_dict(), "figures_from": None}
 
 
 @pytest.mark.browser

@@ -95,6 +95,9 @@ def test_a_rebuild_keeps_every_product_and_interval_and_the_page_reads_them(
                    ReportFilter(product="NEWS-LITE", interval="month"), ReportFilter(product="NEWS-DAILY", currency="EUR"),
                    ReportFilter(product="NEWS-DAILY", interval="month", currency="USD"))}
     assert all(report.source != "kept" for report in recomputed.values())
+    before_never = revenue_report("2027-03", today=SEEN, within=ReportFilter(product="NEWS-LITE", currency="EUR"),
+                                  since="2027-01")
+    assert before_never.source != "kept"  # no rebuild yet: recomputed
     with on(SEEN):
         out = io.StringIO()
         call_command("revenue_rebuild", "--from", "2026-12-01", "--json", stdout=out)
@@ -114,9 +117,15 @@ def test_a_rebuild_keeps_every_product_and_interval_and_the_page_reads_them(
         assert kept.source == "kept", view
         assert ddb_requests.ops == ["Query", "Query"], view  # its months, its cohorts
         assert {**kept.as_dict(), "figures_from": None} == {**before.as_dict(), "figures_from": None}, view
-    # a view no subscription was ever in has nothing kept: recomputed
+    # a view no subscription was ever in has no partition: the rebuild's list of its views
+    # says so, and its figures are the empty history's, read from nothing but that list and
+    # the whole business's kept months
     never = ReportFilter(product="NEWS-LITE", currency="EUR")
-    assert revenue_report("2027-03", today=SEEN, within=never, since="2027-01").source != "kept"
+    ddb_requests.reset()
+    empty = revenue_report("2027-03", today=SEEN, within=never, since="2027-01")
+    assert (empty.source, ddb_requests.ops) == ("kept", ["Query", "GetItem", "Query"])
+    assert {**empty.as_dict(), "figures_from": None} == {**before_never.as_dict(), "figures_from": None}
+    assert empty.mrr == {} and all(not row.by_currency for row in empty.months)
     access.create_product("NEWS-LITE", "News Lite", 500, "USD")
     with on(SEEN):
         staff(client, "finance")
@@ -131,6 +140,7 @@ def test_the_api_s_filtered_months_are_kept_and_its_days_recomputed(scenario, dd
     access.create_product("NEWS-LITE", "News Lite", 500, "USD")
     asked = dict(from_month="2027-01", to_month="2027-03", product="NEWS-LITE", today=SEEN)
     before = {kind: revenue_metrics(kind, **asked) for kind in ("mrr", "movements", "cohorts")}
+    yearly = {kind: revenue_metrics(kind, **asked, price_interval="year") for kind in ("mrr", "movements", "cohorts")}
     with on(SEEN):
         rebuild(SEEN, first=date(2026, 12, 1))
     for kind, recomputed in before.items():
@@ -141,6 +151,14 @@ def test_the_api_s_filtered_months_are_kept_and_its_days_recomputed(scenario, dd
         assert set(ddb_requests.ops) == {"Query"} and len(ddb_requests.ops) <= 3, kind  # the catalog, the months (and the cohorts)
     by_day = revenue_metrics("mrr", **asked, interval="day")
     assert by_day["figures"] == "recomputed" and by_day["product"] == "NEWS-LITE"
+    # a view never lived in: the empty history's, from the list of views and the kept months
+    for kind, recomputed in yearly.items():
+        ddb_requests.reset()
+        never = revenue_metrics(kind, **asked, price_interval="year")
+        assert (recomputed["figures"], never["figures"]) == ("recomputed", "kept"), kind
+        assert {**never, "figures": None} == {**recomputed, "figures": None}, kind
+        assert ddb_requests.ops == ["Query", "Query", "GetItem", "Query"], kind  # the catalog, the view's months, the views, the months
+    assert all(not period["mrr"] for period in yearly["mrr"]["data"])  # no yearly NEWS-LITE: nothing
     both = revenue_metrics("mrr", **{**asked, "price_interval": "month"})
     assert both["figures"] == "kept" and both["price_interval"] == "month"
     assert {**both, "figures": None, "price_interval": None} == {**before["mrr"], "figures": None, "product": "NEWS-LITE",
