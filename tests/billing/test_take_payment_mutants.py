@@ -198,38 +198,24 @@ def test_a_payment_a_coupon_takes_whole_is_numbered_and_invoiced_by_the_run(moto
     assert fresh(sub).NextPaymentDate == "2027-04-15"
 
 
-def test_a_payment_with_usage_a_coupon_takes_whole_prices_its_usage_once(moto_table, ddb_requests) -> None:
-    """A metered subscription whose coupon takes the payment whole: its receipt of 0 keeps the
-    usage as it was priced for the charge, never reading the price a second time."""
+@pytest.mark.parametrize(("free", "charged"), [(True, 0), (False, 999)])
+def test_a_payment_with_usage_prices_its_usage_once(moto_table, ddb_requests, free: bool, charged: int) -> None:
+    """A metered payment, charged or taken whole by a coupon (a receipt of 0): its receipt
+    keeps the usage as it was priced for the charge, never reading the price a second time."""
     with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
-        sub = _free_for_ever(_metered_sub())
+        sub = _free_for_ever(_metered_sub()) if free else fresh(_metered_sub())
         seller = access.invoice_seller()
         ddb_requests.reset()
         out = payments.take_payment(sub, run_date=D, seller=seller)
-    assert (out.status, out.amount) == (PaymentStatus.PAID, 0)
-    assert get_gateway().charges_made() == []
+    assert (out.status, out.amount) == (PaymentStatus.PAID, charged)
+    assert len(get_gateway().charges_made()) == (0 if free else 1)
     # Read once each, for the charge: the metered price and its meter.
     assert ddb_requests.by_name()["GetItem"] == 2
     [receipt] = receipts_of(sub)
-    assert (receipt.ProcessedAmount, receipt.UsageMeter, receipt.UsageQuantity) == (0, "api_calls", 0)
+    assert (receipt.ProcessedAmount, receipt.UsageMeter, receipt.UsageQuantity) == (charged, "api_calls", 0)
 
 
 # --- what a renewal's receipt is made of, in a run --------------------------------------------
-
-
-def test_a_renewal_with_usage_prices_its_usage_once(moto_table, ddb_requests) -> None:
-    """A metered renewal charged and recorded: its receipt keeps the usage as priced for the
-    charge, never reading the price a second time."""
-    with time_machine.travel(datetime(2027, 3, 15, 12, tzinfo=UTC), tick=False):
-        sub = fresh(_metered_sub())
-        seller = access.invoice_seller()
-        ddb_requests.reset()
-        out = payments.take_payment(sub, run_date=D, seller=seller)
-    assert (out.status, out.amount) == (PaymentStatus.PAID, 999)
-    # Read once each, for the charge: the metered price and its meter.
-    assert ddb_requests.by_name()["GetItem"] == 2
-    [receipt] = receipts_of(sub)
-    assert (receipt.ProcessedAmount, receipt.UsageMeter, receipt.UsageQuantity) == (999, "api_calls", 0)
 
 
 def test_a_renewal_in_a_run_is_numbered_in_the_runs_own_series(moto_table) -> None:
