@@ -252,8 +252,15 @@ def register_views(scopes: Iterable[Scope]) -> list[Scope]:
 
 def registered_views() -> list[Scope]:
     """The views added so far (one GetItem)."""
+    return views_listed() or []
+
+
+def views_listed() -> list[Scope] | None:
+    """The views added so far, or None when no rebuild has listed any (none has run since
+    the list was kept: one made before it kept the whole business's months, but no list of
+    what it kept). One GetItem."""
     try:
         item = RevenueViews.get(RevenueViews.pk(), RevenueViews.sk())
     except RevenueViews.DoesNotExist:
-        return []
+        return None
     return [_view(name) for name in sorted(item.Views or ())]

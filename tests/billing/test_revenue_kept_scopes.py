@@ -27,7 +27,7 @@ from billing.analytics.mrr import steps
 from billing.analytics.rebuild import Recomputed, default_first, rebuild, rebuild_parts, recomputed_months
 from billing.analytics.report import build_report
 from billing.analytics.rollups import by_month
-from billing.models import RevenueMonth
+from billing.models import RevenueMonth, RevenueViews
 from tests.billing import test_revenue_known_answer as known
 from tests.billing.test_revenue_analytics import URL, on, scenario, staff  # noqa: F401 (scenario: a fixture)
 
@@ -134,6 +134,15 @@ def test_a_rebuild_keeps_every_product_and_interval_and_the_page_reads_them(
         both = client.get(reverse(URL), {**asked, "interval": "month"}).content.decode()
     assert 'data-testid="filtered"' in page and 'data-testid="figures-kept"' in page
     assert 'data-testid="filtered"' in both and 'data-testid="figures-kept"' in both
+    # months kept by a rebuild of an earlier release, which kept no list of its views (nor
+    # any view of two filters): a view with no partition is not known to be empty, so it
+    # is recomputed, never shown as nothing
+    RevenueViews(RevenueViews.pk(), RevenueViews.sk()).delete()
+    lived = ReportFilter(product="NEWS-LITE", interval="month")
+    [item.delete() for item in RevenueMonth.query("REVENUE#MONTHS#PRODUCT+INTERVAL#NEWS-LITE+month")]
+    upgraded = revenue_report("2027-03", today=SEEN, within=lived, since="2027-01")
+    assert upgraded.source != "kept" and upgraded.mrr == recomputed[lived].mrr != {}
+    assert revenue_report("2027-03", today=SEEN, within=never, since="2027-01").source != "kept"
 
 
 def test_the_api_s_filtered_months_are_kept_and_its_days_recomputed(scenario, ddb_requests) -> None:  # noqa: F811
