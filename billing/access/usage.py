@@ -222,17 +222,34 @@ def _distinct_values(account_id: str, event_name: str, start: date, end: date, *
     return len({marker.SK.rsplit("#", 1)[1] for marker in markers})
 
 
-def usage_of(meter: Meter, account_id: str, start: date, end: date, *, consistent: bool = False) -> int | Decimal:
-    """``account_id``'s usage of ``meter`` over the UTC days ``[start, end)``, its aggregation
-    applied: one Query (of the days' aggregates; for unique_count, of its value markers).
+@dataclass(frozen=True)
+class Counted:
+    """A period's usage by the meter's aggregation and the events counted in it (a distinct
+    value each, for unique_count): a sum of events of 0, or a max that stayed 0, is used
+    at 0 but still counted, so its period is billed (a receipt of 0) and not "nothing used"."""
+
+    quantity: int | Decimal
+    events: int
+
+
+def counted_of(meter: Meter, account_id: str, start: date, end: date, *, consistent: bool = False) -> Counted:
+    """``account_id``'s usage of ``meter`` over the UTC days ``[start, end)`` and its events:
+    one Query (of the days' aggregates; for unique_count, of its value markers).
     ``consistent``: a strongly consistent read, for billing (every event committed before
     ``mark_billed`` is in it); the "so far" display reads eventually consistent (half the cost)."""
     aggregation = MeterAggregation(meter.Aggregation)
     if aggregation == MeterAggregation.UNIQUE_COUNT:
         distinct = _distinct_values(account_id, meter.EventName, start, end, consistent=consistent)
-        return quantity(aggregation, Partial(), distinct)
+        return Counted(quantity(aggregation, Partial(), distinct), distinct)
     items = day_aggregates(account_id, meter.EventName, start, end, consistent=consistent)
-    return quantity(aggregation, merge([_partial(item) for item in items]))
+    total = merge([_partial(item) for item in items])
+    return Counted(quantity(aggregation, total), total.events)
+
+
+def usage_of(meter: Meter, account_id: str, start: date, end: date, *, consistent: bool = False) -> int | Decimal:
+    """``account_id``'s usage of ``meter`` over the UTC days ``[start, end)``, its aggregation
+    applied (``counted_of``'s quantity: one Query)."""
+    return counted_of(meter, account_id, start, end, consistent=consistent).quantity
 
 
 def usage_by_day(meter: Meter, account_id: str, start: date, end: date) -> dict[date, int | Decimal]:
@@ -258,8 +275,13 @@ def usage_by_day(meter: Meter, account_id: str, start: date, end: date) -> dict[
 def usage_for_period(account_id: str, event_name: str, start: date, end: date) -> int | Decimal:
     """The usage to bill for ``[start, end)`` (call ``mark_billed`` first): the meter's
     GetItem, then one strongly consistent Query; 0 for a meter that does not exist."""
+    return counted_for_period(account_id, event_name, start, end).quantity
+
+
+def counted_for_period(account_id: str, event_name: str, start: date, end: date) -> Counted:
+    """``usage_for_period`` with the events it counted (the same two requests)."""
     meter = get_meter(event_name)
-    return usage_of(meter, account_id, start, end, consistent=True) if meter is not None else 0
+    return counted_of(meter, account_id, start, end, consistent=True) if meter is not None else Counted(0, 0)
 
 
 def billed_through(account_id: str, event_name: str) -> str | None:

@@ -121,7 +121,8 @@ def last_usage_charge(sub: Subscription, today: date, *,
 def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
                      gateway: PaymentGateway | None = None, attempt: int = 0) -> FinalUsage:
     """Close ``sub``'s usage through ``last_day``, charge it and record its receipt (none:
-    no metered price, or nothing used; used but priced at 0: a receipt of 0, no charge;
+    no metered price, or no event counted; used but priced at 0, or events adding up to
+    0: a receipt of 0, no charge;
     ``declined``: the bank refused the charge, the
     period stays closed, and the entry's retry charges it under ``attempt``'s key). Requests: the
     price's and the meter's GetItems, one UpdateItem per usage shard, the Query, then the
@@ -129,8 +130,8 @@ def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
     # Closed first: no event is left unbilled. Read priced at nothing too: usage within
     # free units still gets its receipt.
     due = usage_due(sub, last_day, close=True, nothing_too=True)
-    if due is None or not any(usage.quantity for usage in due.usages):
-        return FinalUsage()  # nothing used: nothing to charge or record
+    if due is None or not any(usage.quantity or usage.events for usage in due.usages):
+        return FinalUsage()  # no event counted: nothing to charge or record
     start, usages, line, tax = due.start, due.usages, due.line, due.tax
     metadata = {
         "account_id": sub.account_id, "sub_id": sub.sub_id, "sku": sub.SKU, "kind": USAGE_KIND,
@@ -138,9 +139,9 @@ def bill_final_usage(sub: Subscription, *, last_day: date, actor: str,
         **tax_metadata(line, prices_include_tax=tax.prices_include_tax), **usage_metadata(usages),
     }
     if line.gross == 0:
-        # Used, priced at nothing (free units): no charge (a processor refuses 0), a
-        # receipt of 0 that records the usage, as a payment a coupon took whole. So each
-        # event of a closed day is in one receipt's usage (docs/MONEY.md M8).
+        # Used, priced at nothing (free units, or events of 0): no charge (a processor
+        # refuses 0), a receipt of 0 that records the usage, as a payment a coupon took
+        # whole. So each event of a closed day is in one receipt's usage (docs/MONEY.md M8).
         free = ChargeResult(status="succeeded", charge_id="", amount=0, currency=sub.Currency, metadata=metadata)
         return FinalUsage(record_usage_charge(sub, free, actor=actor, priced=usages))
     gateway = gateway or get_gateway()

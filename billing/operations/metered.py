@@ -15,7 +15,7 @@ from datetime import date, timedelta
 
 from billing.access.prices import get_price
 from billing.access.subscriptions import get_subscription
-from billing.access.usage import mark_billed, usage_for_period
+from billing.access.usage import counted_for_period, mark_billed
 from billing.models import Price, Subscription
 from billing.rules.metered_items import billed_from, billed_until
 from billing.rules.price_objects import terms_of
@@ -61,18 +61,19 @@ def usages_over(sub: Subscription, start: date, end: date, *, close: bool,
             continue
         if close:
             mark_billed(sub.account_id, price.Meter, until - timedelta(days=1))
-        used = usage_for_period(sub.account_id, price.Meter, since, until)
-        usages.append(priced_usage(price, since, until, math.ceil(used)))
+        used = counted_for_period(sub.account_id, price.Meter, since, until)
+        usages.append(priced_usage(price, since, until, math.ceil(used.quantity), events=used.events))
     return tuple(usages)
 
 
-def priced_usage(price: Price, start: date, end: date, quantity: int) -> MeteredUsage:
-    """``quantity`` of ``price``'s meter over ``[start, end)``, priced, with how its amount
-    adds up tier by tier (the invoice's lines: no read more, the price is in hand)."""
+def priced_usage(price: Price, start: date, end: date, quantity: int, *, events: int = 0) -> MeteredUsage:
+    """``quantity`` of ``price``'s meter over ``[start, end)`` (``events`` counted), priced,
+    with how its amount adds up tier by tier (the invoice's lines: no read more, the price
+    is in hand)."""
     terms = terms_of(price)
     parts = tuple(amount_parts(terms, quantity))
     return MeteredUsage(price.PriceId, str(price.Meter), start, end, quantity, amount_for(terms, quantity),
-                        parts, price.UnitLabel or None)
+                        parts, price.UnitLabel or None, events)
 
 
 def usage_priced(metadata: dict[str, str]) -> tuple[MeteredUsage, ...]:

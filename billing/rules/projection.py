@@ -123,6 +123,11 @@ class MeteredUsage:
     # the price's unit ("call") to word them. Empty: one usage line.
     parts: tuple[UsagePart, ...] = ()
     unit_label: str | None = None
+    # The events counted in it, when read from the aggregates (0 when priced again from a
+    # charge's metadata): a period used at 0 by events of 0 is still billed, with a receipt
+    # of 0, where no event at all is "nothing used". Not part of what a usage is worth, so
+    # not compared.
+    events: int = field(default=0, compare=False)
 
 
 def usage_words(usages: tuple[MeteredUsage, ...]) -> str:

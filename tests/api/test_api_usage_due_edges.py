@@ -76,3 +76,28 @@ def test_usage_within_free_units_is_recorded_on_a_receipt_of_nothing_charged(wri
     assert (receipt.UsageMeter, receipt.UsageQuantity, receipt.UsageAmount) == ("api_calls", 600, 0)
     [sent] = mail.outbox  # told once
     assert sent.to == [sub.Email]
+
+
+@pytest.mark.parametrize("values", [[], [0, 0]], ids=["no-event", "events-of-nothing"])
+def test_events_that_add_up_to_nothing_are_billed_on_a_receipt_of_0_and_no_event_is_nothing(
+        values: list[int], write_api: ApiClient) -> None:
+    # A sum of events of 0 is used at 0 but counted: its period closes with the cancel, so
+    # each of its events must be on a receipt (each closed event billed once), as a renewal
+    # would have carried them; a period without any event bills and records nothing.
+    sub = fresh(two_meters()[0])
+    sub.OtherMeteredPriceIds = None  # the calls alone (a sum)
+    mail.outbox = []
+    with time_machine.travel(datetime(2027, 3, 14, 20, tzinfo=UTC), tick=False):
+        send_events(write_api, sub, [("api_calls", date(2027, 2, 20), value) for value in values])
+        done = bill_final_usage(sub, last_day=LAST_DAY, actor="test")
+        again = bill_final_usage(sub, last_day=LAST_DAY, actor="test")  # a re-run: no second receipt
+    assert get_gateway().charges_made(sub_id=sub.sub_id) == []
+    if not values:
+        assert (done.receipt, again.receipt, receipts_of(sub), mail.outbox) == (None, None, [], [])
+        return
+    [receipt] = receipts_of(sub)
+    assert done.receipt is not None and again.receipt is not None and again.receipt.SK == receipt.SK
+    assert (receipt.ProcessedAmount, receipt.ChargeId, receipt.Kind) == (0, None, "usage")
+    assert (receipt.UsageStart, receipt.UsageEnd) == ("2027-02-15", "2027-03-15")
+    assert (receipt.UsageMeter, receipt.UsageQuantity, receipt.UsageAmount) == ("api_calls", 0, 0)
+    assert len(mail.outbox) == 1  # told once
