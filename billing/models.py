@@ -1507,6 +1507,9 @@ class RevenueRollup(BillingItem, discriminator="RevenueRollup"):
     currency, the day's refunds and disputes (only currencies that had one)."""
 
     pk_template = KeyTemplate("REVENUE#{month}")
+    # A view's days (a product, a price interval, a currency, or some of them together):
+    # a partition a month each, one shard a part of the rebuild (only the rebuild writes them).
+    scoped_pk_template = KeyTemplate("REVENUE#{month}#{dimension}#{value}")
     sk_template = KeyTemplate("{day}#{shard}")
 
     Figures = MapAttribute(default=dict)

@@ -80,10 +80,17 @@ def _read_money(money: Any, usage: Any) -> tuple[dict[str, dict[str, int]], bool
     return found, True
 
 
-def rollup_item(row: RollupDay, rebuilt_at: str) -> RevenueRollup:
+def _day_pk(month: str, scope: Scope | None) -> str:
+    """The partition of the whole business's days of ``month``, or of ``scope``'s."""
+    if scope is None:
+        return RevenueRollup.pk(month=month)
+    return RevenueRollup.scoped_pk_template.format(month=month, dimension=scope.dimension, value=scope.value)
+
+
+def rollup_item(row: RollupDay, rebuilt_at: str, scope: Scope | None = None) -> RevenueRollup:
     month = row.day.isoformat()[:7]
     return RevenueRollup(
-        RevenueRollup.pk(month=month), RevenueRollup.sk(day=row.day.isoformat(), shard=f"{row.shard:0{SHARD_DIGITS}d}"),
+        _day_pk(month, scope), RevenueRollup.sk(day=row.day.isoformat(), shard=f"{row.shard:0{SHARD_DIGITS}d}"),
         Figures={c: dict(v) for c, v in row.figures.items()}, Paying=row.paying, Shards=row.shards,
         DayCounts={k: v for k, v in sorted(row.counts.items()) if v},
         DayMoney=_money(row), Usage=_usage(row), RebuiltAt=rebuilt_at)
@@ -105,10 +112,11 @@ def _put_all(rows: Iterable[Row], item: Callable[[Row], BillingItem],
 
 
 def write_rollups(rows: Iterable[RollupDay], *, rebuilt_at: str,
-                  written: Callable[[RollupDay], None] | None = None) -> int:
-    """Put the rows; ``written`` is told of each row once it is queued (a progress bar; a
-    test stops a rebuild there). Returns how many."""
-    return _put_all(rows, lambda row: rollup_item(row, rebuilt_at), written)
+                  written: Callable[[RollupDay], None] | None = None, scope: Scope | None = None) -> int:
+    """Put the rows (of ``scope``'s days, or the whole business's); ``written`` is told of
+    each row once it is queued (a progress bar; a test stops a rebuild there). Returns how
+    many."""
+    return _put_all(rows, lambda row: rollup_item(row, rebuilt_at, scope), written)
 
 
 def _row(item: RevenueRollup) -> RollupDay:
@@ -125,14 +133,14 @@ def _plain(value: Any) -> dict[str, Any]:
     return value.as_dict() if hasattr(value, "as_dict") else dict(value or {})
 
 
-def month_rollups(month: str) -> list[RollupDay]:
-    """Every kept row of ``month`` (``YYYY-MM``): one Query."""
-    return [_row(item) for item in RevenueRollup.query(RevenueRollup.pk(month=month))]
+def month_rollups(month: str, scope: Scope | None = None) -> list[RollupDay]:
+    """Every kept row of ``month`` (``YYYY-MM``), of ``scope`` or the whole business: one Query."""
+    return [_row(item) for item in RevenueRollup.query(_day_pk(month, scope))]
 
 
-def rollup_rows(months: Iterable[str]) -> Iterator[RollupDay]:
+def rollup_rows(months: Iterable[str], scope: Scope | None = None) -> Iterator[RollupDay]:
     for month in months:
-        yield from month_rollups(month)
+        yield from month_rollups(month, scope)
 
 
 # --- the cohorts: one item per cohort month, ``PK=REVENUE#COHORTS``, ``SK=<YYYY-MM>`` ---------

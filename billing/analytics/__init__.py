@@ -33,6 +33,7 @@ from billing.analytics.mrr import steps
 from billing.analytics.periods import (
     BadRange,
     Interval,
+    Period,
     month_of,
     parse_interval,
     requested_periods,
@@ -56,6 +57,7 @@ from billing.analytics.report import (
     parse_month,
 )
 from billing.analytics.reporting import in_reporting_currency, movements_in_reporting_currency
+from billing.analytics.rollups import DayFigures
 from billing.analytics.series import metrics_body, parse_currency
 from core.clock import billing_today
 
@@ -123,8 +125,8 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     """The API's figures (``kind``: mrr, movements or cohorts) per period of ``interval``
     from ``from_month`` to ``to_month``, with ``"figures"``: ``"kept"`` (read from the
     rollups) or ``"recomputed"``. ``product`` (a SKU) and ``price_interval`` keep the
-    subscriptions within them, as the page's filters do (kept by month, alone or together;
-    recomputed by day). ``BadRange`` (naming the field) when the request
+    subscriptions within them, as the page's filters do (kept alone or together, by month
+    and by day). ``BadRange`` (naming the field) when the request
     cannot be answered: before anything is read, but for a product not in the catalog
     (after its one Query)."""
     today = today or billing_today(settings.BILLING_TIMEZONE)
@@ -138,12 +140,11 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     # The kept items (revenue_rebuild) when they hold every close the periods need: one
     # Query of the kept months for months, quarters and years, one a month of the kept days
     # for days (and one of the cohorts, kept by month: a quarter's or a year's adds its
-    # months'). A filtered view's (a product, an interval, or both) are kept by month only;
-    # else every account's history, as the page reads it.
+    # months'), of the filtered view (a product, an interval, a currency, or some of them
+    # together) or the whole business; else every account's history, as the page reads it.
     scope = within.scope
-    if (within.kept and kind in KEPT_KINDS and (kind != "cohorts" or chosen != Interval.DAY)
-            and (scope is None or by_month(chosen))):
-        kept = kept_month_closes(*needed(periods), scope) if by_month(chosen) else kept_days(*needed(periods))
+    if within.kept and kind in KEPT_KINDS and (kind != "cohorts" or chosen != Interval.DAY):
+        kept = _kept_closes(periods, chosen, scope)
         if answerable(kind, kept, periods, chosen):
             grid = None
             if kind == "cohorts":
@@ -151,8 +152,8 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
                 grid = cohort_grid(kept, rows, periods, code, chosen)
             if kind != "cohorts" or grid is not None:
                 return {**kept_body(kind, kept, periods, chosen, code, grid), "figures": "kept", **named}
-        elif (scope is not None and by_month(chosen) and never_lived_in(scope)
-              and answerable(kind, kept_month_closes(*needed(periods)), periods, chosen)):
+        elif (scope is not None and never_lived_in(scope)
+              and answerable(kind, _kept_closes(periods, chosen), periods, chosen)):
             # a view no subscription was ever in (as the page answers it): the empty history's
             return {**metrics_body(kind, [], [], periods, chosen, code), "figures": "kept", **named}
     read = read_all(with_disputes=False)
@@ -160,6 +161,14 @@ def revenue_metrics(kind: str, *, from_month: str | None = None, to_month: str |
     moved = steps(histories, periods[-1].close)
     usage = filtered_usage(read.usage, read.histories, within)
     return {**metrics_body(kind, histories, moved, periods, chosen, code, usage), "figures": "recomputed", **named}
+
+
+def _kept_closes(periods: list[Period], chosen: Interval, scope: Scope | None = None) -> dict[date, DayFigures]:
+    """The kept closes the periods need (of ``scope``, or the whole business): the months'
+    (one Query) for months, quarters and years, the days' (one Query a month) for days."""
+    if by_month(chosen):
+        return kept_month_closes(*needed(periods), scope)
+    return kept_days(*needed(periods), scope=scope)
 
 
 __all__ = ["INTERVALS", "MAX_MONTHS_SHOWN", "METRICS", "BadMonth", "BadRange", "ReportFilter", "RevenueReport", "revenue_metrics",

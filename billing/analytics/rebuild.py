@@ -153,6 +153,7 @@ class Rebuilt:
     months: int = 0
     scopes: int = 0  # the products and price intervals kept apart
     scoped_items: int = 0  # their month and cohort items
+    scoped_days: int = 0  # their day items (of the days ``first``..``last`` alone)
 
 
 def rebuild(today: date, *, first: date | None = None, last: date | None = None, shards: int = SHARDS,
@@ -179,20 +180,27 @@ def rebuild(today: date, *, first: date | None = None, last: date | None = None,
     # history's first (in a split rebuild, the whole business's first kept month, the same in
     # every part): one item a month (a shard a part), and a view that first appears today (a
     # new currency) has its earlier months too, whatever ``first``.
-    scoped, whole_first = 0, default_first(found.steps, today)
+    whole_first = default_first(found.steps, today)
     scopes = views_kept(found.histories, parts, add=True)
     if parts > 1 and (kept_first := revenue_rollups.first_month_kept()):
         whole_first = min(whole_first, month_first(kept_first))
+    # Its days, unlike its months, only ``first``..``last``, as the whole business's: every
+    # night would otherwise write every view's every day. A day of a view not kept (before
+    # the view's first rebuild) is recomputed when asked, never wrong.
+    scoped = scoped_days = 0
     for scope in scopes:
         view = found.within(scope, today)
         scoped += revenue_rollups.write_cohorts(cohorts_of(view.steps, last, parts, part), rebuilt_at=stamp,
                                                 scope=scope)
-        scoped += revenue_rollups.write_months(
-            mine(recomputed_months(view, min(first, whole_first), last, parts)), rebuilt_at=stamp, scope=scope)
+        rows = list(mine(day_rows(view.steps, min(first, whole_first).replace(day=1), last, parts,
+                                  view.daily(parts))))
+        scoped += revenue_rollups.write_months(month_rows(rows), rebuilt_at=stamp, scope=scope)
+        scoped_days += revenue_rollups.write_rollups((row for row in rows if row.day >= first), rebuilt_at=stamp,
+                                                     scope=scope)
     months = revenue_rollups.write_months(mine(recomputed_months(found, first, last, shards)), rebuilt_at=stamp)
     count = revenue_rollups.write_rollups(mine(day_rows(found.steps, first, last, shards, found.daily(shards))),
                                           rebuilt_at=stamp, written=written)
-    return Rebuilt(first, last, count, shards, cohorts, months, len(scopes), scoped)
+    return Rebuilt(first, last, count, shards, cohorts, months, len(scopes), scoped, scoped_days)
 
 
 def views_kept(histories: list[SubHistory], parts: int, *, add: bool) -> list[Scope]:
@@ -267,9 +275,10 @@ def kept_month_closes(first: date, last: date, scope: Scope | None = None) -> di
     return {figures.day: figures for figures in kept_months(month_of(first), month_of(last), scope).values()}
 
 
-def kept_days(first: date, last: date, part: Part | None = None) -> dict[date, DayFigures]:
-    """The kept days ``first``..``last``, shards added up: one Query a month."""
-    kept = merge(own(revenue_rollups.rollup_rows(months_of(first, last)), part))
+def kept_days(first: date, last: date, part: Part | None = None, scope: Scope | None = None) -> dict[date, DayFigures]:
+    """The kept days ``first``..``last`` (of ``scope``, or the whole business), shards added
+    up: one Query a month."""
+    kept = merge(own(revenue_rollups.rollup_rows(months_of(first, last), scope), part, _shards(scope)))
     return {d: f for d, f in kept.items() if first <= d <= last}
 
 
@@ -313,8 +322,12 @@ def check(today: date, *, first: date | None = None, last: date | None = None, p
     scoped_first = max(first, default_first(found.steps, today))
     for scope in views_kept(found.histories, parts, add=False):
         view = found.within(scope, today)
-        found_differences += month_differences(own(recomputed_months(view, scoped_first, last, parts), part),
+        # its days from ``first``, as a rebuild from it wrote them (from the first of its month:
+        # a month's counts open on its first day)
+        rows = own(list(day_rows(view.steps, first.replace(day=1), last, parts, view.daily(parts))), part)
+        found_differences += month_differences([row for row in month_rows(rows) if row.day >= scoped_first],
                                                scope, part)
+        found_differences += view_day_differences(rows, first, last, scope, part)
         found_differences += cohort_differences(cohorts_of(view.steps, last, parts, part), scope, part)
     return Checked(first, last, len(recomputed), currencies, found_differences, today_kept, found.mrr_now)
 
@@ -334,6 +347,18 @@ def month_differences(recomputed: list[RollupDay], scope: Scope | None = None,
     kept = merge(own(revenue_rollups.month_rows(first, last, scope), part, _shards(scope)))
     return [(day, f"{_named('month', scope)} {currency}", what)
             for day, currency, what in differences(kept, merge(recomputed))]
+
+
+def view_day_differences(recomputed: list[RollupDay], first: date, last: date, scope: Scope,
+                         part: Part | None = None) -> list[tuple[date, str, str]]:
+    """Each of ``scope``'s kept days ``first``..``last`` whose figures are not the recomputed
+    ones (one Query a month): (the day, ``day``, the scope and the currency or ``*``, what
+    differs). Only the days kept whole are compared: a view's days are kept from its first
+    rebuild on (``rebuild``), and a day not kept is recomputed when asked, never wrong."""
+    kept = {day: figures for day, figures in kept_days(first, last, part, scope).items() if figures.complete}
+    theirs = {day: figures for day, figures in merge(recomputed).items() if day in kept}
+    return [(day, f"{_named('day', scope)} {currency}", what)
+            for day, currency, what in differences(kept, theirs)]
 
 
 def cohort_differences(rows: list[CohortRow], scope: Scope | None = None,

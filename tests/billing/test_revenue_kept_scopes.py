@@ -27,7 +27,7 @@ from billing.analytics.mrr import steps
 from billing.analytics.rebuild import Recomputed, default_first, rebuild, rebuild_parts, recomputed_months
 from billing.analytics.report import build_report
 from billing.analytics.rollups import by_month
-from billing.models import RevenueMonth, RevenueViews
+from billing.models import RevenueMonth, RevenueRollup, RevenueViews
 from tests.billing import test_revenue_known_answer as known
 from tests.billing.test_revenue_analytics import URL, on, scenario, staff  # noqa: F401 (scenario: a fixture)
 
@@ -145,11 +145,18 @@ def test_a_rebuild_keeps_every_product_and_interval_and_the_page_reads_them(
     assert revenue_report("2027-03", today=SEEN, within=never, since="2027-01").source != "kept"
 
 
-def test_the_api_s_filtered_months_are_kept_and_its_days_recomputed(scenario, ddb_requests) -> None:  # noqa: F811
+def test_the_api_s_filtered_months_and_days_are_kept(scenario, ddb_requests) -> None:  # noqa: F811
     access.create_product("NEWS-LITE", "News Lite", 500, "USD")
     asked = dict(from_month="2027-01", to_month="2027-03", product="NEWS-LITE", today=SEEN)
     before = {kind: revenue_metrics(kind, **asked) for kind in ("mrr", "movements", "cohorts")}
     yearly = {kind: revenue_metrics(kind, **asked, price_interval="year") for kind in ("mrr", "movements", "cohorts")}
+    # by day: a product, a price interval, and both with one currency's figures (one Query
+    # a month of the view's days: December, for January's opening, to March)
+    access.create_product("NEWS-DAILY", "News Daily", 999, "USD")
+    daily = [dict(asked), dict(asked, product=None, price_interval="month"),
+             dict(asked, product="NEWS-DAILY", price_interval="month", currency="USD")]
+    by_day = [{kind: revenue_metrics(kind, **view, interval="day") for kind in ("mrr", "movements")}
+              for view in daily]
     with on(SEEN):
         rebuild(SEEN, first=date(2026, 12, 1))
     for kind, recomputed in before.items():
@@ -158,8 +165,17 @@ def test_the_api_s_filtered_months_are_kept_and_its_days_recomputed(scenario, dd
         assert (recomputed["figures"], kept["figures"]) == ("recomputed", "kept"), kind
         assert {**kept, "figures": None} == {**recomputed, "figures": None}, kind
         assert set(ddb_requests.ops) == {"Query"} and len(ddb_requests.ops) <= 3, kind  # the catalog, the months (and the cohorts)
-    by_day = revenue_metrics("mrr", **asked, interval="day")
-    assert by_day["figures"] == "recomputed" and by_day["product"] == "NEWS-LITE"
+    for view, answers in zip(daily, by_day, strict=True):
+        for kind, recomputed in answers.items():
+            ddb_requests.reset()
+            kept = revenue_metrics(kind, **view, interval="day")
+            assert (recomputed["figures"], kept["figures"]) == ("recomputed", "kept"), (view, kind)
+            assert {**kept, "figures": None} == {**recomputed, "figures": None}, (view, kind)
+            assert any(period["mrr" if kind == "mrr" else "currencies"] for period in kept["data"]), (view, kind)
+            assert ddb_requests.ops == ["Query"] * (5 if view["product"] else 4), (view, kind)  # (the catalog) and 4 months
+    # a day the rebuild did not keep (before its --from) is recomputed, never read as nothing
+    earlier = revenue_metrics("mrr", **dict(asked, from_month="2026-11"), interval="day")
+    assert earlier["figures"] == "recomputed"
     # a view never lived in: the empty history's, from the list of views and the kept months
     for kind, recomputed in yearly.items():
         ddb_requests.reset()
@@ -189,6 +205,29 @@ def test_the_check_names_a_product_s_month_that_differs(scenario) -> None:  # no
     assert "2027-03-31 month product=NEWS-LITE USD: mrr kept 999 recomputed 500" in out.getvalue()
     # the item is where the docs say: its own partition
     assert RevenueMonth.get("REVENUE#MONTHS#PRODUCT#NEWS-LITE", "2027-03#00").Shards == 1
+
+
+def test_the_check_names_a_view_s_day_that_differs_and_passes_over_its_days_not_kept(scenario) -> None:  # noqa: F811
+    with on(SEEN):
+        rebuild(SEEN, first=date(2026, 12, 1))
+        scope = Scope("PRODUCT+CURRENCY", "NEWS-LITE+USD")
+        [day] = [row for row in revenue_rollups.month_rollups("2027-03", scope) if row.day == date(2027, 3, 20)]
+        assert day.figures["USD"]["mrr"] == 500
+        # a view's day not kept (a view first kept by a nightly run has no days before it)
+        RevenueRollup.get("REVENUE#2027-02#PRODUCT+CURRENCY#NEWS-LITE+USD", "2027-02-10#00").delete()
+        out = io.StringIO()
+        call_command("revenue_rebuild", "--check", stdout=out)  # not kept is not a difference: agree
+        assert out.getvalue().startswith("The kept figures agree")
+        tampered = replace(day, figures={"USD": {**day.figures["USD"], "mrr": 999}})
+        revenue_rollups.write_rollups([tampered], rebuilt_at="2027-04-20T00:00:00", scope=scope)
+        out = io.StringIO()
+        with pytest.raises(SystemExit) as exit_:
+            call_command("revenue_rebuild", "--check", stdout=out)
+    assert exit_.value.code == 1
+    assert "2027-03-20 day product+currency=NEWS-LITE+USD USD: mrr kept 999 recomputed 500" in out.getvalue()
+    # the item is where the docs say: the view's partition of its month, one shard
+    item = RevenueRollup.get("REVENUE#2027-03#PRODUCT+CURRENCY#NEWS-LITE+USD", "2027-03-20#00")
+    assert item.Shards == 1
 
 
 def test_the_page_its_csv_and_the_command_show_each_currency_s_mrr_retention(client: Client, scenario) -> None:  # noqa: F811

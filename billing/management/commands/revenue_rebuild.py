@@ -103,13 +103,15 @@ class Command(BillingCommand):
             self.stdout.write(json.dumps({"rebuilt": True, "from": done.first.isoformat(), "to": done.last.isoformat(),
                                           "items": done.items, "shards": done.shards, "months": done.months,
                                           "cohorts": done.cohorts, "scopes": done.scopes,
-                                          "scoped_items": done.scoped_items, **_named(part)}))
+                                          "scoped_items": done.scoped_items, "scoped_days": done.scoped_days,
+                                          **_named(part)}))
         else:
             of_part = f" (part {part})" if part is not None else ""
             self.stdout.write(f"Kept {done.items} rollup items{of_part}: {done.first} to {done.last}, "
                               f"{done.shards} shards a day; "
                               f"{done.months} month items, {done.cohorts} cohort months; "
-                              f"{done.scoped_items} items for {done.scopes} products, price intervals and currencies")
+                              f"{done.scoped_items} items for {done.scopes} products, price intervals and currencies"
+                              f" and {done.scoped_days} of their days")
 
     def _check(self, today: date, first: date | None, last: date | None, part: Part | None, *,
                as_json: bool) -> None:
