@@ -60,6 +60,12 @@ def account_url(account_id: str) -> str:
     return reverse("admin:staff_account", args=[account_id])
 
 
+def back_to_account(request: HttpRequest, account_id: str, why: StrOrPromise) -> HttpResponse:
+    """Back to the account page, saying why nothing was done."""
+    messages.error(request, why)
+    return redirect(account_url(account_id))
+
+
 def confirm_page(request: HttpRequest, account_id: str, title: str, question: str, *,
                  sub: Subscription | None = None, receipt: Receipt | None = None, form=None,
                  button: str | None = None, danger: bool = False, can_confirm: bool = True) -> HttpResponse:
@@ -94,8 +100,7 @@ def change_page(request: HttpRequest, account_id: str, sub: Subscription, *, tit
     try:
         done = change()
     except access.ConditionFailed:
-        messages.error(request, CHANGED_MEANWHILE)
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id, CHANGED_MEANWHILE)
     if done is None:
         return page()
     messages.success(request, done)

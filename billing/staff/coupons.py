@@ -19,8 +19,8 @@ from billing.forms import coupon_error
 from billing.models import CouponStatus
 from billing.staff.common import (
     CHANGED_MEANWHILE,
-    account_url,
     add_page,
+    back_to_account,
     change_page,
     changed_since,
     end_page,
@@ -125,8 +125,8 @@ def staff_coupon(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
     """Give a coupon to a live subscription, from its next payment (replacing any it has)."""
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live or not sub.NextPaymentDate:
-        messages.error(request, _("Only a live subscription with a next payment can be given a coupon."))
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id,
+                               _("Only a live subscription with a next payment can be given a coupon."))
     form = ApplyCouponForm(bound_data(request))
 
     def give() -> str | None:

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.actions import data_rights
 from billing.operations.retention import retention_years
-from billing.staff.common import account_url, confirm_page
+from billing.staff.common import account_url, back_to_account, confirm_page
 from billing.views.data_rights_pages import zip_response
 from core.pages import actor
 from core.payments.errors import GatewayError
@@ -59,9 +59,8 @@ def staff_close_account(request: HttpRequest, account_id: str) -> HttpResponse:
             done = data_rights.close_account(account_id, actor=actor(request), staff=True,
                                              reference=form.cleaned_data["reference"])
         except GatewayError:
-            messages.error(request, _("The payment processor could not be reached: the account is not fully "
-                                      "closed. Try again in a few minutes."))
-            return redirect(account_url(account_id))
+            return back_to_account(request, account_id, _("The payment processor could not be reached: the "
+                                                          "account is not fully closed. Try again in a few minutes."))
         messages.success(request, _("Account closed: %(n)s subscriptions cancelled; its receipts are kept "
                                     "for %(years)s years.") % {"n": len(done.cancelled),
                                                                "years": retention_years()})

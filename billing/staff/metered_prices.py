@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django import forms
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
@@ -21,7 +19,7 @@ from billing.actions import meters as meter_actions
 from billing.models import Subscription
 from billing.rules.metered_items import last_day_billed
 from billing.rules.price_objects import price_words_of
-from billing.staff.common import account_url, change_page
+from billing.staff.common import back_to_account, change_page
 from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
 from core.pages import actor
@@ -45,18 +43,12 @@ def _written(form: forms.Form, write: Callable[[], Subscription]) -> Subscriptio
         return None
 
 
-def _nothing_offered(request: HttpRequest, account_id: str, why: str) -> HttpResponse:
-    """Back to the account page, saying why there is nothing to choose."""
-    messages.error(request, why)
-    return redirect(account_url(account_id))
-
-
 @require_http_methods(["GET", "POST"])
 def staff_add_metered(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     offered = meter_actions.addable_metered_prices(sub)
     if not offered:
-        return _nothing_offered(request, account_id, _("No metered price can be added to this subscription."))
+        return back_to_account(request, account_id, _("No metered price can be added to this subscription."))
     choices = [(price.PriceId, f"{product}: {price.Meter}, {price_words_of(price)}")
                for product, price in offered]
     form = MeteredPriceForm(request.POST or None, choices=choices)
@@ -121,7 +113,7 @@ def staff_remove_metered(request: HttpRequest, account_id: str, sub_id: str) -> 
     sub = subscription_or_404(account_id, sub_id)
     offered, last_day = meter_actions.removable_metered_prices(sub), last_day_billed(sub)
     if not offered or last_day is None:
-        return _nothing_offered(request, account_id, _("No metered price can be removed from this subscription."))
+        return back_to_account(request, account_id, _("No metered price can be removed from this subscription."))
     return _when_page(
         request, account_id, sub, choices=[(p.PriceId, f"{p.Meter}, {price_words_of(p)}") for p in offered],
         when=_removal_when(staff_date(last_day)), title=_("Remove a metered price"),
@@ -141,7 +133,7 @@ def staff_change_metered(request: HttpRequest, account_id: str, sub_id: str) -> 
     sub = subscription_or_404(account_id, sub_id)
     offered, last_day = meter_actions.replacements(sub), last_day_billed(sub)
     if not offered or last_day is None:
-        return _nothing_offered(request, account_id, _("No metered price of this subscription can be changed."))
+        return back_to_account(request, account_id, _("No metered price of this subscription can be changed."))
     return _when_page(
         request, account_id, sub, when=_change_when(staff_date(last_day)), title=_("Change a metered price"),
         choices=[(f"{old.PriceId} {new.PriceId}", f"{old.Meter}: {price_words_of(old)} → {price_words_of(new)}")

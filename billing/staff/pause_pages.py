@@ -4,9 +4,7 @@ leaves a ``staff.pause_subscription`` / ``staff.resume_subscription`` audit even
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
@@ -15,7 +13,7 @@ from billing.exceptions import PauseRefused
 from billing.forms import PauseForm
 from billing.models import AuditAction
 from billing.rules.lifecycle import check_pausable, pause_end, state_of
-from billing.staff.common import account_url, change_page
+from billing.staff.common import back_to_account, change_page
 from billing.templatetags.staff_pages import staff_date
 from billing.views.common import subscription_or_404
 from core.pages import actor, today
@@ -28,8 +26,7 @@ def staff_pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
     try:
         check_pausable(sub, day)
     except PauseRefused as refused:
-        messages.error(request, str(refused))
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id, str(refused))
     form = PauseForm(request.POST or None, initial={"version": sub.Version})
 
     def pause() -> str | None:
@@ -60,8 +57,7 @@ def staff_pause(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
 def staff_resume(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if state_of(sub, today()).kind != "paused":
-        messages.error(request, _("This subscription is not paused."))
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id, _("This subscription is not paused."))
 
     def resume() -> str:
         lifecycle_actions.resume(sub, today=today(), actor=actor(request), action=AuditAction.STAFF_RESUME)

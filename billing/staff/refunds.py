@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 from billing import access
 from billing.models import Receipt
 from billing.operations.refunds import refund_receipt
-from billing.staff.common import CHANGED_MESSAGE, account_url, confirm_page
+from billing.staff.common import CHANGED_MESSAGE, account_url, back_to_account, confirm_page
 from billing.staff.forms import RefundForm
 from billing.templatetags.staff_pages import staff_date
 from core.money import format_with_code, to_decimal
@@ -40,8 +40,8 @@ def staff_refund(request: HttpRequest, account_id: str, receipt_sk: str) -> Http
             return _changed_meanwhile(request, account_id, receipt)
     refundable = receipt.ProcessedAmount - (receipt.RefundedAmount or 0)
     if refundable <= 0 or not receipt.ChargeId:
-        messages.error(request, _("This receipt has been refunded in full (or has no charge to refund)."))
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id,
+                               _("This receipt has been refunded in full (or has no charge to refund)."))
     form = _refund_form(receipt, request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -57,13 +57,12 @@ def staff_refund(request: HttpRequest, account_id: str, receipt_sk: str) -> Http
                                    "Try again shortly."))
             return _refund_page(request, account_id, receipt, form)
         except RefundRefused as refused:
-            messages.error(request, _("The gateway refused the refund: %(reason)s.") % {"reason": refused.reason})
-            return redirect(account_url(account_id))
+            return back_to_account(request, account_id,
+                                   _("The gateway refused the refund: %(reason)s.") % {"reason": refused.reason})
         except (access.ConditionFailed, ValueError):
             # The money went back but the receipt could not be updated: keep the trail honest.
-            messages.error(request, _("Refunded at the gateway, but the receipt could not be updated; "
-                                      "run reconcile_payments or check it."))
-            return redirect(account_url(account_id))
+            return back_to_account(request, account_id, _("Refunded at the gateway, but the receipt could not be "
+                                                          "updated; run reconcile_payments or check it."))
         left = done.receipt.ProcessedAmount - (done.receipt.RefundedAmount or 0)
         messages.success(request, _("Refunded %(amount)s (%(refund)s); %(left)s left refundable.") % {
             "amount": format_with_code(done.amount, receipt.Currency), "refund": done.refund_id,

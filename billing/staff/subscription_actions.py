@@ -20,6 +20,7 @@ from billing.rules.projection import owed_charge
 from billing.rules.schedule import cadence_of
 from billing.staff.common import (
     account_url,
+    back_to_account,
     change_page,
     changed_since,
     confirm_page,
@@ -37,8 +38,7 @@ from core.payments.errors import GatewayError
 def staff_cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
-        messages.error(request, _("This subscription is already cancelled."))
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id, _("This subscription is already cancelled."))
 
     def cancel() -> str:
         actions.cancel(sub, actor=actor(request), reason="staff", action=AuditAction.STAFF_CANCEL)
@@ -56,14 +56,11 @@ def staff_cancel(request: HttpRequest, account_id: str, sub_id: str) -> HttpResp
 def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if not sub.is_live:
-        messages.error(request, _("A cancelled subscription has no payment day to change."))
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id, _("A cancelled subscription has no payment day to change."))
     if not sub.NextPaymentDate:  # paused until resumed: nothing scheduled to move
-        messages.error(request, _("This subscription is paused: resume it first."))
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id, _("This subscription is paused: resume it first."))
     if not cadence_of(sub).has_payment_day:
-        messages.error(request, NO_PAYMENT_DAY)
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id, NO_PAYMENT_DAY)
     form = PaymentDayForm(request.POST or None, initial={"payment_day": sub.PaymentDay})
 
     def change_day() -> str:
@@ -86,8 +83,7 @@ def staff_payment_day(request: HttpRequest, account_id: str, sub_id: str) -> Htt
 def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpResponse:
     sub = subscription_or_404(account_id, sub_id)
     if sub.Status != SubscriptionStatus.PAST_DUE:
-        messages.error(request, _("Only a past-due subscription can be retried now."))
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id, _("Only a past-due subscription can be retried now."))
     def page() -> HttpResponse:
         return confirm_page(request, account_id, _("Retry the payment now"),
                             _("Charge %(amount)s for the period %(period)s now, instead of waiting for the next "
@@ -102,8 +98,8 @@ def staff_retry(request: HttpRequest, account_id: str, sub_id: str) -> HttpRespo
     try:
         retried = retry.retry_now(sub, run_date=today(), actor=actor(request))
     except GatewayError:
-        messages.error(request, _("The payment provider could not be reached; nothing changed. Try again shortly."))
-        return redirect(account_url(account_id))
+        return back_to_account(request, account_id, _("The payment provider could not be reached; nothing "
+                                                      "changed. Try again shortly."))
     status = {"status": status_label(retried.subscription.Status)}
     outcome = {
         "paid": (messages.SUCCESS, _("The payment went through. Status is now %(status)s.") % status),
