@@ -5,41 +5,24 @@ from __future__ import annotations
 import threading
 import time
 
-from pynamodb.exceptions import DoesNotExist
-
-from shop.access._common import all_valid, iso, utc_now
+from shop.access._common import all_valid, get_by_ids, iso, utc_now
 from shop.ids import check_id
 from shop.models import Address, Customer, Product, ShopItem, Warehouse
 
 
 def get_customer_by_customer_id(customer_id: str) -> Customer | None:
     """Pattern 1: GetItem PK = SK = c#<customerId>."""
-    if not all_valid(customer_id):
-        return None
-    try:
-        return Customer.get(*Customer.keys(customer_id=customer_id).values())
-    except DoesNotExist:
-        return None
+    return get_by_ids(Customer, customer_id=customer_id)
 
 
 def get_product_by_product_id(product_id: str) -> Product | None:
     """Pattern 2: GetItem PK = SK = p#<productId>."""
-    if not all_valid(product_id):
-        return None
-    try:
-        return Product.get(Product.pk(product_id=product_id), Product.sk(product_id=product_id))
-    except DoesNotExist:
-        return None
+    return get_by_ids(Product, product_id=product_id)
 
 
 def get_warehouse_by_warehouse_id(warehouse_id: str) -> Warehouse | None:
     """Pattern 3: GetItem PK = SK = w#<warehouseId>."""
-    if not all_valid(warehouse_id):
-        return None
-    try:
-        return Warehouse.get(Warehouse.pk(warehouse_id=warehouse_id), Warehouse.sk(warehouse_id=warehouse_id))
-    except DoesNotExist:
-        return None
+    return get_by_ids(Warehouse, warehouse_id=warehouse_id)
 
 
 def get_products_by_category(category: str, limit: int = 100) -> list[Product]:
