@@ -111,24 +111,40 @@ class CachedReading(Generic[T]):
             self._cached = (-1e9, None)
 
 
-class BatchCollector:
-    """The batches' gauges, computed at scrape time from the registered sources."""
+class CachedCollector(Generic[T]):
+    """A collector of facts read at scrape time through a ``CachedReading``: ``facts``
+    (None when the read failed), ``forget`` (the next scrape reads again), and the
+    ``up`` gauge named ``up_name`` that says whether the read worked, so a scrape still
+    answers, and shows the failure, when the table cannot be read."""
 
-    def __init__(self) -> None:
-        self._reading = CachedReading(lambda: [fact for source in _sources for fact in source()],
-                                      what="batch metrics", seconds=RUN_FACTS_CACHE_SECONDS)
+    def __init__(self, read: Callable[[], T], *, what: str, seconds: float, up_name: str, up_help: str) -> None:
+        self._reading = CachedReading(read, what=what, seconds=seconds)
+        self._up_name, self._up_help = up_name, up_help
 
-    def facts(self) -> list[RunFacts] | None:
+    def facts(self) -> T | None:
         return self._reading.get()
 
     def forget(self) -> None:
         self._reading.forget()
 
+    def up(self, facts: T | None) -> GaugeMetricFamily:
+        """1 when ``facts`` were read, 0 when the read failed."""
+        gauge = GaugeMetricFamily(self._up_name, self._up_help)
+        gauge.add_metric([], 0 if facts is None else 1)
+        return gauge
+
+
+class BatchCollector(CachedCollector[list[RunFacts]]):
+    """The batches' gauges, computed at scrape time from the registered sources."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda: [fact for source in _sources for fact in source()],
+                         what="batch metrics", seconds=RUN_FACTS_CACHE_SECONDS,
+                         up_name="rpay_batch_metrics_up", up_help="1 when the batch run records could be read")
+
     def collect(self) -> Iterator[Metric]:
         facts = self.facts()
-        up = GaugeMetricFamily("rpay_batch_metrics_up", "1 when the batch run records could be read")
-        up.add_metric([], 0 if facts is None else 1)
-        yield up
+        yield self.up(facts)
         if not facts:
             return
         success = GaugeMetricFamily("rpay_batch_last_success_timestamp_seconds",

@@ -15,7 +15,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from billing import access
 from billing.models import WebhookDelivery
-from core.ops.metrics import CachedReading
+from core.ops.metrics import CachedCollector
 
 CACHE_SECONDS = 15.0
 
@@ -61,21 +61,14 @@ def read_facts() -> WebhookFacts:
     return facts
 
 
-class WebhookCollector:
+class WebhookCollector(CachedCollector[WebhookFacts]):
     def __init__(self) -> None:
-        self._reading = CachedReading(read_facts, what="webhook metrics", seconds=CACHE_SECONDS)
-
-    def facts(self) -> WebhookFacts | None:
-        return self._reading.get()
-
-    def forget(self) -> None:
-        self._reading.forget()
+        super().__init__(read_facts, what="webhook metrics", seconds=CACHE_SECONDS,
+                         up_name="rpay_webhook_metrics_up", up_help="1 when the webhook endpoints could be read")
 
     def collect(self) -> Iterator[Metric]:
         facts = self.facts()
-        up = GaugeMetricFamily("rpay_webhook_metrics_up", "1 when the webhook endpoints could be read")
-        up.add_metric([], 0 if facts is None else 1)
-        yield up
+        yield self.up(facts)
         if facts is None:
             return
         attempts = CounterMetricFamily("rpay_webhook_deliveries", "Webhook delivery attempts, by outcome",
