@@ -74,6 +74,7 @@ from benchkit import (  # noqa: E402
     seed_day,
     seed_due,
     subscription,
+    timed_pairs,
     use_table,
 )
 
@@ -108,17 +109,14 @@ def access_loop(token: str, workers: int) -> dict:
     nxt = day + timedelta(days=31)
     numbers = access.ReceiptNumbers()
 
-    def pair(sub) -> None:
+    def pair(n: int) -> None:
+        sub = subs[n]
         access.create_receipt(sub, billing_date=day, amount=999, currency="USD", charge_id="ch_bench",
                               retention_days=200, numbers=numbers)
         access.advance_after_payment(sub, slot=day, paid_period=day, next_payment=nxt,
                                      next_reminder=nxt - timedelta(days=7))
 
-    started, cpu = time.monotonic(), time.process_time()
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(pair, subs))
-    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
-    return {"elapsed": elapsed, "rate": DUE / elapsed, "cpu_ms": cpu / DUE * 1000}
+    return timed_pairs(pair, workers, DUE)
 
 
 def scan_run(token: str, workers: int, ledger: str) -> dict:

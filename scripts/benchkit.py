@@ -139,8 +139,9 @@ def _bare_advance(client, table: str, pk: dict, sub_id: str, iso: str) -> None:
     )
 
 
-def _timed_pairs(pair, workers: int, due: int) -> dict:
-    """Run ``pair`` for each due item on ``workers`` threads: wall time, rate, CPU per pair."""
+def timed_pairs(pair: Callable[[int], None], workers: int, due: int) -> dict:
+    """Run ``pair`` for each due item (its index, 0 to ``due`` - 1) on ``workers`` threads:
+    wall time, rate, CPU per pair."""
     started, cpu = time.monotonic(), time.process_time()
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(pair, range(due)))
@@ -180,7 +181,7 @@ def bare_loop(token: str, workers: int, due: int) -> dict:
         )
         _bare_advance(client, table, pk, sub_id, iso)
 
-    return _timed_pairs(pair, workers, due)
+    return timed_pairs(pair, workers, due)
 
 
 _tx_numbers = [0]  # receipt numbers of bare_tx_loop's look-up items, unique across its runs
@@ -236,4 +237,4 @@ def bare_tx_loop(token: str, workers: int, due: int) -> dict:
         ])
         _bare_advance(client, table, pk, sub_id, iso)
 
-    return _timed_pairs(pair, workers, due)
+    return timed_pairs(pair, workers, due)
