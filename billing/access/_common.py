@@ -62,6 +62,19 @@ def refused_as(domain_error: type[Exception], key: str) -> Iterator[None]:
         raise
 
 
+def update_if(item: Model, actions: list[Action], condition: Condition) -> bool:
+    """One conditional UpdateItem of ``item``: False when its condition refused it (another
+    writer got there first, or there is nothing left to change), which is no error;
+    anything else (outage, throttling after retries) propagates unchanged."""
+    try:
+        item.update(actions=actions, condition=condition)
+    except UpdateError as error:
+        if is_conditional_failure(error):
+            return False
+        raise
+    return True
+
+
 def delete_entry(entry: Model) -> None:
     """Delete a marker item (an ``IncompleteEntry``, a ``UsageEndEntry``) its finder has
     settled; one deleted meanwhile by another process is no error."""

@@ -10,9 +10,16 @@ import hashlib
 import secrets
 from datetime import datetime, timedelta
 
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist, PutError
 
-from billing.access._common import absent_if_invalid, is_conditional_failure, iso_now, refused_as, utc_now
+from billing.access._common import (
+    absent_if_invalid,
+    is_conditional_failure,
+    iso_now,
+    refused_as,
+    update_if,
+    utc_now,
+)
 from billing.exceptions import AlreadyExists, ConditionFailed
 from billing.models import ApiIdempotency, ApiKey, ApiKeyScope, ApiRateWindow
 
@@ -87,12 +94,9 @@ def touch_api_key(key: ApiKey, now: datetime | None = None) -> None:
     cutoff = (now - LAST_USE_EVERY).isoformat(timespec="seconds")
     if last and last > cutoff:
         return
-    try:
-        key.update(actions=[ApiKey.LastUsedAt.set(now.isoformat(timespec="seconds"))],
-                   condition=ApiKey.SK.exists() & (ApiKey.LastUsedAt.does_not_exist() | (ApiKey.LastUsedAt < cutoff)))
-    except UpdateError as error:
-        if not is_conditional_failure(error):
-            raise  # another call wrote it meanwhile: as good
+    # Refused: another call wrote it meanwhile, as good.
+    update_if(key, [ApiKey.LastUsedAt.set(now.isoformat(timespec="seconds"))],
+              ApiKey.SK.exists() & (ApiKey.LastUsedAt.does_not_exist() | (ApiKey.LastUsedAt < cutoff)))
 
 
 def count_api_call(key: ApiKey, *, limit: int, window_seconds: int, now: datetime | None = None) -> int | None:
@@ -102,15 +106,11 @@ def count_api_call(key: ApiKey, *, limit: int, window_seconds: int, now: datetim
     epoch = int(now.timestamp())
     window = epoch - epoch % window_seconds
     item = ApiRateWindow(ApiRateWindow.pk(key_id=key.KeyId, window=window), ApiRateWindow.sk(key_id=key.KeyId, window=window))
-    try:
-        item.update(actions=[ApiRateWindow.Calls.add(1), ApiRateWindow.EntityType.set(ApiRateWindow),
-                             ApiRateWindow.TTL.set(datetime.fromtimestamp(window + 2 * window_seconds, tz=now.tzinfo))],
-                    condition=ApiRateWindow.Calls.does_not_exist() | (ApiRateWindow.Calls < limit))
-    except UpdateError as error:
-        if is_conditional_failure(error):
-            return max(1, window + window_seconds - epoch)
-        raise
-    return None
+    if update_if(item, [ApiRateWindow.Calls.add(1), ApiRateWindow.EntityType.set(ApiRateWindow),
+                        ApiRateWindow.TTL.set(datetime.fromtimestamp(window + 2 * window_seconds, tz=now.tzinfo))],
+                 ApiRateWindow.Calls.does_not_exist() | (ApiRateWindow.Calls < limit)):
+        return None
+    return max(1, window + window_seconds - epoch)
 
 
 # --- Idempotency-Key ------------------------------------------------------------------

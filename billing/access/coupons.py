@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from pynamodb.expressions.condition import Condition
 
 from billing.access._common import (
@@ -20,6 +20,7 @@ from billing.access._common import (
     live,
     refused_as,
     transact_with_retries,
+    update_if,
 )
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.outbox import preview, save_item, subscription_event
@@ -194,12 +195,7 @@ def release_coupon_use(code: str) -> None:
     """Give back one use (a subscription that never started: its first payment failed).
     An UpdateItem after the cancel, not in its transaction: a crash between the two
     leaves the use counted."""
-    try:
-        Coupon(Coupon.pk(), Coupon.sk(code=code)).update(actions=[Coupon.Uses.add(-1)],
-                                                         condition=Coupon.SK.exists() & (Coupon.Uses > 0))
-    except UpdateError as error:
-        if not is_conditional_failure(error):
-            raise
+    update_if(Coupon(Coupon.pk(), Coupon.sk(code=code)), [Coupon.Uses.add(-1)], Coupon.SK.exists() & (Coupon.Uses > 0))
 
 
 def apply_coupon(sub: Subscription, coupon: Coupon, *, today: date, actor: str) -> Subscription:

@@ -14,9 +14,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pynamodb.attributes import DiscriminatorAttribute, JSONAttribute, MapAttribute, UnicodeAttribute
-from pynamodb.exceptions import DeleteError, UpdateError
+from pynamodb.exceptions import DeleteError
 
-from billing.access._common import is_conditional_failure, utc_now
+from billing.access._common import is_conditional_failure, update_if, utc_now
 from billing.access.endpoints import list_endpoints
 from billing.access.outbox import oldest_kept_day
 from billing.models import (
@@ -99,14 +99,7 @@ def mark_account_closed(account_id: str, at: str) -> bool:
     """Record that the account is closed: True the first time, False when it was
     already (a second close, or one running beside it, carries on with the same steps)."""
     account = Account(Account.pk(account_id=account_id), Account.sk(account_id=account_id))
-    try:
-        account.update(actions=[Account.ClosedDate.set(at)],
-                       condition=Account.PK.exists() & Account.ClosedDate.does_not_exist())
-    except UpdateError as error:
-        if is_conditional_failure(error):
-            return False
-        raise
-    return True
+    return update_if(account, [Account.ClosedDate.set(at)], Account.PK.exists() & Account.ClosedDate.does_not_exist())
 
 
 def _scrub(value: Any, secrets: Iterable[str]) -> Any:
@@ -203,11 +196,7 @@ def keep_receipt_until(receipt: Receipt, until: datetime) -> None:
     if receipt.Number:
         lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=receipt.Number),
                                      ReceiptNumberLookup.sk(number=receipt.Number))
-        try:
-            lookup.update(actions=[ReceiptNumberLookup.TTL.set(until)], condition=ReceiptNumberLookup.PK.exists())
-        except UpdateError as error:
-            if not is_conditional_failure(error):
-                raise
+        update_if(lookup, [ReceiptNumberLookup.TTL.set(until)], ReceiptNumberLookup.PK.exists())
 
 
 def forget_user_link(user_id: int) -> None:
@@ -238,11 +227,7 @@ def set_event_data(event: MerchantEvent, data: dict[str, Any]) -> None:
     """Rewrite a kept event's object (its id, type and time stay); one gone is left gone."""
     if data == event.Data:
         return
-    try:
-        event.update(actions=[MerchantEvent.Data.set(data)], condition=MerchantEvent.PK.exists())
-    except UpdateError as error:
-        if not is_conditional_failure(error):
-            raise
+    update_if(event, [MerchantEvent.Data.set(data)], MerchantEvent.PK.exists())
 
 
 def deliveries_of_events(event_ids: set[str]) -> list[WebhookDelivery]:
@@ -273,8 +258,4 @@ def erase_delivery(delivery: WebhookDelivery, payload: str, secrets: list[str]) 
         actions.append(WebhookDelivery.LastResponse.set(answer))
     if not actions:
         return
-    try:
-        delivery.update(actions=actions, condition=WebhookDelivery.PK.exists())
-    except UpdateError as error:
-        if not is_conditional_failure(error):
-            raise
+    update_if(delivery, actions, WebhookDelivery.PK.exists())

@@ -17,8 +17,7 @@ from __future__ import annotations
 import secrets
 from datetime import UTC, datetime, timedelta
 
-from pynamodb.exceptions import DoesNotExist, PutError, TransactWriteError, UpdateError
-from pynamodb.expressions.condition import Condition
+from pynamodb.exceptions import DoesNotExist, PutError, TransactWriteError
 
 from billing.access._common import (
     absent_if_invalid,
@@ -26,6 +25,7 @@ from billing.access._common import (
     new_id,
     refused_as,
     transact_with_retries,
+    update_if,
     utc_now,
 )
 from billing.exceptions import ConditionFailed
@@ -106,16 +106,11 @@ def set_endpoint_status(endpoint: WebhookEndpoint, status: EndpointStatus, *, re
 def disable_failing_endpoint(endpoint_id: str) -> bool:
     """The sender's disable: only if still enabled (False: someone did it first)."""
     now = iso_time(utc_now())
-    try:
-        _endpoint_key(endpoint_id).update(
-            actions=[WebhookEndpoint.Status.set(EndpointStatus.DISABLED), WebhookEndpoint.DisabledAt.set(now),
-                     WebhookEndpoint.DisabledReason.set("failing"), WebhookEndpoint.UpdatedAt.set(now)],
-            condition=WebhookEndpoint.Status == EndpointStatus.ENABLED)
-    except UpdateError as error:
-        if is_conditional_failure(error):
-            return False
-        raise
-    return True
+    return update_if(
+        _endpoint_key(endpoint_id),
+        [WebhookEndpoint.Status.set(EndpointStatus.DISABLED), WebhookEndpoint.DisabledAt.set(now),
+         WebhookEndpoint.DisabledReason.set("failing"), WebhookEndpoint.UpdatedAt.set(now)],
+        WebhookEndpoint.Status == EndpointStatus.ENABLED)
 
 
 def rotate_endpoint_secret(endpoint: WebhookEndpoint, new_secret: str, *, overlap: timedelta) -> WebhookEndpoint:
@@ -145,13 +140,9 @@ def clear_endpoint_failing(endpoint_id: str) -> None:
 def advance_cursor(endpoint: WebhookEndpoint, to: str) -> bool:
     """Move the fan-out cursor from where ``endpoint`` read it to ``to`` (False: another
     sender moved it first; its deliveries are the same, put only if absent)."""
-    try:
-        _endpoint_key(endpoint.EndpointId).update(actions=[WebhookEndpoint.Cursor.set(to)],
-                                                  condition=WebhookEndpoint.Cursor == endpoint.Cursor)
-    except UpdateError as error:
-        if is_conditional_failure(error):
-            return False
-        raise
+    if not update_if(_endpoint_key(endpoint.EndpointId), [WebhookEndpoint.Cursor.set(to)],
+                     WebhookEndpoint.Cursor == endpoint.Cursor):
+        return False
     endpoint.Cursor = to
     return True
 
@@ -160,15 +151,10 @@ def advance_done_through(endpoint: WebhookEndpoint, to: str) -> bool:
     """Every delivery up to ``to`` is finished: move ``DoneThrough`` there, unless it is
     there already, ``to`` is past the cursor, or a delivery was put since ``endpoint`` was
     read (its ``Inserts``). False: not moved (the next pass reads a little more)."""
-    try:
-        _endpoint_key(endpoint.EndpointId).update(
-            actions=[WebhookEndpoint.DoneThrough.set(to)],
-            condition=(WebhookEndpoint.DoneThrough < to) & (WebhookEndpoint.Cursor >= to)
-            & (WebhookEndpoint.Inserts == endpoint.Inserts))
-    except UpdateError as error:
-        if is_conditional_failure(error):
-            return False
-        raise
+    if not update_if(_endpoint_key(endpoint.EndpointId), [WebhookEndpoint.DoneThrough.set(to)],
+                     (WebhookEndpoint.DoneThrough < to) & (WebhookEndpoint.Cursor >= to)
+                     & (WebhookEndpoint.Inserts == endpoint.Inserts)):
+        return False
     endpoint.DoneThrough = to
     return True
 
@@ -289,23 +275,12 @@ def _claim(delivery: WebhookDelivery, *, owner: str, now: datetime, lease: timed
     return actions, condition
 
 
-def _update_if(delivery: WebhookDelivery, actions: list, condition: Condition) -> bool:
-    """One conditional UpdateItem: False when the condition refused it."""
-    try:
-        delivery.update(actions=actions, condition=condition)
-    except UpdateError as error:
-        if is_conditional_failure(error):
-            return False
-        raise
-    return True
-
-
 def claim_delivery(delivery: WebhookDelivery, *, owner: str, now: datetime, lease: timedelta) -> bool:
     """Take the delivery's next attempt: one conditional UpdateItem that counts the attempt
     and leases it to ``owner``. Refused (False) when it is finished, another sender counted
     an attempt since it was read, or another sender's lease is still running."""
     actions, condition = _claim(delivery, owner=owner, now=now, lease=lease)
-    return _update_if(delivery, actions, condition)
+    return update_if(delivery, actions, condition)
 
 
 def claim_deliveries(deliveries: list[WebhookDelivery], *, owner: str, now: datetime, lease: timedelta) -> bool:
@@ -335,14 +310,9 @@ def release_claims(deliveries: list[WebhookDelivery], *, owner: str) -> None:
     """Give back claims made but not attempted (the attempt they counted is uncounted), so
     the next pass takes them at once; one whose lease another sender took since is left."""
     for delivery in deliveries:
-        try:
-            delivery.update(actions=[WebhookDelivery.Attempts.set((delivery.Attempts or 1) - 1),
-                                     WebhookDelivery.LeaseUntil.remove(), WebhookDelivery.LeaseOwner.remove()],
-                            condition=(WebhookDelivery.LeaseOwner == owner)
-                            & (WebhookDelivery.Attempts == delivery.Attempts))
-        except UpdateError as error:
-            if not is_conditional_failure(error):
-                raise
+        update_if(delivery, [WebhookDelivery.Attempts.set((delivery.Attempts or 1) - 1),
+                             WebhookDelivery.LeaseUntil.remove(), WebhookDelivery.LeaseOwner.remove()],
+                  (WebhookDelivery.LeaseOwner == owner) & (WebhookDelivery.Attempts == delivery.Attempts))
 
 
 def _outcome(delivery: WebhookDelivery, *, owner: str, status: DeliveryStatus, code: int | None, response: str,
@@ -366,7 +336,7 @@ def record_attempt(delivery: WebhookDelivery, *, owner: str, status: DeliverySta
     still ``owner``'s (False: its lease ran out and another sender took the next one)."""
     actions, condition = _outcome(delivery, owner=owner, status=status, code=code, response=response,
                                   duration_ms=duration_ms, next_attempt=next_attempt)
-    return _update_if(delivery, actions, condition)
+    return update_if(delivery, actions, condition)
 
 
 def record_successes(outcomes: list[tuple[WebhookDelivery, int, str, int]], *, owner: str) -> int:

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
-from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
+from pynamodb.exceptions import PutError, TransactWriteError
 
-from billing.access._common import absent_if_invalid, is_conditional_failure, iso_now
+from billing.access._common import absent_if_invalid, iso_now, update_if
 from billing.exceptions import AlreadyExists
 from billing.models import (
     Account,
@@ -306,13 +306,7 @@ def mark_billed(account_id: str, event_name: str, through_day: date) -> None:
     for n in range(USAGE_SHARDS):
         item = UsageBilledThrough(UsageBilledThrough.pk(account_id=account_id, event_name=event_name),
                                   UsageBilledThrough.sk(shard=f"{n:02d}"))
-        try:
-            item.update(actions=[UsageBilledThrough.BilledThrough.set(day),
-                                 UsageBilledThrough.UpdatedAt.set(iso_now()),
-                                 UsageBilledThrough.EntityType.set(UsageBilledThrough)],
-                        condition=UsageBilledThrough.BilledThrough.does_not_exist()
-                        | (UsageBilledThrough.BilledThrough < day))
-        except UpdateError as error:
-            if not is_conditional_failure(error):
-                raise
-            # This shard is billed through that day or later already: nothing to move.
+        # Refused: this shard is billed through that day or later already, nothing to move.
+        update_if(item, [UsageBilledThrough.BilledThrough.set(day), UsageBilledThrough.UpdatedAt.set(iso_now()),
+                         UsageBilledThrough.EntityType.set(UsageBilledThrough)],
+                  UsageBilledThrough.BilledThrough.does_not_exist() | (UsageBilledThrough.BilledThrough < day))
