@@ -18,10 +18,10 @@ from typing import Any
 from billing import access, notify
 from billing.access.disputes import Dispute
 from billing.models import Receipt
-from billing.operations.found_charges import is_billings
+from billing.operations.found_charges import subscription_receipt
 from core.dynamo.keys import InvalidKey, check_id
 from core.money import format_with_code
-from core.payments.gateway import ChargeResult, get_gateway
+from core.payments.gateway import get_gateway
 
 ACTOR = "stripe"  # the audit events' actor for what the processor told us
 
@@ -52,16 +52,6 @@ def dispute_from_object(obj: dict[str, Any]) -> tuple[Dispute | None, str]:
     return Dispute(dispute_id=dispute_id, charge_id=intent, amount=int(obj.get("amount") or 0),
                    currency=str(obj.get("currency") or "").upper(), reason=str(obj.get("reason") or ""),
                    status=str(obj.get("status") or ""), opened_at=opened), ""
-
-
-def subscription_receipt(charge: ChargeResult) -> tuple[str | None, Receipt | None]:
-    """The receipt key a subscription's charge names, and the receipt if recorded (one
-    GetItem): (None, None) for a charge that is not a subscription's."""
-    meta = charge.metadata
-    if not is_billings(charge) or not {"account_id", "sub_id", "sku", "period_start"} <= meta.keys():
-        return None, None
-    key = Receipt.sk(billing_date=meta["period_start"], sku=meta["sku"], sub_id=meta["sub_id"])
-    return key, access.get_receipt(meta["account_id"], key)
 
 
 def _handle(obj: dict[str, Any], *, closing: bool) -> tuple[str, str]:

@@ -26,10 +26,10 @@ from typing import Any
 from billing import access
 from billing.actions.card_events import bank_updated_card, card_detached
 from billing.actions.disputes import dispute_closed, dispute_created
-from billing.models import Receipt, SubscriptionStatus
-from billing.operations.found_charges import is_billings, record_found_charge
+from billing.models import SubscriptionStatus
+from billing.operations.found_charges import is_billings, record_found_charge, subscription_receipt
 from billing.operations.refunds import record_processor_refund
-from core.payments.gateway import ChargeResult, get_gateway
+from core.payments.gateway import get_gateway
 from core.payments.stripe.webhooks import charge_from_intent
 
 ACTOR = "stripe"  # the audit events' actor for what the processor told us
@@ -68,18 +68,9 @@ def handle_event(event: dict[str, Any], *, today: date) -> tuple[str, str]:
     return handler(event["data"]["object"], today)
 
 
-def _subscription_receipt(charge: ChargeResult) -> tuple[str | None, Receipt | None]:
-    """The receipt key a subscription's charge names, and the receipt if recorded (one GetItem)."""
-    meta = charge.metadata
-    if not is_billings(charge) or not {"account_id", "sub_id", "sku", "period_start"} <= meta.keys():
-        return None, None
-    key = Receipt.sk(billing_date=meta["period_start"], sku=meta["sku"], sub_id=meta["sub_id"])
-    return key, access.get_receipt(meta["account_id"], key)
-
-
 def _succeeded(intent: dict[str, Any], today: date) -> tuple[str, str]:
     charge = charge_from_intent(intent)
-    key, receipt = _subscription_receipt(charge)
+    key, receipt = subscription_receipt(charge)
     if key is None:
         return "ignored", f"{charge.charge_id}: not a subscription's charge (a shop order's is finished by its own path)"
     if receipt is not None:
@@ -100,7 +91,7 @@ def _refunded(charge_object: dict[str, Any], today: date) -> tuple[str, str]:
         return "ignored", "a refund of a charge that no PaymentIntent made"
     gateway = get_gateway()
     charge = gateway.charge_status(intent_id)
-    key, receipt = _subscription_receipt(charge)
+    key, receipt = subscription_receipt(charge)
     if key is None:
         return "ignored", f"{intent_id}: not a subscription's charge"
     if receipt is None:

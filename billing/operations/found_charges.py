@@ -18,7 +18,7 @@ from datetime import date, datetime
 from django.conf import settings
 
 from billing import access
-from billing.models import Subscription, SubscriptionStatus
+from billing.models import Receipt, Subscription, SubscriptionStatus
 from billing.operations.expiry import expire
 from billing.operations.final_usage import USAGE_KIND, record_usage_charge
 from billing.operations.payments import record_paid_charge
@@ -69,6 +69,16 @@ def is_billings(charge: ChargeResult) -> bool:
     """A subscription's charge: the shop's checkout charges name their own source and are
     the shop's to reconcile (``reconcile_checkouts``)."""
     return charge.metadata.get("source", "billing") == "billing"
+
+
+def subscription_receipt(charge: ChargeResult) -> tuple[str | None, Receipt | None]:
+    """The receipt key a subscription's charge names, and the receipt if recorded (one
+    GetItem): (None, None) for a charge that is not a subscription's."""
+    meta = charge.metadata
+    if not is_billings(charge) or not {"account_id", "sub_id", "sku", "period_start"} <= meta.keys():
+        return None, None
+    key = Receipt.sk(billing_date=meta["period_start"], sku=meta["sku"], sub_id=meta["sub_id"])
+    return key, access.get_receipt(meta["account_id"], key)
 
 
 def record_found_charge(charge: ChargeResult, today: date, *, actor: str,
