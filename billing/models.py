@@ -1507,9 +1507,6 @@ class RevenueRollup(BillingItem, discriminator="RevenueRollup"):
     currency, the day's refunds and disputes (only currencies that had one)."""
 
     pk_template = KeyTemplate("REVENUE#{month}")
-    # A view's days (a product, a price interval, a currency, or some of them together):
-    # a partition a month each, one shard a part of the rebuild (only the rebuild writes them).
-    scoped_pk_template = KeyTemplate("REVENUE#{month}#{dimension}#{value}")
     sk_template = KeyTemplate("{day}#{shard}")
 
     Figures = MapAttribute(default=dict)
@@ -1596,3 +1593,24 @@ class RevenueViews(BillingItem, discriminator="RevenueViews"):
 
 
 ENTITIES = (*ENTITIES, RevenueViews)
+
+
+class RevenueViewDays(BillingItem, discriminator="RevenueViewDays"):
+    """One month of one view's days (a product, a price interval, a currency, or some of
+    them together), of one part of the rebuild, kept by ``manage.py revenue_rebuild``:
+    ``Days``, JSON text, each day of the month from its first to ``Close`` with what a
+    ``RevenueRollup`` holds (``figures``, ``paying``, ``counts``, ``money``). One item a
+    month, not one a day: a view's days are read with one Query whatever the range (a
+    year's, 13 items), and a night rewrites its month's item (a few KB: about 500 bytes a
+    day at three currencies)."""
+
+    pk_template = KeyTemplate("REVENUE#DAYS#{dimension}#{value}")
+    sk_template = KeyTemplate("{month}#{shard}")
+
+    Close = UnicodeAttribute()
+    Days = UnicodeAttribute()
+    Shards = NumberAttribute()
+    RebuiltAt = UnicodeAttribute()
+
+
+ENTITIES = (*ENTITIES, RevenueViewDays)

@@ -7,6 +7,7 @@ description."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -42,6 +43,7 @@ from billing.models import (
     RevenueCohort,
     RevenueMonth,
     RevenueRollup,
+    RevenueViewDays,
     RevenueViews,
     SellerMap,
     SellerProfile,
@@ -321,7 +323,13 @@ def _revenue_samples() -> dict[type[BillingItem], list[BillingItem]]:
                                         MonthCounts={"new_customers": 1, "lost": 1, "trials_ended": 2},
                                         MonthMoney={}, Shards=16, RebuiltAt="2026-11-22T01:00:04+00:00")],
             RevenueViews: [RevenueViews(RevenueViews.pk(), RevenueViews.sk(),
-                                        Views={"PRODUCT#NEWS-DAILY", "INTERVAL#month", "CURRENCY#USD"})]}
+                                        Views={"PRODUCT#NEWS-DAILY", "INTERVAL#month", "CURRENCY#USD"})],
+            RevenueViewDays: [RevenueViewDays(RevenueViewDays.pk(dimension="PRODUCT", value="NEWS-DAILY"),
+                                              RevenueViewDays.sk(month="2026-11", shard="00"), Close="2026-11-02",
+                                              Days=json.dumps({day: {"figures": figures, "paying": 3, "counts": {},
+                                                                     "money": {}}
+                                                               for day in ("2026-11-01", "2026-11-02")}),
+                                              Shards=1, RebuiltAt="2026-11-22T01:00:04+00:00")]}
 
 
 # Made-up SHA-256 digests (a key's, an Idempotency-Key's): the table holds no key itself.

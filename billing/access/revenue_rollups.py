@@ -6,12 +6,20 @@ DynamoDB only past 1 MB: 31 days of 16 shards is far below)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, TypeVar
 
-from billing.models import BillingItem, RevenueCohort, RevenueMonth, RevenueRollup, RevenueViews
+from billing.models import (
+    BillingItem,
+    RevenueCohort,
+    RevenueMonth,
+    RevenueRollup,
+    RevenueViewDays,
+    RevenueViews,
+)
 
 SHARD_DIGITS = 2
 Row = TypeVar("Row")
@@ -80,17 +88,10 @@ def _read_money(money: Any, usage: Any) -> tuple[dict[str, dict[str, int]], bool
     return found, True
 
 
-def _day_pk(month: str, scope: Scope | None) -> str:
-    """The partition of the whole business's days of ``month``, or of ``scope``'s."""
-    if scope is None:
-        return RevenueRollup.pk(month=month)
-    return RevenueRollup.scoped_pk_template.format(month=month, dimension=scope.dimension, value=scope.value)
-
-
-def rollup_item(row: RollupDay, rebuilt_at: str, scope: Scope | None = None) -> RevenueRollup:
+def rollup_item(row: RollupDay, rebuilt_at: str) -> RevenueRollup:
     month = row.day.isoformat()[:7]
     return RevenueRollup(
-        _day_pk(month, scope), RevenueRollup.sk(day=row.day.isoformat(), shard=f"{row.shard:0{SHARD_DIGITS}d}"),
+        RevenueRollup.pk(month=month), RevenueRollup.sk(day=row.day.isoformat(), shard=f"{row.shard:0{SHARD_DIGITS}d}"),
         Figures={c: dict(v) for c, v in row.figures.items()}, Paying=row.paying, Shards=row.shards,
         DayCounts={k: v for k, v in sorted(row.counts.items()) if v},
         DayMoney=_money(row), Usage=_usage(row), RebuiltAt=rebuilt_at)
@@ -112,11 +113,10 @@ def _put_all(rows: Iterable[Row], item: Callable[[Row], BillingItem],
 
 
 def write_rollups(rows: Iterable[RollupDay], *, rebuilt_at: str,
-                  written: Callable[[RollupDay], None] | None = None, scope: Scope | None = None) -> int:
-    """Put the rows (of ``scope``'s days, or the whole business's); ``written`` is told of
-    each row once it is queued (a progress bar; a test stops a rebuild there). Returns how
-    many."""
-    return _put_all(rows, lambda row: rollup_item(row, rebuilt_at, scope), written)
+                  written: Callable[[RollupDay], None] | None = None) -> int:
+    """Put the rows; ``written`` is told of each row once it is queued (a progress bar; a
+    test stops a rebuild there). Returns how many."""
+    return _put_all(rows, lambda row: rollup_item(row, rebuilt_at), written)
 
 
 def _row(item: RevenueRollup) -> RollupDay:
@@ -133,14 +133,54 @@ def _plain(value: Any) -> dict[str, Any]:
     return value.as_dict() if hasattr(value, "as_dict") else dict(value or {})
 
 
-def month_rollups(month: str, scope: Scope | None = None) -> list[RollupDay]:
-    """Every kept row of ``month`` (``YYYY-MM``), of ``scope`` or the whole business: one Query."""
-    return [_row(item) for item in RevenueRollup.query(_day_pk(month, scope))]
+def month_rollups(month: str) -> list[RollupDay]:
+    """Every kept row of ``month`` (``YYYY-MM``): one Query."""
+    return [_row(item) for item in RevenueRollup.query(RevenueRollup.pk(month=month))]
 
 
-def rollup_rows(months: Iterable[str], scope: Scope | None = None) -> Iterator[RollupDay]:
+def rollup_rows(months: Iterable[str]) -> Iterator[RollupDay]:
     for month in months:
-        yield from month_rollups(month, scope)
+        yield from month_rollups(month)
+
+
+# --- a view's days: one item a month and part, ``PK=REVENUE#DAYS#<view>``, ``SK=<YYYY-MM>#<part>``
+
+
+def _view_days_pk(scope: Scope) -> str:
+    return RevenueViewDays.pk(dimension=scope.dimension, value=scope.value)
+
+
+def view_days_item(month: str, rows: list[RollupDay], rebuilt_at: str, scope: Scope) -> RevenueViewDays:
+    """One part's days of ``month`` (``rows``, in order, all of one shard) as one item."""
+    days = {row.day.isoformat(): {"figures": row.figures, "paying": row.paying,
+                                  "counts": {k: v for k, v in sorted(row.counts.items()) if v},
+                                  "money": row.money} for row in rows}
+    return RevenueViewDays(_view_days_pk(scope), RevenueViewDays.sk(month=month, shard=f"{rows[0].shard:0{SHARD_DIGITS}d}"),
+                           Close=rows[-1].day.isoformat(), Days=json.dumps(days, separators=(",", ":"), sort_keys=True),
+                           Shards=rows[0].shards, RebuiltAt=rebuilt_at)
+
+
+def write_view_days(rows: Iterable[RollupDay], *, rebuilt_at: str, scope: Scope) -> int:
+    """Put ``scope``'s days (every day of each month they touch, from its first: an item
+    holds its month's days) as one item a month and shard. Returns how many items."""
+    by_month: dict[tuple[str, int], list[RollupDay]] = {}
+    for row in rows:
+        by_month.setdefault((row.day.isoformat()[:7], row.shard), []).append(row)
+    return _put_all(sorted(by_month.items()),
+                    lambda entry: view_days_item(entry[0][0], sorted(entry[1], key=lambda r: r.day), rebuilt_at, scope))
+
+
+def view_day_rows(first_month: str, last_month: str, scope: Scope) -> list[RollupDay]:
+    """``scope``'s kept days of ``first_month``..``last_month``, every part's: one Query (a
+    year of months at one part is 13 items)."""
+    found = []
+    for item in RevenueViewDays.query(_view_days_pk(scope),
+                                      RevenueViewDays.SK.between(f"{first_month}#", f"{last_month}#~")):
+        shard = int(item.SK.split("#")[1])
+        for day, kept in json.loads(item.Days).items():
+            found.append(RollupDay(date.fromisoformat(day), shard, int(item.Shards), kept["figures"],
+                                   kept["paying"], kept["counts"], kept["money"]))
+    return found
 
 
 # --- the cohorts: one item per cohort month, ``PK=REVENUE#COHORTS``, ``SK=<YYYY-MM>`` ---------

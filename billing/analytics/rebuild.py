@@ -153,7 +153,7 @@ class Rebuilt:
     months: int = 0
     scopes: int = 0  # the products and price intervals kept apart
     scoped_items: int = 0  # their month and cohort items
-    scoped_days: int = 0  # their day items (of the days ``first``..``last`` alone)
+    scoped_days: int = 0  # their days' items (one a month ``first``..``last`` touches and part)
 
 
 def rebuild(today: date, *, first: date | None = None, last: date | None = None, shards: int = SHARDS,
@@ -184,9 +184,9 @@ def rebuild(today: date, *, first: date | None = None, last: date | None = None,
     scopes = views_kept(found.histories, parts, add=True)
     if parts > 1 and (kept_first := revenue_rollups.first_month_kept()):
         whole_first = min(whole_first, month_first(kept_first))
-    # Its days, unlike its months, only ``first``..``last``, as the whole business's: every
-    # night would otherwise write every view's every day. A day of a view not kept (before
-    # the view's first rebuild) is recomputed when asked, never wrong.
+    # Its days, unlike its months, only those of the months ``first``..``last`` touches (an
+    # item a month: every night would otherwise write every view's every month). A day of a
+    # view not kept (before the view's first rebuild) is recomputed when asked, never wrong.
     scoped = scoped_days = 0
     for scope in scopes:
         view = found.within(scope, today)
@@ -195,8 +195,8 @@ def rebuild(today: date, *, first: date | None = None, last: date | None = None,
         rows = list(mine(day_rows(view.steps, min(first, whole_first).replace(day=1), last, parts,
                                   view.daily(parts))))
         scoped += revenue_rollups.write_months(month_rows(rows), rebuilt_at=stamp, scope=scope)
-        scoped_days += revenue_rollups.write_rollups((row for row in rows if row.day >= first), rebuilt_at=stamp,
-                                                     scope=scope)
+        scoped_days += revenue_rollups.write_view_days((row for row in rows if row.day >= first.replace(day=1)),
+                                                       rebuilt_at=stamp, scope=scope)
     months = revenue_rollups.write_months(mine(recomputed_months(found, first, last, shards)), rebuilt_at=stamp)
     count = revenue_rollups.write_rollups(mine(day_rows(found.steps, first, last, shards, found.daily(shards))),
                                           rebuilt_at=stamp, written=written)
@@ -276,9 +276,11 @@ def kept_month_closes(first: date, last: date, scope: Scope | None = None) -> di
 
 
 def kept_days(first: date, last: date, part: Part | None = None, scope: Scope | None = None) -> dict[date, DayFigures]:
-    """The kept days ``first``..``last`` (of ``scope``, or the whole business), shards added
-    up: one Query a month."""
-    kept = merge(own(revenue_rollups.rollup_rows(months_of(first, last), scope), part, _shards(scope)))
+    """The kept days ``first``..``last`` (of ``scope``: one Query; or the whole business: one
+    Query a month), shards added up."""
+    rows = (revenue_rollups.rollup_rows(months_of(first, last)) if scope is None
+            else revenue_rollups.view_day_rows(month_of(first), month_of(last), scope))
+    kept = merge(own(rows, part, _shards(scope)))
     return {d: f for d, f in kept.items() if first <= d <= last}
 
 
@@ -352,7 +354,7 @@ def month_differences(recomputed: list[RollupDay], scope: Scope | None = None,
 def view_day_differences(recomputed: list[RollupDay], first: date, last: date, scope: Scope,
                          part: Part | None = None) -> list[tuple[date, str, str]]:
     """Each of ``scope``'s kept days ``first``..``last`` whose figures are not the recomputed
-    ones (one Query a month): (the day, ``day``, the scope and the currency or ``*``, what
+    ones (one Query): (the day, ``day``, the scope and the currency or ``*``, what
     differs). Only the days kept whole are compared: a view's days are kept from its first
     rebuild on (``rebuild``), and a day not kept is recomputed when asked, never wrong."""
     kept = {day: figures for day, figures in kept_days(first, last, part, scope).items() if figures.complete}

@@ -1,8 +1,8 @@
 """Revenue figures (docs/ANALYTICS.md): the same numbers as the staff Revenue page, per
 period. Any live key may read them (they are reads, as billing/api/reads.py's). MRR,
 movements and monthly cohorts come from the kept rollups (and cohort items) when they cover
-the periods (one Query of the kept months, or one a month of the kept days for days; one
-more of the cohorts); otherwise a call reads every
+the periods (one Query of the kept months, or one a month of the kept days for days, one of
+a filtered view's days; one more of the cohorts); otherwise a call reads every
 account's history (docs/ANALYTICS.md, "How it reads"): a
 report's read, not a look-up's; a request that cannot be answered is a 400 naming its field
 before anything is read."""

@@ -27,7 +27,7 @@ from billing.analytics.mrr import steps
 from billing.analytics.rebuild import Recomputed, default_first, rebuild, rebuild_parts, recomputed_months
 from billing.analytics.report import build_report
 from billing.analytics.rollups import by_month
-from billing.models import RevenueMonth, RevenueRollup, RevenueViews
+from billing.models import RevenueMonth, RevenueViewDays, RevenueViews
 from tests.billing import test_revenue_known_answer as known
 from tests.billing.test_revenue_analytics import URL, on, scenario, staff  # noqa: F401 (scenario: a fixture)
 
@@ -151,7 +151,7 @@ def test_the_api_s_filtered_months_and_days_are_kept(scenario, ddb_requests) -> 
     before = {kind: revenue_metrics(kind, **asked) for kind in ("mrr", "movements", "cohorts")}
     yearly = {kind: revenue_metrics(kind, **asked, price_interval="year") for kind in ("mrr", "movements", "cohorts")}
     # by day: a product, a price interval, and both with one currency's figures (one Query
-    # a month of the view's days: December, for January's opening, to March)
+    # of the view's days, an item a month: December, for January's opening, to March)
     access.create_product("NEWS-DAILY", "News Daily", 999, "USD")
     daily = [dict(asked), dict(asked, product=None, price_interval="month"),
              dict(asked, product="NEWS-DAILY", price_interval="month", currency="USD")]
@@ -172,7 +172,7 @@ def test_the_api_s_filtered_months_and_days_are_kept(scenario, ddb_requests) -> 
             assert (recomputed["figures"], kept["figures"]) == ("recomputed", "kept"), (view, kind)
             assert {**kept, "figures": None} == {**recomputed, "figures": None}, (view, kind)
             assert any(period["mrr" if kind == "mrr" else "currencies"] for period in kept["data"]), (view, kind)
-            assert ddb_requests.ops == ["Query"] * (5 if view["product"] else 4), (view, kind)  # (the catalog) and 4 months
+            assert ddb_requests.ops == ["Query"] * (2 if view["product"] else 1), (view, kind)  # (the catalog) and the days
     # a day the rebuild did not keep (before its --from) is recomputed, never read as nothing
     earlier = revenue_metrics("mrr", **dict(asked, from_month="2026-11"), interval="day")
     assert earlier["figures"] == "recomputed"
@@ -211,23 +211,25 @@ def test_the_check_names_a_view_s_day_that_differs_and_passes_over_its_days_not_
     with on(SEEN):
         rebuild(SEEN, first=date(2026, 12, 1))
         scope = Scope("PRODUCT+CURRENCY", "NEWS-LITE+USD")
-        [day] = [row for row in revenue_rollups.month_rollups("2027-03", scope) if row.day == date(2027, 3, 20)]
-        assert day.figures["USD"]["mrr"] == 500
-        # a view's day not kept (a view first kept by a nightly run has no days before it)
-        RevenueRollup.get("REVENUE#2027-02#PRODUCT+CURRENCY#NEWS-LITE+USD", "2027-02-10#00").delete()
+        march = revenue_rollups.view_day_rows("2027-03", "2027-03", scope)
+        [day] = [row for row in march if row.day == date(2027, 3, 20)]
+        assert day.figures["USD"]["mrr"] == 500 and len(march) == 31
+        # a view's month not kept (a view first kept by a nightly run has no days before it)
+        RevenueViewDays.get("REVENUE#DAYS#PRODUCT+CURRENCY#NEWS-LITE+USD", "2027-02#00").delete()
         out = io.StringIO()
         call_command("revenue_rebuild", "--check", stdout=out)  # not kept is not a difference: agree
         assert out.getvalue().startswith("The kept figures agree")
-        tampered = replace(day, figures={"USD": {**day.figures["USD"], "mrr": 999}})
-        revenue_rollups.write_rollups([tampered], rebuilt_at="2027-04-20T00:00:00", scope=scope)
+        tampered = [replace(row, figures={"USD": {**row.figures["USD"], "mrr": 999}}) if row == day else row
+                    for row in march]
+        revenue_rollups.write_view_days(tampered, rebuilt_at="2027-04-20T00:00:00", scope=scope)
         out = io.StringIO()
         with pytest.raises(SystemExit) as exit_:
             call_command("revenue_rebuild", "--check", stdout=out)
     assert exit_.value.code == 1
     assert "2027-03-20 day product+currency=NEWS-LITE+USD USD: mrr kept 999 recomputed 500" in out.getvalue()
-    # the item is where the docs say: the view's partition of its month, one shard
-    item = RevenueRollup.get("REVENUE#2027-03#PRODUCT+CURRENCY#NEWS-LITE+USD", "2027-03-20#00")
-    assert item.Shards == 1
+    # the item is where the docs say: the view's partition, one item a month (one shard)
+    item = RevenueViewDays.get("REVENUE#DAYS#PRODUCT+CURRENCY#NEWS-LITE+USD", "2027-03#00")
+    assert (item.Shards, item.Close) == (1, "2027-03-31")
 
 
 def test_the_page_its_csv_and_the_command_show_each_currency_s_mrr_retention(client: Client, scenario) -> None:  # noqa: F811

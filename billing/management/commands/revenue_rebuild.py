@@ -111,7 +111,7 @@ class Command(BillingCommand):
                               f"{done.shards} shards a day; "
                               f"{done.months} month items, {done.cohorts} cohort months; "
                               f"{done.scoped_items} items for {done.scopes} products, price intervals and currencies"
-                              f" and {done.scoped_days} of their days")
+                              f" and {done.scoped_days} items of their days")
 
     def _check(self, today: date, first: date | None, last: date | None, part: Part | None, *,
                as_json: bool) -> None:
