@@ -1599,7 +1599,8 @@ class RevenueViewDays(BillingItem, discriminator="RevenueViewDays"):
     """One month of one view's days (a product, a price interval, a currency, or some of
     them together), of one part of the rebuild, kept by ``manage.py revenue_rebuild``:
     ``Days``, JSON text, each day of the month from its first to ``Close`` with what a
-    ``RevenueRollup`` holds (``figures``, ``paying``, ``counts``, ``money``). One item a
+    ``RevenueRollup`` holds (``figures``, ``paying``, ``counts``, ``money``): one text
+    attribute, not a map, as it is only ever read whole. One item a
     month, not one a day: a view's days are read with one Query whatever the range (a
     year's, 13 items), and a night rewrites its month's item (a few KB: about 500 bytes a
     day at three currencies)."""
@@ -1608,7 +1609,7 @@ class RevenueViewDays(BillingItem, discriminator="RevenueViewDays"):
     sk_template = KeyTemplate("{month}#{shard}")
 
     Close = UnicodeAttribute()
-    Days = UnicodeAttribute()
+    Days = JSONAttribute()
     Shards = NumberAttribute()
     RebuiltAt = UnicodeAttribute()
 

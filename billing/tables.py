@@ -7,7 +7,6 @@ description."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -326,9 +325,8 @@ def _revenue_samples() -> dict[type[BillingItem], list[BillingItem]]:
                                         Views={"PRODUCT#NEWS-DAILY", "INTERVAL#month", "CURRENCY#USD"})],
             RevenueViewDays: [RevenueViewDays(RevenueViewDays.pk(dimension="PRODUCT", value="NEWS-DAILY"),
                                               RevenueViewDays.sk(month="2026-11", shard="00"), Close="2026-11-02",
-                                              Days=json.dumps({day: {"figures": figures, "paying": 3, "counts": {},
-                                                                     "money": {}}
-                                                               for day in ("2026-11-01", "2026-11-02")}),
+                                              Days={day: {"figures": figures, "paying": 3, "counts": {}, "money": {}}
+                                                    for day in ("2026-11-01", "2026-11-02")},
                                               Shards=1, RebuiltAt="2026-11-22T01:00:04+00:00")]}
 
 

@@ -6,7 +6,6 @@ DynamoDB only past 1 MB: 31 days of 16 shards is far below)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -156,7 +155,7 @@ def view_days_item(month: str, rows: list[RollupDay], rebuilt_at: str, scope: Sc
                                   "counts": {k: v for k, v in sorted(row.counts.items()) if v},
                                   "money": row.money} for row in rows}
     return RevenueViewDays(_view_days_pk(scope), RevenueViewDays.sk(month=month, shard=f"{rows[0].shard:0{SHARD_DIGITS}d}"),
-                           Close=rows[-1].day.isoformat(), Days=json.dumps(days, separators=(",", ":"), sort_keys=True),
+                           Close=rows[-1].day.isoformat(), Days=days,
                            Shards=rows[0].shards, RebuiltAt=rebuilt_at)
 
 
@@ -166,8 +165,8 @@ def write_view_days(rows: Iterable[RollupDay], *, rebuilt_at: str, scope: Scope)
     by_month: dict[tuple[str, int], list[RollupDay]] = {}
     for row in rows:
         by_month.setdefault((row.day.isoformat()[:7], row.shard), []).append(row)
-    return _put_all(sorted(by_month.items()),
-                    lambda entry: view_days_item(entry[0][0], sorted(entry[1], key=lambda r: r.day), rebuilt_at, scope))
+    # the rows come day by day (``rollups.day_rows``), so each month's are in order
+    return _put_all(sorted(by_month.items()), lambda entry: view_days_item(entry[0][0], entry[1], rebuilt_at, scope))
 
 
 def view_day_rows(first_month: str, last_month: str, scope: Scope) -> list[RollupDay]:
@@ -177,7 +176,7 @@ def view_day_rows(first_month: str, last_month: str, scope: Scope) -> list[Rollu
     for item in RevenueViewDays.query(_view_days_pk(scope),
                                       RevenueViewDays.SK.between(f"{first_month}#", f"{last_month}#~")):
         shard = int(item.SK.split("#")[1])
-        for day, kept in json.loads(item.Days).items():
+        for day, kept in item.Days.items():
             found.append(RollupDay(date.fromisoformat(day), shard, int(item.Shards), kept["figures"],
                                    kept["paying"], kept["counts"], kept["money"]))
     return found
