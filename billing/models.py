@@ -1393,14 +1393,14 @@ class MeterEventRecord(BillingItem, discriminator="MeterEventRecord"):
     EventName = UnicodeAttribute()
     Value = UnicodeAttribute(null=True)  # as sent: a number, or a unique_count meter's text
     Timestamp = NumberAttribute()  # Unix seconds, the event's own
-    Day = UnicodeAttribute()  # the UTC day of Timestamp: the aggregate it went to
+    Day = UnicodeAttribute()  # Timestamp's day in BILLING_TIMEZONE: the aggregate it went to
     ReceivedAt = UnicodeAttribute()
     ExpiresAt = NumberAttribute()  # epoch seconds: a condition compares it (TTL deletes lazily)
     TTL = TTLAttribute(null=True)
 
 
 class UsageAggregate(BillingItem, discriminator="UsageAggregate"):
-    """One UTC day of one account's usage of one meter, in one of ``USAGE_SHARDS`` write
+    """One billing day (``BILLING_TIMEZONE``'s) of one account's usage of one meter, in one of ``USAGE_SHARDS`` write
     shards (CRC-32 of the identifier): moved only inside an event's transaction. A period's
     usage is one Query over its days, merging the shards (billing/rules/usage.py)."""
 

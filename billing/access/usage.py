@@ -233,7 +233,7 @@ class Counted:
 
 
 def counted_of(meter: Meter, account_id: str, start: date, end: date, *, consistent: bool = False) -> Counted:
-    """``account_id``'s usage of ``meter`` over the UTC days ``[start, end)`` and its events:
+    """``account_id``'s usage of ``meter`` over the billing days ``[start, end)`` and its events:
     one Query (of the days' aggregates; for unique_count, of its value markers).
     ``consistent``: a strongly consistent read, for billing (every event committed before
     ``mark_billed`` is in it); the "so far" display reads eventually consistent (half the cost)."""
@@ -247,13 +247,13 @@ def counted_of(meter: Meter, account_id: str, start: date, end: date, *, consist
 
 
 def usage_of(meter: Meter, account_id: str, start: date, end: date, *, consistent: bool = False) -> int | Decimal:
-    """``account_id``'s usage of ``meter`` over the UTC days ``[start, end)``, its aggregation
+    """``account_id``'s usage of ``meter`` over the billing days ``[start, end)``, its aggregation
     applied (``counted_of``'s quantity: one Query)."""
     return counted_of(meter, account_id, start, end, consistent=consistent).quantity
 
 
 def usage_by_day(meter: Meter, account_id: str, start: date, end: date) -> dict[date, int | Decimal]:
-    """``account_id``'s usage of ``meter`` on each UTC day of ``[start, end)`` that has any,
+    """``account_id``'s usage of ``meter`` on each billing day of ``[start, end)`` that has any,
     each day's shards merged and its aggregation applied to the day alone (a day's distinct
     values for unique_count): one eventually consistent Query, a display (a period's usage
     is ``usage_of``: a maximum or a distinct count is not the days' sum)."""

@@ -54,7 +54,7 @@ def record_usage(meter: Meter, *, customer: object, identifier: object, value: o
     seconds = event_moment(int(now.timestamp()) if timestamp is None else timestamp, now)
     event = metered.UsageEvent(account_id=customer_of(customer), identifier=identifier_of(identifier),
                                value=event_value(value, MeterAggregation(meter.Aggregation)),
-                               timestamp=seconds, day=day_of(seconds))
+                               timestamp=seconds, day=day_of(seconds, settings.BILLING_TIMEZONE))
     return metered.record_event(meter, event, now=now)
 
 

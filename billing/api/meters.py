@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from ninja import Query, Router, Schema
 from pydantic import Field
@@ -29,6 +30,7 @@ from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS
 from billing.exceptions import AlreadyExists
 from billing.models import Meter, MeterAggregation
 from billing.rules.usage import MAX_BATCH, EventRefused
+from core.clock import billing_today
 
 router = Router(tags=["meters"])
 
@@ -48,7 +50,7 @@ class MeterOut(Schema):
 
 class UsageQuery(Schema):
     customer: KeyId
-    from_: date | None = Field(None, alias="from", description="The first UTC day (default: the 1st of this month).")
+    from_: date | None = Field(None, alias="from", description="The first day, in the billing time zone (default: the 1st of this month).")
     to: date | None = Field(None, description="The day after the last (default: tomorrow: usage so far).")
 
 
@@ -117,11 +119,11 @@ def create_meter(request: HttpRequest, body: MeterIn) -> JsonResponse:
 @router.get("/meters/{event_name}/usage", response={200: Any, **ERRORS}, summary="A customer's usage of a meter",
             auth=read_key)
 def usage(request: HttpRequest, event_name: KeyId, query: Query[UsageQuery]) -> JsonResponse:
-    """Over the UTC days ``[from, to)``: by default this month so far. The meter's GetItem,
+    """Over the billing days ``[from, to)`` (``BILLING_TIMEZONE``'s, as events are counted): by default this month so far. The meter's GetItem,
     the customer's GetItem, one Query (unique_count: of its value markers)."""
     meter = found(metered.get_meter(event_name), "meter", "event_name")
     account = account_or_404(query.customer)
-    today = datetime.now(tz=UTC).date()
+    today = billing_today(settings.BILLING_TIMEZONE)
     start = query.from_ or today.replace(day=1)
     end = query.to or today + timedelta(days=1)
     if end <= start or (end - start).days > 366:

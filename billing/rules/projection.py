@@ -111,7 +111,7 @@ class ComingCharge:
 @dataclass(frozen=True)
 class MeteredUsage:
     """The usage a payment bills in arrears: a metered price's quantity over the days
-    ``[start, end)`` (UTC days, as the usage is counted) and its amount before tax."""
+    ``[start, end)`` (billing days, as the usage is counted) and its amount before tax."""
 
     price_id: str
     meter: str  # the meter's event name

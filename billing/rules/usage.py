@@ -1,7 +1,8 @@
 """Metered usage, pure (docs/USAGE.md): what a usage event must be to be counted, and how a
 period's day aggregates merge into one quantity for each aggregation.
 
-An event lands in the aggregate of its UTC day and of one write shard; each aggregate holds
+An event lands in the aggregate of its billing day (the calendar day of ``BILLING_TIMEZONE``,
+the calendar the payment days are in) and of one write shard; each aggregate holds
 what every aggregation needs (``Partial``). A period's usage merges the partials of its days
 and shards with ``combine`` (associative and commutative, so the order of the Query's items
 and the number of shards change nothing) and reads the meter's aggregation with ``quantity``.
@@ -16,6 +17,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from billing.models import MeterAggregation
+from core.clock import billing_today
 
 # Stripe's window: an event up to 35 days old, or up to 5 minutes ahead of the clock.
 MAX_AGE = timedelta(days=35)
@@ -64,9 +66,13 @@ def event_moment(timestamp: Any, now: datetime) -> int:
     return seconds
 
 
-def day_of(seconds: int) -> str:
-    """The UTC day an event's aggregate is kept under."""
-    return datetime.fromtimestamp(seconds, tz=UTC).date().isoformat()
+def day_of(seconds: int, timezone_name: str) -> str:
+    """The day an event's aggregate is kept under: its calendar day in the billing time zone
+    (``timezone_name``, ``BILLING_TIMEZONE``), the calendar a period's payment days are in.
+    A period's payment closes the days before its payment day (``period_days``), so an event
+    of a UTC day would be billed with the wrong period near midnight, and, east of UTC, one
+    sent after the run on the payment day's first hours would be refused as already billed."""
+    return billing_today(timezone_name, datetime.fromtimestamp(seconds, tz=UTC)).isoformat()
 
 
 def event_value(raw: Any, aggregation: MeterAggregation) -> Decimal | str:
@@ -108,7 +114,7 @@ def _number(raw: Any) -> Decimal:
 
 
 def period_days(start: date, end: date) -> tuple[str, str]:
-    """The first and last UTC day of a period ``[start, end)``, as the aggregates' keys name them."""
+    """The first and last billing day of a period ``[start, end)``, as the aggregates' keys name them."""
     if end <= start:
         raise ValueError("a period ends after it starts")
     return start.isoformat(), (end - timedelta(days=1)).isoformat()

@@ -70,7 +70,7 @@ def meter_add(request: HttpRequest) -> HttpResponse:
 
 
 def customer_usage(request: HttpRequest, account_id: str) -> HttpResponse:
-    """A customer's usage of every meter: this month so far and last month (UTC days), one
+    """A customer's usage of every meter: this month so far and last month (billing days), one
     Query per meter (eventually consistent: a display, not a bill)."""
     account = or_404(access.get_account(account_id), "No such account")
     day = today()

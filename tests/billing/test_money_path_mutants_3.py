@@ -76,12 +76,13 @@ def test_a_value_is_refused_with_its_reason_field_and_sentence() -> None:
     assert value(" 0.000001 ", sum_) == Decimal("0.000001")
 
 
-def test_a_usage_day_is_the_utc_day_whatever_the_process_zone(monkeypatch) -> None:
+def test_a_usage_day_is_the_billing_zones_day_whatever_the_process_zone(monkeypatch) -> None:
     late = int(datetime(2027, 3, 31, 23, 30, tzinfo=UTC).timestamp())
     monkeypatch.setenv("TZ", "Pacific/Auckland")  # already 1 April there
     time.tzset()
     try:
-        assert usage.day_of(late) == "2027-03-31"
+        assert usage.day_of(late, "UTC") == "2027-03-31"
+        assert usage.day_of(late, "Europe/Lisbon") == "2027-04-01"  # summer time: 00:30 there
     finally:
         monkeypatch.undo()
         time.tzset()

@@ -106,9 +106,16 @@ def test_a_timestamp_is_within_35_days_back_and_5_minutes_ahead(offset) -> None:
         assert taken == seconds and -35 * 86400 <= offset <= 300
 
 
-def test_days_and_periods_are_utc() -> None:
-    assert day_of(int(datetime(2027, 3, 31, 23, 59, 59, tzinfo=UTC).timestamp())) == "2027-03-31"
-    assert day_of(int(datetime(2027, 4, 1, tzinfo=UTC).timestamp())) == "2027-04-01"
+def test_an_events_day_is_its_billing_time_zones_day() -> None:
+    assert day_of(int(datetime(2027, 3, 31, 23, 59, 59, tzinfo=UTC).timestamp()), "UTC") == "2027-03-31"
+    assert day_of(int(datetime(2027, 4, 1, tzinfo=UTC).timestamp()), "UTC") == "2027-04-01"
+    # east of UTC the day has begun; west of it, not yet ended
+    assert day_of(int(datetime(2027, 3, 31, 15, tzinfo=UTC).timestamp()), "Asia/Tokyo") == "2027-04-01"
+    assert day_of(int(datetime(2027, 3, 31, 14, 59, 59, tzinfo=UTC).timestamp()), "Asia/Tokyo") == "2027-03-31"
+    assert day_of(int(datetime(2027, 4, 1, 3, tzinfo=UTC).timestamp()), "America/New_York") == "2027-03-31"
+    # a day of 23 hours (summer time begins in Berlin on 28 March 2027): its last second and the next day's first
+    assert day_of(int(datetime(2027, 3, 28, 21, 59, 59, tzinfo=UTC).timestamp()), "Europe/Berlin") == "2027-03-28"
+    assert day_of(int(datetime(2027, 3, 28, 22, tzinfo=UTC).timestamp()), "Europe/Berlin") == "2027-03-29"
     assert period_days(date(2027, 3, 1), date(2027, 4, 1)) == ("2027-03-01", "2027-03-31")
     with pytest.raises(ValueError):
         period_days(date(2027, 3, 1), date(2027, 3, 1))

@@ -1,15 +1,21 @@
 """What the demo parts that make a customer of their own share: the log-in (the demo
-customer's password) with its account, and a default card (a demo Visa at the gateway).
+customer's password) with its account, and a default card (a demo Visa at the gateway);
+and what the usage parts share: an event's moment on a billing day.
 A private module (its name begins with ``_``): ``seed_parts`` does not run it as a part."""
 
 from __future__ import annotations
 
+from datetime import date, datetime, time
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from billing import access
 from billing.actions.accounts import open_account, payment_customer
 from billing.management.commands.seed_demo import CUSTOMER_PASSWORD, DEMO_CARDS, SEED_ACTOR
 from billing.models import Account, Card
+from billing.rules.usage import day_of
 from core.payments.demo_cards import demo_card
 from core.payments.gateway import get_gateway
 
@@ -30,3 +36,10 @@ def default_card(account: Account) -> Card:
         return card
     token = demo_card(get_gateway(), "visa", customer=payment_customer(account))
     return access.add_card(account.account_id, token, DEMO_CARDS[0][1], actor=SEED_ACTOR, make_default=True)
+
+
+def usage_moment(day: date, hour: int) -> tuple[int, str]:
+    """A usage event's Unix seconds at ``hour`` o'clock of the billing day ``day`` (in
+    ``BILLING_TIMEZONE``), and the day its aggregate is kept under (``day`` itself)."""
+    seconds = int(datetime.combine(day, time(hour), tzinfo=ZoneInfo(settings.BILLING_TIMEZONE)).timestamp())
+    return seconds, day_of(seconds, settings.BILLING_TIMEZONE)

@@ -16,8 +16,8 @@ from billing.access import usage as metered
 from billing.actions import meters as meter_actions
 from billing.exceptions import AlreadyExists
 from billing.management.commands.seed_demo import CUSTOMER_EMAIL, SEED_ACTOR
+from billing.management.demo._customers import usage_moment
 from billing.models import MeterAggregation
-from billing.rules.usage import day_of
 
 METER = "api_calls"
 DAYS = 30
@@ -38,9 +38,9 @@ def seed(today: date) -> list[str]:
     for back in range(DAYS - 1, -1, -1):
         day = today - timedelta(days=back)
         for hour in HOURS:
-            seconds = int(datetime.combine(day, time(hour), tzinfo=UTC).timestamp())
+            seconds, key = usage_moment(day, hour)
             event = metered.UsageEvent(account_id=account_id, identifier=f"demo-{day.isoformat()}-{hour:02d}",
-                                       value=Decimal(rng.randint(40, 400)), timestamp=seconds, day=day_of(seconds))
+                                       value=Decimal(rng.randint(40, 400)), timestamp=seconds, day=key)
             accepted += metered.record_event(meter, event, now=now) == metered.ACCEPTED
     start = today.replace(day=1)
     so_far = metered.usage_of(meter, account_id, start, today + timedelta(days=1))

@@ -16,11 +16,10 @@ from billing import access
 from billing.access import usage as metered
 from billing.actions import subscriptions as subscribing
 from billing.management.commands.seed_demo import access_token
-from billing.management.demo._customers import default_card, demo_customer
+from billing.management.demo._customers import default_card, demo_customer, usage_moment
 from billing.models import Meter, Price, Product, Subscription
 from billing.rules.lifecycle import last_usage_billed_on
 from billing.rules.price_choice import choose_usage_only
-from billing.rules.usage import day_of
 
 EMAIL = "payg@example.com"
 SKU, NICKNAME = "API-ACCESS", "API calls"
@@ -68,9 +67,9 @@ def subscribed_alone(today: date, email: str, calls: tuple[tuple[int, int], ...]
     now = datetime.combine(today, time(23, 59), tzinfo=UTC)
     accepted = 0
     for hour, count in calls:
-        seconds = int(datetime.combine(today, time(hour), tzinfo=UTC).timestamp())
+        seconds, key = usage_moment(today, hour)
         event = metered.UsageEvent(account_id=account.account_id, identifier=f"{ids}-{today.isoformat()}-{hour:02d}",
-                                   value=Decimal(count), timestamp=seconds, day=day_of(seconds))
+                                   value=Decimal(count), timestamp=seconds, day=key)
         accepted += metered.record_event(meter, event, now=now) == metered.ACCEPTED
     lines.append(f"{label}: {accepted} events of {email}'s calls today")
     return lines, sub

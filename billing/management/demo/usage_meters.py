@@ -22,11 +22,11 @@ from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.exceptions import AlreadyExists
 from billing.management.commands.seed_demo import CUSTOMER_EMAIL, SEED_ACTOR
+from billing.management.demo._customers import usage_moment
 from billing.management.demo.usage_billing import NICKNAME as CALLS
 from billing.management.demo.usage_billing import SKU
 from billing.models import MeterAggregation, Price, Subscription
 from billing.rules.pricing import PriceTerms
-from billing.rules.usage import day_of
 
 METER, NICKNAME = "storage_gb", "Storage"
 STORAGE = PriceTerms("USD", unit_amount=Decimal(10))  # 10 cents a GB a month
@@ -47,10 +47,10 @@ def seed(today: date) -> list[str]:
     now = datetime.combine(today, time(23, 59), tzinfo=UTC)
     for back in range(DAYS - 1, -1, -1):
         day = today - timedelta(days=back)
-        seconds = int(datetime.combine(day, time(6), tzinfo=UTC).timestamp())
+        seconds, key = usage_moment(day, 6)
         # a store that grows by half a GB a day
         event = metered.UsageEvent(account_id=sub.account_id, identifier=f"demo-storage-{day.isoformat()}",
-                                   value=Decimal(12 + (DAYS - back) // 2), timestamp=seconds, day=day_of(seconds))
+                                   value=Decimal(12 + (DAYS - back) // 2), timestamp=seconds, day=key)
         metered.record_event(meter, event, now=now)
     return [f"usage meters: {CUSTOMER_EMAIL}'s {sub.ProductName or sub.SKU} ({sub.sub_id}) also bills {METER} "
             f"at {price.PriceId}: {len(sub.metered_price_ids)} metered prices"]

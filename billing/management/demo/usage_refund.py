@@ -18,13 +18,12 @@ from billing import access
 from billing.access import usage as metered
 from billing.actions import subscriptions as subscribing
 from billing.management.commands.seed_demo import STAFF_EMAIL, access_token
-from billing.management.demo._customers import default_card, demo_customer
+from billing.management.demo._customers import default_card, demo_customer, usage_moment
 from billing.management.demo.usage_alone import SKU, api_calls_price
 from billing.models import Receipt
 from billing.operations.payments import take_payment
 from billing.operations.refunds import refund_receipt
 from billing.rules.price_choice import choose_price
-from billing.rules.usage import day_of
 
 EMAIL = "metered@example.com"
 CALLS = ((25, 800), (18, 1200), (4, 500))  # (days before today, calls): 2,500 in all
@@ -68,10 +67,10 @@ def paid_then_half_refunded(today: date) -> tuple[Receipt, Receipt] | str:
     # calls of the month just ended, in one charge.
     now = datetime.combine(today, time(0, 30), tzinfo=UTC)
     for days, count in CALLS:
-        seconds = int(datetime.combine(today - timedelta(days=days), time(10), tzinfo=UTC).timestamp())
+        seconds, key = usage_moment(today - timedelta(days=days), 10)
         metered.record_event(meter, metered.UsageEvent(
             account_id=account.account_id, identifier=f"metered-{today - timedelta(days=days)}",
-            value=Decimal(count), timestamp=seconds, day=day_of(seconds)), now=now)
+            value=Decimal(count), timestamp=seconds, day=key), now=now)
     sub = access.set_schedule(sub, next_payment=today, last_payment=started,
                               next_reminder=today + MONTH - timedelta(days=7), last_reminder=today - timedelta(days=7))
     outcome = take_payment(sub, run_date=today, actor="batch")

@@ -17,12 +17,12 @@ from billing import access
 from billing.access import usage as metered
 from billing.actions import meters as meter_actions
 from billing.management.commands.seed_demo import CUSTOMER_EMAIL, SEED_ACTOR
+from billing.management.demo._customers import usage_moment
 from billing.management.demo.usage_billing import SKU
 from billing.management.demo.usage_meters import NICKNAME as STORAGE
 from billing.management.demo.usage_meters import demo_metered_price, demo_subscriptions
 from billing.models import MeterAggregation
 from billing.rules.pricing import PriceTerms
-from billing.rules.usage import day_of
 
 METER, NICKNAME = "webhook_deliveries", "Webhooks"
 WEBHOOKS = PriceTerms("USD", unit_amount=Decimal(1))  # a cent a delivery
@@ -45,9 +45,9 @@ def seed(today: date) -> list[str]:
     for back in range(DAYS - 1, -1, -1):
         day = today - timedelta(days=back)
         for n in range(3 + back % 4):  # a few deliveries a day
-            seconds = int(datetime.combine(day, time(8 + n), tzinfo=UTC).timestamp())
+            seconds, key = usage_moment(day, 8 + n)
             event = metered.UsageEvent(account_id=sub.account_id, identifier=f"demo-webhook-{day.isoformat()}-{n}",
-                                       value="1", timestamp=seconds, day=day_of(seconds))
+                                       value="1", timestamp=seconds, day=key)
             metered.record_event(meter, event, now=now)
     sub = meter_actions.remove_metered_price(sub, price.PriceId, actor=SEED_ACTOR)
     return [f"usage removed: {CUSTOMER_EMAIL}'s {sub.ProductName or sub.SKU} ({sub.sub_id}) bills {METER} "
