@@ -28,6 +28,7 @@ from billing.exceptions import ConditionFailed
 from billing.models import MERCHANT_EVENT_ID, MerchantEvent, MerchantEventType, Receipt, Subscription
 from billing.rules.api_objects import receipt_object, subscription_object
 from billing.rules.event_objects import payment_attempt_object
+from core.clock import billing_today
 from core.dynamo.keys import InvalidKey
 
 STAMP = "%Y%m%dT%H%M%S%f"
@@ -93,7 +94,7 @@ def subscription_event(type: MerchantEventType, sub: Subscription) -> MerchantEv
     """An event about a subscription, carrying it as the API shows it (as it will be once
     the change is written: pass the preview, see ``preview``)."""
     return new_merchant_event(type, account_id=sub.account_id, object_type="subscription", object_id=sub.sub_id,
-                              data=subscription_object(sub))
+                              data=subscription_object(sub, billing_today(settings.BILLING_TIMEZONE)))
 
 
 def receipt_events(receipt: Receipt) -> list[MerchantEvent]:

@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_noop
 
@@ -39,6 +40,7 @@ from billing.operations.expiry import expire
 from billing.operations.retention import retained_until, retention_end, retention_years
 from billing.operations.webhook_signing import event_body
 from billing.rules.lifecycle import CancelMode
+from core.clock import billing_today
 from core.mail import date_text, lazy_message, money_text
 from core.payments.gateway import get_gateway
 
@@ -197,7 +199,7 @@ def close_account(account_id: str, *, actor: str = CUSTOMER_ACTOR, today: date |
                   staff: bool = False, reference: str = "") -> ClosedAccount:
     """Close the account (see the module's docstring); ``reference``: the customer's
     request as staff filed it (a ticket number), kept in the close's audit event."""
-    today = today or datetime.now(UTC).date()
+    today = today or billing_today(settings.BILLING_TIMEZONE)
     done = ClosedAccount(account_id)
     items = list(access.account_items(account_id))
     account = next((i for i in items if isinstance(i, Account)), None)

@@ -11,12 +11,12 @@ with their offset) as stored. A subscription's ``status`` is the pages' state
 it (``rules.state_words``); its next payment is the projection's first coming charge, the
 one the payment run charges (``rules.projection``): nothing here computes an amount.
 
-Pure: no I/O. ``today`` defaults to the UTC day (the caller passes the billing day).
+Pure: no I/O. The objects whose words depend on the day take ``today``: the caller's billing day.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from django.utils.translation import override
@@ -101,11 +101,11 @@ def items_of(sub: Subscription) -> list[JSON]:
                       for metered in sub.metered_price_ids)]
 
 
-def subscription_object(sub: Subscription, today: date | None = None) -> JSON:
+def subscription_object(sub: Subscription, today: date) -> JSON:
     """A subscription, with its state as the pages name it and its next payment as the
-    payment run will charge it (null when none is to come)."""
-    day = today or datetime.now(tz=UTC).date()
-    state = state_of(sub, day)
+    payment run will charge it (null when none is to come); its state on ``today``, the
+    billing day."""
+    state = state_of(sub, today)
     with override("en"):
         label = str(state_words(state, _english_day))
     coming = coming_charges(sub, 1)
@@ -287,9 +287,8 @@ def coupon_status(coupon: Coupon, day: date) -> str:
     return "active" if why is None else str(why)
 
 
-def coupon_object(coupon: Coupon, today: date | None = None) -> JSON:
-    """A coupon code; its ``status`` on ``today``, ``stored_status`` the stored word."""
-    day = today or datetime.now(tz=UTC).date()
+def coupon_object(coupon: Coupon, today: date) -> JSON:
+    """A coupon code; its ``status`` on ``today`` (the billing day), ``stored_status`` the stored word."""
     return {
         "object": "coupon",
         "id": coupon.Code,
@@ -303,7 +302,7 @@ def coupon_object(coupon: Coupon, today: date | None = None) -> JSON:
         "uses": int(coupon.Uses or 0),
         "valid_from": coupon.ValidFrom,
         "valid_until": coupon.ValidUntil,
-        "status": coupon_status(coupon, day),
+        "status": coupon_status(coupon, today),
         "stored_status": coupon.Status,
         "created": coupon.CreatedDate,
     }

@@ -21,6 +21,7 @@ from billing.operations import payments, refunds
 from billing.operations.outcomes import PaymentStatus
 from billing.rules import api_objects, tax
 from core import money
+from core.pages import today
 from core.payments.errors import GatewayError, RefundRefused
 from core.payments.gateway import get_gateway
 from core.payments.simulated import AUTHENTICATING_TEST_CARD
@@ -422,7 +423,7 @@ def test_a_payment_after_cancel_tells_the_merchant_the_service_runs_longer(moto_
     [event] = merchant_events(sub)[len(before):]
     assert (event.Type, event.ObjectType, event.ObjectId) == ("subscription.updated", "subscription", sub.sub_id)
     assert event.Data["stored_status"] == "cancelled"
-    assert event.Data == api_objects.subscription_object(fresh(sub))
+    assert event.Data == api_objects.subscription_object(fresh(sub), today())
 
 
 # --- the receipt e-mail's subject and price with taxes ---------------------------------

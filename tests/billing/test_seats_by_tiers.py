@@ -29,6 +29,7 @@ from billing.rules.pricing import BillingScheme, PriceTerms, Tier, TiersMode, am
 from billing.rules.schedule import period_amount
 from billing.rules.seats import quote_seats
 from core.money import format_with_code
+from core.pages import today
 from tests.builders import PASSWORD, card, fresh, make_user, receipts_of
 
 pytestmark = pytest.mark.django_db
@@ -85,8 +86,8 @@ def test_subscribing_charges_the_tiers_amount_and_keeps_no_price_a_seat(moto_tab
     assert (sub.Quantity, sub.UnitAmount, sub.PaymentAmount) == (12, None, 9600)
     [first] = receipts_of(sub)
     assert first.ProcessedAmount == 9600
-    assert subscription_object(sub)["unit_amount"] is None
-    assert subscription_object(sub)["quantity"] == 12 and subscription_object(sub)["amount"] == 9600
+    assert subscription_object(sub, today())["unit_amount"] is None
+    assert subscription_object(sub, today())["quantity"] == 12 and subscription_object(sub, today())["amount"] == 9600
     # refused: a price by tiers not sold by the seat, a free tier, and out of its bounds
     product = access.get_product("TEAM")
     plain = price_actions.add_price("TEAM", VOLUME, actor="staff", nickname="Not by the seat")

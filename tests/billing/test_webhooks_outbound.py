@@ -19,6 +19,7 @@ from billing import access, batches
 from billing.actions import webhook_endpoints as actions
 from billing.models import DeliveryStatus, EndpointStatus, WebhookEndpoint
 from billing.rules.webhook_retries import WEBHOOK_EVENT_TYPES
+from core.pages import today
 from tests.billing.webhook_receiver import Receiver
 
 
@@ -265,7 +266,7 @@ def test_a_real_change_reaches_the_receiver_as_the_api_shows_it(db, customer, we
     batches.Sender().run_pass()
     [got] = receiver.delivered()
     assert got.body["type"] == "subscription.created"
-    assert got.body["data"] == json.loads(json.dumps(subscription_object(sub), default=str))
+    assert got.body["data"] == json.loads(json.dumps(subscription_object(sub, today()), default=str))
     assert got.body["data"]["id"] == sub.sub_id
 
 
