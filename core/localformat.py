@@ -12,10 +12,12 @@ from copy import copy
 from datetime import date, datetime
 from decimal import Decimal
 from functools import lru_cache
+from zoneinfo import ZoneInfo
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_date, format_skeleton
 from babel.numbers import parse_pattern
+from django.conf import settings
 from django.utils import translation
 from django.utils.dateformat import format as django_date_format
 
@@ -77,6 +79,17 @@ def parse_date(value: str | date | None) -> date | datetime | None:
         return datetime.fromisoformat(value) if "T" in value else date.fromisoformat(value)
     except ValueError:
         return None
+
+
+def billing_day(value: str | date | None) -> date | None:
+    """The calendar day of ``BILLING_TIMEZONE`` a stored date or timestamp falls on: the day
+    a money document states (an invoice's date of issue, a receipt's day paid), which is the
+    day its tax was chosen for. A timestamp is stored in UTC; east or west of it, its UTC date
+    is another day for part of every day. A date is already a billing day."""
+    day = parse_date(value)
+    if isinstance(day, datetime):
+        return day.astimezone(ZoneInfo(settings.BILLING_TIMEZONE)).date() if day.tzinfo else day.date()
+    return day
 
 
 def local_date(value: str | date | None, django_format: str = "j F Y") -> str:

@@ -41,6 +41,7 @@ from billing.operations.retention import retained_until, retention_end, retentio
 from billing.operations.webhook_signing import event_body
 from billing.rules.lifecycle import CancelMode
 from core.clock import billing_today
+from core.localformat import billing_day
 from core.mail import date_text, lazy_message, money_text
 from core.payments.gateway import get_gateway
 
@@ -138,7 +139,7 @@ def _tell_closed(account: Account, receipts: list[Receipt], notes: list[CreditNo
     notes that correct them, each listed)."""
     kept = [{"number": r.Number or r.BillingDate, "date": date_text(date.fromisoformat(r.BillingDate)),
              "amount": money_text(int(r.ProcessedAmount), r.Currency)} for r in receipts]
-    kept_notes = [{"number": n.Number, "date": date_text(date.fromisoformat(n.IssuedAt[:10])),
+    kept_notes = [{"number": n.Number, "date": date_text(billing_day(n.IssuedAt)),
                    "amount": money_text(int(n.Gross), n.Currency)} for n in notes]
     tell_account("account_closed", account, lazy_message(gettext_noop("Your account is closed")),
                  receipts_kept=len(receipts), kept=kept, kept_notes=kept_notes,

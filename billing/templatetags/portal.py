@@ -37,6 +37,14 @@ def local_date(value: str | date | None, django_format: str = "j F Y") -> str:
     return localformat.local_day(value, django_format)
 
 
+@register.filter
+def billing_date(value: str | date | None, django_format: str = "j F Y") -> str:
+    """``{{ receipt.ProcessedDate|billing_date }}``: a stored timestamp's day in the billing
+    time zone (``localformat.billing_day``), in the active language: the date a money
+    document states, as its tax was chosen for that day."""
+    return localformat.local_day(localformat.billing_day(value), django_format)
+
+
 _STATUS = {
     "active": (_("Active"), "text-bg-success"),
     "past_due": (_("Past due"), "text-bg-danger"),

@@ -39,7 +39,7 @@ from billing.models import CreditNote, Receipt
 from billing.rules.invoice import Document, DocumentKind, Party, credit_note_of, invoice_of
 from billing.templatetags.invoice import party_country, vat_rate_text, with_credit_note
 from billing.templatetags.portal import dispute_reason, refund_reason
-from core.localformat import local_date
+from core.localformat import billing_day, local_date
 from core.money import format_with_symbol
 
 NO_BREAK_SPACE = "\xa0"
@@ -91,7 +91,7 @@ def _day(value: str | None) -> str:
     """A stored ISO date (or timestamp) in the receipt's language ("30 November 2026",
     "2026년 11월 30일"), its spaces no-break: a narrow cell wraps between two dates, never
     inside one ("4 December 2026 – 3" / "January 2027")."""
-    return (local_date(value, "j F Y") or "—").replace(" ", NO_BREAK_SPACE)
+    return (local_date(billing_day(value), "j F Y") or "—").replace(" ", NO_BREAK_SPACE)
 
 
 def _period(start: str | None, end: str | None) -> str:

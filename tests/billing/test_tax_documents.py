@@ -149,6 +149,22 @@ def test_the_invoice_page_and_pdf_carry_every_article_226_field(customer, settin
     assert 'data-testid="document-gross">' + case.gross + "<" in html
 
 
+def test_an_invoice_is_dated_on_its_billing_day_not_its_utc_day(customer, settings, tmp_path) -> None:
+    # Paid at 01:00 in Tokyo on 5 December, still the 4th in UTC (the stored timestamp's
+    # day): the invoice is dated the 5th, the day its tax was chosen for and its period begins.
+    settings.BILLING_TIMEZONE = "Asia/Tokyo"
+    with time_machine.travel(datetime(2026, 12, 4, 16, tzinfo=UTC), tick=False):
+        receipt = invoice_receipt(customer, CASES["domestic"])
+    assert receipt.ProcessedDate.startswith("2026-12-04T16") and receipt.PeriodStart == "2026-12-05"
+    html = customer.client.get(f"/receipts/{receipt.Number}/").content.decode()
+    text = pdf_lines(customer.client.get(f"/receipts/{receipt.Number}/pdf/").content, tmp_path)
+    assert 'data-testid="document-date">5 December 2026<' in html
+    assert "Paid 5 December 2026" in html
+    assert "Date of issue 5 December 2026" in text and "Date paid 5 December 2026" in text, text
+    for where, content in (("page", html), ("pdf", text)):
+        assert "4 December 2026" not in content, where
+
+
 @pytest.mark.parametrize("kind", ["domestic", "reverse_charge", "not_subject"])
 def test_an_italian_invoice_is_a_fattura(customer, kind, tmp_path) -> None:
     case = CASES[kind]
