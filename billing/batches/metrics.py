@@ -1,6 +1,6 @@
 """The batches' runs as metrics (core/ops/metrics.py reads them at scrape time): one Query
-per kind for its newest run records; the newest day's runs (every host's and process's)
-are summed."""
+per kind for its newest run records; the newest billing day's runs (every host's and
+process's) are summed."""
 
 from __future__ import annotations
 
@@ -30,8 +30,11 @@ def facts_of(kind: str, runs: list[BatchRun], now_iso: str) -> RunFacts:
         facts.last_success = max(_epoch(run.FinishedAt) for run in completed)
     finished = [run for run in runs if run.FinishedAt]
     if finished:
-        day = finished[0].StartedAt[:10]
-        today = [run for run in finished if run.StartedAt[:10] == day]
+        # A day's runs are those that billed its date (every host's and process's), not those
+        # started on one UTC date: east or west of UTC a billing day's runs may start on two
+        # UTC dates, and one UTC date may hold the runs of two billing days.
+        day = finished[0].LastDate
+        today = [run for run in finished if run.LastDate == day]
         facts.duration = max(_epoch(run.FinishedAt) - _epoch(run.StartedAt) for run in today)
         ms = calls = 0
         for run in today:
