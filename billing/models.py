@@ -1391,7 +1391,9 @@ class MeterEventRecord(BillingItem, discriminator="MeterEventRecord"):
     sk_template = KeyTemplate("MEVT#{account_id}#{identifier}")
 
     EventName = UnicodeAttribute()
-    Value = UnicodeAttribute(null=True)  # as sent: a number, or a unique_count meter's text
+    # The number as sent; a unique_count meter's value (text that may name a person) only as
+    # ``sha256:<its hash>`` (``access.usage.recorded_value``). Older records: as sent.
+    Value = UnicodeAttribute(null=True)
     Timestamp = NumberAttribute()  # Unix seconds, the event's own
     Day = UnicodeAttribute()  # Timestamp's day in BILLING_TIMEZONE: the aggregate it went to
     ReceivedAt = UnicodeAttribute()

@@ -111,6 +111,16 @@ def value_hash(value: Decimal | str) -> str:
     return hashlib.sha256(str(value).encode()).hexdigest()[:32]
 
 
+def recorded_value(value: Decimal | str, aggregation: MeterAggregation) -> str:
+    """What an event's record keeps of its value: the number; a unique_count meter's value
+    (a user id, an e-mail, a host name: it may name a person, and nothing reads it back)
+    only as its hash, as the day's marker keeps it, so no text of it outlives the event's
+    transaction in the table."""
+    if aggregation == MeterAggregation.UNIQUE_COUNT:
+        return f"sha256:{value_hash(value)}"
+    return str(value)
+
+
 def _reason(error: TransactWriteError, place: int) -> str | None:
     reasons = error.cancellation_reasons or []
     reason = reasons[place] if -len(reasons) <= place < len(reasons) else None
@@ -161,7 +171,7 @@ def _transaction(meter: Meter, event: UsageEvent, now: datetime, *, raise_aggreg
     record = MeterEventRecord(
         MeterEventRecord.pk(account_id=account, identifier=event.identifier),
         MeterEventRecord.sk(account_id=account, identifier=event.identifier),
-        EventName=name, Value=str(event.value), Timestamp=event.timestamp, Day=event.day,
+        EventName=name, Value=recorded_value(event.value, aggregation), Timestamp=event.timestamp, Day=event.day,
         ReceivedAt=now.isoformat(timespec="seconds"), ExpiresAt=expires,
         TTL=datetime.fromtimestamp(expires, tz=UTC))
     shard = shard_of(event.identifier)
@@ -270,6 +280,16 @@ def usage_by_day(meter: Meter, account_id: str, start: date, end: date) -> dict[
     for item in day_aggregates(account_id, meter.EventName, start, end):
         days.setdefault(date.fromisoformat(item.SK.split("#", 1)[0]), []).append(_partial(item))
     return {day: quantity(aggregation, merge(partials)) for day, partials in sorted(days.items())}
+
+
+# Every day a usage aggregate's key can name: the whole of a customer's usage of a meter.
+EVERY_DAY = (date(2000, 1, 1), date(9999, 12, 31))
+
+
+def account_usage(account_id: str) -> list[tuple[Meter, dict[date, int | Decimal]]]:
+    """Each meter ``account_id`` has used, with its usage day by day (``usage_by_day``): the
+    customer's copy of its data (the export). The meters' Query, then one Query per meter."""
+    return [(meter, days) for meter in list_meters() if (days := usage_by_day(meter, account_id, *EVERY_DAY))]
 
 
 def usage_for_period(account_id: str, event_name: str, start: date, end: date) -> int | Decimal:

@@ -21,6 +21,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from billing import access
+from billing.access import usage as metered
 from billing.account_data import account_data_sources
 from billing.views.receipt_pdf import render_credit_note_pdf, render_receipt_pdf
 
@@ -58,6 +59,8 @@ def readme(account_id: str, exported_at: str) -> str:
           "of every change to your account: subscriptions, payments, cards, coupons). \"shop\" lists your "
           "shop customer record and your orders."),
         "",
+        _("\"usage\" in data.json: your metered usage, each meter's figure day by day."),
+        "",
         _("receipts/: each receipt as a PDF, named by its number."),
         "",
         _("credit-notes/: each credit note (what a refund corrected on its invoice) as a PDF, named by its "
@@ -75,6 +78,15 @@ def _receipt_name(receipt: object) -> str:
     return "receipts/" + "".join(c if c.isalnum() or c in "-_" else "_" for c in receipt.SK) + ".pdf"
 
 
+def _usage(account_id: str) -> list[dict]:
+    """Each meter the customer has used, its figure day by day (each day's own aggregation,
+    as the usage page shows it; a decimal string, as the API's usage), outside the
+    account's partition: its own items."""
+    return [{"meter": meter.EventName, "name": meter.Name, "aggregation": meter.Aggregation,
+             "days": {day.isoformat(): str(value) for day, value in days.items()}}
+            for meter, days in metered.account_usage(account_id)]
+
+
 def export_zip(account_id: str, *, language: str | None) -> Iterator[bytes]:
     """The ZIP's bytes, piece by piece (a ``StreamingHttpResponse``'s content)."""
     sink = _Sink()
@@ -88,6 +100,8 @@ def export_zip(account_id: str, *, language: str | None) -> Iterator[bytes]:
                     access.item_data(item), ensure_ascii=False, sort_keys=True).encode())
                 yield sink.take()
             member.write(b"\n]")
+            member.write(b', "usage": ' + json.dumps(_usage(account_id), ensure_ascii=False).encode())
+            yield sink.take()
             for source in account_data_sources():
                 member.write(f", {json.dumps(source.name)}: ".encode()
                              + json.dumps(source.export(account_id), ensure_ascii=False, default=str).encode())
