@@ -62,7 +62,8 @@ EVENT_FIELDS = {
     "value": {"description": "A number (or numeric text), zero or more, at most 6 decimals; "
                              "text for a unique_count meter; optional for count."},
     "timestamp": {"type": "integer", "minimum": 0, "maximum": MAX_WHOLE,
-                  "description": "Unix seconds: up to 35 days old, 5 minutes ahead (default: now)."},
+                  "description": "Unix seconds: up to 35 days old, 5 minutes ahead (default: now). "
+                                 "The event counts on its calendar day in the billing time zone."},
 }
 EVENTS_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {"oneOf": [
     {"type": "object", "properties": EVENT_FIELDS, "required": ["event_name", "customer", "identifier"]},
