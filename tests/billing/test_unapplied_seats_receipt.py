@@ -1,0 +1,47 @@
+"""The receipt of a charge for more seats whose change was not made (refused after the
+charge: the subscription changed meanwhile; or recorded by the reconciliation after a
+crash) names on its line the seats that charge paid for, as the receipt of a change made
+does, although it is refunded whole (billing/operations/refunds.py ``refund_unapplied_switch``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from billing import access
+from billing.actions import seats
+from billing.rules.invoice import invoice_of
+from billing.rules.lifecycle import CancelMode
+from billing.rules.seat_lines import LineSeats, stored_seats
+from tests.billing.test_seats import MID, at, crash_after_the_charge, team
+from tests.builders import fresh, receipts_of
+
+pytestmark = pytest.mark.django_db(databases=[])
+
+
+def undone(sub):
+    [receipt] = [r for r in receipts_of(sub) if r.Kind == "seats" and r.PeriodStart == MID.isoformat()]
+    return receipt
+
+
+def test_a_change_of_seats_refused_after_its_charge_has_a_receipt_naming_the_seats_added(moto_table) -> None:
+    sub = team(2)
+    stale = fresh(sub)  # what the page read
+    with at(MID):
+        access.end_subscription(fresh(sub), mode=CancelMode.PERIOD_END, today=MID, actor="customer",
+                                reason="too_expensive")  # in another tab, meanwhile
+        with pytest.raises(access.ConditionFailed):
+            seats.change_quantity(stale, 3, "customer", today=MID)
+    receipt = undone(sub)
+    assert receipt.RefundedAmount == receipt.ProcessedAmount == 516
+    assert stored_seats(receipt.TaxLines[0]) == LineSeats(3, 1000, 2)
+    assert [line.description for line in invoice_of(receipt).lines] == ["Team: $10.00 a seat, 2 → 3 seats"]
+
+
+def test_a_change_of_seats_cut_short_after_its_charge_is_recorded_naming_the_seats_added(
+        moto_table, monkeypatch) -> None:
+    sub = team(2)
+    [difference] = crash_after_the_charge(sub, 3, monkeypatch)
+    assert (difference.kind, difference.fixed) == ("charge of a switch not made", True)
+    receipt = undone(sub)
+    assert receipt.RefundedAmount == receipt.ProcessedAmount == 516
+    assert [line.description for line in invoice_of(receipt).lines] == ["Team: $10.00 a seat, 2 → 3 seats"]
