@@ -1,7 +1,8 @@
 """The receipt of a charge for more seats whose change was not made (refused after the
 charge: the subscription changed meanwhile; or recorded by the reconciliation after a
 crash) names on its line the seats that charge paid for, as the receipt of a change made
-does, although it is refunded whole (billing/operations/refunds.py ``refund_unapplied_switch``)."""
+does, although it is refunded whole (billing/operations/refunds.py ``refund_unapplied_switch``);
+handed again once refunded whole, it asks the processor for nothing."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import pytest
 
 from billing import access
 from billing.actions import seats
+from billing.operations import refunds
 from billing.rules.invoice import invoice_of
 from billing.rules.lifecycle import CancelMode
 from billing.rules.seat_lines import LineSeats, stored_seats
+from core.payments.gateway import get_gateway
 from tests.billing.test_seats import MID, at, crash_after_the_charge, team
 from tests.builders import fresh, receipts_of
 
@@ -45,3 +48,22 @@ def test_a_change_of_seats_cut_short_after_its_charge_is_recorded_naming_the_sea
     receipt = undone(sub)
     assert receipt.RefundedAmount == receipt.ProcessedAmount == 516
     assert [line.description for line in invoice_of(receipt).lines] == ["Team: $10.00 a seat, 2 → 3 seats"]
+
+
+def test_an_unapplied_charge_already_refunded_whole_asks_the_processor_for_nothing_more(
+        moto_table, monkeypatch) -> None:
+    # The reconciliation recorded the charge and refunded it whole; handed the same charge
+    # again, nothing is left of it: no refund is asked for, not even one of 0.
+    sub = team(2)
+    crash_after_the_charge(sub, 3, monkeypatch)
+    receipt = undone(sub)
+    assert receipt.RefundedAmount == receipt.ProcessedAmount == 516
+    gateway = get_gateway()
+    asked = []
+    real = gateway.refund
+    monkeypatch.setattr(gateway, "refund", lambda *a, **k: asked.append(a) or real(*a, **k))
+    with at(MID):
+        assert refunds.refund_unapplied_switch(fresh(sub), gateway.charge_status(receipt.ChargeId),
+                                               actor="reconcile") == 0
+    assert asked == []
+    assert undone(sub).RefundedAmount == 516 and len(undone(sub).Refunds) == 1
