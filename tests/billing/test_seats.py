@@ -187,6 +187,12 @@ def test_a_change_meanwhile_refuses_it_and_refunds_its_charge(table) -> None:
     assert fresh(sub).Quantity == 2
     [undone] = [r for r in receipts_of(sub) if r.Kind == "seats" and r.PeriodStart == MID.isoformat()]
     assert undone.RefundedAmount == undone.ProcessedAmount == 516  # charged, recorded, refunded: never kept
+    # its line names the seats that charge paid for, as a change made does
+    from billing.rules.invoice import invoice_of
+    from billing.rules.seat_lines import LineSeats, stored_seats
+
+    assert stored_seats(undone.TaxLines[0]) == LineSeats(3, 1000, 2)
+    assert [line.description for line in invoice_of(undone).lines] == ["Team: $10.00 a seat, 2 → 3 seats"]
 
 
 def crash_after_the_charge(sub, quantity: int, monkeypatch) -> list:
