@@ -18,7 +18,9 @@ from billing.actions import subscriptions as subscribing
 from billing.batches.reconcile import reconcile
 from billing.models import AuditAction, MerchantEventType
 from billing.operations import payments
+from billing.rules.invoice import invoice_of
 from billing.rules.schedule import period_amount
+from billing.rules.seat_lines import LineSeats, stored_seats
 from billing.rules.seats import QuantityOutOfBounds, SeatsRefused
 from core.payments.errors import GatewayError
 from core.payments.gateway import get_gateway
@@ -188,9 +190,6 @@ def test_a_change_meanwhile_refuses_it_and_refunds_its_charge(table) -> None:
     [undone] = [r for r in receipts_of(sub) if r.Kind == "seats" and r.PeriodStart == MID.isoformat()]
     assert undone.RefundedAmount == undone.ProcessedAmount == 516  # charged, recorded, refunded: never kept
     # its line names the seats that charge paid for, as a change made does
-    from billing.rules.invoice import invoice_of
-    from billing.rules.seat_lines import LineSeats, stored_seats
-
     assert stored_seats(undone.TaxLines[0]) == LineSeats(3, 1000, 2)
     assert [line.description for line in invoice_of(undone).lines] == ["Team: $10.00 a seat, 2 → 3 seats"]
 
