@@ -258,5 +258,6 @@ def test_a_price_being_removed_cannot_be_kept_alone(write_api: ApiClient) -> Non
         version = fresh(sub).Version
         refused = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": calls.PriceId})
     assert refused.status_code in (400, 409), refused.content
-    assert "being removed" in refused.json()["error"]["message"]
+    assert refused.json()["error"]["message"] == (
+        "That metered price is being removed: add it again first to keep it alone.")
     assert fresh(sub).Version == version and get_gateway().charges_made(sub_id=sub.sub_id) == []

@@ -54,6 +54,7 @@ def test_the_seats_must_fit_the_new_price() -> None:
     assert _said(five, _per_seat(2000)) is None
     assert _said(five, _per_seat(2000, low=6)) == "That price is sold for at least 6 seats: the subscription has 5."
     assert _said(five, _per_seat(2000, high=4)) == "That price is sold for at most 4 seats: the subscription has 5."
+    assert _said(five, _per_seat(2000, low=5, high=5)) is None  # both bounds take their own number
     not_by_seat = SwitchTarget("B", "B", 2000, "price_b", "USD")
     assert _said(five, not_by_seat) == "That price is not sold by the seat: change to one seat first."
     assert _said(one, not_by_seat) is None  # one seat: as ever
