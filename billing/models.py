@@ -182,7 +182,8 @@ class Card(BillingItem, discriminator="Card"):
 COUPON_ATTRIBUTES = ("CouponCode", "CouponPercentOff", "CouponAmountOff", "CouponPaymentsLeft")
 # The buyer's tax identity (``Account.BillingCountry``, ``VatNumber``, copied): the charge's
 # VAT rate, and the amount the reminder announces, come from the index with no extra read.
-TAX_ATTRIBUTES = ("BillingCountry", "VatNumber")
+# With the price's ``TaxBehavior`` (copied): whether the amount includes the tax or has it added.
+TAX_ATTRIBUTES = ("BillingCountry", "VatNumber", "TaxBehavior")
 # The cadence beside ``PaymentDay`` (billing/rules/schedule.py ``cadence_of``): the run's
 # period and the reminder's next date are computed from the index alone, for every interval.
 INTERVAL_ATTRIBUTES = ("Interval", "IntervalCount", "IntervalAnchor")
@@ -350,6 +351,9 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # copied here by the action that changes it, so a charge's VAT needs no other read.
     BillingCountry = UnicodeAttribute(null=True)
     VatNumber = UnicodeAttribute(null=True)
+    # Its price's ``Price.TaxBehavior``, copied at subscribing ("inclusive", "exclusive";
+    # null: as the seller's profile says): the charge's tax needs no read of the price.
+    TaxBehavior = UnicodeAttribute(null=True)
     # Seats (docs/MONEY.md M7, billing/rules/seats.py): how many, and the price of one a
     # period. ``PaymentAmount`` stays the whole price a period (= UnitAmount x Quantity),
     # so the due indexes, the projection and the run charge it unchanged: neither is
@@ -1486,6 +1490,9 @@ class Price(BillingItem, discriminator="Price"):
     MinQuantity = NumberAttribute(null=True)
     MaxQuantity = NumberAttribute(null=True)
     Meter = UnicodeAttribute(null=True)  # a metered price: its meter's event name
+    # Stripe's tax_behavior: "inclusive" or "exclusive"; null: unspecified, as the seller's
+    # profile says at each charge (billing/rules/tax.py ``TaxBehavior``). Never changes.
+    TaxBehavior = UnicodeAttribute(null=True)
     Status = UnicodeAttribute(default=PriceStatus.ACTIVE)
     CreatedDate = UnicodeAttribute()
     Nickname = UnicodeAttribute(null=True)

@@ -61,6 +61,7 @@ from billing.rules.schedule import (
     new_cadence,
     renewal_reminder,
 )
+from billing.rules.tax import stored_tax_behavior
 from core.dynamo import engine
 from core.payments.gateway import CardToken
 
@@ -97,6 +98,7 @@ def create_subscription(
     quantity: int | None = None,
     unit_amount: int | None = None,
     metered_price_id: str | None = None,
+    tax_behavior: str | None = None,
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` events (the audit's and
     the merchant's, billing/access/outbox.py), in one transaction.
@@ -131,6 +133,8 @@ def create_subscription(
     ``metered_price_id`` with ``amount`` 0: a subscription to that metered price alone
     (``rules.price_choice.choose_usage_only``), named from its creation, since it has no
     fixed fee whose first charge must come first.
+
+    ``tax_behavior``: the price's (``Price.TaxBehavior``; None: as the seller's profile says).
     """
     usage_only = amount == 0 and metered_price_id is not None
     if not isinstance(amount, int) or amount < 0 or (amount == 0 and not usage_only):
@@ -168,6 +172,7 @@ def create_subscription(
         Language=account.Language,
         # The account's tax identity, copied so its charges need no other read.
         BillingCountry=account.BillingCountry, VatNumber=account.VatNumber,
+        TaxBehavior=stored_tax_behavior(tax_behavior),
         CreatedDate=iso_now(),
         Status=SubscriptionStatus.ACTIVE,
         PriceId=price_id, Quantity=quantity, UnitAmount=unit_amount,

@@ -14,7 +14,7 @@ be retried, and a busy country's payments would otherwise all meet on one item.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
 
@@ -30,7 +30,7 @@ from billing.rules.invoice_tax import (
     rate_text,
     total_shard,
 )
-from billing.rules.tax import Seller, TaxLine, applicable_rate, quarter_of, tax_line
+from billing.rules.tax import Seller, TaxLine, applicable_rate, includes_tax, quarter_of, tax_line
 from billing.rules.tax_report import seller_key
 from core.clock import billing_today
 
@@ -54,10 +54,17 @@ def invoice_seller() -> InvoiceSeller:
     return InvoiceSeller(seller_access.seller_of(profile), profile.LegalName, profile.Address)
 
 
-def tax_terms(sub: Subscription | Any, seller: Seller | None = None) -> TaxTerms:
+def tax_terms(sub: Subscription | Any, seller: Seller | None = None, *,
+              tax_behavior: str | None = None) -> TaxTerms:
     """What a subscription's charges are taxed by: the seller and its buyer (the
-    subscription's copy of the billing country and VAT number: no read)."""
+    subscription's copy of the billing country and VAT number: no read), its amounts
+    including the tax as its price's ``TaxBehavior`` says (the subscription's copy; or
+    ``tax_behavior``, a price about to be subscribed to), else as the seller's profile does."""
     seller = seller or seller_access.seller_tax()
+    behavior = tax_behavior or getattr(sub, "TaxBehavior", None)
+    include = includes_tax(behavior, seller.prices_include_tax)
+    if include != seller.prices_include_tax:
+        seller = replace(seller, prices_include_tax=include)
     return TaxTerms(seller, buyer_of(sub, seller.country))
 
 
@@ -83,7 +90,8 @@ def invoice_tax(sub: Subscription, *, amount: int, on: date, metadata: dict[str,
     if line is None:
         line = tax_line(amount, applicable_rate(seller.tax, buyer, on), prices_include_tax=True)
     include = (metadata or {}).get("prices_include_tax")
-    return InvoiceTax(line=line, prices_include_tax=seller.tax.prices_include_tax if include is None else include == "1",
+    behaves = includes_tax(getattr(sub, "TaxBehavior", None), seller.tax.prices_include_tax)
+    return InvoiceTax(line=line, prices_include_tax=behaves if include is None else include == "1",
                       seller=seller, buyer_country=buyer.country, buyer_vat_number=buyer.vat_number)
 
 

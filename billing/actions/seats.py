@@ -192,7 +192,7 @@ def _charge(sub: Subscription, q: SeatsQuote, key: str, receipt_sku: str, today:
         "period_end": q.paid_through.isoformat(), "quantity": str(q.new_quantity),
         "old_quantity": str(q.old_quantity), "unit_amount": str(q.unit_amount if q.unit_amount is not None else ""),
         "payment_day": str(sub.PaymentDay), "price": str(q.due_now),
-        **tax_metadata(line, prices_include_tax=access.seller_tax().prices_include_tax),
+        **tax_metadata(line, prices_include_tax=access.tax_terms(sub).prices_include_tax),
     }
     gateway = get_gateway()
     try:

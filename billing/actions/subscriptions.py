@@ -93,7 +93,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
               coupon: Coupon | None = None, trial_days: int = 0, interval: str | None = None,
               interval_count: int | None = None, price_id: str | None = None, quantity: int | None = None,
               unit_amount: int | None = None, metered_price_id: str | None = None,
-              more_metered_price_ids: tuple[str, ...] = ()) -> Started:
+              more_metered_price_ids: tuple[str, ...] = (), tax_behavior: str | None = None) -> Started:
     """Create the subscription and charge its first period at once (docs/MONEY.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
@@ -112,7 +112,8 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     in arrears (``with_metered_prices``); with ``amount`` 0, the subscription's one price
     (usage alone), named at its creation and its first payment a receipt of 0.
     ``more_metered_price_ids``: further metered prices billed beside it, each of another
-    meter (``usage_billing.MAX_METERED_PRICES`` in all)."""
+    meter (``usage_billing.MAX_METERED_PRICES`` in all). ``tax_behavior``: the price's
+    (``Price.TaxBehavior``), which its charges follow."""
     usage_only = amount == 0 and metered_price_id is not None
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
@@ -120,6 +121,7 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
         billing_address=billing_address, actor=actor, card_id=card_id, coupon=coupon, trial_days=trial_days,
         interval=interval, interval_count=interval_count, price_id=price_id, quantity=quantity,
         unit_amount=unit_amount, metered_price_id=metered_price_id if usage_only else None,
+        tax_behavior=tax_behavior,
     )
     metered = ([] if usage_only else [metered_price_id] if metered_price_id else []) + list(more_metered_price_ids)
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
@@ -185,7 +187,8 @@ def subscribe_to_price(account: Account, product: Product, choice: PriceChoice, 
                      make_default=make_default, coupon=coupon, trial_days=trial_days, interval=choice.interval,
                      interval_count=choice.interval_count, price_id=choice.stored_price_id,
                      metered_price_id=choice.metered_price_id or metered_price_id,
-                     more_metered_price_ids=(*beside, *more_metered_price_ids), **choice.attributes())  # type: ignore[arg-type]
+                     more_metered_price_ids=(*beside, *more_metered_price_ids), tax_behavior=choice.tax_behavior,
+                     **choice.attributes())  # type: ignore[arg-type]
 
 
 def _recorded_by_another(sub: Subscription, outcome: PaymentOutcome) -> bool:

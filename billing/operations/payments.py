@@ -190,7 +190,8 @@ def take_payment(
         # key returns the first call's metadata).
         **({"coupon": sub.CouponCode, "discount": str(off)} if sub.CouponCode else {}),
         # The invoice's tax: recorded as charged, and checked by the reconciliation.
-        **(tax_metadata(owed.tax_line, prices_include_tax=seller.tax.prices_include_tax) if owed.tax_line else {}),
+        **(tax_metadata(owed.tax_line, prices_include_tax=access.tax_terms(sub, seller.tax).prices_include_tax)
+           if owed.tax_line else {}),
         # The usage billed in arrears with it (its lines after the fee's), as charged.
         **usage_metadata(owed.usages),
         # The seats the fee pays for, named on its invoice line as charged (``charge_seats``).

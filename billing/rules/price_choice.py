@@ -21,6 +21,7 @@ from billing.models import Price, PriceStatus, Product
 from billing.rules.price_objects import DEFAULT_PRICE_PREFIX, terms_of
 from billing.rules.pricing import BillingScheme, PriceTerms, TiersMode, seats_amount
 from billing.rules.seats import QuantityOutOfBounds, check_quantity, quantity_bounds
+from billing.rules.tax import stored_tax_behavior
 from billing.rules.usage_metadata import MAX_METERED_PRICES
 
 
@@ -49,6 +50,8 @@ class PriceChoice:
     per_seat: bool
     # A metered price alone (``price_id``): no fixed fee (``amount`` 0), its usage billed in arrears.
     usage_only: bool = False
+    # The price's ``TaxBehavior`` ("inclusive", "exclusive"; None: as the seller's profile says).
+    tax_behavior: str | None = None
 
     @property
     def stored_price_id(self) -> str | None:
@@ -137,7 +140,7 @@ def choose_price(price: Price | None, product: Product, quantity: int | None = N
     unit = None if terms is not None else int(price.UnitAmount)
     amount = seats_amount(quantity, unit=unit, terms=terms)
     return PriceChoice(price.PriceId, amount, unit, quantity, price.Currency.upper(), str(price.Interval),
-                       int(price.IntervalCount or 1), int(trial or 0), per_seat)
+                       int(price.IntervalCount or 1), int(trial or 0), per_seat, tax_behavior=price.TaxBehavior)
 
 
 def bills_with(metered: Price, interval: str | None, interval_count: int | None) -> bool:
@@ -148,18 +151,31 @@ def bills_with(metered: Price, interval: str | None, interval_count: int | None)
     return (metered.Interval, int(metered.IntervalCount or 1)) == (interval or "month", int(interval_count or 1))
 
 
+def taxed_alike(price: Price | None, tax_behavior: str | None) -> bool:
+    """Whether ``price`` (None: a product's default price) charges the tax as a price of
+    ``tax_behavior`` does (``Price.TaxBehavior``: included, added, or as the seller's
+    profile says). One charge's amounts include its tax or have it added, so the prices
+    a subscription bills together, and the one it switches to, must say the same."""
+    return stored_tax_behavior(price.TaxBehavior if price is not None else None) == stored_tax_behavior(tax_behavior)
+
+
+TAXED_OTHERWISE = _("This price charges the tax otherwise than your subscription (included in its amounts, or "
+                    "added to them): a subscription's charges are taxed one way.")
+
+
 def metered_prices_of(prices: list[Price], currency: str, interval: str | None = None,
-                      interval_count: int | None = None) -> list[Price]:
+                      interval_count: int | None = None, tax_behavior: str | None = None) -> list[Price]:
     """The metered prices a subscription in ``currency`` to the product of ``prices`` (its
     active prices, oldest first) bills its usage by, in arrears, beside its fixed price
-    (docs/USAGE.md "Several metered prices"): the active metered prices in that currency
-    and of the fixed price's cadence (``bills_with``; None: monthly), oldest first, the
-    oldest of each meter (two of one meter would bill its events twice), at most
-    ``MAX_METERED_PRICES``; [] when the product has none."""
+    (docs/USAGE.md "Several metered prices"): the active metered prices in that currency,
+    of the fixed price's cadence (``bills_with``; None: monthly) and its tax behaviour
+    (``taxed_alike``), oldest first, the oldest of each meter (two of one meter would bill
+    its events twice), at most ``MAX_METERED_PRICES``; [] when the product has none."""
     found: list[Price] = []
     for p in prices:
         if p.Meter and p.Status == PriceStatus.ACTIVE and p.Currency.upper() == currency.upper() \
-                and bills_with(p, interval, interval_count) and all(f.Meter != p.Meter for f in found):
+                and bills_with(p, interval, interval_count) and taxed_alike(p, tax_behavior) \
+                and all(f.Meter != p.Meter for f in found):
             found.append(p)
     return found[:MAX_METERED_PRICES]
 
@@ -177,7 +193,7 @@ def choose_usage_only(price: Price | None, product: Product) -> PriceChoice:
     if not price.Meter:
         raise PriceRefused(_("Only a metered price can be subscribed to for its usage alone."))
     return PriceChoice(price.PriceId, 0, None, 1, price.Currency.upper(), str(price.Interval),
-                       int(price.IntervalCount or 1), 0, False, usage_only=True)
+                       int(price.IntervalCount or 1), 0, False, usage_only=True, tax_behavior=price.TaxBehavior)
 
 
 def choose_offer(price: Price | None, product: Product, quantity: int | None = None) -> PriceChoice:

@@ -76,6 +76,35 @@ class TaxCategory(StrEnum):
     REDUCED = "reduced"
 
 
+class TaxBehavior(StrEnum):
+    """Whether a price's amounts include the tax (Stripe's ``tax_behavior``): ``inclusive``
+    (the customer pays the amount, the tax is part of it), ``exclusive`` (the tax is added
+    to it) or ``unspecified`` (as the seller's profile says at each charge: "Catalogue
+    prices include VAT"). Stored as null when unspecified (docs/TAX.md, "A price's tax
+    behaviour")."""
+
+    INCLUSIVE = "inclusive"
+    EXCLUSIVE = "exclusive"
+    UNSPECIFIED = "unspecified"
+
+
+def stored_tax_behavior(behavior: str | None) -> str | None:
+    """The stored ``TaxBehavior`` of a price or subscription: null for ``unspecified``.
+    ``ValueError`` for a word that is not one of :class:`TaxBehavior`'s."""
+    value = TaxBehavior(behavior or TaxBehavior.UNSPECIFIED)
+    return None if value == TaxBehavior.UNSPECIFIED else str(value)
+
+
+def includes_tax(behavior: str | None, seller_default: bool) -> bool:
+    """Whether amounts of that behaviour include the tax: the behaviour's own answer, or
+    ``seller_default`` (the seller's profile) when it is unspecified."""
+    if behavior == TaxBehavior.INCLUSIVE:
+        return True
+    if behavior == TaxBehavior.EXCLUSIVE:
+        return False
+    return seller_default
+
+
 @dataclass(frozen=True)
 class Seller:
     country: str

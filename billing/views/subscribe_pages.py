@@ -46,6 +46,7 @@ from billing.rules.price_words import interval_words
 from billing.rules.projection import Terms, new_subscription_charges
 from billing.rules.schedule import Schedule, first_period, new_cadence
 from billing.rules.switch import usage_only
+from billing.rules.tax import stored_tax_behavior
 from billing.templatetags.portal import decline_reason
 from billing.views.common import SESSION_AUTHENTICATE, SESSION_PENDING
 from core.cardforms import tokenize_card_form
@@ -80,7 +81,7 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
         else payment_day
     start, end = first_period(schedule, first_day)
     price = choice.amount if choice else int(product.PaymentAmount)
-    tax = access.tax_terms(buyer)
+    tax = access.tax_terms(buyer, tax_behavior=choice.tax_behavior if choice else None)
     quote = {
         "sku": product.SKU, "price": price, "currency": choice.currency if choice else product.Currency,
         "payment_day": payment_day,
@@ -171,14 +172,17 @@ def metered_words(prices: list[Price]) -> str:
     return "; ".join(price_words_of(price) for price in prices)
 
 
-Cadence = tuple[str, int]  # a price's interval and interval count
-MONTHLY: Cadence = ("month", 1)  # a product's default price
+# What the metered prices billed beside a fixed price share with it: its interval, interval
+# count and tax behaviour (``rules.price_choice.metered_prices_of``).
+Cadence = tuple[str, int, str | None]
+MONTHLY: Cadence = ("month", 1, None)  # a product's default price
 
 
 def _cadence(price: Price | PriceChoice | None) -> Cadence:
     if isinstance(price, Price):
-        return price.Interval, int(price.IntervalCount or 1)
-    return (price.interval or "month", int(price.interval_count or 1)) if price is not None else MONTHLY
+        return price.Interval, int(price.IntervalCount or 1), stored_tax_behavior(price.TaxBehavior)
+    return (price.interval or "month", int(price.interval_count or 1), stored_tax_behavior(price.tax_behavior)) \
+        if price is not None else MONTHLY
 
 
 def _metered_prices(products: list[Product],
