@@ -34,7 +34,7 @@ from billing.notify import manage_url, tell
 from billing.operations.payments import next_charge, send_receipt
 from billing.operations.refunds import refund_unapplied_switch, refund_unused_days
 from billing.rules.invoice_tax import tax_metadata
-from billing.rules.price_choice import PriceRefused, choose_price, subscribable
+from billing.rules.price_choice import TAXED_OTHERWISE, PriceRefused, choose_price, subscribable, taxed_alike
 from billing.rules.price_objects import PRICE_ID_PREFIX, terms_of
 from billing.rules.pricing import Interval, amount_for
 from billing.rules.receipt_keys import switch_receipt_sku
@@ -107,21 +107,25 @@ def target_for(price: Price | None, product: Product) -> SwitchTarget:
                         Interval(chosen.interval), chosen.interval_count, **seat)  # type: ignore[arg-type]
 
 
-def target_of(choice: str) -> tuple[Product | None, SwitchTarget | None]:
+def target_of(choice: str, sub: Subscription | None = None) -> tuple[Product | None, SwitchTarget | None]:
     """The product and price ``choice`` names: a price's id (``price_...``: one of any
     product's prices), else a product's SKU (its default price, the switch of product as
-    before prices). ``SwitchRefused`` for a price that cannot be subscribed to."""
+    before prices). ``SwitchRefused`` for a price that cannot be subscribed to, or that
+    charges the tax otherwise than ``sub``, the subscription switching (``price_choice.taxed_alike``)."""
     choice = (choice or "").strip()
     if choice.startswith(PRICE_ID_PREFIX):
         price = access.get_price(choice)
         product = access.get_product(price.SKU) if price is not None else None
         if product is None or price is None:
             raise SwitchRefused(_("That price is not offered."))
-        return product, target_for(price, product)
-    product = access.get_product(choice.upper())
-    if product is None:
-        return None, None
-    return product, target_for(access.default_price(product), product)
+    else:
+        product = access.get_product(choice.upper())
+        if product is None:
+            return None, None
+        price = access.default_price(product)
+    if sub is not None and not taxed_alike(price, sub.TaxBehavior):
+        raise SwitchRefused(TAXED_OTHERWISE)
+    return product, target_for(price, product)
 
 
 def targets(sub: Subscription) -> list[SwitchTarget]:
@@ -134,7 +138,7 @@ def targets(sub: Subscription) -> list[SwitchTarget]:
         for price in access.list_prices(product.SKU, product=product):
             own_usage = bool(price.Meter) and price.PriceId == getattr(sub, "MeteredPriceId", None)
             if price.Currency.upper() != sub.Currency.upper() or not (subscribable(price) or own_usage) \
-                    or price.PriceId == current:
+                    or price.PriceId == current or not taxed_alike(price, sub.TaxBehavior):
                 continue
             with suppress(SwitchRefused):
                 target = target_for(price, product)
@@ -147,13 +151,13 @@ def quote(sub: Subscription, choice: str, *, today: date) -> SwitchQuote:
     """What switching ``sub`` to ``choice`` (a price's id, or a product's SKU: its default
     price) today costs; ``SwitchRefused`` says why it cannot. The confirm pages and the
     API's preview show it, and ``switch`` charges it."""
-    product, target = target_of(choice)
+    product, target = target_of(choice, sub)
     product = check_switch(sub, product, today, target)
     back = receipts_from(sub, today, charges_paying_from(cadence_of(sub), today))
     receipts = access.get_receipts_by_account(sub.account_id, back, today)
     # Prices before tax: the credit is counted before tax too, and the tax added once.
     return quote_switch(sub, target or product, receipts, today,
-                        before_tax=not access.seller_tax().prices_include_tax)
+                        before_tax=not access.tax_terms(sub).prices_include_tax)
 
 
 def receipt_sku(q: SwitchQuote) -> str:
@@ -200,7 +204,7 @@ def switch(sub: Subscription, sku: str, *, today: date, actor: str, expected: Sw
             # the seats it pays for, as a change of seats' charge names them
             **({"quantity": str(q.quantity), "unit_amount": str(q.unit_amount if q.unit_amount is not None else "")}
                if q.several_seats else {}),
-            **tax_metadata(line, prices_include_tax=access.seller_tax().prices_include_tax),
+            **tax_metadata(line, prices_include_tax=access.tax_terms(sub).prices_include_tax),
         }
         try:
             result = get_gateway().charge(sub.PaymentDetails.Token, line.gross, sub.Currency,

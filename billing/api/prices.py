@@ -24,9 +24,10 @@ from billing.api.reads import ERRORS
 from billing.api.schemas import PRINTABLE, Body, KeyId, ListOut, Out, SubscriptionOut, whole_number
 from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS, refusals, shown
 from billing.models import Card, ProductStatus
-from billing.rules.price_choice import PriceRefused, bills_with, choose_offer
+from billing.rules.price_choice import PriceRefused, bills_with, choose_offer, taxed_alike
 from billing.rules.price_objects import price_object
 from billing.rules.pricing import MAX_INTERVAL_COUNT, BillingScheme, Interval, PriceTerms, Tier, TiersMode
+from billing.rules.tax import TaxBehavior
 from billing.rules.usage_metadata import MAX_METERED_PRICES
 from core.money import is_payable_currency
 from core.pages import today
@@ -92,7 +93,15 @@ class PriceIn(Body):
     transform_quantity: PriceTransformQuantityIn | None = None
     quantity: PriceQuantityIn | None = None
     unit_label: str | None = Field(None, max_length=40, pattern=r"^[^\x00-\x1f\x7f]*$")
+    tax_behavior: TaxBehavior = Field(TaxBehavior.UNSPECIFIED,
+                                      description="the amounts include the tax (inclusive), have it added "
+                                                  "(exclusive), or as the seller's profile says (unspecified)")
     nickname: str = Field("", max_length=100, pattern=r"^[^\x00-\x1f\x7f]*$")
+
+
+def _behavior(stored: str | None) -> str:
+    """A stored ``TaxBehavior`` in the API's words (null: ``unspecified``)."""
+    return stored or str(TaxBehavior.UNSPECIFIED)
 
 
 def _one_amount(whole: int | None, text: str | None, param: str) -> Decimal | None:
@@ -187,7 +196,7 @@ def create_price(request: HttpRequest, body: PriceIn) -> JsonResponse:
         price = price_actions.add_price(
             body.product, terms, actor=actor_of(request), nickname=body.nickname, unit_label=body.unit_label,
             trial_days=body.recurring.trial_period_days, min_quantity=quantity.minimum,
-            max_quantity=quantity.maximum, meter=body.recurring.meter)
+            max_quantity=quantity.maximum, meter=body.recurring.meter, tax_behavior=body.tax_behavior)
     except access.NoSuchProduct:
         raise ApiError(400, f"No such product: {body.product}.", param="product") from None
     return JsonResponse(price_object(price), status=201)
@@ -321,6 +330,10 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
         if not bills_with(other, choice.interval, choice.interval_count):
             raise ApiError(400, "The metered price's interval is not the fixed price's: its usage is billed with "
                                 "each payment, so both must have one interval.", param=f"{prefix}price")
+        if not taxed_alike(other, choice.tax_behavior):
+            raise ApiError(400, f"The metered price's tax_behavior is {_behavior(other.TaxBehavior)}, the fixed "
+                                f"price's {_behavior(choice.tax_behavior)}: one charge bills both, so both must "
+                                "have one tax_behavior.", param=f"{prefix}price")
     card = access.default_card(account, access.get_cards(account.account_id))
     if card is None:
         raise ApiError(409, "The customer has no card to pay with: add one in the portal first.",
