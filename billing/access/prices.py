@@ -30,6 +30,7 @@ from billing.models import (
 )
 from billing.rules.price_objects import default_price_id, price_id_for, sku_of_price_id, tier_maps
 from billing.rules.pricing import BillingScheme, PriceTerms
+from billing.rules.tax import stored_tax_behavior
 from core.dynamo import engine
 
 PRICE_CREATED = "price.created"
@@ -120,7 +121,7 @@ def price_snapshot(price: Price) -> dict[str, Any]:
             "UnitAmountDecimal": price.UnitAmountDecimal, "Interval": price.Interval,
             "IntervalCount": price.IntervalCount, "BillingScheme": price.BillingScheme, "TiersMode": price.TiersMode,
             "Tiers": [t.as_dict() for t in price.Tiers or ()] or None, "PackageSize": price.PackageSize,
-            "Meter": price.Meter, "Status": price.Status}
+            "Meter": price.Meter, "TaxBehavior": price.TaxBehavior, "Status": price.Status}
 
 
 def _bounded(value: int | None, what: str, low: int, high: int) -> int | None:
@@ -133,10 +134,11 @@ def _bounded(value: int | None, what: str, low: int, high: int) -> int | None:
 
 def create_price(sku: str, terms: PriceTerms, *, actor: str, nickname: str | None = None,
                  unit_label: str | None = None, trial_days: int | None = None, min_quantity: int | None = None,
-                 max_quantity: int | None = None, meter: str | None = None) -> Price:
+                 max_quantity: int | None = None, meter: str | None = None, tax_behavior: str | None = None) -> Price:
     """A new price of an existing product (``NoSuchProduct`` otherwise; in any currency,
     as Stripe's prices), with its audit event: one TransactWriteItems (the product's existence is
-    checked in it). ``ValueError`` names what is wrong with the rest."""
+    checked in it). ``tax_behavior``: ``TaxBehavior``'s words (None: unspecified).
+    ``ValueError`` names what is wrong with the rest."""
     product = get_product(sku)
     if product is None:
         raise NoSuchProduct(f"no product {sku}")
@@ -145,6 +147,10 @@ def create_price(sku: str, terms: PriceTerms, *, actor: str, nickname: str | Non
     max_quantity = _bounded(max_quantity, "the maximum quantity", 1, 10**9)
     if min_quantity is not None and max_quantity is not None and max_quantity < min_quantity:
         raise ValueError("the maximum quantity is below the minimum")
+    try:
+        behavior = stored_tax_behavior(tax_behavior)
+    except ValueError:
+        raise ValueError(f"the tax behaviour is inclusive, exclusive or unspecified, not {tax_behavior!r}") from None
     price_id = price_id_for(sku, new_id())
     unit = terms.unit_amount
     whole = unit is not None and unit == unit.to_integral_value()
@@ -156,7 +162,7 @@ def create_price(sku: str, terms: PriceTerms, *, actor: str, nickname: str | Non
         TiersMode=str(terms.tiers_mode) if terms.tiers_mode else None,
         Tiers=tier_maps(terms.tiers) if terms.tiers else None, PackageSize=terms.package_size,
         UnitLabel=(unit_label or "").strip() or None, TrialDays=trial_days or None, MinQuantity=min_quantity,
-        MaxQuantity=max_quantity, Meter=(meter or "").strip() or None, Status=PriceStatus.ACTIVE,
+        MaxQuantity=max_quantity, Meter=(meter or "").strip() or None, TaxBehavior=behavior, Status=PriceStatus.ACTIVE,
         CreatedDate=iso_now(), Nickname=(nickname or "").strip() or None,
     )
     with refused_as(NoSuchProduct, sku), engine.transact_write() as tx:

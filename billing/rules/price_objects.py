@@ -110,6 +110,7 @@ def price_object(price: Price) -> dict[str, Any]:
                    "unit_amount_decimal": _decimal_text(t.unit_amount), "flat_amount": t.flat_amount}
                   for t in tiers_of(price)] if tiered else None,
         "transform_quantity": {"divide_by": int(price.PackageSize), "round": "up"} if price.PackageSize else None,
+        "tax_behavior": price.TaxBehavior or "unspecified",
         "meter": price.Meter,
         "unit_label": price.UnitLabel,
         "quantity": {"minimum": _number(price.MinQuantity), "maximum": _number(price.MaxQuantity)},

@@ -19,6 +19,7 @@ from billing.rules.pricing import (
     TiersMode,
     decimal_amount,
 )
+from billing.rules.tax import TaxBehavior
 from core.money import exponent, is_payable_currency
 
 MODELS = [("per_unit", _("Per unit")), ("package", _("Package: per N units, rounded up")),
@@ -26,6 +27,9 @@ MODELS = [("per_unit", _("Per unit")), ("package", _("Package: per N units, roun
           ("volume", _("Tiered, volume: the tier of the total prices every unit"))]
 INTERVALS = [(Interval.DAY, _("Day")), (Interval.WEEK, _("Week")), (Interval.MONTH, _("Month")),
              (Interval.YEAR, _("Year"))]
+TAX_BEHAVIORS = [(TaxBehavior.UNSPECIFIED, _("As the seller's profile says")),
+                 (TaxBehavior.INCLUSIVE, _("Included in the amounts")),
+                 (TaxBehavior.EXCLUSIVE, _("Added to the amounts"))]
 LINE = _("Line %(line)s: %(problem)s")
 
 
@@ -57,6 +61,10 @@ class PriceForm(forms.Form):
     max_quantity = forms.IntegerField(required=False, min_value=1, max_value=10**9, label=_("Most units"))
     meter = forms.RegexField(regex=r"^[A-Za-z0-9_.:-]+$", max_length=100, required=False, label=_("Meter"),
                              help_text=_("A metered price: the event name of its meter, e.g. api_calls"))
+    tax_behavior = forms.ChoiceField(
+        choices=TAX_BEHAVIORS, initial=TaxBehavior.UNSPECIFIED, required=False, label=_("VAT"),
+        help_text=_("Whether the amounts include VAT or have it added; it cannot change later. A subscription's "
+                    "prices all charge it one way."))
 
     def clean_currency(self) -> str:
         currency = self.cleaned_data["currency"].strip().upper()

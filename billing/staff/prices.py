@@ -15,7 +15,8 @@ from billing import access
 from billing.actions import prices as price_actions
 from billing.models import Price, PriceStatus, Product
 from billing.rules.price_objects import price_words_of
-from billing.staff.price_forms import PriceForm
+from billing.rules.tax import TaxBehavior
+from billing.staff.price_forms import TAX_BEHAVIORS, PriceForm
 from core.pages import actor, or_404
 from core.staff import INTEGRATIONS, MONEY, has_any_perm, render_staff
 
@@ -26,6 +27,7 @@ CHANGE_PRICES = (MONEY, INTEGRATIONS)
 
 def _row(price: Price) -> dict:
     return {"price": price, "words": price_words_of(price),
+            "tax": dict(TAX_BEHAVIORS)[price.TaxBehavior or TaxBehavior.UNSPECIFIED],
             "archived": price.Status == PriceStatus.ARCHIVED, "default": price.PriceId.startswith("price_default_")}
 
 
@@ -53,7 +55,7 @@ def price_add(request: HttpRequest, sku: str) -> HttpResponse:
             price = price_actions.add_price(
                 product.SKU, data["terms"], actor=actor(request), nickname=data["nickname"],
                 unit_label=data["unit_label"], trial_days=data["trial_days"], min_quantity=data["min_quantity"],
-                max_quantity=data["max_quantity"], meter=data["meter"])
+                max_quantity=data["max_quantity"], meter=data["meter"], tax_behavior=data["tax_behavior"])
         except access.NoSuchProduct:
             messages.error(request, _("That product is gone: nothing was added."))
             return redirect("admin:staff_prices")
