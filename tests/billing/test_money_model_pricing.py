@@ -208,13 +208,17 @@ class PricingMachine(RuleBasedStateMachine):
 
     @initialize(currency=st.sampled_from(sorted(CURRENCIES)), tax_added=st.booleans(),
                 first_day=st.integers(0, 40), days=st.lists(st.integers(1, 31), min_size=3, max_size=3),
-                seats=st.integers(1, 4), by_tiers=st.booleans())
+                seats=st.integers(1, 4), by_tiers=st.booleans(),
+                behavior=st.sampled_from([None, "inclusive", "exclusive"]))
     def customers(self, currency: str, tax_added: bool, first_day: int, days: list[int], seats: int,
-                  by_tiers: bool) -> None:
+                  by_tiers: bool, behavior: str | None) -> None:
         self.currency = currency
         unit, yearly, terms, amount_off = CURRENCIES[currency]
         if tax_added:  # VAT on top of the prices (an Italian seller); else Irish VAT included
             prices_exclude_vat()
+        # The prices' own tax behaviour (docs/TAX.md "A price's tax behaviour"): the seller's
+        # profile's (None), or theirs against it; one for all, as one charge bills them together.
+        taxed = {"tax_behavior": behavior}
         self.today = START + timedelta(days=first_day)
         self.clock.move_to(self.today)
         meter_actions.add_meter(METER, "Calls", MeterAggregation.SUM, actor="test")
@@ -223,16 +227,16 @@ class PricingMachine(RuleBasedStateMachine):
         # interval (rules.price_choice.bills_with); the same tiers, so the same amounts.
         self.metered = {(interval, count): price_actions.add_price(
             "API", replace(terms, interval=interval, interval_count=count), actor="test", nickname=f"calls {name}",
-            meter=METER) for interval, count, name in CADENCES}
+            meter=METER, **taxed) for interval, count, name in CADENCES}
         self.terms = terms_of(self.metered["month", 1])
         self.metered_ids = {p.PriceId for p in self.metered.values()}
         meter_actions.add_meter(STORAGE_METER, "Storage", MeterAggregation.SUM, actor="test")
         self.storage = price_actions.add_price("API", PriceTerms(currency, unit_amount=Decimal(3)), actor="test",
-                                               nickname="storage", meter=STORAGE_METER)
+                                               nickname="storage", meter=STORAGE_METER, **taxed)
         self.storage_terms = terms_of(self.storage)
         # the storage's dearer price, which replaces it at a period's end
         self.dearer = price_actions.add_price("API", PriceTerms(currency, unit_amount=Decimal(5)), actor="test",
-                                              nickname="dearer storage", meter=STORAGE_METER)
+                                              nickname="dearer storage", meter=STORAGE_METER, **taxed)
         self.dearer_terms = terms_of(self.dearer)
         access.create_coupon("PCT20", actor="staff", percent_off=20, duration="forever")
         access.create_coupon("AMT", actor="staff", amount_off=amount_off, currency=currency, duration="repeating",
@@ -243,7 +247,8 @@ class PricingMachine(RuleBasedStateMachine):
         seat_tiers = PriceTerms(currency, BillingScheme.TIERED, tiers_mode=TiersMode.VOLUME,
                                 tiers=(Tier(2, Decimal(unit)), Tier(None, Decimal(unit * 3 // 5)))) if by_tiers else None
         seat_price = price_actions.add_price("API", seat_tiers, actor="test", nickname="seats by volume",
-                                             unit_label="seat", min_quantity=1, max_quantity=5) if seat_tiers else None
+                                             unit_label="seat", min_quantity=1, max_quantity=5, **taxed) \
+            if seat_tiers else None
         for (interval, count, _), day, amount in zip(CADENCES, days, (unit, yearly, unit * 3), strict=True):
             quantity = seats if interval == "month" and count == 1 else 1
             tiers = seat_tiers if interval == "month" and count == 1 else None
@@ -253,7 +258,8 @@ class PricingMachine(RuleBasedStateMachine):
             started = actions.subscribe(
                 access.create_account(f"p{next(self.names)}@example.com"), sku="API", product_name="Developer API",
                 payment_day=day, amount=amount_for(tiers, quantity) if tiers else amount * quantity, currency=currency,
-                card=token, today=self.today, actor="customer", interval=interval, interval_count=count, **seat_terms)
+                card=token, today=self.today, actor="customer", interval=interval, interval_count=count, **seat_terms,
+                **taxed)
             assert started.started
             sub = attach_metered_price(started.sub, self.metered[interval, count].PriceId, actor="test")
             tracked = Tracked(sub, self.today, amount, quantity, tiers)
@@ -266,7 +272,7 @@ class PricingMachine(RuleBasedStateMachine):
         started = actions.subscribe(
             access.create_account(f"p{next(self.names)}@example.com"), sku="API", product_name="Developer API",
             payment_day=days[0], amount=0, currency=currency, card=token, today=self.today, actor="customer",
-            metered_price_id=self.metered["month", 1].PriceId)
+            metered_price_id=self.metered["month", 1].PriceId, **taxed)
         assert started.started and usage_only(started.sub)
         alone = Tracked(started.sub, self.today, 0, 1)
         self._bill_storage(alone)
