@@ -82,12 +82,18 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
     start, end = first_period(schedule, first_day)
     price = choice.amount if choice else int(product.PaymentAmount)
     tax = access.tax_terms(buyer, tax_behavior=choice.tax_behavior if choice else None)
+    first = new_subscription_charges(Terms(price, schedule), start, 1, tax=tax)[0]
     quote = {
         "sku": product.SKU, "price": price, "currency": choice.currency if choice else product.Currency,
         "payment_day": payment_day,
-        "first_amount": new_subscription_charges(Terms(price, schedule), start, 1, tax=tax)[0].amount,
+        "first_amount": first.amount,
         "first_date": start.isoformat(), "period_end": end.isoformat(),
         "next_payment": (end + timedelta(days=1)).isoformat(),
+        # The page says "prorated by day" for a first period shorter than the cadence's,
+        # and names the VAT a price that excludes it adds: not for any first charge that
+        # differs from the price (a charge of €24.40 for a whole month of €20.00 + VAT is
+        # not prorated).
+        "prorated": not first.full_month,
     }
     if coupon is not None:
         # The payments as the run will take them (``rules.projection``): the coupon's
@@ -99,6 +105,8 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
         quote.update(coupon=coupon.Code, first_price=first.list_price, discount=first.discount,
                      first_amount=first.amount, next_discount=following.discount,
                      coupon_duration=coupon.Duration, coupon_payments=coupon.DurationPayments)
+    if first.tax_line is not None and first.amount > first.list_price - first.discount:
+        quote["first_tax_added"] = first.amount - (first.list_price - first.discount)
     if trial_end:
         quote.update(trial_days=trial_days, trial_end=trial_end.isoformat())
     if choice is not None and choice.stored_price_id:
@@ -109,6 +117,8 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
                      interval_count=choice.interval_count)
     if metered:
         quote["metered_price_ids"] = [price.PriceId for price in metered]
+    if choice is not None and choice.tax_behavior:  # the subscription's charges follow it
+        quote["tax_behavior"] = choice.tax_behavior
     return quote
 
 
@@ -532,6 +542,7 @@ def _subscribe_at(request: HttpRequest, account_id: str, product: Product, quote
             # usage alone: its price; else the product's metered prices, billed beside the fee
             metered_price_id=quote.get("metered_price_id") or next(iter(quote.get("metered_price_ids") or []), None),
             more_metered_price_ids=tuple((quote.get("metered_price_ids") or [])[1:]),
+            tax_behavior=quote.get("tax_behavior"),
         )
     except access.TrialAlreadyUsed:
         # Another tab (or click) took this product's trial just now: the new quote, without it.

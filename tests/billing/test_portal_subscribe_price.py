@@ -168,3 +168,38 @@ def test_seats_priced_by_volume_tiers_are_quoted_and_charged_alike(travel, custo
     [sub] = access.get_subscriptions_by_account(customer.account_id)
     assert (sub.Quantity, sub.UnitAmount, sub.PaymentAmount, sub.PriceId) == (12, None, 10800, volume.PriceId)
     assert [int(r.ProcessedAmount) for r in receipts_of(sub)] == [10800]
+
+
+@pytest.mark.parametrize("day", [TODAY.day, TODAY.day + 5], ids=["whole-month", "prorated"])
+def test_a_price_with_vat_added_says_so_and_charges_what_it_says(travel, customer, products, day: int) -> None:
+    """A price whose amounts have the VAT added (docs/TAX.md "A price's tax behaviour"), the
+    seller's catalogue prices including it, bought from Italy: the confirm page names the VAT the charge adds
+    and says "prorated by day" only for a first period shorter than a month, and the
+    charge is what it showed."""
+    added = price_actions.add_price("NEWS-DAILY", PriceTerms("USD", unit_amount=Decimal(2000)), actor="t",
+                                    nickname="VAT added", tax_behavior="exclusive")
+    step = customer.client.post("/subscribe/", {"payment_day": str(day), **GOOD_CARD, "billing_country": "IT",
+                                                "product": "NEWS-DAILY", "price": added.PriceId})
+    assert step.status_code == 302, step.content.decode()
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    shown = FIRST.search(html)[1].strip()
+    vat = re.search(r'data-testid="vat-added">, with ([^ ]+) of VAT added to the price<', html)[1]
+    assert ("prorated by day" in html) is (day != TODAY.day)
+    done = customer.client.post("/subscribe/confirm/", {"quote": QUOTE.search(html)[1]})
+    assert done.status_code == 302
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    [receipt] = receipts_of(sub)
+    assert sub.TaxBehavior == "exclusive" and int(receipt.Tax) > 0
+    assert (shown, vat) == (f"${int(receipt.ProcessedAmount) / 100:.2f}", f"${int(receipt.Tax) / 100:.2f}")
+    if day == TODAY.day:  # a whole month: the price and its VAT
+        assert int(receipt.Net) == 2000
+
+
+def test_a_price_whose_amounts_include_the_vat_adds_none(travel, customer, products) -> None:
+    included = price_actions.add_price("NEWS-DAILY", PriceTerms("USD", unit_amount=Decimal(2000)), actor="t",
+                                       nickname="VAT included", tax_behavior="inclusive")
+    customer.client.post("/subscribe/", {"payment_day": str(TODAY.day), **GOOD_CARD, "billing_country": "IT",
+                                         "product": "NEWS-DAILY", "price": included.PriceId})
+    html = customer.client.get("/subscribe/confirm/").content.decode()
+    assert FIRST.search(html)[1].strip() == "$20.00" and 'data-testid="vat-added"' not in html
+    assert "prorated by day" not in html
