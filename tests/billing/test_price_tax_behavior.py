@@ -14,11 +14,12 @@ from types import SimpleNamespace
 import pytest
 import time_machine
 from django.contrib.auth import get_user_model
+from django.core import mail
 from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing import access
+from billing import access, batches
 from billing.access.usage_billing import why_not_metered
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscribing
@@ -117,6 +118,24 @@ def test_the_first_charge_the_estimate_and_the_renewal_follow_the_price(
     assert (out.status, out.amount) == (PaymentStatus.PAID, estimate.amount)
     renewal = receipts_of(sub)[-1]
     assert (int(renewal.ProcessedAmount), int(renewal.Net), int(renewal.Tax)) == (charged, net, tax)
+
+
+@pytest.mark.local_engine
+def test_the_batches_read_it_from_the_due_indexes(local_table) -> None:
+    """On DynamoDB Local, whose indexes project only what the models list: the reminder run
+    (GSI-1) announces, and the payment run (GSI-2) charges, the VAT a price adds."""
+    italian_seller(prices_include_tax=True)
+    with time_machine.travel(TODAY, tick=False):
+        sub, _ = _subscribed("exclusive")
+    reminded = date.fromisoformat(sub.NextReminderDate)
+    mail.outbox.clear()
+    with time_machine.travel(reminded, tick=False):
+        assert batches.run_reminders(run_date=reminded, workers=1).counts["sent"] == 1
+    [reminder] = mail.outbox
+    assert "24.40" in reminder.body and "20.00" not in reminder.body
+    with time_machine.travel(date(2027, 4, 10), tick=False):
+        assert batches.run_payments(run_date=date(2027, 4, 10), workers=1).counts["paid"] == 1
+    assert [int(r.ProcessedAmount) for r in receipts_of(sub)] == [2440, 2440]
 
 
 def test_a_seller_changing_its_profile_moves_only_the_unspecified_prices(moto_table) -> None:
