@@ -197,6 +197,17 @@ def test_staff_add_a_price_with_vat_added_and_see_it_listed(client, moto_table) 
     assert "Added to the amounts" in page and "As the seller&#x27;s profile says" in page
 
 
+def test_staff_see_a_subscriptions_vat_beside_its_price(client, moto_table) -> None:
+    with time_machine.travel(TODAY, tick=False):
+        added, _ = _subscribed("exclusive", "added@example.com")
+        follows, _ = _subscribed(None, "follows@example.com")
+    client.force_login(make_user("support@rpay.localhost", staff=True))
+    page = client.get(reverse("admin:staff_account", args=[added.account_id])).content.decode()
+    assert "€20.00 a month" in page and "VAT: Added to the amounts" in page
+    page = client.get(reverse("admin:staff_account", args=[follows.account_id])).content.decode()
+    assert "€20.00 a month" in page and "VAT: " not in page
+
+
 def test_the_demo_charges_a_price_with_vat_added_once(moto_table) -> None:
     italian_seller(prices_include_tax=True)  # the demo's seller
     with time_machine.travel(TODAY, tick=False):
