@@ -90,7 +90,7 @@ def invoice_tax(sub: Subscription, *, amount: int, on: date, metadata: dict[str,
     if line is None:
         line = tax_line(amount, applicable_rate(seller.tax, buyer, on), prices_include_tax=True)
     include = (metadata or {}).get("prices_include_tax")
-    behaves = includes_tax(getattr(sub, "TaxBehavior", None), seller.tax.prices_include_tax)
+    behaves = tax_terms(sub, seller.tax).prices_include_tax  # a charge whose metadata does not say
     return InvoiceTax(line=line, prices_include_tax=behaves if include is None else include == "1",
                       seller=seller, buyer_country=buyer.country, buyer_vat_number=buyer.vat_number)
 

@@ -25,6 +25,7 @@ from billing.models import (
 from billing.rules.metered_items import last_day_billed, why_not_removed
 from billing.rules.price_choice import bills_with, taxed_alike
 from billing.rules.schedule import cadence_of, reminder_days
+from billing.rules.tax import tax_behavior_word
 from billing.rules.usage_metadata import MAX_METERED_PRICES
 
 METERED_PRICE_ATTACHED = "subscription.metered_price_attached"
@@ -186,8 +187,8 @@ def why_not_metered(sub: Subscription, price: Price | None, price_id: str, bille
         return (f"{price_id} is billed every {int(price.IntervalCount or 1)} {price.Interval}, the "
                 f"subscription every {int(sub.IntervalCount or 1)} {sub.Interval or 'month'}")
     if not taxed_alike(price, getattr(sub, "TaxBehavior", None)):  # one charge bills both
-        return (f"{price_id}'s tax_behavior is {price.TaxBehavior or 'unspecified'}, the subscription's "
-                f"{sub.TaxBehavior or 'unspecified'}")
+        return (f"{price_id}'s tax_behavior is {tax_behavior_word(price.TaxBehavior)}, the subscription's "
+                f"{tax_behavior_word(sub.TaxBehavior)}")
     if len(sub.metered_price_ids) >= MAX_METERED_PRICES:  # those being removed too: until then they bill
         return f"a subscription bills {MAX_METERED_PRICES} metered prices at most"
     if price.Meter in billed:  # two prices of one meter would bill each event twice

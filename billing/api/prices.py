@@ -27,7 +27,7 @@ from billing.models import Card, ProductStatus
 from billing.rules.price_choice import PriceRefused, bills_with, choose_offer, taxed_alike
 from billing.rules.price_objects import price_object
 from billing.rules.pricing import MAX_INTERVAL_COUNT, BillingScheme, Interval, PriceTerms, Tier, TiersMode
-from billing.rules.tax import TaxBehavior
+from billing.rules.tax import TaxBehavior, tax_behavior_word
 from billing.rules.usage_metadata import MAX_METERED_PRICES
 from core.money import is_payable_currency
 from core.pages import today
@@ -97,11 +97,6 @@ class PriceIn(Body):
                                       description="the amounts include the tax (inclusive), have it added "
                                                   "(exclusive), or as the seller's profile says (unspecified)")
     nickname: str = Field("", max_length=100, pattern=r"^[^\x00-\x1f\x7f]*$")
-
-
-def _behavior(stored: str | None) -> str:
-    """A stored ``TaxBehavior`` in the API's words (null: ``unspecified``)."""
-    return stored or str(TaxBehavior.UNSPECIFIED)
 
 
 def _one_amount(whole: int | None, text: str | None, param: str) -> Decimal | None:
@@ -331,8 +326,8 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
             raise ApiError(400, "The metered price's interval is not the fixed price's: its usage is billed with "
                                 "each payment, so both must have one interval.", param=f"{prefix}price")
         if not taxed_alike(other, choice.tax_behavior):
-            raise ApiError(400, f"The metered price's tax_behavior is {_behavior(other.TaxBehavior)}, the fixed "
-                                f"price's {_behavior(choice.tax_behavior)}: one charge bills both, so both must "
+            raise ApiError(400, f"The metered price's tax_behavior is {tax_behavior_word(other.TaxBehavior)}, the "
+                                f"fixed price's {tax_behavior_word(choice.tax_behavior)}: one charge bills both, so both must "
                                 "have one tax_behavior.", param=f"{prefix}price")
     card = access.default_card(account, access.get_cards(account.account_id))
     if card is None:

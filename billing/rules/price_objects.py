@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from billing.models import Price, PriceStatus, PriceTierMap
 from billing.rules.price_words import price_words
 from billing.rules.pricing import BillingScheme, PriceTerms, Tier
+from billing.rules.tax import tax_behavior_word
 
 PRICE_ID_PREFIX = "price_"
 # The price a product made before prices existed has: never stored, derived from the
@@ -110,7 +111,7 @@ def price_object(price: Price) -> dict[str, Any]:
                    "unit_amount_decimal": _decimal_text(t.unit_amount), "flat_amount": t.flat_amount}
                   for t in tiers_of(price)] if tiered else None,
         "transform_quantity": {"divide_by": int(price.PackageSize), "round": "up"} if price.PackageSize else None,
-        "tax_behavior": price.TaxBehavior or "unspecified",
+        "tax_behavior": tax_behavior_word(price.TaxBehavior),
         "meter": price.Meter,
         "unit_label": price.UnitLabel,
         "quantity": {"minimum": _number(price.MinQuantity), "maximum": _number(price.MaxQuantity)},

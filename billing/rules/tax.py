@@ -95,6 +95,11 @@ def stored_tax_behavior(behavior: str | None) -> str | None:
     return None if value == TaxBehavior.UNSPECIFIED else str(value)
 
 
+def tax_behavior_word(stored: str | None) -> str:
+    """A stored ``TaxBehavior`` in Stripe's words, as the API shows it (null: ``unspecified``)."""
+    return stored or str(TaxBehavior.UNSPECIFIED)
+
+
 def includes_tax(behavior: str | None, seller_default: bool) -> bool:
     """Whether amounts of that behaviour include the tax: the behaviour's own answer, or
     ``seller_default`` (the seller's profile) when it is unspecified."""

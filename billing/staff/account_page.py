@@ -20,7 +20,7 @@ from billing.rules.metered_items import item_words
 from billing.rules.price_objects import price_words_of
 from billing.rules.schedule import cadence_of, months_before
 from billing.rules.switch import usage_only
-from billing.staff.price_forms import TAX_BEHAVIORS
+from billing.staff.price_forms import tax_behavior_words
 from billing.templatetags.staff_pages import staff_date
 from core.countries import country_name
 from core.money import format_with_symbol
@@ -65,9 +65,6 @@ def wallet_rows(wallet: access.Wallet, subscriptions: list[Subscription]) -> lis
              "subscriptions": access.subscriptions_using(card.card_id, subscriptions)} for card in wallet.cards]
 
 
-TAX_WORDS = dict(TAX_BEHAVIORS)  # a stored TaxBehavior ("inclusive", "exclusive") in words
-
-
 def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
     """Each subscription's prices in words, by its id: the fixed price's ("$10.00 a seat a
     month × 5"; a subscription made before prices, its amount and cadence: "¥120,000 a
@@ -94,7 +91,7 @@ def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
         metered = [(price_id, words(price_id)) for price_id in sub.metered_price_ids]
         lines[sub.sub_id] = [*([fixed] if fixed else []),
                              *(item_words(sub, price_id, line, staff_date) for price_id, line in metered if line),
-                             *([f"{gettext('VAT')}: {TAX_WORDS[sub.TaxBehavior]}"] if sub.TaxBehavior else [])]
+                             *([f"{gettext('VAT')}: {tax_behavior_words(sub.TaxBehavior)}"] if sub.TaxBehavior else [])]
     return lines
 
 

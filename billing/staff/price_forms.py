@@ -33,6 +33,11 @@ TAX_BEHAVIORS = [(TaxBehavior.UNSPECIFIED, _("As the seller's profile says")),
 LINE = _("Line %(line)s: %(problem)s")
 
 
+def tax_behavior_words(stored: str | None) -> str:
+    """A stored ``TaxBehavior`` in the staff's words ("Added to the amounts")."""
+    return str(dict(TAX_BEHAVIORS)[stored or TaxBehavior.UNSPECIFIED])
+
+
 def in_minor_units(amount: Decimal, currency: str) -> Decimal:
     """An amount typed in the currency (0.002 USD) in its minor units (0.2), possibly a fraction of one."""
     return (amount.scaleb(exponent(currency)) + 0).normalize()

@@ -15,8 +15,7 @@ from billing import access
 from billing.actions import prices as price_actions
 from billing.models import Price, PriceStatus, Product
 from billing.rules.price_objects import price_words_of
-from billing.rules.tax import TaxBehavior
-from billing.staff.price_forms import TAX_BEHAVIORS, PriceForm
+from billing.staff.price_forms import PriceForm, tax_behavior_words
 from core.pages import actor, or_404
 from core.staff import INTEGRATIONS, MONEY, has_any_perm, render_staff
 
@@ -27,7 +26,7 @@ CHANGE_PRICES = (MONEY, INTEGRATIONS)
 
 def _row(price: Price) -> dict:
     return {"price": price, "words": price_words_of(price),
-            "tax": dict(TAX_BEHAVIORS)[price.TaxBehavior or TaxBehavior.UNSPECIFIED],
+            "tax": tax_behavior_words(price.TaxBehavior),
             "archived": price.Status == PriceStatus.ARCHIVED, "default": price.PriceId.startswith("price_default_")}
 
 

@@ -105,8 +105,8 @@ def quote_for(product: Product, payment_day: int, day: date, coupon: Coupon | No
         quote.update(coupon=coupon.Code, first_price=first.list_price, discount=first.discount,
                      first_amount=first.amount, next_discount=following.discount,
                      coupon_duration=coupon.Duration, coupon_payments=coupon.DurationPayments)
-    if first.tax_line is not None and first.amount > first.list_price - first.discount:
-        quote["first_tax_added"] = first.amount - (first.list_price - first.discount)
+    if first.tax_line is not None and first.tax_line.tax and not tax.prices_include_tax:
+        quote["first_tax_added"] = first.tax_line.tax
     if trial_end:
         quote.update(trial_days=trial_days, trial_end=trial_end.isoformat())
     if choice is not None and choice.stored_price_id:
