@@ -16,6 +16,7 @@ from billing.access.outbox import preview, receipt_events, subscription_event
 from billing.access.paid_changes import commit_change, paid_change, save_change
 from billing.access.subscriptions import cadence_attributes
 from billing.access.tax_ledger import InvoiceTax
+from billing.access.usage_billing import MeteredItems, metered_actions
 from billing.exceptions import ConditionFailed
 from billing.models import (
     AuditAction,
@@ -96,27 +97,31 @@ def _cadence_actions(sub: Subscription, quote: SwitchQuote) -> tuple[list[Any], 
 def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote, *, today: date, actor: str,
                         action: AuditAction = AuditAction.SUBSCRIPTION_SWITCHED, charge_id: str | None = None,
                         charged: int = 0, retention_days: int = 400, tax: InvoiceTax | None = None,
-                        receipt_sku: str | None = None) -> Receipt | None:
+                        receipt_sku: str | None = None, metered: MeteredItems | None = None) -> Receipt | None:
     """Move ``sub`` to ``product`` at the quote's price (and cadence, docs/MONEY.md
     "Switching price or cadence"); with ``charge_id`` (an upgrade's charge of ``charged``)
     its ``switch`` receipt too, keyed under ``receipt_sku`` (default: the product's SKU).
     One TransactWriteItems: the subscription (on condition it is as quoted: else
     ``ConditionFailed``, nothing written), the audit event and, with a charge, the
     receipt, its number (its series' counter: billing/access/receipt_numbers.py) and its
-    number's look-up item, and the merchant's events. Returns the receipt written."""
+    number's look-up item, and the merchant's events. ``metered``: the metered prices a
+    switch to usage alone leaves (``usage_billing.usage_alone_items``), written with it.
+    Returns the receipt written."""
     before = subscription_snapshot(sub)
     previous = sub.PreviousProductName if sub.PreviousSKU else sub.ProductName
     previous_sku = sub.PreviousSKU or sub.SKU
-    # the product's default price, and the metered price kept alone (its MeteredPriceId), are no PriceId
+    # the product's default price, and a metered price alone (its MeteredPriceId), are no PriceId
     price_id = quote.new_price_id if quote.new_price_id and quote.new_price_id != default_price_id(product.SKU) \
-        and quote.new_price_id != sub.MeteredPriceId else None
+        and not quote.usage_alone else None
     actions = [Subscription.SKU.set(product.SKU), Subscription.ProductName.set(product.Name),
                Subscription.PaymentAmount.set(quote.new_price),
                Subscription.PriceId.set(price_id) if price_id else Subscription.PriceId.remove(),
                Subscription.LastSwitchDate.set(today.isoformat())]
     seat_actions, seat_values = _seat_actions(quote)
     cadence_actions, cadence_values = _cadence_actions(sub, quote)
-    actions += seat_actions + cadence_actions
+    actions += seat_actions + cadence_actions + (metered_actions(metered) if metered else [])
+    metered_values = {"MeteredPriceId": metered.price_ids[0], "OtherMeteredPriceIds": metered.price_ids[1:],
+                      "MeteredPriceEnds": metered.ends, "MeteredPriceStarts": metered.starts} if metered else {}
     # At once, or back to what was paid for (the pending switch's product, its cadence kept):
     # no switch waits. Else, from the next payment: until then what was paid for.
     back = bool(sub.PreviousSKU) and previous_sku == product.SKU and quote.new_cadence is None
@@ -144,7 +149,8 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
             receipt.SwitchCharge, receipt.SwitchCredit, receipt.PreviousProductName = quote.charge, quote.credit, \
                 sub.ProductName
         after = {**before, "SKU": product.SKU, "ProductName": product.Name, "PaymentAmount": quote.new_price,
-                 "PriceId": price_id, **seat_values, **cadence_values, "From": quote.effective.isoformat(),
+                 "PriceId": price_id, **seat_values, **cadence_values, **metered_values,
+                 "From": quote.effective.isoformat(),
                  "Charged": charged if receipt else 0, "Receipt": receipt.SK if receipt else None}
         event = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK,
                           before={**before, "SKU": sub.SKU, "ProductName": sub.ProductName, "PriceId": sub.PriceId},
@@ -153,7 +159,10 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
         # payment.succeeded and invoice.created (billing/access/outbox.py).
         merchant_events = [subscription_event(MerchantEventType.SUBSCRIPTION_SWITCHED, preview(sub, actions)),
                            *(receipt_events(receipt) if receipt is not None else [])]
-        save_change(tx, sub, actions=actions, condition=_as_quoted(sub, quote), event=event, receipt=receipt,
+        condition = _as_quoted(sub, quote)
+        if metered:  # it rewrites the metered prices read: on the version read, none lost to a change since
+            condition &= Subscription.Version == sub.Version
+        save_change(tx, sub, actions=actions, condition=condition, event=event, receipt=receipt,
                     lookup=lookup, merchant_events=merchant_events)
 
     commit_change(sub, write, charging=change.charging, processed_at=change.processed_at)
@@ -162,6 +171,8 @@ def switch_subscription(sub: Subscription, product: Product, quote: SwitchQuote,
     sub.LastSwitchDate = today.isoformat()
     for name, value in {**seat_values, **cadence_values}.items():  # in memory (the due keys are a fresh read's)
         setattr(sub, name, value)
+    if metered:
+        metered.apply_to(sub)
     sub.PreviousSKU = previous_sku if pending else None
     sub.PreviousProductName = previous if pending else None
     sub.SwitchFrom = quote.effective.isoformat() if pending else None

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -145,6 +146,72 @@ def _replacing(sub: Subscription, price: Price) -> str | None:
                  and (found := get_price(other)) is not None and found.Meter == price.Meter), None)
 
 
+@dataclass(frozen=True)
+class MeteredItems:
+    """A subscription's metered prices as a write leaves them: in order (the first is its
+    ``MeteredPriceId``), the removed ones' last days and the replacing or later ones' first
+    days (ISO dates), by price id."""
+
+    price_ids: list[str]
+    ends: dict[str, str]
+    starts: dict[str, str]
+
+    def apply_to(self, sub: Subscription) -> None:
+        """What the write stored, in memory as a fresh read would show it."""
+        sub.MeteredPriceId = self.price_ids[0] if self.price_ids else None
+        sub.OtherMeteredPriceIds = self.price_ids[1:] or None
+        sub.MeteredPriceEnds = [MeteredEndMap(PriceId=p, LastDay=d) for p, d in self.ends.items()] or None
+        sub.MeteredPriceStarts = [MeteredStartMap(PriceId=p, FirstDay=d) for p, d in self.starts.items()] or None
+
+
+def metered_actions(items: MeteredItems) -> list:
+    """The update actions that store ``items`` on a subscription (each attribute set, or
+    removed when empty)."""
+    first, others = (items.price_ids[0], items.price_ids[1:]) if items.price_ids else (None, [])
+    ends, starts = items.ends, items.starts
+    return [
+        Subscription.MeteredPriceId.set(first) if first else Subscription.MeteredPriceId.remove(),
+        Subscription.OtherMeteredPriceIds.set(others) if others else Subscription.OtherMeteredPriceIds.remove(),
+        Subscription.MeteredPriceEnds.set([MeteredEndMap(PriceId=price_id, LastDay=day) for price_id, day in ends.items()])
+        if ends else Subscription.MeteredPriceEnds.remove(),
+        Subscription.MeteredPriceStarts.set([MeteredStartMap(PriceId=price_id, FirstDay=day)
+                                             for price_id, day in starts.items()])
+        if starts else Subscription.MeteredPriceStarts.remove(),
+    ]
+
+
+def usage_alone_items(sub: Subscription, price: Price | None, price_id: str, first_day: date) -> MeteredItems:
+    """``sub``'s metered prices once ``price`` is the one it is to alone, billing its
+    meter's usage from ``first_day`` (the first day without the fixed fee: docs/USAGE.md
+    "Usage alone of another metered price"), first in order. A price it bills already
+    stays as it is; one of a meter it bills by another price replaces that price (its last
+    day the day before ``first_day``, as ``replace_metered_price`` at the period's end); any
+    other joins. Its other metered prices bill on, as a Stripe subscription keeps its other
+    items when one is replaced. ``NotMetered`` naming why it cannot be. Requests: a GetItem
+    of each of its metered prices (their meters)."""
+    ids = sub.metered_price_ids  # the gone ones dropped, with their days, as every write drops them
+    ends = {i: day for i, day in sub.metered_ends.items() if i in ids}
+    starts = {i: day for i, day in sub.metered_starts.items() if i in ids}
+    if price is not None and price.PriceId in ids:
+        if price.PriceId in ends:  # alone, a price on its way out would leave nothing billed
+            raise NotMetered(f"{price_id} is being removed: add it again first to keep it alone")
+        return MeteredItems([price.PriceId, *(i for i in ids if i != price.PriceId)], ends, starts)
+    own = {other.PriceId: other for other in map(get_price, ids) if other is not None}
+    alike = [other for other in own.values() if price is not None and other.Meter == price.Meter]
+    day = first_day.isoformat()
+    if any(starts.get(other.PriceId, "") >= day for other in alike):
+        raise NotMetered(f"a change of {alike[0].PriceId} to another price is pending: undo it first")
+    replaced = [other.PriceId for other in alike if other.PriceId not in ends]
+    billed = {other.Meter for other in own.values() if other.PriceId not in replaced}
+    # the count as replace_metered_price's: one replaced bills until its last day
+    refusal = why_not_metered(sub, price, price_id, billed)
+    if refusal or price is None:
+        raise NotMetered(refusal)
+    last = (first_day - timedelta(days=1)).isoformat()
+    ends = {**ends, **{other: last for other in replaced}}
+    return MeteredItems([price.PriceId, *ids], ends, {**starts, price.PriceId: day})
+
+
 def _write_metered(sub: Subscription, price_ids: list[str], ends: dict[str, str], starts: dict[str, str] | None = None,
                    *, actor: str, action: str, before: dict, after: dict) -> Subscription:
     """``sub``'s metered prices become ``price_ids`` (in order; the gone ones it listed
@@ -160,16 +227,7 @@ def _write_metered(sub: Subscription, price_ids: list[str], ends: dict[str, str]
     ends = kept(ends)
     starts = kept(sub.metered_starts) if starts is None else {
         price_id: day for price_id, day in starts.items() if price_id in price_ids}
-    first, others = (price_ids[0], price_ids[1:]) if price_ids else (None, [])
-    actions = [
-        Subscription.MeteredPriceId.set(first) if first else Subscription.MeteredPriceId.remove(),
-        Subscription.OtherMeteredPriceIds.set(others) if others else Subscription.OtherMeteredPriceIds.remove(),
-        Subscription.MeteredPriceEnds.set([MeteredEndMap(PriceId=price_id, LastDay=day) for price_id, day in ends.items()])
-        if ends else Subscription.MeteredPriceEnds.remove(),
-        Subscription.MeteredPriceStarts.set([MeteredStartMap(PriceId=price_id, FirstDay=day)
-                                             for price_id, day in starts.items()])
-        if starts else Subscription.MeteredPriceStarts.remove(),
-    ]
+    actions = metered_actions(MeteredItems(price_ids, ends, starts))
     updated = subscription_event(MerchantEventType.SUBSCRIPTION_UPDATED, preview(sub, actions))
     audit = new_event(sub.account_id, actor=actor, action=action, subject=sub.SK, before=before, after=after)
     # PynamoDB's transactional update checks and moves on the item's ``Version`` itself.

@@ -29,6 +29,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from billing import access
+from billing.access import usage_billing
 from billing.models import AuditAction, Price, PriceStatus, Product, Subscription
 from billing.notify import manage_url, tell
 from billing.operations.payments import next_charge, send_receipt
@@ -51,6 +52,7 @@ from billing.rules.switch import (
     seats_refusal,
 )
 from billing.rules.tax import TaxLine
+from core.clock import billing_today
 from core.mail import money_text
 from core.payments.errors import GatewayError, KeyReused, PaymentError
 from core.payments.gateway import ChargeResult, get_gateway
@@ -85,7 +87,7 @@ def target_for(price: Price | None, product: Product) -> SwitchTarget:
     subscription of several seats keeps them (``rules.switch.seats_refusal``).
     ``SwitchRefused`` for a price that cannot be subscribed to
     (``price_choice.choose_price``'s reasons). A metered price: its usage alone, no fixed
-    fee (``check_switch`` allows only the subscription's own)."""
+    fee (``usage_alone`` says which metered prices the subscription then bills)."""
     if price is not None and price.Meter and price.SKU == product.SKU and price.Status == PriceStatus.ACTIVE:
         return SwitchTarget(product.SKU, product.Name, 0, price.PriceId, price.Currency.upper(),
                             Interval(price.Interval), int(price.IntervalCount or 1), metered=True)
@@ -136,15 +138,41 @@ def targets(sub: Subscription) -> list[SwitchTarget]:
     current = current_price_id(sub)
     for product in access.list_products():
         for price in access.list_prices(product.SKU, product=product):
-            own_usage = bool(price.Meter) and price.PriceId == getattr(sub, "MeteredPriceId", None)
-            if price.Currency.upper() != sub.Currency.upper() or not (subscribable(price) or own_usage) \
-                    or price.PriceId == current or not taxed_alike(price, sub.TaxBehavior):
+            if price.Currency.upper() != sub.Currency.upper() or price.PriceId == current \
+                    or not taxed_alike(price, sub.TaxBehavior):
+                continue
+            if price.Meter:  # its usage alone: a plan's, of a price it could bill
+                if price.Status == PriceStatus.ACTIVE and _alone_refusal(sub, price, product) is None:
+                    found.append(target_for(price, product))
+                continue
+            if not subscribable(price):
                 continue
             with suppress(SwitchRefused):
                 target = target_for(price, product)
                 if seats_refusal(sub, target) is None:  # offered only where the seats fit
                     found.append(target)
     return found
+
+
+def _alone_refusal(sub: Subscription, price: Price, product: Product) -> str | None:
+    """Why ``sub`` cannot switch to ``price``'s usage alone (a metered price of ``product``)
+    from its next payment (None: it can): ``check_switch``'s rules, then the metered prices
+    it would bill (``usage_alone``). Reads each of its metered prices (their meters)."""
+    try:
+        check_switch(sub, product, billing_today(settings.BILLING_TIMEZONE), target_for(price, product))
+        usage_alone(sub, price.PriceId, date.fromisoformat(sub.NextPaymentDate))
+    except SwitchRefused as refused:
+        return str(refused)
+    return None
+
+
+def usage_alone(sub: Subscription, price_id: str, first_day: date) -> usage_billing.MeteredItems:
+    """The metered prices ``sub`` bills once switched to ``price_id``'s usage alone from
+    ``first_day`` (``access.usage_alone_items``); ``SwitchRefused`` naming why it cannot."""
+    try:
+        return usage_billing.usage_alone_items(sub, access.get_price(price_id), price_id, first_day)
+    except usage_billing.NotMetered as refused:
+        raise SwitchRefused(str(refused)) from None
 
 
 def quote(sub: Subscription, choice: str, *, today: date) -> SwitchQuote:
@@ -156,8 +184,10 @@ def quote(sub: Subscription, choice: str, *, today: date) -> SwitchQuote:
     back = receipts_from(sub, today, charges_paying_from(cadence_of(sub), today))
     receipts = access.get_receipts_by_account(sub.account_id, back, today)
     # Prices before tax: the credit is counted before tax too, and the tax added once.
-    return quote_switch(sub, target or product, receipts, today,
-                        before_tax=not access.tax_terms(sub).prices_include_tax)
+    q = quote_switch(sub, target or product, receipts, today, before_tax=not access.tax_terms(sub).prices_include_tax)
+    if q.usage_alone:  # refused here, on the confirm page, not once confirmed
+        usage_alone(sub, q.new_price_id, q.effective)
+    return q
 
 
 def receipt_sku(q: SwitchQuote) -> str:
@@ -271,9 +301,10 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
     assert product is not None
     old_name = sub.ProductName or sub.SKU
     excess = refunded_now(sub, q)  # on the subscription as quoted, before the switch moves it
+    metered = usage_alone(sub, q.new_price_id, q.effective) if q.usage_alone else None
     try:
         receipt = access.switch_subscription(
-            sub, product, q, today=today, actor=actor, action=action,
+            sub, product, q, today=today, actor=actor, action=action, metered=metered,
             charge_id=result.charge_id if result else None, charged=result.amount if result else 0,
             retention_days=settings.RECEIPT_RETENTION_DAYS, receipt_sku=receipt_sku(q),
             tax=access.invoice_tax(sub, amount=result.amount, on=today, metadata=result.metadata) if result else None)

@@ -88,8 +88,8 @@ class SwitchTarget:
     min_quantity: int = 1
     max_quantity: int | None = None
     terms: PriceTerms | None = None
-    # The subscription's own metered price, alone: no fixed fee from the next payment
-    # (a plan back to pay-as-you-go; docs/USAGE.md "Usage alone"). ``amount`` is 0.
+    # A metered price, alone: no fixed fee from the next payment, that price billing the
+    # usage (a plan to pay-as-you-go; docs/USAGE.md "Usage alone"). ``amount`` is 0.
     metered: bool = False
 
     def amount_for(self, seats: int) -> int:
@@ -211,6 +211,9 @@ class SwitchQuote:
     # price by tiers of seats); ``new_price`` is the whole, for the seats.
     quantity: int = 1
     unit_amount: int | None = None
+    # To a metered price alone (``new_price_id``): no fixed fee from the next payment, that
+    # price billing its usage from then on (docs/USAGE.md "Usage alone").
+    usage_alone: bool = False
 
     @property
     def several_seats(self) -> bool:
@@ -272,9 +275,13 @@ def check_switch(sub: Subscription, product: Product | None, today: date,
         raise SwitchRefused(_("Only an active subscription can switch (a past-due one pays what it owes first)."))
     if sub.CancelMode or sub.PausedFrom or not sub.NextPaymentDate:
         raise SwitchRefused(_("A paused or cancelling subscription cannot switch."))
-    if target.metered and target.price_id != getattr(sub, "MeteredPriceId", None):
-        # Usage alone is the usage the subscription is billed for already, without the fee.
-        raise SwitchRefused(_("Only the metered price the subscription is billed by can be kept alone."))
+    if target.metered and usage_only(sub):
+        # Its metered prices are all it pays: another is added, removed or changed as such.
+        raise SwitchRefused(_("The subscription pays for its usage alone already: add or change its metered "
+                              "prices instead."))
+    if target.metered and not target.same_cadence(cadence_of(sub)):
+        # Usage is billed over the subscription's periods (docs/USAGE.md "One cadence").
+        raise SwitchRefused(_("That metered price is billed over other periods than the subscription's."))
     if target.metered and target.price_id in getattr(sub, "metered_ends", {}):
         # Alone, a price on its way out would leave a subscription that bills nothing.
         raise SwitchRefused(_("That metered price is being removed: add it again first to keep it alone."))
@@ -316,7 +323,7 @@ def quote_switch(sub: Subscription, product: Product | SwitchTarget, receipts: I
     common: dict[str, Any] = {"old_sku": sub.SKU, "new_sku": target.sku, "new_name": target.name,
                               "old_price": old_price, "new_price": new_price, "paid_through": paid_through,
                               "new_price_id": target.price_id, "quantity": seats,
-                              "unit_amount": target.unit_amount}
+                              "unit_amount": target.unit_amount, "usage_alone": target.metered}
     trial_end, paid_from = trial_end_of(sub, today), first_paid_day(sub, today)
     common["trial_end"] = trial_end
     cadence = cadence_of(sub)

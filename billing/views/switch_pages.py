@@ -31,6 +31,8 @@ from billing.customers import customer_required
 from billing.forms import SwitchProductForm
 from billing.models import Subscription
 from billing.rules.cadence_words import amount_per_period
+from billing.rules.price_objects import terms_of
+from billing.rules.price_words import price_words
 from billing.rules.pricing import Interval
 from billing.rules.projection import ComingCharge, coming_charges
 from billing.rules.schedule import Cadence, cadence_of
@@ -65,8 +67,11 @@ def product_choices(sub: Subscription) -> list[tuple[str, str]]:
         now = applies_now(sub, target)
         value = target.sku if target.stored_price_id is None and not target.metered else target.price_id
         amount = target.amount_for(seats)
-        if target.metered:  # its own metered price, alone: a lower price, so from the next payment
+        if target.metered and target.price_id == sub.MeteredPriceId:  # its own, alone: from the next payment
             label = _("%(name)s — your usage alone, no fixed fee (from your next payment)") % {"name": target.name}
+        elif target.metered:  # another metered price, alone: billing the usage from the next payment
+            label = _("%(name)s — your usage alone (%(price)s), no fixed fee (from your next payment)") % {
+                "name": target.name, "price": usage_price_words(target.price_id)}
         elif (target.interval, target.count) == ("month", 1):
             price = format_with_symbol(amount, target.currency)
             if now:
@@ -80,6 +85,12 @@ def product_choices(sub: Subscription) -> list[tuple[str, str]]:
                      _("%(name)s — %(price)s (from your next payment)")) % {"name": target.name, "price": words}
         choices.append((value, label))
     return choices
+
+
+def usage_price_words(price_id: str) -> str:
+    """A metered price in words ("first 1,000 calls free, then $0.002 a call"), read by its id."""
+    price = access.get_price(price_id)
+    return price_words(terms_of(price), price.UnitLabel) if price is not None else price_id
 
 
 def seat_words(quote: SwitchQuote, unit_price: str) -> str:
@@ -109,8 +120,9 @@ def quote_context(sub: Subscription, quote: SwitchQuote) -> dict:
         "quote": quote, "old_price": format_with_symbol(quote.old_price, money),
         "new_price": format_with_symbol(quote.new_price, money),
         # "€120.00 a year": the new price in words, with its cadence
-        "new_price_words": _("No fixed fee: you pay for your usage") if alone else
-        target_words(quote.new_price, money, str(cadence.interval), cadence.count),
+        "new_price_words": target_words(quote.new_price, money, str(cadence.interval), cadence.count) if not alone
+        else _("No fixed fee: you pay for your usage") if quote.new_price_id == sub.MeteredPriceId
+        else _("No fixed fee: you pay for your usage, %(price)s") % {"price": usage_price_words(quote.new_price_id)},
         "monthly": cadence.is_monthly,
         "seat_words": seat_words(quote, format_with_symbol(quote.unit_amount or 0, money)),
         "next_charge": after, "next_amount": format_with_symbol(after.amount, money) if after else "",

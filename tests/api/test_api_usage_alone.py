@@ -238,16 +238,6 @@ def test_a_plan_goes_back_to_usage_alone_from_its_next_payment(
     assert outcome.status == "paid" and outcome.amount == 100
 
 
-def test_only_the_subscription_s_own_metered_price_is_kept_alone(metered, write_api: ApiClient) -> None:
-    customer, price, fixed = metered
-    _body, sub = _subscribe(write_api, customer, {"price": fixed.PriceId})  # no metered price
-    with time_machine.travel(SUBSCRIBED, tick=False):
-        refused = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": price.PriceId})
-    assert refused.status_code in (400, 409), refused.content
-    assert "Only the metered price the subscription is billed by" in error_of(refused)["message"]
-    assert int(fresh(sub).PaymentAmount) == 999 and not fresh(sub).MeteredPriceId
-
-
 def test_the_portal_offers_a_plan_its_own_usage_alone(metered, write_api: ApiClient) -> None:
     customer, price, fixed = metered
     _body, sub = _subscribe(write_api, customer, {"items": [{"price": fixed.PriceId}, {"price": price.PriceId}]})

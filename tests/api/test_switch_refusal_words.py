@@ -1,6 +1,6 @@
 """A switch refused for usage alone says why in the whole sentence (billing/rules/switch.py
-``check_switch``): only the subscription's own metered price can be kept alone; usage
-alone adds a fixed price of its own product only."""
+``check_switch``): usage alone adds a fixed price of its own product only (a plan's
+switch to another metered price alone: tests/api/test_usage_alone_other_price.py)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,6 @@ from tests.api.conftest import ApiClient, error_of
 from tests.api.test_api_usage_alone import SUBSCRIBED, _subscribe, metered  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.django_db
-
-
-def test_a_plan_switching_to_a_metered_price_alone_not_its_own_is_told_so(metered, write_api: ApiClient) -> None:  # noqa: F811
-    customer, price, fixed = metered
-    _body, sub = _subscribe(write_api, customer, {"price": fixed.PriceId})
-    with time_machine.travel(SUBSCRIBED, tick=False):
-        refused = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": price.PriceId})
-    assert error_of(refused)["message"] == "Only the metered price the subscription is billed by can be kept alone."
 
 
 def test_usage_alone_switching_to_another_product_is_told_so(metered, write_api: ApiClient) -> None:  # noqa: F811
