@@ -91,7 +91,7 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
         "failed": [f for f in history.failed if f.sub_id == sub.sub_id],
         # a downgrade not yet in force: the product paid for until the next payment
         "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat()),
-        "usage": _usage(sub)}
+        "usage_alone": usage_only(sub), "usage": _usage(sub)}
 
 
 def _usage(sub: Subscription) -> dict[str, Any] | None:
