@@ -171,3 +171,15 @@ def test_the_portal_offers_a_plan_another_price_s_usage_alone_in_words(metered, 
     html = confirm.content.decode()
     assert confirm.status_code == 200 and f"No fixed fee: you pay for your usage, {words}" in html, html[:600]
     assert len(receipts_of(sub)) == 1 and access.get_price(graduated.PriceId) is not None
+
+
+def test_usage_alone_has_no_seats_to_change(metered, write_api: ApiClient) -> None:
+    customer, graduated, _fixed = metered
+    _body, sub = _subscribe(write_api, customer, {"items": [{"price": graduated.PriceId}]})
+    with time_machine.travel(SWITCHED, tick=False):
+        refused = write_api.post(f"/subscriptions/{sub.sub_id}/quantity", {"quantity": 3})
+        customer.client.post("/login/", {"username": customer.email, "password": PASSWORD})
+        page = customer.client.get(f"/subscriptions/{sub.sub_id}/").content.decode()
+    assert refused.status_code in (400, 409), refused.content
+    assert error_of(refused)["message"] == "A subscription to usage alone has no seats: it pays for its usage."
+    assert 'data-testid="change-seats"' not in page and fresh(sub).Quantity is None

@@ -81,6 +81,7 @@ from billing.actions import meters as meter_actions
 from billing.actions import prices as price_actions
 from billing.actions import seats as seat_actions
 from billing.actions import subscriptions as actions
+from billing.actions import switch as switch_actions
 from billing.exceptions import ConditionFailed, PauseRefused
 from billing.models import MeterAggregation, SubscriptionStatus
 from billing.operations import payments, refunds
@@ -201,7 +202,8 @@ class PricingMachine(RuleBasedStateMachine):
             print("estimates checked", self.checked_estimates, "usage receipts",
                   sum(1 for t in self.subs for r in self._receipts(t) if r.UsageStart), "with two meters",
                   sum(1 for t in self.subs for r in self._receipts(t) if r.OtherUsage), "storage removed",
-                  sum(1 for t in self.subs if t.storage_last), "events",
+                  sum(1 for t in self.subs if t.storage_last), "to usage alone",
+                  sum(1 for t in self.subs if t.unit and usage_only(t.read())), "events",
                   sum(len(t.events) for t in self.subs))
 
     # --- set-up ----------------------------------------------------------------------------
@@ -445,6 +447,31 @@ class PricingMachine(RuleBasedStateMachine):
         tracked.storage_last = date.fromisoformat(sub.metered_ends[self.storage.PriceId])
         tracked.dearer_from = date.fromisoformat(sub.metered_starts[self.dearer.PriceId])
 
+    @rule(data=st.data(), dearer=st.booleans())
+    def to_usage_alone(self, data: st.DataObject, dearer: bool) -> None:
+        """A plan switched to usage alone from its next payment (docs/USAGE.md "Usage
+        alone"): of its own calls price, or of the dearer storage price, which then replaces
+        the storage from that day. Its fee is 0 from then on; the usage is billed as before."""
+        plans = [t for t in self._live() if not usage_only(t.read())]
+        if not plans:
+            return
+        tracked = data.draw(st.sampled_from(plans))
+        sub = tracked.read()
+        replacing = dearer and STORAGE_METER in tracked.meters and tracked.storage_last is None
+        target = self.dearer.PriceId if replacing else str(sub.MeteredPriceId)
+        try:
+            done = switch_actions.switch(sub, target, today=self.today, actor="customer")
+        except (SwitchRefused, ConditionFailed):
+            after = tracked.read()
+            assert (after.PaymentAmount, after.metered_price_ids) == (sub.PaymentAmount, sub.metered_price_ids)
+            return
+        effective = done.quote.effective
+        assert not done.quote.upgrade and done.charged == 0 and effective.isoformat() == sub.NextPaymentDate
+        assert usage_only(tracked.read())
+        tracked.seats.append((effective, 0))  # no fee from the next payment
+        if replacing:
+            tracked.storage_last, tracked.dearer_from = effective - timedelta(days=1), effective
+
     @rule(data=st.data(), code=st.sampled_from(["PCT20", "AMT"]))
     def coupon(self, data: st.DataObject, code: str) -> None:
         tracked = data.draw(st.sampled_from(self.subs))
@@ -551,14 +578,16 @@ class PricingMachine(RuleBasedStateMachine):
         for receipt in billed:
             start, end = date.fromisoformat(receipt.UsageStart), date.fromisoformat(receipt.UsageEnd)
             quantity = math.ceil(tracked.used(start, end))
-            assert receipt.UsageMeter == METER and receipt.UsagePriceId == tracked.read().MeteredPriceId
-            assert receipt.UsagePriceId in self.metered_ids
-            assert receipt.UsageQuantity == quantity, "an event not counted once"
-            assert receipt.UsageAmount == amount_for(self.terms, quantity)
+            # in the subscription's order, which a switch to the dearer storage alone puts first
+            usages = receipt_usages(receipt)
+            [(price_id, _, billed_quantity, amount)] = [u for u in usages if u[1] == METER]
+            assert price_id in self.metered_ids
+            assert billed_quantity == quantity, "an event not counted once"
+            assert amount == amount_for(self.terms, quantity)
             # the second meter's usage of the same days, on the same charge: at its price
             # through its last day (once removed or replaced), at the dearer one from its first
-            others = [(u.PriceId, u.Meter, int(u.Quantity), int(u.Amount)) for u in receipt.OtherUsage or []]
-            assert others == self._storage_billed(tracked, start, end), "a meter's usage not billed once"
+            others = sorted(u for u in usages if u[1] == STORAGE_METER)
+            assert others == sorted(self._storage_billed(tracked, start, end)), "a meter's usage not billed once"
 
     def _storage_billed(self, tracked: Tracked, start: date, end: date) -> list[tuple[str, str, int, int]]:
         """The storage a receipt whose usage days are [start, end) bills, price by price."""
