@@ -324,7 +324,8 @@ def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, to
          credit=money_text(q.credit, sub.Currency), charge=money_text(q.charge, sub.Currency),
          refunded=money_text(refunded, sub.Currency) if refunded else "",
          receipt_number=receipt.Number if receipt else "", manage_url=manage_url(sub),
-         seats=q.quantity if q.several_seats else 0)  # the seats it keeps ("5 seats"); 0: one
+         seats=q.quantity if q.several_seats else 0,  # the seats it keeps ("5 seats"); 0: one
+         usage_alone=q.usage_alone)
     return Switched(sub, q, charged=charged, refunded=refunded, receipt_id=(receipt.url_id if receipt else ""))
 
 

@@ -52,7 +52,7 @@ def _upcoming(read_api: ApiClient, sub, at: datetime) -> dict:
 
 
 def test_a_plan_without_usage_pays_its_usage_alone_from_its_next_payment(
-        metered, read_api: ApiClient, write_api: ApiClient) -> None:
+        metered, read_api: ApiClient, write_api: ApiClient, mailoutbox) -> None:
     customer, price, fixed = metered
     _body, sub = _subscribe(write_api, customer, {"price": fixed.PriceId})  # the plan alone
     with time_machine.travel(SWITCHED, tick=False):
@@ -62,6 +62,9 @@ def test_a_plan_without_usage_pays_its_usage_alone_from_its_next_payment(
     assert done.status_code == 200, done.content
     # the API's item names the day it starts billing, as a replacing price's
     assert done.json()["amount"] == 0 and done.json()["items"] == [{"price": price.PriceId, "starts_on": "2027-03-15"}]
+    [told] = [m for m in mailoutbox if "changes to" in m.body]
+    assert ("from your next payment, on 15 March 2027. Until then you keep Developer API, which you have paid for. "
+            "From then on there is no fixed fee: you pay for your usage alone.") in " ".join(told.body.split())
     after = fresh(sub)
     assert usage_only(after) and after.PriceId is None and after.MeteredPriceId == price.PriceId
     assert after.metered_starts == {price.PriceId: NEXT.isoformat()} and after.metered_ends == {}
