@@ -46,6 +46,18 @@ def _pay(sub, day: date):
         return payments.take_payment(fresh(sub), run_date=day)
 
 
+def _plan_with_calls_switched_to(write_api: ApiClient, metered, price_id: str):
+    """The plan with its graduated calls price, 1,500 calls used on 20 February, switched
+    on 1 March to ``price_id``'s usage alone."""
+    customer, graduated, fixed = metered
+    _body, sub = _subscribe(write_api, customer, {"items": [{"price": fixed.PriceId}, {"price": graduated.PriceId}]})
+    with time_machine.travel(SWITCHED, tick=False):
+        assert write_api.post("/meter_events", _event(sub, 1, date(2027, 2, 20), 1500)).json()["status"] == "accepted"
+        done = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": price_id})
+    assert done.status_code == 200, done.content
+    return sub
+
+
 def _upcoming(read_api: ApiClient, sub, at: datetime) -> dict:
     with time_machine.travel(at, tick=False):
         return read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
@@ -83,13 +95,9 @@ def test_a_plan_without_usage_pays_its_usage_alone_from_its_next_payment(
 
 def test_a_plan_s_own_price_of_the_meter_is_replaced_at_the_period_s_end(
         metered, read_api: ApiClient, write_api: ApiClient) -> None:
-    customer, graduated, fixed = metered
+    _customer, graduated, _fixed = metered
     per_call = _per_call()
-    _body, sub = _subscribe(write_api, customer, {"items": [{"price": fixed.PriceId}, {"price": graduated.PriceId}]})
-    with time_machine.travel(SWITCHED, tick=False):
-        assert write_api.post("/meter_events", _event(sub, 1, date(2027, 2, 20), 1500)).json()["status"] == "accepted"
-        done = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": per_call.PriceId})
-    assert done.status_code == 200, done.content
+    sub = _plan_with_calls_switched_to(write_api, metered, per_call.PriceId)
     after = fresh(sub)
     assert usage_only(after) and after.metered_price_ids == [per_call.PriceId, graduated.PriceId]
     assert after.metered_ends == {graduated.PriceId: "2027-03-14"}
@@ -108,14 +116,10 @@ def test_a_plan_s_own_price_of_the_meter_is_replaced_at_the_period_s_end(
 
 
 def test_a_plan_s_metered_prices_of_other_meters_bill_on(metered, write_api: ApiClient) -> None:
-    customer, graduated, fixed = metered
+    _customer, graduated, _fixed = metered
     meter_actions.add_meter("storage_gb", "Storage", MeterAggregation.MAX, actor="test")
     storage = price_actions.add_price("API", PER_CALL, actor="test", nickname="storage", meter="storage_gb")
-    _body, sub = _subscribe(write_api, customer, {"items": [{"price": fixed.PriceId}, {"price": graduated.PriceId}]})
-    with time_machine.travel(SWITCHED, tick=False):
-        assert write_api.post("/meter_events", _event(sub, 1, date(2027, 2, 20), 1500)).json()["status"] == "accepted"
-        done = write_api.post(f"/subscriptions/{sub.sub_id}/switch", {"price": storage.PriceId})
-    assert done.status_code == 200, done.content
+    sub = _plan_with_calls_switched_to(write_api, metered, storage.PriceId)
     after = fresh(sub)
     assert after.metered_price_ids == [storage.PriceId, graduated.PriceId] and after.metered_ends == {}
     assert _pay(sub, NEXT).amount == 100  # the calls' usage of the period, no fee, no storage yet
