@@ -180,15 +180,17 @@ def metered_actions(items: MeteredItems) -> list:
     ]
 
 
-def usage_alone_items(sub: Subscription, price: Price | None, price_id: str, first_day: date) -> MeteredItems:
+def usage_alone_items(sub: Subscription, price: Price | None, price_id: str, first_day: date, *,
+                      own: dict[str, Price] | None = None) -> MeteredItems:
     """``sub``'s metered prices once ``price`` is the one it is to alone, billing its
     meter's usage from ``first_day`` (the first day without the fixed fee: docs/USAGE.md
     "Usage alone of another metered price"), first in order. A price it bills already
     stays as it is; one of a meter it bills by another price replaces that price (its last
     day the day before ``first_day``, as ``replace_metered_price`` at the period's end); any
     other joins. Its other metered prices bill on, as a Stripe subscription keeps its other
-    items when one is replaced. ``NotMetered`` naming why it cannot be. Requests: a GetItem
-    of each of its metered prices (their meters)."""
+    items when one is replaced. ``NotMetered`` naming why it cannot be. ``own``: its
+    metered prices when the caller has read them (``prices.metered_prices``); else a
+    GetItem of each (their meters)."""
     ids = sub.metered_price_ids  # the gone ones dropped, with their days, as every write drops them
     ends = {i: day for i, day in sub.metered_ends.items() if i in ids}
     starts = {i: day for i, day in sub.metered_starts.items() if i in ids}
@@ -196,7 +198,8 @@ def usage_alone_items(sub: Subscription, price: Price | None, price_id: str, fir
         if price.PriceId in ends:  # alone, a price on its way out would leave nothing billed
             raise NotMetered(f"{price_id} is being removed: add it again first to keep it alone")
         return MeteredItems([price.PriceId, *(i for i in ids if i != price.PriceId)], ends, starts)
-    own = {other.PriceId: other for other in map(get_price, ids) if other is not None}
+    if own is None:
+        own = {other.PriceId: other for other in map(get_price, ids) if other is not None}
     alike = [other for other in own.values() if price is not None and other.Meter == price.Meter]
     day = first_day.isoformat()
     if any(starts.get(other.PriceId, "") >= day for other in alike):

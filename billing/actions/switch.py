@@ -50,6 +50,7 @@ from billing.rules.switch import (
     quote_switch,
     receipts_from,
     seats_refusal,
+    usage_only,
 )
 from billing.rules.tax import TaxLine
 from core.clock import billing_today
@@ -90,7 +91,8 @@ def target_for(price: Price | None, product: Product) -> SwitchTarget:
     fee (``usage_alone`` says which metered prices the subscription then bills)."""
     if price is not None and price.Meter and price.SKU == product.SKU and price.Status == PriceStatus.ACTIVE:
         return SwitchTarget(product.SKU, product.Name, 0, price.PriceId, price.Currency.upper(),
-                            Interval(price.Interval), int(price.IntervalCount or 1), metered=True)
+                            Interval(price.Interval), int(price.IntervalCount or 1), metered=True,
+                            usage_terms=terms_of(price), usage_unit=price.UnitLabel or None)
     try:
         chosen = choose_price(price, product, None)  # the price as such, at its least seats
     except PriceRefused as refused:
@@ -136,13 +138,14 @@ def targets(sub: Subscription) -> list[SwitchTarget]:
     one of each product's prices)."""
     found = []
     current = current_price_id(sub)
+    own = access.metered_prices(sub) if not usage_only(sub) else {}  # read once for every metered price
     for product in access.list_products():
         for price in access.list_prices(product.SKU, product=product):
             if price.Currency.upper() != sub.Currency.upper() or price.PriceId == current \
                     or not taxed_alike(price, sub.TaxBehavior):
                 continue
             if price.Meter:  # its usage alone: a plan's, of a price it could bill
-                if price.Status == PriceStatus.ACTIVE and _alone_refusal(sub, price, product) is None:
+                if price.Status == PriceStatus.ACTIVE and _alone_refusal(sub, price, product, own) is None:
                     found.append(target_for(price, product))
                 continue
             if not subscribable(price):
@@ -154,23 +157,27 @@ def targets(sub: Subscription) -> list[SwitchTarget]:
     return found
 
 
-def _alone_refusal(sub: Subscription, price: Price, product: Product) -> str | None:
+def _alone_refusal(sub: Subscription, price: Price, product: Product, own: dict[str, Price]) -> str | None:
     """Why ``sub`` cannot switch to ``price``'s usage alone (a metered price of ``product``)
     from its next payment (None: it can): ``check_switch``'s rules, then the metered prices
-    it would bill (``usage_alone``). Reads each of its metered prices (their meters)."""
+    it would bill (``usage_alone``). ``own``: its metered prices, read once by the caller."""
     try:
         check_switch(sub, product, billing_today(settings.BILLING_TIMEZONE), target_for(price, product))
-        usage_alone(sub, price.PriceId, date.fromisoformat(sub.NextPaymentDate))
+        usage_alone(sub, price, date.fromisoformat(sub.NextPaymentDate), own=own)
     except SwitchRefused as refused:
         return str(refused)
     return None
 
 
-def usage_alone(sub: Subscription, price_id: str, first_day: date) -> usage_billing.MeteredItems:
-    """The metered prices ``sub`` bills once switched to ``price_id``'s usage alone from
-    ``first_day`` (``access.usage_alone_items``); ``SwitchRefused`` naming why it cannot."""
+def usage_alone(sub: Subscription, price: Price | str, first_day: date, *,
+                own: dict[str, Price] | None = None) -> usage_billing.MeteredItems:
+    """The metered prices ``sub`` bills once switched to ``price``'s usage alone (a price, or
+    its id) from ``first_day`` (``usage_billing.usage_alone_items``; ``own``: its metered
+    prices, when read already); ``SwitchRefused`` naming why it cannot."""
+    found = access.get_price(price) if isinstance(price, str) else price
+    price_id = price if isinstance(price, str) else price.PriceId
     try:
-        return usage_billing.usage_alone_items(sub, access.get_price(price_id), price_id, first_day)
+        return usage_billing.usage_alone_items(sub, found, price_id, first_day, own=own)
     except usage_billing.NotMetered as refused:
         raise SwitchRefused(str(refused)) from None
 

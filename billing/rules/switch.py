@@ -91,6 +91,9 @@ class SwitchTarget:
     # A metered price, alone: no fixed fee from the next payment, that price billing the
     # usage (a plan to pay-as-you-go; docs/USAGE.md "Usage alone"). ``amount`` is 0.
     metered: bool = False
+    # That metered price's terms and unit, for its words on a page (never its amount: 0).
+    usage_terms: PriceTerms | None = None
+    usage_unit: str | None = None
 
     def amount_for(self, seats: int) -> int:
         """A period of the price for ``seats`` seats (minor units): one seat's × seats, or

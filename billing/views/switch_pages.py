@@ -71,7 +71,8 @@ def product_choices(sub: Subscription) -> list[tuple[str, str]]:
             label = _("%(name)s — your usage alone, no fixed fee (from your next payment)") % {"name": target.name}
         elif target.metered:  # another metered price, alone: billing the usage from the next payment
             label = _("%(name)s — your usage alone (%(price)s), no fixed fee (from your next payment)") % {
-                "name": target.name, "price": usage_price_words(target.price_id)}
+                "name": target.name,
+                "price": price_words(target.usage_terms, target.usage_unit) if target.usage_terms else ""}
         elif (target.interval, target.count) == ("month", 1):
             price = format_with_symbol(amount, target.currency)
             if now:

@@ -190,3 +190,24 @@ def test_usage_alone_has_no_seats_to_change(metered, write_api: ApiClient) -> No
     assert refused.status_code in (400, 409), refused.content
     assert error_of(refused)["message"] == "A subscription to usage alone has no seats: it pays for its usage."
     assert 'data-testid="change-seats"' not in page and fresh(sub).Quantity is None
+
+
+def test_the_switch_page_reads_each_metered_price_once_however_many_are_offered(
+        metered, write_api: ApiClient, ddb_requests) -> None:
+    """The prices offered come with the catalogue's Query; the plan's own metered prices
+    are read once for all of them, never once per price offered."""
+    customer, _graduated, fixed = metered
+    _body, sub = _subscribe(write_api, customer, {"price": fixed.PriceId})
+
+    def page_reads() -> int:
+        with time_machine.travel(SWITCHED, tick=False):
+            customer.client.post("/login/", {"username": customer.email, "password": PASSWORD})
+            ddb_requests.reset()
+            page = customer.client.get(f"/subscriptions/{sub.sub_id}/switch/")
+        assert page.status_code == 200
+        return ddb_requests.by_name()["GetItem"]
+
+    one_offered = page_reads()
+    for n in range(3):
+        _per_call(nickname=f"per call {n}")
+    assert page_reads() == one_offered
