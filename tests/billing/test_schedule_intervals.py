@@ -144,6 +144,8 @@ def test_new_cadence_anchors() -> None:
     assert new_cadence(10, date(2027, 1, 15), "year").anchor == date(2027, 2, 10)
     assert new_cadence(10, date(2027, 1, 15), "week", 2).anchor == date(2027, 1, 15)
     assert new_cadence(10, date(2027, 1, 15)).anchor is None
+    # every 2 months counts its months from the first payment day's: only the plain monthly has no anchor
+    assert new_cadence(10, date(2027, 1, 15), "month", 2).anchor == date(2027, 2, 10)
     with pytest.raises(ValueError):
         new_cadence(10, date(2027, 1, 15), "year", 4)
     with pytest.raises(ValueError):
