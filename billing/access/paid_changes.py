@@ -43,6 +43,7 @@ class PaidChange:
         """The change's numbered receipt (``kind``: switch, seats), today to ``period_end``,
         keyed under ``sku``; kept as ``written``. ``seats``: the several seats its line pays
         for (a switch's, which keeps them; a change of seats', from how many)."""
+        assert self.tax is not None, "a receipt is written only for a charge, whose tax paid_change worked out"
         receipt, lookup, _ = build_receipt(
             self.sub, billing_date=today, amount=self.charged, currency=self.sub.Currency, charge_id=self.charge_id,
             retention_days=retention_days, period_end=period_end, actor=actor, sku=sku, tax=self.tax,

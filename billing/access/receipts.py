@@ -134,7 +134,7 @@ def build_receipt(
     sku: str | None = None,
     discount: int | None = None,
     coupon: str | None = None,
-    tax: InvoiceTax | None = None,
+    tax: InvoiceTax,
     product_name: str | None = None,
     kind: str | None = None,
     usage: dict[str, str] | None = None,
@@ -152,7 +152,8 @@ def build_receipt(
     the one the subscription knows it by, see ``_name_charged``). ``discount`` and
     ``coupon``: a coupon's discount on this charge (the period's price was ``amount +
     discount``); a charge of 0 (all taken off) has no ``charge_id``. ``tax``: the invoice's
-    tax (billing/access/tax_ledger.py; default: the tax included in ``amount``). ``kind``:
+    tax (billing/access/tax_ledger.py), worked out by the caller once for every number it
+    may draw. ``kind``:
     ``switch`` for an upgrade's charge (billing/rules/switch.py), None for a period's.
     ``usage``: the usage the charge billed in arrears, as its metadata carries it
     (billing/rules/usage_metadata.py: ``usage_start``, ``usage_end``, then each metered
@@ -189,13 +190,13 @@ def build_receipt(
         Kind=kind,
         **_usage_attributes(usage),
     )
-    invoiced = tax or invoice_tax(sub, amount=amount, on=billing_today(settings.BILLING_TIMEZONE, processed_at))
-    write_invoice_tax(receipt, invoiced)
+
+    write_invoice_tax(receipt, tax)
     mark_seats(receipt.TaxLines[0], seats)
     usage_net = None
     if usage:
         # usage alone (no fixed fee) is itemised as a cancellation's charge of the usage only
-        usage_lines = _itemise_usage(receipt, invoiced, alone=kind == "usage" or usage_only(sub), priced=priced)
+        usage_lines = _itemise_usage(receipt, tax, alone=kind == "usage" or usage_only(sub), priced=priced)
         # the usage lines' net: the revenue figures read it from this event, not the receipt
         usage_net = sum(int(line.Net) for line in usage_lines)
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
