@@ -156,28 +156,26 @@ class MeteredItems:
     ends: dict[str, str]
     starts: dict[str, str]
 
+    def stored(self) -> dict[str, object]:
+        """The subscription's attributes that hold them, each None when empty."""
+        return {
+            "MeteredPriceId": self.price_ids[0] if self.price_ids else None,
+            "OtherMeteredPriceIds": self.price_ids[1:] or None,
+            "MeteredPriceEnds": [MeteredEndMap(PriceId=p, LastDay=d) for p, d in self.ends.items()] or None,
+            "MeteredPriceStarts": [MeteredStartMap(PriceId=p, FirstDay=d) for p, d in self.starts.items()] or None,
+        }
+
     def apply_to(self, sub: Subscription) -> None:
         """What the write stored, in memory as a fresh read would show it."""
-        sub.MeteredPriceId = self.price_ids[0] if self.price_ids else None
-        sub.OtherMeteredPriceIds = self.price_ids[1:] or None
-        sub.MeteredPriceEnds = [MeteredEndMap(PriceId=p, LastDay=d) for p, d in self.ends.items()] or None
-        sub.MeteredPriceStarts = [MeteredStartMap(PriceId=p, FirstDay=d) for p, d in self.starts.items()] or None
+        for name, value in self.stored().items():
+            setattr(sub, name, value)
 
 
 def metered_actions(items: MeteredItems) -> list:
     """The update actions that store ``items`` on a subscription (each attribute set, or
     removed when empty)."""
-    first, others = (items.price_ids[0], items.price_ids[1:]) if items.price_ids else (None, [])
-    ends, starts = items.ends, items.starts
-    return [
-        Subscription.MeteredPriceId.set(first) if first else Subscription.MeteredPriceId.remove(),
-        Subscription.OtherMeteredPriceIds.set(others) if others else Subscription.OtherMeteredPriceIds.remove(),
-        Subscription.MeteredPriceEnds.set([MeteredEndMap(PriceId=price_id, LastDay=day) for price_id, day in ends.items()])
-        if ends else Subscription.MeteredPriceEnds.remove(),
-        Subscription.MeteredPriceStarts.set([MeteredStartMap(PriceId=price_id, FirstDay=day)
-                                             for price_id, day in starts.items()])
-        if starts else Subscription.MeteredPriceStarts.remove(),
-    ]
+    return [getattr(Subscription, name).set(value) if value else getattr(Subscription, name).remove()
+            for name, value in items.stored().items()]
 
 
 def usage_alone_items(sub: Subscription, price: Price | None, price_id: str, first_day: date, *,

@@ -186,15 +186,19 @@ def quote(sub: Subscription, choice: str, *, today: date) -> SwitchQuote:
     """What switching ``sub`` to ``choice`` (a price's id, or a product's SKU: its default
     price) today costs; ``SwitchRefused`` says why it cannot. The confirm pages and the
     API's preview show it, and ``switch`` charges it."""
+    return _quoted(sub, choice, today=today)[0]
+
+
+def _quoted(sub: Subscription, choice: str, *, today: date) -> tuple[SwitchQuote, usage_billing.MeteredItems | None]:
+    """``quote``'s quote, and for a switch to usage alone the metered prices it leaves
+    (worked out here so that a refusal shows on the confirm page, and only once)."""
     product, target = target_of(choice, sub)
     product = check_switch(sub, product, today, target)
     back = receipts_from(sub, today, charges_paying_from(cadence_of(sub), today))
     receipts = access.get_receipts_by_account(sub.account_id, back, today)
     # Prices before tax: the credit is counted before tax too, and the tax added once.
     q = quote_switch(sub, target or product, receipts, today, before_tax=not access.tax_terms(sub).prices_include_tax)
-    if q.usage_alone:  # refused here, on the confirm page, not once confirmed
-        usage_alone(sub, q.new_price_id, q.effective)
-    return q
+    return q, usage_alone(sub, q.new_price_id, q.effective) if q.usage_alone else None
 
 
 def receipt_sku(q: SwitchQuote) -> str:
@@ -224,7 +228,7 @@ def switch(sub: Subscription, sku: str, *, today: date, actor: str, expected: Sw
     (the confirm page's: ``QuoteChanged`` otherwise). ``SwitchDeclined`` when the
     upgrade's charge is declined; ``GatewayError`` when the gateway cannot say (nothing
     switched; the same key is safe to repeat)."""
-    q = quote(sub, sku, today=today)
+    q, metered = _quoted(sub, sku, today=today)
     if expected is not None and (q.choice, q.due_now, q.upgrade) != (expected.choice, expected.due_now,
                                                                      expected.upgrade):
         raise QuoteChanged(_("The amounts changed since you looked: please check them again."))
@@ -256,7 +260,7 @@ def switch(sub: Subscription, sku: str, *, today: date, actor: str, expected: Sw
         if not result.succeeded:
             access.count_switch_failure(sub, today)
             raise SwitchDeclined(result.decline_code or "declined")
-    return _apply(sub, q, result, today=today, actor=actor, action=action)
+    return _apply(sub, q, result, today=today, actor=actor, action=action, metered=metered)
 
 
 def finish_authenticated(sub: Subscription, sku: str, charge_id: str, *, today: date, actor: str) -> Switched:
@@ -303,12 +307,13 @@ def _taxed(sub: Subscription, q: SwitchQuote, today: date) -> TaxLine:
 
 
 def _apply(sub: Subscription, q: SwitchQuote, result: ChargeResult | None, *, today: date, actor: str,
-           action: AuditAction) -> Switched:
+           action: AuditAction, metered: usage_billing.MeteredItems | None = None) -> Switched:
     product = access.get_product(q.new_sku)
     assert product is not None
     old_name = sub.ProductName or sub.SKU
     excess = refunded_now(sub, q)  # on the subscription as quoted, before the switch moves it
-    metered = usage_alone(sub, q.new_price_id, q.effective) if q.usage_alone else None
+    if q.usage_alone and metered is None:  # not handed on by the quote
+        metered = usage_alone(sub, q.new_price_id, q.effective)
     try:
         receipt = access.switch_subscription(
             sub, product, q, today=today, actor=actor, action=action, metered=metered,
