@@ -193,6 +193,8 @@ GSI1_PROJECTION = [
     *COUPON_ATTRIBUTES, *TAX_ATTRIBUTES, *INTERVAL_ATTRIBUTES,
     # A metered subscription's reminder announces the usage so far too (its reads only for these).
     "MeteredPriceId",
+    # Its add-ons: the merchant's ``invoice.upcoming`` itemises the fee an add-on a line.
+    "AddOns",
 ]
 GSI2_PROJECTION = [
     "PK", "SK", "EntityType", "Email", "PaymentDay", "PaymentAmount", "Currency", "SKU",
@@ -205,6 +207,8 @@ GSI2_PROJECTION = [
     # The seats the fixed fee pays for (and one seat's price): named on the renewal's
     # invoice line by the charge's metadata (billing/rules/seat_lines.py).
     "Quantity", "UnitAmount",
+    # Its add-ons: the renewal's invoice has a line for each it bills (billing/rules/add_ons.py).
+    "AddOns",
 ]
 
 # The hash keys of both due indexes: a date and a write shard. One date's
@@ -269,6 +273,18 @@ class MeteredStartMap(MapAttribute):
 
     PriceId = UnicodeAttribute()
     FirstDay = UnicodeAttribute()  # ISO date: the day after the replaced price's last one
+
+
+class AddOnMap(MapAttribute):
+    """A further fixed price a subscription pays beside its plan (docs/PRICING.md,
+    "Add-ons"): billed with the plan's fee by every payment from ``FirstDay`` (a payment
+    day) on, and, once removed, by none after ``LastDay`` (the last day paid for)."""
+
+    PriceId = UnicodeAttribute()
+    Name = UnicodeAttribute()  # its product's name, as the invoice line names it
+    Amount = NumberAttribute()  # minor units, a period of the subscription's cadence
+    FirstDay = UnicodeAttribute()  # ISO date
+    LastDay = UnicodeAttribute(null=True)  # ISO date
 
 
 class Subscription(BillingItem, discriminator="Subscription"):
@@ -377,6 +393,9 @@ class Subscription(BillingItem, discriminator="Subscription"):
     # Those that replace one removed (docs/USAGE.md "Changing a metered price"): each bills
     # its meter's usage from its ``FirstDay`` on, the day after the one it replaces ends.
     MeteredPriceStarts = ListAttribute(of=MeteredStartMap, null=True)
+    # Its add-ons (billing/rules/add_ons.py), in the order added: ``PaymentAmount`` is the
+    # plan's fee plus those the next payment bills, so nothing that reads the fee changes.
+    AddOns = ListAttribute(of=AddOnMap, null=True)
     Version = VersionAttribute()
 
     due_reminders = DueRemindersIndex()
@@ -990,6 +1009,10 @@ class AuditAction(StrEnum):
     # A change of seats (billing/rules/seats.py): by the customer (or the API), by staff.
     QUANTITY_CHANGED = "subscription.quantity_changed"
     STAFF_QUANTITY = "staff.change_quantity"
+    # An add-on added or removed from the next payment (billing/rules/add_ons.py), by
+    # the customer, the API or staff (the event's actor says which).
+    ADD_ON_ADDED = "subscription.add_on_added"
+    ADD_ON_REMOVED = "subscription.add_on_removed"
     SUBSCRIPTION_PAUSED = "subscription.paused"
     SUBSCRIPTION_RESUMED = "subscription.resumed"
     STAFF_PAUSE = "staff.pause_subscription"

@@ -20,6 +20,7 @@ from billing.access.accounts import (
     link_user,
     set_stripe_customer,
 )
+from billing.access.add_ons import change_add_ons
 from billing.access.api_keys import (
     IDEMPOTENCY_HOURS,
     begin_idempotent,
@@ -317,6 +318,8 @@ __all__ = [
     "switch_subscription",
     # a change of seats (billing/rules/seats.py)
     "change_seats",
+    # a change of add-ons (billing/rules/add_ons.py)
+    "change_add_ons",
     "seats_receipt_sku",
     "count_switch_failure",
     "switch_failures",

@@ -54,6 +54,7 @@ from billing.models import (
     TaxLineMap,
     UsageMap,
 )
+from billing.rules.add_ons import billed_on, plan_amount, split_fee
 from billing.rules.api_objects import refund_object
 from billing.rules.projection import MeteredUsage
 from billing.rules.receipt_keys import product_sku
@@ -194,11 +195,14 @@ def build_receipt(
     write_invoice_tax(receipt, tax)
     mark_seats(receipt.TaxLines[0], seats)
     usage_net = None
+    alone = kind == "usage" or usage_only(sub)
     if usage:
         # usage alone (no fixed fee) is itemised as a cancellation's charge of the usage only
-        usage_lines = _itemise_usage(receipt, tax, alone=kind == "usage" or usage_only(sub), priced=priced)
+        usage_lines = _itemise_usage(receipt, tax, alone=alone, priced=priced)
         # the usage lines' net: the revenue figures read it from this event, not the receipt
         usage_net = sum(int(line.Net) for line in usage_lines)
+    if kind is None and not alone:
+        _itemise_add_ons(receipt, sub, billing_date, prices_include_tax=bool(tax.prices_include_tax))
     lookup = ReceiptNumberLookup(ReceiptNumberLookup.pk(number=number), ReceiptNumberLookup.sk(number=number),
                                  AccountId=sub.account_id, ReceiptSK=receipt.SK, TTL=receipt.TTL)
     event = new_event(
@@ -209,6 +213,23 @@ def build_receipt(
                **({"UsageNet": usage_net} if usage_net is not None else {})},
     )
     return receipt, lookup, event
+
+
+def _itemise_add_ons(receipt: Receipt, sub: Subscription, billing_date: date, *, prices_include_tax: bool) -> None:
+    """The fixed fee's line (the first) as one line an item when the payment bills add-ons
+    (billing/rules/add_ons.py): the plan's, keeping its words and seats, then each
+    add-on's, named by its product; the fee and its tax shared by their prices."""
+    add_ons = billed_on(sub, billing_date)
+    if not add_ons or not receipt.TaxLines:
+        return
+    fee, *rest = receipt.TaxLines
+    split = split_fee(plan_amount(sub), [add_on.amount for add_on in add_ons], net=int(fee.Net), tax=int(fee.Tax),
+                      gross=int(fee.Gross), prices_include_tax=prices_include_tax)
+    (net, tax, gross), *parts = split
+    fee.Net, fee.Tax, fee.Gross = net, tax, gross
+    receipt.TaxLines = [fee, *(TaxLineMap(Description=add_on.name, PeriodStart=fee.PeriodStart, PeriodEnd=fee.PeriodEnd,
+                                          Net=part[0], TaxRate=fee.TaxRate, Tax=part[1], Gross=part[2])
+                               for add_on, part in zip(add_ons, parts, strict=True)), *rest]
 
 
 def _itemise_usage(receipt: Receipt, invoiced: InvoiceTax, *, alone: bool,

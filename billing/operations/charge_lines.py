@@ -9,6 +9,7 @@ from typing import NamedTuple
 from django.utils.translation import override
 
 from billing.models import Subscription
+from billing.rules.add_ons import billed_on, plan_amount, split_fee
 from billing.rules.invoice_tax import TaxTerms
 from billing.rules.price_words import part_words
 from billing.rules.projection import ChargeKind, ComingCharge
@@ -52,9 +53,8 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
     # the usage's lines are the whole charge (usage alone's first payment, which bills no
     # usage, keeps the period's line of 0).
     no_fee = usage_only(sub) or charge.kind == ChargeKind.FINAL_USAGE
-    lines = [] if no_fee and charge.usages else [
-        ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", getattr(sub, "PriceId", None), None,
-                   int(sub.Quantity or 1), net, paid_tax)]
+    lines = [] if no_fee and charge.usages else _fee_lines(sub, charge, days, net, paid_tax,
+                                                           bool(total is not None and tax and tax.prices_include_tax))
     if not charge.usages:
         return lines
     if total is None:
@@ -82,6 +82,23 @@ def charge_lines(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None =
             lines.append(ChargeLine(f"{used}: {words}", usage.price_id, usage.meter, part.units, line.net, line.tax,
                                     str(part.unit_amount), part.flat_amount, part.package_size))
     return lines
+
+
+def _fee_lines(sub: Subscription, charge: ComingCharge, days: str, net: int, tax: int,
+               prices_include_tax: bool) -> list[ChargeLine]:
+    """The fixed fee's line, or, when the payment bills add-ons, one line an item (the
+    plan's, then each add-on's), shared as its receipt will share it
+    (billing/access/receipts.py ``_itemise_add_ons``)."""
+    plan = ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", getattr(sub, "PriceId", None), None,
+                      int(sub.Quantity or 1), net, tax)
+    add_ons = billed_on(sub, charge.date) if charge.kind != ChargeKind.FINAL_USAGE else []
+    if not add_ons:
+        return [plan]
+    (plan_net, plan_tax, _), *parts = split_fee(plan_amount(sub), [add_on.amount for add_on in add_ons], net=net,
+                                                tax=tax, gross=net + tax, prices_include_tax=prices_include_tax)
+    return [plan._replace(amount=plan_net, tax=plan_tax),
+            *(ChargeLine(f"{add_on.name}, {days}", add_on.price_id, None, 1, part_net, part_tax)
+              for add_on, (part_net, part_tax, _) in zip(add_ons, parts, strict=True))]
 
 
 def upcoming_object(sub: Subscription, charge: ComingCharge, tax: TaxTerms | None = None) -> dict[str, object]:

@@ -34,6 +34,7 @@ from billing.models import (
     TaxLineMap,
     WebhookEndpoint,
 )
+from billing.rules.add_ons import current_add_ons
 from billing.rules.coupons import refusal
 from billing.rules.invoice import line_of
 from billing.rules.lifecycle import state_of
@@ -87,18 +88,24 @@ def _english_day(value: date | None) -> str:
     return value.isoformat() if value else ""
 
 
-def items_of(sub: Subscription) -> list[JSON]:
+def items_of(sub: Subscription, today: date) -> list[JSON]:
     """Stripe's items: the fixed price subscribed to (null ``PriceId``: the product's default
-    one) at its quantity, and each metered price whose usage each payment bills (a ``price``
-    and no ``quantity``, as Stripe's metered items; one removed says the last day whose
-    usage it bills, ``ends_on``, one replacing it the first, ``starts_on``); a subscription
-    to usage alone has only the metered ones."""
+    one) at its quantity, its add-ons (``add_on``: true, one each, with the first payment
+    that bills it, ``starts_on``, and once removed the last day paid, ``ends_on``), and each
+    metered price whose usage each payment bills (a ``price`` and no ``quantity``, as
+    Stripe's metered items; one removed says the last day whose usage it bills,
+    ``ends_on``, one replacing it the first, ``starts_on``); a subscription to usage alone
+    has only the metered ones."""
     fixed = [] if usage_only(sub) else [{"price": sub.PriceId or default_price_id(sub.SKU),
                                          "quantity": quantity_of(sub)}]
+    add_ons = [{"price": add_on.price_id, "quantity": 1, "add_on": True, "amount": add_on.amount,
+                "starts_on": add_on.first_day.isoformat(),
+                **({"ends_on": add_on.last_day.isoformat()} if add_on.last_day else {})}
+               for add_on in current_add_ons(sub, today)]
     ends, starts = sub.metered_ends, sub.metered_starts
-    return [*fixed, *({"price": metered, **({"starts_on": starts[metered]} if metered in starts else {}),
-                       **({"ends_on": ends[metered]} if metered in ends else {})}
-                      for metered in sub.metered_price_ids)]
+    return [*fixed, *add_ons, *({"price": metered, **({"starts_on": starts[metered]} if metered in starts else {}),
+                                 **({"ends_on": ends[metered]} if metered in ends else {})}
+                                for metered in sub.metered_price_ids)]
 
 
 def subscription_object(sub: Subscription, today: date) -> JSON:
@@ -132,11 +139,12 @@ def subscription_object(sub: Subscription, today: date) -> JSON:
         # the batches go by; ``status`` is what a person is told.
         "stored_status": sub.Status,
         "amount": int(sub.PaymentAmount),
-        # Seats (billing/rules/seats.py): ``amount`` = ``unit_amount`` x ``quantity``; a
-        # price by tiers of seats has no one price a seat (null): its price's tiers make it.
+        # Seats (billing/rules/seats.py): ``amount`` = ``unit_amount`` x ``quantity``, plus
+        # the add-ons the next payment bills (``items``); a price by tiers of seats has no
+        # one price a seat (null): its price's tiers make it.
         "quantity": quantity_of(sub),
         "unit_amount": None if priced_by_tiers(sub) else unit_amount_of(sub),
-        "items": items_of(sub),
+        "items": items_of(sub, today),
         "currency": sub.Currency,
         "payment_day": int(sub.PaymentDay),
         # The cadence (docs/MONEY.md "Cadences"): ``amount`` is the price of one such period.

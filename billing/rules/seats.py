@@ -32,6 +32,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from billing.models import Subscription, SubscriptionStatus
+from billing.rules.add_ons import add_ons_amount, plan_amount
 from billing.rules.price_words import price_words
 from billing.rules.pricing import PriceTerms, seats_amount
 from billing.rules.schedule import cadence_of, period_amount
@@ -60,8 +61,9 @@ class QuantityOutOfBounds(SeatsRefused):
 
 
 def unit_amount_of(sub: Subscription) -> int:
-    """The price of one seat a period (null: the whole price, one seat)."""
-    return int(sub.UnitAmount) if sub.UnitAmount is not None else int(sub.PaymentAmount)
+    """The price of one seat a period (null: the plan's whole price, one seat; its add-ons
+    are not its seats')."""
+    return int(sub.UnitAmount) if sub.UnitAmount is not None else plan_amount(sub)
 
 
 def tier_price_words(terms: PriceTerms, unit_label: str | None = None) -> str:
@@ -104,7 +106,7 @@ class SeatsQuote:
     paid_through: date | None  # the last day already paid: the change settles paid_from..this
     amount: int = 0  # the difference of the whole prices, for those days (prorated)
     trial_end: date | None = None
-    old_price: int = 0  # the whole price a period at the old seats
+    old_price: int = 0  # the whole price a period at the old seats (its add-ons' included)
     new_price: int = 0  # ... and from now on: the next payments charge it
 
     @property
@@ -157,7 +159,9 @@ def quote_seats(sub: Subscription, quantity: int, today: date, terms: PriceTerms
     old = quantity_of(sub)
     tiers = terms if terms is not None and priced_by_tiers(sub) else None
     unit = None if tiers is not None else unit_amount_of(sub)
-    old_price, new_price = (seats_amount(n, unit=unit, terms=tiers) for n in (old, quantity))
+    # The add-ons the next payment bills are part of the whole fee, the same before and after.
+    extra = add_ons_amount(sub)
+    old_price, new_price = (seats_amount(n, unit=unit, terms=tiers) + extra for n in (old, quantity))
     paid_from = first_paid_day(sub, today)
     paid_through = date.fromisoformat(sub.PaidThroughDate) if sub.PaidThroughDate else None
     amount = 0

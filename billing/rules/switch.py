@@ -294,6 +294,11 @@ def check_switch(sub: Subscription, product: Product | None, today: date,
         # usage (docs/USAGE.md "Usage alone").
         raise SwitchRefused(_("A subscription to usage alone can add a fixed price of its own product only: "
                               "subscribe to the other product, then cancel this one."))
+    if any(not entry.LastDay or entry.LastDay >= today.isoformat() for entry in getattr(sub, "AddOns", None) or []):
+        # Its fee is the plan's and the add-ons' (billing/rules/add_ons.py): a switch prices
+        # and credits the plan alone, so the add-ons end first, with the next payment.
+        raise SwitchRefused(_("A subscription with add-ons cannot switch its plan: remove its add-ons, then switch "
+                              "after your next payment."))
     refusal = seats_refusal(sub, target)
     if refusal:  # the seats are kept (as Stripe keeps an item's quantity): the price must take them
         raise SwitchRefused(refusal)
