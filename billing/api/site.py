@@ -20,7 +20,7 @@ from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 
-from billing.api import items, meters, metrics, prices, seats, switching, upcoming, writes
+from billing.api import add_ons, items, meters, metrics, prices, seats, switching, upcoming, writes
 from billing.api.errors import error_body, install_handlers
 
 api = NinjaAPI(
@@ -36,7 +36,7 @@ install_handlers(api)
 # a path with a GET and a POST (/products) is one URL pattern.
 api.add_router("", writes.router)
 # Each capability's routes in a module of its own, mounted at the root as well.
-for capability in (prices, items, meters, metrics, seats, upcoming, switching):
+for capability in (prices, items, meters, metrics, seats, add_ons, upcoming, switching):
     api.add_router("", capability.router)
 
 
