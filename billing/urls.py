@@ -52,6 +52,7 @@ urlpatterns = [
     path("subscriptions/<str:sub_id>/card/choose/", views.choose_card, name="choose_card"),
     path("subscriptions/<str:sub_id>/switch/", views.switch_product, name="switch_product"),
     path("subscriptions/<str:sub_id>/seats/", views.change_seats, name="change_seats"),
+    path("subscriptions/<str:sub_id>/add-ons/", views.add_ons, name="add_ons"),
     path("subscriptions/<str:sub_id>/cancel/", views.cancel, name="cancel"),
     path("subscriptions/<str:sub_id>/cancelled/", views.cancelled, name="cancelled"),
     path("subscriptions/<str:sub_id>/keep/", views.keep, name="keep"),

@@ -12,6 +12,7 @@ from django.urls import URLPattern, path
 from django.utils.translation import gettext_lazy as _
 
 from billing.staff.account_page import account_detail
+from billing.staff.add_on_pages import staff_add_on, staff_remove_add_on
 from billing.staff.api_keys import MANAGE_API_KEYS, api_key_revoke, api_keys
 from billing.staff.batch_pages import batch_runs, upcoming
 from billing.staff.catalog import product_add, product_edit, product_retire, products
@@ -89,6 +90,9 @@ def staff_urls(site: AdminSite) -> list[URLPattern]:
         path(f"{sub}/switch/", staff(staff_switch, MONEY), name="staff_switch"),
         # more seats charge the card now, fewer refund to it: the money role's, as a switch
         path(f"{sub}/seats/", staff(staff_seats, MONEY), name="staff_seats"),
+        # what the card is charged from the next payment: the money role's, as seats
+        path(f"{sub}/add-ons/", staff(staff_add_on, MONEY), name="staff_add_ons"),
+        path(f"{sub}/add-ons/remove/", staff(staff_remove_add_on, MONEY), name="staff_remove_add_on"),
         path(f"{sub}/coupon/", staff(staff_coupon, MONEY), name="staff_coupon"),
         # a meter's usage billed from the next payment on: the money role's, as seats
         path(f"{sub}/metered-prices/", staff(staff_add_metered, MONEY), name="staff_add_metered"),

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.models import Subscription
+from billing.rules.add_ons import current_add_ons
 from billing.rules.cadence_words import amount_per_period as per_period
 from billing.rules.lifecycle import NEVER_STARTED_REASONS
 from billing.rules.price_words import interval_words
@@ -22,6 +23,7 @@ from billing.rules.schedule import cadence_of
 from billing.rules.switch import usage_only
 from core import localformat
 from core.money import format_with_symbol
+from core.pages import today
 
 register = template.Library()
 
@@ -175,6 +177,25 @@ def amount_per_period(sub: Subscription) -> str:
     if usage_only(sub):
         return gettext("No fixed fee: you pay for your usage")
     return per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))
+
+
+@register.filter
+def add_ons_words(sub: Subscription) -> list[str]:
+    """``{% for words in sub|add_ons_words %}``: each add-on in force or to come, in words:
+    "Extra storage: $3.00 a month", "…, from 10 Apr 2027" (billed from that payment),
+    "…, until 9 May 2027" (removed: the last day paid)."""
+    shown = []
+    cadence = cadence_of(sub)
+    for add_on in current_add_ons(sub, today()):
+        words = f"{add_on.name}: {per_period(format_with_symbol(add_on.amount, sub.Currency), cadence)}"
+        if add_on.last_day is not None:
+            words = gettext("%(add_on)s, until %(date)s") % {
+                "add_on": words, "date": localformat.local_day(add_on.last_day, "j M Y")}
+        elif add_on.first_day > today():
+            words = gettext("%(add_on)s, from %(date)s") % {
+                "add_on": words, "date": localformat.local_day(add_on.first_day, "j M Y")}
+        shown.append(words)
+    return shown
 
 
 @register.filter

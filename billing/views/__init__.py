@@ -6,11 +6,12 @@ subscription or receipt id simply isn't found (404). All billing data is read an
 written through ``billing.access``.
 
 One module per group of pages (``auth_pages``, ``dashboard_pages``, ``subscribe_pages``,
-``manage_pages``, ``usage_pages``, ``switch_pages``, ``seats_pages``, ``confirm_payment_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``credit_note_pages``, ``error_pages``) over what they share (``common``,
+``manage_pages``, ``usage_pages``, ``switch_pages``, ``seats_pages``, ``add_on_pages``, ``confirm_payment_pages``, ``lifecycle_pages``, ``wallet_pages``, ``receipt_pages``, ``credit_note_pages``, ``error_pages``) over what they share (``common``,
 ``cards``, and ``core.pages`` with the staff pages). This package's API is the views
 that ``billing.urls`` and the error handlers name.
 """
 
+from billing.views.add_on_pages import add_ons
 from billing.views.auth_pages import LoginView, signup, signup_confirm
 from billing.views.confirm_payment_pages import confirm_payment
 from billing.views.credit_note_pages import credit_note_detail, credit_note_pdf
@@ -69,6 +70,7 @@ __all__ = [
     "subscribe",
     "switch_product",
     "change_seats",
+    "add_ons",
     "subscribe_authenticate",
     "subscribe_confirm",
     "stripe_webhook",
