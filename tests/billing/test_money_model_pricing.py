@@ -75,6 +75,7 @@ from billing.access.credit_notes import refunds_so_far
 from billing.access.receipts import receipt_usages
 from billing.access.usage import billed_through, get_meter
 from billing.access.usage_billing import attach_metered_price
+from billing.actions import add_ons as add_on_actions
 from billing.actions import coupons as coupon_actions
 from billing.actions import lifecycle as lifecycle_actions
 from billing.actions import meters as meter_actions
@@ -87,6 +88,7 @@ from billing.models import MeterAggregation, SubscriptionStatus
 from billing.operations import payments, refunds
 from billing.operations.charge_lines import upcoming_object
 from billing.rules import coupons as coupon_rules
+from billing.rules.add_ons import AddOnRefused
 from billing.rules.credit_lines import InvoiceLine, lines_left
 from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import refund_share
@@ -149,6 +151,12 @@ class Tracked(TrackedSubscription):
         # Each receipt's cadence when it was first seen (a resume may anchor the cadence anew
         # later: the receipt was priced on the one it was charged under).
         self.cadences: dict[str, object] = {}
+        # Its add-ons: [price id, amount a period, first payment day billing it, last day or None]
+        self.extras: list[list] = []
+
+    def extra_on(self, day: date) -> int:
+        """The add-ons the payment of the period starting ``day`` bills, a period."""
+        return sum(amount for _, amount, first, last in self.extras if first <= day and (last is None or day <= last))
 
     def cadence_of_receipt(self, receipt):
         return self.cadences.setdefault(receipt.SK, cadence_of(self.read()))
@@ -170,6 +178,9 @@ class Tracked(TrackedSubscription):
         if self.served_until is not None:
             end = min(end, self.served_until)
         total = pieces = 0
+        if self.extra_on(start) and start <= end:  # the add-ons that period's payment bills
+            total += period_amount(self.extra_on(start), cadence, start, end)
+            pieces += 1
         changes = self.seats + [(date.max, 0)]
         for (since, quantity), (until, _) in itertools.pairwise(changes):
             a, b = max(start, since), min(end, until - timedelta(days=1))
@@ -203,7 +214,8 @@ class PricingMachine(RuleBasedStateMachine):
                   sum(1 for t in self.subs for r in self._receipts(t) if r.UsageStart), "with two meters",
                   sum(1 for t in self.subs for r in self._receipts(t) if r.OtherUsage), "storage removed",
                   sum(1 for t in self.subs if t.storage_last), "to usage alone",
-                  sum(1 for t in self.subs if t.unit and usage_only(t.read())), "events",
+                  sum(1 for t in self.subs if t.unit and usage_only(t.read())), "with add-ons",
+                  sum(1 for t in self.subs if t.extras), "events",
                   sum(len(t.events) for t in self.subs))
 
     # --- set-up ----------------------------------------------------------------------------
@@ -240,6 +252,12 @@ class PricingMachine(RuleBasedStateMachine):
         self.dearer = price_actions.add_price("API", PriceTerms(currency, unit_amount=Decimal(5)), actor="test",
                                               nickname="dearer storage", meter=STORAGE_METER, **taxed)
         self.dearer_terms = terms_of(self.dearer)
+        # Add-ons (docs/PRICING.md "Add-ons"): another product's fixed price of each cadence
+        access.create_product("EXTRA", "Extra", unit, currency)
+        self.extra_prices = {(interval, count): price_actions.add_price(
+            "EXTRA", PriceTerms(currency, unit_amount=Decimal(unit // 2 or 1), interval=interval,
+                               interval_count=count), actor="test", nickname=f"extra {name}", **taxed)
+            for interval, count, name in CADENCES}
         access.create_coupon("PCT20", actor="staff", percent_off=20, duration="forever")
         access.create_coupon("AMT", actor="staff", amount_off=amount_off, currency=currency, duration="repeating",
                              duration_payments=2)
@@ -367,7 +385,8 @@ class PricingMachine(RuleBasedStateMachine):
                 (before.Quantity, before.PaymentAmount, before.PaidThroughDate)
             return
         after = tracked.read()
-        assert int(after.PaymentAmount) == tracked.whole(quantity)
+        assert int(after.PaymentAmount) == tracked.whole(quantity) + tracked.extra_on(
+            date.fromisoformat(after.NextPaymentDate))
         # charged when the whole price goes up, credited when it goes down (more seats may
         # cost less by volume tiers)
         assert (done.quote.new_price - done.quote.old_price) == tracked.whole(quantity) - tracked.whole(held)
@@ -471,6 +490,41 @@ class PricingMachine(RuleBasedStateMachine):
         tracked.seats.append((effective, 0))  # no fee from the next payment
         if replacing:
             tracked.storage_last, tracked.dearer_from = effective - timedelta(days=1), effective
+
+    @rule(data=st.data(), remove=st.booleans())
+    def add_ons(self, data: st.DataObject, remove: bool) -> None:
+        """An add-on added, or removed, from the next payment (docs/PRICING.md "Add-ons"):
+        nothing charged or refunded now; the next payment's fee the plan's and the add-ons'."""
+        tracked = data.draw(st.sampled_from(self.subs))
+        sub = tracked.read()
+        cadence = cadence_of(sub)
+        price = self.extra_prices[str(cadence.interval), cadence.count]
+        charged = len(get_gateway().charges_made())
+        try:
+            if remove:
+                done = add_on_actions.remove(sub, price.PriceId, today=self.today, actor="customer")
+            else:
+                done = add_on_actions.add(sub, price.PriceId, today=self.today, actor="customer")
+        except (AddOnRefused, ConditionFailed):
+            after = tracked.read()
+            assert (after.PaymentAmount, after.AddOns) == (sub.PaymentAmount, sub.AddOns)
+            return
+        assert len(get_gateway().charges_made()) == charged  # nothing now
+        effective = date.fromisoformat(sub.NextPaymentDate)
+        assert done.effective == effective and done.new_price - done.old_price == (-1 if remove else 1) * done.amount
+        if remove:
+            [entry] = [e for e in tracked.extras if e[0] == price.PriceId and e[3] is None]
+            if entry[2] >= effective:  # never billed: gone
+                tracked.extras.remove(entry)
+            else:
+                entry[3] = effective - timedelta(days=1)
+        else:
+            kept = [e for e in tracked.extras if e[0] == price.PriceId and e[3] is not None and e[3] >= self.today]
+            if kept:  # removed, still paid for: kept on
+                kept[0][3] = None
+            else:
+                tracked.extras.append([price.PriceId, done.amount, effective, None])
+        assert int(tracked.read().PaymentAmount) == done.new_price
 
     @rule(data=st.data(), code=st.sampled_from(["PCT20", "AMT"]))
     def coupon(self, data: st.DataObject, code: str) -> None:
@@ -622,7 +676,12 @@ class PricingMachine(RuleBasedStateMachine):
             return
         meta = charges[receipt.ChargeId].metadata
         price = int(meta["price"])
-        assert price in {tracked.whole(q) for q in tracked.quantities()}, "a price the seats never had"
+        start = date.fromisoformat(receipt.PeriodStart)
+        assert price in {tracked.whole(q) + tracked.extra_on(start) for q in tracked.quantities()}, \
+            "a price the seats and add-ons never had"
+        # the add-on billed on a line of its own (the model's one add-on product)
+        assert [line.Description for line in receipt.TaxLines or []].count("Extra") == (
+            1 if tracked.extra_on(start) else 0), "an add-on billed without its line, or a line without it"
         start, end = date.fromisoformat(receipt.PeriodStart), date.fromisoformat(receipt.PeriodEnd)
         fixed = period_amount(price, tracked.cadence_of_receipt(receipt), start, end)
         off = int(receipt.DiscountAmount or 0)
