@@ -25,16 +25,20 @@ shared in proportion to their prices (``fee_shares``: they sum to the fee exactl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from billing.models import AddOnMap, Subscription, SubscriptionStatus
+from billing.rules.cadence_words import amount_per_period
+from billing.rules.schedule import cadence_of
 from billing.rules.switch import SwitchRefused, usage_only
 from billing.rules.usage_lines import share_tax
+from core.money import format_with_symbol
 
 MAX_ADD_ONS = 5
 
@@ -111,6 +115,22 @@ def plan_amount(sub: Any) -> int:
 def current_add_ons(sub: Any, today: date) -> list[AddOn]:
     """The add-ons in force today or from the next payment: not ended before ``today``."""
     return [add_on for add_on in add_ons_of(sub) if add_on.last_day is None or add_on.last_day >= today]
+
+
+def add_ons_words(sub: Any, today: date, day: Callable[[date], str]) -> list[str]:
+    """Each add-on in force on ``today`` or to come, in words, in the active language:
+    "Extra storage: $3.00 a month", "…, from 10 Apr 2027" (billed from that payment on),
+    "…, until 9 May 2027" (removed: the last day paid). ``day``: a date as the page words it."""
+    shown = []
+    cadence = cadence_of(sub)
+    for add_on in current_add_ons(sub, today):
+        words = f"{add_on.name}: {amount_per_period(format_with_symbol(add_on.amount, sub.Currency), cadence)}"
+        if add_on.last_day is not None:
+            words = gettext("%(add_on)s, until %(date)s") % {"add_on": words, "date": day(add_on.last_day)}
+        elif add_on.first_day > today:
+            words = gettext("%(add_on)s, from %(date)s") % {"add_on": words, "date": day(add_on.first_day)}
+        shown.append(words)
+    return shown
 
 
 def fee_shares(plan: int, add_ons: Sequence[int], fee: int) -> list[int]:

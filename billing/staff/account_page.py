@@ -6,6 +6,7 @@ payment-run failures that mention it.
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -15,6 +16,7 @@ from billing import access
 from billing.access.prices import get_price
 from billing.forms import vat_status
 from billing.models import LIVE_STATUSES, Subscription, SubscriptionStatus
+from billing.rules.add_ons import add_ons_words, plan_amount
 from billing.rules.cadence_words import amount_per_period
 from billing.rules.metered_items import item_words
 from billing.rules.price_objects import price_words_of
@@ -65,12 +67,15 @@ def wallet_rows(wallet: access.Wallet, subscriptions: list[Subscription]) -> lis
              "subscriptions": access.subscriptions_using(card.card_id, subscriptions)} for card in wallet.cards]
 
 
-def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
+def price_lines(subscriptions: list[Subscription], day: date | None = None) -> dict[str, list[str]]:
     """Each subscription's prices in words, by its id: the fixed price's ("$10.00 a seat a
     month × 5"; a subscription made before prices, its amount and cadence: "¥120,000 a
     year"), then each metered price's ("first 1,000 calls free, then $0.002 a call, a
-    month"; one removed at the period's end says until when), and the VAT of a price that
-    says it for itself ("VAT: Added to the amounts"). One GetItem per distinct price named."""
+    month"; one removed at the period's end says until when), each add-on's ("Add-on: Extra
+    storage: $3.00 a month, from 10 Apr 2027"), and the VAT of a price that
+    says it for itself ("VAT: Added to the amounts"). One GetItem per distinct price named.
+    ``day``: today (the billing day)."""
+    day = day or today()
     prices: dict[str, Any] = {}
 
     def words(price_id: str) -> str | None:
@@ -84,12 +89,13 @@ def price_lines(subscriptions: list[Subscription]) -> dict[str, list[str]]:
         fixed = words(sub.PriceId) if sub.PriceId else None
         if usage_only(sub):
             fixed = None  # its one price is the metered one
-        elif fixed is None:
-            fixed = amount_per_period(format_with_symbol(int(sub.PaymentAmount), sub.Currency), cadence_of(sub))
+        elif fixed is None:  # the plan's part of the fee (its add-ons have their own lines)
+            fixed = amount_per_period(format_with_symbol(plan_amount(sub), sub.Currency), cadence_of(sub))
         elif sub.Quantity and int(sub.Quantity) > 1:
             fixed = f"{fixed} × {int(sub.Quantity)}"
         metered = [(price_id, words(price_id)) for price_id in sub.metered_price_ids]
         lines[sub.sub_id] = [*([fixed] if fixed else []),
+                             *(f"{gettext('Add-on')}: {words}" for words in add_ons_words(sub, day, staff_date)),
                              *(item_words(sub, price_id, line, staff_date) for price_id, line in metered if line),
                              *([f"{gettext('VAT')}: {tax_behavior_words(sub.TaxBehavior)}"] if sub.TaxBehavior else [])]
     return lines
@@ -114,7 +120,7 @@ def account_detail(request: HttpRequest, account_id: str) -> HttpResponse:
         "account": account,
         "account_id": account_id,
         "subscriptions": subscriptions,
-        "price_lines": price_lines(subscriptions),
+        "price_lines": price_lines(subscriptions, day),
         "cards": wallet_rows(wallet, subscriptions),
         "receipts": receipts,
         "events": [{"event": e, "changes": event_changes(e.Before, e.After)} for e in events],

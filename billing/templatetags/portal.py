@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from billing import access
 from billing.models import Subscription
-from billing.rules.add_ons import current_add_ons
+from billing.rules.add_ons import add_ons_words as add_on_words
 from billing.rules.cadence_words import amount_per_period as per_period
 from billing.rules.lifecycle import NEVER_STARTED_REASONS
 from billing.rules.price_words import interval_words
@@ -181,21 +181,9 @@ def amount_per_period(sub: Subscription) -> str:
 
 @register.filter
 def add_ons_words(sub: Subscription) -> list[str]:
-    """``{% for words in sub|add_ons_words %}``: each add-on in force or to come, in words:
-    "Extra storage: $3.00 a month", "…, from 10 Apr 2027" (billed from that payment),
-    "…, until 9 May 2027" (removed: the last day paid)."""
-    shown = []
-    cadence = cadence_of(sub)
-    for add_on in current_add_ons(sub, today()):
-        words = f"{add_on.name}: {per_period(format_with_symbol(add_on.amount, sub.Currency), cadence)}"
-        if add_on.last_day is not None:
-            words = gettext("%(add_on)s, until %(date)s") % {
-                "add_on": words, "date": localformat.local_day(add_on.last_day, "j M Y")}
-        elif add_on.first_day > today():
-            words = gettext("%(add_on)s, from %(date)s") % {
-                "add_on": words, "date": localformat.local_day(add_on.first_day, "j M Y")}
-        shown.append(words)
-    return shown
+    """``{% for words in sub|add_ons_words %}``: each add-on in force or to come, in words
+    (``rules.add_ons.add_ons_words``: "Extra storage: $3.00 a month, from 10 Apr 2027")."""
+    return add_on_words(sub, today(), lambda day: localformat.local_day(day, "j M Y"))
 
 
 @register.filter

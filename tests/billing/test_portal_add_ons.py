@@ -99,6 +99,8 @@ def test_staff_with_the_finance_role_change_add_ons_others_may_not(customer, cli
         account = client.get(done.url).content.decode()
         assert "Extra storage is added from the next payment" in account and "12.99 USD a period" in account
         assert 'data-testid="staff-remove-add-on"' in account
+        # the subscription's prices: the plan's part, then the add-on's
+        assert "$9.99 a month" in account and "Add-on: Extra storage: $3.00 a month, from 2027-04-10" in account
         removed = client.post(reverse("admin:staff_remove_add_on", args=[customer.account_id, sub.sub_id]),
                               {"price": "price_default_STORAGE", "version": fresh(sub).Version})
         assert removed.status_code == 302
