@@ -19,6 +19,7 @@ from billing.actions import add_ons as add_on_actions
 from billing.actions import seats
 from billing.actions import subscriptions as subscribing
 from billing.actions import switch as switch_actions
+from billing.analytics import revenue_report
 from billing.exceptions import ConditionFailed
 from billing.models import AuditAction, MerchantEventType
 from billing.operations import payments
@@ -26,7 +27,7 @@ from billing.operations.charge_lines import charge_lines
 from billing.rules.add_ons import AddOnRefused, add_ons_of, fee_shares, plan_amount, split_fee
 from billing.rules.switch import SwitchRefused
 from core.payments.gateway import get_gateway
-from tests.builders import card, fresh, receipts_of
+from tests.builders import card, fresh, make_user, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -39,14 +40,14 @@ def at(day: date):
     return time_machine.travel(f"{day.isoformat()} 12:00Z", tick=False)
 
 
-def plan(email: str = "addons@example.com"):
+def plan(email: str = "addons@example.com", user_id: int | None = None):
     """A $9.99 monthly plan (Magazine) paid 10 March .. 9 April, and two add-on products."""
     access.create_product("MAG", "Magazine", 999, "USD")
     access.create_product("STORAGE", "Extra storage", 300, "USD")
     access.create_product("SUPPORT", "Priority support", 1500, "USD")
     with at(MADE):
         started = subscribing.subscribe(
-            access.create_account(email), sku="MAG", product_name="Magazine", payment_day=10,
+            access.create_account(email, user_id=user_id), sku="MAG", product_name="Magazine", payment_day=10,
             amount=999, currency="USD", card=card(), today=MADE, actor="customer")
     assert started.started
     return started.sub
@@ -241,3 +242,21 @@ def test_the_payment_run_itemises_the_add_ons_from_its_index(table) -> None:
     assert [(line.Description, int(line.Gross)) for line in receipt.TaxLines] == [
         ("Magazine", 999), ("Extra storage", 300), ("Priority support", 1500)]
     assert sum(int(line.Tax) for line in receipt.TaxLines) == int(receipt.Tax)
+
+
+@pytest.mark.django_db  # the report reads Django's database too
+def test_an_add_on_is_expansion_and_its_removal_contraction(table) -> None:
+    """MRR reads the fee from the change's audit event: an add-on moves it the day it is
+    added or removed (as a pending downgrade does), by its monthly amount."""
+    sub = plan(user_id=make_user("addons@example.com").pk)  # the report finds accounts through users
+    with at(MID):
+        add_on_actions.add(fresh(sub), "price_default_SUPPORT", today=MID, actor="customer")
+    _pay(sub, NEXT)
+    removed_on = date(2027, 4, 20)
+    with at(removed_on):
+        add_on_actions.remove(fresh(sub), "price_default_SUPPORT", today=removed_on, actor="customer")
+    with at(date(2027, 4, 30)):
+        report = revenue_report("2027-04", today=date(2027, 4, 30))
+    rows = {row.month: row.by_currency["USD"] for row in report.months if "USD" in row.by_currency}
+    assert (rows["2027-03"].new, rows["2027-03"].expansion, rows["2027-03"].closing) == (999, 1500, 2499)
+    assert (rows["2027-04"].contraction, rows["2027-04"].closing) == (1500, 999)
