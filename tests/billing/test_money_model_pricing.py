@@ -88,7 +88,7 @@ from billing.models import MeterAggregation, SubscriptionStatus
 from billing.operations import payments, refunds
 from billing.operations.charge_lines import upcoming_object
 from billing.rules import coupons as coupon_rules
-from billing.rules.add_ons import AddOnRefused
+from billing.rules.add_ons import AddOnRefused, add_ons_of
 from billing.rules.credit_lines import InvoiceLine, lines_left
 from billing.rules.invoice import invoice_of
 from billing.rules.invoice_tax import refund_share
@@ -507,7 +507,7 @@ class PricingMachine(RuleBasedStateMachine):
                 done = add_on_actions.add(sub, price.PriceId, today=self.today, actor="customer")
         except (AddOnRefused, ConditionFailed):
             after = tracked.read()
-            assert (after.PaymentAmount, after.AddOns) == (sub.PaymentAmount, sub.AddOns)
+            assert (after.PaymentAmount, add_ons_of(after)) == (sub.PaymentAmount, add_ons_of(sub))
             return
         assert len(get_gateway().charges_made()) == charged  # nothing now
         effective = date.fromisoformat(sub.NextPaymentDate)
