@@ -108,3 +108,22 @@ def test_staff_with_the_finance_role_change_add_ons_others_may_not(customer, cli
     actions = [e for e in access.get_events_by_account(customer.account_id)
                if e.Action in (AuditAction.ADD_ON_ADDED, AuditAction.ADD_ON_REMOVED)]
     assert len(actions) == 2 and all(e.Actor == "money@example.com" for e in actions)
+
+
+def test_the_page_reads_the_catalogue_once_however_many_add_ons_it_offers(customer, ddb_requests) -> None:
+    """The offers come from one Query of the catalogue (products and prices together),
+    never a read per product or price offered."""
+    sub = paid_plan(customer)
+
+    def page_reads() -> dict:
+        with at(DAY):
+            log_in(customer)
+            ddb_requests.reset()
+            assert customer.client.get(f"/subscriptions/{sub.sub_id}/add-ons/").status_code == 200
+        return dict(ddb_requests.by_name())
+
+    one = page_reads()
+    for n in range(3):
+        access.create_product(f"MORE-{n}", f"More {n}", 100 + n, "USD")
+    assert page_reads() == one
+    assert one == {"Query": 2}  # the subscription (its key holds its SKU), and the catalogue
