@@ -491,11 +491,21 @@ class PricingMachine(RuleBasedStateMachine):
         if replacing:
             tracked.storage_last, tracked.dearer_from = effective - timedelta(days=1), effective
 
-    @rule(data=st.data(), remove=st.booleans())
-    def add_ons(self, data: st.DataObject, remove: bool) -> None:
-        """An add-on added, or removed, from the next payment (docs/PRICING.md "Add-ons"):
-        nothing charged or refunded now; the next payment's fee the plan's and the add-ons'."""
-        tracked = data.draw(st.sampled_from(self.subs))
+    @rule(data=st.data())
+    def add_on(self, data: st.DataObject) -> None:
+        """An add-on added from the next payment (docs/PRICING.md "Add-ons"): nothing
+        charged now; the next payment's fee the plan's and the add-ons'."""
+        plans = [t for t in self._live() if not usage_only(t.read())]
+        if plans:
+            self._change_add_on(data.draw(st.sampled_from(plans)), remove=False)
+
+    @precondition(lambda self: any(t.extras for t in self.subs))
+    @rule(data=st.data())
+    def remove_add_on(self, data: st.DataObject) -> None:
+        """An add-on removed from the next payment: kept, paid for, until then."""
+        self._change_add_on(data.draw(st.sampled_from([t for t in self.subs if t.extras])), remove=True)
+
+    def _change_add_on(self, tracked: Tracked, *, remove: bool) -> None:
         sub = tracked.read()
         cadence = cadence_of(sub)
         price = self.extra_prices[str(cadence.interval), cadence.count]
