@@ -215,7 +215,9 @@ class PricingMachine(RuleBasedStateMachine):
                   sum(1 for t in self.subs for r in self._receipts(t) if r.OtherUsage), "storage removed",
                   sum(1 for t in self.subs if t.storage_last), "to usage alone",
                   sum(1 for t in self.subs if t.unit and usage_only(t.read())), "with add-ons",
-                  sum(1 for t in self.subs if t.extras), "events",
+                  sum(1 for t in self.subs if t.extras), "add-on lines billed",
+                  sum(1 for t in self.subs for r in self._receipts(t) for line in r.TaxLines or []
+                      if line.Description == "Extra"), "events",
                   sum(len(t.events) for t in self.subs))
 
     # --- set-up ----------------------------------------------------------------------------
