@@ -12,7 +12,7 @@ from typing import Any
 from billing.access._common import utc_now
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.outbox import preview, subscription_event
-from billing.access.paid_changes import commit_change, save_change
+from billing.access.paid_changes import commit_change, no_switch_pending, save_change
 from billing.models import AuditAction, MerchantEventType, Subscription, SubscriptionStatus
 from billing.rules.add_ons import AddOnsChange
 
@@ -24,8 +24,7 @@ def _as_read(sub: Subscription, change: AddOnsChange, today: date) -> Any:
             & (Subscription.NextPaymentDate > today.isoformat())
             & (Subscription.PaymentAmount == change.old_price)
             & Subscription.CancelMode.does_not_exist() & Subscription.PausedFrom.does_not_exist()
-            & Subscription.SwitchFrom.does_not_exist()
-            & (Subscription.Version == sub.Version))
+            & no_switch_pending(today) & (Subscription.Version == sub.Version))
 
 
 def change_add_ons(sub: Subscription, change: AddOnsChange, *, today: date, actor: str) -> None:

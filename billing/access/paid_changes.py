@@ -67,6 +67,13 @@ def paid_change(sub: Subscription, *, charge_id: str | None, charged: int, tax: 
     return PaidChange(sub, charge_id, charged, charging, processed_at, tax)
 
 
+def no_switch_pending(today: date) -> Any:
+    """The condition that no switch of product waits for the next payment: no
+    ``SwitchFrom``, or one on or before ``today`` (the day a switch took effect stays on
+    the item: ``rules.switch.switch_pending``)."""
+    return Subscription.SwitchFrom.does_not_exist() | (Subscription.SwitchFrom <= today.isoformat())
+
+
 def save_change(tx: Any, sub: Subscription, *, actions: list[Any], condition: Any, event: AuditEvent,
                 receipt: Receipt | None, lookup: ReceiptNumberLookup | None, merchant_events: Iterable[Any]) -> None:
     """The change's items in ``tx``. The business ``condition``, not the version: a

@@ -10,7 +10,7 @@ from typing import Any
 
 from billing.access.events import new_event, subscription_snapshot
 from billing.access.outbox import preview, receipt_events, subscription_event
-from billing.access.paid_changes import commit_change, paid_change, save_change
+from billing.access.paid_changes import commit_change, no_switch_pending, paid_change, save_change
 from billing.access.tax_ledger import InvoiceTax
 from billing.models import (
     AuditAction,
@@ -32,13 +32,13 @@ def seats_receipt_sku(sub: Subscription, version: int | None) -> str:
 
 def _as_quoted(sub: Subscription, quote: SeatsQuote, today: date) -> Any:
     """Still active, with the seats and price quoted, paid through the same day, neither
-    paused, cancelling nor switching at its next payment, and no payment due (the payment
+    paused, cancelling nor switching at its next payment (``no_switch_pending``), and no payment due (the payment
     day's lock: a run charging meanwhile has not advanced ``NextPaymentDate`` yet)."""
     condition = ((Subscription.Status == SubscriptionStatus.ACTIVE)
                  & (Subscription.NextPaymentDate > today.isoformat())
                  & (Subscription.PaymentAmount == quote.old_price)
                  & Subscription.CancelMode.does_not_exist() & Subscription.PausedFrom.does_not_exist()
-                 & Subscription.SwitchFrom.does_not_exist())
+                 & no_switch_pending(today))
     condition &= (Subscription.Quantity == quote.old_quantity) if sub.Quantity is not None \
         else Subscription.Quantity.does_not_exist()
     if quote.paid_through is not None:

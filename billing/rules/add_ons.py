@@ -36,7 +36,7 @@ from django.utils.translation import gettext_lazy as _
 from billing.models import AddOnMap, Subscription, SubscriptionStatus
 from billing.rules.cadence_words import amount_per_period
 from billing.rules.schedule import cadence_of
-from billing.rules.switch import SwitchRefused, usage_only
+from billing.rules.switch import SwitchRefused, switch_pending, usage_only
 from billing.rules.usage_lines import share_tax
 from core.money import format_with_symbol
 
@@ -162,7 +162,7 @@ def _check_state(sub: Subscription, today: date) -> None:
                              "owes first)."))
     if sub.CancelMode or sub.PausedFrom or not sub.NextPaymentDate:
         raise AddOnRefused(_("A paused or cancelling subscription cannot change its add-ons."))
-    if sub.SwitchFrom:
+    if switch_pending(sub, today):
         raise AddOnRefused(_("A switch of product waits for your next payment: change the add-ons after it."))
     if sub.NextPaymentDate <= today.isoformat():
         raise AddOnRefused(_("Today's payment is due: change the add-ons once it is taken."))

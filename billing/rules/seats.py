@@ -36,7 +36,14 @@ from billing.rules.add_ons import add_ons_amount, plan_amount
 from billing.rules.price_words import price_words
 from billing.rules.pricing import PriceTerms, seats_amount
 from billing.rules.schedule import cadence_of, period_amount
-from billing.rules.switch import SwitchRefused, first_paid_day, quantity_of, trial_end_of, usage_only
+from billing.rules.switch import (
+    SwitchRefused,
+    first_paid_day,
+    quantity_of,
+    switch_pending,
+    trial_end_of,
+    usage_only,
+)
 
 # The unit a price by tiers of seats counts when it names none: kept in English, as a
 # merchant's own label is (price_words' "an English word takes an s").
@@ -141,7 +148,8 @@ def check_change(sub: Subscription, quantity: int, bounds: tuple[int, int] = (MI
         raise SeatsRefused(_("A paused or cancelling subscription cannot change its seats."))
     if usage_only(sub):  # no fee, so no seats to price: its metered prices are all it pays
         raise SeatsRefused(_("A subscription to usage alone has no seats: it pays for its usage."))
-    if sub.SwitchFrom:
+    # Without ``today``, any switch recorded counts as waiting (the caller did not say the day).
+    if switch_pending(sub, today) if today is not None else bool(sub.SwitchFrom):
         raise SeatsRefused(_("A switch of product waits for your next payment: change the seats after it."))
     if today is not None and sub.NextPaymentDate <= today.isoformat():
         raise SeatsRefused(_("Today's payment is due: change the seats once it is taken."))

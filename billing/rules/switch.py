@@ -136,6 +136,14 @@ def usage_only(sub: Subscription) -> bool:
     return bool(getattr(sub, "MeteredPriceId", None)) and not int(sub.PaymentAmount or 0)
 
 
+def switch_pending(sub: Subscription, today: date) -> bool:
+    """Whether a switch of product waits for the next payment (``SwitchFrom`` still to
+    come): the customer keeps the product paid for until then. ``SwitchFrom`` stays on the
+    item once that payment is made, as the day the switch took effect."""
+    switch_from = getattr(sub, "SwitchFrom", None)
+    return bool(switch_from) and switch_from > today.isoformat()
+
+
 def quantity_of(sub: Subscription) -> int:
     """The subscription's seats (null: one, as every subscription made before seats), which
     a switch keeps and a change of seats changes (``billing.rules.seats`` reads it from here)."""

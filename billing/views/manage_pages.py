@@ -38,7 +38,7 @@ from billing.rules.schedule import (
     months_before,
     next_payment_date,
 )
-from billing.rules.switch import usage_only
+from billing.rules.switch import switch_pending, usage_only
 from billing.views.common import (
     RECEIPT_MONTHS,
     STALE_MESSAGE,
@@ -90,7 +90,7 @@ def subscription_context(sub: Subscription) -> dict[str, Any]:
         "sub": sub, "sub_receipts": [r for r in receipts if r.sub_id == sub.sub_id],
         "failed": [f for f in history.failed if f.sub_id == sub.sub_id],
         # a downgrade not yet in force: the product paid for until the next payment
-        "switch_pending": bool(sub.SwitchFrom and sub.PreviousProductName and sub.SwitchFrom > end.isoformat()),
+        "switch_pending": bool(sub.PreviousProductName) and switch_pending(sub, end),
         "usage_alone": usage_only(sub), "usage": _usage(sub)}
 
 
