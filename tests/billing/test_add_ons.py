@@ -225,17 +225,22 @@ def test_the_fee_split_sums_to_the_fee_and_its_tax(plan_price, add_ons, fee, tax
     assert sum(shares) == fee
 
 
-def test_the_payment_run_itemises_the_add_ons_from_its_index(table) -> None:
+def test_the_payment_run_itemises_the_add_ons_from_its_index(table, ddb_requests) -> None:
     """The run charges from GSI-2's projection (which holds ``AddOns``): one charge of the
-    whole fee, its invoice a line an item, as when one payment is taken by hand."""
+    whole fee, its invoice a line an item, as when one payment is taken by hand, at a
+    fixed-price payment's two writes (tests/billing/test_batch_payments.py) and no read."""
     sub = plan()
     with at(MID):
         add_on_actions.add(fresh(sub), "price_default_STORAGE", today=MID, actor="customer")
         add_on_actions.add(fresh(sub), "price_default_SUPPORT", today=MID, actor="customer")
     with at(NEXT):
         upcoming = _upcoming_lines(sub)
+        ddb_requests.reset()
         summary = batches.run_payments(run_date=NEXT, workers=1, catch_up_days=0)
     assert summary.counts["paid"] == 1, summary.counts
+    # the run's own: its record (PutItem, UpdateItem), its three Queries, the seller's GetItem
+    assert ddb_requests.by_name() == {"PutItem": 1, "TransactWriteItems": 1, "UpdateItem": 2, "Query": 3,
+                                      "GetItem": 1}
     [receipt] = [r for r in receipts_of(sub) if r.BillingDate == NEXT.isoformat()]
     assert int(receipt.ProcessedAmount) == 999 + 300 + 1500
     assert [(line.Description, int(line.Net), int(line.Tax)) for line in receipt.TaxLines] == upcoming
