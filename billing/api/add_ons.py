@@ -2,7 +2,7 @@
 fixed prices billed with the plan's fee, each from the next payment.
 
 ``POST /subscriptions/{id}/add_ons`` ``{"price": "price_..."}`` adds one;
-``POST /subscriptions/{id}/add_ons/{price}/remove`` removes one (kept, paid for, until the
+``POST /subscriptions/{id}/add_ons/{price_id}/remove`` removes one (kept, paid for, until the
 next payment). Nothing is charged or refunded now: both answer the subscription, whose
 ``amount`` is the next payment's fee and whose ``items`` list the add-ons (``add_on``:
 true, ``starts_on``, and ``ends_on`` once removed). A refusal is a 409 ``invalid_state``
@@ -44,14 +44,14 @@ def add_add_on(request: HttpRequest, subscription_id: KeyId, body: AddOnIn) -> J
     return shown(sub)
 
 
-@router.post("/subscriptions/{subscription_id}/add_ons/{price}/remove",
+@router.post("/subscriptions/{subscription_id}/add_ons/{price_id}/remove",
              response={200: SubscriptionOut, **WRITE_ERRORS}, summary="Remove an add-on from the next payment",
              auth=write_key, tags=["writes"], openapi_extra=IDEMPOTENCY_DOC)
 @idempotent
-def remove_add_on(request: HttpRequest, subscription_id: KeyId, price: KeyId) -> JsonResponse:
+def remove_add_on(request: HttpRequest, subscription_id: KeyId, price_id: KeyId) -> JsonResponse:
     """The add-on stays until the next payment (paid for) and no payment after it bills
     it; one not billed yet is gone at once. Nothing is refunded."""
     sub = subscription_or_404(subscription_id)
     with refusals():
-        add_on_actions.remove(sub, price, today=today(), actor=actor_of(request))
+        add_on_actions.remove(sub, price_id, today=today(), actor=actor_of(request))
     return shown(sub)

@@ -37,6 +37,8 @@ MATRIX: dict[str, set[str]] = {
     "staff_retry": {"finance"},
     "staff_switch": {"finance"},  # an upgrade charges the card: money
     "staff_seats": {"finance"},  # more seats charge the card, fewer refund to it: money
+    "staff_add_ons": {"finance"},  # what the card is charged from the next payment: money
+    "staff_remove_add_on": {"finance"},
     "staff_add_metered": {"finance"},  # a meter's usage billed from the next payment on: money
     "staff_remove_metered": {"finance"},  # and no longer billed after the period paid for
     "staff_change_metered": {"finance"},  # or billed at another price from the next period
@@ -112,6 +114,8 @@ def url_of(name: str, c) -> str:
         "staff_coupon": [a, c.sub.sub_id],
         "staff_switch": [a, c.sub.sub_id],
         "staff_seats": [a, c.sub.sub_id],
+        "staff_add_ons": [a, c.sub.sub_id],
+        "staff_remove_add_on": [a, c.sub.sub_id],
         "staff_add_metered": [a, c.sub.sub_id],
         "staff_remove_metered": [a, c.sub.sub_id],
         "staff_change_metered": [a, c.sub.sub_id],
