@@ -1,5 +1,6 @@
 """What the demo parts that make a customer of their own share: the log-in (the demo
-customer's password) with its account, and a default card (a demo Visa at the gateway);
+customer's password) with its account, a default card (a demo Visa at the gateway), and a
+subscription to a product's monthly price paid with it, made as the portal makes one;
 and what the usage parts share: an event's moment on a billing day.
 A private module (its name begins with ``_``): ``seed_parts`` does not run it as a part."""
 
@@ -12,9 +13,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from billing import access
+from billing.actions import subscriptions as subscribing
 from billing.actions.accounts import open_account, payment_customer
-from billing.management.commands.seed_demo import CUSTOMER_PASSWORD, DEMO_CARDS, SEED_ACTOR
-from billing.models import Account, Card
+from billing.management.commands.seed_demo import CUSTOMER_PASSWORD, DEMO_CARDS, SEED_ACTOR, access_token
+from billing.models import Account, Card, Product
+from billing.rules.price_choice import choose_price
 from billing.rules.usage import day_of
 from core.payments.demo_cards import demo_card
 from core.payments.gateway import get_gateway
@@ -43,3 +46,13 @@ def usage_moment(day: date, hour: int) -> tuple[int, str]:
     ``BILLING_TIMEZONE``), and the day its aggregate is kept under (``day`` itself)."""
     seconds = int(datetime.combine(day, time(hour), tzinfo=ZoneInfo(settings.BILLING_TIMEZONE)).timestamp())
     return seconds, day_of(seconds, settings.BILLING_TIMEZONE)
+
+
+def subscribe_monthly(account: Account, product: Product, today: date, actor: str) -> subscribing.Started:
+    """``account`` subscribed today to ``product``'s default (monthly) price with its
+    default card, no trial, through the portal's own action."""
+    card = default_card(account)
+    return subscribing.subscribe_to_price(
+        account, product, choose_price(access.default_price(product), product), payment_day=today.day,
+        card=access_token(card), today=today, actor=actor, billing_address=card.Details.BillingAddress,
+        card_id=card.card_id, trial=False)

@@ -12,10 +12,7 @@ from datetime import date
 
 from billing import access
 from billing.actions import add_ons as add_on_actions
-from billing.actions import subscriptions as subscribing
-from billing.management.commands.seed_demo import access_token
-from billing.management.demo._customers import default_card, demo_customer
-from billing.rules.price_choice import choose_price
+from billing.management.demo._customers import demo_customer, subscribe_monthly
 from billing.rules.price_objects import default_price_id
 
 EMAIL = "addons@example.com"
@@ -35,11 +32,7 @@ def seed(today: date) -> list[str]:
     account = demo_customer(EMAIL)
     if access.get_subscriptions_by_account(account.account_id):
         return [f"{LABEL}: {EMAIL} has subscribed already"]
-    card = default_card(account)
-    started = subscribing.subscribe_to_price(
-        account, plan, choose_price(access.default_price(plan), plan), payment_day=today.day,
-        card=access_token(card), today=today, actor=EMAIL, billing_address=card.Details.BillingAddress,
-        card_id=card.card_id, trial=False)
+    started = subscribe_monthly(account, plan, today, EMAIL)
     if not started.started:
         return [f"{LABEL}: {EMAIL}'s {plan.Name} did not start"]
     for sku, _name, _amount in ADD_ONS:  # each on the subscription as it is now

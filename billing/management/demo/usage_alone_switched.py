@@ -12,12 +12,9 @@ from __future__ import annotations
 from datetime import date
 
 from billing import access
-from billing.actions import subscriptions as subscribing
 from billing.actions import switch as switch_actions
-from billing.management.commands.seed_demo import access_token
-from billing.management.demo._customers import default_card, demo_customer
+from billing.management.demo._customers import demo_customer, subscribe_monthly
 from billing.management.demo.usage_alone import api_calls_price
-from billing.rules.price_choice import choose_price
 
 EMAIL = "plan-to-payg@example.com"
 LABEL = "plan to usage alone"
@@ -31,11 +28,7 @@ def seed(today: date) -> list[str]:
     account = demo_customer(EMAIL)
     if any(s.LastSwitchDate for s in access.get_subscriptions_by_account(account.account_id)):
         return [f"{LABEL}: {EMAIL} has switched already"]
-    card = default_card(account)
-    started = subscribing.subscribe_to_price(
-        account, product, choose_price(access.default_price(product), product), payment_day=today.day,
-        card=access_token(card), today=today, actor=EMAIL, billing_address=card.Details.BillingAddress,
-        card_id=card.card_id, trial=False)
+    started = subscribe_monthly(account, product, today, EMAIL)
     if not started.started:
         return [f"{LABEL}: {EMAIL}'s {product.Name} did not start"]
     done = switch_actions.switch(started.sub, price.PriceId, today=today, actor=EMAIL, on_session=False)
