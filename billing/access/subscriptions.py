@@ -6,6 +6,7 @@ batch-index Queries.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import date, timedelta
 from functools import partial
 from typing import Any
@@ -51,6 +52,7 @@ from billing.models import (
     SubscriptionStatus,
     TrialUse,
 )
+from billing.rules.add_ons import AddOn
 from billing.rules.coupons import CouponRefusal
 from billing.rules.lifecycle import CancelMode
 from billing.rules.schedule import (
@@ -99,6 +101,7 @@ def create_subscription(
     unit_amount: int | None = None,
     metered_price_id: str | None = None,
     tax_behavior: str | None = None,
+    add_ons: Sequence[AddOn] = (),
 ) -> Subscription:
     """PutItem, only if absent, and its ``subscription.created`` events (the audit's and
     the merchant's, billing/access/outbox.py), in one transaction.
@@ -135,6 +138,9 @@ def create_subscription(
     fixed fee whose first charge must come first.
 
     ``tax_behavior``: the price's (``Price.TaxBehavior``; None: as the seller's profile says).
+
+    ``add_ons`` (billing/rules/add_ons.py): billed from the first charge on, beside the
+    plan; ``amount`` is the whole fee, theirs included.
     """
     usage_only = amount == 0 and metered_price_id is not None
     if not isinstance(amount, int) or amount < 0 or (amount == 0 and not usage_only):
@@ -177,6 +183,7 @@ def create_subscription(
         Status=SubscriptionStatus.ACTIVE,
         PriceId=price_id, Quantity=quantity, UnitAmount=unit_amount,
         MeteredPriceId=metered_price_id if usage_only else None,
+        AddOns=[replace(add_on, first_day=first_day).stored() for add_on in add_ons] or None,
         **(coupon_attributes(check_coupon(coupon, coupon.Code, currency=currency, day=today)) if coupon else {}),
     )
     event = new_event(account.account_id, actor=actor or account.Email, action=AuditAction.SUBSCRIPTION_CREATED,

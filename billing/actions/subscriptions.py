@@ -31,6 +31,7 @@ from billing.operations.payments import (
     take_first_payment,
     take_payment,
 )
+from billing.rules.add_ons import AddOn
 from billing.rules.lifecycle import is_expired_incomplete
 from billing.rules.price_choice import PriceChoice
 from billing.rules.projection import owed_charges
@@ -93,7 +94,8 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
               coupon: Coupon | None = None, trial_days: int = 0, interval: str | None = None,
               interval_count: int | None = None, price_id: str | None = None, quantity: int | None = None,
               unit_amount: int | None = None, metered_price_id: str | None = None,
-              more_metered_price_ids: tuple[str, ...] = (), tax_behavior: str | None = None) -> Started:
+              more_metered_price_ids: tuple[str, ...] = (), tax_behavior: str | None = None,
+              add_ons: tuple[AddOn, ...] = ()) -> Started:
     """Create the subscription and charge its first period at once (docs/MONEY.md M1, paid
     in advance) through the batch's path. A decline or an unreachable gateway ends it
     unpaid; should the gateway have charged after all, ``reconcile_payments`` finds the
@@ -113,15 +115,18 @@ def subscribe(account: Account, *, sku: str, product_name: str, payment_day: int
     (usage alone), named at its creation and its first payment a receipt of 0.
     ``more_metered_price_ids``: further metered prices billed beside it, each of another
     meter (``usage_billing.MAX_METERED_PRICES`` in all). ``tax_behavior``: the price's
-    (``Price.TaxBehavior``), which its charges follow."""
+    (``Price.TaxBehavior``), which its charges follow. ``add_ons`` (billing/rules/add_ons.py,
+    checked by the caller): billed with the plan from the first charge, ``amount`` the
+    plan's alone."""
     usage_only = amount == 0 and metered_price_id is not None
+    amount += sum(add_on.amount for add_on in add_ons)  # the fee: the plan's and its add-ons'
     sub = access.create_subscription(
         account, sku=sku, payment_day=payment_day, amount=amount, currency=currency, card=card, today=today,
         reminder_days_before=settings.REMINDER_DAYS_BEFORE, product_name=product_name,
         billing_address=billing_address, actor=actor, card_id=card_id, coupon=coupon, trial_days=trial_days,
         interval=interval, interval_count=interval_count, price_id=price_id, quantity=quantity,
         unit_amount=unit_amount, metered_price_id=metered_price_id if usage_only else None,
-        tax_behavior=tax_behavior,
+        tax_behavior=tax_behavior, add_ons=add_ons,
     )
     metered = ([] if usage_only else [metered_price_id] if metered_price_id else []) + list(more_metered_price_ids)
     new = NewSubscription(product_name, amount, currency, card, billing_address, card_id, keep_card, make_default)
@@ -170,12 +175,13 @@ def subscribe_to_price(account: Account, product: Product, choice: PriceChoice, 
                        card: CardToken, today: date, actor: str, billing_address: str | None = None,
                        card_id: str | None = None, keep_card: bool = False, make_default: bool = False,
                        coupon: Coupon | None = None, trial: bool = True,
-                       metered_price_id: str | None = None, more_metered_price_ids: tuple[str, ...] = ()) -> Started:
+                       metered_price_id: str | None = None, more_metered_price_ids: tuple[str, ...] = (),
+                       add_ons: tuple[AddOn, ...] = ()) -> Started:
     """``subscribe`` to a chosen price of ``product`` (``rules.price_choice.choose_price``):
     its amount a period (its unit amount × the seats), cadence, currency and free trial
     (the price's, else the product's; none when ``trial`` is False or the account had this
     product's trial already: one GetItem of its marker). ``metered_price_id``,
-    ``more_metered_price_ids``: as ``subscribe``."""
+    ``more_metered_price_ids``, ``add_ons``: as ``subscribe``."""
     trial_days = choice.trial_days if trial and choice.trial_days else 0
     # Usage alone: its price is the choice's; a metered price named with it is billed beside it.
     beside = (metered_price_id,) if choice.metered_price_id and metered_price_id else ()
@@ -188,7 +194,7 @@ def subscribe_to_price(account: Account, product: Product, choice: PriceChoice, 
                      interval_count=choice.interval_count, price_id=choice.stored_price_id,
                      metered_price_id=choice.metered_price_id or metered_price_id,
                      more_metered_price_ids=(*beside, *more_metered_price_ids), tax_behavior=choice.tax_behavior,
-                     **choice.attributes())  # type: ignore[arg-type]
+                     add_ons=add_ons, **choice.attributes())  # type: ignore[arg-type]
 
 
 def _recorded_by_another(sub: Subscription, outcome: PaymentOutcome) -> bool:

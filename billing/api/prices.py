@@ -3,9 +3,11 @@ by id with any key; added and archived by a write key with an ``Idempotency-Key`
 other writes (billing/api/writes.py). The objects are Stripe's: ``recurring`` nests the
 interval, ``tiers`` and ``tiers_mode`` a tiered price, ``transform_quantity`` a package.
 A price's amounts never change: archive it and add another. ``POST /subscriptions``
-subscribes a customer to one (Stripe's ``items: [{price, quantity}]``, one item)."""
+subscribes a customer to one (Stripe's ``items: [{price, quantity}]``: one fixed price,
+its add-ons and its metered prices)."""
 
 
+from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -15,6 +17,7 @@ from ninja import Router
 from pydantic import BeforeValidator, Field
 
 from billing import access
+from billing.actions import add_ons as add_on_actions
 from billing.actions import prices as price_actions
 from billing.actions import subscriptions as subscription_actions
 from billing.api.auth import actor_of, read_key, write_key
@@ -23,8 +26,9 @@ from billing.api.idempotency import idempotent
 from billing.api.reads import ERRORS
 from billing.api.schemas import PRINTABLE, Body, KeyId, ListOut, Out, SubscriptionOut, whole_number
 from billing.api.writes import IDEMPOTENCY_DOC, WRITE_ERRORS, refusals, shown
-from billing.models import Card, ProductStatus
-from billing.rules.price_choice import PriceRefused, bills_with, choose_offer, taxed_alike
+from billing.models import Card, Product, ProductStatus
+from billing.rules.add_ons import MAX_ADD_ONS, AddOn, AddOnRefused, check_offer
+from billing.rules.price_choice import TAXED_OTHERWISE, PriceRefused, bills_with, choose_offer, taxed_alike
 from billing.rules.price_objects import price_object
 from billing.rules.pricing import MAX_INTERVAL_COUNT, BillingScheme, Interval, PriceTerms, Tier, TiersMode
 from billing.rules.tax import TaxBehavior, tax_behavior_word
@@ -223,23 +227,28 @@ class SubscriptionItemIn(Body):
 
 
 class SubscribeIn(Body):
-    """Stripe's ``items: [{price, quantity}]`` (a fixed price and up to
-    ``MAX_METERED_PRICES`` metered ones), or ``price`` and ``quantity``."""
+    """Stripe's ``items: [{price, quantity}]`` (a fixed price, up to ``MAX_ADD_ONS`` further
+    fixed ones, its add-ons, and up to ``MAX_METERED_PRICES`` metered ones), or ``price``
+    and ``quantity``."""
 
     customer: KeyId
-    # The fixed price's item, and at most one metered price's (a price and no quantity).
-    items: Annotated[list[SubscriptionItemIn], Field(min_length=1, max_length=1 + MAX_METERED_PRICES)] | None = None
+    # The fixed price's item, its add-ons' and its metered prices' (a price and no quantity).
+    items: Annotated[list[SubscriptionItemIn],
+                     Field(min_length=1, max_length=1 + MAX_ADD_ONS + MAX_METERED_PRICES)] | None = None
     price: Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE)] | None = None
     quantity: whole_number(1) | None = None
     payment_day: whole_number(1, 31) | None = None
 
 
-def _metered_items(body: SubscribeIn) -> list[tuple[Any, str]]:
-    """The items' metered prices (Stripe's shape: a ``price`` and no ``quantity``), each
-    with its field's prefix, taken out of ``body.items``, in order. Two of one meter (each
-    event billed twice), or more than ``MAX_METERED_PRICES``, is a 400."""
+def _metered_items(body: SubscribeIn) -> tuple[list[tuple[Any, str]], list[tuple[Any, str]]]:
+    """The items' metered prices (Stripe's shape: a ``price`` and no ``quantity``) and the
+    fixed prices after the first (its add-ons: billing/rules/add_ons.py), each with its
+    field's prefix, taken out of ``body.items``, in order (the first fixed one stays: the
+    plan). Two of one meter (each event billed twice), or more than ``MAX_METERED_PRICES``,
+    is a 400."""
     metered: list[tuple[Any, str]] = []
     fixed = []
+    add_ons: list[tuple[Any, str]] = []
     if body.items is not None and (body.price is not None or body.quantity is not None):
         raise ApiError(400, "Give items, or price and quantity, not both.", param="items")
     for n, item in enumerate(body.items or []):
@@ -249,6 +258,8 @@ def _metered_items(body: SubscribeIn) -> list[tuple[Any, str]]:
                 raise ApiError(400, "A metered price's item has no quantity: its usage is billed.",
                                param=f"items[{n}].quantity")
             metered.append((price, f"items[{n}]."))
+        elif fixed:
+            add_ons.append((item, f"items[{n}]."))
         else:
             fixed.append(item)
     if len(metered) > MAX_METERED_PRICES:
@@ -258,10 +269,34 @@ def _metered_items(body: SubscribeIn) -> list[tuple[Any, str]]:
         if any(other.Meter == price.Meter for other, _ in metered[:n]):
             raise ApiError(400, f"Two metered prices of the meter {price.Meter}: each event would be billed twice.",
                            param=f"{prefix}price")
-    if len(fixed) > 1:
-        raise ApiError(400, "One fixed price per subscription.", param="items[1].price")
     body.items = fixed or (None if metered else body.items)
-    return metered
+    return metered, add_ons
+
+
+def _add_ons(items: list[tuple[Any, str]], choice: Any, product: Product) -> tuple[AddOn, ...]:
+    """The add-on items as add-ons of the plan ``choice`` (of ``product``): each an active
+    fixed price of another product, for one, in its currency, cadence and tax behaviour
+    (``add_ons.check_offer``'s rules, as adding one to a running subscription); a 400
+    naming the item's field otherwise. Billed from the first charge on."""
+    chosen: list[AddOn] = []
+    for item, prefix in items:
+        if item.quantity not in (None, 1):
+            raise ApiError(400, "An add-on is for one: its item's quantity is 1.", param=f"{prefix}quantity")
+        price = access.get_price(item.price)
+        product_of = access.get_product(price.SKU) if price is not None else None
+        if price is None or product_of is None or product_of.Status != ProductStatus.ACTIVE:
+            raise ApiError(404, f"No such price: {item.price}.", param=f"{prefix}price")
+        with translation.override("en"):
+            try:
+                if not taxed_alike(price, choice.tax_behavior):
+                    raise AddOnRefused(TAXED_OTHERWISE)
+                offer = add_on_actions.offer_of(price, product_of)
+                check_offer(offer, sku=product.SKU, currency=choice.currency, interval=choice.interval,
+                            interval_count=choice.interval_count, billed=chosen)
+            except AddOnRefused as refused:
+                raise ApiError(400, str(refused), param=f"{prefix}price") from None
+        chosen.append(AddOn(offer.price_id, offer.name, offer.amount, date.min))  # its first day: the first charge's
+    return tuple(chosen)
 
 
 def _price_and_quantity(body: SubscribeIn) -> tuple[str, int | None, str]:
@@ -293,9 +328,12 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
     prices (each a ``price``, no ``quantity``, in the fixed price's currency and interval, of
     its own meter): their usage is billed with each later payment; metered items alone
     subscribe to their usage (no fixed fee, the first payment a receipt of 0:
-    ``choose_usage_only``, the first of them the price subscribed to). A tiered, package or archived price, or a quantity out of its bounds, is a 400 naming the field; a declined
+    ``choose_usage_only``, the first of them the price subscribed to). Further fixed prices
+    in ``items`` are its add-ons (docs/PRICING.md "Add-ons": another product's, for one, in
+    its currency, interval and tax behaviour), billed with it from the first charge, on a
+    line each. A tiered, package or archived price, or a quantity out of its bounds, is a 400 naming the field; a declined
     first charge a 402 (the subscription ended unpaid)."""
-    metered = _metered_items(body)
+    metered, add_on_items = _metered_items(body)
     # Metered items alone: the first is the price subscribed to, its usage, no fixed fee
     # (``choose_offer``); the others are billed beside it.
     usage_alone = metered[0] if metered and body.items is None and body.price is None else None
@@ -329,6 +367,8 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
             raise ApiError(400, f"The metered price's tax_behavior is {tax_behavior_word(other.TaxBehavior)}, the "
                                 f"fixed price's {tax_behavior_word(choice.tax_behavior)}: one charge bills both, so both must "
                                 "have one tax_behavior.", param=f"{prefix}price")
+    # the fixed items after the first (so never usage alone: a fixed price comes first)
+    add_ons = _add_ons(add_on_items, choice, product)
     card = access.default_card(account, access.get_cards(account.account_id))
     if card is None:
         raise ApiError(409, "The customer has no card to pay with: add one in the portal first.",
@@ -340,7 +380,7 @@ def subscribe(request: HttpRequest, body: SubscribeIn) -> JsonResponse:
             actor=actor_of(request), billing_address=card.Details.BillingAddress, card_id=card.card_id,
             # Named after the first payment, which bills no usage: its next payments bill it in arrears.
             metered_price_id=metered[0][0].PriceId if metered else None,
-            more_metered_price_ids=tuple(other.PriceId for other, _ in metered[1:]))
+            more_metered_price_ids=tuple(other.PriceId for other, _ in metered[1:]), add_ons=add_ons)
     if not started.started:
         raise ApiError(402, f"The first payment did not go through ({started.outcome.reason or 'declined'}): "
                             "the subscription ended unpaid.", type="card_error")

@@ -183,21 +183,29 @@ def check_add(sub: Subscription, offer: AddOnOffer, today: date) -> AddOn:
     _check_state(sub, today)
     if usage_only(sub):
         raise AddOnRefused(_("A subscription to usage alone has no fixed fee to add to: it pays for its usage."))
-    if offer.sku == sub.SKU:
+    check_offer(offer, sku=sub.SKU, currency=sub.Currency, interval=getattr(sub, "Interval", None),
+                interval_count=getattr(sub, "IntervalCount", None), billed=next_add_ons(sub))
+    return AddOn(offer.price_id, offer.name, offer.amount, date.fromisoformat(sub.NextPaymentDate))
+
+
+def check_offer(offer: AddOnOffer, *, sku: str, currency: str, interval: str | None, interval_count: int | None,
+                billed: Sequence[AddOn | AddOnOffer] = ()) -> None:
+    """``AddOnRefused`` unless ``offer`` may be an add-on of a plan of product ``sku``, in
+    ``currency``, on that cadence (None: monthly), beside the add-ons ``billed``: another
+    product's price, in the same currency and cadence, not by the seat, not billed already,
+    and at most ``MAX_ADD_ONS``. A running subscription's and a new one's alike."""
+    if offer.sku == sku:
         raise AddOnRefused(_("That is a price of your plan's own product: switch to it instead."))
-    if offer.currency.upper() != sub.Currency.upper():
+    if offer.currency.upper() != currency.upper():
         raise AddOnRefused(_("That add-on is priced in another currency than the subscription."))
-    interval = getattr(sub, "Interval", None) or "month"
-    if (offer.interval, int(offer.interval_count)) != (interval, int(getattr(sub, "IntervalCount", None) or 1)):
+    if (offer.interval, int(offer.interval_count)) != (interval or "month", int(interval_count or 1)):
         raise AddOnRefused(_("That add-on is billed over other periods than the subscription's."))
     if offer.per_seat:
         raise AddOnRefused(_("A price sold by the seat cannot be an add-on: subscribe to it on its own."))
-    billed = next_add_ons(sub)
     if any(add_on.price_id == offer.price_id for add_on in billed):
         raise AddOnRefused(_("The subscription has that add-on already."))
     if len(billed) >= MAX_ADD_ONS:
         raise AddOnRefused(_("A subscription has at most %(n)s add-ons.") % {"n": MAX_ADD_ONS})
-    return AddOn(offer.price_id, offer.name, offer.amount, date.fromisoformat(sub.NextPaymentDate))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from billing.actions import subscriptions as subscribing
 from billing.models import AuditAction
 from billing.operations import payments
 from tests.api.conftest import ApiClient, error_of
-from tests.builders import card, fresh, receipts_of
+from tests.builders import card, fresh, make_customer, receipts_of
 
 pytestmark = pytest.mark.django_db
 
@@ -102,3 +102,45 @@ def test_an_add_on_costs_a_fixed_number_of_requests(write_api: ApiClient, ddb_re
         assert write_api.post(f"/subscriptions/{sub.sub_id}/add_ons",
                               {"price": "price_default_STORAGE"}).status_code == 200
     assert ddb_requests.by_name() == {"GetItem": 5, "UpdateItem": 2, "Query": 1, "TransactWriteItems": 1}
+
+
+def test_subscribing_with_add_ons(write_api: ApiClient) -> None:
+    """Stripe's several fixed items at subscribing: the first the plan, the others its
+    add-ons, billed with it from the first charge, on a line each of its invoice."""
+    customer = make_customer("api-addons-new@example.com")
+    access.add_card(customer.account_id, card(), "1 Main St", actor="test", make_default=True)
+    for sku, name, amount in (("MAG", "Magazine", 999), ("STORAGE", "Extra storage", 300),
+                              ("SUPPORT", "Priority support", 1500)):
+        access.create_product(sku, name, amount, "USD")
+    items = [{"price": "price_default_MAG"}, {"price": "price_default_STORAGE"}, {"price": "price_default_SUPPORT"}]
+    with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
+        made = write_api.post("/subscriptions", {"customer": customer.account_id, "items": items}, key="new-1")
+    assert made.status_code == 201, made.content
+    body = made.json()
+    assert body["amount"] == 999 + 300 + 1500
+    assert body["items"][1:] == [
+        {"price": "price_default_STORAGE", "quantity": 1, "add_on": True, "amount": 300, "starts_on": "2027-03-10"},
+        {"price": "price_default_SUPPORT", "quantity": 1, "add_on": True, "amount": 1500, "starts_on": "2027-03-10"}]
+    [sub] = access.get_subscriptions_by_account(customer.account_id)
+    [receipt] = receipts_of(sub)
+    assert int(receipt.ProcessedAmount) == 2799
+    assert [(line.Description, int(line.Gross)) for line in receipt.TaxLines] == [
+        ("Magazine", 999), ("Extra storage", 300), ("Priority support", 1500)]
+
+    access.create_product("EURO", "Euro thing", 300, "EUR")
+    refusals = [
+        ([{"price": "price_default_MAG"}, {"price": "price_default_EURO"}], "items[1].price",
+         "That add-on is priced in another currency than the subscription."),
+        ([{"price": "price_default_MAG"}, {"price": "price_default_STORAGE", "quantity": 2}], "items[1].quantity",
+         "An add-on is for one: its item's quantity is 1."),
+        ([{"price": "price_default_MAG"}, {"price": "price_default_STORAGE"}, {"price": "price_default_STORAGE"}],
+         "items[2].price", "The subscription has that add-on already."),
+        ([{"price": "price_default_MAG"}, {"price": "price_default_MAG"}], "items[1].price",
+         "That is a price of your plan's own product: switch to it instead."),
+        ([{"price": "price_default_MAG"}, {"price": "price_nope"}], "items[1].price", "No such price: price_nope."),
+    ]
+    for bad, param, message in refusals:
+        refused = write_api.post("/subscriptions", {"customer": customer.account_id, "items": bad})
+        assert refused.status_code in (400, 404), refused.content
+        assert (error_of(refused)["param"], error_of(refused)["message"]) == (param, message)
+    assert len(access.get_subscriptions_by_account(customer.account_id)) == 1  # nothing more made
