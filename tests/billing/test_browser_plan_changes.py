@@ -149,3 +149,29 @@ def test_the_amounts_read_in_chromium_are_the_amounts_charged(phone_page, moto_t
     assert [(name, amount) for name, amount in shown] == [(names[s], f"${a / 100:.2f}") for s, _, a in charges[:3]]
     first_trial = next(a for s, _, a in charges if s == trial.sub_id)
     assert said == f"${first_trial / 100:.2f}"
+
+
+def test_an_add_on_on_a_phone(phone_page, moto_table, live_server) -> None:
+    """The add-ons page on a 390 px phone: the add-on chosen, the next payment shown before
+    it is confirmed, the subscription page naming it; that payment is what the run takes."""
+    page = phone_page
+    catalog()
+    access.create_product("PRINT-WEEKEND", "Weekend print edition", 400, "USD")
+    email = "addons-phone@example.com"
+    account = access.create_account(email, user_id=make_user(email).pk)
+    sub = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=today().day,
+                            amount=999, currency="USD", card=card(), today=today(), actor=email).sub
+    log_in(page, email)
+    page.goto(f"/subscriptions/{sub.sub_id}/")
+    page.get_by_role("link", name="Add-ons").click()
+    assert no_horizontal_scroll(page)
+    screenshot(page, "plans-add-ons-phone")
+    page.get_by_role("button", name="Add Weekend print edition").click()
+    expect(page.get_by_test_id("add-on-change")).to_contain_text("Nothing is charged now")
+    expect(page.get_by_test_id("next-payment")).to_contain_text("$13.99")
+    assert no_horizontal_scroll(page)
+    screenshot(page, "plans-add-on-confirm-phone")
+    page.get_by_role("button", name="Add Weekend print edition").click()
+    expect(page.get_by_test_id("add-ons")).to_contain_text("Weekend print edition: $4.00 a month, from")
+    assert no_horizontal_scroll(page)
+    assert payments.next_charge(fresh(sub)).amount == 1399
