@@ -801,10 +801,17 @@ class Product(BillingItem, discriminator="Product"):
     # Days of free trial a new subscription gets (docs/MONEY.md "Free trials");
     # 0 or absent: none. Once per account and product (``TrialUse``).
     TrialDays = NumberAttribute(null=True)
+    # Offered as an add-on to the subscriptions of other products (billing/rules/add_ons.py);
+    # absent: sold on its own only.
+    AddOn = BooleanAttribute(null=True)
 
     @property
     def trial_days(self) -> int:
         return int(self.TrialDays or 0)
+
+    @property
+    def sold_as_add_on(self) -> bool:
+        return bool(getattr(self, "AddOn", None))
 
 
 MAX_TRIAL_DAYS = 365

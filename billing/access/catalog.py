@@ -31,14 +31,16 @@ def _check_trial_days(trial_days: int) -> None:
 
 
 def create_product(sku: str, name: str, amount: int, currency: str, description: str = "", *,
-                   trial_days: int = 0) -> Product:
-    """``trial_days``: the free trial a new subscription gets (0: none; stored only when set)."""
+                   trial_days: int = 0, add_on: bool = False) -> Product:
+    """``trial_days``: the free trial a new subscription gets (0: none; stored only when set).
+    ``add_on``: offered as an add-on to other products' subscriptions (stored only when set)."""
     if not isinstance(amount, int) or amount <= 0:
         raise ValueError("amount must be a positive integer number of minor units")
     _check_trial_days(trial_days)
     product = Product(
         Product.pk(), Product.sk(sku=sku), SKU=sku, Name=name, Description=description or None,
         PaymentAmount=amount, Currency=currency.upper(), CreatedDate=iso_now(), TrialDays=trial_days or None,
+        AddOn=True if add_on else None,
     )
     with refused_as(AlreadyExists, sku):
         product.save(condition=Product.SK.does_not_exist())
@@ -46,7 +48,8 @@ def create_product(sku: str, name: str, amount: int, currency: str, description:
 
 
 def update_product(
-    sku: str, *, name: str, amount: int, currency: str, description: str = "", trial_days: int | None = None
+    sku: str, *, name: str, amount: int, currency: str, description: str = "", trial_days: int | None = None,
+    add_on: bool | None = None,
 ) -> Product:
     """UpdateItem on an existing catalog entry. Existing subscriptions keep the price
     they signed up for: it is copied onto each subscription, never read back from here."""
@@ -62,6 +65,8 @@ def update_product(
     if trial_days is not None:  # None: unchanged; 0: no trial any more (for new subscriptions)
         _check_trial_days(trial_days)
         actions.append(Product.TrialDays.set(trial_days) if trial_days else Product.TrialDays.remove())
+    if add_on is not None:  # None: unchanged; its subscriptions keep the add-ons they have
+        actions.append(Product.AddOn.set(True) if add_on else Product.AddOn.remove())
     with refused_as(ConditionFailed, sku):
         product.update(actions=actions, condition=Product.SK.exists())
     return product

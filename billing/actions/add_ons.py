@@ -48,7 +48,7 @@ def offer_of(price: Price, product: Product) -> AddOnOffer:
     except PriceRefused as refused:
         raise AddOnRefused(str(refused)) from None
     return AddOnOffer(chosen.price_id, product.SKU, product.Name, chosen.amount, chosen.currency,
-                      chosen.interval, chosen.interval_count, chosen.per_seat)
+                      chosen.interval, chosen.interval_count, chosen.per_seat, product.sold_as_add_on)
 
 
 def offer_for(sub: Subscription, price_id: str) -> AddOnOffer:
@@ -65,11 +65,13 @@ def offer_for(sub: Subscription, price_id: str) -> AddOnOffer:
 
 def offers(sub: Subscription, today: date) -> list[AddOnOffer]:
     """Every price ``sub`` may add now, product by product (one Query of the catalog):
-    the live products' fixed prices (a product without stored prices: its default one)
-    that ``check_add`` accepts."""
+    the fixed prices of the live products sold as add-ons (a product without stored
+    prices: its default one) that ``check_add`` accepts."""
     found = []
     products, prices = access.list_products_with_prices()
     for product in products:
+        if not product.sold_as_add_on:
+            continue
         for price in prices.get(product.SKU) or [access.default_price(product)]:
             if price.Meter or not subscribable(price) or not taxed_alike(price, sub.TaxBehavior):
                 continue

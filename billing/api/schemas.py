@@ -178,6 +178,7 @@ class ProductIn(Body):
     amount: whole_number(1) = Field(description="monthly price in minor units")
     currency: str = Field(min_length=3, max_length=3)
     trial_days: whole_number(0, 365) = 0
+    add_on: bool = Field(False, description="offered as an add-on to other products' subscriptions")
 
 
 class CouponIn(Body):

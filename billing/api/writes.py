@@ -288,7 +288,8 @@ def create_product(request: HttpRequest, body: ProductIn) -> JsonResponse:
         raise ApiError(400, f"{currency} is not an ISO 4217 currency that can be paid in.", param="currency")
     try:
         product = catalog_actions.add_product(body.sku, body.name, body.amount, currency, body.description,
-                                              actor=actor_of(request), trial_days=body.trial_days)
+                                              actor=actor_of(request), trial_days=body.trial_days,
+                                              add_on=body.add_on)
     except access.AlreadyExists:
         raise ApiError(409, f"A product {body.sku} exists already.", param="sku") from None
     return JsonResponse(api_objects.product_object(product), status=201)

@@ -80,6 +80,7 @@ class AddOnOffer:
     interval: str
     interval_count: int
     per_seat: bool = False
+    sold_as_add_on: bool = True  # its product's choice (``Product.AddOn``): else offered on its own only
 
 
 def add_ons_of(sub: Any) -> list[AddOn]:
@@ -192,10 +193,12 @@ def check_offer(offer: AddOnOffer, *, sku: str, currency: str, interval: str | N
                 billed: Sequence[AddOn | AddOnOffer] = ()) -> None:
     """``AddOnRefused`` unless ``offer`` may be an add-on of a plan of product ``sku``, in
     ``currency``, on that cadence (None: monthly), beside the add-ons ``billed``: another
-    product's price, in the same currency and cadence, not by the seat, not billed already,
-    and at most ``MAX_ADD_ONS``. A running subscription's and a new one's alike."""
+    product's price, that product sold as an add-on, in the same currency and cadence, not
+    by the seat, not billed already, and at most ``MAX_ADD_ONS``. A running subscription's and a new one's alike."""
     if offer.sku == sku:
         raise AddOnRefused(_("That is a price of your plan's own product: switch to it instead."))
+    if not offer.sold_as_add_on:
+        raise AddOnRefused(_("That product is not sold as an add-on."))
     if offer.currency.upper() != currency.upper():
         raise AddOnRefused(_("That add-on is priced in another currency than the subscription."))
     if (offer.interval, int(offer.interval_count)) != (interval or "month", int(interval_count or 1)):

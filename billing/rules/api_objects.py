@@ -280,6 +280,7 @@ def product_object(product: Product) -> JSON:
         "currency": product.Currency,
         "status": product.Status,
         "trial_days": product.trial_days,
+        "add_on": product.sold_as_add_on,
         "created": product.CreatedDate,
     }
 

@@ -32,7 +32,8 @@ def products(request: HttpRequest) -> HttpResponse:
 def product_add(request: HttpRequest) -> HttpResponse:
     def add(data: dict[str, Any]) -> HttpResponse:
         product = catalog.add_product(data["sku"], data["name"], data["amount"], data["currency"],
-                                      data["description"], actor=actor(request), trial_days=data["trial_days"])
+                                      data["description"], actor=actor(request), trial_days=data["trial_days"],
+                                      add_on=data["add_on"])
         messages.success(request, _("Product %(sku)s added.") % {"sku": product.SKU})
         return redirect("admin:staff_products")
 
@@ -50,12 +51,13 @@ def product_edit(request: HttpRequest, sku: str) -> HttpResponse:
     product = _product_or_404(sku)
     initial = {"sku": product.SKU, "name": product.Name, "description": product.Description or "",
                "price": to_decimal(product.PaymentAmount, product.Currency), "currency": product.Currency,
-               "trial_days": product.trial_days}
+               "trial_days": product.trial_days, "add_on": product.sold_as_add_on}
     form = ProductForm(request.POST or None, initial=initial, editing=True)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         catalog.edit_product(product, name=data["name"], amount=data["amount"], currency=data["currency"],
-                             description=data["description"], actor=actor(request), trial_days=data["trial_days"])
+                             description=data["description"], actor=actor(request), trial_days=data["trial_days"],
+                             add_on=data["add_on"])
         messages.success(request, _("Product %(sku)s saved. Existing subscriptions keep their price.") % {"sku": product.SKU})
         return redirect("admin:staff_products")
     return render_staff(request, "staff/object_form.html", _("Edit %(sku)s") % {"sku": product.SKU},

@@ -140,6 +140,11 @@ class ProductForm(forms.Form):
                         "invalid": _("Give a whole number of days.")},
     )
 
+    add_on = forms.BooleanField(
+        required=False, label=_("Sold as an add-on"),
+        help_text=_("Offered to the subscribers of other products from their next payment: a price of it in "
+                    "their currency and on their billing period."))
+
     def clean_trial_days(self) -> int:
         return self.cleaned_data.get("trial_days") or 0
 

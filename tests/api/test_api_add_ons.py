@@ -24,7 +24,7 @@ MADE, MID, NEXT = date(2027, 3, 10), datetime(2027, 3, 25, 12, tzinfo=UTC), date
 
 def _plan():
     access.create_product("MAG", "Magazine", 999, "USD")
-    access.create_product("STORAGE", "Extra storage", 300, "USD")
+    access.create_product("STORAGE", "Extra storage", 300, "USD", add_on=True)
     with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
         started = subscribing.subscribe(
             access.create_account("api-addons@example.com"), sku="MAG", product_name="Magazine", payment_day=10,
@@ -76,7 +76,7 @@ def test_an_add_on_through_the_api(write_api: ApiClient, read_api: ApiClient) ->
 
 def test_refusals_and_bad_bodies(write_api: ApiClient) -> None:
     sub = _plan()
-    access.create_product("EURO", "Euro thing", 300, "EUR")
+    access.create_product("EURO", "Euro thing", 300, "EUR", add_on=True)
     with time_machine.travel(MID, tick=False):
         other = write_api.post(f"/subscriptions/{sub.sub_id}/add_ons", {"price": "price_default_EURO"})
         assert other.status_code == 409
@@ -109,9 +109,9 @@ def test_subscribing_with_add_ons(write_api: ApiClient) -> None:
     add-ons, billed with it from the first charge, on a line each of its invoice."""
     customer = make_customer("api-addons-new@example.com")
     access.add_card(customer.account_id, card(), "1 Main St", actor="test", make_default=True)
-    for sku, name, amount in (("MAG", "Magazine", 999), ("STORAGE", "Extra storage", 300),
-                              ("SUPPORT", "Priority support", 1500)):
-        access.create_product(sku, name, amount, "USD")
+    access.create_product("MAG", "Magazine", 999, "USD")
+    for sku, name, amount in (("STORAGE", "Extra storage", 300), ("SUPPORT", "Priority support", 1500)):
+        access.create_product(sku, name, amount, "USD", add_on=True)
     items = [{"price": "price_default_MAG"}, {"price": "price_default_STORAGE"}, {"price": "price_default_SUPPORT"}]
     with time_machine.travel(datetime(2027, 3, 10, 12, tzinfo=UTC), tick=False):
         made = write_api.post("/subscriptions", {"customer": customer.account_id, "items": items}, key="new-1")
@@ -127,7 +127,7 @@ def test_subscribing_with_add_ons(write_api: ApiClient) -> None:
     assert [(line.Description, int(line.Gross)) for line in receipt.TaxLines] == [
         ("Magazine", 999), ("Extra storage", 300), ("Priority support", 1500)]
 
-    access.create_product("EURO", "Euro thing", 300, "EUR")
+    access.create_product("EURO", "Euro thing", 300, "EUR", add_on=True)
     refusals = [
         ([{"price": "price_default_MAG"}, {"price": "price_default_EURO"}], "items[1].price",
          "That add-on is priced in another currency than the subscription."),
@@ -138,9 +138,20 @@ def test_subscribing_with_add_ons(write_api: ApiClient) -> None:
         ([{"price": "price_default_MAG"}, {"price": "price_default_MAG"}], "items[1].price",
          "That is a price of your plan's own product: switch to it instead."),
         ([{"price": "price_default_MAG"}, {"price": "price_nope"}], "items[1].price", "No such price: price_nope."),
+        ([{"price": "price_default_STORAGE"}, {"price": "price_default_MAG"}], "items[1].price",
+         "That product is not sold as an add-on."),
     ]
     for bad, param, message in refusals:
         refused = write_api.post("/subscriptions", {"customer": customer.account_id, "items": bad})
         assert refused.status_code in (400, 404), refused.content
         assert (error_of(refused)["param"], error_of(refused)["message"]) == (param, message)
     assert len(access.get_subscriptions_by_account(customer.account_id)) == 1  # nothing more made
+
+
+def test_a_product_sold_as_an_add_on_through_the_api(write_api: ApiClient) -> None:
+    made = write_api.post("/products", {"sku": "ARCHIVE", "name": "The archive", "amount": 250, "currency": "usd",
+                                        "add_on": True})
+    assert made.status_code == 201 and made.json()["add_on"] is True
+    plain = write_api.post("/products", {"sku": "PLAIN", "name": "Sold alone", "amount": 200, "currency": "usd"})
+    assert plain.json()["add_on"] is False
+

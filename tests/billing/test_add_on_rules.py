@@ -68,6 +68,8 @@ def test_each_refusal_in_its_words() -> None:
     assert _refusal(_sub(), yearly) == "That add-on is billed over other periods than the subscription's."
     every_two = AddOnOffer("price_T", "T", "Two", 600, "USD", "month", 2)
     assert _refusal(_sub(), every_two) == "That add-on is billed over other periods than the subscription's."
+    alone = AddOnOffer("price_P", "P", "Plan", 100, "USD", "month", 1, sold_as_add_on=False)
+    assert _refusal(_sub(), alone) == "That product is not sold as an add-on."
     seats = AddOnOffer("price_S", "S", "Seats", 100, "USD", "month", 1, per_seat=True)
     assert _refusal(_sub(), seats) == "A price sold by the seat cannot be an add-on: subscribe to it on its own."
     held = _sub([AddOn(STORAGE.price_id, "Extra storage", 300, date(2027, 3, 10))])

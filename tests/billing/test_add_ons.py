@@ -43,8 +43,8 @@ def at(day: date):
 def plan(email: str = "addons@example.com", user_id: int | None = None):
     """A $9.99 monthly plan (Magazine) paid 10 March .. 9 April, and two add-on products."""
     access.create_product("MAG", "Magazine", 999, "USD")
-    access.create_product("STORAGE", "Extra storage", 300, "USD")
-    access.create_product("SUPPORT", "Priority support", 1500, "USD")
+    access.create_product("STORAGE", "Extra storage", 300, "USD", add_on=True)
+    access.create_product("SUPPORT", "Priority support", 1500, "USD", add_on=True)
     with at(MADE):
         started = subscribing.subscribe(
             access.create_account(email, user_id=user_id), sku="MAG", product_name="Magazine", payment_day=10,
@@ -171,10 +171,13 @@ def test_an_add_on_removed_then_added_again_keeps_on(table) -> None:
 
 def test_refusals(table) -> None:
     sub = plan()
-    access.create_product("EURO", "Euro thing", 300, "EUR")
+    access.create_product("EURO", "Euro thing", 300, "EUR", add_on=True)
+    access.create_product("PLAIN", "Sold alone", 300, "USD")
     with at(MID):
         with pytest.raises(AddOnRefused, match="another currency"):
             add_on_actions.add(fresh(sub), "price_default_EURO", today=MID, actor="customer")
+        with pytest.raises(AddOnRefused, match="^That product is not sold as an add-on.$"):
+            add_on_actions.add(fresh(sub), "price_default_PLAIN", today=MID, actor="customer")
         with pytest.raises(AddOnRefused, match="your plan's own product"):
             add_on_actions.add(fresh(sub), "price_default_MAG", today=MID, actor="customer")
         with pytest.raises(AddOnRefused, match="not offered"):

@@ -156,7 +156,7 @@ def test_an_add_on_on_a_phone(phone_page, moto_table, live_server) -> None:
     it is confirmed, the subscription page naming it; that payment is what the run takes."""
     page = phone_page
     catalog()
-    access.create_product("PRINT-WEEKEND", "Weekend print edition", 400, "USD")
+    access.create_product("PRINT-WEEKEND", "Weekend print edition", 400, "USD", add_on=True)
     email = "addons-phone@example.com"
     account = access.create_account(email, user_id=make_user(email).pk)
     sub = actions.subscribe(account, sku="NEWS-DAILY", product_name="Daily News", payment_day=today().day,

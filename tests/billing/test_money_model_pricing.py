@@ -255,7 +255,7 @@ class PricingMachine(RuleBasedStateMachine):
                                               nickname="dearer storage", meter=STORAGE_METER, **taxed)
         self.dearer_terms = terms_of(self.dearer)
         # Add-ons (docs/PRICING.md "Add-ons"): another product's fixed price of each cadence
-        access.create_product("EXTRA", "Extra", unit, currency)
+        access.create_product("EXTRA", "Extra", unit, currency, add_on=True)
         self.extra_prices = {(interval, count): price_actions.add_price(
             "EXTRA", PriceTerms(currency, unit_amount=Decimal(unit // 2 or 1), interval=interval,
                                interval_count=count), actor="test", nickname=f"extra {name}", **taxed)

@@ -22,7 +22,7 @@ MADE, DAY = date(2027, 3, 10), date(2027, 3, 25)
 
 def paid_plan(customer):
     """Daily News, $9.99 a month, made on 10 March (payment day 10): paid through 9 April."""
-    access.create_product("STORAGE", "Extra storage", 300, "USD")
+    access.create_product("STORAGE", "Extra storage", 300, "USD", add_on=True)
     with time_machine.travel("2027-03-10 12:00Z", tick=False):
         sub = make_subscription(access.get_account(customer.account_id), payment_day=10, today=MADE, card=card())
         assert payments.take_first_payment(sub, today=MADE).status == PaymentStatus.PAID
@@ -124,6 +124,24 @@ def test_the_page_reads_the_catalogue_once_however_many_add_ons_it_offers(custom
 
     one = page_reads()
     for n in range(3):
-        access.create_product(f"MORE-{n}", f"More {n}", 100 + n, "USD")
+        access.create_product(f"MORE-{n}", f"More {n}", 100 + n, "USD", add_on=True)
     assert page_reads() == one
     assert one == {"Query": 2}  # the subscription (its key holds its SKU), and the catalogue
+
+
+def test_only_products_sold_as_add_ons_are_offered(customer, client) -> None:
+    """The catalogue's staff say which products are sold as add-ons (the product's form);
+    the customer's page offers those alone."""
+    sub = paid_plan(customer)  # Extra storage is one; Daily News, Tea and the gym are not
+    with at(DAY):
+        client.force_login(make_user("catalog@example.com", staff=True, roles=["catalog"]))
+        made = client.post(reverse("admin:staff_product_add"), {
+            "sku": "ARCHIVE", "name": "The archive", "price": "2.50", "currency": "USD", "add_on": "on"})
+        assert made.status_code == 302, made.content.decode()[:500]
+        client.post(reverse("admin:staff_product_add"), {"sku": "PLAIN", "name": "Sold alone", "price": "2.00",
+                                                         "currency": "USD"})
+        log_in(customer)
+        page = customer.client.get(f"/subscriptions/{sub.sub_id}/add-ons/").content.decode()
+    assert access.get_product("ARCHIVE").sold_as_add_on and not access.get_product("PLAIN").sold_as_add_on
+    assert "The archive" in page and "Extra storage" in page
+    assert "Sold alone" not in page and "Daily News" not in page.split("Add an add-on")[1]

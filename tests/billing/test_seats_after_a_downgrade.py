@@ -30,8 +30,9 @@ def at(day: date):
 
 
 def test_seats_and_add_ons_change_again_once_a_downgrade_is_in_force(table) -> None:
-    for sku, name, amount in (("BIG", "Big", 2000), ("SMALL", "Small", 1000), ("EXTRA", "Extra", 300)):
+    for sku, name, amount in (("BIG", "Big", 2000), ("SMALL", "Small", 1000)):
         access.create_product(sku, name, amount, "USD")
+    access.create_product("EXTRA", "Extra", 300, "USD", add_on=True)
     with at(MADE):
         sub = subscribing.subscribe(access.create_account("downgraded@example.com"), sku="BIG", product_name="Big",
                                     payment_day=10, amount=2000, currency="USD", card=card(), today=MADE,

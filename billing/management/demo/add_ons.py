@@ -28,7 +28,7 @@ def seed(today: date) -> list[str]:
         return [f"{LABEL}: no {PLAN} product (seed_demo makes it)"]
     for sku, name, amount in ADD_ONS:
         if access.get_product(sku) is None:
-            access.create_product(sku, name, amount, "USD")
+            access.create_product(sku, name, amount, "USD", add_on=True)
     account = demo_customer(EMAIL)
     if access.get_subscriptions_by_account(account.account_id):
         return [f"{LABEL}: {EMAIL} has subscribed already"]
