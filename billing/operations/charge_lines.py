@@ -89,7 +89,7 @@ def _fee_lines(sub: Subscription, charge: ComingCharge, days: str, net: int, tax
     """The fixed fee's line, or, when the payment bills add-ons, one line an item (the
     plan's, then each add-on's), shared as its receipt will share it
     (billing/access/receipts.py ``_itemise_add_ons``)."""
-    plan = ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", getattr(sub, "PriceId", None), None,
+    plan = ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", sub.PriceId, None,
                       int(sub.Quantity or 1), net, tax)
     # by the first day it pays for, as its receipt (a past-due retry is charged later)
     add_ons = billed_on(sub, charge.period_start) if charge.kind != ChargeKind.FINAL_USAGE else []

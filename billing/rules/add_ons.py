@@ -87,7 +87,7 @@ def add_ons_of(sub: Any) -> list[AddOn]:
     """Every add-on the subscription lists, ended ones too, in the order added."""
     return [AddOn(entry.PriceId, entry.Name, int(entry.Amount), date.fromisoformat(entry.FirstDay),
                   date.fromisoformat(entry.LastDay) if entry.LastDay else None)
-            for entry in getattr(sub, "AddOns", None) or []]
+            for entry in sub.AddOns or []]
 
 
 def billed_on(sub: Any, day: date) -> list[AddOn]:

@@ -129,7 +129,8 @@ def test_removed_then_added_again_keeps_on_at_its_price() -> None:
     assert int(sub.PaymentAmount) == 999  # not billed by the next payment
     change = adding(sub, STORAGE, TODAY)
     assert change.add_ons == (AddOn(STORAGE.price_id, "Extra storage", 250, date(2027, 3, 10)),)
-    assert (change.old_price, change.new_price, change.name, change.amount) == (999, 1249, "Extra storage", 250)
+    assert (change.old_price, change.new_price, change.effective, change.price_id, change.added, change.name,
+            change.amount) == (999, 1249, NEXT, STORAGE.price_id, True, "Extra storage", 250)
 
 
 def test_removing_one_billed_keeps_it_until_the_next_payment() -> None:
@@ -165,6 +166,8 @@ def test_the_words_a_page_shows() -> None:
         "Extra storage: $3.00 a month",
         "Priority support: $15.00 a month, from 2027-04-10",
         "Crosswords: $1.50 a month, until 2027-04-09"]
+    # billed from today's payment: in force, no "from"
+    assert add_ons_words(_sub([AddOn("t", "Today's", 100, TODAY)]), TODAY, str) == ["Today's: $1.00 a month"]
     yearly = _sub([AddOn("a", "Archive", 3000, date(2027, 3, 10))], Interval="year", IntervalCount=1,
                   IntervalAnchor="2027-03-10")
     assert add_ons_words(yearly, TODAY, str) == ["Archive: $30.00 a year"]

@@ -275,3 +275,20 @@ def test_an_add_on_is_expansion_and_its_removal_contraction(table) -> None:
     rows = {row.month: row.by_currency["USD"] for row in report.months if "USD" in row.by_currency}
     assert (rows["2027-03"].new, rows["2027-03"].expansion, rows["2027-03"].closing) == (999, 1500, 2499)
     assert (rows["2027-04"].contraction, rows["2027-04"].closing) == (1500, 999)
+
+
+def test_the_upcoming_lines_share_the_tax_as_the_receipt_does_to_the_cent(table) -> None:
+    """Prices including the tax are shared by their gross, as the receipt shares them: with
+    a $1.21 add-on beside $9.99 (VAT 23 % included), a share of the net would put a cent of
+    tax on the other line."""
+    sub = plan()
+    access.create_product("TINY", "Tiny extra", 121, "USD", add_on=True)
+    with at(MID):
+        add_on_actions.add(fresh(sub), "price_default_TINY", today=MID, actor="customer")
+    with at(NEXT):
+        upcoming = _upcoming_lines(sub)
+    assert _gross(upcoming) == [("Magazine", 999), ("Tiny extra", 121)]
+    _pay(sub, NEXT)
+    [receipt] = [r for r in receipts_of(sub) if r.BillingDate == NEXT.isoformat()]
+    assert [(line.Description, int(line.Net), int(line.Tax)) for line in receipt.TaxLines] == upcoming
+
