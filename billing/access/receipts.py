@@ -220,7 +220,7 @@ def _itemise_add_ons(receipt: Receipt, sub: Subscription, billing_date: date, *,
     (billing/rules/add_ons.py): the plan's, keeping its words and seats, then each
     add-on's, named by its product; the fee and its tax shared by their prices."""
     add_ons = billed_on(sub, billing_date)
-    if not add_ons or not receipt.TaxLines:
+    if not add_ons:  # (the fee's line is there: ``write_invoice_tax`` wrote it)
         return
     fee, *rest = receipt.TaxLines
     split = split_fee(plan_amount(sub), [add_on.amount for add_on in add_ons], net=int(fee.Net), tax=int(fee.Tax),

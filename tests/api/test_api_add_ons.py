@@ -57,9 +57,9 @@ def test_an_add_on_through_the_api(write_api: ApiClient, read_api: ApiClient) ->
     with time_machine.travel(datetime(2027, 4, 10, 8, tzinfo=UTC), tick=False):
         upcoming = read_api.get(f"/subscriptions/{sub.sub_id}/upcoming").json()
     assert upcoming["amount_due"] == 1299
-    assert [(line["description"].split(",")[0], line["price"], line["amount"] + line["tax"])
-            for line in upcoming["lines"]] == [("Magazine", None, 999),
-                                                ("Extra storage", "price_default_STORAGE", 300)]
+    assert [(line["description"].split(",")[0], line["price"], line["quantity"], line["amount"] + line["tax"])
+            for line in upcoming["lines"]] == [("Magazine", None, 1, 999),
+                                                ("Extra storage", "price_default_STORAGE", 1, 300)]
     with time_machine.travel(datetime(2027, 4, 10, 12, tzinfo=UTC), tick=False):
         assert payments.take_payment(fresh(sub), run_date=NEXT).amount == 1299
     [receipt] = [r for r in receipts_of(sub) if r.BillingDate == NEXT.isoformat()]

@@ -27,7 +27,7 @@ from billing.operations.charge_lines import charge_lines
 from billing.rules.add_ons import AddOnRefused, add_ons_of, fee_shares, plan_amount, split_fee
 from billing.rules.switch import SwitchRefused
 from core.payments.gateway import get_gateway
-from tests.builders import card, fresh, make_user, receipts_of
+from tests.builders import card, fresh, make_user, prices_exclude_vat, receipts_of
 
 pytestmark = pytest.mark.django_db(databases=[])
 
@@ -291,4 +291,35 @@ def test_the_upcoming_lines_share_the_tax_as_the_receipt_does_to_the_cent(table)
     _pay(sub, NEXT)
     [receipt] = [r for r in receipts_of(sub) if r.BillingDate == NEXT.isoformat()]
     assert [(line.Description, int(line.Net), int(line.Tax)) for line in receipt.TaxLines] == upcoming
+
+
+def test_prices_before_tax_share_their_nets_and_the_tax_added(table) -> None:
+    """A seller whose prices exclude the tax (22 % added): each line is its price, its tax
+    its share of the tax added, on the upcoming payment as on the receipt."""
+    prices_exclude_vat()
+    sub = plan()
+    with at(MID):
+        add_on_actions.add(fresh(sub), "price_default_STORAGE", today=MID, actor="customer")
+    with at(NEXT):
+        upcoming = _upcoming_lines(sub)
+    assert [(words, net) for words, net, _ in upcoming] == [("Magazine", 999), ("Extra storage", 300)]
+    _pay(sub, NEXT)
+    [receipt] = [r for r in receipts_of(sub) if r.BillingDate == NEXT.isoformat()]
+    assert [(line.Description, int(line.Net), int(line.Tax)) for line in receipt.TaxLines] == upcoming
+    assert int(receipt.ProcessedAmount) == 1299 + int(receipt.Tax) and int(receipt.Tax) > 0
+
+
+def test_a_change_of_seats_charges_the_seats_alone_on_one_line(table) -> None:
+    """A seats receipt (a change's charge) pays for the seats added: never split by the
+    add-ons, though its subscription has one billed that period."""
+    sub = plan()
+    with at(MID):
+        add_on_actions.add(fresh(sub), "price_default_STORAGE", today=MID, actor="customer")
+    _pay(sub, NEXT)
+    day = date(2027, 4, 20)
+    with at(day):
+        done = seats.change_quantity(fresh(sub), 2, "customer", today=day)
+    assert done.charged > 0
+    [receipt] = [r for r in receipts_of(sub) if r.Kind == "seats"]
+    assert len(receipt.TaxLines) == 1 and int(receipt.TaxLines[0].Gross) == int(receipt.ProcessedAmount)
 
