@@ -262,6 +262,9 @@ def test_the_payment_run_itemises_the_add_ons_from_its_index(table, ddb_requests
     assert [(line.Description, int(line.Gross)) for line in receipt.TaxLines] == [
         ("Magazine", 999), ("Extra storage", 300), ("Priority support", 1500)]
     assert sum(int(line.Tax) for line in receipt.TaxLines) == int(receipt.Tax)
+    # each add-on's line is for the period the fee pays for, at its rate
+    assert {(line.PeriodStart, line.PeriodEnd, line.TaxRate) for line in receipt.TaxLines} == {
+        ("2027-04-10", "2027-05-09", receipt.TaxLines[0].TaxRate)}
 
 
 @pytest.mark.django_db  # the report reads Django's database too
