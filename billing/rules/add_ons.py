@@ -184,8 +184,8 @@ def check_add(sub: Subscription, offer: AddOnOffer, today: date) -> AddOn:
     _check_state(sub, today)
     if usage_only(sub):
         raise AddOnRefused(_("A subscription to usage alone has no fixed fee to add to: it pays for its usage."))
-    check_offer(offer, sku=sub.SKU, currency=sub.Currency, interval=getattr(sub, "Interval", None),
-                interval_count=getattr(sub, "IntervalCount", None), billed=next_add_ons(sub))
+    check_offer(offer, sku=sub.SKU, currency=sub.Currency, interval=sub.Interval, interval_count=sub.IntervalCount,
+                billed=next_add_ons(sub))
     return AddOn(offer.price_id, offer.name, offer.amount, date.fromisoformat(sub.NextPaymentDate))
 
 

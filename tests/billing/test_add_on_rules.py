@@ -80,6 +80,10 @@ def test_each_refusal_in_its_words() -> None:
     assert check_add(_sub(SwitchFrom="2027-03-10"), STORAGE, TODAY).first_day == NEXT
     assert check_add(_sub(Interval="year", IntervalCount=1, IntervalAnchor="2027-03-10"), yearly, TODAY).amount == 3000
     assert offer_refusal(_sub(), STORAGE, TODAY) is None
+    # every 2 months: an add-on of that cadence, not a monthly one
+    every_two_months = _sub(IntervalCount=2, IntervalAnchor="2027-03-10")
+    assert check_add(every_two_months, every_two, TODAY).amount == 600
+    assert _refusal(every_two_months) == "That add-on is billed over other periods than the subscription's."
 
 
 def test_one_short_of_the_most_is_accepted() -> None:
