@@ -189,3 +189,31 @@ def test_the_fee_split_worked_out() -> None:
     # a plan of no fee of its own (usage alone is refused, but a negative part never counts)
     assert fee_shares(-5, [300], 300) == [0, 300]
     assert fee_shares(0, [300, 100], 400) == [0, 300, 100]
+
+
+def test_a_switch_waits_for_the_add_ons_to_end() -> None:
+    """A switch prices the plan alone: refused while an add-on is billed or to come, and
+    until the last day paid of one removed; the day after, it may switch."""
+    from billing.models import Product, ProductStatus
+    from billing.rules.switch import SwitchRefused, check_switch
+
+    small = Product("CATALOG", "SKU#SMALL", SKU="SMALL", Name="Small", PaymentAmount=500, Currency="USD",
+                    Status=ProductStatus.ACTIVE, CreatedDate="2027-01-01")
+    removed = AddOn(STORAGE.price_id, "Extra storage", 300, date(2027, 3, 10), TODAY)  # its last day: today
+    for sub in (_sub([AddOn(STORAGE.price_id, "Extra storage", 300, NEXT)]), _sub([removed])):
+        with pytest.raises(SwitchRefused) as refused:
+            check_switch(sub, small, TODAY)
+        assert str(refused.value) == ("A subscription with add-ons cannot switch its plan: remove its add-ons, then "
+                                      "switch after your next payment.")
+    assert check_switch(_sub([removed]), small, date(2027, 3, 26)) is small
+
+
+def test_a_switch_waits_only_until_its_day() -> None:
+    """``SwitchFrom`` is the day a downgrade takes effect: waiting before it, in force on it."""
+    from billing.rules.switch import switch_pending
+
+    assert switch_pending(_sub(SwitchFrom="2027-03-26"), TODAY)
+    assert not switch_pending(_sub(SwitchFrom=TODAY.isoformat()), TODAY)
+    assert not switch_pending(_sub(), TODAY)
+    assert check_add(_sub(SwitchFrom=TODAY.isoformat()), STORAGE, TODAY).first_day == NEXT
+
