@@ -92,7 +92,7 @@ def _fee_lines(sub: Subscription, charge: ComingCharge, days: str, net: int, tax
     plan = ChargeLine(f"{sub.ProductName or sub.SKU}, {days}", sub.PriceId, None,
                       int(sub.Quantity or 1), net, tax)
     # by the first day it pays for, as its receipt (a past-due retry is charged later)
-    add_ons = billed_on(sub, charge.period_start) if charge.kind != ChargeKind.FINAL_USAGE else []
+    add_ons = billed_on(sub, charge.period_start)
     if not add_ons:
         return [plan]
     (plan_net, plan_tax, _), *parts = split_fee(plan_amount(sub), [add_on.amount for add_on in add_ons], net=net,

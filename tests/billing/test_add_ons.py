@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from billing import access, batches
 from billing.actions import add_ons as add_on_actions
+from billing.actions import coupons as coupon_actions
 from billing.actions import seats
 from billing.actions import subscriptions as subscribing
 from billing.actions import switch as switch_actions
@@ -325,4 +326,22 @@ def test_a_change_of_seats_charges_the_seats_alone_on_one_line(table) -> None:
     assert done.charged > 0
     [receipt] = [r for r in receipts_of(sub) if r.Kind == "seats"]
     assert len(receipt.TaxLines) == 1 and int(receipt.TaxLines[0].Gross) == int(receipt.ProcessedAmount)
+
+
+def test_a_coupon_and_tax_added_share_the_fee_as_the_receipt_does(table) -> None:
+    """Prices before tax, with a coupon: the fee after the coupon is shared by the net, as
+    the receipt shares it (by the gross, $7.49 of the plan's line would be $7.50)."""
+    prices_exclude_vat()
+    sub = plan()
+    access.create_product("PUZZLES", "Puzzles", 150, "USD", add_on=True)
+    with at(MID):
+        coupon = access.create_coupon("QUARTER", percent_off=25, duration="forever", actor="staff")
+        coupon_actions.give_coupon(fresh(sub), coupon, today=MID, actor="staff")
+        add_on_actions.add(fresh(sub), "price_default_PUZZLES", today=MID, actor="customer")
+    with at(NEXT):
+        upcoming = _upcoming_lines(sub)
+    assert [(words, net) for words, net, _ in upcoming] == [("Magazine", 749), ("Puzzles", 113)]
+    _pay(sub, NEXT)
+    [receipt] = [r for r in receipts_of(sub) if r.BillingDate == NEXT.isoformat()]
+    assert [(line.Description, int(line.Net), int(line.Tax)) for line in receipt.TaxLines] == upcoming
 
