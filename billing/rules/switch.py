@@ -140,8 +140,7 @@ def switch_pending(sub: Subscription, today: date) -> bool:
     """Whether a switch of product waits for the next payment (``SwitchFrom`` still to
     come): the customer keeps the product paid for until then. ``SwitchFrom`` stays on the
     item once that payment is made, as the day the switch took effect."""
-    switch_from = getattr(sub, "SwitchFrom", None)
-    return bool(switch_from) and switch_from > today.isoformat()
+    return bool(sub.SwitchFrom) and sub.SwitchFrom > today.isoformat()
 
 
 def quantity_of(sub: Subscription) -> int:
