@@ -218,3 +218,14 @@ def test_the_demo_charges_a_price_with_vat_added_once(moto_table) -> None:
     [sub] = access.get_subscriptions_by_account(access.get_account_id_for_user(user.pk))
     [receipt] = receipts_of(sub)
     assert (int(receipt.Net), int(receipt.Tax), int(receipt.ProcessedAmount)) == (2000, 440, 2440)
+
+
+@pytest.mark.parametrize("behavior", ["exclusive", "inclusive"])
+def test_a_charge_recorded_without_its_tax_behaviour_follows_its_price(moto_table, behavior: str) -> None:
+    """A charge whose metadata does not say whether its amount includes the tax (one made
+    before the metadata carried it, recorded now by the reconciliation): its invoice follows
+    its subscription's price, not the seller's profile."""
+    sub = SimpleNamespace(TaxBehavior=behavior, BillingCountry="IT", VatNumber=None)
+    assert access.seller_tax().prices_include_tax  # the profile includes it: "exclusive" says otherwise
+    invoiced = access.invoice_tax(sub, amount=1220, on=TODAY, metadata={})
+    assert invoiced.prices_include_tax is (behavior == "inclusive")
