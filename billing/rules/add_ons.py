@@ -97,7 +97,7 @@ def billed_on(sub: Any, day: date) -> list[AddOn]:
 
 def next_add_ons(sub: Any) -> list[AddOn]:
     """The add-ons the next payment bills (``PaymentAmount`` includes them)."""
-    next_day = getattr(sub, "NextPaymentDate", None)
+    next_day = sub.NextPaymentDate
     if not next_day:
         return [add_on for add_on in add_ons_of(sub) if add_on.last_day is None]
     return billed_on(sub, date.fromisoformat(next_day))

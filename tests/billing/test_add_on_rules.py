@@ -143,8 +143,8 @@ def test_removing_one_billed_keeps_it_until_the_next_payment() -> None:
     change = removing(_sub([billed, other]), STORAGE.price_id, TODAY)
     assert change.add_ons == (AddOn(STORAGE.price_id, "Extra storage", 300, date(2027, 3, 10), date(2027, 4, 9)),
                               other)
-    assert (change.old_price, change.new_price, change.effective, change.added, change.name, change.amount) == (
-        1449, 1149, NEXT, False, "Extra storage", 300)
+    assert (change.old_price, change.new_price, change.effective, change.price_id, change.added, change.name,
+            change.amount) == (1449, 1149, NEXT, STORAGE.price_id, False, "Extra storage", 300)
 
 
 def test_removing_one_not_billed_yet_leaves_nothing() -> None:
